@@ -1,0 +1,32 @@
+# Two commands: `make run` (install + start on the bundled sample), `make test` (install + all tests).
+PYTHON ?= python3
+VENV   ?= .venv
+PY     := $(VENV)/bin/python
+DB     ?= neardup.duckdb
+SAMPLE := sample_data/crawl.jsonl.gz
+
+.PHONY: run test install lint bench sample clean
+
+$(VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[dev]'
+	touch $@
+
+install: $(VENV)/.installed
+
+run: install
+	$(VENV)/bin/neardup app --db $(DB)
+
+test: install
+	$(PY) -m ruff check neardup tests bench scripts
+	$(PY) -m pytest -q
+
+bench: install
+	$(PY) bench/bench.py --pages 100000
+
+sample:
+	$(PYTHON) scripts/make_sample.py --out $(SAMPLE) --truth sample_data/truth.csv --seed 7
+
+clean:
+	rm -rf $(VENV) $(DB) $(DB).wal

@@ -1,0 +1,286 @@
+"""Candidate pairs: SimHash pigeonhole banding and MinHash LSH (datasketch), each verified.
+
+SimHash banding (Manku et al., generalized pigeonhole): split the 64 bits into t + r blocks. Two
+fingerprints within t bits differ in at most t blocks, so they agree exactly on at least r blocks;
+indexing every combination of r blocks therefore finds every pair within t bits, the same pairs a
+brute-force comparison finds (a property test checks this). r = 1 is the plain "t + 1 blocks" scheme;
+a larger r means longer keys, fewer false candidates, more tables. `choose_r` picks the cheapest.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from collections.abc import Iterator
+from itertools import combinations
+from math import comb
+
+import numpy as np
+
+from .minhash import estimate_containment, estimate_jaccard, lean
+from .simhash import hamming_many
+
+# A bucket with more members than this is boilerplate being fingerprinted, not duplication:
+# its pairs are not enumerated (they would be quadratic) and the bucket is reported.
+BUCKET_CAP = 2000
+
+
+@dataclass(slots=True)
+class CandidateStats:
+    tables: int = 0
+    candidates: int = 0
+    largest_bucket: int = 0
+    capped_buckets: int = 0
+    capped_members: int = 0
+    notes: list[str] = field(default_factory=list)
+
+    def as_dict(self) -> dict:
+        return {
+            "tables": self.tables, "candidates": self.candidates, "largest_bucket": self.largest_bucket,
+            "capped_buckets": self.capped_buckets, "capped_members": self.capped_members, "notes": self.notes,
+        }
+
+
+def _block_masks(n_blocks: int) -> list[int]:
+    """Bit masks of n_blocks contiguous blocks covering the 64 bits, sizes differing by at most one."""
+    masks, start = [], 0
+    for i in range(n_blocks):
+        width = 64 // n_blocks + (1 if i < 64 % n_blocks else 0)
+        masks.append(((1 << width) - 1) << start)
+        start += width
+    return masks
+
+
+def choose_r(n: int, max_bits: int) -> int:
+    """Blocks that must match (1..4), minimizing tables x n (sorting) + expected random candidates."""
+    best, best_cost = 1, float("inf")
+    for r in range(1, 5):
+        blocks = max_bits + r
+        tables = comb(blocks, r)
+        key_bits = 64 * r / blocks
+        cost = tables * n + tables * n * n / 2 / 2**key_bits
+        if cost < best_cost:
+            best, best_cost = r, cost
+    return best
+
+
+def _pairs_in_runs(order: np.ndarray, run_starts: np.ndarray, cap: int, stats: CandidateStats) -> tuple[np.ndarray, np.ndarray]:
+    """All (i, j) pairs within runs: `order` lists items grouped into runs beginning at `run_starts`."""
+    n = len(order)
+    if n < 2:
+        return np.empty(0, np.int64), np.empty(0, np.int64)
+    starts = run_starts
+    sizes = np.diff(np.concatenate((starts, [n])))
+    stats.largest_bucket = max(stats.largest_bucket, int(sizes.max()))
+    big = sizes > cap
+    if big.any():
+        stats.capped_buckets += int(big.sum())
+        stats.capped_members += int(sizes[big].sum())
+    keep = (sizes > 1) & ~big
+    if not keep.any():
+        return np.empty(0, np.int64), np.empty(0, np.int64)
+    run_end = np.repeat(starts[keep] + sizes[keep], sizes[keep])
+    pos = _ranges(starts[keep], sizes[keep])
+    out_i, out_j = [], []
+    d = 1
+    while pos.size:
+        partner = pos + d
+        ok = partner < run_end
+        pos, partner, run_end = pos[ok], partner[ok], run_end[ok]
+        if not pos.size:
+            break
+        out_i.append(order[pos])
+        out_j.append(order[partner])
+        d += 1
+    return np.concatenate(out_i), np.concatenate(out_j)
+
+
+def _run_starts(sorted_rows: np.ndarray) -> np.ndarray:
+    """Start positions of runs of equal rows (1-D keys or 2-D rows), given rows in sorted order."""
+    if sorted_rows.ndim == 1:
+        change = sorted_rows[1:] != sorted_rows[:-1]
+    else:
+        change = (sorted_rows[1:] != sorted_rows[:-1]).any(axis=1)
+    return np.concatenate(([0], np.flatnonzero(change) + 1))
+
+
+def _ranges(starts: np.ndarray, sizes: np.ndarray) -> np.ndarray:
+    """Concatenation of arange(s, s + z) for each (s, z), vectorized."""
+    total = int(sizes.sum())
+    steps = np.ones(total, dtype=np.int64)
+    first = np.concatenate(([0], np.cumsum(sizes)[:-1]))
+    steps[first] = starts - np.concatenate(([0], starts[:-1] + sizes[:-1] - 1))
+    return np.cumsum(steps)
+
+
+def _unique_pairs(i: np.ndarray, j: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
+    lo, hi = np.minimum(i, j), np.maximum(i, j)
+    code = np.unique(lo * n + hi)
+    return code // n, code % n
+
+
+def simhash_pairs(
+    fingerprints: np.ndarray, max_bits: int, *, r: int | None = None, bucket_cap: int = BUCKET_CAP
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, CandidateStats]:
+    """Every pair (a < b) of fingerprints within `max_bits` Hamming distance, with the distance.
+
+    Exact (no pair a brute force finds is lost) unless a bucket exceeds `bucket_cap`; such buckets
+    are counted in the stats.
+    """
+    fps = np.asarray(fingerprints, dtype=np.uint64)
+    n = len(fps)
+    stats = CandidateStats()
+    if n < 2:
+        e = np.empty(0, np.int64)
+        return e, e, np.empty(0, np.uint8), stats
+    r = r or choose_r(n, max_bits)
+    masks = _block_masks(max_bits + r)
+    found_i, found_j = [], []
+    for combo in combinations(masks, r):
+        mask = np.uint64(sum(combo))
+        keys = fps & mask
+        order = np.argsort(keys, kind="stable")
+        i, j = _pairs_in_runs(order, _run_starts(keys[order]), bucket_cap, stats)
+        stats.tables += 1
+        stats.candidates += len(i)
+        if len(i):
+            close = hamming_many(fps[i], fps[j]) <= max_bits
+            found_i.append(i[close])
+            found_j.append(j[close])
+    if not found_i:
+        e = np.empty(0, np.int64)
+        return e, e, np.empty(0, np.uint8), stats
+    a, b = _unique_pairs(np.concatenate(found_i), np.concatenate(found_j), n)
+    if stats.capped_buckets:
+        stats.notes.append(
+            f"{stats.capped_buckets} SimHash bucket(s) with more than {bucket_cap} members "
+            f"({stats.capped_members} members) were not expanded: boilerplate is being fingerprinted"
+        )
+    return a, b, hamming_many(fps[a], fps[b]), stats
+
+
+def simhash_pairs_bruteforce(fingerprints: np.ndarray, max_bits: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """All pairs within `max_bits`, by comparing every pair (the reference and the naive peer)."""
+    fps = np.asarray(fingerprints, dtype=np.uint64)
+    out_a, out_b = [], []
+    for i in range(len(fps) - 1):
+        d = hamming_many(fps[i], fps[i + 1 :])
+        js = np.flatnonzero(d <= max_bits) + i + 1
+        out_a.append(np.full(len(js), i, dtype=np.int64))
+        out_b.append(js)
+    if not out_a:
+        e = np.empty(0, np.int64)
+        return e, e, np.empty(0, np.uint8)
+    a, b = np.concatenate(out_a), np.concatenate(out_b)
+    return a, b, hamming_many(fps[a], fps[b])
+
+
+def lsh_threshold(floor: float, similarity: str, min_size_ratio: float) -> float:
+    """Jaccard threshold for the LSH index, deliberately below the loosest similarity offered.
+
+    For containment c with size ratio at least q, Jaccard is at least c*q / (1 + q - c*q).
+    The index runs at 80% of that bound, so pairs near the floor are not lost to banding noise.
+    """
+    if similarity == "jaccard":
+        bound = floor
+    else:
+        bound = floor * min_size_ratio / (1 + min_size_ratio - floor * min_size_ratio)
+    return max(0.05, 0.8 * bound)
+
+
+def lsh_params(threshold: float, num_perm: int) -> tuple[int, int]:
+    """Bands and rows that datasketch's MinHashLSH chooses for this threshold (equal FP/FN weights)."""
+    from datasketch import MinHashLSH
+
+    lsh = MinHashLSH(threshold=threshold, num_perm=num_perm)
+    return lsh.b, lsh.r
+
+
+def lsh_buckets_datasketch(signatures: np.ndarray, bands: int, rows: int, seed: int) -> list[np.ndarray]:
+    """Buckets (member arrays, 2+ members) of a datasketch MinHashLSH index over the signatures.
+
+    The reference for `lsh_buckets`: one `insert` per document and band in Python (slow at scale).
+    """
+    from datasketch import MinHashLSH
+
+    lsh = MinHashLSH(num_perm=signatures.shape[1], params=(bands, rows))
+    with lsh.insertion_session() as session:
+        for i in range(len(signatures)):
+            session.insert(i, lean(signatures[i], seed), check_duplication=False)
+    out = []
+    for table in lsh.hashtables:
+        for key, count in table.itemcounts().items():
+            if count > 1:
+                out.append(np.sort(np.fromiter(table.get(key), dtype=np.int64)))
+    return out
+
+
+def _lsh_tables(signatures: np.ndarray, bands: int, rows: int) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    """Per band: (order, run_starts) grouping documents whose band rows are equal, as MinHashLSH buckets them."""
+    for band in range(bands):
+        block = signatures[:, band * rows : (band + 1) * rows]
+        order = np.lexsort(block.T[::-1])
+        yield order, _run_starts(block[order])
+
+
+def lsh_buckets(signatures: np.ndarray, bands: int, rows: int) -> list[np.ndarray]:
+    """The same buckets as `lsh_buckets_datasketch`, computed with a sort per band (numpy)."""
+    out = []
+    n = len(signatures)
+    for order, starts in _lsh_tables(signatures, bands, rows):
+        sizes = np.diff(np.concatenate((starts, [n])))
+        for s, z in zip(starts[sizes > 1], sizes[sizes > 1], strict=True):
+            out.append(np.sort(order[s : s + z]))
+    return out
+
+
+def minhash_pairs(
+    signatures: np.ndarray,
+    n_shingles: np.ndarray,
+    *,
+    similarity: str,
+    floor: float,
+    min_size_ratio: float,
+    seed: int,
+    bucket_cap: int = BUCKET_CAP,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, CandidateStats]:
+    """LSH candidates (datasketch's MinHashLSH banding), verified with the signature estimates.
+
+    The bands x rows are those datasketch's `MinHashLSH` picks for `lsh_threshold(...)`; the buckets
+    are formed with one sort per band instead of a Python insert per document and band (a test
+    checks they equal MinHashLSH's). Returns (a, b, jaccard_estimate, containment_estimate, stats)
+    for pairs whose chosen similarity is at least `floor`. Containment is 0 where the smaller set is
+    below `min_size_ratio` of the larger: a short page (a soft-404 in a site template) is never
+    "contained" in a long article. Estimates are approximate (MinHash); exact Jaccard is computed on
+    demand for audited pairs.
+    """
+    sigs = np.asarray(signatures, dtype=np.uint32)
+    n = len(sigs)
+    stats = CandidateStats()
+    empty = (np.empty(0, np.int64), np.empty(0, np.int64), np.empty(0), np.empty(0), stats)
+    if n < 2:
+        return empty
+    bands, rows = lsh_params(lsh_threshold(floor, similarity, min_size_ratio), sigs.shape[1])
+    stats.notes.append(f"LSH bands x rows = {bands} x {rows}")
+    found_i, found_j = [], []
+    for order, starts in _lsh_tables(sigs, bands, rows):
+        i, j = _pairs_in_runs(order, starts, bucket_cap, stats)
+        stats.tables += 1
+        found_i.append(i)
+        found_j.append(j)
+    a, b = _unique_pairs(np.concatenate(found_i), np.concatenate(found_j), n)
+    stats.candidates = len(a)
+    if not len(a):
+        return empty
+    jac = estimate_jaccard(sigs[a], sigs[b])
+    sa, sb = n_shingles[a], n_shingles[b]
+    cont = estimate_containment(jac, sa, sb)
+    ratio = np.minimum(sa, sb) / np.maximum(np.maximum(sa, sb), 1)
+    cont = np.where(ratio >= min_size_ratio, cont, 0.0)
+    score = jac if similarity == "jaccard" else cont
+    keep = score >= floor
+    if stats.capped_buckets:
+        stats.notes.append(
+            f"{stats.capped_buckets} LSH bucket(s) with more than {bucket_cap} members "
+            f"({stats.capped_members} members) were not expanded: boilerplate is being fingerprinted"
+        )
+    return a[keep], b[keep], jac[keep], cont[keep], stats

@@ -1,0 +1,208 @@
+"""`neardup ingest | report | export | evaluate | app`: a thin front end over the engine."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any, NoReturn
+
+from . import engine
+from .config import Config, load_config
+from .errors import ConfigError, NeardupError
+from .store import DEFAULT_DB, Store
+
+SAMPLE = Path(__file__).resolve().parent.parent / "sample_data" / "crawl.jsonl.gz"
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:  # one line, exit 2
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
+def _tqdm_progress() -> engine.Progress:
+    from tqdm import tqdm
+
+    bars: dict[str, Any] = {}
+
+    def progress(stage: str, done: int, total: int) -> None:
+        bar = bars.get(stage)
+        if bar is None:
+            for other in bars.values():
+                other.close()
+            bar = bars[stage] = tqdm(total=total or None, desc=f"{stage:>11}", unit=" pages", disable=None,
+                                     leave=False, file=sys.stderr)
+        bar.update(done - bar.n)
+
+    return progress
+
+
+def _add_common(p: argparse.ArgumentParser, *, setting: bool = True) -> None:
+    p.add_argument("--db", default=os.environ.get("NEARDUP_DB", DEFAULT_DB), help="DuckDB file (default: %(default)s)")
+    p.add_argument("--config", help="dupcheck.yaml with settings (flags override it)")
+    p.add_argument("--normalize", choices=["strip", "main"], help="boilerplate removal: tag stripping or main content")
+    p.add_argument("--jobs", type=int, help="worker processes (default: all cores)")
+    if setting:
+        p.add_argument("--method", choices=["simhash", "minhash"])
+        p.add_argument("--shingle-size", type=int, help="words per shingle")
+        p.add_argument("--threshold", type=float, help="bits (simhash: hamming <= t) or similarity (minhash: >= t)")
+        p.add_argument("--similarity", choices=["jaccard", "containment"], help="what a minhash threshold applies to")
+
+
+def config_from_args(args: argparse.Namespace) -> Config:
+    base = load_config(args.config) if args.config else Config()
+    changes: dict[str, Any] = {}
+    for attr, field in [("normalize", "normalize"), ("method", "method"), ("shingle_size", "shingle_size"),
+                        ("similarity", "similarity")]:
+        value = getattr(args, attr, None)
+        if value is not None:
+            changes[field] = value
+    if "method" in changes and changes["method"] != base.method and getattr(args, "threshold", None) is None:
+        base = base.with_method(changes["method"])
+    if getattr(args, "threshold", None) is not None:
+        t = args.threshold
+        changes["threshold"] = int(t) if changes.get("method", base.method) == "simhash" and t == int(t) else t
+    if changes.get("shingle_size") and changes["shingle_size"] > base.min_words:
+        changes["min_words"] = changes["shingle_size"]
+    return base.replace(**changes)
+
+
+def _open(args: argparse.Namespace, *, must_exist: bool = True) -> Store:
+    if must_exist and not Path(args.db).exists():
+        raise NeardupError(f"no database at {args.db}: run `neardup ingest DUMP --db {args.db}` first")
+    return Store(args.db)
+
+
+def cmd_ingest(args: argparse.Namespace) -> int:
+    config = config_from_args(args)
+    with _open(args, must_exist=False) as store:
+        progress = _tqdm_progress()
+        for path in args.paths:
+            s = engine.ingest_file(store, path, config, progress=progress, jobs=args.jobs)
+            if s.status == "already loaded":
+                print(f"{path}: already loaded (same bytes), nothing to do")
+                continue
+            detail = ", ".join(f"{n} {r}" for r, n in sorted(s.reasons.items(), key=lambda kv: -kv[1]))
+            print(f"{path}: {s.loaded:,} pages loaded, {s.errors:,} records rejected"
+                  f"{' (' + detail + ')' if detail else ''} in {s.seconds:.1f} s")
+        if len(store.ingest_errors(limit=1)):
+            print(f"rejected records are listed in the ingest_errors table of {args.db}")
+    return 0
+
+
+def _analysis(args: argparse.Namespace, store: Store) -> engine.Analysis:
+    config = config_from_args(args)
+    fp = engine.load_fingerprints(store, config, progress=_tqdm_progress(), jobs=args.jobs)
+    return engine.analyze(fp, config)
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    from .report import report_dict, report_text
+
+    with _open(args) as store:
+        if store.count_pages() == 0:
+            raise NeardupError(f"{args.db} holds no pages: run `neardup ingest DUMP --db {args.db}` first")
+        analysis = _analysis(args, store)
+    if args.json:
+        print(json.dumps(report_dict(analysis, top_hosts=args.top_hosts), indent=2, default=str))
+    else:
+        print(report_text(analysis, top_hosts=args.top_hosts))
+    return 0
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    from .export import write_export
+
+    with _open(args) as store:
+        analysis = _analysis(args, store)
+    yaml_path = write_export(analysis, args.out, args.config_out)
+    n = analysis.numbers
+    print(f"wrote {args.out} ({n['total_pages']:,} rows, {n['duplicate_clusters']:,} duplicate clusters) "
+          f"and {yaml_path} (replay: neardup report --config {yaml_path} --db {args.db})")
+    return 0
+
+
+def cmd_evaluate(args: argparse.Namespace) -> int:
+    from .evaluate import load_truth, pairwise_scores
+
+    with _open(args) as store:
+        analysis = _analysis(args, store)
+    scores = pairwise_scores(analysis.pages, load_truth(args.truth))
+    print(json.dumps(scores.as_dict(), indent=2))
+    return 0
+
+
+def cmd_app(args: argparse.Namespace) -> int:
+    app = Path(__file__).resolve().parent.parent / "app.py"
+    if not app.exists():
+        raise NeardupError(f"the app is not installed beside the package (looked for {app})")
+    db = Path(args.db)
+    if not db.exists() and SAMPLE.exists():
+        print(f"no database at {db}: loading the bundled sample {SAMPLE.name} first")
+        with Store(db) as store:
+            config = Config()
+            engine.ingest_file(store, SAMPLE, config, progress=_tqdm_progress(), jobs=args.jobs)
+            engine.ensure_fingerprints(store, config, progress=_tqdm_progress(), jobs=args.jobs)
+    env = {**os.environ, "NEARDUP_DB": str(db.resolve())}
+    cmd = [sys.executable, "-m", "streamlit", "run", str(app), "--server.port", str(args.port),
+           "--browser.gatherUsageStats", "false"]
+    if args.headless:
+        cmd += ["--server.headless", "true"]
+    return subprocess.call(cmd, env=env)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="neardup", description="Audit exact and near duplicates in a web crawl dump.")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    p = sub.add_parser("ingest", help="load crawl dumps (JSONL[.gz], CSV, Parquet) into the database")
+    p.add_argument("paths", nargs="+", help="crawl dump files")
+    _add_common(p, setting=False)
+    p.set_defaults(func=cmd_ingest)
+
+    p = sub.add_parser("report", help="duplicate report at a setting and threshold")
+    _add_common(p)
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.add_argument("--top-hosts", type=int, default=10)
+    p.set_defaults(func=cmd_report)
+
+    p = sub.add_parser("export", help="cluster assignments CSV and the dupcheck.yaml that replays the run")
+    _add_common(p)
+    p.add_argument("--out", required=True, help="CSV path, e.g. clusters.csv")
+    p.add_argument("--config-out", help="YAML path (default: dupcheck.yaml beside the CSV)")
+    p.set_defaults(func=cmd_export)
+
+    p = sub.add_parser("evaluate", help="pairwise precision/recall against a ground-truth CSV")
+    _add_common(p)
+    p.add_argument("--truth", required=True, help="CSV url,true_cluster,kind, one row per record")
+    p.set_defaults(func=cmd_evaluate)
+
+    p = sub.add_parser("app", help="start the audit app (loads the bundled sample if the database is new)")
+    _add_common(p, setting=False)
+    p.add_argument("--port", type=int, default=8501)
+    p.add_argument("--headless", action="store_true", help="do not open a browser")
+    p.set_defaults(func=cmd_app)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return args.func(args)
+    except ConfigError as exc:
+        print(f"neardup: error: {exc}", file=sys.stderr)
+        return 2
+    except NeardupError as exc:
+        print(f"neardup: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("neardup: interrupted; nothing half-written was kept", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

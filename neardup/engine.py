@@ -1,0 +1,397 @@
+"""The pipeline: ingest -> normalize -> fingerprint + candidate pairs -> clusters at a threshold.
+
+Every stage reads and writes through the `Store`, works in batches, and is computed once per setting:
+texts per normalization, fingerprints and pairs per `Config.fingerprint_key`. A threshold change only
+filters the stored pairs and re-clusters (`analyze`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from itertools import islice
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+
+from .candidates import minhash_pairs, simhash_pairs
+from .clusters import components, pick_representatives
+from .config import Config
+from .errors import NotACrawlDump
+from .ingest import RawLine, detect_format, file_sha256, read_raw, validate
+from .minhash import estimate_jaccard, minhash_many
+from .normalize import degenerate_reason, parse_page
+from .parallel import parallel_map
+from .shingles import distinct, shingle_hashes, words
+from .simhash import hamming_many, simhash_many
+from .store import Store
+
+Progress = Callable[[str, int, int], None]  # (stage, done, total)
+BATCH = 256
+# Below this many records a worker pool costs more than it saves.
+PARALLEL_MIN = 2000
+
+
+def _noop(stage: str, done: int, total: int) -> None:
+    pass
+
+
+def _batched(it: Iterable, n: int) -> Iterator[list]:
+    it = iter(it)
+    while chunk := list(islice(it, n)):
+        yield chunk
+
+
+# --- normalization (runs in workers) -------------------------------------------------------------
+def text_row(html: str | None, text_in: str | None, status: int | None, config: Config) -> dict[str, Any]:
+    """Normalized text and everything derived from it for one page under `config`'s normalization."""
+    if html is not None:
+        parsed = parse_page(html, mode=config.normalize, strip_tags=config.strip_tags)
+        text, title = parsed.text, parsed.title
+    else:
+        text, title = " ".join((text_in or "").split()), ""
+    toks = words(text)
+    return {
+        "text": text,
+        "title": title,
+        "n_words": len(toks),
+        "exact_key": hashlib.sha256(" ".join(toks).encode("utf-8")).hexdigest(),
+        "degenerate": degenerate_reason(
+            text, title=title, status=status, n_words=len(toks), min_words=config.min_words
+        ),
+    }
+
+
+def _ingest_batch(args: tuple[list[RawLine], Config]) -> tuple[list[dict], list[tuple[int, str]]]:
+    lines, config = args
+    good, bad = [], []
+    for raw in lines:
+        rec = validate(raw)
+        if isinstance(rec, str):
+            bad.append((raw.line, rec))
+            continue
+        rec["line"] = raw.line
+        rec.update(text_row(rec["html"], rec["text_in"], rec["status"], config))
+        good.append(rec)
+    return good, bad
+
+
+def _normalize_batch(args: tuple[pd.DataFrame, Config]) -> pd.DataFrame:
+    df, config = args
+    rows = [
+        text_row(h if isinstance(h, str) else None, t if isinstance(t, str) else None,
+                 None if pd.isna(s) else int(s), config)
+        for h, t, s in zip(df["html"], df["text_in"], df["status"], strict=True)
+    ]
+    out = pd.DataFrame(rows, columns=["text", "title", "n_words", "exact_key", "degenerate"])
+    out.insert(0, "page_id", df["page_id"].to_numpy())
+    out.insert(0, "norm_key", config.norm_key)
+    return out
+
+
+# --- ingest -------------------------------------------------------------------------------------
+@dataclass(slots=True)
+class FileSummary:
+    path: str
+    status: str  # "loaded" | "already loaded"
+    records: int = 0
+    loaded: int = 0
+    errors: int = 0
+    seconds: float = 0.0
+    reasons: dict[str, int] = field(default_factory=dict)
+
+
+_PAGE_SCHEMA = pa.schema([
+    ("page_id", pa.int64()), ("source_id", pa.int32()), ("line", pa.int64()), ("url", pa.string()),
+    ("canonical_url", pa.string()), ("host", pa.string()), ("fetched_at", pa.timestamp("us")),
+    ("status", pa.int32()), ("html", pa.string()), ("text_in", pa.string()), ("md5", pa.string()),
+    ("rel_canonical", pa.string()), ("extra", pa.string()),
+])
+_TEXT_COLUMNS = ["norm_key", "page_id", "text", "title", "n_words", "exact_key", "degenerate"]
+
+
+def _reason_kind(reason: str) -> str:
+    return reason.split(":")[0].split(" (")[0].split(" at byte")[0]
+
+
+def ingest_file(
+    store: Store, path: str | Path, config: Config, *, progress: Progress = _noop, jobs: int | None = None
+) -> FileSummary:
+    """Load one crawl dump (and normalize it under `config`). Re-ingesting the same bytes is a no-op.
+
+    Bad records go to `ingest_errors` as (line, reason). A file with no usable record at all raises
+    `NotACrawlDump` and leaves the database as it was.
+    """
+    path = Path(path)
+    t0 = time.perf_counter()
+    fmt = detect_format(path)
+    sha = file_sha256(path)
+    if store.source_by_hash(sha) is not None:
+        return FileSummary(str(path), "already loaded")
+    size = path.stat().st_size
+    source_id = store.begin_source(str(path), sha, fmt)
+    summary = FileSummary(str(path), "loaded")
+    reasons: Counter[str] = Counter()
+    next_id = store.next_page_id()
+    try:
+        raw = read_raw(path, fmt)
+        small = size < 4_000_000  # about PARALLEL_MIN pages of typical HTML
+        batches = ((chunk, config) for chunk in _batched(raw, BATCH))
+        done_records = 0
+        for good, bad in parallel_map(_ingest_batch, batches, jobs=1 if small else jobs):
+            done_records += len(good) + len(bad)
+            for _, reason in bad:
+                reasons[_reason_kind(reason)] += 1
+            store.add_errors(source_id, str(path), bad)
+            if good:
+                ids = range(next_id, next_id + len(good))
+                next_id += len(good)
+                for pid, rec in zip(ids, good, strict=True):
+                    rec["page_id"] = pid
+                    rec["source_id"] = source_id
+                store.add_pages(pa.Table.from_pylist(good, schema=_PAGE_SCHEMA))
+                texts = pd.DataFrame(good, columns=_TEXT_COLUMNS[1:])
+                texts.insert(0, "norm_key", config.norm_key)
+                store.add_texts(texts)
+            summary.loaded += len(good)
+            summary.errors += len(bad)
+            progress("ingest", done_records, 0)
+        summary.records = summary.loaded + summary.errors
+        dup = store.reject_duplicate_records(source_id, str(path))
+        if dup:
+            reasons["duplicate record"] += dup
+            summary.loaded -= dup
+            summary.errors += dup
+        if summary.loaded == 0:
+            detail = ", ".join(f"{n} x {r}" for r, n in reasons.most_common(3)) or "no records"
+            raise NotACrawlDump(f"{path}: not a crawl dump: no usable record ({detail})")
+        store.finish_source(source_id, n_records=summary.records, n_loaded=summary.loaded, n_errors=summary.errors)
+    except BaseException:
+        store.drop_source(source_id)
+        raise
+    summary.reasons = dict(reasons)
+    summary.seconds = time.perf_counter() - t0
+    return summary
+
+
+def ingest(
+    store: Store, paths: Sequence[str | Path], config: Config, *, progress: Progress = _noop, jobs: int | None = None
+) -> list[FileSummary]:
+    return [ingest_file(store, p, config, progress=progress, jobs=jobs) for p in paths]
+
+
+def ensure_texts(store: Store, config: Config, *, progress: Progress = _noop, jobs: int | None = None) -> int:
+    """Normalize the pages that have no text yet under `config.norm_key`; returns how many were done."""
+    total = store.count_pages_without_text(config.norm_key)
+    if total == 0:
+        return 0
+    batches = ((df, config) for df in store.pages_without_text(config.norm_key, BATCH))
+    done = 0
+    for out in parallel_map(_normalize_batch, batches, jobs=1 if total < PARALLEL_MIN else jobs):
+        store.add_texts(out)
+        done += len(out)
+        progress("normalize", done, total)
+    return done
+
+
+# --- fingerprints and pairs --------------------------------------------------------------------
+def _fingerprint_batch(args: tuple[list[str], Config]) -> tuple[np.ndarray, np.ndarray]:
+    texts, config = args
+    docs = [distinct(shingle_hashes(words(t), config.shingle_size)) for t in texts]
+    sizes = np.fromiter((len(d) for d in docs), dtype=np.int32, count=len(docs))
+    if config.method == "simhash":
+        return sizes, simhash_many(docs, distinct=True)
+    return sizes, minhash_many(docs, config.num_perm, config.seed, distinct=True)
+
+
+def ensure_fingerprints(
+    store: Store, config: Config, *, progress: Progress = _noop, jobs: int | None = None
+) -> dict[str, Any]:
+    """Fingerprints and verified candidate pairs for `config` (cached per `config.fingerprint_key`)."""
+    ensure_texts(store, config, progress=progress, jobs=jobs)
+    key = config.fingerprint_key
+    cached = store.fingerprint_set(key)
+    if cached is not None:
+        return cached
+    t0 = time.perf_counter()
+    total = store.count_units(config.norm_key)
+    exact_keys: list[str] = []
+    sizes_parts, fp_parts = [], []
+
+    def batches() -> Iterator[tuple[list[str], Config]]:
+        for df in store.unit_texts(config.norm_key, BATCH * 4):
+            exact_keys.extend(df["exact_key"])
+            yield df["text"].tolist(), config
+
+    done = 0
+    for sizes, fps in parallel_map(_fingerprint_batch, batches(), jobs=1 if total < PARALLEL_MIN else jobs):
+        sizes_parts.append(sizes)
+        fp_parts.append(fps)
+        done += len(sizes)
+        progress("fingerprint", done, total)
+    n_shingles = np.concatenate(sizes_parts) if sizes_parts else np.empty(0, np.int32)
+    progress("candidates", 0, 1)
+    units = pd.DataFrame({"unit_id": np.arange(len(exact_keys), dtype=np.int32), "exact_key": exact_keys,
+                          "n_shingles": n_shingles})
+    if config.method == "simhash":
+        fps = np.concatenate(fp_parts) if fp_parts else np.empty(0, np.uint64)
+        a, b, bits, stats = simhash_pairs(fps, config.simhash_max_bits)
+        units["simhash"] = fps
+        units["minhash"] = None
+        pairs = pd.DataFrame({"a": a, "b": b, "hamming_bits": bits.astype(np.int16), "jaccard": np.nan,
+                              "containment": np.nan})
+    else:
+        sigs = np.concatenate(fp_parts) if fp_parts else np.empty((0, config.num_perm), np.uint32)
+        a, b, jac, cont, stats = minhash_pairs(
+            sigs, n_shingles, similarity=config.similarity, floor=config.minhash_min_similarity,
+            min_size_ratio=config.min_size_ratio, seed=config.seed,
+        )
+        units["simhash"] = None
+        units["minhash"] = [row.tobytes() for row in sigs]
+        pairs = pd.DataFrame({"a": a, "b": b, "hamming_bits": pd.array([None] * len(a), dtype="Int16"),
+                              "jaccard": jac, "containment": cont})
+    progress("candidates", 1, 1)
+    store.save_fingerprints(
+        key, norm_key=config.norm_key, method=config.method, shingle_size=config.shingle_size,
+        units=units, pairs=pairs, stats=stats.as_dict(), seconds=time.perf_counter() - t0,
+    )
+    return store.fingerprint_set(key)  # type: ignore[return-value]
+
+
+# --- clusters at a threshold --------------------------------------------------------------------
+@dataclass(slots=True)
+class Fingerprints:
+    """What re-clustering needs, loaded once per fingerprint key (the app caches this)."""
+
+    config: Config
+    pages: pd.DataFrame          # one row per page, with unit_id (-1 for degenerate pages)
+    n_units: int
+    pairs: dict[str, np.ndarray]
+    simhash: np.ndarray | None
+    minhash: np.ndarray | None
+    stats: dict[str, Any]
+
+
+def load_fingerprints(store: Store, config: Config, *, progress: Progress = _noop,
+                      jobs: int | None = None) -> Fingerprints:
+    fset = ensure_fingerprints(store, config, progress=progress, jobs=jobs)
+    key = config.fingerprint_key
+    units = store.units(key, with_signatures=config.method == "minhash")
+    pages = store.page_table(config.norm_key)
+    unit_of = pd.Series(units["unit_id"].to_numpy(), index=units["exact_key"])
+    pages["unit_id"] = pages["exact_key"].map(unit_of).fillna(-1).astype(np.int64)
+    pages.loc[pages["degenerate"].notna(), "unit_id"] = -1
+    simhash = minhash = None
+    if config.method == "simhash":
+        simhash = units["simhash"].to_numpy(dtype=np.uint64)
+    elif len(units):
+        minhash = np.frombuffer(b"".join(units["minhash"]), dtype=np.uint32).reshape(len(units), -1)
+    else:
+        minhash = np.empty((0, config.num_perm), np.uint32)
+    return Fingerprints(config, pages, len(units), store.pair_arrays(key), simhash, minhash, fset["stats"])
+
+
+def pair_scores(fp: Fingerprints, config: Config) -> np.ndarray:
+    """The similarity that `config.threshold` applies to, per stored pair (bits for simhash)."""
+    if config.method == "simhash":
+        return fp.pairs["hamming_bits"].astype(np.int64)
+    return fp.pairs["jaccard" if config.similarity == "jaccard" else "containment"].astype(np.float64)
+
+
+def pairs_at_threshold(fp: Fingerprints, config: Config) -> np.ndarray:
+    """Boolean mask over stored pairs: which are duplicates at `config.threshold`."""
+    scores = pair_scores(fp, config)
+    return scores <= config.threshold if config.method == "simhash" else scores >= config.threshold
+
+
+@dataclass(slots=True)
+class Analysis:
+    config: Config
+    pages: pd.DataFrame
+    numbers: dict[str, Any]
+    hosts: pd.DataFrame
+    cluster_sizes: pd.Series
+    warnings: list[str]
+
+
+def _similarity_to(fp: Fingerprints, units_a: np.ndarray, units_b: np.ndarray, config: Config) -> np.ndarray:
+    """Similarity of unit pairs from the fingerprints (bits for simhash; estimate for minhash)."""
+    if config.method == "simhash":
+        assert fp.simhash is not None
+        return hamming_many(fp.simhash[units_a], fp.simhash[units_b]).astype(np.float64)
+    assert fp.minhash is not None
+    return estimate_jaccard(fp.minhash[units_a], fp.minhash[units_b])
+
+
+def analyze(fp: Fingerprints, config: Config) -> Analysis:
+    """Cluster at `config.threshold` (same fingerprint key as `fp`) and compute the report numbers."""
+    if config.fingerprint_key != fp.config.fingerprint_key:
+        raise ValueError("analyze() needs fingerprints computed for the same setting")
+    pages = fp.pages.copy()
+    content = pages["unit_id"].to_numpy() >= 0
+    keep = pairs_at_threshold(fp, config)
+    unit_comp = components(fp.n_units, fp.pairs["a"][keep], fp.pairs["b"][keep])
+    comp = np.full(len(pages), -1, dtype=np.int64)
+    comp[content] = unit_comp[pages["unit_id"].to_numpy()[content]]
+    # Cluster ids 1..K by size (largest first), then first page id; degenerate pages get none.
+    pages["comp"] = comp
+    cpages = pages[content]
+    sizes = cpages.groupby("comp")["page_id"].agg(["size", "min"]).sort_values(["size", "min"], ascending=[False, True])
+    cluster_id_of = pd.Series(np.arange(1, len(sizes) + 1), index=sizes.index)
+    pages["cluster_id"] = pages["comp"].map(cluster_id_of).astype("Int64")
+    pages["cluster_size"] = pages["comp"].map(sizes["size"]).astype("Int64")
+    reps = pick_representatives(pages[content], cluster_col="cluster_id")
+    pages = pages.join(reps, on="cluster_id")
+    pages["is_representative"] = pages["page_id"] == pages["representative_id"]
+    rep_unit = pages.set_index("page_id")["unit_id"]
+    pages["rep_unit"] = pages["representative_id"].map(rep_unit).fillna(-1).astype(np.int64)
+    sim = np.full(len(pages), np.nan)
+    both = content & (pages["rep_unit"].to_numpy() >= 0)
+    ua, ub = pages["unit_id"].to_numpy()[both], pages["rep_unit"].to_numpy()[both]
+    sim[both] = _similarity_to(fp, ua, ub, config)
+    pages["similarity_to_representative"] = sim
+    pages = pages.drop(columns=["comp", "rep_unit"])
+
+    n_total = len(pages)
+    n_content = int(content.sum())
+    n_units = int(pages.loc[content, "unit_id"].nunique())
+    n_clusters = len(sizes)
+    byte_distinct = int(pages.loc[content, "md5"].nunique())
+    dup_sizes = sizes["size"][sizes["size"] > 1]
+    redundant = n_content - n_clusters
+    numbers = {
+        "total_pages": n_total,
+        "content_pages": n_content,
+        "degenerate_pages": n_total - n_content,
+        "byte_identical_duplicates": n_content - byte_distinct,
+        "exact_duplicates": n_content - n_units,
+        "near_duplicates": n_units - n_clusters,
+        "unique_pages": n_clusters,
+        "duplicate_clusters": len(dup_sizes),
+        "largest_cluster": int(sizes["size"].max()) if n_clusters else 0,
+        "redundant_pages": redundant,
+        "redundant_pct": round(100.0 * redundant / n_total, 2) if n_total else 0.0,
+        "pairs_at_threshold": int(keep.sum()),
+    }
+    cp = pages[content]
+    hosts = (
+        cp.assign(redundant=~cp["is_representative"])
+        .groupby("host")
+        .agg(pages=("page_id", "size"), redundant=("redundant", "sum"))
+    )
+    hosts["redundant_pct"] = (100.0 * hosts["redundant"] / hosts["pages"]).round(1)
+    hosts = hosts.sort_values(["redundant", "pages"], ascending=False).reset_index()
+    warnings = list(fp.stats.get("notes", [])) if fp.stats.get("capped_buckets") else []
+    largest = numbers["largest_cluster"]
+    if n_content and largest >= 20 and largest > 0.01 * n_content:
+        warnings.append(
+            f"the largest cluster holds {largest} pages ({100 * largest / n_content:.1f}% of content pages): "
+            "boilerplate may be being fingerprinted; check it, or try normalize: main or a tighter threshold"
+        )
+    return Analysis(config, pages, numbers, hosts, dup_sizes.reset_index(drop=True), warnings)

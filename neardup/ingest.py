@@ -1,0 +1,204 @@
+"""Crawl dump formats -> validated records. Bad records become (line, reason); nothing is fatal
+but a file that is not a crawl dump at all.
+
+Formats: JSON lines (`.jsonl`, `.ndjson`, `.json`, optionally `.gz`), CSV (`.csv`, `.csv.gz`) with a
+header row, Parquet. Fields: `url` (required), `html` or `text` (one required), optional
+`fetched_at`, `status`; any other field is kept as JSON in `extra`.
+"""
+
+from __future__ import annotations
+
+import csv
+import gzip
+import hashlib
+import io
+import json
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, BinaryIO
+from urllib.parse import urljoin
+
+from .errors import NotACrawlDump
+from .urls import canonicalize_url, host_of
+
+MAX_PAGE_BYTES = 8 * 1024 * 1024  # larger pages are crawler accidents (media, dumps), not documents
+GZIP_MAGIC = b"\x1f\x8b"
+PARQUET_MAGIC = b"PAR1"
+_CANONICAL_LINK = re.compile(
+    rb"""<link\b[^>]*?\brel\s*=\s*["']?canonical\b[^>]*>""", re.IGNORECASE
+)
+_HREF = re.compile(rb"""\bhref\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s>]+))""", re.IGNORECASE)
+
+
+@dataclass(frozen=True, slots=True)
+class RawLine:
+    """One unparsed record: a JSON line's bytes, or a dict from CSV / Parquet."""
+
+    line: int
+    payload: bytes | dict[str, Any]
+
+
+def file_sha256(path: Path, chunk: int = 1 << 20) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        while block := f.read(chunk):
+            h.update(block)
+    return h.hexdigest()
+
+
+def detect_format(path: Path) -> str:
+    """'jsonl', 'csv' or 'parquet', from the magic bytes and the name; NotACrawlDump otherwise."""
+    if not path.is_file():
+        raise NotACrawlDump(f"{path}: no such file")
+    with open(path, "rb") as f:
+        head = f.read(4096)
+    name = path.name.lower().removesuffix(".gz")
+    if head[:4] == PARQUET_MAGIC:
+        return "parquet"
+    if head[:2] == GZIP_MAGIC:
+        try:
+            with gzip.open(path, "rb") as g:
+                head = g.read(4096)
+        except (OSError, EOFError) as exc:
+            raise NotACrawlDump(f"{path}: a broken gzip file ({exc})") from None
+    if name.endswith(".parquet"):
+        raise NotACrawlDump(f"{path}: named .parquet but not a Parquet file")
+    if name.endswith(".csv"):
+        return "csv"
+    if name.endswith((".jsonl", ".ndjson", ".json")) or head.lstrip()[:1] == b"{":
+        return "jsonl"
+    raise NotACrawlDump(
+        f"{path}: not a crawl dump (expected .jsonl, .jsonl.gz, .ndjson, .csv or .parquet with url and html fields)"
+    )
+
+
+def _open_binary(path: Path) -> BinaryIO:
+    with open(path, "rb") as f:
+        magic = f.read(2)
+    return gzip.open(path, "rb") if magic == GZIP_MAGIC else open(path, "rb")  # noqa: SIM115
+
+
+def read_raw(path: Path, fmt: str) -> Iterator[RawLine]:
+    """Stream the records of a file without parsing their content (parsing runs in workers)."""
+    if fmt == "jsonl":
+        with _open_binary(path) as f:
+            for i, line in enumerate(f, start=1):
+                if line.strip():
+                    yield RawLine(i, line)
+    elif fmt == "csv":
+        csv.field_size_limit(1 << 30)
+        with _open_binary(path) as f:
+            text = io.TextIOWrapper(f, encoding="utf-8", errors="surrogateescape", newline="")
+            reader = csv.DictReader(text)
+            if not reader.fieldnames or "url" not in reader.fieldnames:
+                raise NotACrawlDump(f"{path}: a CSV without a 'url' column (columns: {reader.fieldnames})")
+            for row in reader:
+                yield RawLine(reader.line_num, row)
+    elif fmt == "parquet":
+        import pyarrow.parquet as pq
+
+        try:
+            pf = pq.ParquetFile(path)
+        except Exception as exc:  # pyarrow raises several types for a broken file
+            raise NotACrawlDump(f"{path}: unreadable Parquet ({exc})") from None
+        if "url" not in pf.schema_arrow.names:
+            raise NotACrawlDump(f"{path}: a Parquet file without a 'url' column")
+        row = 0
+        for batch in pf.iter_batches(batch_size=1000):
+            for rec in batch.to_pylist():
+                row += 1
+                yield RawLine(row, rec)
+    else:
+        raise NotACrawlDump(f"{path}: unknown format {fmt!r}")
+
+
+def _rel_canonical(html: str) -> str | None:
+    head = html[:65536].encode("utf-8", "surrogatepass")
+    m = _CANONICAL_LINK.search(head)
+    if not m:
+        return None
+    href = _HREF.search(m.group(0))
+    if not href:
+        return None
+    value = next(g for g in href.groups() if g is not None).decode("utf-8", "replace").strip()
+    return value or None
+
+
+def _parse_time(value: Any) -> datetime | None:
+    if value is None or value == "":
+        return None
+    if isinstance(value, datetime):
+        return value.replace(tzinfo=None) if value.tzinfo is None else value.astimezone().replace(tzinfo=None)
+    if isinstance(value, int | float):
+        return datetime.fromtimestamp(value, UTC).replace(tzinfo=None) if 0 < value < 1e11 else None
+    try:
+        parsed = datetime.fromisoformat(str(value).strip().replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    if parsed.tzinfo is not None:
+        parsed = parsed.astimezone(UTC).replace(tzinfo=None)
+    return parsed
+
+
+def _parse_status(value: Any) -> int | None:
+    try:
+        status = int(value)
+    except (TypeError, ValueError):
+        return None
+    return status if 100 <= status <= 999 else None
+
+
+def validate(raw: RawLine) -> dict[str, Any] | str:
+    """A clean record dict, or the reason the record is rejected."""
+    payload = raw.payload
+    if isinstance(payload, bytes):
+        try:
+            line = payload.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            return f"invalid UTF-8 at byte {exc.start}"
+        try:
+            rec = json.loads(line)
+        except json.JSONDecodeError as exc:
+            return f"malformed JSON: {exc.msg} (column {exc.colno})"
+        if not isinstance(rec, dict):
+            return f"not a JSON object but a {type(rec).__name__}"
+    else:
+        rec = payload
+        for key, value in rec.items():
+            if isinstance(value, str):
+                try:
+                    value.encode("utf-8")
+                except UnicodeEncodeError:
+                    return f"invalid UTF-8 in field {key!r}"
+    url = rec.get("url")
+    if not isinstance(url, str) or not url.strip():
+        return "missing url"
+    html = rec.get("html")
+    text = rec.get("text")
+    html = html if isinstance(html, str) and html.strip() else None
+    text = text if isinstance(text, str) and text.strip() else None
+    if html is None and text is None:
+        present = [k for k in ("html", "text") if k in rec]
+        return "empty page (html is blank)" if present else "missing html or text"
+    body = html if html is not None else text
+    size = len(body.encode("utf-8"))
+    if size > MAX_PAGE_BYTES:
+        return f"page too large ({size / 1e6:.1f} MB > {MAX_PAGE_BYTES / 1e6:.0f} MB)"
+    canonical = canonicalize_url(url)
+    rel = _rel_canonical(html) if html is not None else None
+    extra = {k: v for k, v in rec.items() if k not in ("url", "html", "text", "fetched_at", "status")}
+    return {
+        "url": url.strip(),
+        "canonical_url": canonical,
+        "host": host_of(canonical),
+        "fetched_at": _parse_time(rec.get("fetched_at")),
+        "status": _parse_status(rec.get("status")),
+        "html": html,
+        "text_in": text if html is None else None,
+        "md5": hashlib.md5(body.encode("utf-8"), usedforsecurity=False).hexdigest(),
+        "rel_canonical": canonicalize_url(urljoin(url.strip(), rel)) if rel else None,
+        "extra": json.dumps(extra, default=str) if extra else None,
+    }

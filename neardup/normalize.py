@@ -1,0 +1,153 @@
+"""HTML -> main text, rel=canonical and title; and the degenerate-page test.
+
+Two modes:
+- `strip`: the classic recipe. Remove `nav, footer, script, style, form, header, aside, noscript,
+  iframe, svg, template` (configurable) and hidden inputs, take the remaining text nodes, collapse
+  whitespace. The fast path parses with selectolax (Lexbor); `normalize_html_bs4` is the
+  BeautifulSoup reference, and a test proves the two give the same words.
+- `main`: main-content extraction with resiliparse (`extract_plain_text(main_content=True)`), which
+  also drops boilerplate that sits inside the content area or in a `<div id="header">` template.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from resiliparse.extract.html2text import extract_plain_text
+from resiliparse.parse.html import HTMLTree
+from selectolax.lexbor import LexborHTMLParser
+
+from .config import DEFAULT_STRIP_TAGS
+
+_WS = re.compile(r"\s+")
+# resiliparse keeps only a heading of link-heavy listing pages; below this many words of main text
+# the page is normalized by tag stripping instead (measured: 460 of 5,000 make_crawl pages).
+MAIN_FALLBACK_WORDS = 50
+
+
+@dataclass(frozen=True, slots=True)
+class ParsedPage:
+    text: str
+    rel_canonical: str | None
+    title: str
+
+
+def _collapse(text: str) -> str:
+    return _WS.sub(" ", text).strip()
+
+
+def _strip_selector(strip_tags: tuple[str, ...]) -> str:
+    return ",".join((*strip_tags, "input[type=hidden]"))
+
+
+def parse_page(html: str, *, mode: str = "strip", strip_tags: tuple[str, ...] = DEFAULT_STRIP_TAGS) -> ParsedPage:
+    """Parse once: the normalized text, the `<link rel=canonical>` href and the `<title>`."""
+    if mode == "main":
+        tree = HTMLTree.parse(html)
+        text = _collapse(extract_plain_text(tree, main_content=True, alt_texts=False, preserve_formatting=False))
+        if text.count(" ") + 1 >= MAIN_FALLBACK_WORDS:
+            link = tree.document.query_selector('link[rel="canonical"]')
+            title_el = tree.document.query_selector("title")
+            return ParsedPage(
+                text,
+                (link.getattr("href") or "").strip() or None if link is not None else None,
+                _collapse(title_el.text) if title_el is not None else "",
+            )
+        # The extractor found no main content (listing pages, link-heavy hubs): use the stripped text.
+    tree = LexborHTMLParser(html)
+    link = tree.css_first('link[rel="canonical"]')
+    title_el = tree.css_first("title")
+    rel = (link.attributes.get("href") or "").strip() or None if link is not None else None
+    title = _collapse(title_el.text()) if title_el is not None else ""
+    for node in tree.css(_strip_selector(strip_tags)):
+        node.decompose()
+    body = tree.body
+    text = body.text(separator=" ") if body is not None else ""
+    return ParsedPage(_collapse(text), rel, title)
+
+
+def normalize_html(html: str, *, mode: str = "strip", strip_tags: tuple[str, ...] = DEFAULT_STRIP_TAGS) -> str:
+    """Main text of a page (see the module docstring for the two modes)."""
+    return parse_page(html, mode=mode, strip_tags=strip_tags).text
+
+
+def normalize_html_bs4(html: str, *, strip_tags: tuple[str, ...] = DEFAULT_STRIP_TAGS) -> str:
+    """Reference implementation of `strip` mode with BeautifulSoup + lxml (slow, clear)."""
+    from bs4 import BeautifulSoup
+
+    soup = BeautifulSoup(html, "lxml")
+    for node in soup.find_all(list(strip_tags)):
+        node.decompose()
+    for node in soup.find_all("input", attrs={"type": "hidden"}):
+        node.decompose()
+    for node in soup.find_all("title"):  # the head's title is not body text
+        node.decompose()
+    body = soup.body
+    return _collapse(body.get_text(" ") if body is not None else "")
+
+
+def stripped_parts(html: str, *, strip_tags: tuple[str, ...] = DEFAULT_STRIP_TAGS) -> list[tuple[str, str]]:
+    """What `strip` mode removes, as (tag, text) pairs, for showing an analyst (BeautifulSoup)."""
+    from bs4 import BeautifulSoup
+
+    soup = BeautifulSoup(html, "lxml")
+    parts = []
+    for node in soup.find_all(list(strip_tags)):
+        if node.parent is None:  # inside an element already removed
+            continue
+        text = _collapse(node.get_text(" ")) if node.name not in ("script", "style") else ""
+        parts.append((node.name, text))
+        node.decompose()
+    return parts
+
+
+# --- degenerate pages -------------------------------------------------------------------------
+_BLOCK = (
+    "access denied", "403 forbidden", "you do not have permission to access", "request blocked",
+    "are you a robot", "verify you are human", "checking your browser", "attention required",
+    "unusual traffic", "captcha",
+)
+_SOFT404 = (
+    "page not found", "404 not found", "error 404", "could not be found", "could not find the page",
+    "couldn't find the page", "page you requested", "page you were looking for", "no longer available",
+    "does not exist", "has been removed", "nothing was found",
+)
+_LOADING = (
+    "loading...", "loading\u2026", "enable javascript", "javascript is required", "javascript is disabled",
+    "please wait while",
+)
+_PATTERNS = [("blocked", p) for p in _BLOCK] + [("soft-404", p) for p in _SOFT404] + [("loading", p) for p in _LOADING]
+_TITLE_404 = re.compile(r"^\s*(404|not found|page not found|error|access denied|forbidden|just a moment)\b")
+
+# A matched phrase in the body marks a page degenerate only when the page is short: a long article
+# that mentions "page not found" is content. Measured on the sample crawl (see README).
+MAX_WORDS_BODY_MATCH = 150
+MAX_WORDS_TITLE_MATCH = 400
+
+
+def degenerate_reason(
+    text: str, *, title: str = "", status: int | None = None, n_words: int, min_words: int
+) -> str | None:
+    """Why a page cannot be fingerprinted as content, or None when it can.
+
+    Reasons: `status NNN` (not 2xx), `blocked`, `soft-404`, `loading` (matched phrases on a short
+    page, or in the title), `too short` (fewer than `min_words` words of main text).
+    """
+    if status is not None and not 200 <= status < 300:
+        return f"status {status}"
+    head = text[:2000].casefold()
+    title_cf = title.casefold()
+    if n_words < MAX_WORDS_TITLE_MATCH:
+        for reason, phrase in _PATTERNS:
+            if phrase in title_cf:
+                return reason
+        if _TITLE_404.match(title_cf):
+            return "soft-404" if "404" in title_cf or "not found" in title_cf else "blocked"
+    if n_words < MAX_WORDS_BODY_MATCH:
+        for reason, phrase in _PATTERNS:
+            if phrase in head:
+                return reason
+    if n_words < min_words:
+        return "too short"
+    return None

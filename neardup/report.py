@@ -1,0 +1,65 @@
+"""The report: numbers an analyst can defend, as text or JSON."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .engine import Analysis
+
+LABELS = [
+    ("total_pages", "total pages"),
+    ("degenerate_pages", "degenerate pages (set aside)"),
+    ("content_pages", "content pages"),
+    ("byte_identical_duplicates", "byte-identical duplicates (MD5 of HTML)"),
+    ("exact_duplicates", "exact duplicates (same words, incl. byte-identical)"),
+    ("near_duplicates", "near duplicates"),
+    ("unique_pages", "unique pages (kept: one per cluster)"),
+    ("duplicate_clusters", "duplicate clusters (2+ pages)"),
+    ("largest_cluster", "largest cluster"),
+    ("redundant_pages", "redundant pages (exact + near)"),
+]
+
+
+def describe_setting(analysis: Analysis) -> str:
+    c = analysis.config
+    if c.method == "simhash":
+        rule = f"hamming <= {int(c.threshold)} bits"
+    else:
+        rule = f"{c.similarity} >= {c.threshold:g} ({c.num_perm} permutations)"
+    return f"normalize={c.norm_key.split(':')[0]}, {c.method}, shingles of {c.shingle_size} words, {rule}"
+
+
+def report_dict(analysis: Analysis, *, top_hosts: int = 10) -> dict[str, Any]:
+    degenerate = analysis.pages["degenerate"].dropna().map(lambda r: r.split(" ")[0] if r.startswith("status") else r)
+    return {
+        "setting": analysis.config.to_dict(),
+        "numbers": analysis.numbers,
+        "degenerate_by_reason": {str(k): int(v) for k, v in degenerate.value_counts().items()},
+        "top_hosts": analysis.hosts.head(top_hosts).to_dict(orient="records"),
+        "warnings": analysis.warnings,
+    }
+
+
+def report_text(analysis: Analysis, *, top_hosts: int = 10) -> str:
+    n = analysis.numbers
+    total = max(n["total_pages"], 1)
+    lines = [f"neardup report  ({describe_setting(analysis)})", ""]
+    width = max(len(label) for _, label in LABELS)
+    for key, label in LABELS:
+        value = n[key]
+        pct = f"  {100 * value / total:5.1f}%" if key not in ("total_pages", "largest_cluster", "duplicate_clusters") else ""
+        lines.append(f"  {label:<{width}}  {value:>9,}{pct}")
+    d = report_dict(analysis, top_hosts=top_hosts)
+    if d["degenerate_by_reason"]:
+        reasons = ", ".join(f"{k} {v}" for k, v in d["degenerate_by_reason"].items())
+        lines += ["", f"  degenerate by reason: {reasons}"]
+    hosts = analysis.hosts.head(top_hosts)
+    if len(hosts):
+        lines += ["", "  top hosts by redundant pages:"]
+        hw = max(hosts["host"].str.len().max(), 4)
+        lines.append(f"    {'host':<{hw}}  {'pages':>7}  {'redundant':>9}  {'%':>5}")
+        for row in hosts.itertuples():
+            lines.append(f"    {row.host:<{hw}}  {row.pages:>7,}  {row.redundant:>9,}  {row.redundant_pct:>5.1f}")
+    for w in analysis.warnings:
+        lines += ["", f"  WARNING: {w}"]
+    return "\n".join(lines)

@@ -1,0 +1,95 @@
+-- neardup database schema. Bump SCHEMA_VERSION in store.py when this changes.
+CREATE TABLE IF NOT EXISTS meta (key VARCHAR PRIMARY KEY, value VARCHAR);
+
+CREATE TABLE IF NOT EXISTS sources (
+    source_id INTEGER PRIMARY KEY,
+    path VARCHAR NOT NULL,
+    sha256 VARCHAR NOT NULL UNIQUE,      -- re-ingesting the same bytes is a no-op
+    format VARCHAR NOT NULL,
+    status VARCHAR NOT NULL,             -- 'loading' until the whole file is in, then 'done'
+    n_records BIGINT DEFAULT 0,
+    n_loaded BIGINT DEFAULT 0,
+    n_errors BIGINT DEFAULT 0,
+    loaded_at TIMESTAMP
+);
+
+CREATE TABLE IF NOT EXISTS pages (
+    page_id BIGINT PRIMARY KEY,
+    source_id INTEGER NOT NULL,
+    line BIGINT NOT NULL,                -- 1-based line (JSONL, CSV) or row (Parquet) in the source
+    url VARCHAR NOT NULL,
+    canonical_url VARCHAR NOT NULL,
+    host VARCHAR NOT NULL,
+    fetched_at TIMESTAMP,
+    status INTEGER,
+    html VARCHAR,                        -- raw HTML, or NULL when the record gave plain text
+    text_in VARCHAR,                     -- the record's own `text` field, used when there is no HTML
+    md5 VARCHAR NOT NULL,                -- of the raw HTML (or text): byte-identical duplicates
+    rel_canonical VARCHAR,               -- canonicalized <link rel=canonical>, per the default normalization
+    extra JSON                           -- any other fields of the record
+);
+
+CREATE TABLE IF NOT EXISTS ingest_errors (
+    source_id INTEGER,
+    source VARCHAR NOT NULL,
+    line BIGINT,
+    reason VARCHAR NOT NULL
+);
+
+-- Normalized text, once per normalization setting.
+CREATE TABLE IF NOT EXISTS texts (
+    norm_key VARCHAR NOT NULL,
+    page_id BIGINT NOT NULL,
+    text VARCHAR NOT NULL,
+    title VARCHAR,
+    n_words INTEGER NOT NULL,
+    exact_key VARCHAR NOT NULL,          -- SHA-256 of the joined words: exact duplicates
+    degenerate VARCHAR,                  -- why the page is set aside, or NULL
+    PRIMARY KEY (norm_key, page_id)
+);
+
+-- Per (normalization, method, shingle size, ...): one unit per distinct exact_key of content pages.
+CREATE TABLE IF NOT EXISTS fingerprint_sets (
+    fingerprint_key VARCHAR PRIMARY KEY,
+    norm_key VARCHAR NOT NULL,
+    method VARCHAR NOT NULL,
+    shingle_size INTEGER NOT NULL,
+    n_units BIGINT NOT NULL,
+    n_pairs BIGINT NOT NULL,
+    stats JSON,                          -- banding / LSH statistics, boilerplate warnings
+    seconds DOUBLE,
+    computed_at TIMESTAMP
+);
+
+CREATE TABLE IF NOT EXISTS units (
+    fingerprint_key VARCHAR NOT NULL,
+    unit_id INTEGER NOT NULL,
+    exact_key VARCHAR NOT NULL,
+    n_shingles INTEGER NOT NULL,
+    simhash UBIGINT,
+    minhash BLOB,
+    PRIMARY KEY (fingerprint_key, unit_id)
+);
+
+-- Candidate pairs, verified, down to the loosest threshold offered; a tighter threshold is a filter.
+CREATE TABLE IF NOT EXISTS pairs (
+    fingerprint_key VARCHAR NOT NULL,
+    a INTEGER NOT NULL,                  -- unit ids, a < b
+    b INTEGER NOT NULL,
+    hamming_bits SMALLINT,               -- simhash
+    jaccard DOUBLE,                      -- minhash estimate
+    containment DOUBLE                   -- minhash estimate (0 when the size-ratio guard fails)
+);
+
+-- Analyst labels, keyed by the two canonical URLs so they survive re-ingests and new settings.
+CREATE TABLE IF NOT EXISTS labels (
+    url_a VARCHAR NOT NULL,
+    url_b VARCHAR NOT NULL,
+    label VARCHAR NOT NULL,              -- duplicate | not | unsure
+    category VARCHAR,
+    note VARCHAR,
+    labeler VARCHAR,
+    labeled_at TIMESTAMP NOT NULL,
+    setting JSON,
+    PRIMARY KEY (url_a, url_b)
+);

@@ -1,0 +1,108 @@
+"""Words, shingles and set similarities.
+
+Shingle hashes are stable across runs, processes and machines: a word hashes to XXH3-64 of its
+UTF-8 bytes (seed 0); a shingle of words w1..wk hashes to fmix64(sum_i h(wi) * P**(k-i) mod 2**64),
+with P = 0x100000001B3 (the FNV prime) and fmix64 the MurmurHash3 64-bit finalizer. All arithmetic is
+on uint64 with wrap-around, so numpy computes it for a whole document at once.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Iterable, Sequence
+
+import numpy as np
+import xxhash
+
+_WORD = re.compile(r"\w+")
+_P = np.uint64(0x100000001B3)
+_C1 = np.uint64(0xFF51AFD7ED558CCD)
+_C2 = np.uint64(0xC4CEB9FE1A85EC53)
+_S33 = np.uint64(33)
+
+class _WordHashCache(dict):
+    """word -> XXH3-64; a miss computes and stores (lookups stay in C via map(__getitem__))."""
+
+    def __missing__(self, word: str) -> int:
+        h = self[word] = xxhash.xxh3_64_intdigest(word.encode("utf-8"))
+        return h
+
+
+_word_hash_cache = _WordHashCache()
+_WORD_CACHE_LIMIT = 2_000_000
+
+
+def words(text: str) -> list[str]:
+    """Tokens: runs of word characters after NFKC normalization and case folding."""
+    return _WORD.findall(unicodedata.normalize("NFKC", text).casefold())
+
+
+def shingles(tokens: Sequence[str], k: int) -> set[str]:
+    """Set of k consecutive words joined by one space; fewer than k words make one shingle of all."""
+    if k < 1:
+        raise ValueError("shingle size must be at least 1")
+    if not tokens:
+        return set()
+    if len(tokens) < k:
+        return {" ".join(tokens)}
+    return {" ".join(tokens[i : i + k]) for i in range(len(tokens) - k + 1)}
+
+
+def jaccard(a: Iterable, b: Iterable) -> float:
+    """Exact Jaccard similarity |A & B| / |A | B| of two sets (1.0 for two empty sets)."""
+    sa, sb = set(a), set(b)
+    union = len(sa | sb)
+    return len(sa & sb) / union if union else 1.0
+
+
+def containment(a: Iterable, b: Iterable) -> float:
+    """Broder's containment of the smaller set in the larger: |A & B| / min(|A|, |B|)."""
+    sa, sb = set(a), set(b)
+    smaller = min(len(sa), len(sb))
+    return len(sa & sb) / smaller if smaller else 0.0
+
+
+def word_hashes(tokens: Sequence[str]) -> np.ndarray:
+    """XXH3-64 of each word, as uint64 (memoized: crawl vocabularies repeat)."""
+    if len(_word_hash_cache) > _WORD_CACHE_LIMIT:
+        _word_hash_cache.clear()
+    return np.fromiter(map(_word_hash_cache.__getitem__, tokens), dtype=np.uint64, count=len(tokens))
+
+
+def _fmix64(h: np.ndarray) -> np.ndarray:
+    h = h ^ (h >> _S33)
+    h = h * _C1
+    h = h ^ (h >> _S33)
+    h = h * _C2
+    return h ^ (h >> _S33)
+
+
+def shingle_hashes(tokens: Sequence[str], k: int) -> np.ndarray:
+    """64-bit hashes of the document's k-shingles, in order, duplicates kept (uint64 array)."""
+    if k < 1:
+        raise ValueError("shingle size must be at least 1")
+    wh = word_hashes(tokens)
+    n = len(wh)
+    if n == 0:
+        return np.empty(0, dtype=np.uint64)
+    width = min(k, n)
+    m = n - width + 1
+    with np.errstate(over="ignore"):
+        acc = wh[:m].copy()
+        for j in range(1, width):
+            acc = acc * _P + wh[j : j + m]
+        return _fmix64(acc)
+
+
+def shingle_hash_of(shingle: str) -> int:
+    """Hash of one shingle string, equal to the entry `shingle_hashes` gives for it."""
+    return int(shingle_hashes(shingle.split(" "), len(shingle.split(" ")))[0])
+
+
+def distinct(hashes: np.ndarray) -> np.ndarray:
+    """Sorted distinct values (a sort and a mask: faster than np.unique's hash path for uint64 here)."""
+    if len(hashes) < 2:
+        return hashes.copy()
+    s = np.sort(hashes)
+    return s[np.concatenate(([True], s[1:] != s[:-1]))]

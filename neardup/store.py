@@ -1,0 +1,309 @@
+"""The only module that talks to DuckDB. Every query binds its parameters with `?`.
+
+One `Store` per database file. DuckDB connections are not thread-safe; every method takes its own
+`cursor()` so a Streamlit app can share one `Store` between sessions.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Sequence
+from datetime import UTC, datetime
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+
+from .errors import DatabaseLocked, NeardupError, SchemaError
+
+SCHEMA_VERSION = "1"
+DEFAULT_DB = "neardup.duckdb"
+
+
+class Store:
+    def __init__(self, path: str | Path = DEFAULT_DB, *, read_only: bool = False) -> None:
+        self.path = str(path)
+        try:
+            self._con = duckdb.connect(self.path, read_only=read_only)
+        except duckdb.IOException as exc:
+            msg = str(exc)
+            if "lock" in msg.lower():
+                raise DatabaseLocked(
+                    f"{self.path} is open in another process (a running app or CLI); close it and retry"
+                ) from None
+            raise NeardupError(f"cannot open database {self.path}: {msg.splitlines()[0]}") from None
+        except duckdb.Error as exc:
+            raise NeardupError(f"{self.path} is not a DuckDB database: {str(exc).splitlines()[0]}") from None
+        self._init_schema(read_only)
+
+    # --- plumbing ---------------------------------------------------------------------------
+    def cursor(self) -> duckdb.DuckDBPyConnection:
+        return self._con.cursor()
+
+    def close(self) -> None:
+        self._con.close()
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _init_schema(self, read_only: bool) -> None:
+        cur = self.cursor()
+        has_meta = cur.execute(
+            "SELECT count(*) FROM information_schema.tables WHERE table_name = 'meta'"
+        ).fetchone()[0]
+        if has_meta:
+            row = cur.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+            if row is None or row[0] != SCHEMA_VERSION:
+                found = row[0] if row else "none"
+                raise SchemaError(
+                    f"{self.path} has schema version {found}, this neardup needs {SCHEMA_VERSION}: "
+                    "re-ingest into a new database file"
+                )
+        elif not read_only:
+            ddl = resources.files("neardup").joinpath("schema.sql").read_text(encoding="utf-8")
+            cur.execute(ddl)
+            cur.execute("INSERT INTO meta VALUES ('schema_version', ?)", [SCHEMA_VERSION])
+        if not read_only:
+            self.drop_incomplete_sources()
+
+    # --- sources ----------------------------------------------------------------------------
+    def source_by_hash(self, sha256: str) -> dict[str, Any] | None:
+        df = self.cursor().execute("SELECT * FROM sources WHERE sha256 = ?", [sha256]).df()
+        return None if df.empty else df.iloc[0].to_dict()
+
+    def begin_source(self, path: str, sha256: str, fmt: str) -> int:
+        cur = self.cursor()
+        source_id = cur.execute("SELECT coalesce(max(source_id), 0) + 1 FROM sources").fetchone()[0]
+        cur.execute(
+            "INSERT INTO sources (source_id, path, sha256, format, status) VALUES (?, ?, ?, ?, 'loading')",
+            [source_id, path, sha256, fmt],
+        )
+        return int(source_id)
+
+    def finish_source(self, source_id: int, *, n_records: int, n_loaded: int, n_errors: int) -> None:
+        self.cursor().execute(
+            "UPDATE sources SET status = 'done', n_records = ?, n_loaded = ?, n_errors = ?, loaded_at = ? "
+            "WHERE source_id = ?",
+            [n_records, n_loaded, n_errors, datetime.now(UTC).replace(tzinfo=None), source_id],
+        )
+
+    def drop_source(self, source_id: int) -> None:
+        """Remove everything a source wrote (used when its load fails part-way)."""
+        cur = self.cursor()
+        cur.execute("BEGIN TRANSACTION")
+        cur.execute("DELETE FROM texts WHERE page_id IN (SELECT page_id FROM pages WHERE source_id = ?)", [source_id])
+        cur.execute("DELETE FROM pages WHERE source_id = ?", [source_id])
+        cur.execute("DELETE FROM ingest_errors WHERE source_id = ?", [source_id])
+        cur.execute("DELETE FROM sources WHERE source_id = ?", [source_id])
+        cur.execute("COMMIT")
+
+    def drop_incomplete_sources(self) -> None:
+        for (source_id,) in self.cursor().execute("SELECT source_id FROM sources WHERE status <> 'done'").fetchall():
+            self.drop_source(source_id)
+
+    def sources(self) -> pd.DataFrame:
+        return self.cursor().execute(
+            "SELECT source_id, path, format, n_records, n_loaded, n_errors, loaded_at FROM sources "
+            "WHERE status = 'done' ORDER BY source_id"
+        ).df()
+
+    # --- pages ------------------------------------------------------------------------------
+    def next_page_id(self) -> int:
+        return int(self.cursor().execute("SELECT coalesce(max(page_id), 0) + 1 FROM pages").fetchone()[0])
+
+    def add_pages(self, batch: pa.Table) -> None:
+        cur = self.cursor()
+        cur.register("page_batch", batch)
+        cur.execute(
+            "INSERT INTO pages SELECT page_id, source_id, line, url, canonical_url, host, fetched_at, status, "
+            "html, text_in, md5, rel_canonical, extra FROM page_batch"
+        )
+        cur.unregister("page_batch")
+
+    def add_errors(self, source_id: int, source: str, errors: Sequence[tuple[int | None, str]]) -> None:
+        if errors:
+            self.cursor().executemany(
+                "INSERT INTO ingest_errors VALUES (?, ?, ?, ?)",
+                [(source_id, source, line, reason) for line, reason in errors],
+            )
+
+    def reject_duplicate_records(self, source_id: int, source: str) -> int:
+        """Move records of this source that repeat an earlier record (same URL, fetch time and bytes)
+        to `ingest_errors`. A re-fetch (another time) is kept: it is what the audit is about."""
+        cur = self.cursor()
+        dup = (
+            "SELECT p.page_id, p.line, first.line AS first_line FROM pages p JOIN ("
+            "  SELECT url, fetched_at, md5, min(page_id) AS first_id, arg_min(line, page_id) AS line FROM pages "
+            "  GROUP BY url, fetched_at, md5 HAVING count(*) > 1) first "
+            "ON p.url = first.url AND p.fetched_at IS NOT DISTINCT FROM first.fetched_at AND p.md5 = first.md5 "
+            "WHERE p.source_id = ? AND p.page_id <> first.first_id"
+        )
+        rows = cur.execute(dup, [source_id]).fetchall()
+        if not rows:
+            return 0
+        cur.execute("BEGIN TRANSACTION")
+        cur.executemany(
+            "INSERT INTO ingest_errors VALUES (?, ?, ?, ?)",
+            [(source_id, source, line, f"duplicate record: same url, fetched_at and content as line {first}")
+             for _, line, first in rows],
+        )
+        cur.execute(
+            "DELETE FROM pages WHERE page_id IN (SELECT unnest(?::BIGINT[]))", [[int(r[0]) for r in rows]]
+        )
+        cur.execute("COMMIT")
+        return len(rows)
+
+    def count_pages(self) -> int:
+        return int(self.cursor().execute("SELECT count(*) FROM pages").fetchone()[0])
+
+    def ingest_errors(self, limit: int | None = None) -> pd.DataFrame:
+        sql = "SELECT source, line, reason FROM ingest_errors ORDER BY source_id, line"
+        if limit is not None:
+            return self.cursor().execute(sql + " LIMIT ?", [limit]).df()
+        return self.cursor().execute(sql).df()
+
+    def pages_without_text(self, norm_key: str, batch_rows: int) -> Iterator[pd.DataFrame]:
+        """Pages not yet normalized under `norm_key`, in batches (memory stays flat)."""
+        reader = self.cursor().sql(
+            "SELECT page_id, html, text_in, status FROM pages p WHERE NOT EXISTS "
+            "(SELECT 1 FROM texts t WHERE t.norm_key = ? AND t.page_id = p.page_id) ORDER BY page_id",
+            params=[norm_key],
+        ).to_arrow_reader(batch_rows)
+        for rb in reader:
+            yield rb.to_pandas()
+
+    def count_pages_without_text(self, norm_key: str) -> int:
+        return int(self.cursor().execute(
+            "SELECT count(*) FROM pages p WHERE NOT EXISTS "
+            "(SELECT 1 FROM texts t WHERE t.norm_key = ? AND t.page_id = p.page_id)", [norm_key],
+        ).fetchone()[0])
+
+    def add_texts(self, batch: pd.DataFrame) -> None:
+        cur = self.cursor()
+        cur.register("text_batch", batch)
+        cur.execute(
+            "INSERT INTO texts SELECT norm_key, page_id, text, title, n_words, exact_key, degenerate FROM text_batch"
+        )
+        cur.unregister("text_batch")
+
+    def page_table(self, norm_key: str) -> pd.DataFrame:
+        """One row per page (no HTML): what clustering and the report need."""
+        return self.cursor().execute(
+            "SELECT p.page_id, p.source_id, p.line, p.url, p.canonical_url, p.host, p.fetched_at, p.status, p.md5, p.rel_canonical, "
+            "t.exact_key, t.degenerate, t.n_words FROM pages p JOIN texts t ON t.page_id = p.page_id "
+            "WHERE t.norm_key = ? ORDER BY p.page_id",
+            [norm_key],
+        ).df()
+
+    def page(self, page_id: int, norm_key: str) -> dict[str, Any] | None:
+        df = self.cursor().execute(
+            "SELECT p.*, t.text, t.title, t.n_words, t.exact_key, t.degenerate FROM pages p "
+            "LEFT JOIN texts t ON t.page_id = p.page_id AND t.norm_key = ? WHERE p.page_id = ?",
+            [norm_key, page_id],
+        ).df()
+        return None if df.empty else df.iloc[0].to_dict()
+
+    # --- fingerprints and pairs -------------------------------------------------------------
+    def unit_texts(self, norm_key: str, batch_rows: int) -> Iterator[pd.DataFrame]:
+        """Distinct content texts (one per exact key), in exact-key order, in batches."""
+        reader = self.cursor().sql(
+            "SELECT exact_key, any_value(text) AS text FROM texts WHERE norm_key = ? AND degenerate IS NULL "
+            "GROUP BY exact_key ORDER BY exact_key",
+            params=[norm_key],
+        ).to_arrow_reader(batch_rows)
+        for rb in reader:
+            yield rb.to_pandas()
+
+    def count_units(self, norm_key: str) -> int:
+        return int(self.cursor().execute(
+            "SELECT count(DISTINCT exact_key) FROM texts WHERE norm_key = ? AND degenerate IS NULL", [norm_key]
+        ).fetchone()[0])
+
+    def fingerprint_set(self, fingerprint_key: str) -> dict[str, Any] | None:
+        df = self.cursor().execute(
+            "SELECT * FROM fingerprint_sets WHERE fingerprint_key = ?", [fingerprint_key]
+        ).df()
+        if df.empty:
+            return None
+        row = df.iloc[0].to_dict()
+        row["stats"] = json.loads(row["stats"]) if row["stats"] else {}
+        return row
+
+    def save_fingerprints(
+        self,
+        fingerprint_key: str,
+        *,
+        norm_key: str,
+        method: str,
+        shingle_size: int,
+        units: pd.DataFrame,
+        pairs: pd.DataFrame,
+        stats: dict[str, Any],
+        seconds: float,
+    ) -> None:
+        cur = self.cursor()
+        cur.execute("BEGIN TRANSACTION")
+        for table in ("fingerprint_sets", "units", "pairs"):
+            cur.execute(f"DELETE FROM {table} WHERE fingerprint_key = ?", [fingerprint_key])  # noqa: S608 (fixed names)
+        cur.register("unit_batch", units)
+        cur.execute(
+            "INSERT INTO units SELECT ?, unit_id, exact_key, n_shingles, simhash, minhash FROM unit_batch",
+            [fingerprint_key],
+        )
+        cur.register("pair_batch", pairs)
+        cur.execute(
+            "INSERT INTO pairs SELECT ?, a, b, hamming_bits, jaccard, containment FROM pair_batch",
+            [fingerprint_key],
+        )
+        cur.execute(
+            "INSERT INTO fingerprint_sets VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [fingerprint_key, norm_key, method, shingle_size, len(units), len(pairs), json.dumps(stats),
+             seconds, datetime.now(UTC).replace(tzinfo=None)],
+        )
+        cur.execute("COMMIT")
+        cur.unregister("unit_batch")
+        cur.unregister("pair_batch")
+
+    def units(self, fingerprint_key: str, *, with_signatures: bool = False) -> pd.DataFrame:
+        cols = "unit_id, exact_key, n_shingles, simhash" + (", minhash" if with_signatures else "")
+        return self.cursor().execute(
+            f"SELECT {cols} FROM units WHERE fingerprint_key = ? ORDER BY unit_id", [fingerprint_key]  # noqa: S608
+        ).df()
+
+    def pairs(self, fingerprint_key: str) -> pd.DataFrame:
+        return self.cursor().execute(
+            "SELECT a, b, hamming_bits, jaccard, containment FROM pairs WHERE fingerprint_key = ?",
+            [fingerprint_key],
+        ).df()
+
+    def pair_arrays(self, fingerprint_key: str) -> dict[str, np.ndarray]:
+        """Pairs as numpy arrays (fast path for re-clustering at a new threshold)."""
+        tbl = self.cursor().execute(
+            "SELECT a, b, hamming_bits, jaccard, containment FROM pairs WHERE fingerprint_key = ?",
+            [fingerprint_key],
+        ).fetchnumpy()
+        return {k: np.asarray(v) for k, v in tbl.items()}
+
+    # --- labels -----------------------------------------------------------------------------
+    def record_label(
+        self, url_a: str, url_b: str, *, label: str, category: str | None = None, note: str | None = None,
+        labeler: str | None = None, setting: dict[str, Any] | None = None, labeled_at: datetime | None = None,
+    ) -> None:
+        a, b = sorted((url_a, url_b))
+        when = labeled_at or datetime.now(UTC).replace(tzinfo=None)
+        self.cursor().execute(
+            "INSERT OR REPLACE INTO labels VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            [a, b, label, category, note, labeler, when, json.dumps(setting) if setting else None],
+        )
+
+    def labels(self) -> pd.DataFrame:
+        return self.cursor().execute(
+            "SELECT url_a, url_b, label, category, note, labeler, labeled_at, setting FROM labels ORDER BY labeled_at"
+        ).df()
