@@ -9,8 +9,8 @@ a larger r means longer keys, fewer false candidates, more tables. `choose_r` pi
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from collections.abc import Iterator
+from dataclasses import dataclass, field
 from itertools import combinations
 from math import comb
 
@@ -146,15 +146,16 @@ def simhash_pairs(
             close = hamming_many(fps[i], fps[j]) <= max_bits
             found_i.append(i[close])
             found_j.append(j[close])
-    if not found_i:
-        e = np.empty(0, np.int64)
-        return e, e, np.empty(0, np.uint8), stats
-    a, b = _unique_pairs(np.concatenate(found_i), np.concatenate(found_j), n)
+    # The note goes in before the early return: all-boilerplate input yields no pairs but must warn.
     if stats.capped_buckets:
         stats.notes.append(
             f"{stats.capped_buckets} SimHash bucket(s) with more than {bucket_cap} members "
             f"({stats.capped_members} members) were not expanded: boilerplate is being fingerprinted"
         )
+    if not found_i:
+        e = np.empty(0, np.int64)
+        return e, e, np.empty(0, np.uint8), stats
+    a, b = _unique_pairs(np.concatenate(found_i), np.concatenate(found_j), n)
     return a, b, hamming_many(fps[a], fps[b]), stats
 
 
@@ -269,6 +270,12 @@ def minhash_pairs(
         found_j.append(j)
     a, b = _unique_pairs(np.concatenate(found_i), np.concatenate(found_j), n)
     stats.candidates = len(a)
+    # Before the early return: all-boilerplate input yields no pairs but must warn.
+    if stats.capped_buckets:
+        stats.notes.append(
+            f"{stats.capped_buckets} LSH bucket(s) with more than {bucket_cap} members "
+            f"({stats.capped_members} members) were not expanded: boilerplate is being fingerprinted"
+        )
     if not len(a):
         return empty
     jac = estimate_jaccard(sigs[a], sigs[b])
@@ -278,9 +285,4 @@ def minhash_pairs(
     cont = np.where(ratio >= min_size_ratio, cont, 0.0)
     score = jac if similarity == "jaccard" else cont
     keep = score >= floor
-    if stats.capped_buckets:
-        stats.notes.append(
-            f"{stats.capped_buckets} LSH bucket(s) with more than {bucket_cap} members "
-            f"({stats.capped_members} members) were not expanded: boilerplate is being fingerprinted"
-        )
     return a[keep], b[keep], jac[keep], cont[keep], stats

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
@@ -46,7 +46,6 @@ class Config:
     min_words: int = 30
     simhash_max_bits: int = SIMHASH_MAX_BITS
     minhash_min_similarity: float = MINHASH_MIN_SIMILARITY
-    extra: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
 
     def __post_init__(self) -> None:
         if self.normalize not in ("strip", "main"):
@@ -111,7 +110,7 @@ class Config:
         return self.replace(method=method, threshold=default_threshold(method))
 
     def to_dict(self) -> dict[str, Any]:
-        d = {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name != "extra"}
+        d = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
         d["strip_tags"] = list(self.strip_tags)
         if self.method == "simhash":
             d["threshold"] = int(self.threshold)
@@ -119,7 +118,7 @@ class Config:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Config:
-        known = {f.name for f in dataclasses.fields(cls)} - {"extra"}
+        known = {f.name for f in dataclasses.fields(cls)}
         unknown = set(data) - known - {"neardup", "version", "db"}
         if unknown:
             raise ConfigError(f"unknown setting(s) in config: {', '.join(sorted(unknown))}")
@@ -135,7 +134,7 @@ class Config:
 
 
 def default_threshold(method: Method) -> float:
-    return 3 if method == "simhash" else Config.__dataclass_fields__["threshold"].default
+    return 6 if method == "simhash" else Config.__dataclass_fields__["threshold"].default
 
 
 def load_config(path: str | Path) -> Config:

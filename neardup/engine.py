@@ -27,13 +27,14 @@ from .errors import NotACrawlDump
 from .ingest import RawLine, detect_format, file_sha256, read_raw, validate
 from .minhash import estimate_jaccard, minhash_many
 from .normalize import degenerate_reason, parse_page
-from .parallel import parallel_map
+from .parallel import parallel_map, prefetch
 from .shingles import distinct, shingle_hashes, words
 from .simhash import hamming_many, simhash_many
 from .store import Store
 
 Progress = Callable[[str, int, int], None]  # (stage, done, total)
 BATCH = 256
+INSERT_ROWS = 2048
 # Below this many records a worker pool costs more than it saves.
 PARALLEL_MIN = 2000
 
@@ -113,7 +114,10 @@ _PAGE_SCHEMA = pa.schema([
     ("status", pa.int32()), ("html", pa.string()), ("text_in", pa.string()), ("md5", pa.string()),
     ("rel_canonical", pa.string()), ("extra", pa.string()),
 ])
-_TEXT_COLUMNS = ["norm_key", "page_id", "text", "title", "n_words", "exact_key", "degenerate"]
+_TEXT_SCHEMA = pa.schema([
+    ("norm_key", pa.string()), ("page_id", pa.int64()), ("text", pa.string()), ("title", pa.string()),
+    ("n_words", pa.int32()), ("exact_key", pa.string()), ("degenerate", pa.string()),
+])
 
 
 def _reason_kind(reason: str) -> str:
@@ -142,26 +146,33 @@ def ingest_file(
     try:
         raw = read_raw(path, fmt)
         small = size < 4_000_000  # about PARALLEL_MIN pages of typical HTML
-        batches = ((chunk, config) for chunk in _batched(raw, BATCH))
+        batches = ((chunk, config) for chunk in prefetch(_batched(raw, BATCH)))
         done_records = 0
+        pending: list[dict] = []  # DuckDB appends fewer, larger batches faster
+
+        def flush() -> None:
+            if pending:
+                store.add_pages(pa.Table.from_pylist(pending, schema=_PAGE_SCHEMA))
+                store.add_texts(pa.Table.from_pylist(pending, schema=_TEXT_SCHEMA))
+                pending.clear()
+
         for good, bad in parallel_map(_ingest_batch, batches, jobs=1 if small else jobs):
             done_records += len(good) + len(bad)
             for _, reason in bad:
                 reasons[_reason_kind(reason)] += 1
             store.add_errors(source_id, str(path), bad)
-            if good:
-                ids = range(next_id, next_id + len(good))
-                next_id += len(good)
-                for pid, rec in zip(ids, good, strict=True):
-                    rec["page_id"] = pid
-                    rec["source_id"] = source_id
-                store.add_pages(pa.Table.from_pylist(good, schema=_PAGE_SCHEMA))
-                texts = pd.DataFrame(good, columns=_TEXT_COLUMNS[1:])
-                texts.insert(0, "norm_key", config.norm_key)
-                store.add_texts(texts)
+            for rec in good:
+                rec["page_id"] = next_id
+                rec["source_id"] = source_id
+                rec["norm_key"] = config.norm_key
+                next_id += 1
+            pending.extend(good)
+            if len(pending) >= INSERT_ROWS:
+                flush()
             summary.loaded += len(good)
             summary.errors += len(bad)
             progress("ingest", done_records, 0)
+        flush()
         summary.records = summary.loaded + summary.errors
         dup = store.reject_duplicate_records(source_id, str(path))
         if dup:

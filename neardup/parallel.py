@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import multiprocessing as mp
 import os
+import queue
+import threading
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
@@ -38,3 +40,44 @@ def parallel_map(func: Callable[[T], R], batches: Iterable[T], *, jobs: int | No
                 yield inflight.popleft().result()
         while inflight:
             yield inflight.popleft().result()
+
+
+_DONE = object()
+
+
+def prefetch(items: Iterable[T], *, depth: int = 4) -> Iterator[T]:
+    """Produce `items` in a background thread, at most `depth` ahead.
+
+    Decompression (zlib) and DuckDB both release the GIL, so reading the next batches of a dump
+    overlaps with writing the previous ones. An exception in the producer is re-raised here.
+    """
+    q: queue.Queue = queue.Queue(maxsize=depth)
+    stop = threading.Event()
+
+    def produce() -> None:
+        try:
+            for item in items:
+                while not stop.is_set():
+                    try:
+                        q.put(item, timeout=0.1)
+                        break
+                    except queue.Full:
+                        continue
+                if stop.is_set():
+                    return
+            q.put(_DONE)
+        except BaseException as exc:  # handed to the consumer
+            q.put(exc)
+
+    thread = threading.Thread(target=produce, name="neardup-prefetch", daemon=True)
+    thread.start()
+    try:
+        while True:
+            item = q.get()
+            if item is _DONE:
+                return
+            if isinstance(item, BaseException):
+                raise item
+            yield item
+    finally:
+        stop.set()

@@ -14,7 +14,7 @@ CREATE TABLE IF NOT EXISTS sources (
 );
 
 CREATE TABLE IF NOT EXISTS pages (
-    page_id BIGINT PRIMARY KEY,
+    page_id BIGINT NOT NULL,             -- unique by construction (assigned in order at ingest)
     source_id INTEGER NOT NULL,
     line BIGINT NOT NULL,                -- 1-based line (JSONL, CSV) or row (Parquet) in the source
     url VARCHAR NOT NULL,
@@ -44,8 +44,8 @@ CREATE TABLE IF NOT EXISTS texts (
     title VARCHAR,
     n_words INTEGER NOT NULL,
     exact_key VARCHAR NOT NULL,          -- SHA-256 of the joined words: exact duplicates
-    degenerate VARCHAR,                  -- why the page is set aside, or NULL
-    PRIMARY KEY (norm_key, page_id)
+    degenerate VARCHAR                   -- why the page is set aside, or NULL
+    -- (norm_key, page_id) is unique by construction; no index: it would slow bulk loads 3x
 );
 
 -- Per (normalization, method, shingle size, ...): one unit per distinct exact_key of content pages.
@@ -67,8 +67,7 @@ CREATE TABLE IF NOT EXISTS units (
     exact_key VARCHAR NOT NULL,
     n_shingles INTEGER NOT NULL,
     simhash UBIGINT,
-    minhash BLOB,
-    PRIMARY KEY (fingerprint_key, unit_id)
+    minhash BLOB                         -- (fingerprint_key, unit_id) is unique by construction
 );
 
 -- Candidate pairs, verified, down to the loosest threshold offered; a tighter threshold is a filter.

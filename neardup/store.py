@@ -185,7 +185,9 @@ class Store:
             "(SELECT 1 FROM texts t WHERE t.norm_key = ? AND t.page_id = p.page_id)", [norm_key],
         ).fetchone()[0])
 
-    def add_texts(self, batch: pd.DataFrame) -> None:
+    def add_texts(self, batch: pa.Table | pd.DataFrame) -> None:
+        if isinstance(batch, pd.DataFrame):  # DuckDB scans Arrow faster than object columns
+            batch = pa.Table.from_pandas(batch, preserve_index=False)
         cur = self.cursor()
         cur.register("text_batch", batch)
         cur.execute(

@@ -30,7 +30,8 @@ def canonicalize_url(url: str) -> str:
     if scheme not in ("http", "https") or not parts.hostname:
         return url
     host = parts.hostname.lower().rstrip(".")
-    if host.startswith("www."):
+    # Strip every leading "www." but never the registrable name itself ("www.com" stays): idempotent.
+    while host.startswith("www.") and "." in host[4:]:
         host = host[4:]
     if port and port not in (80, 443):
         host = f"{host}:{port}"

@@ -1,0 +1,108 @@
+"""A small generated crawl with known duplicates, shared by the engine and CLI tests."""
+
+from __future__ import annotations
+
+import json
+import random
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+_VOCAB = (
+    "river stone market garden winter signal harbor lantern orbit meadow copper valley thunder ribbon "
+    "castle pepper silver canyon beacon glacier walnut falcon ember tundra velvet anchor bridge candle "
+    "desert forest gravel island jungle kettle lemon marble needle oyster pillow quartz saddle timber "
+    "umbrella violet wagon yarrow zephyr acorn basil cedar dune eagle fern ginger hazel iris juniper kelp "
+    "lilac maple nutmeg olive plum quince rosemary sage thyme"
+).split()
+
+
+def words_text(rng: random.Random, n: int) -> str:
+    """n words of prose-like text with sentence breaks."""
+    out = []
+    for i in range(n):
+        w = rng.choice(_VOCAB)
+        out.append(w.capitalize() if i % 12 == 0 else w)
+        if i % 12 == 11:
+            out[-1] += "."
+    return " ".join(out)
+
+
+def page_html(title: str, body: str, *, csrf: str = "0000", canonical: str | None = None) -> str:
+    """An article in a site template: nav, header, footer and a search form with a CSRF token."""
+    nav = "".join(f"<li><a href='/section-{i}'>Section {i} of the site</a></li>" for i in range(8))
+    link = f"<link rel='canonical' href='{canonical}'>" if canonical else ""
+    return (
+        f"<!DOCTYPE html><html><head><title>{title}</title>{link}</head><body>"
+        f"<header><div class='logo'>Example News</div></header><nav><ul>{nav}</ul></nav>"
+        f"<form action='/search'><input type='hidden' name='csrf' value='{csrf}'>"
+        "<input type='text' name='q'><button>Search</button></form>"
+        f"<main><article><h1>{title}</h1><p>{body}</p></article></main>"
+        "<footer><p>Copyright Example Media. All rights reserved. Privacy. Terms. Contact us.</p></footer>"
+        "</body></html>"
+    )
+
+
+@dataclass
+class Crawl:
+    records: list[dict[str, Any]]
+    # indexes into `records`
+    article_groups: list[list[int]] = field(default_factory=list)  # original + utm + http twin + re-fetch
+    near_edits: dict[int, int] = field(default_factory=dict)        # article -> index of its edited copy
+    uniques: list[int] = field(default_factory=list)
+    soft404s: list[int] = field(default_factory=list)
+
+
+def make_crawl(seed: int = 3, n_articles: int = 6, n_edits: int = 4, n_unique: int = 10) -> Crawl:
+    """40 pages by default: 6 articles x 4 exact copies, 4 near edits, 10 unique pages, 2 soft-404s."""
+    rng = random.Random(seed)
+    crawl = Crawl(records=[])
+    recs = crawl.records
+    for i in range(n_articles):
+        title = f"Story {i}"
+        body = words_text(rng, 400)
+        url = f"https://news.example.com/story-{i}"
+        group = []
+        for variant_url, when, csrf in [
+            (url, "2024-01-01T10:00:00Z", "aaa"),
+            (f"{url}?utm_source=newsletter&utm_medium=email", "2024-01-02T10:00:00Z", "aaa"),
+            (f"http://www.news.example.com/story-{i}/", "2024-01-03T10:00:00Z", "aaa"),
+            (url, "2024-02-01T10:00:00Z", f"{rng.getrandbits(64):016x}"),  # re-fetch: new token
+        ]:
+            group.append(len(recs))
+            recs.append({"url": variant_url, "fetched_at": when, "status": 200,
+                         "html": page_html(title, body, csrf=csrf)})
+        crawl.article_groups.append(group)
+        if i < n_edits:
+            toks = body.split(" ")
+            toks[200] = "CHANGEDWORD"  # one word of 400
+            crawl.near_edits[i] = len(recs)
+            recs.append({"url": f"https://blog.example.org/copy-of-story-{i}", "fetched_at": "2024-03-01",
+                         "status": 200, "html": page_html(title, " ".join(toks), csrf="bbb")})
+    for i in range(n_unique):
+        crawl.uniques.append(len(recs))
+        recs.append({"url": f"https://news.example.com/unique-{i}", "fetched_at": "2024-01-05", "status": 200,
+                     "html": page_html(f"Unique {i}", words_text(rng, 300))})
+    for i in range(2):
+        crawl.soft404s.append(len(recs))
+        recs.append({"url": f"https://news.example.com/missing-{i}", "fetched_at": "2024-01-06", "status": 200,
+                     "html": page_html("Page not found",
+                                       "Sorry, the page you requested could not be found. Try the search.")})
+    return crawl
+
+
+def write_jsonl(path: Path, records: list[dict[str, Any]]) -> Path:
+    path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    return path
+
+
+@pytest.fixture(scope="session")
+def crawl() -> Crawl:
+    return make_crawl()
+
+
+@pytest.fixture
+def crawl_file(tmp_path: Path, crawl: Crawl) -> Path:
+    return write_jsonl(tmp_path / "crawl.jsonl", crawl.records)

@@ -1,0 +1,238 @@
+"""Candidate pairs: SimHash banding finds exactly the brute-force pairs; LSH buckets equal datasketch's."""
+
+from __future__ import annotations
+
+from functools import reduce
+from math import comb
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from neardup.candidates import (
+    _block_masks,
+    choose_r,
+    lsh_buckets,
+    lsh_buckets_datasketch,
+    lsh_params,
+    lsh_threshold,
+    minhash_pairs,
+    simhash_pairs,
+    simhash_pairs_bruteforce,
+)
+from neardup.minhash import minhash_many
+from neardup.shingles import shingle_hashes, words
+from neardup.simhash import hamming
+
+ALL64 = (1 << 64) - 1
+
+
+def _pair_set(a: np.ndarray, b: np.ndarray) -> set[tuple[int, int]]:
+    return {(int(x), int(y)) for x, y in zip(a, b, strict=True)}
+
+
+def _flip(fp: int, bits: list[int]) -> int:
+    for bit in bits:
+        fp ^= 1 << bit
+    return fp
+
+
+def _assert_same_as_bruteforce(fps: np.ndarray) -> None:
+    ref_a, ref_b, ref_d = simhash_pairs_bruteforce(fps, 8)
+    for t in range(9):
+        within = ref_d <= t
+        expected = _pair_set(ref_a[within], ref_b[within])
+        for r in range(1, 5):
+            a, b, d, stats = simhash_pairs(fps, t, r=r)
+            assert _pair_set(a, b) == expected, (t, r)
+            assert (a < b).all()
+            assert [int(x) for x in d] == [hamming(fps[i], fps[j]) for i, j in zip(a, b, strict=True)]
+            if len(fps) > 1:
+                assert stats.tables == comb(t + r, r)
+
+
+@st.composite
+def fingerprint_sets(draw: st.DrawFn) -> np.ndarray:
+    """Random fingerprints plus planted near copies at 0..12 bits (so every threshold has pairs)."""
+    bases = draw(st.lists(st.integers(0, ALL64), min_size=1, max_size=12))
+    fps = list(bases)
+    for base in bases:
+        for _ in range(draw(st.integers(0, 3))):
+            n_flips = draw(st.integers(0, 12))
+            bits = draw(st.lists(st.integers(0, 63), min_size=n_flips, max_size=n_flips, unique=True))
+            fps.append(_flip(base, bits))
+    order = draw(st.permutations(range(len(fps))))
+    return np.array([fps[i] for i in order], dtype=np.uint64)
+
+
+@settings(max_examples=30, deadline=None)
+@given(fingerprint_sets())
+def test_simhash_pairs_equals_bruteforce_property(fps: np.ndarray) -> None:
+    _assert_same_as_bruteforce(fps)
+
+
+def test_simhash_pairs_equals_bruteforce_seeded_with_planted_pairs() -> None:
+    rng = np.random.default_rng(2024)
+    base = rng.integers(0, 2**64, size=1500, dtype=np.uint64)
+    planted = []
+    for i in range(300):
+        n_flips = i % 11  # 0..10 bits: inside and just outside every threshold
+        bits = rng.choice(64, size=n_flips, replace=False).tolist()
+        planted.append(_flip(int(base[i]), bits))
+    # bits clustered in one block stress the pigeonhole argument
+    for i in range(300, 340):
+        planted.append(int(base[i]) ^ 0xFF)
+    fps = np.concatenate([base, np.array(planted, dtype=np.uint64)])
+    fps = fps[rng.permutation(len(fps))]
+    _assert_same_as_bruteforce(fps)
+    # and with r chosen automatically
+    a, b, _, _ = simhash_pairs(fps, 8)
+    ra, rb, _ = simhash_pairs_bruteforce(fps, 8)
+    assert _pair_set(a, b) == _pair_set(ra, rb)
+    assert len(ra) >= 286  # the planted pairs within 8 bits (246 + 40), at least
+
+
+def test_simhash_pairs_trivial_inputs() -> None:
+    for fps in (np.empty(0, np.uint64), np.array([5], np.uint64)):
+        a, b, d, stats = simhash_pairs(fps, 3)
+        assert len(a) == len(b) == len(d) == 0
+    a, b, d, _ = simhash_pairs(np.array([9, 9], np.uint64), 0)
+    assert (a.tolist(), b.tolist(), d.tolist()) == ([0], [1], [0])
+
+
+def test_oversized_bucket_is_not_expanded_but_reported() -> None:
+    fps = np.array([42] * 12 + [ALL64], dtype=np.uint64)
+    a, _, _, stats = simhash_pairs(fps, 2, r=1, bucket_cap=5)
+    assert len(a) == 0
+    assert stats.capped_buckets > 0
+    assert stats.largest_bucket == 12
+    assert any("boilerplate" in note for note in stats.notes)
+    a, _, _, stats = simhash_pairs(fps, 2, r=1)  # default cap: all 66 pairs
+    assert len(a) == 12 * 11 // 2
+    assert stats.capped_buckets == 0 and not stats.notes
+
+
+@pytest.mark.parametrize("n_blocks", [1, 3, 5, 9, 12])
+def test_block_masks_partition_the_64_bits(n_blocks: int) -> None:
+    masks = _block_masks(n_blocks)
+    assert len(masks) == n_blocks
+    assert reduce(lambda x, y: x | y, masks) == ALL64
+    assert sum(m.bit_count() for m in masks) == 64  # disjoint
+    widths = [m.bit_count() for m in masks]
+    assert max(widths) - min(widths) <= 1
+
+
+def test_choose_r_in_range() -> None:
+    for n in (2, 100, 10_000, 1_000_000):
+        for bits in range(0, 9):
+            assert 1 <= choose_r(n, bits) <= 4
+
+
+# --- MinHash LSH ---------------------------------------------------------------------------------
+def _realish_signatures(seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """Documents from a small vocabulary, each with an edited copy at a few levels of change."""
+    rng = np.random.default_rng(seed)
+    vocab = [f"w{i}" for i in range(800)]
+    texts = []
+    for _ in range(40):
+        toks = list(rng.choice(vocab, size=int(rng.integers(60, 300))))
+        texts.append(toks)
+        for frac in (0.02, 0.1, 0.3):
+            edited = list(toks)
+            for pos in rng.choice(len(toks), size=max(1, int(frac * len(toks))), replace=False):
+                edited[pos] = str(rng.choice(vocab))
+            texts.append(edited)
+    texts.append([])  # an empty document
+    texts.append(["one", "two"])
+    hashes = [np.unique(shingle_hashes(words(" ".join(t)), 5)) for t in texts]
+    return minhash_many(hashes, 128, 1, distinct=True), np.array([len(h) for h in hashes])
+
+
+@pytest.mark.parametrize(("bands", "rows"), [(16, 8), (32, 4), (64, 2), (42, 3)])
+def test_lsh_buckets_equal_datasketch(bands: int, rows: int) -> None:
+    sigs, _ = _realish_signatures()
+    mine = sorted(tuple(b.tolist()) for b in lsh_buckets(sigs, bands, rows))
+    ref = sorted(tuple(b.tolist()) for b in lsh_buckets_datasketch(sigs, bands, rows, seed=1))
+    assert mine == ref
+    assert len(mine) > 0
+
+
+def test_lsh_buckets_equal_datasketch_at_engine_params() -> None:
+    sigs, _ = _realish_signatures(seed=9)
+    bands, rows = lsh_params(lsh_threshold(0.3, "containment", 0.5), 128)
+    assert bands * rows <= 128
+    mine = sorted(tuple(b.tolist()) for b in lsh_buckets(sigs, bands, rows))
+    ref = sorted(tuple(b.tolist()) for b in lsh_buckets_datasketch(sigs, bands, rows, seed=1))
+    assert mine == ref
+
+
+def test_lsh_threshold_below_the_floor() -> None:
+    assert lsh_threshold(0.5, "jaccard", 0.5) == pytest.approx(0.4)
+    # containment 0.8 at size ratio 0.5: jaccard at least 0.4 / 1.1
+    assert lsh_threshold(0.8, "containment", 0.5) == pytest.approx(0.8 * 0.4 / 1.1)
+    assert lsh_threshold(0.05, "containment", 0.1) == 0.05
+
+
+def test_minhash_pairs_finds_edited_copies() -> None:
+    sigs, sizes = _realish_signatures(seed=4)
+    a, b, jac, cont, stats = minhash_pairs(
+        sigs, sizes, similarity="jaccard", floor=0.5, min_size_ratio=0.5, seed=1
+    )
+    found = _pair_set(a, b)
+    # document 4*i and its 2% edit (index 4*i + 1) are near-identical
+    for i in range(40):
+        assert (4 * i, 4 * i + 1) in found
+    assert (jac >= 0.5).all()
+    assert (a < b).all()
+    assert stats.candidates >= len(a)
+
+
+def _contained_pair(rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    big = rng.choice(2**62, size=400, replace=False).astype(np.uint64)
+    small = big[:100]  # fully contained, a quarter of the size
+    others = [rng.choice(2**62, size=300, replace=False).astype(np.uint64) for _ in range(6)]
+    docs = [small, big, *others]
+    return minhash_many(docs, 128, 1), np.array([len(d) for d in docs])
+
+
+def test_minhash_pairs_size_ratio_guard() -> None:
+    sigs, sizes = _contained_pair(np.random.default_rng(1))
+    # the guard at 0.5: the short set is not "contained" (containment 0), so the pair is dropped ...
+    a, b, _, cont, _ = minhash_pairs(sigs, sizes, similarity="containment", floor=0.3, min_size_ratio=0.5, seed=1)
+    assert (0, 1) not in _pair_set(a, b)
+    # ... and with no floor it is kept with containment exactly 0
+    a, b, jac, cont, _ = minhash_pairs(sigs, sizes, similarity="containment", floor=0.0, min_size_ratio=0.5, seed=1)
+    pairs = list(zip(a.tolist(), b.tolist(), strict=True))
+    k = pairs.index((0, 1))
+    assert cont[k] == 0.0
+    assert 0.1 < jac[k] < 0.45  # true Jaccard 0.25
+    # a looser guard (0.2 <= 0.25) lets the containment through: high, the true value being 1
+    a, b, jac, cont, _ = minhash_pairs(sigs, sizes, similarity="containment", floor=0.3, min_size_ratio=0.2, seed=1)
+    pairs = list(zip(a.tolist(), b.tolist(), strict=True))
+    assert (0, 1) in pairs
+    assert cont[pairs.index((0, 1))] >= 0.8
+    # unrelated sets never pair
+    assert all(x in (0, 1) and y in (0, 1) for x, y in pairs)
+
+
+def test_oversized_lsh_bucket_is_reported() -> None:
+    # 12 identical signatures (boilerplate) and one other: the bucket is capped, the note says so
+    sigs = minhash_many([np.arange(50, dtype=np.uint64)] * 12 + [np.arange(1000, 1050, dtype=np.uint64)])
+    sizes = np.full(13, 50)
+    a, _, _, _, stats = minhash_pairs(sigs, sizes, similarity="jaccard", floor=0.5, min_size_ratio=0.5,
+                                      seed=1, bucket_cap=5)
+    assert len(a) == 0
+    assert stats.capped_buckets > 0
+    assert any("boilerplate" in note for note in stats.notes)
+    a, _, jac, _, stats = minhash_pairs(sigs, sizes, similarity="jaccard", floor=0.5, min_size_ratio=0.5, seed=1)
+    assert len(a) == 12 * 11 // 2
+    assert (jac == 1.0).all()
+    assert stats.capped_buckets == 0
+
+
+def test_minhash_pairs_trivial_inputs() -> None:
+    sig = minhash_many([np.arange(10, dtype=np.uint64)])
+    a, b, jac, cont, _ = minhash_pairs(sig, np.array([10]), similarity="jaccard", floor=0.3,
+                                       min_size_ratio=0.5, seed=1)
+    assert len(a) == len(b) == len(jac) == len(cont) == 0

@@ -1,0 +1,245 @@
+"""HTML normalization (strip fast path vs the BeautifulSoup reference, main mode) and degenerate pages."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from neardup.config import DEFAULT_STRIP_TAGS
+from neardup.normalize import (
+    degenerate_reason,
+    normalize_html,
+    normalize_html_bs4,
+    parse_page,
+    stripped_parts,
+)
+from neardup.shingles import words
+
+_WORDS = (
+    "river stone market garden winter signal harbor lantern orbit meadow copper valley thunder "
+    "ribbon castle pepper silver canyon beacon glacier walnut falcon ember tundra velvet"
+).split()
+_ENTITIES = ["&amp;", "&eacute;", "&nbsp;", "&lt;b&gt;", "&#169;", "&quot;", "&uuml;ber", "&#x263A;"]
+_INLINE = ["b", "i", "em", "strong", "a", "span", "code", "small", "sup"]
+
+
+def _phrase(rng: random.Random, n: int) -> str:
+    return " ".join(rng.choice(_WORDS) for _ in range(n))
+
+
+def _rich_text(rng: random.Random, depth: int = 0) -> str:
+    """Text with nested inline tags, entities, comments and <br>s."""
+    parts = []
+    for _ in range(rng.randint(2, 6)):
+        kind = rng.random()
+        if kind < 0.4:
+            parts.append(_phrase(rng, rng.randint(1, 6)))
+        elif kind < 0.6 and depth < 3:
+            tag = rng.choice(_INLINE)
+            attrs = ' href="/x"' if tag == "a" else ""
+            # glued to the neighbour on purpose: "foo<b>bar</b>" is one run of text in both parsers
+            parts.append(f"<{tag}{attrs}>{_rich_text(rng, depth + 1)}</{tag}>")
+        elif kind < 0.7:
+            parts.append(rng.choice(_ENTITIES))
+        elif kind < 0.8:
+            parts.append(f"<!-- {_phrase(rng, 3)} -->")
+        elif kind < 0.9:
+            parts.append(rng.choice(["<br>", "<br/>", "<br />"]))
+        else:
+            parts.append(rng.choice(["\n", "\t", "  "]))
+    return rng.choice(["", " "]).join(parts)
+
+
+def _boilerplate(rng: random.Random) -> str:
+    blocks = [
+        f"<nav><ul><li><a href='/'>{_phrase(rng, 2)}</a></li><li>{_phrase(rng, 2)}</li></ul></nav>",
+        f"<header><h1>{_phrase(rng, 3)}</h1></header>",
+        f"<footer><p>&copy; {_phrase(rng, 4)}</p></footer>",
+        f"<script>var x = '{_phrase(rng, 3)}'; if (a < b) {{ document.write('<p>no</p>'); }}</script>",
+        f"<style>body {{ color: red; }} /* {_phrase(rng, 2)} */</style>",
+        f"<form action='/s'><label>{_phrase(rng, 2)}</label><input type='text' name='q'>"
+        f"<input type='hidden' name='csrf' value='{rng.getrandbits(64):x}'><button>{_phrase(rng, 1)}</button></form>",
+        f"<aside><h3>{_phrase(rng, 2)}</h3><p>{_phrase(rng, 5)}</p></aside>",
+        f"<input type='hidden' name='token' value='{_phrase(rng, 1)}'>",
+        f"<noscript>{_phrase(rng, 3)}</noscript>",
+        f"<iframe src='/ad'>{_phrase(rng, 2)}</iframe>",
+        f"<svg width='10' height='10'><title>{_phrase(rng, 2)}</title><text x='0' y='0'>{_phrase(rng, 1)}</text></svg>",
+        f"<template><p>{_phrase(rng, 3)}</p></template>",
+    ]
+    return "".join(rng.sample(blocks, rng.randint(3, len(blocks))))
+
+
+def _content(rng: random.Random) -> str:
+    blocks = []
+    for _ in range(rng.randint(2, 6)):
+        kind = rng.randrange(6)
+        if kind == 0:
+            blocks.append(f"<p>{_rich_text(rng)}</p>")
+        elif kind == 1:
+            blocks.append(f"<h2>{_rich_text(rng)}</h2>")
+        elif kind == 2:
+            items = "".join(f"<li>{_rich_text(rng)}</li>" for _ in range(rng.randint(1, 4)))
+            blocks.append(f"<ul>{items}</ul>")
+        elif kind == 3:
+            cells = "".join(f"<td>{_phrase(rng, 2)}</td>" for _ in range(3))
+            blocks.append(f"<table><tr>{cells}</tr><tr>{cells}</tr></table>")
+        elif kind == 4:
+            blocks.append(f"<div class='c'><div>{_rich_text(rng)}</div>{_phrase(rng, 3)}</div>")
+        else:
+            blocks.append(_rich_text(rng))  # bare text straight in the body
+    return "".join(blocks)
+
+
+def generated_page(seed: int) -> str:
+    rng = random.Random(seed)
+    head = f"<head><meta charset='utf-8'><title>{_phrase(rng, 3)}</title>"
+    if rng.random() < 0.5:
+        head += "<link rel='canonical' href='https://example.com/c'><style>p { margin: 0 }</style>"
+    head += "</head>"
+    body_parts = [_boilerplate(rng), f"<main><article>{_content(rng)}</article></main>", _boilerplate(rng)]
+    if rng.random() < 0.5:
+        body_parts.insert(1, _content(rng))
+    doctype = "<!DOCTYPE html>" if rng.random() < 0.7 else ""
+    return f"{doctype}<html>{head}<body>{''.join(body_parts)}</body></html>"
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_strip_fast_path_equals_bs4_reference(seed: int) -> None:
+    html = generated_page(seed)
+    fast = normalize_html(html, mode="strip")
+    ref = normalize_html_bs4(html)
+    assert words(fast) == words(ref)
+    assert len(words(fast)) > 0
+
+
+def test_strip_removes_boilerplate_and_keeps_inline_text() -> None:
+    html = (
+        "<html><head><title>Title words</title><script>var hidden = 1;</script></head><body>"
+        "<nav>Home About</nav><header>Site name</header>"
+        "<p>Alpha<b>beta</b> gamma<br>delta &amp; epsilon <!-- secret comment --></p>"
+        "<form><input type='hidden' value='tok'>Search here</form>"
+        "<aside>Related</aside><footer>Copyright</footer><style>.x{}</style></body></html>"
+    )
+    assert normalize_html(html, mode="strip") == "Alpha beta gamma delta & epsilon"
+    assert words(normalize_html_bs4(html)) == ["alpha", "beta", "gamma", "delta", "epsilon"]
+
+
+def test_strip_tags_are_configurable() -> None:
+    html = "<body><nav>menu</nav><p>text</p><footer>foot</footer></body>"
+    assert normalize_html(html, mode="strip", strip_tags=("footer",)) == "menu text"
+    assert normalize_html_bs4(html, strip_tags=("footer",)) == "menu text"
+
+
+def test_parse_page_reads_canonical_and_title() -> None:
+    html = ("<html><head><title>  My   Page </title><link rel='canonical' href=' https://example.com/x '>"
+            "</head><body><p>hello</p></body></html>")
+    page = parse_page(html, mode="strip")
+    assert (page.text, page.rel_canonical, page.title) == ("hello", "https://example.com/x", "My Page")
+    page = parse_page("<p>no head</p>", mode="strip")
+    assert (page.text, page.rel_canonical, page.title) == ("no head", None, "")
+
+
+def test_stripped_parts_lists_what_was_removed() -> None:
+    html = "<body><nav>menu <aside>inner</aside></nav><p>kept</p><script>x=1</script><footer>foot</footer></body>"
+    parts = stripped_parts(html, strip_tags=DEFAULT_STRIP_TAGS)
+    assert ("nav", "menu inner") in parts
+    assert ("script", "") in parts
+    assert ("footer", "foot") in parts
+    assert all(tag != "aside" for tag, _ in parts)  # inside nav: removed with it
+
+
+# --- main mode -----------------------------------------------------------------------------------
+ARTICLE = (
+    "The river authority published its annual report on water quality this week, finding that the "
+    "northern tributaries recovered faster than expected after the drought. Engineers credited the new "
+    "wetland buffers, which slow runoff and trap sediment before it reaches the main channel. Farmers "
+    "along the valley said irrigation schedules had changed little, but several noted clearer water in "
+    "the spring. The report recommends extending the buffers to the southern reaches and monitoring "
+    "nitrate levels monthly rather than quarterly, a change that would require two additional field "
+    "technicians and a modest increase in the laboratory budget for the coming fiscal year."
+)
+
+
+def _templated(article: str) -> str:
+    nav = "".join(f"<li><a href='/s{i}'>Section number {i} of the site</a></li>" for i in range(12))
+    return (
+        "<html><head><title>River report</title></head><body>"
+        f"<div id='header'><nav><ul>{nav}</ul></nav></div>"
+        f"<main><article><h1>River report</h1><p>{article}</p></article></main>"
+        "<footer><p>Copyright Example Media Group. All rights reserved. Privacy policy. Terms of use. "
+        "Contact the newsroom. Subscribe to our newsletter for daily updates.</p></footer>"
+        "</body></html>"
+    )
+
+
+def test_main_mode_keeps_article_and_drops_nav_and_footer() -> None:
+    text = normalize_html(_templated(ARTICLE), mode="main")
+    toks = words(text)
+    assert " ".join(words(ARTICLE)) in " ".join(toks)  # the whole article, in order
+    assert "section" not in toks  # nav links
+    assert "copyright" not in toks and "newsletter" not in toks  # footer
+
+
+def test_main_mode_falls_back_to_strip_on_link_pages() -> None:
+    # a hub of links has no main content: the stripped text is used instead
+    links = "".join(f"<li><a href='/a{i}'>headline {i}</a></li>" for i in range(8))
+    html = f"<html><body><nav>menu</nav><ul>{links}</ul></body></html>"
+    assert normalize_html(html, mode="main") == normalize_html(html, mode="strip")
+
+
+# --- degenerate pages ----------------------------------------------------------------------------
+def _reason(text: str, title: str = "", status: int | None = 200, min_words: int = 30) -> str | None:
+    return degenerate_reason(text, title=title, status=status, n_words=len(words(text)), min_words=min_words)
+
+
+LONG = " ".join(["content"] * 200)
+
+
+@pytest.mark.parametrize(
+    ("text", "title", "status", "expected"),
+    [
+        ("Sorry, the page you requested could not be found. Try the search.", "Example", 200, "soft-404"),
+        ("Oops! " + " ".join(["link"] * 40), "Page not found - Example", 200, "soft-404"),
+        ("Error 404: nothing here " + " ".join(["menu"] * 30), "Example", 200, "soft-404"),
+        ("nothing", "404 - Example", 200, "soft-404"),
+        ("Access denied. You do not have permission to access this server. " + " ".join(["x"] * 30),
+         "", 200, "blocked"),
+        ("Checking your browser before accessing the site " + " ".join(["x"] * 30), "Just a moment...", 200,
+         "blocked"),
+        ("Please verify you are human to continue " + " ".join(["x"] * 30), "", 200, "blocked"),
+        ("Loading... " + " ".join(["x"] * 30), "", 200, "loading"),
+        ("You need to enable JavaScript to run this app. " + " ".join(["x"] * 30), "", 200, "loading"),
+        ("just a few words here", "Fine title", 200, "too short"),
+        (LONG, "Fine title", 500, "status 500"),
+        (LONG, "Fine title", 404, "status 404"),
+        (LONG, "Fine title", 301, "status 301"),
+        (LONG, "Fine title", 200, None),
+        (LONG, "Fine title", None, None),
+        (LONG, "Fine title", 204, None),
+    ],
+)
+def test_degenerate_reason(text: str, title: str, status: int | None, expected: str | None) -> None:
+    assert _reason(text, title, status) == expected
+
+
+def test_long_article_mentioning_page_not_found_is_content() -> None:
+    text = (
+        "When the council's website returned a page not found error for the budget documents, reporters "
+        "filed a records request instead. " + ARTICLE + " " + ARTICLE
+    )
+    assert len(words(text)) > 150
+    assert "page not found" in text
+    assert _reason(text, "Council budget documents") is None
+
+
+def test_phrase_in_title_counts_up_to_a_longer_page() -> None:
+    text = " ".join(["filler"] * 300)  # 300 words: too long for a body match, short enough for a title match
+    assert _reason(text, "Page not found") == "soft-404"
+    assert _reason(" ".join(["filler"] * 500), "Page not found") is None
+
+
+def test_min_words_threshold() -> None:
+    text = " ".join(["word"] * 30)
+    assert _reason(text, min_words=30) is None
+    assert _reason(text, min_words=31) == "too short"

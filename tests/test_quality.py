@@ -1,0 +1,65 @@
+"""Quality gate on the bundled sample crawl's ground truth (trafilatura-style eval gate).
+
+Floors a regression would break: pairwise F1 >= 0.95 at the default setting, no cluster that merges two
+true documents (templated siblings, shared disclaimers, another article in the same template), and
+no degenerate page (soft-404, access denied, loading shell) clustered with anything.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from neardup import engine
+from neardup.config import Config
+from neardup.evaluate import load_truth, pairwise_scores
+from neardup.store import Store
+
+SAMPLE = Path(__file__).resolve().parent.parent / "sample_data"
+
+
+@pytest.fixture(scope="module")
+def sample_store(tmp_path_factory):
+    store = Store(tmp_path_factory.mktemp("quality") / "sample.duckdb")
+    engine.ingest_file(store, SAMPLE / "crawl.jsonl.gz", Config(), jobs=1)
+    yield store
+    store.close()
+
+
+@pytest.fixture(scope="module")
+def truth():
+    return load_truth(SAMPLE / "truth.csv")
+
+
+def _scores(store, truth, config):
+    fp = engine.load_fingerprints(store, config, jobs=1)
+    return pairwise_scores(engine.analyze(fp, config).pages, truth)
+
+
+def test_default_setting_meets_the_gate(sample_store, truth):
+    s = _scores(sample_store, truth, Config())
+    assert s.f1 >= 0.95, s
+    assert s.precision >= 0.98, s
+    assert s.impure_clusters == 0, s
+    assert s.degenerate_in_clusters == 0, s
+    assert s.degenerate_caught == s.degenerate_total > 0, s
+
+
+def test_simhash_default_is_usable(sample_store, truth):
+    s = _scores(sample_store, truth, Config().with_method("simhash"))
+    assert s.precision >= 0.98 and s.recall >= 0.85, s
+    assert s.degenerate_in_clusters == 0, s
+
+
+def test_tag_stripping_with_jaccard_is_weaker_on_partial_copies(sample_store, truth):
+    """Print versions and syndicated copies: containment over main text finds what Jaccard misses."""
+    strip_jaccard = _scores(sample_store, truth, Config(normalize="strip", similarity="jaccard", threshold=0.8))
+    main_containment = _scores(sample_store, truth, Config())
+    assert main_containment.recall > strip_jaccard.recall
+
+
+def test_a_loose_threshold_merges_hard_negatives(sample_store, truth):
+    """The sample must be able to fail: at containment 0.6 templated siblings merge."""
+    s = _scores(sample_store, truth, Config(threshold=0.6))
+    assert s.impure_clusters > 0 and s.precision < 0.9, s
