@@ -131,7 +131,7 @@ def _parse_time(value: Any) -> datetime | None:
     if value is None or value == "":
         return None
     if isinstance(value, datetime):
-        return value.replace(tzinfo=None) if value.tzinfo is None else value.astimezone().replace(tzinfo=None)
+        return value.replace(tzinfo=None) if value.tzinfo is None else value.astimezone(UTC).replace(tzinfo=None)
     if isinstance(value, int | float):
         return datetime.fromtimestamp(value, UTC).replace(tzinfo=None) if 0 < value < 1e11 else None
     try:

@@ -5,7 +5,10 @@ from __future__ import annotations
 import multiprocessing as mp
 import os
 import queue
+import sys
 import threading
+import types
+from contextlib import contextmanager
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
@@ -22,11 +25,30 @@ def default_jobs() -> int:
         return max(1, os.cpu_count() or 1)
 
 
+@contextmanager
+def _bare_main() -> Iterator[None]:
+    """Hide the caller's __main__ while workers start.
+
+    A forkserver child re-runs the parent's main script unless it cannot find one; under Streamlit
+    that script is the app itself. Workers only need `neardup`, so they get an empty __main__.
+    Workers are started inside `submit`, which is the only place this is used.
+    """
+    main = sys.modules.get("__main__")
+    sys.modules["__main__"] = types.ModuleType("__main__")
+    try:
+        yield
+    finally:
+        if main is not None:
+            sys.modules["__main__"] = main
+
+
 def parallel_map(func: Callable[[T], R], batches: Iterable[T], *, jobs: int | None = None) -> Iterator[R]:
     """`map(func, batches)` in worker processes, results in input order, at most 2 x jobs batches in flight.
 
     With jobs == 1 it runs in this process (no start-up cost, easy to debug). `func` must be a
-    module-level function. Workers come from a forkserver: the parent may hold DuckDB threads.
+    module-level function of an importable module. Workers come from a forkserver (the parent may
+    hold DuckDB and server threads, which `fork` would copy mid-flight), started with a bare
+    __main__, so scripts need no `if __name__ == "__main__"` guard and Streamlit apps are not re-run.
     """
     jobs = jobs or default_jobs()
     if jobs <= 1:
@@ -35,7 +57,8 @@ def parallel_map(func: Callable[[T], R], batches: Iterable[T], *, jobs: int | No
     with ProcessPoolExecutor(max_workers=jobs, mp_context=mp.get_context("forkserver")) as pool:
         inflight: deque[Future[R]] = deque()
         for batch in batches:
-            inflight.append(pool.submit(func, batch))
+            with _bare_main():
+                inflight.append(pool.submit(func, batch))
             if len(inflight) >= 2 * jobs:
                 yield inflight.popleft().result()
         while inflight:

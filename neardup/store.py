@@ -305,7 +305,38 @@ class Store:
             [a, b, label, category, note, labeler, when, json.dumps(setting) if setting else None],
         )
 
+    def import_labels(self, labels: pd.DataFrame) -> int:
+        """Merge labels (e.g. a colleague's labels.csv): per pair the most recent label wins. Returns rows added
+        or updated."""
+        need = {"url_a", "url_b", "label"}
+        if not need <= set(labels.columns):
+            raise NeardupError(f"a labels file needs the columns {sorted(need)}; it has {sorted(labels.columns)}")
+        changed = 0
+        existing = {(a, b): t for a, b, t in self.cursor().execute(
+            "SELECT url_a, url_b, labeled_at FROM labels").fetchall()}
+        for row in labels.to_dict(orient="records"):
+            a, b = sorted((str(row["url_a"]), str(row["url_b"])))
+            when = pd.to_datetime(row.get("labeled_at"), errors="coerce")
+            when = None if pd.isna(when) else when.to_pydatetime().replace(tzinfo=None)
+            old = existing.get((a, b))
+            if old is not None and (when is None or when <= old):
+                continue
+            setting = row.get("setting")
+            self.record_label(
+                a, b, label=str(row["label"]), category=_clean(row.get("category")), note=_clean(row.get("note")),
+                labeler=_clean(row.get("labeler")), labeled_at=when,
+                setting=json.loads(setting) if isinstance(setting, str) and setting.startswith("{") else None,
+            )
+            changed += 1
+        return changed
+
     def labels(self) -> pd.DataFrame:
         return self.cursor().execute(
             "SELECT url_a, url_b, label, category, note, labeler, labeled_at, setting FROM labels ORDER BY labeled_at"
         ).df()
+
+
+def _clean(value: Any) -> str | None:
+    if value is None or (isinstance(value, float) and np.isnan(value)):
+        return None
+    return str(value)

@@ -10,13 +10,16 @@ from typing import Any
 
 import pytest
 
-_VOCAB = (
-    "river stone market garden winter signal harbor lantern orbit meadow copper valley thunder ribbon "
-    "castle pepper silver canyon beacon glacier walnut falcon ember tundra velvet anchor bridge candle "
-    "desert forest gravel island jungle kettle lemon marble needle oyster pillow quartz saddle timber "
-    "umbrella violet wagon yarrow zephyr acorn basil cedar dune eagle fern ginger hazel iris juniper kelp "
-    "lilac maple nutmeg olive plum quince rosemary sage thyme"
-).split()
+_VOCAB = [
+    "river", "stone", "market", "garden", "winter", "signal", "harbor", "lantern", "orbit",
+    "meadow", "copper", "valley", "thunder", "ribbon", "castle", "pepper", "silver", "canyon",
+    "beacon", "glacier", "walnut", "falcon", "ember", "tundra", "velvet", "anchor", "bridge",
+    "candle", "desert", "forest", "gravel", "island", "jungle", "kettle", "lemon", "marble",
+    "needle", "oyster", "pillow", "quartz", "saddle", "timber", "umbrella", "violet", "wagon",
+    "yarrow", "zephyr", "acorn", "basil", "cedar", "dune", "eagle", "fern", "ginger", "hazel",
+    "iris", "juniper", "kelp", "lilac", "maple", "nutmeg", "olive", "plum", "quince", "rosemary",
+    "sage", "thyme",
+]
 
 
 def words_text(rng: random.Random, n: int) -> str:

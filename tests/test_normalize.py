@@ -16,10 +16,11 @@ from neardup.normalize import (
 )
 from neardup.shingles import words
 
-_WORDS = (
-    "river stone market garden winter signal harbor lantern orbit meadow copper valley thunder "
-    "ribbon castle pepper silver canyon beacon glacier walnut falcon ember tundra velvet"
-).split()
+_WORDS = [
+    "river", "stone", "market", "garden", "winter", "signal", "harbor", "lantern", "orbit",
+    "meadow", "copper", "valley", "thunder", "ribbon", "castle", "pepper", "silver", "canyon",
+    "beacon", "glacier", "walnut", "falcon", "ember", "tundra", "velvet",
+]
 _ENTITIES = ["&amp;", "&eacute;", "&nbsp;", "&lt;b&gt;", "&#169;", "&quot;", "&uuml;ber", "&#x263A;"]
 _INLINE = ["b", "i", "em", "strong", "a", "span", "code", "small", "sup"]
 

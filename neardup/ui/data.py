@@ -1,12 +1,17 @@
-"""Cached access to the store and the engine for the app (st.cache_resource / st.cache_data)."""
+"""Cached access to the store and the engine for the app (st.cache_resource; results are read-only)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import pandas as pd
 import streamlit as st
 
-from .. import engine
+from .. import audit, engine
 from ..config import Config
 from ..store import Store
+
+SAMPLE = Path(__file__).resolve().parent.parent.parent / "sample_data" / "crawl.jsonl.gz"
 
 
 @st.cache_resource(show_spinner=False)
@@ -14,24 +19,53 @@ def get_store(path: str) -> Store:
     return Store(path)
 
 
+def progress_bar(text: str) -> tuple[engine.Progress, object]:
+    """A Streamlit progress bar and the engine callback that drives it."""
+    bar = st.progress(0.0, text=text)
+
+    def progress(stage: str, done: int, total: int) -> None:
+        frac = min(done / total, 1.0) if total else 0.0
+        label = f"{stage}: {done:,} / {total:,}" if total else f"{stage}: {done:,}"
+        bar.progress(frac, text=f"{text} ({label})")
+
+    return progress, bar
+
+
+def load_sample_if_empty(store: Store) -> bool:
+    """First start: an empty database gets the bundled sample, so there is something to see."""
+    if store.count_pages() > 0 or not SAMPLE.exists():
+        return False
+    progress, bar = progress_bar("First start: loading the bundled sample crawl")
+    engine.ingest_file(store, SAMPLE, Config(), progress=progress)
+    bar.empty()
+    return True
+
+
 @st.cache_resource(show_spinner=False, max_entries=4)
-def get_fingerprints(_store: Store, path: str, fingerprint_key: str, config: Config) -> engine.Fingerprints:
-    """Fingerprints for a setting; computed once (with a progress bar) and cached in DuckDB and here."""
-    fset = _store.fingerprint_set(fingerprint_key)
-    if fset is None:
-        bar = st.progress(0.0, text="Computing fingerprints for this setting (once)...")
-
-        def progress(stage: str, done: int, total: int) -> None:
-            frac = min(done / total, 1.0) if total else 0.0
-            bar.progress(frac, text=f"{stage}: {done:,} / {total:,}" if total else f"{stage}...")
-
-        fp = engine.load_fingerprints(_store, config, progress=progress)
+def get_fingerprints(_store: Store, path: str, fingerprint_key: str, _config: Config) -> engine.Fingerprints:
+    """Fingerprints for a setting: computed once (with a progress bar), then cached in DuckDB and here."""
+    if _store.fingerprint_set(fingerprint_key) is None or _store.count_pages_without_text(_config.norm_key):
+        progress, bar = progress_bar("Computing fingerprints for this setting (once)")
+        fp = engine.load_fingerprints(_store, _config, progress=progress)
         bar.empty()
         return fp
-    return engine.load_fingerprints(_store, config)
+    return engine.load_fingerprints(_store, _config)
 
 
-@st.cache_data(show_spinner=False, max_entries=32)
+@st.cache_resource(show_spinner=False, max_entries=16)
 def get_analysis(_store: Store, path: str, config: Config) -> engine.Analysis:
     fp = get_fingerprints(_store, path, config.fingerprint_key, config)
     return engine.analyze(fp, config)
+
+
+@st.cache_resource(show_spinner=False, max_entries=8)
+def get_candidate_pairs(_store: Store, path: str, fingerprint_key: str, similarity: str, _config: Config) -> pd.DataFrame:
+    fp = get_fingerprints(_store, path, fingerprint_key, _config)
+    return audit.candidate_pairs(fp, _config)
+
+
+def clear_caches() -> None:
+    """After new data (an ingest): drop everything derived from the database."""
+    get_fingerprints.clear()
+    get_analysis.clear()
+    get_candidate_pairs.clear()

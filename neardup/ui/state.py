@@ -10,6 +10,9 @@ from ..store import DEFAULT_DB
 
 KEY_CONFIG = "neardup.config"
 KEY_LABELER = "neardup.labeler"
+KEY_AUDIT_POS = "neardup.audit.position"
+KEY_AUDIT_PAIR = "neardup.audit.pair"  # (page_a, page_b) opened from another page
+KEY_AUDIT_SEED = "neardup.audit.seed"
 
 
 def db_path() -> str:

@@ -5,7 +5,10 @@ from __future__ import annotations
 import streamlit as st
 
 from ..config import Config
-from .state import current_config, set_config
+from ..errors import NeardupError
+from ..store import Store
+from .data import get_store, load_sample_if_empty
+from .state import current_config, db_path, set_config
 
 
 def setting_sidebar() -> Config:
@@ -44,3 +47,26 @@ def setting_sidebar() -> Config:
     )
     set_config(config)
     return config
+
+
+def open_database(*, setting: bool = True) -> tuple[Store, str, Config | None]:
+    """Every page starts here: the shared store (or a clear error), the sample on first start, the setting."""
+    path = db_path()
+    try:
+        store = get_store(path)
+    except NeardupError as exc:
+        st.error(str(exc))
+        st.stop()
+    if load_sample_if_empty(store):
+        st.toast("This database was empty: the bundled sample crawl was loaded.")
+        st.session_state["neardup.sample_notice"] = True
+    if store.count_pages() == 0:
+        st.info("This database holds no pages yet. Load a crawl dump on the **Load** page.")
+        st.stop()
+    return store, path, setting_sidebar() if setting else None
+
+
+def escaped_text(label: str, value: object) -> None:
+    """A label and an untrusted value (URL, title), shown as plain text."""
+    st.caption(label)
+    st.text(str(value) if value is not None else "")

@@ -1,0 +1,107 @@
+"""Everything the Audit / Tune / Clusters views need from the engine, as plain data."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from .config import Config
+from .engine import Fingerprints, pair_scores
+from .labels import bucket_of, bucket_tallies, estimates
+from .minhash import estimate_jaccard, minhash_many
+from .shingles import containment, jaccard, shingle_hashes, shingles, words
+from .simhash import hamming, simhash_many
+from .store import Store
+
+
+def unit_pages(fp: Fingerprints) -> pd.DataFrame:
+    """One page shown per distinct text (unit): the earliest page id, with its canonical URL and host."""
+    content = fp.pages[fp.pages["unit_id"] >= 0]
+    first = content.sort_values("page_id").groupby("unit_id", sort=True).head(1)
+    return first.set_index("unit_id")[["page_id", "canonical_url", "host", "fetched_at"]]
+
+
+def candidate_pairs(fp: Fingerprints, config: Config) -> pd.DataFrame:
+    """Stored candidate pairs at page level, with score, bucket and canonical URLs (url_a < url_b)."""
+    up = unit_pages(fp)
+    a, b = fp.pairs["a"].astype(np.int64), fp.pairs["b"].astype(np.int64)
+    pa_ = up.reindex(a)
+    pb_ = up.reindex(b)
+    ua, ub = pa_["canonical_url"].to_numpy(), pb_["canonical_url"].to_numpy()
+    swap = ua > ub
+    scores = pair_scores(fp, config)
+    df = pd.DataFrame({
+        "unit_a": np.where(swap, b, a), "unit_b": np.where(swap, a, b),
+        "page_a": np.where(swap, pb_["page_id"], pa_["page_id"]),
+        "page_b": np.where(swap, pa_["page_id"], pb_["page_id"]),
+        "url_a": np.where(swap, ub, ua), "url_b": np.where(swap, ua, ub),
+        "score": scores, "bucket": bucket_of(scores, config),
+    })
+    return df
+
+
+def labeled_pairs(pairs: pd.DataFrame, labels: pd.DataFrame) -> pd.DataFrame:
+    """Labels that match a candidate pair of the current setting, with that pair's bucket."""
+    if labels.empty or pairs.empty:
+        return pd.DataFrame(columns=["url_a", "url_b", "label", "bucket"])
+    return labels.merge(pairs[["url_a", "url_b", "bucket", "score"]], on=["url_a", "url_b"], how="inner")
+
+
+def tune_tables(fp: Fingerprints, config: Config, labels: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(per-bucket tallies, per-threshold estimates) for the Tune view."""
+    pairs = candidate_pairs(fp, config)
+    tallies = bucket_tallies(pairs["bucket"], labeled_pairs(pairs, labels))
+    return tallies, estimates(tallies, config)
+
+
+@dataclass(frozen=True, slots=True)
+class PairDetail:
+    left: dict[str, Any]
+    right: dict[str, Any]
+    exact_jaccard: float
+    exact_containment: float
+    simhash_bits: int
+    minhash_jaccard: float
+
+
+def pair_detail(store: Store, page_a: int, page_b: int, config: Config) -> PairDetail:
+    """Both pages (text, raw HTML, metadata) and their similarity by every measure, computed now."""
+    left = store.page(page_a, config.norm_key)
+    right = store.page(page_b, config.norm_key)
+    if left is None or right is None:
+        raise KeyError(f"page {page_a if left is None else page_b} is not in the database")
+    k = config.shingle_size
+    wa, wb = words(left["text"] or ""), words(right["text"] or "")
+    sa, sb = shingles(wa, k), shingles(wb, k)
+    ha, hb = shingle_hashes(wa, k), shingle_hashes(wb, k)
+    fps = simhash_many([ha, hb])
+    sigs = minhash_many([ha, hb], config.num_perm, config.seed)
+    return PairDetail(
+        left=left, right=right, exact_jaccard=jaccard(sa, sb), exact_containment=containment(sa, sb),
+        simhash_bits=hamming(int(fps[0]), int(fps[1])), minhash_jaccard=float(estimate_jaccard(sigs[0], sigs[1])),
+    )
+
+
+def cluster_table(pages: pd.DataFrame) -> pd.DataFrame:
+    """Duplicate clusters (2+ pages) by size: id, size, representative URL, hosts."""
+    clustered = pages[pages["cluster_size"].fillna(0) > 1]
+    if clustered.empty:
+        return pd.DataFrame(columns=["cluster_id", "size", "representative_url", "why", "hosts"])
+    g = clustered.groupby("cluster_id")
+    out = pd.DataFrame({
+        "size": g.size(),
+        "representative_url": g["representative_url"].first(),
+        "why": g["why"].first(),
+        "hosts": g["host"].nunique(),
+    }).reset_index()
+    return out.sort_values(["size", "cluster_id"], ascending=[False, True]).reset_index(drop=True)
+
+
+def cluster_members(pages: pd.DataFrame, cluster_id: int) -> pd.DataFrame:
+    members = pages[pages["cluster_id"] == cluster_id]
+    cols = ["page_id", "url", "canonical_url", "host", "fetched_at", "is_representative",
+            "similarity_to_representative", "rel_canonical"]
+    return members.sort_values(["is_representative", "page_id"], ascending=[False, True])[cols].reset_index(drop=True)

@@ -1,0 +1,164 @@
+"""Audit sampling and label-based estimates of precision and recall per threshold.
+
+Pairs are sampled stratified by similarity bucket (reproducible seed; already-labeled pairs skipped),
+so each bucket's labeled share of duplicates estimates that bucket's duplicate rate; estimates over
+all candidate pairs weight each bucket by its size. Intervals are Wilson score intervals per bucket,
+combined conservatively (the weighted sum of the per-bucket bounds).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from .config import Config
+
+LABELS = ("duplicate", "not", "unsure")
+CATEGORIES = (
+    "URL variant", "noise re-fetch", "stale re-crawl", "regional mirror", "syndicated", "templated siblings",
+    "degenerate", "other",
+)
+MIN_LABELS_PER_BUCKET = 5
+
+
+def bucket_edges(config: Config) -> np.ndarray:
+    """Bucket lower edges: one per bit for simhash (0..max), 0.05 wide for minhash (floor..1)."""
+    if config.method == "simhash":
+        return np.arange(0, config.simhash_max_bits + 1, dtype=np.float64)
+    lo = math.floor(config.minhash_min_similarity * 20) / 20
+    return np.round(np.arange(lo, 1.0001, 0.05), 2)
+
+
+def bucket_of(scores: np.ndarray, config: Config) -> np.ndarray:
+    """Bucket label per pair score: the bit count for simhash, the 0.05 bucket's lower edge for minhash."""
+    s = np.asarray(scores, dtype=np.float64)
+    if config.method == "simhash":
+        return s
+    return np.round(np.floor(s * 20 + 1e-9) / 20, 2)
+
+
+def is_duplicate_at(bucket: np.ndarray | float, config: Config) -> np.ndarray:
+    """Whether a bucket lies on the duplicate side of `config.threshold`."""
+    b = np.asarray(bucket, dtype=np.float64)
+    if config.method == "simhash":
+        return b <= config.threshold
+    return b >= config.threshold - 1e-9
+
+
+def wilson(successes: float, n: float, z: float = 1.96) -> tuple[float, float]:
+    """Wilson score interval for a proportion (0, 1 when n == 0)."""
+    if n <= 0:
+        return 0.0, 1.0
+    p = successes / n
+    denom = 1 + z * z / n
+    centre = (p + z * z / (2 * n)) / denom
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def sample_pairs(pairs: pd.DataFrame, *, per_bucket: int, seed: int, exclude: set[tuple[str, str]],
+                 focus: float | None = None, config: Config | None = None) -> pd.DataFrame:
+    """Up to `per_bucket` pairs from each bucket, reproducibly, skipping labeled pairs.
+
+    `pairs` needs columns `bucket`, `url_a`, `url_b` (canonical, url_a < url_b). With `focus` (a
+    threshold), buckets are ordered by their distance from it, so the audit starts where the decision is.
+    """
+    if pairs.empty:
+        return pairs
+    key = list(zip(pairs["url_a"], pairs["url_b"], strict=True))
+    todo = pairs[[k not in exclude for k in key]]
+    rng = np.random.default_rng(seed)
+    order = rng.permutation(len(todo))
+    shuffled = todo.iloc[order]
+    picked = shuffled.groupby("bucket", sort=False).head(per_bucket)
+    if focus is not None:
+        dist = (picked["bucket"] - focus).abs()
+        picked = picked.assign(_d=dist).sort_values(["_d", "bucket"], kind="stable").drop(columns="_d")
+    return picked.reset_index(drop=True)
+
+
+@dataclass(frozen=True, slots=True)
+class BucketTally:
+    bucket: float
+    pairs: int
+    labeled: int
+    duplicates: int
+    rate: float
+    rate_low: float
+    rate_high: float
+
+
+def bucket_tallies(pair_buckets: pd.Series, labeled: pd.DataFrame) -> pd.DataFrame:
+    """Per bucket: candidate pairs, labeled pairs (duplicate / not; unsure excluded), duplicate rate + Wilson."""
+    sizes = pair_buckets.value_counts().sort_index()
+    decided = labeled[labeled["label"].isin(["duplicate", "not"])]
+    counts = decided.groupby("bucket")["label"].agg(
+        labeled="size", duplicates=lambda s: int((s == "duplicate").sum())
+    )
+    rows = []
+    for bucket, n_pairs in sizes.items():
+        n_lab = int(counts["labeled"].get(bucket, 0)) if len(counts) else 0
+        n_dup = int(counts["duplicates"].get(bucket, 0)) if len(counts) else 0
+        lo, hi = wilson(n_dup, n_lab)
+        rows.append(BucketTally(float(bucket), int(n_pairs), n_lab, n_dup, n_dup / n_lab if n_lab else float("nan"), lo, hi))
+    return pd.DataFrame(rows)
+
+
+def estimates(tallies: pd.DataFrame, config: Config) -> pd.DataFrame:
+    """Estimated precision and recall over all candidate pairs, per candidate threshold (bucket edge).
+
+    precision(t) = sum_{b dup at t} N_b p_b / sum_{b dup at t} N_b
+    recall(t)    = sum_{b dup at t} N_b p_b / sum_b N_b p_b   (relative to the duplicates among candidates)
+    Buckets without labels contribute nothing and are counted in `unlabeled_pairs`.
+    """
+    t = tallies[tallies["labeled"] > 0]
+    rows = []
+    total_dup = (t["pairs"] * t["rate"]).sum()
+    total_dup_lo = (t["pairs"] * t["rate_low"]).sum()
+    total_dup_hi = (t["pairs"] * t["rate_high"]).sum()
+    for threshold in tallies["bucket"]:
+        cfg = config.replace(threshold=int(threshold) if config.method == "simhash" else float(threshold))
+        inside = t[is_duplicate_at(t["bucket"].to_numpy(), cfg)]
+        all_inside = tallies[is_duplicate_at(tallies["bucket"].to_numpy(), cfg)]
+        n = inside["pairs"].sum()
+        dup = (inside["pairs"] * inside["rate"]).sum()
+        dup_lo = (inside["pairs"] * inside["rate_low"]).sum()
+        dup_hi = (inside["pairs"] * inside["rate_high"]).sum()
+        outside_lo = total_dup_lo - dup_lo
+        outside_hi = total_dup_hi - dup_hi
+        rows.append({
+            "threshold": threshold,
+            "pairs_flagged": int(all_inside["pairs"].sum()),
+            "labels": int(inside["labeled"].sum()),
+            "unlabeled_pairs": int(all_inside.loc[all_inside["labeled"] == 0, "pairs"].sum()),
+            "precision": dup / n if n else float("nan"),
+            "precision_low": dup_lo / n if n else float("nan"),
+            "precision_high": dup_hi / n if n else float("nan"),
+            "recall": dup / total_dup if total_dup else float("nan"),
+            "recall_low": dup_lo / (dup_lo + outside_hi) if dup_lo + outside_hi else float("nan"),
+            "recall_high": dup_hi / (dup_hi + outside_lo) if dup_hi + outside_lo else float("nan"),
+        })
+    return pd.DataFrame(rows)
+
+
+def suggest_threshold(est: pd.DataFrame, tallies: pd.DataFrame, *, min_precision: float = 0.95) -> tuple[float | None, str]:
+    """The threshold with the best estimated F1 among those whose precision lower bound >= min_precision."""
+    if est.empty or est["labels"].sum() == 0:
+        return None, "no labels yet: label pairs in the Audit page first"
+    ok = est[(est["precision_low"] >= min_precision) & est["recall"].notna()]
+    if ok.empty:
+        return None, f"no threshold reaches a precision lower bound of {min_precision:.0%} with the labels so far"
+    f1 = 2 * ok["precision"] * ok["recall"] / (ok["precision"] + ok["recall"])
+    best = ok.loc[f1.idxmax()]
+    thin = tallies[(tallies["labeled"] > 0) & (tallies["labeled"] < MIN_LABELS_PER_BUCKET)]
+    reason = (
+        f"best estimated F1 ({f1.max():.2f}: precision {best['precision']:.2f} "
+        f"[{best['precision_low']:.2f}-{best['precision_high']:.2f}], recall {best['recall']:.2f}) among thresholds "
+        f"whose precision lower bound is at least {min_precision:.0%}; based on {int(tallies['labeled'].sum())} labels"
+    )
+    if len(thin):
+        reason += f"; {len(thin)} bucket(s) have fewer than {MIN_LABELS_PER_BUCKET} labels"
+    return float(best["threshold"]), reason

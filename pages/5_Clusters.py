@@ -1,0 +1,44 @@
+"""Clusters: by size, members with the representative and why; open a member pair in Audit."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from neardup.audit import cluster_members, cluster_table
+from neardup.ui.data import get_analysis
+from neardup.ui.state import KEY_AUDIT_PAIR
+from neardup.ui.widgets import open_database
+
+st.set_page_config(page_title="neardup · Clusters", layout="wide")
+st.title("Clusters")
+store, path, config = open_database()
+analysis = get_analysis(store, path, config)
+clusters = cluster_table(analysis.pages)
+if clusters.empty:
+    st.info("No duplicate clusters at this threshold.")
+    st.stop()
+
+st.caption(f"{len(clusters):,} duplicate clusters; the representative is the member named by rel=canonical, "
+           "else the earliest fetch, else the shortest URL.")
+event = st.dataframe(clusters, hide_index=True, width="stretch", height=300, on_select="rerun",
+                     selection_mode="single-row", key="neardup.clusters.table")
+rows = event.selection.rows if event and event.selection else []
+cluster_id = int(clusters.iloc[rows[0]]["cluster_id"]) if rows else int(clusters.iloc[0]["cluster_id"])
+
+members = cluster_members(analysis.pages, cluster_id)
+rep = members[members["is_representative"]].iloc[0]
+st.subheader(f"Cluster {cluster_id}: {len(members)} pages")
+st.caption(f"Representative ({clusters.set_index('cluster_id').loc[cluster_id, 'why']}):")
+st.code(rep["url"], language=None, wrap_lines=True)
+unit = "bits" if config.method == "simhash" else "Jaccard est."
+st.dataframe(members, hide_index=True, width="stretch", column_config={
+    "similarity_to_representative": st.column_config.NumberColumn(f"similarity to rep. ({unit})", format="%.2f"),
+})
+
+others = members[~members["is_representative"]]
+if len(others):
+    choice = st.selectbox("Compare with the representative", others["url"].tolist())
+    if st.button("Open this pair in Audit"):
+        other = others[others["url"] == choice].iloc[0]
+        st.session_state[KEY_AUDIT_PAIR] = (int(rep["page_id"]), int(other["page_id"]))
+        st.switch_page("pages/3_Audit.py")

@@ -1,0 +1,42 @@
+"""Export: clusters.csv, dupcheck.yaml, labels.csv; import a colleague's labels."""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from neardup.config import dump_config
+from neardup.errors import NeardupError
+from neardup.export import clusters_frame
+from neardup.report import describe_setting
+from neardup.ui.data import get_analysis
+from neardup.ui.widgets import open_database
+
+st.set_page_config(page_title="neardup · Export", layout="wide")
+st.title("Export")
+store, path, config = open_database()
+analysis = get_analysis(store, path, config)
+st.caption(describe_setting(analysis))
+
+clusters = clusters_frame(analysis)
+labels = store.labels()
+c1, c2, c3 = st.columns(3)
+c1.download_button("clusters.csv", clusters.to_csv(index=False), "clusters.csv", "text/csv", type="primary",
+                   help="One row per page: cluster, representative, similarity, setting.")
+c2.download_button("dupcheck.yaml", dump_config(config), "dupcheck.yaml", "application/yaml",
+                   help="Replays this setting: neardup report --config dupcheck.yaml")
+c3.download_button("labels.csv", labels.to_csv(index=False), "labels.csv", "text/csv", disabled=labels.empty,
+                   help=f"{len(labels)} labels")
+st.dataframe(clusters.head(200), hide_index=True, width="stretch")
+st.caption(f"First 200 of {len(clusters):,} rows.")
+
+st.subheader("Import labels")
+uploaded = st.file_uploader("A labels.csv from a colleague (merged: the latest label of each pair wins)", type=["csv"])
+if uploaded is not None and st.session_state.get("neardup.labels_upload") != (uploaded.name, uploaded.size):
+    st.session_state["neardup.labels_upload"] = (uploaded.name, uploaded.size)
+    try:
+        added = store.import_labels(pd.read_csv(uploaded))
+    except (NeardupError, pd.errors.ParserError, ValueError) as exc:
+        st.error(f"Could not import {uploaded.name}: {exc}")
+    else:
+        st.success(f"{added} labels added or updated from {uploaded.name}.")

@@ -1,0 +1,233 @@
+"""The CLI: ingest, report, export and replay; bad input exits 2 with one line on stderr."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import yaml
+from conftest import Crawl, write_jsonl
+
+from neardup.cli import main
+from neardup.config import default_threshold, load_config
+from neardup.export import COLUMNS
+
+SETTING = ["--method", "simhash", "--threshold", "5", "--shingle-size", "4"]
+
+
+def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.fixture
+def db(tmp_path: Path, crawl_file: Path, capsys: pytest.CaptureFixture[str]) -> str:
+    path = str(tmp_path / "cli.duckdb")
+    code, out, _ = _run(capsys, "ingest", str(crawl_file), "--db", path, "--jobs", "1")
+    assert code == 0
+    assert f"{crawl_file}: 40 pages loaded, 0 records rejected" in out
+    return path
+
+
+def _report_json(capsys: pytest.CaptureFixture[str], db: str, *argv: str) -> dict:
+    code, out, _ = _run(capsys, "report", "--json", "--db", db, "--jobs", "1", *argv)
+    assert code == 0
+    return json.loads(out)
+
+
+def test_ingest_reports_rejects_and_is_idempotent(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                  crawl: Crawl) -> None:
+    dump = tmp_path / "messy.jsonl"
+    write_jsonl(dump, crawl.records[:5])
+    with open(dump, "ab") as f:
+        f.write(b"{not json\n")
+        f.write(json.dumps({"html": "<p>x</p>"}).encode() + b"\n")
+    db = str(tmp_path / "m.duckdb")
+    code, out, _ = _run(capsys, "ingest", str(dump), "--db", db, "--jobs", "1")
+    assert code == 0
+    assert "5 pages loaded, 2 records rejected" in out
+    assert "malformed JSON" in out and "missing url" in out
+    assert "ingest_errors" in out
+    code, out, _ = _run(capsys, "ingest", str(dump), "--db", db, "--jobs", "1")
+    assert code == 0
+    assert "already loaded" in out
+
+
+def test_report_text(db: str, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = _run(capsys, "report", "--db", db, "--jobs", "1")
+    assert code == 0
+    assert "neardup report" in out
+    assert "minhash" in out and "containment >= 0.8" in out
+    assert re.search(r"^\s+total pages\s+40$", out, re.MULTILINE)
+    assert re.search(r"^\s+degenerate pages \(set aside\)\s+2\s+5\.0%$", out, re.MULTILINE)
+    assert re.search(r"^\s+exact duplicates .*\s18\s+45\.0%$", out, re.MULTILINE)
+    assert "degenerate by reason: soft-404 2" in out
+    assert "news.example.com" in out
+
+
+def test_report_json_has_the_numbers(db: str, capsys: pytest.CaptureFixture[str]) -> None:
+    d = _report_json(capsys, db)
+    n = d["numbers"]
+    assert n["total_pages"] == 40
+    assert n["content_pages"] + n["degenerate_pages"] == 40
+    assert n["exact_duplicates"] + n["near_duplicates"] + n["unique_pages"] == n["content_pages"]
+    assert (n["exact_duplicates"], n["near_duplicates"], n["degenerate_pages"]) == (18, 4, 2)
+    assert all(isinstance(v, int | float) for v in n.values())
+    assert d["degenerate_by_reason"] == {"soft-404": 2}
+    assert d["setting"]["method"] == "minhash"
+    assert d["top_hosts"][0]["host"] == "news.example.com"
+
+
+def test_flags_change_the_setting(db: str, capsys: pytest.CaptureFixture[str]) -> None:
+    d = _report_json(capsys, db, *SETTING)
+    assert (d["setting"]["method"], d["setting"]["threshold"], d["setting"]["shingle_size"]) == ("simhash", 5, 4)
+    # a method switch without a threshold takes that method's default
+    d = _report_json(capsys, db, "--method", "simhash")
+    assert d["setting"]["threshold"] == default_threshold("simhash")
+    # tight thresholds find fewer near duplicates than loose ones
+    tight = _report_json(capsys, db, "--method", "simhash", "--threshold", "0")["numbers"]["near_duplicates"]
+    loose = _report_json(capsys, db, "--method", "simhash", "--threshold", "8")["numbers"]["near_duplicates"]
+    assert tight == 0 < loose == 4
+
+
+def test_export_and_replay(db: str, tmp_path: Path, capsys: pytest.CaptureFixture[str], crawl: Crawl) -> None:
+    out_csv = tmp_path / "out" / "clusters.csv"
+    out_csv.parent.mkdir()
+    code, out, _ = _run(capsys, "export", "--db", db, "--jobs", "1", "--out", str(out_csv), *SETTING)
+    assert code == 0
+    yaml_path = out_csv.with_name("dupcheck.yaml")
+    assert str(yaml_path) in out and yaml_path.exists()
+
+    df = pd.read_csv(out_csv)
+    assert list(df.columns) == COLUMNS == [
+        "url", "cluster_id", "cluster_size", "is_representative", "representative_url",
+        "similarity_to_representative", "method", "shingle_size", "threshold", "degenerate",
+    ]
+    assert len(df) == len(crawl.records)
+    assert sorted(df["url"]) == sorted(r["url"] for r in crawl.records)
+    assert set(df["method"]) == {"simhash"}
+    assert set(df["shingle_size"]) == {4}
+    assert set(df["threshold"]) == {5}
+    soft = df[df["degenerate"].fillna("") != ""]
+    assert list(soft["degenerate"]) == ["soft-404", "soft-404"]
+    assert soft["cluster_id"].isna().all()
+    assert not soft["is_representative"].any()
+    clustered = df[df["cluster_id"].notna()]
+    assert clustered.groupby("cluster_id")["is_representative"].sum().eq(1).all()
+    sizes = clustered.groupby("cluster_id").size()
+    assert (clustered["cluster_size"] == clustered["cluster_id"].map(sizes)).all()
+
+    saved = yaml.safe_load(yaml_path.read_text())
+    assert (saved["method"], saved["threshold"], saved["shingle_size"]) == ("simhash", 5, 4)
+    config = load_config(yaml_path)
+    assert (config.method, config.threshold, config.shingle_size) == ("simhash", 5, 4)
+
+    exported = _report_json(capsys, db, *SETTING)
+    replayed = _report_json(capsys, db, "--config", str(yaml_path))
+    assert replayed["numbers"] == exported["numbers"]
+    assert replayed["setting"] == exported["setting"]
+    default = _report_json(capsys, db)
+    assert default["setting"] != replayed["setting"]
+
+
+def test_export_config_out(db: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, _ = _run(capsys, "export", "--db", db, "--jobs", "1", "--out", str(tmp_path / "c.csv"),
+                      "--config-out", str(tmp_path / "run.yaml"))
+    assert code == 0
+    assert (tmp_path / "run.yaml").exists()
+    assert not (tmp_path / "dupcheck.yaml").exists()
+
+
+def _one_line_error(err: str, *needles: str) -> None:
+    lines = err.strip().splitlines()
+    assert len(lines) == 1, err
+    assert "error" in lines[0]
+    for needle in needles:
+        assert needle in lines[0], (needle, lines[0])
+
+
+@pytest.mark.parametrize(
+    ("argv", "needles"),
+    [
+        (["report", "--threshold", "2.0"], ["threshold", "2.0"]),
+        (["report", "--method", "simhash", "--threshold", "2.5"], ["2.5"]),
+        (["report", "--method", "simhash", "--threshold", "40"], ["40"]),
+        (["report", "--shingle-size", "0"], ["shingle_size", "0"]),
+    ],
+)
+def test_bad_settings_exit_2(db: str, capsys: pytest.CaptureFixture[str], argv: list[str], needles: list[str]) -> None:
+    code, out, err = _run(capsys, *argv, "--db", db, "--jobs", "1")
+    assert code == 2
+    assert out == ""
+    _one_line_error(err, *needles)
+
+
+@pytest.mark.parametrize(
+    ("argv", "needles"),
+    [
+        (["report", "--method", "jaccard"], ["invalid choice", "jaccard"]),
+        (["report", "--threshold", "high"], ["invalid float", "high"]),
+        (["frobnicate"], ["invalid choice", "frobnicate"]),
+        ([], ["required"]),
+    ],
+)
+def test_bad_options_exit_2(capsys: pytest.CaptureFixture[str], argv: list[str], needles: list[str]) -> None:
+    with pytest.raises(SystemExit) as exc:
+        main(argv)
+    assert exc.value.code == 2
+    out, err = capsys.readouterr()
+    assert out == ""
+    _one_line_error(err, *needles)
+
+
+def test_missing_db_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    missing = tmp_path / "nothing.duckdb"
+    for cmd in (["report"], ["export", "--out", str(tmp_path / "x.csv")]):
+        code, out, err = _run(capsys, *cmd, "--db", str(missing))
+        assert code == 2
+        _one_line_error(err, "no database", str(missing))
+    assert not missing.exists()
+
+
+def test_not_a_dump_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    png = tmp_path / "image.png"
+    png.write_bytes(b"\x89PNG\r\n\x1a\n" + bytes(range(256)))
+    db = str(tmp_path / "d.duckdb")
+    code, _, err = _run(capsys, "ingest", str(png), "--db", db, "--jobs", "1")
+    assert code == 2
+    _one_line_error(err, "image.png", "not a crawl dump")
+    # nothing was loaded: a report says so, in one line
+    code, _, err = _run(capsys, "report", "--db", db)
+    assert code == 2
+    _one_line_error(err, "holds no pages")
+
+
+def test_bad_config_file_exits_2(db: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("method: simhash\nthreshold: 99\n")
+    code, _, err = _run(capsys, "report", "--db", db, "--config", str(bad))
+    assert code == 2
+    _one_line_error(err, "99")
+    code, _, err = _run(capsys, "report", "--db", db, "--config", str(tmp_path / "absent.yaml"))
+    assert code == 2
+    _one_line_error(err, "config file not found")
+
+
+def test_console_script(tmp_path: Path, crawl_file: Path) -> None:
+    script = Path(sys.executable).with_name("neardup")
+    assert script.exists()
+    help_run = subprocess.run([str(script), "--help"], capture_output=True, text=True, timeout=120)
+    assert help_run.returncode == 0
+    for command in ("ingest", "report", "export", "evaluate", "app"):
+        assert command in help_run.stdout
+    db = str(tmp_path / "sub.duckdb")
+    ing = subprocess.run([sys.executable, "-m", "neardup.cli", "ingest", str(crawl_file), "--db", db, "--jobs", "1"],
+                         capture_output=True, text=True, timeout=120)
+    assert ing.returncode == 0, ing.stderr
+    assert "40 pages loaded" in ing.stdout

@@ -1,0 +1,143 @@
+"""Config: range checks name the bad value; dupcheck.yaml round-trips a run exactly."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import pytest
+import yaml
+
+from neardup.config import (
+    Config,
+    default_threshold,
+    dump_config,
+    load_config,
+    save_config,
+)
+from neardup.errors import ConfigError, NeardupError
+
+
+@pytest.mark.parametrize(
+    ("changes", "needle"),
+    [
+        ({"normalize": "readability"}, "'readability'"),
+        ({"method": "lsh"}, "'lsh'"),
+        ({"similarity": "cosine"}, "'cosine'"),
+        ({"shingle_size": 0}, "shingle_size must be an integer from 1 to 20, not 0"),
+        ({"shingle_size": 21}, "not 21"),
+        ({"shingle_size": 2.5}, "not 2.5"),
+        ({"num_perm": 8}, "num_perm must be from 16 to 1024, not 8"),
+        ({"num_perm": 4096}, "not 4096"),
+        ({"simhash_max_bits": 17}, "not 17"),
+        ({"minhash_min_similarity": 0.01}, "not 0.01"),
+        ({"threshold": 1.5}, "not 1.5"),
+        ({"threshold": 0.2}, "not 0.2"),  # below the loosest similarity offered (0.3)
+        ({"method": "simhash", "threshold": 2.5}, "not 2.5"),
+        ({"method": "simhash", "threshold": 9}, "not 9"),  # beyond simhash_max_bits (8)
+        ({"method": "simhash", "threshold": -1}, "not -1"),
+        ({"min_size_ratio": 0}, "min_size_ratio must be in (0, 1], not 0"),
+        ({"min_size_ratio": 1.2}, "not 1.2"),
+        ({"min_words": 3}, "min_words (3) must be at least the shingle size (5)"),
+        ({"strip_tags": ()}, "strip_tags"),
+        ({"strip_tags": ("nav", "div class")}, "div class"),
+    ],
+)
+def test_range_checks_name_the_bad_value(changes: dict, needle: str) -> None:
+    with pytest.raises(ConfigError) as exc:
+        Config(**changes)
+    assert needle in str(exc.value)
+    assert isinstance(exc.value, NeardupError)
+
+
+def test_valid_edges() -> None:
+    Config(method="simhash", threshold=0)
+    Config(method="simhash", threshold=8)
+    Config(method="simhash", threshold=12, simhash_max_bits=16)
+    Config(threshold=1.0)
+    Config(threshold=0.3)
+    Config(shingle_size=20, min_words=20)
+    Config(min_size_ratio=1)
+
+
+def test_config_is_frozen() -> None:
+    c = Config()
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        c.threshold = 0.5  # type: ignore[misc]
+    assert c.replace(threshold=0.5).threshold == 0.5
+    assert c.threshold != 0.5
+
+
+def test_with_method_moves_the_threshold() -> None:
+    c = Config().with_method("simhash")
+    assert (c.method, c.threshold) == ("simhash", default_threshold("simhash"))
+    assert c.with_method("minhash").threshold == Config().threshold
+
+
+def test_fingerprint_key_ignores_the_threshold_only() -> None:
+    base = Config()
+    assert base.replace(threshold=0.9).fingerprint_key == base.fingerprint_key
+    for change in ({"shingle_size": 4}, {"num_perm": 64}, {"seed": 2}, {"similarity": "jaccard"},
+                   {"normalize": "strip"}, {"min_size_ratio": 0.3}):
+        assert base.replace(**change).fingerprint_key != base.fingerprint_key, change
+    assert Config(normalize="strip", strip_tags=("nav", "footer")).norm_key == "strip:footer,nav"
+    assert Config(normalize="main", strip_tags=("nav",)).norm_key == "main"
+
+
+@pytest.mark.parametrize(
+    "config",
+    [
+        Config(),
+        Config(method="simhash", threshold=5, shingle_size=4),
+        Config(normalize="strip", strip_tags=("nav", "footer", "aside"), similarity="jaccard", threshold=0.65,
+               num_perm=256, seed=7, min_size_ratio=0.25, min_words=12, minhash_min_similarity=0.4),
+    ],
+)
+def test_yaml_round_trip(tmp_path: Path, config: Config) -> None:
+    path = tmp_path / "dupcheck.yaml"
+    save_config(config, path)
+    assert load_config(path) == config
+    assert load_config(path).fingerprint_key == config.fingerprint_key
+    text = path.read_text()
+    assert text.startswith("# neardup run settings")
+    data = yaml.safe_load(text)
+    assert data["neardup"] == 1
+    assert data["strip_tags"] == list(config.strip_tags)
+
+
+def test_simhash_threshold_is_written_as_whole_bits() -> None:
+    data = yaml.safe_load(dump_config(Config(method="simhash", threshold=5.0)))
+    assert data["threshold"] == 5
+    assert isinstance(data["threshold"], int)
+
+
+def test_partial_config_file_uses_defaults(tmp_path: Path) -> None:
+    path = tmp_path / "c.yaml"
+    path.write_text("method: simhash\nshingle_size: 4\n")
+    c = load_config(path)
+    assert (c.method, c.shingle_size, c.threshold) == ("simhash", 4, default_threshold("simhash"))
+    assert c.num_perm == Config().num_perm
+
+
+@pytest.mark.parametrize(
+    ("text", "needle"),
+    [
+        ("method: simhash\nthreshold: 99\n", "not 99"),
+        ("treshold: 0.5\n", "unknown setting(s) in config: treshold"),
+        ("- just\n- a list\n", "must hold a mapping"),
+        ("method: [unclosed\n", "not valid YAML"),
+        ("shingle_size: five\n", "five"),
+        ("num_perm: many\n", "bad config value"),
+    ],
+)
+def test_bad_config_files(tmp_path: Path, text: str, needle: str) -> None:
+    path = tmp_path / "bad.yaml"
+    path.write_text(text)
+    with pytest.raises(ConfigError) as exc:
+        load_config(path)
+    assert needle in str(exc.value)
+
+
+def test_missing_config_file(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="config file not found"):
+        load_config(tmp_path / "nope.yaml")

@@ -1,0 +1,220 @@
+"""End to end on a generated crawl: the numbers add up, mirrors cluster, soft-404s stay out."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from conftest import Crawl, make_crawl, write_jsonl
+
+from neardup import engine
+from neardup.config import Config
+from neardup.store import Store
+
+# simhash distances of the near edits on this crawl are 1..3 bits: 4 leaves a margin
+SETTINGS = {
+    "minhash": Config(method="minhash", threshold=0.8),
+    "simhash": Config(method="simhash", threshold=4),
+    "minhash-strip": Config(method="minhash", threshold=0.8, normalize="strip"),
+    "simhash-strip": Config(method="simhash", threshold=4, normalize="strip"),
+}
+
+
+@pytest.fixture(scope="module")
+def loaded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Store, Crawl]]:
+    tmp = tmp_path_factory.mktemp("engine")
+    crawl = make_crawl()
+    path = write_jsonl(tmp / "crawl.jsonl", crawl.records)
+    store = Store(tmp / "crawl.duckdb")
+    summary = engine.ingest_file(store, path, Config(), jobs=1)
+    assert (summary.loaded, summary.errors) == (len(crawl.records), 0)
+    yield store, crawl
+    store.close()
+
+
+def _analysis(store: Store, config: Config) -> engine.Analysis:
+    return engine.analyze(engine.load_fingerprints(store, config, jobs=1), config)
+
+
+def _by_line(analysis: engine.Analysis) -> pd.DataFrame:
+    return analysis.pages.set_index("line").sort_index()
+
+
+@pytest.mark.parametrize("name", list(SETTINGS))
+def test_numbers_add_up(loaded: tuple[Store, Crawl], name: str) -> None:
+    store, crawl = loaded
+    n = _analysis(store, SETTINGS[name]).numbers
+    assert n["total_pages"] == len(crawl.records) == 40
+    assert n["content_pages"] + n["degenerate_pages"] == n["total_pages"]
+    assert n["exact_duplicates"] + n["near_duplicates"] + n["unique_pages"] == n["content_pages"]
+    assert n["redundant_pages"] == n["exact_duplicates"] + n["near_duplicates"]
+    # what the crawl was built with
+    n_articles, n_edits = len(crawl.article_groups), len(crawl.near_edits)
+    assert n["degenerate_pages"] == len(crawl.soft404s) == 2
+    assert n["byte_identical_duplicates"] == 2 * n_articles  # utm mirror and http twin: same bytes
+    assert n["exact_duplicates"] == 3 * n_articles           # + the re-fetch with a new CSRF token
+    assert n["near_duplicates"] == n_edits
+    assert n["unique_pages"] == n_articles + len(crawl.uniques)
+    assert n["duplicate_clusters"] == n_articles
+    assert n["largest_cluster"] == 5
+    assert n["redundant_pct"] == pytest.approx(100 * n["redundant_pages"] / 40, abs=0.01)
+
+
+@pytest.mark.parametrize("name", list(SETTINGS))
+def test_mirrors_cluster_together_and_soft404s_never(loaded: tuple[Store, Crawl], name: str) -> None:
+    store, crawl = loaded
+    pages = _by_line(_analysis(store, SETTINGS[name]))
+    cluster = {line: pages.loc[line, "cluster_id"] for line in pages.index}
+
+    def cid(i: int) -> object:
+        return cluster[i + 1]  # record i is on line i + 1
+
+    seen = set()
+    for a, group in enumerate(crawl.article_groups):
+        ids = {cid(i) for i in group}
+        if a in crawl.near_edits:
+            ids.add(cid(crawl.near_edits[a]))
+        assert len(ids) == 1, (a, ids)
+        (only,) = ids
+        assert not pd.isna(only)
+        assert only not in seen  # different articles stay apart
+        seen.add(only)
+    for i in crawl.uniques:
+        line = i + 1
+        assert pages.loc[line, "cluster_size"] == 1
+        assert bool(pages.loc[line, "is_representative"])
+    for i in crawl.soft404s:
+        row = pages.loc[i + 1]
+        assert row["degenerate"] == "soft-404"
+        assert pd.isna(row["cluster_id"])
+        assert not bool(row["is_representative"])
+        assert row["unit_id"] == -1
+
+
+def test_representative_is_the_earliest_fetch(loaded: tuple[Store, Crawl]) -> None:
+    store, crawl = loaded
+    pages = _by_line(_analysis(store, SETTINGS["minhash"]))
+    for group in crawl.article_groups:
+        original = crawl.records[group[0]]
+        line = group[0] + 1
+        members = pages[pages["cluster_id"] == pages.loc[line, "cluster_id"]]
+        reps = members[members["is_representative"]]
+        assert len(reps) == 1
+        assert reps.index[0] == line  # fetched first
+        assert (members["representative_url"] == "https://news.example.com/" + original["url"].rsplit("/", 1)[1]).all()
+        assert (members["why"] == "earliest fetch").all()
+
+
+def test_similarity_to_representative(loaded: tuple[Store, Crawl]) -> None:
+    store, crawl = loaded
+    for name, exact in (("minhash", 1.0), ("simhash", 0.0)):
+        pages = _by_line(_analysis(store, SETTINGS[name]))
+        for a, group in enumerate(crawl.article_groups):
+            for i in group:
+                assert pages.loc[i + 1, "similarity_to_representative"] == exact
+            if a in crawl.near_edits:
+                sim = pages.loc[crawl.near_edits[a] + 1, "similarity_to_representative"]
+                if name == "minhash":
+                    assert 0.8 <= sim < 1.0
+                else:
+                    assert 1 <= sim <= 4
+        for i in crawl.soft404s:
+            assert np.isnan(pages.loc[i + 1, "similarity_to_representative"])
+
+
+def test_tighter_threshold_never_increases_near_duplicates(loaded: tuple[Store, Crawl]) -> None:
+    store, _ = loaded
+    simhash = SETTINGS["simhash"]
+    fp = engine.load_fingerprints(store, simhash, jobs=1)
+    near = [engine.analyze(fp, simhash.replace(threshold=t)).numbers["near_duplicates"] for t in range(8, -1, -1)]
+    assert near == sorted(near, reverse=True)  # from loosest (8 bits) to tightest (0)
+    assert near[0] == 4 and near[-1] == 0
+
+    minhash = SETTINGS["minhash"]
+    fp = engine.load_fingerprints(store, minhash, jobs=1)
+    results = [engine.analyze(fp, minhash.replace(threshold=t)).numbers
+               for t in (0.3, 0.5, 0.8, 0.9, 0.95, 0.99, 1.0)]
+    near = [r["near_duplicates"] for r in results]
+    assert near == sorted(near, reverse=True)
+    assert near[0] == 4
+    # exact duplicates do not depend on the threshold
+    assert {r["exact_duplicates"] for r in results} == {18}
+
+
+def test_fingerprints_are_cached(loaded: tuple[Store, Crawl]) -> None:
+    store, _ = loaded
+    config = SETTINGS["simhash"].replace(shingle_size=3)
+    first = engine.ensure_fingerprints(store, config, jobs=1)
+    second = engine.ensure_fingerprints(store, config, jobs=1)
+    assert first["computed_at"] == second["computed_at"]
+    assert first["n_units"] == second["n_units"] == 20
+    # a threshold change shares the fingerprints; a shingle-size change does not
+    assert engine.ensure_fingerprints(store, config.replace(threshold=1), jobs=1)["computed_at"] == first["computed_at"]
+    other = engine.ensure_fingerprints(store, config.replace(shingle_size=4), jobs=1)
+    assert other["fingerprint_key"] != first["fingerprint_key"]
+
+
+def test_texts_are_normalized_once(loaded: tuple[Store, Crawl]) -> None:
+    store, _ = loaded
+    strip = Config(normalize="strip")
+    engine.ensure_texts(store, strip, jobs=1)
+    assert engine.ensure_texts(store, strip, jobs=1) == 0
+    assert store.count_pages_without_text(strip.norm_key) == 0
+
+
+def test_analyze_refuses_other_fingerprints(loaded: tuple[Store, Crawl]) -> None:
+    store, _ = loaded
+    fp = engine.load_fingerprints(store, SETTINGS["simhash"], jobs=1)
+    with pytest.raises(ValueError, match="same setting"):
+        engine.analyze(fp, SETTINGS["minhash"])
+
+
+def test_hosts_table(loaded: tuple[Store, Crawl]) -> None:
+    store, _ = loaded
+    hosts = _analysis(store, SETTINGS["minhash"]).hosts.set_index("host")
+    # story pages (24) + uniques (10) on news.example.com; its 18 exact copies are redundant there
+    assert hosts.loc["news.example.com", "pages"] == 34
+    assert hosts.loc["news.example.com", "redundant"] == 18
+    assert hosts.loc["blog.example.org", "pages"] == 4
+    assert hosts.loc["blog.example.org", "redundant"] == 4
+    assert hosts["pages"].sum() == 38  # content pages only
+
+
+def test_rel_canonical_picks_the_representative(tmp_path: Path) -> None:
+    crawl = make_crawl(n_articles=2, n_edits=0, n_unique=2)
+    # a late copy of story 0 at its own URL, named by the utm mirror's rel=canonical: it beats the earliest fetch
+    target = "https://news.example.com/story-0-canonical"
+    crawl.records.append({**crawl.records[0], "url": target, "fetched_at": "2025-01-01"})
+    crawl.records[1] = {**crawl.records[1], "html": crawl.records[1]["html"].replace(
+        "<head>", f"<head><link rel='canonical' href='{target}'>")}
+    path = write_jsonl(tmp_path / "c.jsonl", crawl.records)
+    with Store(tmp_path / "c.duckdb") as store:
+        engine.ingest_file(store, path, Config(), jobs=1)
+        pages = _by_line(_analysis(store, Config()))
+    line = len(crawl.records)
+    assert bool(pages.loc[line, "is_representative"])
+    assert pages.loc[line, "why"] == "named by rel=canonical"
+    assert (pages[pages["cluster_id"] == pages.loc[line, "cluster_id"]]["representative_url"] == target).all()
+
+
+def test_empty_store_analysis(tmp_path: Path) -> None:
+    with Store(tmp_path / "empty.duckdb") as store:
+        n = _analysis(store, Config()).numbers
+    assert n["total_pages"] == n["content_pages"] == n["unique_pages"] == 0
+    assert n["redundant_pct"] == 0.0
+
+
+def test_boilerplate_only_crawl_warns(tmp_path: Path) -> None:
+    # 25 identical pages: one cluster of 25 trips the "largest cluster" warning
+    body = " ".join(f"term{i}" for i in range(120))
+    recs = [{"url": f"https://e.com/p{i}", "html": f"<html><body><p>{body}</p></body></html>"} for i in range(25)]
+    path = write_jsonl(tmp_path / "b.jsonl", recs)
+    with Store(tmp_path / "b.duckdb") as store:
+        engine.ingest_file(store, path, Config(), jobs=1)
+        analysis = _analysis(store, Config())
+    assert analysis.numbers["largest_cluster"] == 25
+    assert analysis.numbers["exact_duplicates"] == 24
+    assert any("largest cluster holds 25 pages" in w for w in analysis.warnings)

@@ -1,0 +1,355 @@
+"""Ingest: formats, bad records as (line, reason), idempotent re-ingest, files that are not dumps."""
+
+from __future__ import annotations
+
+import csv
+import gzip
+import json
+import shutil
+import time
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from conftest import page_html, write_jsonl
+
+from neardup import engine
+from neardup.config import Config
+from neardup.errors import NotACrawlDump
+from neardup.ingest import MAX_PAGE_BYTES, RawLine, detect_format, validate
+from neardup.store import Store
+
+CONFIG = Config()
+
+
+def _good(i: int, **extra: object) -> dict:
+    body = " ".join(f"word{i}x{j}" for j in range(60))
+    return {"url": f"https://site.example.com/p/{i}", "fetched_at": f"2024-01-{i + 1:02d}T08:00:00Z",
+            "status": 200, "html": page_html(f"Page {i}", body), **extra}
+
+
+def _line(obj: object) -> bytes:
+    return json.dumps(obj).encode("utf-8") + b"\n"
+
+
+@pytest.fixture(scope="module")
+def messy_dump(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, int], dict[int, str]]:
+    """A JSONL file with good and bad records. Returns (path, line of each good url, reason per bad line)."""
+    path = tmp_path_factory.mktemp("messy") / "messy.jsonl"
+    huge_html = "<html><body><p>" + "filler " * (20 * 1024 * 1024 // 7) + "</p></body></html>"
+    assert len(huge_html) > 2 * MAX_PAGE_BYTES
+    first = _good(0)
+    lines: list[bytes] = [
+        _line(first),                                                             # 1
+        _line(_good(1)),                                                          # 2
+        b'{"url": "https://site.example.com/broken", "html": "<p>cut off\n',      # 3 malformed JSON
+        b'{"url": "https://site.example.com/latin1", "html": "<p>caf\xe9</p>"}\n',  # 4 invalid UTF-8
+        _line({"html": "<p>no url here</p>", "fetched_at": "2024-01-01"}),         # 5 missing url
+        _line({"url": "https://site.example.com/nobody", "status": 200}),          # 6 no html or text
+        _line({"url": "https://site.example.com/blank", "html": "   \n  "}),       # 7 blank html
+        _line({"url": "https://site.example.com/huge", "html": huge_html}),        # 8 too large
+        _line(first),                                                             # 9 duplicate of line 1
+        _line({**first, "fetched_at": "2024-06-01T08:00:00Z"}),                   # 10 re-fetch: kept
+        _line({"url": "https://site.example.com/plain", "text": "plain text " * 40}),  # 11 text, no html
+        _line(_good(2, lang="en", crawl_id=7, tags=["a", "b"])),                  # 12 extra fields
+        b"\n",                                                                    # 13 blank line: skipped
+        _line([1, 2, 3]),                                                         # 14 not an object
+        _line(_good(3)),                                                          # 15
+    ]
+    path.write_bytes(b"".join(lines))
+    good = {"https://site.example.com/p/0": 1, "https://site.example.com/p/1": 2,
+            "https://site.example.com/plain": 11, "https://site.example.com/p/2": 12,
+            "https://site.example.com/p/3": 15}
+    bad = {3: "malformed JSON", 4: "invalid UTF-8", 5: "missing url", 6: "missing html or text",
+           7: "empty page", 8: "page too large", 9: "duplicate record", 14: "not a JSON object"}
+    return path, good, bad
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Iterator[Store]:
+    s = Store(tmp_path / "t.duckdb")
+    yield s
+    s.close()
+
+
+def _pages(store: Store) -> list[dict]:
+    table = store.page_table(CONFIG.norm_key)
+    return [store.page(int(pid), CONFIG.norm_key) for pid in table["page_id"]]
+
+
+def test_messy_dump_loads_good_records_and_records_bad_ones(
+    store: Store, messy_dump: tuple[Path, dict[str, int], dict[int, str]]
+) -> None:
+    path, good, bad = messy_dump
+    summary = engine.ingest_file(store, path, CONFIG, jobs=1)
+    assert summary.status == "loaded"
+    assert summary.loaded == len(good) + 1  # + the re-fetch
+    assert summary.errors == len(bad)
+    assert summary.records == summary.loaded + summary.errors
+    assert store.count_pages() == summary.loaded
+
+    pages = _pages(store)
+    lines_by_url: dict[str, list[int]] = {}
+    for p in pages:
+        lines_by_url.setdefault(p["url"], []).append(int(p["line"]))
+    assert {u: min(ls) for u, ls in lines_by_url.items()} == good
+    # the re-fetch (same url, another time) is kept, the duplicate (same time and bytes) is not
+    assert sorted(lines_by_url["https://site.example.com/p/0"]) == [1, 10]
+
+    errors = store.ingest_errors()
+    assert set(errors["source"]) == {str(path)}
+    got = dict(zip(errors["line"].astype(int), errors["reason"], strict=True))
+    assert sorted(got) == sorted(bad)
+    for line, kind in bad.items():
+        assert got[line].startswith(kind), (line, got[line])
+    assert got[9].endswith("as line 1")
+
+    src = store.sources()
+    assert len(src) == 1
+    assert (int(src.loc[0, "n_loaded"]), int(src.loc[0, "n_errors"])) == (summary.loaded, summary.errors)
+
+
+def test_record_fields(store: Store, messy_dump: tuple[Path, dict[str, int], dict[int, str]]) -> None:
+    path, _, _ = messy_dump
+    engine.ingest_file(store, path, CONFIG, jobs=1)
+    by_line = {int(p["line"]): p for p in _pages(store)}
+    first = by_line[1]
+    assert first["canonical_url"] == "https://site.example.com/p/0"
+    assert first["host"] == "site.example.com"
+    assert first["fetched_at"].to_pydatetime() == datetime(2024, 1, 1, 8, 0)
+    assert int(first["status"]) == 200
+    assert first["extra"] is None or first["extra"] != first["extra"]  # NULL (None or NaN)
+    plain = by_line[11]
+    assert plain["html"] is None
+    assert plain["text_in"].startswith("plain text")
+    assert plain["text"].startswith("plain text")
+    assert int(plain["n_words"]) == 80
+    assert json.loads(by_line[12]["extra"]) == {"lang": "en", "crawl_id": 7, "tags": ["a", "b"]}
+
+
+def test_reingest_same_file_is_a_noop(store: Store, tmp_path: Path) -> None:
+    path = write_jsonl(tmp_path / "a.jsonl", [_good(i) for i in range(5)])
+    first = engine.ingest_file(store, path, CONFIG, jobs=1)
+    assert (first.status, first.loaded) == ("loaded", 5)
+    # same bytes under another name: still the same source
+    copy = tmp_path / "copy-of-a.jsonl"
+    shutil.copy(path, copy)
+    for p in (path, copy):
+        again = engine.ingest_file(store, p, CONFIG, jobs=1)
+        assert again.status == "already loaded"
+        assert again.loaded == 0
+    assert store.count_pages() == 5
+    assert len(store.sources()) == 1
+
+
+def test_second_file_adds(store: Store, tmp_path: Path) -> None:
+    a = write_jsonl(tmp_path / "a.jsonl", [_good(i) for i in range(5)])
+    b = write_jsonl(tmp_path / "b.jsonl", [_good(i) for i in range(3, 9)])  # 3 and 4 repeat a's records
+    engine.ingest_file(store, a, CONFIG, jobs=1)
+    s = engine.ingest_file(store, b, CONFIG, jobs=1)
+    assert (s.loaded, s.errors) == (4, 2)
+    assert store.count_pages() == 9
+    assert len(store.sources()) == 2
+    errors = store.ingest_errors()
+    assert list(errors["source"]) == [str(b), str(b)]
+    assert list(errors["line"]) == [1, 2]
+    page_ids = store.page_table(CONFIG.norm_key)["page_id"].tolist()
+    assert len(set(page_ids)) == 9
+
+
+# --- formats -------------------------------------------------------------------------------------
+def _records() -> list[dict]:
+    recs = [_good(i) for i in range(6)]
+    recs.append({"url": "https://site.example.com/plain", "text": "plain words " * 40,
+                 "fetched_at": "2024-02-01T00:00:00Z", "status": 200})
+    return recs
+
+
+def _write_csv(path: Path, recs: list[dict]) -> None:
+    fields = ["url", "html", "text", "fetched_at", "status"]
+    with open(path, "w", newline="", encoding="utf-8") as f:
+        w = csv.DictWriter(f, fieldnames=fields)
+        w.writeheader()
+        for r in recs:
+            w.writerow({k: r.get(k, "") for k in fields})
+
+
+def _write_parquet(path: Path, recs: list[dict]) -> None:
+    fields = ["url", "html", "text", "fetched_at", "status"]
+    pq.write_table(pa.Table.from_pylist([{k: r.get(k) for k in fields} for r in recs]), path)
+
+
+def _loaded(tmp_path: Path, path: Path) -> list[tuple]:
+    with Store(tmp_path / f"{path.name}.duckdb") as store:
+        s = engine.ingest_file(store, path, CONFIG, jobs=1)
+        assert s.errors == 0
+        pages = _pages(store)
+    return sorted(
+        (p["url"], p["canonical_url"], p["fetched_at"].to_pydatetime(), int(p["status"]), p["md5"], p["text"],
+         p["exact_key"])
+        for p in pages
+    )
+
+
+def test_gzip_csv_and_parquet_load_the_same_records(tmp_path: Path) -> None:
+    recs = _records()
+    plain = write_jsonl(tmp_path / "d.jsonl", recs)
+    gz = tmp_path / "d.jsonl.gz"
+    gz.write_bytes(gzip.compress(plain.read_bytes()))
+    csv_path = tmp_path / "d.csv"
+    _write_csv(csv_path, recs)
+    csv_gz = tmp_path / "d2.csv.gz"
+    csv_gz.write_bytes(gzip.compress(csv_path.read_bytes()))
+    parquet = tmp_path / "d.parquet"
+    _write_parquet(parquet, recs)
+
+    assert [detect_format(p) for p in (plain, gz, csv_path, csv_gz, parquet)] == [
+        "jsonl", "jsonl", "csv", "csv", "parquet"
+    ]
+    expected = _loaded(tmp_path, plain)
+    assert len(expected) == len(recs)
+    for p in (gz, csv_path, csv_gz, parquet):
+        assert _loaded(tmp_path, p) == expected, p.name
+
+
+def test_csv_and_parquet_bad_rows_are_recorded(store: Store, tmp_path: Path) -> None:
+    recs = [_good(0), {"url": "", "html": "<p>x</p>"}, _good(1), {"url": "https://e.com/x", "html": ""}]
+    csv_path = tmp_path / "bad.csv"
+    _write_csv(csv_path, recs)
+    s = engine.ingest_file(store, csv_path, CONFIG, jobs=1)
+    assert (s.loaded, s.errors) == (2, 2)
+    errors = store.ingest_errors()
+    # CSV lines count the header: record 2 is on line 3
+    assert dict(zip(errors["line"], errors["reason"], strict=True)) == {
+        3: "missing url", 5: "empty page (html is blank)"
+    }
+    parquet = tmp_path / "bad.parquet"
+    _write_parquet(parquet, [_good(5), {"url": None, "html": "<p>x</p>"}])
+    s = engine.ingest_file(store, parquet, CONFIG, jobs=1)
+    assert (s.loaded, s.errors) == (1, 1)
+    assert store.ingest_errors()["line"].tolist()[-1] == 2
+
+
+# --- not a crawl dump ----------------------------------------------------------------------------
+PNG = b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 8
+
+
+def _not_dumps(tmp_path: Path) -> list[Path]:
+    png = tmp_path / "picture.png"
+    png.write_bytes(PNG)
+    png_named_jsonl = tmp_path / "picture.jsonl"
+    png_named_jsonl.write_bytes(PNG)
+    no_url = tmp_path / "objects.jsonl"
+    no_url.write_text("".join(json.dumps({"id": i, "html": "<p>x</p>"}) + "\n" for i in range(5)))
+    array = tmp_path / "array.json"
+    array.write_text(json.dumps([{"id": 1}, {"id": 2}]))
+    csv_no_url = tmp_path / "table.csv"
+    csv_no_url.write_text("id,html\n1,<p>x</p>\n")
+    fake_parquet = tmp_path / "fake.parquet"
+    fake_parquet.write_text("url,html\n")
+    broken_gz = tmp_path / "broken.jsonl.gz"
+    broken_gz.write_bytes(gzip.compress(b'{"url": "https://e.com", "html": "<p>x</p>"}\n' * 50)[:30])
+    return [png, png_named_jsonl, no_url, array, csv_no_url, fake_parquet, broken_gz]
+
+
+def test_not_a_crawl_dump_raises_and_leaves_nothing_behind(store: Store, tmp_path: Path) -> None:
+    for path in _not_dumps(tmp_path):
+        with pytest.raises(NotACrawlDump, match=path.name):
+            engine.ingest_file(store, path, CONFIG, jobs=1)
+        assert store.sources().empty, path.name
+        assert store.count_pages() == 0, path.name
+        assert store.ingest_errors().empty, path.name
+
+
+def test_not_a_crawl_dump_keeps_existing_data(store: Store, tmp_path: Path) -> None:
+    good = write_jsonl(tmp_path / "good.jsonl", [_good(i) for i in range(3)])
+    engine.ingest_file(store, good, CONFIG, jobs=1)
+    for path in _not_dumps(tmp_path):
+        with pytest.raises(NotACrawlDump):
+            engine.ingest_file(store, path, CONFIG, jobs=1)
+    assert store.count_pages() == 3
+    assert len(store.sources()) == 1
+    assert store.ingest_errors().empty
+    # a file of only duplicates of loaded records is not usable either
+    dup = write_jsonl(tmp_path / "dups.jsonl", [_good(0), _good(1)])
+    with pytest.raises(NotACrawlDump, match="duplicate record"):
+        engine.ingest_file(store, dup, CONFIG, jobs=1)
+    assert store.count_pages() == 3
+
+
+def test_missing_file_is_not_a_dump(tmp_path: Path) -> None:
+    with pytest.raises(NotACrawlDump, match="no such file"):
+        detect_format(tmp_path / "nope.jsonl")
+
+
+# --- validate ------------------------------------------------------------------------------------
+def test_validate_record() -> None:
+    rec = validate(RawLine(1, _line({
+        "url": " HTTP://WWW.Site.example.com/a/?utm_source=x ",
+        "html": "<html><head><link href='/canon/' rel=canonical></head><body>x</body></html>",
+        "fetched_at": 1700000000, "status": "404", "lang": "de",
+    })))
+    assert isinstance(rec, dict)
+    assert rec["url"] == "HTTP://WWW.Site.example.com/a/?utm_source=x"
+    assert rec["canonical_url"] == "https://site.example.com/a"
+    assert rec["host"] == "site.example.com"
+    assert rec["rel_canonical"] == "https://site.example.com/canon"  # relative href, resolved
+    assert rec["fetched_at"] == datetime(2023, 11, 14, 22, 13, 20)
+    assert rec["status"] == 404
+    assert json.loads(rec["extra"]) == {"lang": "de"}
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [("2024-03-01T12:00:00+02:00", datetime(2024, 3, 1, 10, 0)), ("2024-03-01", datetime(2024, 3, 1)),
+     ("yesterday", None), ("", None), (None, None)],
+)
+def test_validate_fetched_at(value: object, expected: datetime | None) -> None:
+    rec = validate(RawLine(1, {"url": "https://e.com/", "html": "<p>x</p>", "fetched_at": value}))
+    assert isinstance(rec, dict)
+    assert rec["fetched_at"] == expected
+
+
+@pytest.mark.parametrize(("value", "expected"), [(200, 200), ("301", 301), ("abc", None), (42, None), (None, None)])
+def test_validate_status(value: object, expected: int | None) -> None:
+    rec = validate(RawLine(1, {"url": "https://e.com/", "html": "<p>x</p>", "status": value}))
+    assert isinstance(rec, dict)
+    assert rec["status"] == expected
+
+
+@pytest.fixture
+def new_york_tz(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Run in a zone far from UTC, so a conversion to local time shows."""
+    monkeypatch.setenv("TZ", "America/New_York")
+    time.tzset()
+    yield
+    monkeypatch.undo()
+    time.tzset()
+
+
+@pytest.mark.usefixtures("new_york_tz")
+def test_aware_datetimes_are_stored_in_utc() -> None:
+    # Parquet hands over timezone-aware datetimes; the machine's own zone must not leak in.
+    aware = datetime(2024, 3, 1, 12, 0, tzinfo=UTC)
+    rec = validate(RawLine(1, {"url": "https://e.com/", "html": "<p>x</p>", "fetched_at": aware}))
+    iso = validate(RawLine(1, {"url": "https://e.com/", "html": "<p>x</p>", "fetched_at": "2024-03-01T12:00Z"}))
+    assert isinstance(rec, dict) and isinstance(iso, dict)
+    assert rec["fetched_at"] == iso["fetched_at"] == datetime(2024, 3, 1, 12, 0)
+
+
+@pytest.mark.usefixtures("new_york_tz")
+def test_parquet_timestamps_match_jsonl(tmp_path: Path) -> None:
+    recs = [_good(i) for i in range(3)]
+    parquet = tmp_path / "ts.parquet"
+    rows = [{"url": r["url"], "html": r["html"],
+             "fetched_at": datetime.fromisoformat(r["fetched_at"].replace("Z", "+00:00"))} for r in recs]
+    table = pa.Table.from_pylist(rows, schema=pa.schema([
+        ("url", pa.string()), ("html", pa.string()), ("fetched_at", pa.timestamp("us", tz="UTC"))]))
+    pq.write_table(table, parquet)
+    with Store(tmp_path / "ts.duckdb") as store:
+        engine.ingest_file(store, parquet, CONFIG, jobs=1)
+        got = sorted(t.to_pydatetime() for t in store.page_table(CONFIG.norm_key)["fetched_at"])
+    assert got == [datetime(2024, 1, d, 8, 0) for d in (1, 2, 3)]
