@@ -19,7 +19,7 @@ run: install
 	$(VENV)/bin/neardup app --db $(DB)
 
 test: install
-	$(PY) -m ruff check neardup tests bench scripts
+	$(PY) -m ruff check neardup tests bench scripts app.py pages
 	$(PY) -m pytest -q
 
 bench: install

@@ -444,6 +444,17 @@ def _paired(naive: Callable[[], Any], fast: Callable[[], Any], repeats: int) -> 
     }
 
 
+def _texts(con: Any, base: Any, rng: Any, ids: Any, n: int) -> list[str]:
+    """Normalized texts of `n` content pages drawn at random from `ids`, in page order."""
+    import numpy as np
+
+    pick = np.sort(rng.choice(ids, n, replace=False)).tolist()
+    return [r[0] for r in con.execute(
+        "SELECT text FROM texts WHERE norm_key = ? AND page_id IN (SELECT unnest(?::BIGINT[])) ORDER BY page_id",
+        [base.norm_key, pick],
+    ).fetchall()]
+
+
 def run_peers(db: str, args: argparse.Namespace) -> list[dict[str, Any]]:
     import duckdb
     import numpy as np
@@ -469,12 +480,12 @@ def run_peers(db: str, args: argparse.Namespace) -> list[dict[str, Any]]:
     ids = con.execute(
         "SELECT page_id FROM texts WHERE norm_key = ? AND degenerate IS NULL ORDER BY page_id", [base.norm_key]
     ).fetchnumpy()["page_id"]
+    if len(ids) < 100:
+        print("peers skipped: fewer than 100 content pages in the database", file=sys.stderr)
+        con.close()
+        return []
     n_pages = min(args.peer_pages, len(ids))
-    pick = np.sort(rng.choice(ids, n_pages, replace=False)).tolist()
-    texts = [r[0] for r in con.execute(
-        "SELECT text FROM texts WHERE norm_key = ? AND page_id IN (SELECT unnest(?::BIGINT[])) ORDER BY page_id",
-        [base.norm_key, pick],
-    ).fetchall()]
+    texts = _texts(con, base, rng, ids, n_pages)
     toks = [words(t) for t in texts]
     hashes = [distinct(shingle_hashes(t, k)) for t in toks]
     hash_lists = [h.tolist() for h in hashes]
@@ -539,8 +550,13 @@ def run_peers(db: str, args: argparse.Namespace) -> list[dict[str, Any]]:
     sh_key = base.with_method("simhash").fingerprint_key
     fps = con.execute("SELECT simhash FROM units WHERE fingerprint_key = ? ORDER BY unit_id", [sh_key]).fetchnumpy()
     fps = np.asarray(fps["simhash"], dtype=np.uint64)
-    n_fp = min(args.pair_sample, len(fps))
-    fps = fps[np.sort(rng.choice(len(fps), n_fp, replace=False))]
+    if len(fps):
+        n_fp = min(args.pair_sample, len(fps))
+        fps = fps[np.sort(rng.choice(len(fps), n_fp, replace=False))]
+    else:  # the SimHash stage did not finish: fingerprint a sample of content texts here
+        n_fp = min(args.pair_sample, len(ids))
+        fps = simhash_many([distinct(shingle_hashes(words(t), k)) for t in _texts(con, base, rng, ids, n_fp)],
+                           distinct=True)
     max_bits = base.simhash_max_bits
     r = _paired(lambda: simhash_pairs_bruteforce(fps, max_bits), lambda: simhash_pairs(fps, max_bits), args.repeats)
     ba, bb, bbits = r["out_naive"]
@@ -561,13 +577,8 @@ def run_peers(db: str, args: argparse.Namespace) -> list[dict[str, Any]]:
         sig_src = "signatures"
     else:  # the MinHash stage did not finish (memory guard): sign a sample of content texts here
         n_sig = min(args.pair_sample, len(ids))
-        pick = np.sort(rng.choice(ids, n_sig, replace=False)).tolist()
-        sample = [r[0] for r in con.execute(
-            "SELECT text FROM texts WHERE norm_key = ? AND page_id IN (SELECT unnest(?::BIGINT[])) ORDER BY page_id",
-            [base.norm_key, pick],
-        ).fetchall()]
-        sigs = minhash_many([distinct(shingle_hashes(words(t), k)) for t in sample], base.num_perm, base.seed,
-                            distinct=True)
+        sigs = minhash_many([distinct(shingle_hashes(words(t), k)) for t in _texts(con, base, rng, ids, n_sig)],
+                            base.num_perm, base.seed, distinct=True)
         sig_src = "page signatures (computed here)"
     del blobs
     bands, rows = lsh_params(lsh_threshold(base.minhash_min_similarity, base.similarity, base.min_size_ratio),
@@ -584,8 +595,12 @@ def run_peers(db: str, args: argparse.Namespace) -> list[dict[str, Any]]:
 # ------------------------------------------------------------------------------------------------
 # profile mode
 # ------------------------------------------------------------------------------------------------
-def run_profile(crawl: Path, stages: list[str], top: int) -> None:
-    """cProfile each stage in this process with jobs=1 (workers would hide the work from the profiler)."""
+def run_profile(crawl: Path, stages: list[str], top: int, db: str | None = None) -> None:
+    """cProfile each stage in this process with jobs=1 (workers would hide the work from the profiler).
+
+    With `db` (a database kept by --keep-db), nothing is ingested or fingerprinted again: cached
+    stages return at once, so use it to profile `analyze` at full size.
+    """
     import cProfile
     import io
     import pstats
@@ -597,7 +612,7 @@ def run_profile(crawl: Path, stages: list[str], top: int) -> None:
 
     base = Config()
     with tempfile.TemporaryDirectory(dir=DATA) as tmp:
-        store = Store(Path(tmp) / "profile.duckdb")
+        store = Store(db or Path(tmp) / "profile.duckdb")
         fps = {}
 
         def prof(name: str, fn: Callable[[], Any]) -> Any:
@@ -614,7 +629,9 @@ def run_profile(crawl: Path, stages: list[str], top: int) -> None:
                 print(f"\n=== {name}: {dt:.2f} s wall (jobs=1), top {top} by {key} ===\n{body}")
             return out
 
-        if "ingest" in stages:
+        if db is not None and store.count_pages():
+            pass
+        elif "ingest" in stages:
             prof("ingest", lambda: engine.ingest_file(store, crawl, base, jobs=1))
         else:
             engine.ingest_file(store, crawl, base, jobs=1)
@@ -683,6 +700,8 @@ def render(info: dict[str, Any], peers: list[dict[str, Any]] | None, args: argpa
         f"machine: {machine()}, duckdb {duckdb.__version__}, numpy {np.__version__}; "
         f"load average before the run {load_avg[0]:.2f}/{load_avg[1]:.2f}/{load_avg[2]:.2f} (shared, noisy box)  "
     )
+    if info.get("aborted"):
+        lines.append(f"**engine run aborted: {info['aborted']}**  ")
     lines.append(
         f"input: `{crawl.name}` ({crawl.stat().st_size / MB:,.0f} MB gz), {info['ingest']['records']:,} records, "
         f"{pages:,} pages loaded, {info['content_pages']:,} content pages, avg HTML "
@@ -781,7 +800,7 @@ def render(info: dict[str, Any], peers: list[dict[str, Any]] | None, args: argpa
     lines.append("")
     lines.append("| target | measured | met? |")
     lines.append("|---|---|---|")
-    scale = 100_000 / pages
+    scale = 100_000 / max(pages, 1)
 
     def verdict(ok: bool) -> str:
         return "yes" if ok else "**NO**"
@@ -852,6 +871,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--profile", metavar="STAGES", nargs="?", const="ingest,simhash,minhash,analyze",
                     help="cProfile these stages (comma list of ingest,simhash,minhash,analyze) in one process "
                          "instead of benchmarking; use with e.g. --pages 5000")
+    ap.add_argument("--profile-db", help="with --profile: reuse this database (e.g. one kept by --keep-db)")
     ap.add_argument("--top", type=int, default=25, help="rows per cProfile listing (default 25)")
     # Internal: the engine child.
     ap.add_argument("--_engine-child", action="store_true", help=argparse.SUPPRESS)
@@ -880,7 +900,7 @@ def main(argv: list[str] | None = None) -> int:
     else:
         crawl, truth = ensure_crawl(args.pages, args.seed, args.make_crawl)
     if args.profile:
-        run_profile(crawl, args.profile.split(","), args.top)
+        run_profile(crawl, args.profile.split(","), args.top, args.profile_db)
         return 0
     random.seed(args.seed)
     load_avg = os.getloadavg()

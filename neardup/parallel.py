@@ -8,10 +8,10 @@ import queue
 import sys
 import threading
 import types
-from contextlib import contextmanager
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
+from contextlib import contextmanager
 from typing import TypeVar
 
 T = TypeVar("T")
