@@ -148,7 +148,7 @@ def cmd_app(args: argparse.Namespace) -> int:
             engine.ensure_fingerprints(store, config, progress=_tqdm_progress(), jobs=args.jobs)
     env = {**os.environ, "NEARDUP_DB": str(db.resolve())}
     cmd = [sys.executable, "-m", "streamlit", "run", str(app), "--server.port", str(args.port),
-           "--browser.gatherUsageStats", "false"]
+           "--server.address", args.address, "--browser.gatherUsageStats", "false"]
     if args.headless:
         cmd += ["--server.headless", "true"]
     return subprocess.call(cmd, env=env)
@@ -183,6 +183,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("app", help="start the audit app (loads the bundled sample if the database is new)")
     _add_common(p, setting=False)
     p.add_argument("--port", type=int, default=8501)
+    p.add_argument("--address", default="localhost", help="interface to serve on (default: %(default)s)")
     p.add_argument("--headless", action="store_true", help="do not open a browser")
     p.set_defaults(func=cmd_app)
     return parser

@@ -327,6 +327,8 @@ class Store:
                 labeler=_clean(row.get("labeler")), labeled_at=when,
                 setting=json.loads(setting) if isinstance(setting, str) and setting.startswith("{") else None,
             )
+            # a pair can occur twice in one file: its later rows compare with what was just written
+            existing[(a, b)] = when or datetime.now(UTC).replace(tzinfo=None)
             changed += 1
         return changed
 

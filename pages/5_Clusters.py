@@ -37,8 +37,8 @@ st.dataframe(members, hide_index=True, width="stretch", column_config={
 
 others = members[~members["is_representative"]]
 if len(others):
-    choice = st.selectbox("Compare with the representative", others["url"].tolist())
+    labels = {int(r.page_id): f"page {r.page_id} · {r.url} · fetched {r.fetched_at}" for r in others.itertuples()}
+    choice = st.selectbox("Compare with the representative", list(labels), format_func=labels.__getitem__)
     if st.button("Open this pair in Audit"):
-        other = others[others["url"] == choice].iloc[0]
-        st.session_state[KEY_AUDIT_PAIR] = (int(rep["page_id"]), int(other["page_id"]))
+        st.session_state[KEY_AUDIT_PAIR] = (int(rep["page_id"]), int(choice))
         st.switch_page("pages/3_Audit.py")

@@ -1,0 +1,223 @@
+"""What the Audit / Tune / Clusters views get from the engine, and the label store they write to."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import datetime, timedelta
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from conftest import Crawl, make_crawl, write_jsonl
+
+from neardup import audit, engine
+from neardup.config import Config
+from neardup.errors import NeardupError
+from neardup.store import Store
+
+SETTINGS = [Config(method="minhash", threshold=0.8), Config(method="simhash", threshold=4)]
+
+
+@pytest.fixture(scope="module")
+def loaded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Store, Crawl]]:
+    tmp = tmp_path_factory.mktemp("audit")
+    crawl = make_crawl()
+    store = Store(tmp / "crawl.duckdb")
+    engine.ingest_file(store, write_jsonl(tmp / "crawl.jsonl", crawl.records), Config(), jobs=1)
+    yield store, crawl
+    store.close()
+
+
+def _page_id(store: Store, crawl: Crawl, index: int) -> int:
+    """Page id of the crawl record at `index` (ids are assigned in record order from 1)."""
+    page = store.page(index + 1, "main")
+    assert page is not None and page["url"] == crawl.records[index]["url"]
+    return index + 1
+
+
+@pytest.mark.parametrize("config", SETTINGS, ids=lambda c: c.method)
+def test_candidate_pairs_are_ordered_by_canonical_url(loaded: tuple[Store, Crawl], config: Config) -> None:
+    store, _ = loaded
+    pairs = audit.candidate_pairs(engine.load_fingerprints(store, config, jobs=1), config)
+    assert len(pairs) > 0
+    assert (pairs["url_a"] < pairs["url_b"]).all()
+    assert not pairs.duplicated(["url_a", "url_b"]).any()
+    assert (pairs["unit_a"] != pairs["unit_b"]).all()
+    # the page ids point at pages with those canonical URLs
+    for row in pairs.head(10).itertuples():
+        assert store.page(int(row.page_a), config.norm_key)["canonical_url"] == row.url_a
+        assert store.page(int(row.page_b), config.norm_key)["canonical_url"] == row.url_b
+    if config.method == "simhash":
+        assert pairs["score"].between(0, config.simhash_max_bits).all()
+    else:
+        assert pairs["score"].between(config.minhash_min_similarity - 1e-9, 1.0 + 1e-9).all()
+
+
+def test_near_edits_are_candidate_pairs(loaded: tuple[Store, Crawl]) -> None:
+    store, crawl = loaded
+    config = SETTINGS[0]
+    pairs = audit.candidate_pairs(engine.load_fingerprints(store, config, jobs=1), config)
+    keys = set(zip(pairs["url_a"], pairs["url_b"], strict=True))
+    for article, edit in crawl.near_edits.items():
+        a = store.page(crawl.article_groups[article][0] + 1, "main")["canonical_url"]
+        b = store.page(edit + 1, "main")["canonical_url"]
+        assert tuple(sorted((a, b))) in keys
+
+
+@pytest.mark.parametrize("config", SETTINGS, ids=lambda c: c.method)
+def test_pair_detail_of_identical_texts(loaded: tuple[Store, Crawl], config: Config) -> None:
+    store, crawl = loaded
+    first, utm = crawl.article_groups[0][:2]  # same article, a tracking parameter added
+    detail = audit.pair_detail(store, _page_id(store, crawl, first), _page_id(store, crawl, utm), config)
+    assert detail.left["text"] == detail.right["text"]
+    assert detail.exact_jaccard == 1.0
+    assert detail.exact_containment == 1.0
+    assert detail.simhash_bits == 0
+    assert detail.minhash_jaccard == 1.0
+    assert detail.left["url"] == crawl.records[first]["url"]
+    assert "<header>" in detail.left["html"]
+
+
+@pytest.mark.parametrize("config", SETTINGS, ids=lambda c: c.method)
+def test_pair_detail_values_are_in_range(loaded: tuple[Store, Crawl], config: Config) -> None:
+    store, crawl = loaded
+    edit_pair = (crawl.article_groups[0][0], crawl.near_edits[0])
+    unrelated = (crawl.uniques[0], crawl.uniques[1])
+    for a, b in (edit_pair, unrelated):
+        d = audit.pair_detail(store, _page_id(store, crawl, a), _page_id(store, crawl, b), config)
+        for value in (d.exact_jaccard, d.exact_containment, d.minhash_jaccard):
+            assert 0.0 <= value <= 1.0
+        assert 0 <= d.simhash_bits <= 64
+        assert d.exact_containment >= d.exact_jaccard
+    near = audit.pair_detail(store, edit_pair[0] + 1, edit_pair[1] + 1, config)
+    far = audit.pair_detail(store, unrelated[0] + 1, unrelated[1] + 1, config)
+    assert 0.9 < near.exact_jaccard < 1.0  # one word of 400 changed
+    assert far.exact_jaccard < 0.2
+    assert near.simhash_bits < far.simhash_bits
+
+
+def test_pair_detail_of_a_missing_page(loaded: tuple[Store, Crawl]) -> None:
+    store, _ = loaded
+    with pytest.raises(KeyError, match="10000"):
+        audit.pair_detail(store, 1, 10_000, SETTINGS[0])
+
+
+def test_labeled_pairs_and_tune_tables(loaded: tuple[Store, Crawl], tmp_path: Path) -> None:
+    store, _ = loaded
+    config = SETTINGS[0]
+    fp = engine.load_fingerprints(store, config, jobs=1)
+    pairs = audit.candidate_pairs(fp, config)
+    labels = pd.DataFrame({
+        "url_a": [*pairs["url_a"].head(3), "https://elsewhere.example/a"],
+        "url_b": [*pairs["url_b"].head(3), "https://elsewhere.example/b"],
+        "label": ["duplicate", "not", "unsure", "duplicate"],
+    })
+    lab = audit.labeled_pairs(pairs, labels)
+    assert len(lab) == 3  # the pair that is no candidate of this setting is left out
+    assert set(lab["bucket"]) <= set(pairs["bucket"])
+    tallies, est = audit.tune_tables(fp, config, labels)
+    assert tallies["pairs"].sum() == len(pairs)
+    assert tallies["labeled"].sum() == 2  # unsure is not counted
+    assert set(est["threshold"]) == set(tallies["bucket"])
+    assert audit.labeled_pairs(pairs, labels.iloc[:0]).empty
+
+
+def test_cluster_table_and_members(loaded: tuple[Store, Crawl]) -> None:
+    store, crawl = loaded
+    config = SETTINGS[0]
+    analysis = engine.analyze(engine.load_fingerprints(store, config, jobs=1), config)
+    clusters = audit.cluster_table(analysis.pages)
+    assert (clusters["size"] >= 2).all()
+    assert clusters["size"].is_monotonic_decreasing
+    # 4 articles x (4 copies + 1 near edit), 2 articles x 4 copies
+    assert sorted(clusters["size"].tolist(), reverse=True) == [5, 5, 5, 5, 4, 4]
+    members = audit.cluster_members(analysis.pages, int(clusters.iloc[0]["cluster_id"]))
+    assert len(members) == clusters.iloc[0]["size"]
+    assert members["is_representative"].sum() == 1 and bool(members["is_representative"].iloc[0])
+
+
+# --- the label store ---------------------------------------------------------------------------
+T0 = datetime(2026, 1, 1, 12, 0, 0)
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Iterator[Store]:
+    with Store(tmp_path / "labels.duckdb") as s:
+        yield s
+
+
+def _label_map(store: Store) -> dict[tuple[str, str], tuple[str, datetime]]:
+    df = store.labels()
+    return {(r.url_a, r.url_b): (r.label, r.labeled_at.to_pydatetime()) for r in df.itertuples()}
+
+
+def test_record_label_orders_the_urls_and_replaces(store: Store) -> None:
+    store.record_label("https://b.example/", "https://a.example/", label="not", labeled_at=T0)
+    store.record_label("https://a.example/", "https://b.example/", label="duplicate", labeled_at=T0 + timedelta(1))
+    assert _label_map(store) == {("https://a.example/", "https://b.example/"): ("duplicate", T0 + timedelta(1))}
+
+
+def test_import_labels_latest_wins_without_duplicates(store: Store) -> None:
+    store.record_label("https://a/", "https://b/", label="not", labeled_at=T0)
+    store.record_label("https://c/", "https://d/", label="not", labeled_at=T0)
+    incoming = pd.DataFrame({
+        # a newer label of a known pair (given in the other URL order), an older one, and a new pair
+        "url_a": ["https://b/", "https://c/", "https://e/"],
+        "url_b": ["https://a/", "https://d/", "https://f/"],
+        "label": ["duplicate", "duplicate", "unsure"],
+        "labeled_at": [str(T0 + timedelta(hours=1)), str(T0 - timedelta(hours=1)), str(T0)],
+        "labeler": ["ana", "ben", None],
+        "category": ["URL variant", None, None],
+        "note": [None, None, "odd"],
+    })
+    assert store.import_labels(incoming) == 2
+    got = _label_map(store)
+    assert got == {
+        ("https://a/", "https://b/"): ("duplicate", T0 + timedelta(hours=1)),
+        ("https://c/", "https://d/"): ("not", T0),
+        ("https://e/", "https://f/"): ("unsure", T0),
+    }
+    row = store.labels().set_index("url_a").loc["https://a/"]
+    assert (row["labeler"], row["category"]) == ("ana", "URL variant")
+    # importing the same file again changes nothing
+    assert store.import_labels(incoming) == 0
+    assert len(store.labels()) == 3
+
+
+def test_import_labels_without_a_time_never_overrides(store: Store) -> None:
+    store.record_label("https://a/", "https://b/", label="not", labeled_at=T0)
+    incoming = pd.DataFrame({"url_a": ["https://a/", "https://x/"], "url_b": ["https://b/", "https://y/"],
+                             "label": ["duplicate", "duplicate"]})
+    assert store.import_labels(incoming) == 1
+    got = _label_map(store)
+    assert got[("https://a/", "https://b/")] == ("not", T0)
+    assert got[("https://x/", "https://y/")][0] == "duplicate"
+
+
+def test_import_labels_repeated_pair_in_one_file_keeps_the_latest(store: Store) -> None:
+    incoming = pd.DataFrame({
+        "url_a": ["https://a/", "https://b/", "https://a/"],
+        "url_b": ["https://b/", "https://a/", "https://b/"],
+        "label": ["not", "duplicate", "unsure"],
+        "labeled_at": [str(T0), str(T0 + timedelta(hours=2)), str(T0 + timedelta(hours=1))],
+    })
+    assert store.import_labels(incoming) == 2  # added, then updated by the later row; the third is older
+    assert _label_map(store) == {("https://a/", "https://b/"): ("duplicate", T0 + timedelta(hours=2))}
+
+
+def test_labels_round_trip_through_csv(store: Store, tmp_path: Path) -> None:
+    store.record_label("https://a/", "https://b/", label="duplicate", category="syndicated", note="same text",
+                       labeler="ana", setting=Config().to_dict(), labeled_at=T0)
+    store.record_label("https://c/", "https://d/", label="not", labeled_at=T0 + timedelta(minutes=5))
+    path = tmp_path / "labels.csv"
+    store.labels().to_csv(path, index=False)
+    with Store(tmp_path / "colleague.duckdb") as other:
+        assert other.import_labels(pd.read_csv(path)) == 2
+        mine, theirs = store.labels(), other.labels()
+        pd.testing.assert_frame_equal(mine.drop(columns="setting"), theirs.drop(columns="setting"))
+        assert theirs["setting"].iloc[0] == mine["setting"].iloc[0]
+
+
+def test_import_labels_needs_the_key_columns(store: Store) -> None:
+    with pytest.raises(NeardupError, match="url_a"):
+        store.import_labels(pd.DataFrame({"a": [1], "b": [2]}))

@@ -1,0 +1,251 @@
+"""Audit sampling and label-based estimates: Wilson intervals, buckets, stratified precision / recall."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from neardup.config import Config
+from neardup.labels import (
+    bucket_of,
+    bucket_tallies,
+    estimates,
+    is_duplicate_at,
+    sample_pairs,
+    suggest_threshold,
+    wilson,
+)
+
+MINHASH = Config(method="minhash", threshold=0.8)
+SIMHASH = Config(method="simhash", threshold=3)
+
+
+# --- Wilson score interval ---------------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("successes", "n", "low", "high"),
+    [
+        (0, 10, 0.0, 0.2775),   # z^2 / (n + z^2)
+        (10, 10, 0.7225, 1.0),  # n / (n + z^2)
+        (5, 10, 0.2366, 0.7634),
+        (1, 1, 0.2065, 1.0),
+        (50, 100, 0.4038, 0.5962),
+    ],
+)
+def test_wilson_known_values(successes: int, n: int, low: float, high: float) -> None:
+    # published 95% Wilson intervals, to four decimals
+    lo, hi = wilson(successes, n)
+    assert lo == pytest.approx(low, abs=5e-5)
+    assert hi == pytest.approx(high, abs=5e-5)
+
+
+def test_wilson_without_observations_is_uninformative() -> None:
+    assert wilson(0, 0) == (0.0, 1.0)
+
+
+def test_wilson_contains_the_point_estimate_and_narrows_with_n() -> None:
+    for n in (1, 5, 20, 200):
+        for k in range(n + 1):
+            lo, hi = wilson(k, n)
+            assert 0.0 <= lo <= k / n <= hi <= 1.0
+    assert wilson(50, 100)[1] - wilson(50, 100)[0] < wilson(5, 10)[1] - wilson(5, 10)[0]
+
+
+# --- buckets -----------------------------------------------------------------------------------
+def test_bucket_of_minhash_is_the_lower_005_edge() -> None:
+    scores = np.array([0.3, 0.349, 0.35, 0.8, 0.8499, 0.85, 0.95, 0.999, 1.0])
+    assert bucket_of(scores, MINHASH).tolist() == [0.3, 0.3, 0.35, 0.8, 0.8, 0.85, 0.95, 0.95, 1.0]
+
+
+def test_bucket_of_minhash_survives_float_noise() -> None:
+    # 0.85 * 20 is 16.999999999999996 in binary floating point; it still belongs to the 0.85 bucket
+    assert bucket_of(np.array([0.1 * 8.5, 0.7 + 0.15]), MINHASH).tolist() == [0.85, 0.85]
+
+
+def test_bucket_of_simhash_is_the_bit_count() -> None:
+    assert bucket_of(np.array([0, 1, 5, 8]), SIMHASH).tolist() == [0.0, 1.0, 5.0, 8.0]
+
+
+def test_is_duplicate_at_minhash_includes_the_threshold_bucket() -> None:
+    buckets = np.array([0.7, 0.75, 0.8, 0.85, 1.0])
+    assert is_duplicate_at(buckets, MINHASH).tolist() == [False, False, True, True, True]
+    assert bool(is_duplicate_at(0.8, MINHASH.replace(threshold=0.8000000001)))  # float noise tolerated
+
+
+def test_is_duplicate_at_simhash_counts_bits_at_or_below() -> None:
+    buckets = np.arange(0, 9, dtype=float)
+    assert is_duplicate_at(buckets, SIMHASH).tolist() == [True] * 4 + [False] * 5
+    assert is_duplicate_at(buckets, SIMHASH.replace(threshold=0)).tolist() == [True] + [False] * 8
+
+
+# --- sampling ----------------------------------------------------------------------------------
+def _pairs(n_per_bucket: dict[float, int]) -> pd.DataFrame:
+    rows = []
+    for bucket, n in n_per_bucket.items():
+        for i in range(n):
+            rows.append({"url_a": f"https://a.example/{bucket:.2f}/{i}", "url_b": f"https://b.example/{bucket:.2f}/{i}",
+                         "bucket": bucket})
+    return pd.DataFrame(rows)
+
+
+PAIRS = _pairs({0.3: 40, 0.5: 3, 0.75: 12, 0.8: 20, 0.9: 1, 1.0: 8})
+
+
+def test_sample_pairs_is_reproducible_for_a_seed() -> None:
+    one = sample_pairs(PAIRS, per_bucket=5, seed=11, exclude=set(), focus=0.8)
+    two = sample_pairs(PAIRS, per_bucket=5, seed=11, exclude=set(), focus=0.8)
+    pd.testing.assert_frame_equal(one, two)
+    others = [sample_pairs(PAIRS, per_bucket=5, seed=s, exclude=set(), focus=0.8) for s in range(12, 16)]
+    assert any(not o.equals(one) for o in others), "the seed has no effect"
+
+
+def test_sample_pairs_respects_per_bucket() -> None:
+    for per_bucket in (1, 4, 100):
+        got = sample_pairs(PAIRS, per_bucket=per_bucket, seed=1, exclude=set())
+        counts = got["bucket"].value_counts()
+        available = PAIRS["bucket"].value_counts()
+        for bucket, n in available.items():
+            assert counts.get(bucket, 0) == min(per_bucket, n)
+        assert not got.duplicated(["url_a", "url_b"]).any()
+
+
+def test_sample_pairs_skips_excluded_pairs() -> None:
+    keys = list(zip(PAIRS["url_a"], PAIRS["url_b"], strict=True))
+    exclude = set(keys[::2])
+    got = sample_pairs(PAIRS, per_bucket=100, seed=5, exclude=exclude)
+    got_keys = set(zip(got["url_a"], got["url_b"], strict=True))
+    assert not got_keys & exclude
+    assert got_keys == set(keys) - exclude
+    # a bucket whose only pair is excluded disappears from the queue
+    only = next(k for k, b in zip(keys, PAIRS["bucket"], strict=True) if b == 0.9)
+    assert 0.9 not in set(sample_pairs(PAIRS, per_bucket=5, seed=5, exclude={only})["bucket"])
+
+
+def test_sample_pairs_orders_by_distance_from_focus() -> None:
+    got = sample_pairs(PAIRS, per_bucket=3, seed=2, exclude=set(), focus=0.8)
+    dist = (got["bucket"] - 0.8).abs().to_numpy()
+    assert (np.diff(dist) >= -1e-12).all()
+    assert got["bucket"].iloc[0] == 0.8
+    # a bucket's pairs stay together
+    got = sample_pairs(_pairs({0.75: 2, 0.85: 2, 0.8: 1}), per_bucket=2, seed=0, exclude=set(), focus=0.8)
+    assert got["bucket"].iloc[0] == 0.8
+    assert got["bucket"].iloc[1] == got["bucket"].iloc[2] != got["bucket"].iloc[3] == got["bucket"].iloc[4]
+
+
+def test_sample_pairs_on_no_pairs() -> None:
+    empty = PAIRS.iloc[:0]
+    assert sample_pairs(empty, per_bucket=5, seed=1, exclude=set()).empty
+
+
+# --- tallies and estimates ---------------------------------------------------------------------
+def _labels(spec: dict[float, tuple[int, int]], unsure: int = 0) -> pd.DataFrame:
+    """Labeled pairs: bucket -> (duplicates, not duplicates); plus `unsure` labels in the top bucket."""
+    rows = []
+    for bucket, (dup, nodup) in spec.items():
+        rows += [{"bucket": bucket, "label": "duplicate"}] * dup + [{"bucket": bucket, "label": "not"}] * nodup
+    rows += [{"bucket": max(spec), "label": "unsure"}] * unsure
+    return pd.DataFrame(rows)
+
+
+def _pair_buckets(sizes: dict[float, int]) -> pd.Series:
+    return pd.Series(np.repeat(list(sizes), list(sizes.values())), dtype=float)
+
+
+# 500 candidate pairs; by construction the duplicate rates are 1, 1, 0.5, 0, 0 from the top bucket
+# down, so there are 250 duplicates and the 0.5 bucket (50 pairs) has no label.
+SIZES = {0.5: 50, 0.6: 100, 0.7: 100, 0.8: 100, 0.9: 100, 1.0: 100}
+
+
+def _tallies(n: int) -> pd.DataFrame:
+    spec = {1.0: (n, 0), 0.9: (n, 0), 0.8: (n // 2, n // 2), 0.7: (0, n), 0.6: (0, n)}
+    return bucket_tallies(_pair_buckets(SIZES), _labels(spec, unsure=3))
+
+
+def test_bucket_tallies_count_pairs_and_decided_labels() -> None:
+    t = _tallies(10).set_index("bucket")
+    assert t["pairs"].to_dict() == {b: n for b, n in SIZES.items()}
+    assert t.loc[1.0, "labeled"] == 10  # the 3 unsure labels are left out
+    assert t.loc[0.8, "duplicates"] == 5
+    assert t.loc[0.8, "rate"] == 0.5
+    assert t.loc[0.5, "labeled"] == 0 and math.isnan(t.loc[0.5, "rate"])
+    assert (t.loc[0.5, "rate_low"], t.loc[0.5, "rate_high"]) == (0.0, 1.0)
+    assert t.loc[0.8, "rate_low"] == pytest.approx(wilson(5, 10)[0])
+
+
+def test_estimates_recover_precision_and_recall_known_by_construction() -> None:
+    est = estimates(_tallies(10), MINHASH).set_index("threshold")
+    expected = {  # threshold: (pairs flagged, precision, recall)
+        1.0: (100, 1.0, 100 / 250),
+        0.9: (200, 1.0, 200 / 250),
+        0.8: (300, 250 / 300, 1.0),
+        0.7: (400, 250 / 400, 1.0),
+        0.6: (500, 250 / 500, 1.0),
+    }
+    for threshold, (flagged, precision, recall) in expected.items():
+        row = est.loc[threshold]
+        assert row["pairs_flagged"] == flagged
+        assert row["precision"] == pytest.approx(precision)
+        assert row["recall"] == pytest.approx(recall)
+        assert row["precision_low"] <= row["precision"] <= row["precision_high"]
+        assert row["recall_low"] <= row["recall"] <= row["recall_high"]
+        assert row["unlabeled_pairs"] == 0
+    # the unlabeled bucket is flagged at 0.5 but contributes nothing to the estimates
+    low = est.loc[0.5]
+    assert (low["pairs_flagged"], low["unlabeled_pairs"]) == (550, 50)
+    assert low["precision"] == pytest.approx(0.5)
+    assert est.loc[0.9, "labels"] == 20
+    # conservative interval: the weighted per-bucket Wilson bounds
+    assert est.loc[0.8, "precision_low"] == pytest.approx((2 * wilson(10, 10)[0] + wilson(5, 10)[0]) / 3)
+
+
+def test_estimates_simhash_flag_buckets_at_or_below_the_threshold() -> None:
+    sizes = {0.0: 10, 1.0: 30, 2.0: 60, 3.0: 100}
+    labels = _labels({0.0: (5, 0), 1.0: (5, 0), 2.0: (1, 4), 3.0: (0, 5)})
+    est = estimates(bucket_tallies(_pair_buckets(sizes), labels), SIMHASH).set_index("threshold")
+    total = 10 + 30 + 60 * 0.2
+    assert est.loc[1.0, "pairs_flagged"] == 40
+    assert est.loc[1.0, "precision"] == pytest.approx(1.0)
+    assert est.loc[1.0, "recall"] == pytest.approx(40 / total)
+    assert est.loc[2.0, "precision"] == pytest.approx(52 / 100)
+    assert est.loc[3.0, "recall"] == pytest.approx(1.0)
+
+
+def test_suggest_threshold_takes_best_f1_subject_to_the_precision_bound() -> None:
+    est = estimates(_tallies(10), MINHASH)
+    # 0.8 has the best F1 (0.91) but its precision lower bound is 0.56; 0.9 is the best with >= 0.7
+    threshold, reason = suggest_threshold(est, _tallies(10), min_precision=0.7)
+    assert threshold == 0.9
+    assert "F1" in reason and "based on 50 labels" in reason
+    # with 10 labels a bucket's Wilson lower bound is 0.72: nothing reaches the default 95%
+    threshold, reason = suggest_threshold(est, _tallies(10))
+    assert threshold is None
+    assert "95%" in reason
+    # with 100 labels per bucket it is 0.96: the 0.9 bucket qualifies under the default too
+    many = _tallies(100)
+    threshold, _ = suggest_threshold(estimates(many, MINHASH), many)
+    assert threshold == 0.9
+
+
+def test_suggest_threshold_prefers_f1_among_several_qualifying_thresholds() -> None:
+    # all buckets are pure duplicates: every threshold has precision 1, the loosest has recall 1
+    sizes = {0.8: 100, 0.9: 100, 1.0: 100}
+    tallies = bucket_tallies(_pair_buckets(sizes), _labels({b: (100, 0) for b in sizes}))
+    threshold, _ = suggest_threshold(estimates(tallies, MINHASH), tallies)
+    assert threshold == 0.8
+
+
+def test_suggest_threshold_without_labels() -> None:
+    tallies = bucket_tallies(_pair_buckets(SIZES), pd.DataFrame(columns=["bucket", "label"]))
+    threshold, reason = suggest_threshold(estimates(tallies, MINHASH), tallies)
+    assert threshold is None
+    assert "no labels" in reason
+
+
+def test_suggest_threshold_mentions_thin_buckets() -> None:
+    sizes = {0.9: 100, 1.0: 100}
+    tallies = bucket_tallies(_pair_buckets(sizes), _labels({1.0: (100, 0), 0.9: (2, 0)}))
+    threshold, reason = suggest_threshold(estimates(tallies, MINHASH), tallies, min_precision=0.5)
+    assert threshold is not None
+    assert "1 bucket(s) have fewer than 5 labels" in reason
