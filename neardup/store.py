@@ -53,6 +53,11 @@ class Store:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
+    def _batches(self, sql: str, params: list[Any], batch_rows: int) -> Iterator[pd.DataFrame]:
+        """Stream a query's rows as DataFrames of at most `batch_rows` (memory stays flat)."""
+        for rb in self.cursor().sql(sql, params=params).to_arrow_reader(batch_rows):
+            yield rb.to_pandas()
+
     def _init_schema(self, read_only: bool) -> None:
         cur = self.cursor()
         has_meta = cur.execute(
@@ -171,13 +176,11 @@ class Store:
 
     def pages_without_text(self, norm_key: str, batch_rows: int) -> Iterator[pd.DataFrame]:
         """Pages not yet normalized under `norm_key`, in batches (memory stays flat)."""
-        reader = self.cursor().sql(
+        yield from self._batches(
             "SELECT page_id, html, text_in, status FROM pages p WHERE NOT EXISTS "
             "(SELECT 1 FROM texts t WHERE t.norm_key = ? AND t.page_id = p.page_id) ORDER BY page_id",
-            params=[norm_key],
-        ).to_arrow_reader(batch_rows)
-        for rb in reader:
-            yield rb.to_pandas()
+            [norm_key], batch_rows,
+        )
 
     def count_pages_without_text(self, norm_key: str) -> int:
         return int(self.cursor().execute(
@@ -215,13 +218,11 @@ class Store:
     # --- fingerprints and pairs -------------------------------------------------------------
     def unit_texts(self, norm_key: str, batch_rows: int) -> Iterator[pd.DataFrame]:
         """Distinct content texts (one per exact key), in exact-key order, in batches."""
-        reader = self.cursor().sql(
+        yield from self._batches(
             "SELECT exact_key, any_value(text) AS text FROM texts WHERE norm_key = ? AND degenerate IS NULL "
             "GROUP BY exact_key ORDER BY exact_key",
-            params=[norm_key],
-        ).to_arrow_reader(batch_rows)
-        for rb in reader:
-            yield rb.to_pandas()
+            [norm_key], batch_rows,
+        )
 
     def count_units(self, norm_key: str) -> int:
         return int(self.cursor().execute(
