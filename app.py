@@ -7,6 +7,7 @@ import streamlit as st
 
 from neardup.report import describe_setting
 from neardup.ui.data import get_analysis
+from neardup.ui.render import md_escape
 from neardup.ui.widgets import open_database
 
 st.set_page_config(page_title="neardup", page_icon=":material/content_copy:", layout="wide")
@@ -20,7 +21,7 @@ if st.session_state.get("neardup.sample_notice"):
 n_pages = store.count_pages()
 analysis = get_analysis(store, path, config)
 n = analysis.numbers
-st.caption(f"Database `{path}` · {n_pages:,} pages · {describe_setting(analysis)}")
+st.caption(f"Database {md_escape(path)} · {n_pages:,} pages · {describe_setting(analysis)}")
 
 c1, c2, c3 = st.columns(3)
 c1.metric("Exact duplicates", f"{n['exact_duplicates']:,}",

@@ -10,6 +10,7 @@ import streamlit as st
 from neardup import engine
 from neardup.errors import NeardupError
 from neardup.ui.data import clear_caches, progress_bar
+from neardup.ui.render import md_escape
 from neardup.ui.state import current_config
 from neardup.ui.widgets import open_database
 
@@ -34,14 +35,14 @@ def run_ingest(file_path: Path, shown_name: str) -> None:
         summary = engine.ingest_file(store, file_path, config, progress=progress)
     except NeardupError as exc:
         bar.empty()
-        st.error(str(exc))
+        st.error(md_escape(str(exc)))
         return
     bar.empty()
     clear_caches()
     if summary.status == "already loaded":
-        st.info(f"{shown_name} is already loaded (same bytes): nothing to do.")
+        st.info(f"{md_escape(shown_name)} is already loaded (same bytes): nothing to do.")
     else:
-        st.success(f"{shown_name}: {summary.loaded:,} pages loaded, {summary.errors:,} records rejected "
+        st.success(f"{md_escape(shown_name)}: {summary.loaded:,} pages loaded, {summary.errors:,} records rejected "
                    f"in {summary.seconds:.1f} s.")
 
 
@@ -60,7 +61,7 @@ if sources.empty:
     st.info("No source loaded yet.")
 else:
     st.dataframe(sources, hide_index=True, width="stretch")
-st.caption(f"{store.count_pages():,} pages in `{path}`")
+st.caption(f"{store.count_pages():,} pages in {md_escape(path)}")
 
 st.subheader("Rejected records")
 errors = store.ingest_errors(limit=5000)

@@ -10,7 +10,7 @@ from neardup.diff import diff_stats, word_diff
 from neardup.labels import CATEGORIES, bucket_tallies, sample_pairs
 from neardup.normalize import stripped_parts
 from neardup.ui.data import get_candidate_pairs
-from neardup.ui.render import show_diff
+from neardup.ui.render import md_escape, show_diff
 from neardup.ui.state import KEY_AUDIT_PAIR, KEY_AUDIT_SEED, KEY_LABELER
 from neardup.ui.widgets import open_database
 
@@ -70,7 +70,7 @@ for col, page in ((left, L), (right, R)):
     with col:
         st.code(page["url"], language=None, wrap_lines=True)
         fetched = page["fetched_at"]
-        st.caption(f"host {page['host']} · fetched {fetched if not pd.isna(fetched) else 'unknown'} · "
+        st.caption(f"host {md_escape(page['host'])} · fetched {fetched if not pd.isna(fetched) else 'unknown'} · "
                    f"status {page['status'] if not pd.isna(page['status']) else 'unknown'} · {page['n_words']:,} words")
 
 st.markdown("**Main text, word diff** (deleted on the left in red, inserted on the right in green; long equal runs folded)")

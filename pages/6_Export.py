@@ -10,6 +10,7 @@ from neardup.errors import NeardupError
 from neardup.export import clusters_frame
 from neardup.report import describe_setting
 from neardup.ui.data import get_analysis
+from neardup.ui.render import md_escape
 from neardup.ui.widgets import open_database
 
 st.set_page_config(page_title="neardup · Export", layout="wide")
@@ -37,6 +38,6 @@ if uploaded is not None and st.session_state.get("neardup.labels_upload") != (up
     try:
         added = store.import_labels(pd.read_csv(uploaded))
     except (NeardupError, pd.errors.ParserError, ValueError) as exc:
-        st.error(f"Could not import {uploaded.name}: {exc}")
+        st.error(f"Could not import {md_escape(uploaded.name)}: {md_escape(str(exc))}")
     else:
-        st.success(f"{added} labels added or updated from {uploaded.name}.")
+        st.success(f"{added} labels added or updated from {md_escape(uploaded.name)}.")
