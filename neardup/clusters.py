@@ -1,4 +1,4 @@
-"""Connected components and representatives."""
+"""Connected components and representatives, on integer arrays (fast enough to re-run per slider move)."""
 
 from __future__ import annotations
 
@@ -6,6 +6,8 @@ import numpy as np
 import pandas as pd
 from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
+
+WHY = np.array(["named by rel=canonical", "earliest fetch", "shortest URL"], dtype=object)
 
 
 def components(n: int, a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -17,34 +19,51 @@ def components(n: int, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return labels.astype(np.int64)
 
 
-def pick_representatives(pages: pd.DataFrame, cluster_col: str = "cluster_id") -> pd.DataFrame:
-    """Representative per cluster, with the reason.
+def representative_rows(
+    cluster: np.ndarray, url_id: np.ndarray, rel_id: np.ndarray, fetched_ns: np.ndarray,
+    url_len: np.ndarray, page_id: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Row index of each cluster's representative, and why it was chosen (index into WHY).
 
-    Rule: a member named by another member's rel=canonical; else the earliest `fetched_at`; else the
-    shortest canonical URL (then the lowest page id, so the choice is deterministic).
+    Rule: a member named by another member's rel=canonical (`rel_id`, in the same id space as
+    `url_id`, -1 for none); else the earliest fetch (`fetched_ns`, -1 for unknown); else the shortest
+    canonical URL; then the lowest page id. Returned in order of cluster value.
+    """
+    cluster = np.asarray(cluster, dtype=np.int64)
+    if len(cluster) == 0:
+        return np.empty(0, np.int64), np.empty(0, np.int64)
+    width = int(max(url_id.max(initial=0), rel_id.max(initial=0))) + 1
+    names_other = (rel_id >= 0) & (rel_id != url_id)
+    named_codes = np.unique(cluster[names_other] * width + rel_id[names_other])
+    is_named = np.isin(cluster * width + url_id, named_codes)
+    has_time = fetched_ns >= 0
+    time_key = np.where(has_time, fetched_ns, np.iinfo(np.int64).max)
+    order = np.lexsort((page_id, url_len, time_key, ~has_time, ~is_named, cluster))
+    first = order[np.concatenate(([True], cluster[order][1:] != cluster[order][:-1]))]
+    # Earliest fetch only decides when the cluster has two or more distinct known fetch times.
+    timed = np.unique(np.stack([cluster[has_time], fetched_ns[has_time]]), axis=1)
+    clusters_sorted = cluster[first]
+    n_times = np.searchsorted(timed[0], clusters_sorted, "right") - np.searchsorted(timed[0], clusters_sorted, "left")
+    why = np.where(is_named[first], 0, np.where(has_time[first] & (n_times > 1), 1, 2))
+    return first, why
+
+
+def pick_representatives(pages: pd.DataFrame, cluster_col: str = "cluster_id") -> pd.DataFrame:
+    """Representative per cluster, with the reason (see `representative_rows` for the rule).
+
     Needs columns page_id, canonical_url, rel_canonical, fetched_at and `cluster_col`.
     Returns a frame indexed by cluster id: representative page_id, its URL, and `why`.
     """
-    df = pages[[cluster_col, "page_id", "canonical_url", "rel_canonical", "fetched_at"]].copy()
-    named = df.dropna(subset=["rel_canonical"])
-    named = named[named["rel_canonical"] != named["canonical_url"]]
-    targets = set(zip(named[cluster_col], named["rel_canonical"], strict=True))
-    df["is_named"] = [(c, u) in targets for c, u in zip(df[cluster_col], df["canonical_url"], strict=True)]
-    df["has_time"] = df["fetched_at"].notna()
-    df["url_len"] = df["canonical_url"].str.len()
-    df = df.sort_values(
-        [cluster_col, "is_named", "has_time", "fetched_at", "url_len", "page_id"],
-        ascending=[True, False, False, True, True, True],
-        na_position="last",
-    )
-    first = df.groupby(cluster_col, sort=False).head(1).set_index(cluster_col)
-    multi_time = df.groupby(cluster_col)["fetched_at"].nunique() > 1
-    why = np.where(
-        first["is_named"], "named by rel=canonical",
-        np.where(first["has_time"] & multi_time.reindex(first.index).fillna(False).to_numpy(),
-                 "earliest fetch", "shortest URL"),
+    n = len(pages)
+    codes, _ = pd.factorize(pd.concat([pages["canonical_url"], pages["rel_canonical"]], ignore_index=True))
+    fetched = pd.to_datetime(pages["fetched_at"])
+    fetched_ns = np.where(fetched.isna(), -1, fetched.to_numpy(dtype="datetime64[ns]").astype(np.int64))
+    first, why = representative_rows(
+        pages[cluster_col].to_numpy(dtype=np.int64), codes[:n], codes[n:], fetched_ns,
+        pages["canonical_url"].str.len().to_numpy(dtype=np.int64), pages["page_id"].to_numpy(dtype=np.int64),
     )
     return pd.DataFrame(
-        {"representative_id": first["page_id"], "representative_url": first["canonical_url"], "why": why},
-        index=first.index,
+        {"representative_id": pages["page_id"].to_numpy()[first],
+         "representative_url": pages["canonical_url"].to_numpy()[first], "why": WHY[why]},
+        index=pd.Index(pages[cluster_col].to_numpy()[first], name=cluster_col),
     )

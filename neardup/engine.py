@@ -21,7 +21,7 @@ import pandas as pd
 import pyarrow as pa
 
 from .candidates import minhash_pairs, simhash_pairs
-from .clusters import components, pick_representatives
+from .clusters import WHY, components, representative_rows
 from .config import Config
 from .errors import NotACrawlDump
 from .ingest import RawLine, detect_format, file_sha256, read_raw, validate
@@ -228,7 +228,8 @@ def ensure_fingerprints(
     ensure_texts(store, config, progress=progress, jobs=jobs)
     key = config.fingerprint_key
     cached = store.fingerprint_set(key)
-    if cached is not None:
+    # a dump loaded after the fingerprints were computed brings new texts: compute them again
+    if cached is not None and cached["n_units"] == store.count_units(config.norm_key):
         return cached
     t0 = time.perf_counter()
     total = store.count_units(config.norm_key)
@@ -278,7 +279,11 @@ def ensure_fingerprints(
 # --- clusters at a threshold --------------------------------------------------------------------
 @dataclass(slots=True)
 class Fingerprints:
-    """What re-clustering needs, loaded once per fingerprint key (the app caches this)."""
+    """What re-clustering needs, loaded once per fingerprint key (the app caches this).
+
+    `arrays` holds the per-page columns as integer arrays (factorized URLs, hosts, MD5s), so that
+    `analyze` runs on numpy alone and a threshold change costs milliseconds, not a DataFrame shuffle.
+    """
 
     config: Config
     pages: pd.DataFrame          # one row per page, with unit_id (-1 for degenerate pages)
@@ -287,6 +292,26 @@ class Fingerprints:
     simhash: np.ndarray | None
     minhash: np.ndarray | None
     stats: dict[str, Any]
+    arrays: dict[str, np.ndarray] = field(default_factory=dict)
+    hosts: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=object))
+
+
+def _page_arrays(pages: pd.DataFrame) -> tuple[dict[str, np.ndarray], np.ndarray]:
+    n = len(pages)
+    url_codes, _ = pd.factorize(pd.concat([pages["canonical_url"], pages["rel_canonical"]], ignore_index=True))
+    host_codes, hosts = pd.factorize(pages["host"])
+    fetched = pd.to_datetime(pages["fetched_at"])
+    arrays = {
+        "unit": pages["unit_id"].to_numpy(dtype=np.int64),
+        "page_id": pages["page_id"].to_numpy(dtype=np.int64),
+        "url_id": url_codes[:n].astype(np.int64),
+        "rel_id": url_codes[n:].astype(np.int64),
+        "fetched_ns": np.where(fetched.isna(), -1, fetched.to_numpy(dtype="datetime64[ns]").astype(np.int64)),
+        "url_len": pages["canonical_url"].str.len().to_numpy(dtype=np.int64),
+        "host": host_codes.astype(np.int64),
+        "md5": pd.factorize(pages["md5"])[0].astype(np.int64),
+    }
+    return arrays, np.asarray(hosts, dtype=object)
 
 
 def load_fingerprints(store: Store, config: Config, *, progress: Progress = _noop,
@@ -305,7 +330,9 @@ def load_fingerprints(store: Store, config: Config, *, progress: Progress = _noo
         minhash = np.frombuffer(b"".join(units["minhash"]), dtype=np.uint32).reshape(len(units), -1)
     else:
         minhash = np.empty((0, config.num_perm), np.uint32)
-    return Fingerprints(config, pages, len(units), store.pair_arrays(key), simhash, minhash, fset["stats"])
+    arrays, hosts = _page_arrays(pages)
+    return Fingerprints(config, pages, len(units), store.pair_arrays(key), simhash, minhash, fset["stats"],
+                        arrays, hosts)
 
 
 def pair_scores(fp: Fingerprints, config: Config) -> np.ndarray:
@@ -341,63 +368,80 @@ def _similarity_to(fp: Fingerprints, units_a: np.ndarray, units_b: np.ndarray, c
 
 
 def analyze(fp: Fingerprints, config: Config) -> Analysis:
-    """Cluster at `config.threshold` (same fingerprint key as `fp`) and compute the report numbers."""
+    """Cluster at `config.threshold` (same fingerprint key as `fp`) and compute the report numbers.
+
+    Clusters are the connected components of distinct texts (units) joined by pairs at the threshold;
+    pages inherit their text's cluster, so exact duplicates are always together. Cluster ids run
+    1..K by size (largest first), then by first page id; degenerate pages get none.
+    """
     if config.fingerprint_key != fp.config.fingerprint_key:
         raise ValueError("analyze() needs fingerprints computed for the same setting")
-    pages = fp.pages.copy()
-    content = pages["unit_id"].to_numpy() >= 0
+    arr = fp.arrays
+    unit, page_id = arr["unit"], arr["page_id"]
+    n_total = len(unit)
+    content = unit >= 0
+    idx = np.flatnonzero(content)
     keep = pairs_at_threshold(fp, config)
     unit_comp = components(fp.n_units, fp.pairs["a"][keep], fp.pairs["b"][keep])
-    comp = np.full(len(pages), -1, dtype=np.int64)
-    comp[content] = unit_comp[pages["unit_id"].to_numpy()[content]]
-    # Cluster ids 1..K by size (largest first), then first page id; degenerate pages get none.
-    pages["comp"] = comp
-    cpages = pages[content]
-    sizes = cpages.groupby("comp")["page_id"].agg(["size", "min"]).sort_values(["size", "min"], ascending=[False, True])
-    cluster_id_of = pd.Series(np.arange(1, len(sizes) + 1), index=sizes.index)
-    pages["cluster_id"] = pages["comp"].map(cluster_id_of).astype("Int64")
-    pages["cluster_size"] = pages["comp"].map(sizes["size"]).astype("Int64")
-    reps = pick_representatives(pages[content], cluster_col="cluster_id")
-    pages = pages.join(reps, on="cluster_id")
-    pages["is_representative"] = pages["page_id"] == pages["representative_id"]
-    rep_unit = pages.set_index("page_id")["unit_id"]
-    pages["rep_unit"] = pages["representative_id"].map(rep_unit).fillna(-1).astype(np.int64)
-    sim = np.full(len(pages), np.nan)
-    both = content & (pages["rep_unit"].to_numpy() >= 0)
-    ua, ub = pages["unit_id"].to_numpy()[both], pages["rep_unit"].to_numpy()[both]
-    sim[both] = _similarity_to(fp, ua, ub, config)
-    pages["similarity_to_representative"] = sim
-    pages = pages.drop(columns=["comp", "rep_unit"])
 
-    n_total = len(pages)
-    n_content = int(content.sum())
-    n_units = int(pages.loc[content, "unit_id"].nunique())
-    n_clusters = len(sizes)
-    byte_distinct = int(pages.loc[content, "md5"].nunique())
-    dup_sizes = sizes["size"][sizes["size"] > 1]
+    comp_ids, inverse, counts = np.unique(unit_comp[unit[idx]], return_inverse=True, return_counts=True)
+    first_page = np.full(len(comp_ids), np.iinfo(np.int64).max)
+    np.minimum.at(first_page, inverse, page_id[idx])
+    rank = np.empty(len(comp_ids), dtype=np.int64)
+    rank[np.lexsort((first_page, -counts))] = np.arange(1, len(comp_ids) + 1)
+    cluster = np.zeros(n_total, dtype=np.int64)
+    cluster[idx] = rank[inverse]
+    size = np.zeros(n_total, dtype=np.int64)
+    size[idx] = counts[inverse]
+
+    rows, why = representative_rows(cluster[idx], arr["url_id"][idx], arr["rel_id"][idx], arr["fetched_ns"][idx],
+                                    arr["url_len"][idx], page_id[idx])
+    rep_of_cluster = np.full(len(comp_ids) + 1, -1, dtype=np.int64)  # cluster id -> row of its representative
+    rep_of_cluster[cluster[idx][rows]] = idx[rows]
+    why_of_cluster = np.empty(len(comp_ids) + 1, dtype=object)
+    why_of_cluster[cluster[idx][rows]] = WHY[why]
+    rep = np.where(content, rep_of_cluster[cluster], -1)
+    is_rep = rep == np.arange(n_total)
+    sim = np.full(n_total, np.nan)
+    sim[idx] = _similarity_to(fp, unit[idx], unit[rep[idx]], config)
+
+    na_int = ~content
+    canonical = fp.pages["canonical_url"].to_numpy(dtype=object)
+    pages = fp.pages.assign(
+        cluster_id=pd.arrays.IntegerArray(cluster, na_int),
+        cluster_size=pd.arrays.IntegerArray(size, na_int),
+        representative_id=pd.arrays.IntegerArray(np.where(content, page_id[rep], 0), na_int),
+        representative_url=np.where(content, canonical[rep], None),
+        why=np.where(content, why_of_cluster[cluster], None),
+        is_representative=is_rep,
+        similarity_to_representative=sim,
+    )
+
+    n_content = len(idx)
+    n_clusters = len(comp_ids)
+    dup_sizes = np.sort(counts[counts > 1])[::-1]
     redundant = n_content - n_clusters
     numbers = {
         "total_pages": n_total,
         "content_pages": n_content,
         "degenerate_pages": n_total - n_content,
-        "byte_identical_duplicates": n_content - byte_distinct,
-        "exact_duplicates": n_content - n_units,
-        "near_duplicates": n_units - n_clusters,
+        "byte_identical_duplicates": n_content - len(np.unique(arr["md5"][idx])),
+        "exact_duplicates": n_content - len(np.unique(unit[idx])),
+        "near_duplicates": len(np.unique(unit[idx])) - n_clusters,
         "unique_pages": n_clusters,
         "duplicate_clusters": len(dup_sizes),
-        "largest_cluster": int(sizes["size"].max()) if n_clusters else 0,
+        "largest_cluster": int(counts.max()) if n_clusters else 0,
         "redundant_pages": redundant,
         "redundant_pct": round(100.0 * redundant / n_total, 2) if n_total else 0.0,
         "pairs_at_threshold": int(keep.sum()),
     }
-    cp = pages[content]
-    hosts = (
-        cp.assign(redundant=~cp["is_representative"])
-        .groupby("host")
-        .agg(pages=("page_id", "size"), redundant=("redundant", "sum"))
-    )
+    host = arr["host"][idx]
+    host_pages = np.bincount(host, minlength=len(fp.hosts))
+    host_redundant = np.bincount(host, weights=~is_rep[idx], minlength=len(fp.hosts)).astype(np.int64)
+    hosts = pd.DataFrame({"host": fp.hosts, "pages": host_pages, "redundant": host_redundant})
+    hosts = hosts[hosts["pages"] > 0]
     hosts["redundant_pct"] = (100.0 * hosts["redundant"] / hosts["pages"]).round(1)
-    hosts = hosts.sort_values(["redundant", "pages"], ascending=False).reset_index()
+    hosts = hosts.sort_values(["redundant", "pages"], ascending=False, kind="stable").reset_index(drop=True)
     warnings = list(fp.stats.get("notes", [])) if fp.stats.get("capped_buckets") else []
     largest = numbers["largest_cluster"]
     if n_content and largest >= 20 and largest > 0.01 * n_content:
@@ -405,4 +449,4 @@ def analyze(fp: Fingerprints, config: Config) -> Analysis:
             f"the largest cluster holds {largest} pages ({100 * largest / n_content:.1f}% of content pages): "
             "boilerplate may be being fingerprinted; check it, or try normalize: main or a tighter threshold"
         )
-    return Analysis(config, pages, numbers, hosts, dup_sizes.reset_index(drop=True), warnings)
+    return Analysis(config, pages, numbers, hosts, pd.Series(dup_sizes, name="size"), warnings)
