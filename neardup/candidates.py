@@ -175,16 +175,26 @@ def simhash_pairs_bruteforce(fingerprints: np.ndarray, max_bits: int) -> tuple[n
     return a, b, hamming_many(fps[a], fps[b])
 
 
-def lsh_threshold(floor: float, similarity: str, min_size_ratio: float) -> float:
-    """Jaccard threshold for the LSH index, deliberately below the loosest similarity offered.
+# Containment the LSH index is sized to find as reliably as Jaccard pairs at the floor.
+CONTAINMENT_INDEXED = 0.8
 
-    For containment c with size ratio at least q, Jaccard is at least c*q / (1 + q - c*q).
-    The index runs at 80% of that bound, so pairs near the floor are not lost to banding noise.
+
+def lsh_threshold(floor: float, similarity: str, min_size_ratio: float) -> float:
+    """Jaccard threshold for the LSH index, deliberately below the loosest similarity offered (80% of it).
+
+    Jaccard: 0.8 x floor. Containment c with size ratio at least q implies Jaccard >= c*q / (1 + q - c*q);
+    sizing the index for the loosest containment (0.3 at q = 0.5 gives Jaccard 0.11: 64 bands of 2
+    rows, where nearly every pair of pages of one site becomes a candidate) does not scale. The index
+    is therefore sized for containment 0.8 (`CONTAINMENT_INDEXED`), never looser than for the Jaccard
+    floor: containment pairs at or above 0.8 are found as reliably as Jaccard pairs at the floor;
+    lower containment values are found only when their Jaccard is high as well, so the similarity
+    histogram under 0.8 is incomplete for containment.
     """
     if similarity == "jaccard":
         bound = floor
     else:
-        bound = floor * min_size_ratio / (1 + min_size_ratio - floor * min_size_ratio)
+        c, q = max(floor, CONTAINMENT_INDEXED), min_size_ratio
+        bound = min(floor, c * q / (1 + q - c * q))
     return max(0.05, 0.8 * bound)
 
 
@@ -262,27 +272,36 @@ def minhash_pairs(
         return empty
     bands, rows = lsh_params(lsh_threshold(floor, similarity, min_size_ratio), sigs.shape[1])
     stats.notes.append(f"LSH bands x rows = {bands} x {rows}")
-    found_i, found_j = [], []
+    sizes = np.asarray(n_shingles, dtype=np.float64)
+    seen = np.empty(0, dtype=np.int64)  # codes a * n + b of every candidate verified so far
+    kept: list[tuple[np.ndarray, ...]] = []
+    # Verify band by band: memory follows the pairs kept, not the (much larger) candidate count.
     for order, starts in _lsh_tables(sigs, bands, rows):
         i, j = _pairs_in_runs(order, starts, bucket_cap, stats)
         stats.tables += 1
-        found_i.append(i)
-        found_j.append(j)
-    a, b = _unique_pairs(np.concatenate(found_i), np.concatenate(found_j), n)
-    stats.candidates = len(a)
-    # Before the early return: all-boilerplate input yields no pairs but must warn.
+        if not len(i):
+            continue
+        codes = np.unique(np.minimum(i, j) * n + np.maximum(i, j))
+        codes = codes[~np.isin(codes, seen, assume_unique=True)]
+        if not len(codes):
+            continue
+        seen = np.union1d(seen, codes)
+        a, b = codes // n, codes % n
+        jac = estimate_jaccard(sigs[a], sigs[b])
+        sa, sb = sizes[a], sizes[b]
+        cont = estimate_containment(jac, sa, sb)
+        ratio = np.minimum(sa, sb) / np.maximum(np.maximum(sa, sb), 1)
+        cont = np.where(ratio >= min_size_ratio, cont, 0.0)
+        keep = (jac if similarity == "jaccard" else cont) >= floor
+        kept.append((a[keep], b[keep], jac[keep], cont[keep]))
+    stats.candidates = len(seen)
     if stats.capped_buckets:
         stats.notes.append(
             f"{stats.capped_buckets} LSH bucket(s) with more than {bucket_cap} members "
             f"({stats.capped_members} members) were not expanded: boilerplate is being fingerprinted"
         )
-    if not len(a):
+    if not kept:
         return empty
-    jac = estimate_jaccard(sigs[a], sigs[b])
-    sa, sb = n_shingles[a], n_shingles[b]
-    cont = estimate_containment(jac, sa, sb)
-    ratio = np.minimum(sa, sb) / np.maximum(np.maximum(sa, sb), 1)
-    cont = np.where(ratio >= min_size_ratio, cont, 0.0)
-    score = jac if similarity == "jaccard" else cont
-    keep = score >= floor
-    return a[keep], b[keep], jac[keep], cont[keep], stats
+    a, b, jac, cont = (np.concatenate(parts) for parts in zip(*kept, strict=True))
+    order = np.lexsort((b, a))
+    return a[order], b[order], jac[order], cont[order], stats

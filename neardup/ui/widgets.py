@@ -60,7 +60,7 @@ def open_database(*, setting: bool = True) -> tuple[Store, str, Config | None]:
     if load_sample_if_empty(store):
         st.toast("This database was empty: the bundled sample crawl was loaded.")
         st.session_state["neardup.sample_notice"] = True
-    if store.count_pages() == 0:
+    if store.count_pages() == 0 and setting:  # the Load page (setting=False) is how pages get in
         st.info("This database holds no pages yet. Load a crawl dump on the **Load** page.")
         st.stop()
     return store, path, setting_sidebar() if setting else None

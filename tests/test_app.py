@@ -1,0 +1,384 @@
+"""The Streamlit app driven headless with AppTest: every page runs, and the widgets do what they say.
+
+One small crawl (scripts/make_sample.py, 300 pages) is ingested once per module; each test works on
+its own copy of that database, so labels written by one test never leak into another.
+"""
+
+from __future__ import annotations
+
+import io
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pytest
+import streamlit as st
+from conftest import make_crawl, write_jsonl
+from streamlit.runtime.memory_media_file_storage import MemoryMediaFileStorage
+from streamlit.testing.v1 import AppTest
+from streamlit.testing.v1 import app_test as app_test_module
+
+from neardup import audit, engine
+from neardup.config import Config
+from neardup.export import COLUMNS, clusters_frame
+from neardup.labels import sample_pairs
+from neardup.store import Store
+from neardup.ui import data as ui_data
+
+ROOT = Path(__file__).resolve().parent.parent
+APP = str(ROOT / "app.py")
+PAGES = {
+    "pages/1_Load.py": "Load a crawl dump",
+    "pages/2_Explore.py": "Explore",
+    "pages/3_Audit.py": "Audit pairs",
+    "pages/4_Tune.py": "Tune the threshold from labels",
+    "pages/5_Clusters.py": "Clusters",
+    "pages/6_Export.py": "Export",
+}
+TIMEOUT = 120
+
+
+def build_small_db(tmp: Path) -> Path:
+    """The 300-page generated crawl, ingested and fingerprinted for the default setting."""
+    crawl = tmp / "crawl.jsonl.gz"
+    subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "make_sample.py"), "--pages", "300", "--seed", "3",
+         "--out", str(crawl), "--truth", str(tmp / "truth.csv")],
+        check=True, capture_output=True,
+    )
+    db = tmp / "base.duckdb"
+    with Store(db) as store:
+        summary = engine.ingest_file(store, crawl, Config(), jobs=1)
+        assert summary.loaded == 300
+        engine.ensure_fingerprints(store, Config(), jobs=1)
+    return db
+
+
+@pytest.fixture(scope="module")
+def base_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return build_small_db(tmp_path_factory.mktemp("app"))
+
+
+@pytest.fixture
+def db(base_db: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    """A fresh copy of the small database, named by NEARDUP_DB; the app's cached store is dropped."""
+    path = tmp_path / "neardup.duckdb"
+    shutil.copyfile(base_db, path)
+    monkeypatch.setenv("NEARDUP_DB", str(path))
+    monkeypatch.delenv("NEARDUP_CONFIG", raising=False)
+    st.cache_resource.clear()
+    yield str(path)
+    st.cache_resource.clear()
+
+
+@pytest.fixture
+def store(db: str) -> Store:
+    # The same file in the same process: DuckDB shares one database instance with the app's Store.
+    return Store(db)
+
+
+def run_app(page: str | None = None) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
+    assert not at.exception, at.exception
+    if page:
+        at.switch_page(page).run()
+        assert not at.exception, at.exception
+        assert at.title[0].value == PAGES[page]
+    return at
+
+
+def metrics(at: AppTest) -> dict[str, str]:
+    return {m.label: m.value for m in at.metric}
+
+
+def button(at: AppTest, label: str) -> Any:
+    found = [b for b in at.button if b.label == label]
+    assert found, f"no button {label!r} among {[b.label for b in at.button]}"
+    return found[0]
+
+
+def default_analysis(store: Store, config: Config | None = None) -> engine.Analysis:
+    config = config or Config()
+    return engine.analyze(engine.load_fingerprints(store, config, jobs=1), config)
+
+
+# --- every page --------------------------------------------------------------------------------
+def test_every_page_runs(db: str) -> None:
+    at = run_app()
+    assert at.title[0].value.startswith("neardup")
+    assert not at.error
+    for page, title in PAGES.items():
+        at.switch_page(page).run()
+        assert not at.exception, (page, at.exception)
+        assert not at.error, (page, [e.value for e in at.error])
+        assert at.title[0].value == title
+
+
+def test_every_page_runs_on_its_own(db: str) -> None:
+    for page, title in PAGES.items():
+        st.cache_resource.clear()
+        at = AppTest.from_file(str(ROOT / page), default_timeout=TIMEOUT).run()
+        assert not at.exception, (page, at.exception)
+        assert at.title[0].value == title
+
+
+# --- home: the numbers and the threshold slider ------------------------------------------------
+def test_home_metrics_follow_the_threshold_slider(db: str, store: Store) -> None:
+    at = run_app()
+    before = metrics(at)
+    expected = default_analysis(store).numbers
+    assert before["Near duplicates"] == f"{expected['near_duplicates']:,}"
+    assert before["Unique pages"] == f"{expected['unique_pages']:,}"
+    assert f"{store.count_pages():,} pages" in at.caption[0].value
+
+    threshold = next(s for s in at.sidebar.slider if s.label.startswith("Threshold"))
+    assert threshold.value == pytest.approx(0.8)
+    threshold.set_value(0.5).run()
+    assert not at.exception
+    after = metrics(at)
+    looser = default_analysis(store, Config(threshold=0.5)).numbers
+    assert after["Near duplicates"] == f"{looser['near_duplicates']:,}"
+    assert int(after["Near duplicates"].replace(",", "")) > int(before["Near duplicates"].replace(",", ""))
+    assert int(after["Unique pages"].replace(",", "")) < int(before["Unique pages"].replace(",", ""))
+    assert after["Exact duplicates"] == before["Exact duplicates"]  # the threshold only moves near ones
+
+    # the setting follows the user to the other pages
+    at.switch_page("pages/2_Explore.py").run()
+    assert not at.exception
+    assert metrics(at)["Pairs at threshold"] == f"{looser['pairs_at_threshold']:,}"
+
+
+def test_switching_method_to_simhash(db: str, store: Store) -> None:
+    at = run_app()
+    at.sidebar.radio[0].set_value("simhash").run()  # computes simhash fingerprints once
+    assert not at.exception
+    threshold = next(s for s in at.sidebar.slider if s.label.startswith("Threshold"))
+    assert threshold.label == "Threshold (max Hamming bits)"
+    numbers = default_analysis(store, Config(method="simhash", threshold=threshold.value)).numbers
+    assert metrics(at)["Unique pages"] == f"{numbers['unique_pages']:,}"
+    for page in ("pages/2_Explore.py", "pages/3_Audit.py", "pages/4_Tune.py"):
+        at.switch_page(page).run()
+        assert not at.exception, page
+
+
+# --- Audit: labels go to the store -------------------------------------------------------------
+def first_sampled_pair(store: Store, exclude: set[tuple[str, str]] | None = None) -> tuple[str, str]:
+    config = Config()
+    pairs = audit.candidate_pairs(engine.load_fingerprints(store, config, jobs=1), config)
+    queue = sample_pairs(pairs, per_bucket=5, seed=7, exclude=exclude or set(), focus=config.threshold)
+    return queue.iloc[0]["url_a"], queue.iloc[0]["url_b"]
+
+
+def test_audit_duplicate_button_stores_a_label(db: str, store: Store) -> None:
+    at = run_app("pages/3_Audit.py")
+    assert store.labels().empty
+    expected = first_sampled_pair(store)
+    assert "sampled pairs left" in at.caption[0].value
+    at.text_input[0].set_value("ana")
+    button(at, "Duplicate").click().run()
+    assert not at.exception
+
+    labels = store.labels()
+    assert len(labels) == 1
+    row = labels.iloc[0]
+    assert (row["url_a"], row["url_b"], row["label"], row["labeler"]) == (*expected, "duplicate", "ana")
+    assert '"threshold": 0.8' in row["setting"]
+
+    # the queue moves on; the next click labels the next pair
+    second = first_sampled_pair(store, exclude={expected})
+    assert second != expected
+    button(at, "Not duplicate").click().run()
+    assert not at.exception
+    labels = store.labels().set_index(["url_a", "url_b"])["label"].to_dict()
+    assert labels == {expected: "duplicate", second: "not"}
+    # (not "2 labeled pairs": a label is keyed by canonical URLs, and several candidate pairs of distinct
+    # texts can share those URLs; see test_audit.py::test_one_label_counts_once)
+    assert "(2 labels in all)" in at.expander[0].label
+
+
+def test_audit_skip_stores_nothing_and_moves_on(db: str, store: Store) -> None:
+    at = run_app("pages/3_Audit.py")
+    shown = [c.value for c in at.code][:2]
+    button(at, "Skip").click().run()
+    assert not at.exception
+    assert store.labels().empty
+    assert [c.value for c in at.code][:2] != shown
+
+
+def test_audit_raw_html_is_shown_as_source(db: str) -> None:
+    at = run_app("pages/3_Audit.py")
+    at.toggle[0].set_value(True)
+    at.toggle[1].set_value(True).run()
+    assert not at.exception
+    html = [c for c in at.code if c.language == "html"]
+    assert len(html) == 2 and "<html" in html[0].value.lower()
+
+
+# --- Clusters -> Audit -------------------------------------------------------------------------
+def test_clusters_open_a_pair_in_audit_and_label_it(db: str, store: Store) -> None:
+    at = run_app("pages/5_Clusters.py")
+    clusters = at.dataframe[0].value
+    assert (clusters["size"] >= 2).all()
+    assert at.subheader[0].value.startswith(f"Cluster {clusters.iloc[0]['cluster_id']}:")
+    members = at.dataframe[1].value.set_index("page_id")
+    rep = members[members["is_representative"]].iloc[0]
+    other = members.loc[at.selectbox[0].value]  # a member page, by id
+    assert not other["is_representative"]
+
+    button(at, "Open this pair in Audit").click().run()
+    assert not at.exception
+    assert at.title[0].value == "Audit pairs"
+    assert "opened from the Clusters page" in " ".join(c.value for c in at.caption)
+    assert [c.value for c in at.code][:2] == [rep["url"], other["url"]]
+    # AppTest does not follow an in-script st.switch_page for the next run (a browser does): go there
+    at.switch_page("pages/3_Audit.py")
+    button(at, "Duplicate").click().run()
+    assert at.title[0].value == "Audit pairs"
+    assert not at.exception
+    labels = store.labels()
+    expected = tuple(sorted((rep["canonical_url"], other["canonical_url"])))
+    assert list(zip(labels["url_a"], labels["url_b"], strict=True)) == [expected]
+
+
+# --- Tune --------------------------------------------------------------------------------------
+def test_tune_without_then_with_labels(db: str, store: Store) -> None:
+    at = run_app("pages/4_Tune.py")
+    assert any("No labels at this setting yet" in i.value for i in at.info)
+    assert not at.dataframe
+
+    # label every candidate pair: duplicates from 0.8 up, not below
+    config = Config()
+    pairs = audit.candidate_pairs(engine.load_fingerprints(store, config, jobs=1), config)
+    for row in pairs.itertuples():
+        store.record_label(row.url_a, row.url_b, label="duplicate" if row.bucket >= 0.8 else "not")
+    at.run()
+    assert not at.exception
+    assert not any("No labels at this setting yet" in i.value for i in at.info)
+    est = at.dataframe[0].value.set_index("threshold")
+    tallies = at.dataframe[1].value
+    assert tallies["labeled"].sum() == len(pairs)
+    # this crawl has no pair in the 0.75 to 0.9 buckets: 0.9 is the first threshold flagging them all
+    assert est.loc[0.9, "precision"] == pytest.approx(1.0)
+    assert est.loc[0.9, "recall"] == pytest.approx(1.0)
+    n_flagged_07 = int((pairs["bucket"] >= 0.7).sum())
+    assert est.loc[0.7, "precision"] == pytest.approx((pairs["bucket"] >= 0.8).sum() / n_flagged_07)
+    assert est.loc[0.3, "pairs_flagged"] == len(pairs)
+    # 35 pairs flagged at 0.9 cannot push a Wilson lower bound to 95%: the page says so, no suggestion
+    assert any("precision lower bound of 95%" in i.value for i in at.info)
+    assert "Suggested threshold" not in metrics(at)
+
+
+# --- Export ------------------------------------------------------------------------------------
+@pytest.fixture
+def downloads(monkeypatch: pytest.MonkeyPatch) -> list[MemoryMediaFileStorage]:
+    """AppTest keeps download data in a media storage it creates per run; keep a handle on it."""
+    made: list[MemoryMediaFileStorage] = []
+
+    class Recording(MemoryMediaFileStorage):
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            made.append(self)
+
+    monkeypatch.setattr(app_test_module, "MemoryMediaFileStorage", Recording)
+    return made
+
+
+def download(at: AppTest, storages: list[MemoryMediaFileStorage], label: str) -> bytes:
+    [element] = [d for d in at.get("download_button") if d.label == label]
+    return storages[-1].get_file(element.proto.url.rsplit("/", 1)[1]).content
+
+
+def test_export_downloads_match_the_store(db: str, store: Store,
+                                          downloads: list[MemoryMediaFileStorage]) -> None:
+    at = run_app("pages/6_Export.py")
+    data = download(at, downloads, "clusters.csv")
+    csv = pd.read_csv(io.BytesIO(data))
+    assert list(csv.columns) == COLUMNS
+    assert len(csv) == store.count_pages() == 300
+    expected = clusters_frame(default_analysis(store))
+    assert data.decode("utf-8") == expected.to_csv(index=False)
+    assert f"First 200 of {len(csv):,} rows." in [c.value for c in at.caption]
+    yaml_text = download(at, downloads, "dupcheck.yaml").decode("utf-8")
+    assert "threshold: 0.8" in yaml_text and "method: minhash" in yaml_text
+    [labels_button] = [d for d in at.get("download_button") if d.label == "labels.csv"]
+    assert labels_button.proto.disabled  # nothing to export yet
+
+    store.record_label("https://a.example/", "https://b.example/", label="duplicate", labeler="ana")
+    at.run()
+    exported = pd.read_csv(io.BytesIO(download(at, downloads, "labels.csv")))
+    assert exported[["url_a", "url_b", "label", "labeler"]].values.tolist() == [
+        ["https://a.example/", "https://b.example/", "duplicate", "ana"]]
+
+
+# --- Load --------------------------------------------------------------------------------------
+def test_load_a_server_side_path(db: str, store: Store, tmp_path: Path) -> None:
+    records = make_crawl().records[:10] + [{"html": "<p>a page without a url</p>"}]
+    dump = write_jsonl(tmp_path / "more.jsonl", records)
+    with dump.open("a", encoding="utf-8") as f:
+        f.write("{not json\n")
+    at = run_app("pages/1_Load.py")
+    before = store.count_pages()
+    at.text_input[0].set_value(str(dump)).run()
+    button(at, "Load this path").click().run()
+    assert not at.exception
+    assert any("10 pages loaded, 2 records rejected" in s.value for s in at.success)
+    assert store.count_pages() == before + 10
+    errors = at.dataframe[-1].value
+    assert errors[["line", "reason"]].values.tolist()[:1] == [[11, "missing url"]]
+    assert errors.iloc[1]["reason"].startswith("malformed JSON")
+    # the same bytes again: nothing to do
+    button(at, "Load this path").click().run()
+    assert any("already loaded" in i.value for i in at.info)
+    assert store.count_pages() == before + 10
+    # the home page counts the new pages (the caches were cleared)
+    at.switch_page("app.py").run()
+    assert f"{before + 10:,} pages" in at.caption[0].value
+    # the new pages are fingerprinted too, not set aside as if they were degenerate
+    assert metrics(at)["Degenerate (set aside)"] == f"{default_analysis(store).numbers['degenerate_pages']:,}" == "8"
+
+
+def test_load_a_missing_path_is_an_error_not_a_crash(db: str) -> None:
+    at = run_app("pages/1_Load.py")
+    at.text_input[0].set_value("/nonexistent/crawl.jsonl").run()
+    button(at, "Load this path").click().run()
+    assert not at.exception
+    assert at.error
+
+
+# --- first start -------------------------------------------------------------------------------
+@pytest.fixture
+def empty_db(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    path = str(tmp_path / "empty.duckdb")
+    monkeypatch.setenv("NEARDUP_DB", path)
+    monkeypatch.delenv("NEARDUP_CONFIG", raising=False)
+    st.cache_resource.clear()
+    yield path
+    st.cache_resource.clear()
+
+
+def test_first_start_loads_the_bundled_sample(empty_db: str) -> None:
+    at = run_app()
+    assert any("bundled **sample crawl**" in i.value for i in at.info)
+    assert "3,000 pages" in at.caption[0].value
+    assert int(metrics(at)["Duplicate clusters"].replace(",", "")) > 0
+
+
+def test_without_a_sample_the_load_page_still_loads(empty_db: str, monkeypatch: pytest.MonkeyPatch,
+                                                     tmp_path: Path) -> None:
+    # an installed package has no sample_data/: an empty database must not lock the user out
+    monkeypatch.setattr(ui_data, "SAMPLE", tmp_path / "no-sample.jsonl.gz")
+    at = run_app()
+    assert any("holds no pages yet" in i.value for i in at.info)
+    at.switch_page("pages/1_Load.py").run()
+    assert not at.exception
+    dump = write_jsonl(tmp_path / "crawl.jsonl", make_crawl().records)
+    at.text_input[0].set_value(str(dump)).run()
+    button(at, "Load this path").click().run()
+    assert not at.exception
+    assert any("40 pages loaded" in s.value for s in at.success)
+    at.switch_page("app.py").run()
+    assert "40 pages" in at.caption[0].value

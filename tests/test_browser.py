@@ -1,0 +1,327 @@
+"""A real browser against `streamlit run app.py`: Debian's Chromium driven by Playwright.
+
+The server runs on a free port over a pre-built database: the 300-page generated crawl, a few labels
+(from its ground truth, so the Tune page has something to show), and a small cluster of pages whose
+text carries XSS payloads. Every page must render without an exception and without any dialog; the
+payloads must show up as literal text. The screenshots in docs/ (shown by the README) are taken here.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import random
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from test_app import build_small_db
+
+from neardup import audit, engine
+from neardup.config import Config
+from neardup.export import COLUMNS
+from neardup.labels import sample_pairs
+from neardup.store import Store
+from neardup.urls import canonicalize_url
+
+ROOT = Path(__file__).resolve().parent.parent
+DOCS = ROOT / "docs"
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--no-first-run"]
+VIEWPORT = {"width": 1400, "height": 1000}
+TIMEOUT_MS = 60_000
+
+# (path, text the page shows once its script has run to the end, screenshot)
+PAGES = [
+    ("/", "Next:", "home.png"),
+    ("/Load", "Rejected records", "load.png"),
+    ("/Explore", "Per host", "explore.png"),
+    ("/Audit", "Main text, word diff", "audit.png"),
+    ("/Tune", "Per bucket", "tune.png"),
+    ("/Clusters", "Compare with the representative", "clusters.png"),
+    ("/Export", "Import labels", "export.png"),
+]
+
+SCRIPT = "<script>alert(1)</script>"
+IMG = "<img src=x onerror=alert(1)>"
+LINK = "[click](javascript:alert(1))"
+LATEX = "$\\alert{1}$"
+XSS_HOST = "https://xss.example"
+XSS_COPIES = 3  # plus the original: a 4-page cluster, larger than any in the small crawl
+
+
+def xss_html(edition: int) -> str:
+    """A page whose main text holds the payloads (as text) and whose HTML holds them as tags.
+    The copies differ in one word, right after the payloads, so the diff shows them beside the change."""
+    rng = random.Random(42)
+    vocab = ["zarquon", "blinter", "mossle", "tavrik", "quenby", "florp", "grizzen", "pomble", "shunt", "vexil",
+             "wumpet", "yarble", "cradlin", "drossel", "eskander", "fribble", "gantry", "hoskin"]
+    paragraphs = ["<p>" + " ".join(rng.choice(vocab) for _ in range(50)) + ".</p>" for _ in range(6)]
+    payload = (f"<p>Payloads: &lt;script&gt;alert(1)&lt;/script&gt; and &lt;img src=x onerror=alert(1)&gt; and "
+               f"{LINK} and {LATEX} and :red[x] **bold** edition{edition}</p>")
+    return ("<!DOCTYPE html><html><head><title>&lt;img src=x onerror=alert(1)&gt;</title></head><body>"
+            "<nav><a href='/'>Home</a></nav><main><article><h1>Security notes</h1>"
+            + paragraphs[0] + payload + "".join(paragraphs[1:])
+            + f"{SCRIPT}{IMG}</article></main></body></html>")
+
+
+def xss_records() -> list[dict]:
+    urls = [f"{XSS_HOST}/notes", *(f"{XSS_HOST}/copy-{i}" for i in range(1, XSS_COPIES)),
+            f"{XSS_HOST}/search?q={SCRIPT}"]
+    return [{"url": url, "fetched_at": f"2026-04-0{i + 1}T10:00:00Z", "status": 200, "html": xss_html(i)}
+            for i, url in enumerate(urls)]
+
+
+def label_from_truth(store: Store, truth_csv: Path, config: Config) -> int:
+    """Label a stratified sample (2 pairs per bucket, another seed than the app's) from the ground truth."""
+    cluster_of = {}
+    with truth_csv.open(encoding="utf-8") as f:
+        for row in csv.DictReader(f):
+            cluster_of[row["url"]] = row["true_cluster"]
+    pairs = audit.candidate_pairs(engine.load_fingerprints(store, config, jobs=1), config)
+    picked = sample_pairs(pairs, per_bucket=2, seed=99, exclude=set())
+    for row in picked.itertuples():
+        a, b = store.page(int(row.page_a), config.norm_key), store.page(int(row.page_b), config.norm_key)
+        same = cluster_of.get(a["url"]) == cluster_of.get(b["url"])
+        store.record_label(row.url_a, row.url_b, label="duplicate" if same else "not", labeler="truth",
+                           setting=config.to_dict())
+    return len(picked)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@dataclass
+class Server:
+    url: str
+    db: Path
+    proc: subprocess.Popen
+    log: Path
+    n_pages: int
+    n_labels: int
+    xss_urls: list[str] = field(default_factory=list)
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(timeout=10)
+
+
+def wait_for_health(server: Server, timeout_s: float = 90) -> None:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if server.proc.poll() is not None:
+            pytest.fail(f"streamlit exited with {server.proc.returncode}:\n{server.log.read_text()[-3000:]}")
+        try:
+            with urllib.request.urlopen(f"{server.url}/_stcore/health", timeout=2) as resp:
+                if resp.status == 200:
+                    return
+        except OSError:
+            pass
+        time.sleep(0.3)
+    pytest.fail(f"streamlit did not answer within {timeout_s} s:\n{server.log.read_text()[-3000:]}")
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    if not Path(CHROMIUM).exists():
+        pytest.fail(f"the browser test needs Debian's Chromium at {CHROMIUM}: apt-get install chromium")
+    tmp = tmp_path_factory.mktemp("browser")
+    db = tmp / "neardup.duckdb"
+    shutil.move(build_small_db(tmp), db)
+    xss_file = tmp / "xss.jsonl"
+    xss_file.write_text("".join(json.dumps(r) + "\n" for r in xss_records()), encoding="utf-8")
+    config = Config()
+    with Store(db) as store:
+        assert engine.ingest_file(store, xss_file, config, jobs=1).loaded == XSS_COPIES + 1
+        engine.ensure_fingerprints(store, config, jobs=1)
+        assert label_from_truth(store, tmp / "truth.csv", config) > 10
+        n_pages, n_labels = store.count_pages(), len(store.labels())
+
+    port = free_port()
+    log = tmp / "streamlit.log"
+    env = {**os.environ, "NEARDUP_DB": str(db)}
+    env.pop("NEARDUP_CONFIG", None)
+    with log.open("wb") as out:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
+             "--server.port", str(port), "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false",
+             # others may edit the pages while this runs: no reruns on file changes
+             "--server.fileWatcherType", "none"],
+            cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT,
+        )
+    srv = Server(f"http://127.0.0.1:{port}", db, proc, log, n_pages, n_labels, [r["url"] for r in xss_records()])
+    try:
+        wait_for_health(srv)
+        yield srv
+    finally:
+        srv.stop()
+
+
+@dataclass
+class Browser:
+    page: object
+    dialogs: list[str]
+    errors: list[str]
+
+
+@pytest.fixture(scope="module")
+def browser(server: Server) -> Iterator[Browser]:
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        chromium = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        try:
+            context = chromium.new_context(viewport=VIEWPORT, accept_downloads=True)
+            page = context.new_page()
+            page.set_default_timeout(TIMEOUT_MS)
+            dialogs: list[str] = []
+            errors: list[str] = []
+
+            def on_dialog(dialog: object) -> None:
+                dialogs.append(f"{dialog.type}: {dialog.message}")
+                dialog.dismiss()
+
+            page.on("dialog", on_dialog)
+            page.on("pageerror", lambda exc: errors.append(str(exc)))
+            yield Browser(page, dialogs, errors)
+            context.close()
+        finally:
+            chromium.close()
+
+
+def wait_idle(page: object) -> None:
+    """Until the script run is over (Streamlit marks the app element while a script runs)."""
+    page.wait_for_function(
+        "() => document.querySelector('[data-testid=\"stApp\"]')?.getAttribute('data-test-script-state')"
+        " === 'notRunning'"
+    )
+
+
+def wait_drawn(page: object) -> None:
+    """Until lazily loaded elements (charts, tables) replaced their skeletons and charts are drawn."""
+    page.wait_for_function(
+        "() => !document.querySelector('[data-testid=\"stSkeleton\"]') && [...document.querySelectorAll("
+        "'[data-testid=\"stPlotlyChart\"]')].every(c => c.querySelector('.main-svg'))"
+    )
+
+
+def open_page(page: object, base: str, path: str, marker: str) -> None:
+    page.goto(base + path)
+    page.get_by_text(marker).first.wait_for()
+    wait_idle(page)
+    wait_drawn(page)
+
+
+def screenshot(page: object, name: str) -> None:
+    wait_drawn(page)
+    page.wait_for_timeout(600)  # table canvases and chart transitions paint after they are in the DOM
+    page.screenshot(path=str(DOCS / name))
+
+
+def assert_clean(b: Browser, where: str) -> None:
+    exc = b.page.locator('[data-testid="stException"]')
+    assert exc.count() == 0, f"{where}: {exc.first.inner_text()}"
+    assert not b.dialogs, f"{where}: a dialog opened: {b.dialogs}"
+    assert not b.errors, f"{where}: JavaScript errors: {b.errors}"
+
+
+def click_button(page: object, name: str) -> None:
+    page.get_by_role("button", name=name, exact=True).click()
+
+
+# --- the tests (they share one server; the last one stops it) ----------------------------------
+def test_every_page_renders_and_is_captured(server: Server, browser: Browser) -> None:
+    DOCS.mkdir(exist_ok=True)
+    page = browser.page
+    for path, marker, shot in PAGES:
+        open_page(page, server.url, path, marker)
+        assert_clean(browser, path)
+        screenshot(page, shot)
+    # the home page tells the real numbers
+    open_page(page, server.url, "/", "Next:")
+    assert f"{server.n_pages:,} pages" in page.locator('[data-testid="stCaptionContainer"]').first.inner_text()
+
+
+def test_xss_payloads_show_as_text(server: Server, browser: Browser) -> None:
+    page = browser.page
+    open_page(page, server.url, "/Clusters", "Compare with the representative")
+    # the payload cluster is the largest, so it is the one shown
+    assert page.get_by_text(f"{XSS_HOST}/notes").count() >= 1
+    click_button(page, "Open this pair in Audit")
+    page.get_by_text("Pair opened from the Clusters page").wait_for()
+    wait_idle(page)
+    diff = page.locator('[data-testid="stMarkdownContainer"]', has_text="onerror")
+    diff.nth(1).wait_for(timeout=60_000)  # the rerun after the click may still be drawing
+    assert diff.count() == 2  # left and right
+    text = diff.first.inner_text()
+    for payload in (SCRIPT, IMG, LINK, LATEX, ":red[x]", "**bold**"):
+        assert payload in text, payload
+    # the raw HTML is shown as source, tags and all
+    page.get_by_text("Raw HTML (as source, never rendered)").click()
+    wait_idle(page)
+    code = page.locator('[data-testid="stCode"]', has_text="onerror")
+    code.nth(1).wait_for(timeout=60_000)
+    assert code.count() == 2
+    assert SCRIPT in code.first.inner_text()
+    # nothing became markup
+    for selector in ("img[src='x']", "a[href^='javascript']", ".katex"):
+        assert page.locator(selector).count() == 0, selector
+    assert not page.evaluate("() => [...document.scripts].some(s => s.text.includes('alert(1)'))")
+    assert_clean(browser, "Audit with the payload pair")
+    screenshot(page, "audit_xss.png")
+
+
+def test_export_clusters_csv(server: Server, browser: Browser, tmp_path: Path) -> None:
+    page = browser.page
+    open_page(page, server.url, "/Export", "Import labels")
+    with page.expect_download() as info:
+        click_button(page, "clusters.csv")
+    download = info.value
+    assert download.suggested_filename == "clusters.csv"
+    target = tmp_path / "clusters.csv"
+    download.save_as(target)
+    df = pd.read_csv(target)
+    assert list(df.columns) == COLUMNS
+    assert len(df) == server.n_pages
+    assert set(server.xss_urls) <= set(df["url"])
+    xss = df[df["url"].isin(server.xss_urls)]
+    assert xss["cluster_id"].nunique() == 1 and (xss["cluster_size"] == XSS_COPIES + 1).all()
+    assert_clean(browser, "/Export")
+
+
+def test_label_a_pair_reaches_the_database(server: Server, browser: Browser) -> None:
+    page = browser.page
+    open_page(page, server.url, "/Audit", "Main text, word diff")
+    shown = [c.inner_text().strip() for c in page.locator('[data-testid="stCode"]').all()[:2]]
+    page.get_by_label("Your name").fill("playwright")
+    click_button(page, "Duplicate")
+    page.get_by_text(f"({server.n_labels + 1} labels in all)").wait_for()
+    wait_idle(page)
+    assert_clean(browser, "/Audit after labeling")
+
+    server.stop()  # DuckDB has one writer process: read the labels once the app is gone
+    with Store(server.db, read_only=True) as store:
+        labels = store.labels()
+    mine = labels[labels["labeler"] == "playwright"]
+    assert len(mine) == 1
+    row = mine.iloc[0]
+    assert (row["url_a"], row["url_b"]) == tuple(sorted(canonicalize_url(u) for u in shown))
+    assert row["label"] == "duplicate"
