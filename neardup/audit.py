@@ -18,36 +18,52 @@ from .store import Store
 
 
 def unit_pages(fp: Fingerprints) -> pd.DataFrame:
-    """One page shown per distinct text (unit): the earliest page id, with its canonical URL and host."""
+    """One page shown per distinct text (unit): the earliest page id, with its canonical URL, MD5 and host."""
     content = fp.pages[fp.pages["unit_id"] >= 0]
     first = content.sort_values("page_id").groupby("unit_id", sort=True).head(1)
-    return first.set_index("unit_id")[["page_id", "canonical_url", "host", "fetched_at"]]
+    return first.set_index("unit_id")[["page_id", "canonical_url", "md5", "host", "fetched_at"]]
+
+
+PAIR_KEY = ["url_a", "md5_a", "url_b", "md5_b"]
 
 
 def candidate_pairs(fp: Fingerprints, config: Config) -> pd.DataFrame:
-    """Stored candidate pairs at page level, with score, bucket and canonical URLs (url_a < url_b)."""
+    """Stored candidate pairs at page level, with score, bucket and the label key of each side
+    (canonical URL, MD5 of the page's bytes); sides ordered so that (url_a, md5_a) < (url_b, md5_b)."""
     up = unit_pages(fp)
     a, b = fp.pairs["a"].astype(np.int64), fp.pairs["b"].astype(np.int64)
     pa_ = up.reindex(a)
     pb_ = up.reindex(b)
-    ua, ub = pa_["canonical_url"].to_numpy(), pb_["canonical_url"].to_numpy()
-    swap = ua > ub
+    ua, ub = pa_["canonical_url"].to_numpy(dtype=object), pb_["canonical_url"].to_numpy(dtype=object)
+    ma, mb = pa_["md5"].to_numpy(dtype=object), pb_["md5"].to_numpy(dtype=object)
+    swap = (ua > ub) | ((ua == ub) & (ma > mb))
     scores = pair_scores(fp, config)
-    df = pd.DataFrame({
+    return pd.DataFrame({
         "unit_a": np.where(swap, b, a), "unit_b": np.where(swap, a, b),
         "page_a": np.where(swap, pb_["page_id"], pa_["page_id"]),
         "page_b": np.where(swap, pa_["page_id"], pb_["page_id"]),
-        "url_a": np.where(swap, ub, ua), "url_b": np.where(swap, ua, ub),
+        "url_a": np.where(swap, ub, ua), "md5_a": np.where(swap, mb, ma),
+        "url_b": np.where(swap, ua, ub), "md5_b": np.where(swap, ma, mb),
         "score": scores, "bucket": bucket_of(scores, config),
     })
-    return df
 
 
 def labeled_pairs(pairs: pd.DataFrame, labels: pd.DataFrame) -> pd.DataFrame:
-    """Labels that match a candidate pair of the current setting, with that pair's bucket."""
+    """Labels that match a candidate pair of the current setting, with that pair's key, bucket and score.
+
+    A label with content hashes matches its exact pair; one without (md5 "") matches every candidate
+    pair between those two URLs; an exact label wins over a URL-only one for the same pair.
+    """
+    cols = [*PAIR_KEY, "bucket", "score"]
     if labels.empty or pairs.empty:
-        return pd.DataFrame(columns=["url_a", "url_b", "label", "bucket"])
-    return labels.merge(pairs[["url_a", "url_b", "bucket", "score"]], on=["url_a", "url_b"], how="inner")
+        return pd.DataFrame(columns=[*cols, "label"])
+    labels = labels.assign(**{c: labels[c].fillna("") if c in labels else "" for c in ("md5_a", "md5_b")})
+    lab = labels.drop(columns=["md5_a", "md5_b"])
+    exact = labels.merge(pairs[cols], on=PAIR_KEY, how="inner")
+    loose = labels[(labels["md5_a"] == "") & (labels["md5_b"] == "")]
+    by_url = lab[lab.index.isin(loose.index)].merge(pairs[cols], on=["url_a", "url_b"], how="inner")
+    both = pd.concat([exact, by_url], ignore_index=True)
+    return both.drop_duplicates(PAIR_KEY, keep="first").reset_index(drop=True)
 
 
 def tune_tables(fp: Fingerprints, config: Config, labels: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:

@@ -63,12 +63,14 @@ def sample_pairs(pairs: pd.DataFrame, *, per_bucket: int, seed: int, exclude: se
                  focus: float | None = None, config: Config | None = None) -> pd.DataFrame:
     """Up to `per_bucket` pairs from each bucket, reproducibly, skipping labeled pairs.
 
-    `pairs` needs columns `bucket`, `url_a`, `url_b` (canonical, url_a < url_b). With `focus` (a
+    `pairs` needs columns `bucket`, `url_a`, `url_b` (and `md5_a`, `md5_b` when present: the key of
+    `exclude` is then the 4-tuple `neardup.audit.PAIR_KEY`). With `focus` (a
     threshold), buckets are ordered by their distance from it, so the audit starts where the decision is.
     """
     if pairs.empty:
         return pairs
-    key = list(zip(pairs["url_a"], pairs["url_b"], strict=True))
+    key_cols = [c for c in ("url_a", "md5_a", "url_b", "md5_b") if c in pairs.columns]
+    key = list(pairs[key_cols].itertuples(index=False, name=None))
     todo = pairs[[k not in exclude for k in key]]
     rng = np.random.default_rng(seed)
     order = rng.permutation(len(todo))

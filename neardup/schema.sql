@@ -80,15 +80,19 @@ CREATE TABLE IF NOT EXISTS pairs (
     containment DOUBLE                   -- minhash estimate (0 when the size-ratio guard fails)
 );
 
--- Analyst labels, keyed by the two canonical URLs so they survive re-ingests and new settings.
+-- Analyst labels, keyed by the two canonical URLs and the MD5 of each page's bytes, so they survive
+-- re-ingests and new settings, and two re-fetches of one URL with different content are two pairs.
+-- An empty md5 means "any content at that URL" (labels imported without content hashes).
 CREATE TABLE IF NOT EXISTS labels (
     url_a VARCHAR NOT NULL,
+    md5_a VARCHAR NOT NULL DEFAULT '',
     url_b VARCHAR NOT NULL,
+    md5_b VARCHAR NOT NULL DEFAULT '',
     label VARCHAR NOT NULL,              -- duplicate | not | unsure
     category VARCHAR,
     note VARCHAR,
     labeler VARCHAR,
     labeled_at TIMESTAMP NOT NULL,
     setting JSON,
-    PRIMARY KEY (url_a, url_b)
+    PRIMARY KEY (url_a, md5_a, url_b, md5_b)
 );

@@ -20,7 +20,7 @@ import pyarrow as pa
 
 from .errors import DatabaseLocked, NeardupError, SchemaError
 
-SCHEMA_VERSION = "1"
+SCHEMA_VERSION = "2"
 DEFAULT_DB = "neardup.duckdb"
 
 
@@ -296,46 +296,53 @@ class Store:
 
     # --- labels -----------------------------------------------------------------------------
     def record_label(
-        self, url_a: str, url_b: str, *, label: str, category: str | None = None, note: str | None = None,
-        labeler: str | None = None, setting: dict[str, Any] | None = None, labeled_at: datetime | None = None,
+        self, url_a: str, url_b: str, *, label: str, md5_a: str = "", md5_b: str = "", category: str | None = None,
+        note: str | None = None, labeler: str | None = None, setting: dict[str, Any] | None = None,
+        labeled_at: datetime | None = None,
     ) -> None:
-        a, b = sorted((url_a, url_b))
+        """Store one label at once (replacing an earlier label of the same pair).
+
+        A side is (canonical URL, MD5 of the page's bytes); sides are stored in sorted order.
+        """
+        (a, ma), (b, mb) = sorted(((url_a, md5_a or ""), (url_b, md5_b or "")))
         when = labeled_at or datetime.now(UTC).replace(tzinfo=None)
         self.cursor().execute(
-            "INSERT OR REPLACE INTO labels VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-            [a, b, label, category, note, labeler, when, json.dumps(setting) if setting else None],
+            "INSERT OR REPLACE INTO labels VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [a, ma, b, mb, label, category, note, labeler, when, json.dumps(setting) if setting else None],
         )
 
     def import_labels(self, labels: pd.DataFrame) -> int:
         """Merge labels (e.g. a colleague's labels.csv): per pair the most recent label wins. Returns rows added
-        or updated."""
+        or updated. `md5_a` / `md5_b` columns are optional (missing: the label applies to the URLs)."""
         need = {"url_a", "url_b", "label"}
         if not need <= set(labels.columns):
             raise NeardupError(f"a labels file needs the columns {sorted(need)}; it has {sorted(labels.columns)}")
         changed = 0
-        existing = {(a, b): t for a, b, t in self.cursor().execute(
-            "SELECT url_a, url_b, labeled_at FROM labels").fetchall()}
+        existing = {(a, ma, b, mb): t for a, ma, b, mb, t in self.cursor().execute(
+            "SELECT url_a, md5_a, url_b, md5_b, labeled_at FROM labels").fetchall()}
         for row in labels.to_dict(orient="records"):
-            a, b = sorted((str(row["url_a"]), str(row["url_b"])))
+            (a, ma), (b, mb) = sorted(((str(row["url_a"]), _clean(row.get("md5_a")) or ""),
+                                       (str(row["url_b"]), _clean(row.get("md5_b")) or "")))
             when = pd.to_datetime(row.get("labeled_at"), errors="coerce")
             when = None if pd.isna(when) else when.to_pydatetime().replace(tzinfo=None)
-            old = existing.get((a, b))
+            old = existing.get((a, ma, b, mb))
             if old is not None and (when is None or when <= old):
                 continue
             setting = row.get("setting")
             self.record_label(
-                a, b, label=str(row["label"]), category=_clean(row.get("category")), note=_clean(row.get("note")),
-                labeler=_clean(row.get("labeler")), labeled_at=when,
+                a, b, md5_a=ma, md5_b=mb, label=str(row["label"]), category=_clean(row.get("category")),
+                note=_clean(row.get("note")), labeler=_clean(row.get("labeler")), labeled_at=when,
                 setting=json.loads(setting) if isinstance(setting, str) and setting.startswith("{") else None,
             )
             # a pair can occur twice in one file: its later rows compare with what was just written
-            existing[(a, b)] = when or datetime.now(UTC).replace(tzinfo=None)
+            existing[(a, ma, b, mb)] = when or datetime.now(UTC).replace(tzinfo=None)
             changed += 1
         return changed
 
     def labels(self) -> pd.DataFrame:
         return self.cursor().execute(
-            "SELECT url_a, url_b, label, category, note, labeler, labeled_at, setting FROM labels ORDER BY labeled_at"
+            "SELECT url_a, md5_a, url_b, md5_b, label, category, note, labeler, labeled_at, setting FROM labels "
+            "ORDER BY labeled_at"
         ).df()
 
     # --- a `neardup spark` run, read in place -------------------------------------------------

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from neardup.audit import labeled_pairs, pair_detail
+from neardup.audit import PAIR_KEY, labeled_pairs, pair_detail
 from neardup.diff import diff_stats, word_diff
 from neardup.labels import CATEGORIES, bucket_tallies, sample_pairs
 from neardup.normalize import stripped_parts
@@ -29,10 +29,11 @@ with st.sidebar:
     seed = st.number_input("Seed", 0, 10**6, st.session_state.get(KEY_AUDIT_SEED, 7), key=KEY_AUDIT_SEED)
     skipped = st.session_state.setdefault("neardup.audit.skipped", set())
 
-done = set(zip(labels["url_a"], labels["url_b"], strict=True))
+matched = labeled_pairs(pairs, labels)
+done = set(matched[PAIR_KEY].itertuples(index=False, name=None))
 queue = sample_pairs(pairs, per_bucket=per_bucket, seed=int(seed), exclude=done | skipped, focus=config.threshold)
 
-tallies = bucket_tallies(pairs["bucket"], labeled_pairs(pairs, labels))
+tallies = bucket_tallies(pairs["bucket"], matched)
 with st.expander(f"Progress: {int(tallies['labeled'].sum())} labeled pairs at this setting "
                  f"({len(labels)} labels in all)", expanded=False):
     st.dataframe(tallies[["bucket", "pairs", "labeled", "duplicates"]], hide_index=True, width="stretch")
@@ -50,7 +51,7 @@ else:
 
 detail = pair_detail(store, page_a, page_b, config)
 L, R = detail.left, detail.right
-url_a, url_b = L["canonical_url"], R["canonical_url"]
+side_a, side_b = sorted(((L["canonical_url"], L["md5"]), (R["canonical_url"], R["md5"])))
 if current is not None:
     st.caption(f"Pair from bucket {current['bucket']:g} · {len(queue)} sampled pairs left, nearest the threshold first")
 else:
@@ -108,10 +109,10 @@ choice = "duplicate" if dup else "not" if nodup else "unsure" if unsure else Non
 if choice or skip:
     st.session_state[KEY_LABELER] = labeler
     if choice:
-        store.record_label(url_a, url_b, label=choice, category=category, note=note or None,
-                           labeler=labeler or None, setting=config.to_dict())
+        store.record_label(side_a[0], side_b[0], md5_a=side_a[1], md5_b=side_b[1], label=choice, category=category,
+                           note=note or None, labeler=labeler or None, setting=config.to_dict())
         st.toast(f"Labeled: {choice}")
     else:
-        skipped.add(tuple(sorted((url_a, url_b))))
+        skipped.add((*side_a, *side_b))
     st.session_state.pop(KEY_AUDIT_PAIR, None)
     st.rerun()
