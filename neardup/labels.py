@@ -147,19 +147,25 @@ def estimates(tallies: pd.DataFrame, config: Config) -> pd.DataFrame:
 
 
 def suggest_threshold(est: pd.DataFrame, tallies: pd.DataFrame, *, min_precision: float = 0.95) -> tuple[float | None, str]:
-    """The threshold with the best estimated F1 among those whose precision lower bound >= min_precision."""
+    """The threshold with the best estimated F1 among those whose estimated precision is >= min_precision.
+
+    The rule uses the point estimates (a Wilson lower bound of 95% needs about 70 duplicate labels in
+    the flagged buckets, more than an audit of a few dozen pairs gives); the reason states the
+    interval and the label count, so the evidence behind the suggestion stays visible.
+    """
     if est.empty or est["labels"].sum() == 0:
         return None, "no labels yet: label pairs in the Audit page first"
-    ok = est[(est["precision_low"] >= min_precision) & est["recall"].notna()]
+    ok = est[(est["precision"] >= min_precision) & est["recall"].notna()]
     if ok.empty:
-        return None, f"no threshold reaches a precision lower bound of {min_precision:.0%} with the labels so far"
+        return None, f"no threshold reaches an estimated precision of {min_precision:.0%} with the labels so far"
     f1 = 2 * ok["precision"] * ok["recall"] / (ok["precision"] + ok["recall"])
     best = ok.loc[f1.idxmax()]
     thin = tallies[(tallies["labeled"] > 0) & (tallies["labeled"] < MIN_LABELS_PER_BUCKET)]
     reason = (
         f"best estimated F1 ({f1.max():.2f}: precision {best['precision']:.2f} "
-        f"[{best['precision_low']:.2f}-{best['precision_high']:.2f}], recall {best['recall']:.2f}) among thresholds "
-        f"whose precision lower bound is at least {min_precision:.0%}; based on {int(tallies['labeled'].sum())} labels"
+        f"[95% interval {best['precision_low']:.2f}-{best['precision_high']:.2f}], recall {best['recall']:.2f} "
+        f"[{best['recall_low']:.2f}-{best['recall_high']:.2f}]) among thresholds with an estimated precision of "
+        f"at least {min_precision:.0%}; based on {int(tallies['labeled'].sum())} labels"
     )
     if len(thin):
         reason += f"; {len(thin)} bucket(s) have fewer than {MIN_LABELS_PER_BUCKET} labels"

@@ -36,14 +36,16 @@ else:
     decided = lab[lab["label"].isin(["duplicate", "not"])]
     if len(decided):
         share = decided.groupby("bucket")["label"].apply(lambda s: (s == "duplicate").mean())
+        share = share.reindex(counts.index)  # unlabeled buckets stay gaps, not interpolated
         fig.add_trace(go.Scatter(x=share.index, y=share.to_numpy(), name="labeled duplicate share", yaxis="y2",
-                                 mode="lines+markers", marker_color="#E45756"))
+                                 mode="lines+markers", marker_color="#E45756", connectgaps=False))
     fig.add_vline(x=config.threshold, line_dash="dash", line_color="black",
                   annotation_text=f"threshold {config.threshold:g}")
     fig.update_layout(
-        title="Candidate pairs by similarity", xaxis_title=unit, yaxis_title="pairs (log scale)", height=380,
-        yaxis_type="log",
-        yaxis2=dict(overlaying="y", side="right", range=[0, 1.05], title="duplicate share"),
+        title="Candidate pairs by similarity", xaxis_title=unit, height=380,
+        yaxis=dict(type="log", dtick=1, title="pairs (log scale)"),
+        yaxis2=dict(overlaying="y", side="right", range=[0, 1.05], tickvals=[0, 0.25, 0.5, 0.75, 1],
+                    tickformat=".0%", title="labeled duplicate share", showgrid=False),
         legend=dict(orientation="h", y=-0.25), margin=dict(t=50, b=10),
     )
     if config.method == "simhash":

@@ -35,15 +35,15 @@ if len(thin):
                "their estimates are wide or missing.")
 
 suggested, reason = suggest_threshold(est, tallies)
-c1, c2 = st.columns([1, 3])
 if suggested is not None:
+    c1, c2 = st.columns([1, 3])
     c1.metric("Suggested threshold", f"{suggested:g}")
     c2.write(reason)
     if c1.button("Use this threshold", type="primary"):
         set_config(config.replace(threshold=int(suggested) if config.method == "simhash" else float(suggested)))
         st.rerun()
 else:
-    c2.info(reason)
+    st.info(reason)
 
 fig = go.Figure()
 for name, colour, band in (("precision", "#4C78A8", "rgba(76,120,168,0.18)"),
@@ -54,7 +54,8 @@ for name, colour, band in (("precision", "#4C78A8", "rgba(76,120,168,0.18)"),
                              fill="tonexty", fillcolor=band, showlegend=False, hoverinfo="skip"))
     fig.add_trace(go.Scatter(x=est["threshold"], y=est[name], mode="lines+markers", name=name,
                              line=dict(color=colour)))
-fig.add_vline(x=config.threshold, line_dash="dash", annotation_text=f"current {config.threshold:g}")
+fig.add_vline(x=config.threshold, line_dash="dash", annotation_text=f"current {config.threshold:g}",
+              annotation_position="bottom right")
 fig.update_layout(height=380, yaxis=dict(range=[0, 1.02], title="estimate"),
                   xaxis_title="threshold (bits)" if config.method == "simhash" else f"threshold ({config.similarity})",
                   margin=dict(t=30, b=10), legend=dict(orientation="h", y=-0.2))
@@ -62,14 +63,11 @@ if config.method == "simhash":
     fig.update_xaxes(autorange="reversed", dtick=1)
 st.plotly_chart(fig, width="stretch")
 
-left, right = st.columns(2)
-with left:
-    st.markdown("**Per threshold**")
-    st.dataframe(est, hide_index=True, width="stretch", column_config={
-        c: st.column_config.NumberColumn(format="%.2f") for c in est.columns if "precision" in c or "recall" in c
-    })
-with right:
-    st.markdown("**Per bucket** (labels, duplicate rate, Wilson 95%)")
-    st.dataframe(tallies, hide_index=True, width="stretch", column_config={
-        c: st.column_config.NumberColumn(format="%.2f") for c in ("rate", "rate_low", "rate_high")
-    })
+st.markdown("**Per threshold**")
+st.dataframe(est, hide_index=True, width="stretch", column_config={
+    c: st.column_config.NumberColumn(format="%.2f") for c in est.columns if "precision" in c or "recall" in c
+})
+st.markdown("**Per bucket** (labels, duplicate rate, Wilson 95%)")
+st.dataframe(tallies, hide_index=True, width="stretch", column_config={
+    c: st.column_config.NumberColumn(format="%.2f") for c in ("rate", "rate_low", "rate_high")
+})

@@ -212,20 +212,20 @@ def test_estimates_simhash_flag_buckets_at_or_below_the_threshold() -> None:
     assert est.loc[3.0, "recall"] == pytest.approx(1.0)
 
 
-def test_suggest_threshold_takes_best_f1_subject_to_the_precision_bound() -> None:
+def test_suggest_threshold_takes_best_f1_subject_to_the_precision_floor() -> None:
     est = estimates(_tallies(10), MINHASH)
-    # 0.8 has the best F1 (0.91) but its precision lower bound is 0.56; 0.9 is the best with >= 0.7
-    threshold, reason = suggest_threshold(est, _tallies(10), min_precision=0.7)
+    # 0.8 has the best F1 (0.91) but an estimated precision of 0.83; 0.9 is the best with >= 95%
+    threshold, reason = suggest_threshold(est, _tallies(10))
     assert threshold == 0.9
     assert "F1" in reason and "based on 50 labels" in reason
-    # with 10 labels a bucket's Wilson lower bound is 0.72: nothing reaches the default 95%
-    threshold, reason = suggest_threshold(est, _tallies(10))
+    assert f"{est.set_index('threshold').loc[0.9, 'precision_low']:.2f}" in reason  # the interval is stated
+    # a looser floor admits 0.8, whose F1 is higher
+    threshold, _ = suggest_threshold(est, _tallies(10), min_precision=0.8)
+    assert threshold == 0.8
+    # an unreachable floor gives no suggestion, and says why
+    threshold, reason = suggest_threshold(est, _tallies(10), min_precision=1.01)
     assert threshold is None
-    assert "95%" in reason
-    # with 100 labels per bucket it is 0.96: the 0.9 bucket qualifies under the default too
-    many = _tallies(100)
-    threshold, _ = suggest_threshold(estimates(many, MINHASH), many)
-    assert threshold == 0.9
+    assert "101%" in reason
 
 
 def test_suggest_threshold_prefers_f1_among_several_qualifying_thresholds() -> None:
