@@ -1,0 +1,83 @@
+"""Time the functions an app page calls after a threshold move (fingerprints already cached).
+
+    python bench/bench_app.py --db bench/data/app.duckdb [--input crawl.jsonl.gz]
+
+With --input, the dump is ingested into a fresh --db first (and fingerprints computed for the default
+setting). Then, per method, for 5 thresholds: `engine.analyze` (Home, Explore, Clusters, Export),
+`audit.candidate_pairs` + `labeled_pairs` + `sample_pairs` (Audit), `audit.tune_tables` (Tune),
+`audit.cluster_table` (Clusters) and `export.clusters_frame` (Export). Prints medians in milliseconds.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+from pathlib import Path
+
+from neardup import audit, engine
+from neardup.config import Config
+from neardup.export import clusters_frame
+from neardup.labels import sample_pairs
+from neardup.store import Store
+
+THRESHOLDS = {"minhash": [0.7, 0.75, 0.8, 0.85, 0.9], "simhash": [2, 3, 4, 5, 6]}
+
+
+def median_ms(fn, repeat: int = 5) -> float:
+    times = []
+    for _ in range(repeat):
+        t = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t)
+    return 1000 * statistics.median(times)
+
+
+def audit_queue(fp: engine.Fingerprints, cfg: Config, labels) -> object:
+    pairs = audit.candidate_pairs(fp, cfg)
+    done = set(audit.labeled_pairs(pairs, labels)[audit.PAIR_KEY].itertuples(index=False, name=None))
+    return sample_pairs(pairs, per_bucket=5, seed=7, exclude=done, focus=cfg.threshold)
+
+
+def page_calls(fp: engine.Fingerprints, cfg: Config, labels) -> dict:
+    analysis = engine.analyze(fp, cfg)
+    return {
+        "analyze (Home, Explore, Clusters, Export)": lambda: engine.analyze(fp, cfg),
+        "candidate_pairs + labeled_pairs + sample_pairs (Audit)": lambda: audit_queue(fp, cfg, labels),
+        "tune_tables (Tune)": lambda: audit.tune_tables(fp, cfg, labels),
+        "cluster_table (Clusters)": lambda: audit.cluster_table(analysis.pages),
+        "clusters_frame to CSV (Export)": lambda: clusters_frame(analysis).to_csv(index=False),
+    }
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--db", required=True)
+    ap.add_argument("--input")
+    args = ap.parse_args()
+    if args.input:
+        Path(args.db).unlink(missing_ok=True)
+    store = Store(args.db)
+    if args.input:
+        t = time.perf_counter()
+        engine.ingest_file(store, args.input, Config())
+        print(f"ingested {store.count_pages():,} pages in {time.perf_counter() - t:.0f} s")
+    print(f"{store.count_pages():,} pages\n")
+    print("| method | page function | median ms over 5 thresholds x 5 runs |")
+    print("|---|---|---:|")
+    for method in ("minhash", "simhash"):
+        base = Config().with_method(method)
+        t = time.perf_counter()
+        fp = engine.load_fingerprints(store, base)
+        print(f"| {method} | (load_fingerprints, once per setting: {time.perf_counter() - t:.1f} s) | |")
+        labels = store.labels()
+        rows: dict[str, list[float]] = {}
+        for threshold in THRESHOLDS[method]:
+            for name, fn in page_calls(fp, base.replace(threshold=threshold), labels).items():
+                rows.setdefault(name, []).append(median_ms(fn))
+        for name, values in rows.items():
+            print(f"| {method} | {name} | {statistics.median(values):,.0f} |")
+
+
+if __name__ == "__main__":
+    main()
