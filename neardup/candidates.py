@@ -22,6 +22,7 @@ from .simhash import hamming_many
 # A bucket with more members than this is boilerplate being fingerprinted, not duplication:
 # its pairs are not enumerated (they would be quadratic) and the bucket is reported.
 BUCKET_CAP = 2000
+VERIFY_CHUNK = 1 << 18  # candidate pairs verified at once: 2 x 256k x 128 x 4 bytes = 256 MB at most
 
 
 @dataclass(slots=True)
@@ -180,22 +181,20 @@ CONTAINMENT_INDEXED = 0.8
 
 
 def lsh_threshold(floor: float, similarity: str, min_size_ratio: float) -> float:
-    """Jaccard threshold for the LSH index, deliberately below the loosest similarity offered (80% of it).
+    """Jaccard threshold for the LSH index, below the loosest similarity stored.
 
-    Jaccard: 0.8 x floor. Containment c with size ratio at least q implies Jaccard >= c*q / (1 + q - c*q);
-    sizing the index for the loosest containment (0.3 at q = 0.5 gives Jaccard 0.11: 64 bands of 2
-    rows, where nearly every pair of pages of one site becomes a candidate) does not scale. The index
-    is therefore sized for containment 0.8 (`CONTAINMENT_INDEXED`), never looser than for the Jaccard
-    floor: containment pairs at or above 0.8 are found as reliably as Jaccard pairs at the floor;
-    lower containment values are found only when their Jaccard is high as well, so the similarity
-    histogram under 0.8 is incomplete for containment.
+    Jaccard: 80% of the floor. Containment c with size ratio at least q implies Jaccard >= c*q / (1 + q - c*q);
+    the index is sized for c = 0.8 (`CONTAINMENT_INDEXED`) at the guard ratio q, the worst case of a
+    partial copy (0.36 at q = 0.5). Containment pairs at or above 0.8 are then found with probability
+    >= 42% at the worst ratio, >= 87% when the smaller page is 70% of the larger, and > 99.9% for
+    typical print or syndicated copies (Jaccard >= 0.8); pairs between the floor and 0.8 are found only
+    when their Jaccard is high as well. Sizing the index for the floor itself (0.11 for containment 0.3)
+    made every pair of one site's pages a candidate (measured: millions of pairs at 20k pages).
     """
     if similarity == "jaccard":
-        bound = floor
-    else:
-        c, q = max(floor, CONTAINMENT_INDEXED), min_size_ratio
-        bound = min(floor, c * q / (1 + q - c * q))
-    return max(0.05, 0.8 * bound)
+        return max(0.05, 0.8 * floor)
+    c, q = CONTAINMENT_INDEXED, min_size_ratio
+    return max(0.05, c * q / (1 + q - c * q))
 
 
 def lsh_params(threshold: float, num_perm: int) -> tuple[int, int]:
@@ -244,6 +243,24 @@ def lsh_buckets(signatures: np.ndarray, bands: int, rows: int) -> list[np.ndarra
     return out
 
 
+def verify_pairs(
+    signatures: np.ndarray, n_shingles: np.ndarray, a: np.ndarray, b: np.ndarray, *, similarity: str, floor: float,
+    min_size_ratio: float,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(keep mask, Jaccard estimate, containment estimate) for candidate pairs (a[i], b[i]).
+
+    Containment is 0 where the smaller shingle set is below `min_size_ratio` of the larger: a short
+    page (a soft-404 in a site template) is never "contained" in a long article.
+    """
+    jac = estimate_jaccard(signatures[a], signatures[b])
+    sa, sb = n_shingles[a].astype(np.float64), n_shingles[b].astype(np.float64)
+    cont = estimate_containment(jac, sa, sb)
+    ratio = np.minimum(sa, sb) / np.maximum(np.maximum(sa, sb), 1)
+    cont = np.where(ratio >= min_size_ratio, cont, 0.0)
+    keep = (jac if similarity == "jaccard" else cont) >= floor
+    return keep, jac, cont
+
+
 def minhash_pairs(
     signatures: np.ndarray,
     n_shingles: np.ndarray,
@@ -273,28 +290,21 @@ def minhash_pairs(
     bands, rows = lsh_params(lsh_threshold(floor, similarity, min_size_ratio), sigs.shape[1])
     stats.notes.append(f"LSH bands x rows = {bands} x {rows}")
     sizes = np.asarray(n_shingles, dtype=np.float64)
-    seen = np.empty(0, dtype=np.int64)  # codes a * n + b of every candidate verified so far
     kept: list[tuple[np.ndarray, ...]] = []
-    # Verify band by band: memory follows the pairs kept, not the (much larger) candidate count.
+    # Band by band, in chunks: memory follows the pairs kept, not the (much larger) candidate count.
+    # A pair found in several bands is verified each time (cheaper than tracking what was seen).
     for order, starts in _lsh_tables(sigs, bands, rows):
         i, j = _pairs_in_runs(order, starts, bucket_cap, stats)
         stats.tables += 1
         if not len(i):
             continue
         codes = np.unique(np.minimum(i, j) * n + np.maximum(i, j))
-        codes = codes[~np.isin(codes, seen, assume_unique=True)]
-        if not len(codes):
-            continue
-        seen = np.union1d(seen, codes)
-        a, b = codes // n, codes % n
-        jac = estimate_jaccard(sigs[a], sigs[b])
-        sa, sb = sizes[a], sizes[b]
-        cont = estimate_containment(jac, sa, sb)
-        ratio = np.minimum(sa, sb) / np.maximum(np.maximum(sa, sb), 1)
-        cont = np.where(ratio >= min_size_ratio, cont, 0.0)
-        keep = (jac if similarity == "jaccard" else cont) >= floor
-        kept.append((a[keep], b[keep], jac[keep], cont[keep]))
-    stats.candidates = len(seen)
+        stats.candidates += len(codes)
+        for lo in range(0, len(codes), VERIFY_CHUNK):
+            chunk = codes[lo : lo + VERIFY_CHUNK]
+            keep, jac, cont = verify_pairs(sigs, sizes, chunk // n, chunk % n, similarity=similarity, floor=floor,
+                                           min_size_ratio=min_size_ratio)
+            kept.append((chunk[keep], jac[keep], cont[keep]))
     if stats.capped_buckets:
         stats.notes.append(
             f"{stats.capped_buckets} LSH bucket(s) with more than {bucket_cap} members "
@@ -302,6 +312,6 @@ def minhash_pairs(
         )
     if not kept:
         return empty
-    a, b, jac, cont = (np.concatenate(parts) for parts in zip(*kept, strict=True))
-    order = np.lexsort((b, a))
-    return a[order], b[order], jac[order], cont[order], stats
+    codes, jac, cont = (np.concatenate(parts) for parts in zip(*kept, strict=True))
+    codes, first = np.unique(codes, return_index=True)  # sorted by (a, b)
+    return codes // n, codes % n, jac[first], cont[first], stats

@@ -1,4 +1,4 @@
-"""`neardup ingest | report | export | evaluate | app`: a thin front end over the engine."""
+"""`neardup ingest | report | export | evaluate | app | spark | open`: a thin front end over the engine."""
 
 from __future__ import annotations
 
@@ -95,6 +95,11 @@ def cmd_ingest(args: argparse.Namespace) -> int:
 
 def _analysis(args: argparse.Namespace, store: Store) -> engine.Analysis:
     config = config_from_args(args)
+    spark_run = store.spark_run()
+    if spark_run is not None:
+        from .spark import check_setting
+
+        check_setting(spark_run, config)
     fp = engine.load_fingerprints(store, config, progress=_tqdm_progress(), jobs=args.jobs)
     return engine.analyze(fp, config)
 
@@ -154,6 +159,40 @@ def cmd_app(args: argparse.Namespace) -> int:
     return subprocess.call(cmd, env=env)
 
 
+def cmd_spark(args: argparse.Namespace) -> int:
+    from .spark import run_spark, spark_session
+
+    config = config_from_args(args)
+    conf = {}
+    for item in args.conf or []:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise NeardupError(f"--conf takes KEY=VALUE, not {item!r}")
+        conf[key.strip()] = value.strip()
+    session = spark_session(args.master, conf=conf)
+    try:
+        m = run_spark(session, args.inputs, args.out, config, input_format=args.input_format,
+                      keep_html=args.keep_html, overwrite=args.overwrite,
+                      log=lambda msg: print(f"spark: {msg}", file=sys.stderr, flush=True))
+    finally:
+        session.stop()
+    n, c = m["numbers"], m["counts"]
+    print(f"wrote {args.out}: {c['pages']:,} pages ({c['errors']:,} records rejected), {c['units']:,} distinct texts, "
+          f"{c['pairs']:,} pairs, {n['unique_pages']:,} clusters ({n['redundant_pct']}% redundant) "
+          f"in {m['timings_s']['total']:.1f} s; audit it with: neardup open {args.out} --db FILE")
+    return 0
+
+
+def cmd_open(args: argparse.Namespace) -> int:
+    from .spark import open_output
+
+    m = open_output(args.dir, args.db, copy=args.copy)
+    how = "copied into" if args.copy else "read in place by"
+    print(f"{args.dir} ({m['counts']['pages']:,} pages, {m['fingerprint_key']}) is {how} {args.db}; "
+          f"replay: neardup report --db {args.db} --config {args.dir}/dupcheck.yaml")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="neardup", description="Audit exact and near duplicates in a web crawl dump.")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
@@ -179,6 +218,29 @@ def build_parser() -> argparse.ArgumentParser:
     _add_common(p)
     p.add_argument("--truth", required=True, help="CSV url,true_cluster,kind, one row per record")
     p.set_defaults(func=cmd_evaluate)
+
+    p = sub.add_parser("spark", help="the whole audit on Apache Spark; Parquet out (pip install 'neardup[spark]')")
+    p.add_argument("inputs", nargs="+", help="JSONL[.gz] / Parquet files or directories (any Hadoop path)")
+    p.add_argument("--out", required=True, help="output directory (pages, units, pairs, clusters, _MANIFEST.json)")
+    p.add_argument("--config", help="dupcheck.yaml with settings (flags override it)")
+    p.add_argument("--normalize", choices=["strip", "main"], help="boilerplate removal: tag stripping or main content")
+    p.add_argument("--method", choices=["simhash", "minhash"])
+    p.add_argument("--shingle-size", type=int, help="words per shingle")
+    p.add_argument("--threshold", type=float, help="bits (simhash: hamming <= t) or similarity (minhash: >= t)")
+    p.add_argument("--similarity", choices=["jaccard", "containment"], help="what a minhash threshold applies to")
+    p.add_argument("--master", default="local[*]", help="local[N], spark://HOST:PORT, yarn, ... (default: %(default)s)")
+    p.add_argument("--conf", action="append", metavar="KEY=VALUE", help="a Spark setting (repeatable)")
+    p.add_argument("--input-format", choices=["auto", "jsonl", "parquet"], default="auto")
+    p.add_argument("--keep-html", action="store_true", help="keep the raw HTML in pages (for the app's HTML view)")
+    p.add_argument("--overwrite", action="store_true", help="replace an existing output directory")
+    p.set_defaults(func=cmd_spark)
+
+    p = sub.add_parser("open", help="a DuckDB file over a `neardup spark` output, for the app and report")
+    p.add_argument("dir", help="the --out directory of a finished `neardup spark` run")
+    p.add_argument("--db", required=True, help="new DuckDB file to create")
+    p.add_argument("--copy", action="store_true",
+                   help="load the Parquet into tables instead of views (lets other methods be computed locally)")
+    p.set_defaults(func=cmd_open)
 
     p = sub.add_parser("app", help="start the audit app (loads the bundled sample if the database is new)")
     _add_common(p, setting=False)

@@ -22,8 +22,13 @@ DEFAULT_STRIP_TAGS: tuple[str, ...] = (
 )
 
 # The loosest thresholds the UI offers: pairs are computed once down to these, tighter ones are filters.
+# Measured on a 20k-page make_crawl dump (main text, k = 5): pages of one store share a spec-table
+# skeleton and shipping text, so 3.4M pairs have Jaccard 0.3-0.5 or containment 0.5-0.7, against
+# 9.4k pairs above Jaccard 0.5 and 10k above containment 0.7. Storing the former does not scale
+# (~100M pairs at 100k pages) and they are not duplicates, so the floors sit above them.
 SIMHASH_MAX_BITS = 8
-MINHASH_MIN_SIMILARITY = 0.3
+MINHASH_MIN_SIMILARITY = 0.5
+CONTAINMENT_MIN_SIMILARITY = 0.7
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -46,6 +51,7 @@ class Config:
     min_words: int = 30
     simhash_max_bits: int = SIMHASH_MAX_BITS
     minhash_min_similarity: float = MINHASH_MIN_SIMILARITY
+    containment_min_similarity: float = CONTAINMENT_MIN_SIMILARITY
 
     def __post_init__(self) -> None:
         if self.normalize not in ("strip", "main"):
@@ -62,15 +68,19 @@ class Config:
             raise ConfigError(f"simhash_max_bits must be from 0 to 16, not {self.simhash_max_bits}")
         if not 0.05 <= self.minhash_min_similarity <= 1:
             raise ConfigError(f"minhash_min_similarity must be from 0.05 to 1, not {self.minhash_min_similarity}")
+        if not 0.05 <= self.containment_min_similarity <= 1:
+            raise ConfigError(
+                f"containment_min_similarity must be from 0.05 to 1, not {self.containment_min_similarity}"
+            )
         if self.method == "simhash":
             if self.threshold != int(self.threshold) or not 0 <= self.threshold <= self.simhash_max_bits:
                 raise ConfigError(
                     f"simhash threshold is a whole number of bits from 0 to {self.simhash_max_bits}, "
                     f"not {self.threshold}"
                 )
-        elif not self.minhash_min_similarity <= self.threshold <= 1:
+        elif not self.minhash_floor <= self.threshold <= 1:
             raise ConfigError(
-                f"minhash threshold is a similarity from {self.minhash_min_similarity} to 1, not {self.threshold}"
+                f"minhash threshold is a {self.similarity} from {self.minhash_floor} to 1, not {self.threshold}"
             )
         if not 0 < self.min_size_ratio <= 1:
             raise ConfigError(f"min_size_ratio must be in (0, 1], not {self.min_size_ratio}")
@@ -80,6 +90,11 @@ class Config:
             )
         if not self.strip_tags or not all(isinstance(t, str) and t.isidentifier() for t in self.strip_tags):
             raise ConfigError(f"strip_tags must be a non-empty list of tag names, not {self.strip_tags!r}")
+
+    @property
+    def minhash_floor(self) -> float:
+        """The loosest MinHash threshold offered for the chosen similarity: pairs are stored down to it."""
+        return self.minhash_min_similarity if self.similarity == "jaccard" else self.containment_min_similarity
 
     # --- keys under which derived data is cached in the store -------------------------------
     @property
@@ -96,7 +111,7 @@ class Config:
         if self.method == "minhash":
             parts += [
                 f"perm={self.num_perm}", f"seed={self.seed}", f"sim={self.similarity}",
-                f"floor={self.minhash_min_similarity}", f"ratio={self.min_size_ratio}",
+                f"floor={self.minhash_floor}", f"ratio={self.min_size_ratio}",
             ]
         else:
             parts.append(f"maxbits={self.simhash_max_bits}")

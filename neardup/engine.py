@@ -261,7 +261,7 @@ def ensure_fingerprints(
     else:
         sigs = np.concatenate(fp_parts) if fp_parts else np.empty((0, config.num_perm), np.uint32)
         a, b, jac, cont, stats = minhash_pairs(
-            sigs, n_shingles, similarity=config.similarity, floor=config.minhash_min_similarity,
+            sigs, n_shingles, similarity=config.similarity, floor=config.minhash_floor,
             min_size_ratio=config.min_size_ratio, seed=config.seed,
         )
         units["simhash"] = None

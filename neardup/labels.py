@@ -28,7 +28,7 @@ def bucket_edges(config: Config) -> np.ndarray:
     """Bucket lower edges: one per bit for simhash (0..max), 0.05 wide for minhash (floor..1)."""
     if config.method == "simhash":
         return np.arange(0, config.simhash_max_bits + 1, dtype=np.float64)
-    lo = math.floor(config.minhash_min_similarity * 20) / 20
+    lo = math.floor(config.minhash_floor * 20) / 20
     return np.round(np.arange(lo, 1.0001, 0.05), 2)
 
 
@@ -40,12 +40,13 @@ def bucket_of(scores: np.ndarray, config: Config) -> np.ndarray:
     return np.round(np.floor(s * 20 + 1e-9) / 20, 2)
 
 
-def is_duplicate_at(bucket: np.ndarray | float, config: Config) -> np.ndarray:
-    """Whether a bucket lies on the duplicate side of `config.threshold`."""
+def is_duplicate_at(bucket: np.ndarray | float, config: Config, threshold: float | None = None) -> np.ndarray:
+    """Whether a bucket lies on the duplicate side of `threshold` (default: `config.threshold`)."""
     b = np.asarray(bucket, dtype=np.float64)
+    t = config.threshold if threshold is None else threshold
     if config.method == "simhash":
-        return b <= config.threshold
-    return b >= config.threshold - 1e-9
+        return b <= t
+    return b >= t - 1e-9
 
 
 def wilson(successes: float, n: float, z: float = 1.96) -> tuple[float, float]:
@@ -122,9 +123,8 @@ def estimates(tallies: pd.DataFrame, config: Config) -> pd.DataFrame:
     total_dup_lo = (t["pairs"] * t["rate_low"]).sum()
     total_dup_hi = (t["pairs"] * t["rate_high"]).sum()
     for threshold in tallies["bucket"]:
-        cfg = config.replace(threshold=int(threshold) if config.method == "simhash" else float(threshold))
-        inside = t[is_duplicate_at(t["bucket"].to_numpy(), cfg)]
-        all_inside = tallies[is_duplicate_at(tallies["bucket"].to_numpy(), cfg)]
+        inside = t[is_duplicate_at(t["bucket"].to_numpy(), config, threshold)]
+        all_inside = tallies[is_duplicate_at(tallies["bucket"].to_numpy(), config, threshold)]
         n = inside["pairs"].sum()
         dup = (inside["pairs"] * inside["rate"]).sum()
         dup_lo = (inside["pairs"] * inside["rate_low"]).sum()

@@ -51,7 +51,7 @@ def test_candidate_pairs_are_ordered_by_canonical_url(loaded: tuple[Store, Crawl
     if config.method == "simhash":
         assert pairs["score"].between(0, config.simhash_max_bits).all()
     else:
-        assert pairs["score"].between(config.minhash_min_similarity - 1e-9, 1.0 + 1e-9).all()
+        assert pairs["score"].between(config.minhash_floor - 1e-9, 1.0 + 1e-9).all()
 
 
 def test_near_edits_are_candidate_pairs(loaded: tuple[Store, Crawl]) -> None:

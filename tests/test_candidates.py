@@ -20,6 +20,7 @@ from neardup.candidates import (
     minhash_pairs,
     simhash_pairs,
     simhash_pairs_bruteforce,
+    verify_pairs,
 )
 from neardup.minhash import minhash_many
 from neardup.shingles import shingle_hashes, words
@@ -169,9 +170,11 @@ def test_lsh_buckets_equal_datasketch_at_engine_params() -> None:
 
 def test_lsh_threshold_below_the_floor() -> None:
     assert lsh_threshold(0.5, "jaccard", 0.5) == pytest.approx(0.4)
-    # containment 0.8 at size ratio 0.5: jaccard at least 0.4 / 1.1
-    assert lsh_threshold(0.8, "containment", 0.5) == pytest.approx(0.8 * 0.4 / 1.1)
-    assert lsh_threshold(0.05, "containment", 0.1) == 0.05
+    # containment: sized for containment 0.8 at the guard ratio, whatever the floor:
+    # at size ratio 0.5, jaccard is at least 0.4 / 1.1
+    assert lsh_threshold(0.7, "containment", 0.5) == pytest.approx(0.4 / 1.1)
+    assert lsh_threshold(0.9, "containment", 0.5) == pytest.approx(0.4 / 1.1)
+    assert lsh_threshold(0.7, "containment", 0.05) == 0.05
 
 
 def test_minhash_pairs_finds_edited_copies() -> None:
@@ -198,23 +201,18 @@ def _contained_pair(rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
 
 def test_minhash_pairs_size_ratio_guard() -> None:
     sigs, sizes = _contained_pair(np.random.default_rng(1))
+    a, b = np.array([0]), np.array([1])  # the short set, fully contained in one 4x larger (Jaccard 0.25)
     # the guard at 0.5: the short set is not "contained" (containment 0), so the pair is dropped ...
-    a, b, _, cont, _ = minhash_pairs(sigs, sizes, similarity="containment", floor=0.3, min_size_ratio=0.5, seed=1)
-    assert (0, 1) not in _pair_set(a, b)
-    # ... and with no floor it is kept with containment exactly 0
-    a, b, jac, cont, _ = minhash_pairs(sigs, sizes, similarity="containment", floor=0.0, min_size_ratio=0.5, seed=1)
-    pairs = list(zip(a.tolist(), b.tolist(), strict=True))
-    k = pairs.index((0, 1))
-    assert cont[k] == 0.0
-    assert 0.1 < jac[k] < 0.45  # true Jaccard 0.25
-    # a looser guard (0.2 <= 0.25) lets the containment through: high, the true value being 1
-    a, b, jac, cont, _ = minhash_pairs(sigs, sizes, similarity="containment", floor=0.3, min_size_ratio=0.2, seed=1)
-    pairs = list(zip(a.tolist(), b.tolist(), strict=True))
-    assert (0, 1) in pairs
-    assert cont[pairs.index((0, 1))] >= 0.8
-    # unrelated sets never pair
-    assert all(x in (0, 1) and y in (0, 1) for x, y in pairs)
-
+    keep, jac, cont = verify_pairs(sigs, sizes, a, b, similarity="containment", floor=0.7, min_size_ratio=0.5)
+    assert not keep[0] and cont[0] == 0.0
+    assert 0.1 < jac[0] < 0.45  # true Jaccard 0.25
+    # ... a looser guard (0.2 <= 0.25) lets the containment through: high, the true value being 1
+    keep, _, cont = verify_pairs(sigs, sizes, a, b, similarity="containment", floor=0.7, min_size_ratio=0.2)
+    assert keep[0] and cont[0] > 0.8
+    # ... and minhash_pairs applies the same guard to what its index finds
+    a2, b2, _, cont2, _ = minhash_pairs(sigs, sizes, similarity="containment", floor=0.7, min_size_ratio=0.2, seed=1)
+    found = dict(zip(zip(a2.tolist(), b2.tolist(), strict=True), cont2.tolist(), strict=True))
+    assert found[(0, 1)] > 0.8
 
 def test_oversized_lsh_bucket_is_reported() -> None:
     # 12 identical signatures (boilerplate) and one other: the bucket is capped, the note says so

@@ -55,17 +55,29 @@ def test_valid_edges() -> None:
     Config(method="simhash", threshold=8)
     Config(method="simhash", threshold=12, simhash_max_bits=16)
     Config(threshold=1.0)
-    Config(threshold=0.3)
+    Config(similarity="jaccard", threshold=0.5)
+    Config(similarity="containment", threshold=0.7)
     Config(shingle_size=20, min_words=20)
     Config(min_size_ratio=1)
+
+
+def test_containment_floor_is_its_own() -> None:
+    """Containment pairs are stored from 0.5 (cost), Jaccard pairs from 0.3: each threshold is checked
+    against its own floor, and the floor is part of the fingerprint key."""
+    with pytest.raises(ConfigError, match="containment from 0.7 to 1, not 0.6"):
+        Config(similarity="containment", threshold=0.6)
+    assert Config(similarity="jaccard").minhash_floor == 0.5
+    assert Config(similarity="containment").minhash_floor == 0.7
+    assert "floor=0.7" in Config().fingerprint_key
+    assert Config(containment_min_similarity=0.6, threshold=0.8).fingerprint_key != Config().fingerprint_key
 
 
 def test_config_is_frozen() -> None:
     c = Config()
     with pytest.raises(dataclasses.FrozenInstanceError):
-        c.threshold = 0.5  # type: ignore[misc]
-    assert c.replace(threshold=0.5).threshold == 0.5
-    assert c.threshold != 0.5
+        c.threshold = 0.9  # type: ignore[misc]
+    assert c.replace(threshold=0.9).threshold == 0.9
+    assert c.threshold != 0.9
 
 
 def test_with_method_moves_the_threshold() -> None:
@@ -90,7 +102,8 @@ def test_fingerprint_key_ignores_the_threshold_only() -> None:
         Config(),
         Config(method="simhash", threshold=5, shingle_size=4),
         Config(normalize="strip", strip_tags=("nav", "footer", "aside"), similarity="jaccard", threshold=0.65,
-               num_perm=256, seed=7, min_size_ratio=0.25, min_words=12, minhash_min_similarity=0.4),
+               num_perm=256, seed=7, min_size_ratio=0.25, min_words=12, minhash_min_similarity=0.4,
+               containment_min_similarity=0.6),
     ],
 )
 def test_yaml_round_trip(tmp_path: Path, config: Config) -> None:

@@ -136,7 +136,7 @@ def test_tighter_threshold_never_increases_near_duplicates(loaded: tuple[Store, 
     minhash = SETTINGS["minhash"]
     fp = engine.load_fingerprints(store, minhash, jobs=1)
     results = [engine.analyze(fp, minhash.replace(threshold=t)).numbers
-               for t in (0.3, 0.5, 0.8, 0.9, 0.95, 0.99, 1.0)]
+               for t in (minhash.minhash_floor, 0.75, 0.8, 0.9, 0.95, 0.99, 1.0)]
     near = [r["near_duplicates"] for r in results]
     assert near == sorted(near, reverse=True)
     assert near[0] == 4

@@ -38,8 +38,10 @@ def setting_sidebar() -> Config:
                 "Similarity", ["containment", "jaccard"], index=["containment", "jaccard"].index(config.similarity),
                 horizontal=True, help="Containment catches partial copies (print versions, syndicated articles).",
             )
+            floor = config.replace(similarity=similarity, threshold=1.0).minhash_floor
             threshold = st.slider(
-                f"Threshold (min {similarity})", config.minhash_min_similarity, 1.0, float(config.threshold), 0.01
+                f"Threshold (min {similarity})", floor, 1.0, max(float(config.threshold), floor), 0.01,
+                help=f"Pairs are stored down to {floor:g} {similarity}; moving the threshold only filters them.",
             )
     config = config.replace(
         normalize=normalize, shingle_size=shingle_size, threshold=threshold, similarity=similarity,
