@@ -24,7 +24,7 @@ ROOT = Path(__file__).resolve().parent.parent
 GRID = {
     ("simhash", "jaccard"): [2, 3, 4, 5, 6, 8],
     ("minhash", "jaccard"): [0.5, 0.6, 0.7, 0.8, 0.9],
-    ("minhash", "containment"): [0.6, 0.7, 0.8, 0.9],
+    ("minhash", "containment"): [0.7, 0.75, 0.8, 0.85, 0.9],
 }
 
 
