@@ -13,9 +13,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
 import numpy as np
-from datasketch import LeanMinHash, MinHash
+
+if TYPE_CHECKING:  # datasketch is imported where used: it pulls in scipy.integrate, slow in every worker
+    from datasketch import LeanMinHash
 
 SCHEME = "affine32"
 EMPTY = np.uint32(0xFFFFFFFF)
@@ -28,6 +31,8 @@ _S16, _S13 = np.uint32(16), np.uint32(13)
 @lru_cache(maxsize=8)
 def permutations(num_perm: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
     """datasketch's permutation parameters (a, b) for this size and seed."""
+    from datasketch import MinHash
+
     a, b = MinHash(num_perm=num_perm, seed=seed, scheme=SCHEME).permutations
     return np.asarray(a, dtype=np.uint32), np.asarray(b, dtype=np.uint32)
 
@@ -93,11 +98,15 @@ def estimate_containment(jaccard_est: np.ndarray, size_a: np.ndarray, size_b: np
 
 def lean(signature: np.ndarray, seed: int) -> LeanMinHash:
     """A datasketch LeanMinHash around one signature row (for MinHashLSH)."""
+    from datasketch import LeanMinHash
+
     return LeanMinHash(seed=seed, hashvalues=signature, scheme=SCHEME)
 
 
 def minhash_update_loop(shingle_texts: Sequence[str], num_perm: int = 128, seed: int = 1) -> np.ndarray:
     """The naive way: datasketch's default hash (SHA-1) and one `update()` per shingle (benchmark peer)."""
+    from datasketch import MinHash
+
     m = MinHash(num_perm=num_perm, seed=seed)
     for s in shingle_texts:
         m.update(s.encode("utf-8"))
