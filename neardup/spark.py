@@ -31,6 +31,7 @@ import shutil
 import sys
 import tempfile
 import time
+import warnings
 from collections.abc import Callable, Iterator, Sequence
 from datetime import UTC, datetime
 from itertools import combinations
@@ -117,6 +118,8 @@ def spark_session(master: str = "local[*]", *, conf: dict[str, str] | None = Non
                   app_name: str = "neardup") -> SparkSession:
     """A session for `run_spark`. Local masters run the workers on this interpreter; other masters
     get the `neardup` package shipped as a zip (its dependencies must be on the executors)."""
+    # Batches cross to Python as Arrow (mapInArrow), never through pyspark's pandas conversion.
+    warnings.filterwarnings("ignore", message="PySpark does not yet fully support pandas", category=FutureWarning)
     try:
         from pyspark.sql import SparkSession
     except ImportError:

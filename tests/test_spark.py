@@ -1,0 +1,306 @@
+"""`neardup spark` against the local engine on the same records: same page ids, fingerprints, pairs,
+clusters and report numbers, for SimHash and MinHash; `neardup open` makes the output auditable.
+
+Runs Spark on local[2] (Java 17+ and pyspark are installed by `make test` / .ci/run). The input is the
+first 600 records of the bundled sample plus a few bad ones, written uncompressed and read in 1 MB
+splits, so page ids and line numbers have to be stitched across splits.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from neardup import engine
+from neardup.cli import main
+from neardup.config import Config, load_config
+from neardup.store import Store
+
+pytestmark = pytest.mark.filterwarnings("ignore:PySpark does not yet fully support pandas:FutureWarning")
+
+SAMPLE = Path(__file__).resolve().parent.parent / "sample_data" / "crawl.jsonl.gz"
+N_RECORDS = 600
+SPARK_CONF = [
+    "--master", "local[2]",
+    "--conf", "spark.sql.shuffle.partitions=4",
+    "--conf", "spark.default.parallelism=4",
+    "--conf", "spark.ui.enabled=false",
+    "--conf", "spark.ui.showConsoleProgress=false",
+    "--conf", "spark.driver.memory=1g",
+    "--conf", "spark.sql.files.maxPartitionBytes=2000000",
+    "--conf", "spark.sql.adaptive.enabled=false",  # re-planning costs more than it saves on 600 pages
+    "--conf", "neardup.logLevel=ERROR",
+]
+SETTINGS = {
+    "simhash": Config(method="simhash", threshold=6, shingle_size=4),
+    "minhash": Config(method="minhash", threshold=0.8, similarity="containment"),
+}
+
+
+@pytest.fixture(scope="module")
+def dump(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """600 sample records with a malformed line, a blank line, a record without url, a repeated record
+    and invalid UTF-8 mixed in."""
+    lines = gzip.decompress(SAMPLE.read_bytes()).split(b"\n")[:N_RECORDS]
+    out: list[bytes] = []
+    for i, line in enumerate(lines):
+        out.append(line)
+        if i == 50:
+            out.append(b"{not json")
+        if i == 120:
+            out.append(b"")
+        if i == 200:
+            out.append(json.dumps({"html": "<p>x</p>"}).encode())
+        if i == 300:
+            out.append(lines[10])
+        if i == 400:
+            out.append(b'{"url": "http://x.org/a", "html": "\xff\xfe bad"}')
+    path = tmp_path_factory.mktemp("spark") / "crawl.jsonl"
+    path.write_bytes(b"\n".join(out) + b"\n")
+    return path
+
+
+@pytest.fixture(scope="module")
+def local(dump: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Store]:
+    store = Store(tmp_path_factory.mktemp("local") / "local.duckdb")
+    engine.ingest_file(store, dump, Config(), jobs=1)
+    yield store
+    store.close()
+
+
+def _spark_run(dump: Path, out: Path, config: Config) -> dict:
+    cfg = out.parent / f"{out.name}.yaml"
+    cfg.write_text("\n".join(f"{k}: {json.dumps(v)}" for k, v in config.to_dict().items()), encoding="utf-8")
+    assert main(["spark", str(dump), "--out", str(out), "--config", str(cfg), *SPARK_CONF]) == 0
+    return json.loads((out / "_MANIFEST.json").read_text(encoding="utf-8"))
+
+
+@pytest.fixture(scope="module")
+def runs(dump: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[Path, dict]]:
+    base = tmp_path_factory.mktemp("spark_out")
+    return {name: (base / name, _spark_run(dump, base / name, cfg)) for name, cfg in SETTINGS.items()}
+
+
+def _parquet(out: Path, name: str) -> pd.DataFrame:
+    return pd.read_parquet(out / name)
+
+
+def test_pages_ids_lines_and_errors_match(runs: dict, local: Store) -> None:
+    out, manifest = runs["simhash"]
+    pages = _parquet(out, "pages").sort_values("page_id").reset_index(drop=True)
+    want = local.page_table("main")
+    cols = ["page_id", "source_id", "line", "url", "canonical_url", "host", "status", "md5", "rel_canonical",
+            "exact_key", "degenerate", "n_words"]
+    pd.testing.assert_frame_equal(pages[cols], want[cols], check_dtype=False)
+    assert (pages["fetched_at"].to_numpy() == want["fetched_at"].to_numpy()).all()
+    # ids have a gap where the repeated record was rejected, as locally
+    assert len(pages) == N_RECORDS and pages["page_id"].max() == N_RECORDS + 1
+    errors = _parquet(out, "errors")
+    got = sorted(zip(errors["line"], errors["reason"], strict=True))
+    want_err = local.ingest_errors()
+    assert got == sorted(zip(want_err["line"], want_err["reason"], strict=True))
+    assert len(got) == 4
+    assert manifest["sources"][0]["n_loaded"] == N_RECORDS and manifest["sources"][0]["n_errors"] == 4
+
+
+@pytest.mark.parametrize("name", list(SETTINGS))
+def test_fingerprints_pairs_and_clusters_match(runs: dict, local: Store, name: str) -> None:
+    config = SETTINGS[name]
+    out, manifest = runs[name]
+    fp = engine.load_fingerprints(local, config, jobs=1)
+    analysis = engine.analyze(fp, config)
+
+    # fingerprints per exact key (and the same unit numbering)
+    units = _parquet(out, "units").sort_values("unit_id").reset_index(drop=True)
+    want_units = local.units(config.fingerprint_key, with_signatures=True)
+    assert units["exact_key"].tolist() == want_units["exact_key"].tolist()
+    assert units["n_shingles"].tolist() == want_units["n_shingles"].tolist()
+    if name == "simhash":
+        got_fp = units["simhash"].to_numpy(dtype=np.int64).view(np.uint64)
+        assert (got_fp == want_units["simhash"].to_numpy(dtype=np.uint64)).all()
+    else:
+        assert [bytes(b) for b in units["minhash"]] == [bytes(b) for b in want_units["minhash"]]
+
+    # the same verified pairs with the same similarities, down to the loosest threshold
+    pairs = _parquet(out, "pairs")
+    want_pairs = local.pairs(config.fingerprint_key)
+    assert len(pairs) == len(want_pairs) > 0
+    score_cols = ["hamming_bits"] if name == "simhash" else ["jaccard", "containment"]
+    got = pairs.set_index(["a", "b"]).sort_index()[score_cols]
+    want = want_pairs.set_index(["a", "b"]).sort_index()[score_cols]
+    pd.testing.assert_frame_equal(got, want, check_dtype=False)
+    page_of = analysis.pages[analysis.pages["unit_id"] >= 0].groupby("unit_id")["page_id"].min()
+    assert (pairs["page_a"].to_numpy() == page_of.reindex(pairs["a"]).to_numpy()).all()
+
+    # the same clusters: as partitions of pages and of urls, with the same ids and representatives
+    clusters = _parquet(out, "clusters").set_index("page_id").sort_index()
+    content = analysis.pages[analysis.pages["cluster_id"].notna()].set_index("page_id").sort_index()
+    assert clusters.index.tolist() == content.index.tolist()
+    assert clusters["cluster_id"].tolist() == content["cluster_id"].astype(int).tolist()
+    for col in ["cluster_size", "representative_id", "representative_url", "why", "is_representative"]:
+        assert clusters[col].tolist() == content[col].tolist(), col
+    as_urls = {frozenset(g) for g in clusters.groupby("cluster_id")["url"].agg(frozenset)}
+    assert as_urls == {frozenset(g) for g in content.groupby("cluster_id")["url"].agg(frozenset)}
+    assert manifest["numbers"] == analysis.numbers
+    assert analysis.numbers["near_duplicates"] > 0
+    assert manifest["candidate_stats"] == fp.stats
+
+
+def test_open_gives_the_same_report(runs: dict, local: Store, tmp_path: Path,
+                                    capsys: pytest.CaptureFixture[str]) -> None:
+    out, manifest = runs["minhash"]
+    db = tmp_path / "spark.duckdb"
+    assert main(["open", str(out), "--db", str(db)]) == 0
+    capsys.readouterr()
+    replay = out / "dupcheck.yaml"
+    assert load_config(replay) == SETTINGS["minhash"]
+    for threshold in ("0.8", "0.95"):
+        args = ["report", "--json", "--config", str(replay), "--threshold", threshold, "--jobs", "1"]
+        assert main([*args, "--db", str(db)]) == 0
+        got = json.loads(capsys.readouterr().out)
+        assert main([*args, "--db", local.path]) == 0
+        want = json.loads(capsys.readouterr().out)
+        assert got["numbers"] == want["numbers"]
+        assert got["top_hosts"] == want["top_hosts"]
+        assert got["degenerate_by_reason"] == want["degenerate_by_reason"]
+    with Store(db) as store:
+        assert store.count_pages() == N_RECORDS
+        assert len(store.ingest_errors()) == 4
+        store.record_label("https://a.example/", "https://b.example/", label="duplicate")  # labels stay writable
+        assert len(store.labels()) == 1
+    # another method cannot be computed from views over a run without HTML: a clear error, exit 2
+    assert main(["report", "--db", str(db), "--method", "simhash"]) == 2
+    assert "reads the Spark output" in capsys.readouterr().err
+
+
+def test_open_copy_computes_other_methods(runs: dict, local: Store, tmp_path: Path,
+                                          capsys: pytest.CaptureFixture[str]) -> None:
+    out, _ = runs["simhash"]
+    db = tmp_path / "copy.duckdb"
+    assert main(["open", str(out), "--db", str(db), "--copy"]) == 0
+    args = ["report", "--json", "--method", "minhash", "--jobs", "1"]
+    capsys.readouterr()
+    assert main([*args, "--db", str(db)]) == 0
+    got = json.loads(capsys.readouterr().out)
+    assert main([*args, "--db", local.path]) == 0
+    assert got["numbers"] == json.loads(capsys.readouterr().out)["numbers"]
+
+
+def test_refuses_a_non_empty_output_dir(dump: Path, runs: dict, capsys: pytest.CaptureFixture[str]) -> None:
+    out, _ = runs["simhash"]
+    assert main(["spark", str(dump), "--out", str(out), *SPARK_CONF]) == 2
+    assert "not empty" in capsys.readouterr().err
+
+
+# --- the Spark-native steps on their own, in one session --------------------------------------------
+@pytest.fixture(scope="module")
+def session() -> Iterator[object]:
+    from neardup.spark import spark_session
+
+    spark = spark_session("local[2]", conf=dict(kv.split("=", 1) for kv in SPARK_CONF[3::2]))
+    yield spark
+    spark.stop()
+
+
+def test_connected_components_equal_scipy(session: object) -> None:
+    from neardup.clusters import components
+    from neardup.spark import connected_components
+
+    rng = np.random.default_rng(5)
+    n = 300
+    a, b = rng.integers(0, 200, 120), rng.integers(0, 200, 120)
+    chain = rng.permutation(np.arange(200, n))  # a 100-node path with shuffled ids: long way to the minimum
+    a, b = np.concatenate([a, chain[:-1]]), np.concatenate([b, chain[1:]])
+    edges = session.createDataFrame([(int(x), int(y)) for x, y in zip(a, b, strict=True)], "a int, b int")
+    labels, rounds = connected_components(edges, local_edges=0)  # all the way on DataFrames
+    got = labels.toPandas().set_index("node")["label"]
+    want = components(n, a, b)
+    nodes = np.unique(np.concatenate([a, b]))
+    # same partition; and each label is its component's smallest node
+    got_groups = {frozenset(g) for g in pd.Series(nodes, index=got.reindex(nodes).to_numpy()).groupby(level=0).agg(frozenset)}
+    want_groups = {frozenset(g) for g in pd.Series(nodes, index=want[nodes]).groupby(level=0).agg(frozenset)}
+    assert got_groups == want_groups
+    assert all(got[min(g)] == min(g) for g in got_groups)
+    assert rounds < 20
+    local_labels, _ = connected_components(edges)  # small: the driver finishes
+    assert local_labels.toPandas().set_index("node")["label"].sort_index().equals(got.sort_index().astype("int64"))
+
+
+def _units_frame(session: object, local: Store, config: Config) -> tuple[object, pd.DataFrame]:
+    engine.ensure_fingerprints(local, config, jobs=1)
+    units = local.units(config.fingerprint_key, with_signatures=True)
+    if config.method == "simhash":
+        rows = [(int(u), int(n), int(np.uint64(f).view(np.int64))) for u, n, f in
+                zip(units["unit_id"], units["n_shingles"], units["simhash"], strict=True)]
+        return session.createDataFrame(rows, "unit_id int, n_shingles int, simhash bigint"), units
+    rows = [(int(u), int(n), bytes(m)) for u, n, m in zip(units["unit_id"], units["n_shingles"], units["minhash"],
+                                                         strict=True)]
+    return session.createDataFrame(rows, "unit_id int, n_shingles int, minhash binary"), units
+
+
+def test_simhash_bucket_cap_matches_local(session: object, local: Store, monkeypatch: pytest.MonkeyPatch) -> None:
+    from neardup import spark as nd_spark
+    from neardup.candidates import simhash_pairs
+
+    config = SETTINGS["simhash"]
+    frame, units = _units_frame(session, local, config)
+    monkeypatch.setattr(nd_spark, "BUCKET_CAP", 4)
+    pairs, stats = nd_spark._simhash_pairs(session, frame, len(units), config)
+    a, b, bits, want = simhash_pairs(units["simhash"].to_numpy(np.uint64), config.simhash_max_bits, bucket_cap=4)
+    got = pairs.toPandas().sort_values(["a", "b"])
+    assert list(zip(got["a"], got["b"], got["hamming_bits"], strict=True)) == list(zip(a, b, bits, strict=True))
+    assert want.capped_buckets > 0
+    assert stats == want.as_dict()
+
+
+def test_minhash_join_path_and_cap_match_local(session: object, local: Store,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    from neardup import spark as nd_spark
+    from neardup.candidates import minhash_pairs
+
+    config = SETTINGS["minhash"]
+    frame, units = _units_frame(session, local, config)
+    sigs = np.frombuffer(b"".join(units["minhash"]), dtype=np.uint32).reshape(len(units), -1)
+    monkeypatch.setattr(nd_spark, "BUCKET_CAP", 2)
+    monkeypatch.setattr(nd_spark, "BROADCAST_SIGNATURES_BYTES", 0)  # the shuffle-join verification
+    pairs, stats = nd_spark._minhash_pairs(session, frame, len(units), config)
+    a, b, jac, cont, want = minhash_pairs(
+        sigs, units["n_shingles"].to_numpy(np.int32), similarity=config.similarity,
+        floor=config.minhash_floor, min_size_ratio=config.min_size_ratio, seed=config.seed, bucket_cap=2)
+    got = pairs.toPandas().sort_values(["a", "b"])
+    assert list(zip(got["a"], got["b"], strict=True)) == list(zip(a, b, strict=True))
+    assert (got["jaccard"].to_numpy() == jac).all() and (got["containment"].to_numpy() == cont).all()
+    assert want.capped_buckets > 0
+    assert stats == want.as_dict()
+
+
+def test_parquet_input_matches_local(session: object, tmp_path: Path) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from neardup.spark import run_spark
+
+    recs = [json.loads(line) for line in gzip.decompress(SAMPLE.read_bytes()).split(b"\n")[:80]]
+    recs.insert(30, {"url": None, "html": "<p>no url</p>", "fetched_at": None, "status": 200})
+    path = tmp_path / "crawl.parquet"
+    pq.write_table(pa.Table.from_pylist(recs), path, row_group_size=25)
+    config = Config(method="simhash", threshold=6)
+    manifest = run_spark(session, [str(path)], str(tmp_path / "out"), config)
+    with Store(tmp_path / "local.duckdb") as store:
+        engine.ingest_file(store, path, config, jobs=1)
+        want = store.page_table(config.norm_key)
+        want_err = store.ingest_errors()
+        numbers = engine.analyze(engine.load_fingerprints(store, config, jobs=1), config).numbers
+    pages = pd.read_parquet(tmp_path / "out" / "pages").sort_values("page_id").reset_index(drop=True)
+    cols = ["page_id", "line", "url", "fetched_at", "status", "exact_key", "degenerate"]
+    pd.testing.assert_frame_equal(pages[cols], want[cols], check_dtype=False)
+    errors = pd.read_parquet(tmp_path / "out" / "errors")
+    assert list(zip(errors["line"], errors["reason"], strict=True)) == list(
+        zip(want_err["line"], want_err["reason"], strict=True)) == [(31, "missing url")]
+    assert manifest["numbers"] == numbers
