@@ -208,6 +208,11 @@ def session() -> Iterator[object]:
     spark.stop()
 
 
+def _pandas(frame: object) -> pd.DataFrame:
+    """A small Spark frame as pandas, through Arrow (pyspark's own pandas path warns under pandas 3)."""
+    return frame.toArrow().to_pandas() if hasattr(frame, "toArrow") else frame.toPandas()
+
+
 def test_connected_components_equal_scipy(session: object) -> None:
     from neardup.clusters import components
     from neardup.spark import connected_components
@@ -219,7 +224,7 @@ def test_connected_components_equal_scipy(session: object) -> None:
     a, b = np.concatenate([a, chain[:-1]]), np.concatenate([b, chain[1:]])
     edges = session.createDataFrame([(int(x), int(y)) for x, y in zip(a, b, strict=True)], "a int, b int")
     labels, rounds = connected_components(edges, local_edges=0)  # all the way on DataFrames
-    got = labels.toPandas().set_index("node")["label"]
+    got = _pandas(labels).set_index("node")["label"]
     want = components(n, a, b)
     nodes = np.unique(np.concatenate([a, b]))
     # same partition; and each label is its component's smallest node
@@ -229,7 +234,7 @@ def test_connected_components_equal_scipy(session: object) -> None:
     assert all(got[min(g)] == min(g) for g in got_groups)
     assert rounds < 20
     local_labels, _ = connected_components(edges)  # small: the driver finishes
-    assert local_labels.toPandas().set_index("node")["label"].sort_index().equals(got.sort_index().astype("int64"))
+    assert _pandas(local_labels).set_index("node")["label"].sort_index().equals(got.sort_index().astype("int64"))
 
 
 def _units_frame(session: object, local: Store, config: Config) -> tuple[object, pd.DataFrame]:
@@ -253,7 +258,7 @@ def test_simhash_bucket_cap_matches_local(session: object, local: Store, monkeyp
     monkeypatch.setattr(nd_spark, "BUCKET_CAP", 4)
     pairs, stats = nd_spark._simhash_pairs(session, frame, len(units), config)
     a, b, bits, want = simhash_pairs(units["simhash"].to_numpy(np.uint64), config.simhash_max_bits, bucket_cap=4)
-    got = pairs.toPandas().sort_values(["a", "b"])
+    got = _pandas(pairs).sort_values(["a", "b"])
     assert list(zip(got["a"], got["b"], got["hamming_bits"], strict=True)) == list(zip(a, b, bits, strict=True))
     assert want.capped_buckets > 0
     assert stats == want.as_dict()
@@ -273,7 +278,7 @@ def test_minhash_join_path_and_cap_match_local(session: object, local: Store,
     a, b, jac, cont, want = minhash_pairs(
         sigs, units["n_shingles"].to_numpy(np.int32), similarity=config.similarity,
         floor=config.minhash_floor, min_size_ratio=config.min_size_ratio, seed=config.seed, bucket_cap=2)
-    got = pairs.toPandas().sort_values(["a", "b"])
+    got = _pandas(pairs).sort_values(["a", "b"])
     assert list(zip(got["a"], got["b"], strict=True)) == list(zip(a, b, strict=True))
     assert (got["jaccard"].to_numpy() == jac).all() and (got["containment"].to_numpy() == cont).all()
     assert want.capped_buckets > 0
