@@ -105,6 +105,11 @@ class Config:
         return "strip:" + ",".join(sorted(self.strip_tags))
 
     @property
+    def sketch_key(self) -> str:
+        """Identifies the shingle sketches of one word sequence (both SimHash and MinHash)."""
+        return f"k={self.shingle_size}|perm={self.num_perm}|seed={self.seed}"
+
+    @property
     def fingerprint_key(self) -> str:
         """Identifies fingerprints and candidate pairs: everything but the threshold."""
         parts = [self.norm_key, self.method, f"k={self.shingle_size}"]

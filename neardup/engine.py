@@ -50,15 +50,15 @@ def _batched(it: Iterable, n: int) -> Iterator[list]:
 
 
 # --- normalization (runs in workers) -------------------------------------------------------------
-def text_row(html: str | None, text_in: str | None, status: int | None, config: Config) -> dict[str, Any]:
-    """Normalized text and everything derived from it for one page under `config`'s normalization."""
+def _text_row(html: str | None, text_in: str | None, status: int | None,
+              config: Config) -> tuple[dict[str, Any], list[str]]:
     if html is not None:
         parsed = parse_page(html, mode=config.normalize, strip_tags=config.strip_tags)
         text, title = parsed.text, parsed.title
     else:
         text, title = " ".join((text_in or "").split()), ""
     toks = words(text)
-    return {
+    row = {
         "text": text,
         "title": title,
         "n_words": len(toks),
@@ -67,19 +67,34 @@ def text_row(html: str | None, text_in: str | None, status: int | None, config: 
             text, title=title, status=status, n_words=len(toks), min_words=config.min_words
         ),
     }
+    return row, toks
 
 
-def _ingest_batch(args: tuple[list[RawLine], Config]) -> tuple[list[dict], list[tuple[int, str]]]:
-    lines, config = args
-    good, bad = [], []
+def text_row(html: str | None, text_in: str | None, status: int | None, config: Config) -> dict[str, Any]:
+    """Normalized text and everything derived from it for one page under `config`'s normalization."""
+    return _text_row(html, text_in, status, config)[0]
+
+
+def _ingest_records(
+    lines: list[RawLine], config: Config
+) -> tuple[list[dict[str, Any]], list[tuple[int, str]], list[list[str]]]:
+    """Validate and normalize records: the good ones (with their words, for sketching) and (line, reason)."""
+    good, bad, tokens = [], [], []
     for raw in lines:
         rec = validate(raw)
         if isinstance(rec, str):
             bad.append((raw.line, rec))
             continue
         rec["line"] = raw.line
-        rec.update(text_row(rec["html"], rec["text_in"], rec["status"], config))
+        row, toks = _text_row(rec["html"], rec["text_in"], rec["status"], config)
+        rec.update(row)
         good.append(rec)
+        tokens.append(toks)
+    return good, bad, tokens
+
+
+def _ingest_batch(args: tuple[list[RawLine], Config]) -> tuple[list[dict], list[tuple[int, str]]]:
+    good, bad, _ = _ingest_records(*args)
     return good, bad
 
 
@@ -108,16 +123,25 @@ class FileSummary:
     reasons: dict[str, int] = field(default_factory=dict)
 
 
-_PAGE_SCHEMA = pa.schema([
-    ("page_id", pa.int64()), ("source_id", pa.int32()), ("line", pa.int64()), ("url", pa.string()),
-    ("canonical_url", pa.string()), ("host", pa.string()), ("fetched_at", pa.timestamp("us")),
-    ("status", pa.int32()), ("html", pa.string()), ("text_in", pa.string()), ("md5", pa.string()),
-    ("rel_canonical", pa.string()), ("extra", pa.string()),
+# What an ingest worker returns per batch; the main process adds page ids (see `Store.add_ingested`).
+_INGEST_SCHEMA = pa.schema([
+    ("line", pa.int64()), ("url", pa.string()), ("canonical_url", pa.string()), ("host", pa.string()),
+    ("fetched_at", pa.timestamp("us")), ("status", pa.int32()), ("html", pa.string()), ("text_in", pa.string()),
+    ("md5", pa.string()), ("rel_canonical", pa.string()), ("extra", pa.string()),
+    ("text", pa.string()), ("title", pa.string()), ("n_words", pa.int32()), ("exact_key", pa.string()),
+    ("degenerate", pa.string()),
 ])
-_TEXT_SCHEMA = pa.schema([
-    ("norm_key", pa.string()), ("page_id", pa.int64()), ("text", pa.string()), ("title", pa.string()),
-    ("n_words", pa.int32()), ("exact_key", pa.string()), ("degenerate", pa.string()),
-])
+
+
+def _ingest_arrow(args: tuple[list[RawLine], Config]) -> tuple[pa.Table, pa.Table, list[tuple[int, str]]]:
+    """Records -> (pages with texts, sketches of the content pages, rejects), built in the worker: the
+    tables cross the process boundary as a few buffers and DuckDB scans them without Python objects.
+    Sketching here reuses the words just computed, so the default setting needs no second pass."""
+    lines, config = args
+    good, bad, tokens = _ingest_records(lines, config)
+    content = [i for i, rec in enumerate(good) if rec["degenerate"] is None]
+    sketches = _sketch_table([good[i]["exact_key"] for i in content], [tokens[i] for i in content], config)
+    return pa.Table.from_pylist(good, schema=_INGEST_SCHEMA), sketches, bad
 
 
 def _reason_kind(reason: str) -> str:
@@ -148,28 +172,33 @@ def ingest_file(
         small = size < 4_000_000  # about PARALLEL_MIN pages of typical HTML
         batches = ((chunk, config) for chunk in prefetch(_batched(raw, BATCH)))
         done_records = 0
-        pending: list[dict] = []  # DuckDB appends fewer, larger batches faster
+        pending: list[pa.Table] = []  # DuckDB appends fewer, larger batches faster
+        pending_sketches: list[pa.Table] = []
+        n_pending = 0
 
         def flush() -> None:
+            nonlocal next_id, n_pending
             if pending:
-                store.add_pages(pa.Table.from_pylist(pending, schema=_PAGE_SCHEMA))
-                store.add_texts(pa.Table.from_pylist(pending, schema=_TEXT_SCHEMA))
+                batch = pa.concat_tables(pending)
+                ids = pa.array(np.arange(next_id, next_id + batch.num_rows, dtype=np.int64))
+                store.add_ingested(batch.append_column("page_id", ids), source_id, config.norm_key,
+                                   pa.concat_tables(pending_sketches), config.sketch_key)
+                next_id += batch.num_rows
                 pending.clear()
+                pending_sketches.clear()
+                n_pending = 0
 
-        for good, bad in parallel_map(_ingest_batch, batches, jobs=1 if small else jobs):
-            done_records += len(good) + len(bad)
+        for good, sketches, bad in parallel_map(_ingest_arrow, batches, jobs=1 if small else jobs):
+            done_records += good.num_rows + len(bad)
             for _, reason in bad:
                 reasons[_reason_kind(reason)] += 1
             store.add_errors(source_id, str(path), bad)
-            for rec in good:
-                rec["page_id"] = next_id
-                rec["source_id"] = source_id
-                rec["norm_key"] = config.norm_key
-                next_id += 1
-            pending.extend(good)
-            if len(pending) >= INSERT_ROWS:
+            pending.append(good)
+            pending_sketches.append(sketches)
+            n_pending += good.num_rows
+            if n_pending >= INSERT_ROWS:
                 flush()
-            summary.loaded += len(good)
+            summary.loaded += good.num_rows
             summary.errors += len(bad)
             progress("ingest", done_records, 0)
         flush()
@@ -213,12 +242,52 @@ def ensure_texts(store: Store, config: Config, *, progress: Progress = _noop, jo
 
 # --- fingerprints and pairs --------------------------------------------------------------------
 def _fingerprint_batch(args: tuple[list[str], Config]) -> tuple[np.ndarray, np.ndarray]:
+    """Shingle-set sizes and the fingerprints of `config.method` for texts (the Spark path's unit of work)."""
     texts, config = args
     docs = [distinct(shingle_hashes(words(t), config.shingle_size)) for t in texts]
     sizes = np.fromiter((len(d) for d in docs), dtype=np.int32, count=len(docs))
     if config.method == "simhash":
         return sizes, simhash_many(docs, distinct=True)
     return sizes, minhash_many(docs, config.num_perm, config.seed, distinct=True)
+
+
+def _sketch_table(exact_keys: list[str], tokens: Sequence[Sequence[str]], config: Config) -> pa.Table:
+    """Both fingerprints of each word sequence under `config.sketch_key` (rows of the `sketches` table)."""
+    docs = [distinct(shingle_hashes(t, config.shingle_size)) for t in tokens]
+    sigs = minhash_many(docs, config.num_perm, config.seed, distinct=True)
+    return pa.table({
+        "exact_key": pa.array(exact_keys, pa.string()),
+        "n_shingles": pa.array(np.fromiter((len(d) for d in docs), dtype=np.int32, count=len(docs))),
+        "simhash": pa.array(simhash_many(docs, distinct=True), pa.uint64()),
+        "minhash": pa.array([row.tobytes() for row in sigs], pa.binary()),
+    })
+
+
+def _sketch_batch(args: tuple[list[str], list[str], Config]) -> pa.Table:
+    exact_keys, texts, config = args
+    return _sketch_table(exact_keys, [words(t) for t in texts], config)
+
+
+def ensure_sketches(store: Store, config: Config, *, progress: Progress = _noop, jobs: int | None = None) -> int:
+    """Sketch the distinct content texts that have no sketch under `config.sketch_key` yet (the ingest
+    sketches its own setting as it goes, so this runs for a new shingle size or normalization)."""
+    total = store.count_unsketched(config.norm_key, config.sketch_key)
+    if total == 0:
+        return 0
+    batches = ((df["exact_key"].tolist(), df["text"].tolist(), config)
+               for df in store.unsketched_texts(config.norm_key, config.sketch_key, BATCH * 4))
+    done = 0
+    pending: list[pa.Table] = []
+    for table in parallel_map(_sketch_batch, batches, jobs=1 if total < PARALLEL_MIN else jobs):
+        pending.append(table)
+        done += table.num_rows
+        if sum(t.num_rows for t in pending) >= INSERT_ROWS * 4:
+            store.add_sketches(pa.concat_tables(pending), config.sketch_key)
+            pending.clear()
+        progress("fingerprint", done, total)
+    if pending:
+        store.add_sketches(pa.concat_tables(pending), config.sketch_key)
+    return done
 
 
 def ensure_fingerprints(
@@ -232,40 +301,25 @@ def ensure_fingerprints(
     if cached is not None and cached["n_units"] == store.count_units(config.norm_key):
         return cached
     t0 = time.perf_counter()
-    total = store.count_units(config.norm_key)
-    exact_keys: list[str] = []
-    sizes_parts, fp_parts = [], []
-
-    def batches() -> Iterator[tuple[list[str], Config]]:
-        for df in store.unit_texts(config.norm_key, BATCH * 4):
-            exact_keys.extend(df["exact_key"])
-            yield df["text"].tolist(), config
-
-    done = 0
-    for sizes, fps in parallel_map(_fingerprint_batch, batches(), jobs=1 if total < PARALLEL_MIN else jobs):
-        sizes_parts.append(sizes)
-        fp_parts.append(fps)
-        done += len(sizes)
-        progress("fingerprint", done, total)
-    n_shingles = np.concatenate(sizes_parts) if sizes_parts else np.empty(0, np.int32)
+    ensure_sketches(store, config, progress=progress, jobs=jobs)
     progress("candidates", 0, 1)
-    units = pd.DataFrame({"unit_id": np.arange(len(exact_keys), dtype=np.int32), "exact_key": exact_keys,
-                          "n_shingles": n_shingles})
+    units = store.unit_sketches(config.norm_key, config.sketch_key, with_minhash=config.method == "minhash")
+    units.insert(0, "unit_id", np.arange(len(units), dtype=np.int32))
+    n_shingles = units["n_shingles"].to_numpy(np.int32)
     if config.method == "simhash":
-        fps = np.concatenate(fp_parts) if fp_parts else np.empty(0, np.uint64)
+        fps = units["simhash"].to_numpy(np.uint64)
         a, b, bits, stats = simhash_pairs(fps, config.simhash_max_bits)
-        units["simhash"] = fps
         units["minhash"] = None
         pairs = pd.DataFrame({"a": a, "b": b, "hamming_bits": bits.astype(np.int16), "jaccard": np.nan,
                               "containment": np.nan})
     else:
-        sigs = np.concatenate(fp_parts) if fp_parts else np.empty((0, config.num_perm), np.uint32)
+        sigs = (np.frombuffer(b"".join(units["minhash"]), dtype=np.uint32).reshape(len(units), -1) if len(units)
+                else np.empty((0, config.num_perm), np.uint32))
         a, b, jac, cont, stats = minhash_pairs(
             sigs, n_shingles, similarity=config.similarity, floor=config.minhash_floor,
             min_size_ratio=config.min_size_ratio, seed=config.seed,
         )
         units["simhash"] = None
-        units["minhash"] = [row.tobytes() for row in sigs]
         pairs = pd.DataFrame({"a": a, "b": b, "hamming_bits": pd.array([None] * len(a), dtype="Int16"),
                               "jaccard": jac, "containment": cont})
     progress("candidates", 1, 1)

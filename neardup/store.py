@@ -7,6 +7,7 @@ One `Store` per database file. DuckDB connections are not thread-safe; every met
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime
 from importlib import resources
@@ -38,6 +39,11 @@ class Store:
             raise NeardupError(f"cannot open database {self.path}: {msg.splitlines()[0]}") from None
         except duckdb.Error as exc:
             raise NeardupError(f"{self.path} is not a DuckDB database: {str(exc).splitlines()[0]}") from None
+        if not read_only:
+            # Checkpoint (compress and write out) after every 512 MB of log rather than 16 MB: a bulk
+            # load then re-compresses the open row group ~30x less often. Measured on 20k pages:
+            # the ingest's main-process CPU 0.78 -> 0.48 ms/page and the file 164 -> 105 MB.
+            self._con.execute("SET checkpoint_threshold = '512MB'")
         self._init_schema(read_only)
 
     # --- plumbing ---------------------------------------------------------------------------
@@ -71,9 +77,14 @@ class Store:
                     f"{self.path} has schema version {found}, this neardup needs {SCHEMA_VERSION}: "
                     "re-ingest into a new database file"
                 )
-        elif not read_only:
+        if not read_only:  # a new file gets every table; an older one gains the tables added since
+            existing = {r[0] for r in cur.execute("SELECT table_name FROM information_schema.tables").fetchall()}
             ddl = resources.files("neardup").joinpath("schema.sql").read_text(encoding="utf-8")
-            cur.execute(ddl)
+            for statement in re.sub(r"--[^\n]*", "", ddl).split(";"):
+                table = re.search(r"CREATE TABLE IF NOT EXISTS (\w+)", statement)
+                if table and table.group(1) not in existing:
+                    cur.execute(statement)
+        if not has_meta and not read_only:
             cur.execute("INSERT INTO meta VALUES ('schema_version', ?)", [SCHEMA_VERSION])
         if not read_only:
             self.drop_incomplete_sources()
@@ -123,14 +134,24 @@ class Store:
     def next_page_id(self) -> int:
         return int(self.cursor().execute("SELECT coalesce(max(page_id), 0) + 1 FROM pages").fetchone()[0])
 
-    def add_pages(self, batch: pa.Table) -> None:
+    def add_ingested(self, batch: pa.Table, source_id: int, norm_key: str, sketches: pa.Table | None = None,
+                     sketch_key: str = "") -> None:
+        """Pages, their normalized texts and (optionally) sketches from one ingest batch, in one transaction."""
         cur = self.cursor()
-        cur.register("page_batch", batch)
+        cur.register("ingest_batch", batch)
+        cur.execute("BEGIN TRANSACTION")
+        if sketches is not None:
+            self._insert_sketches(cur, sketches, sketch_key)
         cur.execute(
-            "INSERT INTO pages SELECT page_id, source_id, line, url, canonical_url, host, fetched_at, status, "
-            "html, text_in, md5, rel_canonical, extra FROM page_batch"
+            "INSERT INTO pages SELECT page_id, ?, line, url, canonical_url, host, fetched_at, status, "
+            "html, text_in, md5, rel_canonical, extra FROM ingest_batch", [source_id],
         )
-        cur.unregister("page_batch")
+        cur.execute(
+            "INSERT INTO texts SELECT ?, page_id, text, title, n_words, exact_key, degenerate FROM ingest_batch",
+            [norm_key],
+        )
+        cur.execute("COMMIT")
+        cur.unregister("ingest_batch")
 
     def add_errors(self, source_id: int, source: str, errors: Sequence[tuple[int | None, str]]) -> None:
         if errors:
@@ -228,6 +249,43 @@ class Store:
         return int(self.cursor().execute(
             "SELECT count(DISTINCT exact_key) FROM texts WHERE norm_key = ? AND degenerate IS NULL", [norm_key]
         ).fetchone()[0])
+
+    def _insert_sketches(self, cur: duckdb.DuckDBPyConnection, sketches: pa.Table, sketch_key: str) -> None:
+        cur.register("sketch_batch", sketches)
+        cur.execute(
+            "INSERT INTO sketches SELECT ?, exact_key, n_shingles, simhash, minhash FROM sketch_batch", [sketch_key]
+        )
+        cur.unregister("sketch_batch")
+
+    def add_sketches(self, sketches: pa.Table, sketch_key: str) -> None:
+        self._insert_sketches(self.cursor(), sketches, sketch_key)
+
+    def unsketched_texts(self, norm_key: str, sketch_key: str, batch_rows: int) -> Iterator[pd.DataFrame]:
+        """Distinct content texts that have no sketch under `sketch_key` yet, in batches."""
+        yield from self._batches(
+            "SELECT exact_key, any_value(text) AS text FROM texts t WHERE norm_key = ? AND degenerate IS NULL "
+            "AND NOT EXISTS (SELECT 1 FROM sketches s WHERE s.sketch_key = ? AND s.exact_key = t.exact_key) "
+            "GROUP BY exact_key",
+            [norm_key, sketch_key], batch_rows,
+        )
+
+    def count_unsketched(self, norm_key: str, sketch_key: str) -> int:
+        return int(self.cursor().execute(
+            "SELECT count(DISTINCT exact_key) FROM texts t WHERE norm_key = ? AND degenerate IS NULL "
+            "AND NOT EXISTS (SELECT 1 FROM sketches s WHERE s.sketch_key = ? AND s.exact_key = t.exact_key)",
+            [norm_key, sketch_key],
+        ).fetchone()[0])
+
+    def unit_sketches(self, norm_key: str, sketch_key: str, *, with_minhash: bool) -> pd.DataFrame:
+        """One row per distinct content text (exact_key order): exact_key, n_shingles, simhash[, minhash]."""
+        cols = "s.exact_key, any_value(s.n_shingles) AS n_shingles, any_value(s.simhash) AS simhash" + (
+            ", any_value(s.minhash) AS minhash" if with_minhash else "")
+        return self.cursor().execute(
+            f"SELECT {cols} FROM sketches s SEMI JOIN "  # noqa: S608 (fixed column lists)
+            "(SELECT exact_key FROM texts WHERE norm_key = ? AND degenerate IS NULL) u ON u.exact_key = s.exact_key "
+            "WHERE s.sketch_key = ? GROUP BY s.exact_key ORDER BY s.exact_key",
+            [norm_key, sketch_key],
+        ).df()
 
     def fingerprint_set(self, fingerprint_key: str) -> dict[str, Any] | None:
         df = self.cursor().execute(

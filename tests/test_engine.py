@@ -157,6 +157,38 @@ def test_fingerprints_are_cached(loaded: tuple[Store, Crawl]) -> None:
     assert other["fingerprint_key"] != first["fingerprint_key"]
 
 
+def test_ingest_sketches_the_setting_in_force(tmp_path: Path) -> None:
+    """The ingest workers sketch content pages as they go; the sketches equal those computed later
+    from the stored texts, so the default setting's fingerprints need no second pass over the texts."""
+    crawl = make_crawl()
+    path = write_jsonl(tmp_path / "crawl.jsonl", crawl.records)
+    config = Config()
+    with Store(tmp_path / "a.duckdb") as store:
+        engine.ingest_file(store, path, config, jobs=1)
+        assert store.count_units(config.norm_key) == 20
+        assert store.count_unsketched(config.norm_key, config.sketch_key) == 0
+        assert engine.ensure_sketches(store, config, jobs=1) == 0
+        other = config.replace(shingle_size=3)
+        assert store.count_unsketched(config.norm_key, other.sketch_key) == 20
+        from_ingest = store.unit_sketches(config.norm_key, config.sketch_key, with_minhash=True)
+        # the same sketches, computed afterwards from the stored texts
+        store.cursor().execute("DELETE FROM sketches")
+        assert engine.ensure_sketches(store, config, jobs=1) == 20
+        from_texts = store.unit_sketches(config.norm_key, config.sketch_key, with_minhash=True)
+        pd.testing.assert_frame_equal(from_ingest, from_texts)
+        # a method switch reads the stored sketches: nothing is computed again
+        engine.ensure_fingerprints(store, config.with_method("simhash"), jobs=1)
+        assert engine.ensure_sketches(store, config, jobs=1) == 0
+
+
+def test_older_database_gains_new_tables(tmp_path: Path) -> None:
+    db = tmp_path / "old.duckdb"
+    with Store(db) as store:
+        store.cursor().execute("DROP TABLE sketches")  # as a file written before sketches existed
+    with Store(db) as store:
+        assert store.count_unsketched("main", Config().sketch_key) == 0
+
+
 def test_texts_are_normalized_once(loaded: tuple[Store, Crawl]) -> None:
     store, _ = loaded
     strip = Config(normalize="strip")
