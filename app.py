@@ -1,4 +1,7 @@
-"""neardup audit app, home page. Start it with `neardup app` or `streamlit run app.py` (NEARDUP_DB=...)."""
+"""neardup audit app: the home page and the navigation between the pages in `pages/`.
+
+Start it with `neardup app` or `streamlit run app.py` (NEARDUP_DB=...).
+"""
 
 from __future__ import annotations
 
@@ -10,56 +13,70 @@ from neardup.ui.data import get_analysis
 from neardup.ui.render import md_escape
 from neardup.ui.widgets import open_database
 
+
+def home() -> None:
+    """Which database is open and the numbers at the current setting."""
+    st.title("neardup: how much of this crawl is duplicated?")
+
+    store, path, config = open_database()
+    if st.session_state.get("neardup.sample_notice"):
+        st.info("The database was empty, so the bundled **sample crawl** (3,000 synthetic pages) was loaded. "
+                "Load your own dump on the **Load** page.")
+
+    n_pages = store.count_pages()
+    analysis = get_analysis(store, path, config)
+    n = analysis.numbers
+    st.caption(f"Database {md_escape(path)} · {n_pages:,} pages · {describe_setting(analysis)}")
+
+    c1, c2, c3 = st.columns(3)
+    c1.metric("Exact duplicates", f"{n['exact_duplicates']:,}",
+              help="Pages whose words equal an earlier page's after normalization (byte-identical ones included: "
+                   f"{n['byte_identical_duplicates']:,}).")
+    c2.metric("Near duplicates", f"{n['near_duplicates']:,}",
+              help="Distinct texts merged into a cluster by the near-duplicate threshold.")
+    c3.metric("Unique pages", f"{n['unique_pages']:,}",
+              help="What deduplication keeps: one representative per cluster, singletons included. "
+                   "Exact + near + unique = content pages.")
+    c4, c5, c6, c7 = st.columns(4)
+    c4.metric("Duplicate clusters", f"{n['duplicate_clusters']:,}", help="Clusters of two or more pages.")
+    c5.metric("Largest cluster", f"{n['largest_cluster']:,}")
+    c6.metric("Redundant", f"{n['redundant_pct']:.1f}%", help="(exact + near duplicates) / total pages")
+    c7.metric("Degenerate (set aside)", f"{n['degenerate_pages']:,}",
+              help="Block and challenge pages, soft-404s, loading shells, non-2xx and near-empty pages: "
+                   "failures, not duplicates; never clustered.")
+
+    for warning in analysis.warnings:
+        st.warning(warning)
+
+    left, right = st.columns(2)
+    with left:
+        st.markdown("**Pages by host**")
+        st.dataframe(analysis.hosts, hide_index=True, width="stretch", height=320,
+                     column_config={"redundant_pct": st.column_config.NumberColumn("redundant %", format="%.1f")})
+    with right:
+        sizes = analysis.cluster_sizes
+        if len(sizes):
+            counts = sizes.value_counts().sort_index()
+            fig = px.bar(x=counts.index.astype(str), y=counts.to_numpy(),
+                         labels={"x": "cluster size (pages)", "y": "clusters"}, title="Duplicate cluster sizes")
+            fig.update_layout(height=320, margin=dict(t=40, b=10, l=10, r=10))
+            st.plotly_chart(fig, width="stretch")
+        else:
+            st.info("No duplicate clusters at this threshold.")
+
+    st.markdown(
+        "**Next:** *Explore* the similarity histogram and hosts, *Audit* sampled pairs side by side and label them, "
+        "*Tune* the threshold from your labels, inspect *Clusters*, and *Export* the result."
+    )
+
+
 st.set_page_config(page_title="neardup", page_icon=":material/content_copy:", layout="wide")
-st.title("neardup: how much of this crawl is duplicated?")
-
-store, path, config = open_database()
-if st.session_state.get("neardup.sample_notice"):
-    st.info("The database was empty, so the bundled **sample crawl** (3,000 synthetic pages) was loaded. "
-            "Load your own dump on the **Load** page.")
-
-n_pages = store.count_pages()
-analysis = get_analysis(store, path, config)
-n = analysis.numbers
-st.caption(f"Database {md_escape(path)} · {n_pages:,} pages · {describe_setting(analysis)}")
-
-c1, c2, c3 = st.columns(3)
-c1.metric("Exact duplicates", f"{n['exact_duplicates']:,}",
-          help="Pages whose words equal an earlier page's after normalization (byte-identical ones included: "
-               f"{n['byte_identical_duplicates']:,}).")
-c2.metric("Near duplicates", f"{n['near_duplicates']:,}",
-          help="Distinct texts merged into a cluster by the near-duplicate threshold.")
-c3.metric("Unique pages", f"{n['unique_pages']:,}",
-          help="What deduplication keeps: one representative per cluster, singletons included. "
-               "Exact + near + unique = content pages.")
-c4, c5, c6, c7 = st.columns(4)
-c4.metric("Duplicate clusters", f"{n['duplicate_clusters']:,}", help="Clusters of two or more pages.")
-c5.metric("Largest cluster", f"{n['largest_cluster']:,}")
-c6.metric("Redundant", f"{n['redundant_pct']:.1f}%", help="(exact + near duplicates) / total pages")
-c7.metric("Degenerate (set aside)", f"{n['degenerate_pages']:,}",
-          help="Block and challenge pages, soft-404s, loading shells, non-2xx and near-empty pages: "
-               "failures, not duplicates; never clustered.")
-
-for warning in analysis.warnings:
-    st.warning(warning)
-
-left, right = st.columns(2)
-with left:
-    st.markdown("**Pages by host**")
-    st.dataframe(analysis.hosts, hide_index=True, width="stretch", height=320,
-                 column_config={"redundant_pct": st.column_config.NumberColumn("redundant %", format="%.1f")})
-with right:
-    sizes = analysis.cluster_sizes
-    if len(sizes):
-        counts = sizes.value_counts().sort_index()
-        fig = px.bar(x=counts.index.astype(str), y=counts.to_numpy(),
-                     labels={"x": "cluster size (pages)", "y": "clusters"}, title="Duplicate cluster sizes")
-        fig.update_layout(height=320, margin=dict(t=40, b=10, l=10, r=10))
-        st.plotly_chart(fig, width="stretch")
-    else:
-        st.info("No duplicate clusters at this threshold.")
-
-st.markdown(
-    "**Next:** *Explore* the similarity histogram and hosts, *Audit* sampled pairs side by side and label them, "
-    "*Tune* the threshold from your labels, inspect *Clusters*, and *Export* the result."
-)
+st.navigation([
+    st.Page(home, title="Home", icon=":material/home:", default=True),
+    st.Page("pages/1_Load.py", title="Load", icon=":material/upload_file:", url_path="Load"),
+    st.Page("pages/2_Explore.py", title="Explore", icon=":material/bar_chart:", url_path="Explore"),
+    st.Page("pages/3_Audit.py", title="Audit", icon=":material/compare:", url_path="Audit"),
+    st.Page("pages/4_Tune.py", title="Tune", icon=":material/tune:", url_path="Tune"),
+    st.Page("pages/5_Clusters.py", title="Clusters", icon=":material/workspaces:", url_path="Clusters"),
+    st.Page("pages/6_Export.py", title="Export", icon=":material/download:", url_path="Export"),
+]).run()

@@ -153,7 +153,7 @@ def cmd_app(args: argparse.Namespace) -> int:
             engine.ensure_fingerprints(store, config, progress=_tqdm_progress(), jobs=args.jobs)
     env = {**os.environ, "NEARDUP_DB": str(db.resolve())}
     cmd = [sys.executable, "-m", "streamlit", "run", str(app), "--server.port", str(args.port),
-           "--server.address", args.address, "--browser.gatherUsageStats", "false"]
+           "--server.address", args.address, "--browser.gatherUsageStats", "false", "--client.toolbarMode", "minimal"]
     if args.headless:
         cmd += ["--server.headless", "true"]
     return subprocess.call(cmd, env=env)
