@@ -11,6 +11,7 @@ import hashlib
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from itertools import islice
 from pathlib import Path
@@ -167,6 +168,7 @@ def ingest_file(
     summary = FileSummary(str(path), "loaded")
     reasons: Counter[str] = Counter()
     next_id = store.next_page_id()
+    writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="neardup-writer")
     try:
         raw = read_raw(path, fmt)
         small = size < 4_000_000  # about PARALLEL_MIN pages of typical HTML
@@ -175,14 +177,19 @@ def ingest_file(
         pending: list[pa.Table] = []  # DuckDB appends fewer, larger batches faster
         pending_sketches: list[pa.Table] = []
         n_pending = 0
+        # DuckDB writes in a thread (it releases the GIL), one batch at a time, while this thread keeps
+        # the workers fed: otherwise they idle for every append.
+        writing: Future[None] | None = None
 
         def flush() -> None:
-            nonlocal next_id, n_pending
+            nonlocal next_id, n_pending, writing
             if pending:
                 batch = pa.concat_tables(pending)
                 ids = pa.array(np.arange(next_id, next_id + batch.num_rows, dtype=np.int64))
-                store.add_ingested(batch.append_column("page_id", ids), source_id, config.norm_key,
-                                   pa.concat_tables(pending_sketches), config.sketch_key)
+                if writing is not None:
+                    writing.result()
+                writing = writer.submit(store.add_ingested, batch.append_column("page_id", ids), source_id,
+                                        config.norm_key, pa.concat_tables(pending_sketches), config.sketch_key)
                 next_id += batch.num_rows
                 pending.clear()
                 pending_sketches.clear()
@@ -202,6 +209,8 @@ def ingest_file(
             summary.errors += len(bad)
             progress("ingest", done_records, 0)
         flush()
+        if writing is not None:
+            writing.result()
         summary.records = summary.loaded + summary.errors
         dup = store.reject_duplicate_records(source_id, str(path))
         if dup:
@@ -213,8 +222,11 @@ def ingest_file(
             raise NotACrawlDump(f"{path}: not a crawl dump: no usable record ({detail})")
         store.finish_source(source_id, n_records=summary.records, n_loaded=summary.loaded, n_errors=summary.errors)
     except BaseException:
+        writer.shutdown(wait=True, cancel_futures=True)
         store.drop_source(source_id)
         raise
+    finally:
+        writer.shutdown(wait=True)
     summary.reasons = dict(reasons)
     summary.seconds = time.perf_counter() - t0
     return summary
