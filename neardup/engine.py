@@ -360,6 +360,7 @@ class Fingerprints:
     stats: dict[str, Any]
     arrays: dict[str, np.ndarray] = field(default_factory=dict)
     hosts: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=object))
+    fixed_counts: dict[str, int] = field(default_factory=dict)
 
 
 def _page_arrays(pages: pd.DataFrame) -> tuple[dict[str, np.ndarray], np.ndarray]:
@@ -450,26 +451,40 @@ def analyze(fp: Fingerprints, config: Config) -> Analysis:
     keep = pairs_at_threshold(fp, config)
     unit_comp = components(fp.n_units, fp.pairs["a"][keep], fp.pairs["b"][keep])
 
-    comp_ids, inverse, counts = np.unique(unit_comp[unit[idx]], return_inverse=True, return_counts=True)
-    first_page = np.full(len(comp_ids), np.iinfo(np.int64).max)
+    # Components with content pages, numbered compactly (bincount: no sort).
+    comp_of = unit_comp[unit[idx]]
+    counts_all = np.bincount(comp_of, minlength=int(unit_comp.max(initial=-1)) + 1)
+    present = np.flatnonzero(counts_all)
+    compact = np.full(len(counts_all), -1, dtype=np.int64)
+    compact[present] = np.arange(len(present))
+    inverse, counts = compact[comp_of], counts_all[present]
+    first_page = np.full(len(present), np.iinfo(np.int64).max)
     np.minimum.at(first_page, inverse, page_id[idx])
-    rank = np.empty(len(comp_ids), dtype=np.int64)
-    rank[np.lexsort((first_page, -counts))] = np.arange(1, len(comp_ids) + 1)
+    rank = np.empty(len(present), dtype=np.int64)
+    rank[np.lexsort((first_page, -counts))] = np.arange(1, len(present) + 1)
     cluster = np.zeros(n_total, dtype=np.int64)
     cluster[idx] = rank[inverse]
     size = np.zeros(n_total, dtype=np.int64)
     size[idx] = counts[inverse]
 
-    rows, why = representative_rows(cluster[idx], arr["url_id"][idx], arr["rel_id"][idx], arr["fetched_ns"][idx],
-                                    arr["url_len"][idx], page_id[idx])
-    rep_of_cluster = np.full(len(comp_ids) + 1, -1, dtype=np.int64)  # cluster id -> row of its representative
-    rep_of_cluster[cluster[idx][rows]] = idx[rows]
-    why_of_cluster = np.empty(len(comp_ids) + 1, dtype=object)
-    why_of_cluster[cluster[idx][rows]] = WHY[why]
-    rep = np.where(content, rep_of_cluster[cluster], -1)
+    # A single page is its own representative; the rule only has to run over clusters of two or more.
+    rep = np.where(content, np.arange(n_total), -1)
+    why_page = np.where(content, WHY[2], None).astype(object)  # "shortest URL": a single page
+    multi = idx[size[idx] > 1]
+    rows, why = representative_rows(cluster[multi], arr["url_id"][multi], arr["rel_id"][multi],
+                                    arr["fetched_ns"][multi], arr["url_len"][multi], page_id[multi])
+    rep_of_cluster = np.full(len(present) + 1, -1, dtype=np.int64)  # cluster id -> row of its representative
+    rep_of_cluster[cluster[multi][rows]] = multi[rows]
+    why_of_cluster = np.empty(len(present) + 1, dtype=object)
+    why_of_cluster[cluster[multi][rows]] = WHY[why]
+    rep[multi] = rep_of_cluster[cluster[multi]]
+    why_page[multi] = why_of_cluster[cluster[multi]]
     is_rep = rep == np.arange(n_total)
+    # Similarity to the representative: identical text scores as itself; only other texts are estimated.
     sim = np.full(n_total, np.nan)
-    sim[idx] = _similarity_to(fp, unit[idx], unit[rep[idx]], config)
+    sim[idx] = 0.0 if config.method == "simhash" else 1.0
+    other = idx[unit[idx] != unit[np.maximum(rep[idx], 0)]]
+    sim[other] = _similarity_to(fp, unit[other], unit[rep[other]], config)
 
     na_int = ~content
     canonical = fp.pages["canonical_url"].to_numpy(dtype=object)
@@ -478,22 +493,25 @@ def analyze(fp: Fingerprints, config: Config) -> Analysis:
         cluster_size=pd.arrays.IntegerArray(size, na_int),
         representative_id=pd.arrays.IntegerArray(np.where(content, page_id[rep], 0), na_int),
         representative_url=np.where(content, canonical[rep], None),
-        why=np.where(content, why_of_cluster[cluster], None),
+        why=why_page,
         is_representative=is_rep,
         similarity_to_representative=sim,
     )
 
     n_content = len(idx)
-    n_clusters = len(comp_ids)
+    n_clusters = len(present)
+    if not fp.fixed_counts:  # threshold-independent: counted once per loaded setting
+        fp.fixed_counts["md5"] = len(np.unique(arr["md5"][idx]))
+        fp.fixed_counts["units"] = len(np.unique(unit[idx]))
     dup_sizes = np.sort(counts[counts > 1])[::-1]
     redundant = n_content - n_clusters
     numbers = {
         "total_pages": n_total,
         "content_pages": n_content,
         "degenerate_pages": n_total - n_content,
-        "byte_identical_duplicates": n_content - len(np.unique(arr["md5"][idx])),
-        "exact_duplicates": n_content - len(np.unique(unit[idx])),
-        "near_duplicates": len(np.unique(unit[idx])) - n_clusters,
+        "byte_identical_duplicates": n_content - fp.fixed_counts["md5"],
+        "exact_duplicates": n_content - fp.fixed_counts["units"],
+        "near_duplicates": fp.fixed_counts["units"] - n_clusters,
         "unique_pages": n_clusters,
         "duplicate_clusters": len(dup_sizes),
         "largest_cluster": int(counts.max()) if n_clusters else 0,

@@ -80,7 +80,8 @@ def minhash_many(docs: Sequence[np.ndarray], num_perm: int = 128, seed: int = 1,
 
 def estimate_jaccard(sig_a: np.ndarray, sig_b: np.ndarray) -> np.ndarray:
     """Row-wise Jaccard estimate: the share of equal signature positions (approximate)."""
-    return (np.asarray(sig_a) == np.asarray(sig_b)).mean(axis=-1)
+    eq = np.asarray(sig_a) == np.asarray(sig_b)
+    return np.count_nonzero(eq, axis=-1) / eq.shape[-1] if eq.ndim else eq.astype(np.float64)
 
 
 def estimate_containment(jaccard_est: np.ndarray, size_a: np.ndarray, size_b: np.ndarray) -> np.ndarray:
