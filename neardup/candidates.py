@@ -74,8 +74,12 @@ def choose_r(n: int, max_bits: int) -> int:
     return best
 
 
-def _pairs_in_runs(order: np.ndarray, run_starts: np.ndarray, cap: int, stats: CandidateStats) -> tuple[np.ndarray, np.ndarray]:
-    """All (i, j) pairs within runs: `order` lists items grouped into runs beginning at `run_starts`."""
+def _pairs_in_runs(order: np.ndarray, run_starts: np.ndarray, cap: int, stats: CandidateStats,
+                   capped: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """All (i, j) pairs within runs: `order` lists items grouped into runs beginning at `run_starts`.
+
+    Runs longer than `cap` are not expanded; their members are flagged in `capped` when given.
+    """
     n = len(order)
     if n < 2:
         return np.empty(0, np.int64), np.empty(0, np.int64)
@@ -86,6 +90,8 @@ def _pairs_in_runs(order: np.ndarray, run_starts: np.ndarray, cap: int, stats: C
     if big.any():
         stats.capped_buckets += int(big.sum())
         stats.capped_members += int(sizes[big].sum())
+        if capped is not None:
+            capped[order[_ranges(starts[big], sizes[big])]] = True
     keep = (sizes > 1) & ~big
     if not keep.any():
         return np.empty(0, np.int64), np.empty(0, np.int64)
@@ -146,17 +152,30 @@ def simhash_pairs(
     r = r or choose_r(n, max_bits)
     masks = _block_masks(max_bits + r)
     found_i, found_j = [], []
-    for combo in combinations(masks, r):
-        mask = np.uint64(sum(combo))
+    capped_before = np.zeros(n, dtype=bool)  # members of a capped bucket in an earlier table
+    capped_here = np.zeros(n, dtype=bool)
+    for combo in combinations(range(len(masks)), r):
+        mask = np.uint64(sum(masks[k] for k in combo))
         keys = fps & mask
         order = np.argsort(keys, kind="stable")
-        i, j = _pairs_in_runs(order, _run_starts(keys[order]), bucket_cap, stats)
+        i, j = _pairs_in_runs(order, _run_starts(keys[order]), bucket_cap, stats, capped_here)
         stats.tables += 1
         stats.candidates += len(i)
         if len(i):
-            close = hamming_many(fps[i], fps[j]) <= max_bits
-            found_i.append(i[close])
-            found_j.append(j[close])
+            diff = fps[i] ^ fps[j]
+            keep = np.bitwise_count(diff) <= max_bits
+            # A close pair agrees on many block combinations; keep it only in the first one (the
+            # lexicographically first r agreeing blocks), so memory holds each pair once: a block
+            # before this combination's last one and not in it must differ.
+            first = np.ones(len(i), dtype=bool)
+            for k in range(combo[-1]):
+                if k not in combo:
+                    first &= (diff & np.uint64(masks[k])) != 0
+            # ... unless that earlier bucket was capped: then this table is where the pair is found.
+            keep &= first | capped_before[i] | capped_before[j]
+            found_i.append(i[keep])
+            found_j.append(j[keep])
+        capped_before |= capped_here
     # The note goes in before the early return: all-boilerplate input yields no pairs but must warn.
     if stats.capped_buckets:
         stats.notes.append(

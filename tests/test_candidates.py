@@ -102,6 +102,36 @@ def test_simhash_pairs_trivial_inputs() -> None:
     assert (a.tolist(), b.tolist(), d.tolist()) == ([0], [1], [0])
 
 
+def _pairs_from_every_table(fps: np.ndarray, max_bits: int, r: int, cap: int) -> set[tuple[int, int]]:
+    """Reference: every close pair in any bucket of at most `cap` members, in any table (no dedupe)."""
+    from itertools import combinations
+
+    out = set()
+    for combo in combinations(_block_masks(max_bits + r), r):
+        keys = fps & np.uint64(sum(combo))
+        for key in np.unique(keys):
+            members = np.flatnonzero(keys == key)
+            if 2 <= len(members) <= cap:
+                for x, y in combinations(members.tolist(), 2):
+                    if bin(int(fps[x]) ^ int(fps[y])).count("1") <= max_bits:
+                        out.add((x, y))
+    return out
+
+
+@given(seed=st.integers(0, 2**32 - 1), r=st.integers(1, 3), cap=st.integers(2, 8))
+@settings(max_examples=40, deadline=None)
+def test_each_pair_is_kept_once_even_when_buckets_are_capped(seed: int, r: int, cap: int) -> None:
+    """Pairs are kept only in their first agreeing table, unless that table capped them: the result equals
+    the union over all tables, capped or not (and, uncapped, the brute force)."""
+    rng = np.random.default_rng(seed)
+    base = rng.integers(0, 2**63, size=6, dtype=np.uint64)
+    flips = (np.uint64(1) << rng.integers(0, 64, size=(60, 3)).astype(np.uint64))
+    fps = base[rng.integers(0, 6, size=60)] ^ (flips[:, 0] * rng.integers(0, 2, 60).astype(np.uint64)) \
+        ^ (flips[:, 1] * rng.integers(0, 2, 60).astype(np.uint64))
+    a, b, _, _ = simhash_pairs(fps, 3, r=r, bucket_cap=cap)
+    assert set(zip(a.tolist(), b.tolist(), strict=True)) == _pairs_from_every_table(fps, 3, r, cap)
+
+
 def test_oversized_bucket_is_not_expanded_but_reported() -> None:
     fps = np.array([42] * 12 + [ALL64], dtype=np.uint64)
     a, _, _, stats = simhash_pairs(fps, 2, r=1, bucket_cap=5)
