@@ -71,12 +71,17 @@ def sample_pairs(pairs: pd.DataFrame, *, per_bucket: int, seed: int, exclude: se
     if pairs.empty:
         return pairs
     key_cols = [c for c in ("url_a", "md5_a", "url_b", "md5_b") if c in pairs.columns]
-    key = list(pairs[key_cols].itertuples(index=False, name=None))
-    todo = pairs[[k not in exclude for k in key]]
+    todo = pairs[~pd.MultiIndex.from_frame(pairs[key_cols]).isin(list(exclude))] if exclude else pairs
     rng = np.random.default_rng(seed)
     order = rng.permutation(len(todo))
-    shuffled = todo.iloc[order]
-    picked = shuffled.groupby("bucket", sort=False).head(per_bucket)
+    # The first `per_bucket` of each bucket in the shuffled order, found on arrays (no frame shuffle).
+    buckets = todo["bucket"].to_numpy()[order]
+    codes, _ = pd.factorize(buckets)
+    by_bucket = np.argsort(codes, kind="stable")
+    starts = np.flatnonzero(np.r_[True, codes[by_bucket][1:] != codes[by_bucket][:-1]])
+    rank = np.arange(len(by_bucket)) - np.repeat(starts, np.diff(np.r_[starts, len(by_bucket)]))
+    chosen = np.sort(by_bucket[rank < per_bucket])
+    picked = todo.iloc[order[chosen]]
     if focus is not None:
         dist = (picked["bucket"] - focus).abs()
         picked = picked.assign(_d=dist).sort_values(["_d", "bucket"], kind="stable").drop(columns="_d")

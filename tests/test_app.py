@@ -276,23 +276,39 @@ def test_tune_without_then_with_labels(db: str, store: Store) -> None:
 
 
 # --- Export ------------------------------------------------------------------------------------
+class _Storages(list):
+    managers: list[Any]
+
+
 @pytest.fixture
 def downloads(monkeypatch: pytest.MonkeyPatch) -> list[MemoryMediaFileStorage]:
     """AppTest keeps download data in a media storage it creates per run; keep a handle on it."""
-    made: list[MemoryMediaFileStorage] = []
+    made: _Storages = _Storages()
 
     class Recording(MemoryMediaFileStorage):
         def __init__(self, *args: Any, **kwargs: Any) -> None:
             super().__init__(*args, **kwargs)
             made.append(self)
 
+    class RecordingManager(app_test_module.MediaFileManager):
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            managers.append(self)
+
+    managers: list[Any] = []
     monkeypatch.setattr(app_test_module, "MemoryMediaFileStorage", Recording)
+    monkeypatch.setattr(app_test_module, "MediaFileManager", RecordingManager)
+    made.managers = managers  # type: ignore[attr-defined]
     return made
 
 
 def download(at: AppTest, storages: list[MemoryMediaFileStorage], label: str) -> bytes:
+    """The bytes a click would download (a deferred button's callable is run, as the click would)."""
     [element] = [d for d in at.get("download_button") if d.label == label]
-    return storages[-1].get_file(element.proto.url.rsplit("/", 1)[1]).content
+    proto = element.proto
+    url = (storages.managers[-1].execute_deferred(proto.deferred_file_id)  # type: ignore[attr-defined]
+           if proto.HasField("deferred_file_id") else proto.url)
+    return storages[-1].get_file(url.rsplit("/", 1)[1]).content
 
 
 def test_export_downloads_match_the_store(db: str, store: Store,
