@@ -25,6 +25,8 @@ from .simhash import hamming_many
 # A bucket with more members than this is boilerplate being fingerprinted, not duplication:
 # its pairs are not enumerated (they would be quadratic) and the bucket is reported.
 BUCKET_CAP = 2000
+# Ends every note about capped buckets: the report shows these notes as warnings.
+CAPPED_NOTE = "were not expanded: boilerplate is being fingerprinted"
 VERIFY_CHUNK = 1 << 14  # candidate pairs verified at once: 2 x 16k x 512 B = 16 MB; measured 5x faster than 256k
 
 
@@ -180,7 +182,7 @@ def simhash_pairs(
     if stats.capped_buckets:
         stats.notes.append(
             f"{stats.capped_buckets} SimHash bucket(s) with more than {bucket_cap} members "
-            f"({stats.capped_members} members) were not expanded: boilerplate is being fingerprinted"
+            f"({stats.capped_members} members) {CAPPED_NOTE}"
         )
     if not found_i:
         e = np.empty(0, np.int64)
@@ -353,7 +355,7 @@ def minhash_pairs(
     if stats.capped_buckets:
         stats.notes.append(
             f"{stats.capped_buckets} LSH bucket(s) with more than {bucket_cap} members "
-            f"({stats.capped_members} members) were not expanded: boilerplate is being fingerprinted"
+            f"({stats.capped_members} members) {CAPPED_NOTE}"
         )
     if not kept:
         return empty

@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from .candidates import minhash_pairs, simhash_pairs
+from .candidates import CAPPED_NOTE, minhash_pairs, simhash_pairs
 from .clusters import WHY, components, representative_rows
 from .config import Config
 from .errors import NotACrawlDump
@@ -526,7 +526,8 @@ def analyze(fp: Fingerprints, config: Config) -> Analysis:
     hosts = hosts[hosts["pages"] > 0]
     hosts["redundant_pct"] = (100.0 * hosts["redundant"] / hosts["pages"]).round(1)
     hosts = hosts.sort_values(["redundant", "pages"], ascending=False, kind="stable").reset_index(drop=True)
-    warnings = list(fp.stats.get("notes", [])) if fp.stats.get("capped_buckets") else []
+    # Only the capped-bucket notes are warnings; the others (e.g. the LSH bands x rows) are information.
+    warnings = [note for note in fp.stats.get("notes", []) if CAPPED_NOTE in note]
     largest = numbers["largest_cluster"]
     if n_content and largest >= 20 and largest > 0.01 * n_content:
         warnings.append(

@@ -41,7 +41,15 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pyarrow as pa
 
-from .candidates import BUCKET_CAP, _block_masks, _pairs_in_runs, choose_r, lsh_params, lsh_threshold
+from .candidates import (
+    BUCKET_CAP,
+    CAPPED_NOTE,
+    _block_masks,
+    _pairs_in_runs,
+    choose_r,
+    lsh_params,
+    lsh_threshold,
+)
 from .clusters import pick_representatives
 from .config import Config, dump_config
 from .engine import _fingerprint_batch, _ingest_batch, _reason_kind
@@ -802,7 +810,7 @@ def _simhash_pairs(spark: SparkSession, units: DataFrame, n: int, config: Config
     if b["capped_buckets"]:
         stats["notes"].append(
             f"{b['capped_buckets']} SimHash bucket(s) with more than {BUCKET_CAP} members "
-            f"({b['capped_members']} members) were not expanded: boilerplate is being fingerprinted"
+            f"({b['capped_members']} members) {CAPPED_NOTE}"
         )
     kept = sizes.filter((F.col("size") >= 2) & (F.col("size") <= BUCKET_CAP)).select("table", "key")
     buckets = keyed.join(kept, ["table", "key"]).groupBy("table", "key").agg(
@@ -839,7 +847,7 @@ def _minhash_pairs(spark: SparkSession, units: DataFrame, n: int, config: Config
     if b["capped_buckets"]:
         stats["notes"].append(
             f"{b['capped_buckets']} LSH bucket(s) with more than {BUCKET_CAP} members "
-            f"({b['capped_members']} members) were not expanded: boilerplate is being fingerprinted"
+            f"({b['capped_members']} members) {CAPPED_NOTE}"
         )
     sig = units.select("unit_id", "minhash", "n_shingles")
     if n * config.num_perm * 4 <= BROADCAST_SIGNATURES_BYTES:

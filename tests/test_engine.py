@@ -11,6 +11,7 @@ import pytest
 from conftest import Crawl, make_crawl, write_jsonl
 
 from neardup import engine
+from neardup.candidates import CAPPED_NOTE
 from neardup.config import Config
 from neardup.store import Store
 
@@ -237,6 +238,17 @@ def test_empty_store_analysis(tmp_path: Path) -> None:
         n = _analysis(store, Config()).numbers
     assert n["total_pages"] == n["content_pages"] == n["unique_pages"] == 0
     assert n["redundant_pct"] == 0.0
+
+
+def test_only_capped_bucket_notes_are_warnings(loaded: tuple[Store, Crawl]) -> None:
+    """The LSH bands x rows note is information; a capped bucket is a warning."""
+    store, _ = loaded
+    fp = engine.load_fingerprints(store, SETTINGS["minhash"], jobs=1)
+    assert any("bands x rows" in note for note in fp.stats["notes"])
+    assert not any("bands x rows" in w for w in engine.analyze(fp, SETTINGS["minhash"]).warnings)
+    capped = f"3 LSH bucket(s) with more than 2000 members (9000 members) {CAPPED_NOTE}"
+    fp.stats = {**fp.stats, "capped_buckets": 3, "notes": [*fp.stats["notes"], capped]}
+    assert engine.analyze(fp, SETTINGS["minhash"]).warnings[:1] == [capped]
 
 
 def test_boilerplate_only_crawl_warns(tmp_path: Path) -> None:
