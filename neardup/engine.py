@@ -253,11 +253,23 @@ def ensure_texts(store: Store, config: Config, *, progress: Progress = _noop, jo
 
 
 # --- fingerprints and pairs --------------------------------------------------------------------
+def _shingle_sets(tokens: Iterable[Sequence[str]], k: int) -> tuple[list[np.ndarray], np.ndarray]:
+    """Distinct shingle hashes of each word sequence, and their counts."""
+    docs = [distinct(shingle_hashes(t, k)) for t in tokens]
+    return docs, np.fromiter((len(d) for d in docs), dtype=np.int32, count=len(docs))
+
+
+def _signatures(blobs: Sequence[bytes], num_perm: int) -> np.ndarray:
+    """MinHash signatures (n x num_perm, uint32) from their stored bytes."""
+    if not len(blobs):
+        return np.empty((0, num_perm), np.uint32)
+    return np.frombuffer(b"".join(blobs), dtype=np.uint32).reshape(len(blobs), -1)
+
+
 def _fingerprint_batch(args: tuple[list[str], Config]) -> tuple[np.ndarray, np.ndarray]:
     """Shingle-set sizes and the fingerprints of `config.method` for texts (the Spark path's unit of work)."""
     texts, config = args
-    docs = [distinct(shingle_hashes(words(t), config.shingle_size)) for t in texts]
-    sizes = np.fromiter((len(d) for d in docs), dtype=np.int32, count=len(docs))
+    docs, sizes = _shingle_sets((words(t) for t in texts), config.shingle_size)
     if config.method == "simhash":
         return sizes, simhash_many(docs, distinct=True)
     return sizes, minhash_many(docs, config.num_perm, config.seed, distinct=True)
@@ -265,11 +277,11 @@ def _fingerprint_batch(args: tuple[list[str], Config]) -> tuple[np.ndarray, np.n
 
 def _sketch_table(exact_keys: list[str], tokens: Sequence[Sequence[str]], config: Config) -> pa.Table:
     """Both fingerprints of each word sequence under `config.sketch_key` (rows of the `sketches` table)."""
-    docs = [distinct(shingle_hashes(t, config.shingle_size)) for t in tokens]
+    docs, sizes = _shingle_sets(tokens, config.shingle_size)
     sigs = minhash_many(docs, config.num_perm, config.seed, distinct=True)
     return pa.table({
         "exact_key": pa.array(exact_keys, pa.string()),
-        "n_shingles": pa.array(np.fromiter((len(d) for d in docs), dtype=np.int32, count=len(docs))),
+        "n_shingles": pa.array(sizes),
         "simhash": pa.array(simhash_many(docs, distinct=True), pa.uint64()),
         "minhash": pa.array([row.tobytes() for row in sigs], pa.binary()),
     })
@@ -325,8 +337,7 @@ def ensure_fingerprints(
         pairs = pd.DataFrame({"a": a, "b": b, "hamming_bits": bits.astype(np.int16), "jaccard": np.nan,
                               "containment": np.nan})
     else:
-        sigs = (np.frombuffer(b"".join(units["minhash"]), dtype=np.uint32).reshape(len(units), -1) if len(units)
-                else np.empty((0, config.num_perm), np.uint32))
+        sigs = _signatures(units["minhash"], config.num_perm)
         a, b, jac, cont, stats = minhash_pairs(
             sigs, n_shingles, similarity=config.similarity, floor=config.minhash_floor,
             min_size_ratio=config.min_size_ratio, seed=config.seed,
@@ -360,6 +371,7 @@ class Fingerprints:
     stats: dict[str, Any]
     arrays: dict[str, np.ndarray] = field(default_factory=dict)
     hosts: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=object))
+    # Threshold-independent: distinct MD5s ("md5") and distinct texts ("units") among content pages.
     fixed_counts: dict[str, int] = field(default_factory=dict)
 
 
@@ -393,13 +405,13 @@ def load_fingerprints(store: Store, config: Config, *, progress: Progress = _noo
     simhash = minhash = None
     if config.method == "simhash":
         simhash = units["simhash"].to_numpy(dtype=np.uint64)
-    elif len(units):
-        minhash = np.frombuffer(b"".join(units["minhash"]), dtype=np.uint32).reshape(len(units), -1)
     else:
-        minhash = np.empty((0, config.num_perm), np.uint32)
+        minhash = _signatures(units["minhash"], config.num_perm)
     arrays, hosts = _page_arrays(pages)
+    content = arrays["unit"] >= 0
+    fixed_counts = {"md5": len(np.unique(arrays["md5"][content])), "units": len(np.unique(arrays["unit"][content]))}
     return Fingerprints(config, pages, len(units), store.pair_arrays(key), simhash, minhash, fset["stats"],
-                        arrays, hosts)
+                        arrays, hosts, fixed_counts)
 
 
 def pair_scores(fp: Fingerprints, config: Config) -> np.ndarray:
@@ -500,9 +512,6 @@ def analyze(fp: Fingerprints, config: Config) -> Analysis:
 
     n_content = len(idx)
     n_clusters = len(present)
-    if not fp.fixed_counts:  # threshold-independent: counted once per loaded setting
-        fp.fixed_counts["md5"] = len(np.unique(arr["md5"][idx]))
-        fp.fixed_counts["units"] = len(np.unique(unit[idx]))
     dup_sizes = np.sort(counts[counts > 1])[::-1]
     redundant = n_content - n_clusters
     numbers = {

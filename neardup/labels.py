@@ -74,14 +74,10 @@ def sample_pairs(pairs: pd.DataFrame, *, per_bucket: int, seed: int, exclude: se
     todo = pairs[~pd.MultiIndex.from_frame(pairs[key_cols]).isin(list(exclude))] if exclude else pairs
     rng = np.random.default_rng(seed)
     order = rng.permutation(len(todo))
-    # The first `per_bucket` of each bucket in the shuffled order, found on arrays (no frame shuffle).
-    buckets = todo["bucket"].to_numpy()[order]
-    codes, _ = pd.factorize(buckets)
-    by_bucket = np.argsort(codes, kind="stable")
-    starts = np.flatnonzero(np.r_[True, codes[by_bucket][1:] != codes[by_bucket][:-1]])
-    rank = np.arange(len(by_bucket)) - np.repeat(starts, np.diff(np.r_[starts, len(by_bucket)]))
-    chosen = np.sort(by_bucket[rank < per_bucket])
-    picked = todo.iloc[order[chosen]]
+    # The first `per_bucket` of each bucket in the shuffled order, ranked on a column (no frame shuffle).
+    buckets = pd.Series(todo["bucket"].to_numpy()[order])
+    rank = buckets.groupby(buckets, sort=False).cumcount()
+    picked = todo.iloc[order[np.flatnonzero(rank < per_bucket)]]
     if focus is not None:
         dist = (picked["bucket"] - focus).abs()
         picked = picked.assign(_d=dist).sort_values(["_d", "bucket"], kind="stable").drop(columns="_d")

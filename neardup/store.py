@@ -243,14 +243,6 @@ class Store:
         return None if df.empty else df.iloc[0].to_dict()
 
     # --- fingerprints and pairs -------------------------------------------------------------
-    def unit_texts(self, norm_key: str, batch_rows: int) -> Iterator[pd.DataFrame]:
-        """Distinct content texts (one per exact key), in exact-key order, in batches."""
-        yield from self._batches(
-            "SELECT exact_key, any_value(text) AS text FROM texts WHERE norm_key = ? AND degenerate IS NULL "
-            "GROUP BY exact_key ORDER BY exact_key",
-            [norm_key], batch_rows,
-        )
-
     def count_units(self, norm_key: str) -> int:
         return int(self.cursor().execute(
             "SELECT count(DISTINCT exact_key) FROM texts WHERE norm_key = ? AND degenerate IS NULL", [norm_key]
