@@ -14,6 +14,7 @@ from .errors import ConfigError
 Method = Literal["simhash", "minhash"]
 NormalizeMode = Literal["strip", "main"]
 Similarity = Literal["jaccard", "containment"]
+Verify = Literal["exact", "estimate"]
 
 # The classic boilerplate recipe: drop these elements, keep the stripped strings.
 DEFAULT_STRIP_TAGS: tuple[str, ...] = (
@@ -43,6 +44,10 @@ class Config:
     # Similarity (0..1) for minhash: a pair is a duplicate when similarity >= threshold.
     threshold: float = 0.8
     similarity: Similarity = "containment"
+    # MinHash pairs: "exact" intersects the shingle sets of every pair whose estimate passed the floor
+    # and stores exact Jaccard and containment; "estimate" keeps the signature estimates (faster, and
+    # biased upwards near the floor: a pair is stored because its estimate came out high).
+    verify: Verify = "exact"
     num_perm: int = 128
     seed: int = 1
     # Containment guard: the smaller shingle set must be at least this share of the larger one.
@@ -60,6 +65,8 @@ class Config:
             raise ConfigError(f"method must be 'simhash' or 'minhash', not {self.method!r}")
         if self.similarity not in ("jaccard", "containment"):
             raise ConfigError(f"similarity must be 'jaccard' or 'containment', not {self.similarity!r}")
+        if self.verify not in ("exact", "estimate"):
+            raise ConfigError(f"verify must be 'exact' or 'estimate', not {self.verify!r}")
         if not isinstance(self.shingle_size, int) or not 1 <= self.shingle_size <= 20:
             raise ConfigError(f"shingle_size must be an integer from 1 to 20, not {self.shingle_size!r}")
         if not 16 <= self.num_perm <= 1024:
@@ -116,7 +123,7 @@ class Config:
         if self.method == "minhash":
             parts += [
                 f"perm={self.num_perm}", f"seed={self.seed}", f"sim={self.similarity}",
-                f"floor={self.minhash_floor}", f"ratio={self.min_size_ratio}",
+                f"floor={self.minhash_floor}", f"ratio={self.min_size_ratio}", f"verify={self.verify}",
             ]
         else:
             parts.append(f"maxbits={self.simhash_max_bits}")

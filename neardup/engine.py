@@ -21,7 +21,15 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from .candidates import CAPPED_NOTE, minhash_pairs, simhash_pairs
+from .candidates import (
+    CAPPED_NOTE,
+    CandidateStats,
+    concat_ranges,
+    exact_scores,
+    intersection_sizes,
+    minhash_pairs,
+    simhash_pairs,
+)
 from .clusters import WHY, components, representative_rows
 from .config import Config
 from .errors import NotACrawlDump
@@ -29,7 +37,7 @@ from .ingest import RawLine, detect_format, file_sha256, read_raw, validate
 from .minhash import estimate_jaccard, minhash_many
 from .normalize import degenerate_reason, parse_page
 from .parallel import parallel_map, prefetch
-from .shingles import distinct, shingle_hashes, words
+from .shingles import distinct, shingle_hashes, shingle_set32, words
 from .simhash import hamming_many, simhash_many
 from .store import Store
 
@@ -342,6 +350,9 @@ def ensure_fingerprints(
             sigs, n_shingles, similarity=config.similarity, floor=config.minhash_floor,
             min_size_ratio=config.min_size_ratio, seed=config.seed,
         )
+        if config.verify == "exact":
+            a, b, jac, cont = verify_exact(store, config, units["exact_key"].to_numpy(), a, b, stats,
+                                           progress=progress, jobs=jobs)
         units["simhash"] = None
         pairs = pd.DataFrame({"a": a, "b": b, "hamming_bits": pd.array([None] * len(a), dtype="Int16"),
                               "jaccard": jac, "containment": cont})
@@ -351,6 +362,53 @@ def ensure_fingerprints(
         units=units, pairs=pairs, stats=stats.as_dict(), seconds=time.perf_counter() - t0,
     )
     return store.fingerprint_set(key)  # type: ignore[return-value]
+
+
+def _set_batch(args: tuple[list[str], list[str], int]) -> tuple[list[str], np.ndarray, np.ndarray]:
+    """Exact shingle sets of texts: (their keys, set sizes, the sets' sorted uint32 values concatenated)."""
+    keys, texts, k = args
+    sets = [shingle_set32(words(t), k) for t in texts]
+    lens = np.fromiter(map(len, sets), dtype=np.int64, count=len(sets))
+    return keys, lens, np.concatenate(sets) if sets else np.empty(0, np.uint32)
+
+
+def verify_exact(
+    store: Store, config: Config, unit_keys: np.ndarray, a: np.ndarray, b: np.ndarray, stats: CandidateStats, *,
+    progress: Progress = _noop, jobs: int | None = None,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Exact Jaccard and containment of MinHash pairs (units a[i], b[i]); keeps those at or above the floor.
+
+    The shingle sets of the units in pairs are rebuilt from their texts (in workers) as sorted uint32,
+    the values MinHash sketched, and intersected in bulk (`intersection_sizes`). A pair reaches this
+    step because its estimate passed the floor; near the floor that selects pairs whose estimate came
+    out high, so the exact scores are what the threshold should apply to.
+    """
+    stats.verified_exact = len(a)
+    if not len(a):
+        return a, b, np.empty(0), np.empty(0)
+    need = np.unique(np.concatenate((a, b)))
+    rank = np.full(len(unit_keys), -1, dtype=np.int64)
+    rank[need] = np.arange(len(need))
+    index = pd.Index(unit_keys[need])
+    batches = ((df["exact_key"].tolist(), df["text"].tolist(), config.shingle_size)
+               for df in store.unit_texts(config.norm_key, unit_keys[need].tolist(), BATCH * 4))
+    parts, done = [], 0
+    for keys, lens, values in parallel_map(_set_batch, batches, jobs=1 if len(need) < PARALLEL_MIN else jobs):
+        parts.append((index.get_indexer(keys), lens, values))
+        done += len(keys)
+        progress("verify", done, len(need))
+    pos, lens, values = (np.concatenate(x) for x in zip(*parts, strict=True))
+    if (pos < 0).any() or len(pos) != len(need):
+        raise RuntimeError("exact verification: a unit's text is missing from the store")
+    # The batches come in no particular order: lay the sets out in rank order.
+    order = np.argsort(pos)
+    starts = np.concatenate(([0], np.cumsum(lens)[:-1]))
+    values, lens = values[concat_ranges(starts[order], lens[order])], lens[order]
+    inter = intersection_sizes(values, lens, rank[a], rank[b])
+    jac, cont = exact_scores(inter, lens[rank[a]], lens[rank[b]], config.min_size_ratio)
+    keep = (jac if config.similarity == "jaccard" else cont) >= config.minhash_floor
+    stats.rejected_exact = int(len(a) - keep.sum())
+    return a[keep], b[keep], jac[keep], cont[keep]
 
 
 # --- clusters at a threshold --------------------------------------------------------------------

@@ -100,6 +100,12 @@ def shingle_hash_of(shingle: str) -> int:
     return int(shingle_hashes(shingle.split(" "), len(shingle.split(" ")))[0])
 
 
+def shingle_set32(tokens: Sequence[str], k: int) -> np.ndarray:
+    """The document's distinct shingles as sorted uint32: the low 32 bits of `shingle_hashes`, i.e.
+    exactly the values MinHash sketches. Exact verification intersects these sets."""
+    return distinct(shingle_hashes(tokens, k).astype(np.uint32))
+
+
 def distinct(hashes: np.ndarray) -> np.ndarray:
     """Sorted distinct values (a sort and a mask: faster than np.unique's hash path for uint64 here)."""
     if len(hashes) < 2:

@@ -47,12 +47,14 @@ from .candidates import (
     _block_masks,
     _pairs_in_runs,
     choose_r,
+    exact_scores,
+    intersection_sizes,
     lsh_params,
     lsh_threshold,
 )
 from .clusters import pick_representatives
 from .config import Config, dump_config
-from .engine import _fingerprint_batch, _ingest_batch, _reason_kind
+from .engine import _fingerprint_batch, _ingest_batch, _reason_kind, _set_batch
 from .errors import ConfigError, NeardupError, NotACrawlDump
 from .ingest import RawLine
 from .minhash import estimate_containment, estimate_jaccard
@@ -98,6 +100,7 @@ _UNIT_SIMHASH = pa.schema([("unit_id", pa.int32()), ("exact_key", pa.string()), 
                            ("simhash", pa.int64())])
 _UNIT_MINHASH = pa.schema([("unit_id", pa.int32()), ("exact_key", pa.string()), ("n_shingles", pa.int32()),
                            ("minhash", pa.binary())])
+_UNIT_SET = pa.schema([("unit_id", pa.int32()), ("shingles", pa.binary())])
 _PAIR_BITS = pa.schema([("a", pa.int32()), ("b", pa.int32()), ("hamming_bits", pa.int16())])
 _PAIR_IDS = pa.schema([("a", pa.int32()), ("b", pa.int32())])
 _PAIR_EST = pa.schema([("a", pa.int32()), ("b", pa.int32()), ("jaccard", pa.float64()),
@@ -378,6 +381,43 @@ def _verify_minhash_fn(config: Config, shared: Any = None) -> Callable[[Iterator
             cont = np.where(ratio >= config.min_size_ratio, cont, 0.0)
             score = jac if config.similarity == "jaccard" else cont
             keep = score >= config.minhash_floor
+            yield pa.RecordBatch.from_arrays(
+                [batch.column("a").filter(pa.array(keep)), batch.column("b").filter(pa.array(keep)),
+                 pa.array(jac[keep]), pa.array(cont[keep])], schema=_PAIR_EST)
+
+    return run
+
+
+def _shingle_set_fn(k: int) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
+    """Exact shingle sets (sorted uint32 as bytes) of unit texts, with the local engine's `_set_batch`."""
+
+    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        for batch in batches:
+            if batch.num_rows == 0:
+                continue
+            _, lens, values = _set_batch(([], batch.column("text").to_pylist(), k))
+            ends = np.cumsum(lens)
+            blobs = [values[e - n : e].tobytes() for n, e in zip(lens, ends, strict=True)]
+            yield pa.RecordBatch.from_arrays([batch.column("unit_id").cast(pa.int32()), pa.array(blobs, pa.binary())],
+                                             schema=_UNIT_SET)
+
+    return run
+
+
+def _exact_fn(config: Config) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
+    """Exact Jaccard and containment per pair (columns set_a, set_b), as `engine.verify_exact` computes them."""
+
+    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        for batch in batches:
+            m = batch.num_rows
+            if m == 0:
+                continue
+            blobs = batch.column("set_a").to_pylist() + batch.column("set_b").to_pylist()
+            lens = np.fromiter((len(x) // 4 for x in blobs), dtype=np.int64, count=2 * m)
+            values = np.frombuffer(b"".join(blobs), dtype=np.uint32)
+            inter = intersection_sizes(values, lens, np.arange(m), np.arange(m, 2 * m))
+            jac, cont = exact_scores(inter, lens[:m], lens[m:], config.min_size_ratio)
+            keep = (jac if config.similarity == "jaccard" else cont) >= config.minhash_floor
             yield pa.RecordBatch.from_arrays(
                 [batch.column("a").filter(pa.array(keep)), batch.column("b").filter(pa.array(keep)),
                  pa.array(jac[keep]), pa.array(cont[keep])], schema=_PAIR_EST)
@@ -670,6 +710,11 @@ def run_spark(
             pairs, stats = _simhash_pairs(spark, units, n_units, config)
         else:
             pairs, stats = _minhash_pairs(spark, units, n_units, config)
+            if config.verify == "exact":
+                pairs.write.mode("overwrite").parquet(f"{work}/pairs_estimated")
+                pairs = spark.read.parquet(f"{work}/pairs_estimated")
+                stats["verified_exact"] = pairs.count()
+                pairs = _exact_pairs(pairs, content, units, config)
         pairs.write.mode("overwrite").parquet(f"{work}/pairs")
         pairs = spark.read.parquet(f"{work}/pairs")
         page_unit = content.select("page_id", "exact_key", "canonical_url").join(
@@ -683,6 +728,8 @@ def run_spark(
             F.col("p.hamming_bits").cast("smallint").alias("hamming_bits"), "p.jaccard", "p.containment",
         ).orderBy("a", "b").write.mode("overwrite").parquet(f"{out}/pairs")
         n_pairs = pairs.count()
+        if stats["verified_exact"]:
+            stats["rejected_exact"] = stats["verified_exact"] - n_pairs
         done()
 
         # 5. clusters at the threshold: components over units; pages inherit their unit's.
@@ -786,7 +833,8 @@ def _bucket_stats(sizes: DataFrame, cap: int) -> dict[str, int]:
 
 
 def _empty_stats() -> dict[str, Any]:
-    return {"tables": 0, "candidates": 0, "largest_bucket": 0, "capped_buckets": 0, "capped_members": 0, "notes": []}
+    return {"tables": 0, "candidates": 0, "largest_bucket": 0, "capped_buckets": 0, "capped_members": 0,
+            "verified_exact": 0, "rejected_exact": 0, "notes": []}
 
 
 def _simhash_pairs(spark: SparkSession, units: DataFrame, n: int, config: Config) -> tuple[DataFrame, dict]:
@@ -820,6 +868,22 @@ def _simhash_pairs(spark: SparkSession, units: DataFrame, n: int, config: Config
         "a", "b", "hamming_bits", F.lit(None).cast("double").alias("jaccard"),
         F.lit(None).cast("double").alias("containment"))
     return pairs, stats
+
+
+def _exact_pairs(pairs: DataFrame, content: DataFrame, units: DataFrame, config: Config) -> DataFrame:
+    """MinHash pairs re-scored with exact shingle-set Jaccard and containment (config.verify == "exact"):
+    each unit in a pair is tokenized once, its set travels to its pairs by two joins."""
+    from pyspark.sql import functions as F
+
+    ids = pairs.select(F.col("a").alias("unit_id")).union(pairs.select(F.col("b").alias("unit_id"))).distinct()
+    texts = (content.groupBy("exact_key").agg(F.any_value("text").alias("text"))
+             .join(units.select("exact_key", "unit_id"), "exact_key").join(ids, "unit_id"))
+    sets = texts.select("unit_id", "text").mapInArrow(_shingle_set_fn(config.shingle_size), _ddl(_UNIT_SET))
+    sa = sets.select(F.col("unit_id").alias("a"), F.col("shingles").alias("set_a"))
+    sb = sets.select(F.col("unit_id").alias("b"), F.col("shingles").alias("set_b"))
+    joined = pairs.select("a", "b").join(sa, "a").join(sb, "b").select("a", "b", "set_a", "set_b")
+    return joined.mapInArrow(_exact_fn(config), _ddl(_PAIR_EST)).select(
+        "a", "b", F.lit(None).cast("smallint").alias("hamming_bits"), "jaccard", "containment")
 
 
 def _minhash_pairs(spark: SparkSession, units: DataFrame, n: int, config: Config) -> tuple[DataFrame, dict]:

@@ -274,6 +274,15 @@ class Store:
             [norm_key, sketch_key],
         ).fetchone()[0])
 
+    def unit_texts(self, norm_key: str, exact_keys: Sequence[str], batch_rows: int) -> Iterator[pd.DataFrame]:
+        """(exact_key, text) of the given content texts, in batches, in no particular order."""
+        cur = self.cursor()  # the registration lives and dies with this cursor
+        cur.register("wanted_units", pa.table({"exact_key": pa.array(list(exact_keys), pa.string())}))
+        sql = ("SELECT t.exact_key, any_value(t.text) AS text FROM texts t SEMI JOIN wanted_units w "
+               "ON w.exact_key = t.exact_key WHERE t.norm_key = ? AND t.degenerate IS NULL GROUP BY t.exact_key")
+        for rb in cur.sql(sql, params=[norm_key]).to_arrow_reader(batch_rows):
+            yield rb.to_pandas()
+
     def unit_sketches(self, norm_key: str, sketch_key: str, *, with_minhash: bool) -> pd.DataFrame:
         """One row per distinct content text (exact_key order): exact_key, n_shingles, simhash[, minhash]."""
         cols = "s.exact_key, any_value(s.n_shingles) AS n_shingles, any_value(s.simhash) AS simhash" + (

@@ -83,13 +83,13 @@ def xss_records() -> list[dict]:
 
 
 def label_from_truth(store: Store, truth_csv: Path, config: Config) -> int:
-    """Label a stratified sample (4 pairs per bucket, another seed than the app's) from the ground truth."""
+    """Label a stratified sample (10 pairs per bucket, another seed than the app's) from the ground truth."""
     cluster_of = {}
     with truth_csv.open(encoding="utf-8") as f:
         for row in csv.DictReader(f):
             cluster_of[row["url"]] = row["true_cluster"]
     pairs = audit.candidate_pairs(engine.load_fingerprints(store, config, jobs=1), config)
-    picked = sample_pairs(pairs, per_bucket=4, seed=99, exclude=set())
+    picked = sample_pairs(pairs, per_bucket=10, seed=99, exclude=set())
     for row in picked.itertuples():
         a, b = store.page(int(row.page_a), config.norm_key), store.page(int(row.page_b), config.norm_key)
         same = cluster_of.get(a["url"]) == cluster_of.get(b["url"])

@@ -13,6 +13,9 @@ from hypothesis import strategies as st
 from neardup.candidates import (
     _block_masks,
     choose_r,
+    concat_ranges,
+    exact_scores,
+    intersection_sizes,
     lsh_buckets,
     lsh_buckets_datasketch,
     lsh_params,
@@ -264,3 +267,38 @@ def test_minhash_pairs_trivial_inputs() -> None:
     a, b, jac, cont, _ = minhash_pairs(sig, np.array([10]), similarity="jaccard", floor=0.3,
                                        min_size_ratio=0.5, seed=1)
     assert len(a) == len(b) == len(jac) == len(cont) == 0
+
+
+# --- exact verification -----------------------------------------------------------------------------
+@given(seed=st.integers(0, 2**32 - 1), n_sets=st.integers(1, 25), n_pairs=st.integers(0, 60),
+       chunk=st.integers(1, 200), universe=st.integers(1, 80))
+@settings(max_examples=80, deadline=None)
+def test_intersection_sizes_equal_set_intersections(seed: int, n_sets: int, n_pairs: int, chunk: int,
+                                                    universe: int) -> None:
+    """Bulk intersections equal np.intersect1d pair by pair, for any chunking, empty sets and self-pairs."""
+    rng = np.random.default_rng(seed)
+    sets = [np.unique(rng.integers(0, universe, rng.integers(0, 40))).astype(np.uint32) for _ in range(n_sets)]
+    lens = np.array([len(x) for x in sets], dtype=np.int64)
+    values = np.concatenate(sets)
+    a, b = rng.integers(0, n_sets, n_pairs), rng.integers(0, n_sets, n_pairs)
+    want = [len(np.intersect1d(sets[i], sets[j])) for i, j in zip(a, b, strict=True)]
+    assert intersection_sizes(values, lens, a, b, chunk=chunk).tolist() == want
+
+
+def test_intersection_sizes_use_all_32_bits() -> None:
+    """Values that agree in their low bits only are different shingles."""
+    values = np.array([1, 0xFFFF0001, 7, 0x10001, 0xFFFF0001], dtype=np.uint32)
+    assert intersection_sizes(values, np.array([2, 3]), np.array([0]), np.array([1])).tolist() == [1]
+
+
+def test_concat_ranges_skips_empty_ranges() -> None:
+    got = concat_ranges(np.array([5, 9, 2, 0]), np.array([2, 0, 3, 0]))
+    assert got.tolist() == [5, 6, 2, 3, 4]
+    assert concat_ranges(np.array([3]), np.array([0])).tolist() == []
+
+
+def test_exact_scores_and_size_guard() -> None:
+    jac, cont = exact_scores(np.array([10, 10, 0]), np.array([10, 40, 5]), np.array([20, 10, 5]), 0.5)
+    assert np.allclose(jac, [0.5, 0.25, 0.0])
+    # 10 of the smaller set's 10 are shared, but 10 < 0.5 x 40: the guard zeroes the containment
+    assert np.allclose(cont, [1.0, 0.0, 0.0])

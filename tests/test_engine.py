@@ -8,11 +8,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from conftest import Crawl, make_crawl, write_jsonl
+from conftest import Crawl, make_crawl, page_html, words_text, write_jsonl
 
 from neardup import engine
-from neardup.candidates import CAPPED_NOTE
+from neardup.candidates import CAPPED_NOTE, CandidateStats
 from neardup.config import Config
+from neardup.shingles import containment, jaccard, shingles, words
 from neardup.store import Store
 
 # simhash distances of the near edits on this crawl are 1..3 bits: 4 leaves a margin
@@ -262,3 +263,74 @@ def test_boilerplate_only_crawl_warns(tmp_path: Path) -> None:
     assert analysis.numbers["largest_cluster"] == 25
     assert analysis.numbers["exact_duplicates"] == 24
     assert any("largest cluster holds 25 pages" in w for w in analysis.warnings)
+
+
+# --- exact verification of MinHash pairs ------------------------------------------------------------
+@pytest.fixture(scope="module")
+def overlaps(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Store]:
+    """Rewrites of one 300-word article that keep 98% down to 40% of it: exact containment spans the
+    floor (0.7), where a 128-permutation estimate can land on either side."""
+    import random
+
+    rng = random.Random(11)
+    base = words_text(rng, 300).split(" ")
+    records = [{"url": "https://a.example/base", "html": page_html("Base", " ".join(base))}]
+    for i, keep in enumerate((0.98, 0.9, 0.8, 0.74, 0.7, 0.66, 0.6, 0.5, 0.4) * 2):
+        n = int(len(base) * keep)
+        body = base[:n] + words_text(rng, len(base) - n).split(" ")
+        records.append({"url": f"https://b{i}.example/copy", "html": page_html(f"Copy {i}", " ".join(body))})
+    tmp = tmp_path_factory.mktemp("overlaps")
+    store = Store(tmp / "x.duckdb")
+    engine.ingest_file(store, write_jsonl(tmp / "x.jsonl", records), Config(), jobs=1)
+    yield store
+    store.close()
+
+
+def _reference_scores(store: Store, config: Config) -> tuple[pd.DataFrame, dict[tuple[int, int], tuple[float, float]]]:
+    """Units and, for every pair of them, (Jaccard, containment with the size guard) of their shingle strings."""
+    units = store.unit_sketches(config.norm_key, config.sketch_key, with_minhash=False)
+    texts = store.cursor().execute(
+        "SELECT exact_key, any_value(text) AS text FROM texts WHERE norm_key = ? GROUP BY exact_key", [config.norm_key]
+    ).df().set_index("exact_key")["text"]
+    sets = [shingles(words(texts[k]), config.shingle_size) for k in units["exact_key"]]
+    ref = {}
+    for i in range(len(sets)):
+        for j in range(i + 1, len(sets)):
+            small, large = sorted((len(sets[i]), len(sets[j])))
+            guard = small >= config.min_size_ratio * large
+            ref[i, j] = (jaccard(sets[i], sets[j]), containment(sets[i], sets[j]) if guard else 0.0)
+    return units, ref
+
+
+def test_verify_exact_scores_every_pair_exactly(overlaps: Store) -> None:
+    config = Config()
+    units, ref = _reference_scores(overlaps, config)
+    a, b = (np.array(x) for x in zip(*ref, strict=True))
+    stats = CandidateStats()
+    ka, kb, jac, cont = engine.verify_exact(overlaps, config, units["exact_key"].to_numpy(), a, b, stats, jobs=1)
+    want = {p: s for p, s in ref.items() if s[1] >= config.minhash_floor}
+    assert 0 < len(want) < len(ref)  # the floor splits this crawl's pairs
+    got = {(int(i), int(j)): (x, y) for i, j, x, y in zip(ka, kb, jac, cont, strict=True)}
+    assert got.keys() == want.keys()
+    for p, (x, y) in got.items():
+        assert x == pytest.approx(want[p][0]) and y == pytest.approx(want[p][1]), p
+    assert (stats.verified_exact, stats.rejected_exact) == (len(ref), len(ref) - len(want))
+
+
+def test_minhash_pairs_are_stored_with_exact_scores(overlaps: Store) -> None:
+    """The default stores exact scores; "estimate" keeps the signature estimates, which pass the floor
+    for pairs whose exact containment is below it."""
+    exact, estimate = Config(), Config(verify="estimate")
+    assert exact.fingerprint_key != estimate.fingerprint_key
+    _, ref = _reference_scores(overlaps, exact)
+    fp = engine.load_fingerprints(overlaps, exact, jobs=1)
+    est = engine.load_fingerprints(overlaps, estimate, jobs=1)
+    got = {(int(i), int(j)): c for i, j, c in zip(fp.pairs["a"], fp.pairs["b"], fp.pairs["containment"], strict=True)}
+    kept = {(int(i), int(j)) for i, j in zip(est.pairs["a"], est.pairs["b"], strict=True)}
+    assert got and set(got) <= kept
+    for p, c in got.items():
+        assert c == pytest.approx(ref[p][1]) and c >= exact.minhash_floor
+    assert fp.stats["verified_exact"] == len(kept)
+    assert fp.stats["rejected_exact"] == len(kept) - len(got)
+    # every estimated pair below the floor by its exact score is one the estimate let through
+    assert {p for p in kept if ref[p][1] < exact.minhash_floor} == kept - set(got)
