@@ -14,8 +14,8 @@ What it measures
      the default threshold, and the re-cluster + re-report time after a threshold change (median of 5
      other thresholds). End to end = ingest + fingerprints + load + first report, per method.
   2. Memory and CPU: the engine runs in a child process; this process polls /proc every 0.2 s and
-     sums RSS (and PSS, which does not double-count pages shared between forked workers) over the
-     child's whole process tree (main process, forkserver, pool workers), and the CPU seconds of every
+     sums RSS (and, every 2 s because it is costly to read, PSS, which does not double-count pages
+     shared between forked workers) over the child's whole process tree (main process, forkserver, pool workers), and the CPU seconds of every
      process in the tree, so each stage gets a peak memory and a "cores busy" figure (CPU s / wall s).
   3. Naive peers on a random sample of the same pages (single core, median of --repeats runs,
      interleaved so that machine noise hits both sides alike): SimHash per-bit Python recipe vs
@@ -177,7 +177,12 @@ def engine_child(args: argparse.Namespace) -> None:
         c0, c1 = events.get(("candidates", 0), t1), events.get(("candidates", 1), t1)
         if ("candidates", 0) not in events:
             stage(f"{method}: fingerprint", t0, c0, kind="fingerprint")
-        stage(f"{method}: candidates", c0, c1, kind="candidates")
+        v0 = events.get(("verify", 0))
+        if v0 is not None:  # minhash, verify = exact: candidate pairs, then their exact scores
+            stage(f"{method}: candidates", c0, v0, kind="candidates")
+            stage(f"{method}: verify", v0, c1, kind="verify")
+        else:
+            stage(f"{method}: candidates", c0, c1, kind="candidates")
         stage(f"{method}: save", c1, t1, kind="save")
         stage(f"{method}: ensure_fingerprints", t0, t1, kind="ensure_fingerprints")
 
@@ -300,7 +305,8 @@ def _tree(root: int) -> dict[int, tuple[float, int]]:
 
 
 def run_monitored(
-    cmd: list[str], *, max_rss_mb: float, max_seconds: float = float("inf"), interval: float = 0.2
+    cmd: list[str], *, max_rss_mb: float, max_seconds: float = float("inf"), interval: float = 0.2,
+    pss_every: int = 10,
 ) -> tuple[int, list[tuple[float, float, float, float, int, float]], str]:
     """Run `cmd`; sample (t, rss MB, pss MB, cumulative CPU s, processes, largest process MB) of its tree.
 
@@ -314,16 +320,24 @@ def run_monitored(
     killed = ""
     _said: list[str] = []
     cpu_seen: dict[tuple[int, int], float] = {}
+    pss = 0
     while True:
         t = time.monotonic()
         tree = _tree(proc.pid)
-        rss = pss = biggest = 0
+        rss = biggest = 0
         main_cpu = tree.get(proc.pid, (0.0, 0))[0]
+        # PSS (smaps_rollup) makes the kernel walk every page of the process: ~0.25 of a core for a
+        # 5 GB JVM at 5 polls/s, taken from the run being measured. RSS (statm) is read every poll,
+        # PSS every `pss_every`-th poll (carried forward in between).
+        fresh_pss = len(samples) % pss_every == 0
+        if fresh_pss:
+            pss = 0
         for pid, (cpu, start) in tree.items():
             r = _rss_kb(pid)
             rss += r
             biggest = max(biggest, r)
-            pss += _pss_kb(pid)
+            if fresh_pss:
+                pss += _pss_kb(pid)
             cpu_seen[(pid, start)] = cpu
         samples.append((t, rss / 1024, pss / 1024, sum(cpu_seen.values()), len(tree), biggest / 1024, main_cpu))
         if killed:
@@ -774,7 +788,7 @@ def render(info: dict[str, Any], peers: list[dict[str, Any]] | None, args: argpa
     unfinished: dict[str, float] = {}
     for m in args.methods:
         for kind, label in (("fingerprint", "fingerprint"), ("candidates", "candidate pairs"),
-                            ("save", "save to DuckDB"), ("ensure_fingerprints", "= `ensure_fingerprints`"),
+                            ("verify", "exact verification of the pairs"), ("save", "save to DuckDB"), ("ensure_fingerprints", "= `ensure_fingerprints`"),
                             ("load_fingerprints", "`load_fingerprints`")):
             row(f"{m}: {label}", st.get(f"{m}: {kind}"))
         if m not in info["methods"]:  # aborted in this method
@@ -821,7 +835,9 @@ def render(info: dict[str, Any], peers: list[dict[str, Any]] | None, args: argpa
         qs = (f"; vs truth: precision {qual['precision']:.3f}, recall {qual['recall']:.3f}" if qual else "")
         lines.append(
             f"{m}: {mi['n_units']:,} units, {s.get('tables')} tables, {s.get('candidates'):,} candidates -> "
-            f"{mi['n_pairs']:,} stored pairs (largest bucket {s.get('largest_bucket')}, capped {s.get('capped_buckets')}); "
+            f"{mi['n_pairs']:,} stored pairs (largest bucket {s.get('largest_bucket')}, capped {s.get('capped_buckets')}"
+            + (f"; {s['verified_exact']:,} verified exactly, {s['rejected_exact']:,} of them below the floor"
+               if s.get("verified_exact") else "") + "); "
             f"@{mi['threshold']:g}: {n['redundant_pct']}% redundant, {n['duplicate_clusters']:,} clusters{qs}; "
             f"re-cluster analyze-only median {statistics.median(mi['recluster_analyze_s']):.3f} s.  "
         )

@@ -387,6 +387,7 @@ def verify_exact(
     if not len(a):
         return a, b, np.empty(0), np.empty(0)
     need = np.unique(np.concatenate((a, b)))
+    progress("verify", 0, len(need))
     rank = np.full(len(unit_keys), -1, dtype=np.int64)
     rank[need] = np.arange(len(need))
     index = pd.Index(unit_keys[need])

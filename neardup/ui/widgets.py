@@ -18,7 +18,8 @@ def setting_sidebar() -> Config:
         st.header("Setting")
         method = st.radio(
             "Method", ["minhash", "simhash"], index=["minhash", "simhash"].index(config.method), horizontal=True,
-            help="MinHash estimates Jaccard / containment of shingle sets; SimHash compares 64-bit fingerprints.",
+            help="MinHash finds candidate pairs by LSH, then scores each exactly (Jaccard / containment of the "
+                 "shingle sets); SimHash compares 64-bit fingerprints (Hamming bits).",
         )
         if method != config.method:
             config = config.with_method(method)
