@@ -1,0 +1,91 @@
+#!/usr/bin/env python3
+"""Where the ingest CPU goes: each step of the per-page work, timed alone on the same pages, one core.
+
+    .venv/bin/python bench/ingest_floor.py                       # 3,000 pages of the cached 10k crawl
+    .venv/bin/python bench/ingest_floor.py --pages 5000 --normalize strip
+
+Each step runs over all sampled pages in one process (no workers, no DuckDB, no profiler), after a
+warm-up, as the median of --repeats runs of CPU time (`time.process_time`). The sum is a lower bound
+for the CPU one page costs in an ingest worker; the main process (reading and decompressing the dump,
+DuckDB appends) comes on top. It answers "how fast can ingest be on this box without compiled code
+replacing these steps": divide the sum by the cores that two busy processes actually get.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from itertools import islice
+from pathlib import Path
+
+BENCH = Path(__file__).resolve().parent
+sys.path.insert(0, str(BENCH))
+
+import bench as local_bench  # noqa: E402  (crawl cache)
+from neardup.config import Config  # noqa: E402
+from neardup.engine import _sketch_table  # noqa: E402
+from neardup.ingest import detect_format, read_raw, validate  # noqa: E402
+from neardup.normalize import degenerate_reason, parse_page  # noqa: E402
+from neardup.shingles import words  # noqa: E402
+
+
+def cpu_ms_per_page(step: Callable[[], object], n: int, repeats: int) -> float:
+    step()  # warm-up: caches, lazy imports
+    runs = []
+    for _ in range(repeats):
+        t = time.process_time()
+        step()
+        runs.append((time.process_time() - t) * 1000 / n)
+    return statistics.median(runs)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--crawl-pages", type=int, default=10_000, help="which cached make_crawl dump (default 10000)")
+    ap.add_argument("--pages", type=int, default=3000, help="pages sampled from its start (default 3000)")
+    ap.add_argument("--normalize", default="main", choices=["main", "strip"])
+    ap.add_argument("--repeats", type=int, default=3)
+    args = ap.parse_args(argv)
+
+    crawl, _ = local_bench.ensure_crawl(args.crawl_pages, 42, None)
+    config = Config(normalize=args.normalize)
+    raw = list(islice(read_raw(crawl, detect_format(crawl)), args.pages))
+    recs = [r for r in map(validate, raw) if not isinstance(r, str)]
+    parsed = [parse_page(r["html"], mode=config.normalize) for r in recs]
+    toks = [words(p.text) for p in parsed]
+    content = [i for i, (r, p, t) in enumerate(zip(recs, parsed, toks, strict=True))
+               if degenerate_reason(p.text, title=p.title, status=r["status"], n_words=len(t),
+                                    min_words=config.min_words) is None]
+    n = len(recs)
+
+    steps: list[tuple[str, Callable[[], object]]] = [
+        ("validate: JSON, URL canonicalization, MD5, rel=canonical", lambda: [validate(r) for r in raw]),
+        (f"parse + extract ({config.normalize})", lambda: [parse_page(r["html"], mode=config.normalize) for r in recs]),
+        ("words (NFKC, casefold, \\w+)", lambda: [words(p.text) for p in parsed]),
+        ("exact key (SHA-256 of the joined words) + degenerate test", lambda: [
+            (hashlib.sha256(" ".join(t).encode()).hexdigest(),
+             degenerate_reason(p.text, title=p.title, status=None, n_words=len(t), min_words=config.min_words))
+            for p, t in zip(parsed, toks, strict=True)]),
+        ("sketch: shingle hashes, SimHash, MinHash (batches of 500)", lambda: [
+            _sketch_table([""] * len(content[i:i + 500]), [toks[j] for j in content[i:i + 500]], config)
+            for i in range(0, len(content), 500)]),
+    ]
+    rows = [(name, cpu_ms_per_page(fn, n, args.repeats)) for name, fn in steps]
+    total = sum(ms for _, ms in rows)
+    print(f"{n:,} pages of `{crawl.name}`, normalize={config.normalize}, median of {args.repeats} runs, "
+          f"CPU ms per page, one core\n")
+    print("| step | CPU ms/page | share |\n|---|---:|---:|")
+    for name, ms in rows:
+        print(f"| {name} | {ms:.3f} | {ms / total:.0%} |")
+    print(f"| **sum** | **{total:.3f}** | |")
+    print(f"\n100k pages need {total * 100:.0f} CPU-s in the workers alone: {total * 100 / 2:.0f} s on two "
+          f"whole cores, {total * 100 / 1.2:.0f} s on the ~1.2 cores two busy processes get on this box.")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
