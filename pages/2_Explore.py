@@ -6,6 +6,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from neardup.audit import labeled_pairs
+from neardup.labels import bucket_edges
 from neardup.report import describe_setting
 from neardup.ui.data import get_analysis, get_candidate_pairs
 from neardup.ui.widgets import open_database
@@ -26,18 +27,27 @@ c4.metric("Pairs at threshold", f"{n['pairs_at_threshold']:,}", help="Candidate 
 for warning in analysis.warnings:
     st.warning(warning)
 
-unit = "Hamming distance (bits)" if config.method == "simhash" else f"{config.similarity} (bucket lower edge)"
+unit = "Hamming distance (bits)" if config.method == "simhash" else f"{config.similarity} (buckets of 0.05)"
 if pairs.empty:
     st.info("No candidate pairs at this setting: nothing here looks alike.")
 else:
     counts = pairs["bucket"].value_counts().sort_index()
-    fig = go.Figure(go.Bar(x=counts.index, y=counts.to_numpy(), name="candidate pairs", marker_color="#4C78A8"))
+    if config.method == "simhash":
+        bar = go.Bar(x=counts.index, y=counts.to_numpy(), name="candidate pairs", marker_color="#4C78A8")
+    else:  # each bar spans its bucket [edge, edge + 0.05), from the floor up: empty buckets show as gaps
+        counts = counts.reindex(bucket_edges(config), fill_value=0)
+        bar = go.Bar(x=counts.index, y=counts.to_numpy(), offset=0, width=0.05, name="candidate pairs",
+                     marker_color="#4C78A8", marker_line=dict(color="white", width=1),
+                     hovertemplate="%{x:.2f}-%{customdata:.2f}: %{y:,} pairs<extra></extra>",
+                     customdata=counts.index + 0.05)
+    fig = go.Figure(bar)
     lab = labeled_pairs(pairs, store.labels())
     decided = lab[lab["label"].isin(["duplicate", "not"])]
     if len(decided):
         share = decided.groupby("bucket")["label"].apply(lambda s: (s == "duplicate").mean())
         share = share.reindex(counts.index)  # unlabeled buckets stay gaps, not interpolated
-        fig.add_trace(go.Scatter(x=share.index, y=share.to_numpy(), name="labeled duplicate share", yaxis="y2",
+        mid = 0 if config.method == "simhash" else 0.025  # at the middle of the bucket's bar
+        fig.add_trace(go.Scatter(x=share.index + mid, y=share.to_numpy(), name="labeled duplicate share", yaxis="y2",
                                  mode="lines+markers", marker_color="#E45756", connectgaps=False))
     fig.add_vline(x=config.threshold, line_dash="dash", line_color="black",
                   annotation_text=f"threshold {config.threshold:g}")
@@ -50,6 +60,8 @@ else:
     )
     if config.method == "simhash":
         fig.update_xaxes(autorange="reversed", dtick=1)
+    else:
+        fig.update_xaxes(range=[float(counts.index.min()), 1.05], dtick=0.05, tickformat=".2f")
     st.plotly_chart(fig, width="stretch")
     side = "at or below" if config.method == "simhash" else "at or above"
     st.caption(f"Pairs {side} the dashed line are near duplicates. Pairs are stored down to the loosest "
