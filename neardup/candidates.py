@@ -377,15 +377,17 @@ def minhash_pairs(
 
 # --- exact verification ----------------------------------------------------------------------------
 def intersection_sizes(values: np.ndarray, lens: np.ndarray, a: np.ndarray, b: np.ndarray,
-                       chunk: int = EXACT_CHUNK) -> np.ndarray:
-    """|S_a & S_b| for each pair, where set i is values[off[i] : off[i] + lens[i]] (sorted, distinct uint32).
+                       chunk: int = EXACT_CHUNK, *, offsets: np.ndarray | None = None) -> np.ndarray:
+    """|S_a & S_b| for each pair, where set i is values[off[i] : off[i] + lens[i]] (sorted, distinct uint32);
+    `off` is `offsets`, or by default the sets lie back to back in order.
 
     Vectorized: per chunk of pairs, the larger sets of the chunk become one sorted array of keys
     (set rank << 32 | value); each element of each pair's smaller set is looked up with one
     `searchsorted`. Cost ~ the sum of the smaller sets' sizes, not their product.
     """
     lens = np.asarray(lens, dtype=np.int64)
-    off = np.concatenate(([0], np.cumsum(lens)[:-1])).astype(np.int64)
+    off = (np.concatenate(([0], np.cumsum(lens)[:-1])).astype(np.int64) if offsets is None
+           else np.asarray(offsets, dtype=np.int64))
     a, b = np.asarray(a, dtype=np.int64), np.asarray(b, dtype=np.int64)
     big = np.where(lens[a] >= lens[b], a, b)
     small = np.where(lens[a] >= lens[b], b, a)

@@ -24,7 +24,6 @@ import pyarrow as pa
 from .candidates import (
     CAPPED_NOTE,
     CandidateStats,
-    concat_ranges,
     exact_scores,
     intersection_sizes,
     minhash_pairs,
@@ -350,8 +349,9 @@ def ensure_fingerprints(
             sigs, n_shingles, similarity=config.similarity, floor=config.minhash_floor,
             min_size_ratio=config.min_size_ratio, seed=config.seed,
         )
+        del sigs  # ~0.5 GB at 1M texts; the verification needs the room
         if config.verify == "exact":
-            a, b, jac, cont = verify_exact(store, config, units["exact_key"].to_numpy(), a, b, stats,
+            a, b, jac, cont = verify_exact(store, config, units["exact_key"].to_numpy(), n_shingles, a, b, stats,
                                            progress=progress, jobs=jobs)
         units["simhash"] = None
         pairs = pd.DataFrame({"a": a, "b": b, "hamming_bits": pd.array([None] * len(a), dtype="Int16"),
@@ -373,11 +373,12 @@ def _set_batch(args: tuple[list[str], list[str], int]) -> tuple[list[str], np.nd
 
 
 def verify_exact(
-    store: Store, config: Config, unit_keys: np.ndarray, a: np.ndarray, b: np.ndarray, stats: CandidateStats, *,
-    progress: Progress = _noop, jobs: int | None = None,
+    store: Store, config: Config, unit_keys: np.ndarray, n_shingles: np.ndarray, a: np.ndarray, b: np.ndarray,
+    stats: CandidateStats, *, progress: Progress = _noop, jobs: int | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Exact Jaccard and containment of MinHash pairs (units a[i], b[i]); keeps those at or above the floor.
 
+    `unit_keys` and `n_shingles` are per unit: its exact key and its number of distinct shingles.
     The shingle sets of the units in pairs are rebuilt from their texts (in workers) as sorted uint32,
     the values MinHash sketched, and intersected in bulk (`intersection_sizes`). A pair reaches this
     step because its estimate passed the floor; near the floor that selects pairs whose estimate came
@@ -393,19 +394,26 @@ def verify_exact(
     index = pd.Index(unit_keys[need])
     batches = ((df["exact_key"].tolist(), df["text"].tolist(), config.shingle_size)
                for df in store.unit_texts(config.norm_key, unit_keys[need].tolist(), BATCH * 4))
-    parts, done = [], 0
-    for keys, lens, values in parallel_map(_set_batch, batches, jobs=1 if len(need) < PARALLEL_MIN else jobs):
-        parts.append((index.get_indexer(keys), lens, values))
+    # One buffer, filled as the sets arrive: a set of 32-bit values is at most as large as the unit's
+    # set of 64-bit shingle hashes, so the units' shingle counts bound the total (~0.6 GB at 1M pages).
+    values = np.empty(int(np.asarray(n_shingles, dtype=np.int64)[need].sum()), dtype=np.uint32)
+    pos_parts, len_parts, filled, done = [], [], 0, 0
+    for keys, lens, batch_values in parallel_map(_set_batch, batches, jobs=1 if len(need) < PARALLEL_MIN else jobs):
+        values[filled : filled + len(batch_values)] = batch_values
+        filled += len(batch_values)
+        pos_parts.append(index.get_indexer(keys))
+        len_parts.append(lens)
         done += len(keys)
         progress("verify", done, len(need))
-    pos, lens, values = (np.concatenate(x) for x in zip(*parts, strict=True))
+    pos = np.concatenate(pos_parts) if pos_parts else np.empty(0, np.int64)
+    arrived_lens = np.concatenate(len_parts) if len_parts else np.empty(0, np.int64)
     if (pos < 0).any() or len(pos) != len(need):
         raise RuntimeError("exact verification: a unit's text is missing from the store")
-    # The batches come in no particular order: lay the sets out in rank order.
-    order = np.argsort(pos)
-    starts = np.concatenate(([0], np.cumsum(lens)[:-1]))
-    values, lens = values[concat_ranges(starts[order], lens[order])], lens[order]
-    inter = intersection_sizes(values, lens, rank[a], rank[b])
+    # The batches come in no particular order: address each set where it arrived (no copy of the values).
+    lens, offsets = np.empty_like(arrived_lens), np.empty_like(arrived_lens)
+    lens[pos] = arrived_lens
+    offsets[pos] = np.concatenate(([0], np.cumsum(arrived_lens)[:-1]))
+    inter = intersection_sizes(values, lens, rank[a], rank[b], offsets=offsets)
     jac, cont = exact_scores(inter, lens[rank[a]], lens[rank[b]], config.min_size_ratio)
     keep = (jac if config.similarity == "jaccard" else cont) >= config.minhash_floor
     stats.rejected_exact = int(len(a) - keep.sum())

@@ -307,7 +307,8 @@ def test_verify_exact_scores_every_pair_exactly(overlaps: Store) -> None:
     units, ref = _reference_scores(overlaps, config)
     a, b = (np.array(x) for x in zip(*ref, strict=True))
     stats = CandidateStats()
-    ka, kb, jac, cont = engine.verify_exact(overlaps, config, units["exact_key"].to_numpy(), a, b, stats, jobs=1)
+    ka, kb, jac, cont = engine.verify_exact(overlaps, config, units["exact_key"].to_numpy(),
+                                            units["n_shingles"].to_numpy(), a, b, stats, jobs=1)
     want = {p: s for p, s in ref.items() if s[1] >= config.minhash_floor}
     assert 0 < len(want) < len(ref)  # the floor splits this crawl's pairs
     got = {(int(i), int(j)): (x, y) for i, j, x, y in zip(ka, kb, jac, cont, strict=True)}
