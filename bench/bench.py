@@ -423,7 +423,8 @@ def run_engine(crawl: Path, truth: Path | None, args: argparse.Namespace, workdi
     if truth is not None:
         cmd += ["--_truth", str(truth)]
     print(f"engine run: {crawl.name} -> fresh {db}", file=sys.stderr, flush=True)
-    rc, samples, killed = run_monitored(cmd, max_rss_mb=args.max_rss_mb, max_seconds=args.max_engine_s)
+    rc, samples, killed = run_monitored(cmd, max_rss_mb=args.max_rss_mb, max_seconds=args.max_engine_s,
+                                        pss_every=args.pss_every)
     if rc == 0 and out_json.is_file():
         info = json.loads(out_json.read_text())
     else:
@@ -929,6 +930,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                     help="kill the engine if its process tree's RSS passes this (default: 60%% of RAM, max 16 GB)")
     ap.add_argument("--max-engine-s", type=float, default=3600,
                     help="kill the engine run after this many seconds (default 3600)")
+    ap.add_argument("--pss-every", type=int, default=10, metavar="N",
+                    help="read PSS every N-th poll of 0.2 s (default 10; costly: the kernel walks the page tables)")
     ap.add_argument("--keep-db", action="store_true", help="keep the DuckDB file (under bench/data/)")
     ap.add_argument("--make-crawl", help="path to make_crawl.py (default: ../shared/tools from the repo root)")
     ap.add_argument("--profile", metavar="STAGES", nargs="?", const="ingest,simhash,minhash,analyze",

@@ -714,7 +714,7 @@ def run_spark(
                 pairs.write.mode("overwrite").parquet(f"{work}/pairs_estimated")
                 pairs = spark.read.parquet(f"{work}/pairs_estimated")
                 stats["verified_exact"] = pairs.count()
-                pairs = _exact_pairs(pairs, content, units, config)
+                pairs = _exact_pairs(spark, pairs, content, units, config, work)
         pairs.write.mode("overwrite").parquet(f"{work}/pairs")
         pairs = spark.read.parquet(f"{work}/pairs")
         page_unit = content.select("page_id", "exact_key", "canonical_url").join(
@@ -870,15 +870,18 @@ def _simhash_pairs(spark: SparkSession, units: DataFrame, n: int, config: Config
     return pairs, stats
 
 
-def _exact_pairs(pairs: DataFrame, content: DataFrame, units: DataFrame, config: Config) -> DataFrame:
+def _exact_pairs(spark: SparkSession, pairs: DataFrame, content: DataFrame, units: DataFrame, config: Config,
+                 work: str) -> DataFrame:
     """MinHash pairs re-scored with exact shingle-set Jaccard and containment (config.verify == "exact"):
-    each unit in a pair is tokenized once, its set travels to its pairs by two joins."""
+    each unit in a pair is tokenized once (the sets are written out, then read by both joins)."""
     from pyspark.sql import functions as F
 
     ids = pairs.select(F.col("a").alias("unit_id")).union(pairs.select(F.col("b").alias("unit_id"))).distinct()
     texts = (content.groupBy("exact_key").agg(F.any_value("text").alias("text"))
              .join(units.select("exact_key", "unit_id"), "exact_key").join(ids, "unit_id"))
-    sets = texts.select("unit_id", "text").mapInArrow(_shingle_set_fn(config.shingle_size), _ddl(_UNIT_SET))
+    texts.select("unit_id", "text").mapInArrow(_shingle_set_fn(config.shingle_size), _ddl(_UNIT_SET)).write.mode(
+        "overwrite").parquet(f"{work}/unit_sets")
+    sets = spark.read.parquet(f"{work}/unit_sets")
     sa = sets.select(F.col("unit_id").alias("a"), F.col("shingles").alias("set_a"))
     sb = sets.select(F.col("unit_id").alias("b"), F.col("shingles").alias("set_b"))
     joined = pairs.select("a", "b").join(sa, "a").join(sb, "b").select("a", "b", "set_a", "set_b")
