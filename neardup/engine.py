@@ -38,7 +38,7 @@ from .normalize import degenerate_reason, parse_page
 from .parallel import parallel_map, prefetch
 from .shingles import distinct, shingle_hashes, shingle_set32, words
 from .simhash import hamming_many, simhash_many
-from .store import Store
+from .store import ROW_GROUP_ROWS, Store
 
 Progress = Callable[[str, int, int], None]  # (stage, done, total)
 BATCH = 256
@@ -175,65 +175,70 @@ def ingest_file(
     summary = FileSummary(str(path), "loaded")
     reasons: Counter[str] = Counter()
     next_id = store.next_page_id()
+    rows = store.count_pages()  # rows of `pages` so far: where its row groups fill up
     writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="neardup-writer")
-    try:
-        raw = read_raw(path, fmt)
-        small = size < 4_000_000  # about PARALLEL_MIN pages of typical HTML
-        batches = ((chunk, config) for chunk in prefetch(_batched(raw, BATCH)))
-        done_records = 0
-        pending: list[pa.Table] = []  # DuckDB appends fewer, larger batches faster
-        pending_sketches: list[pa.Table] = []
-        n_pending = 0
-        # DuckDB writes in a thread (it releases the GIL), one batch at a time, while this thread keeps
-        # the workers fed: otherwise they idle for every append.
-        writing: Future[None] | None = None
+    with store.bulk_load():  # checkpoints where row groups fill up, and once at the end
+        try:
+            raw = read_raw(path, fmt)
+            small = size < 4_000_000  # about PARALLEL_MIN pages of typical HTML
+            batches = ((chunk, config) for chunk in prefetch(_batched(raw, BATCH)))
+            done_records = 0
+            pending: list[pa.Table] = []  # DuckDB appends fewer, larger batches faster
+            pending_sketches: list[pa.Table] = []
+            n_pending = 0
+            # DuckDB writes in a thread (it releases the GIL), one batch at a time, while this thread keeps
+            # the workers fed: otherwise they idle for every append.
+            writing: Future[None] | None = None
 
-        def flush() -> None:
-            nonlocal next_id, n_pending, writing
-            if pending:
-                batch = pa.concat_tables(pending)
-                ids = pa.array(np.arange(next_id, next_id + batch.num_rows, dtype=np.int64))
-                if writing is not None:
-                    writing.result()
-                writing = writer.submit(store.add_ingested, batch.append_column("page_id", ids), source_id,
-                                        config.norm_key, pa.concat_tables(pending_sketches), config.sketch_key)
-                next_id += batch.num_rows
-                pending.clear()
-                pending_sketches.clear()
-                n_pending = 0
+            def flush() -> None:
+                nonlocal next_id, n_pending, writing, rows
+                if pending:
+                    batch = pa.concat_tables(pending)
+                    ids = pa.array(np.arange(next_id, next_id + batch.num_rows, dtype=np.int64))
+                    if writing is not None:
+                        writing.result()
+                    full = (rows + batch.num_rows) // ROW_GROUP_ROWS > rows // ROW_GROUP_ROWS
+                    writing = writer.submit(store.add_ingested, batch.append_column("page_id", ids), source_id,
+                                            config.norm_key, pa.concat_tables(pending_sketches), config.sketch_key,
+                                            checkpoint=full)
+                    next_id += batch.num_rows
+                    rows += batch.num_rows
+                    pending.clear()
+                    pending_sketches.clear()
+                    n_pending = 0
 
-        for good, sketches, bad in parallel_map(_ingest_arrow, batches, jobs=1 if small else jobs):
-            done_records += good.num_rows + len(bad)
-            for _, reason in bad:
-                reasons[_reason_kind(reason)] += 1
-            store.add_errors(source_id, str(path), bad)
-            pending.append(good)
-            pending_sketches.append(sketches)
-            n_pending += good.num_rows
-            if n_pending >= INSERT_ROWS:
-                flush()
-            summary.loaded += good.num_rows
-            summary.errors += len(bad)
-            progress("ingest", done_records, 0)
-        flush()
-        if writing is not None:
-            writing.result()
-        summary.records = summary.loaded + summary.errors
-        dup = store.reject_duplicate_records(source_id, str(path))
-        if dup:
-            reasons["duplicate record"] += dup
-            summary.loaded -= dup
-            summary.errors += dup
-        if summary.loaded == 0:
-            detail = ", ".join(f"{n} x {r}" for r, n in reasons.most_common(3)) or "no records"
-            raise NotACrawlDump(f"{path}: not a crawl dump: no usable record ({detail})")
-        store.finish_source(source_id, n_records=summary.records, n_loaded=summary.loaded, n_errors=summary.errors)
-    except BaseException:
-        writer.shutdown(wait=True, cancel_futures=True)
-        store.drop_source(source_id)
-        raise
-    finally:
-        writer.shutdown(wait=True)
+            for good, sketches, bad in parallel_map(_ingest_arrow, batches, jobs=1 if small else jobs):
+                done_records += good.num_rows + len(bad)
+                for _, reason in bad:
+                    reasons[_reason_kind(reason)] += 1
+                store.add_errors(source_id, str(path), bad)
+                pending.append(good)
+                pending_sketches.append(sketches)
+                n_pending += good.num_rows
+                if n_pending >= INSERT_ROWS:
+                    flush()
+                summary.loaded += good.num_rows
+                summary.errors += len(bad)
+                progress("ingest", done_records, 0)
+            flush()
+            if writing is not None:
+                writing.result()
+            summary.records = summary.loaded + summary.errors
+            dup = store.reject_duplicate_records(source_id, str(path))
+            if dup:
+                reasons["duplicate record"] += dup
+                summary.loaded -= dup
+                summary.errors += dup
+            if summary.loaded == 0:
+                detail = ", ".join(f"{n} x {r}" for r, n in reasons.most_common(3)) or "no records"
+                raise NotACrawlDump(f"{path}: not a crawl dump: no usable record ({detail})")
+            store.finish_source(source_id, n_records=summary.records, n_loaded=summary.loaded, n_errors=summary.errors)
+        except BaseException:
+            writer.shutdown(wait=True, cancel_futures=True)
+            store.drop_source(source_id)
+            raise
+        finally:
+            writer.shutdown(wait=True)
     summary.reasons = dict(reasons)
     summary.seconds = time.perf_counter() - t0
     return summary

@@ -10,6 +10,7 @@ import json
 import os
 import re
 from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from importlib import resources
 from pathlib import Path
@@ -25,6 +26,10 @@ from .errors import DatabaseLocked, NeardupError, SchemaError
 SCHEMA_VERSION = "2"
 DEFAULT_DB = "neardup.duckdb"
 DUCKDB_MEMORY = "1GB"
+# DuckDB stores tables in row groups of this many rows. A checkpoint re-compresses every row group
+# that changed since the last one, so a bulk load checkpoints when a row group of `pages` fills up.
+ROW_GROUP_ROWS = 122_880
+CHECKPOINT_THRESHOLD = "512MB"
 
 
 class Store:
@@ -49,7 +54,7 @@ class Store:
             # Checkpoint (compress and write out) after every 512 MB of log rather than 16 MB: a bulk
             # load then re-compresses the open row group ~30x less often. Measured on 20k pages:
             # the ingest's main-process CPU 0.78 -> 0.48 ms/page and the file 164 -> 105 MB.
-            self._con.execute("SET checkpoint_threshold = '512MB'")
+            self._con.execute("SET checkpoint_threshold = ?", [CHECKPOINT_THRESHOLD])
         self._init_schema(read_only)
 
     # --- plumbing ---------------------------------------------------------------------------
@@ -109,6 +114,20 @@ class Store:
         )
         return int(source_id)
 
+    @contextmanager
+    def bulk_load(self) -> Iterator[None]:
+        """No automatic checkpoints until the block ends: the loader checkpoints itself where a row group of
+        `pages` is full (`add_ingested(checkpoint=True)`), so each row group is compressed once instead of
+        at every 512 MB of log. Measured on 130k pages: main-thread CPU 0.54 -> 0.34 ms/page, and the
+        file 1,327 -> 745 MB (re-written row groups leave dead blocks behind). Memory stays capped:
+        DuckDB spills the un-checkpointed rows to its temp directory."""
+        self._con.execute("SET checkpoint_threshold = '1TB'")
+        try:
+            yield
+        finally:
+            self._con.execute("SET checkpoint_threshold = ?", [CHECKPOINT_THRESHOLD])
+            self.cursor().execute("CHECKPOINT")
+
     def finish_source(self, source_id: int, *, n_records: int, n_loaded: int, n_errors: int) -> None:
         self.cursor().execute(
             "UPDATE sources SET status = 'done', n_records = ?, n_loaded = ?, n_errors = ?, loaded_at = ? "
@@ -141,8 +160,9 @@ class Store:
         return int(self.cursor().execute("SELECT coalesce(max(page_id), 0) + 1 FROM pages").fetchone()[0])
 
     def add_ingested(self, batch: pa.Table, source_id: int, norm_key: str, sketches: pa.Table | None = None,
-                     sketch_key: str = "") -> None:
-        """Pages, their normalized texts and (optionally) sketches from one ingest batch, in one transaction."""
+                     sketch_key: str = "", *, checkpoint: bool = False) -> None:
+        """Pages, their normalized texts and (optionally) sketches from one ingest batch, in one transaction;
+        then a checkpoint if asked (see `bulk_load`)."""
         cur = self.cursor()
         cur.register("ingest_batch", batch)
         cur.execute("BEGIN TRANSACTION")
@@ -158,6 +178,8 @@ class Store:
         )
         cur.execute("COMMIT")
         cur.unregister("ingest_batch")
+        if checkpoint:
+            cur.execute("CHECKPOINT")
 
     def add_errors(self, source_id: int, source: str, errors: Sequence[tuple[int | None, str]]) -> None:
         if errors:

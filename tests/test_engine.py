@@ -335,3 +335,25 @@ def test_minhash_pairs_are_stored_with_exact_scores(overlaps: Store) -> None:
     assert fp.stats["rejected_exact"] == len(kept) - len(got)
     # every estimated pair below the floor by its exact score is one the estimate let through
     assert {p for p in kept if ref[p][1] < exact.minhash_floor} == kept - set(got)
+
+
+def test_bulk_load_restores_automatic_checkpoints(tmp_path: Path) -> None:
+    """Ingest turns DuckDB's automatic checkpoints off (it checkpoints where row groups fill up) and
+    restores them afterwards, also when the file is rejected."""
+    def threshold(store: Store) -> str:
+        return store.cursor().execute("SELECT current_setting('checkpoint_threshold')").fetchone()[0]
+
+    with Store(tmp_path / "x.duckdb") as store:
+        before = threshold(store)
+        with store.bulk_load():
+            assert threshold(store) != before
+        assert threshold(store) == before
+        crawl = make_crawl()
+        engine.ingest_file(store, write_jsonl(tmp_path / "ok.jsonl", crawl.records), Config(), jobs=1)
+        assert threshold(store) == before
+        bad = tmp_path / "bad.jsonl"
+        bad.write_text("not json\n", encoding="utf-8")
+        with pytest.raises(Exception, match="not a crawl dump"):
+            engine.ingest_file(store, bad, Config(), jobs=1)
+        assert threshold(store) == before
+        assert store.count_pages() == len(crawl.records)
