@@ -285,22 +285,37 @@ def lsh_buckets(signatures: np.ndarray, bands: int, rows: int) -> list[np.ndarra
     return out
 
 
+def size_guard(size_a: np.ndarray, size_b: np.ndarray, min_size_ratio: float) -> np.ndarray:
+    """Where containment counts: the smaller shingle set is at least `min_size_ratio` of the larger, so
+    a short page (a soft-404 in a site template) is never "contained" in a long article."""
+    sa, sb = np.asarray(size_a, dtype=np.float64), np.asarray(size_b, dtype=np.float64)
+    return np.minimum(sa, sb) / np.maximum(np.maximum(sa, sb), 1) >= min_size_ratio
+
+
+def above_floor(jac: np.ndarray, cont: np.ndarray, similarity: str, floor: float) -> np.ndarray:
+    """Which pairs are stored: the chosen similarity is at least the loosest threshold offered."""
+    return (jac if similarity == "jaccard" else cont) >= floor
+
+
+def score_estimates(
+    sig_a: np.ndarray, sig_b: np.ndarray, size_a: np.ndarray, size_b: np.ndarray, *, similarity: str,
+    floor: float, min_size_ratio: float,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(keep mask, Jaccard estimate, containment estimate) for pairs of signature rows and set sizes;
+    containment is 0 where `size_guard` fails."""
+    jac = estimate_jaccard(sig_a, sig_b)
+    sa, sb = np.asarray(size_a, dtype=np.float64), np.asarray(size_b, dtype=np.float64)
+    cont = np.where(size_guard(sa, sb, min_size_ratio), estimate_containment(jac, sa, sb), 0.0)
+    return above_floor(jac, cont, similarity, floor), jac, cont
+
+
 def verify_pairs(
     signatures: np.ndarray, n_shingles: np.ndarray, a: np.ndarray, b: np.ndarray, *, similarity: str, floor: float,
     min_size_ratio: float,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(keep mask, Jaccard estimate, containment estimate) for candidate pairs (a[i], b[i]).
-
-    Containment is 0 where the smaller shingle set is below `min_size_ratio` of the larger: a short
-    page (a soft-404 in a site template) is never "contained" in a long article.
-    """
-    jac = estimate_jaccard(signatures[a], signatures[b])
-    sa, sb = n_shingles[a].astype(np.float64), n_shingles[b].astype(np.float64)
-    cont = estimate_containment(jac, sa, sb)
-    ratio = np.minimum(sa, sb) / np.maximum(np.maximum(sa, sb), 1)
-    cont = np.where(ratio >= min_size_ratio, cont, 0.0)
-    keep = (jac if similarity == "jaccard" else cont) >= floor
-    return keep, jac, cont
+    """`score_estimates` for candidate pairs (a[i], b[i]) of rows of `signatures`."""
+    return score_estimates(signatures[a], signatures[b], n_shingles[a], n_shingles[b], similarity=similarity,
+                           floor=floor, min_size_ratio=min_size_ratio)
 
 
 def minhash_pairs(
@@ -419,5 +434,4 @@ def exact_scores(inter: np.ndarray, size_a: np.ndarray, size_b: np.ndarray,
     jac = np.divide(inter, union, out=np.ones_like(union), where=union > 0)
     smaller = np.minimum(sa, sb)
     cont = np.divide(inter, smaller, out=np.zeros_like(smaller), where=smaller > 0)
-    ratio = smaller / np.maximum(np.maximum(sa, sb), 1)  # the guard as `verify_pairs` applies it
-    return jac, np.where(ratio >= min_size_ratio, cont, 0.0)
+    return jac, np.where(size_guard(sa, sb, min_size_ratio), cont, 0.0)

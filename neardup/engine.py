@@ -24,6 +24,7 @@ import pyarrow as pa
 from .candidates import (
     CAPPED_NOTE,
     CandidateStats,
+    above_floor,
     exact_scores,
     intersection_sizes,
     minhash_pairs,
@@ -420,7 +421,7 @@ def verify_exact(
     offsets[pos] = np.concatenate(([0], np.cumsum(arrived_lens)[:-1]))
     inter = intersection_sizes(values, lens, rank[a], rank[b], offsets=offsets)
     jac, cont = exact_scores(inter, lens[rank[a]], lens[rank[b]], config.min_size_ratio)
-    keep = (jac if config.similarity == "jaccard" else cont) >= config.minhash_floor
+    keep = above_floor(jac, cont, config.similarity, config.minhash_floor)
     stats.rejected_exact = int(len(a) - keep.sum())
     return a[keep], b[keep], jac[keep], cont[keep]
 

@@ -46,18 +46,19 @@ from .candidates import (
     CAPPED_NOTE,
     _block_masks,
     _pairs_in_runs,
+    above_floor,
     choose_r,
     exact_scores,
     intersection_sizes,
     lsh_params,
     lsh_threshold,
+    score_estimates,
 )
 from .clusters import pick_representatives
 from .config import Config, dump_config
 from .engine import _fingerprint_batch, _ingest_batch, _reason_kind, _set_batch
 from .errors import ConfigError, NeardupError, NotACrawlDump
 from .ingest import RawLine
-from .minhash import estimate_containment, estimate_jaccard
 from .simhash import hamming_many
 
 if TYPE_CHECKING:
@@ -375,12 +376,8 @@ def _verify_minhash_fn(config: Config, shared: Any = None) -> Callable[[Iterator
                 sig_b = _signatures(batch.column("sig_b"), config.num_perm)
                 sa = batch.column("n_a").to_numpy(zero_copy_only=False).astype(np.int32)
                 sb = batch.column("n_b").to_numpy(zero_copy_only=False).astype(np.int32)
-            jac = estimate_jaccard(sig_a, sig_b)
-            cont = estimate_containment(jac, sa, sb)
-            ratio = np.minimum(sa, sb) / np.maximum(np.maximum(sa, sb), 1)
-            cont = np.where(ratio >= config.min_size_ratio, cont, 0.0)
-            score = jac if config.similarity == "jaccard" else cont
-            keep = score >= config.minhash_floor
+            keep, jac, cont = score_estimates(sig_a, sig_b, sa, sb, similarity=config.similarity,
+                                              floor=config.minhash_floor, min_size_ratio=config.min_size_ratio)
             yield pa.RecordBatch.from_arrays(
                 [batch.column("a").filter(pa.array(keep)), batch.column("b").filter(pa.array(keep)),
                  pa.array(jac[keep]), pa.array(cont[keep])], schema=_PAIR_EST)
@@ -417,7 +414,7 @@ def _exact_fn(config: Config) -> Callable[[Iterator[pa.RecordBatch]], Iterator[p
             values = np.frombuffer(b"".join(blobs), dtype=np.uint32)
             inter = intersection_sizes(values, lens, np.arange(m), np.arange(m, 2 * m))
             jac, cont = exact_scores(inter, lens[:m], lens[m:], config.min_size_ratio)
-            keep = (jac if config.similarity == "jaccard" else cont) >= config.minhash_floor
+            keep = above_floor(jac, cont, config.similarity, config.minhash_floor)
             yield pa.RecordBatch.from_arrays(
                 [batch.column("a").filter(pa.array(keep)), batch.column("b").filter(pa.array(keep)),
                  pa.array(jac[keep]), pa.array(cont[keep])], schema=_PAIR_EST)

@@ -70,9 +70,11 @@ class Store:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def _batches(self, sql: str, params: list[Any], batch_rows: int) -> Iterator[pd.DataFrame]:
-        """Stream a query's rows as DataFrames of at most `batch_rows` (memory stays flat)."""
-        for rb in self.cursor().sql(sql, params=params).to_arrow_reader(batch_rows):
+    def _batches(self, sql: str, params: list[Any], batch_rows: int,
+                 cur: duckdb.DuckDBPyConnection | None = None) -> Iterator[pd.DataFrame]:
+        """Stream a query's rows as DataFrames of at most `batch_rows` (memory stays flat); on `cur` when
+        the query needs that cursor's registrations."""
+        for rb in (cur or self.cursor()).sql(sql, params=params).to_arrow_reader(batch_rows):
             yield rb.to_pandas()
 
     def _init_schema(self, read_only: bool) -> None:
@@ -302,8 +304,7 @@ class Store:
         cur.register("wanted_units", pa.table({"exact_key": pa.array(list(exact_keys), pa.string())}))
         sql = ("SELECT t.exact_key, any_value(t.text) AS text FROM texts t SEMI JOIN wanted_units w "
                "ON w.exact_key = t.exact_key WHERE t.norm_key = ? AND t.degenerate IS NULL GROUP BY t.exact_key")
-        for rb in cur.sql(sql, params=[norm_key]).to_arrow_reader(batch_rows):
-            yield rb.to_pandas()
+        yield from self._batches(sql, [norm_key], batch_rows, cur)
 
     def unit_sketches(self, norm_key: str, sketch_key: str, *, with_minhash: bool) -> pd.DataFrame:
         """One row per distinct content text (exact_key order): exact_key, n_shingles, simhash[, minhash]."""
