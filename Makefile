@@ -7,7 +7,7 @@ SAMPLE := sample_data/crawl.jsonl.gz
 
 .PHONY: run test install lint bench sample clean
 
-$(VENV)/.installed: pyproject.toml
+$(VENV)/.installed: pyproject.toml neardup/_kernels.c
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e '.[dev]'

@@ -7,8 +7,10 @@
 Each step runs over all sampled pages in one process (no workers, no DuckDB, no profiler), after a
 warm-up, as the median of --repeats runs of CPU time (`time.process_time`). The sum is a lower bound
 for the CPU one page costs in an ingest worker; the main process (reading and decompressing the dump,
-DuckDB appends) comes on top. It answers "how fast can ingest be on this box without compiled code
-replacing these steps": divide the sum by the cores that two busy processes actually get.
+DuckDB appends) comes on top. Divide the sum by the cores that two busy processes actually get.
+
+Tokenizing and sketching are timed twice: with the compiled kernels (`neardup/_kernels.c`, what
+ingest runs, counted in the sum) and with the numpy reference path they replace (shown, not summed).
 """
 
 from __future__ import annotations
@@ -30,7 +32,8 @@ from neardup.config import Config  # noqa: E402
 from neardup.engine import _sketch_table  # noqa: E402
 from neardup.ingest import detect_format, read_raw, validate  # noqa: E402
 from neardup.normalize import degenerate_reason, parse_page  # noqa: E402
-from neardup.shingles import words  # noqa: E402
+from neardup.shingles import text_words  # noqa: E402
+from neardup.sketch import sketch_many  # noqa: E402
 
 
 def cpu_ms_per_page(step: Callable[[], object], n: int, repeats: int) -> float:
@@ -56,31 +59,41 @@ def main(argv: list[str] | None = None) -> int:
     raw = list(islice(read_raw(crawl, detect_format(crawl)), args.pages))
     recs = [r for r in map(validate, raw) if not isinstance(r, str)]
     parsed = [parse_page(r["html"], mode=config.normalize) for r in recs]
-    toks = [words(p.text) for p in parsed]
-    content = [i for i, (r, p, t) in enumerate(zip(recs, parsed, toks, strict=True))
-               if degenerate_reason(p.text, title=p.title, status=r["status"], n_words=len(t),
+    tokens = [text_words(p.text) for p in parsed]
+    content = [i for i, (r, p, (_, wh)) in enumerate(zip(recs, parsed, tokens, strict=True))
+               if degenerate_reason(p.text, title=p.title, status=r["status"], n_words=len(wh),
                                     min_words=config.min_words) is None]
     n = len(recs)
 
-    steps: list[tuple[str, Callable[[], object]]] = [
-        ("validate: JSON, URL canonicalization, MD5, rel=canonical", lambda: [validate(r) for r in raw]),
-        (f"parse + extract ({config.normalize})", lambda: [parse_page(r["html"], mode=config.normalize) for r in recs]),
-        ("words (NFKC, casefold, \\w+)", lambda: [words(p.text) for p in parsed]),
+    def sketch(compiled: bool) -> list[object]:
+        return [sketch_many([tokens[j][1] for j in content[i:i + 500]], config.shingle_size, config.num_perm,
+                            config.seed, compiled=compiled) for i in range(0, len(content), 500)]
+
+    steps: list[tuple[str, Callable[[], object], bool]] = [
+        ("validate: JSON, URL canonicalization, MD5, rel=canonical", lambda: [validate(r) for r in raw], True),
+        (f"parse + extract ({config.normalize})",
+         lambda: [parse_page(r["html"], mode=config.normalize) for r in recs], True),
+        ("words + word hashes (NFKC, casefold, \\w+, XXH3), compiled", lambda: [text_words(p.text) for p in parsed],
+         True),
+        ("... the same, reference path (`re` + a dict of hashes)",
+         lambda: [text_words(p.text, compiled=False) for p in parsed], False),
         ("exact key (SHA-256 of the joined words) + degenerate test", lambda: [
-            (hashlib.sha256(" ".join(t).encode()).hexdigest(),
-             degenerate_reason(p.text, title=p.title, status=None, n_words=len(t), min_words=config.min_words))
-            for p, t in zip(parsed, toks, strict=True)]),
-        ("sketch: shingle hashes, SimHash, MinHash (batches of 500)", lambda: [
-            _sketch_table([""] * len(content[i:i + 500]), [toks[j] for j in content[i:i + 500]], config)
-            for i in range(0, len(content), 500)]),
+            (hashlib.sha256(joined).hexdigest(),
+             degenerate_reason(p.text, title=p.title, status=None, n_words=len(wh), min_words=config.min_words))
+            for p, (joined, wh) in zip(parsed, tokens, strict=True)], True),
+        ("sketch: shingle hashes, SimHash, MinHash, compiled", lambda: sketch(True), True),
+        ("... the same, reference path (numpy, batches of 500)", lambda: sketch(False), False),
+        ("Arrow table of the sketches", lambda: [
+            _sketch_table([""] * len(content[i:i + 500]), [tokens[j][1] for j in content[i:i + 500]], config)
+            for i in range(0, len(content), 500)], False),
     ]
-    rows = [(name, cpu_ms_per_page(fn, n, args.repeats)) for name, fn in steps]
-    total = sum(ms for _, ms in rows)
+    rows = [(name, cpu_ms_per_page(fn, n, args.repeats), summed) for name, fn, summed in steps]
+    total = sum(ms for _, ms, summed in rows if summed)
     print(f"{n:,} pages of `{crawl.name}`, normalize={config.normalize}, median of {args.repeats} runs, "
           f"CPU ms per page, one core\n")
     print("| step | CPU ms/page | share |\n|---|---:|---:|")
-    for name, ms in rows:
-        print(f"| {name} | {ms:.3f} | {ms / total:.0%} |")
+    for name, ms, summed in rows:
+        print(f"| {name} | {ms:.3f} | {f'{ms / total:.0%}' if summed else 'not summed'} |")
     print(f"| **sum** | **{total:.3f}** | |")
     print(f"\n100k pages need {total * 100:.0f} CPU-s in the workers alone: {total * 100 / 2:.0f} s on two "
           f"whole cores, {total * 100 / 1.2:.0f} s on the ~1.2 cores two busy processes get on this box.")

@@ -34,11 +34,12 @@ from .clusters import WHY, components, representative_rows
 from .config import Config
 from .errors import NotACrawlDump
 from .ingest import RawLine, detect_format, file_sha256, read_raw, validate
-from .minhash import estimate_jaccard, minhash_many
+from .minhash import estimate_jaccard
 from .normalize import degenerate_reason, parse_page
 from .parallel import parallel_map, prefetch
-from .shingles import distinct, shingle_hashes, shingle_set32, words
-from .simhash import hamming_many, simhash_many
+from .shingles import shingle_set32_of, text_words
+from .simhash import hamming_many
+from .sketch import sketch_many
 from .store import ROW_GROUP_ROWS, Store
 
 Progress = Callable[[str, int, int], None]  # (stage, done, total)
@@ -60,23 +61,24 @@ def _batched(it: Iterable, n: int) -> Iterator[list]:
 
 # --- normalization (runs in workers) -------------------------------------------------------------
 def _text_row(html: str | None, text_in: str | None, status: int | None,
-              config: Config) -> tuple[dict[str, Any], list[str]]:
+              config: Config) -> tuple[dict[str, Any], np.ndarray]:
+    """The `texts` row of one page and its word hashes (for sketching)."""
     if html is not None:
         parsed = parse_page(html, mode=config.normalize, strip_tags=config.strip_tags)
         text, title = parsed.text, parsed.title
     else:
         text, title = " ".join((text_in or "").split()), ""
-    toks = words(text)
+    joined, hashes = text_words(text)
     row = {
         "text": text,
         "title": title,
-        "n_words": len(toks),
-        "exact_key": hashlib.sha256(" ".join(toks).encode("utf-8")).hexdigest(),
+        "n_words": len(hashes),
+        "exact_key": hashlib.sha256(joined).hexdigest(),
         "degenerate": degenerate_reason(
-            text, title=title, status=status, n_words=len(toks), min_words=config.min_words
+            text, title=title, status=status, n_words=len(hashes), min_words=config.min_words
         ),
     }
-    return row, toks
+    return row, hashes
 
 
 def text_row(html: str | None, text_in: str | None, status: int | None, config: Config) -> dict[str, Any]:
@@ -86,8 +88,8 @@ def text_row(html: str | None, text_in: str | None, status: int | None, config: 
 
 def _ingest_records(
     lines: list[RawLine], config: Config
-) -> tuple[list[dict[str, Any]], list[tuple[int, str]], list[list[str]]]:
-    """Validate and normalize records: the good ones (with their words, for sketching) and (line, reason)."""
+) -> tuple[list[dict[str, Any]], list[tuple[int, str]], list[np.ndarray]]:
+    """Validate and normalize records: the good ones (with their word hashes, for sketching) and (line, reason)."""
     good, bad, tokens = [], [], []
     for raw in lines:
         rec = validate(raw)
@@ -266,12 +268,6 @@ def ensure_texts(store: Store, config: Config, *, progress: Progress = _noop, jo
 
 
 # --- fingerprints and pairs --------------------------------------------------------------------
-def _shingle_sets(tokens: Iterable[Sequence[str]], k: int) -> tuple[list[np.ndarray], np.ndarray]:
-    """Distinct shingle hashes of each word sequence, and their counts."""
-    docs = [distinct(shingle_hashes(t, k)) for t in tokens]
-    return docs, np.fromiter((len(d) for d in docs), dtype=np.int32, count=len(docs))
-
-
 def _signatures(blobs: Sequence[bytes], num_perm: int) -> np.ndarray:
     """MinHash signatures (n x num_perm, uint32) from their stored bytes."""
     if not len(blobs):
@@ -282,27 +278,29 @@ def _signatures(blobs: Sequence[bytes], num_perm: int) -> np.ndarray:
 def _fingerprint_batch(args: tuple[list[str], Config]) -> tuple[np.ndarray, np.ndarray]:
     """Shingle-set sizes and the fingerprints of `config.method` for texts (the Spark path's unit of work)."""
     texts, config = args
-    docs, sizes = _shingle_sets((words(t) for t in texts), config.shingle_size)
-    if config.method == "simhash":
-        return sizes, simhash_many(docs, distinct=True)
-    return sizes, minhash_many(docs, config.num_perm, config.seed, distinct=True)
+    sk = sketch_many([text_words(t)[1] for t in texts], config.shingle_size, config.num_perm, config.seed)
+    return sk.n_shingles, sk.simhash if config.method == "simhash" else sk.minhash
 
 
-def _sketch_table(exact_keys: list[str], tokens: Sequence[Sequence[str]], config: Config) -> pa.Table:
+def _sketch_table(exact_keys: list[str], word_hashes: Sequence[np.ndarray], config: Config) -> pa.Table:
     """Both fingerprints of each word sequence under `config.sketch_key` (rows of the `sketches` table)."""
-    docs, sizes = _shingle_sets(tokens, config.shingle_size)
-    sigs = minhash_many(docs, config.num_perm, config.seed, distinct=True)
+    sk = sketch_many(word_hashes, config.shingle_size, config.num_perm, config.seed)
+    sigs = np.ascontiguousarray(sk.minhash)
+    width = sigs.shape[1] * 4
+    # One binary column straight from the signature matrix's bytes: fixed-width rows, offsets computed.
+    offsets = pa.py_buffer(np.arange(len(sigs) + 1, dtype=np.int32) * width)
+    minhash = pa.Array.from_buffers(pa.binary(), len(sigs), [None, offsets, pa.py_buffer(sigs)])
     return pa.table({
         "exact_key": pa.array(exact_keys, pa.string()),
-        "n_shingles": pa.array(sizes),
-        "simhash": pa.array(simhash_many(docs, distinct=True), pa.uint64()),
-        "minhash": pa.array([row.tobytes() for row in sigs], pa.binary()),
+        "n_shingles": pa.array(sk.n_shingles),
+        "simhash": pa.array(sk.simhash, pa.uint64()),
+        "minhash": minhash,
     })
 
 
 def _sketch_batch(args: tuple[list[str], list[str], Config]) -> pa.Table:
     exact_keys, texts, config = args
-    return _sketch_table(exact_keys, [words(t) for t in texts], config)
+    return _sketch_table(exact_keys, [text_words(t)[1] for t in texts], config)
 
 
 def ensure_sketches(store: Store, config: Config, *, progress: Progress = _noop, jobs: int | None = None) -> int:
@@ -373,7 +371,7 @@ def ensure_fingerprints(
 def _set_batch(args: tuple[list[str], list[str], int]) -> tuple[list[str], np.ndarray, np.ndarray]:
     """Exact shingle sets of texts: (their keys, set sizes, the sets' sorted uint32 values concatenated)."""
     keys, texts, k = args
-    sets = [shingle_set32(words(t), k) for t in texts]
+    sets = [shingle_set32_of(text_words(t)[1], k) for t in texts]
     lens = np.fromiter(map(len, sets), dtype=np.int64, count=len(sets))
     return keys, lens, np.concatenate(sets) if sets else np.empty(0, np.uint32)
 

@@ -4,6 +4,10 @@ Shingle hashes are stable across runs, processes and machines: a word hashes to 
 UTF-8 bytes (seed 0); a shingle of words w1..wk hashes to fmix64(sum_i h(wi) * P**(k-i) mod 2**64),
 with P = 0x100000001B3 (the FNV prime) and fmix64 the MurmurHash3 64-bit finalizer. All arithmetic is
 on uint64 with wrap-around, so numpy computes it for a whole document at once.
+
+The bulk paths (`text_words`, `shingle_set32_of`, and `neardup.sketch`) run in the compiled kernels
+of `neardup/_kernels.c` when they are built (`pip install` builds them with the system's C compiler),
+and fall back to the numpy code here otherwise; tests prove the two give the same values.
 """
 
 from __future__ import annotations
@@ -14,6 +18,11 @@ from collections.abc import Iterable, Sequence
 
 import numpy as np
 import xxhash
+
+try:
+    from . import _kernels
+except ImportError:  # installed without a C compiler: the numpy reference path, same values, slower
+    _kernels = None
 
 _WORD = re.compile(r"\w+")
 _P = np.uint64(0x100000001B3)
@@ -36,6 +45,18 @@ _WORD_CACHE_LIMIT = 2_000_000
 def words(text: str) -> list[str]:
     """Tokens: runs of word characters after NFKC normalization and case folding."""
     return _WORD.findall(unicodedata.normalize("NFKC", text).casefold())
+
+
+def text_words(text: str, *, compiled: bool = True) -> tuple[bytes, np.ndarray]:
+    """The words of `text` as (their UTF-8 joined by single spaces, `word_hashes` of them), in one pass:
+    what `words` then `word_hashes` give, without a Python string per word. `compiled=False` forces the
+    reference path."""
+    folded = unicodedata.normalize("NFKC", text).casefold()
+    if compiled and _kernels is not None:
+        joined, hashes = _kernels.tokenize(folded)
+        return joined, np.frombuffer(hashes, dtype=np.uint64)
+    toks = _WORD.findall(folded)
+    return " ".join(toks).encode("utf-8"), word_hashes(toks)
 
 
 def shingles(tokens: Sequence[str], k: int) -> set[str]:
@@ -80,9 +101,13 @@ def _fmix64(h: np.ndarray) -> np.ndarray:
 
 def shingle_hashes(tokens: Sequence[str], k: int) -> np.ndarray:
     """64-bit hashes of the document's k-shingles, in order, duplicates kept (uint64 array)."""
+    return shingle_hashes_of(word_hashes(tokens), k)
+
+
+def shingle_hashes_of(wh: np.ndarray, k: int) -> np.ndarray:
+    """`shingle_hashes` from the word hashes of a document."""
     if k < 1:
         raise ValueError("shingle size must be at least 1")
-    wh = word_hashes(tokens)
     n = len(wh)
     if n == 0:
         return np.empty(0, dtype=np.uint64)
@@ -104,6 +129,13 @@ def shingle_set32(tokens: Sequence[str], k: int) -> np.ndarray:
     """The document's distinct shingles as sorted uint32: the low 32 bits of `shingle_hashes`, i.e.
     exactly the values MinHash sketches. Exact verification intersects these sets."""
     return distinct(shingle_hashes(tokens, k).astype(np.uint32))
+
+
+def shingle_set32_of(wh: np.ndarray, k: int, *, compiled: bool = True) -> np.ndarray:
+    """`shingle_set32` from the word hashes of a document."""
+    if compiled and _kernels is not None:
+        return np.frombuffer(_kernels.shingle_set32(wh, k), dtype=np.uint32)
+    return distinct(shingle_hashes_of(wh, k).astype(np.uint32))
 
 
 def distinct(hashes: np.ndarray) -> np.ndarray:
