@@ -147,12 +147,15 @@ def engine_child(args: argparse.Namespace) -> None:
         emit({"stage": rec})
         print(f"  {name:<34} {t1 - t0:8.2f} s", file=sys.stderr, flush=True)
 
-    store = Store(args.db)
+    # As `neardup ingest` then `neardup report`: a bulk store for the load (closed, i.e. checkpointed,
+    # inside the stage), then a normal one.
     t_start = now()
     emit({"start": t_start})
     begin("ingest+normalize")
     t0 = now()
-    summary = engine.ingest_file(store, args.input, base, jobs=jobs)
+    with Store(args.db, bulk=True) as bulk_store:
+        summary = engine.ingest_file(bulk_store, args.input, base, jobs=jobs)
+    store = Store(args.db)
     t1 = now()
     stage("ingest+normalize", t0, t1)
     info["ingest"] = {"records": summary.records, "loaded": summary.loaded, "errors": summary.errors}

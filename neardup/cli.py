@@ -70,15 +70,15 @@ def config_from_args(args: argparse.Namespace) -> Config:
     return base.replace(**changes)
 
 
-def _open(args: argparse.Namespace, *, must_exist: bool = True) -> Store:
+def _open(args: argparse.Namespace, *, must_exist: bool = True, bulk: bool = False) -> Store:
     if must_exist and not Path(args.db).exists():
         raise NeardupError(f"no database at {args.db}: run `neardup ingest DUMP --db {args.db}` first")
-    return Store(args.db)
+    return Store(args.db, bulk=bulk)
 
 
 def cmd_ingest(args: argparse.Namespace) -> int:
     config = config_from_args(args)
-    with _open(args, must_exist=False) as store:
+    with _open(args, must_exist=False, bulk=True) as store:
         progress = _tqdm_progress()
         for path in args.paths:
             s = engine.ingest_file(store, path, config, progress=progress, jobs=args.jobs)
@@ -147,7 +147,7 @@ def cmd_app(args: argparse.Namespace) -> int:
     db = Path(args.db)
     if not db.exists() and SAMPLE.exists():
         print(f"no database at {db}: loading the bundled sample {SAMPLE.name} first")
-        with Store(db) as store:
+        with Store(db, bulk=True) as store:
             config = Config()
             engine.ingest_file(store, SAMPLE, config, progress=_tqdm_progress(), jobs=args.jobs)
             engine.ensure_fingerprints(store, config, progress=_tqdm_progress(), jobs=args.jobs)

@@ -10,10 +10,9 @@ from __future__ import annotations
 import hashlib
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
-from itertools import islice
 from pathlib import Path
 from typing import Any
 
@@ -33,14 +32,14 @@ from .candidates import (
 from .clusters import WHY, components, representative_rows
 from .config import Config
 from .errors import NotACrawlDump
-from .ingest import RawLine, detect_format, file_sha256, read_raw, validate
+from .ingest import RawLine, detect_format, file_sha256, read_batches, validate
 from .minhash import estimate_jaccard
 from .normalize import degenerate_reason, parse_page
 from .parallel import parallel_map, prefetch
 from .shingles import shingle_set32_of, text_words
 from .simhash import hamming_many
 from .sketch import sketch_many
-from .store import ROW_GROUP_ROWS, Store
+from .store import Store
 
 Progress = Callable[[str, int, int], None]  # (stage, done, total)
 BATCH = 256
@@ -51,12 +50,6 @@ PARALLEL_MIN = 2000
 
 def _noop(stage: str, done: int, total: int) -> None:
     pass
-
-
-def _batched(it: Iterable, n: int) -> Iterator[list]:
-    it = iter(it)
-    while chunk := list(islice(it, n)):
-        yield chunk
 
 
 # --- normalization (runs in workers) -------------------------------------------------------------
@@ -87,7 +80,7 @@ def text_row(html: str | None, text_in: str | None, status: int | None, config: 
 
 
 def _ingest_records(
-    lines: list[RawLine], config: Config
+    lines: Iterable[RawLine], config: Config
 ) -> tuple[list[dict[str, Any]], list[tuple[int, str]], list[np.ndarray]]:
     """Validate and normalize records: the good ones (with their word hashes, for sketching) and (line, reason)."""
     good, bad, tokens = [], [], []
@@ -104,7 +97,7 @@ def _ingest_records(
     return good, bad, tokens
 
 
-def _ingest_batch(args: tuple[list[RawLine], Config]) -> tuple[list[dict], list[tuple[int, str]]]:
+def _ingest_batch(args: tuple[Iterable[RawLine], Config]) -> tuple[list[dict], list[tuple[int, str]]]:
     good, bad, _ = _ingest_records(*args)
     return good, bad
 
@@ -144,7 +137,7 @@ _INGEST_SCHEMA = pa.schema([
 ])
 
 
-def _ingest_arrow(args: tuple[list[RawLine], Config]) -> tuple[pa.Table, pa.Table, list[tuple[int, str]]]:
+def _ingest_arrow(args: tuple[Iterable[RawLine], Config]) -> tuple[pa.Table, pa.Table, list[tuple[int, str]]]:
     """Records -> (pages with texts, sketches of the content pages, rejects), built in the worker: the
     tables cross the process boundary as a few buffers and DuckDB scans them without Python objects.
     Sketching here reuses the words just computed, so the default setting needs no second pass."""
@@ -182,9 +175,8 @@ def ingest_file(
     writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="neardup-writer")
     with store.bulk_load():  # checkpoints where row groups fill up, and once at the end
         try:
-            raw = read_raw(path, fmt)
             small = size < 4_000_000  # about PARALLEL_MIN pages of typical HTML
-            batches = ((chunk, config) for chunk in prefetch(_batched(raw, BATCH)))
+            batches = ((chunk, config) for chunk in prefetch(read_batches(path, fmt, batch_records=BATCH)))
             done_records = 0
             pending: list[pa.Table] = []  # DuckDB appends fewer, larger batches faster
             pending_sketches: list[pa.Table] = []
@@ -200,7 +192,7 @@ def ingest_file(
                     ids = pa.array(np.arange(next_id, next_id + batch.num_rows, dtype=np.int64))
                     if writing is not None:
                         writing.result()
-                    full = (rows + batch.num_rows) // ROW_GROUP_ROWS > rows // ROW_GROUP_ROWS
+                    full = (rows + batch.num_rows) // store.row_group_rows > rows // store.row_group_rows
                     writing = writer.submit(store.add_ingested, batch.append_column("page_id", ids), source_id,
                                             config.norm_key, pa.concat_tables(pending_sketches), config.sketch_key,
                                             checkpoint=full)

@@ -15,11 +15,13 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from conftest import page_html, write_jsonl
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from neardup import engine
 from neardup.config import Config
-from neardup.errors import NotACrawlDump
-from neardup.ingest import MAX_PAGE_BYTES, RawLine, detect_format, validate
+from neardup.errors import DatabaseLocked, NotACrawlDump
+from neardup.ingest import MAX_PAGE_BYTES, LineBlock, RawLine, detect_format, read_batches, read_raw, validate
 from neardup.store import Store
 
 CONFIG = Config()
@@ -353,3 +355,76 @@ def test_parquet_timestamps_match_jsonl(tmp_path: Path) -> None:
         engine.ingest_file(store, parquet, CONFIG, jobs=1)
         got = sorted(t.to_pydatetime() for t in store.page_table(CONFIG.norm_key)["fetched_at"])
     assert got == [datetime(2024, 1, d, 8, 0) for d in (1, 2, 3)]
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(st.one_of(st.just(b""), st.just(b"  "), st.binary(max_size=40).map(lambda b: b.replace(b"\n", b"."))),
+             max_size=30),
+    st.booleans(),
+    st.integers(min_value=1, max_value=64),
+)
+def test_line_blocks_give_the_records_of_read_raw(tmp_path_factory: pytest.TempPathFactory, lines: list[bytes],
+                                                  trailing_newline: bool, block_bytes: int) -> None:
+    # Blank lines, lines longer than a block, a last line without a newline: same records, same line numbers.
+    path = tmp_path_factory.mktemp("blocks") / "d.jsonl"
+    path.write_bytes(b"\n".join(lines) + (b"\n" if trailing_newline and lines else b""))
+    want = [(r.line, r.payload.rstrip(b"\n")) for r in read_raw(path, "jsonl")]
+    blocks = list(read_batches(path, "jsonl", block_bytes=block_bytes))
+    assert all(isinstance(b, LineBlock) for b in blocks)
+    assert [(r.line, r.payload) for b in blocks for r in b] == want
+
+
+def test_gzip_dump_reads_in_blocks_with_line_numbers(tmp_path: Path) -> None:
+    raw = b"".join(_line(_good(i)) for i in range(40)) + b"\n" + _line({"url": "x"})
+    path = tmp_path / "d.jsonl.gz"
+    path.write_bytes(gzip.compress(raw))
+    recs = [r for b in read_batches(path, "jsonl", block_bytes=3000) for r in b]
+    assert [r.line for r in recs] == [*range(1, 41), 42]
+    assert json.loads(recs[-1].payload) == {"url": "x"}
+
+
+def test_csv_batches_are_lists_of_records(tmp_path: Path) -> None:
+    path = tmp_path / "d.csv"
+    with open(path, "w", newline="", encoding="utf-8") as f:
+        w = csv.DictWriter(f, fieldnames=["url", "html"])
+        w.writeheader()
+        for i in range(5):
+            w.writerow({"url": f"https://e.com/{i}", "html": f"<p>{i}</p>"})
+    batches = list(read_batches(path, "csv", batch_records=2))
+    assert [len(b) for b in batches] == [2, 2, 1]
+    assert [r.payload["url"] for b in batches for r in b] == [f"https://e.com/{i}" for i in range(5)]
+
+
+def test_bulk_store_load_is_durable_and_reopens_normally(tmp_path: Path,
+                                                         messy_dump: tuple[Path, dict[str, int], dict[int, str]]) -> None:
+    # `neardup ingest` loads through a bulk store (no write-ahead log): what it loaded is in the file after close.
+    path, good, bad = messy_dump
+    db = tmp_path / "bulk.duckdb"
+    with Store(tmp_path / "other.duckdb") as normal, Store(db, bulk=True) as store:
+        assert store.row_group_rows < normal.row_group_rows
+        summary = engine.ingest_file(store, path, CONFIG, jobs=1)
+    assert not (tmp_path / "bulk.duckdb.wal").exists()
+    with Store(db) as store:
+        urls = store.page_table(CONFIG.norm_key)["url"]
+        assert len(urls) == summary.loaded and set(urls) == set(good)
+        assert sorted(store.ingest_errors()["line"]) == sorted(bad)
+    with Store(db, bulk=True) as store:  # and a second bulk open sees it too: re-ingest is a no-op
+        assert engine.ingest_file(store, path, CONFIG, jobs=1).status == "already loaded"
+
+
+def test_bulk_store_reports_a_locked_file(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    db = tmp_path / "locked.duckdb"
+    Store(db).close()
+    holder = subprocess.Popen([sys.executable, "-c", f"import duckdb, sys; c = duckdb.connect({str(db)!r}); "
+                               "print('ready', flush=True); sys.stdin.read()"],
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "ready"
+        with pytest.raises(DatabaseLocked, match="open in another process"):
+            Store(db, bulk=True)
+    finally:
+        holder.communicate("")
