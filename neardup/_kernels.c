@@ -1,4 +1,5 @@
-/* Compiled per-page kernels: tokenize + word hashes, and shingle sketches (SimHash + MinHash).
+/* Compiled kernels: per page, tokenize + word hashes and shingle sketches (SimHash + MinHash); per
+ * pair, signature agreement (MinHash estimates) and sorted-set intersections (exact verification).
  *
  * Each function computes exactly what the numpy reference in `neardup.shingles`, `neardup.simhash`
  * and `neardup.minhash` computes; tests compare them on random Unicode and on real pages. The
@@ -159,12 +160,27 @@ static size_t distinct64(uint64_t *v, size_t m, uint64_t *table, unsigned char *
     return out;
 }
 
-static int get_buffer(PyObject *obj, Py_buffer *view, Py_ssize_t itemsize, const char *what) {
-    if (PyObject_GetBuffer(obj, view, PyBUF_C_CONTIGUOUS) < 0) return -1;
-    if (view->len % itemsize != 0) {
-        PyErr_Format(PyExc_ValueError, "%s: a buffer of %zd-byte items expected", what, itemsize);
-        PyBuffer_Release(view);
-        return -1;
+/* One argument's buffer: its object, the item size it must hold, whether it is written, its name. */
+typedef struct { PyObject *obj; Py_ssize_t itemsize; int writable; const char *name; } BufferSpec;
+
+static void release_buffers(Py_buffer *views, int n) {
+    for (int i = 0; i < n; i++) PyBuffer_Release(&views[i]);
+}
+
+/* All of the buffers (C-contiguous, whole items), or none of them and an exception. */
+static int get_buffers(const BufferSpec *specs, Py_buffer *views, int n) {
+    for (int i = 0; i < n; i++) {
+        int flags = PyBUF_C_CONTIGUOUS | (specs[i].writable ? PyBUF_WRITABLE : 0);
+        if (PyObject_GetBuffer(specs[i].obj, &views[i], flags) < 0) {
+            release_buffers(views, i);
+            return -1;
+        }
+        if (views[i].len % specs[i].itemsize != 0) {
+            PyErr_Format(PyExc_ValueError, "%s: a buffer of %zd-byte items expected", specs[i].name,
+                         specs[i].itemsize);
+            release_buffers(views, i + 1);
+            return -1;
+        }
     }
     return 0;
 }
@@ -184,10 +200,10 @@ static PyObject *sketch(PyObject *self, PyObject *args) {
         PyErr_SetString(PyExc_ValueError, "shingle size must be at least 1");
         return NULL;
     }
-    Py_buffer wh, av, bv;
-    if (get_buffer(wh_obj, &wh, 8, "word_hashes") < 0) return NULL;
-    if (get_buffer(a_obj, &av, 4, "a") < 0) { PyBuffer_Release(&wh); return NULL; }
-    if (get_buffer(b_obj, &bv, 4, "b") < 0) { PyBuffer_Release(&wh); PyBuffer_Release(&av); return NULL; }
+    const BufferSpec specs[] = {{wh_obj, 8, 0, "word_hashes"}, {a_obj, 4, 0, "a"}, {b_obj, 4, 0, "b"}};
+    Py_buffer views[3];
+    if (get_buffers(specs, views, 3) < 0) return NULL;
+    Py_buffer wh = views[0], av = views[1], bv = views[2];
     PyObject *res = NULL;
     size_t n = (size_t)wh.len / 8, num_perm = (size_t)av.len / 4;
     if ((size_t)bv.len / 4 != num_perm || num_perm == 0) {
@@ -238,9 +254,7 @@ static PyObject *sketch(PyObject *self, PyObject *args) {
                         (const char *)mins, (Py_ssize_t)(num_perm * sizeof(uint32_t)));
     PyMem_Free(mins);
 done:
-    PyBuffer_Release(&wh);
-    PyBuffer_Release(&av);
-    PyBuffer_Release(&bv);
+    release_buffers(views, 3);
     return res;
 }
 
@@ -268,8 +282,9 @@ static PyObject *shingle_set32(PyObject *self, PyObject *args) {
         PyErr_SetString(PyExc_ValueError, "shingle size must be at least 1");
         return NULL;
     }
+    const BufferSpec specs[] = {{wh_obj, 8, 0, "word_hashes"}};
     Py_buffer wh;
-    if (get_buffer(wh_obj, &wh, 8, "word_hashes") < 0) return NULL;
+    if (get_buffers(specs, &wh, 1) < 0) return NULL;
     size_t n = (size_t)wh.len / 8;
     PyObject *res = NULL;
     if (n == 0) {
@@ -293,7 +308,111 @@ static PyObject *shingle_set32(PyObject *self, PyObject *args) {
     res = PyBytes_FromStringAndSize((const char *)low, (Py_ssize_t)(out * sizeof(uint32_t)));
     PyMem_Free(sh); PyMem_Free(low); PyMem_Free(tmp);
 done:
-    PyBuffer_Release(&wh);
+    release_buffers(&wh, 1);
+    return res;
+}
+
+/* --- pair scoring ------------------------------------------------------------------------ */
+
+PyDoc_STRVAR(count_equal_doc,
+"count_equal(signatures, num_perm, a, b, out) -> None\n\n"
+"For each pair i, the number of positions where signature rows a[i] and b[i] agree, into out[i].\n"
+"signatures: uint32 rows of num_perm values, back to back; a, b: int64; out: int32. Runs without the GIL.");
+
+static PyObject *count_equal(PyObject *self, PyObject *args) {
+    PyObject *sig_obj, *a_obj, *b_obj, *out_obj;
+    Py_ssize_t num_perm;
+    if (!PyArg_ParseTuple(args, "OnOOO", &sig_obj, &num_perm, &a_obj, &b_obj, &out_obj)) return NULL;
+    if (num_perm < 1) {
+        PyErr_SetString(PyExc_ValueError, "num_perm must be at least 1");
+        return NULL;
+    }
+    const BufferSpec specs[] = {
+        {sig_obj, 4, 0, "signatures"}, {a_obj, 8, 0, "a"}, {b_obj, 8, 0, "b"}, {out_obj, 4, 1, "out"},
+    };
+    Py_buffer views[4];
+    if (get_buffers(specs, views, 4) < 0) return NULL;
+    Py_buffer sv = views[0], av = views[1], bv = views[2], ov = views[3];
+    PyObject *res = NULL;
+    size_t m = (size_t)num_perm, n_rows = (size_t)sv.len / 4 / m, n_pairs = (size_t)av.len / 8;
+    if ((size_t)sv.len / 4 % m != 0 || (size_t)bv.len / 8 != n_pairs || (size_t)ov.len / 4 != n_pairs) {
+        PyErr_SetString(PyExc_ValueError, "count_equal: signatures, a, b and out do not fit together");
+        goto done;
+    }
+    const uint32_t *sig = sv.buf;
+    const int64_t *a = av.buf, *b = bv.buf;
+    int32_t *out = ov.buf;
+    int bad = 0;
+    Py_BEGIN_ALLOW_THREADS
+    for (size_t i = 0; i < n_pairs; i++) {
+        if (a[i] < 0 || b[i] < 0 || (size_t)a[i] >= n_rows || (size_t)b[i] >= n_rows) { bad = 1; break; }
+        const uint32_t *x = sig + (size_t)a[i] * m, *y = sig + (size_t)b[i] * m;
+        int32_t eq = 0;
+        for (size_t p = 0; p < m; p++) eq += x[p] == y[p];
+        out[i] = eq;
+    }
+    Py_END_ALLOW_THREADS
+    if (bad) {
+        PyErr_SetString(PyExc_IndexError, "count_equal: a row index is out of range");
+        goto done;
+    }
+    Py_INCREF(Py_None);
+    res = Py_None;
+done:
+    release_buffers(views, 4);
+    return res;
+}
+
+PyDoc_STRVAR(intersect_counts_doc,
+"intersect_counts(values, offsets, lens, a, b, out) -> None\n\n"
+"|S_a[i] & S_b[i]| into out[i], where set s is values[offsets[s] : offsets[s] + lens[s]], sorted and\n"
+"distinct (values uint32; offsets, lens, a, b, out int64). A merge per pair; runs without the GIL.");
+
+static PyObject *intersect_counts(PyObject *self, PyObject *args) {
+    PyObject *v_obj, *off_obj, *len_obj, *a_obj, *b_obj, *out_obj;
+    if (!PyArg_ParseTuple(args, "OOOOOO", &v_obj, &off_obj, &len_obj, &a_obj, &b_obj, &out_obj)) return NULL;
+    const BufferSpec specs[] = {
+        {v_obj, 4, 0, "values"}, {off_obj, 8, 0, "offsets"}, {len_obj, 8, 0, "lens"},
+        {a_obj, 8, 0, "a"}, {b_obj, 8, 0, "b"}, {out_obj, 8, 1, "out"},
+    };
+    Py_buffer views[6];
+    if (get_buffers(specs, views, 6) < 0) return NULL;
+    Py_buffer vv = views[0], fv = views[1], lv = views[2], av = views[3], bv = views[4], ov = views[5];
+    PyObject *res = NULL;
+    size_t n_values = (size_t)vv.len / 4, n_sets = (size_t)fv.len / 8, n_pairs = (size_t)av.len / 8;
+    if ((size_t)lv.len / 8 != n_sets || (size_t)bv.len / 8 != n_pairs || (size_t)ov.len / 8 != n_pairs) {
+        PyErr_SetString(PyExc_ValueError, "intersect_counts: the buffers do not fit together");
+        goto done;
+    }
+    const uint32_t *v = vv.buf;
+    const int64_t *off = fv.buf, *len = lv.buf, *a = av.buf, *b = bv.buf;
+    int64_t *out = ov.buf;
+    int bad = 0;
+    Py_BEGIN_ALLOW_THREADS
+    for (size_t s = 0; s < n_sets && !bad; s++)
+        if (off[s] < 0 || len[s] < 0 || (size_t)(off[s] + len[s]) > n_values) bad = 1;
+    for (size_t i = 0; i < n_pairs && !bad; i++) {
+        if (a[i] < 0 || b[i] < 0 || (size_t)a[i] >= n_sets || (size_t)b[i] >= n_sets) { bad = 1; break; }
+        const uint32_t *x = v + off[a[i]], *xe = x + len[a[i]];
+        const uint32_t *y = v + off[b[i]], *ye = y + len[b[i]];
+        int64_t c = 0;
+        while (x < xe && y < ye) {
+            uint32_t p = *x, q = *y;
+            c += p == q;
+            x += p <= q;
+            y += q <= p;
+        }
+        out[i] = c;
+    }
+    Py_END_ALLOW_THREADS
+    if (bad) {
+        PyErr_SetString(PyExc_IndexError, "intersect_counts: a set or pair index is out of range");
+        goto done;
+    }
+    Py_INCREF(Py_None);
+    res = Py_None;
+done:
+    release_buffers(views, 6);
     return res;
 }
 
@@ -301,12 +420,14 @@ static PyMethodDef methods[] = {
     {"tokenize", tokenize, METH_O, tokenize_doc},
     {"sketch", sketch, METH_VARARGS, sketch_doc},
     {"shingle_set32", shingle_set32, METH_VARARGS, shingle_set32_doc},
+    {"count_equal", count_equal, METH_VARARGS, count_equal_doc},
+    {"intersect_counts", intersect_counts, METH_VARARGS, intersect_counts_doc},
     {NULL, NULL, 0, NULL},
 };
 
 static struct PyModuleDef module = {
     PyModuleDef_HEAD_INIT, "neardup._kernels",
-    "Compiled per-page kernels (tokenize, sketch, shingle_set32); see neardup/_kernels.c.", -1, methods,
+    "Compiled kernels (tokenize, sketch, shingle_set32, count_equal, intersect_counts); see neardup/_kernels.c.", -1, methods,
 };
 
 PyMODINIT_FUNC PyInit__kernels(void) {

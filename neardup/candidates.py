@@ -20,6 +20,7 @@ import numpy as np
 
 from .minhash import estimate_containment, estimate_jaccard, lean
 from .parallel import default_jobs
+from .shingles import _fmix64, _kernels
 from .simhash import hamming_many
 
 # A bucket with more members than this is boilerplate being fingerprinted, not duplication:
@@ -266,12 +267,33 @@ def lsh_buckets_datasketch(signatures: np.ndarray, bands: int, rows: int, seed: 
     return out
 
 
+_MIX = np.uint64(0x9E3779B97F4A7C15)
+
+
+def _band_groups(block: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(order, run_starts) grouping the rows of one band (n x rows, uint32) that are equal.
+
+    Rows are sorted by one 64-bit key mixed from their values (one argsort of uint64, ~7x faster than a
+    lexsort over the columns). Equal rows have equal keys; if two different rows ever share a key, the
+    band is grouped by a lexsort of the rows themselves, so the groups are exact either way.
+    """
+    with np.errstate(over="ignore"):
+        key = block[:, 0].astype(np.uint64)
+        for col in range(1, block.shape[1]):
+            key = _fmix64(key * _MIX + block[:, col])
+    order = np.argsort(key, kind="stable")
+    sorted_keys, sorted_rows = key[order], block[order]
+    key_change = sorted_keys[1:] != sorted_keys[:-1]
+    if not np.array_equal(key_change, (sorted_rows[1:] != sorted_rows[:-1]).any(axis=1)):
+        order = np.lexsort(block.T[::-1])  # a key collision
+        return order, _run_starts(block[order])
+    return order, np.concatenate(([0], np.flatnonzero(key_change) + 1))
+
+
 def _lsh_tables(signatures: np.ndarray, bands: int, rows: int) -> Iterator[tuple[np.ndarray, np.ndarray]]:
     """Per band: (order, run_starts) grouping documents whose band rows are equal, as MinHashLSH buckets them."""
     for band in range(bands):
-        block = signatures[:, band * rows : (band + 1) * rows]
-        order = np.lexsort(block.T[::-1])
-        yield order, _run_starts(block[order])
+        yield _band_groups(signatures[:, band * rows : (band + 1) * rows])
 
 
 def lsh_buckets(signatures: np.ndarray, bands: int, rows: int) -> list[np.ndarray]:
@@ -303,7 +325,12 @@ def score_estimates(
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(keep mask, Jaccard estimate, containment estimate) for pairs of signature rows and set sizes;
     containment is 0 where `size_guard` fails."""
-    jac = estimate_jaccard(sig_a, sig_b)
+    return _score_jaccard(estimate_jaccard(sig_a, sig_b), size_a, size_b, similarity=similarity, floor=floor,
+                          min_size_ratio=min_size_ratio)
+
+
+def _score_jaccard(jac: np.ndarray, size_a: np.ndarray, size_b: np.ndarray, *, similarity: str, floor: float,
+                   min_size_ratio: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     sa, sb = np.asarray(size_a, dtype=np.float64), np.asarray(size_b, dtype=np.float64)
     cont = np.where(size_guard(sa, sb, min_size_ratio), estimate_containment(jac, sa, sb), 0.0)
     return above_floor(jac, cont, similarity, floor), jac, cont
@@ -311,11 +338,18 @@ def score_estimates(
 
 def verify_pairs(
     signatures: np.ndarray, n_shingles: np.ndarray, a: np.ndarray, b: np.ndarray, *, similarity: str, floor: float,
-    min_size_ratio: float,
+    min_size_ratio: float, compiled: bool = True,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """`score_estimates` for candidate pairs (a[i], b[i]) of rows of `signatures`."""
-    return score_estimates(signatures[a], signatures[b], n_shingles[a], n_shingles[b], similarity=similarity,
-                           floor=floor, min_size_ratio=min_size_ratio)
+    """`score_estimates` for candidate pairs (a[i], b[i]) of rows of `signatures` (the compiled kernel
+    compares the rows in place, without gathering them, and without the GIL)."""
+    if not (compiled and _kernels is not None):
+        return score_estimates(signatures[a], signatures[b], n_shingles[a], n_shingles[b], similarity=similarity,
+                               floor=floor, min_size_ratio=min_size_ratio)
+    a, b = np.ascontiguousarray(a, dtype=np.int64), np.ascontiguousarray(b, dtype=np.int64)
+    equal = np.empty(len(a), dtype=np.int32)
+    _kernels.count_equal(np.ascontiguousarray(signatures, dtype=np.uint32), signatures.shape[1], a, b, equal)
+    return _score_jaccard(equal / signatures.shape[1], n_shingles[a], n_shingles[b], similarity=similarity,
+                          floor=floor, min_size_ratio=min_size_ratio)
 
 
 def minhash_pairs(
@@ -392,18 +426,24 @@ def minhash_pairs(
 
 # --- exact verification ----------------------------------------------------------------------------
 def intersection_sizes(values: np.ndarray, lens: np.ndarray, a: np.ndarray, b: np.ndarray,
-                       chunk: int = EXACT_CHUNK, *, offsets: np.ndarray | None = None) -> np.ndarray:
+                       chunk: int = EXACT_CHUNK, *, offsets: np.ndarray | None = None,
+                       compiled: bool = True) -> np.ndarray:
     """|S_a & S_b| for each pair, where set i is values[off[i] : off[i] + lens[i]] (sorted, distinct uint32);
     `off` is `offsets`, or by default the sets lie back to back in order.
 
-    Vectorized: per chunk of pairs, the larger sets of the chunk become one sorted array of keys
-    (set rank << 32 | value); each element of each pair's smaller set is looked up with one
-    `searchsorted`. Cost ~ the sum of the smaller sets' sizes, not their product.
+    Compiled: one merge per pair (`_kernels.intersect_counts`). The numpy reference: per chunk of pairs,
+    the larger sets of the chunk become one sorted array of keys (set rank << 32 | value); each element
+    of each pair's smaller set is looked up with one `searchsorted`. Cost ~ the sum of the smaller sets'
+    sizes, not their product.
     """
-    lens = np.asarray(lens, dtype=np.int64)
+    lens = np.ascontiguousarray(lens, dtype=np.int64)
     off = (np.concatenate(([0], np.cumsum(lens)[:-1])).astype(np.int64) if offsets is None
-           else np.asarray(offsets, dtype=np.int64))
-    a, b = np.asarray(a, dtype=np.int64), np.asarray(b, dtype=np.int64)
+           else np.ascontiguousarray(offsets, dtype=np.int64))
+    a, b = np.ascontiguousarray(a, dtype=np.int64), np.ascontiguousarray(b, dtype=np.int64)
+    if compiled and _kernels is not None:
+        out = np.empty(len(a), dtype=np.int64)
+        _kernels.intersect_counts(np.ascontiguousarray(values, dtype=np.uint32), off, lens, a, b, out)
+        return out
     big = np.where(lens[a] >= lens[b], a, b)
     small = np.where(lens[a] >= lens[b], b, a)
     out = np.zeros(len(a), dtype=np.int64)

@@ -36,6 +36,17 @@ CHECKPOINT_THRESHOLD = "512MB"
 ALIAS = "neardup"  # the database's name inside a bulk store's connection
 
 
+# One text per distinct content exact_key (any of its pages), for the content texts that `where`
+# selects (a condition on `t`, a row of texts). The page is chosen on the small columns and its text
+# fetched by a join: aggregating the texts themselves (any_value(text) ... GROUP BY) copied every text
+# into the hash table (measured on 32k of 100k texts: 0.8-1.5 s -> 0.23 s).
+_ONE_TEXT_PER_KEY = (
+    "WITH pick AS (SELECT t.exact_key, min(t.page_id) AS page_id FROM texts t "
+    "WHERE t.norm_key = ? AND t.degenerate IS NULL {where} GROUP BY t.exact_key) "
+    "SELECT p.exact_key, t.text FROM pick p JOIN texts t ON t.page_id = p.page_id WHERE t.norm_key = ?"
+)
+
+
 def sql_literal(value: str) -> str:
     """A quoted SQL string, for the few statements that cannot bind parameters (ATTACH, view definitions)."""
     return "'" + value.replace("'", "''") + "'"
@@ -314,10 +325,9 @@ class Store:
     def unsketched_texts(self, norm_key: str, sketch_key: str, batch_rows: int) -> Iterator[pd.DataFrame]:
         """Distinct content texts that have no sketch under `sketch_key` yet, in batches."""
         yield from self._batches(
-            "SELECT exact_key, any_value(text) AS text FROM texts t WHERE norm_key = ? AND degenerate IS NULL "
-            "AND NOT EXISTS (SELECT 1 FROM sketches s WHERE s.sketch_key = ? AND s.exact_key = t.exact_key) "
-            "GROUP BY exact_key",
-            [norm_key, sketch_key], batch_rows,
+            _ONE_TEXT_PER_KEY.format(where="AND NOT EXISTS (SELECT 1 FROM sketches s WHERE s.sketch_key = ? "
+                                           "AND s.exact_key = t.exact_key)"),
+            [norm_key, sketch_key, norm_key], batch_rows,
         )
 
     def count_unsketched(self, norm_key: str, sketch_key: str) -> int:
@@ -331,9 +341,8 @@ class Store:
         """(exact_key, text) of the given content texts, in batches, in no particular order."""
         cur = self.cursor()  # the registration lives and dies with this cursor
         cur.register("wanted_units", pa.table({"exact_key": pa.array(list(exact_keys), pa.string())}))
-        sql = ("SELECT t.exact_key, any_value(t.text) AS text FROM texts t SEMI JOIN wanted_units w "
-               "ON w.exact_key = t.exact_key WHERE t.norm_key = ? AND t.degenerate IS NULL GROUP BY t.exact_key")
-        yield from self._batches(sql, [norm_key], batch_rows, cur)
+        sql = _ONE_TEXT_PER_KEY.format(where="AND t.exact_key IN (SELECT exact_key FROM wanted_units)")
+        yield from self._batches(sql, [norm_key, norm_key], batch_rows, cur)
 
     def unit_sketches(self, norm_key: str, sketch_key: str, *, with_minhash: bool) -> pd.DataFrame:
         """One row per distinct content text (exact_key order): exact_key, n_shingles, simhash[, minhash]."""

@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from neardup import candidates
 from neardup.candidates import (
     _block_masks,
     choose_r,
@@ -282,13 +283,48 @@ def test_intersection_sizes_equal_set_intersections(seed: int, n_sets: int, n_pa
     values = np.concatenate(sets)
     a, b = rng.integers(0, n_sets, n_pairs), rng.integers(0, n_sets, n_pairs)
     want = [len(np.intersect1d(sets[i], sets[j])) for i, j in zip(a, b, strict=True)]
-    assert intersection_sizes(values, lens, a, b, chunk=chunk).tolist() == want
+    assert intersection_sizes(values, lens, a, b, chunk=chunk).tolist() == want  # compiled merge
+    assert intersection_sizes(values, lens, a, b, chunk=chunk, compiled=False).tolist() == want  # numpy
+    # sets addressed where they lie (not back to back): the reversed layout gives the same counts
+    off = np.concatenate(([0], np.cumsum(lens[::-1])[:-1]))[::-1]
+    rev = np.concatenate(sets[::-1]) if n_sets else values
+    for compiled in (True, False):
+        assert intersection_sizes(rev, lens, a, b, offsets=off, compiled=compiled).tolist() == want
+
+
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(1, 30), n_pairs=st.integers(0, 80),
+       num_perm=st.sampled_from([16, 128]))
+@settings(max_examples=60, deadline=None)
+def test_compiled_verification_equals_numpy(seed: int, n: int, n_pairs: int, num_perm: int) -> None:
+    rng = np.random.default_rng(seed)
+    sigs = rng.integers(0, 6, size=(n, num_perm), dtype=np.uint32)  # few values: many agreeing positions
+    sizes = rng.integers(1, 500, size=n).astype(np.float64)
+    a, b = rng.integers(0, n, n_pairs), rng.integers(0, n, n_pairs)
+    for similarity, floor in (("jaccard", 0.3), ("containment", 0.5)):
+        fast = verify_pairs(sigs, sizes, a, b, similarity=similarity, floor=floor, min_size_ratio=0.5)
+        ref = verify_pairs(sigs, sizes, a, b, similarity=similarity, floor=floor, min_size_ratio=0.5,
+                           compiled=False)
+        for x, y in zip(fast, ref, strict=True):
+            assert np.array_equal(x, y)
+
+
+def test_compiled_kernels_check_indices() -> None:
+    sigs = np.zeros((3, 16), dtype=np.uint32)
+    with pytest.raises(IndexError):
+        verify_pairs(sigs, np.ones(3), np.array([0]), np.array([3]), similarity="jaccard", floor=0.5,
+                     min_size_ratio=0.5)
+    with pytest.raises(IndexError):
+        intersection_sizes(np.arange(4, dtype=np.uint32), np.array([2, 2]), np.array([0]), np.array([2]))
+    with pytest.raises(IndexError):  # a set reaching past the values
+        intersection_sizes(np.arange(4, dtype=np.uint32), np.array([2, 3]), np.array([0]), np.array([1]))
 
 
 def test_intersection_sizes_use_all_32_bits() -> None:
     """Values that agree in their low bits only are different shingles."""
     values = np.array([1, 0xFFFF0001, 7, 0x10001, 0xFFFF0001], dtype=np.uint32)
-    assert intersection_sizes(values, np.array([2, 3]), np.array([0]), np.array([1])).tolist() == [1]
+    for compiled in (True, False):
+        got = intersection_sizes(values, np.array([2, 3]), np.array([0]), np.array([1]), compiled=compiled)
+        assert got.tolist() == [1]
 
 
 def test_concat_ranges_skips_empty_ranges() -> None:
@@ -302,3 +338,19 @@ def test_exact_scores_and_size_guard() -> None:
     assert np.allclose(jac, [0.5, 0.25, 0.0])
     # 10 of the smaller set's 10 are shared, but 10 < 0.5 x 40: the guard zeroes the containment
     assert np.allclose(cont, [1.0, 0.0, 0.0])
+
+
+def _groups(order: np.ndarray, starts: np.ndarray) -> set[frozenset[int]]:
+    ends = np.concatenate((starts[1:], [len(order)]))
+    return {frozenset(order[s:e].tolist()) for s, e in zip(starts, ends, strict=True)}
+
+
+@pytest.mark.parametrize("rows", [1, 2, 4])
+def test_band_groups_are_exact_even_when_keys_collide(rows: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    block = np.random.default_rng(rows).integers(0, 3, size=(300, rows), dtype=np.uint32)
+    order = np.lexsort(block.T[::-1])
+    want = _groups(order, candidates._run_starts(block[order]))
+    assert _groups(*candidates._band_groups(block)) == want
+    # a key that keeps one bit: different rows share keys, and the grouping must still be by rows
+    monkeypatch.setattr(candidates, "_fmix64", lambda h: h & np.uint64(1))
+    assert _groups(*candidates._band_groups(block)) == want
