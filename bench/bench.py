@@ -129,7 +129,7 @@ def engine_child(args: argparse.Namespace) -> None:
     now = time.monotonic
     stages: list[dict[str, Any]] = []
     info: dict[str, Any] = {"methods": {}}
-    base = Config()
+    base = Config(normalize=args.normalize)
     jobs = args.jobs
 
     log = open(args.out_json + "l", "w", encoding="utf-8")  # noqa: SIM115 (open for the whole run)
@@ -420,7 +420,8 @@ def run_engine(crawl: Path, truth: Path | None, args: argparse.Namespace, workdi
     db = workdir / "bench.duckdb"
     out_json = workdir / "engine.json"
     cmd = [sys.executable, str(Path(__file__).resolve()), "--_engine-child", "--input", str(crawl),
-           "--_db", str(db), "--_out-json", str(out_json), "--methods", *args.methods]
+           "--_db", str(db), "--_out-json", str(out_json), "--methods", *args.methods,
+           "--normalize", args.normalize]
     if args.jobs:
         cmd += ["--jobs", str(args.jobs)]
     if truth is not None:
@@ -747,7 +748,8 @@ def render(info: dict[str, Any], peers: list[dict[str, Any]] | None, args: argpa
     pages = info["pages"]
     lines = []
     stamp = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
-    lines.append(f"### {pages:,} pages - {stamp} - commit {git_commit() or 'unknown'}")
+    lines.append(f"### {pages:,} pages - {stamp} - commit {git_commit() or 'unknown'}"
+                 + (f" - normalize: {args.normalize}" if args.normalize != "main" else ""))
     if info.get("others_cores", 0) > 0.3:
         lines.append("")
         lines.append(f"> **Noisy run:** other processes used {info['others_cores']:.2f} of the {len(os.sched_getaffinity(0))} "
@@ -922,6 +924,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--truth", help="ground-truth CSV for --input (precision/recall line; optional)")
     ap.add_argument("--jobs", type=int, default=None, help="worker processes for the engine (default: all cores)")
     ap.add_argument("--methods", nargs="+", default=["simhash", "minhash"], choices=["simhash", "minhash"])
+    ap.add_argument("--normalize", default="main", choices=["main", "strip"],
+                    help="normalization of the engine run (default main, the engine's default)")
     ap.add_argument("--peer-pages", type=int, default=1000, help="pages for the per-page peers (default 1000)")
     ap.add_argument("--pair-sample", type=int, default=10_000, help="fingerprints for all-pairs / LSH peers (default 10000)")
     ap.add_argument("--repeats", type=int, default=5, help="repeats of each micro-benchmark (default 5)")

