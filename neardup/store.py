@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
@@ -26,9 +27,10 @@ from .errors import DatabaseLocked, NeardupError, SchemaError
 SCHEMA_VERSION = "2"
 DEFAULT_DB = "neardup.duckdb"
 DUCKDB_MEMORY = "1GB"
-# DuckDB stores tables in row groups of this many rows. A checkpoint re-compresses every row group
-# that changed since the last one, so a bulk load checkpoints when a row group of `pages` fills up.
-ROW_GROUP_ROWS = 122_880
+# Tables are stored in row groups of this many rows (DuckDB's default is 122,880). A checkpoint
+# re-compresses every row group that changed since the last one, so a bulk load checkpoints when a row
+# group of `pages` fills up; at 16k rows (~260 MB of HTML) that stays within the memory cap.
+ROW_GROUP_ROWS = 16_384
 CHECKPOINT_THRESHOLD = "512MB"
 ALIAS = "neardup"  # the database's name inside a bulk store's connection
 
@@ -49,27 +51,81 @@ def sql_literal(value: str) -> str:
     return "'" + value.replace("'", "''") + "'"
 
 
+class _Connections:
+    """One DuckDB connection per database file in this process, shared by the Stores open on it.
+
+    The file is attached (not opened as the default database) because only ATTACH takes a row group
+    size and a recovery mode; DuckDB's own instance cache, which let two `duckdb.connect(path)` share a
+    file, does not cover attached files, so this registry does."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._open: dict[str, list[Any]] = {}  # real path -> [connection, users, read_only, bulk]
+
+    def acquire(self, path: str, *, read_only: bool, bulk: bool) -> duckdb.DuckDBPyConnection:
+        key = os.path.realpath(path)
+        with self._lock:
+            entry = self._open.get(key)
+            if entry is not None:
+                if bulk or entry[3]:
+                    raise DatabaseLocked(f"{path} is already open in this process; a bulk load needs it to itself")
+                if entry[2] and not read_only:
+                    raise NeardupError(f"{path} is open read-only in this process; close it before writing")
+                entry[1] += 1
+                return entry[0]
+            con = duckdb.connect()
+            options = [f"ROW_GROUP_SIZE {ROW_GROUP_ROWS}"]
+            if read_only:
+                options.append("READ_ONLY")
+            if bulk:
+                options.append("RECOVERY_MODE no_wal_writes")
+            try:
+                con.execute(f"ATTACH {sql_literal(path)} AS {ALIAS} ({', '.join(options)})")
+                con.execute(f"USE {ALIAS}")
+            except BaseException:
+                con.close()
+                raise
+            self._open[key] = [con, 1, read_only, bulk]
+            return con
+
+    def release(self, path: str) -> None:
+        key = os.path.realpath(path)
+        with self._lock:
+            entry = self._open[key]
+            entry[1] -= 1
+            if entry[1] == 0:
+                del self._open[key]
+                con = entry[0]
+                try:
+                    if entry[3]:  # bulk: nothing is in a log, the checkpoint makes it durable
+                        con.execute("CHECKPOINT")
+                finally:
+                    con.close()
+
+
+_CONNECTIONS = _Connections()
+
+
 class Store:
-    """`bulk=True` is for a process that has the file to itself for a load (`neardup ingest`, the benchmark):
+    """The database file, attached with row groups of `ROW_GROUP_ROWS`.
+
+    `bulk=True` is for a process that has the file to itself for a load (`neardup ingest`, the benchmark):
     no write-ahead log, so commits are durable at checkpoints only (the loader checkpoints where a row
     group fills up and at its end; `close` checkpoints). Measured appending 100k ingested pages: DuckDB's
-    CPU 0.32 -> 0.28 ms/page (each page's HTML was written to the log, then again to the file). A crash
+    CPU 0.32 -> 0.17 ms/page (each page's HTML was written to the log, then again to the file, and the
+    122,880-row groups of DuckDB's default spilled past the memory cap before their checkpoint). A crash
     mid-load leaves the source 'loading', and the next open drops it, as without `bulk`. Labels are never
-    written through a bulk store. (Smaller row groups made appends cheaper still, 0.17 ms/page, but the
-    first checkpoint of a normal open then rewrote the whole file into full-size row groups: 17 s and
-    twice the size at 100k pages.)"""
+    written through a bulk store. Every store attaches the file with the same row group size: a checkpoint
+    under DuckDB's default size rewrote a file of 16k-row groups whole (17 s, twice the size at 100k
+    pages); files written with larger row groups open as they are."""
 
     def __init__(self, path: str | Path = DEFAULT_DB, *, read_only: bool = False, bulk: bool = False) -> None:
         self.path = str(path)
         self.bulk = bulk and not read_only
         self.row_group_rows = ROW_GROUP_ROWS
+        self._closed = False
         try:
-            if self.bulk:
-                self._con = duckdb.connect()
-                self._con.execute(f"ATTACH {sql_literal(self.path)} AS {ALIAS} (RECOVERY_MODE no_wal_writes)")
-                self._con.execute(f"USE {ALIAS}")
-            else:
-                self._con = duckdb.connect(self.path, read_only=read_only)
+            self._con = _CONNECTIONS.acquire(self.path, read_only=read_only, bulk=self.bulk)
         except duckdb.IOException as exc:
             msg = str(exc)
             if "lock" in msg.lower():
@@ -88,19 +144,22 @@ class Store:
             # load then re-compresses the open row group ~30x less often. Measured on 20k pages:
             # the ingest's main-process CPU 0.78 -> 0.48 ms/page and the file 164 -> 105 MB.
             self._con.execute("SET checkpoint_threshold = ?", [CHECKPOINT_THRESHOLD])
-        self._init_schema(read_only)
+        try:
+            self._init_schema(read_only)
+        except BaseException:
+            self.close()
+            raise
 
     # --- plumbing ---------------------------------------------------------------------------
     def cursor(self) -> duckdb.DuckDBPyConnection:
         cur = self._con.cursor()
-        if self.bulk:  # a cursor starts in the connection's in-memory catalog
-            cur.execute(f"USE {ALIAS}")
+        cur.execute(f"USE {ALIAS}")  # a cursor starts in the connection's in-memory catalog
         return cur
 
     def close(self) -> None:
-        if self.bulk:
-            self._con.execute("CHECKPOINT")
-        self._con.close()
+        if not self._closed:
+            self._closed = True
+            _CONNECTIONS.release(self.path)
 
     def __enter__(self) -> Store:
         return self

@@ -19,6 +19,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from neardup import engine
+from neardup import store as store_module
 from neardup.config import Config
 from neardup.errors import DatabaseLocked, NotACrawlDump
 from neardup.ingest import MAX_PAGE_BYTES, LineBlock, RawLine, detect_format, read_batches, read_raw, validate
@@ -445,3 +446,44 @@ def test_truncated_gzip_keeps_the_records_before_the_cut(store: Store, tmp_path:
     assert errors["line"].tolist() == [summary.loaded + 1]
     assert sorted(store.page_table(CONFIG.norm_key)["url"]) == sorted(
         f"https://site.example.com/p/{i}" for i in range(summary.loaded))
+
+
+def _row_groups(store: Store, table: str) -> int:
+    return store.cursor().execute(
+        f"SELECT count(DISTINCT row_group_id) FROM pragma_storage_info('{table}')").fetchone()[0]
+
+
+def test_a_normal_open_keeps_the_row_groups_a_bulk_load_wrote(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Every store attaches with the same row group size: under DuckDB's default a checkpoint merged the
+    # bulk load's smaller row groups, rewriting the whole file (17 s and twice the size at 100k pages).
+    monkeypatch.setattr(store_module, "ROW_GROUP_ROWS", 2048)
+    db = tmp_path / "rg.duckdb"
+    with Store(db, bulk=True) as store:
+        cur = store.cursor()
+        cur.execute("CREATE TABLE filler (i BIGINT, s VARCHAR)")
+        for k in range(8):
+            cur.execute("INSERT INTO filler SELECT range, repeat(md5(range::VARCHAR), 20) FROM range(?, ?)",
+                        [k * 2048, (k + 1) * 2048])
+            cur.execute("CHECKPOINT")
+        assert _row_groups(store, "filler") == 8
+    size = db.stat().st_size
+    with Store(db) as store:
+        store.record_label("https://a.example/", "https://b.example/", label="duplicate")
+        store.cursor().execute("CHECKPOINT")
+        assert _row_groups(store, "filler") == 8
+    assert db.stat().st_size <= size * 1.1
+
+
+def test_stores_on_one_file_share_its_connection(tmp_path: Path) -> None:
+    db = tmp_path / "shared.duckdb"
+    first, second = Store(db), Store(db)  # e.g. the app's cached store and a test's or a page's own
+    first.record_label("https://a.example/", "https://b.example/", label="not")
+    assert len(second.labels()) == 1
+    first.close()
+    first.close()  # closing twice is harmless and does not close the other store's connection
+    assert len(second.labels()) == 1
+    with pytest.raises(DatabaseLocked, match="bulk load needs it to itself"):
+        Store(db, bulk=True)
+    second.close()
+    with Store(db, bulk=True) as bulk:  # once nobody else has it
+        assert len(bulk.labels()) == 1
