@@ -373,7 +373,7 @@ def minhash_pairs(
     "contained" in a long article. Estimates are approximate (MinHash); exact Jaccard is computed on
     demand for audited pairs.
     """
-    sigs = np.asarray(signatures, dtype=np.uint32)
+    sigs = np.ascontiguousarray(signatures, dtype=np.uint32)  # so each chunk's kernel call copies nothing
     n = len(sigs)
     stats = CandidateStats()
     empty = (np.empty(0, np.int64), np.empty(0, np.int64), np.empty(0), np.empty(0), stats)

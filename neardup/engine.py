@@ -39,7 +39,7 @@ from .parallel import parallel_map, prefetch
 from .shingles import shingle_set32_of, text_words
 from .simhash import hamming_many
 from .sketch import sketch_many
-from .store import Store
+from .store import ROW_GROUP_ROWS, Store
 
 Progress = Callable[[str, int, int], None]  # (stage, done, total)
 BATCH = 256
@@ -194,7 +194,7 @@ def ingest_file(
                     ids = pa.array(np.arange(next_id, next_id + batch.num_rows, dtype=np.int64))
                     if writing is not None:
                         writing.result()
-                    full = (rows + batch.num_rows) // store.row_group_rows > rows // store.row_group_rows
+                    full = (rows + batch.num_rows) // ROW_GROUP_ROWS > rows // ROW_GROUP_ROWS
                     writing = writer.submit(store.add_ingested, batch.append_column("page_id", ids), source_id,
                                             config.norm_key, pa.concat_tables(pending_sketches), config.sketch_key,
                                             checkpoint=full)

@@ -42,20 +42,23 @@ _word_hash_cache = _WordHashCache()
 _WORD_CACHE_LIMIT = 2_000_000
 
 
+def _fold(text: str) -> str:
+    return unicodedata.normalize("NFKC", text).casefold()
+
+
 def words(text: str) -> list[str]:
     """Tokens: runs of word characters after NFKC normalization and case folding."""
-    return _WORD.findall(unicodedata.normalize("NFKC", text).casefold())
+    return _WORD.findall(_fold(text))
 
 
 def text_words(text: str, *, compiled: bool = True) -> tuple[bytes, np.ndarray]:
     """The words of `text` as (their UTF-8 joined by single spaces, `word_hashes` of them), in one pass:
     what `words` then `word_hashes` give, without a Python string per word. `compiled=False` forces the
     reference path."""
-    folded = unicodedata.normalize("NFKC", text).casefold()
     if compiled and _kernels is not None:
-        joined, hashes = _kernels.tokenize(folded)
+        joined, hashes = _kernels.tokenize(_fold(text))
         return joined, np.frombuffer(hashes, dtype=np.uint64)
-    toks = _WORD.findall(folded)
+    toks = words(text)
     return " ".join(toks).encode("utf-8"), word_hashes(toks)
 
 
@@ -128,7 +131,7 @@ def shingle_hash_of(shingle: str) -> int:
 def shingle_set32(tokens: Sequence[str], k: int) -> np.ndarray:
     """The document's distinct shingles as sorted uint32: the low 32 bits of `shingle_hashes`, i.e.
     exactly the values MinHash sketches. Exact verification intersects these sets."""
-    return distinct(shingle_hashes(tokens, k).astype(np.uint32))
+    return shingle_set32_of(word_hashes(tokens), k, compiled=False)
 
 
 def shingle_set32_of(wh: np.ndarray, k: int, *, compiled: bool = True) -> np.ndarray:

@@ -32,7 +32,7 @@ DUCKDB_MEMORY = "1GB"
 # group of `pages` fills up; at 16k rows (~260 MB of HTML) that stays within the memory cap.
 ROW_GROUP_ROWS = 16_384
 CHECKPOINT_THRESHOLD = "512MB"
-ALIAS = "neardup"  # the database's name inside a bulk store's connection
+ALIAS = "neardup"  # the attached file's catalog name inside each store's connection
 
 
 # One text per distinct content exact_key (any of its pages), for the content texts that `where`
@@ -122,7 +122,6 @@ class Store:
     def __init__(self, path: str | Path = DEFAULT_DB, *, read_only: bool = False, bulk: bool = False) -> None:
         self.path = str(path)
         self.bulk = bulk and not read_only
-        self.row_group_rows = ROW_GROUP_ROWS
         self._closed = False
         try:
             self._con = _CONNECTIONS.acquire(self.path, read_only=read_only, bulk=self.bulk)
