@@ -28,7 +28,6 @@ MAIN_FALLBACK_WORDS = 50
 @dataclass(frozen=True, slots=True)
 class ParsedPage:
     text: str
-    rel_canonical: str | None
     title: str
 
 
@@ -41,29 +40,23 @@ def _strip_selector(strip_tags: tuple[str, ...]) -> str:
 
 
 def parse_page(html: str, *, mode: str = "strip", strip_tags: tuple[str, ...] = DEFAULT_STRIP_TAGS) -> ParsedPage:
-    """Parse once: the normalized text, the `<link rel=canonical>` href and the `<title>`."""
+    """Parse once: the normalized text and the `<title>`. (`<link rel=canonical>` is read by ingest, from the
+    raw head, for every page whatever the normalization.)"""
     if mode == "main":
         tree = HTMLTree.parse(html)
         text = _collapse(extract_plain_text(tree, main_content=True, alt_texts=False, preserve_formatting=False))
         if text.count(" ") + 1 >= MAIN_FALLBACK_WORDS:
-            link = tree.document.query_selector('link[rel="canonical"]')
-            title_el = tree.document.query_selector("title")
-            return ParsedPage(
-                text,
-                (link.getattr("href") or "").strip() or None if link is not None else None,
-                _collapse(title_el.text) if title_el is not None else "",
-            )
+            # The document's title element (an <svg><title> is not one); 9x faster than a selector query.
+            return ParsedPage(text, _collapse(tree.title or ""))
         # The extractor found no main content (listing pages, link-heavy hubs): use the stripped text.
     tree = LexborHTMLParser(html)
-    link = tree.css_first('link[rel="canonical"]')
     title_el = tree.css_first("title")
-    rel = (link.attributes.get("href") or "").strip() or None if link is not None else None
     title = _collapse(title_el.text()) if title_el is not None else ""
     for node in tree.css(_strip_selector(strip_tags)):
         node.decompose()
     body = tree.body
     text = body.text(separator=" ") if body is not None else ""
-    return ParsedPage(_collapse(text), rel, title)
+    return ParsedPage(_collapse(text), title)
 
 
 def normalize_html(html: str, *, mode: str = "strip", strip_tags: tuple[str, ...] = DEFAULT_STRIP_TAGS) -> str:

@@ -132,13 +132,19 @@ def test_strip_tags_are_configurable() -> None:
     assert normalize_html_bs4(html, strip_tags=("footer",)) == "menu text"
 
 
-def test_parse_page_reads_canonical_and_title() -> None:
+def test_parse_page_reads_the_title() -> None:
     html = ("<html><head><title>  My   Page </title><link rel='canonical' href=' https://example.com/x '>"
             "</head><body><p>hello</p></body></html>")
     page = parse_page(html, mode="strip")
-    assert (page.text, page.rel_canonical, page.title) == ("hello", "https://example.com/x", "My Page")
+    assert (page.text, page.title) == ("hello", "My Page")
     page = parse_page("<p>no head</p>", mode="strip")
-    assert (page.text, page.rel_canonical, page.title) == ("no head", None, "")
+    assert (page.text, page.title) == ("no head", "")
+    article = " ".join(f"word{i}" for i in range(60))
+    page = parse_page(f"<title> My  Page </title><body><article><p>{article}</p></article></body>", mode="main")
+    assert (page.text, page.title) == (article, "My Page")
+    # main mode reads the document's title element: an SVG <title> before it is not one
+    page = parse_page(f"<body><svg><title>icon</title></svg><title>Real</title><p>{article}</p></body>", mode="main")
+    assert page.title == "Real"
 
 
 def test_stripped_parts_lists_what_was_removed() -> None:
