@@ -9,9 +9,9 @@ import textwrap
 import threading
 from pathlib import Path
 
+import parallel_probe as probe
 import pytest
 
-import parallel_probe as probe
 from neardup.parallel import parallel_map, prefetch
 
 
