@@ -230,6 +230,20 @@ def _parse_status(value: Any) -> int | None:
     return status if 100 <= status <= 999 else None
 
 
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
+
+
+def _unencodable_field(rec: dict[str, Any]) -> str | None:
+    """The first string field that cannot be written as UTF-8 (it holds a lone surrogate), if any."""
+    for key, value in rec.items():
+        if isinstance(value, str):
+            try:
+                value.encode("utf-8")
+            except UnicodeEncodeError:
+                return key
+    return None
+
+
 def validate(raw: RawLine) -> dict[str, Any] | str:
     """A clean record dict, or the reason the record is rejected."""
     payload = raw.payload
@@ -244,14 +258,13 @@ def validate(raw: RawLine) -> dict[str, Any] | str:
             return f"malformed JSON: {exc.msg} (column {exc.colno})"
         if not isinstance(rec, dict):
             return f"not a JSON object but a {type(rec).__name__}"
+        # Valid UTF-8 can still escape half of a surrogate pair ("\ud800"), which no UTF-8 text can hold.
+        if _SURROGATE_ESCAPE.search(payload) and (key := _unencodable_field(rec)) is not None:
+            return f"invalid Unicode in field {key!r}: an unpaired surrogate escape"
     else:
         rec = payload
-        for key, value in rec.items():
-            if isinstance(value, str):
-                try:
-                    value.encode("utf-8")
-                except UnicodeEncodeError:
-                    return f"invalid UTF-8 in field {key!r}"
+        if (key := _unencodable_field(rec)) is not None:
+            return f"invalid UTF-8 in field {key!r}"
     url = rec.get("url")
     if not isinstance(url, str) or not url.strip():
         return "missing url"
@@ -262,8 +275,8 @@ def validate(raw: RawLine) -> dict[str, Any] | str:
     if html is None and text is None:
         present = [k for k in ("html", "text") if k in rec]
         return "empty page (html is blank)" if present else "missing html or text"
-    body = html if html is not None else text
-    size = len(body.encode("utf-8"))
+    body = (html if html is not None else text).encode("utf-8")
+    size = len(body)
     if size > MAX_PAGE_BYTES:
         return f"page too large ({size / 1e6:.1f} MB > {MAX_PAGE_BYTES / 1e6:.0f} MB)"
     canonical = canonicalize_url(url)
@@ -277,7 +290,7 @@ def validate(raw: RawLine) -> dict[str, Any] | str:
         "status": _parse_status(rec.get("status")),
         "html": html,
         "text_in": text if html is None else None,
-        "md5": hashlib.md5(body.encode("utf-8"), usedforsecurity=False).hexdigest(),
+        "md5": hashlib.md5(body, usedforsecurity=False).hexdigest(),
         "rel_canonical": canonicalize_url(urljoin(url.strip(), rel)) if rel else None,
         "extra": json.dumps(extra, default=str) if extra else None,
     }

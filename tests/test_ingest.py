@@ -70,13 +70,16 @@ def messy_dump(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str
         b"\n",                                                                    # 13 blank line: skipped
         _line([1, 2, 3]),                                                         # 14 not an object
         _line(_good(3)),                                                          # 15
+        b'{"url": "https://site.example.com/half", "html": "<p>\\ud800</p>"}\n',    # 16 lone surrogate
+        _line({"url": "https://site.example.com/emoji", "html": "<p>\U0001f600</p>"}),  # 17 a pair: fine
     ]
     path.write_bytes(b"".join(lines))
     good = {"https://site.example.com/p/0": 1, "https://site.example.com/p/1": 2,
             "https://site.example.com/plain": 11, "https://site.example.com/p/2": 12,
-            "https://site.example.com/p/3": 15}
+            "https://site.example.com/p/3": 15, "https://site.example.com/emoji": 17}
     bad = {3: "malformed JSON", 4: "invalid UTF-8", 5: "missing url", 6: "missing html or text",
-           7: "empty page", 8: "page too large", 9: "duplicate record", 14: "not a JSON object"}
+           7: "empty page", 8: "page too large", 9: "duplicate record", 14: "not a JSON object",
+           16: "invalid Unicode in field 'html'"}
     return path, good, bad
 
 
@@ -498,3 +501,21 @@ def test_stores_on_one_file_share_its_connection(tmp_path: Path) -> None:
     second.close()
     with Store(db, bulk=True) as bulk:  # once nobody else has it
         assert len(bulk.labels()) == 1
+
+
+def test_bulky_columns_are_stored_with_the_compression_the_schema_names(tmp_path: Path) -> None:
+    # HTML and texts as ZSTD, MinHash signatures (random bytes) as they are: DuckDB does not spend the
+    # checkpoint trying its other compressions on them.
+    path = tmp_path / "crawl.jsonl"
+    path.write_text("".join(_line(_good(i)).decode() for i in range(300)))
+    with Store(tmp_path / "c.duckdb", bulk=True) as store:
+        engine.ingest_file(store, path, CONFIG, jobs=1)
+        used = dict(store.cursor().execute(
+            "SELECT table_name || '.' || column_name, list(DISTINCT compression ORDER BY compression) FROM ("
+            "  SELECT 'pages' AS table_name, * FROM pragma_storage_info('pages') UNION ALL "
+            "  SELECT 'texts', * FROM pragma_storage_info('texts') UNION ALL "
+            "  SELECT 'sketches', * FROM pragma_storage_info('sketches')) "
+            "WHERE segment_type NOT IN ('VALIDITY') GROUP BY 1").fetchall())
+    assert used["pages.html"] == ["ZSTD"]
+    assert used["texts.text"] == ["ZSTD"]
+    assert used["sketches.minhash"] == ["Uncompressed"]
