@@ -13,6 +13,7 @@ import gzip
 import hashlib
 import io
 import json
+import math
 import re
 import zlib
 from collections.abc import Iterable, Iterator
@@ -230,9 +231,6 @@ def _parse_status(value: Any) -> int | None:
     return status if 100 <= status <= 999 else None
 
 
-_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
-
-
 def _unencodable_field(rec: dict[str, Any]) -> str | None:
     """The first string field that cannot be written as UTF-8 (it holds a lone surrogate), if any."""
     for key, value in rec.items():
@@ -242,6 +240,39 @@ def _unencodable_field(rec: dict[str, Any]) -> str | None:
             except UnicodeEncodeError:
                 return key
     return None
+
+
+def _finite(value: Any) -> Any:
+    """`value` with NaN and the infinities (which JSON cannot hold) as the strings Python spells them."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value)
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_finite(v) for v in value]
+    return value
+
+
+def _extra_json(extra: dict[str, Any]) -> bytes | str:
+    """The record's other fields as UTF-8 JSON that DuckDB accepts, or the field that cannot be (it holds a
+    lone surrogate). Python's json reads and writes NaN and Infinity, JSON has no such values: they become
+    strings ("nan", "inf", "-inf")."""
+    def dump(obj: dict[str, Any]) -> bytes:
+        try:
+            text = json.dumps(obj, default=str, ensure_ascii=False, allow_nan=False)
+        except ValueError:
+            text = json.dumps(_finite(obj), default=str, ensure_ascii=False)
+        return text.encode("utf-8")
+
+    try:
+        return dump(extra)
+    except UnicodeEncodeError:
+        for key, value in extra.items():
+            try:
+                dump({key: value})
+            except UnicodeEncodeError:
+                return key
+        raise
 
 
 def validate(raw: RawLine) -> dict[str, Any] | str:
@@ -258,13 +289,10 @@ def validate(raw: RawLine) -> dict[str, Any] | str:
             return f"malformed JSON: {exc.msg} (column {exc.colno})"
         if not isinstance(rec, dict):
             return f"not a JSON object but a {type(rec).__name__}"
-        # Valid UTF-8 can still escape half of a surrogate pair ("\ud800"), which no UTF-8 text can hold.
-        if _SURROGATE_ESCAPE.search(payload) and (key := _unencodable_field(rec)) is not None:
-            return f"invalid Unicode in field {key!r}: an unpaired surrogate escape"
     else:
         rec = payload
         if (key := _unencodable_field(rec)) is not None:
-            return f"invalid UTF-8 in field {key!r}"
+            return f"invalid UTF-8 in field {key!a}"
     url = rec.get("url")
     if not isinstance(url, str) or not url.strip():
         return "missing url"
@@ -275,13 +303,22 @@ def validate(raw: RawLine) -> dict[str, Any] | str:
     if html is None and text is None:
         present = [k for k in ("html", "text") if k in rec]
         return "empty page (html is blank)" if present else "missing html or text"
-    body = (html if html is not None else text).encode("utf-8")
+    # Valid UTF-8 JSON can still escape half of a surrogate pair ("\ud800"), which no UTF-8 text can hold.
+    try:
+        body = (html if html is not None else text).encode("utf-8")
+    except UnicodeEncodeError:
+        return f"invalid Unicode in field {'html' if html is not None else 'text'!r}: an unpaired surrogate escape"
+    if not url.isascii() and _unencodable_field({"url": url}):
+        return "invalid Unicode in field 'url': an unpaired surrogate escape"
     size = len(body)
     if size > MAX_PAGE_BYTES:
         return f"page too large ({size / 1e6:.1f} MB > {MAX_PAGE_BYTES / 1e6:.0f} MB)"
     canonical = canonicalize_url(url)
     rel = _rel_canonical(html) if html is not None else None
     extra = {k: v for k, v in rec.items() if k not in ("url", "html", "text", "fetched_at", "status")}
+    extra_json = _extra_json(extra) if extra else None
+    if extra_json is not None and not isinstance(extra_json, bytes):
+        return f"invalid Unicode in field {extra_json!a}: an unpaired surrogate escape"
     return {
         "url": url.strip(),
         "canonical_url": canonical,
@@ -292,5 +329,5 @@ def validate(raw: RawLine) -> dict[str, Any] | str:
         "text_in": text if html is None else None,
         "md5": hashlib.md5(body, usedforsecurity=False).hexdigest(),
         "rel_canonical": canonicalize_url(urljoin(url.strip(), rel)) if rel else None,
-        "extra": json.dumps(extra, default=str) if extra else None,
+        "extra": extra_json.decode("utf-8") if extra_json is not None else None,
     }

@@ -72,14 +72,16 @@ def messy_dump(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str
         _line(_good(3)),                                                          # 15
         b'{"url": "https://site.example.com/half", "html": "<p>\\ud800</p>"}\n',    # 16 lone surrogate
         _line({"url": "https://site.example.com/emoji", "html": "<p>\U0001f600</p>"}),  # 17 a pair: fine
+        b'{"url": "https://site.example.com/x", "html": "<p>x</p>", "\\udc00": 1}\n',  # 18 ... in a key
+        b'{"url": "https://site.example.com/nan", "html": "<p>n</p>", "score": NaN, "v": [Infinity]}\n',  # 19
     ]
     path.write_bytes(b"".join(lines))
     good = {"https://site.example.com/p/0": 1, "https://site.example.com/p/1": 2,
             "https://site.example.com/plain": 11, "https://site.example.com/p/2": 12,
-            "https://site.example.com/p/3": 15, "https://site.example.com/emoji": 17}
+            "https://site.example.com/p/3": 15, "https://site.example.com/emoji": 17, "https://site.example.com/nan": 19}
     bad = {3: "malformed JSON", 4: "invalid UTF-8", 5: "missing url", 6: "missing html or text",
            7: "empty page", 8: "page too large", 9: "duplicate record", 14: "not a JSON object",
-           16: "invalid Unicode in field 'html'"}
+           16: "invalid Unicode in field 'html'", 18: "invalid Unicode in field '\\udc00'"}
     return path, good, bad
 
 
@@ -121,6 +123,9 @@ def test_messy_dump_loads_good_records_and_records_bad_ones(
     for line, kind in bad.items():
         assert got[line].startswith(kind), (line, got[line])
     assert got[9].endswith("as line 1")
+    # JSON has no NaN or Infinity (Python's json reads them): kept, as the strings Python spells them
+    [nan] = [p for p in pages if p["url"].endswith("/nan")]
+    assert json.loads(nan["extra"]) == {"score": "nan", "v": ["inf"]}
 
     src = store.sources()
     assert len(src) == 1
