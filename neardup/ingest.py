@@ -207,6 +207,15 @@ def _rel_canonical(html: str) -> str | None:
     return value or None
 
 
+def _resolve(base: str, href: str) -> str | None:
+    """The canonical form of `href` read against the page's url; None for an href no URL parser accepts
+    (`http://[::1`): a broken hint on a good page."""
+    try:
+        return canonicalize_url(urljoin(base, href))
+    except ValueError:
+        return None
+
+
 def _parse_time(value: Any) -> datetime | None:
     if value is None or value == "":
         return None
@@ -226,7 +235,7 @@ def _parse_time(value: Any) -> datetime | None:
 def _parse_status(value: Any) -> int | None:
     try:
         status = int(value)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):  # OverflowError: Infinity, which Python's json reads
         return None
     return status if 100 <= status <= 999 else None
 
@@ -328,6 +337,6 @@ def validate(raw: RawLine) -> dict[str, Any] | str:
         "html": html,
         "text_in": text if html is None else None,
         "md5": hashlib.md5(body, usedforsecurity=False).hexdigest(),
-        "rel_canonical": canonicalize_url(urljoin(url.strip(), rel)) if rel else None,
+        "rel_canonical": _resolve(url.strip(), rel) if rel else None,
         "extra": extra_json.decode("utf-8") if extra_json is not None else None,
     }

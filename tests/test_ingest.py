@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 
+import duckdb
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
@@ -524,3 +525,39 @@ def test_bulky_columns_are_stored_with_the_compression_the_schema_names(tmp_path
     assert used["pages.html"] == ["ZSTD"]
     assert used["texts.text"] == ["ZSTD"]
     assert used["sketches.minhash"] == ["Uncompressed"]
+
+
+def _hostile_text(max_size: int) -> st.SearchStrategy[str]:
+    """Any text, often with half a surrogate pair, which JSON can escape and UTF-8 cannot hold."""
+    return st.text(st.sampled_from("a <&\u00e9\ud800\udfff") | st.characters(), max_size=max_size)
+
+
+_JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | _hostile_text(8),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(_hostile_text(5), inner, max_size=3),
+    max_leaves=8,
+)
+_HREFS = st.tuples(st.sampled_from(["", "/", "//", "http://", "https://www.", "mailto:"]),
+                   st.text(alphabet="[]%@?#.&=:/ab1 \\x", max_size=12)).map("".join)
+
+
+@settings(max_examples=150, deadline=None)
+@given(url=_hostile_text(40), href=_HREFS, body=_hostile_text(60), fetched_at=_JSON_VALUES,
+       status=_JSON_VALUES, extra=st.dictionaries(_hostile_text(6), _JSON_VALUES, max_size=3),
+       as_json=st.booleans())
+def test_validate_never_raises_and_what_it_keeps_is_storable(url: str, href: str, body: str, fetched_at: object,
+                                                            status: object, extra: dict, as_json: bool) -> None:
+    # Hostile records: any url, a <link rel=canonical> with any href, any JSON in the other fields (NaN,
+    # lone surrogates, nesting). Each is either a reason or a record DuckDB takes as it is.
+    rec = {**extra, "url": url, "fetched_at": fetched_at, "status": status,
+           "html": f"<head><link rel=canonical href='{href}'></head><p>{body} end</p>"}
+    # A JSON line (ensure_ascii: surrogates and NaN pass as escapes and literals) or a CSV / Parquet row.
+    got = validate(RawLine(1, json.dumps(rec).encode("utf-8") if as_json else rec))
+    if isinstance(got, str):
+        assert got.isascii() or got.encode("utf-8")
+        return
+    for value in got.values():
+        if isinstance(value, str):
+            value.encode("utf-8")  # no lone surrogate reaches a VARCHAR column
+    if got["extra"] is not None:
+        assert duckdb.execute("SELECT ?::JSON", [got["extra"]]).fetchone()[0] is not None
