@@ -81,7 +81,7 @@ CREATE TABLE IF NOT EXISTS units (
     exact_key VARCHAR NOT NULL,
     n_shingles INTEGER NOT NULL,
     simhash UBIGINT,
-    minhash BLOB                         -- (fingerprint_key, unit_id) is unique by construction
+    minhash BLOB USING COMPRESSION uncompressed  -- random bytes. (fingerprint_key, unit_id) is unique by construction
 );
 
 -- Candidate pairs, verified, down to the loosest threshold offered; a tighter threshold is a filter.

@@ -516,15 +516,19 @@ def test_bulky_columns_are_stored_with_the_compression_the_schema_names(tmp_path
     path.write_text("".join(_line(_good(i)).decode() for i in range(300)))
     with Store(tmp_path / "c.duckdb", bulk=True) as store:
         engine.ingest_file(store, path, CONFIG, jobs=1)
+        engine.ensure_fingerprints(store, Config(method="minhash"), jobs=1)
+        store.cursor().execute("CHECKPOINT")
         used = dict(store.cursor().execute(
             "SELECT table_name || '.' || column_name, list(DISTINCT compression ORDER BY compression) FROM ("
             "  SELECT 'pages' AS table_name, * FROM pragma_storage_info('pages') UNION ALL "
             "  SELECT 'texts', * FROM pragma_storage_info('texts') UNION ALL "
-            "  SELECT 'sketches', * FROM pragma_storage_info('sketches')) "
+            "  SELECT 'sketches', * FROM pragma_storage_info('sketches') UNION ALL "
+            "  SELECT 'units', * FROM pragma_storage_info('units')) "
             "WHERE segment_type NOT IN ('VALIDITY') GROUP BY 1").fetchall())
     assert used["pages.html"] == ["ZSTD"]
     assert used["texts.text"] == ["ZSTD"]
     assert used["sketches.minhash"] == ["Uncompressed"]
+    assert used["units.minhash"] == ["Uncompressed"]
 
 
 def _hostile_text(max_size: int) -> st.SearchStrategy[str]:
