@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import random
+import sys
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
+from neardup import normalize
 from neardup.config import DEFAULT_STRIP_TAGS
 from neardup.normalize import (
     degenerate_reason,
@@ -250,3 +254,14 @@ def test_min_words_threshold() -> None:
     text = " ".join(["word"] * 30)
     assert _reason(text, min_words=30) is None
     assert _reason(text, min_words=31) == "too short"
+
+
+def test_the_whitespace_collapse_knows_every_space_python_splits_on() -> None:
+    spaces = {c for c in map(chr, range(sys.maxunicode + 1)) if c.isspace()}
+    assert set(normalize._SPACES) == spaces - {" "}
+    assert set(normalize._ASCII_SPACES) == {c for c in spaces if c.isascii()} - {" "}
+
+
+@given(st.text(st.sampled_from(" a\t\n\xa0\u2003\u3000b\x1f\x85") | st.characters(), max_size=30))
+def test_collapse_is_split_and_join(text: str) -> None:
+    assert normalize._collapse(text) == " ".join(text.split())
