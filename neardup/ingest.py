@@ -262,16 +262,21 @@ def _finite(value: Any) -> Any:
     return value
 
 
-def _extra_json(extra: dict[str, Any]) -> bytes | str:
-    """The record's other fields as UTF-8 JSON that DuckDB accepts, or the field that cannot be (it holds a
-    lone surrogate). Python's json reads and writes NaN and Infinity, JSON has no such values: they become
-    strings ("nan", "inf", "-inf")."""
-    def dump(obj: dict[str, Any]) -> bytes:
+class _Unstorable(ValueError):
+    """A field whose value no UTF-8 text can hold (a lone surrogate); `args[0]` is its name."""
+
+
+def _extra_json(extra: dict[str, Any]) -> str:
+    """The record's other fields as JSON that DuckDB accepts; `_Unstorable` names a field that cannot be.
+    Python's json reads and writes NaN and Infinity, JSON has no such values: they become the strings
+    "nan", "inf", "-inf"."""
+    def dump(obj: dict[str, Any]) -> str:
         try:
             text = json.dumps(obj, default=str, ensure_ascii=False, allow_nan=False)
         except ValueError:
             text = json.dumps(_finite(obj), default=str, ensure_ascii=False)
-        return text.encode("utf-8")
+        text.encode("utf-8")  # raises on a lone surrogate, in a key or at any depth of a value
+        return text
 
     try:
         return dump(extra)
@@ -280,7 +285,7 @@ def _extra_json(extra: dict[str, Any]) -> bytes | str:
             try:
                 dump({key: value})
             except UnicodeEncodeError:
-                return key
+                raise _Unstorable(key) from None
         raise
 
 
@@ -325,9 +330,10 @@ def validate(raw: RawLine) -> dict[str, Any] | str:
     canonical = canonicalize_url(url)
     rel = _rel_canonical(html) if html is not None else None
     extra = {k: v for k, v in rec.items() if k not in ("url", "html", "text", "fetched_at", "status")}
-    extra_json = _extra_json(extra) if extra else None
-    if extra_json is not None and not isinstance(extra_json, bytes):
-        return f"invalid Unicode in field {extra_json!a}: an unpaired surrogate escape"
+    try:
+        extra_json = _extra_json(extra) if extra else None
+    except _Unstorable as exc:
+        return f"invalid Unicode in field {exc.args[0]!a}: an unpaired surrogate escape"
     return {
         "url": url.strip(),
         "canonical_url": canonical,
@@ -338,5 +344,5 @@ def validate(raw: RawLine) -> dict[str, Any] | str:
         "text_in": text if html is None else None,
         "md5": hashlib.md5(body, usedforsecurity=False).hexdigest(),
         "rel_canonical": _resolve(url.strip(), rel) if rel else None,
-        "extra": extra_json.decode("utf-8") if extra_json is not None else None,
+        "extra": extra_json,
     }

@@ -28,7 +28,7 @@ CREATE TABLE IF NOT EXISTS pages (
     html VARCHAR USING COMPRESSION zstd,
     text_in VARCHAR,                     -- the record's own `text` field, used when there is no HTML
     md5 VARCHAR NOT NULL,                -- of the raw HTML (or text): byte-identical duplicates
-    rel_canonical VARCHAR,               -- canonicalized <link rel=canonical>, per the default normalization
+    rel_canonical VARCHAR,               -- canonicalized <link rel=canonical>, read from the raw head
     extra JSON                           -- any other fields of the record
 );
 
