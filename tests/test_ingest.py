@@ -556,7 +556,10 @@ def test_validate_never_raises_and_what_it_keeps_is_storable(url: str, href: str
     rec = {**extra, "url": url, "fetched_at": fetched_at, "status": status,
            "html": f"<head><link rel=canonical href='{href}'></head><p>{body} end</p>"}
     # A JSON line (ensure_ascii: surrogates and NaN pass as escapes and literals) or a CSV / Parquet row.
-    got = validate(RawLine(1, json.dumps(rec).encode("utf-8") if as_json else rec))
+    raw = RawLine(1, json.dumps(rec).encode("utf-8") if as_json else rec)
+    got = validate(raw)
+    pages, _, bad = engine._ingest_arrow(([raw], CONFIG))  # what a worker hands back: normalized, in Arrow
+    assert (pages.num_rows, len(bad)) == ((0, 1) if isinstance(got, str) else (1, 0))
     if isinstance(got, str):
         assert got.isascii() or got.encode("utf-8")
         return
