@@ -14,6 +14,10 @@ the same pages, one core, best of 3 passes:
     30 class/id words, the text collected; once creating a lexbor document per page, once reusing one;
   - compares the probe's text with resiliparse's (5-shingle Jaccard per page). The probe's rules are a
     stand-in: agreement on this synthetic crawl says nothing about real pages.
+
+With --quality it also scores the probe as `normalize: main` against ground truth (the bundled sample and
+the cached 10k crawl): pairwise precision / recall / F1 at the default setting and its neighbours, the
+probe's text replacing resiliparse's in an otherwise unchanged engine (one process, through ctypes).
 """
 
 from __future__ import annotations
@@ -61,7 +65,8 @@ def lexbor_source() -> Path:
     return root / "lexbor" / "source"
 
 
-def build_probe(source: Path) -> Path:
+def build_probe(source: Path) -> tuple[Path, Path]:
+    """The probe executable and the same code as a shared library (for --quality)."""
     build = source.parent / "build"
     build.mkdir(exist_ok=True)
     files = [p for m in LEXBOR_MODULES for p in (source / "lexbor" / m).rglob("*.c")]
@@ -76,10 +81,74 @@ def build_probe(source: Path) -> Path:
 
     with ThreadPoolExecutor(max_workers=2) as pool:
         objects = list(pool.map(compile_one, files))
-    exe = build / "probe"
-    subprocess.run(["gcc", "-O2", *include, str(BENCH / "lexbor_probe" / "probe.c"), *map(str, objects),
-                    "-o", str(exe)], check=True)
-    return exe
+    exe, lib = build / "probe", build / "probe.so"
+    probe_c = str(BENCH / "lexbor_probe" / "probe.c")
+    subprocess.run(["gcc", "-O2", *include, probe_c, *map(str, objects), "-o", str(exe)], check=True)
+    subprocess.run(["gcc", "-O2", "-shared", "-fPIC", "-DPROBE_LIB", *include, probe_c, *map(str, objects),
+                    "-o", str(lib)], check=True)
+    return exe, lib
+
+
+def probe_parse_page(lib_path: Path):
+    """A `parse_page` whose `main` mode is the probe's text (and title); `strip`, and the fallback for pages
+    with under MAIN_FALLBACK_WORDS words of main text, stay neardup's."""
+    import ctypes
+
+    from neardup import normalize
+
+    lib = ctypes.CDLL(str(lib_path))
+    lib.probe_extract.restype = ctypes.c_size_t
+    lib.probe_extract.argtypes = [ctypes.c_char_p, ctypes.c_size_t, ctypes.c_char_p]
+    real = normalize.parse_page
+
+    def parse_page(html: str, *, mode: str = "strip", strip_tags=normalize.DEFAULT_STRIP_TAGS):
+        if mode != "main":
+            return real(html, mode=mode, strip_tags=strip_tags)
+        data = html.encode("utf-8")
+        out = ctypes.create_string_buffer(2 * len(data) + 64)
+        n = lib.probe_extract(data, len(data), out)
+        title, _, text = out.raw[:n].partition(b"\0")
+        text = _collapse(text.decode("utf-8", "replace"))
+        if text.count(" ") + 1 < normalize.MAIN_FALLBACK_WORDS:
+            return real(html, mode="strip", strip_tags=strip_tags)
+        return normalize.ParsedPage(text, _collapse(title.decode("utf-8", "replace")))
+
+    return parse_page
+
+
+def quality(lib: Path) -> None:
+    """Pairwise scores of resiliparse's `main` and the probe's, on the sample and the 10k crawl."""
+    import tempfile
+
+    from neardup import engine
+    from neardup.config import Config
+    from neardup.evaluate import load_truth, pairwise_scores
+    from neardup.store import Store
+
+    crawl, crawl_truth = local_bench.ensure_crawl(10_000, 42, None)
+    inputs = [(BENCH.parent / "sample_data" / "crawl.jsonl.gz", BENCH.parent / "sample_data" / "truth.csv"),
+              (crawl, crawl_truth)]
+    settings = [("minhash", "containment", 0.8), ("minhash", "containment", 0.7), ("minhash", "jaccard", 0.8),
+                ("minhash", "jaccard", 0.6), ("simhash", "jaccard", 6)]
+    real = engine.parse_page
+    print("\n| input | main text | method | similarity | threshold | precision | recall | F1 | impure clusters |"
+          " degenerate merged |\n|---|---|---|---|---:|---:|---:|---:|---:|---:|")
+    for dump, truth_csv in inputs:
+        truth = load_truth(truth_csv)
+        for name, parse in (("resiliparse", real), ("C probe", probe_parse_page(lib))):
+            engine.parse_page = parse
+            try:
+                with tempfile.TemporaryDirectory() as tmp, Store(Path(tmp) / "q.duckdb") as store:
+                    engine.ingest_file(store, dump, Config(), jobs=1)
+                    for method, similarity, threshold in settings:
+                        config = Config(method=method, similarity=similarity, threshold=threshold)
+                        fp = engine.load_fingerprints(store, config, jobs=1)
+                        s = pairwise_scores(engine.analyze(fp, config).pages, truth)
+                        print(f"| {dump.name} | {name} | {method} | {similarity if method == 'minhash' else 'hamming'}"
+                              f" | {threshold} | {s.precision:.3f} | {s.recall:.3f} | {s.f1:.3f} | "
+                              f"{s.impure_clusters} | {s.degenerate_in_clusters} |", flush=True)
+            finally:
+                engine.parse_page = real
 
 
 def best_cpu_ms(step, n: int, repeats: int = 3) -> float:
@@ -101,6 +170,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--crawl-pages", type=int, default=10_000, help="which cached make_crawl dump (default 10000)")
     ap.add_argument("--pages", type=int, default=3000, help="pages sampled from its start (default 3000)")
+    ap.add_argument("--quality", action="store_true", help="also score the probe against ground truth")
     args = ap.parse_args(argv)
 
     crawl, _ = local_bench.ensure_crawl(args.crawl_pages, 42, None)
@@ -113,7 +183,7 @@ def main(argv: list[str] | None = None) -> int:
             data = html.encode("utf-8")
             f.write(struct.pack("<I", len(data)) + data)
 
-    exe = build_probe(lexbor_source())
+    exe, lib = build_probe(lexbor_source())
     from resiliparse.extract.html2text import extract_plain_text
     from resiliparse.parse.html import HTMLTree
 
@@ -145,6 +215,8 @@ def main(argv: list[str] | None = None) -> int:
     deciles = statistics.quantiles(jaccard, n=10)
     print(f"\nThe probe's text against resiliparse's, 5-shingle Jaccard per page: median "
           f"{statistics.median(jaccard):.3f}, 10th percentile {deciles[0]:.3f}, minimum {min(jaccard):.3f}.")
+    if args.quality:
+        quality(lib)
     return 0
 
 

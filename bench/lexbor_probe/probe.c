@@ -48,6 +48,39 @@ static int skip(lxb_dom_node_t *node, size_t depth) {
     return 0;
 }
 
+/* The text of <body> under the probe's rules, space-separated text nodes, into `out`; returns its length. */
+static size_t walk_body(lxb_html_document_t *doc, char *out) {
+    lxb_dom_node_t *root = lxb_dom_interface_node(lxb_html_document_body_element(doc));
+    if (!root) return 0;
+    size_t depth = 0, o = 0; lxb_dom_node_t *node = root->first_child;
+    while (node) {
+        int descend = 0;
+        if (node->type == LXB_DOM_NODE_TYPE_TEXT) {
+            lxb_dom_character_data_t *cd = lxb_dom_interface_character_data(node);
+            memcpy(out + o, cd->data.data, cd->data.length); o += cd->data.length; out[o++] = ' ';
+        } else if (node->type == LXB_DOM_NODE_TYPE_ELEMENT && !skip(node, depth + 1)) descend = 1;
+        if (descend && node->first_child) { node = node->first_child; depth++; continue; }
+        while (node && node != root && !node->next) { node = node->parent; depth--; }
+        if (!node || node == root) break;
+        node = node->next;
+    }
+    return o;
+}
+
+/* For bench/lexbor_probe.py --quality (ctypes): "title\0text" of one page into `out` (room for 2 x n + 64
+ * bytes: text nodes plus a separator each cannot exceed the input), one document reused across calls. */
+size_t probe_extract(const unsigned char *html, size_t n, char *out) {
+    static lxb_html_document_t *doc = NULL;
+    if (!doc) doc = lxb_html_document_create(); else lxb_html_document_clean(doc);
+    lxb_html_document_parse(doc, html, n);
+    size_t tlen = 0;
+    const lxb_char_t *title = lxb_html_document_title(doc, &tlen);
+    if (title) memcpy(out, title, tlen);
+    out[tlen] = 0;
+    return tlen + 1 + walk_body(doc, out + tlen + 1);
+}
+
+#ifndef PROBE_LIB
 int main(int argc, char **argv) {
     if (argc < 2) { fprintf(stderr, "usage: probe PAGES.bin [reuse] [OUT.bin]\n"); return 2; }
     FILE *f = fopen(argv[1], "rb"); if (!f) { perror(argv[1]); return 2; }
@@ -66,20 +99,7 @@ int main(int argc, char **argv) {
             unsigned int n; memcpy(&n, buf + off, 4); off += 4;
             if (reuse) lxb_html_document_clean(doc); else { lxb_html_document_destroy(doc); doc = lxb_html_document_create(); }
             lxb_html_document_parse(doc, buf + off, n); off += n; pages++;
-            lxb_dom_node_t *root = lxb_dom_interface_node(lxb_html_document_body_element(doc));
-            if (!root) continue;
-            size_t depth = 0, o = 0; lxb_dom_node_t *node = root->first_child;
-            while (node) {
-                int descend = 0;
-                if (node->type == LXB_DOM_NODE_TYPE_TEXT) {
-                    lxb_dom_character_data_t *cd = lxb_dom_interface_character_data(node);
-                    memcpy(out + o, cd->data.data, cd->data.length); o += cd->data.length; out[o++] = ' ';
-                } else if (node->type == LXB_DOM_NODE_TYPE_ELEMENT && !skip(node, depth + 1)) descend = 1;
-                if (descend && node->first_child) { node = node->first_child; depth++; continue; }
-                while (node && node != root && !node->next) { node = node->parent; depth--; }
-                if (!node || node == root) break;
-                node = node->next;
-            }
+            size_t o = walk_body(doc, out);
             total += o;
             if (rep == 0 && dump) { unsigned int oo = o; fwrite(&oo, 4, 1, dump); fwrite(out, 1, o, dump); }
         }
@@ -91,3 +111,4 @@ int main(int argc, char **argv) {
     if (dump) fclose(dump);
     return 0;
 }
+#endif
