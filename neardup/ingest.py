@@ -262,6 +262,10 @@ def _finite(value: Any) -> Any:
     return value
 
 
+def _surrogate_reason(field: str) -> str:
+    return f"invalid Unicode in field {field!a}: an unpaired surrogate escape"
+
+
 class _Unstorable(ValueError):
     """A field whose value no UTF-8 text can hold (a lone surrogate); `args[0]` is its name."""
 
@@ -318,12 +322,16 @@ def validate(raw: RawLine) -> dict[str, Any] | str:
         present = [k for k in ("html", "text") if k in rec]
         return "empty page (html is blank)" if present else "missing html or text"
     # Valid UTF-8 JSON can still escape half of a surrogate pair ("\ud800"), which no UTF-8 text can hold.
+    # (A CSV or Parquet row was checked field by field above; a JSON record's body is encoded here once, for
+    # its MD5 and size too.)
     try:
         body = (html if html is not None else text).encode("utf-8")
     except UnicodeEncodeError:
-        return f"invalid Unicode in field {'html' if html is not None else 'text'!r}: an unpaired surrogate escape"
-    if not url.isascii() and _unencodable_field({"url": url}):
-        return "invalid Unicode in field 'url': an unpaired surrogate escape"
+        return _surrogate_reason("html" if html is not None else "text")
+    try:
+        url.encode("utf-8")
+    except UnicodeEncodeError:
+        return _surrogate_reason("url")
     size = len(body)
     if size > MAX_PAGE_BYTES:
         return f"page too large ({size / 1e6:.1f} MB > {MAX_PAGE_BYTES / 1e6:.0f} MB)"
@@ -333,7 +341,7 @@ def validate(raw: RawLine) -> dict[str, Any] | str:
     try:
         extra_json = _extra_json(extra) if extra else None
     except _Unstorable as exc:
-        return f"invalid Unicode in field {exc.args[0]!a}: an unpaired surrogate escape"
+        return _surrogate_reason(exc.args[0])
     return {
         "url": url.strip(),
         "canonical_url": canonical,

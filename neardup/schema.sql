@@ -23,7 +23,7 @@ CREATE TABLE IF NOT EXISTS pages (
     host VARCHAR NOT NULL,
     fetched_at TIMESTAMP,
     status INTEGER,
-    -- raw HTML, or NULL when the record gave plain text. DuckDB's analysis picks ZSTD for it anyway; naming it
+    -- raw HTML, or NULL when the record gave plain text. DuckDB's analysis picks ZSTD for page-sized HTML anyway; naming it
     -- skips trying the others on every row group (with text and minhash below: -14% of the ingest's DuckDB CPU)
     html VARCHAR USING COMPRESSION zstd,
     text_in VARCHAR,                     -- the record's own `text` field, used when there is no HTML
