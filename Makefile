@@ -7,7 +7,7 @@ SAMPLE := sample_data/crawl.jsonl.gz
 
 .PHONY: run test install lint bench sample clean
 
-$(VENV)/.installed: pyproject.toml neardup/_kernels.c
+$(VENV)/.installed: pyproject.toml setup.py neardup/_kernels.c neardup/_html.c
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e '.[dev]'

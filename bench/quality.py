@@ -34,6 +34,8 @@ def main() -> None:
     ap.add_argument("--truth", default=str(ROOT / "sample_data" / "truth.csv"))
     ap.add_argument("--shingle-sizes", default="3,5,7")
     ap.add_argument("--jobs", type=int)
+    ap.add_argument("--normalizations", default="strip,main:neardup,main:resiliparse",
+                    help="strip, main:neardup (the default extractor), main:resiliparse")
     args = ap.parse_args()
     truth = load_truth(args.truth)
     with tempfile.TemporaryDirectory() as tmp:
@@ -42,28 +44,36 @@ def main() -> None:
         print(f"{args.input}: {store.count_pages():,} pages\n")
         print("| normalize | method | similarity | k | threshold | precision | recall | F1 | impure clusters | degenerate merged | degenerate set aside |")
         print("|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")
-        for normalize in ("strip", "main"):
+        settings = [_setting(n) for n in args.normalizations.split(",")]
+        for normalize, extractor in settings:
+            name = normalize if normalize == "strip" else f"main ({extractor})"
             for k in (int(x) for x in args.shingle_sizes.split(",")):
                 for (method, similarity), thresholds in GRID.items():
-                    base = Config(normalize=normalize, method=method, similarity=similarity, shingle_size=k,
+                    base = Config(normalize=normalize, extractor=extractor, method=method, similarity=similarity, shingle_size=k,
                                   threshold=thresholds[0], min_words=max(30, k))
                     fp = engine.load_fingerprints(store, base, jobs=args.jobs)
                     for t in thresholds:
                         cfg = base.replace(threshold=t)
                         s = pairwise_scores(engine.analyze(fp, cfg).pages, truth)
                         sim = similarity if method == "minhash" else "hamming"
-                        print(f"| {normalize} | {method} | {sim} | {k} | {t} | {s.precision:.3f} | {s.recall:.3f} | "
+                        print(f"| {name} | {method} | {sim} | {k} | {t} | {s.precision:.3f} | {s.recall:.3f} | "
                               f"{s.f1:.3f} | {s.impure_clusters} | {s.degenerate_in_clusters} | "
                               f"{s.degenerate_caught}/{s.degenerate_total} |", flush=True)
         # Word counts of main text: where the degenerate cut-off sits.
-        for normalize in ("strip", "main"):
-            pages = store.page_table(Config(normalize=normalize).norm_key)
+        for normalize, extractor in settings:
+            pages = store.page_table(Config(normalize=normalize, extractor=extractor).norm_key)
             merged = pages.merge(truth[["line", "kind"]], on="line")
             deg = merged["kind"].str.startswith("degenerate")
             q = np.percentile(merged.loc[~deg, "n_words"], [0, 1, 5]).round().astype(int).tolist()
-            print(f"\n{normalize}: content pages' words min/p1/p5 = {q}; degenerate pages' words max = "
+            name = normalize if normalize == "strip" else f"main ({extractor})"
+            print(f"\n{name}: content pages' words min/p1/p5 = {q}; degenerate pages' words max = "
                   f"{int(merged.loc[deg, 'n_words'].max())}")
         store.close()
+
+
+def _setting(name: str) -> tuple[str, str]:
+    normalize, _, extractor = name.partition(":")
+    return normalize, extractor or "neardup"
 
 
 if __name__ == "__main__":

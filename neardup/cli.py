@@ -44,6 +44,7 @@ def _add_common(p: argparse.ArgumentParser, *, setting: bool = True) -> None:
     p.add_argument("--db", default=os.environ.get("NEARDUP_DB", DEFAULT_DB), help="DuckDB file (default: %(default)s)")
     p.add_argument("--config", help="dupcheck.yaml with settings (flags override it)")
     p.add_argument("--normalize", choices=["strip", "main"], help="boilerplate removal: tag stripping or main content")
+    p.add_argument("--extractor", choices=["neardup", "resiliparse"], help="main-content extractor (default: neardup)")
     p.add_argument("--jobs", type=int, help="worker processes (default: all cores)")
     if setting:
         p.add_argument("--method", choices=["simhash", "minhash"])
@@ -55,7 +56,7 @@ def _add_common(p: argparse.ArgumentParser, *, setting: bool = True) -> None:
 def config_from_args(args: argparse.Namespace) -> Config:
     base = load_config(args.config) if args.config else Config()
     changes: dict[str, Any] = {}
-    for attr, field in [("normalize", "normalize"), ("method", "method"), ("shingle_size", "shingle_size"),
+    for attr, field in [("normalize", "normalize"), ("extractor", "extractor"), ("method", "method"), ("shingle_size", "shingle_size"),
                         ("similarity", "similarity")]:
         value = getattr(args, attr, None)
         if value is not None:
@@ -224,6 +225,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", required=True, help="output directory (pages, units, pairs, clusters, _MANIFEST.json)")
     p.add_argument("--config", help="dupcheck.yaml with settings (flags override it)")
     p.add_argument("--normalize", choices=["strip", "main"], help="boilerplate removal: tag stripping or main content")
+    p.add_argument("--extractor", choices=["neardup", "resiliparse"], help="main-content extractor (default: neardup)")
     p.add_argument("--method", choices=["simhash", "minhash"])
     p.add_argument("--shingle-size", type=int, help="words per shingle")
     p.add_argument("--threshold", type=float, help="bits (simhash: hamming <= t) or similarity (minhash: >= t)")

@@ -13,6 +13,9 @@ from .errors import ConfigError
 
 Method = Literal["simhash", "minhash"]
 NormalizeMode = Literal["strip", "main"]
+Extractor = Literal["neardup", "resiliparse"]
+# Bump when neardup's extraction rules change: the cached main text is keyed by it.
+EXTRACTOR_VERSION = 1
 Similarity = Literal["jaccard", "containment"]
 Verify = Literal["exact", "estimate"]
 
@@ -37,6 +40,8 @@ class Config:
     """Every setting of a run. Defaults were chosen by measurement on the sample crawl (see README)."""
 
     normalize: NormalizeMode = "main"
+    # Main-content extractor (normalize: main): neardup's C port of resiliparse 1.1's rules, or resiliparse's own.
+    extractor: Extractor = "neardup"
     strip_tags: tuple[str, ...] = DEFAULT_STRIP_TAGS
     method: Method = "minhash"
     shingle_size: int = 5
@@ -61,6 +66,8 @@ class Config:
     def __post_init__(self) -> None:
         if self.normalize not in ("strip", "main"):
             raise ConfigError(f"normalize must be 'strip' or 'main', not {self.normalize!r}")
+        if self.extractor not in ("neardup", "resiliparse"):
+            raise ConfigError(f"extractor must be 'neardup' or 'resiliparse', not {self.extractor!r}")
         if self.method not in ("simhash", "minhash"):
             raise ConfigError(f"method must be 'simhash' or 'minhash', not {self.method!r}")
         if self.similarity not in ("jaccard", "containment"):
@@ -106,10 +113,15 @@ class Config:
     # --- keys under which derived data is cached in the store -------------------------------
     @property
     def norm_key(self) -> str:
-        """Identifies the normalized text: mode, plus the tag list for `strip`."""
+        """Identifies the normalized text: mode and extractor, plus the tag list (`strip`, and `main`'s
+        fallback for pages without main content). Plain "main" is resiliparse's, as databases before the
+        neardup extractor stored it."""
+        tags = ",".join(sorted(self.strip_tags))
         if self.normalize == "main":
-            return "main"
-        return "strip:" + ",".join(sorted(self.strip_tags))
+            if self.extractor == "resiliparse":
+                return "main" if self.strip_tags == DEFAULT_STRIP_TAGS else f"main:resiliparse:{tags}"
+            return f"main:neardup-{EXTRACTOR_VERSION}:{tags}"
+        return "strip:" + tags
 
     @property
     def sketch_key(self) -> str:

@@ -57,7 +57,7 @@ def _text_row(html: str | None, text_in: str | None, status: int | None,
               config: Config) -> tuple[dict[str, Any], np.ndarray]:
     """The `texts` row of one page and its word hashes (for sketching)."""
     if html is not None:
-        parsed = parse_page(html, mode=config.normalize, strip_tags=config.strip_tags)
+        parsed = parse_page(html, mode=config.normalize, strip_tags=config.strip_tags, extractor=config.extractor)
         text, title = parsed.text, parsed.title
     else:
         text, title = " ".join((text_in or "").split()), ""

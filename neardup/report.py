@@ -26,7 +26,8 @@ def describe_setting(analysis: Analysis) -> str:
         rule = f"hamming <= {int(c.threshold)} bits"
     else:
         rule = f"{c.similarity} >= {c.threshold:g} ({c.num_perm} permutations)"
-    return f"normalize={c.norm_key.split(':')[0]}, {c.method}, shingles of {c.shingle_size} words, {rule}"
+    normalize = f"main ({c.extractor})" if c.normalize == "main" else c.normalize
+    return f"normalize={normalize}, {c.method}, shingles of {c.shingle_size} words, {rule}"
 
 
 def report_dict(analysis: Analysis, *, top_hosts: int = 10) -> dict[str, Any]:

@@ -31,7 +31,7 @@ def loaded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Store, Cr
 
 def _page_id(store: Store, crawl: Crawl, index: int) -> int:
     """Page id of the crawl record at `index` (ids are assigned in record order from 1)."""
-    page = store.page(index + 1, "main")
+    page = store.page(index + 1, Config().norm_key)
     assert page is not None and page["url"] == crawl.records[index]["url"]
     return index + 1
 
@@ -60,8 +60,8 @@ def test_near_edits_are_candidate_pairs(loaded: tuple[Store, Crawl]) -> None:
     pairs = audit.candidate_pairs(engine.load_fingerprints(store, config, jobs=1), config)
     keys = set(zip(pairs["url_a"], pairs["url_b"], strict=True))
     for article, edit in crawl.near_edits.items():
-        a = store.page(crawl.article_groups[article][0] + 1, "main")["canonical_url"]
-        b = store.page(edit + 1, "main")["canonical_url"]
+        a = store.page(crawl.article_groups[article][0] + 1, Config().norm_key)["canonical_url"]
+        b = store.page(edit + 1, Config().norm_key)["canonical_url"]
         assert tuple(sorted((a, b))) in keys
 
 
@@ -78,7 +78,7 @@ def test_pages_loaded_after_the_fingerprints_get_fingerprinted(tmp_path: Path) -
         fp = engine.load_fingerprints(store, config, jobs=1)
         assert (fp.pages["unit_id"] >= 0).sum() == len(crawl.records) - len(crawl.soft404s)
         pairs = audit.candidate_pairs(fp, config)
-        edit_urls = {store.page(i + 1, "main")["canonical_url"] for i in range(len(first), len(crawl.records))}
+        edit_urls = {store.page(i + 1, Config().norm_key)["canonical_url"] for i in range(len(first), len(crawl.records))}
         assert edit_urls <= set(pairs["url_a"]) | set(pairs["url_b"])
 
 

@@ -90,10 +90,24 @@ def test_fingerprint_key_ignores_the_threshold_only() -> None:
     base = Config()
     assert base.replace(threshold=0.9).fingerprint_key == base.fingerprint_key
     for change in ({"shingle_size": 4}, {"num_perm": 64}, {"seed": 2}, {"similarity": "jaccard"},
-                   {"normalize": "strip"}, {"min_size_ratio": 0.3}):
+                   {"normalize": "strip"}, {"min_size_ratio": 0.3}, {"extractor": "resiliparse"},
+                   {"strip_tags": ("nav",)}):
         assert base.replace(**change).fingerprint_key != base.fingerprint_key, change
     assert Config(normalize="strip", strip_tags=("nav", "footer")).norm_key == "strip:footer,nav"
-    assert Config(normalize="main", strip_tags=("nav",)).norm_key == "main"
+    # main text falls back to stripped text on pages without main content: the tag list is part of its key
+    assert Config(normalize="main", strip_tags=("nav",)).norm_key == "main:neardup-1:nav"
+    # resiliparse's main text keeps the key that databases made before the neardup extractor gave it
+    assert Config(normalize="main", extractor="resiliparse").norm_key == "main"
+    assert Config(normalize="main", extractor="resiliparse", strip_tags=("nav",)).norm_key == "main:resiliparse:nav"
+    # the extractor means nothing to tag stripping
+    assert Config(normalize="strip", extractor="resiliparse").norm_key == Config(normalize="strip").norm_key
+
+
+def test_extractor_is_checked_and_replayed(tmp_path) -> None:
+    with pytest.raises(ConfigError, match="extractor must be"):
+        Config(extractor="trafilatura")
+    save_config(Config(extractor="resiliparse"), tmp_path / "dupcheck.yaml")
+    assert load_config(tmp_path / "dupcheck.yaml").extractor == "resiliparse"
 
 
 @pytest.mark.parametrize(

@@ -188,7 +188,7 @@ def test_older_database_gains_new_tables(tmp_path: Path) -> None:
     with Store(db) as store:
         store.cursor().execute("DROP TABLE sketches")  # as a file written before sketches existed
     with Store(db) as store:
-        assert store.count_unsketched("main", Config().sketch_key) == 0
+        assert store.count_unsketched(Config().norm_key, Config().sketch_key) == 0
 
 
 def test_texts_are_normalized_once(loaded: tuple[Store, Crawl]) -> None:

@@ -94,7 +94,7 @@ def _parquet(out: Path, name: str) -> pd.DataFrame:
 def test_pages_ids_lines_and_errors_match(runs: dict, local: Store) -> None:
     out, manifest = runs["simhash"]
     pages = _parquet(out, "pages").sort_values("page_id").reset_index(drop=True)
-    want = local.page_table("main")
+    want = local.page_table(Config().norm_key)
     cols = ["page_id", "source_id", "line", "url", "canonical_url", "host", "status", "md5", "rel_canonical",
             "exact_key", "degenerate", "n_words"]
     pd.testing.assert_frame_equal(pages[cols], want[cols], check_dtype=False)

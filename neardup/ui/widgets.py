@@ -25,7 +25,8 @@ def setting_sidebar() -> Config:
             config = config.with_method(method)
         normalize = st.radio(
             "Boilerplate", ["main", "strip"], index=["main", "strip"].index(config.normalize), horizontal=True,
-            help="main: main-content extraction (resiliparse). strip: drop nav/header/footer/script/... tags.",
+            help=(f"main: main-content extraction ({config.extractor}'s extractor; `extractor:` in dupcheck.yaml). "
+                  "strip: drop nav/header/footer/script/... tags."),
         )
         shingle_size = st.slider("Shingle size (words)", 3, 10, config.shingle_size)
         if method == "simhash":

@@ -1,0 +1,799 @@
+/* Main-content extraction and tag stripping in C, over a vendored lexbor (neardup/vendor/lexbor, Apache-2.0).
+ *
+ * `extract(html, main, strip_tags, min_words)` parses a page once and returns (text, title), both with
+ * whitespace collapsed exactly as `" ".join(s.split())` collapses it.
+ *
+ * main=True ports resiliparse 1.1.0's `extract_plain_text(main_content=True, alt_texts=False,
+ * preserve_formatting=False)` (resiliparse/extract/html2text.pyx, Apache-2.0, Janek Bevendorff): the same
+ * root selection, the same skipped elements, the same tag, attribute and class/id rules (its RE2 patterns,
+ * rewritten as POSIX EREs), the same link-cluster test, and block elements separating text. Where fewer
+ * than `min_words` words remain (listing pages, link hubs), the text is that of main=False instead, from
+ * the same parsed document.
+ *
+ * main=False is the classic recipe, as `neardup.normalize` did it with selectolax: the text nodes of
+ * <body>, space-separated, outside the elements named in `strip_tags` and outside <input type=hidden>.
+ *
+ * The title is the document's <title> element (an <svg><title> is not one), as lexbor reads it.
+ *
+ * Each thread keeps one lexbor document (cleaned between pages), the compiled patterns and a memo of
+ * class/id verdicts (templates repeat their class names on every page); the GIL is released while a page
+ * is parsed and walked.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <locale.h>
+#include <pthread.h>
+#include <regex.h>
+#include <stdint.h>
+#include <string.h>
+#include <strings.h>
+
+#include <lexbor/dom/dom.h>
+#include <lexbor/html/html.h>
+
+#define XXH_INLINE_ALL
+#include "vendor/xxhash.h"
+
+/* --- growable byte buffer --------------------------------------------------------------------- */
+typedef struct {
+    char *p;
+    size_t n, cap;
+} buf_t;
+
+static int buf_reserve(buf_t *b, size_t extra) {
+    if (b->n + extra <= b->cap) return 0;
+    size_t cap = b->cap ? b->cap : 4096;
+    while (cap < b->n + extra) cap *= 2;
+    char *p = realloc(b->p, cap);
+    if (!p) return -1;
+    b->p = p;
+    b->cap = cap;
+    return 0;
+}
+
+static int buf_put(buf_t *b, const void *s, size_t n) {
+    if (buf_reserve(b, n + 1)) return -1;
+    memcpy(b->p + b->n, s, n);
+    b->n += n;
+    return 0;
+}
+
+/* Keep a buffer that one huge page grew, but not forever. */
+static void buf_trim(buf_t *b) {
+    b->n = 0;
+    if (b->cap > (8u << 20)) {
+        free(b->p);
+        b->p = NULL;
+        b->cap = 0;
+    }
+}
+
+/* --- whitespace as Python's str.split() sees it, on UTF-8 -------------------------------------- */
+/* Length of the whitespace character at s (0 if none): ASCII \t\n\v\f\r, \x1c-\x1f and space; U+0085,
+ * U+00A0, U+1680, U+2000-U+200A, U+2028, U+2029, U+202F, U+205F, U+3000 (Py_UNICODE_ISSPACE). */
+static inline size_t py_space(const unsigned char *s, const unsigned char *end) {
+    unsigned char c = s[0];
+    if (c < 0x80) return (c == ' ' || (c >= '\t' && c <= '\r') || (c >= 0x1c && c <= 0x1f)) ? 1 : 0;
+    if (c == 0xC2 && s + 1 < end) return (s[1] == 0x85 || s[1] == 0xA0) ? 2 : 0;
+    if (s + 2 >= end) return 0;
+    if (c == 0xE1) return (s[1] == 0x9A && s[2] == 0x80) ? 3 : 0;
+    if (c == 0xE2) {
+        if (s[1] == 0x80) return (s[2] <= 0x8A || s[2] == 0xA8 || s[2] == 0xA9 || s[2] == 0xAF) && s[2] >= 0x80 ? 3 : 0;
+        return (s[1] == 0x81 && s[2] == 0x9F) ? 3 : 0;
+    }
+    if (c == 0xE3) return (s[1] == 0x80 && s[2] == 0x80) ? 3 : 0;
+    return 0;
+}
+
+/* Append `" ".join(src.split())` to out; returns the number of words, or -1 when out of memory. */
+static Py_ssize_t collapse_into(buf_t *out, const char *src, size_t n) {
+    const unsigned char *s = (const unsigned char *)src, *end = s + n;
+    if (buf_reserve(out, n + 1)) return -1;
+    char *o = out->p + out->n;
+    Py_ssize_t words = 0;
+    int in_space = 1;
+    while (s < end) {
+        size_t w = py_space(s, end);
+        if (w) {
+            in_space = 1;
+            s += w;
+            continue;
+        }
+        if (in_space) {
+            if (words) *o++ = ' ';
+            words++;
+            in_space = 0;
+        }
+        *o++ = (char)*s++;
+    }
+    out->n = (size_t)(o - out->p);
+    return words;
+}
+
+/* --- per-thread state ------------------------------------------------------------------------- */
+/* resiliparse's class/id patterns (RE2, case-insensitive but for other_junk), as POSIX EREs: `(?:` as
+ * `(`, `\s` as RE2's [\t\n\f\r ]. tests/test_html.py checks each against the RE2 original with Python's re.
+ * glibc lets an anchor inside a group match at a newline, so the anchors are compiled as two sentinel
+ * bytes that frame every subject: ^ as \x01, $ as \x02 (and those bytes in a subject become \x03). */
+#define BOL '\x01'
+#define EOL '\x02'
+
+enum {
+    RE_DISPLAY_CLS, RE_SIGNIN, RE_SOCIAL, RE_OTHER_JUNK,                      /* on class */
+    RE_SKIP_LINK, RE_LOGO, RE_ADS, RE_ARTICLE, RE_HEADER, RE_FOOTER, RE_NAV, /* on "class id" */
+    RE_RECOMMENDED, RE_SEARCH, RE_SIDEBAR, RE_MODAL, RE_GALLERY, RE_PRINT,
+    RE_LANDMARK,                                                             /* on id */
+    RE_DISPLAY_CSS,                                                          /* on style */
+    N_RE
+};
+#define FIRST_BOTH RE_SKIP_LINK
+#define FIRST_ID RE_LANDMARK
+
+static const struct {
+    const char *pattern;
+    int icase;
+} PATTERNS[N_RE] = {
+    {"(^|[ \t\n\f\r])((is|visually)[_-])?(display-none|hidden|invisible|collapsed|h-0|nocontent|expandable)(-xs|-sm|-lg|-2?xl)?($|[ \t\n\f\r])", 1},
+    {"(^|[ \t\n\f\r_-])((log[_-]?in|sign[_-]?(in|up)|account)|user[_-](info|profile|settings|actions))($|[ \t\n\f\r_-])", 1},
+    {"(^|[ \t\n\f\r]|__|--|mobile-|desktop-|l-|m-|c-)(social(media|search)?|share(daddy)?|syndication|newsletter|sharing|follow|email|likes?|(give[_-]?)?feedback|(brand[_-])?engagement|facebook|twitter|subscribe|wa|jp|aptf-follow)([_-]?(post|links?|section|icons?|btn|buttons?|target))?($|[ \t\n\f\r_-])", 1},
+    {"(^|[ \t\n\f\r])short-view-count|spinner($|[ \t\n\f\r_-])", 0},
+    {"(^|[ \t\n\f\r])(link[_-]?)?(skip([_-]?(to|link))?|scroll[_-]?(up|down)|next|prev(ious)?|permalink|pagination|skip-to-(main-)?content)($|[ \t\n\f\r]|[_-]?(post|article))", 1},
+    {"(brand(ing)?[_-]*)?logo($|[ \t\n\f\r])", 1},
+    {"(^|[ \t\n\f\r])((google|wide)[_-]?ads?|ad(vert|vertise(ment|link)?|$|_[a-f0-9]+)|sponsor(ed)?|promoted|paid|(wide)?banner|donate)($|[ \t\n\f\r_-])", 1},
+    {"(^|[ \t\n\f\r_-])(article|entry|post|story|single[_-]?post|(main[_-])?content|body|text|page)?($|[ \t\n\f\r_-])", 1},
+    {"(^|[ \t\n\f\r])(l|m|wp|global|page|site|full|sticky)[_-]*header([_-]?wrap(per)?|bar)?($|[ \t\n\f\r])", 1},
+    {"(^|[ \t\n\f\r_-])(global|page|site|copyright)?(footer|copyright|cookie|consent|legal|fcontainer)($|[ \t\n\f\r_-])", 1},
+    {"(^|[ \t\n\f\r])((l|m|wp|main|site|page|sub|article|global|sticky|main)[_-]*)?(nav(igation)?|menu([_-]item)?|drop[_-]?down|bread[_-]?crumbs?)|(links?[_-]?(bar|box|list|container|section|wrapp(er))?)($|[ \t\n\f\r_-])", 1},
+    {"(^|[ \t\n\f\r_-])(trends|trending|recommended|featured|popular|editors?[_-]picks|related|read-next|(related|more|other)[_-]?(links|articles|posts|guides|stories))($|[ \t\n\f\r_-])", 1},
+    {"(^|[ \t\n\f\r_-])search([_-]?(bar|facility|box))?($|[ \t\n\f\r])", 1},
+    {"(^|[ \t\n\f\r])((l|wp|right|left|global|sticky)[_-]*)?((side|sticky)[_-]?(bars?|box)|one-third)($|[ \t\n\f\r_-])", 1},
+    {"(^|[ \t\n\f\r])(wp-|p-|-l)?(modal|popup|lightbox)([_-]*(window|pane|box))?($|[ \t\n\f\r_-])", 1},
+    {"(^|[ \t\n\f\r_-])(gallery|carousel)($|[ \t\n\f\r_-])", 1},
+    {"(^|[ \t\n\f\r])print[_-]", 1},
+    {"^((l|wp|global|page|site|full|sticky)[_-]*)?((head|foot)(er)?|right)$", 1},
+    {"(^|;[ \t\n\f\r]*)(display[ \t\n\f\r]?:[ \t\n\f\r]?none|visibility[ \t\n\f\r]?:[ \t\n\f\r]?hidden)($|[ \t\n\f\r]?;)", 1},
+};
+
+/* Verdicts of the patterns on one key (class + id, or style), memoized: open addressing, cleared when
+ * half full. */
+typedef struct {
+    uint64_t hash;
+    uint32_t off, len, mask, used;
+} slot_t;
+
+#define MEMO_SLOTS (1u << 14)
+
+typedef struct {
+    slot_t *slots;
+    size_t count;
+    buf_t keys;
+} memo_t;
+
+typedef struct {
+    lxb_html_document_t *doc;
+    regex_t re[N_RE];
+    locale_t c_locale;
+    memo_t memo;
+    buf_t raw, out, scratch;
+} state_t;
+
+static pthread_key_t state_key;
+
+static void state_free(void *p) {
+    state_t *st = p;
+    if (!st) return;
+    if (st->doc) lxb_html_document_destroy(st->doc);
+    for (int i = 0; i < N_RE; i++) regfree(&st->re[i]);
+    if (st->c_locale) freelocale(st->c_locale);
+    free(st->memo.slots);
+    free(st->memo.keys.p);
+    free(st->raw.p);
+    free(st->out.p);
+    free(st->scratch.p);
+    free(st);
+}
+
+/* This thread's state, created on first use (with the GIL held: it may set a Python error). */
+static state_t *get_state(void) {
+    state_t *st = pthread_getspecific(state_key);
+    if (st) return st;
+    st = calloc(1, sizeof *st);
+    if (!st) return (state_t *)PyErr_NoMemory();
+    st->c_locale = newlocale(LC_ALL_MASK, "C", (locale_t)0);
+    st->memo.slots = calloc(MEMO_SLOTS, sizeof(slot_t));
+    st->doc = lxb_html_document_create();
+    if (!st->c_locale || !st->memo.slots || !st->doc) {
+        state_free(st);
+        return (state_t *)PyErr_NoMemory();
+    }
+    /* Byte-wise patterns, whatever LC_CTYPE the process runs under (RE2 folds ASCII the same way). */
+    locale_t old = uselocale(st->c_locale);
+    int i = 0;
+    char pattern[1024];
+    for (; i < N_RE; i++) {
+        size_t n = strlen(PATTERNS[i].pattern);
+        if (n >= sizeof pattern) break;
+        for (size_t j = 0; j <= n; j++) {
+            char c = PATTERNS[i].pattern[j];
+            pattern[j] = c == '^' ? BOL : c == '$' ? EOL : c;
+        }
+        int flags = REG_EXTENDED | REG_NOSUB | (PATTERNS[i].icase ? REG_ICASE : 0);
+        if (regcomp(&st->re[i], pattern, flags) != 0) break;
+    }
+    uselocale(old);
+    if (i < N_RE) {
+        for (int j = 0; j < i; j++) regfree(&st->re[j]);
+        memset(st->re, 0, sizeof st->re);
+        state_free(st);
+        PyErr_Format(PyExc_RuntimeError, "neardup._html: pattern %d does not compile", i);
+        return NULL;
+    }
+    if (pthread_setspecific(state_key, st) != 0) {
+        state_free(st);
+        return (state_t *)PyErr_NoMemory();
+    }
+    return st;
+}
+
+/* --- the patterns, memoized ------------------------------------------------------------------- */
+typedef struct {
+    const char *p;
+    size_t n;
+} sv_t;
+
+/* A subject framed by the anchor sentinels; empty subjects match nothing (regex_search_not_empty). */
+static inline int pattern_hit(state_t *st, int i, const char *s) { return s[1] != EOL && regexec(&st->re[i], s, 0, NULL, 0) == 0; }
+
+/* A subject framed by the anchor sentinels: BOL, a, a space if asked, c, EOL, NUL. */
+static int put_subject2(buf_t *b, sv_t a, int space, sv_t c) {
+    if (buf_reserve(b, a.n + c.n + 4)) return -1;
+    char *o = b->p + b->n;
+    *o++ = BOL;
+    for (size_t i = 0; i < a.n; i++) *o++ = (a.p[i] == BOL || a.p[i] == EOL) ? '\x03' : a.p[i];
+    if (space) *o++ = ' ';
+    for (size_t i = 0; i < c.n; i++) *o++ = (c.p[i] == BOL || c.p[i] == EOL) ? '\x03' : c.p[i];
+    *o++ = EOL;
+    *o++ = 0;
+    b->n = (size_t)(o - b->p);
+    return 0;
+}
+
+static const sv_t EMPTY = {"", 0};
+
+/* The verdicts as a bit mask: the class patterns on cls, the "class id" ones on both, landmark on id. */
+static uint32_t eval_class_id(state_t *st, sv_t cls, sv_t id) {
+    buf_t *b = &st->scratch;
+    b->n = 0;
+    if (put_subject2(b, cls, 0, EMPTY)) return 0;
+    size_t both = b->n;
+    /* "cls id" as resiliparse joins them: a space after a non-empty class, even with no id */
+    if (put_subject2(b, cls, cls.n > 0, id)) return 0;
+    size_t idoff = b->n;
+    if (put_subject2(b, id, 0, EMPTY)) return 0;
+    uint32_t mask = 0;
+    locale_t old = uselocale(st->c_locale);
+    for (int i = 0; i < RE_DISPLAY_CSS; i++) {
+        const char *s = b->p + (i < FIRST_BOTH ? 0 : i < FIRST_ID ? both : idoff);
+        if (pattern_hit(st, i, s)) mask |= 1u << i;
+    }
+    uselocale(old);
+    return mask;
+}
+
+static uint32_t eval_style(state_t *st, sv_t style) {
+    buf_t *b = &st->scratch;
+    b->n = 0;
+    if (put_subject2(b, style, 0, EMPTY)) return 0;
+    locale_t old = uselocale(st->c_locale);
+    uint32_t mask = pattern_hit(st, RE_DISPLAY_CSS, b->p) ? 1u << RE_DISPLAY_CSS : 0;
+    uselocale(old);
+    return mask;
+}
+
+/* kind 0: (class, id); kind 1: style. The key is kind, len(a), a, b. */
+static uint32_t verdicts(state_t *st, int kind, sv_t a, sv_t b) {
+    memo_t *m = &st->memo;
+    uint32_t alen = (uint32_t)a.n;
+    char head[5];
+    head[0] = (char)kind;
+    memcpy(head + 1, &alen, 4);
+    XXH3_state_t hs;
+    XXH3_64bits_reset(&hs);
+    XXH3_64bits_update(&hs, head, 5);
+    XXH3_64bits_update(&hs, a.p, a.n);
+    XXH3_64bits_update(&hs, b.p, b.n);
+    uint64_t h = XXH3_64bits_digest(&hs);
+    size_t klen = 5 + a.n + b.n;
+    size_t i = (size_t)h & (MEMO_SLOTS - 1);
+    for (;; i = (i + 1) & (MEMO_SLOTS - 1)) {
+        slot_t *s = &m->slots[i];
+        if (!s->used) break;
+        if (s->hash == h && s->len == klen) {
+            const char *k = m->keys.p + s->off;
+            if (memcmp(k, head, 5) == 0 && memcmp(k + 5, a.p, a.n) == 0 && memcmp(k + 5 + a.n, b.p, b.n) == 0)
+                return s->mask;
+        }
+    }
+    uint32_t mask = kind == 0 ? eval_class_id(st, a, b) : eval_style(st, a);
+    if (m->count * 2 >= MEMO_SLOTS || m->keys.n + klen > UINT32_MAX / 2) { /* full: start again */
+        memset(m->slots, 0, MEMO_SLOTS * sizeof(slot_t));
+        m->count = 0;
+        m->keys.n = 0;
+        i = (size_t)h & (MEMO_SLOTS - 1);
+    }
+    size_t off = m->keys.n;
+    if (buf_put(&m->keys, head, 5) || buf_put(&m->keys, a.p, a.n) || buf_put(&m->keys, b.p, b.n)) {
+        m->keys.n = off;
+        return mask; /* no memory to remember it: still the right verdict */
+    }
+    slot_t *s = &m->slots[i];
+    s->hash = h;
+    s->off = (uint32_t)off;
+    s->len = (uint32_t)klen;
+    s->mask = mask;
+    s->used = 1;
+    m->count++;
+    return mask;
+}
+
+/* --- node helpers ----------------------------------------------------------------------------- */
+static inline int c_space(unsigned char c) { return c == ' ' || (c >= '\t' && c <= '\r'); } /* C isspace */
+
+static sv_t strip_sv(sv_t s) {
+    while (s.n && c_space((unsigned char)s.p[0])) s.p++, s.n--;
+    while (s.n && c_space((unsigned char)s.p[s.n - 1])) s.n--;
+    return s;
+}
+
+static inline int sv_eq(sv_t s, const char *lit) { return s.n == strlen(lit) && memcmp(s.p, lit, s.n) == 0; }
+
+static int sv_in(sv_t s, const char *const *list) {
+    for (; *list; list++)
+        if (sv_eq(s, *list)) return 1;
+    return 0;
+}
+
+typedef struct {
+    sv_t cls, id, style, rel, itemprop, aria_hidden, aria_expanded, role, type;
+    int hidden, data_ad;
+} attrs_t;
+
+static void read_attrs(lxb_dom_element_t *el, attrs_t *a) {
+    memset(a, 0, sizeof *a);
+    for (lxb_dom_attr_t *at = el->first_attr; at; at = at->next) {
+        sv_t v = {"", 0};
+        if (at->value && at->value->data) v = (sv_t){(const char *)at->value->data, at->value->length};
+        switch (at->node.local_name) {
+        case LXB_DOM_ATTR_CLASS: a->cls = v; continue;
+        case LXB_DOM_ATTR_ID: a->id = v; continue;
+        case LXB_DOM_ATTR_STYLE: a->style = v; continue;
+        case LXB_DOM_ATTR_REL: a->rel = v; continue;
+        case LXB_DOM_ATTR_TYPE: a->type = v; continue;
+        default: break;
+        }
+        size_t len;
+        const lxb_char_t *name = lxb_dom_attr_local_name(at, &len);
+        sv_t nm = {(const char *)name, name ? len : 0};
+        if (sv_eq(nm, "hidden")) a->hidden = 1;
+        else if (sv_eq(nm, "itemprop")) a->itemprop = v;
+        else if (sv_eq(nm, "aria-hidden")) a->aria_hidden = v;
+        else if (sv_eq(nm, "aria-expanded")) a->aria_expanded = v;
+        else if (sv_eq(nm, "role")) a->role = v;
+        else if (sv_eq(nm, "data-ad") || sv_eq(nm, "data-advertisement") || sv_eq(nm, "data-text-ad")) a->data_ad = 1;
+    }
+    if (!a->cls.p) a->cls = EMPTY;
+    if (!a->id.p) a->id = EMPTY;
+    if (!a->style.p) a->style = EMPTY;
+}
+
+static int is_block(lxb_tag_id_t t) {
+    switch (t) {
+    case LXB_TAG_ADDRESS: case LXB_TAG_ARTICLE: case LXB_TAG_ASIDE: case LXB_TAG_BLOCKQUOTE: case LXB_TAG_BR:
+    case LXB_TAG_CENTER: case LXB_TAG_DETAILS: case LXB_TAG_DD: case LXB_TAG_DT: case LXB_TAG_DIV: case LXB_TAG_DL:
+    case LXB_TAG_FIELDSET: case LXB_TAG_FIGCAPTION: case LXB_TAG_FIGURE: case LXB_TAG_FOOTER: case LXB_TAG_FORM:
+    case LXB_TAG_H1: case LXB_TAG_H2: case LXB_TAG_H3: case LXB_TAG_H4: case LXB_TAG_H5: case LXB_TAG_H6:
+    case LXB_TAG_HEADER: case LXB_TAG_HGROUP: case LXB_TAG_HR: case LXB_TAG_LI: case LXB_TAG_MAIN: case LXB_TAG_NAV:
+    case LXB_TAG_OL: case LXB_TAG_P: case LXB_TAG_PRE: case LXB_TAG_SECTION: case LXB_TAG_TABLE: case LXB_TAG_TR:
+    case LXB_TAG_UL:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+/* Elements skipped with their subtrees: resiliparse's selectors for alt_texts=False, form_fields=False,
+ * noscript=False ("embed" and "img" are not among them: a missing comma joins them to "embedimg"). */
+static int is_skipped_tag(lxb_tag_id_t t) {
+    switch (t) {
+    case LXB_TAG_SCRIPT: case LXB_TAG_STYLE: case LXB_TAG_IFRAME: case LXB_TAG_FRAME: case LXB_TAG_TEMPLATE:
+    case LXB_TAG_OBJECT: case LXB_TAG_VIDEO: case LXB_TAG_AUDIO: case LXB_TAG_AREA: case LXB_TAG_SVG:
+    case LXB_TAG_FIGCAPTION: case LXB_TAG_FIGURE: case LXB_TAG_NOSCRIPT: case LXB_TAG_TEXTAREA: case LXB_TAG_INPUT:
+    case LXB_TAG_BUTTON: case LXB_TAG_SELECT: case LXB_TAG_OPTION: case LXB_TAG_LABEL:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+/* resiliparse's pre-order step that also visits an element again ("end tag") on the way up. */
+static lxb_dom_node_t *next_node(const lxb_dom_node_t *root, lxb_dom_node_t *node, size_t *depth, int *end_tag) {
+    if (!*end_tag && node->first_child) {
+        ++*depth;
+        return node->first_child;
+    }
+    if (!node->next && node != root) {
+        --*depth;
+        *end_tag = 1;
+        return node->parent;
+    }
+    *end_tag = 0;
+    if (node == root) return NULL;
+    return node->next;
+}
+
+/* The pre-order successor of n in root's subtree (root itself excluded), into n's children if asked. */
+static inline lxb_dom_node_t *subtree_next(lxb_dom_node_t *root, lxb_dom_node_t *n, int descend) {
+    if (descend && n->first_child) return n->first_child;
+    while (n != root && !n->next) n = n->parent;
+    return n == root ? NULL : n->next;
+}
+
+/* Length of the collapsed (C isspace runs as one space) text of node's subtree, and of the texts of the
+ * <a> elements in it, each collapsed on its own: resiliparse's _is_link_cluster. */
+static size_t collapsed_len(lxb_dom_node_t *node, size_t stop_above) {
+    size_t len = 0;
+    int last_space = 0;
+    for (lxb_dom_node_t *n = node->first_child; n; n = subtree_next(node, n, 1)) {
+        if (n->type == LXB_DOM_NODE_TYPE_TEXT) {
+            lxb_dom_character_data_t *cd = lxb_dom_interface_character_data(n);
+            const unsigned char *s = cd->data.data;
+            for (size_t i = 0; i < cd->data.length; i++) {
+                int sp = c_space(s[i]);
+                if (!sp || !last_space) len++;
+                last_space = sp;
+            }
+            if (stop_above && len > stop_above) return len;
+        }
+    }
+    return len;
+}
+
+static int is_link_cluster(lxb_dom_node_t *node, double max_ratio, size_t max_length) {
+    size_t text = collapsed_len(node, max_length);
+    if (max_length && text > max_length) return 0;
+    size_t links = 0;
+    for (lxb_dom_node_t *n = node->first_child; n; n = subtree_next(node, n, 1)) {
+        if (n->type == LXB_DOM_NODE_TYPE_ELEMENT && n->local_name == LXB_TAG_A) links += collapsed_len(n, 0);
+    }
+    return links && (double)links / (double)text > max_ratio;
+}
+
+/* A text node of one private-use code point (an icon font) or a pilcrow (an anchor link). */
+static int is_unprintable_pua(lxb_dom_node_t *node) {
+    lxb_dom_character_data_t *cd = lxb_dom_interface_character_data(node);
+    sv_t t = strip_sv((sv_t){(const char *)cd->data.data, cd->data.length});
+    if (t.n > 3) return 0;
+    if (t.n == 2 && (unsigned char)t.p[0] == 0xC2 && (unsigned char)t.p[1] == 0xB6) return 1;
+    if (t.n == 3) { /* as resiliparse compares it: the three bytes read as a little-endian integer */
+        uint32_t cp = (unsigned char)t.p[0] | (unsigned)(unsigned char)t.p[1] << 8 | (unsigned)(unsigned char)t.p[2] << 16;
+        if (cp >= 0x8080ee && cp <= 0xbfa3ef) return 1;
+    }
+    return 0;
+}
+
+static const char *const SKIP_REL[] = {"author", "icon", "search", "prev", "next", "tag", NULL};
+static const char *const SKIP_ITEMPROP[] = {"datePublished", "author", "url", NULL};
+static const char *const SKIP_ROLES[] = {"alert", "banner", "checkbox", "comment", "complementary", "contentinfo",
+    "dialog", "img", "menu", "menubar", "menuitem", "navigation", "presentation", "radio", "search", "searchbox",
+    "separator", "tab", "toolbar", "tooltip", NULL};
+
+#define HAS(bit) (mask & (1u << (bit)))
+
+/* resiliparse's _is_main_content_node (comments and post meta kept, hidden elements not). */
+static int is_main_content(state_t *st, lxb_dom_node_t *node, size_t body_depth) {
+    if (node->type == LXB_DOM_NODE_TYPE_TEXT) return !is_unprintable_pua(node);
+    if (node->type != LXB_DOM_NODE_TYPE_ELEMENT) return 1;
+    lxb_tag_id_t tag = node->local_name;
+
+    /* Section 1: tag names */
+    switch (tag) {
+    case LXB_TAG_BODY: case LXB_TAG_MAIN: case LXB_TAG_H1:
+        return 1;
+    case LXB_TAG_FOOTER: {
+        if (body_depth < 3 || is_link_cluster(node, 0.2, 0)) return 0;
+        /* kept only if it is not the (recursively) last element of a direct child of <body> */
+        lxb_dom_node_t *p = node;
+        while (p && p->parent && p->parent->local_name != LXB_TAG_BODY) {
+            if (p->next && p->next->type == LXB_DOM_NODE_TYPE_TEXT) p = p->next;
+            if (p->next) return 1;
+            p = p->parent;
+        }
+        return 0;
+    }
+    case LXB_TAG_UL:
+        if (body_depth < 4 || is_link_cluster(node, 0.2, 0)) return 0;
+        break;
+    case LXB_TAG_ARTICLE: /* teasers */
+        if (body_depth > 2 && is_link_cluster(node, 0.2, 500)) return 0;
+        break;
+    case LXB_TAG_NAV: case LXB_TAG_ASIDE: case LXB_TAG_AUDIO: case LXB_TAG_VIDEO: case LXB_TAG_TIME:
+        return 0;
+    default:
+        break;
+    }
+
+    /* Section 2: rel and ARIA attributes */
+    attrs_t a;
+    read_attrs(lxb_dom_interface_element(node), &a);
+    if (a.hidden) return 0;
+    sv_t rel = strip_sv(a.rel);
+    if (rel.n && sv_in(rel, SKIP_REL)) return 0;
+    sv_t itemprop = strip_sv(a.itemprop);
+    if (itemprop.n && sv_in(itemprop, SKIP_ITEMPROP)) return 0;
+    if (sv_eq(strip_sv(a.aria_hidden), "true")) return 0;
+    if (sv_eq(strip_sv(a.aria_expanded), "false")) return 0;
+
+    /* Section 3: class and id, any element */
+    if (!a.cls.n && !a.id.n) {
+        if (tag == LXB_TAG_DIV) return body_depth <= 5 || !is_link_cluster(node, 0.6, 800);
+        return 1;
+    }
+    uint32_t mask = verdicts(st, 0, a.cls, a.id);
+    if (HAS(RE_DISPLAY_CLS) || (a.style.n && verdicts(st, 1, a.style, EMPTY))) return 0;
+    if ((tag == LXB_TAG_A || tag == LXB_TAG_DIV || tag == LXB_TAG_LI) && HAS(RE_SKIP_LINK)) return 0;
+    if (body_depth > 2 && (HAS(RE_SIGNIN) || HAS(RE_SOCIAL))) return 0;
+    if (HAS(RE_LOGO) || HAS(RE_ADS) || a.data_ad || HAS(RE_OTHER_JUNK)) return 0;
+
+    /* Section 4: class and id, block elements only */
+    if (!is_block(tag) && tag != LXB_TAG_TD) return 1;
+    if (sv_eq(rel, "main")) return 1; /* sic: resiliparse tests rel here, not role */
+    sv_t role = strip_sv(a.role);
+    if (role.n && sv_in(role, SKIP_ROLES)) return 0;
+    if (HAS(RE_ARTICLE)) return 1;
+    if (HAS(RE_LANDMARK) || HAS(RE_HEADER) || HAS(RE_FOOTER) || HAS(RE_NAV) || HAS(RE_RECOMMENDED) ||
+        HAS(RE_SEARCH) || HAS(RE_SIDEBAR) || HAS(RE_MODAL) || HAS(RE_GALLERY) || HAS(RE_PRINT))
+        return 0;
+    if (body_depth > 2 && tag == LXB_TAG_DIV && is_link_cluster(node, 0.6, 1500)) return 0;
+    return 1;
+}
+
+/* --- the two walks ---------------------------------------------------------------------------- */
+static const char *const ROOT_CLASSES[] = {"article-body", "articleBody", "contentBody", "article-text",
+    "main-content", "postcontent", "post-content", "single-post", NULL};
+
+/* Whether a whitespace-separated token of `cls` is one of ROOT_CLASSES, ASCII case-insensitively: so does
+ * resiliparse 1.1.0 match them, in standards mode too (tests/data/extract_cases.json). */
+static int has_root_class(sv_t cls) {
+    size_t i = 0;
+    while (i < cls.n) {
+        while (i < cls.n && (cls.p[i] == ' ' || cls.p[i] == '\t' || cls.p[i] == '\n' || cls.p[i] == '\f' || cls.p[i] == '\r')) i++;
+        size_t j = i;
+        while (j < cls.n && !(cls.p[j] == ' ' || cls.p[j] == '\t' || cls.p[j] == '\n' || cls.p[j] == '\f' || cls.p[j] == '\r')) j++;
+        for (const char *const *c = ROOT_CLASSES; j > i && *c; c++)
+            if (strlen(*c) == j - i && strncasecmp(*c, cls.p + i, j - i) == 0)
+                return 1;
+        i = j;
+    }
+    return 0;
+}
+
+/* The single element under body matching resiliparse's main-content selectors, or body. */
+static lxb_dom_node_t *main_root(lxb_dom_node_t *body) {
+    lxb_dom_node_t *found = NULL;
+    size_t count = 0;
+    for (lxb_dom_node_t *n = body->first_child; n; n = subtree_next(body, n, 1)) {
+        if (n->type == LXB_DOM_NODE_TYPE_ELEMENT) {
+            attrs_t a;
+            read_attrs(lxb_dom_interface_element(n), &a);
+            if (has_root_class(a.cls) || sv_eq(a.role, "main")) {
+                found = n;
+                if (++count > 1) return body;
+            }
+        }
+    }
+    return count == 1 ? found : body;
+}
+
+/* Main-content text into st->raw: text nodes concatenated, a space at each block element's start and end. */
+static int walk_main(state_t *st, lxb_dom_node_t *body) {
+    lxb_dom_node_t *root = main_root(body);
+    size_t base_depth = 0;
+    for (lxb_dom_node_t *p = root; p->local_name != LXB_TAG_BODY && p->parent; p = p->parent) base_depth++;
+    buf_t *out = &st->raw;
+    size_t depth = 0;
+    int end_tag = 0, margin = 0;
+    lxb_dom_node_t *node = root;
+    while (node) {
+        int keep = node->type == LXB_DOM_NODE_TYPE_ELEMENT || node->type == LXB_DOM_NODE_TYPE_TEXT;
+        /* An element seen again on the way up passed these tests on the way down. */
+        if (keep && !end_tag) {
+            if (node != root && node->type == LXB_DOM_NODE_TYPE_ELEMENT && is_skipped_tag(node->local_name)) keep = 0;
+            else if (!is_main_content(st, node, depth + base_depth)) keep = 0;
+        }
+        if (!keep) {
+            end_tag = 1;
+            node = next_node(root, node, &depth, &end_tag);
+            continue;
+        }
+        if (node->type == LXB_DOM_NODE_TYPE_TEXT) {
+            lxb_dom_character_data_t *cd = lxb_dom_interface_character_data(node);
+            if (margin && out->n && buf_put(out, " ", 1)) return -1;
+            margin = 0;
+            if (buf_put(out, cd->data.data, cd->data.length)) return -1;
+        } else if (is_block(node->local_name)) {
+            margin = 1;
+        }
+        node = next_node(root, node, &depth, &end_tag);
+    }
+    return 0;
+}
+
+typedef struct {
+    const char *name;
+    size_t len;
+} name_t;
+
+static int strip_match(lxb_dom_node_t *n, const name_t *tags, size_t ntags) {
+    size_t len;
+    const lxb_char_t *name = lxb_dom_element_local_name(lxb_dom_interface_element(n), &len);
+    if (!name) return 0;
+    for (size_t i = 0; i < ntags; i++)
+        if (tags[i].len == len && strncasecmp(tags[i].name, (const char *)name, len) == 0) return 1;
+    if (n->local_name == LXB_TAG_INPUT) {
+        attrs_t a;
+        read_attrs(lxb_dom_interface_element(n), &a);
+        if (a.type.n == 6 && strncasecmp(a.type.p, "hidden", 6) == 0) return 1;
+    }
+    return 0;
+}
+
+/* Tag-stripped text into st->raw: body's text nodes outside the stripped elements, space-separated. */
+static int walk_strip(state_t *st, lxb_dom_node_t *body, const name_t *tags, size_t ntags) {
+    buf_t *out = &st->raw;
+    for (lxb_dom_node_t *n = body->first_child; n;) {
+        int descend = 1;
+        if (n->type == LXB_DOM_NODE_TYPE_TEXT) {
+            lxb_dom_character_data_t *cd = lxb_dom_interface_character_data(n);
+            if (buf_put(out, cd->data.data, cd->data.length) || buf_put(out, " ", 1)) return -1;
+        } else if (n->type == LXB_DOM_NODE_TYPE_ELEMENT && strip_match(n, tags, ntags)) {
+            descend = 0;
+        }
+        n = subtree_next(body, n, descend);
+    }
+    return 0;
+}
+
+/* --- Python ----------------------------------------------------------------------------------- */
+static PyObject *extract(PyObject *self, PyObject *args) {
+    PyObject *html, *tags_obj;
+    int main_mode;
+    Py_ssize_t min_words;
+    if (!PyArg_ParseTuple(args, "UpO!n", &html, &main_mode, &PyTuple_Type, &tags_obj, &min_words)) return NULL;
+    Py_ssize_t ntags = PyTuple_GET_SIZE(tags_obj);
+    name_t tags[64];
+    if (ntags > 64) return PyErr_Format(PyExc_ValueError, "at most 64 strip tags, not %zd", ntags);
+    for (Py_ssize_t i = 0; i < ntags; i++) {
+        PyObject *t = PyTuple_GET_ITEM(tags_obj, i);
+        if (!PyUnicode_Check(t)) return PyErr_Format(PyExc_TypeError, "strip tags must be str");
+        tags[i].name = PyUnicode_AsUTF8AndSize(t, (Py_ssize_t *)&tags[i].len);
+        if (!tags[i].name) return NULL;
+    }
+    Py_ssize_t n;
+    PyObject *encoded = NULL;
+    const char *data = PyUnicode_AsUTF8AndSize(html, &n);
+    if (!data) { /* lone surrogates: replaced, as a browser would */
+        PyErr_Clear();
+        encoded = PyUnicode_AsEncodedString(html, "utf-8", "replace");
+        if (!encoded) return NULL;
+        data = PyBytes_AS_STRING(encoded);
+        n = PyBytes_GET_SIZE(encoded);
+    }
+    state_t *st = get_state();
+    if (!st) {
+        Py_XDECREF(encoded);
+        return NULL;
+    }
+    int failed = 0;
+    Py_ssize_t words = 0;
+    size_t text_len = 0;
+    Py_BEGIN_ALLOW_THREADS
+    lxb_html_document_clean(st->doc);
+    /* clean() keeps the last page's quirks mode, which changes how the next page parses */
+    st->doc->dom_document.compat_mode = LXB_DOM_DOCUMENT_CMODE_NO_QUIRKS;
+    st->raw.n = st->out.n = 0;
+    if (lxb_html_document_parse(st->doc, (const lxb_char_t *)data, (size_t)n) != LXB_STATUS_OK) {
+        failed = 1;
+    } else {
+        lxb_dom_node_t *body = lxb_dom_interface_node(lxb_html_document_body_element(st->doc));
+        if (body) {
+            if (main_mode) {
+                failed = walk_main(st, body) != 0;
+                if (!failed) words = collapse_into(&st->out, st->raw.p ? st->raw.p : "", st->raw.n);
+                if (!failed && words >= 0 && words < min_words) { /* no main content found: strip instead */
+                    st->raw.n = st->out.n = 0;
+                    main_mode = 0;
+                }
+            }
+            if (!failed && !main_mode) {
+                failed = walk_strip(st, body, tags, (size_t)ntags) != 0;
+                if (!failed) words = collapse_into(&st->out, st->raw.p ? st->raw.p : "", st->raw.n);
+            }
+            if (words < 0) failed = 1;
+        }
+        text_len = st->out.n;
+        size_t tlen = 0;
+        const lxb_char_t *title = failed ? NULL : lxb_html_document_title(st->doc, &tlen);
+        if (title && tlen && collapse_into(&st->out, (const char *)title, tlen) < 0) failed = 1;
+    }
+    Py_END_ALLOW_THREADS
+    Py_XDECREF(encoded);
+    PyObject *result = NULL;
+    if (failed) {
+        PyErr_NoMemory();
+    } else {
+        const char *p = st->out.p ? st->out.p : "";
+        PyObject *text = PyUnicode_DecodeUTF8(p, (Py_ssize_t)text_len, "replace");
+        PyObject *title = text ? PyUnicode_DecodeUTF8(p + text_len, (Py_ssize_t)(st->out.n - text_len), "replace") : NULL;
+        if (title) result = PyTuple_Pack(2, text, title);
+        Py_XDECREF(text);
+        Py_XDECREF(title);
+    }
+    if ((size_t)n > (4u << 20)) { /* a huge page: give its memory back */
+        lxb_html_document_destroy(st->doc);
+        st->doc = lxb_html_document_create();
+        if (!st->doc && result) {
+            Py_CLEAR(result);
+            PyErr_NoMemory();
+        }
+    }
+    buf_trim(&st->raw);
+    buf_trim(&st->out);
+    return result;
+}
+
+static PyObject *collapse(PyObject *self, PyObject *arg) {
+    Py_ssize_t n;
+    const char *s = PyUnicode_AsUTF8AndSize(arg, &n);
+    if (!s) return NULL;
+    buf_t b = {0};
+    if (collapse_into(&b, s, (size_t)n) < 0) {
+        free(b.p);
+        return PyErr_NoMemory();
+    }
+    PyObject *r = PyUnicode_DecodeUTF8(b.p ? b.p : "", (Py_ssize_t)b.n, "strict");
+    free(b.p);
+    return r;
+}
+
+/* For tests: the pattern verdicts on (class, id, style) as a bit mask, in PATTERNS' order. */
+static PyObject *rule_flags(PyObject *self, PyObject *args) {
+    const char *cls, *id, *style;
+    Py_ssize_t ncls, nid, nstyle;
+    if (!PyArg_ParseTuple(args, "s#s#s#", &cls, &ncls, &id, &nid, &style, &nstyle)) return NULL;
+    state_t *st = get_state();
+    if (!st) return NULL;
+    uint32_t mask = verdicts(st, 0, (sv_t){cls, (size_t)ncls}, (sv_t){id, (size_t)nid});
+    mask |= verdicts(st, 1, (sv_t){style, (size_t)nstyle}, EMPTY);
+    return PyLong_FromUnsignedLong(mask);
+}
+
+static PyMethodDef methods[] = {
+    {"extract", extract, METH_VARARGS,
+     "extract(html, main, strip_tags, min_words) -> (text, title): see the module source for the rules."},
+    {"collapse", collapse, METH_O, "collapse(s) -> ' '.join(s.split()), as extract collapses its text."},
+    {"rule_flags", rule_flags, METH_VARARGS, "rule_flags(cls, id, style) -> int: the class/id/style pattern verdicts."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "neardup._html", NULL, -1, methods};
+
+PyMODINIT_FUNC PyInit__html(void) {
+    if (pthread_key_create(&state_key, state_free) != 0) return PyErr_NoMemory();
+    PyObject *m = PyModule_Create(&module);
+    if (!m) return NULL;
+    if (PyModule_AddIntConstant(m, "N_PATTERNS", N_RE) < 0) {
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
+}
