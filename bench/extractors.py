@@ -5,7 +5,7 @@
     .venv/bin/python bench/extractors.py --pages 6000 --input crawl.jsonl.gz
 
 Times, best of 3 passes over the same pages (CPU time of this process):
-  - neardup's extractor (`neardup._html`, resiliparse 1.1's rules in C over lexbor), main and strip;
+  - neardup's extractor (`neardup._html`, resiliparse's rules in C over lexbor), main and strip;
   - resiliparse's `extract_plain_text(main_content=True)` with its parse, as `extractor: resiliparse` runs it;
 and compares neardup's main text with resiliparse's: identical pages, and the 5-shingle Jaccard per page.
 Which extractor scores better against ground truth is bench/quality.py's question (bench/QUALITY.md).

@@ -3,12 +3,24 @@
  * `extract(html, main, strip_tags, min_words)` parses a page once and returns (text, title), both with
  * whitespace collapsed exactly as `" ".join(s.split())` collapses it.
  *
- * main=True ports resiliparse 1.1.0's `extract_plain_text(main_content=True, alt_texts=False,
- * preserve_formatting=False)` (resiliparse/extract/html2text.pyx, Apache-2.0, Janek Bevendorff): the same
- * root selection, the same skipped elements, the same tag, attribute and class/id rules (its RE2 patterns,
- * rewritten as POSIX EREs), the same link-cluster test, and block elements separating text. Where fewer
- * than `min_words` words remain (listing pages, link hubs), the text is that of main=False instead, from
- * the same parsed document.
+ * main=True gives the text of resiliparse's `extract_plain_text(main_content=True, alt_texts=False,
+ * preserve_formatting=False)`. It is a port of resiliparse 1.1.0's public rules (resiliparse/extract/
+ * html2text.pyx, Apache-2.0, Janek Bevendorff): its root selection, skipped elements, tag, attribute and
+ * class/id rules, link-cluster test and block separators. resiliparse 2 rewrote them in Rust, in a crate that
+ * is not published as source with the Python package; where 2.0.1 decides differently, found by feeding both
+ * the same pages, this file follows 2.0.1:
+ *   - the article pattern needs one of its words (1.1.0's optional group, with the space it appends to every
+ *     class, whitelisted every element that has a class and no id from the block rules);
+ *   - the footer, nav, search, sidebar, modal and gallery patterns take only whitespace as a word boundary
+ *     (not - or _), footer words and nav take -/_ suffixes such as _banner or -menu, nav's links-
+ *     alternative needs a suffix and is bounded like the rest, the sidebar prefixes lost left and right,
+ *     and "more-" / "other-" are no longer "recommended";
+ *   - a style hiding an element counts without a class or id too;
+ *   - table cells are separated (1.1.0 glued them: "Country of originChina").
+ * tests/test_html.py checks the two against each other, live: every rule case, random class names and ids,
+ * and every page of the bundled sample.
+ * Where fewer than `min_words` words remain (listing pages, link hubs), the text is that of main=False
+ * instead, from the same parsed document.
  *
  * main=False is the classic recipe, as `neardup.normalize` did it with selectolax: the text nodes of
  * <body>, space-separated, outside the elements named in `strip_tags` and outside <input type=hidden>.
@@ -111,8 +123,9 @@ static Py_ssize_t collapse_into(buf_t *out, const char *src, size_t n) {
 }
 
 /* --- per-thread state ------------------------------------------------------------------------- */
-/* resiliparse's class/id patterns (RE2, case-insensitive but for other_junk), as POSIX EREs: `(?:` as
- * `(`, `\s` as RE2's [\t\n\f\r ]. tests/test_html.py checks each against the RE2 original with Python's re.
+/* The class/id patterns (case-insensitive but for other_junk), as POSIX EREs: resiliparse's RE2 patterns with
+ * `(?:` as `(` and `\s` as RE2's [\t\n\f\r ], changed where 2.0.1 decides otherwise (see the top).
+ * tests/test_html.py runs them through Python's re too, and compares the verdicts.
  * glibc lets an anchor inside a group match at a newline, so the anchors are compiled as two sentinel
  * bytes that frame every subject: ^ as \x01, $ as \x02 (and those bytes in a subject become \x03). */
 #define BOL '\x01'
@@ -140,15 +153,15 @@ static const struct {
     {"(^|[ \t\n\f\r])(link[_-]?)?(skip([_-]?(to|link))?|scroll[_-]?(up|down)|next|prev(ious)?|permalink|pagination|skip-to-(main-)?content)($|[ \t\n\f\r]|[_-]?(post|article))", 1},
     {"(brand(ing)?[_-]*)?logo($|[ \t\n\f\r])", 1},
     {"(^|[ \t\n\f\r])((google|wide)[_-]?ads?|ad(vert|vertise(ment|link)?|$|_[a-f0-9]+)|sponsor(ed)?|promoted|paid|(wide)?banner|donate)($|[ \t\n\f\r_-])", 1},
-    {"(^|[ \t\n\f\r_-])(article|entry|post|story|single[_-]?post|(main[_-])?content|body|text|page)?($|[ \t\n\f\r_-])", 1},
+    {"(^|[ \t\n\f\r_-])(article|entry|post|story|single[_-]?post|(main[_-])?content|body|text|page)($|[ \t\n\f\r_-])", 1},
     {"(^|[ \t\n\f\r])(l|m|wp|global|page|site|full|sticky)[_-]*header([_-]?wrap(per)?|bar)?($|[ \t\n\f\r])", 1},
-    {"(^|[ \t\n\f\r_-])(global|page|site|copyright)?(footer|copyright|cookie|consent|legal|fcontainer)($|[ \t\n\f\r_-])", 1},
-    {"(^|[ \t\n\f\r])((l|m|wp|main|site|page|sub|article|global|sticky|main)[_-]*)?(nav(igation)?|menu([_-]item)?|drop[_-]?down|bread[_-]?crumbs?)|(links?[_-]?(bar|box|list|container|section|wrapp(er))?)($|[ \t\n\f\r_-])", 1},
-    {"(^|[ \t\n\f\r_-])(trends|trending|recommended|featured|popular|editors?[_-]picks|related|read-next|(related|more|other)[_-]?(links|articles|posts|guides|stories))($|[ \t\n\f\r_-])", 1},
-    {"(^|[ \t\n\f\r_-])search([_-]?(bar|facility|box))?($|[ \t\n\f\r])", 1},
-    {"(^|[ \t\n\f\r])((l|wp|right|left|global|sticky)[_-]*)?((side|sticky)[_-]?(bars?|box)|one-third)($|[ \t\n\f\r_-])", 1},
-    {"(^|[ \t\n\f\r])(wp-|p-|-l)?(modal|popup|lightbox)([_-]*(window|pane|box))?($|[ \t\n\f\r_-])", 1},
-    {"(^|[ \t\n\f\r_-])(gallery|carousel)($|[ \t\n\f\r_-])", 1},
+    {"(^|[ \t\n\f\r])((global|page|site)[_-]*)?(footer|copyright|legal|fcontainer|cookie|consent)([_-](banner|notice|consent|bar|container|wrapper))?($|[ \t\n\f\r])", 1},
+    {"(^|[ \t\n\f\r])((l|m|wp|main|site|page|sub|article|global|sticky|main)[_-]*)?(nav(bar|(igation)?([_-](bar|menu|wrapper|container))?)|menu([_-]item)?|drop[_-]?down|bread[_-]?crumbs?|links?[_-]?(bar|box|list|container|section|wrapp(er)))($|[ \t\n\f\r])", 1},
+    {"(^|[ \t\n\f\r_-])(trends|trending|recommended|featured|popular|editors?[_-]picks|related|read-next|related[_-]?(links|articles|posts|guides|stories))($|[ \t\n\f\r_-])", 1},
+    {"(^|[ \t\n\f\r])search([_-]?(bar|facility|box))?($|[ \t\n\f\r])", 1},
+    {"(^|[ \t\n\f\r])((l|wp|global|sticky)[_-]*)?((side|sticky)[_-]?(bars?|box)|one-third)($|[ \t\n\f\r])", 1},
+    {"(^|[ \t\n\f\r])(wp-|p-|-l)?(modal|popup|lightbox)([_-]*(window|pane|box))?($|[ \t\n\f\r])", 1},
+    {"(^|[ \t\n\f\r])(gallery|carousel)($|[ \t\n\f\r])", 1},
     {"(^|[ \t\n\f\r])print[_-]", 1},
     {"^((l|wp|global|page|site|full|sticky)[_-]*)?((head|foot)(er)?|right)$", 1},
     {"(^|;[ \t\n\f\r]*)(display[ \t\n\f\r]?:[ \t\n\f\r]?none|visibility[ \t\n\f\r]?:[ \t\n\f\r]?hidden)($|[ \t\n\f\r]?;)", 1},
@@ -242,16 +255,18 @@ typedef struct {
 } sv_t;
 
 /* A subject framed by the anchor sentinels; empty subjects match nothing (regex_search_not_empty). */
-static inline int pattern_hit(state_t *st, int i, const char *s) { return s[1] != EOL && regexec(&st->re[i], s, 0, NULL, 0) == 0; }
+static inline int pattern_hit(state_t *st, int i, const char *s) { return s[2] != EOL && regexec(&st->re[i], s, 0, NULL, 0) == 0; }
 
 /* A subject framed by the anchor sentinels: BOL, a, a space if asked, c, EOL, NUL. */
 static int put_subject2(buf_t *b, sv_t a, int space, sv_t c) {
-    if (buf_reserve(b, a.n + c.n + 4)) return -1;
+    if (buf_reserve(b, a.n + c.n + 6)) return -1;
     char *o = b->p + b->n;
+    *o++ = BOL; /* twice: an anchor consumes one, and two anchors may meet ("ad(...|$)($|...)") */
     *o++ = BOL;
     for (size_t i = 0; i < a.n; i++) *o++ = (a.p[i] == BOL || a.p[i] == EOL) ? '\x03' : a.p[i];
     if (space) *o++ = ' ';
     for (size_t i = 0; i < c.n; i++) *o++ = (c.p[i] == BOL || c.p[i] == EOL) ? '\x03' : c.p[i];
+    *o++ = EOL;
     *o++ = EOL;
     *o++ = 0;
     b->n = (size_t)(o - b->p);
@@ -532,6 +547,8 @@ static int is_main_content(state_t *st, lxb_dom_node_t *node, size_t body_depth)
     if (itemprop.n && sv_in(itemprop, SKIP_ITEMPROP)) return 0;
     if (sv_eq(strip_sv(a.aria_hidden), "true")) return 0;
     if (sv_eq(strip_sv(a.aria_expanded), "false")) return 0;
+    /* resiliparse 1.1.0 read the style only of elements with a class or id; 2.0.1 reads every element's */
+    if (a.style.n && verdicts(st, 1, a.style, EMPTY)) return 0;
 
     /* Section 3: class and id, any element */
     if (!a.cls.n && !a.id.n) {
@@ -539,7 +556,7 @@ static int is_main_content(state_t *st, lxb_dom_node_t *node, size_t body_depth)
         return 1;
     }
     uint32_t mask = verdicts(st, 0, a.cls, a.id);
-    if (HAS(RE_DISPLAY_CLS) || (a.style.n && verdicts(st, 1, a.style, EMPTY))) return 0;
+    if (HAS(RE_DISPLAY_CLS)) return 0;
     if ((tag == LXB_TAG_A || tag == LXB_TAG_DIV || tag == LXB_TAG_LI) && HAS(RE_SKIP_LINK)) return 0;
     if (body_depth > 2 && (HAS(RE_SIGNIN) || HAS(RE_SOCIAL))) return 0;
     if (HAS(RE_LOGO) || HAS(RE_ADS) || a.data_ad || HAS(RE_OTHER_JUNK)) return 0;
@@ -561,16 +578,16 @@ static int is_main_content(state_t *st, lxb_dom_node_t *node, size_t body_depth)
 static const char *const ROOT_CLASSES[] = {"article-body", "articleBody", "contentBody", "article-text",
     "main-content", "postcontent", "post-content", "single-post", NULL};
 
-/* Whether a whitespace-separated token of `cls` is one of ROOT_CLASSES, ASCII case-insensitively: so does
- * resiliparse 1.1.0 match them, in standards mode too (tests/data/extract_cases.json). */
-static int has_root_class(sv_t cls) {
+/* Whether a whitespace-separated token of `cls` is one of ROOT_CLASSES (ASCII case-insensitively in quirks
+ * mode, as lexbor's class selectors match). */
+static int has_root_class(sv_t cls, int quirks) {
     size_t i = 0;
     while (i < cls.n) {
         while (i < cls.n && (cls.p[i] == ' ' || cls.p[i] == '\t' || cls.p[i] == '\n' || cls.p[i] == '\f' || cls.p[i] == '\r')) i++;
         size_t j = i;
         while (j < cls.n && !(cls.p[j] == ' ' || cls.p[j] == '\t' || cls.p[j] == '\n' || cls.p[j] == '\f' || cls.p[j] == '\r')) j++;
         for (const char *const *c = ROOT_CLASSES; j > i && *c; c++)
-            if (strlen(*c) == j - i && strncasecmp(*c, cls.p + i, j - i) == 0)
+            if (strlen(*c) == j - i && (quirks ? strncasecmp(*c, cls.p + i, j - i) : memcmp(*c, cls.p + i, j - i)) == 0)
                 return 1;
         i = j;
     }
@@ -578,14 +595,14 @@ static int has_root_class(sv_t cls) {
 }
 
 /* The single element under body matching resiliparse's main-content selectors, or body. */
-static lxb_dom_node_t *main_root(lxb_dom_node_t *body) {
+static lxb_dom_node_t *main_root(lxb_dom_node_t *body, int quirks) {
     lxb_dom_node_t *found = NULL;
     size_t count = 0;
     for (lxb_dom_node_t *n = body->first_child; n; n = subtree_next(body, n, 1)) {
         if (n->type == LXB_DOM_NODE_TYPE_ELEMENT) {
             attrs_t a;
             read_attrs(lxb_dom_interface_element(n), &a);
-            if (has_root_class(a.cls) || sv_eq(a.role, "main")) {
+            if (has_root_class(a.cls, quirks) || sv_eq(a.role, "main")) {
                 found = n;
                 if (++count > 1) return body;
             }
@@ -595,8 +612,8 @@ static lxb_dom_node_t *main_root(lxb_dom_node_t *body) {
 }
 
 /* Main-content text into st->raw: text nodes concatenated, a space at each block element's start and end. */
-static int walk_main(state_t *st, lxb_dom_node_t *body) {
-    lxb_dom_node_t *root = main_root(body);
+static int walk_main(state_t *st, lxb_dom_node_t *body, int quirks) {
+    lxb_dom_node_t *root = main_root(body, quirks);
     size_t base_depth = 0;
     for (lxb_dom_node_t *p = root; p->local_name != LXB_TAG_BODY && p->parent; p = p->parent) base_depth++;
     buf_t *out = &st->raw;
@@ -620,8 +637,8 @@ static int walk_main(state_t *st, lxb_dom_node_t *body) {
             if (margin && out->n && buf_put(out, " ", 1)) return -1;
             margin = 0;
             if (buf_put(out, cd->data.data, cd->data.length)) return -1;
-        } else if (is_block(node->local_name)) {
-            margin = 1;
+        } else if (is_block(node->local_name) || node->local_name == LXB_TAG_TD || node->local_name == LXB_TAG_TH) {
+            margin = 1; /* resiliparse 1.1.0 glued table cells ("Country of originChina"); 2.0.1 does not */
         }
         node = next_node(root, node, &depth, &end_tag);
     }
@@ -707,7 +724,7 @@ static PyObject *extract(PyObject *self, PyObject *args) {
         lxb_dom_node_t *body = lxb_dom_interface_node(lxb_html_document_body_element(st->doc));
         if (body) {
             if (main_mode) {
-                failed = walk_main(st, body) != 0;
+                failed = walk_main(st, body, st->doc->dom_document.compat_mode == LXB_DOM_DOCUMENT_CMODE_QUIRKS) != 0;
                 if (!failed) words = collapse_into(&st->out, st->raw.p ? st->raw.p : "", st->raw.n);
                 if (!failed && words >= 0 && words < min_words) { /* no main content found: strip instead */
                     st->raw.n = st->out.n = 0;
@@ -791,7 +808,14 @@ PyMODINIT_FUNC PyInit__html(void) {
     if (pthread_key_create(&state_key, state_free) != 0) return PyErr_NoMemory();
     PyObject *m = PyModule_Create(&module);
     if (!m) return NULL;
-    if (PyModule_AddIntConstant(m, "N_PATTERNS", N_RE) < 0) {
+    PyObject *patterns = PyTuple_New(N_RE);
+    for (int i = 0; patterns && i < N_RE; i++) {
+        PyObject *item = Py_BuildValue("(sO)", PATTERNS[i].pattern, PATTERNS[i].icase ? Py_True : Py_False);
+        if (!item) Py_CLEAR(patterns);
+        else PyTuple_SET_ITEM(patterns, i, item);
+    }
+    if (!patterns || PyModule_AddObject(m, "PATTERNS", patterns) < 0) {
+        Py_XDECREF(patterns);
         Py_DECREF(m);
         return NULL;
     }

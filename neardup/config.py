@@ -40,7 +40,7 @@ class Config:
     """Every setting of a run. Defaults were chosen by measurement on the sample crawl (see README)."""
 
     normalize: NormalizeMode = "main"
-    # Main-content extractor (normalize: main): neardup's C port of resiliparse 1.1's rules, or resiliparse's own.
+    # Main-content extractor (normalize: main): neardup's C version of resiliparse's rules, or resiliparse itself.
     extractor: Extractor = "neardup"
     strip_tags: tuple[str, ...] = DEFAULT_STRIP_TAGS
     method: Method = "minhash"

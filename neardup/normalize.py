@@ -7,10 +7,11 @@ Two modes, both parsed once by lexbor (vendored, compiled into `neardup._html`):
   same words.
 - `main`: main-content extraction, which also drops boilerplate that sits inside the content area or in a
   `<div id="header">` template. Two extractors:
-  - `neardup` (default): resiliparse 1.1's rules ported to C in `neardup/_html.c`; it gives resiliparse
-    1.1.0's text on every one of 6,000 checked pages, in about a fifth of the time of resiliparse 2.
-  - `resiliparse`: resiliparse's own `extract_plain_text(main_content=True)` (2.x rewrote the rules in
-    Rust), kept as the reference the default was measured against (bench/QUALITY.md).
+  - `neardup` (default): resiliparse's rules in C (`neardup/_html.c`: 1.1's public rules, changed where
+    2.0.1 decides otherwise); it gives resiliparse 2.0.1's text on every page checked (the 3,000 of the
+    sample, 6,000 of make_crawl's), at about a sixth of its cost.
+  - `resiliparse`: resiliparse's own `extract_plain_text(main_content=True)`, the reference that tests
+    compare the default with.
 """
 
 from __future__ import annotations

@@ -61,11 +61,11 @@ def test_tag_stripping_with_jaccard_is_weaker_on_partial_copies(sample_store, tr
 
 def test_a_loose_threshold_merges_hard_negatives(sample_store, truth):
     """The sample must be able to fail: at containment 0.7 templated siblings merge (the gate's
-    impure-cluster floor breaks), and with signature estimates instead of exact scores they merge several
-    times as often (an estimate that passed the floor is biased upwards)."""
+    impure-cluster floor breaks), and with signature estimates instead of exact scores they merge by
+    the dozen (an estimate that passed the floor is biased upwards)."""
     exact = _scores(sample_store, truth, Config(threshold=0.7))
     assert exact.impure_clusters > 0, exact
     estimate = _scores(sample_store, truth, Config(threshold=0.7, verify="estimate"))
-    assert estimate.precision < exact.precision - 0.05, (estimate, exact)
+    assert estimate.precision < 0.9 < exact.precision, (estimate, exact)
     assert estimate.impure_clusters > exact.impure_clusters
     assert estimate.recall == exact.recall == 1.0
