@@ -155,8 +155,8 @@ static const struct {
     {"(^|[ \t\n\f\r])((google|wide)[_-]?ads?|ad(vert|vertise(ment|link)?|$|_[a-f0-9]+)|sponsor(ed)?|promoted|paid|(wide)?banner|donate)($|[ \t\n\f\r_-])", 1},
     {"(^|[ \t\n\f\r_-])(article|entry|post|story|single[_-]?post|(main[_-])?content|body|text|page)($|[ \t\n\f\r_-])", 1},
     {"(^|[ \t\n\f\r])(l|m|wp|global|page|site|full|sticky)[_-]*header([_-]?wrap(per)?|bar)?($|[ \t\n\f\r])", 1},
-    {"(^|[ \t\n\f\r])((global|page|site)[_-]*)?(footer|copyright|legal|fcontainer|cookie|consent)([_-](banner|notice|consent|bar|container|wrapper))?($|[ \t\n\f\r])", 1},
-    {"(^|[ \t\n\f\r])((l|m|wp|main|site|page|sub|article|global|sticky|main)[_-]*)?(nav(bar|(igation)?([_-](bar|menu|wrapper|container))?)|menu([_-]item)?|drop[_-]?down|bread[_-]?crumbs?|links?[_-]?(bar|box|list|container|section|wrapp(er)))($|[ \t\n\f\r])", 1},
+    {"(^|[ \t\n\f\r])((global|page|site)[_-]*)?(footer|copyright|legal|fcontainer|cookie|consent)([_-](banner|notice|consent|bar|container|wrap(per)?))?($|[ \t\n\f\r])", 1},
+    {"(^|[ \t\n\f\r])((l|m|wp|main|site|page|sub|article|global|sticky|main)[_-]*)?(nav(igation|bar)?([_-](bar|menu|wrapper|container))?|menu([_-]item)?|drop[_-]?down|bread[_-]?crumbs?|links?[_-]?(bar|box|list|container|section|wrapp(er)))($|[ \t\n\f\r])", 1},
     {"(^|[ \t\n\f\r_-])(trends|trending|recommended|featured|popular|editors?[_-]picks|related|read-next|related[_-]?(links|articles|posts|guides|stories))($|[ \t\n\f\r_-])", 1},
     {"(^|[ \t\n\f\r])search([_-]?(bar|facility|box))?($|[ \t\n\f\r])", 1},
     {"(^|[ \t\n\f\r])((l|wp|global|sticky)[_-]*)?((side|sticky)[_-]?(bars?|box)|one-third)($|[ \t\n\f\r])", 1},
@@ -706,6 +706,10 @@ static PyObject *extract(PyObject *self, PyObject *args) {
         n = PyBytes_GET_SIZE(encoded);
     }
     state_t *st = get_state();
+    if (st && !st->doc && !(st->doc = lxb_html_document_create())) { /* the last huge page's re-create failed */
+        PyErr_NoMemory();
+        st = NULL;
+    }
     if (!st) {
         Py_XDECREF(encoded);
         return NULL;
@@ -757,11 +761,7 @@ static PyObject *extract(PyObject *self, PyObject *args) {
     }
     if ((size_t)n > (4u << 20)) { /* a huge page: give its memory back */
         lxb_html_document_destroy(st->doc);
-        st->doc = lxb_html_document_create();
-        if (!st->doc && result) {
-            Py_CLEAR(result);
-            PyErr_NoMemory();
-        }
+        st->doc = lxb_html_document_create(); /* NULL when out of memory: the next call tries again */
     }
     buf_trim(&st->raw);
     buf_trim(&st->out);

@@ -156,18 +156,26 @@ def test_every_sample_page_gives_resiliparses_text() -> None:
     assert differ == []
 
 
-_TOKENS = ["nav", "navbar", "menu", "item", "site", "page", "header", "footer", "side", "sidebar", "bar", "box", "ad",
-           "ads", "advert", "3f", "print", "hidden", "visually", "is", "left", "right", "link", "links", "skip", "to",
-           "post", "article", "content", "main", "logo", "brand", "share", "social", "related", "more", "search",
-           "modal", "popup", "wp", "gallery", "login", "sign", "up", "account", "user", "info", "head", "foot", "er",
-           "l", "m", "one-third", "body", "text", "entry", "story", "cookie", "consent", "legal", "banner",
-           "notice", "wrapper", "widget", "promo", "sponsored", "comments", "trending", "breadcrumbs", "dropdown",
-           "global", "sticky", "full", "spinner", "x"]
+_TOKENS = ["nav", "menu", "item", "site", "page", "header", "footer", "side", "sidebar", "bar", "box", "ad",
+           "ads", "advert", "3f", "print", "hidden", "visually", "is", "left", "right", "link", "links",
+           "skip", "to", "post", "article", "content", "main", "logo", "brand", "share", "social", "related",
+           "more", "search", "modal", "popup", "wp", "gallery", "login", "sign", "up", "account", "user",
+           "info", "head", "foot", "er", "l", "m", "one-third", "body", "text", "entry", "story", "cookie",
+           "legal", "widget", "promo", "banner", "sponsored", "comments", "comment", "trending", "breadcrumbs",
+           "dropdown", "global", "sticky", "full", "x", "y", "navbar", "navigation", "wrapper", "container",
+           "notice", "consent", "holder", "area", "section", "list", "links", "wrap", "window", "pane",
+           "lightbox", "carousel", "copyright", "fcontainer", "facility", "sponsor", "donate", "paid",
+           "promoted", "google", "wide", "feedback", "email", "follow", "subscribe", "newsletter", "twitter",
+           "facebook", "likes", "syndication", "permalink", "pagination", "scroll", "down", "previous", "prev",
+           "next", "expandable", "collapsed", "invisible", "nocontent", "display", "none", "h", "0", "lg",
+           "xs", "editors", "picks", "read", "featured", "popular", "stories", "articles", "posts", "guides",
+           "sub", "single", "byline", "meta", "data", "author", "date", "tag", "tags", "label"]
 _name = st.lists(st.tuples(st.sampled_from(["-", "_", " ", ""]), st.sampled_from(_TOKENS)), min_size=1, max_size=3).map(
     lambda parts: "".join(sep + tok for sep, tok in parts)[len(parts[0][0]):])
 
 
-@settings(max_examples=600, deadline=None)
+# Derandomized: the same 1,500 probes on every run (a run of 40,000 random ones found no difference).
+@settings(max_examples=1500, deadline=None, derandomize=True)
 @given(cls=st.one_of(st.just(""), _name), id_=st.one_of(st.just(""), _name),
        tag=st.sampled_from(["div", "p", "span", "li", "section", "td", "a"]), depth=st.integers(0, 6),
        style=st.sampled_from(["", "display:none", "color: red", "visibility: hidden;"]))
