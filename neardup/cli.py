@@ -56,8 +56,8 @@ def _add_common(p: argparse.ArgumentParser, *, setting: bool = True) -> None:
 def config_from_args(args: argparse.Namespace) -> Config:
     base = load_config(args.config) if args.config else Config()
     changes: dict[str, Any] = {}
-    for attr, field in [("normalize", "normalize"), ("extractor", "extractor"), ("method", "method"), ("shingle_size", "shingle_size"),
-                        ("similarity", "similarity")]:
+    for attr, field in [("normalize", "normalize"), ("extractor", "extractor"), ("method", "method"),
+                        ("shingle_size", "shingle_size"), ("similarity", "similarity")]:
         value = getattr(args, attr, None)
         if value is not None:
             changes[field] = value

@@ -104,6 +104,8 @@ class Config:
             )
         if not self.strip_tags or not all(isinstance(t, str) and t.isidentifier() for t in self.strip_tags):
             raise ConfigError(f"strip_tags must be a non-empty list of tag names, not {self.strip_tags!r}")
+        if len(self.strip_tags) > 64:  # what neardup._html takes
+            raise ConfigError(f"strip_tags may name at most 64 tags, not {len(self.strip_tags)}")
 
     @property
     def minhash_floor(self) -> float:

@@ -9,7 +9,7 @@ Two modes, both parsed once by lexbor (vendored, compiled into `neardup._html`):
   `<div id="header">` template. Two extractors:
   - `neardup` (default): resiliparse's rules in C (`neardup/_html.c`: 1.1's public rules, changed where
     2.0.1 decides otherwise); it gives resiliparse 2.0.1's text on every page checked (the 3,000 of the
-    sample, 6,000 of make_crawl's), at about a sixth of its cost.
+    sample, 6,000 of make_crawl's), at about a fifth of its cost.
   - `resiliparse`: resiliparse's own `extract_plain_text(main_content=True)`, the reference that tests
     compare the default with.
 """

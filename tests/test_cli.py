@@ -96,6 +96,17 @@ def test_flags_change_the_setting(db: str, capsys: pytest.CaptureFixture[str]) -
     assert tight == 0 < loose == 4
 
 
+def test_extractor_flag(db: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """resiliparse's extractor normalizes the pages again, under its own key; on these pages it gives the same
+    text as neardup's, hence the same numbers."""
+    default = _report_json(capsys, db)
+    reference = _report_json(capsys, db, "--extractor", "resiliparse")
+    assert (default["setting"]["extractor"], reference["setting"]["extractor"]) == ("neardup", "resiliparse")
+    assert reference["numbers"] == default["numbers"]
+    code, out, _ = _run(capsys, "report", "--db", db, "--jobs", "1", "--extractor", "resiliparse")
+    assert code == 0 and "normalize=main (resiliparse)" in out
+
+
 def test_export_and_replay(db: str, tmp_path: Path, capsys: pytest.CaptureFixture[str], crawl: Crawl) -> None:
     out_csv = tmp_path / "out" / "clusters.csv"
     out_csv.parent.mkdir()
@@ -172,6 +183,7 @@ def test_bad_settings_exit_2(db: str, capsys: pytest.CaptureFixture[str], argv: 
     ("argv", "needles"),
     [
         (["report", "--method", "jaccard"], ["invalid choice", "jaccard"]),
+        (["report", "--extractor", "trafilatura"], ["invalid choice", "trafilatura"]),
         (["report", "--threshold", "high"], ["invalid float", "high"]),
         (["frobnicate"], ["invalid choice", "frobnicate"]),
         ([], ["required"]),

@@ -103,6 +103,12 @@ def test_fingerprint_key_ignores_the_threshold_only() -> None:
     assert Config(normalize="strip", extractor="resiliparse").norm_key == Config(normalize="strip").norm_key
 
 
+def test_strip_tags_are_bounded() -> None:
+    assert len(Config(strip_tags=tuple(f"t{i}" for i in range(64))).strip_tags) == 64
+    with pytest.raises(ConfigError, match="at most 64"):
+        Config(strip_tags=tuple(f"t{i}" for i in range(65)))
+
+
 def test_extractor_is_checked_and_replayed(tmp_path) -> None:
     with pytest.raises(ConfigError, match="extractor must be"):
         Config(extractor="trafilatura")
