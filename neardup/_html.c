@@ -15,10 +15,13 @@
  *     (not - or _), footer words and nav take -/_ suffixes such as _banner or -menu, nav's links-
  *     alternative needs a suffix and is bounded like the rest, the sidebar prefixes lost left and right,
  *     and "more-" / "other-" are no longer "recommended";
- *   - a style hiding an element counts without a class or id too;
+ *   - a style hiding an element counts without a class or id too; an <article> is whitelisted from the
+ *     class rules of block elements, as an article class is;
+ *   - the main-content root must match the selectors exactly once, counting each selector an element matches
+ *     (class="article-body main-content" is two);
  *   - table cells are separated (1.1.0 glued them: "Country of originChina").
  * tests/test_html.py checks the two against each other, live: every rule case, random class names and ids,
- * and every page of the bundled sample.
+ * random page structures, and every page of the bundled sample.
  * Where fewer than `min_words` words remain (listing pages, link hubs), the text is that of main=False
  * instead, from the same parsed document.
  *
@@ -566,7 +569,7 @@ static int is_main_content(state_t *st, lxb_dom_node_t *node, size_t body_depth)
     if (sv_eq(rel, "main")) return 1; /* sic: resiliparse tests rel here, not role */
     sv_t role = strip_sv(a.role);
     if (role.n && sv_in(role, SKIP_ROLES)) return 0;
-    if (HAS(RE_ARTICLE)) return 1;
+    if (tag == LXB_TAG_ARTICLE || HAS(RE_ARTICLE)) return 1; /* 2.0.1 whitelists <article> here too */
     if (HAS(RE_LANDMARK) || HAS(RE_HEADER) || HAS(RE_FOOTER) || HAS(RE_NAV) || HAS(RE_RECOMMENDED) ||
         HAS(RE_SEARCH) || HAS(RE_SIDEBAR) || HAS(RE_MODAL) || HAS(RE_GALLERY) || HAS(RE_PRINT))
         return 0;
@@ -578,23 +581,30 @@ static int is_main_content(state_t *st, lxb_dom_node_t *node, size_t body_depth)
 static const char *const ROOT_CLASSES[] = {"article-body", "articleBody", "contentBody", "article-text",
     "main-content", "postcontent", "post-content", "single-post", NULL};
 
-/* Whether a whitespace-separated token of `cls` is one of ROOT_CLASSES (ASCII case-insensitively in quirks
- * mode, as lexbor's class selectors match). */
-static int has_root_class(sv_t cls, int quirks) {
-    size_t i = 0;
-    while (i < cls.n) {
-        while (i < cls.n && (cls.p[i] == ' ' || cls.p[i] == '\t' || cls.p[i] == '\n' || cls.p[i] == '\f' || cls.p[i] == '\r')) i++;
-        size_t j = i;
-        while (j < cls.n && !(cls.p[j] == ' ' || cls.p[j] == '\t' || cls.p[j] == '\n' || cls.p[j] == '\f' || cls.p[j] == '\r')) j++;
-        for (const char *const *c = ROOT_CLASSES; j > i && *c; c++)
-            if (strlen(*c) == j - i && (quirks ? strncasecmp(*c, cls.p + i, j - i) : memcmp(*c, cls.p + i, j - i)) == 0)
-                return 1;
-        i = j;
+/* How many of ROOT_CLASSES are among the whitespace-separated tokens of `cls` (ASCII case-insensitively in
+ * quirks mode, as lexbor's class selectors match): each is a selector of its own, and resiliparse 2.0.1 counts
+ * an element once per selector it matches. */
+static inline int html_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\f' || c == '\r'; }
+
+static int root_class_count(sv_t cls, int quirks) {
+    int count = 0;
+    for (const char *const *c = ROOT_CLASSES; *c; c++) {
+        size_t len = strlen(*c), i = 0;
+        while (i < cls.n) {
+            while (i < cls.n && html_space(cls.p[i])) i++;
+            size_t j = i;
+            while (j < cls.n && !html_space(cls.p[j])) j++;
+            if (j - i == len && (quirks ? strncasecmp(*c, cls.p + i, len) : memcmp(*c, cls.p + i, len)) == 0) {
+                count++;
+                break;
+            }
+            i = j;
+        }
     }
-    return 0;
+    return count;
 }
 
-/* The single element under body matching resiliparse's main-content selectors, or body. */
+/* The element under body that resiliparse's main-content selectors match exactly once, or body. */
 static lxb_dom_node_t *main_root(lxb_dom_node_t *body, int quirks) {
     lxb_dom_node_t *found = NULL;
     size_t count = 0;
@@ -602,9 +612,10 @@ static lxb_dom_node_t *main_root(lxb_dom_node_t *body, int quirks) {
         if (n->type == LXB_DOM_NODE_TYPE_ELEMENT) {
             attrs_t a;
             read_attrs(lxb_dom_interface_element(n), &a);
-            if (has_root_class(a.cls, quirks) || sv_eq(a.role, "main")) {
+            size_t matches = (size_t)root_class_count(a.cls, quirks) + sv_eq(a.role, "main");
+            if (matches) {
                 found = n;
-                if (++count > 1) return body;
+                if ((count += matches) > 1) return body;
             }
         }
     }

