@@ -44,36 +44,35 @@ def main() -> None:
         print(f"{args.input}: {store.count_pages():,} pages\n")
         print("| normalize | method | similarity | k | threshold | precision | recall | F1 | impure clusters | degenerate merged | degenerate set aside |")
         print("|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")
-        settings = [_setting(n) for n in args.normalizations.split(",")]
-        for normalize, extractor in settings:
-            name = normalize if normalize == "strip" else f"main ({extractor})"
+        normalizations = [_normalization(n) for n in args.normalizations.split(",")]
+        for norm in normalizations:
             for k in (int(x) for x in args.shingle_sizes.split(",")):
                 for (method, similarity), thresholds in GRID.items():
-                    base = Config(normalize=normalize, extractor=extractor, method=method, similarity=similarity, shingle_size=k,
-                                  threshold=thresholds[0], min_words=max(30, k))
+                    base = norm.replace(method=method, similarity=similarity, shingle_size=k,
+                                        threshold=thresholds[0], min_words=max(30, k))
                     fp = engine.load_fingerprints(store, base, jobs=args.jobs)
                     for t in thresholds:
                         cfg = base.replace(threshold=t)
                         s = pairwise_scores(engine.analyze(fp, cfg).pages, truth)
                         sim = similarity if method == "minhash" else "hamming"
-                        print(f"| {name} | {method} | {sim} | {k} | {t} | {s.precision:.3f} | {s.recall:.3f} | "
+                        print(f"| {norm.normalization} | {method} | {sim} | {k} | {t} | {s.precision:.3f} | {s.recall:.3f} | "
                               f"{s.f1:.3f} | {s.impure_clusters} | {s.degenerate_in_clusters} | "
                               f"{s.degenerate_caught}/{s.degenerate_total} |", flush=True)
         # Word counts of main text: where the degenerate cut-off sits.
-        for normalize, extractor in settings:
-            pages = store.page_table(Config(normalize=normalize, extractor=extractor).norm_key)
+        for norm in normalizations:
+            pages = store.page_table(norm.norm_key)
             merged = pages.merge(truth[["line", "kind"]], on="line")
             deg = merged["kind"].str.startswith("degenerate")
             q = np.percentile(merged.loc[~deg, "n_words"], [0, 1, 5]).round().astype(int).tolist()
-            name = normalize if normalize == "strip" else f"main ({extractor})"
-            print(f"\n{name}: content pages' words min/p1/p5 = {q}; degenerate pages' words max = "
+            print(f"\n{norm.normalization}: content pages' words min/p1/p5 = {q}; degenerate pages' words max = "
                   f"{int(merged.loc[deg, 'n_words'].max())}")
         store.close()
 
 
-def _setting(name: str) -> tuple[str, str]:
+def _normalization(name: str) -> Config:
+    """`strip`, `main:neardup` or `main:resiliparse` as the default Config with that normalization."""
     normalize, _, extractor = name.partition(":")
-    return normalize, extractor or "neardup"
+    return Config(normalize=normalize, extractor=extractor or "neardup")
 
 
 if __name__ == "__main__":

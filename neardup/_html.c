@@ -661,6 +661,8 @@ typedef struct {
     size_t len;
 } name_t;
 
+#define MAX_STRIP_TAGS 64 /* exported: Config refuses longer lists */
+
 static int strip_match(lxb_dom_node_t *n, const name_t *tags, size_t ntags) {
     size_t len;
     const lxb_char_t *name = lxb_dom_element_local_name(lxb_dom_interface_element(n), &len);
@@ -698,8 +700,9 @@ static PyObject *extract(PyObject *self, PyObject *args) {
     Py_ssize_t min_words;
     if (!PyArg_ParseTuple(args, "UpO!n", &html, &main_mode, &PyTuple_Type, &tags_obj, &min_words)) return NULL;
     Py_ssize_t ntags = PyTuple_GET_SIZE(tags_obj);
-    name_t tags[64];
-    if (ntags > 64) return PyErr_Format(PyExc_ValueError, "at most 64 strip tags, not %zd", ntags);
+    name_t tags[MAX_STRIP_TAGS];
+    if (ntags > MAX_STRIP_TAGS)
+        return PyErr_Format(PyExc_ValueError, "at most %d strip tags, not %zd", MAX_STRIP_TAGS, ntags);
     for (Py_ssize_t i = 0; i < ntags; i++) {
         PyObject *t = PyTuple_GET_ITEM(tags_obj, i);
         if (!PyUnicode_Check(t)) return PyErr_Format(PyExc_TypeError, "strip tags must be str");
@@ -825,7 +828,8 @@ PyMODINIT_FUNC PyInit__html(void) {
         if (!item) Py_CLEAR(patterns);
         else PyTuple_SET_ITEM(patterns, i, item);
     }
-    if (!patterns || PyModule_AddObject(m, "PATTERNS", patterns) < 0) {
+    if (!patterns || PyModule_AddObject(m, "PATTERNS", patterns) < 0 ||
+        PyModule_AddIntConstant(m, "MAX_STRIP_TAGS", MAX_STRIP_TAGS) < 0) {
         Py_XDECREF(patterns);
         Py_DECREF(m);
         return NULL;

@@ -9,6 +9,7 @@ from typing import Any, Literal
 
 import yaml
 
+from ._html import MAX_STRIP_TAGS  # what the extractor takes
 from .errors import ConfigError
 
 Method = Literal["simhash", "minhash"]
@@ -104,13 +105,18 @@ class Config:
             )
         if not self.strip_tags or not all(isinstance(t, str) and t.isidentifier() for t in self.strip_tags):
             raise ConfigError(f"strip_tags must be a non-empty list of tag names, not {self.strip_tags!r}")
-        if len(self.strip_tags) > 64:  # what neardup._html takes
-            raise ConfigError(f"strip_tags may name at most 64 tags, not {len(self.strip_tags)}")
+        if len(self.strip_tags) > MAX_STRIP_TAGS:
+            raise ConfigError(f"strip_tags may name at most {MAX_STRIP_TAGS} tags, not {len(self.strip_tags)}")
 
     @property
     def minhash_floor(self) -> float:
         """The loosest MinHash threshold offered for the chosen similarity: pairs are stored down to it."""
         return self.minhash_min_similarity if self.similarity == "jaccard" else self.containment_min_similarity
+
+    @property
+    def normalization(self) -> str:
+        """The normalization as reports name it: "strip", or "main (<extractor>)"."""
+        return f"main ({self.extractor})" if self.normalize == "main" else self.normalize
 
     # --- keys under which derived data is cached in the store -------------------------------
     @property

@@ -26,8 +26,7 @@ def describe_setting(analysis: Analysis) -> str:
         rule = f"hamming <= {int(c.threshold)} bits"
     else:
         rule = f"{c.similarity} >= {c.threshold:g} ({c.num_perm} permutations)"
-    normalize = f"main ({c.extractor})" if c.normalize == "main" else c.normalize
-    return f"normalize={normalize}, {c.method}, shingles of {c.shingle_size} words, {rule}"
+    return f"normalize={c.normalization}, {c.method}, shingles of {c.shingle_size} words, {rule}"
 
 
 def report_dict(analysis: Analysis, *, top_hosts: int = 10) -> dict[str, Any]:
