@@ -5,7 +5,7 @@ PY     := $(VENV)/bin/python
 DB     ?= neardup.duckdb
 SAMPLE := sample_data/crawl.jsonl.gz
 
-.PHONY: run test install lint bench sample clean
+.PHONY: run test install system-deps lint bench sample clean
 
 $(VENV)/.installed: pyproject.toml setup.py neardup/_kernels.c neardup/_html.c
 	$(PYTHON) -m venv $(VENV)
@@ -18,7 +18,11 @@ install: $(VENV)/.installed
 run: install
 	$(VENV)/bin/neardup app --db $(DB)
 
-test: install
+# Chromium, Java and wget: installed with apt-get when root, otherwise named (scripts/system_deps.sh).
+system-deps:
+	bash scripts/system_deps.sh
+
+test: install system-deps
 	$(PY) -m ruff check neardup tests bench scripts app.py pages
 	$(PY) -m pytest -q
 

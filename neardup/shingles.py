@@ -62,10 +62,14 @@ def text_words(text: str, *, compiled: bool = True) -> tuple[bytes, np.ndarray]:
     return " ".join(toks).encode("utf-8"), word_hashes(toks)
 
 
-def shingles(tokens: Sequence[str], k: int) -> set[str]:
-    """Set of k consecutive words joined by one space; fewer than k words make one shingle of all."""
+def shingles(tokens: str | Sequence[str], k: int) -> set[str]:
+    """Set of k consecutive words joined by one space; fewer than k words make one shingle of all.
+
+    `tokens` is a text (split with `words`) or a sequence of tokens already split."""
     if k < 1:
         raise ValueError("shingle size must be at least 1")
+    if isinstance(tokens, str):  # a str is a Sequence[str] of characters: never what is meant
+        tokens = words(tokens)
     if not tokens:
         return set()
     if len(tokens) < k:

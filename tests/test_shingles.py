@@ -169,3 +169,10 @@ def test_shingle_hashes_length(tokens: list[str], k: int) -> None:
     assert len(shingle_hashes(tokens, k)) == expected
     # as many distinct hashes as distinct shingle strings (no collisions on tiny inputs)
     assert len(distinct(shingle_hashes(tokens, k))) == len(shingles(tokens, k))
+
+
+def test_shingles_of_a_text_are_shingles_of_its_words() -> None:
+    text = "The quick, brown fox -- jumps over the lazy dog."
+    assert shingles(text, 2) == shingles(words(text), 2)
+    assert shingles("abc def", 2) == {"abc def"}
+    assert shingles("", 3) == set()
