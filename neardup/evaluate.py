@@ -27,6 +27,7 @@ class Scores:
     degenerate_in_clusters: int   # true degenerate pages inside a predicted duplicate cluster
     degenerate_caught: int        # true degenerate pages set aside
     degenerate_total: int
+    content_set_aside: int        # true content pages set aside as degenerate (a rule too eager)
 
     def as_dict(self) -> dict:
         return {k: getattr(self, k) for k in self.__slots__}
@@ -64,4 +65,5 @@ def pairwise_scores(pages: pd.DataFrame, truth: pd.DataFrame) -> Scores:
         precision=p, recall=r, f1=f1, true_pairs=true_pairs, predicted_pairs=predicted, correct_pairs=correct,
         impure_clusters=int((purity > 1).sum()), degenerate_in_clusters=deg_in_dups,
         degenerate_caught=int((is_deg & df["cluster_id"].isna()).sum()), degenerate_total=int(is_deg.sum()),
+        content_set_aside=int((~is_deg & df["cluster_id"].isna()).sum()),
     )

@@ -107,21 +107,81 @@ def stripped_parts(html: str, *, strip_tags: tuple[str, ...] = DEFAULT_STRIP_TAG
 
 
 # --- degenerate pages -------------------------------------------------------------------------
+# Phrases of pages that are not content, each matched on a short page's casefolded text (and its title). Besides
+# English: German, French, Spanish, Italian, Dutch, Portuguese, Polish, in the wording the big block, consent and
+# hosting services serve. Each phrase is long enough not to stand in a short real page (a news brief, a product):
+# "antes de continuar" alone would, "antes de ir a" (Google's consent wall) does not.
 _BLOCK = (
     "access denied", "403 forbidden", "you do not have permission to access", "request blocked",
     "are you a robot", "verify you are human", "checking your browser", "attention required",
     "unusual traffic", "captcha",
+    "zugriff verweigert", "sind sie ein roboter", "ungewöhnlichen datenverkehr",
+    "accès refusé", "êtes-vous un robot", "trafic inhabituel",
+    "acceso denegado", "¿eres un robot", "eres un robot?", "tráfico inusual",
+    "accesso negato", "sei un robot", "traffico insolito",
+    "toegang geweigerd", "ben je een robot", "bent u een robot", "ongebruikelijk verkeer",
+    "acesso negado", "você é um robô", "tráfego incomum",
+    "odmowa dostępu", "czy jesteś robotem", "nietypowy ruch",
 )
 _SOFT404 = (
     "page not found", "404 not found", "error 404", "could not be found", "could not find the page",
     "couldn't find the page", "page you requested", "page you were looking for", "no longer available",
     "does not exist", "has been removed", "nothing was found",
+    "seite nicht gefunden", "seite wurde nicht gefunden", "seite existiert nicht",
+    "page introuvable", "page demandée n'existe pas", "cette page n'existe pas",
+    "página no encontrada", "página que buscas no existe",
+    "pagina non trovata", "pagina non esiste",
+    "pagina niet gevonden", "pagina bestaat niet",
+    "página não encontrada", "página não existe",
+    "nie znaleziono strony", "strona nie istnieje", "strona nie została znaleziona",
 )
 _LOADING = (
     "loading...", "loading\u2026", "enable javascript", "javascript is required", "javascript is disabled",
     "please wait while",
+    "javascript aktivieren", "aktivieren sie javascript", "javascript ist deaktiviert",
+    "activer javascript", "activez javascript", "activez le javascript",
+    "habilita javascript", "habilite javascript", "activa javascript", "active javascript",
+    "abilita javascript", "abilitare javascript", "attiva javascript",
+    "javascript inschakelen", "schakel javascript in",
+    "ative o javascript", "ativar o javascript", "habilite o javascript",
+    "włącz javascript", "włączyć javascript",
 )
-_PATTERNS = [("blocked", p) for p in _BLOCK] + [("soft-404", p) for p in _SOFT404] + [("loading", p) for p in _LOADING]
+# Cookie and consent walls: the page a crawler gets instead of the article ("Before you continue to ...").
+_CONSENT = (
+    "before you continue to", "we value your privacy", "your privacy choices",
+    "bevor sie zu", "bevor sie fortfahren", "bevor du fortfährst", "wir legen wert auf ihre privatsphäre",
+    "avant d'accéder à", "avant de continuer vers", "le respect de votre vie privée est notre priorité",
+    "antes de ir a", "antes de continuar a", "valoramos tu privacidad",
+    "prima di continuare su", "prima di procedere su", "la tua privacy è importante",
+    "voordat je verdergaat naar", "voordat u verdergaat naar", "wij waarderen uw privacy",
+    "antes de continuar para", "antes de avançar para", "valorizamos a sua privacidade",
+    "zanim przejdziesz do", "zanim przejdziesz dalej", "cenimy twoją prywatność",
+)
+# Paywalls: a teaser and a subscription offer instead of the text.
+_PAYWALL = (
+    "subscribe to continue reading", "to continue reading, subscribe", "this article is for subscribers",
+    "this content is for subscribers only", "already a subscriber? log in",
+    "weiterlesen mit", "dieser artikel ist nur für abonnenten", "exklusiv für abonnenten",
+    "cet article est réservé aux abonnés", "article réservé aux abonnés",
+    "este contenido es exclusivo para suscriptores", "contenido exclusivo para suscriptores",
+    "questo articolo è riservato agli abbonati", "contenuto riservato agli abbonati",
+    "dit artikel is alleen voor abonnees", "alleen voor abonnees",
+    "este conteúdo é exclusivo para assinantes", "conteúdo exclusivo para assinantes",
+    "ten artykuł jest dostępny tylko dla subskrybentów", "treść dostępna tylko dla subskrybentów",
+)
+# Parked domains: a registrar's for-sale page on a host that once had content.
+_PARKED = (
+    "this domain is for sale", "this domain may be for sale", "buy this domain", "domain is parked",
+    "this domain has been registered", "diese domain steht zum verkauf", "diese domain kaufen",
+    "ce domaine est à vendre", "este dominio está a la venta", "questo dominio è in vendita",
+    "dit domein is te koop", "este domínio está à venda", "ta domena jest na sprzedaż",
+)
+_PATTERNS = [
+    (reason, phrase.casefold())
+    for reason, phrases in (("blocked", _BLOCK), ("soft-404", _SOFT404), ("loading", _LOADING),
+                            ("consent", _CONSENT), ("paywall", _PAYWALL), ("parked", _PARKED))
+    for phrase in phrases
+]
 _TITLE_404 = re.compile(r"^\s*(404|not found|page not found|error|access denied|forbidden|just a moment)\b")
 
 # A matched phrase in the body marks a page degenerate only when the page is short: a long article
@@ -135,8 +195,8 @@ def degenerate_reason(
 ) -> str | None:
     """Why a page cannot be fingerprinted as content, or None when it can.
 
-    Reasons: `status NNN` (not 2xx), `blocked`, `soft-404`, `loading` (matched phrases on a short
-    page, or in the title), `too short` (fewer than `min_words` words of main text).
+    Reasons: `status NNN` (not 2xx), `blocked`, `soft-404`, `loading`, `consent`, `paywall`, `parked`
+    (matched phrases on a short page, or in the title), `too short` (fewer than `min_words` words of main text).
     """
     if status is not None and not 200 <= status < 300:
         return f"status {status}"

@@ -234,6 +234,71 @@ def test_degenerate_reason(text: str, title: str, status: int | None, expected: 
     assert _reason(text, title, status) == expected
 
 
+FILLER = " ".join(["menu"] * 35)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Before you continue to Google We use cookies and data to deliver and maintain services", "consent"),
+        ("Bevor Sie zu Google weitergehen Wir verwenden Cookies und Daten", "consent"),
+        ("Avant d'accéder à Google Nous utilisons des cookies et des données", "consent"),
+        ("Antes de ir a Google Usamos cookies y datos para ofrecer nuestros servicios", "consent"),
+        ("Prima di continuare su Google Utilizziamo cookie e dati", "consent"),
+        ("Voordat je verdergaat naar Google We gebruiken cookies en gegevens", "consent"),
+        ("Antes de continuar para o Google Usamos cookies e dados", "consent"),
+        ("Zanim przejdziesz do Google Używamy plików cookie i danych", "consent"),
+        ("We value your privacy. We and our partners store and access information on a device", "consent"),
+        ("Subscribe to continue reading. Already a subscriber? Log in", "paywall"),
+        ("Jetzt weiterlesen mit SZ Plus. Dieser Artikel ist nur für Abonnenten", "paywall"),
+        ("Cet article est réservé aux abonnés. Déjà abonné ? Connectez-vous", "paywall"),
+        ("Este contenido es exclusivo para suscriptores", "paywall"),
+        ("Questo articolo è riservato agli abbonati", "paywall"),
+        ("Dit artikel is alleen voor abonnees", "paywall"),
+        ("Este conteúdo é exclusivo para assinantes", "paywall"),
+        ("Ten artykuł jest dostępny tylko dla subskrybentów", "paywall"),
+        ("This domain is for sale! Buy this domain today", "parked"),
+        ("Diese Domain steht zum Verkauf", "parked"),
+        ("Ce domaine est à vendre", "parked"),
+        ("Este dominio está a la venta", "parked"),
+        ("Questo dominio è in vendita", "parked"),
+        ("Dit domein is te koop", "parked"),
+        ("Este domínio está à venda", "parked"),
+        ("Ta domena jest na sprzedaż", "parked"),
+        ("Bitte aktivieren Sie JavaScript, um diese Seite zu nutzen", "loading"),
+        ("Veuillez activer JavaScript pour utiliser ce site", "loading"),
+        ("Habilite JavaScript para usar esta aplicación", "loading"),
+        ("Abilita JavaScript per continuare", "loading"),
+        ("Schakel JavaScript in om deze site te gebruiken", "loading"),
+        ("Ative o JavaScript para continuar", "loading"),
+        ("Włącz JavaScript, aby kontynuować", "loading"),
+        ("Zugriff verweigert. Sind Sie ein Roboter?", "blocked"),
+        ("Accès refusé. Êtes-vous un robot ?", "blocked"),
+        ("Acceso denegado. ¿Eres un robot?", "blocked"),
+        ("Accesso negato. Sei un robot?", "blocked"),
+        ("Toegang geweigerd. Ben je een robot?", "blocked"),
+        ("Acesso negado. Você é um robô?", "blocked"),
+        ("Odmowa dostępu. Czy jesteś robotem?", "blocked"),
+        ("Seite nicht gefunden. Die angeforderte Seite existiert nicht", "soft-404"),
+        ("Page introuvable. Cette page n'existe pas", "soft-404"),
+        ("Página no encontrada", "soft-404"),
+        ("Pagina non trovata", "soft-404"),
+        ("Pagina niet gevonden", "soft-404"),
+        ("Página não encontrada", "soft-404"),
+        ("Nie znaleziono strony", "soft-404"),
+    ],
+)
+def test_walls_and_failures_in_many_languages_are_set_aside(text: str, expected: str) -> None:
+    assert _reason(f"{text} {FILLER}") == expected
+    # the same words in a long page are content: the rule reads short pages only
+    assert _reason(f"{text} {LONG}") is None
+
+
+def test_every_phrase_names_its_reason_on_a_short_page() -> None:
+    for reason, phrase in normalize._PATTERNS:
+        assert _reason(f"{phrase} {FILLER}") == reason, phrase
+
+
 def test_long_article_mentioning_page_not_found_is_content() -> None:
     text = (
         "When the council's website returned a page not found error for the budget documents, reporters "

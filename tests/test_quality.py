@@ -44,6 +44,7 @@ def test_default_setting_meets_the_gate(sample_store, truth):
     assert s.impure_clusters == 0, s
     assert s.degenerate_in_clusters == 0, s
     assert s.degenerate_caught == s.degenerate_total > 0, s
+    assert s.content_set_aside == 0, s
 
 
 def test_simhash_default_is_usable(sample_store, truth):
