@@ -7,6 +7,8 @@ import gzip
 import json
 import shutil
 import time
+import tracemalloc
+import zlib
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -25,7 +27,9 @@ from neardup.config import Config
 from neardup.errors import DatabaseLocked, NotACrawlDump
 from neardup.ingest import (
     GZIP_MAGIC,
+    MAX_LINE_BYTES,
     MAX_PAGE_BYTES,
+    READ_BYTES,
     LineBlock,
     RawLine,
     detect_format,
@@ -52,8 +56,8 @@ def _line(obj: object) -> bytes:
 def messy_dump(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, int], dict[int, str]]:
     """A JSONL file with good and bad records. Returns (path, line of each good url, reason per bad line)."""
     path = tmp_path_factory.mktemp("messy") / "messy.jsonl"
-    huge_html = "<html><body><p>" + "filler " * (20 * 1024 * 1024 // 7) + "</p></body></html>"
-    assert len(huge_html) > 2 * MAX_PAGE_BYTES
+    huge_html = "<html><body><p>" + "filler " * (10 * 1024 * 1024 // 7) + "</p></body></html>"
+    assert MAX_PAGE_BYTES < len(huge_html) < MAX_LINE_BYTES  # a line the reader takes, a page too large
     first = _good(0)
     lines: list[bytes] = [
         _line(first),                                                             # 1
@@ -453,19 +457,104 @@ def test_bulk_store_reports_a_locked_file(tmp_path: Path) -> None:
         holder.communicate("")
 
 
-def test_truncated_gzip_keeps_the_records_before_the_cut(store: Store, tmp_path: Path) -> None:
-    # A dump cut off mid-transfer: the records inflated before the cut load, the rest is one recorded error.
+def test_truncated_gzip_keeps_every_complete_record_before_the_cut(store: Store, tmp_path: Path) -> None:
+    # A dump cut off mid-transfer: every record complete before the cut loads, the partial one is an error.
     raw = b"".join(_line(_good(i)) for i in range(400))
     packed = gzip.compress(raw)
     path = tmp_path / "cut.jsonl.gz"
     path.write_bytes(packed[: len(packed) * 2 // 3])
+    complete = zlib.decompressobj(31).decompress(path.read_bytes()).count(b"\n")  # what zlib inflates
     summary = engine.ingest_file(store, path, CONFIG, jobs=1)
     errors = store.ingest_errors()
-    assert summary.errors == 1 and 100 <= summary.loaded < 400
-    assert errors["reason"].str.startswith("truncated or corrupt compressed file").all()
-    assert errors["line"].tolist() == [summary.loaded + 1]
+    assert (summary.loaded, summary.errors) == (complete, 1)
+    assert errors["reason"].str.startswith("truncated compressed file").all()
+    assert summary.broken == errors["reason"][0]
+    assert errors["line"].tolist() == [complete + 1]
     assert sorted(store.page_table(CONFIG.norm_key)["url"]) == sorted(
-        f"https://site.example.com/p/{i}" for i in range(summary.loaded))
+        f"https://site.example.com/p/{i}" for i in range(complete))
+
+
+def _flip(data: bytes, start: int, n: int) -> bytes:
+    return data[:start] + bytes(b ^ 0x5A for b in data[start:start + n]) + data[start + n:]
+
+
+def test_a_corrupt_single_member_gzip_is_refused(store: Store, tmp_path: Path) -> None:
+    # 1 KB flipped in the middle: gzip checks its CRC only at the member's end, so nothing in it is vouched for.
+    raw = b"".join(_line(_good(i)) for i in range(3000))
+    packed = gzip.compress(raw)
+    path = tmp_path / "flipped.jsonl.gz"
+    path.write_bytes(_flip(packed, len(packed) // 2, 1024))
+    with pytest.raises(NotACrawlDump, match=r"corrupt compressed file: .* at byte 0 \(line 1\).* not loaded"):
+        engine.ingest_file(store, path, CONFIG, jobs=1)
+    assert store.count_pages() == 0 and store.sources().empty and store.ingest_errors().empty
+
+
+@pytest.mark.parametrize("damage", ["content", "crc"])
+def test_a_corrupt_gzip_member_drops_itself_and_what_follows(store: Store, tmp_path: Path, damage: str) -> None:
+    # Four members of 500 records each (concatenated gzip, as `cat a.gz b.gz` makes); the third is damaged in
+    # its deflate data or only in its CRC. The first two passed their CRC: they are kept, the rest is one error.
+    # A block (2 MB) ends inside the third member, so its first lines are stored when its CRC fails.
+    n = 500
+    members = [gzip.compress(b"".join(_line(_good(n * m + i)) for i in range(n))) for m in range(4)]
+    third = members[2]
+    members[2] = _flip(third, len(third) // 2, 64) if damage == "content" else _flip(third, len(third) - 8, 1)
+    path = tmp_path / "members.jsonl.gz"
+    path.write_bytes(b"".join(members))
+    summary = engine.ingest_file(store, path, CONFIG, jobs=1)
+    assert (summary.loaded, summary.errors, summary.records) == (2 * n, 1, 2 * n + 1)
+    assert sorted(store.page_table(CONFIG.norm_key)["line"]) == list(range(1, 2 * n + 1))
+    errors = store.ingest_errors()
+    assert errors["line"].tolist() == [2 * n + 1]
+    offset = len(members[0]) + len(members[1])
+    assert errors["reason"][0].startswith("corrupt compressed file: ")
+    assert f"starts at byte {offset:,} (line {2 * n + 1})" in errors["reason"][0]
+    assert summary.broken == errors["reason"][0]
+    assert summary.reasons == {"corrupt compressed file": 1}
+    assert store.sources()["n_loaded"].tolist() == [2 * n]
+
+
+def test_bom_jsonl_and_csv_load_their_first_record(tmp_path: Path) -> None:
+    recs = _records()
+    plain = tmp_path / "bom.jsonl"
+    plain.write_bytes(b"\xef\xbb\xbf" + b"".join(_line(r) for r in recs))
+    gz = tmp_path / "bom.jsonl.gz"
+    gz.write_bytes(gzip.compress(plain.read_bytes()))
+    csv_path = tmp_path / "bom.csv"
+    _write_csv(csv_path, recs)
+    csv_path.write_bytes(b"\xef\xbb\xbf" + csv_path.read_bytes())
+    nameless = tmp_path / "bom_dump"  # told apart by its first byte after the mark
+    nameless.write_bytes(plain.read_bytes())
+    assert detect_format(nameless) == "jsonl"
+    for path in (plain, gz, csv_path):
+        assert len(_loaded(tmp_path, path)) == len(recs), path.name
+
+
+def test_an_endless_line_is_skipped_as_it_streams(tmp_path: Path) -> None:
+    # A gz bomb: 40 MB of zeros on line 2 of a file of 40 KB. The reader drops the line unread and holds no
+    # more than its limit, a read piece and a block at a time.
+    limit, block = 256 << 10, 64 << 10
+    raw = _line(_good(0)) + b"\0" * (40 << 20) + b"\n" + _line(_good(1))
+    path = tmp_path / "bomb.jsonl.gz"
+    path.write_bytes(gzip.compress(raw))
+    assert path.stat().st_size < 100_000
+    tracemalloc.start()
+    try:
+        blocks = list(read_batches(path, "jsonl", block_bytes=block, max_line_bytes=limit))
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 2 * limit + 2 * block + 4 * READ_BYTES, peak
+    assert [r.line for b in blocks for r in b] == [1, 3]
+    errors = [(b.error_line, b.error) for b in blocks if b.error]
+    assert len(errors) == 1 and errors[0][0] == 2 and errors[0][1].startswith("line too long")
+
+
+def test_a_line_over_the_limit_is_a_named_reject(store: Store, tmp_path: Path) -> None:
+    path = tmp_path / "long.jsonl"
+    path.write_bytes(_line(_good(0)) + _line({"url": "https://e.com/x", "html": "x" * (MAX_LINE_BYTES + 10)}))
+    summary = engine.ingest_file(store, path, CONFIG, jobs=1)
+    assert (summary.loaded, summary.errors) == (1, 1)
+    assert store.ingest_errors()["line"].tolist() == [2]
 
 
 def _row_groups(store: Store, table: str) -> int:
@@ -558,7 +647,7 @@ def test_validate_never_raises_and_what_it_keeps_is_storable(url: str, href: str
     # A JSON line (ensure_ascii: surrogates and NaN pass as escapes and literals) or a CSV / Parquet row.
     raw = RawLine(1, json.dumps(rec).encode("utf-8") if as_json else rec)
     got = validate(raw)
-    pages, _, bad = engine._ingest_arrow(([raw], CONFIG))  # what a worker hands back: normalized, in Arrow
+    pages, _, bad, _ = engine._ingest_arrow(([raw], CONFIG))  # what a worker hands back: normalized, in Arrow
     assert (pages.num_rows, len(bad)) == ((0, 1) if isinstance(got, str) else (1, 0))
     if isinstance(got, str):
         assert got.isascii() or got.encode("utf-8")
