@@ -10,10 +10,11 @@ import time
 import tracemalloc
 import zlib
 from collections.abc import Iterator
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 
 import duckdb
+import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
@@ -657,3 +658,98 @@ def test_validate_never_raises_and_what_it_keeps_is_storable(url: str, href: str
             value.encode("utf-8")  # no lone surrogate reaches a VARCHAR column
     if got["extra"] is not None:
         assert duckdb.execute("SELECT ?::JSON", [got["extra"]]).fetchone()[0] is not None
+
+
+# --- one hostile record never stops a load ---------------------------------------------------------
+_BIG_INT = "9" * 5000  # over Python's 4,300-digit limit for int()
+_SHIFTED_OUT = ("0001-01-01T00:00:00+05:00", "9999-12-31T23:59:59-05:00")  # leave years 1..9999 in UTC
+
+
+def _page(store: Store, line: int) -> dict:
+    table = store.page_table(CONFIG.norm_key)
+    page_id = int(table.loc[table["line"] == line, "page_id"].iloc[0])
+    return store.page(page_id, CONFIG.norm_key)
+
+
+@pytest.mark.parametrize("gz", [False, True])
+def test_hostile_json_records_are_named_or_kept_without_the_bad_field(store: Store, tmp_path: Path,
+                                                                       gz: bool) -> None:
+    deep = '{"url": "https://e.com/deep", "html": "<p>x</p>", "x": ' + "[" * 1200 + "]" * 1200 + "}"
+    raw = b"".join([
+        _line(_good(0)),                                                              # 1
+        f'{{"url": "https://e.com/bigint", "html": "<p>b</p>", "n": {_BIG_INT}}}\n'.encode(),  # 2 kept, n as digits
+        deep.encode() + b"\n",                                                        # 3 too deep
+        b"[" * 100_000 + b"\n",                                                       # 4 too deep
+        _line({**_good(4), "fetched_at": _SHIFTED_OUT[0]}),                           # 5 kept, no time
+        _line({**_good(5), "fetched_at": _SHIFTED_OUT[1]}),                           # 6 kept, no time
+        _line({**_good(6), "fetched_at": True}),                                      # 7 a bool is not a time
+        f'{{"url": "https://e.com/bigstatus", "html": "<p>s</p>", "status": {_BIG_INT}}}\n'.encode(),  # 8
+        _BIG_INT.encode() + b"\n",                                                    # 9 not an object
+        _line(_good(9)),                                                              # 10
+    ])
+    path = tmp_path / ("hostile.jsonl.gz" if gz else "hostile.jsonl")
+    path.write_bytes(gzip.compress(raw) if gz else raw)
+    summary = engine.ingest_file(store, path, CONFIG, jobs=1)
+    errors = store.ingest_errors()
+    got = dict(zip(errors["line"], errors["reason"], strict=True))
+    assert sorted(got) == [3, 4, 9]
+    assert got[3].startswith("JSON nested too deeply") and got[4].startswith("JSON nested too deeply")
+    assert got[9] == "not a JSON object but a str"
+    assert (summary.loaded, summary.errors) == (7, 3)
+    assert json.loads(_page(store, 2)["extra"]) == {"n": _BIG_INT}
+    for line, value in ((5, _SHIFTED_OUT[0]), (6, _SHIFTED_OUT[1]), (7, True)):
+        page = _page(store, line)
+        assert page["fetched_at"] is None or pd.isna(page["fetched_at"])
+        assert json.loads(page["extra"]) == {"fetched_at": value}
+    assert pd.isna(_page(store, 8)["status"])
+    assert json.loads(_page(store, 8)["extra"]) == {"status": _BIG_INT}
+
+
+@pytest.mark.parametrize("gz", [False, True])
+def test_csv_out_of_range_dates_and_numbers_keep_the_page(store: Store, tmp_path: Path, gz: bool) -> None:
+    recs = [_good(0), {**_good(1), "fetched_at": _SHIFTED_OUT[0]}, {**_good(2), "fetched_at": _SHIFTED_OUT[1]},
+            {**_good(3), "status": _BIG_INT}, _good(4)]
+    path = tmp_path / "dates.csv"
+    _write_csv(path, recs)
+    if gz:
+        path = path.rename(tmp_path / "dates.csv.gz")
+        path.write_bytes(gzip.compress(path.read_bytes()))
+    summary = engine.ingest_file(store, path, CONFIG, jobs=1)
+    assert (summary.loaded, summary.errors) == (5, 0)
+    for line, value in ((3, _SHIFTED_OUT[0]), (4, _SHIFTED_OUT[1])):
+        page = _page(store, line)
+        assert pd.isna(page["fetched_at"])
+        assert json.loads(page["extra"]) == {"fetched_at": value}
+    assert json.loads(_page(store, 5)["extra"]) == {"status": _BIG_INT}
+
+
+def test_a_parquet_cell_that_is_not_utf8_rejects_its_row_only(store: Store, tmp_path: Path) -> None:
+    recs = [_good(i) for i in range(5)]
+    urls = pa.array([r["url"].encode() for r in recs[:2]] + [b"https://e.com/caf\xe9"] +
+                    [r["url"].encode() for r in recs[3:]], pa.binary()).view(pa.string())
+    # microseconds since 1970 of the year 10000: beyond what Python's datetime holds
+    times = pa.array([1_700_000_000_000_000, 253_402_300_800_000_000 + 1, None, None, None],
+                     pa.int64()).cast(pa.timestamp("us", tz="UTC"))
+    table = pa.table({"url": urls, "html": [r["html"] for r in recs], "fetched_at": times})
+    path = tmp_path / "badcell.parquet"
+    pq.write_table(table, path, row_group_size=1000)
+    summary = engine.ingest_file(store, path, CONFIG, jobs=1)
+    assert (summary.loaded, summary.errors) == (4, 1)
+    errors = store.ingest_errors()
+    assert errors["line"].tolist() == [3]
+    assert errors["reason"][0] == "invalid UTF-8 in field 'url'"
+    assert _page(store, 1)["fetched_at"].to_pydatetime() == datetime(2023, 11, 14, 22, 13, 20)
+    page = _page(store, 2)
+    assert pd.isna(page["fetched_at"])
+    assert json.loads(page["extra"])["fetched_at"].startswith("unreadable timestamp")
+
+
+@pytest.mark.parametrize(("value", "expected"), [
+    (True, None), (False, None), (_SHIFTED_OUT[0], None), (_SHIFTED_OUT[1], None),
+    (datetime(1, 1, 1, tzinfo=timezone(timedelta(hours=5))), None), (float("nan"), None), (1e300, None),
+])
+def test_validate_fetched_at_that_is_no_time(value: object, expected: datetime | None) -> None:
+    rec = validate(RawLine(1, {"url": "https://e.com/", "html": "<p>x</p>", "fetched_at": value}))
+    assert isinstance(rec, dict)
+    assert rec["fetched_at"] == expected
+    assert "fetched_at" in json.loads(rec["extra"])
