@@ -221,17 +221,21 @@ def _line_blocks(pieces: Iterator[bytes | _Member | _Break], block_bytes: int,
             newlines -= 1
             skipping = False
             line += 1
+        if newlines and tail + (end := piece.index(b"\n")) > max_line_bytes:  # the line ends here, too long
+            data = b"".join(parts)
+            yield from _before_long_line(data, line, len(data) - tail, max_line_bytes)
+            line += data.count(b"\n") + 1
+            piece = piece[end + 1:]
+            newlines -= 1
+            parts.clear()
+            size = tail = 0
         parts.append(piece)
         size += len(piece)
         tail = tail + len(piece) if not newlines else len(piece) - piece.rindex(b"\n") - 1
         if tail > max_line_bytes:  # an endless line: keep the lines before it, then skip it unread
             data = b"".join(parts)
-            cut = len(data) - tail
-            if cut:
-                yield LineBlock(line, data[:cut])
-                line += data.count(b"\n", 0, cut)
-            yield LineBlock(line, b"", f"line too long: over {max_line_bytes:,} bytes (pages are limited to "
-                                       f"{MAX_PAGE_BYTES / 1e6:.0f} MB), skipped unread")
+            yield from _before_long_line(data, line, len(data) - tail, max_line_bytes)
+            line += data.count(b"\n")
             parts.clear()
             size = tail = 0
             skipping = True
@@ -249,6 +253,14 @@ def _line_blocks(pieces: Iterator[bytes | _Member | _Break], block_bytes: int,
     data = b"".join(parts)
     if data:
         yield LineBlock(line, data)
+
+
+def _before_long_line(data: bytes, line: int, cut: int, max_line_bytes: int) -> Iterator[LineBlock]:
+    """The lines of `data` before `cut` (from `line`), then the error of the too-long line that starts there."""
+    if cut:
+        yield LineBlock(line, data[:cut])
+    yield LineBlock(line + data.count(b"\n", 0, cut), b"", f"line too long: over {max_line_bytes:,} bytes "
+                    f"(pages are limited to {MAX_PAGE_BYTES / 1e6:.0f} MB), skipped unread")
 
 
 def _first_lines(data: bytes, n: int) -> bytes:
@@ -319,8 +331,10 @@ def read_raw(path: Path, fmt: str) -> Iterator[RawLine]:
             reader = csv.DictReader(text)
             if not reader.fieldnames or "url" not in reader.fieldnames:
                 raise NotACrawlDump(f"{path}: a CSV without a 'url' column (columns: {reader.fieldnames})")
+            start = reader.line_num + 1  # a quoted field may hold newlines: a record is named by its first line
             for row in reader:
-                yield RawLine(reader.line_num, row)
+                yield RawLine(start, row)
+                start = reader.line_num + 1
     elif fmt == "parquet":
         import pyarrow.parquet as pq
 
