@@ -82,7 +82,7 @@ class LineBlock:
 
 
 BLOCK_BYTES = 2 << 20  # ~130 pages of 16 KB a batch
-READ_BYTES = 1 << 16
+READ_BYTES = 1 << 18
 
 
 @dataclass(frozen=True, slots=True)
@@ -186,13 +186,13 @@ def _line_blocks(pieces: Iterator[bytes | _Member | _Break], block_bytes: int,
     parts: list[bytes] = []
     size = 0          # bytes in `parts`
     tail = 0          # bytes in `parts` after its last newline (the line being read)
-    seen = 0          # newlines read so far: where a gzip member starts
+    nl = 0            # newlines in `parts`
     member_line = 1   # the line in which the current gzip member starts
     skipping = False  # inside a line over `max_line_bytes`: drop to its newline
     first = True
     for piece in pieces:
         if isinstance(piece, _Member):
-            member_line = seen + 1
+            member_line = line + nl
             continue
         if isinstance(piece, _Break):
             data = b"".join(parts)
@@ -205,7 +205,7 @@ def _line_blocks(pieces: Iterator[bytes | _Member | _Break], block_bytes: int,
             cut = data.rfind(b"\n") + 1
             if cut:
                 yield LineBlock(line, data[:cut])
-                line += data.count(b"\n", 0, cut)
+                line += nl
             partial = skipping or bool(data[cut:].strip())
             yield LineBlock(line, b"", _break_reason(piece, line, partial))
             return
@@ -213,7 +213,6 @@ def _line_blocks(pieces: Iterator[bytes | _Member | _Break], block_bytes: int,
             piece = piece.removeprefix(UTF8_BOM)
             first = False
         newlines = piece.count(b"\n")
-        seen += newlines
         if skipping:
             if not newlines:
                 continue
@@ -223,21 +222,22 @@ def _line_blocks(pieces: Iterator[bytes | _Member | _Break], block_bytes: int,
             line += 1
         if newlines and tail + (end := piece.index(b"\n")) > max_line_bytes:  # the line ends here, too long
             data = b"".join(parts)
-            yield from _before_long_line(data, line, len(data) - tail, max_line_bytes)
-            line += data.count(b"\n") + 1
+            yield from _before_long_line(data, line, len(data) - tail, nl, max_line_bytes)
+            line += nl + 1
             piece = piece[end + 1:]
             newlines -= 1
             parts.clear()
-            size = tail = 0
+            size = tail = nl = 0
         parts.append(piece)
         size += len(piece)
+        nl += newlines
         tail = tail + len(piece) if not newlines else len(piece) - piece.rindex(b"\n") - 1
         if tail > max_line_bytes:  # an endless line: keep the lines before it, then skip it unread
             data = b"".join(parts)
-            yield from _before_long_line(data, line, len(data) - tail, max_line_bytes)
-            line += data.count(b"\n")
+            yield from _before_long_line(data, line, len(data) - tail, nl, max_line_bytes)
+            line += nl
             parts.clear()
-            size = tail = 0
+            size = tail = nl = 0
             skipping = True
             continue
         if size < block_bytes or size == tail:  # no newline yet: one long line, read on
@@ -245,9 +245,9 @@ def _line_blocks(pieces: Iterator[bytes | _Member | _Break], block_bytes: int,
         data = b"".join(parts)
         cut = len(data) - tail
         yield LineBlock(line, data[:cut])
-        line += data.count(b"\n", 0, cut)
+        line += nl
         parts[:] = [data[cut:]] if tail else []
-        size = tail
+        size, nl = tail, 0
     if skipping:  # the file ends inside the long line: it is named already
         return
     data = b"".join(parts)
@@ -255,11 +255,12 @@ def _line_blocks(pieces: Iterator[bytes | _Member | _Break], block_bytes: int,
         yield LineBlock(line, data)
 
 
-def _before_long_line(data: bytes, line: int, cut: int, max_line_bytes: int) -> Iterator[LineBlock]:
-    """The lines of `data` before `cut` (from `line`), then the error of the too-long line that starts there."""
+def _before_long_line(data: bytes, line: int, cut: int, newlines: int, max_line_bytes: int) -> Iterator[LineBlock]:
+    """The lines of `data` before `cut` (from `line`, `newlines` of them), then the error of the too-long line
+    that starts there."""
     if cut:
         yield LineBlock(line, data[:cut])
-    yield LineBlock(line + data.count(b"\n", 0, cut), b"", f"line too long: over {max_line_bytes:,} bytes "
+    yield LineBlock(line + newlines, b"", f"line too long: over {max_line_bytes:,} bytes "
                     f"(pages are limited to {MAX_PAGE_BYTES / 1e6:.0f} MB), skipped unread")
 
 
