@@ -118,7 +118,13 @@ def _inflated(f: BinaryIO) -> Iterator[bytes | _Member | _Break]:
             read_total += len(data)
             if not data:
                 break
-        started = True
+        if not started:
+            if not data.startswith(GZIP_MAGIC[:1]):  # after the last member: zero padding or garbage
+                trailing = _trailing_bytes(data, f)
+                if trailing:
+                    yield _Break("trailing", f"{trailing:,} bytes that are not a gzip member", member)
+                return
+            started = True
         try:
             out = d.decompress(data, READ_BYTES)
         except _ZLIB_ERRORS as exc:
@@ -131,15 +137,21 @@ def _inflated(f: BinaryIO) -> Iterator[bytes | _Member | _Break]:
         if d.eof:
             data, full = d.unused_data, False
             member = read_total - len(data)
-            if data and not data.startswith(GZIP_MAGIC[:1]):
-                rest = data + f.read()
-                if rest.strip(b"\0"):  # gzip(1) ignores zero padding, and so does this
-                    yield _Break("trailing", f"{len(rest):,} bytes that are not a gzip member", member)
-                return
             d, started = _zlib.decompressobj(31), False
             yield _Member(member)
     if started and not d.eof:
         yield _Break("truncated", f"the file ends inside the gzip member that starts at byte {member:,}", member)
+
+
+def _trailing_bytes(data: bytes, f: BinaryIO) -> int:
+    """How many bytes follow the last gzip member, `data` and the rest of `f`; 0 if they are all zero bytes
+    (gzip(1) ignores zero padding, and so does this)."""
+    n, garbage = 0, False
+    while data:
+        n += len(data)
+        garbage = garbage or bool(data.strip(b"\0"))
+        data = f.read(READ_BYTES)
+    return n if garbage else 0
 
 
 def _plain(f: BinaryIO) -> Iterator[bytes | _Member | _Break]:

@@ -753,3 +753,15 @@ def test_validate_fetched_at_that_is_no_time(value: object, expected: datetime |
     assert isinstance(rec, dict)
     assert rec["fetched_at"] == expected
     assert "fetched_at" in json.loads(rec["extra"])
+
+
+@pytest.mark.parametrize(("tail", "error"), [(b"\0" * 70_000, None), (b"not gzip at all", "trailing data")])
+def test_bytes_after_the_last_gzip_member(store: Store, tmp_path: Path, tail: bytes, error: str | None) -> None:
+    # Zero padding (tape blocks, preallocated files) is ignored as gzip(1) does; other bytes are named.
+    path = tmp_path / "padded.jsonl.gz"
+    path.write_bytes(gzip.compress(b"".join(_line(_good(i)) for i in range(3))) + tail)
+    summary = engine.ingest_file(store, path, CONFIG, jobs=1)
+    assert summary.loaded == 3
+    reasons = store.ingest_errors()["reason"].tolist()
+    assert reasons == ([] if error is None else [f"trailing data after the last gzip member: {len(tail)} bytes "
+                                                 "that are not a gzip member, ignored"])
