@@ -765,3 +765,18 @@ def test_bytes_after_the_last_gzip_member(store: Store, tmp_path: Path, tail: by
     reasons = store.ingest_errors()["reason"].tolist()
     assert reasons == ([] if error is None else [f"trailing data after the last gzip member: {len(tail)} bytes "
                                                  "that are not a gzip member, ignored"])
+
+
+def test_members_cut_mid_line_keep_only_the_lines_before_the_failed_member(store: Store, tmp_path: Path) -> None:
+    # bgzip cuts members at a size, not at newlines: the line the failed member starts in is not vouched for.
+    raw = b"".join(_line(_good(i)) for i in range(60))
+    cuts = [0, 20_000, 41_111, 63_333, len(raw)]
+    members = [gzip.compress(raw[a:b]) for a, b in zip(cuts, cuts[1:], strict=False)]
+    members[2] = members[2][:-8] + bytes(b ^ 1 for b in members[2][-8:-4]) + members[2][-4:]  # its CRC
+    path = tmp_path / "bgzip_like.jsonl.gz"
+    path.write_bytes(b"".join(members))
+    summary = engine.ingest_file(store, path, CONFIG, jobs=1)
+    first_bad = raw[:cuts[2]].count(b"\n") + 1  # the line holding the failed member's first byte
+    assert summary.loaded == first_bad - 1
+    assert store.ingest_errors()["line"].tolist() == [first_bad]
+    assert sorted(store.page_table(CONFIG.norm_key)["line"]) == list(range(1, first_bad))
