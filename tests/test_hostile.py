@@ -269,7 +269,7 @@ def _write_any(path: Path, fmt: str, recs: list[dict[str, Any] | bytes]) -> int:
     return len(rows)
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(recs=st.lists(st.one_of(_RECORDS, _RAW_LINES), min_size=1, max_size=8))
 def test_random_hostile_records_never_stop_a_load(tmp_path_factory: pytest.TempPathFactory,
                                                   recs: list[dict[str, Any] | bytes]) -> None:
