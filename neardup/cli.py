@@ -89,6 +89,8 @@ def cmd_ingest(args: argparse.Namespace) -> int:
             detail = ", ".join(f"{n} {r}" for r, n in sorted(s.reasons.items(), key=lambda kv: -kv[1]))
             print(f"{path}: {s.loaded:,} pages loaded, {s.errors:,} records rejected"
                   f"{' (' + detail + ')' if detail else ''} in {s.seconds:.1f} s")
+            if s.broken is not None:
+                print(f"{path}: {s.broken}")
         if len(store.ingest_errors(limit=1)):
             print(f"rejected records are listed in the ingest_errors table of {args.db}")
     return 0

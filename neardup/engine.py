@@ -44,6 +44,9 @@ from .store import ROW_GROUP_ROWS, Store
 Progress = Callable[[str, int, int], None]  # (stage, done, total)
 BATCH = 256
 INSERT_ROWS = 2048
+INSERT_ERRORS = 50_000  # rejects are small rows: one insert of many is what makes a flood of them quick
+# The kinds of reject that say part of a compressed file was not read (FileSummary.broken).
+_BROKEN_KINDS = ("truncated compressed file", "corrupt compressed file")
 # Below this many records a worker pool costs more than it saves.
 PARALLEL_MIN = 2000
 
@@ -87,16 +90,24 @@ def _ingest_records(
     if isinstance(lines, LineBlock) and lines.error is not None:
         bad.append((lines.error_line, lines.error))
     for raw in lines:
-        rec = validate(raw)
-        if isinstance(rec, str):
-            bad.append((raw.line, rec))
+        try:
+            rec = validate(raw)
+            if isinstance(rec, str):
+                bad.append((raw.line, rec))
+                continue
+            row, toks = _text_row(rec["html"], rec["text_in"], rec["status"], config)
+        except Exception as exc:  # a case the checks do not know yet: the record is named, the load goes on
+            bad.append((raw.line, _unexpected(exc)))
             continue
         rec["line"] = raw.line
-        row, toks = _text_row(rec["html"], rec["text_in"], rec["status"], config)
         rec.update(row)
         good.append(rec)
         tokens.append(toks)
     return good, bad, tokens
+
+
+def _unexpected(exc: BaseException) -> str:
+    return f"unreadable record (please report this): {type(exc).__name__}: {ascii(str(exc))[1:-1][:200]}"
 
 
 def _ingest_batch(args: tuple[Iterable[RawLine], Config]) -> tuple[list[dict], list[tuple[int, str]]]:
@@ -127,6 +138,8 @@ class FileSummary:
     errors: int = 0
     seconds: float = 0.0
     reasons: dict[str, int] = field(default_factory=dict)
+    # Why part of the file was not read (a truncated or corrupt compressed file), as in `ingest_errors`.
+    broken: str | None = None
 
 
 # What an ingest worker returns per batch; the main process adds page ids (see `Store.add_ingested`).
@@ -139,15 +152,38 @@ _INGEST_SCHEMA = pa.schema([
 ])
 
 
-def _ingest_arrow(args: tuple[Iterable[RawLine], Config]) -> tuple[pa.Table, pa.Table, list[tuple[int, str]]]:
-    """Records -> (pages with texts, sketches of the content pages, rejects), built in the worker: the
-    tables cross the process boundary as a few buffers and DuckDB scans them without Python objects.
-    Sketching here reuses the words just computed, so the default setting needs no second pass."""
+def _ingest_arrow(
+    args: tuple[Iterable[RawLine], Config],
+) -> tuple[pa.Table, pa.Table, list[tuple[int, str]], int | None]:
+    """Records -> (pages with texts, sketches of the content pages, rejects, the line from which earlier
+    pages must be dropped (`LineBlock.discard_from`)), built in the worker: the tables cross the process
+    boundary as a few buffers and DuckDB scans them without Python objects. Sketching here reuses the
+    words just computed, so the default setting needs no second pass."""
     lines, config = args
     good, bad, tokens = _ingest_records(lines, config)
+    try:
+        table = pa.Table.from_pylist(good, schema=_INGEST_SCHEMA)
+    except (pa.ArrowException, ValueError, TypeError, OverflowError):
+        table, good, tokens = _arrow_rows(good, tokens, bad)
     content = [i for i, rec in enumerate(good) if rec["degenerate"] is None]
     sketches = _sketch_table([good[i]["exact_key"] for i in content], [tokens[i] for i in content], config)
-    return pa.Table.from_pylist(good, schema=_INGEST_SCHEMA), sketches, bad
+    return table, sketches, bad, getattr(lines, "discard_from", None)
+
+
+def _arrow_rows(good: list[dict[str, Any]], tokens: list[np.ndarray],
+                bad: list[tuple[int, str]]) -> tuple[pa.Table, list[dict[str, Any]], list[np.ndarray]]:
+    """The pages table row by row, when the batch as a whole does not convert: rows that do not go to `bad`."""
+    tables, kept, kept_tokens = [], [], []
+    for rec, toks in zip(good, tokens, strict=True):
+        try:
+            tables.append(pa.Table.from_pylist([rec], schema=_INGEST_SCHEMA))
+        except (pa.ArrowException, ValueError, TypeError, OverflowError) as exc:
+            bad.append((rec["line"], _unexpected(exc)))
+            continue
+        kept.append(rec)
+        kept_tokens.append(toks)
+    table = pa.concat_tables(tables) if tables else _INGEST_SCHEMA.empty_table()
+    return table, kept, kept_tokens
 
 
 def _reason_kind(reason: str) -> str:
@@ -182,10 +218,17 @@ def ingest_file(
             done_records = 0
             pending: list[pa.Table] = []  # DuckDB appends fewer, larger batches faster
             pending_sketches: list[pa.Table] = []
+            pending_errors: list[tuple[int, str]] = []
             n_pending = 0
             # DuckDB writes in a thread (it releases the GIL), one batch at a time, while this thread keeps
             # the workers fed: otherwise they idle for every append.
             writing: Future[None] | None = None
+
+            def write(batch: pa.Table, sketches: pa.Table, errors: list[tuple[int, str]], full: bool) -> None:
+                store.add_errors(source_id, str(path), errors)
+                if batch.num_rows:
+                    store.add_ingested(batch, source_id, config.norm_key, sketches, config.sketch_key,
+                                       checkpoint=full)
 
             def flush() -> None:
                 nonlocal next_id, n_pending, writing, rows
@@ -195,24 +238,35 @@ def ingest_file(
                     if writing is not None:
                         writing.result()
                     full = (rows + batch.num_rows) // ROW_GROUP_ROWS > rows // ROW_GROUP_ROWS
-                    writing = writer.submit(store.add_ingested, batch.append_column("page_id", ids), source_id,
-                                            config.norm_key, pa.concat_tables(pending_sketches), config.sketch_key,
-                                            checkpoint=full)
+                    writing = writer.submit(write, batch.append_column("page_id", ids),
+                                            pa.concat_tables(pending_sketches), list(pending_errors), full)
                     next_id += batch.num_rows
                     rows += batch.num_rows
                     pending.clear()
                     pending_sketches.clear()
+                    pending_errors.clear()
                     n_pending = 0
 
-            for good, sketches, bad in parallel_map(_ingest_arrow, batches, jobs=1 if small else jobs):
+            for good, sketches, bad, discard_from in parallel_map(_ingest_arrow, batches, jobs=1 if small else jobs):
+                if discard_from is not None:  # a gzip member failed its CRC: its pages so far go too
+                    flush()
+                    if writing is not None:
+                        writing.result()
+                    n_pages, dropped = store.discard_lines(source_id, discard_from)
+                    summary.loaded -= n_pages
+                    summary.errors -= len(dropped)
+                    done_records -= n_pages + len(dropped)
+                    reasons.subtract(_reason_kind(r) for r in dropped)
+                if bad and bad[0][1].startswith(_BROKEN_KINDS):  # a block's own error comes first
+                    summary.broken = bad[0][1]
                 done_records += good.num_rows + len(bad)
                 for _, reason in bad:
                     reasons[_reason_kind(reason)] += 1
-                store.add_errors(source_id, str(path), bad)
                 pending.append(good)
                 pending_sketches.append(sketches)
+                pending_errors.extend(bad)
                 n_pending += good.num_rows
-                if n_pending >= INSERT_ROWS:
+                if n_pending >= INSERT_ROWS or len(pending_errors) >= INSERT_ERRORS:
                     flush()
                 summary.loaded += good.num_rows
                 summary.errors += len(bad)
@@ -220,12 +274,15 @@ def ingest_file(
             flush()
             if writing is not None:
                 writing.result()
+            reasons = +reasons  # drop the kinds a discard took to zero
             summary.records = summary.loaded + summary.errors
             dup = store.reject_duplicate_records(source_id, str(path))
             if dup:
                 reasons["duplicate record"] += dup
                 summary.loaded -= dup
                 summary.errors += dup
+            if summary.loaded == 0 and summary.broken is not None:
+                raise NotACrawlDump(f"{path}: {summary.broken}; nothing loaded")
             if summary.loaded == 0:
                 detail = ", ".join(f"{n} x {r}" for r, n in reasons.most_common(3)) or "no records"
                 raise NotACrawlDump(f"{path}: not a crawl dump: no usable record ({detail})")

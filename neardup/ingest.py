@@ -29,10 +29,17 @@ from .urls import canonicalize_url, host_of
 
 try:  # ISA-L's inflate: the same bytes as zlib at ~2.7x the speed (measured 0.063 -> 0.023 CPU-ms per page)
     from isal import igzip as _gzip
+    from isal import isal_zlib as _zlib
 except ImportError:  # a platform without isal wheels: the standard library
     _gzip = gzip  # type: ignore[misc]
+    _zlib = zlib  # type: ignore[misc]
+_ZLIB_ERRORS = (zlib.error, _zlib.error)
 
 MAX_PAGE_BYTES = 8 * 1024 * 1024  # larger pages are crawler accidents (media, dumps), not documents
+# A JSON line may hold a page of MAX_PAGE_BYTES twice over (escaped quotes, `\/`) and 1 MB of other fields;
+# a longer line is rejected as it streams, unread (a gz bomb of one 1 GB line costs one read piece of memory).
+MAX_LINE_BYTES = 2 * MAX_PAGE_BYTES + (1 << 20)
+UTF8_BOM = b"\xef\xbb\xbf"
 GZIP_MAGIC = b"\x1f\x8b"
 PARQUET_MAGIC = b"PAR1"
 _CANONICAL_LINK = re.compile(
@@ -58,8 +65,11 @@ class LineBlock:
 
     first_line: int
     data: bytes
-    # Set on the last block of a compressed file that ends early: why, for the line after `data`'s lines.
+    # Why the line after `data`'s lines is rejected: a compressed file that ends early, a line too long.
     error: str | None = None
+    # Set with `error` when a gzip member fails its CRC: the lines from this one on, already read or not,
+    # are not what was compressed and must not be kept.
+    discard_from: int | None = None
 
     @property
     def error_line(self) -> int:
@@ -72,53 +82,209 @@ class LineBlock:
 
 
 BLOCK_BYTES = 2 << 20  # ~130 pages of 16 KB a batch
-READ_BYTES = 1 << 16
+READ_BYTES = 1 << 18
 
 
-def read_batches(path: Path, fmt: str, *, batch_records: int = 256,
-                 block_bytes: int = BLOCK_BYTES) -> Iterator[Iterable[RawLine]]:
+@dataclass(frozen=True, slots=True)
+class _Member:
+    """A gzip member starts at compressed byte `offset`."""
+
+    offset: int
+
+
+@dataclass(frozen=True, slots=True)
+class _Break:
+    """The compressed stream stops early. `kind`: 'truncated' (the file ends inside a member), 'corrupt'
+    (a CRC or deflate error: the member's output is not what was compressed) or 'trailing' (bytes
+    after the last member that are not a gzip member)."""
+
+    kind: str
+    detail: str
+    offset: int
+
+
+def _inflated(f: BinaryIO) -> Iterator[bytes | _Member | _Break]:
+    """The decompressed bytes of a gzip file in pieces of at most READ_BYTES, a `_Member` before each member
+    and a `_Break` last if the stream stops early. Each member is inflated on its own, so its CRC (checked
+    at its end) vouches for the pieces since its `_Member`; the bounded pieces keep a gz bomb's memory flat."""
+    read_total = 0   # compressed bytes read from the file
+    member = 0       # compressed byte where the current member starts
+    d = _zlib.decompressobj(31)
+    yield _Member(0)
+    data, full, started = b"", False, False
+    while True:
+        if not data and not full:  # a full piece may leave output inside the inflater: ask again first
+            data = f.read(READ_BYTES)
+            read_total += len(data)
+            if not data:
+                break
+        if not started:
+            if not data.startswith(GZIP_MAGIC[:1]):  # after the last member: zero padding or garbage
+                trailing = _trailing_bytes(data, f)
+                if trailing:
+                    yield _Break("trailing", f"{trailing:,} bytes that are not a gzip member", member)
+                return
+            started = True
+        try:
+            out = d.decompress(data, READ_BYTES)
+        except _ZLIB_ERRORS as exc:
+            yield _Break("corrupt", str(exc), member)
+            return
+        full = len(out) == READ_BYTES
+        data = d.unconsumed_tail
+        if out:
+            yield out
+        if d.eof:
+            data, full = d.unused_data, False
+            member = read_total - len(data)
+            d, started = _zlib.decompressobj(31), False
+            yield _Member(member)
+    if started and not d.eof:
+        yield _Break("truncated", f"the file ends inside the gzip member that starts at byte {member:,}", member)
+
+
+def _trailing_bytes(data: bytes, f: BinaryIO) -> int:
+    """How many bytes follow the last gzip member, `data` and the rest of `f`; 0 if they are all zero bytes
+    (gzip(1) ignores zero padding, and so does this)."""
+    n, garbage = 0, False
+    while data:
+        n += len(data)
+        garbage = garbage or bool(data.strip(b"\0"))
+        data = f.read(READ_BYTES)
+    return n if garbage else 0
+
+
+def _plain(f: BinaryIO) -> Iterator[bytes | _Member | _Break]:
+    while piece := f.read(READ_BYTES):
+        yield piece
+
+
+def _break_reason(brk: _Break, first_line: int, partial: bool) -> str:
+    if brk.kind == "truncated":
+        where = "inside this record" if partial else "here"
+        return (f"truncated compressed file: {brk.detail}; reading stopped {where}. The complete lines before "
+                "are loaded (a cut-off member has no CRC to check them against)")
+    if brk.kind == "corrupt":
+        since = "its lines and all after it are" if first_line == 1 else (
+            f"the lines before line {first_line} passed their members' CRC; this member's lines and all after it are")
+        return (f"corrupt compressed file: {brk.detail} in the gzip member that starts at byte {brk.offset:,} "
+                f"(line {first_line}). gzip checks a member only at its end, so {since} not loaded")
+    return f"trailing data after the last gzip member: {brk.detail}, ignored"
+
+
+def read_batches(path: Path, fmt: str, *, batch_records: int = 256, block_bytes: int = BLOCK_BYTES,
+                 max_line_bytes: int = MAX_LINE_BYTES) -> Iterator[Iterable[RawLine]]:
     """The records of a file in batches for the workers: `LineBlock`s of about `block_bytes` for JSON lines
-    (a batch ends at a newline: a longer line is a batch of its own), lists of `batch_records` otherwise."""
+    (a batch ends at a newline: a longer line is a batch of its own), lists of `batch_records` otherwise.
+
+    A JSON line longer than `max_line_bytes` is dropped as it streams and named in an error block, so the
+    reader holds at most about `block_bytes + max_line_bytes` whatever the file. A compressed file that
+    ends early keeps its complete lines; one whose CRC or deflate data fails gives an error block with
+    `discard_from` set: the lines of the failed member (and after) must not be kept."""
     if fmt != "jsonl":
         it = read_raw(path, fmt)
         while chunk := list(islice(it, batch_records)):
             yield chunk
         return
-    line = 1
-    rest = b""
-    broken: Exception | None = None
-    with _open_binary(path) as f:
-        parts: list[bytes] = []
-        size = 0
-        try:
-            # read1 in small pieces: when the stream breaks, only the piece being inflated is lost.
-            while piece := f.read1(READ_BYTES):
-                parts.append(piece)
-                size += len(piece)
-                if size < block_bytes:
-                    continue
-                data = rest + b"".join(parts)
-                parts.clear()
-                size = 0
-                cut = data.rfind(b"\n") + 1
-                if cut == 0:  # no newline yet: one long line, read on
-                    rest = data
-                    continue
-                block, rest = data[:cut], data[cut:]
-                yield LineBlock(line, block)
-                line += block.count(b"\n")
-        except (EOFError, OSError, zlib.error) as exc:  # a cut-off or corrupt stream: keep the lines before
-            broken = exc
-        rest += b"".join(parts)
-    if broken is not None:  # complete lines first; the partial record, if any, is the error's line
-        cut = rest.rfind(b"\n") + 1
-        if cut:
-            yield LineBlock(line, rest[:cut])
-            line += rest[:cut].count(b"\n")
-        where = "inside this record" if rest[cut:].strip() else "here"
-        yield LineBlock(line, b"", f"truncated or corrupt compressed file: reading stopped {where} ({broken})")
-    elif rest:
-        yield LineBlock(line, rest)
+    with open(path, "rb") as f:
+        pieces = _inflated(f) if f.read(2) == GZIP_MAGIC else _plain(f)
+        f.seek(0)
+        yield from _line_blocks(pieces, block_bytes, max_line_bytes)
+
+
+def _line_blocks(pieces: Iterator[bytes | _Member | _Break], block_bytes: int,
+                 max_line_bytes: int) -> Iterator[LineBlock]:
+    line = 1          # the number of the first line in `parts`
+    parts: list[bytes] = []
+    size = 0          # bytes in `parts`
+    tail = 0          # bytes in `parts` after its last newline (the line being read)
+    nl = 0            # newlines in `parts`
+    member_line = 1   # the line in which the current gzip member starts
+    skipping = False  # inside a line over `max_line_bytes`: drop to its newline
+    first = True
+    for piece in pieces:
+        if isinstance(piece, _Member):
+            member_line = line + nl
+            continue
+        if isinstance(piece, _Break):
+            data = b"".join(parts)
+            if piece.kind == "corrupt":
+                keep = _first_lines(data, member_line - line) if member_line > line else b""
+                if keep:
+                    yield LineBlock(line, keep)
+                yield LineBlock(member_line, b"", _break_reason(piece, member_line, False), discard_from=member_line)
+                return
+            cut = data.rfind(b"\n") + 1
+            if cut:
+                yield LineBlock(line, data[:cut])
+                line += nl
+            partial = skipping or bool(data[cut:].strip())
+            yield LineBlock(line, b"", _break_reason(piece, line, partial))
+            return
+        if first and piece:
+            piece = piece.removeprefix(UTF8_BOM)
+            first = False
+        newlines = piece.count(b"\n")
+        if skipping:
+            if not newlines:
+                continue
+            piece = piece[piece.index(b"\n") + 1:]
+            newlines -= 1
+            skipping = False
+            line += 1
+        if newlines and tail + (end := piece.index(b"\n")) > max_line_bytes:  # the line ends here, too long
+            data = b"".join(parts)
+            yield from _before_long_line(data, line, len(data) - tail, nl, max_line_bytes)
+            line += nl + 1
+            piece = piece[end + 1:]
+            newlines -= 1
+            parts.clear()
+            size = tail = nl = 0
+        parts.append(piece)
+        size += len(piece)
+        nl += newlines
+        tail = tail + len(piece) if not newlines else len(piece) - piece.rindex(b"\n") - 1
+        if tail > max_line_bytes:  # an endless line: keep the lines before it, then skip it unread
+            data = b"".join(parts)
+            yield from _before_long_line(data, line, len(data) - tail, nl, max_line_bytes)
+            line += nl
+            parts.clear()
+            size = tail = nl = 0
+            skipping = True
+            continue
+        if size < block_bytes or size == tail:  # no newline yet: one long line, read on
+            continue
+        data = b"".join(parts)
+        cut = len(data) - tail
+        yield LineBlock(line, data[:cut])
+        line += nl
+        parts[:] = [data[cut:]] if tail else []
+        size, nl = tail, 0
+    if skipping:  # the file ends inside the long line: it is named already
+        return
+    data = b"".join(parts)
+    if data:
+        yield LineBlock(line, data)
+
+
+def _before_long_line(data: bytes, line: int, cut: int, newlines: int, max_line_bytes: int) -> Iterator[LineBlock]:
+    """The lines of `data` before `cut` (from `line`, `newlines` of them), then the error of the too-long line
+    that starts there."""
+    if cut:
+        yield LineBlock(line, data[:cut])
+    yield LineBlock(line + newlines, b"", f"line too long: over {max_line_bytes:,} bytes "
+                    f"(pages are limited to {MAX_PAGE_BYTES / 1e6:.0f} MB), skipped unread")
+
+
+def _first_lines(data: bytes, n: int) -> bytes:
+    """The first `n` newline-terminated lines of `data` (fewer if it has fewer)."""
+    end = 0
+    for _ in range(n):
+        nl = data.find(b"\n", end)
+        if nl < 0:
+            break
+        end = nl + 1
+    return data[:end]
 
 
 def file_sha256(path: Path, chunk: int = 1 << 20) -> str:
@@ -148,7 +314,7 @@ def detect_format(path: Path) -> str:
         raise NotACrawlDump(f"{path}: named .parquet but not a Parquet file")
     if name.endswith(".csv"):
         return "csv"
-    if name.endswith((".jsonl", ".ndjson", ".json")) or head.lstrip()[:1] == b"{":
+    if name.endswith((".jsonl", ".ndjson", ".json")) or head.removeprefix(UTF8_BOM).lstrip()[:1] == b"{":
         return "jsonl"
     raise NotACrawlDump(
         f"{path}: not a crawl dump (expected .jsonl, .jsonl.gz, .ndjson, .csv or .parquet with url and html fields)"
@@ -166,17 +332,22 @@ def read_raw(path: Path, fmt: str) -> Iterator[RawLine]:
     if fmt == "jsonl":
         with _open_binary(path) as f:
             for i, line in enumerate(f, start=1):
+                if i == 1:
+                    line = line.removeprefix(UTF8_BOM)
                 if line.strip():
                     yield RawLine(i, line)
     elif fmt == "csv":
         csv.field_size_limit(1 << 30)
         with _open_binary(path) as f:
-            text = io.TextIOWrapper(f, encoding="utf-8", errors="surrogateescape", newline="")
+            # utf-8-sig: a byte-order mark (Excel writes one) is not part of the first column's name
+            text = io.TextIOWrapper(f, encoding="utf-8-sig", errors="surrogateescape", newline="")
             reader = csv.DictReader(text)
             if not reader.fieldnames or "url" not in reader.fieldnames:
                 raise NotACrawlDump(f"{path}: a CSV without a 'url' column (columns: {reader.fieldnames})")
+            start = reader.line_num + 1  # a quoted field may hold newlines: a record is named by its first line
             for row in reader:
-                yield RawLine(reader.line_num, row)
+                yield RawLine(start, row)
+                start = reader.line_num + 1
     elif fmt == "parquet":
         import pyarrow.parquet as pq
 
@@ -188,11 +359,42 @@ def read_raw(path: Path, fmt: str) -> Iterator[RawLine]:
             raise NotACrawlDump(f"{path}: a Parquet file without a 'url' column")
         row = 0
         for batch in pf.iter_batches(batch_size=1000):
-            for rec in batch.to_pylist():
+            for rec in _parquet_rows(batch):
                 row += 1
                 yield RawLine(row, rec)
     else:
         raise NotACrawlDump(f"{path}: unknown format {fmt!r}")
+
+
+def _parquet_rows(batch: Any) -> list[dict[str, Any]]:
+    """The rows of a record batch as dicts. A cell Python cannot hold (a string that is not UTF-8, a time
+    beyond year 9999) does not sink its batch: a string becomes its bytes decoded with surrogateescape
+    (which `validate` names as invalid UTF-8), any other value the text of why it is unreadable."""
+    try:
+        return batch.to_pylist()
+    except (ValueError, OverflowError, TypeError):  # UnicodeDecodeError is a ValueError
+        pass
+    import pyarrow as pa
+
+    columns: dict[str, list[Any]] = {}
+    for name, col in zip(batch.schema.names, batch.columns, strict=True):
+        try:
+            columns[name] = col.to_pylist()
+            continue
+        except (ValueError, OverflowError, TypeError):
+            pass
+        if pa.types.is_string(col.type) or pa.types.is_large_string(col.type):
+            raw = col.cast(pa.large_binary()).to_pylist()
+            columns[name] = [None if b is None else b.decode("utf-8", "surrogateescape") for b in raw]
+            continue
+        values = []
+        for i in range(len(col)):
+            try:
+                values.append(col[i].as_py())
+            except (ValueError, OverflowError, TypeError) as exc:
+                values.append(f"unreadable {col.type}: {exc}")
+        columns[name] = values
+    return [dict(zip(columns, values, strict=True)) for values in zip(*columns.values(), strict=True)]
 
 
 def _rel_canonical(html: str) -> str | None:
@@ -217,19 +419,20 @@ def _resolve(base: str, href: str) -> str | None:
 
 
 def _parse_time(value: Any) -> datetime | None:
-    if value is None or value == "":
+    """`value` as a naive UTC time, or None when it is none: a boolean, a number outside 1970..5138, text
+    that is not ISO 8601, a time that leaves years 1..9999 when shifted to UTC."""
+    if value is None or value == "" or isinstance(value, bool):
         return None
-    if isinstance(value, datetime):
-        return value.replace(tzinfo=None) if value.tzinfo is None else value.astimezone(UTC).replace(tzinfo=None)
-    if isinstance(value, int | float):
-        return datetime.fromtimestamp(value, UTC).replace(tzinfo=None) if 0 < value < 1e11 else None
     try:
-        parsed = datetime.fromisoformat(str(value).strip().replace("Z", "+00:00"))
-    except ValueError:
+        if isinstance(value, datetime):
+            parsed = value
+        elif isinstance(value, int | float):
+            return datetime.fromtimestamp(value, UTC).replace(tzinfo=None) if 0 < value < 1e11 else None
+        else:
+            parsed = datetime.fromisoformat(str(value).strip().replace("Z", "+00:00"))
+        return parsed if parsed.tzinfo is None else parsed.astimezone(UTC).replace(tzinfo=None)
+    except (ValueError, OverflowError):
         return None
-    if parsed.tzinfo is not None:
-        parsed = parsed.astimezone(UTC).replace(tzinfo=None)
-    return parsed
 
 
 def _parse_status(value: Any) -> int | None:
@@ -293,6 +496,17 @@ def _extra_json(extra: dict[str, Any]) -> str:
         raise
 
 
+_TOO_DEEP = "JSON nested too deeply (Python reads about 1,000 levels)"
+
+
+def _int_or_digits(digits: str) -> int | str:
+    """A JSON integer as an int, or as its digits when it is longer than Python converts."""
+    try:
+        return int(digits)
+    except ValueError:
+        return digits
+
+
 def validate(raw: RawLine) -> dict[str, Any] | str:
     """A clean record dict, or the reason the record is rejected."""
     payload = raw.payload
@@ -305,6 +519,13 @@ def validate(raw: RawLine) -> dict[str, Any] | str:
             rec = json.loads(line)
         except json.JSONDecodeError as exc:
             return f"malformed JSON: {exc.msg} (column {exc.colno})"
+        except RecursionError:
+            return _TOO_DEEP
+        except ValueError:  # an integer of more digits than int() takes (sys.get_int_max_str_digits)
+            try:
+                rec = json.loads(line, parse_int=_int_or_digits)
+            except RecursionError:
+                return _TOO_DEEP
         if not isinstance(rec, dict):
             return f"not a JSON object but a {type(rec).__name__}"
     else:
@@ -338,16 +559,27 @@ def validate(raw: RawLine) -> dict[str, Any] | str:
     canonical = canonicalize_url(url)
     rel = _rel_canonical(html) if html is not None else None
     extra = {k: v for k, v in rec.items() if k not in ("url", "html", "text", "fetched_at", "status")}
+    # A fetched_at or status that is not one is left empty; its value is kept with the other fields.
+    fetched_raw = rec.get("fetched_at")
+    fetched_at = _parse_time(fetched_raw)
+    if fetched_at is None and fetched_raw is not None and fetched_raw != "":
+        extra["fetched_at"] = fetched_raw
+    status_raw = rec.get("status")
+    status = _parse_status(status_raw)
+    if status is None and status_raw is not None and status_raw != "":
+        extra["status"] = status_raw
     try:
         extra_json = _extra_json(extra) if extra else None
     except _Unstorable as exc:
         return _surrogate_reason(exc.args[0])
+    except RecursionError:
+        return _TOO_DEEP
     return {
         "url": url.strip(),
         "canonical_url": canonical,
         "host": host_of(canonical),
-        "fetched_at": _parse_time(rec.get("fetched_at")),
-        "status": _parse_status(rec.get("status")),
+        "fetched_at": fetched_at,
+        "status": status,
         "html": html,
         "text_in": text if html is None else None,
         "md5": hashlib.md5(body, usedforsecurity=False).hexdigest(),

@@ -7,11 +7,14 @@ import gzip
 import json
 import shutil
 import time
+import tracemalloc
+import zlib
 from collections.abc import Iterator
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 
 import duckdb
+import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
@@ -25,7 +28,9 @@ from neardup.config import Config
 from neardup.errors import DatabaseLocked, NotACrawlDump
 from neardup.ingest import (
     GZIP_MAGIC,
+    MAX_LINE_BYTES,
     MAX_PAGE_BYTES,
+    READ_BYTES,
     LineBlock,
     RawLine,
     detect_format,
@@ -52,8 +57,8 @@ def _line(obj: object) -> bytes:
 def messy_dump(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, int], dict[int, str]]:
     """A JSONL file with good and bad records. Returns (path, line of each good url, reason per bad line)."""
     path = tmp_path_factory.mktemp("messy") / "messy.jsonl"
-    huge_html = "<html><body><p>" + "filler " * (20 * 1024 * 1024 // 7) + "</p></body></html>"
-    assert len(huge_html) > 2 * MAX_PAGE_BYTES
+    huge_html = "<html><body><p>" + "filler " * (10 * 1024 * 1024 // 7) + "</p></body></html>"
+    assert MAX_PAGE_BYTES < len(huge_html) < MAX_LINE_BYTES  # a line the reader takes, a page too large
     first = _good(0)
     lines: list[bytes] = [
         _line(first),                                                             # 1
@@ -453,19 +458,104 @@ def test_bulk_store_reports_a_locked_file(tmp_path: Path) -> None:
         holder.communicate("")
 
 
-def test_truncated_gzip_keeps_the_records_before_the_cut(store: Store, tmp_path: Path) -> None:
-    # A dump cut off mid-transfer: the records inflated before the cut load, the rest is one recorded error.
+def test_truncated_gzip_keeps_every_complete_record_before_the_cut(store: Store, tmp_path: Path) -> None:
+    # A dump cut off mid-transfer: every record complete before the cut loads, the partial one is an error.
     raw = b"".join(_line(_good(i)) for i in range(400))
     packed = gzip.compress(raw)
     path = tmp_path / "cut.jsonl.gz"
     path.write_bytes(packed[: len(packed) * 2 // 3])
+    complete = zlib.decompressobj(31).decompress(path.read_bytes()).count(b"\n")  # what zlib inflates
     summary = engine.ingest_file(store, path, CONFIG, jobs=1)
     errors = store.ingest_errors()
-    assert summary.errors == 1 and 100 <= summary.loaded < 400
-    assert errors["reason"].str.startswith("truncated or corrupt compressed file").all()
-    assert errors["line"].tolist() == [summary.loaded + 1]
+    assert (summary.loaded, summary.errors) == (complete, 1)
+    assert errors["reason"].str.startswith("truncated compressed file").all()
+    assert summary.broken == errors["reason"][0]
+    assert errors["line"].tolist() == [complete + 1]
     assert sorted(store.page_table(CONFIG.norm_key)["url"]) == sorted(
-        f"https://site.example.com/p/{i}" for i in range(summary.loaded))
+        f"https://site.example.com/p/{i}" for i in range(complete))
+
+
+def _flip(data: bytes, start: int, n: int) -> bytes:
+    return data[:start] + bytes(b ^ 0x5A for b in data[start:start + n]) + data[start + n:]
+
+
+def test_a_corrupt_single_member_gzip_is_refused(store: Store, tmp_path: Path) -> None:
+    # 1 KB flipped in the middle: gzip checks its CRC only at the member's end, so nothing in it is vouched for.
+    raw = b"".join(_line(_good(i)) for i in range(3000))
+    packed = gzip.compress(raw)
+    path = tmp_path / "flipped.jsonl.gz"
+    path.write_bytes(_flip(packed, len(packed) // 2, 1024))
+    with pytest.raises(NotACrawlDump, match=r"corrupt compressed file: .* at byte 0 \(line 1\).* not loaded"):
+        engine.ingest_file(store, path, CONFIG, jobs=1)
+    assert store.count_pages() == 0 and store.sources().empty and store.ingest_errors().empty
+
+
+@pytest.mark.parametrize("damage", ["content", "crc"])
+def test_a_corrupt_gzip_member_drops_itself_and_what_follows(store: Store, tmp_path: Path, damage: str) -> None:
+    # Four members of 500 records each (concatenated gzip, as `cat a.gz b.gz` makes); the third is damaged in
+    # its deflate data or only in its CRC. The first two passed their CRC: they are kept, the rest is one error.
+    # A block (2 MB) ends inside the third member, so its first lines are stored when its CRC fails.
+    n = 500
+    members = [gzip.compress(b"".join(_line(_good(n * m + i)) for i in range(n))) for m in range(4)]
+    third = members[2]
+    members[2] = _flip(third, len(third) // 2, 64) if damage == "content" else _flip(third, len(third) - 8, 1)
+    path = tmp_path / "members.jsonl.gz"
+    path.write_bytes(b"".join(members))
+    summary = engine.ingest_file(store, path, CONFIG, jobs=1)
+    assert (summary.loaded, summary.errors, summary.records) == (2 * n, 1, 2 * n + 1)
+    assert sorted(store.page_table(CONFIG.norm_key)["line"]) == list(range(1, 2 * n + 1))
+    errors = store.ingest_errors()
+    assert errors["line"].tolist() == [2 * n + 1]
+    offset = len(members[0]) + len(members[1])
+    assert errors["reason"][0].startswith("corrupt compressed file: ")
+    assert f"starts at byte {offset:,} (line {2 * n + 1})" in errors["reason"][0]
+    assert summary.broken == errors["reason"][0]
+    assert summary.reasons == {"corrupt compressed file": 1}
+    assert store.sources()["n_loaded"].tolist() == [2 * n]
+
+
+def test_bom_jsonl_and_csv_load_their_first_record(tmp_path: Path) -> None:
+    recs = _records()
+    plain = tmp_path / "bom.jsonl"
+    plain.write_bytes(b"\xef\xbb\xbf" + b"".join(_line(r) for r in recs))
+    gz = tmp_path / "bom.jsonl.gz"
+    gz.write_bytes(gzip.compress(plain.read_bytes()))
+    csv_path = tmp_path / "bom.csv"
+    _write_csv(csv_path, recs)
+    csv_path.write_bytes(b"\xef\xbb\xbf" + csv_path.read_bytes())
+    nameless = tmp_path / "bom_dump"  # told apart by its first byte after the mark
+    nameless.write_bytes(plain.read_bytes())
+    assert detect_format(nameless) == "jsonl"
+    for path in (plain, gz, csv_path):
+        assert len(_loaded(tmp_path, path)) == len(recs), path.name
+
+
+def test_an_endless_line_is_skipped_as_it_streams(tmp_path: Path) -> None:
+    # A gz bomb: 40 MB of zeros on line 2 of a file of 40 KB. The reader drops the line unread and holds no
+    # more than its limit, a read piece and a block at a time.
+    limit, block = 256 << 10, 64 << 10
+    raw = _line(_good(0)) + b"\0" * (40 << 20) + b"\n" + _line(_good(1))
+    path = tmp_path / "bomb.jsonl.gz"
+    path.write_bytes(gzip.compress(raw))
+    assert path.stat().st_size < 100_000
+    tracemalloc.start()
+    try:
+        blocks = list(read_batches(path, "jsonl", block_bytes=block, max_line_bytes=limit))
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 2 * limit + 2 * block + 4 * READ_BYTES, peak
+    assert [r.line for b in blocks for r in b] == [1, 3]
+    errors = [(b.error_line, b.error) for b in blocks if b.error]
+    assert len(errors) == 1 and errors[0][0] == 2 and errors[0][1].startswith("line too long")
+
+
+def test_a_line_over_the_limit_is_a_named_reject(store: Store, tmp_path: Path) -> None:
+    path = tmp_path / "long.jsonl"
+    path.write_bytes(_line(_good(0)) + _line({"url": "https://e.com/x", "html": "x" * (MAX_LINE_BYTES + 10)}))
+    summary = engine.ingest_file(store, path, CONFIG, jobs=1)
+    assert (summary.loaded, summary.errors) == (1, 1)
+    assert store.ingest_errors()["line"].tolist() == [2]
 
 
 def _row_groups(store: Store, table: str) -> int:
@@ -558,7 +648,7 @@ def test_validate_never_raises_and_what_it_keeps_is_storable(url: str, href: str
     # A JSON line (ensure_ascii: surrogates and NaN pass as escapes and literals) or a CSV / Parquet row.
     raw = RawLine(1, json.dumps(rec).encode("utf-8") if as_json else rec)
     got = validate(raw)
-    pages, _, bad = engine._ingest_arrow(([raw], CONFIG))  # what a worker hands back: normalized, in Arrow
+    pages, _, bad, _ = engine._ingest_arrow(([raw], CONFIG))  # what a worker hands back: normalized, in Arrow
     assert (pages.num_rows, len(bad)) == ((0, 1) if isinstance(got, str) else (1, 0))
     if isinstance(got, str):
         assert got.isascii() or got.encode("utf-8")
@@ -568,3 +658,125 @@ def test_validate_never_raises_and_what_it_keeps_is_storable(url: str, href: str
             value.encode("utf-8")  # no lone surrogate reaches a VARCHAR column
     if got["extra"] is not None:
         assert duckdb.execute("SELECT ?::JSON", [got["extra"]]).fetchone()[0] is not None
+
+
+# --- one hostile record never stops a load ---------------------------------------------------------
+_BIG_INT = "9" * 5000  # over Python's 4,300-digit limit for int()
+_SHIFTED_OUT = ("0001-01-01T00:00:00+05:00", "9999-12-31T23:59:59-05:00")  # leave years 1..9999 in UTC
+
+
+def _page(store: Store, line: int) -> dict:
+    table = store.page_table(CONFIG.norm_key)
+    page_id = int(table.loc[table["line"] == line, "page_id"].iloc[0])
+    return store.page(page_id, CONFIG.norm_key)
+
+
+@pytest.mark.parametrize("gz", [False, True])
+def test_hostile_json_records_are_named_or_kept_without_the_bad_field(store: Store, tmp_path: Path,
+                                                                       gz: bool) -> None:
+    deep = '{"url": "https://e.com/deep", "html": "<p>x</p>", "x": ' + "[" * 1200 + "]" * 1200 + "}"
+    raw = b"".join([
+        _line(_good(0)),                                                              # 1
+        f'{{"url": "https://e.com/bigint", "html": "<p>b</p>", "n": {_BIG_INT}}}\n'.encode(),  # 2 kept, n as digits
+        deep.encode() + b"\n",                                                        # 3 too deep
+        b"[" * 100_000 + b"\n",                                                       # 4 too deep
+        _line({**_good(4), "fetched_at": _SHIFTED_OUT[0]}),                           # 5 kept, no time
+        _line({**_good(5), "fetched_at": _SHIFTED_OUT[1]}),                           # 6 kept, no time
+        _line({**_good(6), "fetched_at": True}),                                      # 7 a bool is not a time
+        f'{{"url": "https://e.com/bigstatus", "html": "<p>s</p>", "status": {_BIG_INT}}}\n'.encode(),  # 8
+        _BIG_INT.encode() + b"\n",                                                    # 9 not an object
+        _line(_good(9)),                                                              # 10
+    ])
+    path = tmp_path / ("hostile.jsonl.gz" if gz else "hostile.jsonl")
+    path.write_bytes(gzip.compress(raw) if gz else raw)
+    summary = engine.ingest_file(store, path, CONFIG, jobs=1)
+    errors = store.ingest_errors()
+    got = dict(zip(errors["line"], errors["reason"], strict=True))
+    assert sorted(got) == [3, 4, 9]
+    assert got[3].startswith("JSON nested too deeply") and got[4].startswith("JSON nested too deeply")
+    assert got[9] == "not a JSON object but a str"
+    assert (summary.loaded, summary.errors) == (7, 3)
+    assert json.loads(_page(store, 2)["extra"]) == {"n": _BIG_INT}
+    for line, value in ((5, _SHIFTED_OUT[0]), (6, _SHIFTED_OUT[1]), (7, True)):
+        page = _page(store, line)
+        assert page["fetched_at"] is None or pd.isna(page["fetched_at"])
+        assert json.loads(page["extra"]) == {"fetched_at": value}
+    assert pd.isna(_page(store, 8)["status"])
+    assert json.loads(_page(store, 8)["extra"]) == {"status": _BIG_INT}
+
+
+@pytest.mark.parametrize("gz", [False, True])
+def test_csv_out_of_range_dates_and_numbers_keep_the_page(store: Store, tmp_path: Path, gz: bool) -> None:
+    recs = [_good(0), {**_good(1), "fetched_at": _SHIFTED_OUT[0]}, {**_good(2), "fetched_at": _SHIFTED_OUT[1]},
+            {**_good(3), "status": _BIG_INT}, _good(4)]
+    path = tmp_path / "dates.csv"
+    _write_csv(path, recs)
+    if gz:
+        path = path.rename(tmp_path / "dates.csv.gz")
+        path.write_bytes(gzip.compress(path.read_bytes()))
+    summary = engine.ingest_file(store, path, CONFIG, jobs=1)
+    assert (summary.loaded, summary.errors) == (5, 0)
+    for line, value in ((3, _SHIFTED_OUT[0]), (4, _SHIFTED_OUT[1])):
+        page = _page(store, line)
+        assert pd.isna(page["fetched_at"])
+        assert json.loads(page["extra"]) == {"fetched_at": value}
+    assert json.loads(_page(store, 5)["extra"]) == {"status": _BIG_INT}
+
+
+def test_a_parquet_cell_that_is_not_utf8_rejects_its_row_only(store: Store, tmp_path: Path) -> None:
+    recs = [_good(i) for i in range(5)]
+    urls = pa.array([r["url"].encode() for r in recs[:2]] + [b"https://e.com/caf\xe9"] +
+                    [r["url"].encode() for r in recs[3:]], pa.binary()).view(pa.string())
+    # microseconds since 1970 of the year 10000: beyond what Python's datetime holds
+    times = pa.array([1_700_000_000_000_000, 253_402_300_800_000_000 + 1, None, None, None],
+                     pa.int64()).cast(pa.timestamp("us", tz="UTC"))
+    table = pa.table({"url": urls, "html": [r["html"] for r in recs], "fetched_at": times})
+    path = tmp_path / "badcell.parquet"
+    pq.write_table(table, path, row_group_size=1000)
+    summary = engine.ingest_file(store, path, CONFIG, jobs=1)
+    assert (summary.loaded, summary.errors) == (4, 1)
+    errors = store.ingest_errors()
+    assert errors["line"].tolist() == [3]
+    assert errors["reason"][0] == "invalid UTF-8 in field 'url'"
+    assert _page(store, 1)["fetched_at"].to_pydatetime() == datetime(2023, 11, 14, 22, 13, 20)
+    page = _page(store, 2)
+    assert pd.isna(page["fetched_at"])
+    assert json.loads(page["extra"])["fetched_at"].startswith("unreadable timestamp")
+
+
+@pytest.mark.parametrize(("value", "expected"), [
+    (True, None), (False, None), (_SHIFTED_OUT[0], None), (_SHIFTED_OUT[1], None),
+    (datetime(1, 1, 1, tzinfo=timezone(timedelta(hours=5))), None), (float("nan"), None), (1e300, None),
+])
+def test_validate_fetched_at_that_is_no_time(value: object, expected: datetime | None) -> None:
+    rec = validate(RawLine(1, {"url": "https://e.com/", "html": "<p>x</p>", "fetched_at": value}))
+    assert isinstance(rec, dict)
+    assert rec["fetched_at"] == expected
+    assert "fetched_at" in json.loads(rec["extra"])
+
+
+@pytest.mark.parametrize(("tail", "error"), [(b"\0" * 70_000, None), (b"not gzip at all", "trailing data")])
+def test_bytes_after_the_last_gzip_member(store: Store, tmp_path: Path, tail: bytes, error: str | None) -> None:
+    # Zero padding (tape blocks, preallocated files) is ignored as gzip(1) does; other bytes are named.
+    path = tmp_path / "padded.jsonl.gz"
+    path.write_bytes(gzip.compress(b"".join(_line(_good(i)) for i in range(3))) + tail)
+    summary = engine.ingest_file(store, path, CONFIG, jobs=1)
+    assert summary.loaded == 3
+    reasons = store.ingest_errors()["reason"].tolist()
+    assert reasons == ([] if error is None else [f"trailing data after the last gzip member: {len(tail)} bytes "
+                                                 "that are not a gzip member, ignored"])
+
+
+def test_members_cut_mid_line_keep_only_the_lines_before_the_failed_member(store: Store, tmp_path: Path) -> None:
+    # bgzip cuts members at a size, not at newlines: the line the failed member starts in is not vouched for.
+    raw = b"".join(_line(_good(i)) for i in range(60))
+    cuts = [0, 20_000, 41_111, 63_333, len(raw)]
+    members = [gzip.compress(raw[a:b]) for a, b in zip(cuts, cuts[1:], strict=False)]
+    members[2] = members[2][:-8] + bytes(b ^ 1 for b in members[2][-8:-4]) + members[2][-4:]  # its CRC
+    path = tmp_path / "bgzip_like.jsonl.gz"
+    path.write_bytes(b"".join(members))
+    summary = engine.ingest_file(store, path, CONFIG, jobs=1)
+    first_bad = raw[:cuts[2]].count(b"\n") + 1  # the line holding the failed member's first byte
+    assert summary.loaded == first_bad - 1
+    assert store.ingest_errors()["line"].tolist() == [first_bad]
+    assert sorted(store.page_table(CONFIG.norm_key)["line"]) == list(range(1, first_bad))
