@@ -1,0 +1,510 @@
+"""WARC, WARC.gz and WET archives -> the records the rest of ingest reads (FastWARC).
+
+The main process only splits the archive into records (`WarcBatches`, FastWARC's reader, its own
+inflate so that offsets are offsets into the compressed file); each record's bytes cross to a worker
+as a `WarcCapture`, and `WarcCapture.record()` does the per-page work there: HTTP header, chunked and
+Content-Encoding decoding, the HTML test, the charset.
+
+Records:
+- `response` (an HTTP response): a page; status from the status line, `fetched_at` from WARC-Date, url
+  from WARC-Target-URI. `resource`: a page with status 200. `conversion` (WET): a plain-text page.
+- `revisit`: a page holding the payload of the record it refers to (same file, by WARC-Refers-To or
+  by payload digest), so the report counts it as a byte-identical duplicate; `extra` names that record.
+  A revisit whose record is not in the file is a bad record saying so.
+- `request`, `metadata`, `warcinfo`, `continuation`: skipped and counted (`WarcBatches.skipped`).
+- A payload that is not HTML (by Content-Type, else by sniffing) is a bad record `not HTML <mime>`.
+- A malformed record (an unreadable header, a Content-Length that overruns the next record, a record
+  cut off at the end of the file) is a bad record naming its byte offset; reading resumes at the next
+  record header found in the file.
+
+Every page keeps in `extra`: `warc_file`, `warc_record_id`, `warc_offset` (of the record in the file as
+stored, compressed or not; absent for a file gzipped as one stream, where no record has an offset of
+its own), `warc_type`, `payload_digest`, `charset` (the encoding used) and `charset_source`, and
+`warc_truncated` when the crawler cut the payload short (its text may be partial).
+"""
+
+from __future__ import annotations
+
+import codecs
+import re
+import zlib
+from collections import Counter, OrderedDict
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, BinaryIO
+
+from fastwarc.warc import ArchiveIterator, WarcRecordType
+from resiliparse.parse.encoding import bytes_to_str, detect_encoding, map_encoding_to_html5
+
+if TYPE_CHECKING:
+    from .ingest import RawLine
+
+WARC_MAGIC = b"WARC/"
+_GZIP_MAGIC = b"\x1f\x8b\x08"
+_PAGE_TYPES = WarcRecordType.response | WarcRecordType.resource | WarcRecordType.revisit | WarcRecordType.conversion
+HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
+# A Content-Type that says nothing about the bytes: sniff them.
+_UNSPECIFIC_TYPES = frozenset({"", "application/octet-stream", "unk", "unknown", "application/unknown",
+                               "binary/octet-stream"})
+_HEAD_BYTES = 4096  # where a <meta charset> must be (the HTML standard says the first 1024 bytes; pages overrun it)
+_META_CHARSET = re.compile(
+    rb"""<meta\b[^>]*?\bcharset\s*=\s*["']?\s*([A-Za-z0-9_.:+-]{1,40})""", re.IGNORECASE
+)
+_MARKUP = re.compile(rb"<(?:!doctype\s+html|html|head|body|title|div|p|meta|a)\b", re.IGNORECASE)
+_MIME = re.compile(r"[A-Za-z0-9][A-Za-z0-9.+_-]{0,60}/[A-Za-z0-9][A-Za-z0-9.+_-]{0,60}")
+_BOMS = ((codecs.BOM_UTF8, "utf-8"), (codecs.BOM_UTF16_LE, "utf-16-le"), (codecs.BOM_UTF16_BE, "utf-16-be"))
+_RESYNC_WINDOW = 1 << 20
+_KEPT_BLOCKS = 2048  # per key kind: at 30 KB a block, ~120 MB at most
+
+
+def is_warc_head(head: bytes) -> bool:
+    """Whether `head` (the file's first bytes, after gunzip) starts a WARC file."""
+    return head[:5] == WARC_MAGIC
+
+
+# --- per record, in the workers -------------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class WarcCapture:
+    """One page-like WARC record as read from the archive: its block (HTTP header and payload, still
+    chunked and content-encoded) and the WARC header fields ingest keeps. `record()` decodes it."""
+
+    warc_type: str                 # response | resource | revisit | conversion
+    url: str
+    date: str | None               # WARC-Date as written (ISO 8601)
+    record_id: str | None
+    offset: int | None
+    warc_file: str
+    block: bytes
+    content_type: str | None       # the WARC Content-Type (of the block)
+    payload_digest: str | None
+    truncated: str | None          # WARC-Truncated: length | time | disconnect | unspecified
+    # A revisit: the record it stands for (its block, id and offset); None when it is not in the file.
+    original: WarcCapture | None = None
+    refers_to: str | None = None
+
+    def record(self) -> dict[str, Any] | str:
+        """The ingest record (`url`, `html` or `text`, `fetched_at`, `status`, provenance fields), or why
+        the record is not a page."""
+        where = f"offset {self.offset}" if self.offset is not None else f"record {self.record_id}"
+        if self.warc_type == "revisit" and self.original is None:
+            return (f"revisit without its record: {self.refers_to or 'no WARC-Refers-To or payload digest'} "
+                    f"is not in this file ({where}, {self.url})")
+        extra: dict[str, Any] = {"warc_file": self.warc_file, "warc_record_id": self.record_id,
+                                 "warc_type": self.warc_type}
+        if self.offset is not None:
+            extra["warc_offset"] = self.offset
+        if self.truncated:
+            extra["warc_truncated"] = self.truncated
+        source = self.original or self
+        if source.payload_digest:
+            extra["payload_digest"] = source.payload_digest
+        if self.original is not None:
+            extra["refers_to_record_id"] = self.original.record_id
+            if self.original.offset is not None:
+                extra["refers_to_offset"] = self.original.offset
+        if self.warc_type == "conversion":  # WET: the block is the page's text, UTF-8
+            text = bytes_to_str(self.block, "utf-8", errors="replace")
+            return {"url": self.url, "text": text, "fetched_at": self.date, **extra}
+
+        own = parse_http(self.block) if self.warc_type != "resource" else None
+        if isinstance(own, str):
+            return f"{own} ({where}, {self.url})"
+        if self.original is not None:
+            http = parse_http(source.block)
+            if isinstance(http, str):
+                return f"{http} in the record it refers to ({where}, {self.url})"
+            status = http[0] if own is None or own[0] in (None, 304) else own[0]
+            headers, body = http[1], http[2]
+        elif own is None:  # resource: the block is the payload
+            status, headers, body = 200, {"content-type": self.content_type or ""}, self.block
+        else:
+            status, headers, body = own
+        body, failed = decode_body(body, headers)
+        if failed:
+            return f"undecodable Content-Encoding {failed} ({where}, {self.url})"
+        content_type = headers.get("content-type", "")
+        mime = sniff_mime(body, content_type)
+        if mime not in HTML_TYPES:
+            return f"not HTML {mime} ({where}, {self.url})"
+        html, charset, charset_source = decode_html(body, content_type)
+        extra["charset"] = charset
+        extra["charset_source"] = charset_source
+        return {"url": self.url, "html": html, "fetched_at": self.date, "status": status, **extra}
+
+
+_STATUS_LINE = re.compile(rb"HTTP/\d(?:\.\d)?\s+(\d{3})(?:\s|$)")
+
+
+def parse_http(block: bytes) -> tuple[int | None, dict[str, str], bytes] | str:
+    """(status, headers with lower-case names, body) of an HTTP response block, or what is wrong with it."""
+    end = block.find(b"\r\n\r\n")
+    sep = 4
+    if end < 0:
+        end, sep = block.find(b"\n\n"), 2
+    if end < 0:
+        end, sep = len(block), 0  # a header with no body (a revisit, a HEAD response)
+    lines = block[:end].split(b"\n")
+    m = _STATUS_LINE.match(lines[0].strip())
+    if m is None:
+        return "broken HTTP header: no status line"
+    headers: dict[str, str] = {}
+    for line in lines[1:]:
+        name, colon, value = line.partition(b":")
+        if not colon:
+            continue
+        key = name.strip().decode("latin-1").lower()
+        text = value.strip().decode("latin-1")
+        headers[key] = f"{headers[key]}, {text}" if key in headers else text
+    return int(m.group(1)), headers, block[end + sep:]
+
+
+def _dechunk(body: bytes) -> bytes | None:
+    """The payload of a chunked body, or None when it is not chunked after all (some crawlers store
+    the payload decoded and keep the header)."""
+    out, pos = [], 0
+    while True:
+        eol = body.find(b"\n", pos)
+        if eol < 0:
+            return b"".join(out) if out else None  # cut off inside the chunks: what arrived
+        size_field = body[pos:eol].split(b";")[0].strip()
+        try:
+            size = int(size_field, 16)
+        except ValueError:
+            return b"".join(out) if out else None
+        if size == 0:
+            return b"".join(out)
+        out.append(body[eol + 1 : eol + 1 + size])
+        pos = eol + 1 + size
+        if body[pos : pos + 2] == b"\r\n":
+            pos += 2
+        elif body[pos : pos + 1] == b"\n":
+            pos += 1
+
+
+def _inflate(body: bytes, coding: str) -> bytes:
+    if coding in ("gzip", "x-gzip"):
+        d = zlib.decompressobj(wbits=31)
+        out = d.decompress(body)
+        while d.unused_data.startswith(_GZIP_MAGIC):  # concatenated members
+            rest = d.unused_data
+            d = zlib.decompressobj(wbits=31)
+            out += d.decompress(rest)
+        return out
+    if coding == "deflate":  # zlib-wrapped as the standard says, or raw deflate as some servers send
+        try:
+            return zlib.decompress(body)
+        except zlib.error:
+            return zlib.decompress(body, wbits=-15)
+    if coding == "br":
+        import brotli
+
+        return brotli.decompress(body)
+    raise ValueError(coding)
+
+
+def decode_body(body: bytes, headers: dict[str, str]) -> tuple[bytes, str | None]:
+    """The payload with chunked transfer and Content-Encoding undone; (body, the coding that failed)."""
+    if "chunked" in headers.get("transfer-encoding", "").lower():
+        dechunked = _dechunk(body)
+        if dechunked is not None:
+            body = dechunked
+    codings = [c.strip().lower() for c in headers.get("content-encoding", "").split(",")]
+    for coding in reversed([c for c in codings if c and c != "identity"]):
+        try:
+            body = _inflate(body, coding)
+        except ValueError:  # an unknown coding: the bytes decide below
+            continue
+        except Exception:  # zlib.error, brotli.error: a payload stored decoded, or broken
+            if sniff_mime(body, "") in HTML_TYPES:
+                continue
+            return body, coding[:20]
+    return body, None
+
+
+def sniff_mime(body: bytes, content_type: str) -> str:
+    """The payload's MIME type: the Content-Type's, else sniffed from the bytes."""
+    declared = content_type.split(";", 1)[0].strip().lower()
+    if declared not in _UNSPECIFIC_TYPES:
+        m = _MIME.fullmatch(declared)
+        return m.group(0) if m else "invalid/content-type"
+    head = body[:1024].lstrip()
+    if head[:4] == b"\x89PNG" or head[:3] == b"GIF" or head[:3] == b"\xff\xd8\xff":
+        return "image/" + ("png" if head[:4] == b"\x89PNG" else "gif" if head[:3] == b"GIF" else "jpeg")
+    if head[:5] == b"%PDF-":
+        return "application/pdf"
+    if _MARKUP.search(head):
+        return "text/html"
+    return "application/octet-stream" if b"\x00" in head else "text/plain"
+
+
+def _codec(label: str | None) -> str | None:
+    """The WHATWG encoding for a charset label, or None for a label no codec knows."""
+    if not label:
+        return None
+    name = map_encoding_to_html5(label.strip().strip("\"'").lower(), fallback_utf8=False)
+    if name is None:
+        return None
+    try:
+        return codecs.lookup(name).name
+    except LookupError:
+        return None
+
+
+def _is_utf8_text(body: bytes) -> bool:
+    """Non-ASCII bytes that are valid UTF-8: a page declared as a single-byte charset is really UTF-8."""
+    if body.isascii():
+        return False
+    try:
+        body.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+def decode_html(body: bytes, content_type: str) -> tuple[str, str, str]:
+    """(text, encoding used, where it came from): the HTTP header's charset, else a BOM, else
+    `<meta charset>` / http-equiv, else detection. A declared single-byte charset on bytes that are
+    valid UTF-8 (with non-ASCII) loses to UTF-8; bytes the encoding cannot decode become U+FFFD."""
+    _, _, params = content_type.partition(";")
+    header = None
+    for param in params.split(";"):
+        key, eq, value = param.partition("=")
+        if eq and key.strip().lower() == "charset":
+            header = value
+    for bom, name in _BOMS:
+        if body.startswith(bom):
+            bom_codec = name
+            break
+    else:
+        bom_codec = None
+    if (codec := _codec(header)) is not None:
+        source = "http"
+    elif bom_codec is not None:
+        codec, source = bom_codec, "bom"
+    elif (m := _META_CHARSET.search(body[:_HEAD_BYTES])) and (codec := _codec(m.group(1).decode("ascii"))):
+        source = "meta"
+    elif body.isascii():
+        codec, source = "utf-8", "ascii"
+    else:
+        codec, source = _codec(detect_encoding(body)) or "utf-8", "detected"
+    if codec.startswith("utf-16") and source in ("meta", "detected"):
+        codec = "utf-8"  # a page that names UTF-16 in its own ASCII bytes is not UTF-16 (the HTML standard's rule)
+    if codec != "utf-8" and not codec.startswith("utf-16") and _is_utf8_text(body):
+        codec, source = "utf-8", f"{source} {codec} overruled: the bytes are UTF-8"
+    if bom_codec is not None and bom_codec == codec:
+        body = body[len(codecs.BOM_UTF8) if codec == "utf-8" else 2:]
+    return body.decode(codec, errors="replace"), codec, source
+
+
+# --- the archive, in the main process --------------------------------------------------------------
+def _type_name(rtype: WarcRecordType) -> str:
+    return str(rtype)  # FastWARC names its types: 'response', 'revisit', ...
+
+
+class WarcBatches:
+    """The page-like records of a WARC file as batches of `RawLine(record number, WarcCapture)`, with
+    bad records (malformed, cut off) as `RawLine(record number, reason)`, which `validate` returns as is.
+
+    After iteration, `skipped` counts the records that are not pages by WARC-Type, and `revisits`
+    how many revisit records were linked to their record."""
+
+    def __init__(self, path: Path, *, batch_records: int = 256) -> None:
+        self.path = Path(path)
+        self.batch_records = batch_records
+        self.skipped: Counter[str] = Counter()
+        self.revisits = 0
+        # A file gzipped as one stream cannot be re-read at an offset: the latest blocks revisits may point at.
+        self._blocks: OrderedDict[str, WarcCapture] = OrderedDict()
+
+    def __iter__(self) -> Iterator[list[RawLine]]:
+        from .ingest import RawLine
+
+        batch: list[RawLine] = []
+        for number, item in self._records():
+            batch.append(RawLine(number, item))
+            if len(batch) >= self.batch_records:
+                yield batch
+                batch = []
+        if batch:
+            yield batch
+
+    def records(self) -> Iterator[RawLine]:
+        for batch in self:
+            yield from batch
+
+    def _records(self) -> Iterator[tuple[int, WarcCapture | str]]:
+        """(record number, capture or reason) for every page-like or bad record; the others are counted."""
+        name = self.path.name
+        gzipped, one_stream = _compression(self.path)
+        by_id: dict[str, int] = {}       # record id -> offset of an HTML-able response / resource
+        by_digest: dict[str, int] = {}   # payload digest -> offset
+        held: WarcCapture | None = None  # the last capture: a read error after it can still flag it
+        held_number = 0
+        number = 0
+        start = 0
+        with open(self.path, "rb") as f:
+            while True:
+                f.seek(start)
+                last_pos = -1
+                error: str | None = None
+                try:
+                    for rec in ArchiveIterator(f, parse_http=False):
+                        number += 1
+                        pos = rec.stream_pos
+                        last_pos = pos
+                        rtype = rec.record_type
+                        if not rtype & _PAGE_TYPES:
+                            self.skipped[_type_name(rtype)] += 1
+                            rec.reader.consume()
+                            continue
+                        headers = rec.headers
+                        block = rec.reader.read()
+                        offset = None if one_stream else pos
+                        declared = headers.get("Content-Length")
+                        if declared is None or len(block) < rec.content_length:
+                            got = (f"{len(block):,} of {rec.content_length:,} bytes" if declared is not None
+                                   else "in its WARC header")
+                            reason = (f"record cut off: {got} "
+                                      f"(offset {offset}, {headers.get('WARC-Target-URI') or 'no URL'})")
+                            if held is not None:
+                                yield held_number, held
+                                held = None
+                            yield number, reason
+                            continue
+                        cap = WarcCapture(
+                            warc_type=_type_name(rtype), url=(headers.get("WARC-Target-URI") or "").strip("<> "),
+                            date=headers.get("WARC-Date"), record_id=headers.get("WARC-Record-ID"),
+                            offset=offset, warc_file=name, block=block,
+                            content_type=headers.get("Content-Type"),
+                            payload_digest=headers.get("WARC-Payload-Digest"),
+                            truncated=headers.get("WARC-Truncated"),
+                        )
+                        if rtype == WarcRecordType.revisit:
+                            cap = self._link(cap, headers.get("WARC-Refers-To"), by_id, by_digest)
+                        elif rtype & (WarcRecordType.response | WarcRecordType.resource) and not one_stream:
+                            if cap.record_id:
+                                by_id[cap.record_id] = pos
+                            if cap.payload_digest:
+                                by_digest.setdefault(cap.payload_digest, pos)
+                        if held is not None:
+                            yield held_number, held
+                        held, held_number = cap, number
+                        if one_stream and rtype & (WarcRecordType.response | WarcRecordType.resource):
+                            # no offsets to re-read from: keep the blocks revisits may point at
+                            for key in (cap.record_id, cap.payload_digest):
+                                if key:
+                                    self._blocks[key] = cap
+                            while len(self._blocks) > _KEPT_BLOCKS:
+                                self._blocks.popitem(last=False)
+                except OSError as exc:  # FastWARC: "Invalid WARC header", a broken gzip member
+                    error = str(exc) or type(exc).__name__
+                if error is None:
+                    break
+                number += 1
+                after = last_pos if last_pos >= 0 else start
+                resume = None if one_stream else self._next_record(after + 1, gzipped)
+                if held is not None:
+                    end = None if gzipped or held.offset is None else self._record_end(held.offset, len(held.block))
+                    if end is not None and resume is not None and end != resume:
+                        yield held_number, (f"bad Content-Length (offset {held.offset}, {held.url}): "
+                                            f"{len(held.block):,} bytes end the record at byte {end:,}, "
+                                            f"the next record starts at {resume:,}")
+                    else:
+                        yield held_number, held
+                    held = None
+                where = f"after offset {after}" if number > 1 else "at offset 0"
+                tail = f"reading resumed at offset {resume}" if resume is not None else "the rest of the file is lost"
+                yield number, f"malformed record ({where}: {error}); {tail}"
+                if resume is None:
+                    break
+                start = resume
+        if held is not None:
+            yield held_number, held
+
+    def _link(self, cap: WarcCapture, refers_to: str | None, by_id: dict[str, int],
+              by_digest: dict[str, int]) -> WarcCapture:
+        """A revisit with the record it refers to attached (read again from its offset)."""
+        key = refers_to or cap.payload_digest
+        original = None
+        blocks = self._blocks
+        if refers_to and refers_to in blocks:
+            original = blocks[refers_to]
+        elif cap.payload_digest and cap.payload_digest in blocks:
+            original = blocks[cap.payload_digest]
+        else:
+            pos = by_id.get(refers_to or "") if refers_to else None
+            if pos is None and cap.payload_digest:
+                pos = by_digest.get(cap.payload_digest)
+            if pos is not None:
+                original = self._read_at(pos)
+        if original is not None:
+            self.revisits += 1
+        return WarcCapture(**{**{s: getattr(cap, s) for s in WarcCapture.__slots__},
+                              "original": original, "refers_to": key})
+
+    def _read_at(self, pos: int) -> WarcCapture | None:
+        with open(self.path, "rb") as f:
+            f.seek(pos)
+            for rec in ArchiveIterator(f, parse_http=False):
+                h = rec.headers
+                return WarcCapture(warc_type=_type_name(rec.record_type), url=h.get("WARC-Target-URI") or "",
+                                   date=h.get("WARC-Date"), record_id=h.get("WARC-Record-ID"), offset=pos,
+                                   warc_file=self.path.name, block=rec.reader.read(),
+                                   content_type=h.get("Content-Type"), payload_digest=h.get("WARC-Payload-Digest"),
+                                   truncated=h.get("WARC-Truncated"))
+        return None
+
+    def _record_end(self, offset: int, content_length: int) -> int | None:
+        """Where an uncompressed record at `offset` ends by its Content-Length (its header, the block and
+        the CRLF CRLF after it)."""
+        with open(self.path, "rb") as f:
+            f.seek(offset)
+            head = f.read(64 << 10)
+        header_end = head.find(b"\r\n\r\n")
+        return None if header_end < 0 else offset + header_end + 4 + content_length + 4
+
+    def _next_record(self, start: int, gzipped: bool) -> int | None:
+        """The offset of the next readable record header at or after `start`, or None."""
+        with open(self.path, "rb") as f:
+            pos = start
+            while True:
+                f.seek(pos)
+                window = f.read(_RESYNC_WINDOW + 16)
+                if not window:
+                    return None
+                if gzipped:
+                    i = window.find(_GZIP_MAGIC)
+                    while 0 <= i < _RESYNC_WINDOW:
+                        if _warc_member_at(f, pos + i):
+                            return pos + i
+                        i = window.find(_GZIP_MAGIC, i + 1)
+                else:
+                    found = [i for m in (b"\nWARC/1.0\r\n", b"\nWARC/1.1\r\n") if 0 <= (i := window.find(m)) < _RESYNC_WINDOW]
+                    if found:
+                        return pos + min(found) + 1
+                pos += _RESYNC_WINDOW
+
+
+def _compression(path: Path) -> tuple[bool, bool]:
+    """(gzipped, gzipped as one stream). A .warc.gz is normally one gzip member per record, so a
+    record's offset is where its member starts; a file compressed whole has no such offsets."""
+    with open(path, "rb") as f:
+        data = f.read(1 << 20)
+    if data[:3] != _GZIP_MAGIC:
+        return False, False
+    try:
+        first = zlib.decompressobj(wbits=31).decompress(data)
+    except zlib.error:
+        return True, False
+    # Another record's header inside the first member: the file is compressed as one stream.
+    return True, b"\r\n\r\nWARC/1." in first
+
+
+def _warc_member_at(f: BinaryIO, pos: int) -> bool:
+    f.seek(pos)
+    try:
+        head = zlib.decompressobj(wbits=31).decompress(f.read(256), 16)
+    except zlib.error:
+        return False
+    return head.startswith(WARC_MAGIC)
