@@ -18,8 +18,8 @@ Records:
   record header found in the file.
 
 Every page keeps in `extra`: `warc_file`, `warc_record_id`, `warc_offset` (of the record in the file as
-stored, compressed or not; absent for a file gzipped as one stream, where no record has an offset of
-its own), `warc_type`, `payload_digest`, `charset` (the encoding used) and `charset_source`, and
+stored, compressed or not; for a file gzipped as one stream, where no record has an offset of its own,
+in the decompressed stream, and `warc_offset_in` says so), `warc_type`, `payload_digest`, `charset` (the encoding used) and `charset_source`, and
 `warc_truncated` when the crawler cut the payload short (its text may be partial).
 """
 
@@ -28,7 +28,7 @@ from __future__ import annotations
 import codecs
 import re
 import zlib
-from collections import Counter, OrderedDict
+from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -55,7 +55,6 @@ _MARKUP = re.compile(rb"<(?:!doctype\s+html|html|head|body|title|div|p|meta|a)\b
 _MIME = re.compile(r"[A-Za-z0-9][A-Za-z0-9.+_-]{0,60}/[A-Za-z0-9][A-Za-z0-9.+_-]{0,60}")
 _BOMS = ((codecs.BOM_UTF8, "utf-8"), (codecs.BOM_UTF16_LE, "utf-16-le"), (codecs.BOM_UTF16_BE, "utf-16-be"))
 _RESYNC_WINDOW = 1 << 20
-_KEPT_BLOCKS = 2048  # per key kind: at 30 KB a block, ~120 MB at most
 
 
 def is_warc_head(head: bytes) -> bool:
@@ -82,6 +81,7 @@ class WarcCapture:
     # A revisit: the record it stands for (its block, id and offset); None when it is not in the file.
     original: WarcCapture | None = None
     refers_to: str | None = None
+    offset_in: str = "file"        # or "gunzipped stream": a file gzipped whole has no per-record offsets
 
     def record(self) -> dict[str, Any] | str:
         """The ingest record (`url`, `html` or `text`, `fetched_at`, `status`, provenance fields), or why
@@ -94,6 +94,8 @@ class WarcCapture:
                                  "warc_type": self.warc_type}
         if self.offset is not None:
             extra["warc_offset"] = self.offset
+            if self.offset_in != "file":
+                extra["warc_offset_in"] = self.offset_in
         if self.truncated:
             extra["warc_truncated"] = self.truncated
         source = self.original or self
@@ -302,20 +304,34 @@ def _type_name(rtype: WarcRecordType) -> str:
     return str(rtype)  # FastWARC names its types: 'response', 'revisit', ...
 
 
+_PAGE_SOURCES = WarcRecordType.response | WarcRecordType.resource
+
+
 class WarcBatches:
     """The page-like records of a WARC file as batches of `RawLine(record number, WarcCapture)`, with
     bad records (malformed, cut off) as `RawLine(record number, reason)`, which `validate` returns as is.
 
-    After iteration, `skipped` counts the records that are not pages by WARC-Type, and `revisits`
-    how many revisit records were linked to their record."""
+    A file gzipped per record is read by FastWARC's own inflate, so offsets are those of the records'
+    gzip members; one gzipped as a single stream is inflated by ISA-L (`ingest._gzip`) and offsets are
+    into the decompressed stream (`warc_offset_in` says which). After iteration, `skipped` counts the
+    records that are not pages by WARC-Type, and `revisits` the revisit records linked to their record."""
 
     def __init__(self, path: Path, *, batch_records: int = 256) -> None:
         self.path = Path(path)
         self.batch_records = batch_records
         self.skipped: Counter[str] = Counter()
         self.revisits = 0
-        # A file gzipped as one stream cannot be re-read at an offset: the latest blocks revisits may point at.
-        self._blocks: OrderedDict[str, WarcCapture] = OrderedDict()
+        members, one_stream = _compression(self.path)
+        self._members = members and not one_stream  # offsets are gzip members'
+        self._one_stream = one_stream
+        self.offset_in = "gunzipped stream" if one_stream else "file"
+
+    def _open(self) -> BinaryIO:
+        if self._one_stream:
+            from .ingest import _gzip
+
+            return _gzip.open(self.path, "rb")  # type: ignore[return-value]
+        return open(self.path, "rb")  # noqa: SIM115
 
     def __iter__(self) -> Iterator[list[RawLine]]:
         from .ingest import RawLine
@@ -333,17 +349,25 @@ class WarcBatches:
         for batch in self:
             yield from batch
 
+    def _capture(self, rec: Any, pos: int, block: bytes) -> WarcCapture:
+        h = rec.headers
+        return WarcCapture(
+            warc_type=_type_name(rec.record_type), url=(h.get("WARC-Target-URI") or "").strip("<> "),
+            date=h.get("WARC-Date"), record_id=h.get("WARC-Record-ID"), offset=pos, warc_file=self.path.name,
+            block=block, content_type=h.get("Content-Type"), payload_digest=h.get("WARC-Payload-Digest"),
+            truncated=h.get("WARC-Truncated"), offset_in=self.offset_in,
+        )
+
     def _records(self) -> Iterator[tuple[int, WarcCapture | str]]:
         """(record number, capture or reason) for every page-like or bad record; the others are counted."""
-        name = self.path.name
-        gzipped, one_stream = _compression(self.path)
-        by_id: dict[str, int] = {}       # record id -> offset of an HTML-able response / resource
-        by_digest: dict[str, int] = {}   # payload digest -> offset
-        held: WarcCapture | None = None  # the last capture: a read error after it can still flag it
+        by_id: dict[str, int] = {}       # record id -> offset of a response / resource
+        by_digest: dict[str, int] = {}   # payload digest -> offset of the first with it
+        # The last capture is held back one record: a read error right after it can still flag its length.
+        held: WarcCapture | None = None
         held_number = 0
         number = 0
         start = 0
-        with open(self.path, "rb") as f:
+        with self._open() as f:
             while True:
                 f.seek(start)
                 last_pos = -1
@@ -351,38 +375,26 @@ class WarcBatches:
                 try:
                     for rec in ArchiveIterator(f, parse_http=False):
                         number += 1
-                        pos = rec.stream_pos
-                        last_pos = pos
+                        pos = last_pos = rec.stream_pos
                         rtype = rec.record_type
                         if not rtype & _PAGE_TYPES:
                             self.skipped[_type_name(rtype)] += 1
-                            rec.reader.consume()
                             continue
-                        headers = rec.headers
                         block = rec.reader.read()
-                        offset = None if one_stream else pos
-                        declared = headers.get("Content-Length")
+                        declared = rec.headers.get("Content-Length")
                         if declared is None or len(block) < rec.content_length:
                             got = (f"{len(block):,} of {rec.content_length:,} bytes" if declared is not None
                                    else "in its WARC header")
-                            reason = (f"record cut off: {got} "
-                                      f"(offset {offset}, {headers.get('WARC-Target-URI') or 'no URL'})")
+                            url = rec.headers.get("WARC-Target-URI") or "no URL"
                             if held is not None:
                                 yield held_number, held
                                 held = None
-                            yield number, reason
+                            yield number, f"record cut off: {got} (offset {pos}, {url})"
                             continue
-                        cap = WarcCapture(
-                            warc_type=_type_name(rtype), url=(headers.get("WARC-Target-URI") or "").strip("<> "),
-                            date=headers.get("WARC-Date"), record_id=headers.get("WARC-Record-ID"),
-                            offset=offset, warc_file=name, block=block,
-                            content_type=headers.get("Content-Type"),
-                            payload_digest=headers.get("WARC-Payload-Digest"),
-                            truncated=headers.get("WARC-Truncated"),
-                        )
+                        cap = self._capture(rec, pos, block)
                         if rtype == WarcRecordType.revisit:
-                            cap = self._link(cap, headers.get("WARC-Refers-To"), by_id, by_digest)
-                        elif rtype & (WarcRecordType.response | WarcRecordType.resource) and not one_stream:
+                            cap = self._link(cap, rec.headers.get("WARC-Refers-To"), by_id, by_digest)
+                        elif rtype & _PAGE_SOURCES:
                             if cap.record_id:
                                 by_id[cap.record_id] = pos
                             if cap.payload_digest:
@@ -390,22 +402,17 @@ class WarcBatches:
                         if held is not None:
                             yield held_number, held
                         held, held_number = cap, number
-                        if one_stream and rtype & (WarcRecordType.response | WarcRecordType.resource):
-                            # no offsets to re-read from: keep the blocks revisits may point at
-                            for key in (cap.record_id, cap.payload_digest):
-                                if key:
-                                    self._blocks[key] = cap
-                            while len(self._blocks) > _KEPT_BLOCKS:
-                                self._blocks.popitem(last=False)
                 except OSError as exc:  # FastWARC: "Invalid WARC header", a broken gzip member
                     error = str(exc) or type(exc).__name__
+                except EOFError as exc:  # ISA-L: a one-stream file cut short
+                    error = f"compressed file cut short ({exc})"
                 if error is None:
                     break
                 number += 1
                 after = last_pos if last_pos >= 0 else start
-                resume = None if one_stream else self._next_record(after + 1, gzipped)
+                resume = self._next_record(after + 1)
                 if held is not None:
-                    end = None if gzipped or held.offset is None else self._record_end(held.offset, len(held.block))
+                    end = None if self._members else self._record_end(held.offset or 0, len(held.block))
                     if end is not None and resume is not None and end != resume:
                         yield held_number, (f"bad Content-Length (offset {held.offset}, {held.url}): "
                                             f"{len(held.block):,} bytes end the record at byte {end:,}, "
@@ -424,65 +431,58 @@ class WarcBatches:
 
     def _link(self, cap: WarcCapture, refers_to: str | None, by_id: dict[str, int],
               by_digest: dict[str, int]) -> WarcCapture:
-        """A revisit with the record it refers to attached (read again from its offset)."""
-        key = refers_to or cap.payload_digest
-        original = None
-        blocks = self._blocks
-        if refers_to and refers_to in blocks:
-            original = blocks[refers_to]
-        elif cap.payload_digest and cap.payload_digest in blocks:
-            original = blocks[cap.payload_digest]
-        else:
-            pos = by_id.get(refers_to or "") if refers_to else None
-            if pos is None and cap.payload_digest:
-                pos = by_digest.get(cap.payload_digest)
-            if pos is not None:
-                original = self._read_at(pos)
+        """A revisit with the record it refers to attached (read again from its offset): by
+        WARC-Refers-To, else by the payload digest."""
+        pos = by_id.get(refers_to) if refers_to else None
+        if pos is None and cap.payload_digest:
+            pos = by_digest.get(cap.payload_digest)
+        original = self._read_at(pos) if pos is not None else None
         if original is not None:
             self.revisits += 1
-        return WarcCapture(**{**{s: getattr(cap, s) for s in WarcCapture.__slots__},
-                              "original": original, "refers_to": key})
+        fields = {s: getattr(cap, s) for s in WarcCapture.__slots__}
+        return WarcCapture(**{**fields, "original": original, "refers_to": refers_to or cap.payload_digest})
 
     def _read_at(self, pos: int) -> WarcCapture | None:
-        with open(self.path, "rb") as f:
+        with self._open() as f:
             f.seek(pos)
             for rec in ArchiveIterator(f, parse_http=False):
-                h = rec.headers
-                return WarcCapture(warc_type=_type_name(rec.record_type), url=h.get("WARC-Target-URI") or "",
-                                   date=h.get("WARC-Date"), record_id=h.get("WARC-Record-ID"), offset=pos,
-                                   warc_file=self.path.name, block=rec.reader.read(),
-                                   content_type=h.get("Content-Type"), payload_digest=h.get("WARC-Payload-Digest"),
-                                   truncated=h.get("WARC-Truncated"))
+                return self._capture(rec, pos, rec.reader.read())
         return None
 
     def _record_end(self, offset: int, content_length: int) -> int | None:
         """Where an uncompressed record at `offset` ends by its Content-Length (its header, the block and
         the CRLF CRLF after it)."""
-        with open(self.path, "rb") as f:
+        with self._open() as f:
             f.seek(offset)
             head = f.read(64 << 10)
         header_end = head.find(b"\r\n\r\n")
         return None if header_end < 0 else offset + header_end + 4 + content_length + 4
 
-    def _next_record(self, start: int, gzipped: bool) -> int | None:
+    def _next_record(self, start: int) -> int | None:
         """The offset of the next readable record header at or after `start`, or None."""
-        with open(self.path, "rb") as f:
+        with self._open() as f:
             pos = start
             while True:
-                f.seek(pos)
-                window = f.read(_RESYNC_WINDOW + 16)
+                try:
+                    f.seek(pos)
+                    window = f.read(_RESYNC_WINDOW + 16)
+                except (OSError, EOFError):
+                    return None
                 if not window:
                     return None
-                if gzipped:
+                if self._members:
                     i = window.find(_GZIP_MAGIC)
                     while 0 <= i < _RESYNC_WINDOW:
                         if _warc_member_at(f, pos + i):
                             return pos + i
                         i = window.find(_GZIP_MAGIC, i + 1)
                 else:
-                    found = [i for m in (b"\nWARC/1.0\r\n", b"\nWARC/1.1\r\n") if 0 <= (i := window.find(m)) < _RESYNC_WINDOW]
+                    found = [i for m in (b"\nWARC/1.0\r\n", b"\nWARC/1.1\r\n")
+                             if 0 <= (i := window.find(m)) < _RESYNC_WINDOW]
                     if found:
                         return pos + min(found) + 1
+                if len(window) <= _RESYNC_WINDOW:
+                    return None
                 pos += _RESYNC_WINDOW
 
 
