@@ -53,6 +53,9 @@ _META_CHARSET = re.compile(
 )
 _MARKUP = re.compile(rb"<(?:!doctype\s+html|html|head|body|title|div|p|meta|a)\b", re.IGNORECASE)
 _MIME = re.compile(r"[A-Za-z0-9][A-Za-z0-9.+_-]{0,60}/[A-Za-z0-9][A-Za-z0-9.+_-]{0,60}")
+_BINARY_MAGIC = ((b"\x89PNG", "image/png"), (b"GIF8", "image/gif"), (b"\xff\xd8\xff", "image/jpeg"),
+                 (b"%PDF-", "application/pdf"), (b"PK\x03\x04", "application/zip"),
+                 (b"\x1f\x8b", "application/gzip"))
 _BOMS = ((codecs.BOM_UTF8, "utf-8"), (codecs.BOM_UTF16_LE, "utf-16-le"), (codecs.BOM_UTF16_BE, "utf-16-be"))
 _RESYNC_WINDOW = 1 << 20
 
@@ -227,14 +230,16 @@ def decode_body(body: bytes, headers: dict[str, str]) -> tuple[bytes, str | None
 def sniff_mime(body: bytes, content_type: str) -> str:
     """The payload's MIME type: the Content-Type's, else sniffed from the bytes."""
     declared = content_type.split(";", 1)[0].strip().lower()
+    head = body[:1024].lstrip()
+    binary = next((mime for magic, mime in _BINARY_MAGIC if head.startswith(magic)), None)
     if declared not in _UNSPECIFIC_TYPES:
         m = _MIME.fullmatch(declared)
-        return m.group(0) if m else "invalid/content-type"
-    head = body[:1024].lstrip()
-    if head[:4] == b"\x89PNG" or head[:3] == b"GIF" or head[:3] == b"\xff\xd8\xff":
-        return "image/" + ("png" if head[:4] == b"\x89PNG" else "gif" if head[:3] == b"GIF" else "jpeg")
-    if head[:5] == b"%PDF-":
-        return "application/pdf"
+        if m is None:
+            return "invalid/content-type"
+        # "text/html" on an image or a PDF (a misconfigured server): the bytes win
+        return binary if binary is not None and m.group(0) in HTML_TYPES else m.group(0)
+    if binary is not None:
+        return binary
     if _MARKUP.search(head):
         return "text/html"
     return "application/octet-stream" if b"\x00" in head else "text/plain"
@@ -266,8 +271,9 @@ def _is_utf8_text(body: bytes) -> bool:
 
 def decode_html(body: bytes, content_type: str) -> tuple[str, str, str]:
     """(text, encoding used, where it came from): the HTTP header's charset, else a BOM, else
-    `<meta charset>` / http-equiv, else detection. A declared single-byte charset on bytes that are
-    valid UTF-8 (with non-ASCII) loses to UTF-8; bytes the encoding cannot decode become U+FFFD."""
+    `<meta charset>` / http-equiv, else detection (resiliparse). A declared single-byte charset on bytes
+    that are valid UTF-8 (with non-ASCII) loses to UTF-8, a declared charset the bytes do not decode in
+    loses to detection; what still does not decode becomes U+FFFD (never an error)."""
     _, _, params = content_type.partition(";")
     header = None
     for param in params.split(";"):
@@ -296,7 +302,16 @@ def decode_html(body: bytes, content_type: str) -> tuple[str, str, str]:
         codec, source = "utf-8", f"{source} {codec} overruled: the bytes are UTF-8"
     if bom_codec is not None and bom_codec == codec:
         body = body[len(codecs.BOM_UTF8) if codec == "utf-8" else 2:]
-    return body.decode(codec, errors="replace"), codec, source
+    try:
+        return body.decode(codec), codec, source
+    except UnicodeDecodeError:  # a declared charset the bytes break: what detection finds, if that reads them
+        detected = _codec(detect_encoding(body))
+        if detected is not None and detected != codec:
+            try:
+                return body.decode(detected), detected, f"detected ({source} {codec} does not decode the bytes)"
+            except UnicodeDecodeError:
+                pass
+    return body.decode(codec, errors="replace"), codec, f"{source}, undecodable bytes replaced"
 
 
 # --- the archive, in the main process --------------------------------------------------------------
