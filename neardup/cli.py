@@ -237,7 +237,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--similarity", choices=["jaccard", "containment"], help="what a minhash threshold applies to")
     p.add_argument("--master", default="local[*]", help="local[N], spark://HOST:PORT, yarn, ... (default: %(default)s)")
     p.add_argument("--conf", action="append", metavar="KEY=VALUE", help="a Spark setting (repeatable)")
-    p.add_argument("--input-format", choices=["auto", "jsonl", "parquet"], default="auto")
+    p.add_argument("--input-format", choices=["auto", "jsonl", "parquet", "warc"], default="auto")
     p.add_argument("--keep-html", action="store_true", help="keep the raw HTML in pages (for the app's HTML view)")
     p.add_argument("--overwrite", action="store_true", help="replace an existing output directory")
     p.set_defaults(func=cmd_spark)
