@@ -89,11 +89,8 @@ def cmd_ingest(args: argparse.Namespace) -> int:
             detail = ", ".join(f"{n} {r}" for r, n in sorted(s.reasons.items(), key=lambda kv: -kv[1]))
             print(f"{path}: {s.loaded:,} pages loaded, {s.errors:,} records rejected"
                   f"{' (' + detail + ')' if detail else ''} in {s.seconds:.1f} s")
-            if s.revisits:
-                print(f"  {s.revisits:,} WARC revisit records loaded as byte-identical copies of the record they refer to")
-            if s.skipped:
-                kinds = ", ".join(f"{n:,} {t}" for t, n in sorted(s.skipped.items(), key=lambda kv: -kv[1]))
-                print(f"  {sum(s.skipped.values()):,} WARC records skipped, not pages ({kinds})")
+            for note in s.notes():
+                print(f"  {note}")
         if len(store.ingest_errors(limit=1)):
             print(f"rejected records are listed in the ingest_errors table of {args.db}")
     return 0

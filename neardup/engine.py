@@ -133,6 +133,17 @@ class FileSummary:
     skipped: dict[str, int] = field(default_factory=dict)
     revisits: int = 0
 
+    def notes(self) -> list[str]:
+        """What the counts of pages and rejects leave out: WARC revisits and skipped records."""
+        out = []
+        if self.revisits:
+            out.append(f"{self.revisits:,} WARC revisit records loaded as byte-identical copies of the record "
+                       "they refer to")
+        if self.skipped:
+            kinds = ", ".join(f"{n:,} {t}" for t, n in sorted(self.skipped.items(), key=lambda kv: -kv[1]))
+            out.append(f"{sum(self.skipped.values()):,} WARC records skipped, not pages ({kinds})")
+        return out
+
 
 # What an ingest worker returns per batch; the main process adds page ids (see `Store.add_ingested`).
 _INGEST_SCHEMA = pa.schema([

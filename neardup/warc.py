@@ -26,6 +26,7 @@ in the decompressed stream, and `warc_offset_in` says so), `warc_type`, `payload
 from __future__ import annotations
 
 import codecs
+import json
 import re
 import zlib
 from collections import Counter
@@ -312,6 +313,29 @@ def decode_html(body: bytes, content_type: str) -> tuple[str, str, str]:
             except UnicodeDecodeError:
                 pass
     return body.decode(codec, errors="replace"), codec, f"{source}, undecodable bytes replaced"
+
+
+def describe_record(extra: str | dict[str, Any] | None) -> str | None:
+    """Where a page's record is in its archive, for a person ("crawl.warc.gz · record <urn:...> · byte
+    offset 1,234 · revisit of <urn:...>"); None for a page that did not come from a WARC file."""
+    if isinstance(extra, str):
+        try:
+            extra = json.loads(extra)
+        except ValueError:
+            return None
+    if not isinstance(extra, dict) or "warc_file" not in extra:
+        return None
+    parts = [str(extra["warc_file"]), f"record {extra.get('warc_record_id')}"]
+    if isinstance(extra.get("warc_offset"), int):
+        where = "" if extra.get("warc_offset_in", "file") == "file" else f" in the {extra['warc_offset_in']}"
+        parts.append(f"byte offset {extra['warc_offset']:,}{where}")
+    if extra.get("warc_type") == "revisit":
+        parts.append(f"revisit of {extra.get('refers_to_record_id')}")
+    if extra.get("warc_truncated"):
+        parts.append(f"truncated by the crawler ({extra['warc_truncated']}): the text may be partial")
+    if extra.get("charset"):
+        parts.append(f"charset {extra['charset']} ({extra.get('charset_source')})")
+    return " · ".join(parts)
 
 
 # --- the archive, in the main process --------------------------------------------------------------
