@@ -241,6 +241,24 @@ def _warc_files(path: str) -> list[str]:
 
 
 # --- per-record work, in the Python workers ------------------------------------------------------
+def _record_rows(base: dict[str, Any], raws: list[RawLine], config: Config, counts: list[int],
+                 keep_html: bool) -> list[dict[str, Any]]:
+    """`_RECORD` rows (pages, errors) of one split's records; `counts` [lines, good, bad] of the split
+    so far: its good and bad counts move on."""
+    good, bad = _ingest_batch((raws, config))
+    rows = []
+    for rec in good:
+        row = {**base, **rec, "kind": "page", "idx": rec["line"], "good_idx": counts[1]}
+        if not keep_html:
+            row["html"] = None
+        rows.append(row)
+        counts[1] += 1
+    for line, reason in bad:
+        rows.append({**base, "kind": "error", "idx": line, "reason": reason})
+        counts[2] += 1
+    return rows
+
+
 def _warc_ingest_fn(config: Config, keep_html: bool) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
     """Read each WARC file named in the rows with the local engine's reader (`warc.WarcBatches`) and
     validate + normalize its records with `_ingest_batch`: one file is one split, its record numbers
@@ -250,25 +268,14 @@ def _warc_ingest_fn(config: Config, keep_html: bool) -> Callable[[Iterator[pa.Re
         for batch in batches:
             for src, file in zip(batch.column(_SRC).to_pylist(), batch.column(_FILE).to_pylist(), strict=True):
                 base = {"src": src, "file": file, "block_start": 0}
-                n_lines = n_good = n_bad = 0
+                c = [0, 0, 0]  # records, good, bad
                 for chunk in WarcBatches(Path(_display_path(file)), batch_records=256):
                     raws = [RawLine(raw.line - 1, raw.payload) for raw in chunk]
-                    n_lines = raws[-1].line + 1
-                    good, bad = _ingest_batch((raws, config))
-                    rows: list[dict[str, Any]] = []
-                    for rec in good:
-                        row = {**base, **rec, "kind": "page", "idx": rec["line"], "good_idx": n_good}
-                        if not keep_html:
-                            row["html"] = None
-                        rows.append(row)
-                        n_good += 1
-                    for line, reason in bad:
-                        rows.append({**base, "kind": "error", "idx": line, "reason": reason})
-                        n_bad += 1
-                    if rows:
+                    c[0] = raws[-1].line + 1
+                    if rows := _record_rows(base, raws, config, c, keep_html):
                         yield pa.RecordBatch.from_pylist(rows, schema=_RECORD)
-                yield pa.RecordBatch.from_pylist([{**base, "kind": "chunk", "n_lines": n_lines, "n_good": n_good,
-                                                   "n_bad": n_bad}], schema=_RECORD)
+                yield pa.RecordBatch.from_pylist([{**base, "kind": "chunk", "n_lines": c[0], "n_good": c[1],
+                                                   "n_bad": c[2]}], schema=_RECORD)
 
     return run
 
@@ -307,17 +314,8 @@ def _ingest_fn(config: Config, fmt: str, keep_html: bool) -> Callable[[Iterator[
                     if fmt == "jsonl" and (payload is None or not payload.strip()):
                         continue  # blank lines count as lines, not as records (as locally)
                     raws.append(RawLine(idx, payload))
-                good, bad = _ingest_batch((raws, config))
                 base = {"src": key[0], "file": key[1], "block_start": key[2]}
-                for rec in good:
-                    row = {**base, **rec, "kind": "page", "idx": rec["line"], "good_idx": c[1]}
-                    if not keep_html:
-                        row["html"] = None
-                    rows.append(row)
-                    c[1] += 1
-                for line, reason in bad:
-                    rows.append({**base, "kind": "error", "idx": line, "reason": reason})
-                    c[2] += 1
+                rows += _record_rows(base, raws, config, c, keep_html)
                 i = j
             if rows:
                 yield pa.RecordBatch.from_pylist(rows, schema=_RECORD)
