@@ -26,7 +26,7 @@ from urllib.parse import urljoin
 
 from .errors import NotACrawlDump
 from .urls import canonicalize_url, host_of
-from .warc import WarcBatches, WarcCapture, is_warc_head
+from .warc import WarcBatches, WarcCapture, is_framed_warc, is_warc_head
 
 try:  # ISA-L's inflate: the same bytes as zlib at ~2.7x the speed (measured 0.063 -> 0.023 CPU-ms per page)
     from isal import igzip as _gzip
@@ -155,7 +155,7 @@ def detect_format(path: Path) -> str:
             head = _inflate_head(path)  # a file cut short still has a readable start (read_batches keeps it)
             if not head:
                 raise NotACrawlDump(f"{path}: a broken gzip file ({exc})") from None
-    if is_warc_head(head):
+    if is_warc_head(head) or is_framed_warc(path):
         return "warc"
     if name.endswith((".warc", ".wet")):
         raise NotACrawlDump(f"{path}: named {name[name.rfind('.'):]} but not a WARC file (no WARC/ header)")

@@ -31,7 +31,7 @@ import re
 import zlib
 from collections import Counter
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
 
@@ -42,6 +42,7 @@ if TYPE_CHECKING:
     from .ingest import RawLine
 
 WARC_MAGIC = b"WARC/"
+FRAMED_MAGIC = (b"\x04\x22\x4d\x18", b"\x28\xb5\x2f\xfd")  # LZ4 frame, Zstandard frame
 _GZIP_MAGIC = b"\x1f\x8b\x08"
 _PAGE_TYPES = WarcRecordType.response | WarcRecordType.resource | WarcRecordType.revisit | WarcRecordType.conversion
 HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
@@ -64,6 +65,18 @@ _RESYNC_WINDOW = 1 << 20
 def is_warc_head(head: bytes) -> bool:
     """Whether `head` (the file's first bytes, after gunzip) starts a WARC file."""
     return head[:5] == WARC_MAGIC
+
+
+def is_framed_warc(path: Path) -> bool:
+    """Whether `path` is a WARC compressed with LZ4 or Zstandard (FastWARC reads its first record)."""
+    with open(path, "rb") as f:
+        if f.read(4) not in FRAMED_MAGIC:
+            return False
+        f.seek(0)
+        try:
+            return next(iter(ArchiveIterator(f, parse_http=False)), None) is not None
+        except OSError:
+            return False
 
 
 # --- per record, in the workers -------------------------------------------------------------------
@@ -363,6 +376,11 @@ class WarcBatches:
         members, one_stream = _compression(self.path)
         self._members = members and not one_stream  # offsets are gzip members'
         self._one_stream = one_stream
+        with open(self.path, "rb") as f:
+            # FastWARC reads LZ4 and Zstandard too; a record's offset is its frame's while frames and
+            # records are one to one, none after two records share a frame
+            self._framed = f.read(4) in FRAMED_MAGIC
+        self._no_offsets = False
         self.offset_in = "gunzipped stream" if one_stream else "file"
 
     def _open(self) -> BinaryIO:
@@ -405,6 +423,7 @@ class WarcBatches:
         held: WarcCapture | None = None
         held_number = 0
         number = 0
+        prev_pos = -1
         start = 0
         with self._open() as f:
             while True:
@@ -430,7 +449,14 @@ class WarcBatches:
                                 held = None
                             yield number, f"record cut off: {got} (offset {pos}, {url})"
                             continue
+                        if self._framed and pos == prev_pos:  # lz4 / zstd frames holding several records
+                            self._framed, self._no_offsets = False, True
+                            if held is not None:
+                                held = replace(held, offset=None)
+                        prev_pos = pos
                         cap = self._capture(rec, pos, block)
+                        if self._no_offsets:
+                            cap = replace(cap, offset=None)
                         if rtype == WarcRecordType.revisit:
                             cap = self._link(cap, rec.headers.get("WARC-Refers-To"), by_id, by_digest)
                         elif rtype & _PAGE_SOURCES:

@@ -483,3 +483,27 @@ def test_a_warcio_warc_reports_as_its_jsonl_form(tmp_path):
     assert w["numbers"]["near_duplicates"] >= 1
     ws.close()
     js.close()
+
+
+@pytest.mark.parametrize("writer", ["Lz4Writer", "ZstdWriter"])
+def test_lz4_and_zstandard_warcs_are_read(tmp_path, writer):
+    """FastWARC reads WARCs compressed with LZ4 or Zstandard; one frame holding several records gives them
+    no offsets of their own."""
+    from fastwarc import stream_io
+
+    plain = tmp_path / "p.warc"
+    a = Archive(plain, gz=False)
+    for i in range(3):
+        a.response(f"http://z.test/{i}", _doc(i).encode())
+    a.close()
+    path = tmp_path / "p.warc.lz4"
+    with open(path, "wb") as f:
+        w = getattr(stream_io, writer)(f)
+        w.write(plain.read_bytes())
+        w.close()
+    assert detect_format(path) == "warc"
+    store, summary = _ingest(tmp_path, path)
+    pages = _pages(store)
+    assert [p["url"] for p in pages] == [f"http://z.test/{i}" for i in range(3)]
+    assert all("warc_offset" not in p["extra"] for p in pages) and summary.skipped == {"warcinfo": 1}
+    store.close()
