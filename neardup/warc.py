@@ -29,7 +29,7 @@ import codecs
 import json
 import re
 import zlib
-from collections import Counter
+from collections import Counter, OrderedDict
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -60,6 +60,7 @@ _BINARY_MAGIC = ((b"\x89PNG", "image/png"), (b"GIF8", "image/gif"), (b"\xff\xd8\
                  (b"\x1f\x8b", "application/gzip"))
 _BOMS = ((codecs.BOM_UTF8, "utf-8"), (codecs.BOM_UTF16_LE, "utf-16-le"), (codecs.BOM_UTF16_BE, "utf-16-be"))
 _RESYNC_WINDOW = 1 << 20
+RECENT_BYTES = 32 << 20  # page records kept for revisits: ~2,500 pages of 13 KB
 
 
 def is_warc_head(head: bytes) -> bool:
@@ -381,6 +382,8 @@ class WarcBatches:
             # records are one to one, none after two records share a frame
             self._framed = f.read(4) in FRAMED_MAGIC
         self._no_offsets = False
+        self._recent: OrderedDict[int, WarcCapture] = OrderedDict()
+        self._recent_bytes = 0
         self.offset_in = "gunzipped stream" if one_stream else "file"
 
     def _open(self) -> BinaryIO:
@@ -464,6 +467,7 @@ class WarcBatches:
                                 by_id[cap.record_id] = pos
                             if cap.payload_digest:
                                 by_digest.setdefault(cap.payload_digest, pos)
+                            self._remember(cap)
                         if held is not None:
                             yield held_number, held
                         held, held_number = cap, number
@@ -507,7 +511,19 @@ class WarcBatches:
         fields = {s: getattr(cap, s) for s in WarcCapture.__slots__}
         return WarcCapture(**{**fields, "original": original, "refers_to": refers_to or cap.payload_digest})
 
+    def _remember(self, cap: WarcCapture) -> None:
+        """Keep the latest page records, up to `RECENT_BYTES`: a revisit mostly points at one of them,
+        and re-reading a file gzipped as one stream means inflating it from its start."""
+        if cap.offset is None:
+            return
+        self._recent[cap.offset] = cap
+        self._recent_bytes += len(cap.block)
+        while self._recent_bytes > RECENT_BYTES and self._recent:
+            self._recent_bytes -= len(self._recent.popitem(last=False)[1].block)
+
     def _read_at(self, pos: int) -> WarcCapture | None:
+        if (cap := self._recent.get(pos)) is not None:
+            return cap
         with self._open() as f:
             f.seek(pos)
             for rec in ArchiveIterator(f, parse_http=False):
