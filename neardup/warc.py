@@ -153,28 +153,28 @@ class WarcCapture:
         return {"url": self.url, "html": html, "fetched_at": self.date, "status": status, **extra}
 
 
-_STATUS_LINE = re.compile(rb"HTTP/\d(?:\.\d)?\s+(\d{3})(?:\s|$)")
+_STATUS_LINE = re.compile(rb"\s*HTTP/\d(?:\.\d)?[ \t]+(\d{3})(?:\s|$)")
+# Only the headers decoding needs: a regex over the header bytes beats splitting every line in Python.
+_HEADER = re.compile(rb"^(content-type|content-encoding|transfer-encoding)[ \t]*:[ \t]*([^\r\n]*)",
+                     re.IGNORECASE | re.MULTILINE)
 
 
 def parse_http(block: bytes) -> tuple[int | None, dict[str, str], bytes] | str:
-    """(status, headers with lower-case names, body) of an HTTP response block, or what is wrong with it."""
+    """(status, the Content-Type / Content-Encoding / Transfer-Encoding headers by lower-case name, body)
+    of an HTTP response block, or what is wrong with it."""
     end = block.find(b"\r\n\r\n")
     sep = 4
     if end < 0:
         end, sep = block.find(b"\n\n"), 2
     if end < 0:
         end, sep = len(block), 0  # a header with no body (a revisit, a HEAD response)
-    lines = block[:end].split(b"\n")
-    m = _STATUS_LINE.match(lines[0].strip())
+    head = block[:end]
+    m = _STATUS_LINE.match(head)
     if m is None:
         return "broken HTTP header: no status line"
     headers: dict[str, str] = {}
-    for line in lines[1:]:
-        name, colon, value = line.partition(b":")
-        if not colon:
-            continue
-        key = name.strip().decode("latin-1").lower()
-        text = value.strip().decode("latin-1")
+    for name, value in _HEADER.findall(head, m.end()):
+        key, text = name.decode("ascii").lower(), value.strip().decode("latin-1")
         headers[key] = f"{headers[key]}, {text}" if key in headers else text
     return int(m.group(1)), headers, block[end + sep:]
 
