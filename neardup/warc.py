@@ -26,6 +26,7 @@ in the decompressed stream, and `warc_offset_in` says so), `warc_type`, `payload
 from __future__ import annotations
 
 import codecs
+import io
 import json
 import re
 import zlib
@@ -217,9 +218,9 @@ def _inflate(body: bytes, coding: str) -> bytes:
         except zlib.error:
             return zlib.decompress(body, wbits=-15)
     if coding == "br":
-        import brotli
+        from fastwarc.stream_io import BrotliReader
 
-        return brotli.decompress(body)
+        return BrotliReader(io.BytesIO(body)).read()
     raise ValueError(coding)
 
 
@@ -235,7 +236,7 @@ def decode_body(body: bytes, headers: dict[str, str]) -> tuple[bytes, str | None
             body = _inflate(body, coding)
         except ValueError:  # an unknown coding: the bytes decide below
             continue
-        except Exception:  # zlib.error, brotli.error: a payload stored decoded, or broken
+        except (zlib.error, OSError):  # a payload stored decoded, or broken (BrotliReader raises OSError)
             if sniff_mime(body, "") in HTML_TYPES:
                 continue
             return body, coding[:20]
