@@ -128,7 +128,10 @@ class WarcCapture:
             text = bytes_to_str(self.block, "utf-8", errors="replace")
             return {"url": self.url, "text": text, "fetched_at": self.date, **extra}
 
-        own = parse_http(self.block) if self.warc_type != "resource" else None
+        # A response that is not HTTP (Heritrix's `dns:` records, text/dns) is read as a resource.
+        http_block = self.warc_type != "resource" and (
+            self.content_type is None or self.content_type.lower().startswith(("application/http", "message/http")))
+        own = parse_http(self.block) if http_block else None
         if isinstance(own, str):
             return f"{own} ({where}, {self.url})"
         if self.original is not None:

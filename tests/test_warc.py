@@ -335,12 +335,15 @@ def test_skipped_record_types_are_counted(tmp_path):
                                             warc_content_type="application/warc-fields"))
     a.w.write_record(a.w.create_warc_record("http://t.test/shot", "resource", payload=io.BytesIO(_doc(2).encode()),
                                             warc_content_type="text/html"))
+    # Heritrix's DNS lookups: response records that are not HTTP
+    a.w.write_record(a.w.create_warc_record("dns:t.test", "response", payload=io.BytesIO(b"20260301 t.test. 1 IN A 1"),
+                                            warc_content_type="text/dns"))
     store, summary = _ingest(tmp_path, a.close())
     pages = _pages(store)
     assert [(p["url"], p["status"], p["extra"]["warc_type"]) for p in pages] == [
         ("http://t.test/a", 200, "response"), ("http://t.test/shot", 200, "resource")]
     assert summary.skipped == {"warcinfo": 1, "request": 1, "metadata": 1}
-    assert summary.errors == 0
+    assert summary.reasons == {"not HTML text/dns": 1}
     store.close()
 
 
