@@ -91,6 +91,8 @@ def cmd_ingest(args: argparse.Namespace) -> int:
                   f"{' (' + detail + ')' if detail else ''} in {s.seconds:.1f} s")
             if s.broken is not None:
                 print(f"{path}: {s.broken}")
+            for note in s.notes():
+                print(f"  {note}")
         if len(store.ingest_errors(limit=1)):
             print(f"rejected records are listed in the ingest_errors table of {args.db}")
     return 0
@@ -234,7 +236,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--similarity", choices=["jaccard", "containment"], help="what a minhash threshold applies to")
     p.add_argument("--master", default="local[*]", help="local[N], spark://HOST:PORT, yarn, ... (default: %(default)s)")
     p.add_argument("--conf", action="append", metavar="KEY=VALUE", help="a Spark setting (repeatable)")
-    p.add_argument("--input-format", choices=["auto", "jsonl", "parquet"], default="auto")
+    p.add_argument("--input-format", choices=["auto", "jsonl", "parquet", "warc"], default="auto")
     p.add_argument("--keep-html", action="store_true", help="keep the raw HTML in pages (for the app's HTML view)")
     p.add_argument("--overwrite", action="store_true", help="replace an existing output directory")
     p.set_defaults(func=cmd_spark)

@@ -40,6 +40,7 @@ from .shingles import shingle_set32_of, text_words
 from .simhash import hamming_many
 from .sketch import sketch_many
 from .store import ROW_GROUP_ROWS, Store
+from .warc import WarcBatches
 
 Progress = Callable[[str, int, int], None]  # (stage, done, total)
 BATCH = 256
@@ -140,6 +141,21 @@ class FileSummary:
     reasons: dict[str, int] = field(default_factory=dict)
     # Why part of the file was not read (a truncated or corrupt compressed file), as in `ingest_errors`.
     broken: str | None = None
+    # WARC: records that are not pages, by WARC-Type (request, metadata, warcinfo), and how many revisit
+    # records were loaded as byte-identical copies of the record they refer to.
+    skipped: dict[str, int] = field(default_factory=dict)
+    revisits: int = 0
+
+    def notes(self) -> list[str]:
+        """What the counts of pages and rejects leave out: WARC revisits and skipped records."""
+        out = []
+        if self.revisits:
+            out.append(f"{self.revisits:,} WARC revisit records loaded as byte-identical copies of the record "
+                       "they refer to")
+        if self.skipped:
+            kinds = ", ".join(f"{n:,} {t}" for t, n in sorted(self.skipped.items(), key=lambda kv: -kv[1]))
+            out.append(f"{sum(self.skipped.values()):,} WARC records skipped, not pages ({kinds})")
+        return out
 
 
 # What an ingest worker returns per batch; the main process adds page ids (see `Store.add_ingested`).
@@ -214,7 +230,8 @@ def ingest_file(
     with store.bulk_load():  # checkpoints where row groups fill up, and once at the end
         try:
             small = size < 4_000_000  # about PARALLEL_MIN pages of typical HTML
-            batches = ((chunk, config) for chunk in prefetch(read_batches(path, fmt, batch_records=BATCH)))
+            reader = read_batches(path, fmt, batch_records=BATCH)
+            batches = ((chunk, config) for chunk in prefetch(reader))
             done_records = 0
             pending: list[pa.Table] = []  # DuckDB appends fewer, larger batches faster
             pending_sketches: list[pa.Table] = []
@@ -276,6 +293,8 @@ def ingest_file(
                 writing.result()
             reasons = +reasons  # drop the kinds a discard took to zero
             summary.records = summary.loaded + summary.errors
+            if isinstance(reader, WarcBatches):
+                summary.skipped, summary.revisits = dict(reader.skipped), reader.revisits
             dup = store.reject_duplicate_records(source_id, str(path))
             if dup:
                 reasons["duplicate record"] += dup

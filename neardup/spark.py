@@ -58,8 +58,9 @@ from .clusters import pick_representatives
 from .config import Config, dump_config
 from .engine import _fingerprint_batch, _ingest_batch, _reason_kind, _set_batch
 from .errors import ConfigError, NeardupError, NotACrawlDump
-from .ingest import RawLine
+from .ingest import RawLine, detect_format
 from .simhash import hamming_many
+from .warc import WarcBatches
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -210,13 +211,75 @@ def _input_format(path: str, forced: str) -> str:
                             "or load it with `neardup ingest`")
     if name.endswith(".parquet"):
         return "parquet"
+    if name.endswith(WARC_SUFFIXES):
+        return "warc"
     local = Path(_display_path(path))
     if local.is_dir() and any(local.glob("*.parquet")):
         return "parquet"
+    if local.is_dir() and _warc_files(str(local)):
+        return "warc"
+    if local.is_file():  # by its magic bytes, as locally
+        try:
+            if detect_format(local) == "warc":
+                return "warc"
+        except NotACrawlDump:
+            pass  # read as JSON lines: every line is a rejected record, as before
     return "jsonl"
 
 
+WARC_SUFFIXES = (".warc", ".warc.gz", ".wet", ".wet.gz", ".arc.gz")
+
+
+def _warc_files(path: str) -> list[str]:
+    """A WARC input: the file, or the WARC files of a directory (sorted). WARC files are read whole by
+    one task each (the reader needs the file's start), so they must be reachable from the executors at
+    the same path (a local or shared file system)."""
+    local = Path(_display_path(path))
+    if local.is_dir():
+        return sorted(str(p) for p in local.iterdir() if p.name.lower().endswith(WARC_SUFFIXES))
+    return [str(local)]
+
+
 # --- per-record work, in the Python workers ------------------------------------------------------
+def _record_rows(base: dict[str, Any], raws: list[RawLine], config: Config, counts: list[int],
+                 keep_html: bool) -> list[dict[str, Any]]:
+    """`_RECORD` rows (pages, errors) of one split's records; `counts` [lines, good, bad] of the split
+    so far: its good and bad counts move on."""
+    good, bad = _ingest_batch((raws, config))
+    rows = []
+    for rec in good:
+        row = {**base, **rec, "kind": "page", "idx": rec["line"], "good_idx": counts[1]}
+        if not keep_html:
+            row["html"] = None
+        rows.append(row)
+        counts[1] += 1
+    for line, reason in bad:
+        rows.append({**base, "kind": "error", "idx": line, "reason": reason})
+        counts[2] += 1
+    return rows
+
+
+def _warc_ingest_fn(config: Config, keep_html: bool) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
+    """Read each WARC file named in the rows with the local engine's reader (`warc.WarcBatches`) and
+    validate + normalize its records with `_ingest_batch`: one file is one split, its record numbers
+    are its lines."""
+
+    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        for batch in batches:
+            for src, file in zip(batch.column(_SRC).to_pylist(), batch.column(_FILE).to_pylist(), strict=True):
+                base = {"src": src, "file": file, "block_start": 0}
+                c = [0, 0, 0]  # records, good, bad
+                for chunk in WarcBatches(Path(_display_path(file)), batch_records=256):
+                    raws = [RawLine(raw.line - 1, raw.payload) for raw in chunk]
+                    c[0] = raws[-1].line + 1
+                    if rows := _record_rows(base, raws, config, c, keep_html):
+                        yield pa.RecordBatch.from_pylist(rows, schema=_RECORD)
+                yield pa.RecordBatch.from_pylist([{**base, "kind": "chunk", "n_lines": c[0], "n_good": c[1],
+                                                   "n_bad": c[2]}], schema=_RECORD)
+
+    return run
+
+
 def _ingest_fn(config: Config, fmt: str, keep_html: bool) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
     """Validate + normalize each record with the local engine's `_ingest_batch`.
 
@@ -251,17 +314,8 @@ def _ingest_fn(config: Config, fmt: str, keep_html: bool) -> Callable[[Iterator[
                     if fmt == "jsonl" and (payload is None or not payload.strip()):
                         continue  # blank lines count as lines, not as records (as locally)
                     raws.append(RawLine(idx, payload))
-                good, bad = _ingest_batch((raws, config))
                 base = {"src": key[0], "file": key[1], "block_start": key[2]}
-                for rec in good:
-                    row = {**base, **rec, "kind": "page", "idx": rec["line"], "good_idx": c[1]}
-                    if not keep_html:
-                        row["html"] = None
-                    rows.append(row)
-                    c[1] += 1
-                for line, reason in bad:
-                    rows.append({**base, "kind": "error", "idx": line, "reason": reason})
-                    c[2] += 1
+                rows += _record_rows(base, raws, config, c, keep_html)
                 i = j
             if rows:
                 yield pa.RecordBatch.from_pylist(rows, schema=_RECORD)
@@ -541,9 +595,18 @@ def _read_inputs(spark: SparkSession, inputs: Sequence[str], input_format: str) 
     """Raw records per format, each with its input index, file and split start."""
     from pyspark.sql import functions as F
 
-    frames: dict[str, list[DataFrame]] = {"jsonl": [], "parquet": []}
+    frames: dict[str, list[DataFrame]] = {"jsonl": [], "parquet": [], "warc": []}
     for src, path in enumerate(inputs):
         fmt = _input_format(path, input_format)
+        if fmt == "warc":
+            files = _warc_files(path)
+            missing = [f for f in files if not Path(f).is_file()]
+            if not files or missing:
+                raise NotACrawlDump(f"{path}: no WARC file there" + (f" ({missing[0]})" if missing else ""))
+            # `file:` URIs, as input_file_name() gives for the other formats
+            frames["warc"].append(spark.createDataFrame(
+                [(src, Path(f).resolve().as_uri(), 0) for f in files], f"{_SRC} int, {_FILE} string, {_START} bigint"))
+            continue
         try:
             if fmt == "jsonl":
                 # Raw bytes, as the local engine reads them: `validate` reports invalid UTF-8 itself.
@@ -583,8 +646,8 @@ def run_spark(
     from pyspark.sql import functions as F
 
     say = log or (lambda msg: None)
-    if input_format not in ("auto", "jsonl", "parquet"):
-        raise ConfigError(f"input format must be auto, jsonl or parquet, not {input_format!r}")
+    if input_format not in ("auto", "jsonl", "parquet", "warc"):
+        raise ConfigError(f"input format must be auto, jsonl, parquet or warc, not {input_format!r}")
     if not inputs:
         raise NotACrawlDump("no input given")
     out = out_dir.rstrip("/")
@@ -613,8 +676,14 @@ def run_spark(
         done = stage("ingest+normalize")
         parts = []
         for fmt, raw in _read_inputs(spark, list(inputs), input_format).items():
-            parts.append(raw.mapInArrow(_ingest_fn(config, fmt, keep_html), _ddl(_RECORD)))
-        records = parts[0] if len(parts) == 1 else parts[0].unionByName(parts[1])
+            if fmt == "warc":  # one task per file
+                fn = _warc_ingest_fn(config, keep_html)
+                parts.append(raw.repartition(raw.count(), _FILE).mapInArrow(fn, _ddl(_RECORD)))
+            else:
+                parts.append(raw.mapInArrow(_ingest_fn(config, fmt, keep_html), _ddl(_RECORD)))
+        records = parts[0]
+        for part in parts[1:]:
+            records = records.unionByName(part)
         records.write.mode("overwrite").parquet(f"{work}/records")
         records = spark.read.parquet(f"{work}/records")
         done()

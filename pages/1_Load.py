@@ -20,10 +20,12 @@ store, path, _ = open_database(setting=False)
 config = current_config()
 
 st.markdown("JSON lines (`.jsonl`, `.jsonl.gz`, `.ndjson`), CSV or Parquet with a `url` and an `html` (or `text`) "
-            "field. Bad records are listed below and skipped; the same file twice is loaded once.")
+            "field, or a crawler's WARC (`.warc`, `.warc.gz`, WET). Bad records are listed below and skipped; the "
+            "same file twice is loaded once.")
 upload_col, path_col = st.columns(2)
 with upload_col:
-    uploaded = st.file_uploader("Upload a dump", type=["jsonl", "gz", "ndjson", "json", "csv", "parquet"])
+    uploaded = st.file_uploader("Upload a dump", type=["jsonl", "gz", "ndjson", "json", "csv", "parquet",
+                                                          "warc", "warc.gz", "wet"])
 with path_col:
     server_path = st.text_input("...or a path on the server", placeholder="/data/crawl-2026-11.jsonl.gz")
     load_path = st.button("Load this path", disabled=not server_path)
@@ -44,6 +46,8 @@ def run_ingest(file_path: Path, shown_name: str) -> None:
     else:
         st.success(f"{md_escape(shown_name)}: {summary.loaded:,} pages loaded, {summary.errors:,} records rejected "
                    f"in {summary.seconds:.1f} s.")
+        for note in summary.notes():
+            st.caption(md_escape(note))
 
 
 if uploaded is not None and st.session_state.get("neardup.last_upload") != (uploaded.name, uploaded.size):

@@ -13,6 +13,7 @@ from neardup.ui.data import get_candidate_pairs
 from neardup.ui.render import md_escape, show_diff
 from neardup.ui.state import KEY_AUDIT_PAIR, KEY_AUDIT_SEED, KEY_LABELER
 from neardup.ui.widgets import open_database
+from neardup.warc import describe_record
 
 st.set_page_config(page_title="neardup · Audit", layout="wide")
 st.title("Audit pairs")
@@ -73,6 +74,8 @@ for col, page in ((left, L), (right, R)):
         fetched = page["fetched_at"]
         st.caption(f"host {md_escape(page['host'])} · fetched {fetched if not pd.isna(fetched) else 'unknown'} · "
                    f"status {page['status'] if not pd.isna(page['status']) else 'unknown'} · {page['n_words']:,} words")
+        if (record := describe_record(page.get("extra"))) is not None:
+            st.caption(md_escape(record))
 
 st.markdown("**Main text, word diff** (deleted on the left in red, inserted on the right in green; long equal runs folded)")
 show_diff(segments)

@@ -28,6 +28,7 @@ from neardup.export import COLUMNS, clusters_frame
 from neardup.labels import sample_pairs
 from neardup.store import Store
 from neardup.ui import data as ui_data
+from neardup.ui.render import md_escape
 
 ROOT = Path(__file__).resolve().parent.parent
 APP = str(ROOT / "app.py")
@@ -412,3 +413,30 @@ def test_without_a_sample_the_load_page_still_loads(empty_db: str, monkeypatch: 
     assert any("40 pages loaded" in s.value for s in at.success)
     at.switch_page("app.py").run()
     assert "40 pages" in at.caption[0].value
+
+
+def test_load_a_warc_gives_the_report_of_its_jsonl_form(empty_db: str, base_db: Path, monkeypatch: pytest.MonkeyPatch,
+                                                        tmp_path: Path) -> None:
+    """The small crawl as a WARC.gz (scripts/jsonl_to_warc.py) through the Load page: the same numbers as
+    its JSON lines; the Audit page names each side's record in the archive."""
+    monkeypatch.setattr(ui_data, "SAMPLE", tmp_path / "no-sample.jsonl.gz")
+    crawl = tmp_path / "crawl.jsonl.gz"
+    subprocess.run([sys.executable, str(ROOT / "scripts" / "make_sample.py"), "--pages", "300", "--seed", "3",
+                    "--out", str(crawl), "--truth", str(tmp_path / "truth.csv")], check=True, capture_output=True)
+    warc = tmp_path / "crawl.warc.gz"
+    subprocess.run([sys.executable, str(ROOT / "scripts" / "jsonl_to_warc.py"), str(crawl), str(warc)], check=True,
+                   capture_output=True)
+    at = run_app()
+    at.switch_page("pages/1_Load.py").run()
+    at.text_input[0].set_value(str(warc)).run()
+    button(at, "Load this path").click().run()
+    assert not at.exception
+    assert any("300 pages loaded, 0 records rejected" in s.value for s in at.success)
+    with Store(base_db) as jsonl_store:
+        want = default_analysis(jsonl_store).numbers
+    with Store(empty_db) as warc_store:
+        assert default_analysis(warc_store).numbers == want
+    at.switch_page("pages/3_Audit.py").run()
+    assert not at.exception
+    records = [c.value for c in at.caption if c.value.startswith(md_escape("crawl.warc.gz · record <urn:uuid:"))]
+    assert len(records) == 2 and all("byte offset" in r for r in records), [c.value for c in at.caption]

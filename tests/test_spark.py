@@ -309,3 +309,60 @@ def test_parquet_input_matches_local(session: object, tmp_path: Path) -> None:
     assert list(zip(errors["line"], errors["reason"], strict=True)) == list(
         zip(want_err["line"], want_err["reason"], strict=True)) == [(31, "missing url")]
     assert manifest["numbers"] == numbers
+
+
+@pytest.fixture(scope="module")
+def warc_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The first 400 sample records as two WARC.gz files (one gzip member per record: windows-1252,
+    gzip-encoded and chunked payloads, revisits), the second with an image and a request record after."""
+    import io
+    import sys
+
+    from warcio.statusandheaders import StatusAndHeaders
+    from warcio.warcwriter import WARCWriter
+
+    sys.path.insert(0, str(SAMPLE.parent.parent / "scripts"))
+    from jsonl_to_warc import convert
+
+    lines = gzip.decompress(SAMPLE.read_bytes()).split(b"\n")[:400]
+    out = tmp_path_factory.mktemp("warcs")
+    for name, part in (("a.warc.gz", lines[:200]), ("b.warc.gz", lines[200:])):
+        with open(out / name, "wb") as f:
+            convert(io.BytesIO(b"\n".join(part) + b"\n"), f)
+    with open(out / "b.warc.gz", "ab") as f:
+        w = WARCWriter(f, gzip=True)
+        http = StatusAndHeaders("200 OK", [("Content-Type", "image/png")], protocol="HTTP/1.1")
+        w.write_record(w.create_warc_record("http://x.org/logo.png", "response",
+                                            payload=io.BytesIO(b"\x89PNG\r\n\x1a\n" + bytes(64)), http_headers=http))
+        w.write_record(w.create_warc_record("http://x.org/logo.png", "request",
+                                            payload=io.BytesIO(b"GET /logo.png HTTP/1.1\r\n\r\n")))
+    return out
+
+
+def test_warc_files_match_the_local_engine(warc_dir: Path, tmp_path: Path) -> None:
+    """WARC files as input paths (a directory of them, one task per file): the same pages, lines (record
+    numbers), errors, pairs and clusters as `neardup ingest` of the same files."""
+    config = Config()
+    store = Store(tmp_path / "local.duckdb")
+    for f in sorted(warc_dir.iterdir()):
+        engine.ingest_file(store, f, config, jobs=1)
+    out, manifest = tmp_path / "out", None
+    manifest = _spark_run(warc_dir, out, config)
+    pages = _parquet(out, "pages").sort_values("page_id").reset_index(drop=True)
+    want = store.page_table(config.norm_key)
+    cols = ["page_id", "source_id", "line", "url", "status", "md5", "exact_key", "degenerate", "n_words"]
+    pd.testing.assert_frame_equal(pages[cols], want[cols], check_dtype=False)
+    assert len(pages) == 400
+    extra = [json.loads(e) for e in _parquet(out, "pages").sort_values("page_id")["extra"]]
+    assert [e["warc_offset"] for e in extra] == [json.loads(e)["warc_offset"] for e in store.cursor().execute(
+        "SELECT extra FROM pages ORDER BY page_id").df()["extra"]]
+    errors = _parquet(out, "errors")
+    want_err = store.ingest_errors()
+    assert sorted(zip(errors["line"], errors["reason"], strict=True)) == sorted(
+        zip(want_err["line"], want_err["reason"], strict=True))
+    assert [r for r in errors["reason"] if r.startswith("not HTML image/png")]
+    fp = engine.load_fingerprints(store, config, jobs=1)
+    analysis = engine.analyze(fp, config)
+    assert manifest["numbers"] == analysis.numbers
+    assert [s["path"] for s in manifest["sources"]] == [str(f) for f in sorted(warc_dir.iterdir())]
+    store.close()

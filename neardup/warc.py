@@ -1,0 +1,601 @@
+"""WARC, WARC.gz and WET archives -> the records the rest of ingest reads (FastWARC).
+
+The main process only splits the archive into records (`WarcBatches`, FastWARC's reader, its own
+inflate so that offsets are offsets into the compressed file); each record's bytes cross to a worker
+as a `WarcCapture`, and `WarcCapture.record()` does the per-page work there: HTTP header, chunked and
+Content-Encoding decoding, the HTML test, the charset.
+
+Records:
+- `response` (an HTTP response): a page; status from the status line, `fetched_at` from WARC-Date, url
+  from WARC-Target-URI. `resource`: a page with status 200. `conversion` (WET): a plain-text page.
+- `revisit`: a page holding the payload of the record it refers to (same file, by WARC-Refers-To or
+  by payload digest), so the report counts it as a byte-identical duplicate; `extra` names that record.
+  A revisit whose record is not in the file is a bad record saying so.
+- `request`, `metadata`, `warcinfo`, `continuation`: skipped and counted (`WarcBatches.skipped`).
+- A payload that is not HTML (by Content-Type, else by sniffing) is a bad record `not HTML <mime>`.
+- A malformed record (an unreadable header, a Content-Length that overruns the next record, a record
+  cut off at the end of the file) is a bad record naming its byte offset; reading resumes at the next
+  record header found in the file.
+
+Every page keeps in `extra`: `warc_file`, `warc_record_id`, `warc_offset` (of the record in the file as
+stored, compressed or not; for a file gzipped as one stream, where no record has an offset of its own,
+in the decompressed stream, and `warc_offset_in` says so), `warc_type`, `payload_digest`, `charset` (the encoding used) and `charset_source`, and
+`warc_truncated` when the crawler cut the payload short (its text may be partial).
+"""
+
+from __future__ import annotations
+
+import codecs
+import io
+import json
+import re
+import zlib
+from collections import Counter, OrderedDict
+from collections.abc import Iterator
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, BinaryIO
+
+from fastwarc.warc import ArchiveIterator, WarcRecordType
+from resiliparse.parse.encoding import bytes_to_str, detect_encoding, map_encoding_to_html5
+
+if TYPE_CHECKING:
+    from .ingest import RawLine
+
+WARC_MAGIC = b"WARC/"
+FRAMED_MAGIC = (b"\x04\x22\x4d\x18", b"\x28\xb5\x2f\xfd")  # LZ4 frame, Zstandard frame
+_GZIP_MAGIC = b"\x1f\x8b\x08"
+_PAGE_TYPES = WarcRecordType.response | WarcRecordType.resource | WarcRecordType.revisit | WarcRecordType.conversion
+HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
+# A Content-Type that says nothing about the bytes: sniff them.
+_UNSPECIFIC_TYPES = frozenset({"", "application/octet-stream", "unk", "unknown", "application/unknown",
+                               "binary/octet-stream"})
+_HEAD_BYTES = 4096  # where a <meta charset> must be (the HTML standard says the first 1024 bytes; pages overrun it)
+_META_CHARSET = re.compile(
+    rb"""<meta\b[^>]*?\bcharset\s*=\s*["']?\s*([A-Za-z0-9_.:+-]{1,40})""", re.IGNORECASE
+)
+_MARKUP = re.compile(rb"<(?:!doctype\s+html|html|head|body|title|div|p|meta|a)\b", re.IGNORECASE)
+_MIME = re.compile(r"[A-Za-z0-9][A-Za-z0-9.+_-]{0,60}/[A-Za-z0-9][A-Za-z0-9.+_-]{0,60}")
+_BINARY_MAGIC = ((b"\x89PNG", "image/png"), (b"GIF8", "image/gif"), (b"\xff\xd8\xff", "image/jpeg"),
+                 (b"%PDF-", "application/pdf"), (b"PK\x03\x04", "application/zip"),
+                 (b"\x1f\x8b", "application/gzip"))
+_BOMS = ((codecs.BOM_UTF8, "utf-8"), (codecs.BOM_UTF16_LE, "utf-16-le"), (codecs.BOM_UTF16_BE, "utf-16-be"))
+_RESYNC_WINDOW = 1 << 20
+RECENT_BYTES = 32 << 20  # page records kept for revisits: ~2,500 pages of 13 KB
+
+
+def is_warc_head(head: bytes) -> bool:
+    """Whether `head` (the file's first bytes, after gunzip) starts a WARC file."""
+    return head[:5] == WARC_MAGIC
+
+
+def is_framed_warc(path: Path) -> bool:
+    """Whether `path` is a WARC compressed with LZ4 or Zstandard (FastWARC reads its first record)."""
+    with open(path, "rb") as f:
+        if f.read(4) not in FRAMED_MAGIC:
+            return False
+        f.seek(0)
+        try:
+            return next(iter(ArchiveIterator(f, parse_http=False)), None) is not None
+        except OSError:
+            return False
+
+
+# --- per record, in the workers -------------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class WarcCapture:
+    """One page-like WARC record as read from the archive: its block (HTTP header and payload, still
+    chunked and content-encoded) and the WARC header fields ingest keeps. `record()` decodes it."""
+
+    warc_type: str                 # response | resource | revisit | conversion
+    url: str
+    date: str | None               # WARC-Date as written (ISO 8601)
+    record_id: str | None
+    offset: int | None
+    warc_file: str
+    block: bytes
+    content_type: str | None       # the WARC Content-Type (of the block)
+    payload_digest: str | None
+    truncated: str | None          # WARC-Truncated: length | time | disconnect | unspecified
+    # A revisit: the record it stands for (its block, id and offset); None when it is not in the file.
+    original: WarcCapture | None = None
+    refers_to: str | None = None
+    offset_in: str = "file"        # or "gunzipped stream": a file gzipped whole has no per-record offsets
+
+    def record(self) -> dict[str, Any] | str:
+        """The ingest record (`url`, `html` or `text`, `fetched_at`, `status`, provenance fields), or why
+        the record is not a page."""
+        where = f"offset {self.offset}" if self.offset is not None else f"record {self.record_id}"
+        if self.warc_type == "revisit" and self.original is None:
+            return (f"revisit without its record: {self.refers_to or 'no WARC-Refers-To or payload digest'} "
+                    f"is not in this file ({where}, {self.url})")
+        extra: dict[str, Any] = {"warc_file": self.warc_file, "warc_record_id": self.record_id,
+                                 "warc_type": self.warc_type}
+        if self.offset is not None:
+            extra["warc_offset"] = self.offset
+            if self.offset_in != "file":
+                extra["warc_offset_in"] = self.offset_in
+        if self.truncated:
+            extra["warc_truncated"] = self.truncated
+        source = self.original or self
+        if source.payload_digest:
+            extra["payload_digest"] = source.payload_digest
+        if self.original is not None:
+            extra["refers_to_record_id"] = self.original.record_id
+            if self.original.offset is not None:
+                extra["refers_to_offset"] = self.original.offset
+        if self.warc_type == "conversion":  # WET: the block is the page's text, UTF-8
+            text = bytes_to_str(self.block, "utf-8", errors="replace")
+            return {"url": self.url, "text": text, "fetched_at": self.date, **extra}
+
+        # A response that is not HTTP (Heritrix's `dns:` records, text/dns) is read as a resource.
+        http_block = self.warc_type != "resource" and (
+            self.content_type is None or self.content_type.lower().startswith(("application/http", "message/http")))
+        own = parse_http(self.block) if http_block else None
+        if isinstance(own, str):
+            return f"{own} ({where}, {self.url})"
+        if self.original is not None:
+            http = parse_http(source.block)
+            if isinstance(http, str):
+                return f"{http} in the record it refers to ({where}, {self.url})"
+            status = http[0] if own is None or own[0] in (None, 304) else own[0]
+            headers, body = http[1], http[2]
+        elif own is None:  # resource: the block is the payload
+            status, headers, body = 200, {"content-type": self.content_type or ""}, self.block
+        else:
+            status, headers, body = own
+        body, failed = decode_body(body, headers)
+        if failed:
+            return f"undecodable Content-Encoding {failed} ({where}, {self.url})"
+        content_type = headers.get("content-type", "")
+        mime = sniff_mime(body, content_type)
+        if mime not in HTML_TYPES:
+            return f"not HTML {mime} ({where}, {self.url})"
+        html, charset, charset_source = decode_html(body, content_type)
+        extra["charset"] = charset
+        extra["charset_source"] = charset_source
+        return {"url": self.url, "html": html, "fetched_at": self.date, "status": status, **extra}
+
+
+_STATUS_LINE = re.compile(rb"\s*HTTP/\d(?:\.\d)?[ \t]+(\d{3})(?:\s|$)")
+# Only the headers decoding needs: a regex over the header bytes beats splitting every line in Python.
+_HEADER = re.compile(rb"^(content-type|content-encoding|transfer-encoding)[ \t]*:[ \t]*([^\r\n]*)",
+                     re.IGNORECASE | re.MULTILINE)
+
+
+def parse_http(block: bytes) -> tuple[int | None, dict[str, str], bytes] | str:
+    """(status, the Content-Type / Content-Encoding / Transfer-Encoding headers by lower-case name, body)
+    of an HTTP response block, or what is wrong with it."""
+    end = block.find(b"\r\n\r\n")
+    sep = 4
+    if end < 0:
+        end, sep = block.find(b"\n\n"), 2
+    if end < 0:
+        end, sep = len(block), 0  # a header with no body (a revisit, a HEAD response)
+    head = block[:end]
+    m = _STATUS_LINE.match(head)
+    if m is None:
+        return "broken HTTP header: no status line"
+    headers: dict[str, str] = {}
+    for name, value in _HEADER.findall(head, m.end()):
+        key, text = name.decode("ascii").lower(), value.strip().decode("latin-1")
+        headers[key] = f"{headers[key]}, {text}" if key in headers else text
+    return int(m.group(1)), headers, block[end + sep:]
+
+
+def _dechunk(body: bytes) -> bytes | None:
+    """The payload of a chunked body, or None when it is not chunked after all (some crawlers store
+    the payload decoded and keep the header)."""
+    out, pos = [], 0
+    while True:
+        eol = body.find(b"\n", pos)
+        if eol < 0:
+            return b"".join(out) if out else None  # cut off inside the chunks: what arrived
+        size_field = body[pos:eol].split(b";")[0].strip()
+        try:
+            size = int(size_field, 16)
+        except ValueError:
+            return b"".join(out) if out else None
+        if size == 0:
+            return b"".join(out)
+        out.append(body[eol + 1 : eol + 1 + size])
+        pos = eol + 1 + size
+        if body[pos : pos + 2] == b"\r\n":
+            pos += 2
+        elif body[pos : pos + 1] == b"\n":
+            pos += 1
+
+
+def _inflate(body: bytes, coding: str) -> bytes:
+    if coding in ("gzip", "x-gzip"):
+        d = zlib.decompressobj(wbits=31)
+        out = d.decompress(body)
+        while d.unused_data.startswith(_GZIP_MAGIC):  # concatenated members
+            rest = d.unused_data
+            d = zlib.decompressobj(wbits=31)
+            out += d.decompress(rest)
+        return out
+    if coding == "deflate":  # zlib-wrapped as the standard says, or raw deflate as some servers send
+        try:
+            return zlib.decompress(body)
+        except zlib.error:
+            return zlib.decompress(body, wbits=-15)
+    if coding == "br":
+        from fastwarc.stream_io import BrotliReader
+
+        return BrotliReader(io.BytesIO(body)).read()
+    raise ValueError(coding)
+
+
+def decode_body(body: bytes, headers: dict[str, str]) -> tuple[bytes, str | None]:
+    """The payload with chunked transfer and Content-Encoding undone; (body, the coding that failed)."""
+    if "chunked" in headers.get("transfer-encoding", "").lower():
+        dechunked = _dechunk(body)
+        if dechunked is not None:
+            body = dechunked
+    codings = [c.strip().lower() for c in headers.get("content-encoding", "").split(",")]
+    for coding in reversed([c for c in codings if c and c != "identity"]):
+        try:
+            body = _inflate(body, coding)
+        except ValueError:  # an unknown coding: the bytes decide below
+            continue
+        except (zlib.error, OSError):  # a payload stored decoded, or broken (BrotliReader raises OSError)
+            if sniff_mime(body, "") in HTML_TYPES:
+                continue
+            return body, coding[:20]
+    return body, None
+
+
+def sniff_mime(body: bytes, content_type: str) -> str:
+    """The payload's MIME type: the Content-Type's, else sniffed from the bytes."""
+    declared = content_type.split(";", 1)[0].strip().lower()
+    head = body[:1024].lstrip()
+    binary = next((mime for magic, mime in _BINARY_MAGIC if head.startswith(magic)), None)
+    if declared not in _UNSPECIFIC_TYPES:
+        m = _MIME.fullmatch(declared)
+        if m is None:
+            return "invalid/content-type"
+        # "text/html" on an image or a PDF (a misconfigured server): the bytes win
+        return binary if binary is not None and m.group(0) in HTML_TYPES else m.group(0)
+    if binary is not None:
+        return binary
+    if _MARKUP.search(head):
+        return "text/html"
+    return "application/octet-stream" if b"\x00" in head else "text/plain"
+
+
+def _codec(label: str | None) -> str | None:
+    """The WHATWG encoding for a charset label, or None for a label no codec knows."""
+    if not label:
+        return None
+    name = map_encoding_to_html5(label.strip().strip("\"'").lower(), fallback_utf8=False)
+    if name is None:
+        return None
+    try:
+        return codecs.lookup(name).name
+    except LookupError:
+        return None
+
+
+def _is_utf8_text(body: bytes) -> bool:
+    """Non-ASCII bytes that are valid UTF-8: a page declared as a single-byte charset is really UTF-8."""
+    if body.isascii():
+        return False
+    try:
+        body.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+def decode_html(body: bytes, content_type: str) -> tuple[str, str, str]:
+    """(text, encoding used, where it came from): the HTTP header's charset, else a BOM, else
+    `<meta charset>` / http-equiv, else detection (resiliparse). A declared single-byte charset on bytes
+    that are valid UTF-8 (with non-ASCII) loses to UTF-8, a declared charset the bytes do not decode in
+    loses to detection; what still does not decode becomes U+FFFD (never an error)."""
+    _, _, params = content_type.partition(";")
+    header = None
+    for param in params.split(";"):
+        key, eq, value = param.partition("=")
+        if eq and key.strip().lower() == "charset":
+            header = value
+    for bom, name in _BOMS:
+        if body.startswith(bom):
+            bom_codec = name
+            break
+    else:
+        bom_codec = None
+    if (codec := _codec(header)) is not None:
+        source = "http"
+    elif bom_codec is not None:
+        codec, source = bom_codec, "bom"
+    elif (m := _META_CHARSET.search(body[:_HEAD_BYTES])) and (codec := _codec(m.group(1).decode("ascii"))):
+        source = "meta"
+    elif body.isascii():
+        codec, source = "utf-8", "ascii"
+    else:
+        codec, source = _codec(detect_encoding(body)) or "utf-8", "detected"
+    if codec.startswith("utf-16") and source in ("meta", "detected"):
+        codec = "utf-8"  # a page that names UTF-16 in its own ASCII bytes is not UTF-16 (the HTML standard's rule)
+    if codec != "utf-8" and not codec.startswith("utf-16") and _is_utf8_text(body):
+        codec, source = "utf-8", f"{source} {codec} overruled: the bytes are UTF-8"
+    if bom_codec is not None and bom_codec == codec:
+        body = body[len(codecs.BOM_UTF8) if codec == "utf-8" else 2:]
+    try:
+        return body.decode(codec), codec, source
+    except UnicodeDecodeError:  # a declared charset the bytes break: what detection finds, if that reads them
+        detected = _codec(detect_encoding(body))
+        if detected is not None and detected != codec:
+            try:
+                return body.decode(detected), detected, f"detected ({source} {codec} does not decode the bytes)"
+            except UnicodeDecodeError:
+                pass
+    return body.decode(codec, errors="replace"), codec, f"{source}, undecodable bytes replaced"
+
+
+def describe_record(extra: str | dict[str, Any] | None) -> str | None:
+    """Where a page's record is in its archive, for a person ("crawl.warc.gz · record <urn:...> · byte
+    offset 1,234 · revisit of <urn:...>"); None for a page that did not come from a WARC file."""
+    if isinstance(extra, str):
+        try:
+            extra = json.loads(extra)
+        except ValueError:
+            return None
+    if not isinstance(extra, dict) or "warc_file" not in extra:
+        return None
+    parts = [str(extra["warc_file"]), f"record {extra.get('warc_record_id')}"]
+    if isinstance(extra.get("warc_offset"), int):
+        where = "" if extra.get("warc_offset_in", "file") == "file" else f" in the {extra['warc_offset_in']}"
+        parts.append(f"byte offset {extra['warc_offset']:,}{where}")
+    if extra.get("warc_type") == "revisit":
+        parts.append(f"revisit of {extra.get('refers_to_record_id')}")
+    if extra.get("warc_truncated"):
+        parts.append(f"truncated by the crawler ({extra['warc_truncated']}): the text may be partial")
+    if extra.get("charset"):
+        parts.append(f"charset {extra['charset']} ({extra.get('charset_source')})")
+    return " · ".join(parts)
+
+
+# --- the archive, in the main process --------------------------------------------------------------
+def _headers(rec: Any) -> dict[str, str]:
+    """A record's WARC header by lower-case name (one call into FastWARC: 5x faster than a `get` per field)."""
+    return {k.lower(): v for k, v in rec.headers.items()}
+
+
+def _type_name(rtype: WarcRecordType) -> str:
+    return str(rtype)  # FastWARC names its types: 'response', 'revisit', ...
+
+
+_PAGE_SOURCES = WarcRecordType.response | WarcRecordType.resource
+
+
+class WarcBatches:
+    """The page-like records of a WARC file as batches of `RawLine(record number, WarcCapture)`, with
+    bad records (malformed, cut off) as `RawLine(record number, reason)`, which `validate` returns as is.
+
+    A file gzipped per record is read by FastWARC's own inflate, so offsets are those of the records'
+    gzip members; one gzipped as a single stream is inflated by ISA-L (`ingest._gzip`) and offsets are
+    into the decompressed stream (`warc_offset_in` says which). After iteration, `skipped` counts the
+    records that are not pages by WARC-Type, and `revisits` the revisit records linked to their record."""
+
+    def __init__(self, path: Path, *, batch_records: int = 256) -> None:
+        self.path = Path(path)
+        self.name = self.path.name
+        self.batch_records = batch_records
+        self.skipped: Counter[str] = Counter()
+        self.revisits = 0
+        members, one_stream = _compression(self.path)
+        self._members = members and not one_stream  # offsets are gzip members'
+        self._one_stream = one_stream
+        with open(self.path, "rb") as f:
+            # FastWARC reads LZ4 and Zstandard too; a record's offset is its frame's while frames and
+            # records are one to one, none after two records share a frame
+            self._framed = f.read(4) in FRAMED_MAGIC
+        self._no_offsets = False
+        self._recent: OrderedDict[int, WarcCapture] = OrderedDict()
+        self._recent_bytes = 0
+        self.offset_in = "gunzipped stream" if one_stream else "file"
+
+    def _open(self) -> BinaryIO:
+        if self._one_stream:
+            from .ingest import _gzip
+
+            return _gzip.open(self.path, "rb")  # type: ignore[return-value]
+        return open(self.path, "rb")  # noqa: SIM115
+
+    def __iter__(self) -> Iterator[list[RawLine]]:
+        from .ingest import RawLine
+
+        batch: list[RawLine] = []
+        for number, item in self._records():
+            batch.append(RawLine(number, item))
+            if len(batch) >= self.batch_records:
+                yield batch
+                batch = []
+        if batch:
+            yield batch
+
+    def records(self) -> Iterator[RawLine]:
+        for batch in self:
+            yield from batch
+
+    def _capture(self, rec: Any, pos: int, block: bytes, h: dict[str, str]) -> WarcCapture:
+        return WarcCapture(
+            warc_type=_type_name(rec.record_type), url=(h.get("warc-target-uri") or "").strip("<> "),
+            date=h.get("warc-date"), record_id=h.get("warc-record-id"), offset=pos, warc_file=self.name,
+            block=block, content_type=h.get("content-type"), payload_digest=h.get("warc-payload-digest"),
+            truncated=h.get("warc-truncated"), offset_in=self.offset_in,
+        )
+
+    def _records(self) -> Iterator[tuple[int, WarcCapture | str]]:
+        """(record number, capture or reason) for every page-like or bad record; the others are counted."""
+        by_id: dict[str, int] = {}       # record id -> offset of a response / resource
+        by_digest: dict[str, int] = {}   # payload digest -> offset of the first with it
+        # The last capture is held back one record: a read error right after it can still flag its length.
+        held: WarcCapture | None = None
+        held_number = 0
+        number = 0
+        prev_pos = -1
+        start = 0
+        with self._open() as f:
+            while True:
+                f.seek(start)
+                last_pos = -1
+                error: str | None = None
+                try:
+                    for rec in ArchiveIterator(f, parse_http=False):
+                        number += 1
+                        pos = last_pos = rec.stream_pos
+                        rtype = rec.record_type
+                        if not rtype & _PAGE_TYPES:
+                            self.skipped[_type_name(rtype)] += 1
+                            continue
+                        block = rec.reader.read()
+                        h = _headers(rec)
+                        declared = h.get("content-length")
+                        if declared is None or len(block) < rec.content_length:
+                            got = (f"{len(block):,} of {rec.content_length:,} bytes" if declared is not None
+                                   else "in its WARC header")
+                            url = h.get("warc-target-uri") or "no URL"
+                            if held is not None:
+                                yield held_number, held
+                                held = None
+                            yield number, f"record cut off: {got} (offset {pos}, {url})"
+                            continue
+                        if self._framed and pos == prev_pos:  # lz4 / zstd frames holding several records
+                            self._framed, self._no_offsets = False, True
+                            if held is not None:
+                                held = replace(held, offset=None)
+                        prev_pos = pos
+                        cap = self._capture(rec, pos, block, h)
+                        if self._no_offsets:
+                            cap = replace(cap, offset=None)
+                        if rtype == WarcRecordType.revisit:
+                            cap = self._link(cap, h.get("warc-refers-to"), by_id, by_digest)
+                        elif rtype & _PAGE_SOURCES:
+                            if cap.record_id:
+                                by_id[cap.record_id] = pos
+                            if cap.payload_digest:
+                                by_digest.setdefault(cap.payload_digest, pos)
+                            self._remember(cap)
+                        if held is not None:
+                            yield held_number, held
+                        held, held_number = cap, number
+                except OSError as exc:  # FastWARC: "Invalid WARC header", a broken gzip member
+                    error = str(exc) or type(exc).__name__
+                except EOFError as exc:  # ISA-L: a one-stream file cut short
+                    error = f"compressed file cut short ({exc})"
+                if error is None:
+                    break
+                number += 1
+                after = last_pos if last_pos >= 0 else start
+                resume = self._next_record(after + 1)
+                if held is not None:
+                    end = None if self._members else self._record_end(held.offset or 0, len(held.block))
+                    if end is not None and resume is not None and end != resume:
+                        yield held_number, (f"bad Content-Length (offset {held.offset}, {held.url}): "
+                                            f"{len(held.block):,} bytes end the record at byte {end:,}, "
+                                            f"the next record starts at {resume:,}")
+                    else:
+                        yield held_number, held
+                    held = None
+                where = f"after offset {after}" if number > 1 else "at offset 0"
+                tail = f"reading resumed at offset {resume}" if resume is not None else "the rest of the file is lost"
+                yield number, f"malformed record ({where}: {error}); {tail}"
+                if resume is None:
+                    break
+                start = resume
+        if held is not None:
+            yield held_number, held
+
+    def _link(self, cap: WarcCapture, refers_to: str | None, by_id: dict[str, int],
+              by_digest: dict[str, int]) -> WarcCapture:
+        """A revisit with the record it refers to attached (read again from its offset): by
+        WARC-Refers-To, else by the payload digest."""
+        pos = by_id.get(refers_to) if refers_to else None
+        if pos is None and cap.payload_digest:
+            pos = by_digest.get(cap.payload_digest)
+        original = self._read_at(pos) if pos is not None else None
+        if original is not None:
+            self.revisits += 1
+        fields = {s: getattr(cap, s) for s in WarcCapture.__slots__}
+        return WarcCapture(**{**fields, "original": original, "refers_to": refers_to or cap.payload_digest})
+
+    def _remember(self, cap: WarcCapture) -> None:
+        """Keep the latest page records, up to `RECENT_BYTES`: a revisit mostly points at one of them,
+        and re-reading a file gzipped as one stream means inflating it from its start."""
+        if cap.offset is None:
+            return
+        self._recent[cap.offset] = cap
+        self._recent_bytes += len(cap.block)
+        while self._recent_bytes > RECENT_BYTES and self._recent:
+            self._recent_bytes -= len(self._recent.popitem(last=False)[1].block)
+
+    def _read_at(self, pos: int) -> WarcCapture | None:
+        if (cap := self._recent.get(pos)) is not None:
+            return cap
+        with self._open() as f:
+            f.seek(pos)
+            for rec in ArchiveIterator(f, parse_http=False):
+                return self._capture(rec, pos, rec.reader.read(), _headers(rec))
+        return None
+
+    def _record_end(self, offset: int, content_length: int) -> int | None:
+        """Where an uncompressed record at `offset` ends by its Content-Length (its header, the block and
+        the CRLF CRLF after it)."""
+        with self._open() as f:
+            f.seek(offset)
+            head = f.read(64 << 10)
+        header_end = head.find(b"\r\n\r\n")
+        return None if header_end < 0 else offset + header_end + 4 + content_length + 4
+
+    def _next_record(self, start: int) -> int | None:
+        """The offset of the next readable record header at or after `start`, or None."""
+        with self._open() as f:
+            pos = start
+            while True:
+                try:
+                    f.seek(pos)
+                    window = f.read(_RESYNC_WINDOW + 16)
+                except (OSError, EOFError):
+                    return None
+                if not window:
+                    return None
+                if self._members:
+                    i = window.find(_GZIP_MAGIC)
+                    while 0 <= i < _RESYNC_WINDOW:
+                        if _warc_member_at(f, pos + i):
+                            return pos + i
+                        i = window.find(_GZIP_MAGIC, i + 1)
+                else:
+                    found = [i for m in (b"\nWARC/1.0\r\n", b"\nWARC/1.1\r\n")
+                             if 0 <= (i := window.find(m)) < _RESYNC_WINDOW]
+                    if found:
+                        return pos + min(found) + 1
+                if len(window) <= _RESYNC_WINDOW:
+                    return None
+                pos += _RESYNC_WINDOW
+
+
+def _compression(path: Path) -> tuple[bool, bool]:
+    """(gzipped, gzipped as one stream). A .warc.gz is normally one gzip member per record, so a
+    record's offset is where its member starts; a file compressed whole has no such offsets."""
+    with open(path, "rb") as f:
+        data = f.read(1 << 20)
+    if data[:3] != _GZIP_MAGIC:
+        return False, False
+    try:
+        first = zlib.decompressobj(wbits=31).decompress(data)
+    except zlib.error:
+        return True, False
+    # Another record's header inside the first member: the file is compressed as one stream.
+    return True, b"\r\n\r\nWARC/1." in first
+
+
+def _warc_member_at(f: BinaryIO, pos: int) -> bool:
+    f.seek(pos)
+    try:
+        head = zlib.decompressobj(wbits=31).decompress(f.read(256), 16)
+    except zlib.error:
+        return False
+    return head.startswith(WARC_MAGIC)
