@@ -13,6 +13,7 @@ from typing import Any, NoReturn
 from . import engine
 from .config import Config, load_config
 from .errors import ConfigError, NeardupError
+from .gate import Limit, evaluate, merge, parse_option
 from .store import DEFAULT_DB, Store
 
 SAMPLE = Path(__file__).resolve().parent.parent / "sample_data" / "crawl.jsonl.gz"
@@ -71,6 +72,14 @@ def config_from_args(args: argparse.Namespace) -> Config:
     return base.replace(**changes)
 
 
+def _limit(text: str) -> Limit:
+    """argparse type of `--fail-over`: a bad limit is a usage error (exit 2, one line)."""
+    try:
+        return parse_option(text)
+    except ConfigError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
 def _open(args: argparse.Namespace, *, must_exist: bool = True, bulk: bool = False) -> Store:
     if must_exist and not Path(args.db).exists():
         raise NeardupError(f"no database at {args.db}: run `neardup ingest DUMP --db {args.db}` first")
@@ -106,17 +115,25 @@ def _analysis(args: argparse.Namespace, store: Store) -> engine.Analysis:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
+    """The report; with limits (the config's `gate:`, each overridden by `--fail-over`), exit 1 when one is
+    crossed, with one line per crossed limit on stderr."""
     from .report import report_dict, report_text
 
     with _open(args) as store:
         if store.count_pages() == 0:
             raise NeardupError(f"{args.db} holds no pages: run `neardup ingest DUMP --db {args.db}` first")
         analysis = _analysis(args, store)
+    limits = merge(analysis.config.gate, args.fail_over or [])
+    verdict = evaluate(analysis.numbers, limits) if limits else None
     if args.json:
-        print(json.dumps(report_dict(analysis, top_hosts=args.top_hosts), indent=2, default=str))
+        print(json.dumps(report_dict(analysis, top_hosts=args.top_hosts, verdict=verdict), indent=2, default=str))
     else:
-        print(report_text(analysis, top_hosts=args.top_hosts))
-    return 0
+        print(report_text(analysis, top_hosts=args.top_hosts, verdict=verdict))
+    if verdict is None or verdict.passed:
+        return 0
+    for check in verdict.failed:
+        print(f"neardup: gate failed: {check.line()}", file=sys.stderr)
+    return 1
 
 
 def cmd_export(args: argparse.Namespace) -> int:
@@ -207,6 +224,11 @@ def build_parser() -> argparse.ArgumentParser:
     _add_common(p)
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.add_argument("--top-hosts", type=int, default=10)
+    p.add_argument("--fail-over", action="append", type=_limit, metavar="METRIC=LIMIT",
+                   help="quality gate, repeatable: exit 1 when a number is above its limit. Metrics: "
+                        "redundant, degenerate, exact, near, byte_identical (percent of all pages, e.g. "
+                        "redundant=20%%); largest_cluster (pages), duplicate_clusters (count), e.g. "
+                        "largest_cluster=400. Overrides the same metric in the config's gate:")
     p.set_defaults(func=cmd_report)
 
     p = sub.add_parser("export", help="cluster assignments CSV and the dupcheck.yaml that replays the run")
