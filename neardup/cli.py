@@ -103,14 +103,18 @@ def cmd_ingest(args: argparse.Namespace) -> int:
     return 0
 
 
-def _analysis(args: argparse.Namespace, store: Store) -> engine.Analysis:
+def _fingerprints(args: argparse.Namespace, store: Store) -> tuple[engine.Fingerprints, Config]:
     config = config_from_args(args)
     spark_run = store.spark_run()
     if spark_run is not None:
         from .spark import check_setting
 
         check_setting(spark_run, config)
-    fp = engine.load_fingerprints(store, config, progress=_tqdm_progress(), jobs=args.jobs)
+    return engine.load_fingerprints(store, config, progress=_tqdm_progress(), jobs=args.jobs), config
+
+
+def _analysis(args: argparse.Namespace, store: Store) -> engine.Analysis:
+    fp, config = _fingerprints(args, store)
     return engine.analyze(fp, config)
 
 
@@ -137,14 +141,31 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    from .export import write_export
+    from .config import save_config
+    from .export import kept_format, write_clusters_csv, write_kept, write_removed_csv
 
+    outputs = [p for p in (args.out, args.kept, args.removed) if p]
+    if not outputs:
+        raise NeardupError("export needs at least one of --out CSV, --kept FILE, --removed CSV")
+    if args.kept:
+        kept_format(args.kept)
     with _open(args) as store:
-        analysis = _analysis(args, store)
-    yaml_path = write_export(analysis, args.out, args.config_out)
-    n = analysis.numbers
-    print(f"wrote {args.out} ({n['total_pages']:,} rows, {n['duplicate_clusters']:,} duplicate clusters) "
-          f"and {yaml_path} (replay: neardup report --config {yaml_path} --db {args.db})")
+        fp, config = _fingerprints(args, store)
+        analysis = engine.analyze(fp, config)
+        n = analysis.numbers
+        labels = store.labels()
+        if args.kept:
+            kept = write_kept(store, analysis, args.kept)
+            print(f"wrote {args.kept} ({kept:,} pages kept: one per cluster, degenerate pages left out)")
+    if args.removed:
+        removed = write_removed_csv(analysis, fp, args.removed)
+        print(f"wrote {args.removed} ({removed:,} removed pages, each with the page kept in its place)")
+    if args.out:
+        write_clusters_csv(analysis, args.out, labels)
+        print(f"wrote {args.out} ({n['total_pages']:,} rows, {n['duplicate_clusters']:,} duplicate clusters)")
+    yaml_path = Path(args.config_out) if args.config_out else Path(outputs[0]).with_name("dupcheck.yaml")
+    save_config(analysis.config, yaml_path)
+    print(f"wrote {yaml_path} (replay: neardup report --config {yaml_path} --db {args.db})")
     return 0
 
 
@@ -231,10 +252,16 @@ def build_parser() -> argparse.ArgumentParser:
                         "largest_cluster=400. Overrides the same metric in the config's gate:")
     p.set_defaults(func=cmd_report)
 
-    p = sub.add_parser("export", help="cluster assignments CSV and the dupcheck.yaml that replays the run")
+    p = sub.add_parser("export", help="cluster assignments CSV, the deduplicated dump, the removed pages, and the "
+                                      "dupcheck.yaml that replays the run")
     _add_common(p)
-    p.add_argument("--out", required=True, help="CSV path, e.g. clusters.csv")
-    p.add_argument("--config-out", help="YAML path (default: dupcheck.yaml beside the CSV)")
+    p.add_argument("--out", help="cluster assignments CSV, one row per page, e.g. clusters.csv")
+    p.add_argument("--kept", help="the pages deduplication keeps (each cluster's representative; a unique page is "
+                                  "a cluster of one; degenerate pages are not kept) as they were loaded, plus "
+                                  "cluster_id: kept.jsonl.gz, kept.jsonl or kept.parquet")
+    p.add_argument("--removed", help="CSV of the removed pages: the representative each duplicates (same "
+                                     "cluster_id in the kept dump), similarity in the threshold's unit, method")
+    p.add_argument("--config-out", help="YAML path (default: dupcheck.yaml beside the first output)")
     p.set_defaults(func=cmd_export)
 
     p = sub.add_parser("evaluate", help="pairwise precision/recall against a ground-truth CSV")

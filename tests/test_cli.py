@@ -119,6 +119,7 @@ def test_export_and_replay(db: str, tmp_path: Path, capsys: pytest.CaptureFixtur
     assert list(df.columns) == COLUMNS == [
         "url", "cluster_id", "cluster_size", "is_representative", "representative_url",
         "similarity_to_representative", "method", "shingle_size", "threshold", "degenerate",
+        "category", "category_from", "suggested_action",
     ]
     assert len(df) == len(crawl.records)
     assert sorted(df["url"]) == sorted(r["url"] for r in crawl.records)
