@@ -17,6 +17,15 @@ WHY = np.array(["named by rel=canonical", "earliest fetch", "shortest URL", "new
 _WHY_OF = {"canonical": 0, "earliest": 1, "shortest": 2, "newest": 3}
 
 
+_RULE_TEXT = {"canonical": "the member named by rel=canonical", "earliest": "the earliest fetch",
+              "newest": "the newest fetch", "shortest": "the shortest URL"}
+
+
+def describe_rule(rule: Sequence[str] = DEFAULT_REPRESENTATIVE) -> str:
+    """The representative rule in words: "the member named by rel=canonical, else the earliest fetch, ..."."""
+    return ", else ".join(_RULE_TEXT[c] for c in rule) + ", else the first page loaded"
+
+
 def components(n: int, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """Component label per node 0..n-1 for the undirected edges (a[i], b[i]) (labels are 0..k-1)."""
     if n == 0:

@@ -171,9 +171,10 @@ def kept_records(store: Store, analysis: Analysis, *, batch_rows: int = KEPT_BAT
     ids, clusters = kept_pages(analysis)
     done = 0
     for table in store.page_records(ids, batch_rows):
+        expected = ids[done : done + batch_rows]
+        if not np.array_equal(table.column("page_id").to_numpy(), expected):
+            raise NeardupError(f"{store.path} changed since it was analyzed (a page is missing): export again")
         rows = table.to_pylist()
-        if len(rows) != len(ids[done : done + len(rows)]) or (rows and rows[0]["page_id"] != ids[done]):
-            raise NeardupError(f"{store.path} changed while the kept pages were read: export again")
         batch = []
         for row, cluster in zip(rows, clusters[done : done + len(rows)], strict=True):
             if row["html"] is None and row["text_in"] is None:

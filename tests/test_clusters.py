@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from neardup.clusters import components, pick_representatives
+from neardup.clusters import components, describe_rule, pick_representatives
 
 
 def _same_partition(labels: np.ndarray, groups: list[set[int]]) -> bool:
@@ -160,3 +160,9 @@ def test_rule_order_and_the_last_tie_break() -> None:
                         (1, 5, "https://example.com/a-long-url", None, "2024-01-01")])
     reps = pick_representatives(same_time, rule=("earliest",))
     assert (reps.loc[1, "representative_id"], reps.loc[1, "why"]) == (5, "lowest page id")
+
+
+def test_describe_rule() -> None:
+    assert describe_rule() == ("the member named by rel=canonical, else the earliest fetch, else the shortest URL, "
+                               "else the first page loaded")
+    assert describe_rule(("newest",)) == "the newest fetch, else the first page loaded"
