@@ -11,7 +11,7 @@ import yaml
 
 from ._html import MAX_STRIP_TAGS  # what the extractor takes
 from .errors import ConfigError
-from .gate import Limit, parse_limit
+from .gate import Limit, check_limit, parse_limit
 
 Method = Literal["simhash", "minhash"]
 NormalizeMode = Literal["strip", "main"]
@@ -126,7 +126,7 @@ class Config:
         if not isinstance(self.gate, tuple) or not all(isinstance(g, Limit) for g in self.gate):
             raise ConfigError(f"gate must be a mapping of metric: limit, not {self.gate!r}")
         for limit in self.gate:
-            parse_limit(limit.metric, str(limit))  # the range check of each metric's unit
+            check_limit(limit)
         if len({g.metric for g in self.gate}) != len(self.gate):
             raise ConfigError("gate names a metric twice")
 

@@ -59,12 +59,23 @@ def parse_limit(metric: str, value: Any) -> Limit:
         limit = float(number)
     except ValueError:
         raise ConfigError(f"gate limit {metric}={text}: {number!r} is not a number") from None
+    return check_limit(Limit(metric, limit), written=text)
+
+
+def check_limit(limit: Limit, *, written: str | None = None) -> Limit:
+    """`limit` if its metric exists and its value is in range for the metric's unit; else ConfigError."""
+    if limit.metric not in METRICS:
+        raise ConfigError(f"unknown gate metric {limit.metric!r}: use one of {', '.join(METRICS)}")
+    unit, value = METRICS[limit.metric][1], limit.value
+    shown = f"{limit.metric}={written if written is not None else value}"
+    if not isinstance(value, float | int) or isinstance(value, bool):
+        raise ConfigError(f"gate limit {shown}: not a number")
     if unit == "%":
-        if not 0 <= limit <= 100:
-            raise ConfigError(f"gate limit {metric}={text}: a percentage from 0% to 100%")
-    elif not math.isfinite(limit) or limit < 0 or limit != int(limit):
-        raise ConfigError(f"gate limit {metric}={text}: a whole number of {unit}, 0 or more")
-    return Limit(metric, limit)
+        if not 0 <= value <= 100:
+            raise ConfigError(f"gate limit {shown}: a percentage from 0% to 100%")
+    elif not math.isfinite(value) or value < 0 or value != int(value):
+        raise ConfigError(f"gate limit {shown}: a whole number of {unit}, 0 or more")
+    return limit
 
 
 def parse_option(text: str) -> Limit:

@@ -179,3 +179,14 @@ def test_gate_as_a_ci_step(tmp_path: Path, crawl: Crawl) -> None:
 
     bad = (tmp_path / "bad.err").read_text().strip().splitlines()
     assert len(bad) == 1 and "largest_cluster is a count of pages, not a percentage" in bad[0]
+
+
+@pytest.mark.parametrize(
+    ("limit", "needle"),
+    [(Limit("largest", 4.0), "unknown gate metric 'largest'"), (Limit("redundant", 101.0), "from 0% to 100%"),
+     (Limit("largest_cluster", 2.5), "a whole number of pages")],
+)
+def test_a_config_built_in_code_checks_its_limits(limit: Limit, needle: str) -> None:
+    with pytest.raises(ConfigError) as exc:
+        Config(gate=(limit,))
+    assert needle in str(exc.value)
