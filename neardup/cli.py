@@ -13,6 +13,7 @@ from typing import Any, NoReturn
 from . import engine
 from .config import Config, load_config
 from .errors import ConfigError, NeardupError
+from .gate import Limit, evaluate, merge, parse_option
 from .store import DEFAULT_DB, Store
 
 SAMPLE = Path(__file__).resolve().parent.parent / "sample_data" / "crawl.jsonl.gz"
@@ -71,6 +72,14 @@ def config_from_args(args: argparse.Namespace) -> Config:
     return base.replace(**changes)
 
 
+def _limit(text: str) -> Limit:
+    """argparse type of `--fail-over`: a bad limit is a usage error (exit 2, one line)."""
+    try:
+        return parse_option(text)
+    except ConfigError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
 def _open(args: argparse.Namespace, *, must_exist: bool = True, bulk: bool = False) -> Store:
     if must_exist and not Path(args.db).exists():
         raise NeardupError(f"no database at {args.db}: run `neardup ingest DUMP --db {args.db}` first")
@@ -98,40 +107,69 @@ def cmd_ingest(args: argparse.Namespace) -> int:
     return 0
 
 
-def _analysis(args: argparse.Namespace, store: Store) -> engine.Analysis:
+def _fingerprints(args: argparse.Namespace, store: Store) -> tuple[engine.Fingerprints, Config]:
     config = config_from_args(args)
     spark_run = store.spark_run()
     if spark_run is not None:
         from .spark import check_setting
 
         check_setting(spark_run, config)
-    fp = engine.load_fingerprints(store, config, progress=_tqdm_progress(), jobs=args.jobs)
+    return engine.load_fingerprints(store, config, progress=_tqdm_progress(), jobs=args.jobs), config
+
+
+def _analysis(args: argparse.Namespace, store: Store) -> engine.Analysis:
+    fp, config = _fingerprints(args, store)
     return engine.analyze(fp, config)
 
 
 def cmd_report(args: argparse.Namespace) -> int:
+    """The report; with limits (the config's `gate:`, each overridden by `--fail-over`), exit 1 when one is
+    crossed, with one line per crossed limit on stderr."""
     from .report import report_dict, report_text
 
     with _open(args) as store:
         if store.count_pages() == 0:
             raise NeardupError(f"{args.db} holds no pages: run `neardup ingest DUMP --db {args.db}` first")
         analysis = _analysis(args, store)
+    limits = merge(analysis.config.gate, args.fail_over or [])
+    verdict = evaluate(analysis.numbers, limits) if limits else None
     if args.json:
-        print(json.dumps(report_dict(analysis, top_hosts=args.top_hosts), indent=2, default=str))
+        print(json.dumps(report_dict(analysis, top_hosts=args.top_hosts, verdict=verdict), indent=2, default=str))
     else:
-        print(report_text(analysis, top_hosts=args.top_hosts))
-    return 0
+        print(report_text(analysis, top_hosts=args.top_hosts, verdict=verdict))
+    if verdict is None or verdict.passed:
+        return 0
+    for check in verdict.failed:
+        print(f"neardup: gate failed: {check.line()}", file=sys.stderr)
+    return 1
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    from .export import write_export
+    from .config import save_config
+    from .export import kept_format, write_clusters_csv, write_kept, write_removed_csv
 
+    outputs = [p for p in (args.out, args.kept, args.removed) if p]
+    if not outputs:
+        raise NeardupError("export needs at least one of --out CSV, --kept FILE, --removed CSV")
+    if args.kept:
+        kept_format(args.kept)
     with _open(args) as store:
-        analysis = _analysis(args, store)
-    yaml_path = write_export(analysis, args.out, args.config_out)
-    n = analysis.numbers
-    print(f"wrote {args.out} ({n['total_pages']:,} rows, {n['duplicate_clusters']:,} duplicate clusters) "
-          f"and {yaml_path} (replay: neardup report --config {yaml_path} --db {args.db})")
+        fp, config = _fingerprints(args, store)
+        analysis = engine.analyze(fp, config)
+        n = analysis.numbers
+        labels = store.labels()
+        if args.kept:
+            kept = write_kept(store, analysis, args.kept)
+            print(f"wrote {args.kept} ({kept:,} pages kept: one per cluster, degenerate pages left out)")
+    if args.removed:
+        removed = write_removed_csv(analysis, fp, args.removed)
+        print(f"wrote {args.removed} ({removed:,} removed pages, each with the page kept in its place)")
+    if args.out:
+        write_clusters_csv(analysis, args.out, labels)
+        print(f"wrote {args.out} ({n['total_pages']:,} rows, {n['duplicate_clusters']:,} duplicate clusters)")
+    yaml_path = Path(args.config_out) if args.config_out else Path(outputs[0]).with_name("dupcheck.yaml")
+    save_config(analysis.config, yaml_path)
+    print(f"wrote {yaml_path} (replay: neardup report --config {yaml_path} --db {args.db})")
     return 0
 
 
@@ -211,12 +249,23 @@ def build_parser() -> argparse.ArgumentParser:
     _add_common(p)
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.add_argument("--top-hosts", type=int, default=10)
+    p.add_argument("--fail-over", action="append", type=_limit, metavar="METRIC=LIMIT",
+                   help="quality gate, repeatable: exit 1 when a number is above its limit. Metrics: "
+                        "redundant, degenerate, exact, near, byte_identical (percent of all pages, e.g. "
+                        "redundant=20%%); largest_cluster (pages), duplicate_clusters (count), e.g. "
+                        "largest_cluster=400. Overrides the same metric in the config's gate:")
     p.set_defaults(func=cmd_report)
 
-    p = sub.add_parser("export", help="cluster assignments CSV and the dupcheck.yaml that replays the run")
+    p = sub.add_parser("export", help="cluster assignments CSV, the deduplicated dump, the removed pages, and the "
+                                      "dupcheck.yaml that replays the run")
     _add_common(p)
-    p.add_argument("--out", required=True, help="CSV path, e.g. clusters.csv")
-    p.add_argument("--config-out", help="YAML path (default: dupcheck.yaml beside the CSV)")
+    p.add_argument("--out", help="cluster assignments CSV, one row per page, e.g. clusters.csv")
+    p.add_argument("--kept", help="the pages deduplication keeps (each cluster's representative; a unique page is "
+                                  "a cluster of one; degenerate pages are not kept) as they were loaded, plus "
+                                  "cluster_id: kept.jsonl.gz, kept.jsonl or kept.parquet")
+    p.add_argument("--removed", help="CSV of the removed pages: the representative each duplicates (same "
+                                     "cluster_id in the kept dump), similarity in the threshold's unit, method")
+    p.add_argument("--config-out", help="YAML path (default: dupcheck.yaml beside the first output)")
     p.set_defaults(func=cmd_export)
 
     p = sub.add_parser("evaluate", help="pairwise precision/recall against a ground-truth CSV")

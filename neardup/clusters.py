@@ -2,12 +2,28 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 import pandas as pd
 from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
 
-WHY = np.array(["named by rel=canonical", "earliest fetch", "shortest URL"], dtype=object)
+from .config import DEFAULT_REPRESENTATIVE
+
+# Why a page represents its cluster: the first criterion of the rule that applies (index into WHY).
+WHY = np.array(["named by rel=canonical", "earliest fetch", "shortest URL", "newest fetch", "lowest page id"],
+               dtype=object)
+_WHY_OF = {"canonical": 0, "earliest": 1, "shortest": 2, "newest": 3}
+
+
+_RULE_TEXT = {"canonical": "the member named by rel=canonical", "earliest": "the earliest fetch",
+              "newest": "the newest fetch", "shortest": "the shortest URL"}
+
+
+def describe_rule(rule: Sequence[str] = DEFAULT_REPRESENTATIVE) -> str:
+    """The representative rule in words: "the member named by rel=canonical, else the earliest fetch, ..."."""
+    return ", else ".join(_RULE_TEXT[c] for c in rule) + ", else the first page loaded"
 
 
 def components(n: int, a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -21,13 +37,17 @@ def components(n: int, a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 def representative_rows(
     cluster: np.ndarray, url_id: np.ndarray, rel_id: np.ndarray, fetched_ns: np.ndarray,
-    url_len: np.ndarray, page_id: np.ndarray,
+    url_len: np.ndarray, page_id: np.ndarray, rule: Sequence[str] = DEFAULT_REPRESENTATIVE,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Row index of each cluster's representative, and why it was chosen (index into WHY).
 
-    Rule: a member named by another member's rel=canonical (`rel_id`, in the same id space as
-    `url_id`, -1 for none); else the earliest fetch (`fetched_ns`, -1 for unknown); else the shortest
-    canonical URL; then the lowest page id. Returned in order of cluster value.
+    `rule` orders the criteria (`Config.representative`): `canonical`, a member named by another
+    member's rel=canonical (`rel_id`, in the same id space as `url_id`, -1 for none); `earliest` /
+    `newest`, the first / last known fetch (`fetched_ns`, -1 for unknown: after every known time);
+    `shortest`, the shortest canonical URL; then the lowest page id. The reason is the first criterion
+    of the rule that applies to the cluster: canonical when the chosen page is named, a fetch time when
+    the cluster has two or more distinct known times, shortest URL otherwise (or the lowest page id when
+    the rule has no `shortest`). Returned in order of cluster value.
     """
     cluster = np.asarray(cluster, dtype=np.int64)
     if len(cluster) == 0:
@@ -37,19 +57,31 @@ def representative_rows(
     named_codes = np.unique(cluster[names_other] * width + rel_id[names_other])
     is_named = np.isin(cluster * width + url_id, named_codes)
     has_time = fetched_ns >= 0
-    time_key = np.where(has_time, fetched_ns, np.iinfo(np.int64).max)
-    order = np.lexsort((page_id, url_len, time_key, ~has_time, ~is_named, cluster))
+    keys = {  # per criterion, sort keys (most significant first) that put the preferred page first
+        "canonical": [~is_named],
+        "earliest": [~has_time, np.where(has_time, fetched_ns, np.iinfo(np.int64).max)],
+        "newest": [~has_time, np.where(has_time, -fetched_ns, np.iinfo(np.int64).max)],
+        "shortest": [url_len],
+    }
+    significant = [cluster, *(k for criterion in rule for k in keys[criterion]), page_id]
+    order = np.lexsort(significant[::-1])
     first = order[np.concatenate(([True], cluster[order][1:] != cluster[order][:-1]))]
-    # Earliest fetch only decides when the cluster has two or more distinct known fetch times.
+    # A fetch time only decides when the cluster has two or more distinct known fetch times.
     timed = np.unique(np.stack([cluster[has_time], fetched_ns[has_time]]), axis=1)
     clusters_sorted = cluster[first]
     n_times = np.searchsorted(timed[0], clusters_sorted, "right") - np.searchsorted(timed[0], clusters_sorted, "left")
-    why = np.where(is_named[first], 0, np.where(has_time[first] & (n_times > 1), 1, 2))
+    applies = {"canonical": is_named[first], "earliest": has_time[first] & (n_times > 1),
+               "shortest": np.ones(len(first), dtype=bool)}
+    applies["newest"] = applies["earliest"]
+    why = np.full(len(first), 4)
+    for criterion in reversed(rule):
+        why = np.where(applies[criterion], _WHY_OF[criterion], why)
     return first, why
 
 
-def pick_representatives(pages: pd.DataFrame, cluster_col: str = "cluster_id") -> pd.DataFrame:
-    """Representative per cluster, with the reason (see `representative_rows` for the rule).
+def pick_representatives(pages: pd.DataFrame, cluster_col: str = "cluster_id",
+                         rule: Sequence[str] = DEFAULT_REPRESENTATIVE) -> pd.DataFrame:
+    """Representative per cluster under `rule`, with the reason (see `representative_rows`).
 
     Needs columns page_id, canonical_url, rel_canonical, fetched_at and `cluster_col`.
     Returns a frame indexed by cluster id: representative page_id, its URL, and `why`.
@@ -61,6 +93,7 @@ def pick_representatives(pages: pd.DataFrame, cluster_col: str = "cluster_id") -
     first, why = representative_rows(
         pages[cluster_col].to_numpy(dtype=np.int64), codes[:n], codes[n:], fetched_ns,
         pages["canonical_url"].str.len().to_numpy(dtype=np.int64), pages["page_id"].to_numpy(dtype=np.int64),
+        rule,
     )
     return pd.DataFrame(
         {"representative_id": pages["page_id"].to_numpy()[first],

@@ -11,6 +11,7 @@ import yaml
 
 from ._html import MAX_STRIP_TAGS  # what the extractor takes
 from .errors import ConfigError
+from .gate import Limit, check_limit, parse_limit
 
 Method = Literal["simhash", "minhash"]
 NormalizeMode = Literal["strip", "main"]
@@ -19,6 +20,10 @@ Extractor = Literal["neardup", "resiliparse"]
 EXTRACTOR_VERSION = 1
 Similarity = Literal["jaccard", "containment"]
 Verify = Literal["exact", "estimate"]
+# Criteria of the representative rule, tried in order (the lowest page id breaks what is left):
+# a member another member names by rel=canonical, the earliest / newest known fetch, the shortest URL.
+REPRESENTATIVE_CRITERIA = ("canonical", "earliest", "newest", "shortest")
+DEFAULT_REPRESENTATIVE: tuple[str, ...] = ("canonical", "earliest", "shortest")
 
 # The classic boilerplate recipe: drop these elements, keep the stripped strings.
 DEFAULT_STRIP_TAGS: tuple[str, ...] = (
@@ -63,6 +68,10 @@ class Config:
     simhash_max_bits: int = SIMHASH_MAX_BITS
     minhash_min_similarity: float = MINHASH_MIN_SIMILARITY
     containment_min_similarity: float = CONTAINMENT_MIN_SIMILARITY
+    # Which page of a cluster is kept: `newest` instead of `earliest` where the latest snapshot matters.
+    representative: tuple[str, ...] = DEFAULT_REPRESENTATIVE
+    # Quality gate (`neardup report` exits 1 when a limit is crossed); in YAML a mapping `metric: limit`.
+    gate: tuple[Limit, ...] = ()
 
     def __post_init__(self) -> None:
         if self.normalize not in ("strip", "main"):
@@ -107,6 +116,19 @@ class Config:
             raise ConfigError(f"strip_tags must be a non-empty list of tag names, not {self.strip_tags!r}")
         if len(self.strip_tags) > MAX_STRIP_TAGS:
             raise ConfigError(f"strip_tags may name at most {MAX_STRIP_TAGS} tags, not {len(self.strip_tags)}")
+        rule = self.representative
+        if (not isinstance(rule, tuple) or not rule or not all(c in REPRESENTATIVE_CRITERIA for c in rule)
+                or len(set(rule)) != len(rule) or {"earliest", "newest"} <= set(rule)):
+            raise ConfigError(
+                f"representative must be a list of distinct criteria from {', '.join(REPRESENTATIVE_CRITERIA)} "
+                f"(earliest or newest, not both), not {list(rule) if isinstance(rule, tuple) else rule!r}"
+            )
+        if not isinstance(self.gate, tuple) or not all(isinstance(g, Limit) for g in self.gate):
+            raise ConfigError(f"gate must be a mapping of metric: limit, not {self.gate!r}")
+        for limit in self.gate:
+            check_limit(limit)
+        if len({g.metric for g in self.gate}) != len(self.gate):
+            raise ConfigError("gate names a metric twice")
 
     @property
     def minhash_floor(self) -> float:
@@ -159,6 +181,8 @@ class Config:
     def to_dict(self) -> dict[str, Any]:
         d = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
         d["strip_tags"] = list(self.strip_tags)
+        d["representative"] = list(self.representative)
+        d["gate"] = {g.metric: str(g) if g.unit == "%" else int(g.value) for g in self.gate}
         if self.method == "simhash":
             d["threshold"] = int(self.threshold)
         return d
@@ -172,6 +196,13 @@ class Config:
         kwargs = {k: v for k, v in data.items() if k in known}
         if "strip_tags" in kwargs:
             kwargs["strip_tags"] = tuple(kwargs["strip_tags"])
+        if isinstance(kwargs.get("representative"), list | str):
+            rule = kwargs["representative"]
+            kwargs["representative"] = (rule,) if isinstance(rule, str) else tuple(rule)
+        if isinstance(kwargs.get("gate"), dict):
+            kwargs["gate"] = tuple(parse_limit(str(m), v) for m, v in kwargs["gate"].items())
+        elif kwargs.get("gate") is None:
+            kwargs.pop("gate", None)
         if "method" in kwargs and "threshold" not in kwargs:
             kwargs["threshold"] = default_threshold(kwargs["method"])
         try:

@@ -514,6 +514,7 @@ class Fingerprints:
     hosts: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=object))
     # Threshold-independent: distinct MD5s ("md5") and distinct texts ("units") among content pages.
     fixed_counts: dict[str, int] = field(default_factory=dict)
+    n_shingles: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.int64))  # per unit
 
 
 def _page_arrays(pages: pd.DataFrame) -> tuple[dict[str, np.ndarray], np.ndarray]:
@@ -552,7 +553,7 @@ def load_fingerprints(store: Store, config: Config, *, progress: Progress = _noo
     content = arrays["unit"] >= 0
     fixed_counts = {"md5": len(np.unique(arrays["md5"][content])), "units": len(np.unique(arrays["unit"][content]))}
     return Fingerprints(config, pages, len(units), store.pair_arrays(key), simhash, minhash, fset["stats"],
-                        arrays, hosts, fixed_counts)
+                        arrays, hosts, fixed_counts, units["n_shingles"].to_numpy(dtype=np.int64))
 
 
 def pair_scores(fp: Fingerprints, config: Config) -> np.ndarray:
@@ -625,7 +626,8 @@ def analyze(fp: Fingerprints, config: Config) -> Analysis:
     why_page = np.where(content, WHY[2], None).astype(object)  # "shortest URL": a single page
     multi = idx[size[idx] > 1]
     rows, why = representative_rows(cluster[multi], arr["url_id"][multi], arr["rel_id"][multi],
-                                    arr["fetched_ns"][multi], arr["url_len"][multi], page_id[multi])
+                                    arr["fetched_ns"][multi], arr["url_len"][multi], page_id[multi],
+                                    config.representative)
     rep_of_cluster = np.full(len(present) + 1, -1, dtype=np.int64)  # cluster id -> row of its representative
     rep_of_cluster[cluster[multi][rows]] = multi[rows]
     why_of_cluster = np.empty(len(present) + 1, dtype=object)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from .engine import Analysis
+from .gate import Verdict
 
 LABELS = [
     ("total_pages", "total pages"),
@@ -29,7 +30,8 @@ def describe_setting(analysis: Analysis) -> str:
     return f"normalize={c.normalization}, {c.method}, shingles of {c.shingle_size} words, {rule}"
 
 
-def report_dict(analysis: Analysis, *, top_hosts: int = 10) -> dict[str, Any]:
+def report_dict(analysis: Analysis, *, top_hosts: int = 10, verdict: Verdict | None = None) -> dict[str, Any]:
+    """The report as data; `gate` holds the verdict on the limits (null without limits)."""
     degenerate = analysis.pages["degenerate"].dropna().map(lambda r: r.split(" ")[0] if r.startswith("status") else r)
     return {
         "setting": analysis.config.to_dict(),
@@ -37,10 +39,11 @@ def report_dict(analysis: Analysis, *, top_hosts: int = 10) -> dict[str, Any]:
         "degenerate_by_reason": {str(k): int(v) for k, v in degenerate.value_counts().items()},
         "top_hosts": analysis.hosts.head(top_hosts).to_dict(orient="records"),
         "warnings": analysis.warnings,
+        "gate": verdict.as_dict() if verdict is not None else None,
     }
 
 
-def report_text(analysis: Analysis, *, top_hosts: int = 10) -> str:
+def report_text(analysis: Analysis, *, top_hosts: int = 10, verdict: Verdict | None = None) -> str:
     n = analysis.numbers
     total = max(n["total_pages"], 1)
     lines = [f"neardup report  ({describe_setting(analysis)})", ""]
@@ -62,4 +65,7 @@ def report_text(analysis: Analysis, *, top_hosts: int = 10) -> str:
             lines.append(f"    {row.host:<{hw}}  {row.pages:>7,}  {row.redundant:>9,}  {row.redundant_pct:>5.1f}")
     for w in analysis.warnings:
         lines += ["", f"  WARNING: {w}"]
+    if verdict is not None:
+        lines += ["", f"  quality gate: {'passed' if verdict.passed else 'FAILED'}"]
+        lines += [f"    {'ok  ' if c.passed else 'FAIL'}  {c.line()}" for c in verdict.checks]
     return "\n".join(lines)

@@ -476,15 +476,15 @@ def _exact_fn(config: Config) -> Callable[[Iterator[pa.RecordBatch]], Iterator[p
     return run
 
 
-def _representatives_fn() -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
-    """`clusters.pick_representatives` over one partition (whole clusters: partitioned by cluster id)."""
+def _representatives_fn(rule: Sequence[str]) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
+    """`clusters.pick_representatives` under `rule` over one partition (whole clusters: partitioned by cluster id)."""
 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         parts = [b for b in batches if b.num_rows]
         if not parts:
             return
         pages = pa.Table.from_batches(parts).to_pandas()
-        reps = pick_representatives(pages, cluster_col="cluster_id").reset_index()
+        reps = pick_representatives(pages, cluster_col="cluster_id", rule=rule).reset_index()
         yield pa.RecordBatch.from_pandas(reps[_REPS.names], schema=_REPS, preserve_index=False)
 
     return run
@@ -826,7 +826,7 @@ def run_spark(
             "cluster_id", "page_id", "canonical_url", "rel_canonical", "fetched_at")
         n_multi = multi.count()
         n_parts = max(int(spark.conf.get("spark.sql.shuffle.partitions")), n_multi // 20000 + 1)
-        reps = multi.repartition(n_parts, "cluster_id").mapInArrow(_representatives_fn(), _ddl(_REPS))
+        reps = multi.repartition(n_parts, "cluster_id").mapInArrow(_representatives_fn(config.representative), _ddl(_REPS))
         reps = single.unionByName(reps)
         clusters = members.join(reps, "cluster_id").select(
             "cluster_id", "cluster_size", "page_id", "url", "canonical_url", "host", "unit_id",

@@ -373,6 +373,28 @@ class Store:
             [norm_key],
         ).df()
 
+    def page_records(self, page_ids: np.ndarray, batch_rows: int) -> Iterator[pa.Table]:
+        """The loaded fields (page_id, url, html, text_in, fetched_at, status, extra) of the given pages,
+        in batches of at most `batch_rows`, in page id order; `page_ids` must be sorted. Each batch reads
+        one page id range, which the row groups' min/max statistics narrow to the row groups holding it
+        (pages are stored in page id order), so memory stays at one batch of HTML."""
+        ids = np.asarray(page_ids, dtype=np.int64)
+        cur = self.cursor()
+        for start in range(0, len(ids), batch_rows):
+            chunk = ids[start : start + batch_rows]
+            cur.register("wanted_pages", pa.table({"page_id": pa.array(chunk, pa.int64())}))
+            yield cur.sql(
+                "SELECT page_id, url, html, text_in, fetched_at, status, extra::VARCHAR AS extra FROM pages "
+                "WHERE page_id BETWEEN ? AND ? AND page_id IN (SELECT page_id FROM wanted_pages) ORDER BY page_id",
+                params=[int(chunk[0]), int(chunk[-1])],
+            ).to_arrow_table()
+            cur.unregister("wanted_pages")
+
+    def extra_fields(self, batch_rows: int = 65_536) -> Iterator[list[str]]:
+        """The `extra` JSON of every page that has one, in batches (no HTML is read)."""
+        for df in self._batches("SELECT extra::VARCHAR AS extra FROM pages WHERE extra IS NOT NULL", [], batch_rows):
+            yield df["extra"].tolist()
+
     def page(self, page_id: int, norm_key: str) -> dict[str, Any] | None:
         df = self.cursor().execute(
             "SELECT p.*, t.text, t.title, t.n_words, t.exact_key, t.degenerate FROM pages p "

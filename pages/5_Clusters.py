@@ -5,6 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from neardup.audit import cluster_members, cluster_table
+from neardup.clusters import describe_rule
 from neardup.ui.data import get_analysis
 from neardup.ui.state import KEY_AUDIT_PAIR
 from neardup.ui.widgets import open_database
@@ -18,8 +19,7 @@ if clusters.empty:
     st.info("No duplicate clusters at this threshold.")
     st.stop()
 
-st.caption(f"{len(clusters):,} duplicate clusters; the representative is the member named by rel=canonical, "
-           "else the earliest fetch, else the shortest URL.")
+st.caption(f"{len(clusters):,} duplicate clusters; the representative is {describe_rule(config.representative)}.")
 event = st.dataframe(clusters, hide_index=True, width="stretch", height=300, on_select="rerun",
                      selection_mode="single-row", key="neardup.clusters.table")
 rows = event.selection.rows if event and event.selection else []

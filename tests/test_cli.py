@@ -119,6 +119,7 @@ def test_export_and_replay(db: str, tmp_path: Path, capsys: pytest.CaptureFixtur
     assert list(df.columns) == COLUMNS == [
         "url", "cluster_id", "cluster_size", "is_representative", "representative_url",
         "similarity_to_representative", "method", "shingle_size", "threshold", "degenerate",
+        "category", "category_from", "suggested_action",
     ]
     assert len(df) == len(crawl.records)
     assert sorted(df["url"]) == sorted(r["url"] for r in crawl.records)
@@ -185,6 +186,9 @@ def test_bad_settings_exit_2(db: str, capsys: pytest.CaptureFixture[str], argv: 
         (["report", "--method", "jaccard"], ["invalid choice", "jaccard"]),
         (["report", "--extractor", "trafilatura"], ["invalid choice", "trafilatura"]),
         (["report", "--threshold", "high"], ["invalid float", "high"]),
+        (["report", "--fail-over", "redundancy=20%"], ["--fail-over", "unknown gate metric 'redundancy'"]),
+        (["report", "--fail-over", "redundant=x%"], ["--fail-over", "'x' is not a number"]),
+        (["report", "--fail-over", "largest_cluster=5%"], ["--fail-over", "not a percentage"]),
         (["frobnicate"], ["invalid choice", "frobnicate"]),
         ([], ["required"]),
     ],

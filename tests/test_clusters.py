@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from neardup.clusters import components, pick_representatives
+from neardup.clusters import components, describe_rule, pick_representatives
 
 
 def _same_partition(labels: np.ndarray, groups: list[set[int]]) -> bool:
@@ -127,3 +127,42 @@ def test_one_representative_per_cluster() -> None:
     assert sorted(reps.index.tolist()) == [1, 2, 3]
     assert reps["representative_id"].to_dict() == {1: 2, 2: 3, 3: 4}
     assert reps.loc[2, "why"] == "shortest URL"  # a singleton: nothing to compare
+
+
+def test_newest_rule_keeps_the_latest_snapshot() -> None:
+    pages = _frame([
+        (1, 1, "https://example.com/price", None, "2024-01-01"),
+        (1, 2, "https://example.com/price?v=2", None, "2024-03-01"),
+        (1, 3, "https://example.com/p", None, None),  # no time: after any timed page, under either rule
+    ])
+    newest = ("canonical", "newest", "shortest")
+    reps = pick_representatives(pages, rule=newest)
+    assert reps.loc[1, "representative_id"] == 2
+    assert reps.loc[1, "why"] == "newest fetch"
+    assert pick_representatives(pages).loc[1, "representative_id"] == 1  # the default: earliest
+    # rel=canonical still comes first
+    named = _frame([
+        (1, 1, "https://example.com/price", None, "2024-01-01"),
+        (1, 2, "https://example.com/price?v=2", "https://example.com/price", "2024-03-01"),
+    ])
+    reps = pick_representatives(named, rule=newest)
+    assert (reps.loc[1, "representative_id"], reps.loc[1, "why"]) == (1, "named by rel=canonical")
+
+
+def test_rule_order_and_the_last_tie_break() -> None:
+    pages = _frame([
+        (1, 1, "https://example.com/a-long-url", None, "2024-01-01"),
+        (1, 2, "https://example.com/b", None, "2024-02-01"),
+    ])
+    reps = pick_representatives(pages, rule=("shortest", "earliest"))
+    assert (reps.loc[1, "representative_id"], reps.loc[1, "why"]) == (2, "shortest URL")
+    same_time = _frame([(1, 7, "https://example.com/b", None, "2024-01-01"),
+                        (1, 5, "https://example.com/a-long-url", None, "2024-01-01")])
+    reps = pick_representatives(same_time, rule=("earliest",))
+    assert (reps.loc[1, "representative_id"], reps.loc[1, "why"]) == (5, "lowest page id")
+
+
+def test_describe_rule() -> None:
+    assert describe_rule() == ("the member named by rel=canonical, else the earliest fetch, else the shortest URL, "
+                               "else the first page loaded")
+    assert describe_rule(("newest",)) == "the newest fetch, else the first page loaded"

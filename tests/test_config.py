@@ -174,3 +174,19 @@ def test_bad_config_files(tmp_path: Path, text: str, needle: str) -> None:
 def test_missing_config_file(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="config file not found"):
         load_config(tmp_path / "nope.yaml")
+
+
+def test_representative_rule_setting(tmp_path: Path) -> None:
+    path = tmp_path / "dupcheck.yaml"
+    path.write_text("representative: [canonical, newest, shortest]\n")
+    config = load_config(path)
+    assert config.representative == ("canonical", "newest", "shortest")
+    assert Config().representative == ("canonical", "earliest", "shortest")
+    path.write_text(dump_config(config))
+    assert load_config(path) == config
+    path.write_text("representative: newest\n")  # one criterion, as a plain string
+    assert load_config(path).representative == ("newest",)
+    for bad in ("[earliest, newest]", "[canonical, canonical]", "[]", "[latest]"):
+        path.write_text(f"representative: {bad}\n")
+        with pytest.raises(ConfigError, match="representative must be a list of distinct criteria"):
+            load_config(path)

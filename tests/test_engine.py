@@ -110,6 +110,21 @@ def test_representative_is_the_earliest_fetch(loaded: tuple[Store, Crawl]) -> No
         assert (members["why"] == "earliest fetch").all()
 
 
+def test_newest_representative_rule(loaded: tuple[Store, Crawl]) -> None:
+    """`representative: [canonical, newest, shortest]` keeps each cluster's latest fetch: the edited copy
+    (2024-03-01) where a story has one, else the re-fetch (2024-02-01); the numbers do not change."""
+    store, crawl = loaded
+    config = SETTINGS["minhash"].replace(representative=("canonical", "newest", "shortest"))
+    newest = _analysis(store, config)
+    pages = _by_line(newest)
+    for i, group in enumerate(crawl.article_groups):
+        members = pages[pages["cluster_id"] == pages.loc[group[0] + 1, "cluster_id"]]
+        latest = crawl.near_edits.get(i, group[3]) + 1
+        assert members.index[members["is_representative"]].tolist() == [latest]
+        assert (members["why"] == "newest fetch").all()
+    assert newest.numbers == _analysis(store, SETTINGS["minhash"]).numbers
+
+
 def test_similarity_to_representative(loaded: tuple[Store, Crawl]) -> None:
     store, crawl = loaded
     for name, exact in (("minhash", 1.0), ("simhash", 0.0)):

@@ -38,7 +38,8 @@ SPARK_CONF = [
     "--conf", "neardup.logLevel=ERROR",
 ]
 SETTINGS = {
-    "simhash": Config(method="simhash", threshold=6, shingle_size=4),
+    # the newest-fetch representative rule on one path, the default on the other
+    "simhash": Config(method="simhash", threshold=6, shingle_size=4, representative=("canonical", "newest", "shortest")),
     "minhash": Config(method="minhash", threshold=0.8, similarity="containment"),
 }
 
@@ -145,6 +146,7 @@ def test_fingerprints_pairs_and_clusters_match(runs: dict, local: Store, name: s
     assert clusters["cluster_id"].tolist() == content["cluster_id"].astype(int).tolist()
     for col in ["cluster_size", "representative_id", "representative_url", "why", "is_representative"]:
         assert clusters[col].tolist() == content[col].tolist(), col
+    assert ("newest fetch" if name == "simhash" else "earliest fetch") in set(clusters["why"])
     as_urls = {frozenset(g) for g in clusters.groupby("cluster_id")["url"].agg(frozenset)}
     assert as_urls == {frozenset(g) for g in content.groupby("cluster_id")["url"].agg(frozenset)}
     assert manifest["numbers"] == analysis.numbers
