@@ -12,6 +12,7 @@ import pandas as pd
 import pytest
 import yaml
 from conftest import Crawl, write_jsonl
+from test_config import HOSTILE_CONFIGS
 
 from neardup.cli import main
 from neardup.config import default_threshold, load_config
@@ -229,6 +230,19 @@ def test_bad_config_file_exits_2(db: str, tmp_path: Path, capsys: pytest.Capture
     code, _, err = _run(capsys, "report", "--db", db, "--config", str(tmp_path / "absent.yaml"))
     assert code == 2
     _one_line_error(err, "config file not found")
+
+
+@pytest.mark.parametrize(("content", "needle"), HOSTILE_CONFIGS, ids=range(len(HOSTILE_CONFIGS)))
+def test_hostile_config_files_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str], content: bytes,
+                                     needle: str) -> None:
+    bad = tmp_path / "bad.yaml"
+    bad.write_bytes(content)
+    code, out, err = _run(capsys, "ingest", str(tmp_path / "dump.jsonl"), "--db", str(tmp_path / "x.duckdb"),
+                          "--config", str(bad))
+    assert (code, out) == (2, "")
+    _one_line_error(err, needle)
+    assert len(err) < 400
+    assert not (tmp_path / "x.duckdb").exists()
 
 
 def test_console_script(tmp_path: Path, crawl_file: Path) -> None:
