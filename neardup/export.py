@@ -1,4 +1,6 @@
-"""Cluster assignments as CSV, one row per page, and the `dupcheck.yaml` that replays the run."""
+"""Cluster assignments as CSV, one row per page, and the `dupcheck.yaml` that replays the run.
+
+CSV goes through `csvsafe.to_csv` (spreadsheet formulas defused)."""
 
 from __future__ import annotations
 
@@ -7,6 +9,7 @@ from pathlib import Path
 import pandas as pd
 
 from .config import save_config
+from .csvsafe import to_csv
 from .engine import Analysis
 
 COLUMNS = [
@@ -40,7 +43,7 @@ def clusters_frame(analysis: Analysis) -> pd.DataFrame:
 
 def write_clusters_csv(analysis: Analysis, path: str | Path) -> int:
     df = clusters_frame(analysis)
-    df.to_csv(path, index=False)
+    to_csv(df, path)
     return len(df)
 
 

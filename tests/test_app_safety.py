@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
 
+import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
-from test_app import APP, TIMEOUT, base_db, db  # noqa: F401 - fixtures
+from test_app import APP, TIMEOUT, base_db, db, download, downloads  # noqa: F401 - fixtures
 
 
 def test_a_bad_config_file_is_an_error_not_a_traceback(db: str, tmp_path: Path,  # noqa: F811
@@ -20,3 +22,17 @@ def test_a_bad_config_file_is_an_error_not_a_traceback(db: str, tmp_path: Path, 
     at.switch_page("pages/1_Load.py").run()
     assert not at.exception, at.exception
     assert any("duplicate key" in e.value for e in at.error)
+
+
+def test_export_page_csvs_defuse_formulas(db: str, downloads: list) -> None:  # noqa: F811
+    from neardup.store import Store
+
+    Store(db).record_label("https://a.example/", "https://b.example/", label="duplicate", labeler="=cmd|'/C calc'!A0",
+                           note="@SUM(1)")
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
+    at.switch_page("pages/6_Export.py").run()
+    assert not at.exception, at.exception
+    labels = pd.read_csv(io.BytesIO(download(at, downloads, "labels.csv")), dtype=str, keep_default_na=False)
+    assert (labels.loc[0, "labeler"], labels.loc[0, "note"]) == ("'=cmd|'/C calc'!A0", "'@SUM(1)")
+    clusters = pd.read_csv(io.BytesIO(download(at, downloads, "clusters.csv")), dtype=str, keep_default_na=False)
+    assert len(clusters) == 300
