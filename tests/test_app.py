@@ -346,7 +346,8 @@ def test_export_downloads_match_the_store(db: str, store: Store,
 
 
 # --- Load --------------------------------------------------------------------------------------
-def test_load_a_server_side_path(db: str, store: Store, tmp_path: Path) -> None:
+def test_load_a_server_side_path(db: str, store: Store, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("NEARDUP_DATA_DIR", str(tmp_path))
     records = make_crawl().records[:10] + [{"html": "<p>a page without a url</p>"}]
     dump = write_jsonl(tmp_path / "more.jsonl", records)
     with dump.open("a", encoding="utf-8") as f:
@@ -402,6 +403,7 @@ def test_without_a_sample_the_load_page_still_loads(empty_db: str, monkeypatch: 
                                                      tmp_path: Path) -> None:
     # an installed package has no sample_data/: an empty database must not lock the user out
     monkeypatch.setattr(ui_data, "SAMPLE", tmp_path / "no-sample.jsonl.gz")
+    monkeypatch.setenv("NEARDUP_DATA_DIR", str(tmp_path))
     at = run_app()
     assert any("holds no pages yet" in i.value for i in at.info)
     at.switch_page("pages/1_Load.py").run()

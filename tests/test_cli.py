@@ -257,3 +257,15 @@ def test_console_script(tmp_path: Path, crawl_file: Path) -> None:
                          capture_output=True, text=True, timeout=120)
     assert ing.returncode == 0, ing.stderr
     assert "40 pages loaded" in ing.stdout
+
+
+@pytest.mark.parametrize(("flag", "value"), [([], "0"), (["--allow-any-path"], "1")])
+def test_app_passes_the_path_rule_to_the_app(db: str, monkeypatch: pytest.MonkeyPatch, flag: list[str],
+                                            value: str) -> None:
+    # the command `neardup app` would run, with its environment (the server itself is the browser test's)
+    started: list[tuple[list[str], dict[str, str]]] = []
+    monkeypatch.setattr(subprocess, "call", lambda cmd, env: started.append((cmd, env)) or 0)
+    monkeypatch.setenv("NEARDUP_ALLOW_ANY_PATH", "1")  # an inherited value does not decide
+    assert main(["app", "--db", db, "--headless", *flag]) == 0
+    [(cmd, env)] = started
+    assert env["NEARDUP_ALLOW_ANY_PATH"] == value and "streamlit" in cmd
