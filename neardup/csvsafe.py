@@ -13,6 +13,9 @@ from pathlib import Path
 import pandas as pd
 
 FORMULA_TRIGGERS = ("=", "+", "-", "@", "\t", "\r")
+# A cell `defuse_formulas` changed (a regular expression, as DuckDB's regexp_matches takes it): reading
+# one of neardup's CSVs back (Store.import_labels) removes the quote again.
+DEFUSED_PATTERN = "^'[" + "".join("\\" + t if t in "-]\\^" else t for t in FORMULA_TRIGGERS) + "]"
 
 
 def defuse_formulas(df: pd.DataFrame) -> pd.DataFrame:
@@ -26,13 +29,6 @@ def defuse_formulas(df: pd.DataFrame) -> pd.DataFrame:
         if risky.any():
             out[name] = col.where(~risky, "'" + col.astype("string"))
     return out
-
-
-def restore_formulas(col: pd.Series) -> pd.Series:
-    """Undo `defuse_formulas` on a text column read back from one of neardup's CSVs."""
-    text = col.astype("string")
-    defused = text.str.startswith(tuple("'" + t for t in FORMULA_TRIGGERS)).fillna(False).astype(bool)
-    return col.where(~defused, text.str.slice(1))
 
 
 def to_csv(df: pd.DataFrame, path: str | Path | None = None) -> str | None:

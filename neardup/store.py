@@ -509,7 +509,7 @@ class Store:
         is newer, and a row without a time never replaces one (it is stored at `now` when its key is new).
         Within one file only the newest row of a key is kept. Text cells defused by `csvsafe.to_csv` are
         restored."""
-        from .csvsafe import restore_formulas
+        from .csvsafe import DEFUSED_PATTERN
         from .labels import LABELS
 
         need = ["url_a", "url_b", "label"]
@@ -519,19 +519,28 @@ class Store:
         now = now or datetime.now(UTC).replace(tzinfo=None)
         columns = {"row": pa.array(np.arange(1, len(labels) + 1, dtype=np.int64))}
         for name in _LABEL_COLUMNS:
-            col = labels[name] if name in labels.columns else pd.Series([""] * len(labels), dtype="string")
-            col = restore_formulas(col.astype("string")).fillna("")
-            columns[name] = pa.array(col.to_numpy(dtype=object), type=pa.string())
-        incoming = pa.table(columns)
-
+            if name not in labels.columns:
+                columns[name] = pa.nulls(len(labels), pa.string())
+                continue
+            try:  # strings (and NaN for empty cells) convert without a copy through Python objects
+                columns[name] = pa.array(labels[name], type=pa.string(), from_pandas=True)
+            except (pa.ArrowInvalid, pa.ArrowTypeError):
+                columns[name] = pa.array(labels[name].astype("string"), type=pa.string(), from_pandas=True)
+        # every cell as text, '' for an empty one, with the quote csvsafe.to_csv put before a formula removed
+        cells = ", ".join(
+            f"CASE WHEN regexp_matches({c}, ?) THEN {c}[2:] ELSE coalesce({c}, '') END AS {c}" for c in _LABEL_COLUMNS
+        )
         cur = self.cursor()
         cur.execute("SET TimeZone = 'UTC'")  # this cursor only: a time without an offset is UTC
-        cur.register("incoming", incoming)
+        cur.register("label_file", pa.table(columns))
         try:
+            cur.execute(f"CREATE TEMP TABLE label_import AS SELECT row, {cells} FROM label_file",
+                        [DEFUSED_PATTERN] * len(_LABEL_COLUMNS))
             self._check_labels(cur, labels=LABELS, latest=now + LABEL_CLOCK_SKEW)
             return self._merge_labels(cur, now)
         finally:
-            cur.unregister("incoming")
+            cur.execute("DROP TABLE IF EXISTS temp.label_import")
+            cur.unregister("label_file")
 
     @staticmethod
     def _check_labels(cur: duckdb.DuckDBPyConnection, *, labels: Sequence[str], latest: datetime) -> None:
@@ -555,7 +564,7 @@ class Store:
         total = 0
         for column, where, rule, params in rules:
             n, first = cur.execute(
-                f"SELECT count(*), list([row::VARCHAR, {column}] ORDER BY row)[1:3] FROM incoming WHERE {where}",
+                f"SELECT count(*), list([row::VARCHAR, {column}] ORDER BY row)[1:3] FROM label_import WHERE {where}",
                 params,
             ).fetchall()[0]
             total += n
@@ -569,7 +578,7 @@ class Store:
             )
 
     def _merge_labels(self, cur: duckdb.DuckDBPyConnection, now: datetime) -> int:
-        """Insert the checked `incoming` rows in one transaction; the table's key decides what conflicts."""
+        """Insert the checked `label_import` rows in one transaction; the table's key decides what conflicts."""
         key = cur.execute(
             "SELECT constraint_column_names FROM duckdb_constraints() WHERE database_name = ? "
             "AND table_name = 'labels' AND constraint_type = 'PRIMARY KEY'", [ALIAS],
@@ -590,27 +599,35 @@ class Store:
             f"CASE WHEN {swap} THEN md5_a ELSE md5_b END AS md5_b, label, "
             f"{text('category')} AS category, {text('note')} AS note, {text('labeler')} AS labeler, "
             "coalesce(TRY_CAST(NULLIF(labeled_at, '') AS TIMESTAMPTZ)::TIMESTAMP, ?::TIMESTAMP) AS labeled_at, "
-            "NULLIF(setting, '')::JSON AS setting FROM incoming WHERE (labeled_at <> '') = ?"
+            "NULLIF(setting, '')::JSON AS setting FROM label_import WHERE (labeled_at <> '') = ?"
         )
         out = ", ".join(_LABEL_COLUMNS)
-        newest = f"QUALIFY row_number() OVER (PARTITION BY {', '.join(key)} ORDER BY labeled_at DESC, row DESC) = 1"
         update = ", ".join(f"{c} = excluded.{c}" for c in _LABEL_COLUMNS if c not in key)
+        statements = [  # (timed rows?, what a conflict does)
+            (True, f"DO UPDATE SET {update} WHERE excluded.labeled_at > labels.labeled_at"),
+            (False, "DO NOTHING"),  # a row without a time never replaces a label
+        ]
+        changed = 0
         cur.execute("BEGIN TRANSACTION")
         try:
-            (timed,) = cur.execute(
-                f"INSERT INTO labels BY NAME SELECT {out} FROM ({select}) {newest} "
-                f"ON CONFLICT DO UPDATE SET {update} WHERE excluded.labeled_at > labels.labeled_at",
-                [now, True],
-            ).fetchall()[0]
-            (untimed,) = cur.execute(
-                f"INSERT INTO labels BY NAME SELECT {out} FROM ({select}) {newest} ON CONFLICT DO NOTHING",
-                [now, False],
-            ).fetchall()[0]
+            for timed, on_conflict in statements:
+                rows, keys = cur.execute(
+                    f"SELECT count(*), count(DISTINCT ({', '.join(key)})) FROM ({select})", [now, timed]
+                ).fetchall()[0]
+                if not rows:
+                    continue
+                # a key twice in one statement is an error in DuckDB: keep the newest row of each key
+                newest = (f"QUALIFY row_number() OVER (PARTITION BY {', '.join(key)} "
+                          "ORDER BY labeled_at DESC, row DESC) = 1" if keys < rows else "")
+                changed += cur.execute(
+                    f"INSERT INTO labels BY NAME SELECT {out} FROM ({select}) {newest} ON CONFLICT {on_conflict}",
+                    [now, timed],
+                ).fetchall()[0][0]
             cur.execute("COMMIT")
         except BaseException:
             cur.execute("ROLLBACK")
             raise
-        return int(timed) + int(untimed)
+        return int(changed)
 
     def labels(self) -> pd.DataFrame:
         return self.cursor().execute(

