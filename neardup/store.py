@@ -579,10 +579,14 @@ class Store:
 
     def _merge_labels(self, cur: duckdb.DuckDBPyConnection, now: datetime) -> int:
         """Insert the checked `label_import` rows in one transaction; the table's key decides what conflicts."""
-        key = cur.execute(
+        keys = cur.execute(
             "SELECT constraint_column_names FROM duckdb_constraints() WHERE database_name = ? "
-            "AND table_name = 'labels' AND constraint_type = 'PRIMARY KEY'", [ALIAS],
-        ).fetchall()[0][0]
+            "AND table_name = 'labels' AND constraint_type IN ('PRIMARY KEY', 'UNIQUE') "
+            "ORDER BY constraint_type = 'PRIMARY KEY' DESC", [ALIAS],
+        ).fetchall()
+        if not keys:
+            raise SchemaError(f"{self.path}: the labels table has no key to merge imported labels on")
+        key = keys[0][0]
         nullable = dict(cur.execute(
             "SELECT column_name, is_nullable FROM duckdb_columns() WHERE database_name = ? AND table_name = 'labels'",
             [ALIAS],
@@ -620,7 +624,8 @@ class Store:
                 newest = (f"QUALIFY row_number() OVER (PARTITION BY {', '.join(key)} "
                           "ORDER BY labeled_at DESC, row DESC) = 1" if keys < rows else "")
                 changed += cur.execute(
-                    f"INSERT INTO labels BY NAME SELECT {out} FROM ({select}) {newest} ON CONFLICT {on_conflict}",
+                    f"INSERT INTO labels BY NAME SELECT {out} FROM ({select}) {newest} "
+                    f"ON CONFLICT ({', '.join(key)}) {on_conflict}",
                     [now, timed],
                 ).fetchall()[0][0]
             cur.execute("COMMIT")

@@ -332,3 +332,22 @@ def test_labels_with_formulas_round_trip_through_the_defused_csv(store: Store, t
 def test_import_labels_needs_the_key_columns(store: Store) -> None:
     with pytest.raises(NeardupError, match="url_a"):
         store.import_labels(pd.DataFrame({"a": [1], "b": [2]}))
+
+
+def test_import_labels_follows_the_tables_own_key(store: Store) -> None:
+    """Keyed by pair and labeler (one label per analyst), the same import keeps each analyst's label."""
+    cur = store.cursor()
+    cur.execute("DROP TABLE labels")
+    cur.execute(
+        "CREATE TABLE labels (url_a VARCHAR NOT NULL, md5_a VARCHAR NOT NULL DEFAULT '', url_b VARCHAR NOT NULL, "
+        "md5_b VARCHAR NOT NULL DEFAULT '', label VARCHAR NOT NULL, category VARCHAR, note VARCHAR, "
+        "labeler VARCHAR NOT NULL DEFAULT '', labeled_at TIMESTAMP NOT NULL, setting JSON, "
+        "PRIMARY KEY (url_a, md5_a, url_b, md5_b, labeler))"
+    )
+    incoming = pd.DataFrame({"url_a": ["https://a/", "https://b/", "https://a/", "https://a/"],
+                             "url_b": ["https://b/", "https://a/", "https://b/", "https://b/"],
+                             "label": ["duplicate", "not", "unsure", "not"], "labeler": ["ana", "ben", "ana", ""],
+                             "labeled_at": [str(T0), str(T0), str(T0 + timedelta(hours=1)), ""]})
+    assert store.import_labels(incoming, now=T0 + timedelta(hours=2)) == 3
+    got = store.labels().sort_values("labeler")
+    assert got[["labeler", "label"]].values.tolist() == [["", "not"], ["ana", "unsure"], ["ben", "not"]]
