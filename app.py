@@ -9,6 +9,7 @@ import plotly.express as px
 import streamlit as st
 
 from neardup.report import describe_setting
+from neardup.ui import FAVICON
 from neardup.ui.data import get_analysis
 from neardup.ui.render import md_escape
 from neardup.ui.widgets import open_database
@@ -70,7 +71,8 @@ def home() -> None:
     )
 
 
-st.set_page_config(page_title="neardup", page_icon=":material/content_copy:", layout="wide")
+# The favicon is a file the app serves: a Material icon here is fetched from a font CDN on every load.
+st.set_page_config(page_title="neardup", page_icon=str(FAVICON), layout="wide")
 st.navigation([
     st.Page(home, title="Home", icon=":material/home:", default=True),
     st.Page("pages/1_Load.py", title="Load", icon=":material/upload_file:", url_path="Load"),

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from neardup import audit, engine
 from neardup.config import Config
+from neardup.csvsafe import to_csv
 from neardup.export import clusters_frame
 from neardup.labels import sample_pairs
 from neardup.store import Store
@@ -47,7 +48,7 @@ def page_calls(fp: engine.Fingerprints, cfg: Config, labels, pairs) -> dict:
         "tune_tables (Tune)": lambda: audit.tune_tables(fp, cfg, labels),
         "cluster_table (Clusters)": lambda: audit.cluster_table(analysis.pages),
         "clusters_frame (Export preview)": lambda: clusters_frame(analysis),
-        "clusters.csv (Export, on click only)": lambda: clusters_frame(analysis).to_csv(index=False),
+        "clusters.csv (Export, on click only)": lambda: to_csv(clusters_frame(analysis)),
     }
 
 

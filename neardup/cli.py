@@ -14,6 +14,7 @@ from . import engine
 from .config import Config, load_config
 from .errors import ConfigError, NeardupError
 from .gate import Limit, evaluate, merge, parse_option
+from .paths import ALLOW_ANY_PATH_ENV
 from .store import DEFAULT_DB, Store
 
 SAMPLE = Path(__file__).resolve().parent.parent / "sample_data" / "crawl.jsonl.gz"
@@ -194,7 +195,7 @@ def cmd_app(args: argparse.Namespace) -> int:
             config = Config()
             engine.ingest_file(store, SAMPLE, config, progress=_tqdm_progress(), jobs=args.jobs)
             engine.ensure_fingerprints(store, config, progress=_tqdm_progress(), jobs=args.jobs)
-    env = {**os.environ, "NEARDUP_DB": str(db.resolve())}
+    env = {**os.environ, "NEARDUP_DB": str(db.resolve()), ALLOW_ANY_PATH_ENV: "1" if args.allow_any_path else "0"}
     cmd = [sys.executable, "-m", "streamlit", "run", str(app), "--server.port", str(args.port),
            "--server.address", args.address, "--browser.gatherUsageStats", "false", "--client.toolbarMode", "minimal"]
     if args.headless:
@@ -302,6 +303,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--port", type=int, default=8501)
     p.add_argument("--address", default="localhost", help="interface to serve on (default: %(default)s)")
     p.add_argument("--headless", action="store_true", help="do not open a browser")
+    p.add_argument("--allow-any-path", action="store_true",
+                   help="let the Load page read any file this process can (a personal machine); by default only "
+                        "files under NEARDUP_DATA_DIR (else the working directory and sample_data/)")
     p.set_defaults(func=cmd_app)
     return parser
 

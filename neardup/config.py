@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import dataclasses
+import math
+import numbers
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 import yaml
 
@@ -39,6 +41,49 @@ DEFAULT_STRIP_TAGS: tuple[str, ...] = (
 SIMHASH_MAX_BITS = 8
 MINHASH_MIN_SIMILARITY = 0.5
 CONTAINMENT_MIN_SIMILARITY = 0.7
+# datasketch seeds numpy's RandomState, which takes 0 .. 2**32 - 1.
+MAX_SEED = 2**32 - 1
+# A config file is a screenful of settings; anything larger is not one.
+MAX_CONFIG_BYTES = 64 * 1024
+# Values quoted in an error message are cut to this many characters.
+SHOWN_VALUE_CHARS = 80
+
+# The type of every setting, checked before its range: (kind, allowed values of a choice).
+# "int" takes integers only (a bool is not one), "float" any finite real number, "tags" a tuple of strings.
+_FIELD_KINDS: dict[str, tuple[str, tuple[str, ...]]] = {
+    "normalize": ("choice", get_args(NormalizeMode)),
+    "extractor": ("choice", get_args(Extractor)),
+    "strip_tags": ("tags", ()),
+    "method": ("choice", get_args(Method)),
+    "shingle_size": ("int", ()),
+    "threshold": ("float", ()),
+    "similarity": ("choice", get_args(Similarity)),
+    "verify": ("choice", get_args(Verify)),
+    "num_perm": ("int", ()),
+    "seed": ("int", ()),
+    "min_size_ratio": ("float", ()),
+    "min_words": ("int", ()),
+    "simhash_max_bits": ("int", ()),
+    "minhash_min_similarity": ("float", ()),
+    "containment_min_similarity": ("float", ()),
+    # checked on their own in __post_init__
+    "representative": ("own", ()),
+    "gate": ("own", ()),
+}
+
+
+def show_value(value: object) -> str:
+    """`repr(value)` cut to SHOWN_VALUE_CHARS, for error messages that quote a user's value."""
+    text = repr(value)
+    return text if len(text) <= SHOWN_VALUE_CHARS else text[: SHOWN_VALUE_CHARS - 3] + "..."
+
+
+def _is_int(value: object) -> bool:
+    return isinstance(value, numbers.Integral) and not isinstance(value, bool)
+
+
+def _is_number(value: object) -> bool:
+    return isinstance(value, numbers.Real) and not isinstance(value, bool)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -74,46 +119,59 @@ class Config:
     gate: tuple[Limit, ...] = ()
 
     def __post_init__(self) -> None:
-        if self.normalize not in ("strip", "main"):
-            raise ConfigError(f"normalize must be 'strip' or 'main', not {self.normalize!r}")
-        if self.extractor not in ("neardup", "resiliparse"):
-            raise ConfigError(f"extractor must be 'neardup' or 'resiliparse', not {self.extractor!r}")
-        if self.method not in ("simhash", "minhash"):
-            raise ConfigError(f"method must be 'simhash' or 'minhash', not {self.method!r}")
-        if self.similarity not in ("jaccard", "containment"):
-            raise ConfigError(f"similarity must be 'jaccard' or 'containment', not {self.similarity!r}")
-        if self.verify not in ("exact", "estimate"):
-            raise ConfigError(f"verify must be 'exact' or 'estimate', not {self.verify!r}")
-        if not isinstance(self.shingle_size, int) or not 1 <= self.shingle_size <= 20:
-            raise ConfigError(f"shingle_size must be an integer from 1 to 20, not {self.shingle_size!r}")
+        for name, (kind, allowed) in _FIELD_KINDS.items():
+            value = getattr(self, name)
+            if kind == "choice":
+                if not isinstance(value, str) or value not in allowed:
+                    options = " or ".join(repr(a) for a in allowed)
+                    raise ConfigError(f"{name} must be {options}, not {show_value(value)}")
+            elif kind == "int":
+                if not _is_int(value):
+                    raise ConfigError(f"{name} must be a whole number, not {show_value(value)}")
+                object.__setattr__(self, name, int(value))  # numpy integers become Python ints
+            elif kind == "float":
+                if not _is_number(value) or not math.isfinite(value):
+                    raise ConfigError(f"{name} must be a finite number, not {show_value(value)}")
+                object.__setattr__(self, name, int(value) if _is_int(value) else float(value))
+            elif kind == "own":
+                continue
+            elif not isinstance(value, tuple) or not all(isinstance(t, str) for t in value):
+                raise ConfigError(f"{name} must be a list of tag names, not {show_value(value)}")
+        if not 1 <= self.shingle_size <= 20:
+            raise ConfigError(f"shingle_size must be an integer from 1 to 20, not {show_value(self.shingle_size)}")
         if not 16 <= self.num_perm <= 1024:
-            raise ConfigError(f"num_perm must be from 16 to 1024, not {self.num_perm}")
+            raise ConfigError(f"num_perm must be from 16 to 1024, not {show_value(self.num_perm)}")
+        if not 0 <= self.seed <= MAX_SEED:
+            raise ConfigError(f"seed must be from 0 to {MAX_SEED}, not {show_value(self.seed)}")
         if not 0 <= self.simhash_max_bits <= 16:
-            raise ConfigError(f"simhash_max_bits must be from 0 to 16, not {self.simhash_max_bits}")
+            raise ConfigError(f"simhash_max_bits must be from 0 to 16, not {show_value(self.simhash_max_bits)}")
         if not 0.05 <= self.minhash_min_similarity <= 1:
-            raise ConfigError(f"minhash_min_similarity must be from 0.05 to 1, not {self.minhash_min_similarity}")
+            raise ConfigError(
+                f"minhash_min_similarity must be from 0.05 to 1, not {show_value(self.minhash_min_similarity)}"
+            )
         if not 0.05 <= self.containment_min_similarity <= 1:
             raise ConfigError(
-                f"containment_min_similarity must be from 0.05 to 1, not {self.containment_min_similarity}"
+                f"containment_min_similarity must be from 0.05 to 1, not {show_value(self.containment_min_similarity)}"
             )
         if self.method == "simhash":
             if self.threshold != int(self.threshold) or not 0 <= self.threshold <= self.simhash_max_bits:
                 raise ConfigError(
                     f"simhash threshold is a whole number of bits from 0 to {self.simhash_max_bits}, "
-                    f"not {self.threshold}"
+                    f"not {show_value(self.threshold)}"
                 )
         elif not self.minhash_floor <= self.threshold <= 1:
             raise ConfigError(
-                f"minhash threshold is a {self.similarity} from {self.minhash_floor} to 1, not {self.threshold}"
+                f"minhash threshold is a {self.similarity} from {self.minhash_floor} to 1, "
+                f"not {show_value(self.threshold)}"
             )
         if not 0 < self.min_size_ratio <= 1:
-            raise ConfigError(f"min_size_ratio must be in (0, 1], not {self.min_size_ratio}")
+            raise ConfigError(f"min_size_ratio must be in (0, 1], not {show_value(self.min_size_ratio)}")
         if self.min_words < self.shingle_size:
             raise ConfigError(
                 f"min_words ({self.min_words}) must be at least the shingle size ({self.shingle_size})"
             )
-        if not self.strip_tags or not all(isinstance(t, str) and t.isidentifier() for t in self.strip_tags):
-            raise ConfigError(f"strip_tags must be a non-empty list of tag names, not {self.strip_tags!r}")
+        if not self.strip_tags or not all(t.isidentifier() for t in self.strip_tags):
+            raise ConfigError(f"strip_tags must be a non-empty list of tag names, not {show_value(self.strip_tags)}")
         if len(self.strip_tags) > MAX_STRIP_TAGS:
             raise ConfigError(f"strip_tags may name at most {MAX_STRIP_TAGS} tags, not {len(self.strip_tags)}")
         rule = self.representative
@@ -190,11 +248,12 @@ class Config:
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Config:
         known = {f.name for f in dataclasses.fields(cls)}
-        unknown = set(data) - known - {"neardup", "version", "db"}
+        unknown = [k for k in data if k not in known and k not in ("neardup", "version", "db")]
         if unknown:
-            raise ConfigError(f"unknown setting(s) in config: {', '.join(sorted(unknown))}")
+            names = ", ".join(sorted(show_value(k) if not isinstance(k, str) else k for k in unknown))
+            raise ConfigError(f"unknown setting(s) in config: {show_value(names)[1:-1]}")
         kwargs = {k: v for k, v in data.items() if k in known}
-        if "strip_tags" in kwargs:
+        if isinstance(kwargs.get("strip_tags"), list):  # YAML has lists; a string stays one and is refused
             kwargs["strip_tags"] = tuple(kwargs["strip_tags"])
         if isinstance(kwargs.get("representative"), list | str):
             rule = kwargs["representative"]
@@ -203,29 +262,93 @@ class Config:
             kwargs["gate"] = tuple(parse_limit(str(m), v) for m, v in kwargs["gate"].items())
         elif kwargs.get("gate") is None:
             kwargs.pop("gate", None)
-        if "method" in kwargs and "threshold" not in kwargs:
+        if "method" in kwargs and "threshold" not in kwargs and kwargs["method"] in get_args(Method):
             kwargs["threshold"] = default_threshold(kwargs["method"])
-        try:
-            return cls(**kwargs)
-        except TypeError as exc:  # a value of the wrong type
-            raise ConfigError(f"bad config value: {exc}") from exc
+        return cls(**kwargs)
 
 
 def default_threshold(method: Method) -> float:
     return 6 if method == "simhash" else Config.__dataclass_fields__["threshold"].default
 
 
+class _ConfigLoader(yaml.SafeLoader):
+    """YAML for settings: no aliases (a billion-laughs file expands to gigabytes) and no duplicate keys
+    (the last one would silently win)."""
+
+    def compose_node(self, parent: Any, index: Any) -> Any:
+        if self.check_event(yaml.AliasEvent):
+            event = self.peek_event()
+            raise yaml.composer.ComposerError(
+                None, None, f"YAML aliases (*{show_value(event.anchor)[1:-1]}) are not accepted", event.start_mark
+            )
+        return super().compose_node(parent, index)
+
+    def construct_mapping(self, node: Any, deep: bool = False) -> Any:
+        seen: set[Any] = set()
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=True)
+            try:
+                duplicate = key in seen
+            except TypeError:  # an unhashable key: SafeLoader refuses it below
+                continue
+            if duplicate:
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"duplicate key {show_value(key)}", key_node.start_mark
+                )
+            seen.add(key)
+        return super().construct_mapping(node, deep)
+
+    def construct_yaml_int(self, node: Any) -> Any:
+        try:
+            return super().construct_yaml_int(node)
+        except ValueError:  # beyond Python's 4,300-digit conversion limit
+            raise yaml.constructor.ConstructorError(
+                None, None, f"an integer of {len(node.value):,} digits is not a setting", node.start_mark
+            ) from None
+
+
+_ConfigLoader.add_constructor("tag:yaml.org,2002:int", _ConfigLoader.construct_yaml_int)
+
+
+def _yaml_problem(exc: yaml.YAMLError) -> str:
+    """One line for a YAML error: the problem and where (PyYAML's own text spans lines and quotes the file)."""
+    if isinstance(exc, yaml.MarkedYAMLError) and exc.problem:
+        where = exc.problem_mark or exc.context_mark
+        at = f" (line {where.line + 1}, column {where.column + 1})" if where else ""
+        return " ".join(f"{exc.problem}".split())[:200] + at
+    return " ".join(str(exc).split())[:200]
+
+
 def load_config(path: str | Path) -> Config:
+    """Settings from a YAML file. Any problem is one ConfigError line naming the file, the key and the value."""
     p = Path(path)
     try:
-        data = yaml.safe_load(p.read_text(encoding="utf-8"))
+        if p.is_dir():
+            raise ConfigError(f"config file {p} is a directory")
+        with p.open("rb") as f:
+            raw = f.read(MAX_CONFIG_BYTES + 1)
     except FileNotFoundError:
         raise ConfigError(f"config file not found: {p}") from None
+    except OSError as exc:
+        raise ConfigError(f"config file {p} cannot be read: {exc.strerror or exc}") from None
+    if len(raw) > MAX_CONFIG_BYTES:
+        raise ConfigError(f"config file {p} is larger than {MAX_CONFIG_BYTES // 1024} KB: not a settings file")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"config file {p} is not UTF-8 text (byte {exc.start})") from None
+    try:
+        data = yaml.load(text, Loader=_ConfigLoader)  # noqa: S506 - a SafeLoader subclass
     except yaml.YAMLError as exc:
-        raise ConfigError(f"config file {p} is not valid YAML: {exc}") from None
+        raise ConfigError(f"config file {p} is not valid YAML: {_yaml_problem(exc)}") from None
+    except RecursionError:
+        raise ConfigError(f"config file {p} is nested too deeply to be a settings file") from None
     if not isinstance(data, dict):
         raise ConfigError(f"config file {p} must hold a mapping of settings")
-    return Config.from_dict(data)
+    try:
+        return Config.from_dict(data)
+    except ConfigError as exc:
+        raise ConfigError(f"config file {p}: {exc}") from None
 
 
 def dump_config(config: Config) -> str:

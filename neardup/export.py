@@ -1,5 +1,7 @@
 """Cluster assignments as CSV, one row per page, and the `dupcheck.yaml` that replays the run; the
-deduplicated dump (the pages kept, as loaded) and the removed pages with what each one matched."""
+deduplicated dump (the pages kept, as loaded) and the removed pages with what each one matched.
+
+CSV goes through `csvsafe.to_csv` (spreadsheet formulas defused)."""
 
 from __future__ import annotations
 
@@ -18,6 +20,7 @@ import pyarrow as pa
 from .actions import cluster_actions
 from .candidates import exact_scores
 from .config import save_config
+from .csvsafe import to_csv
 from .engine import Analysis, Fingerprints, pair_scores
 from .errors import NeardupError
 from .minhash import estimate_jaccard
@@ -60,8 +63,8 @@ def clusters_frame(analysis: Analysis, labels: pd.DataFrame | None = None) -> pd
 
 
 def write_csv(df: pd.DataFrame, path: str | Path) -> int:
-    """Every CSV neardup writes goes through here."""
-    df.to_csv(path, index=False)
+    """Every CSV neardup writes goes through here: formulas defused (`csvsafe`)."""
+    to_csv(df, path)
     return len(df)
 
 

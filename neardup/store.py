@@ -12,7 +12,7 @@ import re
 import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -33,6 +33,10 @@ DUCKDB_MEMORY = "1GB"
 ROW_GROUP_ROWS = 16_384
 CHECKPOINT_THRESHOLD = "512MB"
 ALIAS = "neardup"  # the attached file's catalog name inside each store's connection
+# An imported label may carry a time this far ahead of this machine's clock (two machines' clocks differ).
+LABEL_CLOCK_SKEW = timedelta(minutes=5)
+# The columns of labels.csv (Store.labels), as import_labels reads and inserts them.
+_LABEL_COLUMNS = ("url_a", "md5_a", "url_b", "md5_b", "label", "category", "note", "labeler", "labeled_at", "setting")
 
 
 # One text per distinct content exact_key (any of its pages), for the content texts that `where`
@@ -534,33 +538,142 @@ class Store:
             [a, ma, b, mb, label, category, note, labeler, when, json.dumps(setting) if setting else None],
         )
 
-    def import_labels(self, labels: pd.DataFrame) -> int:
-        """Merge labels (e.g. a colleague's labels.csv): per pair the most recent label wins. Returns rows added
-        or updated. `md5_a` / `md5_b` columns are optional (missing: the label applies to the URLs)."""
-        need = {"url_a", "url_b", "label"}
-        if not need <= set(labels.columns):
-            raise NeardupError(f"a labels file needs the columns {sorted(need)}; it has {sorted(labels.columns)}")
-        changed = 0
-        existing = {(a, ma, b, mb): t for a, ma, b, mb, t in self.cursor().execute(
-            "SELECT url_a, md5_a, url_b, md5_b, labeled_at FROM labels").fetchall()}
-        for row in labels.to_dict(orient="records"):
-            (a, ma), (b, mb) = sorted(((str(row["url_a"]), _clean(row.get("md5_a")) or ""),
-                                       (str(row["url_b"]), _clean(row.get("md5_b")) or "")))
-            when = pd.to_datetime(row.get("labeled_at"), errors="coerce")
-            when = None if pd.isna(when) else when.to_pydatetime().replace(tzinfo=None)
-            old = existing.get((a, ma, b, mb))
-            if old is not None and (when is None or when <= old):
+    def import_labels(self, labels: pd.DataFrame, *, now: datetime | None = None) -> int:
+        """Merge labels (e.g. a colleague's labels.csv) and return how many rows of the table were added or
+        changed. All or nothing: every row is checked first, and any bad row refuses the whole file with a
+        message naming the row (1 = the first data row) and the column.
+
+        Columns: `url_a`, `url_b`, `label` (one of LABELS); optional `md5_a` / `md5_b` (32 hex digits; missing:
+        the label applies to the URLs), `category`, `note`, `labeler`, `labeled_at` (ISO 8601, UTC unless it
+        names an offset; not later than `now` plus LABEL_CLOCK_SKEW) and `setting` (a JSON object). Each row
+        is inserted as it is; on a key the table already holds, a timed row replaces the stored label when it
+        is newer, and a row without a time never replaces one (it is stored at `now` when its key is new).
+        Within one file only the newest row of a key is kept. Text cells defused by `csvsafe.to_csv` are
+        restored."""
+        from .csvsafe import DEFUSED_PATTERN
+        from .labels import LABELS
+
+        need = ["url_a", "url_b", "label"]
+        missing = [c for c in need if c not in labels.columns]
+        if missing:
+            raise NeardupError(f"a labels file needs the columns {need}; it lacks {missing}")
+        now = now or datetime.now(UTC).replace(tzinfo=None)
+        columns = {"row": pa.array(np.arange(1, len(labels) + 1, dtype=np.int64))}
+        for name in _LABEL_COLUMNS:
+            if name not in labels.columns:
+                columns[name] = pa.nulls(len(labels), pa.string())
                 continue
-            setting = row.get("setting")
-            self.record_label(
-                a, b, md5_a=ma, md5_b=mb, label=str(row["label"]), category=_clean(row.get("category")),
-                note=_clean(row.get("note")), labeler=_clean(row.get("labeler")), labeled_at=when,
-                setting=json.loads(setting) if isinstance(setting, str) and setting.startswith("{") else None,
+            try:  # strings (and NaN for empty cells) convert without a copy through Python objects
+                columns[name] = pa.array(labels[name], type=pa.string(), from_pandas=True)
+            except (pa.ArrowInvalid, pa.ArrowTypeError):
+                columns[name] = pa.array(labels[name].astype("string"), type=pa.string(), from_pandas=True)
+        # every cell as text, '' for an empty one, with the quote csvsafe.to_csv put before a formula removed
+        cells = ", ".join(
+            f"CASE WHEN regexp_matches({c}, ?) THEN {c}[2:] ELSE coalesce({c}, '') END AS {c}" for c in _LABEL_COLUMNS
+        )
+        cur = self.cursor()
+        cur.execute("SET TimeZone = 'UTC'")  # this cursor only: a time without an offset is UTC
+        cur.register("label_file", pa.table(columns))
+        try:
+            cur.execute(f"CREATE TEMP TABLE label_import AS SELECT row, {cells} FROM label_file",
+                        [DEFUSED_PATTERN] * len(_LABEL_COLUMNS))
+            self._check_labels(cur, labels=LABELS, latest=now + LABEL_CLOCK_SKEW)
+            return self._merge_labels(cur, now)
+        finally:
+            cur.execute("DROP TABLE IF EXISTS temp.label_import")
+            cur.unregister("label_file")
+
+    @staticmethod
+    def _check_labels(cur: duckdb.DuckDBPyConnection, *, labels: Sequence[str], latest: datetime) -> None:
+        """Raise one NeardupError naming the first bad rows (row, column, value, rule), or return."""
+        ts = "TRY_CAST(NULLIF(labeled_at, '') AS TIMESTAMPTZ)"
+        rules: list[tuple[str, str, str, list[Any]]] = [
+            ("url_a", "url_a = ''", "is empty", []),
+            ("url_b", "url_b = ''", "is empty", []),
+            ("label", f"label NOT IN ({', '.join('?' * len(labels))})",
+             f"is not one of {', '.join(labels)}", list(labels)),
+            ("md5_a", "md5_a <> '' AND NOT regexp_full_match(md5_a, '[0-9a-f]{32}')", "is not an MD5 (32 hex digits)",
+             []),
+            ("md5_b", "md5_b <> '' AND NOT regexp_full_match(md5_b, '[0-9a-f]{32}')", "is not an MD5 (32 hex digits)",
+             []),
+            ("labeled_at", f"labeled_at <> '' AND {ts} IS NULL", "is not an ISO 8601 time", []),
+            ("labeled_at", f"{ts} > ?::TIMESTAMP", f"is in the future (after {latest:%Y-%m-%d %H:%M} UTC)", [latest]),
+            ("setting", "setting <> '' AND (NOT json_valid(setting) OR json_type(setting::JSON) <> 'OBJECT')",
+             "is not a JSON object", []),
+        ]
+        found: list[tuple[int, str]] = []
+        total = 0
+        for column, where, rule, params in rules:
+            n, first = cur.execute(
+                f"SELECT count(*), list([row::VARCHAR, {column}] ORDER BY row)[1:3] FROM label_import WHERE {where}",
+                params,
+            ).fetchall()[0]
+            total += n
+            for row, value in first or []:
+                found.append((int(row), f"row {row}, column {column}: {_shown(value)} {rule}"))
+        if total:
+            found.sort()
+            more = f" (and {total - min(len(found), 3)} more)" if total > 3 else ""
+            raise NeardupError(
+                "labels file refused, nothing imported: " + "; ".join(m for _, m in found[:3]) + more
             )
-            # a pair can occur twice in one file: its later rows compare with what was just written
-            existing[(a, ma, b, mb)] = when or datetime.now(UTC).replace(tzinfo=None)
-            changed += 1
-        return changed
+
+    def _merge_labels(self, cur: duckdb.DuckDBPyConnection, now: datetime) -> int:
+        """Insert the checked `label_import` rows in one transaction; the table's key decides what conflicts."""
+        keys = cur.execute(
+            "SELECT constraint_column_names FROM duckdb_constraints() WHERE database_name = ? "
+            "AND table_name = 'labels' AND constraint_type IN ('PRIMARY KEY', 'UNIQUE') "
+            "ORDER BY constraint_type = 'PRIMARY KEY' DESC", [ALIAS],
+        ).fetchall()
+        if not keys:
+            raise SchemaError(f"{self.path}: the labels table has no key to merge imported labels on")
+        key = keys[0][0]
+        nullable = dict(cur.execute(
+            "SELECT column_name, is_nullable FROM duckdb_columns() WHERE database_name = ? AND table_name = 'labels'",
+            [ALIAS],
+        ).fetchall())
+
+        def text(name: str) -> str:  # an empty optional cell is NULL where the table allows it
+            return f"NULLIF({name}, '')" if nullable.get(name, True) else name
+
+        swap = "(url_a > url_b OR (url_a = url_b AND md5_a > md5_b))"
+        select = (
+            f"SELECT row, CASE WHEN {swap} THEN url_b ELSE url_a END AS url_a, "
+            f"CASE WHEN {swap} THEN md5_b ELSE md5_a END AS md5_a, "
+            f"CASE WHEN {swap} THEN url_a ELSE url_b END AS url_b, "
+            f"CASE WHEN {swap} THEN md5_a ELSE md5_b END AS md5_b, label, "
+            f"{text('category')} AS category, {text('note')} AS note, {text('labeler')} AS labeler, "
+            "coalesce(TRY_CAST(NULLIF(labeled_at, '') AS TIMESTAMPTZ)::TIMESTAMP, ?::TIMESTAMP) AS labeled_at, "
+            "NULLIF(setting, '')::JSON AS setting FROM label_import WHERE (labeled_at <> '') = ?"
+        )
+        out = ", ".join(_LABEL_COLUMNS)
+        update = ", ".join(f"{c} = excluded.{c}" for c in _LABEL_COLUMNS if c not in key)
+        statements = [  # (timed rows?, what a conflict does)
+            (True, f"DO UPDATE SET {update} WHERE excluded.labeled_at > labels.labeled_at"),
+            (False, "DO NOTHING"),  # a row without a time never replaces a label
+        ]
+        changed = 0
+        cur.execute("BEGIN TRANSACTION")
+        try:
+            for timed, on_conflict in statements:
+                rows, keys = cur.execute(
+                    f"SELECT count(*), count(DISTINCT ({', '.join(key)})) FROM ({select})", [now, timed]
+                ).fetchall()[0]
+                if not rows:
+                    continue
+                # a key twice in one statement is an error in DuckDB: keep the newest row of each key
+                newest = (f"QUALIFY row_number() OVER (PARTITION BY {', '.join(key)} "
+                          "ORDER BY labeled_at DESC, row DESC) = 1" if keys < rows else "")
+                changed += cur.execute(
+                    f"INSERT INTO labels BY NAME SELECT {out} FROM ({select}) {newest} "
+                    f"ON CONFLICT ({', '.join(key)}) {on_conflict}",
+                    [now, timed],
+                ).fetchall()[0][0]
+            cur.execute("COMMIT")
+        except BaseException:
+            cur.execute("ROLLBACK")
+            raise
+        return int(changed)
 
     def labels(self) -> pd.DataFrame:
         return self.cursor().execute(
@@ -634,7 +747,6 @@ class Store:
         return {k.removeprefix("spark_"): v for k, v in rows} or None
 
 
-def _clean(value: Any) -> str | None:
-    if value is None or (isinstance(value, float) and np.isnan(value)):
-        return None
-    return str(value)
+def _shown(value: str) -> str:
+    """A cell of an imported file, quoted and cut for an error message."""
+    return repr(value) if len(value) <= 60 else repr(value[:57] + "...")

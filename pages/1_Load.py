@@ -9,6 +9,7 @@ import streamlit as st
 
 from neardup import engine
 from neardup.errors import NeardupError
+from neardup.paths import PathRefused, allow_any_path, save_upload, server_path, shown_error
 from neardup.ui.data import clear_caches, progress_bar
 from neardup.ui.render import md_escape
 from neardup.ui.state import current_config
@@ -27,17 +28,18 @@ with upload_col:
     uploaded = st.file_uploader("Upload a dump", type=["jsonl", "gz", "ndjson", "json", "csv", "parquet",
                                                           "warc", "warc.gz", "wet"])
 with path_col:
-    server_path = st.text_input("...or a path on the server", placeholder="/data/crawl-2026-11.jsonl.gz")
-    load_path = st.button("Load this path", disabled=not server_path)
+    typed_path = st.text_input("...or a path on the server", placeholder="/data/crawl-2026-11.jsonl.gz",
+                               help="A file inside the data folders this server reads (NEARDUP_DATA_DIR).")
+    load_path = st.button("Load this path", disabled=not typed_path)
 
 
-def run_ingest(file_path: Path, shown_name: str) -> None:
+def run_ingest(file_path: Path, shown_name: str, *, detail: bool) -> None:
     progress, bar = progress_bar(f"Loading {shown_name}")
     try:
         summary = engine.ingest_file(store, file_path, config, progress=progress)
     except NeardupError as exc:
         bar.empty()
-        st.error(md_escape(str(exc)))
+        st.error(md_escape(shown_error(exc, path=file_path, shown=shown_name, detail=detail)))
         return
     bar.empty()
     clear_caches()
@@ -53,11 +55,14 @@ def run_ingest(file_path: Path, shown_name: str) -> None:
 if uploaded is not None and st.session_state.get("neardup.last_upload") != (uploaded.name, uploaded.size):
     st.session_state["neardup.last_upload"] = (uploaded.name, uploaded.size)
     with tempfile.TemporaryDirectory() as tmp:
-        target = Path(tmp) / Path(uploaded.name).name
-        target.write_bytes(uploaded.getbuffer())
-        run_ingest(target, uploaded.name)
+        run_ingest(save_upload(uploaded, uploaded.name, Path(tmp)), uploaded.name, detail=True)
 if load_path:
-    run_ingest(Path(server_path).expanduser(), server_path)
+    try:
+        dump = server_path(typed_path)
+    except PathRefused as exc:
+        st.error(md_escape(str(exc)))
+    else:
+        run_ingest(dump, typed_path, detail=allow_any_path())
 
 st.subheader("Sources loaded")
 sources = store.sources()

@@ -6,6 +6,7 @@ import pandas as pd
 import streamlit as st
 
 from neardup.config import dump_config
+from neardup.csvsafe import to_csv
 from neardup.errors import NeardupError
 from neardup.export import clusters_frame
 from neardup.report import describe_setting
@@ -23,11 +24,11 @@ labels = store.labels()
 clusters = clusters_frame(analysis, labels)  # a cluster's labeled category picks its suggested action
 c1, c2, c3 = st.columns(3)
 # The CSV is written when the button is clicked, not on every rerun (0.9 s at 100k pages).
-c1.download_button("clusters.csv", lambda: clusters.to_csv(index=False), "clusters.csv", "text/csv", type="primary",
+c1.download_button("clusters.csv", lambda: to_csv(clusters), "clusters.csv", "text/csv", type="primary",
                    help="One row per page: cluster, representative, similarity, setting, suggested action.")
 c2.download_button("dupcheck.yaml", dump_config(config), "dupcheck.yaml", "application/yaml",
                    help="Replays this setting: neardup report --config dupcheck.yaml")
-c3.download_button("labels.csv", labels.to_csv(index=False), "labels.csv", "text/csv", disabled=labels.empty,
+c3.download_button("labels.csv", to_csv(labels), "labels.csv", "text/csv", disabled=labels.empty,
                    help=f"{len(labels)} labels")
 st.dataframe(clusters.head(200), hide_index=True, width="stretch")
 st.caption(f"First 200 of {len(clusters):,} rows.")
@@ -37,7 +38,8 @@ uploaded = st.file_uploader("A labels.csv from a colleague (merged: the latest l
 if uploaded is not None and st.session_state.get("neardup.labels_upload") != (uploaded.name, uploaded.size):
     st.session_state["neardup.labels_upload"] = (uploaded.name, uploaded.size)
     try:
-        added = store.import_labels(pd.read_csv(uploaded))
+        # every cell as the text it is: a label `nan` or an empty note must not turn into a float
+        added = store.import_labels(pd.read_csv(uploaded, dtype=str, keep_default_na=False))
     except (NeardupError, pd.errors.ParserError, ValueError) as exc:
         st.error(f"Could not import {md_escape(uploaded.name)}: {md_escape(str(exc))}")
     else:

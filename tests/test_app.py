@@ -24,6 +24,7 @@ from streamlit.testing.v1 import app_test as app_test_module
 
 from neardup import audit, engine
 from neardup.config import Config, save_config
+from neardup.csvsafe import to_csv
 from neardup.export import COLUMNS, clusters_frame
 from neardup.labels import sample_pairs
 from neardup.store import Store
@@ -331,7 +332,7 @@ def test_export_downloads_match_the_store(db: str, store: Store,
     assert list(csv.columns) == COLUMNS
     assert len(csv) == store.count_pages() == 300
     expected = clusters_frame(default_analysis(store))
-    assert data.decode("utf-8") == expected.to_csv(index=False)
+    assert data.decode("utf-8") == to_csv(expected)
     assert f"First 200 of {len(csv):,} rows." in [c.value for c in at.caption]
     yaml_text = download(at, downloads, "dupcheck.yaml").decode("utf-8")
     assert "threshold: 0.8" in yaml_text and "method: minhash" in yaml_text
@@ -346,7 +347,8 @@ def test_export_downloads_match_the_store(db: str, store: Store,
 
 
 # --- Load --------------------------------------------------------------------------------------
-def test_load_a_server_side_path(db: str, store: Store, tmp_path: Path) -> None:
+def test_load_a_server_side_path(db: str, store: Store, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("NEARDUP_DATA_DIR", str(tmp_path))
     records = make_crawl().records[:10] + [{"html": "<p>a page without a url</p>"}]
     dump = write_jsonl(tmp_path / "more.jsonl", records)
     with dump.open("a", encoding="utf-8") as f:
@@ -402,6 +404,7 @@ def test_without_a_sample_the_load_page_still_loads(empty_db: str, monkeypatch: 
                                                      tmp_path: Path) -> None:
     # an installed package has no sample_data/: an empty database must not lock the user out
     monkeypatch.setattr(ui_data, "SAMPLE", tmp_path / "no-sample.jsonl.gz")
+    monkeypatch.setenv("NEARDUP_DATA_DIR", str(tmp_path))
     at = run_app()
     assert any("holds no pages yet" in i.value for i in at.info)
     at.switch_page("pages/1_Load.py").run()

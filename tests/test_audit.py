@@ -13,6 +13,7 @@ from conftest import Crawl, make_crawl, page_html, words_text, write_jsonl
 
 from neardup import audit, engine
 from neardup.config import Config
+from neardup.csvsafe import to_csv
 from neardup.errors import NeardupError
 from neardup.store import Store
 
@@ -246,7 +247,7 @@ def test_import_labels_repeated_pair_in_one_file_keeps_the_latest(store: Store) 
         "label": ["not", "duplicate", "unsure"],
         "labeled_at": [str(T0), str(T0 + timedelta(hours=2)), str(T0 + timedelta(hours=1))],
     })
-    assert store.import_labels(incoming) == 2  # added, then updated by the later row; the third is older
+    assert store.import_labels(incoming) == 1  # one row of the table: the newest label of the pair
     assert _label_map(store) == {("https://a/", "https://b/"): ("duplicate", T0 + timedelta(hours=2))}
 
 
@@ -263,6 +264,90 @@ def test_labels_round_trip_through_csv(store: Store, tmp_path: Path) -> None:
         assert theirs["setting"].iloc[0] == mine["setting"].iloc[0]
 
 
+def _import_error(store: Store, incoming: pd.DataFrame) -> str:
+    before = store.labels()
+    with pytest.raises(NeardupError) as exc:
+        store.import_labels(incoming, now=T0)
+    pd.testing.assert_frame_equal(store.labels(), before)  # all or nothing
+    message = str(exc.value)
+    assert "\n" not in message and message.startswith("labels file refused, nothing imported")
+    return message
+
+
+@pytest.mark.parametrize(("column", "value", "needle"), [
+    ("label", "maybe", "row 3, column label: 'maybe' is not one of duplicate, not, unsure"),
+    ("label", "<script>", "column label: '<script>' is not one of"),
+    ("label", "nan", "column label: 'nan' is not one of"),
+    ("label", "", "column label: '' is not one of"),
+    ("url_b", "", "row 3, column url_b: '' is empty"),
+    ("md5_a", "abc", "row 3, column md5_a: 'abc' is not an MD5"),
+    ("labeled_at", "yesterday", "row 3, column labeled_at: 'yesterday' is not an ISO 8601 time"),
+    ("labeled_at", "2999-01-01T00:00:00Z", "row 3, column labeled_at: '2999-01-01T00:00:00Z' is in the future"),
+    ("labeled_at", str(T0 + timedelta(minutes=6)), "is in the future (after 2026-01-01 12:05 UTC)"),
+    ("setting", "{not json", "row 3, column setting: '{not json' is not a JSON object"),
+    ("setting", "[1, 2]", "is not a JSON object"),
+])
+def test_import_labels_refuses_a_bad_row_and_keeps_nothing(store: Store, column: str, value: str,
+                                                           needle: str) -> None:
+    store.record_label("https://a/", "https://b/", label="not", labeled_at=T0 - timedelta(days=1))
+    incoming = pd.DataFrame({
+        "url_a": ["https://a/", "https://c/", "https://e/"], "url_b": ["https://b/", "https://d/", "https://f/"],
+        "label": ["duplicate", "not", "unsure"], "md5_a": ["", "", ""], "setting": ["", "", ""],
+        "labeled_at": [str(T0 - timedelta(hours=1))] * 3,
+    }, dtype=object)
+    incoming.loc[2, column] = value
+    assert needle in _import_error(store, incoming)
+
+
+def test_import_labels_names_the_first_errors_and_counts_the_rest(store: Store) -> None:
+    incoming = pd.DataFrame({"url_a": [f"https://a/{i}" for i in range(10)], "url_b": ["https://b/"] * 10,
+                             "label": ["maybe"] * 10})
+    message = _import_error(store, incoming)
+    assert "row 1, column label" in message and "row 3, column label" in message
+    assert "row 4" not in message and message.endswith("(and 7 more)")
+
+
+def test_import_labels_accepts_times_with_offsets_and_the_clock_skew(store: Store) -> None:
+    incoming = pd.DataFrame({"url_a": ["https://a/", "https://c/"], "url_b": ["https://b/", "https://d/"],
+                             "label": ["duplicate", "not"],
+                             "labeled_at": ["2026-01-01T14:00:00+02:00", str(T0 + timedelta(minutes=4))]})
+    assert store.import_labels(incoming, now=T0) == 2
+    assert _label_map(store) == {("https://a/", "https://b/"): ("duplicate", T0),
+                                 ("https://c/", "https://d/"): ("not", T0 + timedelta(minutes=4))}
+
+
+def test_labels_with_formulas_round_trip_through_the_defused_csv(store: Store, tmp_path: Path) -> None:
+    store.record_label("https://a/", "https://b/", label="duplicate", note="=HYPERLINK(\"https://evil/\")",
+                       labeler="@ana", category="-2", labeled_at=T0)
+    path = tmp_path / "labels.csv"
+    to_csv(store.labels(), path)
+    raw = pd.read_csv(path, dtype=str, keep_default_na=False)
+    assert (raw.loc[0, "note"], raw.loc[0, "labeler"], raw.loc[0, "category"]) == (
+        "'=HYPERLINK(\"https://evil/\")", "'@ana", "'-2")
+    with Store(tmp_path / "colleague.duckdb") as other:
+        assert other.import_labels(raw) == 1
+        pd.testing.assert_frame_equal(other.labels(), store.labels())
+
+
 def test_import_labels_needs_the_key_columns(store: Store) -> None:
     with pytest.raises(NeardupError, match="url_a"):
         store.import_labels(pd.DataFrame({"a": [1], "b": [2]}))
+
+
+def test_import_labels_follows_the_tables_own_key(store: Store) -> None:
+    """Keyed by pair and labeler (one label per analyst), the same import keeps each analyst's label."""
+    cur = store.cursor()
+    cur.execute("DROP TABLE labels")
+    cur.execute(
+        "CREATE TABLE labels (url_a VARCHAR NOT NULL, md5_a VARCHAR NOT NULL DEFAULT '', url_b VARCHAR NOT NULL, "
+        "md5_b VARCHAR NOT NULL DEFAULT '', label VARCHAR NOT NULL, category VARCHAR, note VARCHAR, "
+        "labeler VARCHAR NOT NULL DEFAULT '', labeled_at TIMESTAMP NOT NULL, setting JSON, "
+        "PRIMARY KEY (url_a, md5_a, url_b, md5_b, labeler))"
+    )
+    incoming = pd.DataFrame({"url_a": ["https://a/", "https://b/", "https://a/", "https://a/"],
+                             "url_b": ["https://b/", "https://a/", "https://b/", "https://b/"],
+                             "label": ["duplicate", "not", "unsure", "not"], "labeler": ["ana", "ben", "ana", ""],
+                             "labeled_at": [str(T0), str(T0), str(T0 + timedelta(hours=1)), ""]})
+    assert store.import_labels(incoming, now=T0 + timedelta(hours=2)) == 3
+    got = store.labels().sort_values("labeler")
+    assert got[["labeler", "label"]].values.tolist() == [["", "not"], ["ana", "unsure"], ["ben", "not"]]

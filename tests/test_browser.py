@@ -56,19 +56,22 @@ SCRIPT = "<script>alert(1)</script>"
 IMG = "<img src=x onerror=alert(1)>"
 LINK = "[click](javascript:alert(1))"
 LATEX = "$\\alert{1}$"
+# bare URLs and an address in page text: GFM would autolink them
+AUTOLINKS = ("https://evil.example/x", "www.evil.example", "mail@evil.example")
 XSS_HOST = "https://xss.example"
 XSS_COPIES = 3  # plus the original: a 4-page cluster, larger than any in the small crawl
 
 
 def xss_html(edition: int) -> str:
     """A page whose main text holds the payloads (as text) and whose HTML holds them as tags.
-    The copies differ in one word, right after the payloads, so the diff shows them beside the change."""
+    The copies differ in one word, right after the payloads and before the bare links, so the diff shows
+    them all within its 12 words of context around the change."""
     rng = random.Random(42)
     vocab = ["zarquon", "blinter", "mossle", "tavrik", "quenby", "florp", "grizzen", "pomble", "shunt", "vexil",
              "wumpet", "yarble", "cradlin", "drossel", "eskander", "fribble", "gantry", "hoskin"]
     paragraphs = ["<p>" + " ".join(rng.choice(vocab) for _ in range(50)) + ".</p>" for _ in range(6)]
     payload = (f"<p>Payloads: &lt;script&gt;alert(1)&lt;/script&gt; and &lt;img src=x onerror=alert(1)&gt; and "
-               f"{LINK} and {LATEX} and :red[x] **bold** edition{edition}</p>")
+               f"{LINK} and {LATEX} and :red[x] **bold** edition{edition} {' '.join(AUTOLINKS)}</p>")
     return ("<!DOCTYPE html><html><head><title>&lt;img src=x onerror=alert(1)&gt;</title></head><body>"
             "<nav><a href='/'>Home</a></nav><main><article><h1>Security notes</h1>"
             + paragraphs[0] + payload + "".join(paragraphs[1:])
@@ -281,12 +284,37 @@ def test_xss_payloads_show_as_text(server: Server, browser: Browser) -> None:
     code.nth(1).wait_for(timeout=60_000)
     assert code.count() == 2
     assert SCRIPT in code.first.inner_text()
+    # the bare URLs and the address read as text, none became a link
+    shown = text.replace("\u2060", "")
+    for literal in AUTOLINKS:
+        assert literal in shown, literal
+    assert page.locator("a[href*='evil.example']").count() == 0
     # nothing became markup
     for selector in ("img[src='x']", "a[href^='javascript']", ".katex"):
         assert page.locator(selector).count() == 0, selector
     assert not page.evaluate("() => [...document.scripts].some(s => s.text.includes('alert(1)'))")
     assert_clean(browser, "Audit with the payload pair")
     screenshot(page, "audit_xss.png")
+
+
+def test_no_request_leaves_the_server(server: Server, browser: Browser) -> None:
+    """A page load fetches nothing from another host: no font CDN for the favicon or the icons."""
+    page = browser.page
+    requests: list[str] = []
+
+    def record(request: object) -> None:
+        requests.append(request.url)
+
+    page.on("request", record)
+    for path, marker, _ in PAGES[:4]:
+        open_page(page, server.url, path, marker)
+    page.wait_for_timeout(1000)  # the favicon is requested after the page is drawn
+    page.remove_listener("request", record)
+    assert requests
+    elsewhere = [u for u in requests if not u.startswith((server.url + "/", "data:", "blob:"))]
+    assert not elsewhere, elsewhere
+    icon = page.locator("link[rel*='icon']").first.get_attribute("href")
+    assert icon and (icon.startswith(server.url) or not icon.startswith(("http:", "https:", "//"))), icon
 
 
 def test_export_clusters_csv(server: Server, browser: Browser, tmp_path: Path) -> None:

@@ -12,6 +12,7 @@ import pandas as pd
 import pytest
 import yaml
 from conftest import Crawl, write_jsonl
+from test_config import HOSTILE_CONFIGS
 
 from neardup.cli import main
 from neardup.config import default_threshold, load_config
@@ -235,6 +236,19 @@ def test_bad_config_file_exits_2(db: str, tmp_path: Path, capsys: pytest.Capture
     _one_line_error(err, "config file not found")
 
 
+@pytest.mark.parametrize(("content", "needle"), HOSTILE_CONFIGS, ids=range(len(HOSTILE_CONFIGS)))
+def test_hostile_config_files_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str], content: bytes,
+                                     needle: str) -> None:
+    bad = tmp_path / "bad.yaml"
+    bad.write_bytes(content)
+    code, out, err = _run(capsys, "ingest", str(tmp_path / "dump.jsonl"), "--db", str(tmp_path / "x.duckdb"),
+                          "--config", str(bad))
+    assert (code, out) == (2, "")
+    _one_line_error(err, needle)
+    assert len(err) < 400
+    assert not (tmp_path / "x.duckdb").exists()
+
+
 def test_console_script(tmp_path: Path, crawl_file: Path) -> None:
     script = Path(sys.executable).with_name("neardup")
     assert script.exists()
@@ -247,3 +261,15 @@ def test_console_script(tmp_path: Path, crawl_file: Path) -> None:
                          capture_output=True, text=True, timeout=120)
     assert ing.returncode == 0, ing.stderr
     assert "40 pages loaded" in ing.stdout
+
+
+@pytest.mark.parametrize(("flag", "value"), [([], "0"), (["--allow-any-path"], "1")])
+def test_app_passes_the_path_rule_to_the_app(db: str, monkeypatch: pytest.MonkeyPatch, flag: list[str],
+                                            value: str) -> None:
+    # the command `neardup app` would run, with its environment (the server itself is the browser test's)
+    started: list[tuple[list[str], dict[str, str]]] = []
+    monkeypatch.setattr(subprocess, "call", lambda cmd, env: started.append((cmd, env)) or 0)
+    monkeypatch.setenv("NEARDUP_ALLOW_ANY_PATH", "1")  # an inherited value does not decide
+    assert main(["app", "--db", db, "--headless", *flag]) == 0
+    [(cmd, env)] = started
+    assert env["NEARDUP_ALLOW_ANY_PATH"] == value and "streamlit" in cmd

@@ -9,6 +9,9 @@ import pytest
 import yaml
 
 from neardup.config import (
+    _FIELD_KINDS,
+    MAX_CONFIG_BYTES,
+    SHOWN_VALUE_CHARS,
     Config,
     default_threshold,
     dump_config,
@@ -160,7 +163,7 @@ def test_partial_config_file_uses_defaults(tmp_path: Path) -> None:
         ("- just\n- a list\n", "must hold a mapping"),
         ("method: [unclosed\n", "not valid YAML"),
         ("shingle_size: five\n", "five"),
-        ("num_perm: many\n", "bad config value"),
+        ("num_perm: many\n", "num_perm must be a whole number, not 'many'"),
     ],
 )
 def test_bad_config_files(tmp_path: Path, text: str, needle: str) -> None:
@@ -190,3 +193,74 @@ def test_representative_rule_setting(tmp_path: Path) -> None:
         path.write_text(f"representative: {bad}\n")
         with pytest.raises(ConfigError, match="representative must be a list of distinct criteria"):
             load_config(path)
+
+
+def _billion_laughs() -> str:
+    """Nine levels of nine aliases each: 387 million strings once expanded, a few hundred bytes as text."""
+    lines = ["l0: &l0 [" + ", ".join(["lol"] * 9) + "]"]
+    lines += [f"l{i}: &l{i} [" + ", ".join([f"*l{i - 1}"] * 9) + "]" for i in range(1, 9)]
+    return "\n".join(lines) + "\nstrip_tags: *l8\n"
+
+
+# (file content, what the one-line error names). Each crashed with a traceback, was silently misread
+# or produced a huge message before the loader and the type table.
+HOSTILE_CONFIGS = [
+    (b"\x89PNG\r\n\x1a\n\x00\x00\xff\xfe binary", "not UTF-8 text"),
+    (b"seed: -1\n", "seed must be from 0 to 4294967295, not -1"),
+    (b"seed: 1e23\n", "seed must be a whole number, not '1e23'"),
+    (b"seed: 100000000000000000000000\n", "seed must be from 0 to 4294967295"),
+    (b"seed: abc\n", "seed must be a whole number, not 'abc'"),
+    (b"method: simhash\nthreshold: .inf\n", "threshold must be a finite number, not inf"),
+    (b"threshold: .nan\n", "threshold must be a finite number, not nan"),
+    (b"strip_tags: nav\n", "strip_tags must be a list of tag names, not 'nav'"),
+    (b"strip_tags: [nav, 3]\n", "strip_tags must be a list of tag names, not ('nav', 3)"),
+    (b"shingle_size: true\n", "shingle_size must be a whole number, not True"),
+    (b"num_perm: 128.0\n", "num_perm must be a whole number, not 128.0"),
+    (b"threshold: yes\n", "threshold must be a finite number, not True"),
+    (b"method: [simhash]\n", "method must be 'simhash' or 'minhash', not ['simhash']"),
+    (b"seed: 1\nshingle_size: 4\nseed: 2\n", "duplicate key 'seed' (line 3, column 1)"),
+    (_billion_laughs().encode(), "YAML aliases (*l0) are not accepted"),
+    (b"strip_tags: " + b"[" * 5000 + b"]" * 5000 + b"\n", "nested too deeply"),
+    (b"seed: 1" + b"0" * 5000 + b"\n", "an integer of 5,001 digits is not a setting (line 1, column 7)"),
+    (b"strip_tags: [" + b"a b " * 300 + b"]\n", "strip_tags must be a non-empty list of tag names"),
+    (b"seed: 1\n" + b"#" * MAX_CONFIG_BYTES, "larger than 64 KB"),
+]
+
+
+@pytest.mark.parametrize(("content", "needle"), HOSTILE_CONFIGS, ids=range(len(HOSTILE_CONFIGS)))
+def test_hostile_config_files_are_one_short_error(tmp_path: Path, content: bytes, needle: str) -> None:
+    path = tmp_path / "bad.yaml"
+    path.write_bytes(content)
+    with pytest.raises(ConfigError) as exc:
+        load_config(path)
+    message = str(exc.value)
+    assert needle in message
+    assert "\n" not in message
+    assert len(message) < len(str(path)) + 300
+
+
+def test_a_directory_is_not_a_config(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="is a directory"):
+        load_config(tmp_path)
+
+
+def test_types_are_checked_strictly() -> None:
+    for changes in ({"shingle_size": True}, {"seed": False}, {"threshold": True}, {"num_perm": "128"},
+                    {"strip_tags": "nav"}, {"min_size_ratio": None}):
+        with pytest.raises(ConfigError):
+            Config(**changes)
+    assert set(_FIELD_KINDS) == {f.name for f in dataclasses.fields(Config)}
+
+
+def test_numpy_numbers_are_accepted_as_python_numbers() -> None:
+    np = pytest.importorskip("numpy")
+    c = Config(shingle_size=np.int64(4), threshold=np.float64(0.9))
+    assert type(c.shingle_size) is int and type(c.threshold) is float
+    assert yaml.safe_load(dump_config(c))["shingle_size"] == 4
+
+
+def test_long_values_are_cut_in_messages() -> None:
+    with pytest.raises(ConfigError) as exc:
+        Config(normalize="x" * 10_000)
+    assert len(str(exc.value)) < SHOWN_VALUE_CHARS + 100
+    assert str(exc.value).endswith("...")

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import re
 import string
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from neardup.diff import diff_stats, word_diff
-from neardup.ui.render import diff_markdown, md_escape
+from neardup.ui.render import WORD_JOINER, diff_markdown, md_escape
 
 WORDS = st.lists(st.sampled_from(["a", "b", "c", "river", "stone", "x1", "é"]), max_size=60)
 
@@ -119,8 +120,30 @@ def test_md_escape_escapes_every_ascii_punctuation(text: str) -> None:
     out = md_escape(text)
     assert _all_punctuation_escaped(out)
     assert "\n" not in out
-    # nothing else changes but the whitespace
-    assert _unescape(out) == " ".join(text.split())
+    # nothing else changes but the whitespace (and the invisible joiners that break autolinks)
+    assert _unescape(out).replace(WORD_JOINER, "") == " ".join(text.split()).replace(WORD_JOINER, "")
+
+
+# remark-gfm's autolink-literal transform (mdast-util-gfm-autolink-literal, as bundled by Streamlit 1.67),
+# run on the text after Markdown resolved the escapes. JavaScript's \w is ASCII, as re.ASCII makes it.
+GFM_URL = re.compile(r"(?i)(https?://|www(?=\.))([-.\w]+)", re.ASCII)
+GFM_EMAIL = re.compile(r"([-.\w+]+)@([-\w]+(?:\.[-\w]+)+)", re.ASCII)
+LINKY = ["https", "http", "HTTPS", "://", ":", "/", "www", "WWW", ".", "@", "mail", "evil", "example", "x", " ",
+         "mailto:", "-", "_", "+"]
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(st.sampled_from(LINKY), max_size=20).map("".join))
+def test_md_escape_leaves_no_autolink_literal(text: str) -> None:
+    shown = _unescape(md_escape(text))
+    assert not GFM_URL.search(shown) and not GFM_EMAIL.search(shown), shown
+
+
+def test_md_escape_breaks_bare_urls_and_addresses() -> None:
+    for text in ("https://evil.example/x", "www.evil.example", "mail@evil.example", "HTTP://EVIL.EXAMPLE"):
+        shown = _unescape(md_escape(text))
+        assert WORD_JOINER in shown and shown.replace(WORD_JOINER, "") == text
+        assert not GFM_URL.search(shown) and not GFM_EMAIL.search(shown)
 
 
 def test_md_escape_known_payloads() -> None:

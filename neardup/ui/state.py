@@ -6,6 +6,7 @@ import os
 from pathlib import Path
 
 from ..config import Config
+from ..errors import ConfigError
 from ..store import DEFAULT_DB
 
 KEY_CONFIG = "neardup.config"
@@ -20,6 +21,7 @@ def db_path() -> str:
 
 
 def default_config() -> Config:
+    """The settings in NEARDUP_CONFIG's file, else the defaults. A bad file raises ConfigError."""
     path = os.environ.get("NEARDUP_CONFIG")
     if path and Path(path).exists():
         from ..config import load_config
@@ -29,10 +31,17 @@ def default_config() -> Config:
 
 
 def current_config() -> Config:
+    """This session's settings; a bad NEARDUP_CONFIG stops the page with its one-line error."""
     import streamlit as st
 
     if KEY_CONFIG not in st.session_state:
-        st.session_state[KEY_CONFIG] = default_config()
+        try:
+            st.session_state[KEY_CONFIG] = default_config()
+        except ConfigError as exc:
+            from .render import md_escape
+
+            st.error(f"NEARDUP_CONFIG: {md_escape(str(exc))}")
+            st.stop()
     return st.session_state[KEY_CONFIG]
 
 
