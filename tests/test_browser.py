@@ -260,6 +260,91 @@ def test_every_page_renders_and_is_captured(server: Server, browser: Browser) ->
     assert f"{server.n_pages:,} pages" in page.locator('[data-testid="stCaptionContainer"]').first.inner_text()
 
 
+def slider_thumb(page: object, label: str) -> object:
+    return page.locator('[data-testid="stSlider"]', has_text=label).get_by_role("slider")
+
+
+def settled_value(page: object, thumb: object) -> float:
+    """The slider's value once the rerun its change started is over (and one more, had it started another)."""
+    wait_idle(page)
+    page.wait_for_timeout(700)
+    wait_idle(page)
+    return round(float(thumb.input_value()), 2)
+
+
+def press_on(page: object, thumb: object, key: str, times: int, expected: float) -> None:
+    """Focus the slider, press an arrow key `times` times, wait until the slider shows `expected`."""
+    thumb.focus()
+    for _ in range(times):
+        page.keyboard.press(key)
+    page.wait_for_function("([el, v]) => Math.abs(parseFloat(el.value) - v) < 1e-6",
+                           arg=[thumb.element_handle(), expected])
+
+
+def choose_radio(page: object, group: str, option: str) -> None:
+    page.locator('[data-testid="stRadio"]', has_text=group).get_by_text(option, exact=True).click()
+    wait_idle(page)
+
+
+def test_sidebar_widgets_keep_every_change(server: Server, browser: Browser) -> None:
+    page = browser.page
+    open_page(page, server.url, "/Explore", "Per host")
+    containment = slider_thumb(page, "Threshold (min containment)")
+    assert settled_value(page, containment) == 0.8
+    for key, times, expected in (("ArrowLeft", 5, 0.75), ("ArrowRight", 15, 0.9), ("ArrowLeft", 3, 0.87)):
+        press_on(page, containment, key, times, expected)
+        assert settled_value(page, containment) == expected, f"after {key} x{times}"
+    # a mouse drag to the far left end: the floor
+    box = containment.bounding_box()
+    track = page.locator('[data-testid="stSlider"]', has_text="Threshold (min containment)").bounding_box()
+    page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+    page.mouse.down()
+    page.mouse.move(track["x"] - 50, box["y"] + box["height"] / 2, steps=8)
+    page.mouse.up()
+    assert settled_value(page, containment) == 0.7
+    press_on(page, containment, "ArrowRight", 12, 0.82)
+    assert settled_value(page, containment) == 0.82
+
+    choose_radio(page, "Method", "simhash")
+    bits = slider_thumb(page, "Threshold (max Hamming bits)")
+    bits.wait_for()
+    assert settled_value(page, bits) == 6
+    press_on(page, bits, "ArrowLeft", 2, 4)
+    assert settled_value(page, bits) == 4
+    choose_radio(page, "Method", "minhash")
+    containment = slider_thumb(page, "Threshold (min containment)")
+    containment.wait_for()
+    assert settled_value(page, containment) == 0.82  # each scale keeps its own threshold
+    choose_radio(page, "Method", "simhash")
+    bits.wait_for()
+    assert settled_value(page, bits) == 4
+    assert page.locator('[data-testid="stRadio"]', has_text="Method").get_by_role("radio", name="simhash").is_checked()
+    assert_clean(browser, "/Explore after moving the sidebar widgets")
+
+
+def test_setting_survives_reload_and_a_shared_link(server: Server, browser: Browser) -> None:
+    page = browser.page
+    open_page(page, server.url, "/Explore", "Per host")
+    thumb = slider_thumb(page, "Threshold (min containment)")
+    press_on(page, thumb, "ArrowLeft", 4, 0.76)
+    assert settled_value(page, thumb) == 0.76
+    assert "threshold=0.76" in page.url
+    page.reload()
+    page.get_by_text("Per host").first.wait_for()
+    assert settled_value(page, slider_thumb(page, "Threshold (min containment)")) == 0.76
+    shared = page.url
+    other = page.context.new_page()
+    try:
+        other.set_default_timeout(TIMEOUT_MS)
+        other.goto(shared.replace("/Explore", "/Export"))
+        other.get_by_text("Import labels").first.wait_for()
+        wait_idle(other)
+        assert settled_value(other, slider_thumb(other, "Threshold (min containment)")) == 0.76
+        assert "containment >= 0.76" in other.locator("main").inner_text()  # Export names the setting it writes
+    finally:
+        other.close()
+
+
 def test_xss_payloads_show_as_text(server: Server, browser: Browser) -> None:
     page = browser.page
     open_page(page, server.url, "/Clusters", "Compare with the representative")
