@@ -10,7 +10,7 @@ import pandas as pd
 
 from .config import Config
 from .engine import Fingerprints, pair_scores
-from .labels import bucket_of, bucket_tallies, estimates
+from .labels import bucket_of, bucket_tallies, consensus_labels, estimates
 from .minhash import estimate_jaccard, minhash_many
 from .shingles import containment, jaccard, shingle_hashes, shingles, words
 from .simhash import hamming, simhash_many
@@ -51,12 +51,14 @@ def candidate_pairs(fp: Fingerprints, config: Config) -> pd.DataFrame:
 def labeled_pairs(pairs: pd.DataFrame, labels: pd.DataFrame) -> pd.DataFrame:
     """Labels that match a candidate pair of the current setting, with that pair's key, bucket and score.
 
+    Several labelers' labels of a pair count as one: `neardup.labels.consensus_labels`.
     A label with content hashes matches its exact pair; one without (md5 "") matches every candidate
     pair between those two URLs; an exact label wins over a URL-only one for the same pair.
     """
     cols = [*PAIR_KEY, "bucket", "score"]
     if labels.empty or pairs.empty:
         return pd.DataFrame(columns=[*cols, "label"])
+    labels = consensus_labels(labels)
     labels = labels.assign(**{c: labels[c].fillna("") if c in labels else "" for c in ("md5_a", "md5_b")})
     lab = labels.drop(columns=["md5_a", "md5_b"])
     exact = labels.merge(pairs[cols], on=PAIR_KEY, how="inner")

@@ -24,7 +24,9 @@ import pyarrow as pa
 
 from .errors import DatabaseLocked, NeardupError, SchemaError
 
-SCHEMA_VERSION = "2"
+SCHEMA_VERSION = "3"
+# Older versions this one upgrades in place on a writable open (read-only opens read them as they are).
+UPGRADABLE_VERSIONS = ("2",)
 DEFAULT_DB = "neardup.duckdb"
 DUCKDB_MEMORY = "1GB"
 # Tables are stored in row groups of this many rows (DuckDB's default is 122,880). A checkpoint
@@ -180,6 +182,10 @@ class Store:
         ).fetchone()[0]
         if has_meta:
             row = cur.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+            if row is not None and row[0] in UPGRADABLE_VERSIONS:
+                if not read_only:
+                    self._upgrade_labels_per_labeler()
+                row = (SCHEMA_VERSION,)
             if row is None or row[0] != SCHEMA_VERSION:
                 found = row[0] if row else "none"
                 raise SchemaError(
@@ -477,54 +483,114 @@ class Store:
         return {k: np.asarray(v) for k, v in tbl.items()}
 
     # --- labels -----------------------------------------------------------------------------
+    _LABEL_COLUMNS = "url_a, md5_a, url_b, md5_b, label, category, note, labeler, labeled_at, setting"
+    _LABEL_UPSERT = (
+        f"INSERT INTO labels ({_LABEL_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+        "ON CONFLICT (url_a, md5_a, url_b, md5_b, labeler) DO UPDATE SET label = excluded.label, "
+        "category = excluded.category, note = excluded.note, labeled_at = excluded.labeled_at, "
+        "setting = excluded.setting"
+    )
+    # Tabs of one app are threads of one process sharing one DuckDB instance, where two transactions
+    # writing one table at once conflict ("Conflict on update"): label writes take turns on this lock.
+    _LABEL_WRITES = threading.Lock()
+
+    def _upgrade_labels_per_labeler(self) -> None:
+        """Schema 2 -> 3: labels keyed by (pair, labeler) instead of by pair, rows kept as they are."""
+        cur = self.cursor()
+        ddl = resources.files("neardup").joinpath("schema.sql").read_text(encoding="utf-8")
+        create = next(s for s in re.sub(r"--[^\n]*", "", ddl).split(";") if "TABLE IF NOT EXISTS labels" in s)
+        cur.execute("BEGIN TRANSACTION")
+        cur.execute("ALTER TABLE labels RENAME TO labels_v2")
+        cur.execute(create)
+        cur.execute(f"INSERT INTO labels ({self._LABEL_COLUMNS}) SELECT url_a, md5_a, url_b, md5_b, label, category, "
+                    "note, coalesce(labeler, ''), labeled_at, setting FROM labels_v2")
+        cur.execute("DROP TABLE labels_v2")
+        cur.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", [SCHEMA_VERSION])
+        cur.execute("COMMIT")
+
+    def _write_labels(self, rows: list[list[Any]]) -> None:
+        """Upsert label rows in one transaction: all of them or none."""
+        with self._LABEL_WRITES:
+            cur = self.cursor()
+            cur.execute("BEGIN TRANSACTION")
+            try:
+                cur.executemany(self._LABEL_UPSERT, rows)
+            except BaseException:
+                cur.execute("ROLLBACK")
+                raise
+            cur.execute("COMMIT")
+
+    @staticmethod
+    def _label_row(url_a: str, url_b: str, *, label: str, md5_a: str = "", md5_b: str = "",
+                   category: str | None = None, note: str | None = None, labeler: str | None = None,
+                   setting: dict[str, Any] | None = None, labeled_at: datetime | None = None) -> list[Any]:
+        (a, ma), (b, mb) = sorted(((url_a, md5_a or ""), (url_b, md5_b or "")))
+        when = labeled_at or datetime.now(UTC).replace(tzinfo=None)
+        return [a, ma, b, mb, label, category, note, labeler or "", when, json.dumps(setting) if setting else None]
+
     def record_label(
         self, url_a: str, url_b: str, *, label: str, md5_a: str = "", md5_b: str = "", category: str | None = None,
         note: str | None = None, labeler: str | None = None, setting: dict[str, Any] | None = None,
         labeled_at: datetime | None = None,
     ) -> None:
-        """Store one label at once (replacing an earlier label of the same pair).
+        """Store one label at once, replacing this labeler's earlier label of the same pair (another
+        labeler's label of it stays). A side is (canonical URL, MD5 of the page's bytes); sides are stored
+        in sorted order."""
+        self._write_labels([self._label_row(url_a, url_b, label=label, md5_a=md5_a, md5_b=md5_b, category=category,
+                                            note=note, labeler=labeler, setting=setting, labeled_at=labeled_at)])
 
-        A side is (canonical URL, MD5 of the page's bytes); sides are stored in sorted order.
-        """
+    def label_of(self, url_a: str, url_b: str, *, md5_a: str = "", md5_b: str = "",
+                 labeler: str | None = None) -> dict[str, Any] | None:
+        """This labeler's label of a pair (all columns), or None."""
         (a, ma), (b, mb) = sorted(((url_a, md5_a or ""), (url_b, md5_b or "")))
-        when = labeled_at or datetime.now(UTC).replace(tzinfo=None)
+        df = self.cursor().execute(
+            f"SELECT {self._LABEL_COLUMNS} FROM labels WHERE url_a = ? AND md5_a = ? AND url_b = ? AND md5_b = ? "
+            "AND labeler = ?", [a, ma, b, mb, labeler or ""]).df()
+        return None if df.empty else df.iloc[0].to_dict()
+
+    def delete_label(self, url_a: str, url_b: str, *, md5_a: str = "", md5_b: str = "",
+                     labeler: str | None = None) -> None:
+        """Remove this labeler's label of a pair (undo)."""
+        (a, ma), (b, mb) = sorted(((url_a, md5_a or ""), (url_b, md5_b or "")))
         self.cursor().execute(
-            "INSERT OR REPLACE INTO labels VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            [a, ma, b, mb, label, category, note, labeler, when, json.dumps(setting) if setting else None],
-        )
+            "DELETE FROM labels WHERE url_a = ? AND md5_a = ? AND url_b = ? AND md5_b = ? AND labeler = ?",
+            [a, ma, b, mb, labeler or ""])
 
     def import_labels(self, labels: pd.DataFrame) -> int:
-        """Merge labels (e.g. a colleague's labels.csv): per pair the most recent label wins. Returns rows added
-        or updated. `md5_a` / `md5_b` columns are optional (missing: the label applies to the URLs)."""
+        """Merge labels (e.g. a colleague's labels.csv): per pair and labeler the most recent label wins; other
+        labelers' labels stay. Returns rows added or updated. `md5_a` / `md5_b` columns are optional (missing:
+        the label applies to the URLs). All rows are written in one transaction."""
         need = {"url_a", "url_b", "label"}
         if not need <= set(labels.columns):
             raise NeardupError(f"a labels file needs the columns {sorted(need)}; it has {sorted(labels.columns)}")
-        changed = 0
-        existing = {(a, ma, b, mb): t for a, ma, b, mb, t in self.cursor().execute(
-            "SELECT url_a, md5_a, url_b, md5_b, labeled_at FROM labels").fetchall()}
+        existing = {(a, ma, b, mb, who): t for a, ma, b, mb, who, t in self.cursor().execute(
+            "SELECT url_a, md5_a, url_b, md5_b, labeler, labeled_at FROM labels").fetchall()}
+        rows: dict[tuple[str, ...], list[Any]] = {}
         for row in labels.to_dict(orient="records"):
-            (a, ma), (b, mb) = sorted(((str(row["url_a"]), _clean(row.get("md5_a")) or ""),
-                                       (str(row["url_b"]), _clean(row.get("md5_b")) or "")))
             when = pd.to_datetime(row.get("labeled_at"), errors="coerce")
             when = None if pd.isna(when) else when.to_pydatetime().replace(tzinfo=None)
-            old = existing.get((a, ma, b, mb))
-            if old is not None and (when is None or when <= old):
-                continue
             setting = row.get("setting")
-            self.record_label(
-                a, b, md5_a=ma, md5_b=mb, label=str(row["label"]), category=_clean(row.get("category")),
+            new = self._label_row(
+                str(row["url_a"]), str(row["url_b"]), md5_a=_clean(row.get("md5_a")) or "",
+                md5_b=_clean(row.get("md5_b")) or "", label=str(row["label"]), category=_clean(row.get("category")),
                 note=_clean(row.get("note")), labeler=_clean(row.get("labeler")), labeled_at=when,
                 setting=json.loads(setting) if isinstance(setting, str) and setting.startswith("{") else None,
             )
-            # a pair can occur twice in one file: its later rows compare with what was just written
-            existing[(a, ma, b, mb)] = when or datetime.now(UTC).replace(tzinfo=None)
-            changed += 1
-        return changed
+            key = (*new[:4], new[7])
+            # a pair can occur twice in one file: its later rows compare with what was just taken
+            old = rows[key][8] if key in rows else existing.get(key)
+            if old is not None and (when is None or when <= old):
+                continue
+            rows[key] = new
+        if rows:
+            self._write_labels(list(rows.values()))
+        return len(rows)
 
     def labels(self) -> pd.DataFrame:
+        """Every label, oldest first; `labeler` is None for an unnamed labeler."""
         return self.cursor().execute(
-            "SELECT url_a, md5_a, url_b, md5_b, label, category, note, labeler, labeled_at, setting FROM labels "
-            "ORDER BY labeled_at"
+            "SELECT url_a, md5_a, url_b, md5_b, label, category, note, nullif(labeler, '') AS labeler, labeled_at, "
+            "setting FROM labels ORDER BY labeled_at"
         ).df()
 
     # --- a `neardup spark` run, read in place -------------------------------------------------
