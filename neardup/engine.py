@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -41,7 +41,10 @@ from .simhash import hamming_many
 from .sketch import sketch_many
 from .store import ROW_GROUP_ROWS, Store
 
-Progress = Callable[[str, int, int], None]  # (stage, done, total)
+# (stage, done, total): pages, except stage "read": bytes of the file read so far (JSON lines only)
+# The bundled sample crawl (3,000 synthetic pages with ground truth), in a source checkout.
+SAMPLE_CRAWL = Path(__file__).resolve().parent.parent / "sample_data" / "crawl.jsonl.gz"
+Progress = Callable[[str, int, int], None]
 BATCH = 256
 INSERT_ROWS = 2048
 # Below this many records a worker pool costs more than it saves.
@@ -178,7 +181,14 @@ def ingest_file(
     with store.bulk_load():  # checkpoints where row groups fill up, and once at the end
         try:
             small = size < 4_000_000  # about PARALLEL_MIN pages of typical HTML
-            batches = ((chunk, config) for chunk in prefetch(read_batches(path, fmt, batch_records=BATCH)))
+            read_bytes = 0
+
+            def batches() -> Iterator[tuple[Any, Config]]:
+                nonlocal read_bytes
+                for chunk in prefetch(read_batches(path, fmt, batch_records=BATCH)):
+                    read_bytes = getattr(chunk, "end_byte", 0) or read_bytes
+                    yield chunk, config
+
             done_records = 0
             pending: list[pa.Table] = []  # DuckDB appends fewer, larger batches faster
             pending_sketches: list[pa.Table] = []
@@ -204,7 +214,7 @@ def ingest_file(
                     pending_sketches.clear()
                     n_pending = 0
 
-            for good, sketches, bad in parallel_map(_ingest_arrow, batches, jobs=1 if small else jobs):
+            for good, sketches, bad in parallel_map(_ingest_arrow, batches(), jobs=1 if small else jobs):
                 done_records += good.num_rows + len(bad)
                 for _, reason in bad:
                     reasons[_reason_kind(reason)] += 1
@@ -217,6 +227,8 @@ def ingest_file(
                 summary.loaded += good.num_rows
                 summary.errors += len(bad)
                 progress("ingest", done_records, 0)
+                if read_bytes:  # JSON lines: how far the reader is in the file, for a percentage and an ETA
+                    progress("read", min(read_bytes, size), size)
             flush()
             if writing is not None:
                 writing.result()

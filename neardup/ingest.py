@@ -60,6 +60,8 @@ class LineBlock:
     data: bytes
     # Set on the last block of a compressed file that ends early: why, for the line after `data`'s lines.
     error: str | None = None
+    # How far the reader was in the file (compressed bytes) when it cut this block: for progress (0: unknown).
+    end_byte: int = 0
 
     @property
     def error_line(self) -> int:
@@ -105,7 +107,7 @@ def read_batches(path: Path, fmt: str, *, batch_records: int = 256,
                     rest = data
                     continue
                 block, rest = data[:cut], data[cut:]
-                yield LineBlock(line, block)
+                yield LineBlock(line, block, end_byte=_file_position(f))
                 line += block.count(b"\n")
         except (EOFError, OSError, zlib.error) as exc:  # a cut-off or corrupt stream: keep the lines before
             broken = exc
@@ -118,7 +120,16 @@ def read_batches(path: Path, fmt: str, *, batch_records: int = 256,
         where = "inside this record" if rest[cut:].strip() else "here"
         yield LineBlock(line, b"", f"truncated or corrupt compressed file: reading stopped {where} ({broken})")
     elif rest:
-        yield LineBlock(line, rest)
+        yield LineBlock(line, rest, end_byte=path.stat().st_size)
+
+
+def _file_position(f: BinaryIO) -> int:
+    """Bytes read so far from the file under `f` (a gzip stream's compressed file, read ahead a little)."""
+    raw = getattr(f, "fileobj", None) or f
+    try:
+        return int(raw.tell())
+    except (OSError, ValueError):
+        return 0
 
 
 def file_sha256(path: Path, chunk: int = 1 << 20) -> str:

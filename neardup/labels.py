@@ -17,9 +17,10 @@ import pandas as pd
 from .config import Config
 
 LABELS = ("duplicate", "not", "unsure")
+# The kinds of duplicate an analyst names; the first eight are on the keys 1-8 in the Audit page.
 CATEGORIES = (
-    "URL variant", "noise re-fetch", "stale re-crawl", "regional mirror", "syndicated", "templated siblings",
-    "degenerate", "other",
+    "URL variant", "noise re-fetch", "stale re-crawl", "print version", "syndicated", "regional mirror",
+    "templated siblings", "degenerate", "other",
 )
 MIN_LABELS_PER_BUCKET = 5
 
@@ -154,6 +155,7 @@ class BucketTally:
     rate_low: float
     rate_high: float
     unlabeled: int  # pairs without any label (unsure included): a thin bucket with none left cannot grow
+    contested: int  # labeled pairs whose labelers disagree and no adjudicator settled
 
 
 def bucket_tallies(pair_buckets: pd.Series, labeled: pd.DataFrame) -> pd.DataFrame:
@@ -161,6 +163,8 @@ def bucket_tallies(pair_buckets: pd.Series, labeled: pd.DataFrame) -> pd.DataFra
     sizes = pair_buckets.value_counts().sort_index()
     decided = labeled[labeled["label"].isin(["duplicate", "not"])]
     any_label = labeled.groupby("bucket").size() if len(labeled) else pd.Series(dtype="int64")
+    contested = (labeled[labeled["contested"].astype(bool)].groupby("bucket").size()
+                 if len(labeled) and "contested" in labeled else pd.Series(dtype="int64"))
     counts = decided.groupby("bucket")["label"].agg(
         labeled="size", duplicates=lambda s: int((s == "duplicate").sum())
     )
@@ -170,7 +174,7 @@ def bucket_tallies(pair_buckets: pd.Series, labeled: pd.DataFrame) -> pd.DataFra
         n_dup = int(counts["duplicates"].get(bucket, 0)) if len(counts) else 0
         lo, hi = wilson(n_dup, n_lab)
         rows.append(BucketTally(float(bucket), int(n_pairs), n_lab, n_dup, n_dup / n_lab if n_lab else float("nan"), lo, hi,
-                                int(n_pairs) - int(any_label.get(bucket, 0))))
+                                int(n_pairs) - int(any_label.get(bucket, 0)), int(contested.get(bucket, 0))))
     return pd.DataFrame(rows)
 
 

@@ -239,15 +239,36 @@ class Store:
             [n_records, n_loaded, n_errors, datetime.now(UTC).replace(tzinfo=None), source_id],
         )
 
-    def drop_source(self, source_id: int) -> None:
-        """Remove everything a source wrote (used when its load fails part-way)."""
-        cur = self.cursor()
-        cur.execute("BEGIN TRANSACTION")
+    def _delete_source_rows(self, cur: duckdb.DuckDBPyConnection, source_id: int) -> None:
+        """A source's pages, their texts, its errors and the sketches no remaining text has (the ingest
+        workers write sketches with the pages), inside the caller's transaction."""
         cur.execute("DELETE FROM texts WHERE page_id IN (SELECT page_id FROM pages WHERE source_id = ?)", [source_id])
         cur.execute("DELETE FROM pages WHERE source_id = ?", [source_id])
         cur.execute("DELETE FROM ingest_errors WHERE source_id = ?", [source_id])
         cur.execute("DELETE FROM sources WHERE source_id = ?", [source_id])
+        cur.execute("DELETE FROM sketches WHERE exact_key NOT IN (SELECT exact_key FROM texts)")
+
+    def drop_source(self, source_id: int) -> None:
+        """Remove everything a source wrote (used when its load fails part-way, before any fingerprints)."""
+        cur = self.cursor()
+        cur.execute("BEGIN TRANSACTION")
+        self._delete_source_rows(cur, source_id)
         cur.execute("COMMIT")
+
+    def remove_source(self, source_id: int) -> int:
+        """Take a loaded source out: its pages, texts, sketches and errors, and every fingerprint set (units,
+        pairs), which the next analysis recomputes from the pages left. Labels stay: they are keyed by URL and
+        content, so they apply again if those pages come back. Returns the pages removed."""
+        if self.spark_run():
+            raise NeardupError(f"{self.path} reads a Spark run's Parquet: its sources cannot be removed one by one")
+        cur = self.cursor()
+        n_pages = int(cur.execute("SELECT count(*) FROM pages WHERE source_id = ?", [source_id]).fetchone()[0])
+        cur.execute("BEGIN TRANSACTION")
+        self._delete_source_rows(cur, source_id)
+        for table in ("pairs", "units", "fingerprint_sets"):
+            cur.execute(f"DELETE FROM {table}")
+        cur.execute("COMMIT")
+        return n_pages
 
     def drop_incomplete_sources(self) -> None:
         for (source_id,) in self.cursor().execute("SELECT source_id FROM sources WHERE status <> 'done'").fetchall():
@@ -312,9 +333,9 @@ class Store:
             [(source_id, source, line, f"duplicate record: same url, fetched_at and content as line {first}")
              for _, line, first in rows],
         )
-        cur.execute(
-            "DELETE FROM pages WHERE page_id IN (SELECT unnest(?::BIGINT[]))", [[int(r[0]) for r in rows]]
-        )
+        ids = [int(r[0]) for r in rows]
+        cur.execute("DELETE FROM texts WHERE page_id IN (SELECT unnest(?::BIGINT[]))", [ids])
+        cur.execute("DELETE FROM pages WHERE page_id IN (SELECT unnest(?::BIGINT[]))", [ids])
         cur.execute("COMMIT")
         return len(rows)
 

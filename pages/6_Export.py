@@ -21,20 +21,14 @@ st.markdown("The files below are written at this setting (the sidebar's, also in
 st.code(describe_setting(analysis), language=None, wrap_lines=True)
 
 clusters = clusters_frame(analysis)
-labels = store.labels()
-c1, c2, c3 = st.columns(3)
-# The CSV is written when the button is clicked, not on every rerun (0.9 s at 100k pages).
-c1.download_button("clusters.csv", lambda: clusters.to_csv(index=False), "clusters.csv", "text/csv", type="primary",
-                   help="One row per page: cluster, representative, similarity, setting.")
-c2.download_button("dupcheck.yaml", dump_config(config), "dupcheck.yaml", "application/yaml",
-                   help="Replays this setting: neardup report --config dupcheck.yaml")
-c3.download_button("labels.csv", labels.to_csv(index=False), "labels.csv", "text/csv", disabled=labels.empty,
-                   help=f"{len(labels)} labels")
+# The downloads sit on top but are drawn after an import below has run, so labels.csv holds what it added.
+downloads = st.container()
 st.dataframe(clusters.head(200), hide_index=True, width="stretch")
 st.caption(f"First 200 of {len(clusters):,} rows.")
 
 st.subheader("Import labels")
-uploaded = st.file_uploader("A labels.csv from a colleague (merged: the latest label of each pair wins)", type=["csv"])
+uploaded = st.file_uploader("A labels.csv from a colleague (merged: per pair and labeler the latest label wins; "
+                            "other labelers' labels stay)", type=["csv"])
 if uploaded is not None and st.session_state.get("neardup.labels_upload") != (uploaded.name, uploaded.size):
     st.session_state["neardup.labels_upload"] = (uploaded.name, uploaded.size)
     try:
@@ -43,3 +37,14 @@ if uploaded is not None and st.session_state.get("neardup.labels_upload") != (up
         st.error(f"Could not import {md_escape(uploaded.name)}: {md_escape(str(exc))}")
     else:
         st.success(f"{added} labels added or updated from {md_escape(uploaded.name)}.")
+
+labels = store.labels()
+with downloads:
+    c1, c2, c3 = st.columns(3)
+    # The CSV is written when the button is clicked, not on every rerun (0.9 s at 100k pages).
+    c1.download_button("clusters.csv", lambda: clusters.to_csv(index=False), "clusters.csv", "text/csv",
+                       type="primary", help="One row per page: cluster, representative, similarity, setting.")
+    c2.download_button("dupcheck.yaml", dump_config(config), "dupcheck.yaml", "application/yaml",
+                       help="Replays this setting: neardup report --config dupcheck.yaml")
+    c3.download_button("labels.csv", labels.to_csv(index=False), "labels.csv", "text/csv", disabled=labels.empty,
+                       help=f"{len(labels)} labels")

@@ -3,7 +3,8 @@
 The server runs on a free port over a pre-built database: the 300-page generated crawl, a few labels
 (from its ground truth, so the Tune page has something to show), and a small cluster of pages whose
 text carries XSS payloads. Every page must render without an exception and without any dialog; the
-payloads must show up as literal text. The screenshots in docs/ (shown by the README) are taken here.
+payloads must show up as literal text. The screenshots in docs/ (shown by the README) are taken here
+(with NEARDUP_SCREENSHOTS=docs).
 """
 
 from __future__ import annotations
@@ -12,13 +13,16 @@ import csv
 import json
 import os
 import random
+import re
 import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.request
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -34,11 +38,12 @@ from neardup.store import Store
 from neardup.urls import canonicalize_url
 
 ROOT = Path(__file__).resolve().parent.parent
-DOCS = ROOT / "docs"
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
                  "--disable-component-update", "--disable-sync", "--no-first-run"]
-VIEWPORT = {"width": 1400, "height": 1000}
+VIEWPORT = {"width": 1400, "height": 900}
+# Screenshots go to a temporary directory; NEARDUP_SCREENSHOTS=docs writes the README's ones.
+SHOTS = Path(os.environ.get("NEARDUP_SCREENSHOTS") or tempfile.mkdtemp(prefix="neardup-shots-"))
 TIMEOUT_MS = 60_000
 
 # (path, text the page shows once its script has run to the end, screenshot)
@@ -46,7 +51,7 @@ PAGES = [
     ("/", "Next:", "home.png"),
     ("/Load", "Rejected records", "load.png"),
     ("/Explore", "Per host", "explore.png"),
-    ("/Audit", "Main text, word diff", "audit.png"),
+    ("/Audit", "Labeled pairs", "audit.png"),
     ("/Tune", "Per bucket", "tune.png"),
     ("/Clusters", "Compare with the representative", "clusters.png"),
     ("/Export", "Import labels", "export.png"),
@@ -139,6 +144,23 @@ def wait_for_health(server: Server, timeout_s: float = 90) -> None:
     pytest.fail(f"streamlit did not answer within {timeout_s} s:\n{server.log.read_text()[-3000:]}")
 
 
+def start_app(db: Path, tmp: Path, env: dict[str, str] | None = None) -> tuple[str, subprocess.Popen, Path]:
+    """`streamlit run app.py` over `db` on a free port: (base URL, process, log file)."""
+    port = free_port()
+    log = tmp / "streamlit.log"
+    env = {**os.environ, "NEARDUP_DB": str(db), **(env or {})}
+    env.pop("NEARDUP_CONFIG", None)
+    with log.open("wb") as out:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
+             "--server.port", str(port), "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false",
+             # others may edit the pages while this runs: no reruns on file changes
+             "--server.fileWatcherType", "none"],
+            cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT,
+        )
+    return f"http://127.0.0.1:{port}", proc, log
+
+
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     if not Path(CHROMIUM).exists():
@@ -155,19 +177,8 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
         assert label_from_truth(store, tmp / "truth.csv", config) > 10
         n_pages, n_labels = store.count_pages(), len(store.labels())
 
-    port = free_port()
-    log = tmp / "streamlit.log"
-    env = {**os.environ, "NEARDUP_DB": str(db)}
-    env.pop("NEARDUP_CONFIG", None)
-    with log.open("wb") as out:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
-             "--server.port", str(port), "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false",
-             # others may edit the pages while this runs: no reruns on file changes
-             "--server.fileWatcherType", "none"],
-            cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT,
-        )
-    srv = Server(f"http://127.0.0.1:{port}", db, proc, log, n_pages, n_labels, [r["url"] for r in xss_records()])
+    url, proc, log = start_app(db, tmp)
+    srv = Server(url, db, proc, log, n_pages, n_labels, [r["url"] for r in xss_records()])
     try:
         wait_for_health(srv)
         yield srv
@@ -182,8 +193,9 @@ class Browser:
     errors: list[str]
 
 
-@pytest.fixture(scope="module")
-def browser(server: Server) -> Iterator[Browser]:
+@contextmanager
+def launch_browser() -> Iterator[Browser]:
+    """Chromium with one page at VIEWPORT; dialogs are dismissed and recorded, as are JavaScript errors."""
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as p:
@@ -205,6 +217,12 @@ def browser(server: Server) -> Iterator[Browser]:
             context.close()
         finally:
             chromium.close()
+
+
+@pytest.fixture(scope="module")
+def browser(server: Server) -> Iterator[Browser]:
+    with launch_browser() as b:
+        yield b
 
 
 def wait_idle(page: object) -> None:
@@ -233,7 +251,7 @@ def open_page(page: object, base: str, path: str, marker: str) -> None:
 def screenshot(page: object, name: str) -> None:
     wait_drawn(page)
     page.wait_for_timeout(600)  # table canvases and chart transitions paint after they are in the DOM
-    page.screenshot(path=str(DOCS / name))
+    page.screenshot(path=str(SHOTS / name))
 
 
 def assert_clean(b: Browser, where: str) -> None:
@@ -244,12 +262,13 @@ def assert_clean(b: Browser, where: str) -> None:
 
 
 def click_button(page: object, name: str) -> None:
-    page.get_by_role("button", name=name, exact=True).click()
+    """A button by its label; a button with a keyboard shortcut has the key after it in its name."""
+    page.get_by_role("button", name=re.compile(rf"^{re.escape(name)}( \w)?$")).click()
 
 
 # --- the tests (they share one server; the last one stops it) ----------------------------------
 def test_every_page_renders_and_is_captured(server: Server, browser: Browser) -> None:
-    DOCS.mkdir(exist_ok=True)
+    SHOTS.mkdir(exist_ok=True)
     page = browser.page
     for path, marker, shot in PAGES:
         open_page(page, server.url, path, marker)
@@ -392,11 +411,33 @@ def test_export_clusters_csv(server: Server, browser: Browser, tmp_path: Path) -
     assert_clean(browser, "/Export")
 
 
+def test_labels_csv_right_after_an_import_holds_the_import(server: Server, browser: Browser, tmp_path: Path) -> None:
+    page = browser.page
+    open_page(page, server.url, "/Export", "Import labels")
+    colleague = tmp_path / "colleague.csv"
+    pd.DataFrame({"url_a": ["https://imported.example/a"], "url_b": ["https://imported.example/b"],
+                  "label": ["duplicate"], "labeler": ["colleague"]}).to_csv(colleague, index=False)
+    page.locator('[data-testid="stFileUploader"] input[type="file"]').set_input_files(str(colleague))
+    page.get_by_text("1 labels added or updated").wait_for()
+    wait_idle(page)
+    server.n_labels += 1
+    with page.expect_download() as info:
+        click_button(page, "labels.csv")
+    target = tmp_path / "labels.csv"
+    info.value.save_as(target)
+    exported = pd.read_csv(target)
+    assert len(exported) == server.n_labels
+    assert "colleague" in set(exported["labeler"])
+    assert_clean(browser, "/Export after an import")
+
+
 def test_label_a_pair_reaches_the_database(server: Server, browser: Browser) -> None:
     page = browser.page
-    open_page(page, server.url, "/Audit", "Main text, word diff")
+    open_page(page, server.url, "/Audit", "Labeled pairs")
     shown = [c.inner_text().strip() for c in page.locator('[data-testid="stCode"]').all()[:2]]
-    page.get_by_label("Your name").fill("playwright")
+    page.get_by_label("Your name", exact=True).and_(page.get_by_role("textbox")).fill("playwright")
+    page.get_by_label("Your name", exact=True).and_(page.get_by_role("textbox")).press("Enter")
+    wait_idle(page)
     click_button(page, "Duplicate")
     page.get_by_text(f"({server.n_labels + 1} labels in all)").wait_for()
     wait_idle(page)
@@ -407,6 +448,7 @@ def test_label_a_pair_reaches_the_database(server: Server, browser: Browser) -> 
         labels = store.labels()
     mine = labels[labels["labeler"] == "playwright"]
     assert len(mine) == 1
+
     row = mine.iloc[0]
     assert (row["url_a"], row["url_b"]) == tuple(sorted(canonicalize_url(u) for u in shown))
     assert row["label"] == "duplicate"

@@ -16,6 +16,12 @@ KEY_LABELER = "neardup.labeler"
 KEY_AUDIT_POS = "neardup.audit.position"
 KEY_AUDIT_PAIR = "neardup.audit.pair"  # (page_a, page_b) opened from another page
 KEY_AUDIT_SEED = "neardup.audit.seed"
+KEY_AUDIT_SKIPPED = "neardup.audit.skipped"  # label keys skipped in this session
+KEY_AUDIT_HISTORY = "neardup.audit.history"  # this session's label writes, newest last: what undo reverts
+KEY_AUDIT_CATEGORY = "neardup.audit.category"  # label key -> the category chosen for that pair
+W_LABELER = "neardup.audit.labeler_input"
+W_NOTE = "neardup.audit.note"
+W_PER_BUCKET = "neardup.audit.per_bucket"
 KEY_FLASH = "neardup.flash"  # a confirmation shown once on the next run (st.toast does not survive st.rerun)
 
 # Sidebar widget keys. The threshold has one slider per scale (bits, Jaccard, containment): their ranges differ.

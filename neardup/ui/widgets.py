@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import pandas as pd
 import streamlit as st
 
 from ..config import Config, default_threshold
 from ..errors import NeardupError
 from ..store import Store
-from .data import get_store, load_sample_if_empty
+from .data import clear_caches, get_store, load_sample_if_empty, sample_source
+from .render import md_escape
 from .state import (
     KEY_CONFIG,
     KEY_CONFIG_SYNC,
+    KEY_FLASH,
     KEY_THRESHOLDS,
     SHINGLE_RANGE,
     W_METHOD,
@@ -91,6 +94,11 @@ def setting_sidebar() -> Config:
     return config
 
 
+def flash(message: str) -> None:
+    """A confirmation for the next run to show (a toast sent just before st.rerun would be lost)."""
+    st.session_state[KEY_FLASH] = message
+
+
 def open_database(*, setting: bool = True) -> tuple[Store, str, Config | None]:
     """Every page starts here: the shared store (or a clear error), the sample on first start, the setting."""
     path = db_path()
@@ -100,8 +108,15 @@ def open_database(*, setting: bool = True) -> tuple[Store, str, Config | None]:
         st.error(str(exc))
         st.stop()
     if load_sample_if_empty(store):
-        st.toast("This database was empty: the bundled sample crawl was loaded.")
-        st.session_state["neardup.sample_notice"] = True
+        st.toast("No database was named and this one was empty: the bundled sample crawl was loaded.")
+    sample = sample_source(store)
+    if sample is not None:
+        st.info(f"This database holds the bundled **sample crawl** ({int(sample['n_loaded']):,} synthetic pages). "
+                "Load your own dump on the **Load** page and take the sample out there (*Remove this source*).",
+                icon=":material/science:")
+    message = st.session_state.pop(KEY_FLASH, None)
+    if message:
+        st.toast(message)
     if store.count_pages() == 0 and setting:  # the Load page (setting=False) is how pages get in
         st.info("This database holds no pages yet. Load a crawl dump on the **Load** page.")
         st.stop()
@@ -112,3 +127,29 @@ def escaped_text(label: str, value: object) -> None:
     """A label and an untrusted value (URL, title), shown as plain text."""
     st.caption(label)
     st.text(str(value) if value is not None else "")
+
+
+def remove_source_form(store: Store, sources: pd.DataFrame) -> None:
+    """Take one loaded source out of the database (its pages and everything derived from them; labels stay)."""
+    names = {int(r.source_id): f"{r.source_id}: {r.path} ({r.n_loaded:,} pages)" for r in sources.itertuples()}
+    sample = sample_source(store)
+    ids = list(names)
+    default = ids.index(int(sample["source_id"])) if sample is not None and int(sample["source_id"]) in ids else 0
+    with st.form("neardup.load.remove", border=False):
+        c1, c2 = st.columns([3, 1], vertical_alignment="bottom")
+        chosen = c1.selectbox("Source", ids, index=default, format_func=names.__getitem__,
+                              key="neardup.load.remove_source")
+        confirmed = c1.checkbox("Yes, remove its pages, texts, sketches and the pairs derived from them "
+                                "(labels stay)", key="neardup.load.remove_confirm")
+        clicked = c2.form_submit_button("Remove this source", width="stretch")
+    if clicked and not confirmed:
+        st.warning("Tick the box to confirm the removal.")
+    elif clicked:
+        try:
+            n_pages = store.remove_source(int(chosen))
+        except NeardupError as exc:
+            st.error(md_escape(str(exc)))
+            return
+        clear_caches()
+        flash(f"Removed source {names[int(chosen)]}: {n_pages:,} pages out, labels kept.")
+        st.rerun()
