@@ -149,8 +149,10 @@ _PRINT_URL = re.compile(r"(?:^|[/?&=._-])(?:print|printable|drucken|druckversion
                         re.IGNORECASE)
 _REGION_LABEL = re.compile(r"^[a-z]{2}(?:-[a-z]{2})?$")  # de, en-us: a language or region in a host or path
 _DIGIT = re.compile(r"\d")
-# A re-fetch that changed at most this share of the words (and no number) is noise: tokens, dates, counters.
-NOISE_CHANGED_SHARE = 0.03
+# A re-fetch that changed a sentence or more is a stale re-crawl (the sample crawl's edits replace a sentence);
+# fewer changed words are noise (tokens, dates, counters), unless they are a price.
+STALE_CHANGED_WORDS = 8
+_PRICE = re.compile(r"[$€£]\s?\d|\d[.,]\d\d\b")
 # Pages of one host with less exact containment than this share a template, not their content.
 SIBLING_CONTAINMENT = 0.9
 
@@ -179,13 +181,14 @@ def suggest_category(left: dict[str, Any], right: dict[str, Any], *, exact_conta
     same_text = not changed
     ua, ub = urlsplit(left["canonical_url"]), urlsplit(right["canonical_url"])
     if left["canonical_url"] == right["canonical_url"]:
-        if same_text and left["url"] != right["url"]:
-            return "URL variant", "same canonical URL (only tracking parameters, scheme, www or a slash differ), same text"
+        if left["url"] != right["url"]:
+            return "URL variant", ("same canonical URL: only tracking parameters, scheme, www or a slash differ"
+                                   + (", same text" if same_text else f"; {n_changed:,} words differ"))
         if same_text:
             return "noise re-fetch", "the same URL fetched again, same text"
-        if numbers_changed or n_changed > NOISE_CHANGED_SHARE * n_words:
-            return "stale re-crawl", f"same URL fetched later, {n_changed:,} words changed" + (
-                " (numbers among them)" if numbers_changed else "")
+        if n_changed >= STALE_CHANGED_WORDS or (numbers_changed and n_changed <= 2 and _PRICE.search(
+                " ".join(seg.left + " " + seg.right for seg in changed))):
+            return "stale re-crawl", f"same URL fetched later, {n_changed:,} words changed"
         return "noise re-fetch", f"same URL, {n_changed:,} of {n_words:,} words differ"
     if bool(_PRINT_URL.search(ua.path + "?" + ua.query)) != bool(_PRINT_URL.search(ub.path + "?" + ub.query)):
         return "print version", f"a print marker in one URL, containment {exact_containment:.2f}"

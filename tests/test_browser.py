@@ -263,7 +263,7 @@ def assert_clean(b: Browser, where: str) -> None:
 
 def click_button(page: object, name: str) -> None:
     """A button by its label; a button with a keyboard shortcut has the key after it in its name."""
-    page.get_by_role("button", name=re.compile(rf"^{re.escape(name)}( \w)?$")).click()
+    page.get_by_role("button", name=re.compile(rf"^{re.escape(name)}\W*\w?$")).click()
 
 
 # --- the tests (they share one server; the last one stops it) ----------------------------------
