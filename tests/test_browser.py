@@ -263,7 +263,7 @@ def assert_clean(b: Browser, where: str) -> None:
 
 def click_button(page: object, name: str) -> None:
     """A button by its label; a button with a keyboard shortcut has the key after it in its name."""
-    page.get_by_role("button", name=re.compile(rf"^{re.escape(name)}\W*\w?$")).click()
+    page.get_by_role("button").filter(has_text=re.compile(rf"^{re.escape(name)}\W*\w?$")).click()
 
 
 # --- the tests (they share one server; the last one stops it) ----------------------------------
@@ -434,6 +434,10 @@ def test_labels_csv_right_after_an_import_holds_the_import(server: Server, brows
 def test_label_a_pair_reaches_the_database(server: Server, browser: Browser) -> None:
     page = browser.page
     open_page(page, server.url, "/Audit", "Labeled pairs")
+    per_bucket = slider_thumb(page, "Pairs per bucket")  # the truth labels met the default quota of 5
+    per_bucket.focus()
+    page.keyboard.press("End")
+    assert settled_value(page, per_bucket) == 30
     shown = [c.inner_text().strip() for c in page.locator('[data-testid="stCode"]').all()[:2]]
     page.get_by_label("Your name", exact=True).and_(page.get_by_role("textbox")).fill("playwright")
     page.get_by_label("Your name", exact=True).and_(page.get_by_role("textbox")).press("Enter")
