@@ -438,7 +438,10 @@ def test_label_a_pair_reaches_the_database(server: Server, browser: Browser) -> 
     per_bucket.focus()
     page.keyboard.press("End")
     assert settled_value(page, per_bucket) == 30
+    page.get_by_text(re.compile(r"^Pair \d+ of \d+ to label")).wait_for()
+    wait_idle(page)
     shown = [c.inner_text().strip() for c in page.locator('[data-testid="stCode"]').all()[:2]]
+    assert len(shown) == 2
     page.get_by_label("Your name", exact=True).and_(page.get_by_role("textbox")).fill("playwright")
     page.get_by_label("Your name", exact=True).and_(page.get_by_role("textbox")).press("Enter")
     wait_idle(page)
