@@ -2,7 +2,8 @@
 PYTHON ?= python3
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
-DB     ?= neardup.duckdb
+# DB unset: `neardup app` names no database and starts on the bundled sample; make run DB=crawl.duckdb opens yours.
+DB     ?=
 SAMPLE := sample_data/crawl.jsonl.gz
 
 .PHONY: run test install system-deps lint bench sample clean
@@ -16,7 +17,7 @@ $(VENV)/.installed: pyproject.toml setup.py neardup/_kernels.c neardup/_html.c
 install: $(VENV)/.installed
 
 run: install
-	$(VENV)/bin/neardup app --db $(DB)
+	$(VENV)/bin/neardup app $(if $(DB),--db $(DB))
 
 # Chromium, Java and wget: installed with apt-get when root, otherwise named (scripts/system_deps.sh).
 system-deps:

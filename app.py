@@ -20,9 +20,6 @@ def home() -> None:
     st.title("neardup: how much of this crawl is duplicated?")
 
     store, path, config = open_database()
-    if st.session_state.get("neardup.sample_notice"):
-        st.info("The database was empty, so the bundled **sample crawl** (3,000 synthetic pages) was loaded. "
-                "Load your own dump on the **Load** page.")
 
     n_pages = store.count_pages()
     analysis = get_analysis(store, path, config)

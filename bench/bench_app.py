@@ -4,8 +4,10 @@
 
 With --input, the dump is ingested into a fresh --db first (and fingerprints computed for the default
 setting). Then, per method, for 5 thresholds: `engine.analyze` (Home, Explore, Clusters, Export),
-`labeled_pairs` + `sample_pairs` (Audit; `candidate_pairs` is cached per setting), `audit.tune_tables` (Tune),
-`audit.cluster_table` (Clusters) and `export.clusters_frame` (Export). Prints medians in milliseconds.
+`labeled_pairs` + `audit_queue` + `bucket_tallies` (Audit, on every label; `candidate_pairs` is cached per
+setting), `pair_detail` (Audit: the pages, scores, diff and suggested category of a pair; cached per pair and
+prefetched for the next one), `audit.tune_tables` (Tune), `audit.cluster_table` (Clusters) and
+`export.clusters_frame` (Export). Prints medians in milliseconds.
 """
 
 from __future__ import annotations
@@ -19,9 +21,10 @@ from neardup import audit, engine
 from neardup.config import Config
 from neardup.csvsafe import to_csv
 from neardup.export import clusters_frame
-from neardup.labels import sample_pairs
+from neardup.labels import audit_queue, bucket_tallies
 from neardup.store import Store
 
+STORE: Store
 THRESHOLDS = {"minhash": [0.7, 0.75, 0.8, 0.85, 0.9], "simhash": [2, 3, 4, 5, 6]}
 
 
@@ -34,17 +37,22 @@ def median_ms(fn, repeat: int = 5) -> float:
     return 1000 * statistics.median(times)
 
 
-def audit_queue(pairs, cfg: Config, labels) -> object:
-    done = set(audit.labeled_pairs(pairs, labels)[audit.PAIR_KEY].itertuples(index=False, name=None))
-    return sample_pairs(pairs, per_bucket=5, seed=7, exclude=done, focus=cfg.threshold)
+def audit_rerun(pairs, cfg: Config, labels) -> object:
+    """What the Audit page recomputes after a label: the labeled pairs, the queue, the tallies."""
+    matched = audit.labeled_pairs(pairs, labels)
+    bucket_tallies(pairs["bucket"], matched)
+    return audit_queue(pairs, matched, per_bucket=5, seed=7, skipped=set(), focus=cfg.threshold)
 
 
 def page_calls(fp: engine.Fingerprints, cfg: Config, labels, pairs) -> dict:
     """What a page recomputes after a threshold move (`candidate_pairs` is cached per setting in the app)."""
     analysis = engine.analyze(fp, cfg)
+    first = audit_rerun(pairs, cfg, labels).iloc[0]
+    a, b = int(first["page_a"]), int(first["page_b"])
     return {
         "analyze (Home, Explore, Clusters, Export)": lambda: engine.analyze(fp, cfg),
-        "labeled_pairs + sample_pairs (Audit)": lambda: audit_queue(pairs, cfg, labels),
+        "labeled_pairs + audit_queue + bucket_tallies (Audit, per label)": lambda: audit_rerun(pairs, cfg, labels),
+        "pair_detail (Audit, once per pair, prefetched)": lambda: audit.pair_detail(STORE, a, b, cfg),
         "tune_tables (Tune)": lambda: audit.tune_tables(fp, cfg, labels),
         "cluster_table (Clusters)": lambda: audit.cluster_table(analysis.pages),
         "clusters_frame (Export preview)": lambda: clusters_frame(analysis),
@@ -59,7 +67,8 @@ def main() -> None:
     args = ap.parse_args()
     if args.input:
         Path(args.db).unlink(missing_ok=True)
-    store = Store(args.db)
+    global STORE
+    store = STORE = Store(args.db)
     if args.input:
         t = time.perf_counter()
         engine.ingest_file(store, args.input, Config())

@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import re
+from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import urlsplit
 
 import numpy as np
 import pandas as pd
 
 from .config import Config
+from .diff import Segment, word_diff
 from .engine import Fingerprints, pair_scores
-from .labels import bucket_of, bucket_tallies, estimates
+from .labels import bucket_of, bucket_tallies, consensus_labels, estimates
 from .minhash import estimate_jaccard, minhash_many
 from .shingles import containment, jaccard, shingle_hashes, shingles, words
 from .simhash import hamming, simhash_many
@@ -51,19 +54,42 @@ def candidate_pairs(fp: Fingerprints, config: Config) -> pd.DataFrame:
 def labeled_pairs(pairs: pd.DataFrame, labels: pd.DataFrame) -> pd.DataFrame:
     """Labels that match a candidate pair of the current setting, with that pair's key, bucket and score.
 
+    Several labelers' labels of a pair count as one: `neardup.labels.consensus_labels`.
     A label with content hashes matches its exact pair; one without (md5 "") matches every candidate
     pair between those two URLs; an exact label wins over a URL-only one for the same pair.
     """
     cols = [*PAIR_KEY, "bucket", "score"]
     if labels.empty or pairs.empty:
         return pd.DataFrame(columns=[*cols, "label"])
-    labels = labels.assign(**{c: labels[c].fillna("") if c in labels else "" for c in ("md5_a", "md5_b")})
-    lab = labels.drop(columns=["md5_a", "md5_b"])
-    exact = labels.merge(pairs[cols], on=PAIR_KEY, how="inner")
-    loose = labels[(labels["md5_a"] == "") & (labels["md5_b"] == "")]
-    by_url = lab[lab.index.isin(loose.index)].merge(pairs[cols], on=["url_a", "url_b"], how="inner")
-    both = pd.concat([exact, by_url], ignore_index=True)
-    return both.drop_duplicates(PAIR_KEY, keep="first").reset_index(drop=True)
+    labels = consensus_labels(labels).reset_index(drop=True)
+    # Plain dicts over the key columns: the Audit page runs this on every label, and pandas merges on four
+    # string columns cost tenths of a second where a dict lookup per label costs microseconds.
+    keys = list(zip(*(pairs[c].to_numpy() for c in PAIR_KEY), strict=True))
+    exact_pos = {k: i for i, k in enumerate(keys)}
+    by_urls: dict[tuple[str, str], list[int]] = {}
+    for i, (a, _, b, _) in enumerate(keys):
+        by_urls.setdefault((a, b), []).append(i)
+    pair_rows: list[int] = []
+    label_rows: list[int] = []
+    taken: set[int] = set()
+    loose = []
+    for j, (a, ma, b, mb) in enumerate(zip(*(labels[c].to_numpy() for c in PAIR_KEY), strict=True)):
+        if ma == "" and mb == "":
+            loose.append((j, a, b))
+        i = exact_pos.get((a, ma, b, mb))
+        if i is not None and i not in taken:
+            taken.add(i)
+            pair_rows.append(i)
+            label_rows.append(j)
+    for j, a, b in loose:  # an exact label wins over a URL-only one for the same pair
+        for i in by_urls.get((a, b), ()):
+            if i not in taken:
+                taken.add(i)
+                pair_rows.append(i)
+                label_rows.append(j)
+    matched = pairs.iloc[pair_rows][cols].reset_index(drop=True)
+    extra = labels.iloc[label_rows].drop(columns=PAIR_KEY).reset_index(drop=True)
+    return pd.concat([matched, extra], axis=1)
 
 
 def tune_tables(fp: Fingerprints, config: Config, labels: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -75,30 +101,106 @@ def tune_tables(fp: Fingerprints, config: Config, labels: pd.DataFrame) -> tuple
 
 @dataclass(frozen=True, slots=True)
 class PairDetail:
-    left: dict[str, Any]
+    left: dict[str, Any]   # the earlier fetch
     right: dict[str, Any]
     exact_jaccard: float
     exact_containment: float
     simhash_bits: int
     minhash_jaccard: float
+    segments: list[Segment] = field(default_factory=list)  # word diff, left -> right
+    same_text: bool = False          # the same words after normalization: an exact duplicate
+    category: str = "other"          # the suggested category (one of labels.CATEGORIES) ...
+    category_reason: str = ""        # ... and why
 
 
-def pair_detail(store: Store, page_a: int, page_b: int, config: Config) -> PairDetail:
-    """Both pages (text, raw HTML, metadata) and their similarity by every measure, computed now."""
+def _fetch_order(page: dict[str, Any]) -> tuple[bool, Any, int, str]:
+    fetched = page.get("fetched_at")
+    missing = fetched is None or bool(pd.isna(fetched))
+    return missing, None if missing else pd.Timestamp(fetched), len(page["url"]), page["url"]
+
+
+def pair_detail(store: Store, page_a: int, page_b: int, config: Config, *, keep_order: bool = False) -> PairDetail:
+    """Both pages (text, raw HTML, metadata), the earlier fetch on the left (`keep_order`: page_a, e.g. a
+    cluster's representative), their similarity by every measure, their word diff and a suggested
+    category, computed now."""
     left = store.page(page_a, config.norm_key)
     right = store.page(page_b, config.norm_key)
     if left is None or right is None:
         raise KeyError(f"page {page_a if left is None else page_b} is not in the database")
+    if not keep_order and _fetch_order(right) < _fetch_order(left):
+        left, right = right, left
     k = config.shingle_size
     wa, wb = words(left["text"] or ""), words(right["text"] or "")
     sa, sb = shingles(wa, k), shingles(wb, k)
     ha, hb = shingle_hashes(wa, k), shingle_hashes(wb, k)
     fps = simhash_many([ha, hb])
     sigs = minhash_many([ha, hb], config.num_perm, config.seed)
+    segments = word_diff(left["text"] or "", right["text"] or "")
+    c = containment(sa, sb)
+    category, reason = suggest_category(left, right, exact_containment=c, segments=segments)
     return PairDetail(
-        left=left, right=right, exact_jaccard=jaccard(sa, sb), exact_containment=containment(sa, sb),
+        left=left, right=right, exact_jaccard=jaccard(sa, sb), exact_containment=c,
         simhash_bits=hamming(int(fps[0]), int(fps[1])), minhash_jaccard=float(estimate_jaccard(sigs[0], sigs[1])),
+        segments=segments, same_text=wa == wb, category=category, category_reason=reason,
     )
+
+
+_PRINT_URL = re.compile(r"(?:^|[/?&=._-])(?:print|printable|drucken|druckversion|imprimir|imprimer)(?:$|[/?&=._-])",
+                        re.IGNORECASE)
+_REGION_LABEL = re.compile(r"^[a-z]{2}(?:-[a-z]{2})?$")  # de, en-us: a language or region in a host or path
+_DIGIT = re.compile(r"\d")
+# A re-fetch that changed a sentence or more is a stale re-crawl (the sample crawl's edits replace a sentence);
+# fewer changed words are noise (tokens, dates, counters), unless they are a price.
+STALE_CHANGED_WORDS = 8
+_PRICE = re.compile(r"[$€£]\s?\d|\d[.,]\d\d\b")
+# Pages of one host with less exact containment than this share a template, not their content.
+SIBLING_CONTAINMENT = 0.9
+
+
+def _without_region(host: str, path: str) -> tuple[str, str]:
+    labels = host.split(".")
+    if len(labels) > 2 and _REGION_LABEL.match(labels[0]):
+        labels = labels[1:]
+    parts = path.split("/")
+    if len(parts) > 2 and _REGION_LABEL.match(parts[1].lower()):
+        parts = [parts[0], *parts[2:]]
+    return ".".join(labels), "/".join(parts)
+
+
+def suggest_category(left: dict[str, Any], right: dict[str, Any], *, exact_containment: float,
+                     segments: list[Segment]) -> tuple[str, str]:
+    """The likely kind of duplicate (one of labels.CATEGORIES) and the evidence, from the URLs, hosts and
+    texts of a pair. A heuristic for the analyst to confirm: the label is theirs."""
+    for page in (left, right):
+        if isinstance(page.get("degenerate"), str) and page["degenerate"]:
+            return "degenerate", f"{page['url']} is set aside: {page['degenerate']}"
+    changed = [seg for seg in segments if seg.op in ("delete", "insert", "replace")]
+    n_changed = sum(seg.n_words for seg in changed)
+    n_words = max(int(left.get("n_words") or 0), int(right.get("n_words") or 0), 1)
+    numbers_changed = any(_DIGIT.search(seg.left + " " + seg.right) for seg in changed)
+    same_text = not changed
+    ua, ub = urlsplit(left["canonical_url"]), urlsplit(right["canonical_url"])
+    if left["canonical_url"] == right["canonical_url"]:
+        if left["url"] != right["url"]:
+            return "URL variant", ("same canonical URL: only tracking parameters, scheme, www or a slash differ"
+                                   + (", same text" if same_text else f"; {n_changed:,} words differ"))
+        if same_text:
+            return "noise re-fetch", "the same URL fetched again, same text"
+        if n_changed >= STALE_CHANGED_WORDS or (numbers_changed and n_changed <= 2 and _PRICE.search(
+                " ".join(seg.left + " " + seg.right for seg in changed))):
+            return "stale re-crawl", f"same URL fetched later, {n_changed:,} words changed"
+        return "noise re-fetch", f"same URL, {n_changed:,} of {n_words:,} words differ"
+    if bool(_PRINT_URL.search(ua.path + "?" + ua.query)) != bool(_PRINT_URL.search(ub.path + "?" + ub.query)):
+        return "print version", f"a print marker in one URL, containment {exact_containment:.2f}"
+    if ua.hostname != ub.hostname:
+        if _without_region(ua.hostname or "", ua.path) == _without_region(ub.hostname or "", ub.path):
+            return "regional mirror", f"hosts or paths differ by a region or language label ({ua.hostname}, {ub.hostname})"
+        return "syndicated", f"different hosts, containment {exact_containment:.2f}"
+    if same_text:
+        return "URL variant", "same host, the same text at two URLs"
+    if exact_containment < SIBLING_CONTAINMENT:
+        return "templated siblings", f"same host, exact containment {exact_containment:.2f}: a shared template"
+    return "URL variant", f"same host, two URLs, containment {exact_containment:.2f}"
 
 
 def cluster_table(pages: pd.DataFrame) -> pd.DataFrame:

@@ -17,7 +17,7 @@ from .gate import Limit, evaluate, merge, parse_option
 from .paths import ALLOW_ANY_PATH_ENV
 from .store import DEFAULT_DB, Store
 
-SAMPLE = Path(__file__).resolve().parent.parent / "sample_data" / "crawl.jsonl.gz"
+SAMPLE = engine.SAMPLE_CRAWL
 
 
 class _Parser(argparse.ArgumentParser):
@@ -31,12 +31,15 @@ def _tqdm_progress() -> engine.Progress:
     bars: dict[str, Any] = {}
 
     def progress(stage: str, done: int, total: int) -> None:
+        if stage == "ingest" and "read" in bars:  # bytes of a known size tell more than a running count
+            return
         bar = bars.get(stage)
         if bar is None:
             for other in bars.values():
                 other.close()
-            bar = bars[stage] = tqdm(total=total or None, desc=f"{stage:>11}", unit=" pages", disable=None,
-                                     leave=False, file=sys.stderr)
+            unit = {"unit": "B", "unit_scale": True} if stage == "read" else {"unit": " pages"}
+            bar = bars[stage] = tqdm(total=total or None, desc=f"{stage:>11}", disable=None, leave=False,
+                                     file=sys.stderr, **unit)
         bar.update(done - bar.n)
 
     return progress
@@ -184,18 +187,27 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     return 0
 
 
+def app_database(named: str | None) -> tuple[Path, bool]:
+    """(the database the app opens, whether it may get the bundled sample). No database named (no --db, no
+    NEARDUP_DB) is a first look: a new or empty database gets the sample. A named one is the user's: it is
+    never filled with synthetic pages."""
+    named = named or os.environ.get("NEARDUP_DB") or None
+    return Path(named or DEFAULT_DB), named is None
+
+
 def cmd_app(args: argparse.Namespace) -> int:
     app = Path(__file__).resolve().parent.parent / "app.py"
     if not app.exists():
         raise NeardupError(f"the app is not installed beside the package (looked for {app})")
-    db = Path(args.db)
-    if not db.exists() and SAMPLE.exists():
-        print(f"no database at {db}: loading the bundled sample {SAMPLE.name} first")
+    db, first_look = app_database(args.db)
+    if first_look and not db.exists() and SAMPLE.exists():
+        print(f"no database named and none at {db}: loading the bundled sample {SAMPLE.name} first")
         with Store(db, bulk=True) as store:
             config = Config()
             engine.ingest_file(store, SAMPLE, config, progress=_tqdm_progress(), jobs=args.jobs)
             engine.ensure_fingerprints(store, config, progress=_tqdm_progress(), jobs=args.jobs)
     env = {**os.environ, "NEARDUP_DB": str(db.resolve()), ALLOW_ANY_PATH_ENV: "1" if args.allow_any_path else "0"}
+    env["NEARDUP_LOAD_SAMPLE"] = "1" if first_look else "0"
     cmd = [sys.executable, "-m", "streamlit", "run", str(app), "--server.port", str(args.port),
            "--server.address", args.address, "--browser.gatherUsageStats", "false", "--client.toolbarMode", "minimal"]
     if args.headless:
@@ -298,8 +310,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="load the Parquet into tables instead of views (lets other methods be computed locally)")
     p.set_defaults(func=cmd_open)
 
-    p = sub.add_parser("app", help="start the audit app (loads the bundled sample if the database is new)")
+    p = sub.add_parser("app", help="start the audit app (without --db: on the bundled sample if the database is new)")
     _add_common(p, setting=False)
+    p.set_defaults(db=None)  # whether a database was named decides whether the sample may be loaded
     p.add_argument("--port", type=int, default=8501)
     p.add_argument("--address", default="localhost", help="interface to serve on (default: %(default)s)")
     p.add_argument("--headless", action="store_true", help="do not open a browser")

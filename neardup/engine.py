@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -42,7 +42,10 @@ from .sketch import sketch_many
 from .store import ROW_GROUP_ROWS, Store
 from .warc import WarcBatches
 
-Progress = Callable[[str, int, int], None]  # (stage, done, total)
+# (stage, done, total): pages, except stage "read": bytes of the file read so far (JSON lines only)
+# The bundled sample crawl (3,000 synthetic pages with ground truth), in a source checkout.
+SAMPLE_CRAWL = Path(__file__).resolve().parent.parent / "sample_data" / "crawl.jsonl.gz"
+Progress = Callable[[str, int, int], None]
 BATCH = 256
 INSERT_ROWS = 2048
 INSERT_ERRORS = 50_000  # rejects are small rows: one insert of many is what makes a flood of them quick
@@ -231,7 +234,14 @@ def ingest_file(
         try:
             small = size < 4_000_000  # about PARALLEL_MIN pages of typical HTML
             reader = read_batches(path, fmt, batch_records=BATCH)
-            batches = ((chunk, config) for chunk in prefetch(reader))
+            read_bytes = 0
+
+            def batches() -> Iterator[tuple[Any, Config]]:
+                nonlocal read_bytes
+                for chunk in prefetch(reader):
+                    read_bytes = getattr(chunk, "end_byte", 0) or read_bytes
+                    yield chunk, config
+
             done_records = 0
             pending: list[pa.Table] = []  # DuckDB appends fewer, larger batches faster
             pending_sketches: list[pa.Table] = []
@@ -264,7 +274,7 @@ def ingest_file(
                     pending_errors.clear()
                     n_pending = 0
 
-            for good, sketches, bad, discard_from in parallel_map(_ingest_arrow, batches, jobs=1 if small else jobs):
+            for good, sketches, bad, discard_from in parallel_map(_ingest_arrow, batches(), jobs=1 if small else jobs):
                 if discard_from is not None:  # a gzip member failed its CRC: its pages so far go too
                     flush()
                     if writing is not None:
@@ -288,6 +298,8 @@ def ingest_file(
                 summary.loaded += good.num_rows
                 summary.errors += len(bad)
                 progress("ingest", done_records, 0)
+                if read_bytes:  # JSON lines: how far the reader is in the file, for a percentage and an ETA
+                    progress("read", min(read_bytes, size), size)
             flush()
             if writing is not None:
                 writing.result()

@@ -16,7 +16,7 @@ import json
 import math
 import re
 import zlib
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from itertools import islice
@@ -72,6 +72,8 @@ class LineBlock:
     # Set with `error` when a gzip member fails its CRC: the lines from this one on, already read or not,
     # are not what was compressed and must not be kept.
     discard_from: int | None = None
+    # How far the reader was in the file (compressed bytes) when it cut this block: for progress (0: unknown).
+    end_byte: int = 0
 
     @property
     def error_line(self) -> int:
@@ -200,11 +202,12 @@ def _read_batches(path: Path, fmt: str, *, batch_records: int, block_bytes: int,
     with open(path, "rb") as f:
         pieces = _inflated(f) if f.read(2) == GZIP_MAGIC else _plain(f)
         f.seek(0)
-        yield from _line_blocks(pieces, block_bytes, max_line_bytes)
+        yield from _line_blocks(pieces, block_bytes, max_line_bytes, f.tell)
 
 
-def _line_blocks(pieces: Iterator[bytes | _Member | _Break], block_bytes: int,
-                 max_line_bytes: int) -> Iterator[LineBlock]:
+def _line_blocks(pieces: Iterator[bytes | _Member | _Break], block_bytes: int, max_line_bytes: int,
+                 position: Callable[[], int]) -> Iterator[LineBlock]:
+    """`pieces` cut into `LineBlock`s; `position()` is how far the reader is in the file (for progress)."""
     line = 1          # the number of the first line in `parts`
     parts: list[bytes] = []
     size = 0          # bytes in `parts`
@@ -267,7 +270,7 @@ def _line_blocks(pieces: Iterator[bytes | _Member | _Break], block_bytes: int,
             continue
         data = b"".join(parts)
         cut = len(data) - tail
-        yield LineBlock(line, data[:cut])
+        yield LineBlock(line, data[:cut], end_byte=position())
         line += nl
         parts[:] = [data[cut:]] if tail else []
         size, nl = tail, 0
@@ -275,7 +278,7 @@ def _line_blocks(pieces: Iterator[bytes | _Member | _Break], block_bytes: int,
         return
     data = b"".join(parts)
     if data:
-        yield LineBlock(line, data)
+        yield LineBlock(line, data, end_byte=position())
 
 
 def _before_long_line(data: bytes, line: int, cut: int, newlines: int, max_line_bytes: int) -> Iterator[LineBlock]:

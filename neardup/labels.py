@@ -17,9 +17,10 @@ import pandas as pd
 from .config import Config
 
 LABELS = ("duplicate", "not", "unsure")
+# The kinds of duplicate an analyst names; the first eight are on the keys 1-8 in the Audit page.
 CATEGORIES = (
-    "URL variant", "noise re-fetch", "stale re-crawl", "regional mirror", "syndicated", "templated siblings",
-    "degenerate", "other",
+    "URL variant", "noise re-fetch", "stale re-crawl", "print version", "syndicated", "regional mirror",
+    "templated siblings", "degenerate", "other",
 )
 MIN_LABELS_PER_BUCKET = 5
 
@@ -84,6 +85,77 @@ def sample_pairs(pairs: pd.DataFrame, *, per_bucket: int, seed: int, exclude: se
     return picked.reset_index(drop=True)
 
 
+ADJUDICATOR = "adjudicator"  # the labeler name whose label settles a pair the labelers disagree on
+_LABEL_KEY = ["url_a", "md5_a", "url_b", "md5_b"]
+
+
+def consensus_labels(labels: pd.DataFrame) -> pd.DataFrame:
+    """One row per labeled pair (the latest label's other columns): the adjudicator's label if there is one,
+    else the majority of its labelers' labels (a tie: 'unsure'). `labelers` counts them; `contested` marks
+    pairs whose labelers gave both 'duplicate' and 'not' and that no adjudicator settled."""
+    if labels.empty:
+        return labels.assign(labelers=pd.Series(dtype="int64"), contested=pd.Series(dtype="bool"))
+    labels = labels.assign(**{c: labels[c].fillna("") if c in labels else "" for c in ("md5_a", "md5_b")},
+                           labeler=labels.get("labeler"))
+    by_time = labels.sort_values("labeled_at", kind="stable") if "labeled_at" in labels else labels
+    latest = by_time.drop_duplicates(_LABEL_KEY, keep="last")
+    if not labels.duplicated(_LABEL_KEY).any():
+        return latest.assign(labelers=1, contested=False).reset_index(drop=True)
+    rows = []
+    for _, group in labels.groupby(_LABEL_KEY, sort=False):
+        votes = group["label"].value_counts()
+        decided = set(group["label"]) & {"duplicate", "not"}
+        judge = group[group["labeler"] == ADJUDICATOR]
+        if len(judge):
+            label, contested = judge["label"].iloc[-1], False
+        else:
+            top = votes[votes == votes.max()].index
+            label, contested = (top[0] if len(top) == 1 else "unsure"), len(decided) > 1
+        rows.append((*group[_LABEL_KEY].iloc[0], label, group["labeler"].nunique(dropna=False), contested))
+    resolved = pd.DataFrame(rows, columns=[*_LABEL_KEY, "label", "labelers", "contested"])
+    return latest.drop(columns="label").merge(resolved, on=_LABEL_KEY, how="inner").reset_index(drop=True)
+
+
+def audit_queue(pairs: pd.DataFrame, labeled: pd.DataFrame, *, per_bucket: int, seed: int,
+                skipped: set[tuple[str, ...]], focus: float | None = None) -> pd.DataFrame:
+    """The pairs still to label so that every bucket has `per_bucket` decided labels (duplicate / not).
+
+    Each bucket's pairs are taken in one reproducible shuffled order (by `seed`); labeled and skipped pairs
+    are passed over, and a bucket's decided labels count against its quota, so the queue shrinks by one with
+    every decided label, a skip brings the bucket's next pair, and the queue is empty only when every bucket
+    has its quota or no unlabeled, unskipped pair left. `labeled` is `neardup.audit.labeled_pairs(pairs, ...)`
+    (with `bucket` and `label`); keys are the 4-tuple `neardup.audit.PAIR_KEY`.
+    """
+    if pairs.empty:
+        return pairs
+    key_cols = ["url_a", "md5_a", "url_b", "md5_b"]
+    done = set(zip(*(labeled[c].to_numpy() for c in key_cols), strict=True)) if len(labeled) else set()
+    exclude = done | skipped
+    if exclude:
+        keys = zip(*(pairs[c].to_numpy() for c in key_cols), strict=True)
+        todo = pairs[np.fromiter((k not in exclude for k in keys), dtype=bool, count=len(pairs))]
+    else:
+        todo = pairs
+    have: dict[float, int] = {}
+    if len(labeled):
+        for bucket, label in zip(labeled["bucket"].to_numpy(), labeled["label"].to_numpy(), strict=True):
+            if label in ("duplicate", "not"):
+                have[bucket] = have.get(bucket, 0) + 1
+    order = np.random.default_rng(seed).permutation(len(todo))
+    taken: dict[float, int] = {}
+    chosen = []
+    for pos, bucket in zip(order, todo["bucket"].to_numpy()[order], strict=True):  # shuffled: first come, first picked
+        n = taken.get(bucket, 0)
+        if n < per_bucket - have.get(bucket, 0):
+            taken[bucket] = n + 1
+            chosen.append(pos)
+    picked = todo.iloc[chosen]
+    if focus is not None:
+        dist = (picked["bucket"] - focus).abs()
+        picked = picked.assign(_d=dist).sort_values(["_d", "bucket"], kind="stable").drop(columns="_d")
+    return picked.reset_index(drop=True)
+
+
 @dataclass(frozen=True, slots=True)
 class BucketTally:
     bucket: float
@@ -93,21 +165,32 @@ class BucketTally:
     rate: float
     rate_low: float
     rate_high: float
+    unlabeled: int  # pairs without any label (unsure included): a thin bucket with none left cannot grow
+    contested: int  # labeled pairs whose labelers disagree and no adjudicator settled
 
 
 def bucket_tallies(pair_buckets: pd.Series, labeled: pd.DataFrame) -> pd.DataFrame:
     """Per bucket: candidate pairs, labeled pairs (duplicate / not; unsure excluded), duplicate rate + Wilson."""
     sizes = pair_buckets.value_counts().sort_index()
-    decided = labeled[labeled["label"].isin(["duplicate", "not"])]
-    counts = decided.groupby("bucket")["label"].agg(
-        labeled="size", duplicates=lambda s: int((s == "duplicate").sum())
-    )
+    n_any: dict[float, int] = {}
+    n_decided: dict[float, int] = {}
+    n_dups: dict[float, int] = {}
+    n_contested: dict[float, int] = {}
+    if len(labeled):
+        contested = labeled["contested"].to_numpy(dtype=bool) if "contested" in labeled else np.zeros(len(labeled), bool)
+        for bucket, label, disputed in zip(labeled["bucket"].to_numpy(), labeled["label"].to_numpy(), contested,
+                                           strict=True):
+            n_any[bucket] = n_any.get(bucket, 0) + 1
+            n_contested[bucket] = n_contested.get(bucket, 0) + int(disputed)
+            if label in ("duplicate", "not"):
+                n_decided[bucket] = n_decided.get(bucket, 0) + 1
+                n_dups[bucket] = n_dups.get(bucket, 0) + int(label == "duplicate")
     rows = []
     for bucket, n_pairs in sizes.items():
-        n_lab = int(counts["labeled"].get(bucket, 0)) if len(counts) else 0
-        n_dup = int(counts["duplicates"].get(bucket, 0)) if len(counts) else 0
+        n_lab, n_dup = n_decided.get(bucket, 0), n_dups.get(bucket, 0)
         lo, hi = wilson(n_dup, n_lab)
-        rows.append(BucketTally(float(bucket), int(n_pairs), n_lab, n_dup, n_dup / n_lab if n_lab else float("nan"), lo, hi))
+        rows.append(BucketTally(float(bucket), int(n_pairs), n_lab, n_dup, n_dup / n_lab if n_lab else float("nan"), lo, hi,
+                                int(n_pairs) - n_any.get(bucket, 0), n_contested.get(bucket, 0)))
     return pd.DataFrame(rows)
 
 
@@ -147,6 +230,11 @@ def estimates(tallies: pd.DataFrame, config: Config) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def thin_buckets(tallies: pd.DataFrame) -> pd.DataFrame:
+    """Buckets with fewer than MIN_LABELS_PER_BUCKET decided labels that more labels could still fill."""
+    return tallies[(tallies["labeled"] < MIN_LABELS_PER_BUCKET) & (tallies["unlabeled"] > 0)]
+
+
 def suggest_threshold(est: pd.DataFrame, tallies: pd.DataFrame, *, min_precision: float = 0.95) -> tuple[float | None, str]:
     """The threshold with the best estimated F1 among those whose estimated precision is >= min_precision.
 
@@ -161,7 +249,8 @@ def suggest_threshold(est: pd.DataFrame, tallies: pd.DataFrame, *, min_precision
         return None, f"no threshold reaches an estimated precision of {min_precision:.0%} with the labels so far"
     f1 = 2 * ok["precision"] * ok["recall"] / (ok["precision"] + ok["recall"])
     best = ok.loc[f1.idxmax()]
-    thin = tallies[(tallies["labeled"] > 0) & (tallies["labeled"] < MIN_LABELS_PER_BUCKET)]
+    thin = thin_buckets(tallies)
+    thin = thin[thin["labeled"] > 0]
     reason = (
         f"best estimated F1 ({f1.max():.2f}: precision {best['precision']:.2f} "
         f"[95% interval {best['precision_low']:.2f}-{best['precision_high']:.2f}], recall {best['recall']:.2f} "

@@ -97,6 +97,7 @@ CREATE TABLE IF NOT EXISTS pairs (
 -- Analyst labels, keyed by the two canonical URLs and the MD5 of each page's bytes, so they survive
 -- re-ingests and new settings, and two re-fetches of one URL with different content are two pairs.
 -- An empty md5 means "any content at that URL" (labels imported without content hashes).
+-- One row per pair and labeler ('' when unnamed): a colleague's label never replaces yours.
 CREATE TABLE IF NOT EXISTS labels (
     url_a VARCHAR NOT NULL,
     md5_a VARCHAR NOT NULL DEFAULT '',
@@ -105,8 +106,8 @@ CREATE TABLE IF NOT EXISTS labels (
     label VARCHAR NOT NULL,              -- duplicate | not | unsure
     category VARCHAR,
     note VARCHAR,
-    labeler VARCHAR,
+    labeler VARCHAR NOT NULL DEFAULT '',
     labeled_at TIMESTAMP NOT NULL,
     setting JSON,
-    PRIMARY KEY (url_a, md5_a, url_b, md5_b)
+    PRIMARY KEY (url_a, md5_a, url_b, md5_b, labeler)
 );

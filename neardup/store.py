@@ -24,7 +24,9 @@ import pyarrow as pa
 
 from .errors import DatabaseLocked, NeardupError, SchemaError
 
-SCHEMA_VERSION = "2"
+SCHEMA_VERSION = "3"
+# Older versions this one upgrades in place on a writable open (read-only opens read them as they are).
+UPGRADABLE_VERSIONS = ("2",)
 DEFAULT_DB = "neardup.duckdb"
 DUCKDB_MEMORY = "1GB"
 # Tables are stored in row groups of this many rows (DuckDB's default is 122,880). A checkpoint
@@ -184,6 +186,10 @@ class Store:
         ).fetchone()[0]
         if has_meta:
             row = cur.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+            if row is not None and row[0] in UPGRADABLE_VERSIONS:
+                if not read_only:
+                    self._upgrade_labels_per_labeler()
+                row = (SCHEMA_VERSION,)
             if row is None or row[0] != SCHEMA_VERSION:
                 found = row[0] if row else "none"
                 raise SchemaError(
@@ -237,15 +243,36 @@ class Store:
             [n_records, n_loaded, n_errors, datetime.now(UTC).replace(tzinfo=None), source_id],
         )
 
-    def drop_source(self, source_id: int) -> None:
-        """Remove everything a source wrote (used when its load fails part-way)."""
-        cur = self.cursor()
-        cur.execute("BEGIN TRANSACTION")
+    def _delete_source_rows(self, cur: duckdb.DuckDBPyConnection, source_id: int) -> None:
+        """A source's pages, their texts, its errors and the sketches no remaining text has (the ingest
+        workers write sketches with the pages), inside the caller's transaction."""
         cur.execute("DELETE FROM texts WHERE page_id IN (SELECT page_id FROM pages WHERE source_id = ?)", [source_id])
         cur.execute("DELETE FROM pages WHERE source_id = ?", [source_id])
         cur.execute("DELETE FROM ingest_errors WHERE source_id = ?", [source_id])
         cur.execute("DELETE FROM sources WHERE source_id = ?", [source_id])
+        cur.execute("DELETE FROM sketches WHERE exact_key NOT IN (SELECT exact_key FROM texts)")
+
+    def drop_source(self, source_id: int) -> None:
+        """Remove everything a source wrote (used when its load fails part-way, before any fingerprints)."""
+        cur = self.cursor()
+        cur.execute("BEGIN TRANSACTION")
+        self._delete_source_rows(cur, source_id)
         cur.execute("COMMIT")
+
+    def remove_source(self, source_id: int) -> int:
+        """Take a loaded source out: its pages, texts, sketches and errors, and every fingerprint set (units,
+        pairs), which the next analysis recomputes from the pages left. Labels stay: they are keyed by URL and
+        content, so they apply again if those pages come back. Returns the pages removed."""
+        if self.spark_run():
+            raise NeardupError(f"{self.path} reads a Spark run's Parquet: its sources cannot be removed one by one")
+        cur = self.cursor()
+        n_pages = int(cur.execute("SELECT count(*) FROM pages WHERE source_id = ?", [source_id]).fetchone()[0])
+        cur.execute("BEGIN TRANSACTION")
+        self._delete_source_rows(cur, source_id)
+        for table in ("pairs", "units", "fingerprint_sets"):
+            cur.execute(f"DELETE FROM {table}")
+        cur.execute("COMMIT")
+        return n_pages
 
     def drop_incomplete_sources(self) -> None:
         for (source_id,) in self.cursor().execute("SELECT source_id FROM sources WHERE status <> 'done'").fetchall():
@@ -522,21 +549,78 @@ class Store:
         return {k: np.asarray(v) for k, v in tbl.items()}
 
     # --- labels -----------------------------------------------------------------------------
+    _LABEL_COLUMNS = "url_a, md5_a, url_b, md5_b, label, category, note, labeler, labeled_at, setting"
+    _LABEL_UPSERT = (
+        f"INSERT INTO labels ({_LABEL_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+        "ON CONFLICT (url_a, md5_a, url_b, md5_b, labeler) DO UPDATE SET label = excluded.label, "
+        "category = excluded.category, note = excluded.note, labeled_at = excluded.labeled_at, "
+        "setting = excluded.setting"
+    )
+    # Tabs of one app are threads of one process sharing one DuckDB instance, where two transactions
+    # writing one table at once conflict ("Conflict on update"): label writes take turns on this lock.
+    _LABEL_WRITES = threading.Lock()
+
+    def _upgrade_labels_per_labeler(self) -> None:
+        """Schema 2 -> 3: labels keyed by (pair, labeler) instead of by pair, rows kept as they are."""
+        cur = self.cursor()
+        ddl = resources.files("neardup").joinpath("schema.sql").read_text(encoding="utf-8")
+        create = next(s for s in re.sub(r"--[^\n]*", "", ddl).split(";") if "TABLE IF NOT EXISTS labels" in s)
+        cur.execute("BEGIN TRANSACTION")
+        cur.execute("ALTER TABLE labels RENAME TO labels_v2")
+        cur.execute(create)
+        cur.execute(f"INSERT INTO labels ({self._LABEL_COLUMNS}) SELECT url_a, md5_a, url_b, md5_b, label, category, "
+                    "note, coalesce(labeler, ''), labeled_at, setting FROM labels_v2")
+        cur.execute("DROP TABLE labels_v2")
+        cur.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", [SCHEMA_VERSION])
+        cur.execute("COMMIT")
+
+    def _write_labels(self, rows: list[list[Any]]) -> None:
+        """Upsert label rows in one transaction: all of them or none."""
+        with self._LABEL_WRITES:
+            cur = self.cursor()
+            cur.execute("BEGIN TRANSACTION")
+            try:
+                cur.executemany(self._LABEL_UPSERT, rows)
+            except BaseException:
+                cur.execute("ROLLBACK")
+                raise
+            cur.execute("COMMIT")
+
+    @staticmethod
+    def _label_row(url_a: str, url_b: str, *, label: str, md5_a: str = "", md5_b: str = "",
+                   category: str | None = None, note: str | None = None, labeler: str | None = None,
+                   setting: dict[str, Any] | None = None, labeled_at: datetime | None = None) -> list[Any]:
+        (a, ma), (b, mb) = sorted(((url_a, md5_a or ""), (url_b, md5_b or "")))
+        when = labeled_at or datetime.now(UTC).replace(tzinfo=None)
+        return [a, ma, b, mb, label, category, note, labeler or "", when, json.dumps(setting) if setting else None]
+
     def record_label(
         self, url_a: str, url_b: str, *, label: str, md5_a: str = "", md5_b: str = "", category: str | None = None,
         note: str | None = None, labeler: str | None = None, setting: dict[str, Any] | None = None,
         labeled_at: datetime | None = None,
     ) -> None:
-        """Store one label at once (replacing an earlier label of the same pair).
+        """Store one label at once, replacing this labeler's earlier label of the same pair (another
+        labeler's label of it stays). A side is (canonical URL, MD5 of the page's bytes); sides are stored
+        in sorted order."""
+        self._write_labels([self._label_row(url_a, url_b, label=label, md5_a=md5_a, md5_b=md5_b, category=category,
+                                            note=note, labeler=labeler, setting=setting, labeled_at=labeled_at)])
 
-        A side is (canonical URL, MD5 of the page's bytes); sides are stored in sorted order.
-        """
+    def label_of(self, url_a: str, url_b: str, *, md5_a: str = "", md5_b: str = "",
+                 labeler: str | None = None) -> dict[str, Any] | None:
+        """This labeler's label of a pair (all columns), or None."""
         (a, ma), (b, mb) = sorted(((url_a, md5_a or ""), (url_b, md5_b or "")))
-        when = labeled_at or datetime.now(UTC).replace(tzinfo=None)
+        df = self.cursor().execute(
+            f"SELECT {self._LABEL_COLUMNS} FROM labels WHERE url_a = ? AND md5_a = ? AND url_b = ? AND md5_b = ? "
+            "AND labeler = ?", [a, ma, b, mb, labeler or ""]).df()
+        return None if df.empty else df.iloc[0].to_dict()
+
+    def delete_label(self, url_a: str, url_b: str, *, md5_a: str = "", md5_b: str = "",
+                     labeler: str | None = None) -> None:
+        """Remove this labeler's label of a pair (undo)."""
+        (a, ma), (b, mb) = sorted(((url_a, md5_a or ""), (url_b, md5_b or "")))
         self.cursor().execute(
-            "INSERT OR REPLACE INTO labels VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            [a, ma, b, mb, label, category, note, labeler, when, json.dumps(setting) if setting else None],
-        )
+            "DELETE FROM labels WHERE url_a = ? AND md5_a = ? AND url_b = ? AND md5_b = ? AND labeler = ?",
+            [a, ma, b, mb, labeler or ""])
 
     def import_labels(self, labels: pd.DataFrame, *, now: datetime | None = None) -> int:
         """Merge labels (e.g. a colleague's labels.csv) and return how many rows of the table were added or
@@ -676,9 +760,10 @@ class Store:
         return int(changed)
 
     def labels(self) -> pd.DataFrame:
+        """Every label, oldest first; `labeler` is None for an unnamed labeler."""
         return self.cursor().execute(
-            "SELECT url_a, md5_a, url_b, md5_b, label, category, note, labeler, labeled_at, setting FROM labels "
-            "ORDER BY labeled_at"
+            "SELECT url_a, md5_a, url_b, md5_b, label, category, note, nullif(labeler, '') AS labeler, labeled_at, "
+            "setting FROM labels ORDER BY labeled_at"
         ).df()
 
     # --- a `neardup spark` run, read in place -------------------------------------------------

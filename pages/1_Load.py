@@ -13,7 +13,7 @@ from neardup.paths import PathRefused, allow_any_path, save_upload, server_path,
 from neardup.ui.data import clear_caches, progress_bar
 from neardup.ui.render import md_escape
 from neardup.ui.state import current_config
-from neardup.ui.widgets import open_database
+from neardup.ui.widgets import open_database, remove_source_form
 
 st.set_page_config(page_title="neardup · Load", layout="wide")
 st.title("Load a crawl dump")
@@ -70,6 +70,7 @@ if sources.empty:
     st.info("No source loaded yet.")
 else:
     st.dataframe(sources, hide_index=True, width="stretch")
+    remove_source_form(store, sources)
 st.caption(f"{store.count_pages():,} pages in {md_escape(path)}")
 
 st.subheader("Rejected records")

@@ -1,19 +1,38 @@
-"""Audit: sampled pairs per similarity bucket, side-by-side diff, label them."""
+"""Audit: sampled pairs per similarity bucket, side by side, labeled from the keyboard.
+
+Every action is a button with a shortcut whose on_click callback writes before the script runs, so a label
+costs one rerun; the pair's pages, scores and diff are cached per pair and the next pair is prefetched.
+"""
 
 from __future__ import annotations
+
+from typing import Any
 
 import pandas as pd
 import streamlit as st
 
-from neardup.audit import PAIR_KEY, labeled_pairs, pair_detail
-from neardup.diff import diff_stats, word_diff
-from neardup.labels import CATEGORIES, bucket_tallies, sample_pairs
+from neardup.audit import PAIR_KEY, PairDetail, labeled_pairs
+from neardup.labels import CATEGORIES, audit_queue, bucket_tallies
 from neardup.normalize import stripped_parts
-from neardup.ui.data import get_candidate_pairs
+from neardup.ui.data import get_candidate_pairs, get_pair_detail
 from neardup.ui.render import md_escape, show_diff
-from neardup.ui.state import KEY_AUDIT_PAIR, KEY_AUDIT_SEED, KEY_LABELER
-from neardup.ui.widgets import open_database
+from neardup.ui.state import (
+    KEY_AUDIT_CATEGORY,
+    KEY_AUDIT_HISTORY,
+    KEY_AUDIT_PAIR,
+    KEY_AUDIT_POS,
+    KEY_AUDIT_SEED,
+    KEY_AUDIT_SKIPPED,
+    KEY_LABELER,
+    W_LABELER,
+    W_NOTE,
+    W_PER_BUCKET,
+)
+from neardup.ui.widgets import flash, open_database
 from neardup.warc import describe_record
+
+CATEGORY_KEYS = 8  # categories on the keys 1-8
+LABEL_NAMES = {"duplicate": "Duplicate", "not": "Not duplicate", "unsure": "Unsure"}
 
 st.set_page_config(page_title="neardup · Audit", layout="wide")
 st.title("Audit pairs")
@@ -24,98 +43,217 @@ if pairs.empty:
     st.info("No candidate pairs at this setting: nothing to audit. Try another method or shingle size.")
     st.stop()
 
+state = st.session_state
+skipped: set[tuple[str, ...]] = state.setdefault(KEY_AUDIT_SKIPPED, set())
+history: list[dict[str, Any]] = state.setdefault(KEY_AUDIT_HISTORY, [])
+chosen: dict[tuple[str, ...], str | None] = state.setdefault(KEY_AUDIT_CATEGORY, {})
+state.setdefault(W_PER_BUCKET, 5)
+state.setdefault(KEY_AUDIT_SEED, 7)
+if W_LABELER not in state:
+    state[W_LABELER] = state.get(KEY_LABELER, "")
+for key in (W_PER_BUCKET, KEY_AUDIT_SEED, W_LABELER):
+    state[key] = state[key]  # keep the values while another page runs (Streamlit drops unrendered widgets' state)
+
 with st.sidebar:
-    st.header("Sampling")
-    per_bucket = st.slider("Pairs per bucket", 1, 30, 5)
-    seed = st.number_input("Seed", 0, 10**6, st.session_state.get(KEY_AUDIT_SEED, 7), key=KEY_AUDIT_SEED)
-    skipped = st.session_state.setdefault("neardup.audit.skipped", set())
+    st.header("Labeling")
+    st.text_input("Your name", key=W_LABELER, help="Each labeler keeps their own label of a pair.")
+    state[KEY_LABELER] = state[W_LABELER]
+    per_bucket = st.slider("Pairs per bucket", 1, 30, key=W_PER_BUCKET,
+                           help="Label until every similarity bucket has this many decided labels.")
+    seed = st.number_input("Seed", 0, 10**6, key=KEY_AUDIT_SEED)
 
 matched = labeled_pairs(pairs, labels)
-done = set(matched[PAIR_KEY].itertuples(index=False, name=None))
-queue = sample_pairs(pairs, per_bucket=per_bucket, seed=int(seed), exclude=done | skipped, focus=config.threshold)
+queue = audit_queue(pairs, matched, per_bucket=per_bucket, seed=int(seed), skipped=skipped, focus=config.threshold)
+position = state.get(KEY_AUDIT_POS, 0)
 
-tallies = bucket_tallies(pairs["bucket"], matched)
-with st.expander(f"Progress: {int(tallies['labeled'].sum())} labeled pairs at this setting "
-                 f"({len(labels)} labels in all)", expanded=False):
-    st.dataframe(tallies[["bucket", "pairs", "labeled", "duplicates"]], hide_index=True, width="stretch")
-
-opened = st.session_state.get(KEY_AUDIT_PAIR)
+opened = state.get(KEY_AUDIT_PAIR)
 if opened:
     page_a, page_b = opened
     current = None
 elif queue.empty:
-    st.success("Every sampled pair is labeled. Raise *pairs per bucket* or change the seed for more.")
-    st.stop()
+    n_decided = int(matched["label"].isin(["duplicate", "not"]).sum())
+    st.success(f"Every bucket has {per_bucket} decided labels, or no unlabeled pair left ({n_decided} decided labels "
+               f"at this setting, {len(skipped)} pairs skipped). Raise *pairs per bucket* for more.")
+    current = None
+    page_a = page_b = None
 else:
-    current = queue.iloc[0]
+    position %= len(queue)
+    current = queue.iloc[position]
     page_a, page_b = int(current["page_a"]), int(current["page_b"])
 
-detail = pair_detail(store, page_a, page_b, config)
-L, R = detail.left, detail.right
-side_a, side_b = sorted(((L["canonical_url"], L["md5"]), (R["canonical_url"], R["md5"])))
-if current is not None:
-    st.caption(f"Pair from bucket {current['bucket']:g} · {len(queue)} sampled pairs left, nearest the threshold first")
-else:
-    st.caption("Pair opened from the Clusters page")
 
-m = st.columns(5)
-m[0].metric("SimHash distance", f"{detail.simhash_bits} bits")
-m[1].metric("MinHash Jaccard (est.)", f"{detail.minhash_jaccard:.2f}")
-m[2].metric("Exact Jaccard", f"{detail.exact_jaccard:.2f}", help=f"Of the {config.shingle_size}-word shingle sets")
-m[3].metric("Exact containment", f"{detail.exact_containment:.2f}")
-segments = word_diff(L["text"] or "", R["text"] or "")
-stats = diff_stats(segments)
-m[4].metric("Changed words", f"{stats['changed_words']:,}", help=f"{stats['equal_words']:,} words equal")
+def pair_key(detail: PairDetail) -> tuple[str, str, str, str]:
+    (a, ma), (b, mb) = sorted(((detail.left["canonical_url"], detail.left["md5"]),
+                               (detail.right["canonical_url"], detail.right["md5"])))
+    return a, ma, b, mb
 
-left, right = st.columns(2)
-for col, page in ((left, L), (right, R)):
-    with col:
-        st.code(page["url"], language=None, wrap_lines=True)
-        fetched = page["fetched_at"]
-        st.caption(f"host {md_escape(page['host'])} · fetched {fetched if not pd.isna(fetched) else 'unknown'} · "
-                   f"status {page['status'] if not pd.isna(page['status']) else 'unknown'} · {page['n_words']:,} words")
-        if (record := describe_record(page.get("extra"))) is not None:
-            st.caption(md_escape(record))
 
-st.markdown("**Main text, word diff** (deleted on the left in red, inserted on the right in green; long equal runs folded)")
-show_diff(segments)
+def leave_pair() -> None:
+    state.pop(KEY_AUDIT_PAIR, None)
+    state[W_NOTE] = ""
 
-t1, t2 = st.columns(2)
-with t1:
-    show_html = st.toggle("Raw HTML (as source, never rendered)")
-with t2:
-    show_stripped = st.toggle("What tag stripping removed")
-if show_html or show_stripped:
-    h1, h2 = st.columns(2)
-    for col, page in ((h1, L), (h2, R)):
-        with col:
-            html = page["html"] if isinstance(page["html"], str) else page.get("text_in") or ""
-            if show_html:
-                st.code(html[:30000] + ("\n... (truncated)" if len(html) > 30000 else ""), language="html", height=300)
-            if show_stripped:
-                parts = pd.DataFrame(stripped_parts(html, strip_tags=config.strip_tags), columns=["tag", "text"])
-                st.dataframe(parts, hide_index=True, width="stretch", height=250)
 
-st.divider()
-with st.form("label", clear_on_submit=True, border=False):
-    c1, c2, c3 = st.columns([1, 1, 2])
-    labeler = c1.text_input("Your name", value=st.session_state.get(KEY_LABELER, ""))
-    category = c2.selectbox("Category", CATEGORIES, index=None, placeholder="optional")
-    note = c3.text_input("Note", placeholder="optional")
-    b1, b2, b3, b4 = st.columns(4)
-    dup = b1.form_submit_button("Duplicate", type="primary", width="stretch")
-    nodup = b2.form_submit_button("Not duplicate", width="stretch")
-    unsure = b3.form_submit_button("Unsure", width="stretch")
-    skip = b4.form_submit_button("Skip", width="stretch")
+def label_pair(choice: str, key: tuple[str, str, str, str], pages: tuple[int, int], category: str | None) -> None:
+    labeler = state.get(W_LABELER) or None
+    a, ma, b, mb = key
+    previous = store.label_of(a, b, md5_a=ma, md5_b=mb, labeler=labeler)
+    store.record_label(a, b, md5_a=ma, md5_b=mb, label=choice, category=category, note=state.get(W_NOTE) or None,
+                       labeler=labeler, setting=config.to_dict())
+    history.append({"key": key, "pages": pages, "labeler": labeler, "previous": previous, "label": choice,
+                    "category": category})
+    leave_pair()
+    flash(f"Labeled {LABEL_NAMES[choice].lower()}" + (f" · {category}" if category else "") + " · z undoes it")
 
-choice = "duplicate" if dup else "not" if nodup else "unsure" if unsure else None
-if choice or skip:
-    st.session_state[KEY_LABELER] = labeler
-    if choice:
-        store.record_label(side_a[0], side_b[0], md5_a=side_a[1], md5_b=side_b[1], label=choice, category=category,
-                           note=note or None, labeler=labeler or None, setting=config.to_dict())
-        st.toast(f"Labeled: {choice}")
+
+def undo() -> None:
+    if not history:
+        flash("Nothing to undo in this session.")
+        return
+    entry = history.pop()
+    a, ma, b, mb = entry["key"]
+    prev = entry["previous"]
+    if prev is None:
+        store.delete_label(a, b, md5_a=ma, md5_b=mb, labeler=entry["labeler"])
     else:
-        skipped.add((*side_a, *side_b))
-    st.session_state.pop(KEY_AUDIT_PAIR, None)
-    st.rerun()
+        store.record_label(a, b, md5_a=ma, md5_b=mb, label=prev["label"], category=prev["category"],
+                           note=prev["note"], labeler=entry["labeler"], labeled_at=prev["labeled_at"])
+    state[KEY_AUDIT_PAIR] = entry["pages"]
+    flash(f"Undone: {LABEL_NAMES[entry['label']].lower()} · the pair is open again")
+
+
+def skip(key: tuple[str, str, str, str]) -> None:
+    skipped.add(key)
+    leave_pair()
+
+
+def move(step: int) -> None:
+    state[KEY_AUDIT_POS] = state.get(KEY_AUDIT_POS, 0) + step
+    leave_pair()
+
+
+def choose_category(key: tuple[str, str, str, str], category: str) -> None:
+    chosen[key] = None if chosen.get(key) == category else category
+
+
+# A pair opened from elsewhere keeps its order (Clusters: the representative on the left).
+detail = (get_pair_detail(store, path, page_a, page_b, config.fingerprint_key, config, keep_order=bool(opened))
+          if page_a else None)
+key = pair_key(detail) if detail else None
+category = chosen.get(key, detail.category) if detail else None
+
+# --- the label bar: above the pair, every action on a key --------------------------------------
+if detail is not None:
+    if current is not None:
+        where = (f"Pair {position + 1} of {len(queue)} to label · bucket {current['bucket']:g} · nearest the "
+                 f"threshold first · {per_bucket} decided labels per bucket")
+    else:
+        where = "Pair opened from the Clusters page, the list of labeled pairs, or undo"
+    st.caption(where)
+    pages = (int(detail.left["page_id"]), int(detail.right["page_id"]))
+    bar = st.columns([1.3, 1.3, 1, 1, 1, 1, 1])
+    bar[0].button("Duplicate", type="primary", shortcut="d", width="stretch", on_click=label_pair,
+                  args=("duplicate", key, pages, category))
+    bar[1].button("Not duplicate", shortcut="n", width="stretch", on_click=label_pair,
+                  args=("not", key, pages, category))
+    bar[2].button("Unsure", shortcut="u", width="stretch", on_click=label_pair, args=("unsure", key, pages, category))
+    bar[3].button("Skip", shortcut="s", width="stretch", on_click=skip, args=(key,))
+    bar[4].button("Undo", shortcut="z", width="stretch", on_click=undo, disabled=not history)
+    bar[5].button("Previous", shortcut="k", width="stretch", on_click=move, args=(-1,),
+                  disabled=current is None or len(queue) < 2)
+    bar[6].button("Next", shortcut="j", width="stretch", on_click=move, args=(1,),
+                  disabled=current is None or len(queue) < 2)
+    cats = st.columns(CATEGORY_KEYS)
+    for i, name in enumerate(CATEGORIES[:CATEGORY_KEYS]):
+        cats[i].button(name, key=f"neardup.audit.cat.{i}", shortcut=str(i + 1), width="stretch",
+                       type="primary" if name == category else "secondary", on_click=choose_category,
+                       args=(key, name))
+    note_col, why_col = st.columns([1, 2])
+    note_col.text_input("Note", key=W_NOTE, placeholder="optional note", label_visibility="collapsed")
+    suggestion = f"Suggested category: **{md_escape(detail.category)}**, {md_escape(detail.category_reason)}."
+    why_col.markdown(suggestion if category == detail.category else
+                     f"Category: **{md_escape(category or 'none')}** (suggested: {md_escape(detail.category)}, "
+                     f"{md_escape(detail.category_reason)}).")
+
+    # --- the pair ----------------------------------------------------------------------------
+    L, R = detail.left, detail.right
+    changed = sum(s.n_words for s in detail.segments if s.op in ("delete", "insert", "replace"))
+    st.caption(f"SimHash {detail.simhash_bits} bits · MinHash Jaccard (est.) {detail.minhash_jaccard:.2f} · exact "
+               f"Jaccard {detail.exact_jaccard:.2f} · exact containment {detail.exact_containment:.2f} "
+               f"({config.shingle_size}-word shingles) · {changed:,} changed words")
+    left, right = st.columns(2)
+    for col, page, side in ((left, L, "earlier fetch"), (right, R, "later fetch")):
+        with col:
+            st.code(page["url"], language=None, wrap_lines=True)
+            fetched = page["fetched_at"]
+            st.caption(f"{side} · fetched {fetched if not pd.isna(fetched) else 'unknown'} · host "
+                       f"{md_escape(page['host'])} · status {page['status'] if not pd.isna(page['status']) else '?'}"
+                       f" · {page['n_words']:,} words")
+            if (record := describe_record(page.get("extra"))) is not None:
+                st.caption(md_escape(record))
+    if detail.same_text:
+        st.markdown(f"**Main text: identical on both sides** ({L['n_words']:,} words), shown once")
+        with st.container(height=420):
+            st.text(L["text"] or "")
+    else:
+        st.markdown("**Main text, word diff** (deleted on the left in red, inserted on the right in green; long "
+                    "equal runs folded; punctuation around a word is no change)")
+        show_diff(detail.segments)
+
+    t1, t2 = st.columns(2)
+    with t1:
+        show_html = st.toggle("Raw HTML (as source, never rendered)", key="neardup.audit.show_html")
+    with t2:
+        show_stripped = st.toggle("What tag stripping removed", key="neardup.audit.show_stripped")
+    if show_html or show_stripped:
+        h1, h2 = st.columns(2)
+        for col, page in ((h1, L), (h2, R)):
+            with col:
+                html = page["html"] if isinstance(page["html"], str) else page.get("text_in") or ""
+                if show_html:
+                    st.code(html[:30000] + ("\n... (truncated)" if len(html) > 30000 else ""), language="html",
+                            height=300)
+                if show_stripped:
+                    parts = pd.DataFrame(stripped_parts(html, strip_tags=config.strip_tags), columns=["tag", "text"])
+                    st.dataframe(parts, hide_index=True, width="stretch", height=250)
+
+else:
+    st.button("Undo the last label", shortcut="z", on_click=undo, disabled=not history)
+
+# --- progress and the labeled pairs --------------------------------------------------------------
+tallies = bucket_tallies(pairs["bucket"], matched)
+n_contested = int(matched["contested"].sum()) if "contested" in matched else 0
+with st.expander(f"Progress: {int(tallies['labeled'].sum())} labeled pairs at this setting "
+                 f"({len(labels)} labels in all" + (f", {n_contested} contested pairs" if n_contested else "") + ")"):
+    st.dataframe(tallies[["bucket", "pairs", "labeled", "duplicates"]], hide_index=True, width="stretch")
+
+with st.expander("Labeled pairs"):
+    if labels.empty:
+        st.caption("No labels yet.")
+    else:
+        listed = labels.merge(pairs[[*PAIR_KEY, "page_a", "page_b", "bucket"]], on=PAIR_KEY, how="left")
+        f1, f2, f3 = st.columns(3)
+        by_label = f1.multiselect("Label", sorted(listed["label"].unique()), key="neardup.audit.list.label")
+        by_cat = f2.multiselect("Category", sorted(listed["category"].dropna().unique()), key="neardup.audit.list.cat")
+        by_who = f3.multiselect("Labeler", sorted(listed["labeler"].dropna().unique()), key="neardup.audit.list.who")
+        keep = pd.Series(True, index=listed.index)
+        for column, picked in (("label", by_label), ("category", by_cat), ("labeler", by_who)):
+            if picked:
+                keep &= listed[column].isin(picked)
+        shown = listed[keep]
+        shown = shown.sort_values("labeled_at", ascending=False).reset_index(drop=True)
+        cols = ["label", "category", "labeler", "bucket", "url_a", "url_b", "note", "labeled_at"]
+        event = st.dataframe(shown[cols], hide_index=True, width="stretch", height=260, on_select="rerun",
+                             selection_mode="single-row", key="neardup.audit.list")
+        rows = event.selection.rows if event and event.selection else []
+        if rows and not pd.isna(shown.iloc[rows[0]]["page_a"]):
+            row = shown.iloc[rows[0]]
+            if st.button("Open this pair to change its label"):
+                state[KEY_AUDIT_PAIR] = (int(row["page_a"]), int(row["page_b"]))
+                st.rerun()
+        elif rows:
+            st.caption("That pair is no candidate pair at this setting.")
+
+# Prefetch the pair that comes next, so the click that leads there finds it read and diffed.
+if current is not None and len(queue) > 1:
+    nxt = queue.iloc[(position + 1) % len(queue)]
+    get_pair_detail(store, path, int(nxt["page_a"]), int(nxt["page_b"]), config.fingerprint_key, config)

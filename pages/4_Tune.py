@@ -6,10 +6,10 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from neardup.audit import tune_tables
-from neardup.labels import MIN_LABELS_PER_BUCKET, suggest_threshold
+from neardup.labels import MIN_LABELS_PER_BUCKET, suggest_threshold, thin_buckets
 from neardup.ui.data import get_fingerprints
 from neardup.ui.state import set_config
-from neardup.ui.widgets import open_database
+from neardup.ui.widgets import flash, open_database
 
 st.set_page_config(page_title="neardup · Tune", layout="wide")
 st.title("Tune the threshold from labels")
@@ -28,19 +28,26 @@ if n_labels == 0:
     st.info("No labels at this setting yet. Label pairs on the **Audit** page, then come back.")
     st.stop()
 
-thin = tallies[tallies["labeled"] < MIN_LABELS_PER_BUCKET]
+thin = thin_buckets(tallies)
 if len(thin):
-    st.warning(f"{len(thin)} of {len(tallies)} buckets have fewer than {MIN_LABELS_PER_BUCKET} labels "
-               f"({', '.join(f'{b:g}' for b in thin['bucket'][:12])}{' ...' if len(thin) > 12 else ''}): "
-               "their estimates are wide or missing.")
+    st.warning(f"{len(thin)} of {len(tallies)} buckets have fewer than {MIN_LABELS_PER_BUCKET} decided labels and "
+               f"unlabeled pairs left ({', '.join(f'{b:g}' for b in thin['bucket'][:12])}"
+               f"{' ...' if len(thin) > 12 else ''}): their estimates are wide or missing. Label more on **Audit**.")
+n_contested = int(tallies["contested"].sum())
+st.caption(f"{n_labels} decided labels at this setting; per pair the adjudicator's label counts, else the labelers' "
+           f"majority: {n_contested} pairs are contested (labelers disagree, no adjudicator's label)."
+           if n_contested else f"{n_labels} decided labels at this setting; no pair is contested.")
 
 suggested, reason = suggest_threshold(est, tallies)
 if suggested is not None:
     c1, c2 = st.columns([1, 3])
     c1.metric("Suggested threshold", f"{suggested:g}")
     c2.write(reason)
-    if c1.button("Use this threshold", type="primary"):
+    if config.threshold == suggested:
+        c1.success("In use on every page.")
+    elif c1.button("Use this threshold", type="primary"):
         set_config(config.replace(threshold=int(suggested) if config.method == "simhash" else float(suggested)))
+        flash(f"Threshold set to {suggested:g} (was {config.threshold:g}): every page and the export now use it.")
         st.rerun()
 else:
     st.info(reason)

@@ -18,23 +18,18 @@ st.set_page_config(page_title="neardup · Export", layout="wide")
 st.title("Export")
 store, path, config = open_database()
 analysis = get_analysis(store, path, config)
-st.caption(describe_setting(analysis))
+st.markdown("The files below are written at this setting (the sidebar's, also in this page's link):")
+st.code(describe_setting(analysis), language=None, wrap_lines=True)
 
-labels = store.labels()
-clusters = clusters_frame(analysis, labels)  # a cluster's labeled category picks its suggested action
-c1, c2, c3 = st.columns(3)
-# The CSV is written when the button is clicked, not on every rerun (0.9 s at 100k pages).
-c1.download_button("clusters.csv", lambda: to_csv(clusters), "clusters.csv", "text/csv", type="primary",
-                   help="One row per page: cluster, representative, similarity, setting, suggested action.")
-c2.download_button("dupcheck.yaml", dump_config(config), "dupcheck.yaml", "application/yaml",
-                   help="Replays this setting: neardup report --config dupcheck.yaml")
-c3.download_button("labels.csv", to_csv(labels), "labels.csv", "text/csv", disabled=labels.empty,
-                   help=f"{len(labels)} labels")
+clusters = clusters_frame(analysis, store.labels())  # a cluster's labeled category picks its suggested action
+# The downloads sit on top but are drawn after an import below has run, so labels.csv holds what it added.
+downloads = st.container()
 st.dataframe(clusters.head(200), hide_index=True, width="stretch")
 st.caption(f"First 200 of {len(clusters):,} rows.")
 
 st.subheader("Import labels")
-uploaded = st.file_uploader("A labels.csv from a colleague (merged: the latest label of each pair wins)", type=["csv"])
+uploaded = st.file_uploader("A labels.csv from a colleague (merged: per pair and labeler the latest label wins; "
+                            "other labelers' labels stay)", type=["csv"])
 if uploaded is not None and st.session_state.get("neardup.labels_upload") != (uploaded.name, uploaded.size):
     st.session_state["neardup.labels_upload"] = (uploaded.name, uploaded.size)
     try:
@@ -44,3 +39,14 @@ if uploaded is not None and st.session_state.get("neardup.labels_upload") != (up
         st.error(f"Could not import {md_escape(uploaded.name)}: {md_escape(str(exc))}")
     else:
         st.success(f"{added} labels added or updated from {md_escape(uploaded.name)}.")
+
+labels = store.labels()
+with downloads:
+    c1, c2, c3 = st.columns(3)
+    # The CSV is written when the button is clicked, not on every rerun (0.9 s at 100k pages).
+    c1.download_button("clusters.csv", lambda: to_csv(clusters), "clusters.csv", "text/csv", type="primary",
+                       help="One row per page: cluster, representative, similarity, setting, suggested action.")
+    c2.download_button("dupcheck.yaml", dump_config(config), "dupcheck.yaml", "application/yaml",
+                       help="Replays this setting: neardup report --config dupcheck.yaml")
+    c3.download_button("labels.csv", to_csv(labels), "labels.csv", "text/csv", disabled=labels.empty,
+                       help=f"{len(labels)} labels")

@@ -26,10 +26,11 @@ from neardup import audit, engine
 from neardup.config import Config, save_config
 from neardup.csvsafe import to_csv
 from neardup.export import COLUMNS, clusters_frame
-from neardup.labels import sample_pairs
+from neardup.labels import audit_queue, bucket_tallies
 from neardup.store import Store
 from neardup.ui import data as ui_data
 from neardup.ui.render import md_escape
+from neardup.urls import canonicalize_url
 
 ROOT = Path(__file__).resolve().parent.parent
 APP = str(ROOT / "app.py")
@@ -169,20 +170,26 @@ def test_switching_method_to_simhash(db: str, store: Store) -> None:
 
 
 # --- Audit: labels go to the store -------------------------------------------------------------
-def first_sampled_pair(store: Store, exclude: set[tuple[str, ...]] | None = None) -> tuple[str, ...]:
+def first_sampled_pair(store: Store, skipped: set[tuple[str, ...]] | None = None) -> tuple[str, ...]:
     """The label key (url_a, md5_a, url_b, md5_b) of the first pair the Audit page shows."""
     config = Config()
     pairs = audit.candidate_pairs(engine.load_fingerprints(store, config, jobs=1), config)
-    queue = sample_pairs(pairs, per_bucket=5, seed=7, exclude=exclude or set(), focus=config.threshold)
+    queue = audit_queue(pairs, audit.labeled_pairs(pairs, store.labels()), per_bucket=5, seed=7,
+                        skipped=skipped or set(), focus=config.threshold)
     return tuple(queue.iloc[0][audit.PAIR_KEY])
+
+
+def queue_length(at: AppTest) -> int:
+    caption = next(c.value for c in at.caption if c.value.startswith("Pair "))
+    return int(caption.split(" of ")[1].split()[0])
 
 
 def test_audit_duplicate_button_stores_a_label(db: str, store: Store) -> None:
     at = run_app("pages/3_Audit.py")
     assert store.labels().empty
     expected = first_sampled_pair(store)
-    assert "sampled pairs left" in at.caption[0].value
-    at.text_input[0].set_value("ana")
+    left = queue_length(at)
+    at.sidebar.text_input[0].set_value("ana")
     button(at, "Duplicate").click().run()
     assert not at.exception
 
@@ -191,15 +198,56 @@ def test_audit_duplicate_button_stores_a_label(db: str, store: Store) -> None:
     row = labels.iloc[0]
     assert (*row[audit.PAIR_KEY], row["label"], row["labeler"]) == (*expected, "duplicate", "ana")
     assert '"threshold": 0.8' in row["setting"]
+    assert queue_length(at) == left - 1  # the counter goes down with every decided label
 
     # the queue moves on; the next click labels the next pair
-    second = first_sampled_pair(store, exclude={expected})
+    second = first_sampled_pair(store)
     assert second != expected
     button(at, "Not duplicate").click().run()
     assert not at.exception
     labels = store.labels().set_index(audit.PAIR_KEY)["label"].to_dict()
     assert labels == {expected: "duplicate", second: "not"}
+    assert queue_length(at) == left - 2
     assert "2 labeled pairs at this setting (2 labels in all)" in at.expander[0].label
+
+
+def test_audit_labels_skips_and_undo_until_the_quota_is_met(db: str, store: Store) -> None:
+    """The queue ends only when every bucket has its decided labels (skips bring the bucket's next pair)."""
+    at = run_app("pages/3_Audit.py")
+    at.sidebar.slider[-1].set_value(2).run()  # pairs per bucket
+    assert at.sidebar.slider[-1].label == "Pairs per bucket"
+    n_skips = n_labels = 0
+    for i in range(60):
+        if not any(c.value.startswith("Pair ") for c in at.caption):
+            break
+        left = queue_length(at)
+        if i % 3 == 1:
+            button(at, "Skip").click().run()
+            n_skips += 1
+            assert not at.exception
+            if any(c.value.startswith("Pair ") for c in at.caption):
+                assert queue_length(at) == left  # a skip brings another pair of the bucket
+        else:
+            button(at, "Duplicate" if i % 2 else "Not duplicate").click().run()
+            n_labels += 1
+            assert not at.exception
+            if any(c.value.startswith("Pair ") for c in at.caption):
+                assert queue_length(at) == left - 1
+    assert any("Every bucket has 2 decided labels" in s.value for s in at.success)
+    pairs = audit.candidate_pairs(engine.load_fingerprints(store, Config(), jobs=1), Config())
+    tallies = bucket_tallies(pairs["bucket"], audit.labeled_pairs(pairs, store.labels()))
+    assert ((tallies["labeled"] >= 2) | (tallies["unlabeled"] == 0)).all()
+    assert len(store.labels()) == n_labels and n_skips > 0
+
+    # undo reverts the last label and reopens its pair
+    last = store.labels().iloc[-1]
+    button(at, "Undo the last label").click().run()
+    assert not at.exception
+    assert len(store.labels()) == n_labels - 1
+    assert tuple(last[audit.PAIR_KEY]) not in set(store.labels()[audit.PAIR_KEY].itertuples(index=False, name=None))
+    assert any("opened from" in c.value for c in at.caption)
+    shown = [canonicalize_url(c.value) for c in at.code][:2]
+    assert sorted(shown) == [last["url_a"], last["url_b"]]
 
 
 def test_audit_skip_stores_nothing_and_moves_on(db: str, store: Store) -> None:
@@ -286,6 +334,14 @@ def test_tune_without_then_with_labels(db: str, store: Store, tmp_path: Path,
     use[0].click().run()
     assert not at.exception
     assert at.session_state["neardup.config"].threshold == pytest.approx(second)
+    # it says so, and the sidebar slider (the setting every page reads) shows it
+    assert any(f"Threshold set to {second:g}" in t.value for t in at.toast)
+    assert any("In use on every page" in s.value for s in at.success)
+    slider = next(s for s in at.sidebar.slider if s.label.startswith("Threshold"))
+    assert slider.value == pytest.approx(second)
+    assert not [b for b in at.button if b.label == "Use this threshold"]
+    # the thin-bucket warning names no bucket whose every pair is labeled
+    assert not any("fewer than" in w.value for w in at.warning)
 
 
 # --- Export ------------------------------------------------------------------------------------
@@ -393,7 +449,8 @@ def empty_db(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
     st.cache_resource.clear()
 
 
-def test_first_start_loads_the_bundled_sample(empty_db: str) -> None:
+def test_first_start_loads_the_bundled_sample(empty_db: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("NEARDUP_LOAD_SAMPLE", "1")  # what `neardup app` without --db sets
     at = run_app()
     assert any("bundled **sample crawl**" in i.value for i in at.info)
     assert "3,000 pages" in at.caption[0].value
@@ -403,6 +460,7 @@ def test_first_start_loads_the_bundled_sample(empty_db: str) -> None:
 def test_without_a_sample_the_load_page_still_loads(empty_db: str, monkeypatch: pytest.MonkeyPatch,
                                                      tmp_path: Path) -> None:
     # an installed package has no sample_data/: an empty database must not lock the user out
+    monkeypatch.setenv("NEARDUP_LOAD_SAMPLE", "1")
     monkeypatch.setattr(ui_data, "SAMPLE", tmp_path / "no-sample.jsonl.gz")
     monkeypatch.setenv("NEARDUP_DATA_DIR", str(tmp_path))
     at = run_app()

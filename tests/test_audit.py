@@ -203,31 +203,35 @@ def test_record_label_orders_the_urls_and_replaces(store: Store) -> None:
     assert _label_map(store) == {("https://a.example/", "https://b.example/"): ("duplicate", T0 + timedelta(1))}
 
 
-def test_import_labels_latest_wins_without_duplicates(store: Store) -> None:
-    store.record_label("https://a/", "https://b/", label="not", labeled_at=T0)
-    store.record_label("https://c/", "https://d/", label="not", labeled_at=T0)
+def test_import_labels_latest_wins_per_labeler(store: Store) -> None:
+    store.record_label("https://a/", "https://b/", label="not", labeled_at=T0, labeler="ana")
+    store.record_label("https://c/", "https://d/", label="not", labeled_at=T0, labeler="ben")
     incoming = pd.DataFrame({
-        # a newer label of a known pair (given in the other URL order), an older one, and a new pair
-        "url_a": ["https://b/", "https://c/", "https://e/"],
-        "url_b": ["https://a/", "https://d/", "https://f/"],
-        "label": ["duplicate", "duplicate", "unsure"],
-        "labeled_at": [str(T0 + timedelta(hours=1)), str(T0 - timedelta(hours=1)), str(T0)],
-        "labeler": ["ana", "ben", None],
-        "category": ["URL variant", None, None],
-        "note": [None, None, "odd"],
+        # ana's newer label of her pair (in the other URL order), ben's older one, a new pair, and a colleague's
+        # label of ana's pair: it is added beside hers, never over it
+        "url_a": ["https://b/", "https://c/", "https://e/", "https://a/"],
+        "url_b": ["https://a/", "https://d/", "https://f/", "https://b/"],
+        "label": ["duplicate", "duplicate", "unsure", "not"],
+        "labeled_at": [str(T0 + timedelta(hours=1)), str(T0 - timedelta(hours=1)), str(T0),
+                       str(T0 + timedelta(hours=2))],
+        "labeler": ["ana", "ben", None, "cem"],
+        "category": ["URL variant", None, None, None],
+        "note": [None, None, "odd", None],
     })
-    assert store.import_labels(incoming) == 2
-    got = _label_map(store)
+    assert store.import_labels(incoming) == 3
+    got = {(r.url_a, r.url_b, r.labeler if isinstance(r.labeler, str) else None): (r.label, r.labeled_at.to_pydatetime())
+           for r in store.labels().itertuples()}
     assert got == {
-        ("https://a/", "https://b/"): ("duplicate", T0 + timedelta(hours=1)),
-        ("https://c/", "https://d/"): ("not", T0),
-        ("https://e/", "https://f/"): ("unsure", T0),
+        ("https://a/", "https://b/", "ana"): ("duplicate", T0 + timedelta(hours=1)),
+        ("https://a/", "https://b/", "cem"): ("not", T0 + timedelta(hours=2)),
+        ("https://c/", "https://d/", "ben"): ("not", T0),
+        ("https://e/", "https://f/", None): ("unsure", T0),
     }
-    row = store.labels().set_index("url_a").loc["https://a/"]
-    assert (row["labeler"], row["category"]) == ("ana", "URL variant")
+    row = store.labels().set_index(["url_a", "labeler"]).loc[("https://a/", "ana")]
+    assert row["category"] == "URL variant"
     # importing the same file again changes nothing
     assert store.import_labels(incoming) == 0
-    assert len(store.labels()) == 3
+    assert len(store.labels()) == 4
 
 
 def test_import_labels_without_a_time_never_overrides(store: Store) -> None:
@@ -351,3 +355,71 @@ def test_import_labels_follows_the_tables_own_key(store: Store) -> None:
     assert store.import_labels(incoming, now=T0 + timedelta(hours=2)) == 3
     got = store.labels().sort_values("labeler")
     assert got[["labeler", "label"]].values.tolist() == [["", "not"], ["ana", "unsure"], ["ben", "not"]]
+
+
+# --- one label per (pair, labeler) ----------------------------------------------------------------
+def test_two_labelers_of_one_pair_keep_both_labels(store: Store) -> None:
+    store.record_label("https://a/", "https://b/", label="duplicate", labeler="ana", labeled_at=T0)
+    store.record_label("https://b/", "https://a/", label="not", labeler="ben", labeled_at=T0 + timedelta(1))
+    store.record_label("https://a/", "https://b/", label="unsure", labeler="ana", labeled_at=T0 + timedelta(2))
+    got = store.labels().set_index("labeler")["label"].to_dict()
+    assert got == {"ana": "unsure", "ben": "not"}
+    assert store.label_of("https://b/", "https://a/", labeler="ben")["label"] == "not"
+    store.delete_label("https://a/", "https://b/", labeler="ana")
+    assert store.labels()["labeler"].tolist() == ["ben"]
+
+
+def test_concurrent_label_writes_of_one_pair_never_raise(store: Store) -> None:
+    """Two tabs labeling the same pair at once: each write lands, none raises, no labeler's row is lost."""
+    import threading
+
+    errors: list[BaseException] = []
+    barrier = threading.Barrier(4)
+
+    def label(labeler: str, label: str) -> None:
+        try:
+            barrier.wait()
+            for i in range(40):
+                store.record_label("https://a/", "https://b/", md5_a="1", md5_b="2", label=label, labeler=labeler,
+                                   note=str(i))
+        except BaseException as exc:  # noqa: BLE001 - the test reports whatever a writer raised
+            errors.append(exc)
+
+    threads = [threading.Thread(target=label, args=args) for args in
+               (("ana", "duplicate"), ("ana", "not"), ("ben", "not"), ("", "unsure"))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors
+    labels = store.labels()
+    assert sorted(labels["labeler"].fillna("")) == ["", "ana", "ben"]
+    assert (labels["note"] == "39").all()
+
+
+def test_a_schema_2_labels_table_is_upgraded_in_place(tmp_path: Path) -> None:
+    import duckdb
+
+    path = tmp_path / "old.duckdb"
+    Store(path).close()
+    con = duckdb.connect(str(path))
+    con.execute("DROP TABLE labels")
+    con.execute("CREATE TABLE labels (url_a VARCHAR NOT NULL, md5_a VARCHAR NOT NULL DEFAULT '', url_b VARCHAR NOT "
+                "NULL, md5_b VARCHAR NOT NULL DEFAULT '', label VARCHAR NOT NULL, category VARCHAR, note VARCHAR, "
+                "labeler VARCHAR, labeled_at TIMESTAMP NOT NULL, setting JSON, PRIMARY KEY (url_a, md5_a, url_b, md5_b))")
+    con.execute("INSERT INTO labels VALUES ('https://a/', 'm1', 'https://b/', 'm2', 'duplicate', 'URL variant', NULL, "
+                "NULL, ?, NULL), ('https://c/', '', 'https://d/', '', 'not', NULL, 'n', 'ana', ?, NULL)", [T0, T0])
+    con.execute("UPDATE meta SET value = '2' WHERE key = 'schema_version'")
+    con.close()
+    with Store(path, read_only=True) as old:  # read as it is
+        assert len(old.labels()) == 2
+    with Store(path) as store:
+        labels = store.labels()
+        assert labels[["url_a", "label", "note"]].fillna("").values.tolist() == [
+            ["https://a/", "duplicate", ""], ["https://c/", "not", "n"]]
+        store.record_label("https://a/", "https://b/", md5_a="m1", md5_b="m2", label="not", labeler="ben")
+        store.record_label("https://a/", "https://b/", md5_a="m1", md5_b="m2", label="unsure")  # the unnamed one
+        mine = store.labels().set_index(store.labels()["labeler"].fillna(""))
+        assert mine.loc[["", "ana", "ben"], "label"].tolist() == ["unsure", "not", "not"]
+    with Store(path) as again:  # the upgrade ran once
+        assert len(again.labels()) == 3

@@ -3,7 +3,8 @@
 The server runs on a free port over a pre-built database: the 300-page generated crawl, a few labels
 (from its ground truth, so the Tune page has something to show), and a small cluster of pages whose
 text carries XSS payloads. Every page must render without an exception and without any dialog; the
-payloads must show up as literal text. The screenshots in docs/ (shown by the README) are taken here.
+payloads must show up as literal text. The screenshots in docs/ (shown by the README) are taken here
+(with NEARDUP_SCREENSHOTS=docs).
 """
 
 from __future__ import annotations
@@ -12,13 +13,16 @@ import csv
 import json
 import os
 import random
+import re
 import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.request
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -34,11 +38,12 @@ from neardup.store import Store
 from neardup.urls import canonicalize_url
 
 ROOT = Path(__file__).resolve().parent.parent
-DOCS = ROOT / "docs"
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
                  "--disable-component-update", "--disable-sync", "--no-first-run"]
-VIEWPORT = {"width": 1400, "height": 1000}
+VIEWPORT = {"width": 1400, "height": 900}
+# Screenshots go to a temporary directory; NEARDUP_SCREENSHOTS=docs writes the README's ones.
+SHOTS = Path(os.environ.get("NEARDUP_SCREENSHOTS") or tempfile.mkdtemp(prefix="neardup-shots-"))
 TIMEOUT_MS = 60_000
 
 # (path, text the page shows once its script has run to the end, screenshot)
@@ -46,7 +51,7 @@ PAGES = [
     ("/", "Next:", "home.png"),
     ("/Load", "Rejected records", "load.png"),
     ("/Explore", "Per host", "explore.png"),
-    ("/Audit", "Main text, word diff", "audit.png"),
+    ("/Audit", "Labeled pairs", "audit.png"),
     ("/Tune", "Per bucket", "tune.png"),
     ("/Clusters", "Compare with the representative", "clusters.png"),
     ("/Export", "Import labels", "export.png"),
@@ -142,6 +147,23 @@ def wait_for_health(server: Server, timeout_s: float = 90) -> None:
     pytest.fail(f"streamlit did not answer within {timeout_s} s:\n{server.log.read_text()[-3000:]}")
 
 
+def start_app(db: Path, tmp: Path, env: dict[str, str] | None = None) -> tuple[str, subprocess.Popen, Path]:
+    """`streamlit run app.py` over `db` on a free port: (base URL, process, log file)."""
+    port = free_port()
+    log = tmp / "streamlit.log"
+    env = {**os.environ, "NEARDUP_DB": str(db), **(env or {})}
+    env.pop("NEARDUP_CONFIG", None)
+    with log.open("wb") as out:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
+             "--server.port", str(port), "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false",
+             # others may edit the pages while this runs: no reruns on file changes
+             "--server.fileWatcherType", "none"],
+            cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT,
+        )
+    return f"http://127.0.0.1:{port}", proc, log
+
+
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     if not Path(CHROMIUM).exists():
@@ -158,19 +180,8 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
         assert label_from_truth(store, tmp / "truth.csv", config) > 10
         n_pages, n_labels = store.count_pages(), len(store.labels())
 
-    port = free_port()
-    log = tmp / "streamlit.log"
-    env = {**os.environ, "NEARDUP_DB": str(db)}
-    env.pop("NEARDUP_CONFIG", None)
-    with log.open("wb") as out:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
-             "--server.port", str(port), "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false",
-             # others may edit the pages while this runs: no reruns on file changes
-             "--server.fileWatcherType", "none"],
-            cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT,
-        )
-    srv = Server(f"http://127.0.0.1:{port}", db, proc, log, n_pages, n_labels, [r["url"] for r in xss_records()])
+    url, proc, log = start_app(db, tmp)
+    srv = Server(url, db, proc, log, n_pages, n_labels, [r["url"] for r in xss_records()])
     try:
         wait_for_health(srv)
         yield srv
@@ -185,8 +196,9 @@ class Browser:
     errors: list[str]
 
 
-@pytest.fixture(scope="module")
-def browser(server: Server) -> Iterator[Browser]:
+@contextmanager
+def launch_browser() -> Iterator[Browser]:
+    """Chromium with one page at VIEWPORT; dialogs are dismissed and recorded, as are JavaScript errors."""
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as p:
@@ -208,6 +220,12 @@ def browser(server: Server) -> Iterator[Browser]:
             context.close()
         finally:
             chromium.close()
+
+
+@pytest.fixture(scope="module")
+def browser(server: Server) -> Iterator[Browser]:
+    with launch_browser() as b:
+        yield b
 
 
 def wait_idle(page: object) -> None:
@@ -236,7 +254,7 @@ def open_page(page: object, base: str, path: str, marker: str) -> None:
 def screenshot(page: object, name: str) -> None:
     wait_drawn(page)
     page.wait_for_timeout(600)  # table canvases and chart transitions paint after they are in the DOM
-    page.screenshot(path=str(DOCS / name))
+    page.screenshot(path=str(SHOTS / name))
 
 
 def assert_clean(b: Browser, where: str) -> None:
@@ -247,12 +265,13 @@ def assert_clean(b: Browser, where: str) -> None:
 
 
 def click_button(page: object, name: str) -> None:
-    page.get_by_role("button", name=name, exact=True).click()
+    """A button by its label; a button with a keyboard shortcut has the key after it in its name."""
+    page.get_by_role("button").filter(has_text=re.compile(rf"^{re.escape(name)}\W*\w?$")).click()
 
 
 # --- the tests (they share one server; the last one stops it) ----------------------------------
 def test_every_page_renders_and_is_captured(server: Server, browser: Browser) -> None:
-    DOCS.mkdir(exist_ok=True)
+    SHOTS.mkdir(exist_ok=True)
     page = browser.page
     for path, marker, shot in PAGES:
         open_page(page, server.url, path, marker)
@@ -261,6 +280,91 @@ def test_every_page_renders_and_is_captured(server: Server, browser: Browser) ->
     # the home page tells the real numbers
     open_page(page, server.url, "/", "Next:")
     assert f"{server.n_pages:,} pages" in page.locator('[data-testid="stCaptionContainer"]').first.inner_text()
+
+
+def slider_thumb(page: object, label: str) -> object:
+    return page.locator('[data-testid="stSlider"]', has_text=label).get_by_role("slider")
+
+
+def settled_value(page: object, thumb: object) -> float:
+    """The slider's value once the rerun its change started is over (and one more, had it started another)."""
+    wait_idle(page)
+    page.wait_for_timeout(700)
+    wait_idle(page)
+    return round(float(thumb.input_value()), 2)
+
+
+def press_on(page: object, thumb: object, key: str, times: int, expected: float) -> None:
+    """Focus the slider, press an arrow key `times` times, wait until the slider shows `expected`."""
+    thumb.focus()
+    for _ in range(times):
+        page.keyboard.press(key)
+    page.wait_for_function("([el, v]) => Math.abs(parseFloat(el.value) - v) < 1e-6",
+                           arg=[thumb.element_handle(), expected])
+
+
+def choose_radio(page: object, group: str, option: str) -> None:
+    page.locator('[data-testid="stRadio"]', has_text=group).get_by_text(option, exact=True).click()
+    wait_idle(page)
+
+
+def test_sidebar_widgets_keep_every_change(server: Server, browser: Browser) -> None:
+    page = browser.page
+    open_page(page, server.url, "/Explore", "Per host")
+    containment = slider_thumb(page, "Threshold (min containment)")
+    assert settled_value(page, containment) == 0.8
+    for key, times, expected in (("ArrowLeft", 5, 0.75), ("ArrowRight", 15, 0.9), ("ArrowLeft", 3, 0.87)):
+        press_on(page, containment, key, times, expected)
+        assert settled_value(page, containment) == expected, f"after {key} x{times}"
+    # a mouse drag to the far left end: the floor
+    box = containment.bounding_box()
+    track = page.locator('[data-testid="stSlider"]', has_text="Threshold (min containment)").bounding_box()
+    page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+    page.mouse.down()
+    page.mouse.move(track["x"] - 50, box["y"] + box["height"] / 2, steps=8)
+    page.mouse.up()
+    assert settled_value(page, containment) == 0.7
+    press_on(page, containment, "ArrowRight", 12, 0.82)
+    assert settled_value(page, containment) == 0.82
+
+    choose_radio(page, "Method", "simhash")
+    bits = slider_thumb(page, "Threshold (max Hamming bits)")
+    bits.wait_for()
+    assert settled_value(page, bits) == 6
+    press_on(page, bits, "ArrowLeft", 2, 4)
+    assert settled_value(page, bits) == 4
+    choose_radio(page, "Method", "minhash")
+    containment = slider_thumb(page, "Threshold (min containment)")
+    containment.wait_for()
+    assert settled_value(page, containment) == 0.82  # each scale keeps its own threshold
+    choose_radio(page, "Method", "simhash")
+    bits.wait_for()
+    assert settled_value(page, bits) == 4
+    assert page.locator('[data-testid="stRadio"]', has_text="Method").get_by_role("radio", name="simhash").is_checked()
+    assert_clean(browser, "/Explore after moving the sidebar widgets")
+
+
+def test_setting_survives_reload_and_a_shared_link(server: Server, browser: Browser) -> None:
+    page = browser.page
+    open_page(page, server.url, "/Explore", "Per host")
+    thumb = slider_thumb(page, "Threshold (min containment)")
+    press_on(page, thumb, "ArrowLeft", 4, 0.76)
+    assert settled_value(page, thumb) == 0.76
+    assert "threshold=0.76" in page.url
+    page.reload()
+    page.get_by_text("Per host").first.wait_for()
+    assert settled_value(page, slider_thumb(page, "Threshold (min containment)")) == 0.76
+    shared = page.url
+    other = page.context.new_page()
+    try:
+        other.set_default_timeout(TIMEOUT_MS)
+        other.goto(shared.replace("/Explore", "/Export"))
+        other.get_by_text("Import labels").first.wait_for()
+        wait_idle(other)
+        assert settled_value(other, slider_thumb(other, "Threshold (min containment)")) == 0.76
+        assert "containment >= 0.76" in other.locator("main").inner_text()  # Export names the setting it writes
+    finally:
+        other.close()
 
 
 def test_xss_payloads_show_as_text(server: Server, browser: Browser) -> None:
@@ -335,11 +439,40 @@ def test_export_clusters_csv(server: Server, browser: Browser, tmp_path: Path) -
     assert_clean(browser, "/Export")
 
 
+def test_labels_csv_right_after_an_import_holds_the_import(server: Server, browser: Browser, tmp_path: Path) -> None:
+    page = browser.page
+    open_page(page, server.url, "/Export", "Import labels")
+    colleague = tmp_path / "colleague.csv"
+    pd.DataFrame({"url_a": ["https://imported.example/a"], "url_b": ["https://imported.example/b"],
+                  "label": ["duplicate"], "labeler": ["colleague"]}).to_csv(colleague, index=False)
+    page.locator('[data-testid="stFileUploader"] input[type="file"]').set_input_files(str(colleague))
+    page.get_by_text("1 labels added or updated").wait_for()
+    wait_idle(page)
+    server.n_labels += 1
+    with page.expect_download() as info:
+        click_button(page, "labels.csv")
+    target = tmp_path / "labels.csv"
+    info.value.save_as(target)
+    exported = pd.read_csv(target)
+    assert len(exported) == server.n_labels
+    assert "colleague" in set(exported["labeler"])
+    assert_clean(browser, "/Export after an import")
+
+
 def test_label_a_pair_reaches_the_database(server: Server, browser: Browser) -> None:
     page = browser.page
-    open_page(page, server.url, "/Audit", "Main text, word diff")
+    open_page(page, server.url, "/Audit", "Labeled pairs")
+    per_bucket = slider_thumb(page, "Pairs per bucket")  # the truth labels met the default quota of 5
+    per_bucket.focus()
+    page.keyboard.press("End")
+    assert settled_value(page, per_bucket) == 30
+    page.get_by_text(re.compile(r"^Pair \d+ of \d+ to label")).wait_for()
+    wait_idle(page)
     shown = [c.inner_text().strip() for c in page.locator('[data-testid="stCode"]').all()[:2]]
-    page.get_by_label("Your name").fill("playwright")
+    assert len(shown) == 2
+    page.get_by_label("Your name", exact=True).and_(page.get_by_role("textbox")).fill("playwright")
+    page.get_by_label("Your name", exact=True).and_(page.get_by_role("textbox")).press("Enter")
+    wait_idle(page)
     click_button(page, "Duplicate")
     page.get_by_text(f"({server.n_labels + 1} labels in all)").wait_for()
     wait_idle(page)
@@ -350,6 +483,7 @@ def test_label_a_pair_reaches_the_database(server: Server, browser: Browser) -> 
         labels = store.labels()
     mine = labels[labels["labeler"] == "playwright"]
     assert len(mine) == 1
+
     row = mine.iloc[0]
     assert (row["url_a"], row["url_b"]) == tuple(sorted(canonicalize_url(u) for u in shown))
     assert row["label"] == "duplicate"

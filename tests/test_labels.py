@@ -10,12 +10,16 @@ import pytest
 
 from neardup.config import Config
 from neardup.labels import (
+    ADJUDICATOR,
+    audit_queue,
     bucket_of,
     bucket_tallies,
+    consensus_labels,
     estimates,
     is_duplicate_at,
     sample_pairs,
     suggest_threshold,
+    thin_buckets,
     wilson,
 )
 
@@ -249,3 +253,59 @@ def test_suggest_threshold_mentions_thin_buckets() -> None:
     threshold, reason = suggest_threshold(estimates(tallies, MINHASH), tallies, min_precision=0.5)
     assert threshold is not None
     assert "1 bucket(s) have fewer than 5 labels" in reason
+
+
+# --- the audit queue -----------------------------------------------------------------------------
+def _keyed(pairs: pd.DataFrame) -> pd.DataFrame:
+    return pairs.assign(md5_a="", md5_b="")
+
+
+def _labeled(rows: pd.DataFrame, label: str) -> pd.DataFrame:
+    return rows[["url_a", "md5_a", "url_b", "md5_b", "bucket"]].assign(label=label)
+
+
+def test_audit_queue_shrinks_with_every_decided_label_and_refills_a_skip() -> None:
+    pairs = _keyed(PAIRS)
+    key = ["url_a", "md5_a", "url_b", "md5_b"]
+    queue = audit_queue(pairs, _labeled(pairs.iloc[:0], "not"), per_bucket=5, seed=7, skipped=set(), focus=0.8)
+    # every bucket up to its size: 5 + 3 + 5 + 5 + 1 + 5
+    assert len(queue) == 24
+    labeled = _labeled(queue.iloc[:1], "duplicate")
+    after = audit_queue(pairs, labeled, per_bucket=5, seed=7, skipped=set(), focus=0.8)
+    assert len(after) == 23
+    assert tuple(queue.iloc[0][key]) not in set(after[key].itertuples(index=False, name=None))
+    # an unsure label takes the pair out but not the quota: the bucket's next pair comes in
+    unsure = audit_queue(pairs, _labeled(queue.iloc[:1], "unsure"), per_bucket=5, seed=7, skipped=set(), focus=0.8)
+    assert len(unsure) == 24
+    # a skip: the same, and the skipped pair never comes back
+    skip = tuple(queue.iloc[1][key])
+    skipped = audit_queue(pairs, labeled, per_bucket=5, seed=7, skipped={skip}, focus=0.8)
+    assert len(skipped) == 23 and skip not in set(skipped[key].itertuples(index=False, name=None))
+    # label everything in the queue: it is empty, and the pairs left over are in buckets that had their quota
+    done = _labeled(queue, "not")
+    assert audit_queue(pairs, done, per_bucket=5, seed=7, skipped=set()).empty
+    assert len(audit_queue(pairs, done, per_bucket=6, seed=7, skipped=set())) == 4  # 0.3, 0.75, 0.8, 1.0
+
+
+def test_thin_buckets_leave_out_a_bucket_with_nothing_left_to_label() -> None:
+    pairs = _keyed(_pairs({0.8: 2, 0.9: 20}))
+    labeled = pd.concat([_labeled(pairs.iloc[:2], "duplicate"), _labeled(pairs.iloc[2:4], "not")])
+    tallies = bucket_tallies(pairs["bucket"], labeled)
+    assert thin_buckets(tallies)["bucket"].tolist() == [0.9]  # 0.8 has 2 labels, and 2 pairs
+
+
+# --- several labelers ----------------------------------------------------------------------------
+def test_consensus_is_the_adjudicated_label_else_the_majority() -> None:
+    t = pd.Timestamp("2026-01-01")
+    rows = [  # pair, labeler, label
+        ("p1", "ana", "duplicate"), ("p1", "ben", "duplicate"), ("p1", "cem", "not"),
+        ("p2", "ana", "duplicate"), ("p2", "ben", "not"),
+        ("p3", "ana", "duplicate"), ("p3", "ben", "not"), ("p3", ADJUDICATOR, "not"),
+        ("p4", "ana", "not"),
+    ]
+    labels = pd.DataFrame([{"url_a": p, "md5_a": "", "url_b": "x", "md5_b": "", "labeler": who, "label": lab,
+                            "labeled_at": t + pd.Timedelta(minutes=i)} for i, (p, who, lab) in enumerate(rows)])
+    got = consensus_labels(labels).set_index("url_a")
+    assert got["label"].to_dict() == {"p1": "duplicate", "p2": "unsure", "p3": "not", "p4": "not"}
+    assert got["contested"].to_dict() == {"p1": True, "p2": True, "p3": False, "p4": False}
+    assert got["labelers"].to_dict() == {"p1": 3, "p2": 2, "p3": 3, "p4": 1}

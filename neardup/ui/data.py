@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
-from pathlib import Path
+import functools
+import os
+import time
 
 import pandas as pd
 import streamlit as st
 
 from .. import audit, engine
 from ..config import Config
+from ..ingest import file_sha256
 from ..store import Store
 
-SAMPLE = Path(__file__).resolve().parent.parent.parent / "sample_data" / "crawl.jsonl.gz"
+SAMPLE = engine.SAMPLE_CRAWL
 
 
 @st.cache_resource(show_spinner=False)
@@ -19,26 +22,62 @@ def get_store(path: str) -> Store:
     return Store(path)
 
 
+def progress_text(stage: str, done: int, total: int, *, elapsed_s: float, pages: int) -> tuple[float, str]:
+    """(fraction, label) for a progress bar. Stage "read" counts bytes of a known total: a percentage and an
+    ETA from the rate so far; other stages count pages."""
+    if stage == "read" and total:
+        frac = min(done / total, 1.0)
+        eta = f", about {elapsed_s * (1 - frac) / frac:,.0f} s left" if frac > 0.01 and elapsed_s > 0.5 else ""
+        return frac, f"{frac:.0%} of {total / 1e6:,.1f} MB read, {pages:,} records{eta}"
+    frac = min(done / total, 1.0) if total else 0.0
+    return frac, f"{stage}: {done:,} / {total:,}" if total else f"{stage}: {done:,}"
+
+
 def progress_bar(text: str) -> tuple[engine.Progress, object]:
     """A Streamlit progress bar and the engine callback that drives it."""
     bar = st.progress(0.0, text=text)
+    t0 = time.perf_counter()
+    records = 0
+    by_bytes = False
 
     def progress(stage: str, done: int, total: int) -> None:
-        frac = min(done / total, 1.0) if total else 0.0
-        label = f"{stage}: {done:,} / {total:,}" if total else f"{stage}: {done:,}"
+        nonlocal records, by_bytes
+        by_bytes = by_bytes or stage == "read"
+        if stage == "ingest":
+            records = done
+            if by_bytes:  # the bytes read say more than a running count: it goes into their label
+                return
+        frac, label = progress_text(stage, done, total, elapsed_s=time.perf_counter() - t0, pages=records)
         bar.progress(frac, text=f"{text} ({label})")
 
     return progress, bar
 
 
+_SAMPLE_TRIED: set[str] = set()  # databases this process offered the sample to (never twice: it may be removed)
+
+
 def load_sample_if_empty(store: Store) -> bool:
-    """First start: an empty database gets the bundled sample, so there is something to see."""
-    if store.count_pages() > 0 or not SAMPLE.exists():
+    """Started with no database named (`neardup app` / `make run` set NEARDUP_LOAD_SAMPLE): an empty database
+    gets the bundled sample once, so there is something to see. A named database never does."""
+    if (os.environ.get("NEARDUP_LOAD_SAMPLE") != "1" or store.path in _SAMPLE_TRIED or not SAMPLE.exists()
+            or store.count_pages() > 0):
         return False
+    _SAMPLE_TRIED.add(store.path)
     progress, bar = progress_bar("First start: loading the bundled sample crawl")
     engine.ingest_file(store, SAMPLE, Config(), progress=progress)
     bar.empty()
     return True
+
+
+@functools.cache
+def _sample_sha256() -> str | None:
+    return file_sha256(SAMPLE) if SAMPLE.exists() else None
+
+
+def sample_source(store: Store) -> dict[str, object] | None:
+    """The bundled sample's source row if its pages are in this database."""
+    sha = _sample_sha256()
+    return store.source_by_hash(sha) if sha else None
 
 
 @st.cache_resource(show_spinner=False, max_entries=4)
@@ -64,8 +103,16 @@ def get_candidate_pairs(_store: Store, path: str, fingerprint_key: str, similari
     return audit.candidate_pairs(fp, _config)
 
 
+@st.cache_resource(show_spinner=False, max_entries=32)
+def get_pair_detail(_store: Store, path: str, page_a: int, page_b: int, fingerprint_key: str,
+                    _config: Config, *, keep_order: bool = False) -> audit.PairDetail:
+    """Both pages, their scores and diff: read and computed once per pair (the next pair is prefetched)."""
+    return audit.pair_detail(_store, page_a, page_b, _config, keep_order=keep_order)
+
+
 def clear_caches() -> None:
     """After new data (an ingest): drop everything derived from the database."""
     get_fingerprints.clear()
     get_analysis.clear()
     get_candidate_pairs.clear()
+    get_pair_detail.clear()

@@ -1,19 +1,79 @@
-"""Session-state keys and defaults, in one place."""
+"""Session-state keys, defaults and the setting's URL form, in one place."""
 
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from pathlib import Path
 
-from ..config import Config
+from ..config import Config, default_threshold
 from ..errors import ConfigError
 from ..store import DEFAULT_DB
 
 KEY_CONFIG = "neardup.config"
+KEY_CONFIG_SYNC = "neardup.config.sync"  # set when code (not a widget) changed the setting
 KEY_LABELER = "neardup.labeler"
 KEY_AUDIT_POS = "neardup.audit.position"
 KEY_AUDIT_PAIR = "neardup.audit.pair"  # (page_a, page_b) opened from another page
 KEY_AUDIT_SEED = "neardup.audit.seed"
+KEY_AUDIT_SKIPPED = "neardup.audit.skipped"  # label keys skipped in this session
+KEY_AUDIT_HISTORY = "neardup.audit.history"  # this session's label writes, newest last: what undo reverts
+KEY_AUDIT_CATEGORY = "neardup.audit.category"  # label key -> the category chosen for that pair
+W_LABELER = "neardup.audit.labeler_input"
+W_NOTE = "neardup.audit.note"
+W_PER_BUCKET = "neardup.audit.per_bucket"
+KEY_FLASH = "neardup.flash"  # a confirmation shown once on the next run (st.toast does not survive st.rerun)
+
+# Sidebar widget keys. The threshold has one slider per scale (bits, Jaccard, containment): their ranges differ.
+W_METHOD = "neardup.setting.method"
+W_NORMALIZE = "neardup.setting.normalize"
+W_SHINGLE = "neardup.setting.shingle_size"
+W_SIMILARITY = "neardup.setting.similarity"
+KEY_THRESHOLDS = "neardup.setting.thresholds"  # scale -> last threshold, kept while its slider is hidden
+
+
+def w_threshold(scale: str) -> str:
+    return f"neardup.setting.threshold.{scale}"
+
+
+def threshold_scale(config: Config) -> str:
+    return "simhash" if config.method == "simhash" else config.similarity
+
+
+# The setting in the URL: ?method=minhash&normalize=main&shingle=5&similarity=containment&threshold=0.8
+URL_FIELDS = ("method", "normalize", "shingle", "similarity", "threshold")
+SHINGLE_RANGE = (3, 10)  # words; what the sidebar slider offers
+
+
+def setting_params(config: Config) -> dict[str, str]:
+    """The URL query parameters that name `config`'s setting (its other fields come from the defaults)."""
+    threshold = str(int(config.threshold)) if config.method == "simhash" else f"{config.threshold:g}"
+    return {"method": config.method, "normalize": config.normalize, "shingle": str(config.shingle_size),
+            "similarity": config.similarity, "threshold": threshold}
+
+
+def setting_from_params(base: Config, params: Mapping[str, str]) -> Config:
+    """`base` with the setting named in URL query parameters. Raises ConfigError naming a bad value."""
+    changes: dict[str, object] = {}
+    if "method" in params:
+        changes["method"] = params["method"]
+        changes["threshold"] = default_threshold(params["method"])  # type: ignore[arg-type]
+    for name in ("normalize", "similarity"):
+        if name in params:
+            changes[name] = params[name]
+    try:
+        if "shingle" in params:
+            shingle_size = int(params["shingle"])
+            if not SHINGLE_RANGE[0] <= shingle_size <= SHINGLE_RANGE[1]:
+                raise ValueError(f"shingle={shingle_size} is not from {SHINGLE_RANGE[0]} to {SHINGLE_RANGE[1]}")
+            changes["shingle_size"] = shingle_size
+            changes["min_words"] = max(base.min_words, shingle_size)
+        if "threshold" in params:
+            value = float(params["threshold"])
+            changes["threshold"] = int(value) if changes.get("method", base.method) == "simhash" else value
+    except ValueError as exc:
+        raise ConfigError(f"bad setting in the link: {exc}") from exc
+    return base.replace(**changes)
 
 
 def db_path() -> str:
@@ -31,21 +91,31 @@ def default_config() -> Config:
 
 
 def current_config() -> Config:
-    """This session's settings; a bad NEARDUP_CONFIG stops the page with its one-line error."""
+    """The session's setting; a new session takes it from the URL, else from the defaults. A bad
+    NEARDUP_CONFIG stops the page with its one-line error."""
     import streamlit as st
 
     if KEY_CONFIG not in st.session_state:
         try:
-            st.session_state[KEY_CONFIG] = default_config()
+            base = default_config()
         except ConfigError as exc:
             from .render import md_escape
 
             st.error(f"NEARDUP_CONFIG: {md_escape(str(exc))}")
             st.stop()
+        params = {k: st.query_params[k] for k in URL_FIELDS if k in st.query_params}
+        try:
+            config = setting_from_params(base, params)
+        except ConfigError as exc:
+            st.warning(f"The link's setting was not used ({exc}); the default setting is shown.")
+            config = base
+        st.session_state[KEY_CONFIG] = config
     return st.session_state[KEY_CONFIG]
 
 
 def set_config(config: Config) -> None:
+    """Change the setting from code: the sidebar widgets take it on the next run."""
     import streamlit as st
 
     st.session_state[KEY_CONFIG] = config
+    st.session_state[KEY_CONFIG_SYNC] = True

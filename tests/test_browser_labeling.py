@@ -1,0 +1,115 @@
+"""The analyst's loop in a real browser, on the bundled 3,000-page sample crawl: labeling by keyboard.
+
+The app is started the way `make run` starts it (no database named: the sample is loaded into a fresh file).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from test_browser import (
+    CHROMIUM,
+    Browser,
+    Server,
+    assert_clean,
+    launch_browser,
+    open_page,
+    settled_value,
+    slider_thumb,
+    start_app,
+    wait_for_health,
+    wait_idle,
+)
+
+from neardup.labels import CATEGORIES
+from neardup.store import Store
+
+ROOT = Path(__file__).resolve().parent.parent
+SAMPLE = ROOT / "sample_data" / "crawl.jsonl.gz"
+
+
+@pytest.fixture(scope="module")
+def sample_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    if not Path(CHROMIUM).exists():
+        pytest.fail(f"the browser test needs Debian's Chromium at {CHROMIUM}: apt-get install chromium")
+    assert SAMPLE.exists(), SAMPLE
+    tmp = tmp_path_factory.mktemp("sample")
+    db = tmp / "sample.duckdb"
+    url, proc, log = start_app(db, tmp, env={"NEARDUP_LOAD_SAMPLE": "1"})
+    srv = Server(url, db, proc, log, 3000, 0)
+    try:
+        wait_for_health(srv)
+        yield srv
+    finally:
+        srv.stop()
+
+
+@pytest.fixture(scope="module")
+def sample_browser(sample_server: Server) -> Iterator[Browser]:
+    with launch_browser() as b:
+        yield b
+
+
+PAIR_SHOWN_JS = """() => {
+    const cap = [...document.querySelectorAll('[data-testid="stCaptionContainer"]')]
+        .map(c => c.innerText).find(t => t.startsWith('Pair ')) || '';
+    const codes = [...document.querySelectorAll('[data-testid="stCode"]')].slice(0, 2).map(c => c.innerText);
+    return cap + '|' + codes.join('|');
+}"""
+
+
+def test_label_30_pairs_by_keyboard_alone(sample_server: Server, sample_browser: Browser) -> None:
+    """The analyst's loop: name, quota and 30 labels without the mouse. Each key press to the next pair
+    drawn is timed (written to the test log; speed is not asserted)."""
+    server, browser = sample_server, sample_browser
+    page = browser.page
+    page.goto(server.url + "/Audit")  # the first visit loads the sample and fingerprints it: minutes on a busy machine
+    page.get_by_text("Labeled pairs").first.wait_for(timeout=600_000)
+    open_page(page, server.url, "/Audit", "Labeled pairs")
+    name = page.get_by_label("Your name", exact=True).and_(page.get_by_role("textbox"))
+    name.focus()
+    page.keyboard.type("keyboard")
+    page.keyboard.press("Enter")
+    wait_idle(page)
+    per_bucket = slider_thumb(page, "Pairs per bucket")
+    per_bucket.focus()
+    page.keyboard.press("End")
+    assert settled_value(page, per_bucket) == 30
+    page.evaluate("document.activeElement.blur()")  # out of the inputs: single keys go to the shortcuts
+    caption = page.evaluate(PAIR_SHOWN_JS)
+    assert int(caption.split(" of ")[1].split()[0]) >= 30, caption
+    # the label bar is in view without scrolling at 1400x900
+    for label in ("Duplicate", "Not duplicate", "Unsure", "Skip", "Undo"):
+        box = page.get_by_role("button", name=label).first.bounding_box()
+        assert box and box["y"] + box["height"] <= 900, label
+    times_ms = []
+    for i in range(30):
+        before = page.evaluate(PAIR_SHOWN_JS)
+        if i % 5 == 2:
+            page.keyboard.press("2")  # a category on its key; the label follows
+            wait_idle(page)
+        t0 = time.perf_counter()
+        page.keyboard.press("d" if i % 2 else "n")
+        page.wait_for_function(f"() => ({PAIR_SHOWN_JS})() !== {json.dumps(before)}")
+        times_ms.append((time.perf_counter() - t0) * 1000)
+        wait_idle(page)
+    times_ms.sort()
+    median_ms = times_ms[len(times_ms) // 2]
+    print(f"keyboard label to next pair drawn: median {median_ms:.0f} ms, max {times_ms[-1]:.0f} ms (30 labels)")
+    assert_clean(browser, "/Audit after 30 keyboard labels")
+    timings = sample_server.log.parent / "keyboard_timings_ms.json"
+    timings.write_text(json.dumps(times_ms), encoding="utf-8")
+
+    sample_server.stop()  # DuckDB has one writer process: read the labels once the app is gone
+    with Store(sample_server.db, read_only=True) as store:
+        labels = store.labels()
+    by_keys = labels[labels["labeler"] == "keyboard"]
+    assert len(by_keys) == 30
+    assert set(by_keys["label"]) == {"duplicate", "not"}
+    assert (by_keys["category"] == CATEGORIES[1]).sum() >= 6  # the pairs given key 2 first (and suggested ones)
+
+

@@ -1,0 +1,152 @@
+"""Sources: the load's progress in bytes, taking a source out, and when the bundled sample is loaded."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import random
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import streamlit as st
+from conftest import make_crawl, page_html, words_text, write_jsonl
+from streamlit.testing.v1 import AppTest
+
+from neardup import engine
+from neardup.cli import app_database
+from neardup.config import Config
+from neardup.store import DEFAULT_DB, Store
+from neardup.ui import data as ui_data
+from neardup.ui.data import progress_text
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def big_gz_dump(path: Path, n: int = 1500) -> Path:
+    """Pages of random words (gzip barely shrinks them), so the file spans many read blocks."""
+    rng = random.Random(5)
+    with gzip.open(path, "wt", encoding="utf-8") as f:
+        for i in range(n):
+            f.write(json.dumps({"url": f"https://big.example/{i}", "status": 200,
+                                "html": page_html(f"Page {i}", words_text(rng, 900))}) + "\n")
+    return path
+
+
+# --- progress --------------------------------------------------------------------------------------
+def test_ingest_reports_bytes_read_of_the_file_size(tmp_path: Path) -> None:
+    dump = big_gz_dump(tmp_path / "big.jsonl.gz")
+    size = dump.stat().st_size
+    seen: list[tuple[int, int]] = []
+
+    def progress(stage: str, done: int, total: int) -> None:
+        if stage == "read":
+            seen.append((done, total))
+
+    with Store(tmp_path / "db.duckdb") as store:
+        assert engine.ingest_file(store, dump, Config(), progress=progress, jobs=1).loaded == 1500
+    assert len(seen) >= 3
+    assert {total for _, total in seen} == {size}
+    done = [d for d, _ in seen]
+    assert done == sorted(done) and 0 < done[0] < size and done[-1] == size
+
+
+def test_progress_text_gives_a_percentage_and_an_eta() -> None:
+    frac, text = progress_text("read", 25_000_000, 100_000_000, elapsed_s=10.0, pages=1234)
+    assert frac == 0.25
+    assert text == "25% of 100.0 MB read, 1,234 records, about 30 s left"
+    assert progress_text("texts", 5, 10, elapsed_s=1.0, pages=0) == (0.5, "texts: 5 / 10")
+
+
+# --- taking a source out -----------------------------------------------------------------------------
+def analysis_numbers(store: Store) -> dict[str, int]:
+    config = Config()
+    return engine.analyze(engine.load_fingerprints(store, config, jobs=1), config).numbers
+
+
+def test_remove_source_takes_out_its_pages_and_what_was_derived(tmp_path: Path) -> None:
+    crawl = make_crawl()
+    mine = write_jsonl(tmp_path / "mine.jsonl", crawl.records)
+    other = write_jsonl(tmp_path / "other.jsonl", make_crawl(seed=9, n_articles=3).records)
+    config = Config()
+    with Store(tmp_path / "alone.duckdb") as alone:
+        engine.ingest_file(alone, mine, config, jobs=1)
+        expected = analysis_numbers(alone)
+    with Store(tmp_path / "both.duckdb") as store:
+        engine.ingest_file(store, mine, config, jobs=1)
+        engine.ingest_file(store, other, config, jobs=1)
+        assert analysis_numbers(store) != expected
+        store.record_label("https://x.example/a", "https://x.example/b", label="duplicate", labeler="ana")
+        other_row = store.sources().set_index("path").loc[str(other)]
+        other_id = int(other_row["source_id"])
+        assert store.remove_source(other_id) == int(other_row["n_loaded"]) > 20
+        cur = store.cursor()
+        assert store.count_pages() == len(crawl.records)
+        assert cur.execute("SELECT count(*) FROM texts WHERE page_id NOT IN (SELECT page_id FROM pages)").fetchone() == (0,)
+        assert cur.execute("SELECT count(*) FROM sketches WHERE exact_key NOT IN (SELECT exact_key FROM texts)"
+                           ).fetchone() == (0,)
+        assert cur.execute("SELECT count(*) FROM ingest_errors WHERE source_id = ?", [other_id]).fetchone() == (0,)
+        assert store.fingerprint_set(config.fingerprint_key) is None  # recomputed from the pages left
+        assert len(store.labels()) == 1
+        assert analysis_numbers(store) == expected
+        assert list(store.sources()["path"]) == [str(mine)]
+
+
+# --- the bundled sample -------------------------------------------------------------------------------
+def test_only_an_app_started_without_a_database_named_gets_the_sample(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("NEARDUP_DB", raising=False)
+    assert app_database(None) == (Path(DEFAULT_DB), True)
+    assert app_database("crawl.duckdb") == (Path("crawl.duckdb"), False)
+    monkeypatch.setenv("NEARDUP_DB", "/data/team.duckdb")
+    assert app_database(None) == (Path("/data/team.duckdb"), False)
+
+
+@pytest.fixture
+def empty_db(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    path = str(tmp_path / "empty.duckdb")
+    monkeypatch.setenv("NEARDUP_DB", path)
+    monkeypatch.delenv("NEARDUP_CONFIG", raising=False)
+    st.cache_resource.clear()
+    yield path
+    st.cache_resource.clear()
+
+
+def run(at: AppTest) -> AppTest:
+    at.run()
+    assert not at.exception, at.exception
+    return at
+
+
+def test_a_named_empty_database_gets_no_sample(empty_db: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("NEARDUP_LOAD_SAMPLE", raising=False)
+    at = run(AppTest.from_file(str(ROOT / "app.py"), default_timeout=120))
+    assert any("holds no pages yet" in i.value for i in at.info)
+    with Store(empty_db, read_only=True) as store:
+        assert store.count_pages() == 0
+
+
+def test_the_sample_shows_a_banner_until_it_is_removed(empty_db: str, monkeypatch: pytest.MonkeyPatch,
+                                                       tmp_path: Path) -> None:
+    monkeypatch.setenv("NEARDUP_LOAD_SAMPLE", "1")
+    at = run(AppTest.from_file(str(ROOT / "app.py"), default_timeout=300))
+    assert "3,000 pages" in at.caption[0].value
+    assert any("bundled **sample crawl** (3,000 synthetic pages)" in i.value for i in at.info)
+    # a crawl of one's own, then the sample out
+    at.switch_page("pages/1_Load.py")
+    run(at)
+    dump = write_jsonl(tmp_path / "crawl.jsonl", make_crawl().records)
+    at.text_input[0].set_value(str(dump))
+    run(at)
+    next(b for b in at.button if b.label == "Load this path").click()
+    run(at)
+    assert any("40 pages loaded" in s.value for s in at.success)
+    assert at.selectbox(key="neardup.load.remove_source").value == 1  # the sample is offered first
+    at.checkbox(key="neardup.load.remove_confirm").check()
+    next(b for b in at.button if b.label == "Remove this source").click()
+    run(at)
+    assert not any("sample crawl" in i.value for i in at.info)
+    assert any("3,000 pages out, labels kept" in t.value for t in at.toast)
+    at.switch_page("app.py")
+    run(at)
+    assert "40 pages" in at.caption[0].value  # and the sample is not loaded again into the emptied space
+    assert ui_data.sample_source(Store(empty_db)) is None
