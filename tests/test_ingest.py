@@ -568,3 +568,16 @@ def test_validate_never_raises_and_what_it_keeps_is_storable(url: str, href: str
             value.encode("utf-8")  # no lone surrogate reaches a VARCHAR column
     if got["extra"] is not None:
         assert duckdb.execute("SELECT ?::JSON", [got["extra"]]).fetchone()[0] is not None
+
+
+def test_rel_canonical_is_read_from_the_link_tag() -> None:
+    from neardup.ingest import _rel_canonical
+
+    assert _rel_canonical("<head><link rel='stylesheet' href='/s.css'><LINK REL=Canonical HREF=/a></head>") == "/a"
+    assert _rel_canonical('<link href="/b" rel="canonical">') == "/b"
+    assert _rel_canonical('<link rel="canonical">') is None
+    assert _rel_canonical("<link rel=stylesheet href=/x><p>rel=canonical href=/y</p>") is None
+    # many unclosed '<link's (10.7 s): each scanned up to the next '<', not to the end of the head
+    assert _rel_canonical("<html><head>" + "<link " * 13_000) is None
+    assert _rel_canonical("<html><head>" + "<link rel" * 7_000) is None
+    assert _rel_canonical("<link " * 10_000 + "<link rel=canonical href=/z>") == "/z"
