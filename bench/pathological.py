@@ -10,7 +10,7 @@ one call with `time.process_time`. Paths:
   - `main`: `parse_page(mode="main")`, neardup's extractor (the default);
   - `resiliparse`: `parse_page(mode="main", extractor="resiliparse")`;
   - `strip`: `parse_page(mode="strip")`;
-  - `parts`: `stripped_parts`, the app's "what tag stripping removed" view (BeautifulSoup);
+  - `parts`: `stripped_parts`, the app's "what tag stripping removed" view;
   - `canonical`: the `<link rel=canonical>` lookup ingest runs on every page.
 The last column says what the main path made of the page: its degenerate reason, or its word count.
 The target: no page costs more than 1 s of CPU on any path, whatever its shape.
@@ -41,6 +41,11 @@ SHAPES: dict[str, tuple[Callable[[int], str], tuple[int, ...]]] = {
     "div-chain": (_chain("<div>", "</div>"), (10_000, 50_000, 500_000)),
     "div-chain-unclosed": (lambda n: "<div>" * n + WORDS, (10_000, 50_000, 500_000)),
     "span-chain": (_chain("<span>", "</span>"), (10_000, 50_000, 500_000)),
+    # the deepest nesting a page may have, over and over: the walks' worst case under the bound
+    "div-chains-500": (lambda n: "<html><body>" + ("<div>" * 500 + "x" + "</div>" * 500) * n + WORDS,
+                       (100, 500, 1_400)),
+    "div-chains-500-links": (lambda n: "<html><body>" + ("<div>" * 500 + "<a href=/>x</a> y" + "</div>" * 500) * n,
+                             (100, 500, 1_400)),
     "ul-chain": (_chain("<ul><li>", "</li></ul>"), (10_000, 50_000, 200_000)),
     "footer-chain": (_chain("<footer>", "</footer>"), (10_000, 50_000, 200_000)),
     "article-chain": (_chain("<article>", "</article>"), (10_000, 50_000, 200_000)),
@@ -54,6 +59,12 @@ SHAPES: dict[str, tuple[Callable[[int], str], tuple[int, ...]]] = {
     "p-unclosed": (lambda n: "<html><body>" + "<p>x" * n, (100_000, 1_000_000)),
     "attributes": (lambda n: "<html><body><div " + " ".join(f"a{i}=x" for i in range(n)) + f">{WORDS}</div>",
                    (10_000, 80_000, 400_000)),
+    "attribute-names-distinct": (lambda n: "<html><body>" + "".join(f"<p a{i}>w</p>" for i in range(n)),
+                                 (10_000, 100_000, 300_000)),
+    "tag-names-distinct": (lambda n: "<html><body>" + "".join(f"<x-{i}>w</x-{i}>" for i in range(n)),
+                           (10_000, 100_000, 300_000)),
+    "formatting-reopened": (lambda n: "<p>" + "".join(f"<b id=b{i}>" for i in range(400)) + "</p>" + "<p>x</p>" * n,
+                            (1_000, 10_000, 500_000)),
     "attributes-dup": (lambda n: "<html><body><div " + "a=x " * n + f">{WORDS}</div>", (100_000, 1_000_000)),
     "classes-distinct": (lambda n: "<html><body>" + "".join(f'<p class="c{i}">w</p>' for i in range(n)),
                          (10_000, 100_000, 300_000)),
