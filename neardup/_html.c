@@ -805,16 +805,18 @@ static int walk_strip(state_t *st, lxb_dom_node_t *body, const name_t *tags, siz
  * 50,000 nested <div>s costs 50,000^2 / 2 steps; each new formatting element (<b>, <font>...) is compared
  * with the list of active ones (the Noah's Ark clause), and text re-opens every formatting element a closed
  * <p> left in that list; each attribute of a tag is compared with the ones before it. A page over one of
- * these bounds is refused ("page too complex") rather than parsed. Real pages are far from them: 512 open
- * elements is where Chromium and WebKit stop nesting (kMaximumHTMLParserDOMTreeDepth). (A document's
+ * these bounds is refused ("page too complex") rather than parsed. Real pages are far from them (none of the
+ * 13,000 pages of the sample and of make_crawl's crawl comes near); Chromium and WebKit stop nesting at 512
+ * open elements (kMaximumHTMLParserDOMTreeDepth), and 256 keeps the stack walks of an 8 MB page of the
+ * deepest nesting allowed under a second (bench/pathological.py). (A document's
  * tokenizer keeps repeated attributes; the tree builder drops them, scanning the element's attributes for each:
  * quadratic in their number.) Each bound is checked
  * as each token is handed to the tree builder, so a hostile page is stopped within one token of its bound. */
 #define STR_(x) #x
 #define STR(x) STR_(x)
-#define MAX_OPEN_ELEMENTS 512
-#define MAX_ATTRIBUTES 512       /* of one element */
-#define MAX_FORMATTING 512       /* the list of active formatting elements, markers included */
+#define MAX_OPEN_ELEMENTS 256
+#define MAX_ATTRIBUTES 256       /* of one element */
+#define MAX_FORMATTING 256       /* the list of active formatting elements, markers included */
 #define PUSH_BUDGET_FREE 4096    /* elements opened beyond one per two bytes of HTML (re-opened formatting) */
 
 typedef struct {

@@ -13,7 +13,7 @@ Two modes, both parsed once by lexbor (vendored, compiled into `neardup._html`):
   - `resiliparse`: resiliparse's own `extract_plain_text(main_content=True)`, the reference that tests
     compare the default with.
 
-A page over one of the parser's bounds (`neardup/_html.c`: more than 512 elements nested or 512 attributes on
+A page over one of the parser's bounds (`neardup/_html.c`: more than 256 elements nested or 256 attributes on
 one element, formatting elements re-opened without end) is not parsed: its text is empty and it is degenerate,
 "page too complex". So no page shape costs more than linear time on any path (bench/pathological.py).
 """
@@ -33,8 +33,9 @@ MAIN_FALLBACK_WORDS = 50
 
 TOO_COMPLEX = "page too complex"  # the degenerate reason of a page over the parser's bounds
 # resiliparse's extractor walks each block element's subtree: its cost grows with the sum of the elements'
-# depths, which it gets only below this bound (measured: ~0.04 us per unit, bench/pathological.py).
-RESILIPARSE_MAX_DEPTH_SUM = 20_000_000
+# depths, and a page reaches it only below this bound (measured: 0.94 CPU-s for 12.5M, 100 chains of 500
+# nested divs; a 5 MB page of ordinary nesting sums to ~4M).
+RESILIPARSE_MAX_DEPTH_SUM = 10_000_000
 
 
 @dataclass(frozen=True, slots=True)

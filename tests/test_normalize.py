@@ -167,7 +167,7 @@ def test_stripped_parts_are_the_bs4_references_on_the_sample() -> None:
 def test_stripped_parts_of_a_page_too_complex_to_parse() -> None:
     """BeautifulSoup took seconds on a page of 100,000 comments and minutes on deep nesting; the view is
     parsed as strip mode parses, under the same bounds."""
-    assert stripped_parts("<nav>" + "<div>" * 600) == [(TOO_COMPLEX, "more than 512 elements nested")]
+    assert stripped_parts("<nav>" + "<div>" * 600) == [(TOO_COMPLEX, "more than 256 elements nested")]
     many = "<html><body>" + "<!--c--><nav>n</nav>" * 100_000
     assert stripped_parts(many) == [("nav", "n")] * 100_000
 
