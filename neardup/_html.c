@@ -824,7 +824,8 @@ typedef struct {
     void *inner_ctx;
     lxb_html_tree_t *tree;
     size_t opened, max_opened;   /* elements pushed on the stack of open elements, and the bound */
-    size_t depth_sum, max_depth_sum; /* their depths summed (0: no bound) */
+    size_t depth_sum, max_depth_sum; /* their depths summed, and its bound (0: none) */
+    size_t start_tags, max_elements; /* start tags, and a bound on them + opened (0: none) */
     const char *too_complex;     /* why the page was refused, or NULL */
 } guard_t;
 
@@ -837,6 +838,7 @@ static lxb_html_token_t *guard_token(lxb_html_tokenizer_t *tkz, lxb_html_token_t
             goto stop;
         }
     }
+    if (token->tag_id >= LXB_TAG_A && !(token->type & LXB_HTML_TOKEN_TYPE_CLOSE)) g->start_tags++;
     size_t before = g->tree->open_elements->length;
     token = g->inner(tkz, token, g->inner_ctx);
     if (!token) return NULL;
@@ -853,6 +855,8 @@ static lxb_html_token_t *guard_token(lxb_html_tokenizer_t *tkz, lxb_html_token_t
         g->too_complex = "more elements than the HTML's size allows (formatting elements re-opened)";
     else if (g->max_depth_sum && g->depth_sum > g->max_depth_sum)
         g->too_complex = "elements nested too deep for resiliparse";
+    else if (g->max_elements && g->start_tags + g->opened > g->max_elements)
+        g->too_complex = "too many elements for resiliparse";
     else
         return token;
 stop:
@@ -862,7 +866,8 @@ stop:
 
 /* Parse data into st->doc under the bounds; *too_complex says which one stopped it. 0, or -1 when lexbor
  * failed (out of memory). */
-static int parse_bounded(state_t *st, const char *data, size_t n, size_t max_depth_sum, const char **too_complex) {
+static int parse_bounded(state_t *st, const char *data, size_t n, size_t max_depth_sum, size_t max_elements,
+                         const char **too_complex) {
     lxb_html_document_t *doc = st->doc;
     lxb_html_document_clean(doc);
     /* clean() keeps the last page's quirks mode, which changes how the next page parses */
@@ -871,7 +876,7 @@ static int parse_bounded(state_t *st, const char *data, size_t n, size_t max_dep
     lxb_html_parser_t *parser = doc->dom_document.parser;
     lxb_html_tokenizer_t *tkz = parser->tkz;
     guard_t g = {tkz->callback_token_done, tkz->callback_token_ctx, parser->tree, 0, n / 2 + PUSH_BUDGET_FREE,
-                 0, max_depth_sum, NULL};
+                 0, max_depth_sum, 0, max_elements, NULL};
     lxb_html_tokenizer_callback_token_done_set(tkz, guard_token, &g);
     lxb_status_t status = lxb_html_document_parse_chunk(doc, (const lxb_char_t *)data, n);
     if (status == LXB_STATUS_OK) status = lxb_html_document_parse_chunk_end(doc);
@@ -939,8 +944,9 @@ static state_t *begin_page(PyObject *html, PyObject *tags_obj, page_args_t *a) {
 static PyObject *extract(PyObject *self, PyObject *args) {
     PyObject *html, *tags_obj;
     int main_mode;
-    Py_ssize_t min_words, max_depth_sum = 0;
-    if (!PyArg_ParseTuple(args, "UpO!n|n", &html, &main_mode, &PyTuple_Type, &tags_obj, &min_words, &max_depth_sum))
+    Py_ssize_t min_words, max_depth_sum = 0, max_elements = 0;
+    if (!PyArg_ParseTuple(args, "UpO!n|nn", &html, &main_mode, &PyTuple_Type, &tags_obj, &min_words, &max_depth_sum,
+                          &max_elements))
         return NULL;
     page_args_t a;
     state_t *st = begin_page(html, tags_obj, &a);
@@ -957,7 +963,8 @@ static PyObject *extract(PyObject *self, PyObject *args) {
     st->raw.n = st->out.n = 0;
     st->nsums = 0;
     st->oom = 0;
-    if (parse_bounded(st, data, (size_t)n, max_depth_sum > 0 ? (size_t)max_depth_sum : 0, &too_complex) != 0) {
+    if (parse_bounded(st, data, (size_t)n, max_depth_sum > 0 ? (size_t)max_depth_sum : 0,
+                      max_elements > 0 ? (size_t)max_elements : 0, &too_complex) != 0) {
         failed = 1;
     } else if (!too_complex) {
         lxb_dom_node_t *body = lxb_dom_interface_node(lxb_html_document_body_element(st->doc));
@@ -1024,7 +1031,7 @@ static PyObject *stripped_parts(PyObject *self, PyObject *args) {
     const name_t *tags = a.tags;
     Py_ssize_t ntags = a.ntags;
     const char *too_complex = NULL;
-    int failed = parse_bounded(st, a.data, (size_t)a.n, 0, &too_complex);
+    int failed = parse_bounded(st, a.data, (size_t)a.n, 0, 0, &too_complex);
     Py_XDECREF(a.encoded);
     if (failed) return PyErr_NoMemory();
     if (too_complex) {
@@ -1096,7 +1103,8 @@ static PyObject *rule_flags(PyObject *self, PyObject *args) {
 
 static PyMethodDef methods[] = {
     {"extract", extract, METH_VARARGS,
-     "extract(html, main, strip_tags, min_words) -> (text, title): see the module source for the rules."},
+     "extract(html, main, strip_tags, min_words, max_depth_sum=0, max_elements=0) -> (text, title): see the "
+     "module source for the rules; PageTooComplex over a bound (the last two: tighter ones, 0 for none)."},
     {"stripped_parts", stripped_parts, METH_VARARGS,
      "stripped_parts(html, strip_tags) -> [(tag, text)]: the elements that strip mode removes, outermost first."},
     {"collapse", collapse, METH_O, "collapse(s) -> ' '.join(s.split()), as extract collapses its text."},

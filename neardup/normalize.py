@@ -36,6 +36,8 @@ TOO_COMPLEX = "page too complex"  # the degenerate reason of a page over the par
 # depths, and a page reaches it only below this bound (measured: 0.94 CPU-s for 12.5M, 100 chains of 500
 # nested divs; a 5 MB page of ordinary nesting sums to ~4M).
 RESILIPARSE_MAX_DEPTH_SUM = 10_000_000
+# and it costs ~5 us per element (5.4 CPU-s for 1,000,000 unclosed <p>s): at most this many.
+RESILIPARSE_MAX_ELEMENTS = 150_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,7 +82,8 @@ def _parse_resiliparse(html: str, strip_tags: tuple[str, ...]) -> ParsedPage:
     # neardup's parser first, under the bounds resiliparse has not: a page over them never reaches it. Its
     # stripped text is the fallback.
     try:
-        stripped = ParsedPage(*_html.extract(html, False, strip_tags, 0, RESILIPARSE_MAX_DEPTH_SUM))
+        stripped = ParsedPage(*_html.extract(html, False, strip_tags, 0, RESILIPARSE_MAX_DEPTH_SUM,
+                                             RESILIPARSE_MAX_ELEMENTS))
     except _html.PageTooComplex:
         return ParsedPage("", "", TOO_COMPLEX)
     tree = HTMLTree.parse(html)
