@@ -2,7 +2,8 @@
 
 - `neardup._kernels`: tokenize, word hashes, SimHash / MinHash sketches, pair verification (+ xxhash.h).
 - `neardup._html`: main-content extraction and tag stripping over lexbor, vendored in neardup/vendor/lexbor
-  (its HTML parser: the core, dom, html, ns and tag modules, Apache-2.0).
+  (its HTML parser: the core, dom, html, ns and tag modules, Apache-2.0; one change, marked "neardup:" in
+  core/hash.c: its name tables grow with their entries).
 gcc and the Python headers build them at install; the lexbor sources compile on all cores.
 """
 

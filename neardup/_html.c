@@ -30,6 +30,9 @@
  *
  * The title is the document's <title> element (an <svg><title> is not one), as lexbor reads it.
  *
+ * A page over one of the parser's bounds (see parse_bounded: nesting, attributes per element, formatting
+ * elements) raises PageTooComplex instead; every walk is linear in the page, so no shape of page costs more.
+ *
  * Each thread keeps one lexbor document (cleaned between pages), the compiled patterns and a memo of
  * class/id verdicts (templates repeat their class names on every page); the GIL is released while a page
  * is parsed and walked.
@@ -45,6 +48,8 @@
 
 #include <lexbor/dom/dom.h>
 #include <lexbor/html/html.h>
+#include <lexbor/html/parser.h>
+#include <lexbor/html/tree.h>
 
 #define XXH_INLINE_ALL
 #include "vendor/xxhash.h"
@@ -185,12 +190,17 @@ typedef struct {
     buf_t keys;
 } memo_t;
 
+struct sums;
+
 typedef struct {
     lxb_html_document_t *doc;
     regex_t re[N_RE];
     locale_t c_locale;
     memo_t memo;
     buf_t raw, out, scratch;
+    struct sums *sums; /* per node of the page being walked, see subtree_sums */
+    size_t nsums, cap_sums;
+    int oom;
 } state_t;
 
 static pthread_key_t state_key;
@@ -206,6 +216,7 @@ static void state_free(void *p) {
     free(st->raw.p);
     free(st->out.p);
     free(st->scratch.p);
+    free(st->sums);
     free(st);
 }
 
@@ -456,34 +467,135 @@ static inline lxb_dom_node_t *subtree_next(lxb_dom_node_t *root, lxb_dom_node_t 
     return n == root ? NULL : n->next;
 }
 
-/* Length of the collapsed (C isspace runs as one space) text of node's subtree, and of the texts of the
- * <a> elements in it, each collapsed on its own: resiliparse's _is_link_cluster. */
-static size_t collapsed_len(lxb_dom_node_t *node, size_t stop_above) {
-    size_t len = 0;
-    int last_space = 0;
-    for (lxb_dom_node_t *n = node->first_child; n; n = subtree_next(node, n, 1)) {
-        if (n->type == LXB_DOM_NODE_TYPE_TEXT) {
-            lxb_dom_character_data_t *cd = lxb_dom_interface_character_data(n);
-            const unsigned char *s = cd->data.data;
-            for (size_t i = 0; i < cd->data.length; i++) {
-                int sp = c_space(s[i]);
-                if (!sp || !last_space) len++;
-                last_space = sp;
-            }
-            if (stop_above && len > stop_above) return len;
+/* --- subtree sums, memoized per node ---------------------------------------------------------- */
+/* resiliparse's link-cluster test (_is_link_cluster) reads the collapsed (C isspace runs as one space) text
+ * length of an element's subtree and the sum of that length over the <a> elements in it; the footer rule asks
+ * whether an element is the (recursively) last one of a direct child of <body>. Answered from scratch for
+ * every element of a chain of nested <div>s, each costs its subtree (or its path to <body>): quadratic in the
+ * depth. So each node's answer is kept, built from its children's (or its parent's), and a page costs one
+ * pass. node->user holds the node's index + 1 in st->sums (lexbor creates nodes zeroed; the index is checked
+ * against the slot's node, so a stale value is never trusted). */
+typedef struct sums {
+    lxb_dom_node_t *node;
+    size_t text_len; /* collapsed text of the subtree, as if its text nodes were one string */
+    size_t link_len; /* the sum of text_len over the <a> elements strictly inside */
+    uint8_t done, has_text, first_space, last_space;
+    uint8_t has_next; /* footer rule: 0 not known yet, 1 no, 2 yes */
+} sums_t;
+
+static sums_t *sums_slot(state_t *st, lxb_dom_node_t *n) {
+    uintptr_t i = (uintptr_t)n->user;
+    if (i && i <= st->nsums && st->sums[i - 1].node == n) return &st->sums[i - 1];
+    if (st->nsums == st->cap_sums) {
+        size_t cap = st->cap_sums ? st->cap_sums * 2 : 1024;
+        sums_t *p = realloc(st->sums, cap * sizeof *p);
+        if (!p) {
+            st->oom = 1;
+            return NULL;
         }
+        st->sums = p;
+        st->cap_sums = cap;
     }
-    return len;
+    sums_t *s = &st->sums[st->nsums++];
+    memset(s, 0, sizeof *s);
+    s->node = n;
+    n->user = (void *)(uintptr_t)st->nsums;
+    return s;
 }
 
-static int is_link_cluster(lxb_dom_node_t *node, double max_ratio, size_t max_length) {
-    size_t text = collapsed_len(node, max_length);
-    if (max_length && text > max_length) return 0;
-    size_t links = 0;
-    for (lxb_dom_node_t *n = node->first_child; n; n = subtree_next(node, n, 1)) {
-        if (n->type == LXB_DOM_NODE_TYPE_ELEMENT && n->local_name == LXB_TAG_A) links += collapsed_len(n, 0);
+/* Fill in n's sums, from its own text or from its children's (all done). */
+static int sums_finish(state_t *st, lxb_dom_node_t *n) {
+    sums_t *s = sums_slot(st, n);
+    if (!s) return -1;
+    if (s->done) return 0;
+    size_t len = 0, links = 0;
+    int has = 0, first = 0, last = 0;
+    if (n->type == LXB_DOM_NODE_TYPE_TEXT) {
+        lxb_dom_character_data_t *cd = lxb_dom_interface_character_data(n);
+        const unsigned char *t = cd->data.data;
+        int last_space = 0;
+        for (size_t i = 0; i < cd->data.length; i++) {
+            int sp = c_space(t[i]);
+            if (!sp || !last_space) len++;
+            last_space = sp;
+        }
+        if (cd->data.length) has = 1, first = c_space(t[0]), last = last_space;
+    } else {
+        for (lxb_dom_node_t *c = n->first_child; c; c = c->next) {
+            const sums_t *cs = sums_slot(st, c); /* exists: no realloc, s stays valid */
+            if (!cs) return -1;
+            links += cs->link_len;
+            if (c->type == LXB_DOM_NODE_TYPE_ELEMENT && c->local_name == LXB_TAG_A) links += cs->text_len;
+            if (!cs->has_text) continue;
+            if (!has) first = cs->first_space;
+            len += cs->text_len - (has && last && cs->first_space); /* a space run across the seam counts once */
+            has = 1;
+            last = cs->last_space;
+        }
     }
+    s->text_len = len;
+    s->link_len = links;
+    s->has_text = (uint8_t)has;
+    s->first_space = (uint8_t)first;
+    s->last_space = (uint8_t)last;
+    s->done = 1;
+    return 0;
+}
+
+/* The sums of top's subtree: a post-order walk that stops at subtrees already summed. */
+static const sums_t *subtree_sums(state_t *st, lxb_dom_node_t *top) {
+    lxb_dom_node_t *n = top;
+    for (;;) {
+        for (;;) {
+            sums_t *s = sums_slot(st, n);
+            if (!s) return NULL;
+            if (s->done || !n->first_child) break;
+            n = n->first_child;
+        }
+        if (sums_finish(st, n)) return NULL;
+        while (n != top && !n->next) {
+            n = n->parent;
+            if (sums_finish(st, n)) return NULL;
+        }
+        if (n == top) return sums_slot(st, top);
+        n = n->next;
+    }
+}
+
+static int is_link_cluster(state_t *st, lxb_dom_node_t *node, double max_ratio, size_t max_length) {
+    const sums_t *s = subtree_sums(st, node);
+    if (!s) return 0; /* out of memory: st->oom fails the page */
+    size_t text = s->text_len, links = s->link_len;
+    if (max_length && text > max_length) return 0;
     return links && (double)links / (double)text > max_ratio;
+}
+
+/* The footer rule: whether a node on the way from node up to a direct child of <body> has a next sibling
+ * (a text node right after it passed over). The answer is the same for every node on that way, so each
+ * is told it. */
+static int has_next_below_body(state_t *st, lxb_dom_node_t *node) {
+    int found = 0;
+    lxb_dom_node_t *p = node;
+    while (p && p->parent && p->parent->local_name != LXB_TAG_BODY) {
+        const sums_t *s = sums_slot(st, p);
+        if (!s) return 0;
+        if (s->has_next) {
+            found = s->has_next == 2;
+            break;
+        }
+        lxb_dom_node_t *q = p->next && p->next->type == LXB_DOM_NODE_TYPE_TEXT ? p->next : p;
+        if (q->next) {
+            found = 1;
+            break;
+        }
+        p = p->parent;
+    }
+    for (lxb_dom_node_t *x = node; x != p; x = x->parent) {
+        sums_t *s = sums_slot(st, x);
+        if (!s) return 0;
+        s->has_next = (uint8_t)(found ? 2 : 1);
+    }
+    return found;
 }
 
 /* A text node of one private-use code point (an icon font) or a pilcrow (an anchor link). */
@@ -518,21 +630,15 @@ static int is_main_content(state_t *st, lxb_dom_node_t *node, size_t body_depth)
     case LXB_TAG_BODY: case LXB_TAG_MAIN: case LXB_TAG_H1:
         return 1;
     case LXB_TAG_FOOTER: {
-        if (body_depth < 3 || is_link_cluster(node, 0.2, 0)) return 0;
+        if (body_depth < 3 || is_link_cluster(st, node, 0.2, 0)) return 0;
         /* kept only if it is not the (recursively) last element of a direct child of <body> */
-        lxb_dom_node_t *p = node;
-        while (p && p->parent && p->parent->local_name != LXB_TAG_BODY) {
-            if (p->next && p->next->type == LXB_DOM_NODE_TYPE_TEXT) p = p->next;
-            if (p->next) return 1;
-            p = p->parent;
-        }
-        return 0;
+        return has_next_below_body(st, node);
     }
     case LXB_TAG_UL:
-        if (body_depth < 4 || is_link_cluster(node, 0.2, 0)) return 0;
+        if (body_depth < 4 || is_link_cluster(st, node, 0.2, 0)) return 0;
         break;
     case LXB_TAG_ARTICLE: /* teasers */
-        if (body_depth > 2 && is_link_cluster(node, 0.2, 500)) return 0;
+        if (body_depth > 2 && is_link_cluster(st, node, 0.2, 500)) return 0;
         break;
     case LXB_TAG_NAV: case LXB_TAG_ASIDE: case LXB_TAG_AUDIO: case LXB_TAG_VIDEO: case LXB_TAG_TIME:
         return 0;
@@ -555,7 +661,7 @@ static int is_main_content(state_t *st, lxb_dom_node_t *node, size_t body_depth)
 
     /* Section 3: class and id, any element */
     if (!a.cls.n && !a.id.n) {
-        if (tag == LXB_TAG_DIV) return body_depth <= 5 || !is_link_cluster(node, 0.6, 800);
+        if (tag == LXB_TAG_DIV) return body_depth <= 5 || !is_link_cluster(st, node, 0.6, 800);
         return 1;
     }
     uint32_t mask = verdicts(st, 0, a.cls, a.id);
@@ -573,7 +679,7 @@ static int is_main_content(state_t *st, lxb_dom_node_t *node, size_t body_depth)
     if (HAS(RE_LANDMARK) || HAS(RE_HEADER) || HAS(RE_FOOTER) || HAS(RE_NAV) || HAS(RE_RECOMMENDED) ||
         HAS(RE_SEARCH) || HAS(RE_SIDEBAR) || HAS(RE_MODAL) || HAS(RE_GALLERY) || HAS(RE_PRINT))
         return 0;
-    if (body_depth > 2 && tag == LXB_TAG_DIV && is_link_cluster(node, 0.6, 1500)) return 0;
+    if (body_depth > 2 && tag == LXB_TAG_DIV && is_link_cluster(st, node, 0.6, 1500)) return 0;
     return 1;
 }
 
@@ -693,52 +799,174 @@ static int walk_strip(state_t *st, lxb_dom_node_t *body, const name_t *tags, siz
     return 0;
 }
 
+/* --- the parse, with a budget --------------------------------------------------------------------- */
+/* The HTML tree builder costs more than linear time on some shapes: each start tag of a <div>, <p>, <ul>...
+ * looks for an open <p> through the stack of open elements ("has a p element in button scope"), so a chain of
+ * 50,000 nested <div>s costs 50,000^2 / 2 steps; each new formatting element (<b>, <font>...) is compared
+ * with the list of active ones (the Noah's Ark clause), and text re-opens every formatting element a closed
+ * <p> left in that list; each attribute of a tag is compared with the ones before it. A page over one of
+ * these bounds is refused ("page too complex") rather than parsed. Real pages are far from them (none of the
+ * 13,000 pages of the sample and of make_crawl's crawl comes near); Chromium and WebKit stop nesting at 512
+ * open elements (kMaximumHTMLParserDOMTreeDepth), and 256 keeps the stack walks of an 8 MB page of the
+ * deepest nesting allowed under a second (bench/pathological.py). (A document's
+ * tokenizer keeps repeated attributes; the tree builder drops them, scanning the element's attributes for each:
+ * quadratic in their number.) Each bound is checked
+ * as each token is handed to the tree builder, so a hostile page is stopped within one token of its bound. */
+#define STR_(x) #x
+#define STR(x) STR_(x)
+#define MAX_OPEN_ELEMENTS 256
+#define MAX_ATTRIBUTES 256       /* of one element */
+#define MAX_FORMATTING 256       /* the list of active formatting elements, markers included */
+#define PUSH_BUDGET_FREE 4096    /* elements opened beyond one per two bytes of HTML (re-opened formatting) */
+
+typedef struct {
+    lxb_html_tokenizer_token_f inner;
+    void *inner_ctx;
+    lxb_html_tree_t *tree;
+    size_t opened, max_opened;   /* elements pushed on the stack of open elements, and the bound */
+    size_t depth_sum, max_depth_sum; /* their depths summed, and its bound (0: none) */
+    size_t start_tags, max_elements; /* start tags, and a bound on them + opened (0: none) */
+    const char *too_complex;     /* why the page was refused, or NULL */
+} guard_t;
+
+static lxb_html_token_t *guard_token(lxb_html_tokenizer_t *tkz, lxb_html_token_t *token, void *ctx) {
+    guard_t *g = ctx;
+    size_t attrs = 0;
+    for (lxb_html_token_attr_t *a = token->attr_first; a; a = a->next) {
+        if (++attrs > MAX_ATTRIBUTES) {
+            g->too_complex = "an element has more than " STR(MAX_ATTRIBUTES) " attributes";
+            goto stop;
+        }
+    }
+    if (token->tag_id >= LXB_TAG_A && !(token->type & LXB_HTML_TOKEN_TYPE_CLOSE)) g->start_tags++;
+    size_t before = g->tree->open_elements->length;
+    token = g->inner(tkz, token, g->inner_ctx);
+    if (!token) return NULL;
+    size_t after = g->tree->open_elements->length;
+    if (after > before) {
+        g->opened += after - before;
+        g->depth_sum += (before + 1 + after) * (after - before) / 2;
+    }
+    if (after > MAX_OPEN_ELEMENTS)
+        g->too_complex = "more than " STR(MAX_OPEN_ELEMENTS) " elements nested";
+    else if (g->tree->active_formatting->length > MAX_FORMATTING)
+        g->too_complex = "more than " STR(MAX_FORMATTING) " formatting elements open";
+    else if (g->opened > g->max_opened)
+        g->too_complex = "more elements than the HTML's size allows (formatting elements re-opened)";
+    else if (g->max_depth_sum && g->depth_sum > g->max_depth_sum)
+        g->too_complex = "elements nested too deep for resiliparse";
+    else if (g->max_elements && g->start_tags + g->opened > g->max_elements)
+        g->too_complex = "too many elements for resiliparse";
+    else
+        return token;
+stop:
+    tkz->status = LXB_STATUS_STOPPED;
+    return NULL;
+}
+
+/* Parse data into st->doc under the bounds; *too_complex says which one stopped it. 0, or -1 when lexbor
+ * failed (out of memory). */
+static int parse_bounded(state_t *st, const char *data, size_t n, size_t max_depth_sum, size_t max_elements,
+                         const char **too_complex) {
+    lxb_html_document_t *doc = st->doc;
+    lxb_html_document_clean(doc);
+    /* clean() keeps the last page's quirks mode, which changes how the next page parses */
+    doc->dom_document.compat_mode = LXB_DOM_DOCUMENT_CMODE_NO_QUIRKS;
+    if (lxb_html_document_parse_chunk_begin(doc) != LXB_STATUS_OK) return -1;
+    lxb_html_parser_t *parser = doc->dom_document.parser;
+    lxb_html_tokenizer_t *tkz = parser->tkz;
+    guard_t g = {tkz->callback_token_done, tkz->callback_token_ctx, parser->tree, 0, n / 2 + PUSH_BUDGET_FREE,
+                 0, max_depth_sum, 0, max_elements, NULL};
+    lxb_html_tokenizer_callback_token_done_set(tkz, guard_token, &g);
+    lxb_status_t status = lxb_html_document_parse_chunk(doc, (const lxb_char_t *)data, n);
+    if (status == LXB_STATUS_OK) status = lxb_html_document_parse_chunk_end(doc);
+    lxb_html_tokenizer_callback_token_done_set(tkz, g.inner, g.inner_ctx);
+    *too_complex = g.too_complex;
+    return g.too_complex || status == LXB_STATUS_OK ? 0 : -1;
+}
+
 /* --- Python ----------------------------------------------------------------------------------- */
-static PyObject *extract(PyObject *self, PyObject *args) {
-    PyObject *html, *tags_obj;
-    int main_mode;
-    Py_ssize_t min_words;
-    if (!PyArg_ParseTuple(args, "UpO!n", &html, &main_mode, &PyTuple_Type, &tags_obj, &min_words)) return NULL;
+static PyObject *PageTooComplex;
+
+/* The strip tags into tags[MAX_STRIP_TAGS]: their number, or -1 with a Python error. */
+static Py_ssize_t read_tags(PyObject *tags_obj, name_t *tags) {
     Py_ssize_t ntags = PyTuple_GET_SIZE(tags_obj);
-    name_t tags[MAX_STRIP_TAGS];
-    if (ntags > MAX_STRIP_TAGS)
-        return PyErr_Format(PyExc_ValueError, "at most %d strip tags, not %zd", MAX_STRIP_TAGS, ntags);
+    if (ntags > MAX_STRIP_TAGS) {
+        PyErr_Format(PyExc_ValueError, "at most %d strip tags, not %zd", MAX_STRIP_TAGS, ntags);
+        return -1;
+    }
     for (Py_ssize_t i = 0; i < ntags; i++) {
         PyObject *t = PyTuple_GET_ITEM(tags_obj, i);
-        if (!PyUnicode_Check(t)) return PyErr_Format(PyExc_TypeError, "strip tags must be str");
+        if (!PyUnicode_Check(t)) {
+            PyErr_SetString(PyExc_TypeError, "strip tags must be str");
+            return -1;
+        }
         tags[i].name = PyUnicode_AsUTF8AndSize(t, (Py_ssize_t *)&tags[i].len);
-        if (!tags[i].name) return NULL;
+        if (!tags[i].name) return -1;
     }
+    return ntags;
+}
+
+/* The page as UTF-8; lone surrogates replaced, as a browser would (*encoded then holds the bytes). */
+static const char *utf8_of(PyObject *html, Py_ssize_t *n, PyObject **encoded) {
+    const char *data = PyUnicode_AsUTF8AndSize(html, n);
+    if (data) return data;
+    PyErr_Clear();
+    *encoded = PyUnicode_AsEncodedString(html, "utf-8", "replace");
+    if (!*encoded) return NULL;
+    *n = PyBytes_GET_SIZE(*encoded);
+    return PyBytes_AS_STRING(*encoded);
+}
+
+typedef struct {
+    name_t tags[MAX_STRIP_TAGS];
+    Py_ssize_t ntags;
+    const char *data; /* the page as UTF-8, n bytes, held by the str or by encoded */
     Py_ssize_t n;
-    PyObject *encoded = NULL;
-    const char *data = PyUnicode_AsUTF8AndSize(html, &n);
-    if (!data) { /* lone surrogates: replaced, as a browser would */
-        PyErr_Clear();
-        encoded = PyUnicode_AsEncodedString(html, "utf-8", "replace");
-        if (!encoded) return NULL;
-        data = PyBytes_AS_STRING(encoded);
-        n = PyBytes_GET_SIZE(encoded);
-    }
+    PyObject *encoded;
+} page_args_t;
+
+/* An entry point's page and strip tags read, and this thread's state with a document: the state, or NULL
+ * with a Python error (and nothing to release). */
+static state_t *begin_page(PyObject *html, PyObject *tags_obj, page_args_t *a) {
+    a->encoded = NULL;
+    if ((a->ntags = read_tags(tags_obj, a->tags)) < 0) return NULL;
+    if (!(a->data = utf8_of(html, &a->n, &a->encoded))) return NULL;
     state_t *st = get_state();
     if (st && !st->doc && !(st->doc = lxb_html_document_create())) { /* the last huge page's re-create failed */
         PyErr_NoMemory();
         st = NULL;
     }
-    if (!st) {
-        Py_XDECREF(encoded);
+    if (!st) Py_CLEAR(a->encoded);
+    return st;
+}
+
+static PyObject *extract(PyObject *self, PyObject *args) {
+    PyObject *html, *tags_obj;
+    int main_mode;
+    Py_ssize_t min_words, max_depth_sum = 0, max_elements = 0;
+    if (!PyArg_ParseTuple(args, "UpO!n|nn", &html, &main_mode, &PyTuple_Type, &tags_obj, &min_words, &max_depth_sum,
+                          &max_elements))
         return NULL;
-    }
+    page_args_t a;
+    state_t *st = begin_page(html, tags_obj, &a);
+    if (!st) return NULL;
+    const name_t *tags = a.tags;
+    Py_ssize_t ntags = a.ntags, n = a.n;
+    const char *data = a.data;
+    PyObject *encoded = a.encoded;
     int failed = 0;
     Py_ssize_t words = 0;
     size_t text_len = 0;
+    const char *too_complex = NULL;
     Py_BEGIN_ALLOW_THREADS
-    lxb_html_document_clean(st->doc);
-    /* clean() keeps the last page's quirks mode, which changes how the next page parses */
-    st->doc->dom_document.compat_mode = LXB_DOM_DOCUMENT_CMODE_NO_QUIRKS;
     st->raw.n = st->out.n = 0;
-    if (lxb_html_document_parse(st->doc, (const lxb_char_t *)data, (size_t)n) != LXB_STATUS_OK) {
+    st->nsums = 0;
+    st->oom = 0;
+    if (parse_bounded(st, data, (size_t)n, max_depth_sum > 0 ? (size_t)max_depth_sum : 0,
+                      max_elements > 0 ? (size_t)max_elements : 0, &too_complex) != 0) {
         failed = 1;
-    } else {
+    } else if (!too_complex) {
         lxb_dom_node_t *body = lxb_dom_interface_node(lxb_html_document_body_element(st->doc));
         if (body) {
             if (main_mode) {
@@ -753,7 +981,7 @@ static PyObject *extract(PyObject *self, PyObject *args) {
                 failed = walk_strip(st, body, tags, (size_t)ntags) != 0;
                 if (!failed) words = collapse_into(&st->out, st->raw.p ? st->raw.p : "", st->raw.n);
             }
-            if (words < 0) failed = 1;
+            if (words < 0 || st->oom) failed = 1;
         }
         text_len = st->out.n;
         size_t tlen = 0;
@@ -765,6 +993,8 @@ static PyObject *extract(PyObject *self, PyObject *args) {
     PyObject *result = NULL;
     if (failed) {
         PyErr_NoMemory();
+    } else if (too_complex) {
+        PyErr_SetString(PageTooComplex, too_complex);
     } else {
         const char *p = st->out.p ? st->out.p : "";
         PyObject *text = PyUnicode_DecodeUTF8(p, (Py_ssize_t)text_len, "replace");
@@ -773,13 +1003,76 @@ static PyObject *extract(PyObject *self, PyObject *args) {
         Py_XDECREF(text);
         Py_XDECREF(title);
     }
-    if ((size_t)n > (4u << 20)) { /* a huge page: give its memory back */
+    if (st->cap_sums > (1u << 16)) {
+        free(st->sums);
+        st->sums = NULL;
+        st->cap_sums = st->nsums = 0;
+    }
+    /* a huge page, or one of very many tag or attribute names (lexbor's name tables keep their size, and
+     * each page clears them): give its memory back */
+    if ((size_t)n > (4u << 20) || st->doc->dom_document.tags->table_size > (1u << 16) ||
+        st->doc->dom_document.attrs->table_size > (1u << 16)) {
         lxb_html_document_destroy(st->doc);
         st->doc = lxb_html_document_create(); /* NULL when out of memory: the next call tries again */
     }
     buf_trim(&st->raw);
     buf_trim(&st->out);
     return result;
+}
+
+/* The elements named in strip_tags, in document order, outside one another: [(tag, text)], the text of each
+ * (its text nodes space-separated, collapsed) but for <script> and <style>, whose text is "". */
+static PyObject *stripped_parts(PyObject *self, PyObject *args) {
+    PyObject *html, *tags_obj;
+    if (!PyArg_ParseTuple(args, "UO!", &html, &PyTuple_Type, &tags_obj)) return NULL;
+    page_args_t a;
+    state_t *st = begin_page(html, tags_obj, &a);
+    if (!st) return NULL;
+    const name_t *tags = a.tags;
+    Py_ssize_t ntags = a.ntags;
+    const char *too_complex = NULL;
+    int failed = parse_bounded(st, a.data, (size_t)a.n, 0, 0, &too_complex);
+    Py_XDECREF(a.encoded);
+    if (failed) return PyErr_NoMemory();
+    if (too_complex) {
+        PyErr_SetString(PageTooComplex, too_complex);
+        return NULL;
+    }
+    PyObject *parts = PyList_New(0);
+    lxb_dom_node_t *top = lxb_dom_interface_node(st->doc);
+    for (lxb_dom_node_t *e = top->first_child; parts && e;) {
+        size_t len;
+        const lxb_char_t *name = e->type == LXB_DOM_NODE_TYPE_ELEMENT
+            ? lxb_dom_element_local_name(lxb_dom_interface_element(e), &len) : NULL;
+        size_t i = 0;
+        while (name && i < (size_t)ntags && !(tags[i].len == len && strncasecmp(tags[i].name, (const char *)name, len) == 0))
+            i++;
+        if (!name || i == (size_t)ntags) {
+            e = subtree_next(top, e, 1);
+            continue;
+        }
+        st->raw.n = st->out.n = 0;
+        int bad = 0;
+        if (e->local_name != LXB_TAG_SCRIPT && e->local_name != LXB_TAG_STYLE) {
+            for (lxb_dom_node_t *t = e->first_child; t && !bad; t = subtree_next(e, t, 1)) {
+                if (t->type != LXB_DOM_NODE_TYPE_TEXT) continue;
+                lxb_dom_character_data_t *cd = lxb_dom_interface_character_data(t);
+                bad = buf_put(&st->raw, cd->data.data, cd->data.length) || buf_put(&st->raw, " ", 1);
+            }
+            bad = bad || collapse_into(&st->out, st->raw.p ? st->raw.p : "", st->raw.n) < 0;
+        }
+        PyObject *tag = bad ? PyErr_NoMemory() : PyUnicode_DecodeUTF8((const char *)name, (Py_ssize_t)len, "replace");
+        PyObject *text = tag ? PyUnicode_DecodeUTF8(st->out.p ? st->out.p : "", (Py_ssize_t)st->out.n, "replace") : NULL;
+        PyObject *item = text ? PyTuple_Pack(2, tag, text) : NULL;
+        if (!item || PyList_Append(parts, item) < 0) Py_CLEAR(parts);
+        Py_XDECREF(tag);
+        Py_XDECREF(text);
+        Py_XDECREF(item);
+        e = subtree_next(top, e, 0);
+    }
+    buf_trim(&st->raw);
+    buf_trim(&st->out);
+    return parts;
 }
 
 static PyObject *collapse(PyObject *self, PyObject *arg) {
@@ -810,7 +1103,10 @@ static PyObject *rule_flags(PyObject *self, PyObject *args) {
 
 static PyMethodDef methods[] = {
     {"extract", extract, METH_VARARGS,
-     "extract(html, main, strip_tags, min_words) -> (text, title): see the module source for the rules."},
+     "extract(html, main, strip_tags, min_words, max_depth_sum=0, max_elements=0) -> (text, title): see the "
+     "module source for the rules; PageTooComplex over a bound (the last two: tighter ones, 0 for none)."},
+    {"stripped_parts", stripped_parts, METH_VARARGS,
+     "stripped_parts(html, strip_tags) -> [(tag, text)]: the elements that strip mode removes, outermost first."},
     {"collapse", collapse, METH_O, "collapse(s) -> ' '.join(s.split()), as extract collapses its text."},
     {"rule_flags", rule_flags, METH_VARARGS, "rule_flags(cls, id, style) -> int: the class/id/style pattern verdicts."},
     {NULL, NULL, 0, NULL},
@@ -828,9 +1124,18 @@ PyMODINIT_FUNC PyInit__html(void) {
         if (!item) Py_CLEAR(patterns);
         else PyTuple_SET_ITEM(patterns, i, item);
     }
-    if (!patterns || PyModule_AddObject(m, "PATTERNS", patterns) < 0 ||
-        PyModule_AddIntConstant(m, "MAX_STRIP_TAGS", MAX_STRIP_TAGS) < 0) {
+    if (!patterns || PyModule_AddObject(m, "PATTERNS", patterns) < 0) {
         Py_XDECREF(patterns);
+        Py_DECREF(m);
+        return NULL;
+    }
+    PageTooComplex = PyErr_NewExceptionWithDoc("neardup._html.PageTooComplex",
+        "The page is over one of the parser's bounds (nesting, attributes, formatting elements); the message "
+        "says which.", PyExc_ValueError, NULL);
+    if (!PageTooComplex || PyModule_AddObjectRef(m, "PageTooComplex", PageTooComplex) < 0 ||
+        PyModule_AddIntConstant(m, "MAX_STRIP_TAGS", MAX_STRIP_TAGS) < 0 ||
+        PyModule_AddIntConstant(m, "MAX_OPEN_ELEMENTS", MAX_OPEN_ELEMENTS) < 0 ||
+        PyModule_AddIntConstant(m, "MAX_ATTRIBUTES", MAX_ATTRIBUTES) < 0) {
         Py_DECREF(m);
         return NULL;
     }

@@ -65,16 +65,16 @@ def _text_row(html: str | None, text_in: str | None, status: int | None,
     """The `texts` row of one page and its word hashes (for sketching)."""
     if html is not None:
         parsed = parse_page(html, mode=config.normalize, strip_tags=config.strip_tags, extractor=config.extractor)
-        text, title = parsed.text, parsed.title
+        text, title, too_complex = parsed.text, parsed.title, parsed.degenerate
     else:
-        text, title = " ".join((text_in or "").split()), ""
+        text, title, too_complex = " ".join((text_in or "").split()), "", None
     joined, hashes = text_words(text)
     row = {
         "text": text,
         "title": title,
         "n_words": len(hashes),
         "exact_key": hashlib.sha256(joined).hexdigest(),
-        "degenerate": degenerate_reason(
+        "degenerate": too_complex or degenerate_reason(
             text, title=title, status=status, n_words=len(hashes), min_words=config.min_words
         ),
     }

@@ -43,9 +43,10 @@ MAX_LINE_BYTES = 2 * MAX_PAGE_BYTES + (1 << 20)
 UTF8_BOM = b"\xef\xbb\xbf"
 GZIP_MAGIC = b"\x1f\x8b"
 PARQUET_MAGIC = b"PAR1"
-_CANONICAL_LINK = re.compile(
-    rb"""<link\b[^>]*?\brel\s*=\s*["']?canonical\b[^>]*>""", re.IGNORECASE
-)
+# A <link> tag, up to its '>' or to the next '<': a page of many '<link's and no '>' is scanned once, not once
+# per '<link' to its end.
+_LINK_TAG = re.compile(rb"<link\b[^<>]*>?", re.IGNORECASE)
+_REL_CANONICAL = re.compile(rb"""\brel\s*=\s*["']?canonical\b""", re.IGNORECASE)
 _HREF = re.compile(rb"""\bhref\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s>]+))""", re.IGNORECASE)
 
 
@@ -432,7 +433,7 @@ def _parquet_rows(batch: Any) -> list[dict[str, Any]]:
 
 def _rel_canonical(html: str) -> str | None:
     head = html[:65536].encode("utf-8", "surrogatepass")
-    m = _CANONICAL_LINK.search(head)
+    m = next((t for t in _LINK_TAG.finditer(head) if _REL_CANONICAL.search(t.group(0))), None)
     if not m:
         return None
     href = _HREF.search(m.group(0))

@@ -12,6 +12,10 @@ Two modes, both parsed once by lexbor (vendored, compiled into `neardup._html`):
     sample, 6,000 of make_crawl's), at about a fifth of its cost.
   - `resiliparse`: resiliparse's own `extract_plain_text(main_content=True)`, the reference that tests
     compare the default with.
+
+A page over one of the parser's bounds (`neardup/_html.c`: more than 256 elements nested or 256 attributes on
+one element, formatting elements re-opened without end) is not parsed: its text is empty and it is degenerate,
+"page too complex". So no page shape costs more than linear time on any path (bench/pathological.py).
 """
 
 from __future__ import annotations
@@ -27,10 +31,20 @@ from .config import DEFAULT_STRIP_TAGS
 MAIN_FALLBACK_WORDS = 50
 
 
+TOO_COMPLEX = "page too complex"  # the degenerate reason of a page over the parser's bounds
+# resiliparse's extractor walks each block element's subtree: its cost grows with the sum of the elements'
+# depths, and a page reaches it only below this bound (measured: 0.94 CPU-s for 12.5M, 100 chains of 500
+# nested divs; a 5 MB page of ordinary nesting sums to ~4M).
+RESILIPARSE_MAX_DEPTH_SUM = 10_000_000
+# and it costs ~5 us per element (5.4 CPU-s for 1,000,000 unclosed <p>s): at most this many.
+RESILIPARSE_MAX_ELEMENTS = 150_000
+
+
 @dataclass(frozen=True, slots=True)
 class ParsedPage:
     text: str
     title: str
+    degenerate: str | None = None  # TOO_COMPLEX, or None
 
 
 # What str.split() splits on (str.isspace()) besides the space itself; a test checks it against Python's own.
@@ -55,19 +69,29 @@ def parse_page(html: str, *, mode: str = "strip", strip_tags: tuple[str, ...] = 
     if mode == "main" and extractor == "resiliparse":
         return _parse_resiliparse(html, strip_tags)
     # Where the main text has fewer than MAIN_FALLBACK_WORDS words, `extract` returns the stripped text.
-    return ParsedPage(*_html.extract(html, mode == "main", strip_tags, MAIN_FALLBACK_WORDS))
+    try:
+        return ParsedPage(*_html.extract(html, mode == "main", strip_tags, MAIN_FALLBACK_WORDS))
+    except _html.PageTooComplex:
+        return ParsedPage("", "", TOO_COMPLEX)
 
 
 def _parse_resiliparse(html: str, strip_tags: tuple[str, ...]) -> ParsedPage:
     from resiliparse.extract.html2text import extract_plain_text
     from resiliparse.parse.html import HTMLTree
 
+    # neardup's parser first, under the bounds resiliparse has not: a page over them never reaches it. Its
+    # stripped text is the fallback.
+    try:
+        stripped = ParsedPage(*_html.extract(html, False, strip_tags, 0, RESILIPARSE_MAX_DEPTH_SUM,
+                                             RESILIPARSE_MAX_ELEMENTS))
+    except _html.PageTooComplex:
+        return ParsedPage("", "", TOO_COMPLEX)
     tree = HTMLTree.parse(html)
     text = _collapse(extract_plain_text(tree, main_content=True, alt_texts=False, preserve_formatting=False))
     if text.count(" ") + 1 >= MAIN_FALLBACK_WORDS:
         return ParsedPage(text, _collapse(tree.title or ""))
     # No main content found (listing pages, link-heavy hubs): the stripped text.
-    return ParsedPage(*_html.extract(html, False, strip_tags, 0))
+    return stripped
 
 
 def normalize_html(html: str, *, mode: str = "strip", strip_tags: tuple[str, ...] = DEFAULT_STRIP_TAGS,
@@ -92,7 +116,19 @@ def normalize_html_bs4(html: str, *, strip_tags: tuple[str, ...] = DEFAULT_STRIP
 
 
 def stripped_parts(html: str, *, strip_tags: tuple[str, ...] = DEFAULT_STRIP_TAGS) -> list[tuple[str, str]]:
-    """What `strip` mode removes, as (tag, text) pairs, for showing an analyst (BeautifulSoup)."""
+    """What `strip` mode removes, as (tag, text) pairs in document order (head included), for showing an
+    analyst: the elements named in `strip_tags`, outside one another, with their text (none for script and
+    style). Parsed as strip mode parses (lexbor, bounded); a page too complex to parse is one pair,
+    (TOO_COMPLEX, the bound it is over). `stripped_parts_bs4` is the BeautifulSoup reference."""
+    try:
+        return _html.stripped_parts(html, strip_tags)
+    except _html.PageTooComplex as exc:
+        return [(TOO_COMPLEX, str(exc))]
+
+
+def stripped_parts_bs4(html: str, *, strip_tags: tuple[str, ...] = DEFAULT_STRIP_TAGS) -> list[tuple[str, str]]:
+    """Reference implementation of `stripped_parts` with BeautifulSoup + lxml (slow: seconds on a page of
+    100,000 elements)."""
     from bs4 import BeautifulSoup
 
     soup = BeautifulSoup(html, "lxml")

@@ -183,6 +183,57 @@ lexbor_hash_destroy(lexbor_hash_t *hash, bool destroy_obj)
     return hash;
 }
 
+/*
+ * neardup: the table grows with its entries. With a fixed size, a page of
+ * many distinct tag or attribute names cost each new name a walk of a chain
+ * as long as all the names before it / table_size (400,000 attribute names:
+ * minutes). Each entry moves to the bucket of lexbor_hash_make_id of its
+ * stored key, which is where its insert put it: the lower- and upper-case
+ * inserts store the folded key and hash it folded. A new bucket's entries
+ * all come from one old bucket (the size is multiplied), kept in their order,
+ * so a search finds what it found before. Out of memory: the table stays.
+ */
+static void
+lexbor_hash_grow(lexbor_hash_t *hash)
+{
+    size_t size = hash->table_size * 4;
+    lexbor_hash_entry_t **table, **tails, *entry, *next;
+    uint32_t idx;
+
+    table = lexbor_calloc(size, sizeof(lexbor_hash_entry_t *));
+    tails = lexbor_calloc(size, sizeof(lexbor_hash_entry_t *));
+
+    if (table == NULL || tails == NULL) {
+        lexbor_free(table);
+        lexbor_free(tails);
+        return;
+    }
+
+    for (size_t i = 0; i < hash->table_size; i++) {
+        for (entry = hash->table[i]; entry != NULL; entry = next) {
+            next = entry->next;
+            entry->next = NULL;
+            idx = lexbor_hash_make_id(lexbor_hash_entry_str(entry),
+                                      entry->length) % size;
+
+            if (tails[idx] == NULL) {
+                table[idx] = entry;
+            }
+            else {
+                tails[idx]->next = entry;
+            }
+
+            tails[idx] = entry;
+        }
+    }
+
+    lexbor_free(tails);
+    lexbor_free(hash->table);
+
+    hash->table = table;
+    hash->table_size = size;
+}
+
 void *
 lexbor_hash_insert(lexbor_hash_t *hash, const lexbor_hash_insert_t *insert,
                    const lxb_char_t *key, size_t length)
@@ -192,6 +243,11 @@ lexbor_hash_insert(lexbor_hash_t *hash, const lexbor_hash_insert_t *insert,
     lexbor_hash_entry_t *entry;
 
     hash_id = insert->hash(key, length);
+
+    if (lexbor_dobject_allocated(hash->entries) >= hash->table_size * 2) {
+        lexbor_hash_grow(hash);
+    }
+
     table_idx = hash_id % hash->table_size;
 
     entry = hash->table[table_idx];
