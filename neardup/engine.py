@@ -322,13 +322,34 @@ def ensure_sketches(store: Store, config: Config, *, progress: Progress = _noop,
 def ensure_fingerprints(
     store: Store, config: Config, *, progress: Progress = _noop, jobs: int | None = None
 ) -> dict[str, Any]:
-    """Fingerprints and verified candidate pairs for `config` (cached per `config.fingerprint_key`)."""
-    ensure_texts(store, config, progress=progress, jobs=jobs)
-    key = config.fingerprint_key
-    cached = store.fingerprint_set(key)
-    # a dump loaded after the fingerprints were computed brings new texts: compute them again
-    if cached is not None and cached["n_units"] == store.count_units(config.norm_key):
+    """Fingerprints and verified candidate pairs for `config` (cached per `config.fingerprint_key`).
+
+    When they are stored already this only reads (an on-demand store opens the file read-only)."""
+    cached = _current_fingerprints(store, config)
+    if cached is not None:
         return cached
+    with store.writing():
+        ensure_texts(store, config, progress=progress, jobs=jobs)
+        cached = _current_fingerprints(store, config)
+        if cached is not None:
+            return cached
+        return _compute_fingerprints(store, config, progress=progress, jobs=jobs)
+
+
+def _current_fingerprints(store: Store, config: Config) -> dict[str, Any] | None:
+    """The stored fingerprint set of `config`, if every page has its text and the set covers every text
+    (a dump loaded after the fingerprints were computed brings new texts: they are computed again)."""
+    with store.reading():
+        cached = store.fingerprint_set(config.fingerprint_key)
+        if cached is None or store.count_pages_without_text(config.norm_key):
+            return None
+        return cached if cached["n_units"] == store.count_units(config.norm_key) else None
+
+
+def _compute_fingerprints(
+    store: Store, config: Config, *, progress: Progress = _noop, jobs: int | None = None
+) -> dict[str, Any]:
+    key = config.fingerprint_key
     t0 = time.perf_counter()
     ensure_sketches(store, config, progress=progress, jobs=jobs)
     progress("candidates", 0, 1)

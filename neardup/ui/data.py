@@ -11,12 +11,17 @@ from .. import audit, engine
 from ..config import Config
 from ..store import Store
 
+# A page waits this long for a CLI write (e.g. a report computing fingerprints) before it says who holds
+# the file; a reload then retries.
+APP_LOCK_WAIT_S = 3.0
 SAMPLE = Path(__file__).resolve().parent.parent.parent / "sample_data" / "crawl.jsonl.gz"
 
 
 @st.cache_resource(show_spinner=False)
 def get_store(path: str) -> Store:
-    return Store(path)
+    """The app's store holds the file only while a query or a write runs (read-only for reads), so the
+    CLI can ingest into it or report from it while the app is open."""
+    return Store(path, on_demand=True, lock_wait_s=APP_LOCK_WAIT_S)
 
 
 def progress_bar(text: str) -> tuple[engine.Progress, object]:
