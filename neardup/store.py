@@ -60,6 +60,7 @@ def sql_literal(value: str) -> str:
 # its last use, so one app page's queries share one open (attaching costs a few ms; see bench/bench_app.py).
 LOCK_WAIT_S = 10.0
 LINGER_S = 1.0
+_HEADER_BYTES = 3 * 4096  # DuckDB's file header and its two database headers
 _LOCK_HOLDER = re.compile(r"Conflicting lock is held in (.*?) \(PID (\d+)\)")
 
 
@@ -391,8 +392,20 @@ class Store:
         ddl = resources.files("neardup").joinpath("schema.sql").read_text(encoding="utf-8")
         statements = {m.group(1): st for st in re.sub(r"--[^\n]*", "", ddl).split(";")
                       if (m := re.search(r"CREATE TABLE IF NOT EXISTS (\w+)", st))}
+        if not self._file.writable:
+            # A truncated file opens, and fails only at the first query that reads a lost block (or takes an
+            # append into the hole): its header says how many blocks it has, after three 4 KB headers.
+            block_size, blocks = cur.execute(
+                "SELECT block_size, total_blocks FROM pragma_database_size() WHERE database_name = ?", [ALIAS]
+            ).fetchone()
+            if Path(self.path).stat().st_size < _HEADER_BYTES + block_size * blocks:
+                raise NeardupError(
+                    f"{self.path} is damaged (truncated or corrupt): restore it or ingest into a new file")
         if "meta" in objects:
-            row = cur.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+            try:
+                row = cur.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+            except duckdb.Error:
+                row = None
             if row is None:
                 raise SchemaError(
                     f"{self.path} is not a neardup database (it has a meta table without neardup's "
