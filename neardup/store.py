@@ -26,6 +26,7 @@ import pandas as pd
 import pyarrow as pa
 
 from .errors import DatabaseLocked, NeardupError, SchemaError
+from .normalize import TOO_SHORT
 
 SCHEMA_VERSION = "2"
 DEFAULT_DB = "neardup.duckdb"
@@ -39,13 +40,35 @@ F = TypeVar("F", bound=Callable[..., Any])
 ALIAS = "neardup"  # the attached file's catalog name inside each store's connection
 
 
-# One text per distinct content exact_key (any of its pages), for the content texts that `where`
-# selects (a condition on `t`, a row of texts). The page is chosen on the small columns and its text
+# Whether a text is content, and why not. `degenerate` is stored at normalization with the min_words of that
+# time; the "too short" rule is applied again when a query runs, with the setting's min_words (bound as a
+# parameter), so a report at another min_words counts what it says. A stored 'too short' means no other
+# rule applied (they are tried first): a text is content when it has no other reason and at least
+# min_words words. Without a min_words, the decision stored at normalization.
+
+
+def _is_content(min_words: int | None) -> tuple[str, list[int]]:
+    """SQL condition on a `texts` row `t` (and its parameters): the text is content."""
+    if min_words is None:
+        return "t.degenerate IS NULL", []
+    return f"(t.degenerate IS NULL OR t.degenerate = '{TOO_SHORT}') AND t.n_words >= ?", [min_words]
+
+
+def _degenerate(min_words: int | None) -> tuple[str, list[int]]:
+    """SQL expression over a `texts` row `t` (and its parameters): why the text is not content, or NULL."""
+    if min_words is None:
+        return "t.degenerate", []
+    return (f"CASE WHEN t.degenerate IS NOT NULL AND t.degenerate <> '{TOO_SHORT}' THEN t.degenerate "
+            f"WHEN t.n_words < ? THEN '{TOO_SHORT}' END"), [min_words]
+
+
+# One text per distinct content exact_key (any of its pages), for the texts that `content` and `where`
+# select (conditions on `t`, a row of texts). The page is chosen on the small columns and its text
 # fetched by a join: aggregating the texts themselves (any_value(text) ... GROUP BY) copied every text
 # into the hash table (measured on 32k of 100k texts: 0.8-1.5 s -> 0.23 s).
 _ONE_TEXT_PER_KEY = (
     "WITH pick AS (SELECT t.exact_key, min(t.page_id) AS page_id FROM texts t "
-    "WHERE t.norm_key = ? AND t.degenerate IS NULL {where} GROUP BY t.exact_key) "
+    "WHERE t.norm_key = ? AND {content} {where} GROUP BY t.exact_key) "
     "SELECT p.exact_key, t.text FROM pick p JOIN texts t ON t.page_id = p.page_id WHERE t.norm_key = ?"
 )
 
@@ -607,29 +630,33 @@ class Store:
         cur.unregister("text_batch")
 
     @_reads
-    def page_table(self, norm_key: str) -> pd.DataFrame:
-        """One row per page (no HTML): what clustering and the report need."""
+    def page_table(self, norm_key: str, *, min_words: int | None = None) -> pd.DataFrame:
+        """One row per page (no HTML): what clustering and the report need; `degenerate` under `min_words`."""
+        degenerate, params = _degenerate(min_words)
         return self.cursor().execute(
             "SELECT p.page_id, p.source_id, p.line, p.url, p.canonical_url, p.host, p.fetched_at, p.status, p.md5, p.rel_canonical, "
-            "t.exact_key, t.degenerate, t.n_words FROM pages p JOIN texts t ON t.page_id = p.page_id "
+            f"t.exact_key, {degenerate} AS degenerate, t.n_words FROM pages p JOIN texts t ON t.page_id = p.page_id "
             "WHERE t.norm_key = ? ORDER BY p.page_id",
-            [norm_key],
+            [*params, norm_key],
         ).df()
 
     @_reads
-    def page(self, page_id: int, norm_key: str) -> dict[str, Any] | None:
+    def page(self, page_id: int, norm_key: str, *, min_words: int | None = None) -> dict[str, Any] | None:
+        """A page with its text; `degenerate` under `min_words`."""
+        degenerate, params = _degenerate(min_words)
         df = self.cursor().execute(
-            "SELECT p.*, t.text, t.title, t.n_words, t.exact_key, t.degenerate FROM pages p "
+            f"SELECT p.*, t.text, t.title, t.n_words, t.exact_key, {degenerate} AS degenerate FROM pages p "
             "LEFT JOIN texts t ON t.page_id = p.page_id AND t.norm_key = ? WHERE p.page_id = ?",
-            [norm_key, page_id],
+            [*params, norm_key, page_id],
         ).df()
         return None if df.empty else df.iloc[0].to_dict()
 
     # --- fingerprints and pairs -------------------------------------------------------------
     @_reads
-    def count_units(self, norm_key: str) -> int:
+    def count_units(self, norm_key: str, *, min_words: int | None = None) -> int:
+        content, params = _is_content(min_words)
         return int(self.cursor().execute(
-            "SELECT count(DISTINCT exact_key) FROM texts WHERE norm_key = ? AND degenerate IS NULL", [norm_key]
+            f"SELECT count(DISTINCT exact_key) FROM texts t WHERE norm_key = ? AND {content}", [norm_key, *params]
         ).fetchone()[0])
 
     def _insert_sketches(self, cur: duckdb.DuckDBPyConnection, sketches: pa.Table, sketch_key: str) -> None:
@@ -644,20 +671,23 @@ class Store:
         self._insert_sketches(self.cursor(), sketches, sketch_key)
 
     @_reads
-    def unsketched_texts(self, norm_key: str, sketch_key: str, batch_rows: int) -> Iterator[pd.DataFrame]:
-        """Distinct content texts that have no sketch under `sketch_key` yet, in batches."""
+    def unsketched_texts(self, norm_key: str, sketch_key: str, batch_rows: int, *,
+                         min_words: int | None = None) -> Iterator[pd.DataFrame]:
+        """Distinct content texts (under `min_words`) that have no sketch under `sketch_key` yet, in batches."""
+        content, params = _is_content(min_words)
         yield from self._batches(
-            _ONE_TEXT_PER_KEY.format(where="AND NOT EXISTS (SELECT 1 FROM sketches s WHERE s.sketch_key = ? "
-                                           "AND s.exact_key = t.exact_key)"),
-            [norm_key, sketch_key, norm_key], batch_rows,
+            _ONE_TEXT_PER_KEY.format(content=content, where="AND NOT EXISTS (SELECT 1 FROM sketches s "
+                                     "WHERE s.sketch_key = ? AND s.exact_key = t.exact_key)"),
+            [norm_key, *params, sketch_key, norm_key], batch_rows,
         )
 
     @_reads
-    def count_unsketched(self, norm_key: str, sketch_key: str) -> int:
+    def count_unsketched(self, norm_key: str, sketch_key: str, *, min_words: int | None = None) -> int:
+        content, params = _is_content(min_words)
         return int(self.cursor().execute(
-            "SELECT count(DISTINCT exact_key) FROM texts t WHERE norm_key = ? AND degenerate IS NULL "
+            f"SELECT count(DISTINCT exact_key) FROM texts t WHERE norm_key = ? AND {content} "
             "AND NOT EXISTS (SELECT 1 FROM sketches s WHERE s.sketch_key = ? AND s.exact_key = t.exact_key)",
-            [norm_key, sketch_key],
+            [norm_key, *params, sketch_key],
         ).fetchone()[0])
 
     @_reads
@@ -665,19 +695,23 @@ class Store:
         """(exact_key, text) of the given content texts, in batches, in no particular order."""
         cur = self.cursor()  # the registration lives and dies with this cursor
         cur.register("wanted_units", pa.table({"exact_key": pa.array(list(exact_keys), pa.string())}))
-        sql = _ONE_TEXT_PER_KEY.format(where="AND t.exact_key IN (SELECT exact_key FROM wanted_units)")
+        # the keys say which texts: no content condition beyond them
+        sql = _ONE_TEXT_PER_KEY.format(content="true", where="AND t.exact_key IN (SELECT exact_key FROM wanted_units)")
         yield from self._batches(sql, [norm_key, norm_key], batch_rows, cur)
 
     @_reads
-    def unit_sketches(self, norm_key: str, sketch_key: str, *, with_minhash: bool) -> pd.DataFrame:
-        """One row per distinct content text (exact_key order): exact_key, n_shingles, simhash[, minhash]."""
+    def unit_sketches(self, norm_key: str, sketch_key: str, *, with_minhash: bool,
+                      min_words: int | None = None) -> pd.DataFrame:
+        """One row per distinct content text under `min_words` (exact_key order): exact_key, n_shingles,
+        simhash[, minhash]."""
         cols = "s.exact_key, any_value(s.n_shingles) AS n_shingles, any_value(s.simhash) AS simhash" + (
             ", any_value(s.minhash) AS minhash" if with_minhash else "")
+        content, params = _is_content(min_words)
         return self.cursor().execute(
             f"SELECT {cols} FROM sketches s SEMI JOIN "  # noqa: S608 (fixed column lists)
-            "(SELECT exact_key FROM texts WHERE norm_key = ? AND degenerate IS NULL) u ON u.exact_key = s.exact_key "
+            f"(SELECT exact_key FROM texts t WHERE norm_key = ? AND {content}) u ON u.exact_key = s.exact_key "
             "WHERE s.sketch_key = ? GROUP BY s.exact_key ORDER BY s.exact_key",
-            [norm_key, sketch_key],
+            [norm_key, *params, sketch_key],
         ).df()
 
     @_reads

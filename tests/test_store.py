@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import os
+import random
 import sqlite3
 import subprocess
 import sys
@@ -13,7 +15,8 @@ from pathlib import Path
 
 import duckdb
 import pytest
-from conftest import make_crawl, write_jsonl
+import yaml
+from conftest import make_crawl, page_html, words_text, write_jsonl
 
 from neardup.cli import main
 from neardup.errors import NeardupError
@@ -282,3 +285,42 @@ def test_the_app_refuses_a_foreign_database_with_one_error(tmp_path: Path, monke
         "give neardup a new file (--db)"
     ]
     assert _digest(path) == before
+
+
+# --- min_words applies when the analysis runs ---------------------------------------------------
+def _short_pages_dump(tmp_path: Path) -> Path:
+    """The conftest crawl plus pages of 12, 20 and 50 words (two copies each, so they cluster)."""
+    rng = random.Random(5)
+    records = make_crawl().records
+    for n in (12, 20, 50):
+        body = words_text(rng, n)
+        for copy in range(2):
+            records.append({"url": f"https://short.example.com/{n}-{copy}", "fetched_at": "2024-01-07",
+                            "status": 200, "html": page_html(f"Note {n}", body)})
+    return write_jsonl(tmp_path / "short.jsonl", records)
+
+
+@pytest.mark.parametrize("min_words", [10, 15, 30, 60])
+def test_report_applies_the_configs_min_words(tmp_path: Path, min_words: int,
+                                             capsys: pytest.CaptureFixture[str]) -> None:
+    """A database ingested at the default min_words (30) reports at another min_words exactly what a
+    database ingested at that min_words reports."""
+    dump = _short_pages_dump(tmp_path)
+    config = tmp_path / "dupcheck.yaml"
+    config.write_text(yaml.safe_dump({"min_words": min_words, "shingle_size": 4}))
+    reports = []
+    for name, ingest_config in (("default", []), ("same", ["--config", str(config)])):
+        db = str(tmp_path / f"{name}.duckdb")
+        assert main(["ingest", str(dump), "--db", db, "--jobs", "1", *ingest_config]) == 0
+        capsys.readouterr()
+        for method in ("minhash", "simhash"):
+            assert main(["report", "--json", "--db", db, "--config", str(config), "--method", method,
+                         "--jobs", "1"]) == 0
+            reports.append((name, method, json.loads(capsys.readouterr().out)))
+    by = {(name, method): r for name, method, r in reports}
+    for method in ("minhash", "simhash"):
+        assert by[("default", method)] == by[("same", method)]
+    numbers = by[("default", "minhash")]["numbers"]
+    short = sum(n < min_words for n in (12, 20, 50)) * 2
+    assert by[("default", "minhash")]["degenerate_by_reason"].get("too short", 0) == short
+    assert numbers["content_pages"] == 40 - 2 + 6 - short
