@@ -100,7 +100,7 @@ def _process_command(pid: int) -> str:
             argv = argv[1:]
     if not argv:
         return ""
-    command = " ".join([Path(argv[0]).name.removesuffix(".cli").replace("neardup.cli", "neardup"), *argv[1:]])
+    command = " ".join([Path(argv[0]).name.removesuffix(".cli"), *argv[1:]])  # python -m neardup.cli: neardup
     return command if len(command) <= 80 else command[:77] + "..."
 
 
@@ -121,7 +121,7 @@ def _open_error(path: str, exc: duckdb.Error, *, write: bool) -> NeardupError:
         return DatabaseLocked(
             f"{name} is open for writing by {who}; wait for it to finish (or close it) and retry"
         )
-    if "sqlite_scanner" in msg or "sqlite" in msg.lower() and "extension" in msg.lower():
+    if "sqlite_scanner" in msg:  # DuckDB knows the file for SQLite's and wants its (never loaded) reader
         return NeardupError(f"{path} is a SQLite database, not a DuckDB file: give neardup a new file (--db)")
     if "not a valid DuckDB database" in msg:
         return NeardupError(f"{path} is not a DuckDB database file: give neardup a new file (--db)")
@@ -360,8 +360,10 @@ class Store:
         self._lease_enter(write=write, bulk=bulk)
         try:
             yield
-        except duckdb.IOException as exc:  # a block of the file cannot be read: one line, not a traceback
-            raise _open_error(self.path, exc, write=write) from None
+        except duckdb.IOException as exc:
+            if "Could not read enough bytes" in str(exc):  # a lost block of a damaged file: one line
+                raise _open_error(self.path, exc, write=write) from None
+            raise
         finally:
             self._file.release(linger_s=LINGER_S if self.on_demand else 0.0)
 
