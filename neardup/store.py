@@ -189,11 +189,12 @@ class _File:
         self.writable = False
         self.bulk = False
         self.users = 0
+        self.pins = 0  # users that are held stores (open until closed, on any thread)
         self.writers_waiting = 0
         self.linger: threading.Timer | None = None
         self.held = threading.local()  # leases this thread holds (a thread never waits for itself)
 
-    def acquire(self, *, write: bool, bulk: bool, lock_wait_s: float) -> None:
+    def acquire(self, *, write: bool, bulk: bool, lock_wait_s: float, pin: bool = False) -> None:
         mine = getattr(self.held, "n", 0)
         with self.cond:
             if bulk and self.users:
@@ -209,6 +210,8 @@ class _File:
                         continue
                     if write and mine:
                         raise NeardupError(f"{self.path} is open read-only here; a write cannot start inside a read")
+                    if write and self.pins:
+                        raise NeardupError(f"{self.path} is open read-only in this process; close it before writing")
                 elif write or not self.writers_waiting:
                     self.con = _attach(self.path, write=write, bulk=bulk, lock_wait_s=lock_wait_s)
                     self.writable, self.bulk = write, bulk
@@ -220,12 +223,16 @@ class _File:
                     self.writers_waiting -= write
             self._cancel_linger()
             self.users += 1
-        self.held.n = mine + 1
+            self.pins += pin
+        if not pin:
+            self.held.n = mine + 1
 
-    def release(self, *, linger_s: float) -> None:
-        self.held.n -= 1
+    def release(self, *, linger_s: float, pin: bool = False) -> None:
+        if not pin:
+            self.held.n -= 1
         with self.cond:
             self.users -= 1
+            self.pins -= pin
             if self.users == 0:
                 if self.bulk or linger_s <= 0:
                     self._close()
@@ -340,7 +347,7 @@ class Store:
         with self._lease(write=not exists, bulk=self.bulk and not exists):
             missing = self._check_schema()
         if not on_demand:
-            self._lease_enter(write=not read_only, bulk=self.bulk)
+            self._lease_enter(write=not read_only, bulk=self.bulk, pin=True)
         self._closed = False
         try:
             if not read_only and (missing or self._has_incomplete_sources()):
@@ -350,10 +357,10 @@ class Store:
             raise
 
     # --- plumbing ---------------------------------------------------------------------------
-    def _lease_enter(self, *, write: bool, bulk: bool = False) -> None:
+    def _lease_enter(self, *, write: bool, bulk: bool = False, pin: bool = False) -> None:
         if write and self.read_only:
             raise NeardupError(f"{self.path} was opened read-only; open it again to write")
-        self._file.acquire(write=write, bulk=bulk, lock_wait_s=self.lock_wait_s)
+        self._file.acquire(write=write, bulk=bulk, lock_wait_s=self.lock_wait_s, pin=pin)
 
     @contextmanager
     def _lease(self, *, write: bool, bulk: bool = False) -> Iterator[None]:
@@ -391,7 +398,7 @@ class Store:
         if not self._closed:
             self._closed = True
             if not self.on_demand:
-                self._file.release(linger_s=0.0)
+                self._file.release(linger_s=0.0, pin=True)
             self._file.close_idle()
 
     def __enter__(self) -> Store:

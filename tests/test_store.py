@@ -324,3 +324,14 @@ def test_report_applies_the_configs_min_words(tmp_path: Path, min_words: int,
     short = sum(n < min_words for n in (12, 20, 50)) * 2
     assert by[("default", "minhash")]["degenerate_by_reason"].get("too short", 0) == short
     assert numbers["content_pages"] == 40 - 2 + 6 - short
+
+
+def test_a_held_store_can_be_closed_on_another_thread_and_a_read_only_one_refuses_writers(db: Path) -> None:
+    store = Store(db)
+    closer = threading.Thread(target=store.close)
+    closer.start()
+    closer.join()
+    with Store(db) as again:  # the file was released, and this thread's leases are not confused
+        assert again.count_pages() == 40
+    with Store(db, read_only=True), pytest.raises(NeardupError, match="open read-only in this process"):
+        Store(db)
