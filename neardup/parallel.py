@@ -49,7 +49,7 @@ _PR_SET_PDEATHSIG = 1  # prctl(2)
 
 
 def set_parent_death_signal() -> None:
-    """Have the kernel SIGKILL this process when its parent (thread) dies (Linux; elsewhere a no-op)."""
+    """Have the kernel SIGKILL this process when the thread that forked it ends (Linux; elsewhere a no-op)."""
     try:
         import ctypes
 
@@ -58,30 +58,21 @@ def set_parent_death_signal() -> None:
         pass
 
 
-def _exit_with(main_pid: int) -> None:
-    """Worker initializer: end this worker when the process that started the pool dies (even by kill -9).
-
-    Without it a killed `neardup ingest` leaves its workers running: each holds both ends of the pool's
-    queues and the forkserver's liveness pipe, so none of them, nor the forkserver, nor the resource
-    tracker (which waits for every holder of its pipe) ever sees end-of-file. A worker's parent is the
-    forkserver, which dies with the main process (`_forkserver_init`), so the kernel's parent-death
-    signal ends the worker; a thread that waits on the main process's pidfd (or polls it, where there is
-    none) is the fallback where that signal does not exist."""
-    set_parent_death_signal()
-    if os.getppid() == 1:  # the forkserver is gone already
-        os._exit(1)
+def exit_with(pid: int) -> None:
+    """End this process as soon as process `pid` ends: a daemon thread waits on its pidfd (Linux), or
+    polls it once a second where there is none."""
 
     def watch() -> None:
         try:
-            pidfd = os.pidfd_open(main_pid)
+            pidfd = os.pidfd_open(pid)
         except (AttributeError, OSError):
             pidfd = None
         if pidfd is not None:
-            select.select([pidfd], [], [])  # readable once the process has exited
+            select.select([pidfd], [], [])  # readable once the process has ended
         else:
             while True:
                 try:
-                    os.kill(main_pid, 0)
+                    os.kill(pid, 0)
                 except ProcessLookupError:
                     break
                 except PermissionError:
@@ -89,7 +80,22 @@ def _exit_with(main_pid: int) -> None:
                 time.sleep(1.0)
         os._exit(1)
 
-    threading.Thread(target=watch, name="neardup-parent-watch", daemon=True).start()
+    threading.Thread(target=watch, name=f"neardup-exit-with-{pid}", daemon=True).start()
+
+
+def _worker_init(main_pid: int) -> None:
+    """Worker initializer: end this worker when the process that started the pool dies (even by kill -9).
+
+    Without it a killed `neardup ingest` leaves its workers running: each holds both ends of the pool's
+    queues and the forkserver's liveness pipe, so none of them, nor the forkserver, nor the resource
+    tracker (which waits for every holder of its pipe) ever sees end-of-file. A worker's parent is the
+    forkserver, which ends with the main process (`_forkserver_init`); the kernel's parent-death signal
+    then ends the worker even inside a long C call that holds the GIL. Watching the main process too
+    covers systems without that signal."""
+    set_parent_death_signal()
+    if os.getppid() == 1:  # the forkserver is gone already
+        os._exit(1)
+    exit_with(main_pid)
 
 
 def parallel_map(func: Callable[[T], R], batches: Iterable[T], *, jobs: int | None = None) -> Iterator[R]:
@@ -110,7 +116,7 @@ def parallel_map(func: Callable[[T], R], batches: Iterable[T], *, jobs: int | No
     # in milliseconds instead of importing numpy, pyarrow, DuckDB and the parsers (~1 CPU-s each), and
     # the next pool (every `parallel_map` call starts one) reuses the same server.
     context.set_forkserver_preload([func.__module__, "neardup._forkserver_init"])
-    with ProcessPoolExecutor(max_workers=jobs, mp_context=context, initializer=_exit_with,
+    with ProcessPoolExecutor(max_workers=jobs, mp_context=context, initializer=_worker_init,
                              initargs=(os.getpid(),)) as pool:
         inflight: deque[Future[R]] = deque()
         for batch in batches:

@@ -7,6 +7,7 @@ import subprocess
 import sys
 import textwrap
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 
 import parallel_probe as probe
@@ -148,3 +149,26 @@ def test_kill_9_of_an_ingest_leaves_no_process_behind(tmp_path: Path) -> None:
     for pid in left:  # never leave them running, whatever the outcome
         os.kill(pid, 9)
     assert not left, f"{len(left)} processes outlived the killed ingest"
+
+
+def test_a_pool_outlives_the_thread_that_started_the_forkserver() -> None:
+    """Streamlit runs each script in its own thread: the forkserver one run started serves the next."""
+    started, leave = threading.Event(), threading.Event()
+
+    def first_run() -> None:
+        list(parallel_map(probe.whoami, range(4), jobs=2))  # starts the forkserver in this thread
+        started.set()
+        leave.wait(60)
+
+    first = threading.Thread(target=first_run)
+    first.start()
+    assert started.wait(120)
+
+    def batches() -> Iterator[int]:
+        for x in range(40):
+            if x == 8:
+                leave.set()  # the starting thread ends while this pool's workers run
+                first.join()
+            yield x
+
+    assert list(parallel_map(probe.square_slowly, batches(), jobs=2)) == [x * x for x in range(40)]
