@@ -85,9 +85,11 @@ def _limit(text: str) -> Limit:
 
 
 def _open(args: argparse.Namespace, *, must_exist: bool = True, bulk: bool = False) -> Store:
+    """A bulk store for a load (the file to itself); else an on-demand one: read-only while it only reads
+    (a report whose fingerprints are stored), so a running app or another report can share the file."""
     if must_exist and not Path(args.db).exists():
         raise NeardupError(f"no database at {args.db}: run `neardup ingest DUMP --db {args.db}` first")
-    return Store(args.db, bulk=bulk)
+    return Store(args.db, bulk=True) if bulk else Store(args.db, on_demand=True)
 
 
 def cmd_ingest(args: argparse.Namespace) -> int:

@@ -84,6 +84,7 @@ def _is_int(value: object) -> bool:
 
 def _is_number(value: object) -> bool:
     return isinstance(value, numbers.Real) and not isinstance(value, bool)
+DEFAULT_MIN_WORDS = 30  # a page with fewer words of main text is degenerate ("too short")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -109,7 +110,7 @@ class Config:
     # Containment guard: the smaller shingle set must be at least this share of the larger one.
     min_size_ratio: float = 0.5
     # Degenerate below this many words of main text (never below the shingle size).
-    min_words: int = 30
+    min_words: int = DEFAULT_MIN_WORDS
     simhash_max_bits: int = SIMHASH_MAX_BITS
     minhash_min_similarity: float = MINHASH_MIN_SIMILARITY
     containment_min_similarity: float = CONTAINMENT_MIN_SIMILARITY
@@ -227,6 +228,8 @@ class Config:
             ]
         else:
             parts.append(f"maxbits={self.simhash_max_bits}")
+        if self.min_words != DEFAULT_MIN_WORDS:  # which texts are units (the default: no mention)
+            parts.append(f"words={self.min_words}")
         return "|".join(parts)
 
     def replace(self, **changes: Any) -> Config:

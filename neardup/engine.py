@@ -388,11 +388,12 @@ def _sketch_batch(args: tuple[list[str], list[str], Config]) -> pa.Table:
 def ensure_sketches(store: Store, config: Config, *, progress: Progress = _noop, jobs: int | None = None) -> int:
     """Sketch the distinct content texts that have no sketch under `config.sketch_key` yet (the ingest
     sketches its own setting as it goes, so this runs for a new shingle size or normalization)."""
-    total = store.count_unsketched(config.norm_key, config.sketch_key)
+    total = store.count_unsketched(config.norm_key, config.sketch_key, min_words=config.min_words)
     if total == 0:
         return 0
     batches = ((df["exact_key"].tolist(), df["text"].tolist(), config)
-               for df in store.unsketched_texts(config.norm_key, config.sketch_key, BATCH * 4))
+               for df in store.unsketched_texts(config.norm_key, config.sketch_key, BATCH * 4,
+                                                min_words=config.min_words))
     done = 0
     pending: list[pa.Table] = []
     for table in parallel_map(_sketch_batch, batches, jobs=1 if total < PARALLEL_MIN else jobs):
@@ -410,17 +411,39 @@ def ensure_sketches(store: Store, config: Config, *, progress: Progress = _noop,
 def ensure_fingerprints(
     store: Store, config: Config, *, progress: Progress = _noop, jobs: int | None = None
 ) -> dict[str, Any]:
-    """Fingerprints and verified candidate pairs for `config` (cached per `config.fingerprint_key`)."""
-    ensure_texts(store, config, progress=progress, jobs=jobs)
-    key = config.fingerprint_key
-    cached = store.fingerprint_set(key)
-    # a dump loaded after the fingerprints were computed brings new texts: compute them again
-    if cached is not None and cached["n_units"] == store.count_units(config.norm_key):
+    """Fingerprints and verified candidate pairs for `config` (cached per `config.fingerprint_key`).
+
+    When they are stored already this only reads (an on-demand store opens the file read-only)."""
+    cached = _current_fingerprints(store, config)
+    if cached is not None:
         return cached
+    with store.writing():
+        ensure_texts(store, config, progress=progress, jobs=jobs)
+        cached = _current_fingerprints(store, config)
+        if cached is not None:
+            return cached
+        return _compute_fingerprints(store, config, progress=progress, jobs=jobs)
+
+
+def _current_fingerprints(store: Store, config: Config) -> dict[str, Any] | None:
+    """The stored fingerprint set of `config`, if every page has its text and the set covers every text
+    (a dump loaded after the fingerprints were computed brings new texts: they are computed again)."""
+    with store.reading():
+        cached = store.fingerprint_set(config.fingerprint_key)
+        if cached is None or store.count_pages_without_text(config.norm_key):
+            return None
+        return cached if cached["n_units"] == store.count_units(config.norm_key, min_words=config.min_words) else None
+
+
+def _compute_fingerprints(
+    store: Store, config: Config, *, progress: Progress = _noop, jobs: int | None = None
+) -> dict[str, Any]:
+    key = config.fingerprint_key
     t0 = time.perf_counter()
     ensure_sketches(store, config, progress=progress, jobs=jobs)
     progress("candidates", 0, 1)
-    units = store.unit_sketches(config.norm_key, config.sketch_key, with_minhash=config.method == "minhash")
+    units = store.unit_sketches(config.norm_key, config.sketch_key, with_minhash=config.method == "minhash",
+                                min_words=config.min_words)
     units.insert(0, "unit_id", np.arange(len(units), dtype=np.int32))
     n_shingles = units["n_shingles"].to_numpy(np.int32)
     if config.method == "simhash":
@@ -552,7 +575,7 @@ def load_fingerprints(store: Store, config: Config, *, progress: Progress = _noo
     fset = ensure_fingerprints(store, config, progress=progress, jobs=jobs)
     key = config.fingerprint_key
     units = store.units(key, with_signatures=config.method == "minhash")
-    pages = store.page_table(config.norm_key)
+    pages = store.page_table(config.norm_key, min_words=config.min_words)
     unit_of = pd.Series(units["unit_id"].to_numpy(), index=units["exact_key"])
     pages["unit_id"] = pages["exact_key"].map(unit_of).fillna(-1).astype(np.int64)
     pages.loc[pages["degenerate"].notna(), "unit_id"] = -1

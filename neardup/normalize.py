@@ -226,6 +226,9 @@ MAX_WORDS_BODY_MATCH = 150
 MAX_WORDS_TITLE_MATCH = 400
 
 
+TOO_SHORT = "too short"
+
+
 def degenerate_reason(
     text: str, *, title: str = "", status: int | None = None, n_words: int, min_words: int
 ) -> str | None:
@@ -248,6 +251,6 @@ def degenerate_reason(
         for reason, phrase in _PATTERNS:
             if phrase in head:
                 return reason
-    if n_words < min_words:
-        return "too short"
+    if n_words < min_words:  # tried last: the store re-applies it for another min_words
+        return TOO_SHORT
     return None

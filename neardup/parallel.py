@@ -5,8 +5,11 @@ from __future__ import annotations
 import multiprocessing as mp
 import os
 import queue
+import select
+import signal
 import sys
 import threading
+import time
 import types
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
@@ -42,6 +45,59 @@ def _bare_main() -> Iterator[None]:
             sys.modules["__main__"] = main
 
 
+_PR_SET_PDEATHSIG = 1  # prctl(2)
+
+
+def set_parent_death_signal() -> None:
+    """Have the kernel SIGKILL this process when the thread that forked it ends (Linux; elsewhere a no-op)."""
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    except (OSError, AttributeError):
+        pass
+
+
+def exit_with(pid: int) -> None:
+    """End this process as soon as process `pid` ends: a daemon thread waits on its pidfd (Linux), or
+    polls it once a second where there is none."""
+
+    def watch() -> None:
+        try:
+            pidfd = os.pidfd_open(pid)
+        except (AttributeError, OSError):
+            pidfd = None
+        if pidfd is not None:
+            select.select([pidfd], [], [])  # readable once the process has ended
+        else:
+            while True:
+                try:
+                    os.kill(pid, 0)
+                except ProcessLookupError:
+                    break
+                except PermissionError:
+                    pass
+                time.sleep(1.0)
+        os._exit(1)
+
+    threading.Thread(target=watch, name=f"neardup-exit-with-{pid}", daemon=True).start()
+
+
+def _worker_init(main_pid: int) -> None:
+    """Worker initializer: end this worker when the process that started the pool dies (even by kill -9).
+
+    Without it a killed `neardup ingest` leaves its workers running: each holds both ends of the pool's
+    queues and the forkserver's liveness pipe, so none of them, nor the forkserver, nor the resource
+    tracker (which waits for every holder of its pipe) ever sees end-of-file. A worker's parent is the
+    forkserver, which ends with the main process (`_forkserver_init`); the kernel's parent-death signal
+    then ends the worker even inside a long C call that holds the GIL. Watching the main process too
+    covers systems without that signal."""
+    set_parent_death_signal()
+    if os.getppid() == 1:  # the forkserver is gone already
+        os._exit(1)
+    exit_with(main_pid)
+
+
 def parallel_map(func: Callable[[T], R], batches: Iterable[T], *, jobs: int | None = None) -> Iterator[R]:
     """`map(func, batches)` in worker processes, results in input order, at most 2 x jobs batches in flight.
 
@@ -59,8 +115,9 @@ def parallel_map(func: Callable[[T], R], batches: Iterable[T], *, jobs: int | No
     # The server imports `func`'s module once and forks every later worker from it: a worker then starts
     # in milliseconds instead of importing numpy, pyarrow, DuckDB and the parsers (~1 CPU-s each), and
     # the next pool (every `parallel_map` call starts one) reuses the same server.
-    context.set_forkserver_preload([func.__module__])
-    with ProcessPoolExecutor(max_workers=jobs, mp_context=context) as pool:
+    context.set_forkserver_preload([func.__module__, "neardup._forkserver_init"])
+    with ProcessPoolExecutor(max_workers=jobs, mp_context=context, initializer=_worker_init,
+                             initargs=(os.getpid(),)) as pool:
         inflight: deque[Future[R]] = deque()
         for batch in batches:
             with _bare_main():

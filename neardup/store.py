@@ -6,16 +6,19 @@ One `Store` per database file. DuckDB connections are not thread-safe; every met
 
 from __future__ import annotations
 
+import functools
+import inspect
 import json
 import os
 import re
 import threading
-from collections.abc import Iterator, Sequence
+import time
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import duckdb
 import numpy as np
@@ -23,6 +26,7 @@ import pandas as pd
 import pyarrow as pa
 
 from .errors import DatabaseLocked, NeardupError, SchemaError
+from .normalize import TOO_SHORT
 
 SCHEMA_VERSION = "3"
 # Older versions this one upgrades in place on a writable open (read-only opens read them as they are).
@@ -34,6 +38,7 @@ DUCKDB_MEMORY = "1GB"
 # group of `pages` fills up; at 16k rows (~260 MB of HTML) that stays within the memory cap.
 ROW_GROUP_ROWS = 16_384
 CHECKPOINT_THRESHOLD = "512MB"
+F = TypeVar("F", bound=Callable[..., Any])
 ALIAS = "neardup"  # the attached file's catalog name inside each store's connection
 # An imported label may carry a time this far ahead of this machine's clock (two machines' clocks differ).
 LABEL_CLOCK_SKEW = timedelta(minutes=5)
@@ -41,13 +46,35 @@ LABEL_CLOCK_SKEW = timedelta(minutes=5)
 _LABEL_COLUMNS = ("url_a", "md5_a", "url_b", "md5_b", "label", "category", "note", "labeler", "labeled_at", "setting")
 
 
-# One text per distinct content exact_key (any of its pages), for the content texts that `where`
-# selects (a condition on `t`, a row of texts). The page is chosen on the small columns and its text
+# Whether a text is content, and why not. `degenerate` is stored at normalization with the min_words of that
+# time; the "too short" rule is applied again when a query runs, with the setting's min_words (bound as a
+# parameter), so a report at another min_words counts what it says. A stored 'too short' means no other
+# rule applied (they are tried first): a text is content when it has no other reason and at least
+# min_words words. Without a min_words, the decision stored at normalization.
+
+
+def _is_content(min_words: int | None) -> tuple[str, list[int]]:
+    """SQL condition on a `texts` row `t` (and its parameters): the text is content."""
+    if min_words is None:
+        return "t.degenerate IS NULL", []
+    return f"(t.degenerate IS NULL OR t.degenerate = '{TOO_SHORT}') AND t.n_words >= ?", [min_words]
+
+
+def _degenerate(min_words: int | None) -> tuple[str, list[int]]:
+    """SQL expression over a `texts` row `t` (and its parameters): why the text is not content, or NULL."""
+    if min_words is None:
+        return "t.degenerate", []
+    return (f"CASE WHEN t.degenerate IS NOT NULL AND t.degenerate <> '{TOO_SHORT}' THEN t.degenerate "
+            f"WHEN t.n_words < ? THEN '{TOO_SHORT}' END"), [min_words]
+
+
+# One text per distinct content exact_key (any of its pages), for the texts that `content` and `where`
+# select (conditions on `t`, a row of texts). The page is chosen on the small columns and its text
 # fetched by a join: aggregating the texts themselves (any_value(text) ... GROUP BY) copied every text
 # into the hash table (measured on 32k of 100k texts: 0.8-1.5 s -> 0.23 s).
 _ONE_TEXT_PER_KEY = (
     "WITH pick AS (SELECT t.exact_key, min(t.page_id) AS page_id FROM texts t "
-    "WHERE t.norm_key = ? AND t.degenerate IS NULL {where} GROUP BY t.exact_key) "
+    "WHERE t.norm_key = ? AND {content} {where} GROUP BY t.exact_key) "
     "SELECT p.exact_key, t.text FROM pick p JOIN texts t ON t.page_id = p.page_id WHERE t.norm_key = ?"
 )
 
@@ -57,63 +84,243 @@ def sql_literal(value: str) -> str:
     return "'" + value.replace("'", "''") + "'"
 
 
-class _Connections:
-    """One DuckDB connection per database file in this process, shared by the Stores open on it.
+# How long an open waits for another process's lock (a short write: a label, an app page's read) before
+# it names the holder; NEARDUP_LOCK_WAIT_S overrides. An on-demand store keeps the file open this long after
+# its last use, so one app page's queries share one open (attaching costs a few ms; see bench/bench_app.py).
+LOCK_WAIT_S = 10.0
+LINGER_S = 1.0
+_HEADER_BYTES = 3 * 4096  # DuckDB's file header and its two database headers
+_LOCK_HOLDER = re.compile(r"Conflicting lock is held in (.*?) \(PID (\d+)\)")
 
-    The file is attached (not opened as the default database) because only ATTACH takes a row group
-    size and a recovery mode; DuckDB's own instance cache, which let two `duckdb.connect(path)` share a
-    file, does not cover attached files, so this registry does."""
+
+def _process_command(pid: int) -> str:
+    """What process `pid` runs, shortened for a message: `neardup ingest crawl.jsonl.gz`, or "" if unknown."""
+    try:
+        argv = Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace").split("\0")
+    except OSError:
+        return ""
+    argv = [a for a in argv if a]
+    if argv and Path(argv[0]).name.startswith("python"):
+        argv = argv[1:]
+        if argv[:1] == ["-m"]:
+            argv = argv[1:]
+    if not argv:
+        return ""
+    command = " ".join([Path(argv[0]).name.removesuffix(".cli"), *argv[1:]])  # python -m neardup.cli: neardup
+    return command if len(command) <= 80 else command[:77] + "..."
+
+
+def _open_error(path: str, exc: duckdb.Error, *, write: bool) -> NeardupError:
+    """One line a user can act on for a failed ATTACH."""
+    msg = str(exc)
+    name = Path(path).name
+    held = _LOCK_HOLDER.search(msg)
+    if held:
+        pid = int(held.group(2))
+        command = _process_command(pid)
+        who = f"PID {pid}" + (f" ({command})" if command else "")
+        if "read-only mode" in msg:  # the holder only reads; we asked to write
+            return DatabaseLocked(
+                f"{name} is open read-only by {who}, and writing needs it to itself; "
+                "close that process (or wait for it to finish) and retry"
+            )
+        return DatabaseLocked(
+            f"{name} is open for writing by {who}; wait for it to finish (or close it) and retry"
+        )
+    if "sqlite_scanner" in msg:  # DuckDB knows the file for SQLite's and wants its (never loaded) reader
+        return NeardupError(f"{path} is a SQLite database, not a DuckDB file: give neardup a new file (--db)")
+    if "not a valid DuckDB database" in msg:
+        return NeardupError(f"{path} is not a DuckDB database file: give neardup a new file (--db)")
+    if "Could not read enough bytes" in msg:
+        return NeardupError(f"{path} is damaged (truncated or corrupt): restore it or ingest into a new file")
+    if not write and not Path(path).exists():
+        return NeardupError(f"no database at {path}")
+    return NeardupError(f"cannot open database {path}: {msg.splitlines()[0]}")
+
+
+def _attach(path: str, *, write: bool, bulk: bool, lock_wait_s: float) -> duckdb.DuckDBPyConnection:
+    """A connection with the file attached as `ALIAS`, waiting up to `lock_wait_s` for another process's lock.
+
+    Extensions are never installed or loaded on the fly: DuckDB would otherwise fetch its SQLite reader
+    from the internet to open a SQLite file given as the database."""
+    con = duckdb.connect(config={"autoinstall_known_extensions": False, "autoload_known_extensions": False})
+    options = [f"ROW_GROUP_SIZE {ROW_GROUP_ROWS}"]
+    if not write:
+        options.append("READ_ONLY")
+    if bulk:
+        options.append("RECOVERY_MODE no_wal_writes")
+    deadline = time.monotonic() + lock_wait_s
+    delay_s = 0.02
+    try:
+        while True:
+            try:
+                con.execute(f"ATTACH {sql_literal(path)} AS {ALIAS} ({', '.join(options)})")
+                break
+            except duckdb.IOException as exc:
+                if "Could not set lock" not in str(exc) or time.monotonic() + delay_s > deadline:
+                    raise _open_error(path, exc, write=write) from None
+                time.sleep(delay_s)
+                delay_s = min(2 * delay_s, 0.25)
+            except duckdb.Error as exc:
+                raise _open_error(path, exc, write=write) from None
+        con.execute(f"USE {ALIAS}")
+        # DuckDB's own memory (buffer pool, un-checkpointed appends) is capped, so a long load stays flat:
+        # by default it may use 80% of RAM and the main process grew to 2.4 GB over a 100k-page load
+        # (1.45 GB with 1 GB). Operators that need more spill to disk. NEARDUP_DUCKDB_MEMORY overrides.
+        con.execute("SET memory_limit = ?", [os.environ.get("NEARDUP_DUCKDB_MEMORY", DUCKDB_MEMORY)])
+        if write:
+            # Checkpoint (compress and write out) after every 512 MB of log rather than 16 MB: a bulk
+            # load then re-compresses the open row group ~30x less often. Measured on 20k pages:
+            # the ingest's main-process CPU 0.78 -> 0.48 ms/page and the file 164 -> 105 MB.
+            con.execute("SET checkpoint_threshold = ?", [CHECKPOINT_THRESHOLD])
+    except BaseException:
+        con.close()
+        raise
+    return con
+
+
+class _File:
+    """One database file in this process: at most one connection, shared by every Store and thread on it.
+
+    The connection is opened on demand, read-only unless a writer needs it, and counts its users (leases).
+    A write that finds it open read-only waits until the readers are done, then reopens it for writing.
+    The file is attached (not opened as the default database) because only ATTACH takes a row group size
+    and a recovery mode; DuckDB's own instance cache does not cover attached files, so this registry does.
+    """
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.cond = threading.Condition()
+        self.con: duckdb.DuckDBPyConnection | None = None
+        self.writable = False
+        self.bulk = False
+        self.users = 0
+        self.pins = 0  # users that are held stores (open until closed, on any thread)
+        self.writers_waiting = 0
+        self.linger: threading.Timer | None = None
+        self.held = threading.local()  # leases this thread holds (a thread never waits for itself)
+
+    def acquire(self, *, write: bool, bulk: bool, lock_wait_s: float, pin: bool = False) -> None:
+        mine = getattr(self.held, "n", 0)
+        with self.cond:
+            if bulk and self.users:
+                raise DatabaseLocked(f"{self.path} is already open in this process; a bulk load needs it to itself")
+            while True:
+                if self.con is not None:
+                    fits = (self.writable or not write) and (self.bulk or not bulk)
+                    # a reader that holds nothing yet lets a waiting writer go first
+                    if fits and (self.writable or not self.writers_waiting or mine):
+                        break
+                    if not self.users:
+                        self._close()  # idle but not what is needed: reopen below
+                        continue
+                    if write and mine:
+                        raise NeardupError(f"{self.path} is open read-only here; a write cannot start inside a read")
+                    if write and self.pins:
+                        raise NeardupError(f"{self.path} is open read-only in this process; close it before writing")
+                elif write or not self.writers_waiting:
+                    self.con = _attach(self.path, write=write, bulk=bulk, lock_wait_s=lock_wait_s)
+                    self.writable, self.bulk = write, bulk
+                    continue
+                self.writers_waiting += write
+                try:
+                    self.cond.wait()
+                finally:
+                    self.writers_waiting -= write
+            self._cancel_linger()
+            self.users += 1
+            self.pins += pin
+        if not pin:
+            self.held.n = mine + 1
+
+    def release(self, *, linger_s: float, pin: bool = False) -> None:
+        if not pin:
+            self.held.n -= 1
+        with self.cond:
+            self.users -= 1
+            self.pins -= pin
+            if self.users == 0:
+                if self.bulk or linger_s <= 0:
+                    self._close()
+                else:
+                    self.linger = threading.Timer(linger_s, self.close_idle)
+                    self.linger.daemon = True
+                    self.linger.start()
+            self.cond.notify_all()
+
+    def close_idle(self) -> None:
+        with self.cond:
+            if self.con is not None and not self.users:
+                self._close()
+                self.cond.notify_all()
+
+    def _cancel_linger(self) -> None:
+        if self.linger is not None:
+            self.linger.cancel()
+            self.linger = None
+
+    def _close(self) -> None:
+        self._cancel_linger()
+        con, self.con = self.con, None
+        if con is None:
+            return
+        try:
+            if self.bulk:  # bulk: nothing is in a log, the checkpoint makes it durable
+                con.execute("CHECKPOINT")
+        finally:
+            self.bulk = False
+            con.close()
+
+
+class _Connections:
+    """The `_File` of each database file open in this process, by real path."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._open: dict[str, list[Any]] = {}  # real path -> [connection, users, read_only, bulk]
+        self._files: dict[str, _File] = {}
 
-    def acquire(self, path: str, *, read_only: bool, bulk: bool) -> duckdb.DuckDBPyConnection:
+    def file(self, path: str) -> _File:
         key = os.path.realpath(path)
         with self._lock:
-            entry = self._open.get(key)
-            if entry is not None:
-                if bulk or entry[3]:
-                    raise DatabaseLocked(f"{path} is already open in this process; a bulk load needs it to itself")
-                if entry[2] and not read_only:
-                    raise NeardupError(f"{path} is open read-only in this process; close it before writing")
-                entry[1] += 1
-                return entry[0]
-            con = duckdb.connect()
-            options = [f"ROW_GROUP_SIZE {ROW_GROUP_ROWS}"]
-            if read_only:
-                options.append("READ_ONLY")
-            if bulk:
-                options.append("RECOVERY_MODE no_wal_writes")
-            try:
-                con.execute(f"ATTACH {sql_literal(path)} AS {ALIAS} ({', '.join(options)})")
-                con.execute(f"USE {ALIAS}")
-            except BaseException:
-                con.close()
-                raise
-            self._open[key] = [con, 1, read_only, bulk]
-            return con
-
-    def release(self, path: str) -> None:
-        key = os.path.realpath(path)
-        with self._lock:
-            entry = self._open[key]
-            entry[1] -= 1
-            if entry[1] == 0:
-                del self._open[key]
-                con = entry[0]
-                try:
-                    if entry[3]:  # bulk: nothing is in a log, the checkpoint makes it durable
-                        con.execute("CHECKPOINT")
-                finally:
-                    con.close()
+            return self._files.setdefault(key, _File(path))
 
 
 _CONNECTIONS = _Connections()
 
 
+def _leased(write: bool) -> Callable[[F], F]:
+    """Run a Store method (or iterate a generator method) holding a read or write lease on the file."""
+
+    def decorate(method: F) -> F:
+        if inspect.isgeneratorfunction(method):
+            @functools.wraps(method)
+            def generator(self: Store, *args: Any, **kwargs: Any) -> Any:
+                with self._lease(write=write):
+                    yield from method(self, *args, **kwargs)
+            return generator  # type: ignore[return-value]
+
+        @functools.wraps(method)
+        def call(self: Store, *args: Any, **kwargs: Any) -> Any:
+            with self._lease(write=write):
+                return method(self, *args, **kwargs)
+        return call  # type: ignore[return-value]
+
+    return decorate
+
+
+_reads, _writes = _leased(False), _leased(True)
+
+
 class Store:
     """The database file, attached with row groups of `ROW_GROUP_ROWS`.
+
+    A held store (the default) opens the file when created and keeps it until `close`: read-write, or
+    read-only. An `on_demand` store (the app; `neardup report`) holds nothing at rest: each method opens
+    the file for as long as it runs (and `LINGER_S` after), read-only for reads and read-write for writes,
+    so other processes can use the file in between. DuckDB lets one process open a file read-write, or
+    any number read-only while none writes; an open that finds the file locked waits up to `lock_wait_s`
+    (a label is written in milliseconds), then raises `DatabaseLocked` naming the process that holds it.
+    Several steps that write (an ingest, computing fingerprints) run inside `writing()`: one open for all.
 
     `bulk=True` is for a process that has the file to itself for a load (`neardup ingest`, the benchmark):
     no write-ahead log, so commits are durable at checkpoints only (the loader checkpoints where a row
@@ -123,48 +330,83 @@ class Store:
     mid-load leaves the source 'loading', and the next open drops it, as without `bulk`. Labels are never
     written through a bulk store. Every store attaches the file with the same row group size: a checkpoint
     under DuckDB's default size rewrote a file of 16k-row groups whole (17 s, twice the size at 100k
-    pages); files written with larger row groups open as they are."""
+    pages); files written with larger row groups open as they are.
 
-    def __init__(self, path: str | Path = DEFAULT_DB, *, read_only: bool = False, bulk: bool = False) -> None:
+    A file is refused, before anything is written to it, unless it is a neardup database or empty."""
+
+    def __init__(self, path: str | Path = DEFAULT_DB, *, read_only: bool = False, bulk: bool = False,
+                 on_demand: bool = False, lock_wait_s: float | None = None) -> None:
         self.path = str(path)
-        self.bulk = bulk and not read_only
+        self.read_only = read_only
+        self.bulk = bulk and not read_only and not on_demand
+        self.on_demand = on_demand
+        self.lock_wait_s = float(os.environ.get("NEARDUP_LOCK_WAIT_S", LOCK_WAIT_S)) if lock_wait_s is None \
+            else lock_wait_s
+        self._file = _CONNECTIONS.file(self.path)
+        self._closed = True
+        self._upgrade_from: str | None = None  # an older schema version _init_schema upgrades
+        if self._file.bulk and self._file.users:
+            raise DatabaseLocked(f"{self.path} is being bulk-loaded in this process; retry when it is done")
+        exists = Path(self.path).exists()
+        if read_only and not exists:
+            raise NeardupError(f"no database at {self.path}")
+        # An existing file is checked read-only first: a foreign or damaged file is refused unwritten.
+        with self._lease(write=not exists, bulk=self.bulk and not exists):
+            missing = self._check_schema()
+        if not on_demand:
+            self._lease_enter(write=not read_only, bulk=self.bulk, pin=True)
         self._closed = False
         try:
-            self._con = _CONNECTIONS.acquire(self.path, read_only=read_only, bulk=self.bulk)
-        except duckdb.IOException as exc:
-            msg = str(exc)
-            if "lock" in msg.lower():
-                raise DatabaseLocked(
-                    f"{self.path} is open in another process (a running app or CLI); close it and retry"
-                ) from None
-            raise NeardupError(f"cannot open database {self.path}: {msg.splitlines()[0]}") from None
-        except duckdb.Error as exc:
-            raise NeardupError(f"{self.path} is not a DuckDB database: {str(exc).splitlines()[0]}") from None
-        # DuckDB's own memory (buffer pool, un-checkpointed appends) is capped, so a long load stays flat:
-        # by default it may use 80% of RAM and the main process grew to 2.4 GB over a 100k-page load
-        # (1.45 GB with 1 GB). Operators that need more spill to disk. NEARDUP_DUCKDB_MEMORY overrides.
-        self._con.execute("SET memory_limit = ?", [os.environ.get("NEARDUP_DUCKDB_MEMORY", DUCKDB_MEMORY)])
-        if not read_only:
-            # Checkpoint (compress and write out) after every 512 MB of log rather than 16 MB: a bulk
-            # load then re-compresses the open row group ~30x less often. Measured on 20k pages:
-            # the ingest's main-process CPU 0.78 -> 0.48 ms/page and the file 164 -> 105 MB.
-            self._con.execute("SET checkpoint_threshold = ?", [CHECKPOINT_THRESHOLD])
-        try:
-            self._init_schema(read_only)
+            if not read_only and (missing or self._upgrade_from or self._has_incomplete_sources()):
+                self._init_schema(missing)
         except BaseException:
             self.close()
             raise
 
     # --- plumbing ---------------------------------------------------------------------------
+    def _lease_enter(self, *, write: bool, bulk: bool = False, pin: bool = False) -> None:
+        if write and self.read_only:
+            raise NeardupError(f"{self.path} was opened read-only; open it again to write")
+        self._file.acquire(write=write, bulk=bulk, lock_wait_s=self.lock_wait_s, pin=pin)
+
+    @contextmanager
+    def _lease(self, *, write: bool, bulk: bool = False) -> Iterator[None]:
+        self._lease_enter(write=write, bulk=bulk)
+        try:
+            yield
+        except duckdb.IOException as exc:
+            if "Could not read enough bytes" in str(exc):  # a lost block of a damaged file: one line
+                raise _open_error(self.path, exc, write=write) from None
+            raise
+        finally:
+            self._file.release(linger_s=LINGER_S if self.on_demand else 0.0)
+
+    @contextmanager
+    def writing(self) -> Iterator[None]:
+        """Keep the file open read-write for a block of writes and reads (an ingest, fingerprints)."""
+        with self._lease(write=True):
+            yield
+
+    @contextmanager
+    def reading(self) -> Iterator[None]:
+        """Keep the file open (read-only, unless it is open for writing already) for a block of reads."""
+        with self._lease(write=False):
+            yield
+
     def cursor(self) -> duckdb.DuckDBPyConnection:
-        cur = self._con.cursor()
+        con = self._file.con
+        if con is None or not self._file.users:
+            raise RuntimeError("a Store method ran without a lease on the file: decorate it with @_reads or @_writes")
+        cur = con.cursor()
         cur.execute(f"USE {ALIAS}")  # a cursor starts in the connection's in-memory catalog
         return cur
 
     def close(self) -> None:
         if not self._closed:
             self._closed = True
-            _CONNECTIONS.release(self.path)
+            if not self.on_demand:
+                self._file.release(linger_s=0.0, pin=True)
+            self._file.close_idle()
 
     def __enter__(self) -> Store:
         return self
@@ -179,40 +421,79 @@ class Store:
         for rb in (cur or self.cursor()).sql(sql, params=params).to_arrow_reader(batch_rows):
             yield rb.to_pandas()
 
-    def _init_schema(self, read_only: bool) -> None:
+    def _check_schema(self) -> list[str]:
+        """The neardup tables this file lacks; raises unless it is a neardup database of this version or
+        holds nothing at all (another application's database is never written to)."""
         cur = self.cursor()
-        has_meta = cur.execute(
-            "SELECT count(*) FROM information_schema.tables WHERE table_name = 'meta'"
-        ).fetchone()[0]
-        if has_meta:
-            row = cur.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
-            if row is not None and row[0] in UPGRADABLE_VERSIONS:
-                if not read_only:
-                    self._upgrade_labels_per_labeler()
-                row = (SCHEMA_VERSION,)
-            if row is None or row[0] != SCHEMA_VERSION:
-                found = row[0] if row else "none"
+        objects = {r[0] for r in cur.execute(
+            "SELECT table_name FROM information_schema.tables WHERE table_catalog = ?", [ALIAS]
+        ).fetchall()}
+        ddl = resources.files("neardup").joinpath("schema.sql").read_text(encoding="utf-8")
+        statements = {m.group(1): st for st in re.sub(r"--[^\n]*", "", ddl).split(";")
+                      if (m := re.search(r"CREATE TABLE IF NOT EXISTS (\w+)", st))}
+        if not self._file.writable:
+            # A truncated file opens, and fails only at the first query that reads a lost block (or takes an
+            # append into the hole): its header says how many blocks it has, after three 4 KB headers.
+            block_size, blocks = cur.execute(
+                "SELECT block_size, total_blocks FROM pragma_database_size() WHERE database_name = ?", [ALIAS]
+            ).fetchone()
+            if Path(self.path).stat().st_size < _HEADER_BYTES + block_size * blocks:
+                raise NeardupError(
+                    f"{self.path} is damaged (truncated or corrupt): restore it or ingest into a new file")
+        if "meta" in objects:
+            try:
+                row = cur.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+            except duckdb.Error:
+                row = None
+            if row is None:
                 raise SchemaError(
-                    f"{self.path} has schema version {found}, this neardup needs {SCHEMA_VERSION}: "
+                    f"{self.path} is not a neardup database (it has a meta table without neardup's "
+                    "schema_version): give neardup a new file (--db)"
+                )
+            if row[0] in UPGRADABLE_VERSIONS:
+                self._upgrade_from = row[0]
+            elif row[0] != SCHEMA_VERSION:
+                raise SchemaError(
+                    f"{self.path} has schema version {row[0]}, this neardup needs {SCHEMA_VERSION}: "
                     "re-ingest into a new database file"
                 )
-        if not read_only:  # a new file gets every table; an older one gains the tables added since
-            existing = {r[0] for r in cur.execute("SELECT table_name FROM information_schema.tables").fetchall()}
-            ddl = resources.files("neardup").joinpath("schema.sql").read_text(encoding="utf-8")
-            for statement in re.sub(r"--[^\n]*", "", ddl).split(";"):
-                table = re.search(r"CREATE TABLE IF NOT EXISTS (\w+)", statement)
-                if table and table.group(1) not in existing:
-                    cur.execute(statement)
-        if not has_meta and not read_only:
+        elif objects:
+            shown = ", ".join(sorted(objects)[:5]) + (", ..." if len(objects) > 5 else "")
+            raise SchemaError(
+                f"{self.path} is another application's database (tables: {shown}), not a neardup one: "
+                "give neardup a new file (--db)"
+            )
+        self._ddl = statements
+        return [name for name in statements if name not in objects]
+
+    def _has_incomplete_sources(self) -> bool:
+        with self._lease(write=False):
+            return bool(self.cursor().execute(
+                "SELECT count(*) FROM sources WHERE status <> 'done'").fetchone()[0])
+
+    @_writes
+    def _init_schema(self, missing: list[str]) -> None:
+        """A new file gets every table and the meta row; an older one gains the tables added since; a
+        load that died part-way is dropped."""
+        cur = self.cursor()
+        cur.execute("BEGIN TRANSACTION")
+        for table in missing:
+            cur.execute(self._ddl[table])
+        if "meta" in missing:
             cur.execute("INSERT INTO meta VALUES ('schema_version', ?)", [SCHEMA_VERSION])
-        if not read_only:
-            self.drop_incomplete_sources()
+        cur.execute("COMMIT")
+        if self._upgrade_from is not None:
+            self._upgrade_labels_per_labeler()
+            self._upgrade_from = None
+        self.drop_incomplete_sources()
 
     # --- sources ----------------------------------------------------------------------------
+    @_reads
     def source_by_hash(self, sha256: str) -> dict[str, Any] | None:
         df = self.cursor().execute("SELECT * FROM sources WHERE sha256 = ?", [sha256]).df()
         return None if df.empty else df.iloc[0].to_dict()
 
+    @_writes
     def begin_source(self, path: str, sha256: str, fmt: str) -> int:
         cur = self.cursor()
         source_id = cur.execute("SELECT coalesce(max(source_id), 0) + 1 FROM sources").fetchone()[0]
@@ -229,13 +510,15 @@ class Store:
         at every 512 MB of log. Measured on 130k pages: main-thread CPU 0.54 -> 0.34 ms/page, and the
         file 1,327 -> 745 MB (re-written row groups leave dead blocks behind). Memory stays capped:
         DuckDB spills the un-checkpointed rows to its temp directory."""
-        self._con.execute("SET checkpoint_threshold = '1TB'")
-        try:
-            yield
-        finally:
-            self._con.execute("SET checkpoint_threshold = ?", [CHECKPOINT_THRESHOLD])
-            self.cursor().execute("CHECKPOINT")
+        with self.writing():
+            self.cursor().execute("SET checkpoint_threshold = '1TB'")
+            try:
+                yield
+            finally:
+                self.cursor().execute("SET checkpoint_threshold = ?", [CHECKPOINT_THRESHOLD])
+                self.cursor().execute("CHECKPOINT")
 
+    @_writes
     def finish_source(self, source_id: int, *, n_records: int, n_loaded: int, n_errors: int) -> None:
         self.cursor().execute(
             "UPDATE sources SET status = 'done', n_records = ?, n_loaded = ?, n_errors = ?, loaded_at = ? "
@@ -252,6 +535,7 @@ class Store:
         cur.execute("DELETE FROM sources WHERE source_id = ?", [source_id])
         cur.execute("DELETE FROM sketches WHERE exact_key NOT IN (SELECT exact_key FROM texts)")
 
+    @_writes
     def drop_source(self, source_id: int) -> None:
         """Remove everything a source wrote (used when its load fails part-way, before any fingerprints)."""
         cur = self.cursor()
@@ -259,6 +543,7 @@ class Store:
         self._delete_source_rows(cur, source_id)
         cur.execute("COMMIT")
 
+    @_writes
     def remove_source(self, source_id: int) -> int:
         """Take a loaded source out: its pages, texts, sketches and errors, and every fingerprint set (units,
         pairs), which the next analysis recomputes from the pages left. Labels stay: they are keyed by URL and
@@ -274,10 +559,12 @@ class Store:
         cur.execute("COMMIT")
         return n_pages
 
+    @_writes
     def drop_incomplete_sources(self) -> None:
         for (source_id,) in self.cursor().execute("SELECT source_id FROM sources WHERE status <> 'done'").fetchall():
             self.drop_source(source_id)
 
+    @_reads
     def sources(self) -> pd.DataFrame:
         return self.cursor().execute(
             "SELECT source_id, path, format, n_records, n_loaded, n_errors, loaded_at FROM sources "
@@ -285,9 +572,11 @@ class Store:
         ).df()
 
     # --- pages ------------------------------------------------------------------------------
+    @_reads
     def next_page_id(self) -> int:
         return int(self.cursor().execute("SELECT coalesce(max(page_id), 0) + 1 FROM pages").fetchone()[0])
 
+    @_writes
     def add_ingested(self, batch: pa.Table, source_id: int, norm_key: str, sketches: pa.Table | None = None,
                      sketch_key: str = "", *, checkpoint: bool = False) -> None:
         """Pages, their normalized texts and (optionally) sketches from one ingest batch, in one transaction;
@@ -310,6 +599,7 @@ class Store:
         if checkpoint:
             cur.execute("CHECKPOINT")
 
+    @_writes
     def add_errors(self, source_id: int, source: str, errors: Sequence[tuple[int | None, str]]) -> None:
         """Record rejected records as (line, reason), in one insert from Arrow (`executemany` takes ~5 ms a row)."""
         if not errors:
@@ -321,6 +611,7 @@ class Store:
         cur.execute("INSERT INTO ingest_errors SELECT ?, ?, line, reason FROM error_batch", [source_id, source])
         cur.unregister("error_batch")
 
+    @_writes
     def discard_lines(self, source_id: int, first_line: int) -> tuple[int, list[str]]:
         """Remove the pages and rejects of a source from `first_line` on (the part of a file that turned out
         corrupt); returns how many pages went and the reasons of the rejects that went."""
@@ -337,6 +628,7 @@ class Store:
         cur.execute("COMMIT")
         return int(n_pages), reasons
 
+    @_writes
     def reject_duplicate_records(self, source_id: int, source: str) -> int:
         """Move records of this source that repeat an earlier record (same URL, fetch time and bytes)
         to `ingest_errors`. A re-fetch (another time) is kept: it is what the audit is about."""
@@ -362,15 +654,18 @@ class Store:
         cur.execute("COMMIT")
         return int(n)
 
+    @_reads
     def count_pages(self) -> int:
         return int(self.cursor().execute("SELECT count(*) FROM pages").fetchone()[0])
 
+    @_reads
     def ingest_errors(self, limit: int | None = None) -> pd.DataFrame:
         sql = "SELECT source, line, reason FROM ingest_errors ORDER BY source_id, line"
         if limit is not None:
             return self.cursor().execute(sql + " LIMIT ?", [limit]).df()
         return self.cursor().execute(sql).df()
 
+    @_reads
     def pages_without_text(self, norm_key: str, batch_rows: int) -> Iterator[pd.DataFrame]:
         """Pages not yet normalized under `norm_key`, in batches (memory stays flat)."""
         yield from self._batches(
@@ -379,12 +674,14 @@ class Store:
             [norm_key], batch_rows,
         )
 
+    @_reads
     def count_pages_without_text(self, norm_key: str) -> int:
         return int(self.cursor().execute(
             "SELECT count(*) FROM pages p WHERE NOT EXISTS "
             "(SELECT 1 FROM texts t WHERE t.norm_key = ? AND t.page_id = p.page_id)", [norm_key],
         ).fetchone()[0])
 
+    @_writes
     def add_texts(self, batch: pa.Table | pd.DataFrame) -> None:
         if isinstance(batch, pd.DataFrame):  # DuckDB scans Arrow faster than object columns
             batch = pa.Table.from_pandas(batch, preserve_index=False)
@@ -395,15 +692,18 @@ class Store:
         )
         cur.unregister("text_batch")
 
-    def page_table(self, norm_key: str) -> pd.DataFrame:
-        """One row per page (no HTML): what clustering and the report need."""
+    @_reads
+    def page_table(self, norm_key: str, *, min_words: int | None = None) -> pd.DataFrame:
+        """One row per page (no HTML): what clustering and the report need; `degenerate` under `min_words`."""
+        degenerate, params = _degenerate(min_words)
         return self.cursor().execute(
             "SELECT p.page_id, p.source_id, p.line, p.url, p.canonical_url, p.host, p.fetched_at, p.status, p.md5, p.rel_canonical, "
-            "t.exact_key, t.degenerate, t.n_words FROM pages p JOIN texts t ON t.page_id = p.page_id "
+            f"t.exact_key, {degenerate} AS degenerate, t.n_words FROM pages p JOIN texts t ON t.page_id = p.page_id "
             "WHERE t.norm_key = ? ORDER BY p.page_id",
-            [norm_key],
+            [*params, norm_key],
         ).df()
 
+    @_reads
     def page_records(self, page_ids: np.ndarray, batch_rows: int) -> Iterator[pa.Table]:
         """The loaded fields (page_id, url, html, text_in, fetched_at, status, extra) of the given pages,
         in batches of at most `batch_rows`, in page id order; `page_ids` must be sorted. Each batch reads
@@ -421,23 +721,29 @@ class Store:
             ).to_arrow_table()
             cur.unregister("wanted_pages")
 
+    @_reads
     def extra_fields(self, batch_rows: int = 65_536) -> Iterator[list[str]]:
         """The `extra` JSON of every page that has one, in batches (no HTML is read)."""
         for df in self._batches("SELECT extra::VARCHAR AS extra FROM pages WHERE extra IS NOT NULL", [], batch_rows):
             yield df["extra"].tolist()
 
-    def page(self, page_id: int, norm_key: str) -> dict[str, Any] | None:
+    @_reads
+    def page(self, page_id: int, norm_key: str, *, min_words: int | None = None) -> dict[str, Any] | None:
+        """A page with its text; `degenerate` under `min_words`."""
+        degenerate, params = _degenerate(min_words)
         df = self.cursor().execute(
-            "SELECT p.*, t.text, t.title, t.n_words, t.exact_key, t.degenerate FROM pages p "
+            f"SELECT p.*, t.text, t.title, t.n_words, t.exact_key, {degenerate} AS degenerate FROM pages p "
             "LEFT JOIN texts t ON t.page_id = p.page_id AND t.norm_key = ? WHERE p.page_id = ?",
-            [norm_key, page_id],
+            [*params, norm_key, page_id],
         ).df()
         return None if df.empty else df.iloc[0].to_dict()
 
     # --- fingerprints and pairs -------------------------------------------------------------
-    def count_units(self, norm_key: str) -> int:
+    @_reads
+    def count_units(self, norm_key: str, *, min_words: int | None = None) -> int:
+        content, params = _is_content(min_words)
         return int(self.cursor().execute(
-            "SELECT count(DISTINCT exact_key) FROM texts WHERE norm_key = ? AND degenerate IS NULL", [norm_key]
+            f"SELECT count(DISTINCT exact_key) FROM texts t WHERE norm_key = ? AND {content}", [norm_key, *params]
         ).fetchone()[0])
 
     def _insert_sketches(self, cur: duckdb.DuckDBPyConnection, sketches: pa.Table, sketch_key: str) -> None:
@@ -447,42 +753,55 @@ class Store:
         )
         cur.unregister("sketch_batch")
 
+    @_writes
     def add_sketches(self, sketches: pa.Table, sketch_key: str) -> None:
         self._insert_sketches(self.cursor(), sketches, sketch_key)
 
-    def unsketched_texts(self, norm_key: str, sketch_key: str, batch_rows: int) -> Iterator[pd.DataFrame]:
-        """Distinct content texts that have no sketch under `sketch_key` yet, in batches."""
+    @_reads
+    def unsketched_texts(self, norm_key: str, sketch_key: str, batch_rows: int, *,
+                         min_words: int | None = None) -> Iterator[pd.DataFrame]:
+        """Distinct content texts (under `min_words`) that have no sketch under `sketch_key` yet, in batches."""
+        content, params = _is_content(min_words)
         yield from self._batches(
-            _ONE_TEXT_PER_KEY.format(where="AND NOT EXISTS (SELECT 1 FROM sketches s WHERE s.sketch_key = ? "
-                                           "AND s.exact_key = t.exact_key)"),
-            [norm_key, sketch_key, norm_key], batch_rows,
+            _ONE_TEXT_PER_KEY.format(content=content, where="AND NOT EXISTS (SELECT 1 FROM sketches s "
+                                     "WHERE s.sketch_key = ? AND s.exact_key = t.exact_key)"),
+            [norm_key, *params, sketch_key, norm_key], batch_rows,
         )
 
-    def count_unsketched(self, norm_key: str, sketch_key: str) -> int:
+    @_reads
+    def count_unsketched(self, norm_key: str, sketch_key: str, *, min_words: int | None = None) -> int:
+        content, params = _is_content(min_words)
         return int(self.cursor().execute(
-            "SELECT count(DISTINCT exact_key) FROM texts t WHERE norm_key = ? AND degenerate IS NULL "
+            f"SELECT count(DISTINCT exact_key) FROM texts t WHERE norm_key = ? AND {content} "
             "AND NOT EXISTS (SELECT 1 FROM sketches s WHERE s.sketch_key = ? AND s.exact_key = t.exact_key)",
-            [norm_key, sketch_key],
+            [norm_key, *params, sketch_key],
         ).fetchone()[0])
 
+    @_reads
     def unit_texts(self, norm_key: str, exact_keys: Sequence[str], batch_rows: int) -> Iterator[pd.DataFrame]:
         """(exact_key, text) of the given content texts, in batches, in no particular order."""
         cur = self.cursor()  # the registration lives and dies with this cursor
         cur.register("wanted_units", pa.table({"exact_key": pa.array(list(exact_keys), pa.string())}))
-        sql = _ONE_TEXT_PER_KEY.format(where="AND t.exact_key IN (SELECT exact_key FROM wanted_units)")
+        # the keys say which texts: no content condition beyond them
+        sql = _ONE_TEXT_PER_KEY.format(content="true", where="AND t.exact_key IN (SELECT exact_key FROM wanted_units)")
         yield from self._batches(sql, [norm_key, norm_key], batch_rows, cur)
 
-    def unit_sketches(self, norm_key: str, sketch_key: str, *, with_minhash: bool) -> pd.DataFrame:
-        """One row per distinct content text (exact_key order): exact_key, n_shingles, simhash[, minhash]."""
+    @_reads
+    def unit_sketches(self, norm_key: str, sketch_key: str, *, with_minhash: bool,
+                      min_words: int | None = None) -> pd.DataFrame:
+        """One row per distinct content text under `min_words` (exact_key order): exact_key, n_shingles,
+        simhash[, minhash]."""
         cols = "s.exact_key, any_value(s.n_shingles) AS n_shingles, any_value(s.simhash) AS simhash" + (
             ", any_value(s.minhash) AS minhash" if with_minhash else "")
+        content, params = _is_content(min_words)
         return self.cursor().execute(
             f"SELECT {cols} FROM sketches s SEMI JOIN "  # noqa: S608 (fixed column lists)
-            "(SELECT exact_key FROM texts WHERE norm_key = ? AND degenerate IS NULL) u ON u.exact_key = s.exact_key "
+            f"(SELECT exact_key FROM texts t WHERE norm_key = ? AND {content}) u ON u.exact_key = s.exact_key "
             "WHERE s.sketch_key = ? GROUP BY s.exact_key ORDER BY s.exact_key",
-            [norm_key, sketch_key],
+            [norm_key, *params, sketch_key],
         ).df()
 
+    @_reads
     def fingerprint_set(self, fingerprint_key: str) -> dict[str, Any] | None:
         df = self.cursor().execute(
             "SELECT * FROM fingerprint_sets WHERE fingerprint_key = ?", [fingerprint_key]
@@ -493,6 +812,7 @@ class Store:
         row["stats"] = json.loads(row["stats"]) if row["stats"] else {}
         return row
 
+    @_writes
     def save_fingerprints(
         self,
         fingerprint_key: str,
@@ -528,18 +848,21 @@ class Store:
         cur.unregister("unit_batch")
         cur.unregister("pair_batch")
 
+    @_reads
     def units(self, fingerprint_key: str, *, with_signatures: bool = False) -> pd.DataFrame:
         cols = "unit_id, exact_key, n_shingles, simhash" + (", minhash" if with_signatures else "")
         return self.cursor().execute(
             f"SELECT {cols} FROM units WHERE fingerprint_key = ? ORDER BY unit_id", [fingerprint_key]  # noqa: S608
         ).df()
 
+    @_reads
     def pairs(self, fingerprint_key: str) -> pd.DataFrame:
         return self.cursor().execute(
             "SELECT a, b, hamming_bits, jaccard, containment FROM pairs WHERE fingerprint_key = ?",
             [fingerprint_key],
         ).df()
 
+    @_reads
     def pair_arrays(self, fingerprint_key: str) -> dict[str, np.ndarray]:
         """Pairs as numpy arrays (fast path for re-clustering at a new threshold)."""
         tbl = self.cursor().execute(
@@ -574,6 +897,7 @@ class Store:
         cur.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", [SCHEMA_VERSION])
         cur.execute("COMMIT")
 
+    @_writes
     def _write_labels(self, rows: list[list[Any]]) -> None:
         """Upsert label rows in one transaction: all of them or none."""
         with self._LABEL_WRITES:
@@ -594,6 +918,7 @@ class Store:
         when = labeled_at or datetime.now(UTC).replace(tzinfo=None)
         return [a, ma, b, mb, label, category, note, labeler or "", when, json.dumps(setting) if setting else None]
 
+    @_writes
     def record_label(
         self, url_a: str, url_b: str, *, label: str, md5_a: str = "", md5_b: str = "", category: str | None = None,
         note: str | None = None, labeler: str | None = None, setting: dict[str, Any] | None = None,
@@ -605,6 +930,7 @@ class Store:
         self._write_labels([self._label_row(url_a, url_b, label=label, md5_a=md5_a, md5_b=md5_b, category=category,
                                             note=note, labeler=labeler, setting=setting, labeled_at=labeled_at)])
 
+    @_reads
     def label_of(self, url_a: str, url_b: str, *, md5_a: str = "", md5_b: str = "",
                  labeler: str | None = None) -> dict[str, Any] | None:
         """This labeler's label of a pair (all columns), or None."""
@@ -614,6 +940,7 @@ class Store:
             "AND labeler = ?", [a, ma, b, mb, labeler or ""]).df()
         return None if df.empty else df.iloc[0].to_dict()
 
+    @_writes
     def delete_label(self, url_a: str, url_b: str, *, md5_a: str = "", md5_b: str = "",
                      labeler: str | None = None) -> None:
         """Remove this labeler's label of a pair (undo)."""
@@ -622,6 +949,7 @@ class Store:
             "DELETE FROM labels WHERE url_a = ? AND md5_a = ? AND url_b = ? AND md5_b = ? AND labeler = ?",
             [a, ma, b, mb, labeler or ""])
 
+    @_writes
     def import_labels(self, labels: pd.DataFrame, *, now: datetime | None = None) -> int:
         """Merge labels (e.g. a colleague's labels.csv) and return how many rows of the table were added or
         changed. All or nothing: every row is checked first, and any bad row refuses the whole file with a
@@ -759,6 +1087,7 @@ class Store:
             raise
         return int(changed)
 
+    @_reads
     def labels(self) -> pd.DataFrame:
         """Every label, oldest first; `labeler` is None for an unnamed labeler."""
         return self.cursor().execute(
@@ -767,6 +1096,7 @@ class Store:
         ).df()
 
     # --- a `neardup spark` run, read in place -------------------------------------------------
+    @_writes
     def attach_parquet_run(
         self, out_dir: str, *, norm_key: str, fingerprint_key: str, method: str, shingle_size: int,
         n_units: int, n_pairs: int, stats: dict[str, Any], seconds: float, sources: list[dict[str, Any]],
@@ -826,6 +1156,7 @@ class Store:
         ])
         cur.execute("COMMIT")
 
+    @_reads
     def spark_run(self) -> dict[str, str] | None:
         """Where this database's data lives if it was opened from a Spark run (dir, mode, keys), else None."""
         rows = self.cursor().execute("SELECT key, value FROM meta WHERE key LIKE 'spark_%'").fetchall()

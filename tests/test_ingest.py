@@ -452,8 +452,8 @@ def test_bulk_store_reports_a_locked_file(tmp_path: Path) -> None:
                               stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     try:
         assert holder.stdout.readline().strip() == "ready"
-        with pytest.raises(DatabaseLocked, match="open in another process"):
-            Store(db, bulk=True)
+        with pytest.raises(DatabaseLocked, match=rf"locked.duckdb is open for writing by PID {holder.pid} \("):
+            Store(db, bulk=True, lock_wait_s=0.2)
     finally:
         holder.communicate("")
 

@@ -7,6 +7,7 @@ import subprocess
 import sys
 import textwrap
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 
 import parallel_probe as probe
@@ -85,3 +86,89 @@ def test_prefetch_stops_its_thread_when_the_consumer_leaves_early() -> None:
     it.close()
     producer.join(timeout=5)
     assert not producer.is_alive()
+
+
+def _process_table() -> dict[int, tuple[int, str, str]]:
+    """pid -> (parent pid, state, start time) of every live process; zombies count as ended."""
+    table = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                stat = Path(f"/proc/{entry}/stat").read_text()
+            except OSError:
+                continue
+            fields = stat.rsplit(")", 1)[1].split()
+            if fields[0] not in ("Z", "X"):
+                table[int(entry)] = (int(fields[1]), fields[0], fields[19])
+    return table
+
+
+def _descendants(pid: int) -> dict[int, str]:
+    """Every process whose parent chain leads to `pid`, with its start time (pids are reused)."""
+    table = _process_table()
+    children: dict[int, list[int]] = {}
+    for child, (parent, _, _) in table.items():
+        children.setdefault(parent, []).append(child)
+    found, stack = {}, [pid]
+    while stack:
+        for child in children.get(stack.pop(), []):
+            found[child] = table[child][2]
+            stack.append(child)
+    return found
+
+
+def test_kill_9_of_an_ingest_leaves_no_process_behind(tmp_path: Path) -> None:
+    """The forkserver, the resource tracker and the workers all end when the ingest is killed mid-way."""
+    from conftest import make_crawl, write_jsonl
+
+    dump = write_jsonl(tmp_path / "big.jsonl", make_crawl(n_articles=0, n_edits=0, n_unique=8000).records)
+    root = str(Path(__file__).resolve().parent.parent)
+    ingest = subprocess.Popen(
+        [sys.executable, "-m", "neardup.cli", "ingest", str(dump), "--db", str(tmp_path / "k.duckdb"), "--jobs", "2"],
+        env={**os.environ, "PYTHONPATH": root}, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )
+    try:
+        # resource tracker + forkserver + 2 workers, mid-load
+        seen: dict[int, str] = {}
+        for _ in range(1200):
+            seen = _descendants(ingest.pid)
+            if len(seen) >= 4 or ingest.poll() is not None:
+                break
+            threading.Event().wait(0.05)
+        assert len(seen) >= 4 and ingest.poll() is None, "the ingest ended before its workers were seen"
+    finally:
+        ingest.kill()
+        ingest.wait(timeout=30)
+    left = seen
+    for _ in range(300):  # bounded wait for the kernel and the processes to wind down
+        table = _process_table()
+        left = {pid: start for pid, start in seen.items() if pid in table and table[pid][2] == start}
+        if not left:
+            break
+        threading.Event().wait(0.1)
+    for pid in left:  # never leave them running, whatever the outcome
+        os.kill(pid, 9)
+    assert not left, f"{len(left)} processes outlived the killed ingest"
+
+
+def test_a_pool_outlives_the_thread_that_started_the_forkserver() -> None:
+    """Streamlit runs each script in its own thread: the forkserver one run started serves the next."""
+    started, leave = threading.Event(), threading.Event()
+
+    def first_run() -> None:
+        list(parallel_map(probe.whoami, range(4), jobs=2))  # starts the forkserver in this thread
+        started.set()
+        leave.wait(60)
+
+    first = threading.Thread(target=first_run)
+    first.start()
+    assert started.wait(120)
+
+    def batches() -> Iterator[int]:
+        for x in range(40):
+            if x == 8:
+                leave.set()  # the starting thread ends while this pool's workers run
+                first.join()
+            yield x
+
+    assert list(parallel_map(probe.square_slowly, batches(), jobs=2)) == [x * x for x in range(40)]

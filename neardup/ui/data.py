@@ -14,12 +14,17 @@ from ..config import Config
 from ..ingest import file_sha256
 from ..store import Store
 
+# A page waits this long for a CLI write (e.g. a report computing fingerprints) before it says who holds
+# the file; a reload then retries.
+APP_LOCK_WAIT_S = 3.0
 SAMPLE = engine.SAMPLE_CRAWL
 
 
 @st.cache_resource(show_spinner=False)
 def get_store(path: str) -> Store:
-    return Store(path)
+    """The app's store holds the file only while a query or a write runs (read-only for reads), so the
+    CLI can ingest into it or report from it while the app is open."""
+    return Store(path, on_demand=True, lock_wait_s=APP_LOCK_WAIT_S)
 
 
 def progress_text(stage: str, done: int, total: int, *, elapsed_s: float, pages: int) -> tuple[float, str]:

@@ -102,14 +102,16 @@ def flash(message: str) -> None:
 def open_database(*, setting: bool = True) -> tuple[Store, str, Config | None]:
     """Every page starts here: the shared store (or a clear error), the sample on first start, the setting."""
     path = db_path()
-    try:
+    try:  # a foreign or damaged file, or one a CLI ingest is writing: one line, not a traceback
         store = get_store(path)
+        loaded_sample = load_sample_if_empty(store)
+        sample = sample_source(store)
+        n_pages = store.count_pages()
     except NeardupError as exc:
         st.error(str(exc))
         st.stop()
-    if load_sample_if_empty(store):
+    if loaded_sample:
         st.toast("No database was named and this one was empty: the bundled sample crawl was loaded.")
-    sample = sample_source(store)
     if sample is not None:
         st.info(f"This database holds the bundled **sample crawl** ({int(sample['n_loaded']):,} synthetic pages). "
                 "Load your own dump on the **Load** page and take the sample out there (*Remove this source*).",
@@ -117,7 +119,7 @@ def open_database(*, setting: bool = True) -> tuple[Store, str, Config | None]:
     message = st.session_state.pop(KEY_FLASH, None)
     if message:
         st.toast(message)
-    if store.count_pages() == 0 and setting:  # the Load page (setting=False) is how pages get in
+    if n_pages == 0 and setting:  # the Load page (setting=False) is how pages get in
         st.info("This database holds no pages yet. Load a crawl dump on the **Load** page.")
         st.stop()
     return store, path, setting_sidebar() if setting else None

@@ -1,0 +1,337 @@
+"""The database file: shared between the app and the CLI, foreign or damaged files refused unwritten."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import random
+import sqlite3
+import subprocess
+import sys
+import textwrap
+import threading
+from pathlib import Path
+
+import duckdb
+import pytest
+import yaml
+from conftest import make_crawl, page_html, words_text, write_jsonl
+
+from neardup.cli import main
+from neardup.errors import NeardupError
+from neardup.store import Store
+
+ROOT = Path(__file__).resolve().parent.parent
+ENV = {**os.environ, "PYTHONPATH": str(ROOT)}
+SETTING = ["--method", "simhash", "--threshold", "5", "--shingle-size", "4", "--jobs", "1"]
+
+
+def _cli(*argv: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "neardup.cli", *argv], capture_output=True, text=True,
+                          env={**ENV, **(env or {})}, timeout=300)
+
+
+class _Holder:
+    """Another process with the database open, driven line by line over stdin (`script` gets `db`)."""
+
+    def __init__(self, tmp_path: Path, db: Path, script: str) -> None:
+        path = tmp_path / "holder.py"
+        path.write_text(textwrap.dedent(script), encoding="utf-8")
+        self.proc = subprocess.Popen([sys.executable, str(path), db.name], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, text=True, env=ENV, cwd=tmp_path)
+        assert self.ask(None) == "ready"
+
+    def ask(self, line: str | None) -> str:
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        if line is not None:
+            self.proc.stdin.write(line + "\n")
+            self.proc.stdin.flush()
+        return self.proc.stdout.readline().strip()
+
+    def close(self) -> None:
+        self.proc.kill()
+        self.proc.wait(timeout=30)
+
+
+@pytest.fixture
+def db(tmp_path: Path, crawl_file: Path) -> Path:
+    path = tmp_path / "shared.duckdb"
+    assert main(["ingest", str(crawl_file), "--db", str(path), "--jobs", "1"]) == 0
+    return path
+
+
+def _second_dump(tmp_path: Path) -> Path:
+    records = make_crawl(seed=11, n_articles=2, n_edits=0, n_unique=3).records
+    for r in records:
+        r["url"] = r["url"].replace("example.com", "example.net")
+    return write_jsonl(tmp_path / "more.jsonl", records)
+
+
+# The app's own store (neardup.ui.data.get_store), open in another process and idle between requests.
+APP_LIKE = """
+    import sys
+    from neardup.ui.data import get_store
+    store = get_store(sys.argv[1])
+    store.count_pages()
+    print("ready", flush=True)
+    for line in sys.stdin:
+        print(store.count_pages(), flush=True)
+"""
+
+
+def test_cli_ingests_and_reports_while_the_app_is_open(tmp_path: Path, db: Path) -> None:
+    app = _Holder(tmp_path, db, APP_LIKE)
+    try:
+        report = _cli("report", "--db", str(db), *SETTING)
+        assert report.returncode == 0, report.stderr
+        assert "40" in report.stdout
+        ingest = _cli("ingest", str(_second_dump(tmp_path)), "--db", str(db), "--jobs", "1")
+        assert ingest.returncode == 0, ingest.stderr
+        assert app.ask("count") == str(40 + 13)  # the app reads what the CLI wrote
+        again = _cli("report", "--db", str(db), *SETTING)
+        assert again.returncode == 0, again.stderr
+    finally:
+        app.close()
+
+
+# A reader in the middle of a long read: the file is open read-only while the report runs.
+READER = """
+    import sys
+    from neardup.store import Store
+    store = Store(sys.argv[1], on_demand=True)
+    with store.reading():
+        store.count_pages()
+        print("ready", flush=True)
+        sys.stdin.readline()
+"""
+
+
+def test_report_with_stored_fingerprints_only_reads(tmp_path: Path, db: Path) -> None:
+    assert _cli("report", "--db", str(db), *SETTING).returncode == 0  # computes and stores them
+    reader = _Holder(tmp_path, db, READER)
+    try:
+        report = _cli("report", "--json", "--db", str(db), *SETTING)
+        assert report.returncode == 0, report.stderr
+        # a setting not computed yet needs to write: it says who holds the file, in one line
+        other = _cli("report", "--db", str(db), "--method", "minhash", "--jobs", "1",
+                     env={"NEARDUP_LOCK_WAIT_S": "0.3"})
+        assert other.returncode == 2
+        assert other.stderr.strip().splitlines() == [
+            f"neardup: error: shared.duckdb is open read-only by PID {reader.proc.pid} (holder.py {db.name}), "
+            "and writing needs it to itself; close that process (or wait for it to finish) and retry"
+        ]
+    finally:
+        reader.close()
+
+
+# What `neardup ingest` does: the file held read-write for the whole load.
+WRITER = """
+    import sys
+    from neardup.store import Store
+    store = Store(sys.argv[1], bulk=True)
+    print("ready", flush=True)
+    sys.stdin.readline()
+"""
+
+
+def test_a_writer_holding_the_file_is_named_in_one_line(tmp_path: Path, db: Path) -> None:
+    writer = _Holder(tmp_path, db, WRITER)
+    try:
+        for argv in (["report", "--db", str(db), *SETTING],
+                     ["ingest", str(_second_dump(tmp_path)), "--db", str(db), "--jobs", "1"]):
+            result = _cli(*argv, env={"NEARDUP_LOCK_WAIT_S": "0.3"})
+            assert result.returncode == 2
+            assert result.stderr.strip().splitlines() == [
+                f"neardup: error: shared.duckdb is open for writing by PID {writer.proc.pid} (holder.py {db.name}); "
+                "wait for it to finish (or close it) and retry"
+            ]
+    finally:
+        writer.close()
+    assert _cli("report", "--db", str(db), *SETTING).returncode == 0
+
+
+def test_an_open_waits_for_a_short_write_to_finish(tmp_path: Path, db: Path) -> None:
+    writer = _Holder(tmp_path, db, WRITER)
+    timer = threading.Timer(0.5, writer.close)  # the writer finishes while the open waits
+    timer.start()
+    try:
+        with Store(db, on_demand=True, lock_wait_s=120) as store:
+            assert store.count_pages() == 40
+    finally:
+        timer.join()
+
+
+def test_in_process_readers_and_writers_share_one_connection(tmp_path: Path, db: Path) -> None:
+    """A write waits for this process's readers, then the file is reopened read-write; a write never
+    starts inside this thread's own read."""
+    store = Store(db, on_demand=True)
+    with store.reading():
+        assert store.count_pages() == 40
+        with pytest.raises(NeardupError, match="a write cannot start inside a read"):
+            store.add_errors(1, "x", [(1, "reason")])
+    store.add_errors(1, "x", [(1, "reason")])
+    with store.writing():
+        assert store.count_pages() == 40  # reads share the open read-write connection
+    store.close()
+    with Store(db, read_only=True) as ro, pytest.raises(NeardupError, match="opened read-only"):
+        ro.add_errors(1, "x", [(1, "reason")])
+
+
+def test_on_demand_store_closes_the_file_when_idle(tmp_path: Path, db: Path) -> None:
+    store = Store(db, on_demand=True)
+    assert store.count_pages() == 40
+    store.close()  # also what the linger timer does
+    con = duckdb.connect()  # another "process" could now take the write lock: this one holds nothing
+    con.execute(f"ATTACH '{db}' AS other")
+    con.close()
+    assert store.count_pages() == 40  # and the store opens it again on demand
+    store.close()
+
+
+# --- files that are not neardup databases ---------------------------------------------------------
+def _digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _foreign_duckdb(path: Path, *tables: str) -> Path:
+    con = duckdb.connect(str(path))
+    for t in tables:
+        con.execute(f"CREATE TABLE {t} (id INTEGER, name VARCHAR)")
+        con.execute(f"INSERT INTO {t} VALUES (1, 'x')")
+    con.close()
+    return path
+
+
+def _truncated(tmp_path: Path, db: Path, fraction: float) -> Path:
+    data = db.read_bytes()
+    out = tmp_path / f"cut{int(fraction * 100)}.duckdb"
+    out.write_bytes(data[: int(len(data) * fraction)])
+    return out
+
+
+@pytest.mark.parametrize("kind", ["other_app", "own_pages_table", "meta_without_version", "sqlite", "text",
+                                  "empty_file", "truncated_10", "truncated_60", "truncated_97"])
+def test_a_file_that_is_not_a_neardup_database_is_refused_unwritten(
+        tmp_path: Path, db: Path, kind: str, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "foreign.duckdb"
+    expect = "another application's database"
+    if kind == "other_app":
+        _foreign_duckdb(path, "customers", "orders")
+    elif kind == "own_pages_table":
+        _foreign_duckdb(path, "pages")
+    elif kind == "meta_without_version":
+        _foreign_duckdb(path, "meta")
+        expect = "not a neardup database"
+    elif kind == "sqlite":
+        path = tmp_path / "app.sqlite"
+        sqlite3.connect(path).execute("CREATE TABLE pages (url TEXT)").connection.commit()
+        expect = "is a SQLite database, not a DuckDB file"
+    elif kind == "text":
+        path.write_text("not a database\n" * 100)
+        expect = "is not a DuckDB database file"
+    elif kind == "empty_file":
+        path.write_bytes(b"")
+        expect = "is not a DuckDB database file"
+    else:
+        path = _truncated(tmp_path, db, int(kind.rsplit("_", 1)[1]) / 100)
+        expect = "is damaged (truncated or corrupt)"
+    before = _digest(path)
+    for argv in (["report", "--db", str(path), *SETTING],
+                 ["ingest", str(_second_dump(tmp_path)), "--db", str(path), "--jobs", "1"]):
+        assert main(argv) == 2
+        out, err = capsys.readouterr()
+        assert len(err.strip().splitlines()) == 1, err
+        assert expect in err
+        assert "Traceback" not in err
+    with pytest.raises(NeardupError, match=expect.replace("(", r"\(").replace(")", r"\)")):
+        Store(path, on_demand=True).count_pages()
+    assert _digest(path) == before
+    assert sorted(p.name for p in path.parent.iterdir() if p.name.startswith(path.name)) == [path.name]  # no WAL
+
+
+def test_sqlite_file_needs_no_extension_download(tmp_path: Path) -> None:
+    """DuckDB would fetch its SQLite reader from the internet; the store never installs or loads one."""
+    path = tmp_path / "app.db"
+    sqlite3.connect(path).execute("CREATE TABLE t (a)").connection.commit()
+    home = tmp_path / "home"
+    home.mkdir()
+    result = _cli("report", "--db", str(path), env={"HOME": str(home)})
+    assert result.returncode == 2
+    assert "is a SQLite database" in result.stderr
+    assert not any(home.rglob("*extension*"))
+
+
+def test_an_empty_duckdb_file_becomes_a_neardup_database(tmp_path: Path, crawl_file: Path) -> None:
+    path = _foreign_duckdb(tmp_path / "empty.duckdb")
+    assert main(["ingest", str(crawl_file), "--db", str(path), "--jobs", "1"]) == 0
+    with Store(path, read_only=True) as store:
+        assert store.count_pages() == 40
+
+
+def test_the_app_refuses_a_foreign_database_with_one_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from streamlit.testing.v1 import AppTest
+
+    from neardup.ui import data as ui_data
+
+    path = _foreign_duckdb(tmp_path / "crm.duckdb", "customers")
+    before = _digest(path)
+    monkeypatch.setenv("NEARDUP_DB", str(path))
+    ui_data.get_store.clear()
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120).run()
+    assert not at.exception
+    assert [e.value for e in at.error] == [
+        f"{path} is another application's database (tables: customers), not a neardup one: "
+        "give neardup a new file (--db)"
+    ]
+    assert _digest(path) == before
+
+
+# --- min_words applies when the analysis runs ---------------------------------------------------
+def _short_pages_dump(tmp_path: Path) -> Path:
+    """The conftest crawl plus pages of 12, 20 and 50 words (two copies each, so they cluster)."""
+    rng = random.Random(5)
+    records = make_crawl().records
+    for n in (12, 20, 50):
+        body = words_text(rng, n)
+        for copy in range(2):
+            records.append({"url": f"https://short.example.com/{n}-{copy}", "fetched_at": "2024-01-07",
+                            "status": 200, "html": page_html(f"Note {n}", body)})
+    return write_jsonl(tmp_path / "short.jsonl", records)
+
+
+@pytest.mark.parametrize("min_words", [10, 15, 30, 60])
+def test_report_applies_the_configs_min_words(tmp_path: Path, min_words: int,
+                                             capsys: pytest.CaptureFixture[str]) -> None:
+    """A database ingested at the default min_words (30) reports at another min_words exactly what a
+    database ingested at that min_words reports."""
+    dump = _short_pages_dump(tmp_path)
+    config = tmp_path / "dupcheck.yaml"
+    config.write_text(yaml.safe_dump({"min_words": min_words, "shingle_size": 4}))
+    reports = []
+    for name, ingest_config in (("default", []), ("same", ["--config", str(config)])):
+        db = str(tmp_path / f"{name}.duckdb")
+        assert main(["ingest", str(dump), "--db", db, "--jobs", "1", *ingest_config]) == 0
+        capsys.readouterr()
+        for method in ("minhash", "simhash"):
+            assert main(["report", "--json", "--db", db, "--config", str(config), "--method", method,
+                         "--jobs", "1"]) == 0
+            reports.append((name, method, json.loads(capsys.readouterr().out)))
+    by = {(name, method): r for name, method, r in reports}
+    for method in ("minhash", "simhash"):
+        assert by[("default", method)] == by[("same", method)]
+    numbers = by[("default", "minhash")]["numbers"]
+    short = sum(n < min_words for n in (12, 20, 50)) * 2
+    assert by[("default", "minhash")]["degenerate_by_reason"].get("too short", 0) == short
+    assert numbers["content_pages"] == 40 - 2 + 6 - short
+
+
+def test_a_held_store_can_be_closed_on_another_thread_and_a_read_only_one_refuses_writers(db: Path) -> None:
+    store = Store(db)
+    closer = threading.Thread(target=store.close)
+    closer.start()
+    closer.join()
+    with Store(db) as again:  # the file was released, and this thread's leases are not confused
+        assert again.count_pages() == 40
+    with Store(db, read_only=True), pytest.raises(NeardupError, match="open read-only in this process"):
+        Store(db)
