@@ -231,7 +231,9 @@ def lsh_threshold(floor: float, similarity: str, min_size_ratio: float) -> float
     partial copy (0.36 at q = 0.5). Containment pairs at or above 0.8 are then found with probability
     >= 42% at the worst ratio, >= 87% when the smaller page is 70% of the larger, and > 99.9% for
     typical print or syndicated copies (Jaccard >= 0.8); pairs between the floor and 0.8 are found only
-    when their Jaccard is high as well. Sizing the index for the floor itself (0.11 for containment 0.3)
+    when their Jaccard is high as well. A pair below the ratio that the shingle floor of `size_guard`
+    admits (a print copy at 4% of an original with a long comment thread: Jaccard ~0.04) is found only
+    by chance: the index is not sized for it. Sizing the index for the floor itself (0.11 for containment 0.3)
     made every pair of one site's pages a candidate (measured: millions of pairs at 20k pages).
     """
     if similarity == "jaccard":
@@ -307,11 +309,15 @@ def lsh_buckets(signatures: np.ndarray, bands: int, rows: int) -> list[np.ndarra
     return out
 
 
-def size_guard(size_a: np.ndarray, size_b: np.ndarray, min_size_ratio: float) -> np.ndarray:
-    """Where containment counts: the smaller shingle set is at least `min_size_ratio` of the larger, so
-    a short page (a soft-404 in a site template) is never "contained" in a long article."""
+def size_guard(size_a: np.ndarray, size_b: np.ndarray, min_size_ratio: float, min_shingles: int = 0) -> np.ndarray:
+    """Where containment counts: the smaller shingle set is at least `min_size_ratio` of the larger, or
+    holds at least `min_shingles` shingles (0: the ratio alone). A short page (a soft-404 or a notice in a
+    site template) is never "contained" in a long article, while a print copy of an article whose own
+    page carries a long comment thread (4-45% of its size) still is."""
     sa, sb = np.asarray(size_a, dtype=np.float64), np.asarray(size_b, dtype=np.float64)
-    return np.minimum(sa, sb) / np.maximum(np.maximum(sa, sb), 1) >= min_size_ratio
+    smaller = np.minimum(sa, sb)
+    ok = smaller / np.maximum(np.maximum(sa, sb), 1) >= min_size_ratio
+    return ok | (smaller >= min_shingles) if min_shingles > 0 else ok
 
 
 def above_floor(jac: np.ndarray, cont: np.ndarray, similarity: str, floor: float) -> np.ndarray:
@@ -321,35 +327,35 @@ def above_floor(jac: np.ndarray, cont: np.ndarray, similarity: str, floor: float
 
 def score_estimates(
     sig_a: np.ndarray, sig_b: np.ndarray, size_a: np.ndarray, size_b: np.ndarray, *, similarity: str,
-    floor: float, min_size_ratio: float,
+    floor: float, min_size_ratio: float, min_shingles: int = 0,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(keep mask, Jaccard estimate, containment estimate) for pairs of signature rows and set sizes;
     containment is 0 where `size_guard` fails."""
     return _score_jaccard(estimate_jaccard(sig_a, sig_b), size_a, size_b, similarity=similarity, floor=floor,
-                          min_size_ratio=min_size_ratio)
+                          min_size_ratio=min_size_ratio, min_shingles=min_shingles)
 
 
 def _score_jaccard(jac: np.ndarray, size_a: np.ndarray, size_b: np.ndarray, *, similarity: str, floor: float,
-                   min_size_ratio: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+                   min_size_ratio: float, min_shingles: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     sa, sb = np.asarray(size_a, dtype=np.float64), np.asarray(size_b, dtype=np.float64)
-    cont = np.where(size_guard(sa, sb, min_size_ratio), estimate_containment(jac, sa, sb), 0.0)
+    cont = np.where(size_guard(sa, sb, min_size_ratio, min_shingles), estimate_containment(jac, sa, sb), 0.0)
     return above_floor(jac, cont, similarity, floor), jac, cont
 
 
 def verify_pairs(
     signatures: np.ndarray, n_shingles: np.ndarray, a: np.ndarray, b: np.ndarray, *, similarity: str, floor: float,
-    min_size_ratio: float, compiled: bool = True,
+    min_size_ratio: float, min_shingles: int = 0, compiled: bool = True,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """`score_estimates` for candidate pairs (a[i], b[i]) of rows of `signatures` (the compiled kernel
     compares the rows in place, without gathering them, and without the GIL)."""
     if not (compiled and _kernels is not None):
         return score_estimates(signatures[a], signatures[b], n_shingles[a], n_shingles[b], similarity=similarity,
-                               floor=floor, min_size_ratio=min_size_ratio)
+                               floor=floor, min_size_ratio=min_size_ratio, min_shingles=min_shingles)
     a, b = np.ascontiguousarray(a, dtype=np.int64), np.ascontiguousarray(b, dtype=np.int64)
     equal = np.empty(len(a), dtype=np.int32)
     _kernels.count_equal(np.ascontiguousarray(signatures, dtype=np.uint32), signatures.shape[1], a, b, equal)
     return _score_jaccard(equal / signatures.shape[1], n_shingles[a], n_shingles[b], similarity=similarity,
-                          floor=floor, min_size_ratio=min_size_ratio)
+                          floor=floor, min_size_ratio=min_size_ratio, min_shingles=min_shingles)
 
 
 def minhash_pairs(
@@ -360,6 +366,7 @@ def minhash_pairs(
     floor: float,
     min_size_ratio: float,
     seed: int,
+    min_shingles: int = 0,
     bucket_cap: int = BUCKET_CAP,
     jobs: int | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, CandidateStats]:
@@ -368,9 +375,9 @@ def minhash_pairs(
     The bands x rows are those datasketch's `MinHashLSH` picks for `lsh_threshold(...)`; the buckets
     are formed with one sort per band instead of a Python insert per document and band (a test
     checks they equal MinHashLSH's). Returns (a, b, jaccard_estimate, containment_estimate, stats)
-    for pairs whose chosen similarity is at least `floor`. Containment is 0 where the smaller set is
-    below `min_size_ratio` of the larger: a short page (a soft-404 in a site template) is never
-    "contained" in a long article. Estimates are approximate (MinHash); exact Jaccard is computed on
+    for pairs whose chosen similarity is at least `floor`. Containment is 0 where `size_guard` fails (the
+    smaller set is below `min_size_ratio` of the larger and below `min_shingles`): a short page (a
+    soft-404 in a site template) is never "contained" in a long article. Estimates are approximate (MinHash); exact Jaccard is computed on
     demand for audited pairs.
     """
     sigs = np.ascontiguousarray(signatures, dtype=np.uint32)  # so each chunk's kernel call copies nothing
@@ -393,7 +400,7 @@ def minhash_pairs(
         for lo in range(0, len(codes), VERIFY_CHUNK):
             chunk = codes[lo : lo + VERIFY_CHUNK]
             keep, jac, cont = verify_pairs(sigs, sizes, chunk // n, chunk % n, similarity=similarity, floor=floor,
-                                           min_size_ratio=min_size_ratio)
+                                           min_size_ratio=min_size_ratio, min_shingles=min_shingles)
             kept.append((chunk[keep], jac[keep], cont[keep]))
         return band_stats, kept
 
@@ -466,7 +473,7 @@ def intersection_sizes(values: np.ndarray, lens: np.ndarray, a: np.ndarray, b: n
 
 
 def exact_scores(inter: np.ndarray, size_a: np.ndarray, size_b: np.ndarray,
-                 min_size_ratio: float) -> tuple[np.ndarray, np.ndarray]:
+                 min_size_ratio: float, min_shingles: int = 0) -> tuple[np.ndarray, np.ndarray]:
     """Exact (Jaccard, containment) from intersection and set sizes, with the size-ratio guard on containment."""
     sa, sb = np.asarray(size_a, dtype=np.float64), np.asarray(size_b, dtype=np.float64)
     inter = np.asarray(inter, dtype=np.float64)
@@ -474,4 +481,4 @@ def exact_scores(inter: np.ndarray, size_a: np.ndarray, size_b: np.ndarray,
     jac = np.divide(inter, union, out=np.ones_like(union), where=union > 0)
     smaller = np.minimum(sa, sb)
     cont = np.divide(inter, smaller, out=np.zeros_like(smaller), where=smaller > 0)
-    return jac, np.where(size_guard(sa, sb, min_size_ratio), cont, 0.0)
+    return jac, np.where(size_guard(sa, sb, min_size_ratio, min_shingles), cont, 0.0)

@@ -41,6 +41,17 @@ DEFAULT_STRIP_TAGS: tuple[str, ...] = (
 SIMHASH_MAX_BITS = 8
 MINHASH_MIN_SIMILARITY = 0.5
 CONTAINMENT_MIN_SIMILARITY = 0.7
+DEFAULT_MIN_WORDS = 30  # a page with fewer words of main text is degenerate ("too short")
+# Containment also counts when the smaller page holds at least this many shingles, whatever the size ratio:
+# a print or syndicated copy of an article whose own page carries a long comment thread is 3-45% of its size.
+# Calibrated with bench/size_guard.py (main text, k = 5) on the sample (3,000 pages) and a 5,000-page
+# `make_sample.py --profile realsize` crawl: of the pairs of different documents at containment >= 0.7 whose
+# smaller side is below half the larger, the largest smaller side holds 38 shingles; of the true copies below
+# half, the smallest holds 170 (a cut-short syndicated copy; the smallest print copy 336). The floor sits near
+# the copies' end of that gap, since a false merge costs more than a missed teaser. Degenerate pages hold up
+# to 203 (sample) and 440 (realsize) shingles when main extraction falls back to the stripped template, so the
+# floor alone would not keep them out of a longer page: the degenerate rules set them aside before pairing.
+MIN_CONTAINED_SHINGLES = 150
 # datasketch seeds numpy's RandomState, which takes 0 .. 2**32 - 1.
 MAX_SEED = 2**32 - 1
 # A config file is a screenful of settings; anything larger is not one.
@@ -62,6 +73,7 @@ _FIELD_KINDS: dict[str, tuple[str, tuple[str, ...]]] = {
     "num_perm": ("int", ()),
     "seed": ("int", ()),
     "min_size_ratio": ("float", ()),
+    "min_contained_shingles": ("int", ()),
     "min_words": ("int", ()),
     "simhash_max_bits": ("int", ()),
     "minhash_min_similarity": ("float", ()),
@@ -84,7 +96,6 @@ def _is_int(value: object) -> bool:
 
 def _is_number(value: object) -> bool:
     return isinstance(value, numbers.Real) and not isinstance(value, bool)
-DEFAULT_MIN_WORDS = 30  # a page with fewer words of main text is degenerate ("too short")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -107,8 +118,10 @@ class Config:
     verify: Verify = "exact"
     num_perm: int = 128
     seed: int = 1
-    # Containment guard: the smaller shingle set must be at least this share of the larger one.
+    # Containment guard: the smaller shingle set must be at least this share of the larger one, or hold at
+    # least `min_contained_shingles` shingles (0: the ratio alone decides).
     min_size_ratio: float = 0.5
+    min_contained_shingles: int = MIN_CONTAINED_SHINGLES
     # Degenerate below this many words of main text (never below the shingle size).
     min_words: int = DEFAULT_MIN_WORDS
     simhash_max_bits: int = SIMHASH_MAX_BITS
@@ -167,6 +180,10 @@ class Config:
             )
         if not 0 < self.min_size_ratio <= 1:
             raise ConfigError(f"min_size_ratio must be in (0, 1], not {show_value(self.min_size_ratio)}")
+        if not 0 <= self.min_contained_shingles <= 1_000_000:
+            raise ConfigError(
+                f"min_contained_shingles must be from 0 to 1000000, not {show_value(self.min_contained_shingles)}"
+            )
         if self.min_words < self.shingle_size:
             raise ConfigError(
                 f"min_words ({self.min_words}) must be at least the shingle size ({self.shingle_size})"
@@ -224,7 +241,8 @@ class Config:
         if self.method == "minhash":
             parts += [
                 f"perm={self.num_perm}", f"seed={self.seed}", f"sim={self.similarity}",
-                f"floor={self.minhash_floor}", f"ratio={self.min_size_ratio}", f"verify={self.verify}",
+                f"floor={self.minhash_floor}", f"ratio={self.min_size_ratio}",
+                f"min_shingles={self.min_contained_shingles}", f"verify={self.verify}",
             ]
         else:
             parts.append(f"maxbits={self.simhash_max_bits}")

@@ -456,7 +456,7 @@ def _compute_fingerprints(
         sigs = _signatures(units["minhash"], config.num_perm)
         a, b, jac, cont, stats = minhash_pairs(
             sigs, n_shingles, similarity=config.similarity, floor=config.minhash_floor,
-            min_size_ratio=config.min_size_ratio, seed=config.seed,
+            min_size_ratio=config.min_size_ratio, seed=config.seed, min_shingles=config.min_contained_shingles,
         )
         del sigs  # ~0.5 GB at 1M texts; the verification needs the room
         if config.verify == "exact":
@@ -523,7 +523,7 @@ def verify_exact(
     lens[pos] = arrived_lens
     offsets[pos] = np.concatenate(([0], np.cumsum(arrived_lens)[:-1]))
     inter = intersection_sizes(values, lens, rank[a], rank[b], offsets=offsets)
-    jac, cont = exact_scores(inter, lens[rank[a]], lens[rank[b]], config.min_size_ratio)
+    jac, cont = exact_scores(inter, lens[rank[a]], lens[rank[b]], config.min_size_ratio, config.min_contained_shingles)
     keep = above_floor(jac, cont, config.similarity, config.minhash_floor)
     stats.rejected_exact = int(len(a) - keep.sum())
     return a[keep], b[keep], jac[keep], cont[keep]

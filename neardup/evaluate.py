@@ -67,3 +67,19 @@ def pairwise_scores(pages: pd.DataFrame, truth: pd.DataFrame) -> Scores:
         degenerate_caught=int((is_deg & df["cluster_id"].isna()).sum()), degenerate_total=int(is_deg.sum()),
         content_set_aside=int((~is_deg & df["cluster_id"].isna()).sum()),
     )
+
+
+def recall_per_kind(pages: pd.DataFrame, truth: pd.DataFrame) -> dict[str, float]:
+    """Per duplicate kind: the share of its records clustered with their document's first record (the
+    original). `pages` as for `pairwise_scores`; degenerate kinds and `original` are not listed."""
+    cluster = pages.set_index("line")["cluster_id"]
+    first = truth.groupby("true_cluster")["line"].transform("min").to_numpy()
+    out = {}
+    for kind in sorted(set(truth["kind"]) - {"original"}):
+        if kind.startswith("degenerate"):
+            continue
+        sel = (truth["kind"] == kind).to_numpy()
+        a = cluster.reindex(truth["line"].to_numpy()[sel]).to_numpy()
+        b = cluster.reindex(first[sel]).to_numpy()
+        out[kind] = float(np.mean(pd.notna(a) & pd.notna(b) & (a == b)))
+    return out

@@ -431,7 +431,8 @@ def _verify_minhash_fn(config: Config, shared: Any = None) -> Callable[[Iterator
                 sa = batch.column("n_a").to_numpy(zero_copy_only=False).astype(np.int32)
                 sb = batch.column("n_b").to_numpy(zero_copy_only=False).astype(np.int32)
             keep, jac, cont = score_estimates(sig_a, sig_b, sa, sb, similarity=config.similarity,
-                                              floor=config.minhash_floor, min_size_ratio=config.min_size_ratio)
+                                              floor=config.minhash_floor, min_size_ratio=config.min_size_ratio,
+                                              min_shingles=config.min_contained_shingles)
             yield pa.RecordBatch.from_arrays(
                 [batch.column("a").filter(pa.array(keep)), batch.column("b").filter(pa.array(keep)),
                  pa.array(jac[keep]), pa.array(cont[keep])], schema=_PAIR_EST)
@@ -467,7 +468,7 @@ def _exact_fn(config: Config) -> Callable[[Iterator[pa.RecordBatch]], Iterator[p
             lens = np.fromiter((len(x) // 4 for x in blobs), dtype=np.int64, count=2 * m)
             values = np.frombuffer(b"".join(blobs), dtype=np.uint32)
             inter = intersection_sizes(values, lens, np.arange(m), np.arange(m, 2 * m))
-            jac, cont = exact_scores(inter, lens[:m], lens[m:], config.min_size_ratio)
+            jac, cont = exact_scores(inter, lens[:m], lens[m:], config.min_size_ratio, config.min_contained_shingles)
             keep = above_floor(jac, cont, config.similarity, config.minhash_floor)
             yield pa.RecordBatch.from_arrays(
                 [batch.column("a").filter(pa.array(keep)), batch.column("b").filter(pa.array(keep)),

@@ -2,6 +2,11 @@
 """Generate a small, realistic, deterministic synthetic web crawl with ground truth (stdlib only).
 
     python scripts/make_sample.py --out sample_data/crawl.jsonl.gz --truth sample_data/truth.csv --seed 7
+    python scripts/make_sample.py --profile realsize --pages 5000 --out real.jsonl.gz --truth real.csv --seed 11
+
+--profile sample (default): ~13 KB pages, the bundled sample.  --profile realsize: the same crawl with the
+weight of real pages (inline CSS and bundle scripts, JSON-LD, page-state JSON, an SVG sprite, a mega-menu, a
+consent platform's vendor list; 0-300 comments on 60% of articles): median ~85 KB, p90 ~175 KB.
 
 --out: gzip JSON lines, one fetch per line:
     {"url": str, "html": str, "fetched_at": "2026-03-14T08:15:00Z", "status": int}
@@ -23,13 +28,19 @@ is the same document ("c<docid>"); every variant shares its original's cluster. 
   stale_recrawl     same URL a later day with ONE real edit (a product price, or one
                     sentence of an article / docs page)
   regional_mirror   store product on a de./uk. subdomain: same product, other currency
-  syndicated        article republished inside ANOTHER site's template + attribution line
+  syndicated        article republished inside ANOTHER site's template + attribution line (without the
+                    original's author box, related list and comment thread)
+  syndicated_partial  a cut-short syndicated copy: the first 40-80% of the paragraphs and a link to the rest
   print_version     printer-friendly bare HTML (?print=1 or /print/ path)
   noise_in_content  re-fetch with a promo box / "recommended for you" box / session link
                     INSIDE the main content (<article> or <div class="content">)
   degenerate_soft404 | degenerate_access_denied | degenerate_loading
                     content-free pages wrapped in a real site template (status 200, 403 or
-                    404); clusters deg-soft404 | deg-access_denied | deg-loading
+                    404; a soft-404 is "page not found" or "this article has been removed"); clusters
+                    deg-soft404 | deg-access_denied | deg-loading
+  degenerate_consent  a consent platform's wall ("Before you continue to ...", "Bevor Sie zu ... weitergehen",
+                    ...: English, German, French, Spanish, Italian, Dutch, Portuguese, Polish) served at an
+                    article's URL; cluster deg-consent
 Every variant is fetched on a later day than its original (so it also comes later in the file).
 
 Hard negatives (kind `original`, each its own cluster, NOT duplicates of each other):
@@ -38,6 +49,11 @@ Hard negatives (kind `original`, each its own cluster, NOT duplicates of each ot
     and a few spec rows differ, so after tag stripping they look fairly similar;
   * "Morning Briefing" columns: same template, title pattern, intro and sign-off, other text;
   * pages sharing one ~150-word legal disclaimer paragraph, different bodies.
+
+Articles (a quarter of them in the sample, 60% in realsize) carry a reader comment thread inside the article
+container, after the text, with an author box (The Harbor Ledger, Quiet Kettle) and a "Read more" related list:
+the original's main text then holds far more than the article, and a print or syndicated copy is a small part
+of it (the containment size guard's hard case).
 
 Text: a fixed lexicon (~860 real English words at the head of each part-of-speech list,
 ~4,200 pseudo-words behind them, Zipf-like frequencies, per-topic jargon) fed through a
@@ -597,6 +613,8 @@ def make_article(d, rng, s, day):
     d.subheads = {k: title_case(w.bare_np()) for k in range(3, len(d.paras), rng.randint(3, 5))}
     d.disclaimer = rng.random() < 0.04
     d.tags = sorted({title_case(w.noun()) for _ in range(4)})
+    d.comments = make_comments(w, rng, PROFILE["comments"](rng))
+    d.author_box = s.key in ("ledger", "kettle")                     # these CMSs print a bio under every article
     slug = slugify(d.title)
     d.path = {"ledger": "/%s/%s/%s" % (slugify(d.section), day.strftime("%Y/%m/%d"), slug),
               "courier": "/story/%d/%s" % (40000 + d.id, slug), "kettle": "/%s/%s" % (day.strftime("%Y/%m"), slug),
@@ -664,7 +682,55 @@ def edited(paras, edit):
     return paras
 
 
-def main_article(d, s, edit=None, inject=None, attribution=""):
+def make_comments(w, rng, n):
+    """n reader comments: (name, date, text), 8-150 words each (median ~25)."""
+    out = []
+    for _ in range(n):
+        n_words = min(150, max(8, int(rng.lognormvariate(3.2, 0.7))))
+        text, count = [], 0
+        while count < n_words:
+            text.append(w.sentence())
+            count += text[-1].count(" ") + 1
+        out.append(("%s %s" % (rng.choice(FIRST_NAMES), rng.choice(LEX.surnames)) if rng.random() < 0.6 else
+                    "%s%d" % (rng.choice(LEX.nouns), rng.randint(1, 999)), rng.randint(1, 30), " ".join(text)))
+    return out
+
+
+def author_bio(s, name):
+    """The same bio under every article of one author on one site."""
+    w = Writer(random.Random("bio-%s-%s" % (s.key, name)), s.topics[0])
+    return " ".join(w.sentence() for _ in range(3))
+
+
+def article_extras(d, s):
+    """What the CMS puts inside the article container after the text: author box, related list, comment thread."""
+    out = []
+    if d.author_box:
+        out.append('<div class="author-box"><img src="/media/authors/%s.jpg" alt="" width="96" height="96"><p><strong>'
+                   'About %s</strong> %s</p></div>\n' % (slugify(d.author), d.author, author_bio(s, d.author)))
+    if d.related:
+        out.append('<div class="related-articles"><h3>Read more</h3>%s</div>\n' % links(d.related))
+    if d.comments:
+        out.append('<section id="comments" class="comments"><h2>%d comments</h2><ol class="comment-list">%s</ol>'
+                   '</section>\n' % (len(d.comments), "".join(
+                       '<li class="comment depth-1" id="comment-%d-%d" data-comment-id="%d%03d"><article class='
+                       '"comment-card"><footer class="comment-meta"><div class="comment-avatar"><img src="/avatars/%s'
+                       '.png" alt="" width="48" height="48" loading="lazy" class="avatar avatar-48 photo"></div><div '
+                       'class="comment-metadata"><span class="comment-author fn">%s</span> <time datetime="P%dD">%d '
+                       'days ago</time></div></footer><div class="comment-body"><p>%s</p></div><div class="comment-'
+                       'actions"><button class="vote up" data-action="upvote" aria-label="Upvote"><svg width="16" '
+                       'height="16"><use href="#icon-up"></use></svg></button> <button class="vote down" data-action='
+                       '"downvote" aria-label="Downvote"><svg width="16" height="16"><use href="#icon-down"></use></svg>'
+                       '</button> <a class="reply" href="#comment-%d-%d" rel="nofollow">Reply</a> <a class="report" '
+                       'href="/report?c=%d%03d" rel="nofollow">Report</a></div></article></li>'
+                       % (d.id, i, d.id, i, slugify(name), name, days, days, text, d.id, i, d.id, i)
+                       for i, (name, days, text) in enumerate(d.comments))))
+    return "".join(out)
+
+
+def main_article(d, s, edit=None, inject=None, attribution="", extras=True, cut=None):
+    """The article container's content; `extras`: the site's own author box, related list and comments (a copy
+    on another site has none); `cut`: only the first `cut` paragraphs and a link to the rest."""
     sem, date = s.style != "divsoup", long_date(d.date)
     out = [attribution, '<h1 class="headline">%s</h1>\n<p class="standfirst">%s</p>\n' % (d.title, d.dek),
            '<div class="byline">By <a rel="author" href="/author/%s">%s</a> &middot; <time datetime="%s">%s</time>'
@@ -676,17 +742,22 @@ def main_article(d, s, edit=None, inject=None, attribution=""):
     if d.series:
         out.append("<p>Good morning. Here is what you need to know to start your day in the harbor region, from the "
                    "council chamber to the waterfront, in about five minutes.</p>\n")
-    for k, p in enumerate(edited(d.paras, edit)):
+    for k, p in enumerate(edited(d.paras, edit)[:cut]):
         out.append(("<h2>%s</h2>\n" % d.subheads[k] if k in d.subheads else "") + "<p>%s</p>\n" % " ".join(p))
         if inject and k == inject[0]:
             out.append(inject[1])
+    if cut is not None:
+        out.append('<p class="read-more">Continue reading at <a href="%s">%s</a>.</p>\n' % (d.url, d.site.name))
+        return "".join(out)
     if d.series:
         out.append("<p>That's it for today's briefing. Have a tip or a question? Write to us at briefing@harborledger"
                    ".com, and sign up to get the Morning Briefing in your inbox every weekday at 6 a.m.</p>\n")
     if d.disclaimer:
         out.append('<p class="disclaimer"><strong>Disclaimer:</strong> %s</p>\n' % DISCLAIMER)
-    out.append('<div class="tags">Filed under: %s</div>' % ", ".join('<a href="/tag/%s">%s</a>' % (slugify(t), t)
-                                                                     for t in d.tags))
+    out.append('<div class="tags">Filed under: %s</div>\n' % ", ".join('<a href="/tag/%s">%s</a>' % (slugify(t), t)
+                                                                       for t in d.tags))
+    if extras:
+        out.append(article_extras(d, s))
     return "".join(out)
 
 
@@ -750,9 +821,10 @@ MAIN = {"article": main_article, "product": main_product, "docs": main_docs}
 # ---------------------------------------------------------------------------------------------
 VARIANT_WEIGHTS = {"utm_mirror": 16, "scheme_twin": 7, "www_twin": 7, "trailing_slash": 7, "refetch_noise": 16,
                    "exact_refetch": 6, "stale_recrawl": 10, "regional_mirror": 8, "syndicated": 8, "print_version": 7,
-                   "noise_in_content": 8}
+                   "noise_in_content": 8, "syndicated_partial": 4}
 ELIGIBLE = {"www_twin": lambda d: d.site.kind != "docs", "regional_mirror": lambda d: d.type == "product",
-            "syndicated": lambda d: d.type == "article", "print_version": lambda d: d.type != "product"}
+            "syndicated": lambda d: d.type == "article", "syndicated_partial": lambda d: d.type == "article",
+            "print_version": lambda d: d.type != "product"}
 TRACKING = ["utm_source=newsletter&utm_medium=email&utm_campaign=weekly_digest", "gclid=%s", "fbclid=%s",
             "utm_source=twitter&utm_medium=social", "utm_source=facebook&utm_medium=social&utm_campaign=spring26",
             "utm_source=google&utm_medium=cpc&utm_term=%s", "utm_source=partner&utm_medium=referral&ref=%s"]
@@ -769,16 +841,141 @@ DEGENERATE = {  # kind: (title, possible statuses, main-content HTML)
                 'please enable JavaScript to view this page.</p><noscript>This site requires JavaScript. Please enable '
                 'JavaScript in your browser settings and reload the page.</noscript></div>'
                 '<script src="/static/js/app.%ref.js"></script>')}
+REMOVED = ('<div class="notice"><h1>This article has been removed</h1><p>The article you are looking for has been '
+           'removed by our editors or has expired. Stories on %site stay online for a limited time.</p><p>Browse the '
+           'latest stories on the <a href="/">homepage</a>.</p></div>')
+# Consent walls: the interstitial a consent platform serves instead of the page (lang: heading, text, buttons).
+CONSENT = {
+    "en": ("Before you continue to %site", "We use cookies and data to deliver and maintain our services, measure "
+           "audience engagement and site statistics to understand how our services are used, and show personalised "
+           "content and ads depending on your settings.", "Reject all|Accept all|More options"),
+    "en-tcf": ("We value your privacy", "We and our 142 partners store and access information on your device, such "
+               "as cookies, and process personal data, such as unique identifiers, for personalised ads and content, "
+               "ad and content measurement and audience insights.", "Disagree|Agree|Manage options"),
+    "de": ("Bevor Sie zu %site weitergehen", "Wir verwenden Cookies und Daten, um unsere Dienste bereitzustellen und "
+           "zu betreiben, Zielgruppeninteraktionen und Websitestatistiken zu messen und personalisierte Inhalte und "
+           "Werbung je nach Ihren Einstellungen anzuzeigen.", "Alle ablehnen|Alle akzeptieren|Weitere Optionen"),
+    "fr": ("Avant d'accéder à %site", "Nous utilisons des cookies et des données pour fournir et gérer nos services, "
+           "mesurer l'audience et les statistiques du site, et afficher des contenus et des annonces personnalisés "
+           "selon vos paramètres.", "Tout refuser|Tout accepter|Plus d'options"),
+    "es": ("Antes de ir a %site", "Usamos cookies y datos para ofrecer y mantener nuestros servicios, medir la "
+           "interacción de la audiencia y las estadísticas del sitio, y mostrar contenido y anuncios personalizados "
+           "según tu configuración.", "Rechazar todo|Aceptar todo|Más opciones"),
+    "it": ("Prima di continuare su %site", "Utilizziamo cookie e dati per fornire e gestire i nostri servizi, "
+           "misurare il coinvolgimento del pubblico e le statistiche del sito, e mostrare contenuti e annunci "
+           "personalizzati in base alle tue impostazioni.", "Rifiuta tutto|Accetta tutto|Altre opzioni"),
+    "nl": ("Voordat je verdergaat naar %site", "We gebruiken cookies en gegevens om onze services te leveren en te "
+           "onderhouden, het publieksbereik en sitestatistieken te meten, en gepersonaliseerde content en "
+           "advertenties te tonen op basis van je instellingen.", "Alles afwijzen|Alles accepteren|Meer opties"),
+    "pt": ("Antes de continuar para %site", "Utilizamos cookies e dados para fornecer e manter os nossos serviços, "
+           "medir o envolvimento do público e as estatísticas do site, e mostrar conteúdo e anúncios personalizados "
+           "consoante as suas definições.", "Rejeitar tudo|Aceitar tudo|Mais opções"),
+    "pl": ("Zanim przejdziesz do %site", "Używamy plików cookie i danych, aby dostarczać nasze usługi i dbać o nie, "
+           "mierzyć zaangażowanie odbiorców i statystyki witryny oraz wyświetlać spersonalizowane treści i reklamy w "
+           "zależności od Twoich ustawień.", "Odrzuć wszystko|Zaakceptuj wszystko|Więcej opcji"),
+}
+CONSENT_PAGE = """<!DOCTYPE html>
+<html lang="%(lang)s"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>%(heading)s</title><style>body{font-family:Arial,sans-serif;background:#f1f3f4}.wall{max-width:560px;
+margin:8vh auto;background:#fff;border-radius:8px;padding:32px}button{margin:4px;padding:8px 16px}</style></head>
+<body><div class="wall" role="dialog" aria-modal="true"><img src="/static/logo.svg" alt="%(site)s" width="120">
+<h1>%(heading)s</h1><p>%(text)s</p><form method="post" action="/consent/save"><input type="hidden" name="continue"
+value="%(url)s"><input type="hidden" name="consent_token" value="%(token)s">%(buttons)s</form></div>
+<script>window.__cmp={"v":2,"token":"%(token)s"};</script></body></html>
+"""
 
 
 def iso(t):
     return t.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
+def _thread(share, mu, sigma, cap):
+    """Comment count of an article: none with probability 1 - share, else lognormal(mu, sigma) capped."""
+    return lambda rng: min(cap, int(rng.lognormvariate(mu, sigma))) if rng.random() < share else 0
+
+
+# --profile: `sample` pages are ~12 KB; `realsize` pages carry what real pages weigh (inline CSS and scripts,
+# JSON-LD, an SVG sprite, a mega-menu, a consent-platform config, page-state JSON) and longer comment threads:
+# median ~90 KB, p90 ~300 KB, as measured on 19,760 real crawled pages (issue 15).
+PROFILES = {"sample": {"comments": _thread(0.25, 2.5, 1.0, 150), "bulk": False},
+            "realsize": {"comments": _thread(0.6, 3.2, 1.3, 300), "bulk": True}}
+PROFILE = PROFILES["sample"]
+
+
+# How heavy each site's template is (1: a typical news template): light blogs and docs to heavy news and stores.
+TEMPLATE_WEIGHT = {"ledger": 1.6, "courier": 1.0, "kettle": 0.2, "bench": 0.3, "pinecrest": 1.3, "voltbarn": 0.9,
+                   "quill": 0.4}
+
+
+def css_rule(r):
+    return ".%s-%s{%s}" % (r.choice(LEX.nouns), r.choice(["wrap", "item", "grid", "card", "btn", "icon"]), ";".join(
+        "%s:%s" % (r.choice(["margin", "padding", "color", "display", "flex", "font-size", "border", "gap", "z-index"]),
+                   r.choice(["0", "4px 8px", "#%06x" % r.getrandbits(24), "none", "1 1 auto", "1.125rem", "auto"]))
+        for _ in range(r.randint(2, 6))))
+
+
+class SiteBulk:
+    """A site's fixed page weight (the same on every page of the site): inline CSS, SVG sprite, mega-menu, and a
+    consent platform's vendor list on the heavier templates."""
+
+    def __init__(self, s):
+        r, x = random.Random("bulk-" + s.key), TEMPLATE_WEIGHT[s.key]
+        w = Writer(r, s.topics[0])
+        self.css = "<style>%s</style>\n" % "\n".join(css_rule(r) for _ in range(int(300 * x)))
+        self.svg = '<svg xmlns="http://www.w3.org/2000/svg" style="display:none">%s</svg>\n' % "".join(
+            '<symbol id="icon-%s" viewBox="0 0 24 24"><path d="%s"/></symbol>'
+            % (r.choice(LEX.nouns), " ".join("M%d %dL%d %d" % tuple(r.randint(0, 24) for _ in range(4))
+                                              for _ in range(r.randint(4, 30)))) for _ in range(int(40 * x)))
+        cols = "".join('<div class="mega-col"><h4>%s</h4>%s</div>' % (title_case(w.bare_np()), links(
+            [(title_case(w.bare_np()), "/%s/%s" % (slugify(sec), slugify(w.bare_np()))) for _ in range(r.randint(6, 14))]))
+            for sec in s.sections for _ in range(max(1, round(3 * x))))
+        tag = "nav" if s.style == "semantic" else "div"
+        self.menu = '<%s class="mega-menu" aria-label="All sections">%s</%s>\n' % (tag, cols, tag)
+        vendors = [{"id": i, "name": "%s %s" % (title_case(r.choice(LEX.nouns)), r.choice(["Media", "Ads", "Analytics",
+                                                                                        "Group", "Ltd", "Inc"])),
+                    "purposes": sorted(r.sample(range(1, 11), r.randint(1, 6))), "policyUrl": "https://%s.example/privacy"
+                    % slugify(r.choice(LEX.nouns))} for i in range(int(100 * x))]
+        self.cmp = ("<script>window.__tcfapi_config=%s;</script>\n" % json.dumps({"vendors": vendors}, separators=(
+            ",", ":"))) if x >= 1.3 else ""
+        # minified bundle chunks, inlined a different number per page
+        self.modules = ["!function(e,t){%s}(window,document);" % ";".join(
+            "var %s=function(%s){return %s.%s(%d)}" % (r.choice(LEX.nouns)[:3] + str(i), "a,b", r.choice("abcn"),
+                                                     r.choice(LEX.verbs), r.randint(0, 9999)) for i in range(60))
+            for _ in range(30)]
+
+
+BULK = {}
+
+
+def add_bulk(html, s, P, nz):
+    """Real-size page weight around a rendered page: the site's fixed bulk, a JSON-LD graph and page-state JSON
+    (page props, ad and experiment config) and inlined bundle chunks (lognormal sizes with a long tail)."""
+    b = BULK.get(s.key) or BULK.setdefault(s.key, SiteBulk(s))
+    graph = {"@context": "https://schema.org", "@graph": [P["ld"], {"@type": "BreadcrumbList", "itemListElement": [
+        {"@type": "ListItem", "position": i + 1, "name": t, "item": u} for i, (t, u) in enumerate(P["related"])]},
+        {"@type": "Organization", "name": s.name, "logo": "https://cdn.%s/logo.png" % s.domain}]}
+    state = {"props": {"page": P["url"], "title": P["title"], "body": P["desc"], "related": P["related"],
+                       "ads": [{"slot": "div-gpt-%x" % nz.getrandbits(32), "sizes": [[300, 250], [728, 90]],
+                                "targeting": {"kw": "%x" % nz.getrandbits(64)}}
+                               for _ in range(int(nz.lognormvariate(3.0, 1.7)))]}, "buildId": "%x" % nz.getrandbits(48)}
+    head = b.css + b.cmp + '<script type="application/ld+json">%s</script>\n' % json.dumps(graph, separators=(",", ":"))
+    html = html.replace("</head>", head + "</head>", 1)
+    body = html.index(">", html.index("<body")) + 1
+    html = html[:body] + "\n" + b.svg + b.menu + html[body:]
+    tail = '<script id="__NEXT_DATA__" type="application/json">%s</script>\n' % json.dumps(state, separators=(",", ":"))
+    chunks, want = [], min(1.2e6, nz.lognormvariate(8.3, 1.8))    # median ~4 KB, p90 ~40 KB, p99 ~270 KB
+    while sum(map(len, chunks)) < want:
+        chunks.append(nz.choice(b.modules))
+    tail += "<script>%s</script>\n" % "".join(chunks)
+    return html.replace("</body>", tail + "</body>", 1)
+
+
 class Crawl:
     """Builds self.records: (fetch time, seq, record dict, true_cluster, kind), in output order."""
 
-    def __init__(self, seed, pages):
+    def __init__(self, seed, pages, profile="sample"):
+        global PROFILE
+        PROFILE = PROFILES[profile]
         self.rng = random.Random(seed)
         n_deg, n_dup = round(pages * 0.025), max(round(pages * 0.17), len(VARIANT_WEIGHTS))
         self.records = []
@@ -850,7 +1047,9 @@ class Crawl:
                                                   for r in s.regions]
         if d.type == "docs":
             P["toc"] = [(h, "#" + slugify(h)) for h in d.heads.values()]
-        return {"url": url, "html": render_page(s, P, nz, t), "fetched_at": t, "status": status}
+        html = render_page(s, P, nz, t)
+        return {"url": url, "html": add_bulk(html, s, P, nz) if PROFILE["bulk"] else html, "fetched_at": t,
+                "status": status}
 
     def variant(self, d, kind):
         rng, s, c = self.rng, d.site, "c%d" % d.id
@@ -877,13 +1076,14 @@ class Crawl:
             reg = rng.choice(s.regions)
             url = s.url(d.path, host=reg + "." + s.domain)
             rec = self.render(d, url, ts, canonical=url, lang=REGIONS[reg][2], region=reg)
-        elif kind == "syndicated":
+        elif kind in ("syndicated", "syndicated_partial"):
             host = rng.choice([x for x in SITES if x.kind in ("news", "blog") and x is not s])
             att = ('<p class="syndication-note"><em>This story was originally published by <a href="%s">%s</a> and is '
                    'republished here with permission.</em></p>\n' % (d.url, s.name))
             url = host.url("/story/%d/%s" % (90000 + len(self.records), slugify(d.title)) if host.key == "courier"
                            else "/syndicated/" + slugify(d.title))
-            rec = self.render(d, url, ts, site=host, main=main_article(d, host, attribution=att),
+            cut = max(2, round(len(d.paras) * rng.uniform(0.4, 0.8))) if kind == "syndicated_partial" else None
+            rec = self.render(d, url, ts, site=host, main=main_article(d, host, attribution=att, extras=False, cut=cut),
                               canonical=d.url if rng.random() < 0.5 else (url if host.canon else None))
         elif kind == "print_version":
             url = s.url(d.path, query="print=1") if s.print_style == "query" else s.url("/print" + d.path)
@@ -911,8 +1111,12 @@ class Crawl:
         """A soft-404 / access-denied / JS-loading page in a real site template."""
         rng, d = self.rng, Doc()
         s = d.site = rng.choice([s for s in SITES for _ in range(s.weight)])
-        kind = rng.choice(["soft404"] * 9 + ["access_denied"] * 6 + ["loading"] * 5)
+        kind = rng.choice(["soft404"] * 9 + ["access_denied"] * 6 + ["loading"] * 5 + ["consent"] * 3)
+        if kind == "consent":
+            return self.consent_wall(s)
         d.title, statuses, main = DEGENERATE[kind]
+        if kind == "soft404" and rng.random() < 0.3:
+            main = REMOVED
         d.id, d.type, d.canon, d.paras = -1, "error", False, [[d.title]]
         d.related = [(t, s.url(p)) for t, p in rng.sample(s.pool, 4)]
         if kind == "soft404":                                   # a plausible but dead link on this site
@@ -925,6 +1129,20 @@ class Crawl:
         rec = self.render(d, d.url, ts, status=rng.choice(statuses), main=main)
         self.emit(ts, rec, "deg-" + kind, "degenerate_" + kind)
 
+    def consent_wall(self, s):
+        """The consent interstitial a crawler got instead of one of the site's articles (status 200)."""
+        rng = self.rng
+        lang = rng.choice(sorted(CONSENT))
+        heading, text, buttons = (x.replace("%site", s.name) for x in CONSENT[lang])
+        url = s.url(rng.choice(s.pool)[1])
+        ts = BASE + timedelta(seconds=rng.randrange(20 * 86400))
+        html = CONSENT_PAGE % {"lang": lang[:2], "heading": heading, "text": text, "site": s.name, "url": url,
+                               "token": "%032x" % rng.getrandbits(128), "buttons": " ".join(
+                                   '<button name="set" value="%d">%s</button>' % (i, b)
+                                   for i, b in enumerate(buttons.split("|")))}
+        self.emit(ts, {"url": url, "html": html, "fetched_at": iso(ts), "status": 200}, "deg-consent",
+                  "degenerate_consent")
+
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
@@ -932,13 +1150,16 @@ def main(argv=None):
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--out", required=True, help="output .jsonl.gz")
     ap.add_argument("--truth", required=True, help="output truth CSV (url,true_cluster,kind)")
+    ap.add_argument("--profile", choices=sorted(PROFILES), default="sample",
+                    help="sample: ~12 KB pages (the bundled sample); realsize: real pages' weight and comment threads")
     a = ap.parse_args(argv)
     if a.pages < 100:
         ap.error("--pages must be at least 100 (every site needs a few documents)")
     t0 = time.perf_counter()
-    recs = Crawl(a.seed, a.pages).records
+    recs = Crawl(a.seed, a.pages, a.profile).records
     buf = io.BytesIO()
-    with gzip.GzipFile(filename="", mode="wb", fileobj=buf, compresslevel=9, mtime=0) as gz:
+    level = 9 if a.profile == "sample" else 6                   # realsize: ~0.7 GB of HTML per 5,000 pages
+    with gzip.GzipFile(filename="", mode="wb", fileobj=buf, compresslevel=level, mtime=0) as gz:
         for r in recs:
             gz.write((json.dumps(r[2], ensure_ascii=False) + "\n").encode("utf-8"))
     for path in (a.out, a.truth):

@@ -24,6 +24,7 @@ from neardup.candidates import (
     minhash_pairs,
     simhash_pairs,
     simhash_pairs_bruteforce,
+    size_guard,
     verify_pairs,
 )
 from neardup.minhash import minhash_many
@@ -338,6 +339,33 @@ def test_exact_scores_and_size_guard() -> None:
     assert np.allclose(jac, [0.5, 0.25, 0.0])
     # 10 of the smaller set's 10 are shared, but 10 < 0.5 x 40: the guard zeroes the containment
     assert np.allclose(cont, [1.0, 0.0, 0.0])
+
+
+def test_size_guard_floor_admits_a_long_partial_copy_and_keeps_short_pages_out() -> None:
+    """A print copy of an article whose page also carries a long comment thread: 375 shingles against
+    9,587 (the issue's real case) is 4% of the size, but holds more shingles than the floor."""
+    small = np.array([375, 75, 375])
+    large = np.array([9587, 2000, 600])
+    assert size_guard(small, large, 0.5).tolist() == [False, False, True]
+    assert size_guard(small, large, 0.5, 150).tolist() == [True, False, True]
+    assert size_guard(small, large, 0.5, 0).tolist() == [False, False, True]
+    _, cont = exact_scores(np.array([370, 75]), small[:2], large[:2], 0.5, 150)
+    assert np.allclose(cont, [370 / 375, 0.0])
+
+
+def test_verify_pairs_applies_the_floor_in_both_kernels() -> None:
+    rng = np.random.default_rng(3)
+    sigs = rng.integers(0, 2**32, size=(2, 128), dtype=np.uint32)
+    sigs[1, :10] = sigs[0, :10]  # Jaccard estimate 10/128
+    sizes = np.array([300.0, 3000.0])
+    a, b = np.array([0]), np.array([1])
+    for compiled in (True, False):
+        keep, _, cont = verify_pairs(sigs, sizes, a, b, similarity="containment", floor=0.7, min_size_ratio=0.5,
+                                     compiled=compiled)
+        assert not keep[0] and cont[0] == 0.0
+        keep, _, cont = verify_pairs(sigs, sizes, a, b, similarity="containment", floor=0.7, min_size_ratio=0.5,
+                                     min_shingles=200, compiled=compiled)
+        assert keep[0] and cont[0] > 0.7
 
 
 def _groups(order: np.ndarray, starts: np.ndarray) -> set[frozenset[int]]:

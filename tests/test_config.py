@@ -41,6 +41,8 @@ from neardup.errors import ConfigError, NeardupError
         ({"method": "simhash", "threshold": -1}, "not -1"),
         ({"min_size_ratio": 0}, "min_size_ratio must be in (0, 1], not 0"),
         ({"min_size_ratio": 1.2}, "not 1.2"),
+        ({"min_contained_shingles": -1}, "min_contained_shingles must be from 0 to 1000000, not -1"),
+        ({"min_contained_shingles": 2.5}, "not 2.5"),
         ({"min_words": 3}, "min_words (3) must be at least the shingle size (5)"),
         ({"strip_tags": ()}, "strip_tags"),
         ({"strip_tags": ("nav", "div class")}, "div class"),
@@ -93,7 +95,7 @@ def test_fingerprint_key_ignores_the_threshold_only() -> None:
     base = Config()
     assert base.replace(threshold=0.9).fingerprint_key == base.fingerprint_key
     for change in ({"shingle_size": 4}, {"num_perm": 64}, {"seed": 2}, {"similarity": "jaccard"},
-                   {"normalize": "strip"}, {"min_size_ratio": 0.3}, {"extractor": "resiliparse"},
+                   {"normalize": "strip"}, {"min_size_ratio": 0.3}, {"min_contained_shingles": 0}, {"extractor": "resiliparse"},
                    {"strip_tags": ("nav",)}):
         assert base.replace(**change).fingerprint_key != base.fingerprint_key, change
     assert Config(normalize="strip", strip_tags=("nav", "footer")).norm_key == "strip:footer,nav"

@@ -312,7 +312,7 @@ def _reference_scores(store: Store, config: Config) -> tuple[pd.DataFrame, dict[
     for i in range(len(sets)):
         for j in range(i + 1, len(sets)):
             small, large = sorted((len(sets[i]), len(sets[j])))
-            guard = small >= config.min_size_ratio * large
+            guard = small >= config.min_size_ratio * large or 0 < config.min_contained_shingles <= small
             ref[i, j] = (jaccard(sets[i], sets[j]), containment(sets[i], sets[j]) if guard else 0.0)
     return units, ref
 

@@ -16,7 +16,7 @@ import pytest
 
 from neardup import engine
 from neardup.config import Config
-from neardup.evaluate import load_truth, pairwise_scores
+from neardup.evaluate import load_truth, pairwise_scores, recall_per_kind
 from neardup.store import Store
 
 SAMPLE = Path(__file__).resolve().parent.parent / "sample_data"
@@ -43,19 +43,40 @@ def truth():
     return load_truth(SAMPLE / "truth.csv")
 
 
-def _scores(store, truth, config):
+def _pages(store, config):
     fp = engine.load_fingerprints(store, config, jobs=1)
-    return pairwise_scores(engine.analyze(fp, config).pages, truth)
+    return engine.analyze(fp, config).pages
+
+
+def _scores(store, truth, config):
+    return pairwise_scores(_pages(store, config), truth)
 
 
 def test_default_setting_meets_the_gate(sample_store, truth):
     s = _scores(sample_store, truth, Config())
     assert s.f1 >= 0.95, s
-    assert s.precision >= 0.98, s
+    assert s.precision == 1.0, s
     assert s.impure_clusters == 0, s
     assert s.degenerate_in_clusters == 0, s
     assert s.degenerate_caught == s.degenerate_total > 0, s
     assert s.content_set_aside == 0, s
+
+
+def test_partial_copies_of_commented_articles(sample_store, truth):
+    """Print versions and syndicated copies of articles whose page carries a long comment thread are a small
+    part of the original's main text: the shingle floor of the size guard finds copies the ratio alone rejects.
+    Copies far below the ratio are LSH candidates only by chance (the index is sized for the ratio, see
+    `candidates.lsh_threshold` and bench/size_guard.py): the floors below are what the default finds."""
+    default = recall_per_kind(_pages(sample_store, Config()), truth)
+    ratio_only = recall_per_kind(_pages(sample_store, Config(min_contained_shingles=0)), truth)
+    for kind in ("print_version", "syndicated", "syndicated_partial"):
+        assert default[kind] >= ratio_only[kind], (kind, default, ratio_only)
+    assert default["print_version"] > ratio_only["print_version"], (default, ratio_only)
+    assert default["syndicated_partial"] > ratio_only["syndicated_partial"], (default, ratio_only)
+    assert default["print_version"] >= 0.93 and default["syndicated"] >= 0.97, default
+    assert default["syndicated_partial"] >= 0.65, default
+    assert all(r == 1.0 for kind, r in default.items() if kind not in ("print_version", "syndicated",
+                                                                       "syndicated_partial")), default
 
 
 def test_simhash_default_is_usable(sample_store, truth):
@@ -80,7 +101,7 @@ def test_a_loose_threshold_merges_hard_negatives(sample_store, truth):
     estimate = _scores(sample_store, truth, Config(threshold=0.7, verify="estimate"))
     assert estimate.precision < 0.9 < exact.precision, (estimate, exact)
     assert estimate.impure_clusters > exact.impure_clusters
-    assert estimate.recall == exact.recall == 1.0
+    assert estimate.recall == exact.recall
 
 
 def test_both_forms_give_the_same_numbers(tmp_path_factory, truth):
