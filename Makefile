@@ -8,7 +8,7 @@ SAMPLE := sample_data/crawl.jsonl.gz
 
 .PHONY: run test install system-deps lint bench sample clean
 
-$(VENV)/.installed: pyproject.toml setup.py neardup/_kernels.c neardup/_html.c
+$(VENV)/.installed: pyproject.toml setup.py neardup/_kernels.c neardup/_html.c neardup/vendor/lexbor/core/hash.c
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e '.[dev]'
@@ -32,6 +32,7 @@ bench: install
 
 sample:
 	$(PYTHON) scripts/make_sample.py --out $(SAMPLE) --truth sample_data/truth.csv --seed 7
+	$(PYTHON) scripts/jsonl_to_warc.py --one-stream $(SAMPLE) sample_data/crawl.warc.gz
 
 clean:
 	rm -rf $(VENV) $(DB) $(DB).wal
