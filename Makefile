@@ -35,4 +35,4 @@ sample:
 	$(PYTHON) scripts/jsonl_to_warc.py --one-stream $(SAMPLE) sample_data/crawl.warc.gz
 
 clean:
-	rm -rf $(VENV) $(DB) $(DB).wal
+	rm -rf $(VENV) $(or $(DB),neardup.duckdb) $(or $(DB),neardup.duckdb).wal
