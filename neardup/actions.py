@@ -18,6 +18,7 @@ ACTIONS: dict[str, str] = {
     "URL variant": "drop the variants; fix the frontier (canonicalize these URLs)",
     "noise re-fetch": "drop the re-fetches; the content did not change",
     "stale re-crawl": "keep the newest fetch",
+    "print version": "keep the article; drop the print copy (or exclude print URLs from the frontier)",
     "regional mirror": "keep both; tag them as one product",
     "syndicated": "keep the original; drop or attribute the copies",
     "templated siblings": "keep both; tighten normalization (the template outweighs the content)",
