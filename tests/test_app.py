@@ -481,6 +481,7 @@ def test_load_a_warc_gives_the_report_of_its_jsonl_form(empty_db: str, base_db: 
     """The small crawl as a WARC.gz (scripts/jsonl_to_warc.py) through the Load page: the same numbers as
     its JSON lines; the Audit page names each side's record in the archive."""
     monkeypatch.setattr(ui_data, "SAMPLE", tmp_path / "no-sample.jsonl.gz")
+    monkeypatch.setenv("NEARDUP_DATA_DIR", str(tmp_path))  # the Load page reads server paths under it only
     crawl = tmp_path / "crawl.jsonl.gz"
     subprocess.run([sys.executable, str(ROOT / "scripts" / "make_sample.py"), "--pages", "300", "--seed", "3",
                     "--out", str(crawl), "--truth", str(tmp_path / "truth.csv")], check=True, capture_output=True)
