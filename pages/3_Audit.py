@@ -93,7 +93,10 @@ def leave_pair() -> None:
     state[W_NOTE] = ""
 
 
-def label_pair(choice: str, key: tuple[str, str, str, str], pages: tuple[int, int], category: str | None) -> None:
+def label_pair(choice: str, key: tuple[str, str, str, str], pages: tuple[int, int], suggested: str | None) -> None:
+    # The category is read when the key is pressed, not when the button was drawn: a category key pressed
+    # just before (its rerun still drawing) must not be lost.
+    category = chosen.get(key, suggested)
     labeler = state.get(W_LABELER) or None
     a, ma, b, mb = key
     previous = store.label_of(a, b, md5_a=ma, md5_b=mb, labeler=labeler)
@@ -152,10 +155,10 @@ if detail is not None:
     pages = (int(detail.left["page_id"]), int(detail.right["page_id"]))
     bar = st.columns([1.3, 1.3, 1, 1, 1, 1, 1])
     bar[0].button("Duplicate", type="primary", shortcut="d", width="stretch", on_click=label_pair,
-                  args=("duplicate", key, pages, category))
+                  args=("duplicate", key, pages, detail.category))
     bar[1].button("Not duplicate", shortcut="n", width="stretch", on_click=label_pair,
-                  args=("not", key, pages, category))
-    bar[2].button("Unsure", shortcut="u", width="stretch", on_click=label_pair, args=("unsure", key, pages, category))
+                  args=("not", key, pages, detail.category))
+    bar[2].button("Unsure", shortcut="u", width="stretch", on_click=label_pair, args=("unsure", key, pages, detail.category))
     bar[3].button("Skip", shortcut="s", width="stretch", on_click=skip, args=(key,))
     bar[4].button("Undo", shortcut="z", width="stretch", on_click=undo, disabled=not history)
     bar[5].button("Previous", shortcut="k", width="stretch", on_click=move, args=(-1,),

@@ -353,7 +353,7 @@ def test_import_labels_follows_the_tables_own_key(store: Store) -> None:
                              "label": ["duplicate", "not", "unsure", "not"], "labeler": ["ana", "ben", "ana", ""],
                              "labeled_at": [str(T0), str(T0), str(T0 + timedelta(hours=1)), ""]})
     assert store.import_labels(incoming, now=T0 + timedelta(hours=2)) == 3
-    got = store.labels().sort_values("labeler")
+    got = store.labels().fillna({"labeler": ""}).sort_values("labeler")  # labels() gives an unnamed labeler as None
     assert got[["labeler", "label"]].values.tolist() == [["", "not"], ["ana", "unsure"], ["ben", "not"]]
 
 

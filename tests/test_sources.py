@@ -128,6 +128,7 @@ def test_a_named_empty_database_gets_no_sample(empty_db: str, monkeypatch: pytes
 def test_the_sample_shows_a_banner_until_it_is_removed(empty_db: str, monkeypatch: pytest.MonkeyPatch,
                                                        tmp_path: Path) -> None:
     monkeypatch.setenv("NEARDUP_LOAD_SAMPLE", "1")
+    monkeypatch.setenv("NEARDUP_DATA_DIR", str(tmp_path))  # the Load page reads server paths under it only
     at = run(AppTest.from_file(str(ROOT / "app.py"), default_timeout=300))
     assert "3,000 pages" in at.caption[0].value
     assert any("bundled **sample crawl** (3,000 synthetic pages)" in i.value for i in at.info)

