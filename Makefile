@@ -6,7 +6,7 @@ PY     := $(VENV)/bin/python
 DB     ?=
 SAMPLE := sample_data/crawl.jsonl.gz
 
-.PHONY: run test install system-deps lint bench sample clean
+.PHONY: run test install system-deps lint bench sample screenshots clean
 
 $(VENV)/.installed: pyproject.toml setup.py neardup/_kernels.c neardup/_html.c neardup/vendor/lexbor/core/hash.c
 	$(PYTHON) -m venv $(VENV)
@@ -26,6 +26,10 @@ system-deps:
 test: install system-deps
 	$(PY) -m ruff check neardup tests bench scripts app.py pages
 	$(PY) -m pytest -q
+
+# The README's screenshots (docs/*.png), taken by the browser tests; `make test` writes them to a temporary folder.
+screenshots: install system-deps
+	NEARDUP_SCREENSHOTS=docs $(PY) -m pytest -q tests/test_browser.py tests/test_browser_labeling.py
 
 bench: install
 	$(PY) bench/bench.py --pages 100000
