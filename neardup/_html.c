@@ -25,7 +25,7 @@
  * Where fewer than `min_words` words remain (listing pages, link hubs), the text is that of main=False
  * instead, from the same parsed document.
  *
- * main=False is the classic recipe, as `neardup.normalize` did it with selectolax: the text nodes of
+ * main=False is the classic recipe (BeautifulSoup's in `neardup.normalize` is the reference): the text nodes of
  * <body>, space-separated, outside the elements named in `strip_tags` and outside <input type=hidden>.
  *
  * The title is the document's <title> element (an <svg><title> is not one), as lexbor reads it.

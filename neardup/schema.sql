@@ -90,8 +90,8 @@ CREATE TABLE IF NOT EXISTS pairs (
     a INTEGER NOT NULL,                  -- unit ids, a < b
     b INTEGER NOT NULL,
     hamming_bits SMALLINT,               -- simhash
-    jaccard DOUBLE,                      -- minhash estimate
-    containment DOUBLE                   -- minhash estimate (0 when the size-ratio guard fails)
+    jaccard DOUBLE,                      -- minhash: exact (verify: exact, the default), else the estimate
+    containment DOUBLE                   -- likewise (0 when the size guard fails)
 );
 
 -- Analyst labels, keyed by the two canonical URLs and the MD5 of each page's bytes, so they survive

@@ -169,9 +169,8 @@ def _attach(path: str, *, write: bool, bulk: bool, lock_wait_s: float) -> duckdb
         # (1.45 GB with 1 GB). Operators that need more spill to disk. NEARDUP_DUCKDB_MEMORY overrides.
         con.execute("SET memory_limit = ?", [os.environ.get("NEARDUP_DUCKDB_MEMORY", DUCKDB_MEMORY)])
         if write:
-            # Checkpoint (compress and write out) after every 512 MB of log rather than 16 MB: a bulk
-            # load then re-compresses the open row group ~30x less often. Measured on 20k pages:
-            # the ingest's main-process CPU 0.78 -> 0.48 ms/page and the file 164 -> 105 MB.
+            # Checkpoint (compress and write out) after every 512 MB of log rather than DuckDB's 16 MB: a
+            # bulk load then re-compresses the open row group ~30x less often (bench/RESULTS.md).
             con.execute("SET checkpoint_threshold = ?", [CHECKPOINT_THRESHOLD])
     except BaseException:
         con.close()
@@ -324,9 +323,9 @@ class Store:
 
     `bulk=True` is for a process that has the file to itself for a load (`neardup ingest`, the benchmark):
     no write-ahead log, so commits are durable at checkpoints only (the loader checkpoints where a row
-    group fills up and at its end; `close` checkpoints). Measured appending 100k ingested pages: DuckDB's
-    CPU 0.32 -> 0.17 ms/page (each page's HTML was written to the log, then again to the file, and the
-    122,880-row groups of DuckDB's default spilled past the memory cap before their checkpoint). A crash
+    group fills up and at its end; `close` checkpoints). With a log each page's HTML is written twice, to the
+    log and then to the file, and DuckDB's default 122,880-row groups spill past the memory cap before their
+    checkpoint; bench/RESULTS.md has the measurements. A crash
     mid-load leaves the source 'loading', and the next open drops it, as without `bulk`. Labels are never
     written through a bulk store. Every store attaches the file with the same row group size: a checkpoint
     under DuckDB's default size rewrote a file of 16k-row groups whole (17 s, twice the size at 100k
@@ -507,8 +506,8 @@ class Store:
     def bulk_load(self) -> Iterator[None]:
         """No automatic checkpoints until the block ends: the loader checkpoints itself where a row group of
         `pages` is full (`add_ingested(checkpoint=True)`), so each row group is compressed once instead of
-        at every 512 MB of log. Measured on 130k pages: main-thread CPU 0.54 -> 0.34 ms/page, and the
-        file 1,327 -> 745 MB (re-written row groups leave dead blocks behind). Memory stays capped:
+        at every 512 MB of log, and the file has no dead blocks from re-written row groups
+        (bench/RESULTS.md). Memory stays capped:
         DuckDB spills the un-checkpointed rows to its temp directory."""
         with self.writing():
             self.cursor().execute("SET checkpoint_threshold = '1TB'")
