@@ -295,10 +295,15 @@ def settled_value(page: object, thumb: object) -> float:
 
 
 def press_on(page: object, thumb: object, key: str, times: int, expected: float) -> None:
-    """Focus the slider, press an arrow key `times` times, wait until the slider shows `expected`."""
-    thumb.focus()
+    """Press an arrow key on the slider `times` times, each once the slider shows the step before (a rerun
+    may redraw the slider and take its focus between two presses, as a person would see), then wait until
+    it shows `expected`."""
     for _ in range(times):
+        before = float(thumb.input_value())
+        thumb.focus()
         page.keyboard.press(key)
+        page.wait_for_function("([el, v]) => Math.abs(parseFloat(el.value) - v) > 1e-6",
+                               arg=[thumb.element_handle(), before])
     page.wait_for_function("([el, v]) => Math.abs(parseFloat(el.value) - v) < 1e-6",
                            arg=[thumb.element_handle(), expected])
 
