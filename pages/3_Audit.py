@@ -1,6 +1,6 @@
 """Audit: sampled pairs per similarity bucket, side by side, labeled from the keyboard.
 
-Every action is a button with a shortcut whose on_click callback writes before the script runs, so a label
+Every action is a button with a shortcut; a label is written at the top of the rerun its key causes, so it
 costs one rerun; the pair's pages, scores and diff are cached per pair and the next pair is prefetched.
 """
 
@@ -20,6 +20,7 @@ from neardup.ui.state import (
     KEY_AUDIT_CATEGORY,
     KEY_AUDIT_HISTORY,
     KEY_AUDIT_PAIR,
+    KEY_AUDIT_PENDING,
     KEY_AUDIT_POS,
     KEY_AUDIT_SEED,
     KEY_AUDIT_SKIPPED,
@@ -37,12 +38,6 @@ LABEL_NAMES = {"duplicate": "Duplicate", "not": "Not duplicate", "unsure": "Unsu
 st.set_page_config(page_title="neardup · Audit", layout="wide")
 st.title("Audit pairs")
 store, path, config = open_database()
-pairs = get_candidate_pairs(store, path, config.fingerprint_key, config.similarity, config)
-labels = store.labels()
-if pairs.empty:
-    st.info("No candidate pairs at this setting: nothing to audit. Try another method or shingle size.")
-    st.stop()
-
 state = st.session_state
 skipped: set[tuple[str, ...]] = state.setdefault(KEY_AUDIT_SKIPPED, set())
 history: list[dict[str, Any]] = state.setdefault(KEY_AUDIT_HISTORY, [])
@@ -53,6 +48,54 @@ if W_LABELER not in state:
     state[W_LABELER] = state.get(KEY_LABELER, "")
 for key in (W_PER_BUCKET, KEY_AUDIT_SEED, W_LABELER):
     state[key] = state[key]  # keep the values while another page runs (Streamlit drops unrendered widgets' state)
+
+
+def leave_pair() -> None:
+    state.pop(KEY_AUDIT_PAIR, None)
+    state[W_NOTE] = ""
+
+
+def write_label(choice: str, key: tuple[str, str, str, str], pages: tuple[int, int], suggested: str | None) -> None:
+    category = chosen.get(key, suggested)
+    labeler = state.get(W_LABELER) or None
+    a, ma, b, mb = key
+    previous = store.label_of(a, b, md5_a=ma, md5_b=mb, labeler=labeler)
+    store.record_label(a, b, md5_a=ma, md5_b=mb, label=choice, category=category, note=state.get(W_NOTE) or None,
+                       labeler=labeler, setting=config.to_dict())
+    history.append({"key": key, "pages": pages, "labeler": labeler, "previous": previous, "label": choice,
+                    "category": category})
+    leave_pair()
+    flash(f"Labeled {LABEL_NAMES[choice].lower()}" + (f" · {category}" if category else "") + " · z undoes it")
+
+
+def write_undo() -> None:
+    if not history:
+        flash("Nothing to undo in this session.")
+        return
+    entry = history.pop()
+    a, ma, b, mb = entry["key"]
+    prev = entry["previous"]
+    if prev is None:
+        store.delete_label(a, b, md5_a=ma, md5_b=mb, labeler=entry["labeler"])
+    else:
+        store.record_label(a, b, md5_a=ma, md5_b=mb, label=prev["label"], category=prev["category"],
+                           note=prev["note"], labeler=entry["labeler"], labeled_at=prev["labeled_at"])
+    state[KEY_AUDIT_PAIR] = entry["pages"]
+    flash(f"Undone: {LABEL_NAMES[entry['label']].lower()} · the pair is open again")
+
+
+# Labels and undos given since the last run are written here, after every callback of this rerun and before
+# anything is read: keys pressed within one round trip ("6" then "d") reach the server as one rerun whose
+# callbacks run in the order the buttons were drawn (the label bar first), so a label written by its own
+# callback would miss the category chosen with it.
+for action, args in state.pop(KEY_AUDIT_PENDING, []):
+    write_label(*args) if action == "label" else write_undo()
+
+pairs = get_candidate_pairs(store, path, config.fingerprint_key, config.similarity, config)
+labels = store.labels()
+if pairs.empty:
+    st.info("No candidate pairs at this setting: nothing to audit. Try another method or shingle size.")
+    st.stop()
 
 with st.sidebar:
     st.header("Labeling")
@@ -88,40 +131,12 @@ def pair_key(detail: PairDetail) -> tuple[str, str, str, str]:
     return a, ma, b, mb
 
 
-def leave_pair() -> None:
-    state.pop(KEY_AUDIT_PAIR, None)
-    state[W_NOTE] = ""
-
-
 def label_pair(choice: str, key: tuple[str, str, str, str], pages: tuple[int, int], suggested: str | None) -> None:
-    # The category is read when the key is pressed, not when the button was drawn: a category key pressed
-    # just before (its rerun still drawing) must not be lost.
-    category = chosen.get(key, suggested)
-    labeler = state.get(W_LABELER) or None
-    a, ma, b, mb = key
-    previous = store.label_of(a, b, md5_a=ma, md5_b=mb, labeler=labeler)
-    store.record_label(a, b, md5_a=ma, md5_b=mb, label=choice, category=category, note=state.get(W_NOTE) or None,
-                       labeler=labeler, setting=config.to_dict())
-    history.append({"key": key, "pages": pages, "labeler": labeler, "previous": previous, "label": choice,
-                    "category": category})
-    leave_pair()
-    flash(f"Labeled {LABEL_NAMES[choice].lower()}" + (f" · {category}" if category else "") + " · z undoes it")
+    state.setdefault(KEY_AUDIT_PENDING, []).append(("label", (choice, key, pages, suggested)))
 
 
 def undo() -> None:
-    if not history:
-        flash("Nothing to undo in this session.")
-        return
-    entry = history.pop()
-    a, ma, b, mb = entry["key"]
-    prev = entry["previous"]
-    if prev is None:
-        store.delete_label(a, b, md5_a=ma, md5_b=mb, labeler=entry["labeler"])
-    else:
-        store.record_label(a, b, md5_a=ma, md5_b=mb, label=prev["label"], category=prev["category"],
-                           note=prev["note"], labeler=entry["labeler"], labeled_at=prev["labeled_at"])
-    state[KEY_AUDIT_PAIR] = entry["pages"]
-    flash(f"Undone: {LABEL_NAMES[entry['label']].lower()} · the pair is open again")
+    state.setdefault(KEY_AUDIT_PENDING, []).append(("undo", ()))
 
 
 def skip(key: tuple[str, str, str, str]) -> None:

@@ -26,7 +26,7 @@ from neardup import audit, engine
 from neardup.config import Config, save_config
 from neardup.csvsafe import to_csv
 from neardup.export import COLUMNS, clusters_frame
-from neardup.labels import audit_queue, bucket_tallies
+from neardup.labels import CATEGORIES, audit_queue, bucket_tallies
 from neardup.store import Store
 from neardup.ui import data as ui_data
 from neardup.ui.render import md_escape
@@ -209,6 +209,24 @@ def test_audit_duplicate_button_stores_a_label(db: str, store: Store) -> None:
     assert labels == {expected: "duplicate", second: "not"}
     assert queue_length(at) == left - 2
     assert "2 labeled pairs at this setting (2 labels in all)" in at.expander[0].label
+
+
+def test_audit_category_and_label_in_one_rerun_keep_the_category(db: str, store: Store) -> None:
+    """A category key and a label key pressed within one round trip reach the server as one rerun, whose
+    callbacks run in the order the buttons were drawn (the label bar first): the label keeps the category."""
+    at = run_app("pages/3_Audit.py")
+    expected = first_sampled_pair(store)
+    button(at, CATEGORIES[5]).click()
+    button(at, "Duplicate").click().run()
+    assert not at.exception
+    row = store.labels().iloc[0]
+    assert (*row[audit.PAIR_KEY], row["label"], row["category"]) == (*expected, "duplicate", CATEGORIES[5])
+
+    # a label and undo in one rerun: the label is written, then undone
+    button(at, "Not duplicate").click()
+    button(at, "Undo").click().run()
+    assert not at.exception
+    assert len(store.labels()) == 1
 
 
 def test_audit_labels_skips_and_undo_until_the_quota_is_met(db: str, store: Store) -> None:
