@@ -23,8 +23,13 @@ run: install
 system-deps:
 	bash scripts/system_deps.sh
 
-test: install system-deps
-	$(PY) -m ruff check neardup tests bench scripts app.py pages
+LINTED := neardup tests bench scripts app.py pages setup.py
+
+lint: install
+	$(PY) -m ruff check $(LINTED)
+	$(PY) -m ruff format --check $(LINTED)
+
+test: install system-deps lint
 	$(PY) -m pytest -q
 
 # The README's screenshots (docs/*.png), taken by the browser tests; `make test` writes them to a temporary folder.

@@ -27,21 +27,33 @@ def home() -> None:
     st.caption(f"Database {md_escape(path)} · {n_pages:,} pages · {describe_setting(analysis)}")
 
     c1, c2, c3 = st.columns(3)
-    c1.metric("Exact duplicates", f"{n['exact_duplicates']:,}",
-              help="Pages whose words equal an earlier page's after normalization (byte-identical ones included: "
-                   f"{n['byte_identical_duplicates']:,}).")
-    c2.metric("Near duplicates", f"{n['near_duplicates']:,}",
-              help="Distinct texts merged into a cluster by the near-duplicate threshold.")
-    c3.metric("Unique pages", f"{n['unique_pages']:,}",
-              help="What deduplication keeps: one representative per cluster, singletons included. "
-                   "Exact + near + unique = content pages.")
+    c1.metric(
+        "Exact duplicates",
+        f"{n['exact_duplicates']:,}",
+        help="Pages whose words equal an earlier page's after normalization (byte-identical ones included: "
+        f"{n['byte_identical_duplicates']:,}).",
+    )
+    c2.metric(
+        "Near duplicates",
+        f"{n['near_duplicates']:,}",
+        help="Distinct texts merged into a cluster by the near-duplicate threshold.",
+    )
+    c3.metric(
+        "Unique pages",
+        f"{n['unique_pages']:,}",
+        help="What deduplication keeps: one representative per cluster, singletons included. "
+        "Exact + near + unique = content pages.",
+    )
     c4, c5, c6, c7 = st.columns(4)
     c4.metric("Duplicate clusters", f"{n['duplicate_clusters']:,}", help="Clusters of two or more pages.")
     c5.metric("Largest cluster", f"{n['largest_cluster']:,}")
     c6.metric("Redundant", f"{n['redundant_pct']:.1f}%", help="(exact + near duplicates) / total pages")
-    c7.metric("Degenerate (set aside)", f"{n['degenerate_pages']:,}",
-              help="Block and challenge pages, soft-404s, loading shells, non-2xx and near-empty pages: "
-                   "failures, not duplicates; never clustered.")
+    c7.metric(
+        "Degenerate (set aside)",
+        f"{n['degenerate_pages']:,}",
+        help="Block and challenge pages, soft-404s, loading shells, non-2xx and near-empty pages: "
+        "failures, not duplicates; never clustered.",
+    )
 
     for warning in analysis.warnings:
         st.warning(warning)
@@ -49,14 +61,23 @@ def home() -> None:
     left, right = st.columns(2)
     with left:
         st.markdown("**Pages by host**")
-        st.dataframe(analysis.hosts, hide_index=True, width="stretch", height=320,
-                     column_config={"redundant_pct": st.column_config.NumberColumn("redundant %", format="%.1f")})
+        st.dataframe(
+            analysis.hosts,
+            hide_index=True,
+            width="stretch",
+            height=320,
+            column_config={"redundant_pct": st.column_config.NumberColumn("redundant %", format="%.1f")},
+        )
     with right:
         sizes = analysis.cluster_sizes
         if len(sizes):
             counts = sizes.value_counts().sort_index()
-            fig = px.bar(x=counts.index.astype(str), y=counts.to_numpy(),
-                         labels={"x": "cluster size (pages)", "y": "clusters"}, title="Duplicate cluster sizes")
+            fig = px.bar(
+                x=counts.index.astype(str),
+                y=counts.to_numpy(),
+                labels={"x": "cluster size (pages)", "y": "clusters"},
+                title="Duplicate cluster sizes",
+            )
             fig.update_layout(height=320, margin=dict(t=40, b=10, l=10, r=10))
             st.plotly_chart(fig, width="stretch")
         else:
@@ -70,12 +91,14 @@ def home() -> None:
 
 # The favicon is a file the app serves: a Material icon here is fetched from a font CDN on every load.
 st.set_page_config(page_title="neardup", page_icon=str(FAVICON), layout="wide")
-st.navigation([
-    st.Page(home, title="Home", icon=":material/home:", default=True),
-    st.Page("pages/1_Load.py", title="Load", icon=":material/upload_file:", url_path="Load"),
-    st.Page("pages/2_Explore.py", title="Explore", icon=":material/bar_chart:", url_path="Explore"),
-    st.Page("pages/3_Audit.py", title="Audit", icon=":material/compare:", url_path="Audit"),
-    st.Page("pages/4_Tune.py", title="Tune", icon=":material/tune:", url_path="Tune"),
-    st.Page("pages/5_Clusters.py", title="Clusters", icon=":material/workspaces:", url_path="Clusters"),
-    st.Page("pages/6_Export.py", title="Export", icon=":material/download:", url_path="Export"),
-]).run()
+st.navigation(
+    [
+        st.Page(home, title="Home", icon=":material/home:", default=True),
+        st.Page("pages/1_Load.py", title="Load", icon=":material/upload_file:", url_path="Load"),
+        st.Page("pages/2_Explore.py", title="Explore", icon=":material/bar_chart:", url_path="Explore"),
+        st.Page("pages/3_Audit.py", title="Audit", icon=":material/compare:", url_path="Audit"),
+        st.Page("pages/4_Tune.py", title="Tune", icon=":material/tune:", url_path="Tune"),
+        st.Page("pages/5_Clusters.py", title="Clusters", icon=":material/workspaces:", url_path="Clusters"),
+        st.Page("pages/6_Export.py", title="Export", icon=":material/download:", url_path="Export"),
+    ]
+).run()

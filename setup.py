@@ -30,11 +30,20 @@ class ParallelBuildExt(build_ext):
 
 setup(
     ext_modules=[
-        Extension("neardup._kernels", sources=["neardup/_kernels.c"], depends=["neardup/vendor/xxhash.h"],
-                  extra_compile_args=["-O3"]),
-        Extension("neardup._html", sources=["neardup/_html.c", *LEXBOR_SOURCES], include_dirs=["neardup/vendor"],
-                  depends=["neardup/vendor/xxhash.h"], define_macros=[("LEXBOR_STATIC", None)],
-                  extra_compile_args=["-O2", "-fvisibility=hidden", "-Wno-unused-parameter"]),
+        Extension(
+            "neardup._kernels",
+            sources=["neardup/_kernels.c"],
+            depends=["neardup/vendor/xxhash.h"],
+            extra_compile_args=["-O3"],
+        ),
+        Extension(
+            "neardup._html",
+            sources=["neardup/_html.c", *LEXBOR_SOURCES],
+            include_dirs=["neardup/vendor"],
+            depends=["neardup/vendor/xxhash.h"],
+            define_macros=[("LEXBOR_STATIC", None)],
+            extra_compile_args=["-O2", "-fvisibility=hidden", "-Wno-unused-parameter"],
+        ),
     ],
     cmdclass={"build_ext": ParallelBuildExt},
 )

@@ -74,7 +74,7 @@ MB = 1024 * 1024
 RECLUSTER = {"simhash": [2, 3, 4, 5, 6, 7], "minhash": [0.7, 0.75, 0.85, 0.9, 0.95, 1.0]}
 
 # Targets from the issue.
-TARGET_E2E_S = 60.0          # 100k pages, ingest to report, 2 cores
+TARGET_E2E_S = 60.0  # 100k pages, ingest to report, 2 cores
 TARGET_PEAK_MB = 4096.0
 TARGET_SIMHASH_X = 20.0
 TARGET_MINHASH_X = 10.0
@@ -86,11 +86,16 @@ TARGET_RECLUSTER_S = 0.3
 # ------------------------------------------------------------------------------------------------
 def find_make_crawl(explicit: str | None) -> Path:
     candidates = [Path(explicit)] if explicit else []
-    candidates += [REPO.parent / "shared" / "tools" / "make_crawl.py", Path("/work/shared/tools/make_crawl.py")]
+    candidates += [
+        REPO.parent / "shared" / "tools" / "make_crawl.py",
+        Path("/work/shared/tools/make_crawl.py"),
+    ]
     for c in candidates:
         if c.is_file():
             return c
-    raise SystemExit(f"make_crawl.py not found (looked at {', '.join(map(str, candidates))}); pass --make-crawl")
+    raise SystemExit(
+        f"make_crawl.py not found (looked at {', '.join(map(str, candidates))}); pass --make-crawl"
+    )
 
 
 def ensure_crawl(pages: int, seed: int, make_crawl: str | None) -> tuple[Path, Path | None]:
@@ -106,8 +111,18 @@ def ensure_crawl(pages: int, seed: int, make_crawl: str | None) -> tuple[Path, P
     print(f"generating {pages:,} pages (seed {seed}) with {tool} -> {out}", file=sys.stderr, flush=True)
     t0 = time.perf_counter()
     subprocess.run(
-        [sys.executable, str(tool), "--pages", str(pages), "--seed", str(seed), "--out", str(part_out),
-         "--truth", str(part_truth)],
+        [
+            sys.executable,
+            str(tool),
+            "--pages",
+            str(pages),
+            "--seed",
+            str(seed),
+            "--out",
+            str(part_out),
+            "--truth",
+            str(part_truth),
+        ],
         check=True,
     )
     part_out.rename(out)
@@ -166,8 +181,9 @@ def engine_child(args: argparse.Namespace) -> None:
         events: dict[tuple[str, int], float] = {}
         t0 = now()
 
-        def progress(name: str, done: int, total: int, events: dict = events, method: str = method,
-                     t0: float = t0) -> None:
+        def progress(
+            name: str, done: int, total: int, events: dict = events, method: str = method, t0: float = t0
+        ) -> None:
             if (name, done) not in events:
                 events[(name, done)] = now()
                 if name == "candidates" and done == 0:  # logged now: the candidates step may not return
@@ -221,10 +237,16 @@ def engine_child(args: argparse.Namespace) -> None:
 
             quality = pairwise_scores(analysis.pages, load_truth(args.truth)).as_dict()
         info["methods"][method] = {
-            "threshold": cfg.threshold, "n_units": int(fp.n_units), "n_pairs": int(len(fp.pairs["a"])),
-            "stats": {k: v for k, v in fset["stats"].items() if k != "notes"}, "notes": fset["stats"].get("notes", []),
-            "numbers": numbers, "recluster_s": re_total, "recluster_analyze_s": re_analyze,
-            "recluster_thresholds": thresholds, "quality": quality,
+            "threshold": cfg.threshold,
+            "n_units": int(fp.n_units),
+            "n_pairs": int(len(fp.pairs["a"])),
+            "stats": {k: v for k, v in fset["stats"].items() if k != "notes"},
+            "notes": fset["stats"].get("notes", []),
+            "numbers": numbers,
+            "recluster_s": re_total,
+            "recluster_analyze_s": re_analyze,
+            "recluster_thresholds": thresholds,
+            "quality": quality,
         }
         emit({"method": method, "info": info["methods"][method]})
         del fp, analysis
@@ -308,7 +330,11 @@ def _tree(root: int) -> dict[int, tuple[float, int]]:
 
 
 def run_monitored(
-    cmd: list[str], *, max_rss_mb: float, max_seconds: float = float("inf"), interval: float = 0.2,
+    cmd: list[str],
+    *,
+    max_rss_mb: float,
+    max_seconds: float = float("inf"),
+    interval: float = 0.2,
     pss_every: int = 10,
 ) -> tuple[int, list[tuple[float, float, float, float, int, float]], str]:
     """Run `cmd`; sample (t, rss MB, pss MB, cumulative CPU s, processes, largest process MB) of its tree.
@@ -342,7 +368,9 @@ def run_monitored(
             if fresh_pss:
                 pss += _pss_kb(pid)
             cpu_seen[(pid, start)] = cpu
-        samples.append((t, rss / 1024, pss / 1024, sum(cpu_seen.values()), len(tree), biggest / 1024, main_cpu))
+        samples.append(
+            (t, rss / 1024, pss / 1024, sum(cpu_seen.values()), len(tree), biggest / 1024, main_cpu)
+        )
         if killed:
             pass
         elif rss / 1024 > max_rss_mb:
@@ -384,8 +412,14 @@ def _window(samples: list, t0: float, t1: float) -> list:
 
 def _partial_info(log: Path, samples: list, db: Path) -> dict[str, Any]:
     """What a killed child managed to log: finished stages, and the one it was in."""
-    info: dict[str, Any] = {"methods": {}, "stages": [], "running": "?", "running_since": samples[-1][0],
-                            "t_start": samples[0][0], "t_end": samples[-1][0]}
+    info: dict[str, Any] = {
+        "methods": {},
+        "stages": [],
+        "running": "?",
+        "running_since": samples[-1][0],
+        "t_start": samples[0][0],
+        "t_end": samples[-1][0],
+    }
     for line in log.read_text().splitlines() if log.is_file() else []:
         rec = json.loads(line)
         if "start" in rec:
@@ -405,9 +439,11 @@ def _partial_info(log: Path, samples: list, db: Path) -> dict[str, Any]:
         con = duckdb.connect(str(db), read_only=True)
         info["avg_html_bytes"] = con.execute("SELECT avg(strlen(html)) FROM pages").fetchone()[0] or 0
         info["pages"] = con.execute("SELECT count(*) FROM pages").fetchone()[0]
-        info["content_pages"] = con.execute("SELECT count(*) FROM texts WHERE degenerate IS NULL").fetchone()[0]
+        info["content_pages"] = con.execute("SELECT count(*) FROM texts WHERE degenerate IS NULL").fetchone()[
+            0
+        ]
         con.close()
-    except Exception as exc:  # noqa: BLE001 (a killed writer may leave the file unreadable)
+    except Exception as exc:
         print(f"cannot read {db}: {exc}", file=sys.stderr)
         info.update(avg_html_bytes=0, pages=0, content_pages=0)
     info["db_bytes"] = db.stat().st_size if db.is_file() else 0
@@ -419,22 +455,36 @@ def _partial_info(log: Path, samples: list, db: Path) -> dict[str, Any]:
 def run_engine(crawl: Path, truth: Path | None, args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
     db = workdir / "bench.duckdb"
     out_json = workdir / "engine.json"
-    cmd = [sys.executable, str(Path(__file__).resolve()), "--_engine-child", "--input", str(crawl),
-           "--_db", str(db), "--_out-json", str(out_json), "--methods", *args.methods,
-           "--normalize", args.normalize]
+    cmd = [
+        sys.executable,
+        str(Path(__file__).resolve()),
+        "--_engine-child",
+        "--input",
+        str(crawl),
+        "--_db",
+        str(db),
+        "--_out-json",
+        str(out_json),
+        "--methods",
+        *args.methods,
+        "--normalize",
+        args.normalize,
+    ]
     if args.jobs:
         cmd += ["--jobs", str(args.jobs)]
     if truth is not None:
         cmd += ["--_truth", str(truth)]
     print(f"engine run: {crawl.name} -> fresh {db}", file=sys.stderr, flush=True)
-    rc, samples, killed = run_monitored(cmd, max_rss_mb=args.max_rss_mb, max_seconds=args.max_engine_s,
-                                        pss_every=args.pss_every)
+    rc, samples, killed = run_monitored(
+        cmd, max_rss_mb=args.max_rss_mb, max_seconds=args.max_engine_s, pss_every=args.pss_every
+    )
     if rc == 0 and out_json.is_file():
         info = json.loads(out_json.read_text())
     else:
         info = _partial_info(Path(str(out_json) + "l"), samples, db)
-        info["aborted"] = (killed or f"engine child failed (exit {rc})") + f" during stage `{info['running']}`, " \
-            f"{samples[-1][0] - info['running_since']:.1f} s into it"
+        info["aborted"] = (
+            killed or f"engine child failed (exit {rc})"
+        ) + f" during stage `{info['running']}`, {samples[-1][0] - info['running_since']:.1f} s into it"
         print(info["aborted"], file=sys.stderr, flush=True)
     info["db_path"] = str(db)
     info["peak_rss_mb"] = max(s[1] for s in samples)
@@ -458,12 +508,19 @@ def run_engine(crawl: Path, truth: Path | None, args: argparse.Namespace, workdi
     if info.get("aborted"):  # the unfinished stage, up to the kill
         t0 = info["running_since"]
         w = _window(samples, t0, samples[-1][0])
-        info["stages"].append({
-            "name": info["running"], "t0": t0, "t1": samples[-1][0], "seconds": samples[-1][0] - t0,
-            "cpu_s": samples[-1][3] - _cpu_at(samples, t0), "main_cpu_s": samples[-1][6] - _cpu_at(samples, t0, 6),
-            "peak_rss_mb": max(s[1] for s in w),
-            "peak_pss_mb": max(s[2] for s in w), "aborted": True,
-        })
+        info["stages"].append(
+            {
+                "name": info["running"],
+                "t0": t0,
+                "t1": samples[-1][0],
+                "seconds": samples[-1][0] - t0,
+                "cpu_s": samples[-1][3] - _cpu_at(samples, t0),
+                "main_cpu_s": samples[-1][6] - _cpu_at(samples, t0, 6),
+                "peak_rss_mb": max(s[1] for s in w),
+                "peak_pss_mb": max(s[2] for s in w),
+                "aborted": True,
+            }
+        )
     info["wall_s"] = info["t_end"] - info["t_start"]
     info["wall_cpu_s"] = _cpu_at(samples, info["t_end"]) - _cpu_at(samples, info["t_start"])
     info["wall_main_cpu_s"] = _cpu_at(samples, info["t_end"], 6) - _cpu_at(samples, info["t_start"], 6)
@@ -491,9 +548,15 @@ def _paired(naive: Callable[[], Any], fast: Callable[[], Any], repeats: int) -> 
         tf.append(t2 - t1)
     ratios = [a / b for a, b in zip(tn, tf, strict=True)]
     return {
-        "naive_s": statistics.median(tn), "fast_s": statistics.median(tf), "ratio": statistics.median(ratios),
-        "ratio_min": min(ratios), "ratio_max": max(ratios), "naive_all": tn, "fast_all": tf,
-        "out_naive": out_n, "out_fast": out_f,
+        "naive_s": statistics.median(tn),
+        "fast_s": statistics.median(tf),
+        "ratio": statistics.median(ratios),
+        "ratio_min": min(ratios),
+        "ratio_max": max(ratios),
+        "naive_all": tn,
+        "fast_all": tf,
+        "out_naive": out_n,
+        "out_fast": out_f,
     }
 
 
@@ -502,10 +565,13 @@ def _texts(con: Any, base: Any, rng: Any, ids: Any, n: int) -> list[str]:
     import numpy as np
 
     pick = np.sort(rng.choice(ids, n, replace=False)).tolist()
-    return [r[0] for r in con.execute(
-        "SELECT text FROM texts WHERE norm_key = ? AND page_id IN (SELECT unnest(?::BIGINT[])) ORDER BY page_id",
-        [base.norm_key, pick],
-    ).fetchall()]
+    return [
+        r[0]
+        for r in con.execute(
+            "SELECT text FROM texts WHERE norm_key = ? AND page_id IN (SELECT unnest(?::BIGINT[])) ORDER BY page_id",
+            [base.norm_key, pick],
+        ).fetchall()
+    ]
 
 
 def run_peers(db: str, args: argparse.Namespace) -> list[dict[str, Any]]:
@@ -531,7 +597,8 @@ def run_peers(db: str, args: argparse.Namespace) -> list[dict[str, Any]]:
     k = base.shingle_size
     con = duckdb.connect(db, read_only=True)
     ids = con.execute(
-        "SELECT page_id FROM texts WHERE norm_key = ? AND degenerate IS NULL ORDER BY page_id", [base.norm_key]
+        "SELECT page_id FROM texts WHERE norm_key = ? AND degenerate IS NULL ORDER BY page_id",
+        [base.norm_key],
     ).fetchnumpy()["page_id"]
     if len(ids) < 100:
         print("peers skipped: fewer than 100 content pages in the database", file=sys.stderr)
@@ -549,12 +616,18 @@ def run_peers(db: str, args: argparse.Namespace) -> list[dict[str, Any]]:
     def add(name: str, sample: str, n: int, r: dict[str, Any], same: str, note: str = "") -> None:
         r = {k2: v for k2, v in r.items() if not k2.startswith("out_")}
         results.append({"name": name, "sample": sample, "n": n, "same": same, "note": note, **r})
-        print(f"  {name:<44} naive {r['naive_s']:8.3f} s  fast {r['fast_s']:8.4f} s  x{r['ratio']:.1f}",
-              file=sys.stderr, flush=True)
+        print(
+            f"  {name:<44} naive {r['naive_s']:8.3f} s  fast {r['fast_s']:8.4f} s  x{r['ratio']:.1f}",
+            file=sys.stderr,
+            flush=True,
+        )
 
     # (a) SimHash on the same shingle hashes.
-    r = _paired(lambda: [simhash_naive(h) for h in hash_lists], lambda: simhash_many(hashes, distinct=True),
-                args.repeats)
+    r = _paired(
+        lambda: [simhash_naive(h) for h in hash_lists],
+        lambda: simhash_many(hashes, distinct=True),
+        args.repeats,
+    )
     same = "yes" if [int(x) for x in r["out_fast"]] == r["out_naive"] else "NO"
     add("SimHash: per-bit Python recipe vs simhash_many", f"{n_pages} pages", n_pages, r, same)
 
@@ -564,7 +637,9 @@ def run_peers(db: str, args: argparse.Namespace) -> list[dict[str, Any]]:
         return [minhash_update_loop(shingles(t, k), base.num_perm, base.seed) for t in toks]
 
     def fast_mh() -> Any:
-        return minhash_many([distinct(shingle_hashes(t, k)) for t in toks], base.num_perm, base.seed, distinct=True)
+        return minhash_many(
+            [distinct(shingle_hashes(t, k)) for t in toks], base.num_perm, base.seed, distinct=True
+        )
 
     r = _paired(naive_mh, fast_mh, args.repeats)
     sig = r["out_fast"]
@@ -573,14 +648,23 @@ def run_peers(db: str, args: argparse.Namespace) -> list[dict[str, Any]]:
     for m, h in zip(check, hash_lists[:50], strict=False):
         m.update_batch([x & 0xFFFFFFFF for x in h])
     same = "yes*" if all(np.array_equal(m.hashvalues, sig[i]) for i, m in enumerate(check)) else "NO"
-    add("MinHash: datasketch update() loop vs minhash_many (from tokens)", f"{n_pages} pages", n_pages, r, same,
+    add(
+        "MinHash: datasketch update() loop vs minhash_many (from tokens)",
+        f"{n_pages} pages",
+        n_pages,
+        r,
+        same,
         "*bit-identical to datasketch fed the same 32-bit hashes (50 pages checked); the update() loop "
-        "hashes shingle text with SHA-1, so its signatures differ by design")
+        "hashes shingle text with SHA-1, so its signatures differ by design",
+    )
 
     # Same, signature step only (shingle strings / shingle hashes precomputed): the kernel ratio.
     shingle_sets = [shingles(t, k) for t in toks]
-    r = _paired(lambda: [minhash_update_loop(s, base.num_perm, base.seed) for s in shingle_sets],
-                lambda: minhash_many(hashes, base.num_perm, base.seed, distinct=True), args.repeats)
+    r = _paired(
+        lambda: [minhash_update_loop(s, base.num_perm, base.seed) for s in shingle_sets],
+        lambda: minhash_many(hashes, base.num_perm, base.seed, distinct=True),
+        args.repeats,
+    )
     add("MinHash kernel only (inputs precomputed)", f"{n_pages} pages", n_pages, r, "-")
 
     # A stronger peer: datasketch's own bulk API on the same 32-bit hashes.
@@ -596,33 +680,57 @@ def run_peers(db: str, args: argparse.Namespace) -> list[dict[str, Any]]:
 
     r = _paired(ds_batch, lambda: minhash_many(hashes, base.num_perm, base.seed, distinct=True), args.repeats)
     same = "yes" if np.array_equal(np.array(r["out_naive"], dtype=np.uint32), r["out_fast"]) else "NO"
-    add("MinHash: datasketch update_batch() vs minhash_many (extra, stronger peer; no target)", f"{n_pages} pages",
-        n_pages, r, same)
+    add(
+        "MinHash: datasketch update_batch() vs minhash_many (extra, stronger peer; no target)",
+        f"{n_pages} pages",
+        n_pages,
+        r,
+        same,
+    )
 
     # (c) SimHash candidate pairs on real fingerprints of the run.
     sh_key = base.with_method("simhash").fingerprint_key
-    fps = con.execute("SELECT simhash FROM units WHERE fingerprint_key = ? ORDER BY unit_id", [sh_key]).fetchnumpy()
+    fps = con.execute(
+        "SELECT simhash FROM units WHERE fingerprint_key = ? ORDER BY unit_id", [sh_key]
+    ).fetchnumpy()
     fps = np.asarray(fps["simhash"], dtype=np.uint64)
     if len(fps):
         n_fp = min(args.pair_sample, len(fps))
         fps = fps[np.sort(rng.choice(len(fps), n_fp, replace=False))]
     else:  # the SimHash stage did not finish: fingerprint a sample of content texts here
         n_fp = min(args.pair_sample, len(ids))
-        fps = simhash_many([distinct(shingle_hashes(words(t), k)) for t in _texts(con, base, rng, ids, n_fp)],
-                           distinct=True)
+        fps = simhash_many(
+            [distinct(shingle_hashes(words(t), k)) for t in _texts(con, base, rng, ids, n_fp)], distinct=True
+        )
     max_bits = base.simhash_max_bits
-    r = _paired(lambda: simhash_pairs_bruteforce(fps, max_bits), lambda: simhash_pairs(fps, max_bits), args.repeats)
+    r = _paired(
+        lambda: simhash_pairs_bruteforce(fps, max_bits), lambda: simhash_pairs(fps, max_bits), args.repeats
+    )
     ba, bb, bbits = r["out_naive"]
     fa, fb, fbits, _ = r["out_fast"]
     order = np.lexsort((bb, ba))
-    same = "yes" if (np.array_equal(ba[order], fa) and np.array_equal(bb[order], fb)
-                     and np.array_equal(bbits[order], fbits)) else "NO"
-    add("SimHash pairs: all-pairs vs simhash_pairs", f"{n_fp} fingerprints, <= {max_bits} bits", n_fp, r,
-        f"{same} ({len(fa)} pairs)")
+    same = (
+        "yes"
+        if (
+            np.array_equal(ba[order], fa)
+            and np.array_equal(bb[order], fb)
+            and np.array_equal(bbits[order], fbits)
+        )
+        else "NO"
+    )
+    add(
+        "SimHash pairs: all-pairs vs simhash_pairs",
+        f"{n_fp} fingerprints, <= {max_bits} bits",
+        n_fp,
+        r,
+        f"{same} ({len(fa)} pairs)",
+    )
 
     # (d) MinHash LSH buckets on real signatures of the run.
     mh_key = base.with_method("minhash").fingerprint_key
-    blobs = con.execute("SELECT minhash FROM units WHERE fingerprint_key = ? ORDER BY unit_id", [mh_key]).fetchall()
+    blobs = con.execute(
+        "SELECT minhash FROM units WHERE fingerprint_key = ? ORDER BY unit_id", [mh_key]
+    ).fetchall()
     if blobs:
         n_sig = min(args.pair_sample, len(blobs))
         sel = np.sort(rng.choice(len(blobs), n_sig, replace=False))
@@ -630,17 +738,30 @@ def run_peers(db: str, args: argparse.Namespace) -> list[dict[str, Any]]:
         sig_src = "signatures"
     else:  # the MinHash stage did not finish (memory guard): sign a sample of content texts here
         n_sig = min(args.pair_sample, len(ids))
-        sigs = minhash_many([distinct(shingle_hashes(words(t), k)) for t in _texts(con, base, rng, ids, n_sig)],
-                            base.num_perm, base.seed, distinct=True)
+        sigs = minhash_many(
+            [distinct(shingle_hashes(words(t), k)) for t in _texts(con, base, rng, ids, n_sig)],
+            base.num_perm,
+            base.seed,
+            distinct=True,
+        )
         sig_src = "page signatures (computed here)"
     del blobs
-    bands, rows = lsh_params(lsh_threshold(base.minhash_floor, base.similarity, base.min_size_ratio),
-                             base.num_perm)
-    r = _paired(lambda: lsh_buckets_datasketch(sigs, bands, rows, base.seed), lambda: lsh_buckets(sigs, bands, rows),
-                args.repeats)
+    bands, rows = lsh_params(
+        lsh_threshold(base.minhash_floor, base.similarity, base.min_size_ratio), base.num_perm
+    )
+    r = _paired(
+        lambda: lsh_buckets_datasketch(sigs, bands, rows, base.seed),
+        lambda: lsh_buckets(sigs, bands, rows),
+        args.repeats,
+    )
     same_b = sorted(map(tuple, map(list, r["out_naive"]))) == sorted(map(tuple, map(list, r["out_fast"])))
-    add("LSH: datasketch MinHashLSH vs lsh_buckets", f"{n_sig} {sig_src}, {bands}x{rows} bands",
-        n_sig, r, f"{'yes' if same_b else 'NO'} ({len(r['out_fast'])} buckets)")
+    add(
+        "LSH: datasketch MinHashLSH vs lsh_buckets",
+        f"{n_sig} {sig_src}, {bands}x{rows} bands",
+        n_sig,
+        r,
+        f"{'yes' if same_b else 'NO'} ({len(r['out_fast'])} buckets)",
+    )
     con.close()
     return results
 
@@ -648,8 +769,13 @@ def run_peers(db: str, args: argparse.Namespace) -> list[dict[str, Any]]:
 # ------------------------------------------------------------------------------------------------
 # profile mode
 # ------------------------------------------------------------------------------------------------
-def run_profile(crawl: Path, stages: list[str], top: int, db: str | None = None,
-                methods: tuple[str, ...] = ("simhash", "minhash")) -> None:
+def run_profile(
+    crawl: Path,
+    stages: list[str],
+    top: int,
+    db: str | None = None,
+    methods: tuple[str, ...] = ("simhash", "minhash"),
+) -> None:
     """cProfile each stage in this process with jobs=1 (workers would hide the work from the profiler).
 
     With `db` (a database kept by --keep-db), nothing is ingested or fingerprinted again: cached
@@ -679,7 +805,7 @@ def run_profile(crawl: Path, stages: list[str], top: int, db: str | None = None,
                 s = io.StringIO()
                 pstats.Stats(pr, stream=s).sort_stats(key).print_stats(top)
                 body = s.getvalue()
-                body = body[body.find("   ncalls"):] if "   ncalls" in body else body
+                body = body[body.find("   ncalls") :] if "   ncalls" in body else body
                 print(f"\n=== {name}: {dt:.2f} s wall (jobs=1), top {top} by {key} ===\n{body}")
             return out
 
@@ -740,21 +866,30 @@ def _fmt_rate(pages: int, seconds: float) -> str:
     return f"{pages / seconds:,.0f}" if seconds > 0 else "-"
 
 
-def render(info: dict[str, Any], peers: list[dict[str, Any]] | None, args: argparse.Namespace, crawl: Path,
-           load_avg: tuple[float, float, float]) -> str:
+def render(
+    info: dict[str, Any],
+    peers: list[dict[str, Any]] | None,
+    args: argparse.Namespace,
+    crawl: Path,
+    load_avg: tuple[float, float, float],
+) -> str:
     import duckdb
     import numpy as np
 
     pages = info["pages"]
     lines = []
     stamp = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
-    lines.append(f"### {pages:,} pages - {stamp} - commit {git_commit() or 'unknown'}"
-                 + (f" - normalize: {args.normalize}" if args.normalize != "main" else ""))
+    lines.append(
+        f"### {pages:,} pages - {stamp} - commit {git_commit() or 'unknown'}"
+        + (f" - normalize: {args.normalize}" if args.normalize != "main" else "")
+    )
     if info.get("others_cores", 0) > 0.3:
         lines.append("")
-        lines.append(f"> **Noisy run:** other processes used {info['others_cores']:.2f} of the {len(os.sched_getaffinity(0))} "
-                     f"cores on average during the engine run ({info['others_cpu_s']:,.0f} CPU-s); stage times are "
-                     "inflated accordingly.")
+        lines.append(
+            f"> **Noisy run:** other processes used {info['others_cores']:.2f} of the {len(os.sched_getaffinity(0))} "
+            f"cores on average during the engine run ({info['others_cpu_s']:,.0f} CPU-s); stage times are "
+            "inflated accordingly."
+        )
     lines.append("")
     lines.append(
         f"machine: {machine()}, duckdb {duckdb.__version__}, numpy {np.__version__}; "
@@ -770,16 +905,21 @@ def render(info: dict[str, Any], peers: list[dict[str, Any]] | None, args: argpa
         f"DuckDB file {info['db_bytes'] / MB:,.0f} MB"
     )
     lines.append("")
-    lines.append("| stage | seconds | pages/s | CPU s (tree) | cores busy (tree / main process) | peak RSS MB (tree) "
-                 "| peak PSS MB |")
+    lines.append(
+        "| stage | seconds | pages/s | CPU s (tree) | cores busy (tree / main process) | peak RSS MB (tree) "
+        "| peak PSS MB |"
+    )
     lines.append("|---|---:|---:|---:|---:|---:|---:|")
     st = {s["name"]: s for s in info["stages"]}
 
     def row(label: str, s: dict[str, Any] | None) -> None:
         if s is None:
             return
-        busy = (f"{s['cpu_s'] / s['seconds']:.2f} / {s.get('main_cpu_s', float('nan')) / s['seconds']:.2f}"
-                if s["seconds"] >= 1.0 else "-")
+        busy = (
+            f"{s['cpu_s'] / s['seconds']:.2f} / {s.get('main_cpu_s', float('nan')) / s['seconds']:.2f}"
+            if s["seconds"] >= 1.0
+            else "-"
+        )
         secs = f"{s['seconds']:.2f}"
         if s.get("aborted"):
             label, secs = f"{label} - **ABORTED** ({info['aborted']})", f"> {secs}"
@@ -793,14 +933,22 @@ def render(info: dict[str, Any], peers: list[dict[str, Any]] | None, args: argpa
     e2e: dict[str, float] = {}
     unfinished: dict[str, float] = {}
     for m in args.methods:
-        for kind, label in (("fingerprint", "fingerprint"), ("candidates", "candidate pairs"),
-                            ("verify", "exact verification of the pairs"), ("save", "save to DuckDB"), ("ensure_fingerprints", "= `ensure_fingerprints`"),
-                            ("load_fingerprints", "`load_fingerprints`")):
+        for kind, label in (
+            ("fingerprint", "fingerprint"),
+            ("candidates", "candidate pairs"),
+            ("verify", "exact verification of the pairs"),
+            ("save", "save to DuckDB"),
+            ("ensure_fingerprints", "= `ensure_fingerprints`"),
+            ("load_fingerprints", "`load_fingerprints`"),
+        ):
             row(f"{m}: {label}", st.get(f"{m}: {kind}"))
         if m not in info["methods"]:  # aborted in this method
             if info.get("aborted") and ing is not None:
-                unfinished[m] = ing["seconds"] + sum(v["seconds"] for k, v in st.items()
-                                                     if k.startswith(f"{m}: ") and k != f"{m}: ensure_fingerprints")
+                unfinished[m] = ing["seconds"] + sum(
+                    v["seconds"]
+                    for k, v in st.items()
+                    if k.startswith(f"{m}: ") and k != f"{m}: ensure_fingerprints"
+                )
             continue
         mi = info["methods"][m]
         rep = next(s for s in info["stages"] if s["name"].startswith(f"{m}: analyze+report"))
@@ -811,13 +959,21 @@ def render(info: dict[str, Any], peers: list[dict[str, Any]] | None, args: argpa
             f"({', '.join(f'{t:g}' for t in mi['recluster_thresholds'])}) | {med:.3f} | "
             f"{_fmt_rate(pages, med)} | | | | |"
         )
-        e2e[m] = (ing["seconds"] + st[f"{m}: ensure_fingerprints"]["seconds"]
-                  + st[f"{m}: load_fingerprints"]["seconds"] + rep["seconds"])
+        e2e[m] = (
+            ing["seconds"]
+            + st[f"{m}: ensure_fingerprints"]["seconds"]
+            + st[f"{m}: load_fingerprints"]["seconds"]
+            + rep["seconds"]
+        )
     for m, secs in e2e.items():
-        lines.append(f"| **end to end, {m}** (ingest -> first report) | **{secs:.1f}** | {_fmt_rate(pages, secs)} "
-                     "| | | | |")
+        lines.append(
+            f"| **end to end, {m}** (ingest -> first report) | **{secs:.1f}** | {_fmt_rate(pages, secs)} "
+            "| | | | |"
+        )
     for m, secs in unfinished.items():
-        lines.append(f"| **end to end, {m}** (ingest -> first report) | **did not finish** (> {secs:.1f}) | | | | | |")
+        lines.append(
+            f"| **end to end, {m}** (ingest -> first report) | **did not finish** (> {secs:.1f}) | | | | | |"
+        )
     lines.append(
         f"| whole engine run ({' + '.join(args.methods)}; incl. re-cluster loops, truth scoring) | {info['wall_s']:.1f} | {_fmt_rate(pages, info['wall_s'])} "
         f"| {info['wall_cpu_s']:.0f} | {info['wall_cpu_s'] / info['wall_s']:.2f} / "
@@ -830,20 +986,24 @@ def render(info: dict[str, Any], peers: list[dict[str, Any]] | None, args: argpa
         f"Peak memory of the engine process tree (up to {info['max_procs']} processes, polled every 0.2 s): "
         f"RSS sum {info['peak_rss_mb']:,.0f} MB, PSS sum {info['peak_pss_mb']:,.0f} MB; largest single process "
         f"{info['peak_single_mb']:,.0f} MB (kernel high-water of the main process "
-        f"{info['main_maxrss_mb']:,.0f} MB). ".replace("nan MB", "n/a") +
-        f"Tree RSS during ingest, by quarter of the stage: {' / '.join(f'{x:,.0f}' for x in q)} MB.  "
+        f"{info['main_maxrss_mb']:,.0f} MB). ".replace("nan MB", "n/a")
+        + f"Tree RSS during ingest, by quarter of the stage: {' / '.join(f'{x:,.0f}' for x in q)} MB.  "
     )
     for m in info["methods"]:
         mi = info["methods"][m]
         s = mi["stats"]
         n = mi["numbers"]
         qual = mi.get("quality")
-        qs = (f"; vs truth: precision {qual['precision']:.3f}, recall {qual['recall']:.3f}" if qual else "")
+        qs = f"; vs truth: precision {qual['precision']:.3f}, recall {qual['recall']:.3f}" if qual else ""
         lines.append(
             f"{m}: {mi['n_units']:,} units, {s.get('tables')} tables, {s.get('candidates'):,} candidates -> "
             f"{mi['n_pairs']:,} stored pairs (largest bucket {s.get('largest_bucket')}, capped {s.get('capped_buckets')}"
-            + (f"; {s['verified_exact']:,} verified exactly, {s['rejected_exact']:,} of them below the floor"
-               if s.get("verified_exact") else "") + "); "
+            + (
+                f"; {s['verified_exact']:,} verified exactly, {s['rejected_exact']:,} of them below the floor"
+                if s.get("verified_exact")
+                else ""
+            )
+            + "); "
             f"@{mi['threshold']:g}: {n['redundant_pct']}% redundant, {n['duplicate_clusters']:,} clusters{qs}; "
             f"re-cluster analyze-only median {statistics.median(mi['recluster_analyze_s']):.3f} s.  "
         )
@@ -851,8 +1011,10 @@ def render(info: dict[str, Any], peers: list[dict[str, Any]] | None, args: argpa
         lines.append("")
         lines.append(f"Naive peers, same pages, one core, median of {args.repeats} interleaved runs:")
         lines.append("")
-        lines.append("| peer: naive vs neardup | sample | naive s | neardup s | naive items/s | neardup items/s "
-                     "| speed-up (median, min-max) | same result |")
+        lines.append(
+            "| peer: naive vs neardup | sample | naive s | neardup s | naive items/s | neardup items/s "
+            "| speed-up (median, min-max) | same result |"
+        )
         lines.append("|---|---|---:|---:|---:|---:|---:|---|")
         for p in peers:
             lines.append(
@@ -874,25 +1036,37 @@ def render(info: dict[str, Any], peers: list[dict[str, Any]] | None, args: argpa
 
     for m, secs in e2e.items():
         extra = f" (linear to 100k: ~{secs * scale:.0f} s)" if pages < 90_000 else ""
-        lines.append(f"| 100k pages ingest -> report <= {TARGET_E2E_S:.0f} s on 2 cores ({m}) | {secs:.1f} s at "
-                     f"{pages:,} pages{extra} | {verdict(secs * max(scale, 1.0) <= TARGET_E2E_S)} |")
+        lines.append(
+            f"| 100k pages ingest -> report <= {TARGET_E2E_S:.0f} s on 2 cores ({m}) | {secs:.1f} s at "
+            f"{pages:,} pages{extra} | {verdict(secs * max(scale, 1.0) <= TARGET_E2E_S)} |"
+        )
     for m, secs in unfinished.items():
-        lines.append(f"| 100k pages ingest -> report <= {TARGET_E2E_S:.0f} s on 2 cores ({m}) | did not finish "
-                     f"(> {secs:.1f} s at {pages:,} pages) | **NO** |")
+        lines.append(
+            f"| 100k pages ingest -> report <= {TARGET_E2E_S:.0f} s on 2 cores ({m}) | did not finish "
+            f"(> {secs:.1f} s at {pages:,} pages) | **NO** |"
+        )
     guard = " (memory guard fired)" if "memory guard" in info.get("aborted", "") else ""
-    lines.append(f"| peak memory < 4 GB | {info['peak_rss_mb']:,.0f} MB RSS sum / {info['peak_pss_mb']:,.0f} MB PSS"
-                 f"{guard} | {verdict(info['peak_rss_mb'] < TARGET_PEAK_MB)} |")
+    lines.append(
+        f"| peak memory < 4 GB | {info['peak_rss_mb']:,.0f} MB RSS sum / {info['peak_pss_mb']:,.0f} MB PSS"
+        f"{guard} | {verdict(info['peak_rss_mb'] < TARGET_PEAK_MB)} |"
+    )
     if peers:
         sh = next(p for p in peers if p["name"].startswith("SimHash: "))
         mh = next(p for p in peers if p["name"].startswith("MinHash: datasketch update() loop"))
-        lines.append(f"| SimHash >= {TARGET_SIMHASH_X:.0f}x pure-Python recipe | {sh['ratio']:.0f}x | "
-                     f"{verdict(sh['ratio'] >= TARGET_SIMHASH_X)} |")
-        lines.append(f"| MinHash >= {TARGET_MINHASH_X:.0f}x datasketch update() loop | {mh['ratio']:.0f}x | "
-                     f"{verdict(mh['ratio'] >= TARGET_MINHASH_X)} |")
+        lines.append(
+            f"| SimHash >= {TARGET_SIMHASH_X:.0f}x pure-Python recipe | {sh['ratio']:.0f}x | "
+            f"{verdict(sh['ratio'] >= TARGET_SIMHASH_X)} |"
+        )
+        lines.append(
+            f"| MinHash >= {TARGET_MINHASH_X:.0f}x datasketch update() loop | {mh['ratio']:.0f}x | "
+            f"{verdict(mh['ratio'] >= TARGET_MINHASH_X)} |"
+        )
     for m in info["methods"]:
         med = statistics.median(info["methods"][m]["recluster_s"])
-        lines.append(f"| threshold change re-clusters + re-reports <= {TARGET_RECLUSTER_S} s ({m}) | {med:.3f} s "
-                     f"| {verdict(med <= TARGET_RECLUSTER_S)} |")
+        lines.append(
+            f"| threshold change re-clusters + re-reports <= {TARGET_RECLUSTER_S} s ({m}) | {med:.3f} s "
+            f"| {verdict(med <= TARGET_RECLUSTER_S)} |"
+        )
     return "\n".join(lines) + "\n"
 
 
@@ -913,37 +1087,79 @@ def record(md: str) -> None:
 
 # ------------------------------------------------------------------------------------------------
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter,
-                                 epilog=__doc__.split("\n\n", 1)[1])
+    ap = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog=__doc__.split("\n\n", 1)[1],
+    )
     src = ap.add_mutually_exclusive_group()
-    src.add_argument("--pages", type=int, default=100_000, help="generate (and cache) a crawl of N pages (default 100000)")
+    src.add_argument(
+        "--pages", type=int, default=100_000, help="generate (and cache) a crawl of N pages (default 100000)"
+    )
     src.add_argument("--input", help="benchmark this crawl dump instead of generating one")
-    src.add_argument("--scale", type=int, metavar="N",
-                     help="scale mode, e.g. --scale 1000000: like --pages N, but skips the naive peers (not run by default)")
+    src.add_argument(
+        "--scale",
+        type=int,
+        metavar="N",
+        help="scale mode, e.g. --scale 1000000: like --pages N, but skips the naive peers (not run by default)",
+    )
     ap.add_argument("--seed", type=int, default=42, help="make_crawl seed and sampling seed (default 42)")
     ap.add_argument("--truth", help="ground-truth CSV for --input (precision/recall line; optional)")
-    ap.add_argument("--jobs", type=int, default=None, help="worker processes for the engine (default: all cores)")
+    ap.add_argument(
+        "--jobs", type=int, default=None, help="worker processes for the engine (default: all cores)"
+    )
     ap.add_argument("--methods", nargs="+", default=["simhash", "minhash"], choices=["simhash", "minhash"])
-    ap.add_argument("--normalize", default="main", choices=["main", "strip"],
-                    help="normalization of the engine run (default main, the engine's default)")
-    ap.add_argument("--peer-pages", type=int, default=1000, help="pages for the per-page peers (default 1000)")
-    ap.add_argument("--pair-sample", type=int, default=10_000, help="fingerprints for all-pairs / LSH peers (default 10000)")
+    ap.add_argument(
+        "--normalize",
+        default="main",
+        choices=["main", "strip"],
+        help="normalization of the engine run (default main, the engine's default)",
+    )
+    ap.add_argument(
+        "--peer-pages", type=int, default=1000, help="pages for the per-page peers (default 1000)"
+    )
+    ap.add_argument(
+        "--pair-sample",
+        type=int,
+        default=10_000,
+        help="fingerprints for all-pairs / LSH peers (default 10000)",
+    )
     ap.add_argument("--repeats", type=int, default=5, help="repeats of each micro-benchmark (default 5)")
     ap.add_argument("--no-peers", action="store_true", help="skip the naive peers")
     ap.add_argument("--peers", action="store_true", help="run the naive peers in --scale mode too")
     ap.add_argument("--record", action="store_true", help=f"append the tables to {RESULTS.relative_to(REPO)}")
     ap.add_argument("--json", help="also write all raw measurements to this JSON file")
-    ap.add_argument("--max-rss-mb", type=float, default=None,
-                    help="kill the engine if its process tree's RSS passes this (default: 60%% of RAM, max 16 GB)")
-    ap.add_argument("--max-engine-s", type=float, default=3600,
-                    help="kill the engine run after this many seconds (default 3600)")
-    ap.add_argument("--pss-every", type=int, default=10, metavar="N",
-                    help="read PSS every N-th poll of 0.2 s (default 10; costly: the kernel walks the page tables)")
+    ap.add_argument(
+        "--max-rss-mb",
+        type=float,
+        default=None,
+        help="kill the engine if its process tree's RSS passes this (default: 60%% of RAM, max 16 GB)",
+    )
+    ap.add_argument(
+        "--max-engine-s",
+        type=float,
+        default=3600,
+        help="kill the engine run after this many seconds (default 3600)",
+    )
+    ap.add_argument(
+        "--pss-every",
+        type=int,
+        default=10,
+        metavar="N",
+        help="read PSS every N-th poll of 0.2 s (default 10; costly: the kernel walks the page tables)",
+    )
     ap.add_argument("--keep-db", action="store_true", help="keep the DuckDB file (under bench/data/)")
-    ap.add_argument("--make-crawl", help="path to make_crawl.py (default: ../shared/tools from the repo root)")
-    ap.add_argument("--profile", metavar="STAGES", nargs="?", const="ingest,simhash,minhash,analyze",
-                    help="cProfile these stages (comma list of ingest,simhash,minhash,analyze) in one process "
-                         "instead of benchmarking; use with e.g. --pages 5000")
+    ap.add_argument(
+        "--make-crawl", help="path to make_crawl.py (default: ../shared/tools from the repo root)"
+    )
+    ap.add_argument(
+        "--profile",
+        metavar="STAGES",
+        nargs="?",
+        const="ingest,simhash,minhash,analyze",
+        help="cProfile these stages (comma list of ingest,simhash,minhash,analyze) in one process "
+        "instead of benchmarking; use with e.g. --pages 5000",
+    )
     ap.add_argument("--profile-db", help="with --profile: reuse this database (e.g. one kept by --keep-db)")
     ap.add_argument("--top", type=int, default=25, help="rows per cProfile listing (default 25)")
     # Internal: the engine child.
@@ -964,8 +1180,11 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.scale:
         args.pages = args.scale
-        print(f"scale mode: {args.scale:,} pages; expect ~{args.scale * 5.6 / 1e6:.1f} GB of .jsonl.gz and a "
-              "DuckDB file several times that; peers skipped unless --peers", file=sys.stderr)
+        print(
+            f"scale mode: {args.scale:,} pages; expect ~{args.scale * 5.6 / 1e6:.1f} GB of .jsonl.gz and a "
+            "DuckDB file several times that; peers skipped unless --peers",
+            file=sys.stderr,
+        )
     if args.input:
         crawl, truth = Path(args.input), Path(args.truth) if args.truth else None
         if not crawl.is_file():

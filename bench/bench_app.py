@@ -51,7 +51,9 @@ def page_calls(fp: engine.Fingerprints, cfg: Config, labels, pairs) -> dict:
     a, b = int(first["page_a"]), int(first["page_b"])
     return {
         "analyze (Home, Explore, Clusters, Export)": lambda: engine.analyze(fp, cfg),
-        "labeled_pairs + audit_queue + bucket_tallies (Audit, per label)": lambda: audit_rerun(pairs, cfg, labels),
+        "labeled_pairs + audit_queue + bucket_tallies (Audit, per label)": lambda: audit_rerun(
+            pairs, cfg, labels
+        ),
         "pair_detail (Audit, once per pair, prefetched)": lambda: audit.pair_detail(STORE, a, b, cfg),
         "tune_tables (Tune)": lambda: audit.tune_tables(fp, cfg, labels),
         "cluster_table (Clusters)": lambda: audit.cluster_table(analysis.pages),

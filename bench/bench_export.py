@@ -54,8 +54,10 @@ def main() -> None:
             fp = engine.load_fingerprints(store, config)
             analysis = engine.analyze(fp, config)
             n = analysis.numbers
-            print(f"{n['total_pages']:,} pages, {n['unique_pages']:,} kept, {n['redundant_pages']:,} removed; "
-                  f"RSS with the analysis loaded: {_status_kb('VmRSS') / 1024:.0f} MB")
+            print(
+                f"{n['total_pages']:,} pages, {n['unique_pages']:,} kept, {n['redundant_pages']:,} removed; "
+                f"RSS with the analysis loaded: {_status_kb('VmRSS') / 1024:.0f} MB"
+            )
             for name, write in [
                 ("kept.jsonl.gz", lambda p: write_kept(store, analysis, p)),
                 ("kept.parquet", lambda p: write_kept(store, analysis, p)),
@@ -68,8 +70,10 @@ def main() -> None:
                 rows = write(path)
                 seconds = time.perf_counter() - t0
                 added_mb = (_status_kb("VmHWM") - start_kb) / 1024
-                print(f"  {name:<14} {rows:>9,} rows  {path.stat().st_size / 1e6:>8.1f} MB written  "
-                      f"peak RSS +{added_mb:>6.0f} MB  {seconds:6.1f} s")
+                print(
+                    f"  {name:<14} {rows:>9,} rows  {path.stat().st_size / 1e6:>8.1f} MB written  "
+                    f"peak RSS +{added_mb:>6.0f} MB  {seconds:6.1f} s"
+                )
 
 
 if __name__ == "__main__":

@@ -28,18 +28,20 @@ def make_labels(n: int) -> pd.DataFrame:
     rng = np.random.default_rng(7)
     t0 = datetime(2026, 1, 1)
     ids = np.arange(n)
-    return pd.DataFrame({
-        "url_a": [f"https://a.example/page/{i}" for i in ids],
-        "md5_a": "",
-        "url_b": [f"https://b.example/page/{i}" for i in ids],
-        "md5_b": "",
-        "label": rng.choice(["duplicate", "not", "unsure"], n),
-        "category": None,
-        "note": np.where(ids % 10 == 0, "=SUM(1,2)", "looks the same"),
-        "labeler": rng.choice(["ana", "ben", "chi"], n),
-        "labeled_at": [str(t0 + timedelta(seconds=int(s))) for s in rng.integers(0, 10**7, n)],
-        "setting": None,
-    })
+    return pd.DataFrame(
+        {
+            "url_a": [f"https://a.example/page/{i}" for i in ids],
+            "md5_a": "",
+            "url_b": [f"https://b.example/page/{i}" for i in ids],
+            "md5_b": "",
+            "label": rng.choice(["duplicate", "not", "unsure"], n),
+            "category": None,
+            "note": np.where(ids % 10 == 0, "=SUM(1,2)", "looks the same"),
+            "labeler": rng.choice(["ana", "ben", "chi"], n),
+            "labeled_at": [str(t0 + timedelta(seconds=int(s))) for s in rng.integers(0, 10**7, n)],
+            "setting": None,
+        }
+    )
 
 
 def main() -> None:
@@ -63,9 +65,11 @@ def main() -> None:
             del frame
     read, imp = statistics.median(read_s), statistics.median(import_s)
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    print(f"{args.rows:,} labels: read_csv {read:.2f} s, import_labels {imp:.2f} s "
-          f"({args.rows / imp:,.0f} rows/s), read + import {read + imp:.2f} s; peak RSS {peak_mb:,.0f} MB "
-          f"(medians of {args.repeat})")
+    print(
+        f"{args.rows:,} labels: read_csv {read:.2f} s, import_labels {imp:.2f} s "
+        f"({args.rows / imp:,.0f} rows/s), read + import {read + imp:.2f} s; peak RSS {peak_mb:,.0f} MB "
+        f"(medians of {args.repeat})"
+    )
 
 
 if __name__ == "__main__":

@@ -58,7 +58,9 @@ def monitored(cmd: list[str], max_rss_mb: float) -> dict[str, Any]:
     code, samples, killed = local_bench.run_monitored(cmd, max_rss_mb=max_rss_mb)
     wall = time.monotonic() - t0
     return {
-        "exit": code, "killed": killed, "seconds": round(wall, 1),
+        "exit": code,
+        "killed": killed,
+        "seconds": round(wall, 1),
         "peak_rss_mb": round(max(s[1] for s in samples), 0) if samples else 0.0,
         "peak_pss_mb": round(max(s[2] for s in samples), 0) if samples else 0.0,
         "cpu_s": round(samples[-1][3], 1) if samples else 0.0,
@@ -67,8 +69,16 @@ def monitored(cmd: list[str], max_rss_mb: float) -> dict[str, Any]:
 
 def event_totals(events_dir: Path) -> dict[str, int]:
     """Sums over all tasks of the Spark event log(s) in `events_dir`."""
-    tot = {"shuffle_write": 0, "shuffle_read": 0, "memory_spill": 0, "disk_spill": 0, "input": 0, "output": 0,
-           "tasks": 0, "peak_execution_memory_max": 0}
+    tot = {
+        "shuffle_write": 0,
+        "shuffle_read": 0,
+        "memory_spill": 0,
+        "disk_spill": 0,
+        "input": 0,
+        "output": 0,
+        "tasks": 0,
+        "peak_execution_memory_max": 0,
+    }
     for log in (p for p in events_dir.rglob("*") if p.is_file()):  # Spark 4: a directory per application
         with open(log, encoding="utf-8", errors="replace") as f:
             for line in f:
@@ -83,8 +93,9 @@ def event_totals(events_dir: Path) -> dict[str, int]:
                 tot["disk_spill"] += m.get("Disk Bytes Spilled", 0)
                 tot["input"] += m.get("Input Metrics", {}).get("Bytes Read", 0)
                 tot["output"] += m.get("Output Metrics", {}).get("Bytes Written", 0)
-                tot["peak_execution_memory_max"] = max(tot["peak_execution_memory_max"],
-                                                       m.get("Peak Execution Memory", 0))
+                tot["peak_execution_memory_max"] = max(
+                    tot["peak_execution_memory_max"], m.get("Peak Execution Memory", 0)
+                )
     return tot
 
 
@@ -95,10 +106,29 @@ def dir_bytes(path: Path) -> int:
 def run_spark(crawl: Path, method: str, args: argparse.Namespace, work: Path) -> dict[str, Any]:
     out, events = work / f"spark_{method}", work / f"events_{method}"
     events.mkdir()
-    cmd = [*NEARDUP, "spark", str(crawl), "--out", str(out), "--method", method, "--master", args.master,
-           "--conf", f"spark.driver.memory={args.driver_memory}", "--conf", "spark.ui.showConsoleProgress=false",
-           "--conf", "spark.eventLog.enabled=true", "--conf", f"spark.eventLog.dir=file://{events}",
-           "--conf", "spark.eventLog.compress=false", "--conf", f"spark.local.dir={work}/spark-local"]
+    cmd = [
+        *NEARDUP,
+        "spark",
+        str(crawl),
+        "--out",
+        str(out),
+        "--method",
+        method,
+        "--master",
+        args.master,
+        "--conf",
+        f"spark.driver.memory={args.driver_memory}",
+        "--conf",
+        "spark.ui.showConsoleProgress=false",
+        "--conf",
+        "spark.eventLog.enabled=true",
+        "--conf",
+        f"spark.eventLog.dir=file://{events}",
+        "--conf",
+        "spark.eventLog.compress=false",
+        "--conf",
+        f"spark.local.dir={work}/spark-local",
+    ]
     for kv in args.conf or []:
         cmd += ["--conf", kv]
     print(f"spark {method}: {' '.join(cmd[2:])}", file=sys.stderr, flush=True)
@@ -106,7 +136,9 @@ def run_spark(crawl: Path, method: str, args: argparse.Namespace, work: Path) ->
     if res["exit"] == 0:
         m = json.loads((out / "_MANIFEST.json").read_text())
         res["manifest"] = {k: m[k] for k in ("counts", "numbers", "candidate_stats", "timings_s", "spark")}
-        res["parquet_bytes"] = {name: dir_bytes(out / name) for name in ("pages", "units", "pairs", "clusters")}
+        res["parquet_bytes"] = {
+            name: dir_bytes(out / name) for name in ("pages", "units", "pairs", "clusters")
+        }
     res["events"] = event_totals(events)
     shutil.rmtree(out, ignore_errors=True)
     return res
@@ -115,7 +147,9 @@ def run_spark(crawl: Path, method: str, args: argparse.Namespace, work: Path) ->
 def run_local(gz: Path, methods: list[str], args: argparse.Namespace, work: Path) -> dict[str, Any]:
     db = work / "local.duckdb"
     print(f"local ingest: {gz}", file=sys.stderr, flush=True)
-    res: dict[str, Any] = {"ingest": monitored([*NEARDUP, "ingest", str(gz), "--db", str(db)], args.max_rss_mb)}
+    res: dict[str, Any] = {
+        "ingest": monitored([*NEARDUP, "ingest", str(gz), "--db", str(db)], args.max_rss_mb)
+    }
     for method in methods:
         print(f"local report {method}", file=sys.stderr, flush=True)
         report = shlex.join([*NEARDUP, "report", "--db", str(db), "--method", method, "--json"])
@@ -141,8 +175,10 @@ def render(info: dict[str, Any]) -> str:
             return
         ok = "ok" if r["exit"] == 0 else ("killed (memory guard)" if r["killed"] else f"exit {r['exit']}")
         rate = f"{pages / r['seconds']:,.0f}" if r["exit"] == 0 else "-"
-        lines.append(f"| {label} | {r['seconds']:,.1f} | {rate} | {r['cpu_s']:,.0f} | {r['peak_rss_mb']:,.0f} | "
-                     f"{ok}{'; ' + note if note else ''} |")
+        lines.append(
+            f"| {label} | {r['seconds']:,.1f} | {rate} | {r['cpu_s']:,.0f} | {r['peak_rss_mb']:,.0f} | "
+            f"{ok}{'; ' + note if note else ''} |"
+        )
 
     loc = info.get("local") or {}
     for method in info["methods"]:
@@ -154,13 +190,18 @@ def render(info: dict[str, Any]) -> str:
             note = ", ".join(f"{k} {v:.0f} s" for k, v in t.items() if k != "total")
         row(f"**Spark {method}** (ingest -> clusters, Parquet)", s, note)
         if loc.get(method):
-            both = {"exit": max(loc["ingest"]["exit"], loc[method]["exit"]),
-                    "killed": loc["ingest"]["killed"] or loc[method]["killed"],
-                    "seconds": round(loc["ingest"]["seconds"] + loc[method]["seconds"], 1),
-                    "cpu_s": loc["ingest"]["cpu_s"] + loc[method]["cpu_s"],
-                    "peak_rss_mb": max(loc["ingest"]["peak_rss_mb"], loc[method]["peak_rss_mb"])}
-            row(f"**local {method}** (ingest + report)", both,
-                f"ingest {loc['ingest']['seconds']:.0f} s, report {loc[method]['seconds']:.0f} s")
+            both = {
+                "exit": max(loc["ingest"]["exit"], loc[method]["exit"]),
+                "killed": loc["ingest"]["killed"] or loc[method]["killed"],
+                "seconds": round(loc["ingest"]["seconds"] + loc[method]["seconds"], 1),
+                "cpu_s": loc["ingest"]["cpu_s"] + loc[method]["cpu_s"],
+                "peak_rss_mb": max(loc["ingest"]["peak_rss_mb"], loc[method]["peak_rss_mb"]),
+            }
+            row(
+                f"**local {method}** (ingest + report)",
+                both,
+                f"ingest {loc['ingest']['seconds']:.0f} s, report {loc[method]['seconds']:.0f} s",
+            )
     lines.append("")
     for method in info["methods"]:
         s = info["spark"].get(method)
@@ -187,11 +228,17 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=42)
     ap.add_argument("--methods", nargs="+", default=["simhash", "minhash"], choices=["simhash", "minhash"])
     ap.add_argument("--master", default="local[2]")
-    ap.add_argument("--driver-memory", default="6g", help="local mode: the one JVM's heap (default %(default)s)")
+    ap.add_argument(
+        "--driver-memory", default="6g", help="local mode: the one JVM's heap (default %(default)s)"
+    )
     ap.add_argument("--conf", action="append", metavar="KEY=VALUE", help="extra Spark setting (repeatable)")
-    ap.add_argument("--gz", action="store_true", help="let Spark read the .gz (one split) instead of a plain copy")
+    ap.add_argument(
+        "--gz", action="store_true", help="let Spark read the .gz (one split) instead of a plain copy"
+    )
     ap.add_argument("--no-local", action="store_true", help="skip the local engine")
-    ap.add_argument("--max-rss-mb", type=float, default=14_000, help="kill a run whose process tree passes this")
+    ap.add_argument(
+        "--max-rss-mb", type=float, default=14_000, help="kill a run whose process tree passes this"
+    )
     ap.add_argument("--record", action="store_true", help=f"append the table to {RESULTS.name}")
     ap.add_argument("--json", help="also write the raw measurements here")
     ap.add_argument("--make-crawl", help="path to make_crawl.py")
@@ -201,10 +248,16 @@ def main(argv: list[str] | None = None) -> int:
     spark_input = gz if args.gz else plain_copy(gz)
     work = Path(tempfile.mkdtemp(prefix="bench-spark-", dir=local_bench.DATA))
     info: dict[str, Any] = {
-        "pages": args.pages, "when": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"), "master": args.master,
-        "driver_memory": args.driver_memory, "machine": local_bench.machine(), "methods": args.methods,
-        "spark_input": spark_input.name, "spark_input_mb": round(spark_input.stat().st_size / MB),
-        "gz": gz.name, "spark": {},
+        "pages": args.pages,
+        "when": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
+        "master": args.master,
+        "driver_memory": args.driver_memory,
+        "machine": local_bench.machine(),
+        "methods": args.methods,
+        "spark_input": spark_input.name,
+        "spark_input_mb": round(spark_input.stat().st_size / MB),
+        "gz": gz.name,
+        "spark": {},
     }
     try:
         for method in args.methods:

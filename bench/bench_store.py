@@ -39,7 +39,9 @@ def measure(stores: dict[str, tuple[Store, bool]], rounds: int = 41) -> dict[str
             page_reads(store)
             wall[name].append(time.perf_counter() - t)
             cpu[name].append(time.process_time() - c)
-    return {name: (1000 * statistics.median(wall[name]), 1000 * statistics.median(cpu[name])) for name in stores}
+    return {
+        name: (1000 * statistics.median(wall[name]), 1000 * statistics.median(cpu[name])) for name in stores
+    }
 
 
 def main() -> None:
@@ -54,8 +56,12 @@ def main() -> None:
     held = Store(args.db, read_only=True)
     print(f"{held.count_pages():,} pages, {Path(args.db).stat().st_size / 1e6:.0f} MB\n")
     warm = Store(args.db, on_demand=True)
-    results = measure({"held (open for its whole life)": (held, False),
-                       "on demand, warm (within the linger)": (warm, False)})
+    results = measure(
+        {
+            "held (open for its whole life)": (held, False),
+            "on demand, warm (within the linger)": (warm, False),
+        }
+    )
     held.close()
     results |= measure({"on demand, cold (opens the file)": (warm, True)})
     warm.close()

@@ -39,14 +39,36 @@ def inputs(pages: int | None) -> dict[str, Path]:
     tag = "sample" if pages is None else str(pages)
     jsonl = SAMPLE if pages is None else CACHE / f"crawl-{tag}.jsonl.gz"
     if not jsonl.exists():
-        subprocess.run([sys.executable, str(ROOT / "scripts" / "make_sample.py"), "--pages", str(pages), "--out",
-                        str(jsonl), "--truth", str(CACHE / f"truth-{tag}.csv")], check=True)
-    out = {"jsonl.gz": jsonl, "warc.gz": CACHE / f"crawl-{tag}.warc.gz",
-           "warc.gz one stream": CACHE / f"crawl-{tag}-one-stream.warc.gz"}
+        subprocess.run(
+            [
+                sys.executable,
+                str(ROOT / "scripts" / "make_sample.py"),
+                "--pages",
+                str(pages),
+                "--out",
+                str(jsonl),
+                "--truth",
+                str(CACHE / f"truth-{tag}.csv"),
+            ],
+            check=True,
+        )
+    out = {
+        "jsonl.gz": jsonl,
+        "warc.gz": CACHE / f"crawl-{tag}.warc.gz",
+        "warc.gz one stream": CACHE / f"crawl-{tag}-one-stream.warc.gz",
+    }
     for form, flag in (("warc.gz", []), ("warc.gz one stream", ["--one-stream"])):
         if not out[form].exists() or out[form].stat().st_mtime < jsonl.stat().st_mtime:
-            subprocess.run([sys.executable, str(ROOT / "scripts" / "jsonl_to_warc.py"), *flag, str(jsonl),
-                            str(out[form])], check=True)
+            subprocess.run(
+                [
+                    sys.executable,
+                    str(ROOT / "scripts" / "jsonl_to_warc.py"),
+                    *flag,
+                    str(jsonl),
+                    str(out[form]),
+                ],
+                check=True,
+            )
     return out
 
 
@@ -67,13 +89,22 @@ def one(path: Path, jobs: int | None) -> dict[str, float]:
         summary = engine.ingest_file(store, path, Config(), jobs=jobs)
         seconds, cpu_s = time.perf_counter() - t, time.process_time() - cpu
         html_mb = store.cursor().execute("SELECT sum(strlen(html)) / 1e6 FROM pages").fetchone()[0]
-    return {"seconds": seconds, "cpu_s": cpu_s, "read_s": read_s, "pages": summary.loaded, "html_mb": html_mb,
-            "batches": n_batches, "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
+    return {
+        "seconds": seconds,
+        "cpu_s": cpu_s,
+        "read_s": read_s,
+        "pages": summary.loaded,
+        "html_mb": html_mb,
+        "batches": n_batches,
+        "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--pages", type=int, help="generate a crawl of this many pages (default: the bundled sample)")
+    ap.add_argument(
+        "--pages", type=int, help="generate a crawl of this many pages (default: the bundled sample)"
+    )
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--jobs", type=int)
     ap.add_argument("--one", type=Path, help=argparse.SUPPRESS)  # a child: ingest this file, print JSON
@@ -87,33 +118,45 @@ def main(argv: list[str] | None = None) -> int:
     for r in range(a.rounds):
         order = FORMS if r % 2 == 0 else FORMS[::-1]
         for form in order:
-            cmd = [sys.executable, __file__, "--one", str(files[form])] + (["--jobs", str(a.jobs)] if a.jobs else [])
+            cmd = [sys.executable, __file__, "--one", str(files[form])] + (
+                ["--jobs", str(a.jobs)] if a.jobs else []
+            )
             res = json.loads(subprocess.run(cmd, check=True, capture_output=True, text=True, env=env).stdout)
             res["mb_s"] = res["html_mb"] / res["seconds"]
             res["pages_s"] = res["pages"] / res["seconds"]
             res["read_mb_s"] = res["html_mb"] / res["read_s"]
             res["cpu_pages_s"] = res["pages"] / res["cpu_s"]
             runs[form].append(res)
-            print(f"round {r + 1} {form:>20}: {res['seconds']:6.2f} s  {res['mb_s']:5.2f} MB/s  "
-                  f"{res['pages_s']:6.1f} pages/s  {res['cpu_pages_s']:6.1f} pages/CPU-s  "
-                  f"reader alone {res['read_mb_s']:6.1f} MB/s  "
-                  f"rss {res['rss_mb']:.0f} MB", file=sys.stderr, flush=True)
+            print(
+                f"round {r + 1} {form:>20}: {res['seconds']:6.2f} s  {res['mb_s']:5.2f} MB/s  "
+                f"{res['pages_s']:6.1f} pages/s  {res['cpu_pages_s']:6.1f} pages/CPU-s  "
+                f"reader alone {res['read_mb_s']:6.1f} MB/s  "
+                f"rss {res['rss_mb']:.0f} MB",
+                file=sys.stderr,
+                flush=True,
+            )
     base = runs["jsonl.gz"]
     size = {f: files[f].stat().st_size / 1e6 for f in FORMS}
     pages = base[0]["pages"]
-    print(f"\n{pages:,} pages, {base[0]['html_mb']:.1f} MB of HTML; median of {a.rounds} rounds "
-          f"({os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f} at the end)\n")
-    print("| form | file MB | seconds | HTML MB/s | pages/s | reader alone MB/s | main RSS MB | "
-          "throughput vs JSONL.gz | CPU-s | pages per CPU-s vs JSONL.gz |")
+    print(
+        f"\n{pages:,} pages, {base[0]['html_mb']:.1f} MB of HTML; median of {a.rounds} rounds "
+        f"({os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f} at the end)\n"
+    )
+    print(
+        "| form | file MB | seconds | HTML MB/s | pages/s | reader alone MB/s | main RSS MB | "
+        "throughput vs JSONL.gz | CPU-s | pages per CPU-s vs JSONL.gz |"
+    )
     print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     for form in FORMS:
         rs = runs[form]
         ratio = statistics.median(b["seconds"] / w["seconds"] for b, w in zip(base, rs, strict=True))
         cpu_ratio = statistics.median(b["cpu_s"] / w["cpu_s"] for b, w in zip(base, rs, strict=True))
-        print(f"| {form} | {size[form]:.1f} | {statistics.median(x['seconds'] for x in rs):.2f} | "
-              f"{statistics.median(x['mb_s'] for x in rs):.2f} | {statistics.median(x['pages_s'] for x in rs):.1f} | "
-              f"{statistics.median(x['read_mb_s'] for x in rs):.1f} | {statistics.median(x['rss_mb'] for x in rs):.0f} | "
-              f"{100 * ratio:.0f}% | {statistics.median(x['cpu_s'] for x in rs):.2f} | {100 * cpu_ratio:.0f}% |")
+        print(
+            f"| {form} | {size[form]:.1f} | {statistics.median(x['seconds'] for x in rs):.2f} | "
+            f"{statistics.median(x['mb_s'] for x in rs):.2f} | {statistics.median(x['pages_s'] for x in rs):.1f} | "
+            f"{statistics.median(x['read_mb_s'] for x in rs):.1f} | {statistics.median(x['rss_mb'] for x in rs):.0f} | "
+            f"{100 * ratio:.0f}% | {statistics.median(x['cpu_s'] for x in rs):.2f} | {100 * cpu_ratio:.0f}% |"
+        )
     # Same pages and the same HTML bytes in every form: the MB/s and pages/s ratios are the time ratio.
     assert len({runs[f][0]["pages"] for f in FORMS}) == 1, {f: runs[f][0]["pages"] for f in FORMS}
     return 0

@@ -28,8 +28,11 @@ GOOD = {"url": "https://example.com/", "html": "<p>" + "word " * 80 + "</p>"}
 
 def write_dump(path: Path, fmt: str, lines: int) -> None:
     if fmt == "jsonl":
-        bad = [b'{"url": "https://e.com/cut", "html": "<p>x', b'{"html": "<p>no url</p>"}',
-               b'{"url": "https://e.com/blank", "html": " "}']
+        bad = [
+            b'{"url": "https://e.com/cut", "html": "<p>x',
+            b'{"html": "<p>no url</p>"}',
+            b'{"url": "https://e.com/blank", "html": " "}',
+        ]
         with open(path, "wb") as f:
             f.write(json.dumps(GOOD).encode() + b"\n")
             for i in range(lines):
@@ -63,8 +66,10 @@ def main(argv: list[str] | None = None) -> int:
                     runs.append(time.perf_counter() - t)
                     assert (s.loaded, s.errors) == (1, args.lines), (s.loaded, s.errors)
             sec = statistics.median(runs)
-            print(f"{fmt}: {args.lines:,} rejected records in {sec:.2f} s (median of {args.repeats}): "
-                  f"{args.lines / sec:,.0f} rows/s")
+            print(
+                f"{fmt}: {args.lines:,} rejected records in {sec:.2f} s (median of {args.repeats}): "
+                f"{args.lines / sec:,.0f} rows/s"
+            )
     return 0
 
 

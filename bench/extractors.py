@@ -56,8 +56,10 @@ def main() -> None:
     htmls = [r["html"] for r in recs if r.get("html")]
     n = len(htmls)
     kb = sum(map(len, htmls)) / n / 1024
-    print(f"{path.name}: {n:,} pages, {kb:.1f} KB of HTML on average; resiliparse "
-          f"{importlib.metadata.version('resiliparse')}; CPU ms per page, best of 3\n")
+    print(
+        f"{path.name}: {n:,} pages, {kb:.1f} KB of HTML on average; resiliparse "
+        f"{importlib.metadata.version('resiliparse')}; CPU ms per page, best of 3\n"
+    )
     runs = {
         "neardup, main": lambda: [parse_page(h, mode="main") for h in htmls],
         "neardup, strip": lambda: [parse_page(h, mode="strip", strip_tags=DEFAULT_STRIP_TAGS) for h in htmls],
@@ -74,7 +76,9 @@ def main() -> None:
     js = sorted(jaccard(a.text, b.text) for a, b in zip(ours, theirs, strict=True))
     q = statistics.quantiles(js, n=100)
     print(f"  main text identical on {same:,} of {n:,} pages; titles identical on {titles:,}")
-    print(f"  5-shingle Jaccard, neardup vs resiliparse: p1 {q[0]:.3f}, p10 {q[9]:.3f}, median {statistics.median(js):.3f}")
+    print(
+        f"  5-shingle Jaccard, neardup vs resiliparse: p1 {q[0]:.3f}, p10 {q[9]:.3f}, median {statistics.median(js):.3f}"
+    )
 
 
 if __name__ == "__main__":

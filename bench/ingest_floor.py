@@ -48,7 +48,9 @@ def cpu_ms_per_page(step: Callable[[], object], n: int, repeats: int) -> float:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--crawl-pages", type=int, default=10_000, help="which cached make_crawl dump (default 10000)")
+    ap.add_argument(
+        "--crawl-pages", type=int, default=10_000, help="which cached make_crawl dump (default 10000)"
+    )
     ap.add_argument("--pages", type=int, default=3000, help="pages sampled from its start (default 3000)")
     ap.add_argument("--normalize", default="main", choices=["main", "strip"])
     ap.add_argument("--repeats", type=int, default=3)
@@ -60,43 +62,89 @@ def main(argv: list[str] | None = None) -> int:
     recs = [r for r in map(validate, raw) if not isinstance(r, str)]
     parsed = [parse_page(r["html"], mode=config.normalize) for r in recs]
     tokens = [text_words(p.text) for p in parsed]
-    content = [i for i, (r, p, (_, wh)) in enumerate(zip(recs, parsed, tokens, strict=True))
-               if degenerate_reason(p.text, title=p.title, status=r["status"], n_words=len(wh),
-                                    min_words=config.min_words) is None]
+    content = [
+        i
+        for i, (r, p, (_, wh)) in enumerate(zip(recs, parsed, tokens, strict=True))
+        if degenerate_reason(
+            p.text, title=p.title, status=r["status"], n_words=len(wh), min_words=config.min_words
+        )
+        is None
+    ]
     n = len(recs)
 
     def sketch(compiled: bool) -> list[object]:
-        return [sketch_many([tokens[j][1] for j in content[i:i + 500]], config.shingle_size, config.num_perm,
-                            config.seed, compiled=compiled) for i in range(0, len(content), 500)]
+        return [
+            sketch_many(
+                [tokens[j][1] for j in content[i : i + 500]],
+                config.shingle_size,
+                config.num_perm,
+                config.seed,
+                compiled=compiled,
+            )
+            for i in range(0, len(content), 500)
+        ]
 
     steps: list[tuple[str, Callable[[], object], bool]] = [
-        ("validate: JSON, URL canonicalization, MD5, rel=canonical", lambda: [validate(r) for r in raw], True),
-        (f"parse + extract ({config.normalize})",
-         lambda: [parse_page(r["html"], mode=config.normalize) for r in recs], True),
-        ("words + word hashes (NFKC, casefold, \\w+, XXH3), compiled", lambda: [text_words(p.text) for p in parsed],
-         True),
-        ("... the same, reference path (`re` + a dict of hashes)",
-         lambda: [text_words(p.text, compiled=False) for p in parsed], False),
-        ("exact key (SHA-256 of the joined words) + degenerate test", lambda: [
-            (hashlib.sha256(joined).hexdigest(),
-             degenerate_reason(p.text, title=p.title, status=None, n_words=len(wh), min_words=config.min_words))
-            for p, (joined, wh) in zip(parsed, tokens, strict=True)], True),
+        (
+            "validate: JSON, URL canonicalization, MD5, rel=canonical",
+            lambda: [validate(r) for r in raw],
+            True,
+        ),
+        (
+            f"parse + extract ({config.normalize})",
+            lambda: [parse_page(r["html"], mode=config.normalize) for r in recs],
+            True,
+        ),
+        (
+            "words + word hashes (NFKC, casefold, \\w+, XXH3), compiled",
+            lambda: [text_words(p.text) for p in parsed],
+            True,
+        ),
+        (
+            "... the same, reference path (`re` + a dict of hashes)",
+            lambda: [text_words(p.text, compiled=False) for p in parsed],
+            False,
+        ),
+        (
+            "exact key (SHA-256 of the joined words) + degenerate test",
+            lambda: [
+                (
+                    hashlib.sha256(joined).hexdigest(),
+                    degenerate_reason(
+                        p.text, title=p.title, status=None, n_words=len(wh), min_words=config.min_words
+                    ),
+                )
+                for p, (joined, wh) in zip(parsed, tokens, strict=True)
+            ],
+            True,
+        ),
         ("sketch: shingle hashes, SimHash, MinHash, compiled", lambda: sketch(True), True),
         ("... the same, reference path (numpy, batches of 500)", lambda: sketch(False), False),
-        ("Arrow table of the sketches", lambda: [
-            _sketch_table([""] * len(content[i:i + 500]), [tokens[j][1] for j in content[i:i + 500]], config)
-            for i in range(0, len(content), 500)], False),
+        (
+            "Arrow table of the sketches",
+            lambda: [
+                _sketch_table(
+                    [""] * len(content[i : i + 500]), [tokens[j][1] for j in content[i : i + 500]], config
+                )
+                for i in range(0, len(content), 500)
+            ],
+            False,
+        ),
     ]
     rows = [(name, cpu_ms_per_page(fn, n, args.repeats), summed) for name, fn, summed in steps]
     total = sum(ms for _, ms, summed in rows if summed)
-    print(f"{n:,} pages of `{crawl.name}`, normalize={config.normalize}, median of {args.repeats} runs, "
-          f"CPU ms per page, one core\n")
+    print(
+        f"{n:,} pages of `{crawl.name}`, normalize={config.normalize}, median of {args.repeats} runs, "
+        f"CPU ms per page, one core\n"
+    )
     print("| step | CPU ms/page | share |\n|---|---:|---:|")
     for name, ms, summed in rows:
         print(f"| {name} | {ms:.3f} | {f'{ms / total:.0%}' if summed else 'not summed'} |")
     print(f"| **sum** | **{total:.3f}** | |")
-    print(f"\n100k pages need {total * 100:.0f} CPU-s in the workers alone: {total * 100 / 2:.0f} s on two "
-          f"whole cores, {total * 100 / 1.2:.0f} s on the ~1.2 cores two busy processes get on this box.")
+    print(
+        f"\n100k pages need {total * 100:.0f} CPU-s in the workers alone: {total * 100 / 2:.0f} s on two "
+        f"whole cores, {total * 100 / 1.2:.0f} s on the ~1.2 cores two busy processes get on this box."
+    )
     return 0
 
 

@@ -42,10 +42,14 @@ SHAPES: dict[str, tuple[Callable[[int], str], tuple[int, ...]]] = {
     "div-chain-unclosed": (lambda n: "<div>" * n + WORDS, (10_000, 50_000, 500_000)),
     "span-chain": (_chain("<span>", "</span>"), (10_000, 50_000, 500_000)),
     # the deepest nesting a page may have, over and over: the walks' worst case under the bound
-    "div-chains-250": (lambda n: "<html><body>" + ("<div>" * 250 + "x" + "</div>" * 250) * n + WORDS,
-                       (100, 1_000, 2_900)),
-    "div-chains-250-links": (lambda n: "<html><body>" + ("<div>" * 250 + "<a href=/>x</a> y" + "</div>" * 250) * n,
-                             (100, 1_000, 2_900)),
+    "div-chains-250": (
+        lambda n: "<html><body>" + ("<div>" * 250 + "x" + "</div>" * 250) * n + WORDS,
+        (100, 1_000, 2_900),
+    ),
+    "div-chains-250-links": (
+        lambda n: "<html><body>" + ("<div>" * 250 + "<a href=/>x</a> y" + "</div>" * 250) * n,
+        (100, 1_000, 2_900),
+    ),
     "ul-chain": (_chain("<ul><li>", "</li></ul>"), (10_000, 50_000, 200_000)),
     "footer-chain": (_chain("<footer>", "</footer>"), (10_000, 50_000, 200_000)),
     "article-chain": (_chain("<article>", "</article>"), (10_000, 50_000, 200_000)),
@@ -57,23 +61,40 @@ SHAPES: dict[str, tuple[Callable[[int], str], tuple[int, ...]]] = {
     "svg-g-chain": (lambda n: "<svg>" + "<g>" * n + WORDS, (10_000, 100_000)),
     "math-chain": (_chain("<math>", "</math>"), (10_000, 100_000)),
     "p-unclosed": (lambda n: "<html><body>" + "<p>x" * n, (100_000, 1_000_000)),
-    "attributes": (lambda n: "<html><body><div " + " ".join(f"a{i}=x" for i in range(n)) + f">{WORDS}</div>",
-                   (10_000, 80_000, 400_000)),
-    "attribute-names-distinct": (lambda n: "<html><body>" + "".join(f"<p a{i}>w</p>" for i in range(n)),
-                                 (10_000, 100_000, 300_000)),
-    "tag-names-distinct": (lambda n: "<html><body>" + "".join(f"<x-{i}>w</x-{i}>" for i in range(n)),
-                           (10_000, 100_000, 300_000)),
-    "formatting-reopened": (lambda n: "<p>" + "".join(f"<b id=b{i}>" for i in range(200)) + "</p>" + "<p>x</p>" * n,
-                            (1_000, 10_000, 500_000)),
-    "attributes-256-repeated": (lambda n: "<html><body>" + ("<p " + " ".join(f"a{i}" for i in range(250)) + ">w</p>") * n,
-                                (100, 1_000, 6_000)),
+    "attributes": (
+        lambda n: "<html><body><div " + " ".join(f"a{i}=x" for i in range(n)) + f">{WORDS}</div>",
+        (10_000, 80_000, 400_000),
+    ),
+    "attribute-names-distinct": (
+        lambda n: "<html><body>" + "".join(f"<p a{i}>w</p>" for i in range(n)),
+        (10_000, 100_000, 300_000),
+    ),
+    "tag-names-distinct": (
+        lambda n: "<html><body>" + "".join(f"<x-{i}>w</x-{i}>" for i in range(n)),
+        (10_000, 100_000, 300_000),
+    ),
+    "formatting-reopened": (
+        lambda n: "<p>" + "".join(f"<b id=b{i}>" for i in range(200)) + "</p>" + "<p>x</p>" * n,
+        (1_000, 10_000, 500_000),
+    ),
+    "attributes-256-repeated": (
+        lambda n: "<html><body>" + ("<p " + " ".join(f"a{i}" for i in range(250)) + ">w</p>") * n,
+        (100, 1_000, 6_000),
+    ),
     "attributes-dup": (lambda n: "<html><body><div " + "a=x " * n + f">{WORDS}</div>", (100_000, 1_000_000)),
-    "classes-distinct": (lambda n: "<html><body>" + "".join(f'<p class="c{i}">w</p>' for i in range(n)),
-                         (10_000, 100_000, 300_000)),
+    "classes-distinct": (
+        lambda n: "<html><body>" + "".join(f'<p class="c{i}">w</p>' for i in range(n)),
+        (10_000, 100_000, 300_000),
+    ),
     "class-5mb": (lambda n: f'<html><body><div class="{"ab " * n}">{WORDS}</div>', (100_000, 1_700_000)),
-    "style-5mb": (lambda n: f'<html><body><div class="a" style="{"color:red;" * n}">{WORDS}</div>',
-                  (50_000, 500_000)),
-    "attribute-value-5mb": (lambda n: f'<html><body><div title="{"x" * n}">{WORDS}</div>', (500_000, 5_000_000)),
+    "style-5mb": (
+        lambda n: f'<html><body><div class="a" style="{"color:red;" * n}">{WORDS}</div>',
+        (50_000, 500_000),
+    ),
+    "attribute-value-5mb": (
+        lambda n: f'<html><body><div title="{"x" * n}">{WORDS}</div>',
+        (500_000, 5_000_000),
+    ),
     "comment-5mb": (lambda n: f"<html><body><!--{'x' * n}-->{WORDS}", (500_000, 5_000_000)),
     "comments-many": (lambda n: "<html><body>" + "<!--c-->" * n + WORDS, (100_000, 600_000)),
     "scripts-many": (lambda n: "<html><body>" + "<script>var x=1;</script>" * n + WORDS, (10_000, 200_000)),
@@ -127,7 +148,9 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--shapes", help="comma-separated (default: all): " + ", ".join(SHAPES))
     ap.add_argument("--paths", default=",".join(PATHS), help="comma-separated, of: " + ", ".join(PATHS))
-    ap.add_argument("--timeout", type=float, default=30.0, help="seconds per page before it counts as stalled")
+    ap.add_argument(
+        "--timeout", type=float, default=30.0, help="seconds per page before it counts as stalled"
+    )
     ap.add_argument("--child", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:
@@ -135,8 +158,9 @@ def main() -> None:
         return
     shapes = args.shapes.split(",") if args.shapes else list(SHAPES)
     paths = args.paths.split(",")
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
-                            cwd=ROOT, check=False).stdout.strip()
+    commit = subprocess.run(
+        ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=ROOT, check=False
+    ).stdout.strip()
     print(f"commit {commit}; CPU seconds per page (`>N`: stopped after N s of wall clock)\n")
     print(f"| shape | size | MB | {' | '.join(paths)} | main made of it |")
     print(f"|---|---:|---:|{'---:|' * len(paths)}---|")
@@ -156,7 +180,9 @@ def main() -> None:
                 if path == "main":
                     outcome = r["outcome"]
             print(f"| {shape} | {size:,} | {mb} | {' | '.join(cells)} | {outcome} |", flush=True)
-    print(f"\nworst page: {worst:.3f} CPU-s" if worst != float("inf") else "\nworst page: at least one stalled")
+    print(
+        f"\nworst page: {worst:.3f} CPU-s" if worst != float("inf") else "\nworst page: at least one stalled"
+    )
 
 
 if __name__ == "__main__":

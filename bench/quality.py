@@ -34,38 +34,53 @@ def main() -> None:
     ap.add_argument("--truth", default=str(ROOT / "sample_data" / "truth.csv"))
     ap.add_argument("--shingle-sizes", default="3,5,7")
     ap.add_argument("--jobs", type=int)
-    ap.add_argument("--normalizations", default="strip,main:neardup,main:resiliparse",
-                    help="strip, main:neardup (the default extractor), main:resiliparse")
+    ap.add_argument(
+        "--normalizations",
+        default="strip,main:neardup,main:resiliparse",
+        help="strip, main:neardup (the default extractor), main:resiliparse",
+    )
     args = ap.parse_args()
     truth = load_truth(args.truth)
     with tempfile.TemporaryDirectory() as tmp:
         store = Store(Path(tmp) / "q.duckdb")
         engine.ingest_file(store, args.input, Config(normalize="strip"), jobs=args.jobs)
         print(f"{args.input}: {store.count_pages():,} pages\n")
-        print("| normalize | method | similarity | k | threshold | precision | recall | F1 | impure clusters | degenerate merged | degenerate set aside |")
+        print(
+            "| normalize | method | similarity | k | threshold | precision | recall | F1 | impure clusters | degenerate merged | degenerate set aside |"
+        )
         print("|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")
         normalizations = [_normalization(n) for n in args.normalizations.split(",")]
         for norm in normalizations:
             for k in (int(x) for x in args.shingle_sizes.split(",")):
                 for (method, similarity), thresholds in GRID.items():
-                    base = norm.replace(method=method, similarity=similarity, shingle_size=k,
-                                        threshold=thresholds[0], min_words=max(30, k))
+                    base = norm.replace(
+                        method=method,
+                        similarity=similarity,
+                        shingle_size=k,
+                        threshold=thresholds[0],
+                        min_words=max(30, k),
+                    )
                     fp = engine.load_fingerprints(store, base, jobs=args.jobs)
                     for t in thresholds:
                         cfg = base.replace(threshold=t)
                         s = pairwise_scores(engine.analyze(fp, cfg).pages, truth)
                         sim = similarity if method == "minhash" else "hamming"
-                        print(f"| {norm.normalization} | {method} | {sim} | {k} | {t} | {s.precision:.3f} | {s.recall:.3f} | "
-                              f"{s.f1:.3f} | {s.impure_clusters} | {s.degenerate_in_clusters} | "
-                              f"{s.degenerate_caught}/{s.degenerate_total} |", flush=True)
+                        print(
+                            f"| {norm.normalization} | {method} | {sim} | {k} | {t} | {s.precision:.3f} | {s.recall:.3f} | "
+                            f"{s.f1:.3f} | {s.impure_clusters} | {s.degenerate_in_clusters} | "
+                            f"{s.degenerate_caught}/{s.degenerate_total} |",
+                            flush=True,
+                        )
         # Word counts of main text: where the degenerate cut-off sits.
         for norm in normalizations:
             pages = store.page_table(norm.norm_key)
             merged = pages.merge(truth[["line", "kind"]], on="line")
             deg = merged["kind"].str.startswith("degenerate")
             q = np.percentile(merged.loc[~deg, "n_words"], [0, 1, 5]).round().astype(int).tolist()
-            print(f"\n{norm.normalization}: content pages' words min/p1/p5 = {q}; degenerate pages' words max = "
-                  f"{int(merged.loc[deg, 'n_words'].max())}")
+            print(
+                f"\n{norm.normalization}: content pages' words min/p1/p5 = {q}; degenerate pages' words max = "
+                f"{int(merged.loc[deg, 'n_words'].max())}"
+            )
         store.close()
 
 

@@ -47,8 +47,9 @@ def shingle_sets(path: str, config: Config) -> list[np.ndarray]:
     with gzip.open(path, "rt", encoding="utf-8") as f:
         for line in f:
             html = json.loads(line)["html"]
-            text = parse_page(html, mode=config.normalize, strip_tags=config.strip_tags,
-                              extractor=config.extractor).text
+            text = parse_page(
+                html, mode=config.normalize, strip_tags=config.strip_tags, extractor=config.extractor
+            ).text
             out.append(shingle_set32_of(text_words(text)[1], config.shingle_size))
     return out
 
@@ -58,8 +59,10 @@ def all_intersections(sets: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray, n
     lens = np.array([len(s) for s in sets])
     values = np.concatenate(sets) if sets else np.empty(0, np.uint32)
     cols = np.unique(values, return_inverse=True)[1]
-    m = sparse.csr_matrix((np.ones(len(values), np.int32), cols, np.concatenate(([0], np.cumsum(lens)))),
-                          shape=(len(sets), int(cols.max()) + 1 if len(cols) else 0))
+    m = sparse.csr_matrix(
+        (np.ones(len(values), np.int32), cols, np.concatenate(([0], np.cumsum(lens)))),
+        shape=(len(sets), int(cols.max()) + 1 if len(cols) else 0),
+    )
     inter = sparse.triu(m @ m.T, k=1).tocoo()
     return inter.row.astype(np.int64), inter.col.astype(np.int64), inter.data.astype(np.int64)
 
@@ -79,10 +82,14 @@ def distributions(sets: list[np.ndarray], truth: pd.DataFrame) -> None:
     lookup = pd.Series(cont, index=pd.MultiIndex.from_arrays([i, j]))
 
     print("## True pairs (variant, original): smaller side's shingles, size ratio, containment\n")
-    print("| kind | pairs | smaller shingles min / p10 / p50 / p90 / max | ratio min / p10 / p50 / p90 / max | "
-          "containment min / p10 / p50 / p90 / max | ratio < 0.5 |")
+    print(
+        "| kind | pairs | smaller shingles min / p10 / p50 / p90 / max | ratio min / p10 / p50 / p90 / max | "
+        "containment min / p10 / p50 / p90 / max | ratio < 0.5 |"
+    )
     print("|---|---:|---|---|---|---:|")
-    first = pd.Series(np.arange(len(truth)), index=truth.index).groupby(truth["true_cluster"]).transform("min")
+    first = (
+        pd.Series(np.arange(len(truth)), index=truth.index).groupby(truth["true_cluster"]).transform("min")
+    )
     for k in sorted(set(kind) - {"original"}):
         if k.startswith("degenerate"):
             continue
@@ -95,30 +102,40 @@ def distributions(sets: list[np.ndarray], truth: pd.DataFrame) -> None:
         print(f"| {k} | {len(v)} | {pct(sm)} | {pct(ratio)} | {pct(c)} | {int((ratio < 0.5).sum())} |")
 
     print("\n## Pairs that must not match, by containment: the smaller side's shingles\n")
-    print("| pairs | containment | count | smaller shingles max | p99 | largest with ratio < 0.5 | "
-          "with a degenerate page | smaller shingles max among content pages |")
+    print(
+        "| pairs | containment | count | smaller shingles max | p99 | largest with ratio < 0.5 | "
+        "with a degenerate page | smaller shingles max among content pages |"
+    )
     print("|---|---|---:|---:|---:|---:|---:|---:|")
     for lo in (0.7, 0.8, 0.9):
         sel = ~same & (cont >= lo)
         below = sel & (small < 0.5 * large)
         content = sel & ~deg[i] & ~deg[j]
-        print(f"| different true clusters | >= {lo} | {int(sel.sum())} | {int(small[sel].max()) if sel.any() else '-'} "
-              f"| {int(np.percentile(small[sel], 99)) if sel.any() else '-'} | "
-              f"{int(small[below].max()) if below.any() else '-'} | {int((sel & (deg[i] | deg[j])).sum())} | "
-              f"{int(small[content].max()) if content.any() else '-'} |")
+        print(
+            f"| different true clusters | >= {lo} | {int(sel.sum())} | {int(small[sel].max()) if sel.any() else '-'} "
+            f"| {int(np.percentile(small[sel], 99)) if sel.any() else '-'} | "
+            f"{int(small[below].max()) if below.any() else '-'} | {int((sel & (deg[i] | deg[j])).sum())} | "
+            f"{int(small[content].max()) if content.any() else '-'} |"
+        )
     top = np.flatnonzero(~same & (cont >= 0.8))
     top = top[np.argsort(-small[top])][:8]
     print("\nLargest such pairs (smaller shingles, larger, containment, kinds, lines):\n")
     for t in top:
-        print(f"- {small[t]} / {large[t]}, {cont[t]:.3f}, {kind[i[t]]} + {kind[j[t]]}, lines {i[t] + 1} + {j[t] + 1}")
+        print(
+            f"- {small[t]} / {large[t]}, {cont[t]:.3f}, {kind[i[t]]} + {kind[j[t]]}, lines {i[t] + 1} + {j[t] + 1}"
+        )
 
 
 def scores_at(store: Store, truth: pd.DataFrame, config: Config) -> tuple[dict[str, float], object, int, int]:
     """Recall per kind, pairwise scores, stored pairs and LSH candidates at `config`."""
     fp = engine.load_fingerprints(store, config, jobs=1)
     pages = engine.analyze(fp, config).pages
-    return (recall_per_kind(pages, truth), pairwise_scores(pages, truth), len(fp.pairs["a"]),
-            fp.stats.get("candidates", 0))
+    return (
+        recall_per_kind(pages, truth),
+        pairwise_scores(pages, truth),
+        len(fp.pairs["a"]),
+        fp.stats.get("candidates", 0),
+    )
 
 
 def main() -> None:
@@ -145,13 +162,19 @@ def main() -> None:
                 rows.append((ratio, floor, *scores_at(store, truth, cfg)))
         kinds = sorted(rows[0][2])
         print("## Recall per kind (variant with its original in one cluster) at the defaults\n")
-        print("| ratio | floor | " + " | ".join(kinds) + " | precision | recall | impure | content set aside | "
-              "stored pairs | LSH candidates |")
+        print(
+            "| ratio | floor | " + " | ".join(kinds) + " | precision | recall | impure | content set aside | "
+            "stored pairs | LSH candidates |"
+        )
         print("|---:|---:|" + "---:|" * (len(kinds) + 6))
         for ratio, floor, per_kind, s, n_pairs, n_candidates in rows:
-            print(f"| {ratio} | {floor} | " + " | ".join(f"{per_kind[k]:.3f}" for k in kinds)
-                  + f" | {s.precision:.3f} | {s.recall:.3f} | {s.impure_clusters} | {s.content_set_aside} | "
-                  f"{n_pairs:,} | {n_candidates:,} |", flush=True)
+            print(
+                f"| {ratio} | {floor} | "
+                + " | ".join(f"{per_kind[k]:.3f}" for k in kinds)
+                + f" | {s.precision:.3f} | {s.recall:.3f} | {s.impure_clusters} | {s.content_set_aside} | "
+                f"{n_pairs:,} | {n_candidates:,} |",
+                flush=True,
+            )
         store.close()
 
 

@@ -24,6 +24,17 @@ def simhash(text: str, shingle_size: int = 5) -> int:
 
 
 __all__ = [
-    "Config", "NeardupError", "canonicalize_url", "containment", "hamming", "jaccard", "load_config",
-    "normalize_html", "shingle_hashes", "shingles", "simhash", "simhash64", "words",
+    "Config",
+    "NeardupError",
+    "canonicalize_url",
+    "containment",
+    "hamming",
+    "jaccard",
+    "load_config",
+    "normalize_html",
+    "shingle_hashes",
+    "shingles",
+    "simhash",
+    "simhash64",
+    "words",
 ]

@@ -63,11 +63,18 @@ def suggest_categories(pages: pd.DataFrame) -> pd.Series:
     site_codes = pd.factorize(pd.Index(hosts).map(site_name))[0][host_codes]
     k = int(ids.max()) + 1
     hosts_n, sites_n = (_distinct_per_cluster(cluster, v, k)[ids] for v in (host_codes, site_codes))
-    canonical, urls, texts = (_distinct_per_cluster(cluster, multi[c], k)[ids]
-                              for c in ("canonical_url", "url", "unit_id"))
+    canonical, urls, texts = (
+        _distinct_per_cluster(cluster, multi[c], k)[ids] for c in ("canonical_url", "url", "unit_id")
+    )
     category = np.select(
-        [(hosts_n > 1) & (sites_n == 1), hosts_n > 1, (canonical == 1) & (urls > 1), (canonical == 1) & (texts == 1),
-         canonical == 1, texts == 1],
+        [
+            (hosts_n > 1) & (sites_n == 1),
+            hosts_n > 1,
+            (canonical == 1) & (urls > 1),
+            (canonical == 1) & (texts == 1),
+            canonical == 1,
+            texts == 1,
+        ],
         ["regional mirror", "syndicated", "URL variant", "noise re-fetch", "stale re-crawl", "URL variant"],
         default="templated siblings",
     )
@@ -82,27 +89,52 @@ def labeled_categories(pages: pd.DataFrame, labels: pd.DataFrame) -> pd.Series:
     if labels.empty or "category" not in labels:
         return empty
     lab = labels[labels["category"].isin(CATEGORIES)].reset_index(drop=True)
-    clustered = pages.loc[pages["cluster_id"].notna(), ["canonical_url", "md5", "cluster_id"]].drop_duplicates()
+    clustered = pages.loc[
+        pages["cluster_id"].notna(), ["canonical_url", "md5", "cluster_id"]
+    ].drop_duplicates()
     if lab.empty or clustered.empty:
         return empty
     sides = []
     for url_col, md5_col in (("url_a", "md5_a"), ("url_b", "md5_b")):
-        side = pd.DataFrame({"label": lab.index, "canonical_url": lab[url_col].to_numpy(),
-                             "md5": lab[md5_col].fillna("").to_numpy(), "side": url_col})
+        side = pd.DataFrame(
+            {
+                "label": lab.index,
+                "canonical_url": lab[url_col].to_numpy(),
+                "md5": lab[md5_col].fillna("").to_numpy(),
+                "side": url_col,
+            }
+        )
         exact = side[side["md5"] != ""].merge(clustered, on=["canonical_url", "md5"])
-        loose = side[side["md5"] == ""].drop(columns="md5").merge(clustered.drop(columns="md5"), on="canonical_url")
-        sides.append(pd.concat([exact[["label", "side", "cluster_id"]], loose[["label", "side", "cluster_id"]]]))
+        loose = (
+            side[side["md5"] == ""]
+            .drop(columns="md5")
+            .merge(clustered.drop(columns="md5"), on="canonical_url")
+        )
+        sides.append(
+            pd.concat([exact[["label", "side", "cluster_id"]], loose[["label", "side", "cluster_id"]]])
+        )
     both = pd.concat(sides).drop_duplicates()
     in_one = both.groupby(["label", "cluster_id"])["side"].nunique()
     hits = in_one[in_one == 2].reset_index()[["label", "cluster_id"]]
     if hits.empty:
         return empty
-    hits = hits.assign(category=lab["category"].to_numpy()[hits["label"]],
-                       labeled_at=pd.to_datetime(lab["labeled_at"]).to_numpy()[hits["label"]])
-    tally = hits.groupby(["cluster_id", "category"]).agg(n=("label", "size"), last=("labeled_at", "max")).reset_index()
-    best = tally.sort_values(["cluster_id", "n", "last"], ascending=[True, False, False]).drop_duplicates("cluster_id")
-    return pd.Series(best["category"].to_numpy(), index=pd.Index(best["cluster_id"].to_numpy(), name="cluster_id"),
-                     name="category")
+    hits = hits.assign(
+        category=lab["category"].to_numpy()[hits["label"]],
+        labeled_at=pd.to_datetime(lab["labeled_at"]).to_numpy()[hits["label"]],
+    )
+    tally = (
+        hits.groupby(["cluster_id", "category"])
+        .agg(n=("label", "size"), last=("labeled_at", "max"))
+        .reset_index()
+    )
+    best = tally.sort_values(["cluster_id", "n", "last"], ascending=[True, False, False]).drop_duplicates(
+        "cluster_id"
+    )
+    return pd.Series(
+        best["category"].to_numpy(),
+        index=pd.Index(best["cluster_id"].to_numpy(), name="cluster_id"),
+        name="category",
+    )
 
 
 def cluster_actions(pages: pd.DataFrame, labels: pd.DataFrame | None = None) -> pd.DataFrame:
@@ -115,16 +147,23 @@ def cluster_actions(pages: pd.DataFrame, labels: pd.DataFrame | None = None) -> 
     k = int(cluster.max(initial=0)) + 1
     category = np.zeros(k, dtype=np.int8)
     source = np.zeros(k, dtype=np.int8)
-    for found, source_code in ((suggest_categories(pages), 1),
-                               (labeled_categories(pages, labels) if labels is not None else None, 2)):
+    for found, source_code in (
+        (suggest_categories(pages), 1),
+        (labeled_categories(pages, labels) if labels is not None else None, 2),
+    ):
         if found is not None and len(found):
             at = found.index.to_numpy(dtype=np.int64)
             category[at] = found.map(code_of).to_numpy(dtype=np.int8)
             source[at] = source_code
     category[0], source[0] = code_of["degenerate"], 0
     page_category = category[cluster]
-    return pd.DataFrame({
-        "category": pd.Categorical.from_codes(page_category, names),
-        "category_from": pd.Categorical.from_codes(source[cluster], ["", "URLs", "label"]),
-        "suggested_action": pd.Categorical.from_codes(page_category, [UNIQUE_ACTION, *map(ACTIONS.get, CATEGORIES)]),
-    }, index=pages.index)
+    return pd.DataFrame(
+        {
+            "category": pd.Categorical.from_codes(page_category, names),
+            "category_from": pd.Categorical.from_codes(source[cluster], ["", "URLs", "label"]),
+            "suggested_action": pd.Categorical.from_codes(
+                page_category, [UNIQUE_ACTION, *map(ACTIONS.get, CATEGORIES)]
+            ),
+        },
+        index=pages.index,
+    )

@@ -41,14 +41,20 @@ def candidate_pairs(fp: Fingerprints, config: Config) -> pd.DataFrame:
     ma, mb = pa_["md5"].to_numpy(dtype=object), pb_["md5"].to_numpy(dtype=object)
     swap = (ua > ub) | ((ua == ub) & (ma > mb))
     scores = pair_scores(fp, config)
-    return pd.DataFrame({
-        "unit_a": np.where(swap, b, a), "unit_b": np.where(swap, a, b),
-        "page_a": np.where(swap, pb_["page_id"], pa_["page_id"]),
-        "page_b": np.where(swap, pa_["page_id"], pb_["page_id"]),
-        "url_a": np.where(swap, ub, ua), "md5_a": np.where(swap, mb, ma),
-        "url_b": np.where(swap, ua, ub), "md5_b": np.where(swap, ma, mb),
-        "score": scores, "bucket": bucket_of(scores, config),
-    })
+    return pd.DataFrame(
+        {
+            "unit_a": np.where(swap, b, a),
+            "unit_b": np.where(swap, a, b),
+            "page_a": np.where(swap, pb_["page_id"], pa_["page_id"]),
+            "page_b": np.where(swap, pa_["page_id"], pb_["page_id"]),
+            "url_a": np.where(swap, ub, ua),
+            "md5_a": np.where(swap, mb, ma),
+            "url_b": np.where(swap, ua, ub),
+            "md5_b": np.where(swap, ma, mb),
+            "score": scores,
+            "bucket": bucket_of(scores, config),
+        }
+    )
 
 
 def labeled_pairs(pairs: pd.DataFrame, labels: pd.DataFrame) -> pd.DataFrame:
@@ -101,16 +107,16 @@ def tune_tables(fp: Fingerprints, config: Config, labels: pd.DataFrame) -> tuple
 
 @dataclass(frozen=True, slots=True)
 class PairDetail:
-    left: dict[str, Any]   # the earlier fetch
+    left: dict[str, Any]  # the earlier fetch
     right: dict[str, Any]
     exact_jaccard: float
     exact_containment: float
     simhash_bits: int
     minhash_jaccard: float
     segments: list[Segment] = field(default_factory=list)  # word diff, left -> right
-    same_text: bool = False          # the same words after normalization: an exact duplicate
-    category: str = "other"          # the suggested category (one of labels.CATEGORIES) ...
-    category_reason: str = ""        # ... and why
+    same_text: bool = False  # the same words after normalization: an exact duplicate
+    category: str = "other"  # the suggested category (one of labels.CATEGORIES) ...
+    category_reason: str = ""  # ... and why
 
 
 def _fetch_order(page: dict[str, Any]) -> tuple[bool, Any, int, str]:
@@ -119,7 +125,9 @@ def _fetch_order(page: dict[str, Any]) -> tuple[bool, Any, int, str]:
     return missing, None if missing else pd.Timestamp(fetched), len(page["url"]), page["url"]
 
 
-def pair_detail(store: Store, page_a: int, page_b: int, config: Config, *, keep_order: bool = False) -> PairDetail:
+def pair_detail(
+    store: Store, page_a: int, page_b: int, config: Config, *, keep_order: bool = False
+) -> PairDetail:
     """Both pages (text, raw HTML, metadata), the earlier fetch on the left (`keep_order`: page_a, e.g. a
     cluster's representative), their similarity by every measure, their word diff and a suggested
     category, computed now."""
@@ -139,14 +147,22 @@ def pair_detail(store: Store, page_a: int, page_b: int, config: Config, *, keep_
     c = containment(sa, sb)
     category, reason = suggest_category(left, right, exact_containment=c, segments=segments)
     return PairDetail(
-        left=left, right=right, exact_jaccard=jaccard(sa, sb), exact_containment=c,
-        simhash_bits=hamming(int(fps[0]), int(fps[1])), minhash_jaccard=float(estimate_jaccard(sigs[0], sigs[1])),
-        segments=segments, same_text=wa == wb, category=category, category_reason=reason,
+        left=left,
+        right=right,
+        exact_jaccard=jaccard(sa, sb),
+        exact_containment=c,
+        simhash_bits=hamming(int(fps[0]), int(fps[1])),
+        minhash_jaccard=float(estimate_jaccard(sigs[0], sigs[1])),
+        segments=segments,
+        same_text=wa == wb,
+        category=category,
+        category_reason=reason,
     )
 
 
-_PRINT_URL = re.compile(r"(?:^|[/?&=._-])(?:print|printable|drucken|druckversion|imprimir|imprimer)(?:$|[/?&=._-])",
-                        re.IGNORECASE)
+_PRINT_URL = re.compile(
+    r"(?:^|[/?&=._-])(?:print|printable|drucken|druckversion|imprimir|imprimer)(?:$|[/?&=._-])", re.IGNORECASE
+)
 _REGION_LABEL = re.compile(r"^[a-z]{2}(?:-[a-z]{2})?$")  # de, en-us: a language or region in a host or path
 _DIGIT = re.compile(r"\d")
 # A re-fetch that changed a sentence or more is a stale re-crawl (the sample crawl's edits replace a sentence);
@@ -167,8 +183,9 @@ def _without_region(host: str, path: str) -> tuple[str, str]:
     return ".".join(labels), "/".join(parts)
 
 
-def suggest_category(left: dict[str, Any], right: dict[str, Any], *, exact_containment: float,
-                     segments: list[Segment]) -> tuple[str, str]:
+def suggest_category(
+    left: dict[str, Any], right: dict[str, Any], *, exact_containment: float, segments: list[Segment]
+) -> tuple[str, str]:
     """The likely kind of duplicate (one of labels.CATEGORIES) and the evidence, from the URLs, hosts and
     texts of a pair. A heuristic for the analyst to confirm: the label is theirs."""
     for page in (left, right):
@@ -182,24 +199,35 @@ def suggest_category(left: dict[str, Any], right: dict[str, Any], *, exact_conta
     ua, ub = urlsplit(left["canonical_url"]), urlsplit(right["canonical_url"])
     if left["canonical_url"] == right["canonical_url"]:
         if left["url"] != right["url"]:
-            return "URL variant", ("same canonical URL: only tracking parameters, scheme, www or a slash differ"
-                                   + (", same text" if same_text else f"; {n_changed:,} words differ"))
+            return "URL variant", (
+                "same canonical URL: only tracking parameters, scheme, www or a slash differ"
+                + (", same text" if same_text else f"; {n_changed:,} words differ")
+            )
         if same_text:
             return "noise re-fetch", "the same URL fetched again, same text"
-        if n_changed >= STALE_CHANGED_WORDS or (numbers_changed and n_changed <= 2 and _PRICE.search(
-                " ".join(seg.left + " " + seg.right for seg in changed))):
+        if n_changed >= STALE_CHANGED_WORDS or (
+            numbers_changed
+            and n_changed <= 2
+            and _PRICE.search(" ".join(seg.left + " " + seg.right for seg in changed))
+        ):
             return "stale re-crawl", f"same URL fetched later, {n_changed:,} words changed"
         return "noise re-fetch", f"same URL, {n_changed:,} of {n_words:,} words differ"
     if bool(_PRINT_URL.search(ua.path + "?" + ua.query)) != bool(_PRINT_URL.search(ub.path + "?" + ub.query)):
         return "print version", f"a print marker in one URL, containment {exact_containment:.2f}"
     if ua.hostname != ub.hostname:
         if _without_region(ua.hostname or "", ua.path) == _without_region(ub.hostname or "", ub.path):
-            return "regional mirror", f"hosts or paths differ by a region or language label ({ua.hostname}, {ub.hostname})"
+            return (
+                "regional mirror",
+                f"hosts or paths differ by a region or language label ({ua.hostname}, {ub.hostname})",
+            )
         return "syndicated", f"different hosts, containment {exact_containment:.2f}"
     if same_text:
         return "URL variant", "same host, the same text at two URLs"
     if exact_containment < SIBLING_CONTAINMENT:
-        return "templated siblings", f"same host, exact containment {exact_containment:.2f}: a shared template"
+        return (
+            "templated siblings",
+            f"same host, exact containment {exact_containment:.2f}: a shared template",
+        )
     return "URL variant", f"same host, two URLs, containment {exact_containment:.2f}"
 
 
@@ -209,17 +237,29 @@ def cluster_table(pages: pd.DataFrame) -> pd.DataFrame:
     if clustered.empty:
         return pd.DataFrame(columns=["cluster_id", "size", "representative_url", "why", "hosts"])
     g = clustered.groupby("cluster_id")
-    out = pd.DataFrame({
-        "size": g.size(),
-        "representative_url": g["representative_url"].first(),
-        "why": g["why"].first(),
-        "hosts": g["host"].nunique(),
-    }).reset_index()
+    out = pd.DataFrame(
+        {
+            "size": g.size(),
+            "representative_url": g["representative_url"].first(),
+            "why": g["why"].first(),
+            "hosts": g["host"].nunique(),
+        }
+    ).reset_index()
     return out.sort_values(["size", "cluster_id"], ascending=[False, True]).reset_index(drop=True)
 
 
 def cluster_members(pages: pd.DataFrame, cluster_id: int) -> pd.DataFrame:
     members = pages[pages["cluster_id"] == cluster_id]
-    cols = ["page_id", "url", "canonical_url", "host", "fetched_at", "is_representative",
-            "similarity_to_representative", "rel_canonical"]
-    return members.sort_values(["is_representative", "page_id"], ascending=[False, True])[cols].reset_index(drop=True)
+    cols = [
+        "page_id",
+        "url",
+        "canonical_url",
+        "host",
+        "fetched_at",
+        "is_representative",
+        "similarity_to_representative",
+        "rel_canonical",
+    ]
+    return members.sort_values(["is_representative", "page_id"], ascending=[False, True])[cols].reset_index(
+        drop=True
+    )

@@ -30,7 +30,9 @@ BUCKET_CAP = 2000
 CAPPED_NOTE = "were not expanded: boilerplate is being fingerprinted"
 _U32 = np.uint64(32)
 EXACT_CHUNK = 1 << 21  # shingles looked up at once in exact verification (~40 MB of work arrays)
-VERIFY_CHUNK = 1 << 14  # candidate pairs verified at once: 2 x 16k x 512 B = 16 MB; measured 5x faster than 256k
+VERIFY_CHUNK = (
+    1 << 14
+)  # candidate pairs verified at once: 2 x 16k x 512 B = 16 MB; measured 5x faster than 256k
 
 
 @dataclass(slots=True)
@@ -55,9 +57,14 @@ class CandidateStats:
 
     def as_dict(self) -> dict:
         return {
-            "tables": self.tables, "candidates": self.candidates, "largest_bucket": self.largest_bucket,
-            "capped_buckets": self.capped_buckets, "capped_members": self.capped_members,
-            "verified_exact": self.verified_exact, "rejected_exact": self.rejected_exact, "notes": self.notes,
+            "tables": self.tables,
+            "candidates": self.candidates,
+            "largest_bucket": self.largest_bucket,
+            "capped_buckets": self.capped_buckets,
+            "capped_members": self.capped_members,
+            "verified_exact": self.verified_exact,
+            "rejected_exact": self.rejected_exact,
+            "notes": self.notes,
         }
 
 
@@ -84,8 +91,13 @@ def choose_r(n: int, max_bits: int) -> int:
     return best
 
 
-def _pairs_in_runs(order: np.ndarray, run_starts: np.ndarray, cap: int, stats: CandidateStats,
-                   capped: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+def _pairs_in_runs(
+    order: np.ndarray,
+    run_starts: np.ndarray,
+    cap: int,
+    stats: CandidateStats,
+    capped: np.ndarray | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
     """All (i, j) pairs within runs: `order` lists items grouped into runs beginning at `run_starts`.
 
     Runs longer than `cap` are not expanded; their members are flagged in `capped` when given.
@@ -203,7 +215,9 @@ def simhash_pairs(
     return a, b, hamming_many(fps[a], fps[b]), stats
 
 
-def simhash_pairs_bruteforce(fingerprints: np.ndarray, max_bits: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def simhash_pairs_bruteforce(
+    fingerprints: np.ndarray, max_bits: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """All pairs within `max_bits`, by comparing every pair (the reference and the naive peer)."""
     fps = np.asarray(fingerprints, dtype=np.uint64)
     out_a, out_b = [], []
@@ -309,7 +323,9 @@ def lsh_buckets(signatures: np.ndarray, bands: int, rows: int) -> list[np.ndarra
     return out
 
 
-def size_guard(size_a: np.ndarray, size_b: np.ndarray, min_size_ratio: float, min_shingles: int = 0) -> np.ndarray:
+def size_guard(
+    size_a: np.ndarray, size_b: np.ndarray, min_size_ratio: float, min_shingles: int = 0
+) -> np.ndarray:
     """Where containment counts: the smaller shingle set is at least `min_size_ratio` of the larger, or
     holds at least `min_shingles` shingles (0: the ratio alone). A short page (a soft-404 or a notice in a
     site template) is never "contained" in a long article, while a print copy of an article whose own
@@ -326,36 +342,81 @@ def above_floor(jac: np.ndarray, cont: np.ndarray, similarity: str, floor: float
 
 
 def score_estimates(
-    sig_a: np.ndarray, sig_b: np.ndarray, size_a: np.ndarray, size_b: np.ndarray, *, similarity: str,
-    floor: float, min_size_ratio: float, min_shingles: int = 0,
+    sig_a: np.ndarray,
+    sig_b: np.ndarray,
+    size_a: np.ndarray,
+    size_b: np.ndarray,
+    *,
+    similarity: str,
+    floor: float,
+    min_size_ratio: float,
+    min_shingles: int = 0,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(keep mask, Jaccard estimate, containment estimate) for pairs of signature rows and set sizes;
     containment is 0 where `size_guard` fails."""
-    return _score_jaccard(estimate_jaccard(sig_a, sig_b), size_a, size_b, similarity=similarity, floor=floor,
-                          min_size_ratio=min_size_ratio, min_shingles=min_shingles)
+    return _score_jaccard(
+        estimate_jaccard(sig_a, sig_b),
+        size_a,
+        size_b,
+        similarity=similarity,
+        floor=floor,
+        min_size_ratio=min_size_ratio,
+        min_shingles=min_shingles,
+    )
 
 
-def _score_jaccard(jac: np.ndarray, size_a: np.ndarray, size_b: np.ndarray, *, similarity: str, floor: float,
-                   min_size_ratio: float, min_shingles: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _score_jaccard(
+    jac: np.ndarray,
+    size_a: np.ndarray,
+    size_b: np.ndarray,
+    *,
+    similarity: str,
+    floor: float,
+    min_size_ratio: float,
+    min_shingles: int,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     sa, sb = np.asarray(size_a, dtype=np.float64), np.asarray(size_b, dtype=np.float64)
     cont = np.where(size_guard(sa, sb, min_size_ratio, min_shingles), estimate_containment(jac, sa, sb), 0.0)
     return above_floor(jac, cont, similarity, floor), jac, cont
 
 
 def verify_pairs(
-    signatures: np.ndarray, n_shingles: np.ndarray, a: np.ndarray, b: np.ndarray, *, similarity: str, floor: float,
-    min_size_ratio: float, min_shingles: int = 0, compiled: bool = True,
+    signatures: np.ndarray,
+    n_shingles: np.ndarray,
+    a: np.ndarray,
+    b: np.ndarray,
+    *,
+    similarity: str,
+    floor: float,
+    min_size_ratio: float,
+    min_shingles: int = 0,
+    compiled: bool = True,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """`score_estimates` for candidate pairs (a[i], b[i]) of rows of `signatures` (the compiled kernel
     compares the rows in place, without gathering them, and without the GIL)."""
     if not (compiled and _kernels is not None):
-        return score_estimates(signatures[a], signatures[b], n_shingles[a], n_shingles[b], similarity=similarity,
-                               floor=floor, min_size_ratio=min_size_ratio, min_shingles=min_shingles)
+        return score_estimates(
+            signatures[a],
+            signatures[b],
+            n_shingles[a],
+            n_shingles[b],
+            similarity=similarity,
+            floor=floor,
+            min_size_ratio=min_size_ratio,
+            min_shingles=min_shingles,
+        )
     a, b = np.ascontiguousarray(a, dtype=np.int64), np.ascontiguousarray(b, dtype=np.int64)
     equal = np.empty(len(a), dtype=np.int32)
     _kernels.count_equal(np.ascontiguousarray(signatures, dtype=np.uint32), signatures.shape[1], a, b, equal)
-    return _score_jaccard(equal / signatures.shape[1], n_shingles[a], n_shingles[b], similarity=similarity,
-                          floor=floor, min_size_ratio=min_size_ratio, min_shingles=min_shingles)
+    return _score_jaccard(
+        equal / signatures.shape[1],
+        n_shingles[a],
+        n_shingles[b],
+        similarity=similarity,
+        floor=floor,
+        min_size_ratio=min_size_ratio,
+        min_shingles=min_shingles,
+    )
 
 
 def minhash_pairs(
@@ -399,8 +460,16 @@ def minhash_pairs(
         band_stats.candidates = len(codes)
         for lo in range(0, len(codes), VERIFY_CHUNK):
             chunk = codes[lo : lo + VERIFY_CHUNK]
-            keep, jac, cont = verify_pairs(sigs, sizes, chunk // n, chunk % n, similarity=similarity, floor=floor,
-                                           min_size_ratio=min_size_ratio, min_shingles=min_shingles)
+            keep, jac, cont = verify_pairs(
+                sigs,
+                sizes,
+                chunk // n,
+                chunk % n,
+                similarity=similarity,
+                floor=floor,
+                min_size_ratio=min_size_ratio,
+                min_shingles=min_shingles,
+            )
             kept.append((chunk[keep], jac[keep], cont[keep]))
         return band_stats, kept
 
@@ -432,9 +501,16 @@ def minhash_pairs(
 
 
 # --- exact verification ----------------------------------------------------------------------------
-def intersection_sizes(values: np.ndarray, lens: np.ndarray, a: np.ndarray, b: np.ndarray,
-                       chunk: int = EXACT_CHUNK, *, offsets: np.ndarray | None = None,
-                       compiled: bool = True) -> np.ndarray:
+def intersection_sizes(
+    values: np.ndarray,
+    lens: np.ndarray,
+    a: np.ndarray,
+    b: np.ndarray,
+    chunk: int = EXACT_CHUNK,
+    *,
+    offsets: np.ndarray | None = None,
+    compiled: bool = True,
+) -> np.ndarray:
     """|S_a & S_b| for each pair, where set i is values[off[i] : off[i] + lens[i]] (sorted, distinct uint32);
     `off` is `offsets`, or by default the sets lie back to back in order.
 
@@ -444,8 +520,11 @@ def intersection_sizes(values: np.ndarray, lens: np.ndarray, a: np.ndarray, b: n
     sizes, not their product.
     """
     lens = np.ascontiguousarray(lens, dtype=np.int64)
-    off = (np.concatenate(([0], np.cumsum(lens)[:-1])).astype(np.int64) if offsets is None
-           else np.ascontiguousarray(offsets, dtype=np.int64))
+    off = (
+        np.concatenate(([0], np.cumsum(lens)[:-1])).astype(np.int64)
+        if offsets is None
+        else np.ascontiguousarray(offsets, dtype=np.int64)
+    )
     a, b = np.ascontiguousarray(a, dtype=np.int64), np.ascontiguousarray(b, dtype=np.int64)
     if compiled and _kernels is not None:
         out = np.empty(len(a), dtype=np.int64)
@@ -460,11 +539,14 @@ def intersection_sizes(values: np.ndarray, lens: np.ndarray, a: np.ndarray, b: n
         hi = max(lo + 1, int(np.searchsorted(cum, (cum[lo - 1] if lo else 0) + chunk, side="right")))
         sel = slice(lo, hi)
         bigs, rank = np.unique(big[sel], return_inverse=True)
-        keys = (np.repeat(np.arange(len(bigs), dtype=np.uint64), lens[bigs]) << _U32) | \
-            values[concat_ranges(off[bigs], lens[bigs])].astype(np.uint64)
+        keys = (np.repeat(np.arange(len(bigs), dtype=np.uint64), lens[bigs]) << _U32) | values[
+            concat_ranges(off[bigs], lens[bigs])
+        ].astype(np.uint64)
         q_len = lens[small[sel]]
         q_pair = np.repeat(np.arange(len(q_len)), q_len)
-        q = (rank[q_pair].astype(np.uint64) << _U32) | values[concat_ranges(off[small[sel]], q_len)].astype(np.uint64)
+        q = (rank[q_pair].astype(np.uint64) << _U32) | values[concat_ranges(off[small[sel]], q_len)].astype(
+            np.uint64
+        )
         pos = np.minimum(np.searchsorted(keys, q), max(len(keys) - 1, 0))
         hit = keys[pos] == q if len(keys) else np.zeros(len(q), dtype=bool)
         out[sel] = np.bincount(q_pair, weights=hit, minlength=len(q_len)).astype(np.int64)
@@ -472,8 +554,9 @@ def intersection_sizes(values: np.ndarray, lens: np.ndarray, a: np.ndarray, b: n
     return out
 
 
-def exact_scores(inter: np.ndarray, size_a: np.ndarray, size_b: np.ndarray,
-                 min_size_ratio: float, min_shingles: int = 0) -> tuple[np.ndarray, np.ndarray]:
+def exact_scores(
+    inter: np.ndarray, size_a: np.ndarray, size_b: np.ndarray, min_size_ratio: float, min_shingles: int = 0
+) -> tuple[np.ndarray, np.ndarray]:
     """Exact (Jaccard, containment) from intersection and set sizes, with the size-ratio guard on containment."""
     sa, sb = np.asarray(size_a, dtype=np.float64), np.asarray(size_b, dtype=np.float64)
     inter = np.asarray(inter, dtype=np.float64)

@@ -38,31 +38,47 @@ def _tqdm_progress() -> engine.Progress:
             for other in bars.values():
                 other.close()
             unit = {"unit": "B", "unit_scale": True} if stage == "read" else {"unit": " pages"}
-            bar = bars[stage] = tqdm(total=total or None, desc=f"{stage:>11}", disable=None, leave=False,
-                                     file=sys.stderr, **unit)
+            bar = bars[stage] = tqdm(
+                total=total or None, desc=f"{stage:>11}", disable=None, leave=False, file=sys.stderr, **unit
+            )
         bar.update(done - bar.n)
 
     return progress
 
 
 def _add_common(p: argparse.ArgumentParser, *, setting: bool = True) -> None:
-    p.add_argument("--db", default=os.environ.get("NEARDUP_DB", DEFAULT_DB), help="DuckDB file (default: %(default)s)")
+    p.add_argument(
+        "--db", default=os.environ.get("NEARDUP_DB", DEFAULT_DB), help="DuckDB file (default: %(default)s)"
+    )
     p.add_argument("--config", help="dupcheck.yaml with settings (flags override it)")
-    p.add_argument("--normalize", choices=["strip", "main"], help="boilerplate removal: tag stripping or main content")
-    p.add_argument("--extractor", choices=["neardup", "resiliparse"], help="main-content extractor (default: neardup)")
+    p.add_argument(
+        "--normalize", choices=["strip", "main"], help="boilerplate removal: tag stripping or main content"
+    )
+    p.add_argument(
+        "--extractor", choices=["neardup", "resiliparse"], help="main-content extractor (default: neardup)"
+    )
     p.add_argument("--jobs", type=int, help="worker processes (default: all cores)")
     if setting:
         p.add_argument("--method", choices=["simhash", "minhash"])
         p.add_argument("--shingle-size", type=int, help="words per shingle")
-        p.add_argument("--threshold", type=float, help="bits (simhash: hamming <= t) or similarity (minhash: >= t)")
-        p.add_argument("--similarity", choices=["jaccard", "containment"], help="what a minhash threshold applies to")
+        p.add_argument(
+            "--threshold", type=float, help="bits (simhash: hamming <= t) or similarity (minhash: >= t)"
+        )
+        p.add_argument(
+            "--similarity", choices=["jaccard", "containment"], help="what a minhash threshold applies to"
+        )
 
 
 def config_from_args(args: argparse.Namespace) -> Config:
     base = load_config(args.config) if args.config else Config()
     changes: dict[str, Any] = {}
-    for attr, field in [("normalize", "normalize"), ("extractor", "extractor"), ("method", "method"),
-                        ("shingle_size", "shingle_size"), ("similarity", "similarity")]:
+    for attr, field in [
+        ("normalize", "normalize"),
+        ("extractor", "extractor"),
+        ("method", "method"),
+        ("shingle_size", "shingle_size"),
+        ("similarity", "similarity"),
+    ]:
         value = getattr(args, attr, None)
         if value is not None:
             changes[field] = value
@@ -70,7 +86,9 @@ def config_from_args(args: argparse.Namespace) -> Config:
         base = base.with_method(changes["method"])
     if getattr(args, "threshold", None) is not None:
         t = args.threshold
-        changes["threshold"] = int(t) if changes.get("method", base.method) == "simhash" and t == int(t) else t
+        changes["threshold"] = (
+            int(t) if changes.get("method", base.method) == "simhash" and t == int(t) else t
+        )
     if changes.get("shingle_size") and changes["shingle_size"] > base.min_words:
         changes["min_words"] = changes["shingle_size"]
     return base.replace(**changes)
@@ -102,8 +120,10 @@ def cmd_ingest(args: argparse.Namespace) -> int:
                 print(f"{path}: already loaded (same bytes), nothing to do")
                 continue
             detail = ", ".join(f"{n} {r}" for r, n in sorted(s.reasons.items(), key=lambda kv: -kv[1]))
-            print(f"{path}: {s.loaded:,} pages loaded, {s.errors:,} records rejected"
-                  f"{' (' + detail + ')' if detail else ''} in {s.seconds:.1f} s")
+            print(
+                f"{path}: {s.loaded:,} pages loaded, {s.errors:,} records rejected"
+                f"{' (' + detail + ')' if detail else ''} in {s.seconds:.1f} s"
+            )
             if s.broken is not None:
                 print(f"{path}: {s.broken}")
             for note in s.notes():
@@ -140,7 +160,11 @@ def cmd_report(args: argparse.Namespace) -> int:
     limits = merge(analysis.config.gate, args.fail_over or [])
     verdict = evaluate(analysis.numbers, limits) if limits else None
     if args.json:
-        print(json.dumps(report_dict(analysis, top_hosts=args.top_hosts, verdict=verdict), indent=2, default=str))
+        print(
+            json.dumps(
+                report_dict(analysis, top_hosts=args.top_hosts, verdict=verdict), indent=2, default=str
+            )
+        )
     else:
         print(report_text(analysis, top_hosts=args.top_hosts, verdict=verdict))
     if verdict is None or verdict.passed:
@@ -208,10 +232,27 @@ def cmd_app(args: argparse.Namespace) -> int:
             config = Config()
             engine.ingest_file(store, SAMPLE, config, progress=_tqdm_progress(), jobs=args.jobs)
             engine.ensure_fingerprints(store, config, progress=_tqdm_progress(), jobs=args.jobs)
-    env = {**os.environ, "NEARDUP_DB": str(db.resolve()), ALLOW_ANY_PATH_ENV: "1" if args.allow_any_path else "0"}
+    env = {
+        **os.environ,
+        "NEARDUP_DB": str(db.resolve()),
+        ALLOW_ANY_PATH_ENV: "1" if args.allow_any_path else "0",
+    }
     env["NEARDUP_LOAD_SAMPLE"] = "1" if first_look else "0"
-    cmd = [sys.executable, "-m", "streamlit", "run", str(app), "--server.port", str(args.port),
-           "--server.address", args.address, "--browser.gatherUsageStats", "false", "--client.toolbarMode", "minimal"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "streamlit",
+        "run",
+        str(app),
+        "--server.port",
+        str(args.port),
+        "--server.address",
+        args.address,
+        "--browser.gatherUsageStats",
+        "false",
+        "--client.toolbarMode",
+        "minimal",
+    ]
     if args.headless:
         cmd += ["--server.headless", "true"]
     return subprocess.call(cmd, env=env)
@@ -229,15 +270,24 @@ def cmd_spark(args: argparse.Namespace) -> int:
         conf[key.strip()] = value.strip()
     session = spark_session(args.master, conf=conf)
     try:
-        m = run_spark(session, args.inputs, args.out, config, input_format=args.input_format,
-                      keep_html=args.keep_html, overwrite=args.overwrite,
-                      log=lambda msg: print(f"spark: {msg}", file=sys.stderr, flush=True))
+        m = run_spark(
+            session,
+            args.inputs,
+            args.out,
+            config,
+            input_format=args.input_format,
+            keep_html=args.keep_html,
+            overwrite=args.overwrite,
+            log=lambda msg: print(f"spark: {msg}", file=sys.stderr, flush=True),
+        )
     finally:
         session.stop()
     n, c = m["numbers"], m["counts"]
-    print(f"wrote {args.out}: {c['pages']:,} pages ({c['errors']:,} records rejected), {c['units']:,} distinct texts, "
-          f"{c['pairs']:,} pairs, {n['unique_pages']:,} clusters ({n['redundant_pct']}% redundant) "
-          f"in {m['timings_s']['total']:.1f} s; audit it with: neardup open {args.out} --db FILE")
+    print(
+        f"wrote {args.out}: {c['pages']:,} pages ({c['errors']:,} records rejected), {c['units']:,} distinct texts, "
+        f"{c['pairs']:,} pairs, {n['unique_pages']:,} clusters ({n['redundant_pct']}% redundant) "
+        f"in {m['timings_s']['total']:.1f} s; audit it with: neardup open {args.out} --db FILE"
+    )
     return 0
 
 
@@ -246,8 +296,10 @@ def cmd_open(args: argparse.Namespace) -> int:
 
     m = open_output(args.dir, args.db, copy=args.copy)
     how = "copied into" if args.copy else "read in place by"
-    print(f"{args.dir} ({m['counts']['pages']:,} pages, {m['fingerprint_key']}) is {how} {args.db}; "
-          f"replay: neardup report --db {args.db} --config {args.dir}/dupcheck.yaml")
+    print(
+        f"{args.dir} ({m['counts']['pages']:,} pages, {m['fingerprint_key']}) is {how} {args.db}; "
+        f"replay: neardup report --db {args.db} --config {args.dir}/dupcheck.yaml"
+    )
     return 0
 
 
@@ -264,22 +316,36 @@ def build_parser() -> argparse.ArgumentParser:
     _add_common(p)
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.add_argument("--top-hosts", type=int, default=10)
-    p.add_argument("--fail-over", action="append", type=_limit, metavar="METRIC=LIMIT",
-                   help="quality gate, repeatable: exit 1 when a number is above its limit. Metrics: "
-                        "redundant, degenerate, exact, near, byte_identical (percent of all pages, e.g. "
-                        "redundant=20%%); largest_cluster (pages), duplicate_clusters (count), e.g. "
-                        "largest_cluster=400. Overrides the same metric in the config's gate:")
+    p.add_argument(
+        "--fail-over",
+        action="append",
+        type=_limit,
+        metavar="METRIC=LIMIT",
+        help="quality gate, repeatable: exit 1 when a number is above its limit. Metrics: "
+        "redundant, degenerate, exact, near, byte_identical (percent of all pages, e.g. "
+        "redundant=20%%); largest_cluster (pages), duplicate_clusters (count), e.g. "
+        "largest_cluster=400. Overrides the same metric in the config's gate:",
+    )
     p.set_defaults(func=cmd_report)
 
-    p = sub.add_parser("export", help="cluster assignments CSV, the deduplicated dump, the removed pages, and the "
-                                      "dupcheck.yaml that replays the run")
+    p = sub.add_parser(
+        "export",
+        help="cluster assignments CSV, the deduplicated dump, the removed pages, and the "
+        "dupcheck.yaml that replays the run",
+    )
     _add_common(p)
     p.add_argument("--out", help="cluster assignments CSV, one row per page, e.g. clusters.csv")
-    p.add_argument("--kept", help="the pages deduplication keeps (each cluster's representative; a unique page is "
-                                  "a cluster of one; degenerate pages are not kept) as they were loaded, plus "
-                                  "cluster_id: kept.jsonl.gz, kept.jsonl or kept.parquet")
-    p.add_argument("--removed", help="CSV of the removed pages: the representative each duplicates (same "
-                                     "cluster_id in the kept dump), similarity in the threshold's unit, method")
+    p.add_argument(
+        "--kept",
+        help="the pages deduplication keeps (each cluster's representative; a unique page is "
+        "a cluster of one; degenerate pages are not kept) as they were loaded, plus "
+        "cluster_id: kept.jsonl.gz, kept.jsonl or kept.parquet",
+    )
+    p.add_argument(
+        "--removed",
+        help="CSV of the removed pages: the representative each duplicates (same "
+        "cluster_id in the kept dump), similarity in the threshold's unit, method",
+    )
     p.add_argument("--config-out", help="YAML path (default: dupcheck.yaml beside the first output)")
     p.set_defaults(func=cmd_export)
 
@@ -288,39 +354,63 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--truth", required=True, help="CSV url,true_cluster,kind, one row per record")
     p.set_defaults(func=cmd_evaluate)
 
-    p = sub.add_parser("spark", help="the whole audit on Apache Spark; Parquet out (pip install 'neardup[spark]')")
+    p = sub.add_parser(
+        "spark", help="the whole audit on Apache Spark; Parquet out (pip install 'neardup[spark]')"
+    )
     p.add_argument("inputs", nargs="+", help="JSONL[.gz] / Parquet files or directories (any Hadoop path)")
-    p.add_argument("--out", required=True, help="output directory (pages, units, pairs, clusters, _MANIFEST.json)")
+    p.add_argument(
+        "--out", required=True, help="output directory (pages, units, pairs, clusters, _MANIFEST.json)"
+    )
     p.add_argument("--config", help="dupcheck.yaml with settings (flags override it)")
-    p.add_argument("--normalize", choices=["strip", "main"], help="boilerplate removal: tag stripping or main content")
-    p.add_argument("--extractor", choices=["neardup", "resiliparse"], help="main-content extractor (default: neardup)")
+    p.add_argument(
+        "--normalize", choices=["strip", "main"], help="boilerplate removal: tag stripping or main content"
+    )
+    p.add_argument(
+        "--extractor", choices=["neardup", "resiliparse"], help="main-content extractor (default: neardup)"
+    )
     p.add_argument("--method", choices=["simhash", "minhash"])
     p.add_argument("--shingle-size", type=int, help="words per shingle")
-    p.add_argument("--threshold", type=float, help="bits (simhash: hamming <= t) or similarity (minhash: >= t)")
-    p.add_argument("--similarity", choices=["jaccard", "containment"], help="what a minhash threshold applies to")
-    p.add_argument("--master", default="local[*]", help="local[N], spark://HOST:PORT, yarn, ... (default: %(default)s)")
+    p.add_argument(
+        "--threshold", type=float, help="bits (simhash: hamming <= t) or similarity (minhash: >= t)"
+    )
+    p.add_argument(
+        "--similarity", choices=["jaccard", "containment"], help="what a minhash threshold applies to"
+    )
+    p.add_argument(
+        "--master", default="local[*]", help="local[N], spark://HOST:PORT, yarn, ... (default: %(default)s)"
+    )
     p.add_argument("--conf", action="append", metavar="KEY=VALUE", help="a Spark setting (repeatable)")
     p.add_argument("--input-format", choices=["auto", "jsonl", "parquet", "warc"], default="auto")
-    p.add_argument("--keep-html", action="store_true", help="keep the raw HTML in pages (for the app's HTML view)")
+    p.add_argument(
+        "--keep-html", action="store_true", help="keep the raw HTML in pages (for the app's HTML view)"
+    )
     p.add_argument("--overwrite", action="store_true", help="replace an existing output directory")
     p.set_defaults(func=cmd_spark)
 
     p = sub.add_parser("open", help="a DuckDB file over a `neardup spark` output, for the app and report")
     p.add_argument("dir", help="the --out directory of a finished `neardup spark` run")
     p.add_argument("--db", required=True, help="new DuckDB file to create")
-    p.add_argument("--copy", action="store_true",
-                   help="load the Parquet into tables instead of views (lets other methods be computed locally)")
+    p.add_argument(
+        "--copy",
+        action="store_true",
+        help="load the Parquet into tables instead of views (lets other methods be computed locally)",
+    )
     p.set_defaults(func=cmd_open)
 
-    p = sub.add_parser("app", help="start the audit app (without --db: on the bundled sample if the database is new)")
+    p = sub.add_parser(
+        "app", help="start the audit app (without --db: on the bundled sample if the database is new)"
+    )
     _add_common(p, setting=False)
     p.set_defaults(db=None)  # whether a database was named decides whether the sample may be loaded
     p.add_argument("--port", type=int, default=8501)
     p.add_argument("--address", default="localhost", help="interface to serve on (default: %(default)s)")
     p.add_argument("--headless", action="store_true", help="do not open a browser")
-    p.add_argument("--allow-any-path", action="store_true",
-                   help="let the Load page read any file this process can (a personal machine); by default only "
-                        "files under NEARDUP_DATA_DIR (else the working directory and sample_data/)")
+    p.add_argument(
+        "--allow-any-path",
+        action="store_true",
+        help="let the Load page read any file this process can (a personal machine); by default only "
+        "files under NEARDUP_DATA_DIR (else the working directory and sample_data/)",
+    )
     p.set_defaults(func=cmd_app)
     return parser
 

@@ -12,13 +12,19 @@ from scipy.sparse.csgraph import connected_components
 from .config import DEFAULT_REPRESENTATIVE
 
 # Why a page represents its cluster: the first criterion of the rule that applies (index into WHY).
-WHY = np.array(["named by rel=canonical", "earliest fetch", "shortest URL", "newest fetch", "lowest page id"],
-               dtype=object)
+WHY = np.array(
+    ["named by rel=canonical", "earliest fetch", "shortest URL", "newest fetch", "lowest page id"],
+    dtype=object,
+)
 _WHY_OF = {"canonical": 0, "earliest": 1, "shortest": 2, "newest": 3}
 
 
-_RULE_TEXT = {"canonical": "the member named by rel=canonical", "earliest": "the earliest fetch",
-              "newest": "the newest fetch", "shortest": "the shortest URL"}
+_RULE_TEXT = {
+    "canonical": "the member named by rel=canonical",
+    "earliest": "the earliest fetch",
+    "newest": "the newest fetch",
+    "shortest": "the shortest URL",
+}
 
 
 def describe_rule(rule: Sequence[str] = DEFAULT_REPRESENTATIVE) -> str:
@@ -36,8 +42,13 @@ def components(n: int, a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 def representative_rows(
-    cluster: np.ndarray, url_id: np.ndarray, rel_id: np.ndarray, fetched_ns: np.ndarray,
-    url_len: np.ndarray, page_id: np.ndarray, rule: Sequence[str] = DEFAULT_REPRESENTATIVE,
+    cluster: np.ndarray,
+    url_id: np.ndarray,
+    rel_id: np.ndarray,
+    fetched_ns: np.ndarray,
+    url_len: np.ndarray,
+    page_id: np.ndarray,
+    rule: Sequence[str] = DEFAULT_REPRESENTATIVE,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Row index of each cluster's representative, and why it was chosen (index into WHY).
 
@@ -69,9 +80,14 @@ def representative_rows(
     # A fetch time only decides when the cluster has two or more distinct known fetch times.
     timed = np.unique(np.stack([cluster[has_time], fetched_ns[has_time]]), axis=1)
     clusters_sorted = cluster[first]
-    n_times = np.searchsorted(timed[0], clusters_sorted, "right") - np.searchsorted(timed[0], clusters_sorted, "left")
-    applies = {"canonical": is_named[first], "earliest": has_time[first] & (n_times > 1),
-               "shortest": np.ones(len(first), dtype=bool)}
+    n_times = np.searchsorted(timed[0], clusters_sorted, "right") - np.searchsorted(
+        timed[0], clusters_sorted, "left"
+    )
+    applies = {
+        "canonical": is_named[first],
+        "earliest": has_time[first] & (n_times > 1),
+        "shortest": np.ones(len(first), dtype=bool),
+    }
     applies["newest"] = applies["earliest"]
     why = np.full(len(first), 4)
     for criterion in reversed(rule):
@@ -79,8 +95,9 @@ def representative_rows(
     return first, why
 
 
-def pick_representatives(pages: pd.DataFrame, cluster_col: str = "cluster_id",
-                         rule: Sequence[str] = DEFAULT_REPRESENTATIVE) -> pd.DataFrame:
+def pick_representatives(
+    pages: pd.DataFrame, cluster_col: str = "cluster_id", rule: Sequence[str] = DEFAULT_REPRESENTATIVE
+) -> pd.DataFrame:
     """Representative per cluster under `rule`, with the reason (see `representative_rows`).
 
     Needs columns page_id, canonical_url, rel_canonical, fetched_at and `cluster_col`.
@@ -91,12 +108,19 @@ def pick_representatives(pages: pd.DataFrame, cluster_col: str = "cluster_id",
     fetched = pd.to_datetime(pages["fetched_at"])
     fetched_ns = np.where(fetched.isna(), -1, fetched.to_numpy(dtype="datetime64[ns]").astype(np.int64))
     first, why = representative_rows(
-        pages[cluster_col].to_numpy(dtype=np.int64), codes[:n], codes[n:], fetched_ns,
-        pages["canonical_url"].str.len().to_numpy(dtype=np.int64), pages["page_id"].to_numpy(dtype=np.int64),
+        pages[cluster_col].to_numpy(dtype=np.int64),
+        codes[:n],
+        codes[n:],
+        fetched_ns,
+        pages["canonical_url"].str.len().to_numpy(dtype=np.int64),
+        pages["page_id"].to_numpy(dtype=np.int64),
         rule,
     )
     return pd.DataFrame(
-        {"representative_id": pages["page_id"].to_numpy()[first],
-         "representative_url": pages["canonical_url"].to_numpy()[first], "why": WHY[why]},
+        {
+            "representative_id": pages["page_id"].to_numpy()[first],
+            "representative_url": pages["canonical_url"].to_numpy()[first],
+            "why": WHY[why],
+        },
         index=pd.Index(pages[cluster_col].to_numpy()[first], name=cluster_col),
     )

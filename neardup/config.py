@@ -29,8 +29,17 @@ DEFAULT_REPRESENTATIVE: tuple[str, ...] = ("canonical", "earliest", "shortest")
 
 # The classic boilerplate recipe: drop these elements, keep the stripped strings.
 DEFAULT_STRIP_TAGS: tuple[str, ...] = (
-    "nav", "footer", "script", "style", "form", "header", "aside",
-    "noscript", "iframe", "svg", "template",
+    "nav",
+    "footer",
+    "script",
+    "style",
+    "form",
+    "header",
+    "aside",
+    "noscript",
+    "iframe",
+    "svg",
+    "template",
 )
 
 # The loosest thresholds the UI offers: pairs are computed once down to these, tighter ones are filters.
@@ -152,13 +161,17 @@ class Config:
             elif not isinstance(value, tuple) or not all(isinstance(t, str) for t in value):
                 raise ConfigError(f"{name} must be a list of tag names, not {show_value(value)}")
         if not 1 <= self.shingle_size <= 20:
-            raise ConfigError(f"shingle_size must be an integer from 1 to 20, not {show_value(self.shingle_size)}")
+            raise ConfigError(
+                f"shingle_size must be an integer from 1 to 20, not {show_value(self.shingle_size)}"
+            )
         if not 16 <= self.num_perm <= 1024:
             raise ConfigError(f"num_perm must be from 16 to 1024, not {show_value(self.num_perm)}")
         if not 0 <= self.seed <= MAX_SEED:
             raise ConfigError(f"seed must be from 0 to {MAX_SEED}, not {show_value(self.seed)}")
         if not 0 <= self.simhash_max_bits <= 16:
-            raise ConfigError(f"simhash_max_bits must be from 0 to 16, not {show_value(self.simhash_max_bits)}")
+            raise ConfigError(
+                f"simhash_max_bits must be from 0 to 16, not {show_value(self.simhash_max_bits)}"
+            )
         if not 0.05 <= self.minhash_min_similarity <= 1:
             raise ConfigError(
                 f"minhash_min_similarity must be from 0.05 to 1, not {show_value(self.minhash_min_similarity)}"
@@ -189,12 +202,21 @@ class Config:
                 f"min_words ({self.min_words}) must be at least the shingle size ({self.shingle_size})"
             )
         if not self.strip_tags or not all(t.isidentifier() for t in self.strip_tags):
-            raise ConfigError(f"strip_tags must be a non-empty list of tag names, not {show_value(self.strip_tags)}")
+            raise ConfigError(
+                f"strip_tags must be a non-empty list of tag names, not {show_value(self.strip_tags)}"
+            )
         if len(self.strip_tags) > MAX_STRIP_TAGS:
-            raise ConfigError(f"strip_tags may name at most {MAX_STRIP_TAGS} tags, not {len(self.strip_tags)}")
+            raise ConfigError(
+                f"strip_tags may name at most {MAX_STRIP_TAGS} tags, not {len(self.strip_tags)}"
+            )
         rule = self.representative
-        if (not isinstance(rule, tuple) or not rule or not all(c in REPRESENTATIVE_CRITERIA for c in rule)
-                or len(set(rule)) != len(rule) or {"earliest", "newest"} <= set(rule)):
+        if (
+            not isinstance(rule, tuple)
+            or not rule
+            or not all(c in REPRESENTATIVE_CRITERIA for c in rule)
+            or len(set(rule)) != len(rule)
+            or {"earliest", "newest"} <= set(rule)
+        ):
             raise ConfigError(
                 f"representative must be a list of distinct criteria from {', '.join(REPRESENTATIVE_CRITERIA)} "
                 f"(earliest or newest, not both), not {list(rule) if isinstance(rule, tuple) else rule!r}"
@@ -209,7 +231,9 @@ class Config:
     @property
     def minhash_floor(self) -> float:
         """The loosest MinHash threshold offered for the chosen similarity: pairs are stored down to it."""
-        return self.minhash_min_similarity if self.similarity == "jaccard" else self.containment_min_similarity
+        return (
+            self.minhash_min_similarity if self.similarity == "jaccard" else self.containment_min_similarity
+        )
 
     @property
     def normalization(self) -> str:
@@ -240,9 +264,13 @@ class Config:
         parts = [self.norm_key, self.method, f"k={self.shingle_size}"]
         if self.method == "minhash":
             parts += [
-                f"perm={self.num_perm}", f"seed={self.seed}", f"sim={self.similarity}",
-                f"floor={self.minhash_floor}", f"ratio={self.min_size_ratio}",
-                f"min_shingles={self.min_contained_shingles}", f"verify={self.verify}",
+                f"perm={self.num_perm}",
+                f"seed={self.seed}",
+                f"sim={self.similarity}",
+                f"floor={self.minhash_floor}",
+                f"ratio={self.min_size_ratio}",
+                f"min_shingles={self.min_contained_shingles}",
+                f"verify={self.verify}",
             ]
         else:
             parts.append(f"maxbits={self.simhash_max_bits}")
@@ -300,7 +328,10 @@ class _ConfigLoader(yaml.SafeLoader):
         if self.check_event(yaml.AliasEvent):
             event = self.peek_event()
             raise yaml.composer.ComposerError(
-                None, None, f"YAML aliases (*{show_value(event.anchor)[1:-1]}) are not accepted", event.start_mark
+                None,
+                None,
+                f"YAML aliases (*{show_value(event.anchor)[1:-1]}) are not accepted",
+                event.start_mark,
             )
         return super().compose_node(parent, index)
 
@@ -353,13 +384,15 @@ def load_config(path: str | Path) -> Config:
     except OSError as exc:
         raise ConfigError(f"config file {p} cannot be read: {exc.strerror or exc}") from None
     if len(raw) > MAX_CONFIG_BYTES:
-        raise ConfigError(f"config file {p} is larger than {MAX_CONFIG_BYTES // 1024} KB: not a settings file")
+        raise ConfigError(
+            f"config file {p} is larger than {MAX_CONFIG_BYTES // 1024} KB: not a settings file"
+        )
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise ConfigError(f"config file {p} is not UTF-8 text (byte {exc.start})") from None
     try:
-        data = yaml.load(text, Loader=_ConfigLoader)  # noqa: S506 - a SafeLoader subclass
+        data = yaml.load(text, Loader=_ConfigLoader)
     except yaml.YAMLError as exc:
         raise ConfigError(f"config file {p} is not valid YAML: {_yaml_problem(exc)}") from None
     except RecursionError:

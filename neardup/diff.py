@@ -15,8 +15,8 @@ Op = Literal["equal", "delete", "insert", "replace", "fold"]
 @dataclass(frozen=True, slots=True)
 class Segment:
     op: Op
-    left: str    # words of the left text ("" for an insert)
-    right: str   # words of the right text ("" for a delete)
+    left: str  # words of the left text ("" for an insert)
+    right: str  # words of the right text ("" for a delete)
     n_words: int  # words folded away (for "fold"), else words in the longer side
 
 

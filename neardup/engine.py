@@ -60,11 +60,14 @@ def _noop(stage: str, done: int, total: int) -> None:
 
 
 # --- normalization (runs in workers) -------------------------------------------------------------
-def _text_row(html: str | None, text_in: str | None, status: int | None,
-              config: Config) -> tuple[dict[str, Any], np.ndarray]:
+def _text_row(
+    html: str | None, text_in: str | None, status: int | None, config: Config
+) -> tuple[dict[str, Any], np.ndarray]:
     """The `texts` row of one page and its word hashes (for sketching)."""
     if html is not None:
-        parsed = parse_page(html, mode=config.normalize, strip_tags=config.strip_tags, extractor=config.extractor)
+        parsed = parse_page(
+            html, mode=config.normalize, strip_tags=config.strip_tags, extractor=config.extractor
+        )
         text, title, too_complex = parsed.text, parsed.title, parsed.degenerate
     else:
         text, title, too_complex = " ".join((text_in or "").split()), "", None
@@ -74,7 +77,8 @@ def _text_row(html: str | None, text_in: str | None, status: int | None,
         "title": title,
         "n_words": len(hashes),
         "exact_key": hashlib.sha256(joined).hexdigest(),
-        "degenerate": too_complex or degenerate_reason(
+        "degenerate": too_complex
+        or degenerate_reason(
             text, title=title, status=status, n_words=len(hashes), min_words=config.min_words
         ),
     }
@@ -122,8 +126,12 @@ def _ingest_batch(args: tuple[Iterable[RawLine], Config]) -> tuple[list[dict], l
 def _normalize_batch(args: tuple[pd.DataFrame, Config]) -> pd.DataFrame:
     df, config = args
     rows = [
-        text_row(h if isinstance(h, str) else None, t if isinstance(t, str) else None,
-                 None if pd.isna(s) else int(s), config)
+        text_row(
+            h if isinstance(h, str) else None,
+            t if isinstance(t, str) else None,
+            None if pd.isna(s) else int(s),
+            config,
+        )
         for h, t, s in zip(df["html"], df["text_in"], df["status"], strict=True)
     ]
     out = pd.DataFrame(rows, columns=["text", "title", "n_words", "exact_key", "degenerate"])
@@ -153,8 +161,10 @@ class FileSummary:
         """What the counts of pages and rejects leave out: WARC revisits and skipped records."""
         out = []
         if self.revisits:
-            out.append(f"{self.revisits:,} WARC revisit records loaded as byte-identical copies of the record "
-                       "they refer to")
+            out.append(
+                f"{self.revisits:,} WARC revisit records loaded as byte-identical copies of the record "
+                "they refer to"
+            )
         if self.skipped:
             kinds = ", ".join(f"{n:,} {t}" for t, n in sorted(self.skipped.items(), key=lambda kv: -kv[1]))
             out.append(f"{sum(self.skipped.values()):,} WARC records skipped, not pages ({kinds})")
@@ -162,13 +172,26 @@ class FileSummary:
 
 
 # What an ingest worker returns per batch; the main process adds page ids (see `Store.add_ingested`).
-_INGEST_SCHEMA = pa.schema([
-    ("line", pa.int64()), ("url", pa.string()), ("canonical_url", pa.string()), ("host", pa.string()),
-    ("fetched_at", pa.timestamp("us")), ("status", pa.int32()), ("html", pa.string()), ("text_in", pa.string()),
-    ("md5", pa.string()), ("rel_canonical", pa.string()), ("extra", pa.string()),
-    ("text", pa.string()), ("title", pa.string()), ("n_words", pa.int32()), ("exact_key", pa.string()),
-    ("degenerate", pa.string()),
-])
+_INGEST_SCHEMA = pa.schema(
+    [
+        ("line", pa.int64()),
+        ("url", pa.string()),
+        ("canonical_url", pa.string()),
+        ("host", pa.string()),
+        ("fetched_at", pa.timestamp("us")),
+        ("status", pa.int32()),
+        ("html", pa.string()),
+        ("text_in", pa.string()),
+        ("md5", pa.string()),
+        ("rel_canonical", pa.string()),
+        ("extra", pa.string()),
+        ("text", pa.string()),
+        ("title", pa.string()),
+        ("n_words", pa.int32()),
+        ("exact_key", pa.string()),
+        ("degenerate", pa.string()),
+    ]
+)
 
 
 def _ingest_arrow(
@@ -189,8 +212,9 @@ def _ingest_arrow(
     return table, sketches, bad, getattr(lines, "discard_from", None)
 
 
-def _arrow_rows(good: list[dict[str, Any]], tokens: list[np.ndarray],
-                bad: list[tuple[int, str]]) -> tuple[pa.Table, list[dict[str, Any]], list[np.ndarray]]:
+def _arrow_rows(
+    good: list[dict[str, Any]], tokens: list[np.ndarray], bad: list[tuple[int, str]]
+) -> tuple[pa.Table, list[dict[str, Any]], list[np.ndarray]]:
     """The pages table row by row, when the batch as a whole does not convert: rows that do not go to `bad`."""
     tables, kept, kept_tokens = [], [], []
     for rec, toks in zip(good, tokens, strict=True):
@@ -254,8 +278,9 @@ def ingest_file(
             def write(batch: pa.Table, sketches: pa.Table, errors: list[tuple[int, str]], full: bool) -> None:
                 store.add_errors(source_id, str(path), errors)
                 if batch.num_rows:
-                    store.add_ingested(batch, source_id, config.norm_key, sketches, config.sketch_key,
-                                       checkpoint=full)
+                    store.add_ingested(
+                        batch, source_id, config.norm_key, sketches, config.sketch_key, checkpoint=full
+                    )
 
             def flush() -> None:
                 nonlocal next_id, n_pending, writing, rows
@@ -265,8 +290,13 @@ def ingest_file(
                     if writing is not None:
                         writing.result()
                     full = (rows + batch.num_rows) // ROW_GROUP_ROWS > rows // ROW_GROUP_ROWS
-                    writing = writer.submit(write, batch.append_column("page_id", ids),
-                                            pa.concat_tables(pending_sketches), list(pending_errors), full)
+                    writing = writer.submit(
+                        write,
+                        batch.append_column("page_id", ids),
+                        pa.concat_tables(pending_sketches),
+                        list(pending_errors),
+                        full,
+                    )
                     next_id += batch.num_rows
                     rows += batch.num_rows
                     pending.clear()
@@ -274,7 +304,9 @@ def ingest_file(
                     pending_errors.clear()
                     n_pending = 0
 
-            for good, sketches, bad, discard_from in parallel_map(_ingest_arrow, batches(), jobs=1 if small else jobs):
+            for good, sketches, bad, discard_from in parallel_map(
+                _ingest_arrow, batches(), jobs=1 if small else jobs
+            ):
                 if discard_from is not None:  # a gzip member failed its CRC: its pages so far go too
                     flush()
                     if writing is not None:
@@ -317,7 +349,9 @@ def ingest_file(
             if summary.loaded == 0:
                 detail = ", ".join(f"{n} x {r}" for r, n in reasons.most_common(3)) or "no records"
                 raise NotACrawlDump(f"{path}: not a crawl dump: no usable record ({detail})")
-            store.finish_source(source_id, n_records=summary.records, n_loaded=summary.loaded, n_errors=summary.errors)
+            store.finish_source(
+                source_id, n_records=summary.records, n_loaded=summary.loaded, n_errors=summary.errors
+            )
         except BaseException:
             writer.shutdown(wait=True, cancel_futures=True)
             store.drop_source(source_id)
@@ -330,7 +364,12 @@ def ingest_file(
 
 
 def ingest(
-    store: Store, paths: Sequence[str | Path], config: Config, *, progress: Progress = _noop, jobs: int | None = None
+    store: Store,
+    paths: Sequence[str | Path],
+    config: Config,
+    *,
+    progress: Progress = _noop,
+    jobs: int | None = None,
 ) -> list[FileSummary]:
     return [ingest_file(store, p, config, progress=progress, jobs=jobs) for p in paths]
 
@@ -372,12 +411,14 @@ def _sketch_table(exact_keys: list[str], word_hashes: Sequence[np.ndarray], conf
     # One binary column straight from the signature matrix's bytes: fixed-width rows, offsets computed.
     offsets = pa.py_buffer(np.arange(len(sigs) + 1, dtype=np.int32) * width)
     minhash = pa.Array.from_buffers(pa.binary(), len(sigs), [None, offsets, pa.py_buffer(sigs)])
-    return pa.table({
-        "exact_key": pa.array(exact_keys, pa.string()),
-        "n_shingles": pa.array(sk.n_shingles),
-        "simhash": pa.array(sk.simhash, pa.uint64()),
-        "minhash": minhash,
-    })
+    return pa.table(
+        {
+            "exact_key": pa.array(exact_keys, pa.string()),
+            "n_shingles": pa.array(sk.n_shingles),
+            "simhash": pa.array(sk.simhash, pa.uint64()),
+            "minhash": minhash,
+        }
+    )
 
 
 def _sketch_batch(args: tuple[list[str], list[str], Config]) -> pa.Table:
@@ -385,15 +426,20 @@ def _sketch_batch(args: tuple[list[str], list[str], Config]) -> pa.Table:
     return _sketch_table(exact_keys, [text_words(t)[1] for t in texts], config)
 
 
-def ensure_sketches(store: Store, config: Config, *, progress: Progress = _noop, jobs: int | None = None) -> int:
+def ensure_sketches(
+    store: Store, config: Config, *, progress: Progress = _noop, jobs: int | None = None
+) -> int:
     """Sketch the distinct content texts that have no sketch under `config.sketch_key` yet (the ingest
     sketches its own setting as it goes, so this runs for a new shingle size or normalization)."""
     total = store.count_unsketched(config.norm_key, config.sketch_key, min_words=config.min_words)
     if total == 0:
         return 0
-    batches = ((df["exact_key"].tolist(), df["text"].tolist(), config)
-               for df in store.unsketched_texts(config.norm_key, config.sketch_key, BATCH * 4,
-                                                min_words=config.min_words))
+    batches = (
+        (df["exact_key"].tolist(), df["text"].tolist(), config)
+        for df in store.unsketched_texts(
+            config.norm_key, config.sketch_key, BATCH * 4, min_words=config.min_words
+        )
+    )
     done = 0
     pending: list[pa.Table] = []
     for table in parallel_map(_sketch_batch, batches, jobs=1 if total < PARALLEL_MIN else jobs):
@@ -432,7 +478,11 @@ def _current_fingerprints(store: Store, config: Config) -> dict[str, Any] | None
         cached = store.fingerprint_set(config.fingerprint_key)
         if cached is None or store.count_pages_without_text(config.norm_key):
             return None
-        return cached if cached["n_units"] == store.count_units(config.norm_key, min_words=config.min_words) else None
+        return (
+            cached
+            if cached["n_units"] == store.count_units(config.norm_key, min_words=config.min_words)
+            else None
+        )
 
 
 def _compute_fingerprints(
@@ -442,33 +492,65 @@ def _compute_fingerprints(
     t0 = time.perf_counter()
     ensure_sketches(store, config, progress=progress, jobs=jobs)
     progress("candidates", 0, 1)
-    units = store.unit_sketches(config.norm_key, config.sketch_key, with_minhash=config.method == "minhash",
-                                min_words=config.min_words)
+    units = store.unit_sketches(
+        config.norm_key,
+        config.sketch_key,
+        with_minhash=config.method == "minhash",
+        min_words=config.min_words,
+    )
     units.insert(0, "unit_id", np.arange(len(units), dtype=np.int32))
     n_shingles = units["n_shingles"].to_numpy(np.int32)
     if config.method == "simhash":
         fps = units["simhash"].to_numpy(np.uint64)
         a, b, bits, stats = simhash_pairs(fps, config.simhash_max_bits)
         units["minhash"] = None
-        pairs = pd.DataFrame({"a": a, "b": b, "hamming_bits": bits.astype(np.int16), "jaccard": np.nan,
-                              "containment": np.nan})
+        pairs = pd.DataFrame(
+            {"a": a, "b": b, "hamming_bits": bits.astype(np.int16), "jaccard": np.nan, "containment": np.nan}
+        )
     else:
         sigs = _signatures(units["minhash"], config.num_perm)
         a, b, jac, cont, stats = minhash_pairs(
-            sigs, n_shingles, similarity=config.similarity, floor=config.minhash_floor,
-            min_size_ratio=config.min_size_ratio, seed=config.seed, min_shingles=config.min_contained_shingles,
+            sigs,
+            n_shingles,
+            similarity=config.similarity,
+            floor=config.minhash_floor,
+            min_size_ratio=config.min_size_ratio,
+            seed=config.seed,
+            min_shingles=config.min_contained_shingles,
         )
         del sigs  # ~0.5 GB at 1M texts; the verification needs the room
         if config.verify == "exact":
-            a, b, jac, cont = verify_exact(store, config, units["exact_key"].to_numpy(), n_shingles, a, b, stats,
-                                           progress=progress, jobs=jobs)
+            a, b, jac, cont = verify_exact(
+                store,
+                config,
+                units["exact_key"].to_numpy(),
+                n_shingles,
+                a,
+                b,
+                stats,
+                progress=progress,
+                jobs=jobs,
+            )
         units["simhash"] = None
-        pairs = pd.DataFrame({"a": a, "b": b, "hamming_bits": pd.array([None] * len(a), dtype="Int16"),
-                              "jaccard": jac, "containment": cont})
+        pairs = pd.DataFrame(
+            {
+                "a": a,
+                "b": b,
+                "hamming_bits": pd.array([None] * len(a), dtype="Int16"),
+                "jaccard": jac,
+                "containment": cont,
+            }
+        )
     progress("candidates", 1, 1)
     store.save_fingerprints(
-        key, norm_key=config.norm_key, method=config.method, shingle_size=config.shingle_size,
-        units=units, pairs=pairs, stats=stats.as_dict(), seconds=time.perf_counter() - t0,
+        key,
+        norm_key=config.norm_key,
+        method=config.method,
+        shingle_size=config.shingle_size,
+        units=units,
+        pairs=pairs,
+        stats=stats.as_dict(),
+        seconds=time.perf_counter() - t0,
     )
     return store.fingerprint_set(key)  # type: ignore[return-value]
 
@@ -482,8 +564,16 @@ def _set_batch(args: tuple[list[str], list[str], int]) -> tuple[list[str], np.nd
 
 
 def verify_exact(
-    store: Store, config: Config, unit_keys: np.ndarray, n_shingles: np.ndarray, a: np.ndarray, b: np.ndarray,
-    stats: CandidateStats, *, progress: Progress = _noop, jobs: int | None = None,
+    store: Store,
+    config: Config,
+    unit_keys: np.ndarray,
+    n_shingles: np.ndarray,
+    a: np.ndarray,
+    b: np.ndarray,
+    stats: CandidateStats,
+    *,
+    progress: Progress = _noop,
+    jobs: int | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Exact Jaccard and containment of MinHash pairs (units a[i], b[i]); keeps those at or above the floor.
 
@@ -501,13 +591,17 @@ def verify_exact(
     rank = np.full(len(unit_keys), -1, dtype=np.int64)
     rank[need] = np.arange(len(need))
     index = pd.Index(unit_keys[need])
-    batches = ((df["exact_key"].tolist(), df["text"].tolist(), config.shingle_size)
-               for df in store.unit_texts(config.norm_key, unit_keys[need].tolist(), BATCH * 4))
+    batches = (
+        (df["exact_key"].tolist(), df["text"].tolist(), config.shingle_size)
+        for df in store.unit_texts(config.norm_key, unit_keys[need].tolist(), BATCH * 4)
+    )
     # One buffer, filled as the sets arrive: a set of 32-bit values is at most as large as the unit's
     # set of 64-bit shingle hashes, so the units' shingle counts bound the total (~0.6 GB at 1M pages).
     values = np.empty(int(np.asarray(n_shingles, dtype=np.int64)[need].sum()), dtype=np.uint32)
     pos_parts, len_parts, filled, done = [], [], 0, 0
-    for keys, lens, batch_values in parallel_map(_set_batch, batches, jobs=1 if len(need) < PARALLEL_MIN else jobs):
+    for keys, lens, batch_values in parallel_map(
+        _set_batch, batches, jobs=1 if len(need) < PARALLEL_MIN else jobs
+    ):
         values[filled : filled + len(batch_values)] = batch_values
         filled += len(batch_values)
         pos_parts.append(index.get_indexer(keys))
@@ -523,7 +617,9 @@ def verify_exact(
     lens[pos] = arrived_lens
     offsets[pos] = np.concatenate(([0], np.cumsum(arrived_lens)[:-1]))
     inter = intersection_sizes(values, lens, rank[a], rank[b], offsets=offsets)
-    jac, cont = exact_scores(inter, lens[rank[a]], lens[rank[b]], config.min_size_ratio, config.min_contained_shingles)
+    jac, cont = exact_scores(
+        inter, lens[rank[a]], lens[rank[b]], config.min_size_ratio, config.min_contained_shingles
+    )
     keep = above_floor(jac, cont, config.similarity, config.minhash_floor)
     stats.rejected_exact = int(len(a) - keep.sum())
     return a[keep], b[keep], jac[keep], cont[keep]
@@ -539,7 +635,7 @@ class Fingerprints:
     """
 
     config: Config
-    pages: pd.DataFrame          # one row per page, with unit_id (-1 for degenerate pages)
+    pages: pd.DataFrame  # one row per page, with unit_id (-1 for degenerate pages)
     n_units: int
     pairs: dict[str, np.ndarray]
     simhash: np.ndarray | None
@@ -554,7 +650,9 @@ class Fingerprints:
 
 def _page_arrays(pages: pd.DataFrame) -> tuple[dict[str, np.ndarray], np.ndarray]:
     n = len(pages)
-    url_codes, _ = pd.factorize(pd.concat([pages["canonical_url"], pages["rel_canonical"]], ignore_index=True))
+    url_codes, _ = pd.factorize(
+        pd.concat([pages["canonical_url"], pages["rel_canonical"]], ignore_index=True)
+    )
     host_codes, hosts = pd.factorize(pages["host"])
     fetched = pd.to_datetime(pages["fetched_at"])
     arrays = {
@@ -570,8 +668,9 @@ def _page_arrays(pages: pd.DataFrame) -> tuple[dict[str, np.ndarray], np.ndarray
     return arrays, np.asarray(hosts, dtype=object)
 
 
-def load_fingerprints(store: Store, config: Config, *, progress: Progress = _noop,
-                      jobs: int | None = None) -> Fingerprints:
+def load_fingerprints(
+    store: Store, config: Config, *, progress: Progress = _noop, jobs: int | None = None
+) -> Fingerprints:
     fset = ensure_fingerprints(store, config, progress=progress, jobs=jobs)
     key = config.fingerprint_key
     units = store.units(key, with_signatures=config.method == "minhash")
@@ -586,9 +685,23 @@ def load_fingerprints(store: Store, config: Config, *, progress: Progress = _noo
         minhash = _signatures(units["minhash"], config.num_perm)
     arrays, hosts = _page_arrays(pages)
     content = arrays["unit"] >= 0
-    fixed_counts = {"md5": len(np.unique(arrays["md5"][content])), "units": len(np.unique(arrays["unit"][content]))}
-    return Fingerprints(config, pages, len(units), store.pair_arrays(key), simhash, minhash, fset["stats"],
-                        arrays, hosts, fixed_counts, units["n_shingles"].to_numpy(dtype=np.int64))
+    fixed_counts = {
+        "md5": len(np.unique(arrays["md5"][content])),
+        "units": len(np.unique(arrays["unit"][content])),
+    }
+    return Fingerprints(
+        config,
+        pages,
+        len(units),
+        store.pair_arrays(key),
+        simhash,
+        minhash,
+        fset["stats"],
+        arrays,
+        hosts,
+        fixed_counts,
+        units["n_shingles"].to_numpy(dtype=np.int64),
+    )
 
 
 def pair_scores(fp: Fingerprints, config: Config) -> np.ndarray:
@@ -660,9 +773,15 @@ def analyze(fp: Fingerprints, config: Config) -> Analysis:
     rep = np.where(content, np.arange(n_total), -1)
     why_page = np.where(content, WHY[2], None).astype(object)  # "shortest URL": a single page
     multi = idx[size[idx] > 1]
-    rows, why = representative_rows(cluster[multi], arr["url_id"][multi], arr["rel_id"][multi],
-                                    arr["fetched_ns"][multi], arr["url_len"][multi], page_id[multi],
-                                    config.representative)
+    rows, why = representative_rows(
+        cluster[multi],
+        arr["url_id"][multi],
+        arr["rel_id"][multi],
+        arr["fetched_ns"][multi],
+        arr["url_len"][multi],
+        page_id[multi],
+        config.representative,
+    )
     rep_of_cluster = np.full(len(present) + 1, -1, dtype=np.int64)  # cluster id -> row of its representative
     rep_of_cluster[cluster[multi][rows]] = multi[rows]
     why_of_cluster = np.empty(len(present) + 1, dtype=object)

@@ -23,11 +23,11 @@ class Scores:
     true_pairs: int
     predicted_pairs: int
     correct_pairs: int
-    impure_clusters: int          # predicted clusters that merge two or more true clusters
-    degenerate_in_clusters: int   # true degenerate pages inside a predicted duplicate cluster
-    degenerate_caught: int        # true degenerate pages set aside
+    impure_clusters: int  # predicted clusters that merge two or more true clusters
+    degenerate_in_clusters: int  # true degenerate pages inside a predicted duplicate cluster
+    degenerate_caught: int  # true degenerate pages set aside
     degenerate_total: int
-    content_set_aside: int        # true content pages set aside as degenerate (a rule too eager)
+    content_set_aside: int  # true content pages set aside as degenerate (a rule too eager)
 
     def as_dict(self) -> dict:
         return {k: getattr(self, k) for k in self.__slots__}
@@ -62,9 +62,16 @@ def pairwise_scores(pages: pd.DataFrame, truth: pd.DataFrame) -> Scores:
     r = correct / true_pairs if true_pairs else 1.0
     f1 = 2 * p * r / (p + r) if p + r else 0.0
     return Scores(
-        precision=p, recall=r, f1=f1, true_pairs=true_pairs, predicted_pairs=predicted, correct_pairs=correct,
-        impure_clusters=int((purity > 1).sum()), degenerate_in_clusters=deg_in_dups,
-        degenerate_caught=int((is_deg & df["cluster_id"].isna()).sum()), degenerate_total=int(is_deg.sum()),
+        precision=p,
+        recall=r,
+        f1=f1,
+        true_pairs=true_pairs,
+        predicted_pairs=predicted,
+        correct_pairs=correct,
+        impure_clusters=int((purity > 1).sum()),
+        degenerate_in_clusters=deg_in_dups,
+        degenerate_caught=int((is_deg & df["cluster_id"].isna()).sum()),
+        degenerate_total=int(is_deg.sum()),
         content_set_aside=int((~is_deg & df["cluster_id"].isna()).sum()),
     )
 

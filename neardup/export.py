@@ -28,9 +28,19 @@ from .simhash import hamming_many
 from .store import Store
 
 COLUMNS = [
-    "url", "cluster_id", "cluster_size", "is_representative", "representative_url",
-    "similarity_to_representative", "method", "shingle_size", "threshold", "degenerate",
-    "category", "category_from", "suggested_action",
+    "url",
+    "cluster_id",
+    "cluster_size",
+    "is_representative",
+    "representative_url",
+    "similarity_to_representative",
+    "method",
+    "shingle_size",
+    "threshold",
+    "degenerate",
+    "category",
+    "category_from",
+    "suggested_action",
 ]
 
 
@@ -46,18 +56,20 @@ def clusters_frame(analysis: Analysis, labels: pd.DataFrame | None = None) -> pd
     """
     c = analysis.config
     p = analysis.pages
-    out = pd.DataFrame({
-        "url": p["url"],
-        "cluster_id": p["cluster_id"],
-        "cluster_size": p["cluster_size"],
-        "is_representative": p["is_representative"].where(p["cluster_id"].notna(), False),
-        "representative_url": p["representative_url"],
-        "similarity_to_representative": p["similarity_to_representative"].round(4),
-        "method": c.method,
-        "shingle_size": c.shingle_size,
-        "threshold": int(c.threshold) if c.method == "simhash" else c.threshold,
-        "degenerate": p["degenerate"].fillna(""),
-    })
+    out = pd.DataFrame(
+        {
+            "url": p["url"],
+            "cluster_id": p["cluster_id"],
+            "cluster_size": p["cluster_size"],
+            "is_representative": p["is_representative"].where(p["cluster_id"].notna(), False),
+            "representative_url": p["representative_url"],
+            "similarity_to_representative": p["similarity_to_representative"].round(4),
+            "method": c.method,
+            "shingle_size": c.shingle_size,
+            "threshold": int(c.threshold) if c.method == "simhash" else c.threshold,
+            "degenerate": p["degenerate"].fillna(""),
+        }
+    )
     out = out.join(cluster_actions(p, labels))
     return out[COLUMNS]
 
@@ -74,8 +86,17 @@ def write_clusters_csv(analysis: Analysis, path: str | Path, labels: pd.DataFram
 
 # --- the pages deduplication removes, and what each matched ----------------------------------------
 REMOVED_COLUMNS = [
-    "url", "fetched_at", "cluster_id", "representative_url", "representative_fetched_at", "match",
-    "similarity", "measure", "similarity_from", "method", "threshold",
+    "url",
+    "fetched_at",
+    "cluster_id",
+    "representative_url",
+    "representative_fetched_at",
+    "match",
+    "similarity",
+    "measure",
+    "similarity_from",
+    "method",
+    "threshold",
 ]
 
 
@@ -92,7 +113,9 @@ def removed_frame(analysis: Analysis, fp: Fingerprints) -> pd.DataFrame:
     """
     c = analysis.config
     p = analysis.pages
-    removed = np.flatnonzero(p["cluster_id"].notna().to_numpy() & ~p["is_representative"].to_numpy(dtype=bool))
+    removed = np.flatnonzero(
+        p["cluster_id"].notna().to_numpy() & ~p["is_representative"].to_numpy(dtype=bool)
+    )
     row_of = pd.Series(np.arange(len(p)), index=p["page_id"].to_numpy())
     rep = row_of.reindex(p["representative_id"].to_numpy()[removed].astype(np.int64)).to_numpy()
     unit = p["unit_id"].to_numpy(dtype=np.int64)
@@ -130,19 +153,21 @@ def removed_frame(analysis: Analysis, fp: Fingerprints) -> pd.DataFrame:
             sim[rest] = jac
             source[rest] = "minhash estimate"
 
-    return pd.DataFrame({
-        "url": p["url"].to_numpy()[removed],
-        "fetched_at": p["fetched_at"].to_numpy()[removed],
-        "cluster_id": p["cluster_id"].to_numpy()[removed].astype(np.int64),
-        "representative_url": p["url"].to_numpy()[rep],
-        "representative_fetched_at": p["fetched_at"].to_numpy()[rep],
-        "match": np.where(same, "exact", "near"),
-        "similarity": sim.round(4) if c.method == "minhash" else sim.astype(np.int64),
-        "measure": measure,
-        "similarity_from": source,
-        "method": c.method,
-        "threshold": int(c.threshold) if c.method == "simhash" else c.threshold,
-    })[REMOVED_COLUMNS]
+    return pd.DataFrame(
+        {
+            "url": p["url"].to_numpy()[removed],
+            "fetched_at": p["fetched_at"].to_numpy()[removed],
+            "cluster_id": p["cluster_id"].to_numpy()[removed].astype(np.int64),
+            "representative_url": p["url"].to_numpy()[rep],
+            "representative_fetched_at": p["fetched_at"].to_numpy()[rep],
+            "match": np.where(same, "exact", "near"),
+            "similarity": sim.round(4) if c.method == "minhash" else sim.astype(np.int64),
+            "measure": measure,
+            "similarity_from": source,
+            "method": c.method,
+            "threshold": int(c.threshold) if c.method == "simhash" else c.threshold,
+        }
+    )[REMOVED_COLUMNS]
 
 
 def write_removed_csv(analysis: Analysis, fp: Fingerprints, path: str | Path) -> int:
@@ -170,7 +195,9 @@ def _iso(value: datetime | None) -> str | None:
     return None if value is None else value.isoformat() + "Z"  # stored as UTC without a zone
 
 
-def kept_records(store: Store, analysis: Analysis, *, batch_rows: int = KEPT_BATCH_ROWS) -> Iterator[list[dict[str, Any]]]:
+def kept_records(
+    store: Store, analysis: Analysis, *, batch_rows: int = KEPT_BATCH_ROWS
+) -> Iterator[list[dict[str, Any]]]:
     """The kept pages as records like those loaded (url, html or text, fetched_at, status, the record's
     other fields) plus `cluster_id` (which replaces a loaded field of that name), in batches."""
     ids, clusters = kept_pages(analysis)
@@ -178,7 +205,9 @@ def kept_records(store: Store, analysis: Analysis, *, batch_rows: int = KEPT_BAT
     for table in store.page_records(ids, batch_rows):
         expected = ids[done : done + batch_rows]
         if not np.array_equal(table.column("page_id").to_numpy(), expected):
-            raise NeardupError(f"{store.path} changed since it was analyzed (a page is missing): export again")
+            raise NeardupError(
+                f"{store.path} changed since it was analyzed (a page is missing): export again"
+            )
         rows = table.to_pylist()
         batch = []
         for row, cluster in zip(rows, clusters[done : done + len(rows)], strict=True):
@@ -215,23 +244,39 @@ def _extra_types(store: Store) -> dict[str, pa.DataType | None]:
         for text in batch:
             for key, value in json.loads(text).items():
                 kind = (
-                    "null" if value is None else "bool" if isinstance(value, bool)
-                    else "int" if isinstance(value, int) and -(2**63) <= value < 2**63
-                    else "float" if isinstance(value, float) else "str" if isinstance(value, str) else "json"
+                    "null"
+                    if value is None
+                    else "bool"
+                    if isinstance(value, bool)
+                    else "int"
+                    if isinstance(value, int) and -(2**63) <= value < 2**63
+                    else "float"
+                    if isinstance(value, float)
+                    else "str"
+                    if isinstance(value, str)
+                    else "json"
                 )
                 kinds.setdefault(key, set()).add(kind)
     out: dict[str, pa.DataType | None] = {}
     for key, found in kinds.items():
         found.discard("null")
-        out[key] = (pa.bool_() if found == {"bool"} else pa.int64() if found == {"int"}
-                    else pa.float64() if found and found <= {"int", "float"}
-                    else pa.string() if found <= {"str"} else None)
+        out[key] = (
+            pa.bool_()
+            if found == {"bool"}
+            else pa.int64()
+            if found == {"int"}
+            else pa.float64()
+            if found and found <= {"int", "float"}
+            else pa.string()
+            if found <= {"str"}
+            else None
+        )
     out.pop("cluster_id", None)
     return out
 
 
 def kept_format(path: str | Path) -> str:
-    """"jsonl.gz", "jsonl" or "parquet", from the name of a --kept path."""
+    """ "jsonl.gz", "jsonl" or "parquet", from the name of a --kept path."""
     name = Path(path).name.lower()
     for fmt in ("jsonl.gz", "jsonl", "parquet"):
         if name.endswith("." + fmt):
@@ -269,10 +314,17 @@ def _write_kept_parquet(store: Store, analysis: Analysis, path: Path) -> int:
 
     extra = _extra_types(store)
     json_fields = [k for k, t in extra.items() if t is None]
-    schema = pa.schema([("url", pa.string()), ("html", pa.string()), ("text", pa.string()),
-                        ("fetched_at", pa.timestamp("us")), ("status", pa.int32()),
-                        *((k, pa.string() if t is None else t) for k, t in extra.items()),
-                        ("cluster_id", pa.int64())])
+    schema = pa.schema(
+        [
+            ("url", pa.string()),
+            ("html", pa.string()),
+            ("text", pa.string()),
+            ("fetched_at", pa.timestamp("us")),
+            ("status", pa.int32()),
+            *((k, pa.string() if t is None else t) for k, t in extra.items()),
+            ("cluster_id", pa.int64()),
+        ]
+    )
     n = 0
     with pq.ParquetWriter(path, schema, compression="zstd") as writer:
         for batch in kept_records(store, analysis):

@@ -46,14 +46,18 @@ def parse_limit(metric: str, value: Any) -> Limit:
     if metric not in METRICS:
         raise ConfigError(f"unknown gate metric {metric!r}: use one of {', '.join(METRICS)}")
     unit = METRICS[metric][1]
-    text = str(value).strip() if isinstance(value, str | int | float) and not isinstance(value, bool) else None
+    text = (
+        str(value).strip() if isinstance(value, str | int | float) and not isinstance(value, bool) else None
+    )
     if text is None:
         raise ConfigError(f"gate limit for {metric} must be a number, not {value!r}")
     percent = text.endswith("%")
     if percent and unit != "%":
         raise ConfigError(f"gate limit {metric}={text}: {metric} is a count of {unit}, not a percentage")
     if not percent and unit == "%":
-        raise ConfigError(f"gate limit {metric}={text}: {metric} is a share of all pages; write it as {text}%")
+        raise ConfigError(
+            f"gate limit {metric}={text}: {metric} is a share of all pages; write it as {text}%"
+        )
     number = text.removesuffix("%").strip()
     try:
         limit = float(number)
@@ -97,17 +101,22 @@ def merge(base: tuple[Limit, ...], overrides: tuple[Limit, ...] | list[Limit]) -
 @dataclass(frozen=True, slots=True)
 class Check:
     limit: Limit
-    value: float        # in the limit's unit: a percentage of all pages, or a count
-    count: int          # the number it was computed from
+    value: float  # in the limit's unit: a percentage of all pages, or a count
+    count: int  # the number it was computed from
 
     @property
     def passed(self) -> bool:
         return self.value <= self.limit.value
 
     def as_dict(self) -> dict[str, Any]:
-        return {"metric": self.limit.metric, "value": round(self.value, 4) if self.limit.unit == "%" else self.count,
-                "limit": self.limit.value if self.limit.unit == "%" else int(self.limit.value),
-                "unit": self.limit.unit, "count": self.count, "passed": self.passed}
+        return {
+            "metric": self.limit.metric,
+            "value": round(self.value, 4) if self.limit.unit == "%" else self.count,
+            "limit": self.limit.value if self.limit.unit == "%" else int(self.limit.value),
+            "unit": self.limit.unit,
+            "count": self.count,
+            "passed": self.passed,
+        }
 
     def line(self) -> str:
         """One line naming the value and the limit, e.g. "redundant 55.00% of 40 pages > limit 20%"."""

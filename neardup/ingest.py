@@ -112,8 +112,8 @@ def _inflated(f: BinaryIO) -> Iterator[bytes | _Member | _Break]:
     """The decompressed bytes of a gzip file in pieces of at most READ_BYTES, a `_Member` before each member
     and a `_Break` last if the stream stops early. Each member is inflated on its own, so its CRC (checked
     at its end) vouches for the pieces since its `_Member`; the bounded pieces keep a gz bomb's memory flat."""
-    read_total = 0   # compressed bytes read from the file
-    member = 0       # compressed byte where the current member starts
+    read_total = 0  # compressed bytes read from the file
+    member = 0  # compressed byte where the current member starts
     d = _zlib.decompressobj(31)
     yield _Member(0)
     data, full, started = b"", False, False
@@ -145,7 +145,9 @@ def _inflated(f: BinaryIO) -> Iterator[bytes | _Member | _Break]:
             d, started = _zlib.decompressobj(31), False
             yield _Member(member)
     if started and not d.eof:
-        yield _Break("truncated", f"the file ends inside the gzip member that starts at byte {member:,}", member)
+        yield _Break(
+            "truncated", f"the file ends inside the gzip member that starts at byte {member:,}", member
+        )
 
 
 def _trailing_bytes(data: bytes, f: BinaryIO) -> int:
@@ -167,18 +169,33 @@ def _plain(f: BinaryIO) -> Iterator[bytes | _Member | _Break]:
 def _break_reason(brk: _Break, first_line: int, partial: bool) -> str:
     if brk.kind == "truncated":
         where = "inside this record" if partial else "here"
-        return (f"truncated compressed file: {brk.detail}; reading stopped {where}. The complete lines before "
-                "are loaded (a cut-off member has no CRC to check them against)")
+        return (
+            f"truncated compressed file: {brk.detail}; reading stopped {where}. The complete lines before "
+            "are loaded (a cut-off member has no CRC to check them against)"
+        )
     if brk.kind == "corrupt":
-        since = "its lines and all after it are" if first_line == 1 else (
-            f"the lines before line {first_line} passed their members' CRC; this member's lines and all after it are")
-        return (f"corrupt compressed file: {brk.detail} in the gzip member that starts at byte {brk.offset:,} "
-                f"(line {first_line}). gzip checks a member only at its end, so {since} not loaded")
+        since = (
+            "its lines and all after it are"
+            if first_line == 1
+            else (
+                f"the lines before line {first_line} passed their members' CRC; this member's lines and all after it are"
+            )
+        )
+        return (
+            f"corrupt compressed file: {brk.detail} in the gzip member that starts at byte {brk.offset:,} "
+            f"(line {first_line}). gzip checks a member only at its end, so {since} not loaded"
+        )
     return f"trailing data after the last gzip member: {brk.detail}, ignored"
 
 
-def read_batches(path: Path, fmt: str, *, batch_records: int = 256, block_bytes: int = BLOCK_BYTES,
-                 max_line_bytes: int = MAX_LINE_BYTES) -> Iterable[Iterable[RawLine]]:
+def read_batches(
+    path: Path,
+    fmt: str,
+    *,
+    batch_records: int = 256,
+    block_bytes: int = BLOCK_BYTES,
+    max_line_bytes: int = MAX_LINE_BYTES,
+) -> Iterable[Iterable[RawLine]]:
     """The records of a file in batches for the workers: `LineBlock`s of about `block_bytes` for JSON lines
     (a batch ends at a newline: a longer line is a batch of its own), lists of `batch_records` otherwise
     (for WARC a `WarcBatches`, which counts the records it skips).
@@ -189,12 +206,14 @@ def read_batches(path: Path, fmt: str, *, batch_records: int = 256, block_bytes:
     `discard_from` set: the lines of the failed member (and after) must not be kept."""
     if fmt == "warc":
         return WarcBatches(path, batch_records=batch_records)
-    return _read_batches(path, fmt, batch_records=batch_records, block_bytes=block_bytes,
-                         max_line_bytes=max_line_bytes)
+    return _read_batches(
+        path, fmt, batch_records=batch_records, block_bytes=block_bytes, max_line_bytes=max_line_bytes
+    )
 
 
-def _read_batches(path: Path, fmt: str, *, batch_records: int, block_bytes: int,
-                  max_line_bytes: int) -> Iterator[Iterable[RawLine]]:
+def _read_batches(
+    path: Path, fmt: str, *, batch_records: int, block_bytes: int, max_line_bytes: int
+) -> Iterator[Iterable[RawLine]]:
     if fmt != "jsonl":
         it = read_raw(path, fmt)
         while chunk := list(islice(it, batch_records)):
@@ -206,15 +225,19 @@ def _read_batches(path: Path, fmt: str, *, batch_records: int, block_bytes: int,
         yield from _line_blocks(pieces, block_bytes, max_line_bytes, f.tell)
 
 
-def _line_blocks(pieces: Iterator[bytes | _Member | _Break], block_bytes: int, max_line_bytes: int,
-                 position: Callable[[], int]) -> Iterator[LineBlock]:
+def _line_blocks(
+    pieces: Iterator[bytes | _Member | _Break],
+    block_bytes: int,
+    max_line_bytes: int,
+    position: Callable[[], int],
+) -> Iterator[LineBlock]:
     """`pieces` cut into `LineBlock`s; `position()` is how far the reader is in the file (for progress)."""
-    line = 1          # the number of the first line in `parts`
+    line = 1  # the number of the first line in `parts`
     parts: list[bytes] = []
-    size = 0          # bytes in `parts`
-    tail = 0          # bytes in `parts` after its last newline (the line being read)
-    nl = 0            # newlines in `parts`
-    member_line = 1   # the line in which the current gzip member starts
+    size = 0  # bytes in `parts`
+    tail = 0  # bytes in `parts` after its last newline (the line being read)
+    nl = 0  # newlines in `parts`
+    member_line = 1  # the line in which the current gzip member starts
     skipping = False  # inside a line over `max_line_bytes`: drop to its newline
     first = True
     for piece in pieces:
@@ -227,7 +250,9 @@ def _line_blocks(pieces: Iterator[bytes | _Member | _Break], block_bytes: int, m
                 keep = _first_lines(data, member_line - line) if member_line > line else b""
                 if keep:
                     yield LineBlock(line, keep)
-                yield LineBlock(member_line, b"", _break_reason(piece, member_line, False), discard_from=member_line)
+                yield LineBlock(
+                    member_line, b"", _break_reason(piece, member_line, False), discard_from=member_line
+                )
                 return
             cut = data.rfind(b"\n") + 1
             if cut:
@@ -243,7 +268,7 @@ def _line_blocks(pieces: Iterator[bytes | _Member | _Break], block_bytes: int, m
         if skipping:
             if not newlines:
                 continue
-            piece = piece[piece.index(b"\n") + 1:]
+            piece = piece[piece.index(b"\n") + 1 :]
             newlines -= 1
             skipping = False
             line += 1
@@ -251,7 +276,7 @@ def _line_blocks(pieces: Iterator[bytes | _Member | _Break], block_bytes: int, m
             data = b"".join(parts)
             yield from _before_long_line(data, line, len(data) - tail, nl, max_line_bytes)
             line += nl + 1
-            piece = piece[end + 1:]
+            piece = piece[end + 1 :]
             newlines -= 1
             parts.clear()
             size = tail = nl = 0
@@ -282,13 +307,19 @@ def _line_blocks(pieces: Iterator[bytes | _Member | _Break], block_bytes: int, m
         yield LineBlock(line, data, end_byte=position())
 
 
-def _before_long_line(data: bytes, line: int, cut: int, newlines: int, max_line_bytes: int) -> Iterator[LineBlock]:
+def _before_long_line(
+    data: bytes, line: int, cut: int, newlines: int, max_line_bytes: int
+) -> Iterator[LineBlock]:
     """The lines of `data` before `cut` (from `line`, `newlines` of them), then the error of the too-long line
     that starts there."""
     if cut:
         yield LineBlock(line, data[:cut])
-    yield LineBlock(line + newlines, b"", f"line too long: over {max_line_bytes:,} bytes "
-                    f"(pages are limited to {MAX_PAGE_BYTES / 1e6:.0f} MB), skipped unread")
+    yield LineBlock(
+        line + newlines,
+        b"",
+        f"line too long: over {max_line_bytes:,} bytes "
+        f"(pages are limited to {MAX_PAGE_BYTES / 1e6:.0f} MB), skipped unread",
+    )
 
 
 def _first_lines(data: bytes, n: int) -> bytes:
@@ -330,7 +361,7 @@ def detect_format(path: Path) -> str:
     if is_warc_head(head) or is_framed_warc(path):
         return "warc"
     if name.endswith((".warc", ".wet")):
-        raise NotACrawlDump(f"{path}: named {name[name.rfind('.'):]} but not a WARC file (no WARC/ header)")
+        raise NotACrawlDump(f"{path}: named {name[name.rfind('.') :]} but not a WARC file (no WARC/ header)")
     if name.endswith(".parquet"):
         raise NotACrawlDump(f"{path}: named .parquet but not a Parquet file")
     if name.endswith(".csv"):
@@ -356,7 +387,7 @@ def _inflate_head(path: Path) -> bytes:
 def _open_binary(path: Path) -> BinaryIO:
     with open(path, "rb") as f:
         magic = f.read(2)
-    return _gzip.open(path, "rb") if magic == GZIP_MAGIC else open(path, "rb")  # noqa: SIM115
+    return _gzip.open(path, "rb") if magic == GZIP_MAGIC else open(path, "rb")
 
 
 def read_raw(path: Path, fmt: str) -> Iterator[RawLine]:
@@ -378,7 +409,9 @@ def read_raw(path: Path, fmt: str) -> Iterator[RawLine]:
             reader = csv.DictReader(text)
             if not reader.fieldnames or "url" not in reader.fieldnames:
                 raise NotACrawlDump(f"{path}: a CSV without a 'url' column (columns: {reader.fieldnames})")
-            start = reader.line_num + 1  # a quoted field may hold newlines: a record is named by its first line
+            start = (
+                reader.line_num + 1
+            )  # a quoted field may hold newlines: a record is named by its first line
             for row in reader:
                 yield RawLine(start, row)
                 start = reader.line_num + 1
@@ -511,6 +544,7 @@ def _extra_json(extra: dict[str, Any]) -> str:
     """The record's other fields as JSON that DuckDB accepts; `_Unstorable` names a field that cannot be.
     Python's json reads and writes NaN and Infinity, JSON has no such values: they become the strings
     "nan", "inf", "-inf"."""
+
     def dump(obj: dict[str, Any]) -> str:
         try:
             text = json.dumps(obj, default=str, ensure_ascii=False, allow_nan=False)

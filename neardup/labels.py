@@ -19,8 +19,15 @@ from .config import Config
 LABELS = ("duplicate", "not", "unsure")
 # The kinds of duplicate an analyst names; the first eight are on the keys 1-8 in the Audit page.
 CATEGORIES = (
-    "URL variant", "noise re-fetch", "stale re-crawl", "print version", "syndicated", "regional mirror",
-    "templated siblings", "degenerate", "other",
+    "URL variant",
+    "noise re-fetch",
+    "stale re-crawl",
+    "print version",
+    "syndicated",
+    "regional mirror",
+    "templated siblings",
+    "degenerate",
+    "other",
 )
 MIN_LABELS_PER_BUCKET = 5
 
@@ -61,8 +68,15 @@ def wilson(successes: float, n: float, z: float = 1.96) -> tuple[float, float]:
     return max(0.0, centre - half), min(1.0, centre + half)
 
 
-def sample_pairs(pairs: pd.DataFrame, *, per_bucket: int, seed: int, exclude: set[tuple[str, str]],
-                 focus: float | None = None, config: Config | None = None) -> pd.DataFrame:
+def sample_pairs(
+    pairs: pd.DataFrame,
+    *,
+    per_bucket: int,
+    seed: int,
+    exclude: set[tuple[str, str]],
+    focus: float | None = None,
+    config: Config | None = None,
+) -> pd.DataFrame:
     """Up to `per_bucket` pairs from each bucket, reproducibly, skipping labeled pairs.
 
     `pairs` needs columns `bucket`, `url_a`, `url_b` (and `md5_a`, `md5_b` when present: the key of
@@ -95,8 +109,10 @@ def consensus_labels(labels: pd.DataFrame) -> pd.DataFrame:
     pairs whose labelers gave both 'duplicate' and 'not' and that no adjudicator settled."""
     if labels.empty:
         return labels.assign(labelers=pd.Series(dtype="int64"), contested=pd.Series(dtype="bool"))
-    labels = labels.assign(**{c: labels[c].fillna("") if c in labels else "" for c in ("md5_a", "md5_b")},
-                           labeler=labels.get("labeler"))
+    labels = labels.assign(
+        **{c: labels[c].fillna("") if c in labels else "" for c in ("md5_a", "md5_b")},
+        labeler=labels.get("labeler"),
+    )
     by_time = labels.sort_values("labeled_at", kind="stable") if "labeled_at" in labels else labels
     latest = by_time.drop_duplicates(_LABEL_KEY, keep="last")
     if not labels.duplicated(_LABEL_KEY).any():
@@ -116,8 +132,15 @@ def consensus_labels(labels: pd.DataFrame) -> pd.DataFrame:
     return latest.drop(columns="label").merge(resolved, on=_LABEL_KEY, how="inner").reset_index(drop=True)
 
 
-def audit_queue(pairs: pd.DataFrame, labeled: pd.DataFrame, *, per_bucket: int, seed: int,
-                skipped: set[tuple[str, ...]], focus: float | None = None) -> pd.DataFrame:
+def audit_queue(
+    pairs: pd.DataFrame,
+    labeled: pd.DataFrame,
+    *,
+    per_bucket: int,
+    seed: int,
+    skipped: set[tuple[str, ...]],
+    focus: float | None = None,
+) -> pd.DataFrame:
     """The pairs still to label so that every bucket has `per_bucket` decided labels (duplicate / not).
 
     Each bucket's pairs are taken in one reproducible shuffled order (by `seed`); labeled and skipped pairs
@@ -144,7 +167,9 @@ def audit_queue(pairs: pd.DataFrame, labeled: pd.DataFrame, *, per_bucket: int, 
     order = np.random.default_rng(seed).permutation(len(todo))
     taken: dict[float, int] = {}
     chosen = []
-    for pos, bucket in zip(order, todo["bucket"].to_numpy()[order], strict=True):  # shuffled: first come, first picked
+    for pos, bucket in zip(
+        order, todo["bucket"].to_numpy()[order], strict=True
+    ):  # shuffled: first come, first picked
         n = taken.get(bucket, 0)
         if n < per_bucket - have.get(bucket, 0):
             taken[bucket] = n + 1
@@ -177,9 +202,14 @@ def bucket_tallies(pair_buckets: pd.Series, labeled: pd.DataFrame) -> pd.DataFra
     n_dups: dict[float, int] = {}
     n_contested: dict[float, int] = {}
     if len(labeled):
-        contested = labeled["contested"].to_numpy(dtype=bool) if "contested" in labeled else np.zeros(len(labeled), bool)
-        for bucket, label, disputed in zip(labeled["bucket"].to_numpy(), labeled["label"].to_numpy(), contested,
-                                           strict=True):
+        contested = (
+            labeled["contested"].to_numpy(dtype=bool)
+            if "contested" in labeled
+            else np.zeros(len(labeled), bool)
+        )
+        for bucket, label, disputed in zip(
+            labeled["bucket"].to_numpy(), labeled["label"].to_numpy(), contested, strict=True
+        ):
             n_any[bucket] = n_any.get(bucket, 0) + 1
             n_contested[bucket] = n_contested.get(bucket, 0) + int(disputed)
             if label in ("duplicate", "not"):
@@ -189,8 +219,19 @@ def bucket_tallies(pair_buckets: pd.Series, labeled: pd.DataFrame) -> pd.DataFra
     for bucket, n_pairs in sizes.items():
         n_lab, n_dup = n_decided.get(bucket, 0), n_dups.get(bucket, 0)
         lo, hi = wilson(n_dup, n_lab)
-        rows.append(BucketTally(float(bucket), int(n_pairs), n_lab, n_dup, n_dup / n_lab if n_lab else float("nan"), lo, hi,
-                                int(n_pairs) - n_any.get(bucket, 0), n_contested.get(bucket, 0)))
+        rows.append(
+            BucketTally(
+                float(bucket),
+                int(n_pairs),
+                n_lab,
+                n_dup,
+                n_dup / n_lab if n_lab else float("nan"),
+                lo,
+                hi,
+                int(n_pairs) - n_any.get(bucket, 0),
+                n_contested.get(bucket, 0),
+            )
+        )
     return pd.DataFrame(rows)
 
 
@@ -215,18 +256,20 @@ def estimates(tallies: pd.DataFrame, config: Config) -> pd.DataFrame:
         dup_hi = (inside["pairs"] * inside["rate_high"]).sum()
         outside_lo = total_dup_lo - dup_lo
         outside_hi = total_dup_hi - dup_hi
-        rows.append({
-            "threshold": threshold,
-            "pairs_flagged": int(all_inside["pairs"].sum()),
-            "labels": int(inside["labeled"].sum()),
-            "unlabeled_pairs": int(all_inside.loc[all_inside["labeled"] == 0, "pairs"].sum()),
-            "precision": dup / n if n else float("nan"),
-            "precision_low": dup_lo / n if n else float("nan"),
-            "precision_high": dup_hi / n if n else float("nan"),
-            "recall": dup / total_dup if total_dup else float("nan"),
-            "recall_low": dup_lo / (dup_lo + outside_hi) if dup_lo + outside_hi else float("nan"),
-            "recall_high": dup_hi / (dup_hi + outside_lo) if dup_hi + outside_lo else float("nan"),
-        })
+        rows.append(
+            {
+                "threshold": threshold,
+                "pairs_flagged": int(all_inside["pairs"].sum()),
+                "labels": int(inside["labeled"].sum()),
+                "unlabeled_pairs": int(all_inside.loc[all_inside["labeled"] == 0, "pairs"].sum()),
+                "precision": dup / n if n else float("nan"),
+                "precision_low": dup_lo / n if n else float("nan"),
+                "precision_high": dup_hi / n if n else float("nan"),
+                "recall": dup / total_dup if total_dup else float("nan"),
+                "recall_low": dup_lo / (dup_lo + outside_hi) if dup_lo + outside_hi else float("nan"),
+                "recall_high": dup_hi / (dup_hi + outside_lo) if dup_hi + outside_lo else float("nan"),
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -235,7 +278,9 @@ def thin_buckets(tallies: pd.DataFrame) -> pd.DataFrame:
     return tallies[(tallies["labeled"] < MIN_LABELS_PER_BUCKET) & (tallies["unlabeled"] > 0)]
 
 
-def suggest_threshold(est: pd.DataFrame, tallies: pd.DataFrame, *, min_precision: float = 0.95) -> tuple[float | None, str]:
+def suggest_threshold(
+    est: pd.DataFrame, tallies: pd.DataFrame, *, min_precision: float = 0.95
+) -> tuple[float | None, str]:
     """The threshold with the best estimated F1 among those whose estimated precision is >= min_precision.
 
     The rule uses the point estimates (a Wilson lower bound of 95% needs about 70 duplicate labels in
@@ -246,7 +291,10 @@ def suggest_threshold(est: pd.DataFrame, tallies: pd.DataFrame, *, min_precision
         return None, "no labels yet: label pairs in the Audit page first"
     ok = est[(est["precision"] >= min_precision) & est["recall"].notna()]
     if ok.empty:
-        return None, f"no threshold reaches an estimated precision of {min_precision:.0%} with the labels so far"
+        return (
+            None,
+            f"no threshold reaches an estimated precision of {min_precision:.0%} with the labels so far",
+        )
     f1 = 2 * ok["precision"] * ok["recall"] / (ok["precision"] + ok["recall"])
     best = ok.loc[f1.idxmax()]
     thin = thin_buckets(tallies)

@@ -49,21 +49,40 @@ class ParsedPage:
 
 # What str.split() splits on (str.isspace()) besides the space itself; a test checks it against Python's own.
 _ASCII_SPACES = ("\t", "\n", "\x0b", "\x0c", "\r", "\x1c", "\x1d", "\x1e", "\x1f")
-_SPACES = (*_ASCII_SPACES, "\x85", "\xa0", "\u1680", *map(chr, range(0x2000, 0x200B)), "\u2028", "\u2029", "\u202f",
-           "\u205f", "\u3000")
+_SPACES = (
+    *_ASCII_SPACES,
+    "\x85",
+    "\xa0",
+    "\u1680",
+    *map(chr, range(0x2000, 0x200B)),
+    "\u2028",
+    "\u2029",
+    "\u202f",
+    "\u205f",
+    "\u3000",
+)
 
 
 def _collapse(text: str) -> str:
     """Whitespace runs as one space, no space at either end: `" ".join(text.split())`. resiliparse's text
     mostly is so already (5,990 of 6,000 pages); substring tests say so in a quarter of the split's time."""
-    if ("  " in text or text[:1] == " " or text[-1:] == " "
-            or any(c in text for c in (_ASCII_SPACES if text.isascii() else _SPACES))):
+    if (
+        "  " in text
+        or text[:1] == " "
+        or text[-1:] == " "
+        or any(c in text for c in (_ASCII_SPACES if text.isascii() else _SPACES))
+    ):
         return " ".join(text.split())
     return text
 
 
-def parse_page(html: str, *, mode: str = "strip", strip_tags: tuple[str, ...] = DEFAULT_STRIP_TAGS,
-               extractor: str = "neardup") -> ParsedPage:
+def parse_page(
+    html: str,
+    *,
+    mode: str = "strip",
+    strip_tags: tuple[str, ...] = DEFAULT_STRIP_TAGS,
+    extractor: str = "neardup",
+) -> ParsedPage:
     """Parse once: the normalized text and the document's `<title>` (an `<svg><title>` is not one).
     (`<link rel=canonical>` is read by ingest, from the raw head, for every page whatever the normalization.)"""
     if mode == "main" and extractor == "resiliparse":
@@ -82,8 +101,9 @@ def _parse_resiliparse(html: str, strip_tags: tuple[str, ...]) -> ParsedPage:
     # neardup's parser first, under the bounds resiliparse has not: a page over them never reaches it. Its
     # stripped text is the fallback.
     try:
-        stripped = ParsedPage(*_html.extract(html, False, strip_tags, 0, RESILIPARSE_MAX_DEPTH_SUM,
-                                             RESILIPARSE_MAX_ELEMENTS))
+        stripped = ParsedPage(
+            *_html.extract(html, False, strip_tags, 0, RESILIPARSE_MAX_DEPTH_SUM, RESILIPARSE_MAX_ELEMENTS)
+        )
     except _html.PageTooComplex:
         return ParsedPage("", "", TOO_COMPLEX)
     tree = HTMLTree.parse(html)
@@ -94,8 +114,13 @@ def _parse_resiliparse(html: str, strip_tags: tuple[str, ...]) -> ParsedPage:
     return stripped
 
 
-def normalize_html(html: str, *, mode: str = "strip", strip_tags: tuple[str, ...] = DEFAULT_STRIP_TAGS,
-                   extractor: str = "neardup") -> str:
+def normalize_html(
+    html: str,
+    *,
+    mode: str = "strip",
+    strip_tags: tuple[str, ...] = DEFAULT_STRIP_TAGS,
+    extractor: str = "neardup",
+) -> str:
     """Main text of a page (see the module docstring for the two modes)."""
     return parse_page(html, mode=mode, strip_tags=strip_tags, extractor=extractor).text
 
@@ -126,7 +151,9 @@ def stripped_parts(html: str, *, strip_tags: tuple[str, ...] = DEFAULT_STRIP_TAG
         return [(TOO_COMPLEX, str(exc))]
 
 
-def stripped_parts_bs4(html: str, *, strip_tags: tuple[str, ...] = DEFAULT_STRIP_TAGS) -> list[tuple[str, str]]:
+def stripped_parts_bs4(
+    html: str, *, strip_tags: tuple[str, ...] = DEFAULT_STRIP_TAGS
+) -> list[tuple[str, str]]:
     """Reference implementation of `stripped_parts` with BeautifulSoup + lxml (slow: seconds on a page of
     100,000 elements)."""
     from bs4 import BeautifulSoup
@@ -148,74 +175,176 @@ def stripped_parts_bs4(html: str, *, strip_tags: tuple[str, ...] = DEFAULT_STRIP
 # hosting services serve. Each phrase is long enough not to stand in a short real page (a news brief, a product):
 # "antes de continuar" alone would, "antes de ir a" (Google's consent wall) does not.
 _BLOCK = (
-    "access denied", "403 forbidden", "you do not have permission to access", "request blocked",
-    "are you a robot", "verify you are human", "checking your browser", "attention required",
-    "unusual traffic", "captcha",
-    "zugriff verweigert", "sind sie ein roboter", "ungewöhnlichen datenverkehr",
-    "accès refusé", "êtes-vous un robot", "trafic inhabituel",
-    "acceso denegado", "¿eres un robot", "eres un robot?", "tráfico inusual",
-    "accesso negato", "sei un robot", "traffico insolito",
-    "toegang geweigerd", "ben je een robot", "bent u een robot", "ongebruikelijk verkeer",
-    "acesso negado", "você é um robô", "tráfego incomum",
-    "odmowa dostępu", "czy jesteś robotem", "nietypowy ruch",
+    "access denied",
+    "403 forbidden",
+    "you do not have permission to access",
+    "request blocked",
+    "are you a robot",
+    "verify you are human",
+    "checking your browser",
+    "attention required",
+    "unusual traffic",
+    "captcha",
+    "zugriff verweigert",
+    "sind sie ein roboter",
+    "ungewöhnlichen datenverkehr",
+    "accès refusé",
+    "êtes-vous un robot",
+    "trafic inhabituel",
+    "acceso denegado",
+    "¿eres un robot",
+    "eres un robot?",
+    "tráfico inusual",
+    "accesso negato",
+    "sei un robot",
+    "traffico insolito",
+    "toegang geweigerd",
+    "ben je een robot",
+    "bent u een robot",
+    "ongebruikelijk verkeer",
+    "acesso negado",
+    "você é um robô",
+    "tráfego incomum",
+    "odmowa dostępu",
+    "czy jesteś robotem",
+    "nietypowy ruch",
 )
 _SOFT404 = (
-    "page not found", "404 not found", "error 404", "could not be found", "could not find the page",
-    "couldn't find the page", "page you requested", "page you were looking for", "no longer available",
-    "does not exist", "has been removed", "nothing was found",
-    "seite nicht gefunden", "seite wurde nicht gefunden", "seite existiert nicht",
-    "page introuvable", "page demandée n'existe pas", "cette page n'existe pas",
-    "página no encontrada", "página que buscas no existe",
-    "pagina non trovata", "pagina non esiste",
-    "pagina niet gevonden", "pagina bestaat niet",
-    "página não encontrada", "página não existe",
-    "nie znaleziono strony", "strona nie istnieje", "strona nie została znaleziona",
+    "page not found",
+    "404 not found",
+    "error 404",
+    "could not be found",
+    "could not find the page",
+    "couldn't find the page",
+    "page you requested",
+    "page you were looking for",
+    "no longer available",
+    "does not exist",
+    "has been removed",
+    "nothing was found",
+    "seite nicht gefunden",
+    "seite wurde nicht gefunden",
+    "seite existiert nicht",
+    "page introuvable",
+    "page demandée n'existe pas",
+    "cette page n'existe pas",
+    "página no encontrada",
+    "página que buscas no existe",
+    "pagina non trovata",
+    "pagina non esiste",
+    "pagina niet gevonden",
+    "pagina bestaat niet",
+    "página não encontrada",
+    "página não existe",
+    "nie znaleziono strony",
+    "strona nie istnieje",
+    "strona nie została znaleziona",
 )
 _LOADING = (
-    "loading...", "loading\u2026", "enable javascript", "javascript is required", "javascript is disabled",
+    "loading...",
+    "loading\u2026",
+    "enable javascript",
+    "javascript is required",
+    "javascript is disabled",
     "please wait while",
-    "javascript aktivieren", "aktivieren sie javascript", "javascript ist deaktiviert",
-    "activer javascript", "activez javascript", "activez le javascript",
-    "habilita javascript", "habilite javascript", "activa javascript", "active javascript",
-    "abilita javascript", "abilitare javascript", "attiva javascript",
-    "javascript inschakelen", "schakel javascript in",
-    "ative o javascript", "ativar o javascript", "habilite o javascript",
-    "włącz javascript", "włączyć javascript",
+    "javascript aktivieren",
+    "aktivieren sie javascript",
+    "javascript ist deaktiviert",
+    "activer javascript",
+    "activez javascript",
+    "activez le javascript",
+    "habilita javascript",
+    "habilite javascript",
+    "activa javascript",
+    "active javascript",
+    "abilita javascript",
+    "abilitare javascript",
+    "attiva javascript",
+    "javascript inschakelen",
+    "schakel javascript in",
+    "ative o javascript",
+    "ativar o javascript",
+    "habilite o javascript",
+    "włącz javascript",
+    "włączyć javascript",
 )
 # Cookie and consent walls: the page a crawler gets instead of the article ("Before you continue to ...").
 _CONSENT = (
-    "before you continue to", "we value your privacy", "your privacy choices",
-    "bevor sie zu", "bevor sie fortfahren", "bevor du fortfährst", "wir legen wert auf ihre privatsphäre",
-    "avant d'accéder à", "avant de continuer vers", "le respect de votre vie privée est notre priorité",
-    "antes de ir a", "antes de continuar a", "valoramos tu privacidad",
-    "prima di continuare su", "prima di procedere su", "la tua privacy è importante",
-    "voordat je verdergaat naar", "voordat u verdergaat naar", "wij waarderen uw privacy",
-    "antes de continuar para", "antes de avançar para", "valorizamos a sua privacidade",
-    "zanim przejdziesz do", "zanim przejdziesz dalej", "cenimy twoją prywatność",
+    "before you continue to",
+    "we value your privacy",
+    "your privacy choices",
+    "bevor sie zu",
+    "bevor sie fortfahren",
+    "bevor du fortfährst",
+    "wir legen wert auf ihre privatsphäre",
+    "avant d'accéder à",
+    "avant de continuer vers",
+    "le respect de votre vie privée est notre priorité",
+    "antes de ir a",
+    "antes de continuar a",
+    "valoramos tu privacidad",
+    "prima di continuare su",
+    "prima di procedere su",
+    "la tua privacy è importante",
+    "voordat je verdergaat naar",
+    "voordat u verdergaat naar",
+    "wij waarderen uw privacy",
+    "antes de continuar para",
+    "antes de avançar para",
+    "valorizamos a sua privacidade",
+    "zanim przejdziesz do",
+    "zanim przejdziesz dalej",
+    "cenimy twoją prywatność",
 )
 # Paywalls: a teaser and a subscription offer instead of the text.
 _PAYWALL = (
-    "subscribe to continue reading", "to continue reading, subscribe", "this article is for subscribers",
-    "this content is for subscribers only", "already a subscriber? log in",
-    "weiterlesen mit", "dieser artikel ist nur für abonnenten", "exklusiv für abonnenten",
-    "cet article est réservé aux abonnés", "article réservé aux abonnés",
-    "este contenido es exclusivo para suscriptores", "contenido exclusivo para suscriptores",
-    "questo articolo è riservato agli abbonati", "contenuto riservato agli abbonati",
-    "dit artikel is alleen voor abonnees", "alleen voor abonnees",
-    "este conteúdo é exclusivo para assinantes", "conteúdo exclusivo para assinantes",
-    "ten artykuł jest dostępny tylko dla subskrybentów", "treść dostępna tylko dla subskrybentów",
+    "subscribe to continue reading",
+    "to continue reading, subscribe",
+    "this article is for subscribers",
+    "this content is for subscribers only",
+    "already a subscriber? log in",
+    "weiterlesen mit",
+    "dieser artikel ist nur für abonnenten",
+    "exklusiv für abonnenten",
+    "cet article est réservé aux abonnés",
+    "article réservé aux abonnés",
+    "este contenido es exclusivo para suscriptores",
+    "contenido exclusivo para suscriptores",
+    "questo articolo è riservato agli abbonati",
+    "contenuto riservato agli abbonati",
+    "dit artikel is alleen voor abonnees",
+    "alleen voor abonnees",
+    "este conteúdo é exclusivo para assinantes",
+    "conteúdo exclusivo para assinantes",
+    "ten artykuł jest dostępny tylko dla subskrybentów",
+    "treść dostępna tylko dla subskrybentów",
 )
 # Parked domains: a registrar's for-sale page on a host that once had content.
 _PARKED = (
-    "this domain is for sale", "this domain may be for sale", "buy this domain", "domain is parked",
-    "this domain has been registered", "diese domain steht zum verkauf", "diese domain kaufen",
-    "ce domaine est à vendre", "este dominio está a la venta", "questo dominio è in vendita",
-    "dit domein is te koop", "este domínio está à venda", "ta domena jest na sprzedaż",
+    "this domain is for sale",
+    "this domain may be for sale",
+    "buy this domain",
+    "domain is parked",
+    "this domain has been registered",
+    "diese domain steht zum verkauf",
+    "diese domain kaufen",
+    "ce domaine est à vendre",
+    "este dominio está a la venta",
+    "questo dominio è in vendita",
+    "dit domein is te koop",
+    "este domínio está à venda",
+    "ta domena jest na sprzedaż",
 )
 _PATTERNS = [
     (reason, phrase.casefold())
-    for reason, phrases in (("blocked", _BLOCK), ("soft-404", _SOFT404), ("loading", _LOADING),
-                            ("consent", _CONSENT), ("paywall", _PAYWALL), ("parked", _PARKED))
+    for reason, phrases in (
+        ("blocked", _BLOCK),
+        ("soft-404", _SOFT404),
+        ("loading", _LOADING),
+        ("consent", _CONSENT),
+        ("paywall", _PAYWALL),
+        ("parked", _PARKED),
+    )
     for phrase in phrases
 ]
 _TITLE_404 = re.compile(r"^\s*(404|not found|page not found|error|access denied|forbidden|just a moment)\b")

@@ -116,8 +116,9 @@ def parallel_map(func: Callable[[T], R], batches: Iterable[T], *, jobs: int | No
     # in milliseconds instead of importing numpy, pyarrow, DuckDB and the parsers (~1 CPU-s each), and
     # the next pool (every `parallel_map` call starts one) reuses the same server.
     context.set_forkserver_preload([func.__module__, "neardup._forkserver_init"])
-    with ProcessPoolExecutor(max_workers=jobs, mp_context=context, initializer=_worker_init,
-                             initargs=(os.getpid(),)) as pool:
+    with ProcessPoolExecutor(
+        max_workers=jobs, mp_context=context, initializer=_worker_init, initargs=(os.getpid(),)
+    ) as pool:
         inflight: deque[Future[R]] = deque()
         for batch in batches:
             with _bare_main():

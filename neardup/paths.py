@@ -66,8 +66,10 @@ def shown_error(exc: NeardupError, *, path: Path, shown: str, detail: bool) -> s
     with it (an upload, the user's own file, or --allow-any-path), the message with the shown name for the
     server's path."""
     if isinstance(exc, NotACrawlDump) and not detail:
-        return (f"{shown} is not a crawl dump neardup can read: JSON lines, CSV or Parquet with a url and an "
-                "html (or text) field")
+        return (
+            f"{shown} is not a crawl dump neardup can read: JSON lines, CSV or Parquet with a url and an "
+            "html (or text) field"
+        )
     return str(exc).replace(str(path), shown)
 
 

@@ -32,7 +32,9 @@ def describe_setting(analysis: Analysis) -> str:
 
 def report_dict(analysis: Analysis, *, top_hosts: int = 10, verdict: Verdict | None = None) -> dict[str, Any]:
     """The report as data; `gate` holds the verdict on the limits (null without limits)."""
-    degenerate = analysis.pages["degenerate"].dropna().map(lambda r: r.split(" ")[0] if r.startswith("status") else r)
+    degenerate = (
+        analysis.pages["degenerate"].dropna().map(lambda r: r.split(" ")[0] if r.startswith("status") else r)
+    )
     return {
         "setting": analysis.config.to_dict(),
         "numbers": analysis.numbers,
@@ -50,7 +52,11 @@ def report_text(analysis: Analysis, *, top_hosts: int = 10, verdict: Verdict | N
     width = max(len(label) for _, label in LABELS)
     for key, label in LABELS:
         value = n[key]
-        pct = f"  {100 * value / total:5.1f}%" if key not in ("total_pages", "largest_cluster", "duplicate_clusters") else ""
+        pct = (
+            f"  {100 * value / total:5.1f}%"
+            if key not in ("total_pages", "largest_cluster", "duplicate_clusters")
+            else ""
+        )
         lines.append(f"  {label:<{width}}  {value:>9,}{pct}")
     d = report_dict(analysis, top_hosts=top_hosts)
     if d["degenerate_by_reason"]:
@@ -62,7 +68,9 @@ def report_text(analysis: Analysis, *, top_hosts: int = 10, verdict: Verdict | N
         hw = max(hosts["host"].str.len().max(), 4)
         lines.append(f"    {'host':<{hw}}  {'pages':>7}  {'redundant':>9}  {'%':>5}")
         for row in hosts.itertuples():
-            lines.append(f"    {row.host:<{hw}}  {row.pages:>7,}  {row.redundant:>9,}  {row.redundant_pct:>5.1f}")
+            lines.append(
+                f"    {row.host:<{hw}}  {row.pages:>7,}  {row.redundant:>9,}  {row.redundant_pct:>5.1f}"
+            )
     for w in analysis.warnings:
         lines += ["", f"  WARNING: {w}"]
     if verdict is not None:

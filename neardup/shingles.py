@@ -30,6 +30,7 @@ _C1 = np.uint64(0xFF51AFD7ED558CCD)
 _C2 = np.uint64(0xC4CEB9FE1A85EC53)
 _S33 = np.uint64(33)
 
+
 class _WordHashCache(dict):
     """word -> XXH3-64; a miss computes and stores (lookups stay in C via map(__getitem__))."""
 

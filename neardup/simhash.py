@@ -24,7 +24,9 @@ def hamming_many(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 # Bit j of byte value v, for v in 0..255: turns per-byte histograms into per-bit counts.
 # Integer matmul: no BLAS threads (float64 BLAS was 2-3x slower on a shared 2-core box, measured).
-_BYTE_BITS = np.unpackbits(np.arange(256, dtype=np.uint8)[:, None], axis=1, bitorder="little").astype(np.int64)
+_BYTE_BITS = np.unpackbits(np.arange(256, dtype=np.uint8)[:, None], axis=1, bitorder="little").astype(
+    np.int64
+)
 
 
 def simhash_many(docs: Sequence[np.ndarray], *, distinct: bool = False) -> np.ndarray:

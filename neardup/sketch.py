@@ -21,12 +21,13 @@ from .simhash import simhash_many
 
 class Sketches(NamedTuple):
     n_shingles: np.ndarray  # int32: distinct shingles per document
-    simhash: np.ndarray     # uint64
-    minhash: np.ndarray     # uint32, documents x num_perm
+    simhash: np.ndarray  # uint64
+    minhash: np.ndarray  # uint32, documents x num_perm
 
 
-def sketch_many(word_hashes: Sequence[np.ndarray], k: int, num_perm: int = 128, seed: int = 1, *,
-                compiled: bool = True) -> Sketches:
+def sketch_many(
+    word_hashes: Sequence[np.ndarray], k: int, num_perm: int = 128, seed: int = 1, *, compiled: bool = True
+) -> Sketches:
     """SimHash and MinHash of each document, given as its word hashes (uint64 arrays)."""
     n = len(word_hashes)
     if compiled and _kernels is not None:
@@ -40,4 +41,6 @@ def sketch_many(word_hashes: Sequence[np.ndarray], k: int, num_perm: int = 128, 
         return Sketches(sizes, fps, np.frombuffer(bytes(sigs), dtype=np.uint32).reshape(n, num_perm))
     docs = [distinct(shingle_hashes_of(wh, k)) for wh in word_hashes]
     sizes = np.fromiter((len(d) for d in docs), dtype=np.int32, count=n)
-    return Sketches(sizes, simhash_many(docs, distinct=True), minhash_many(docs, num_perm, seed, distinct=True))
+    return Sketches(
+        sizes, simhash_many(docs, distinct=True), minhash_many(docs, num_perm, seed, distinct=True)
+    )

@@ -85,34 +85,68 @@ Log = Callable[[str], None]
 # Bookkeeping columns that travel with each raw record (names no crawl field uses).
 _SRC, _FILE, _START = "__nd_src", "__nd_file", "__nd_block"
 
-_RECORD = pa.schema([
-    ("kind", pa.string()),            # page | error | chunk
-    ("src", pa.int32()), ("file", pa.string()), ("block_start", pa.int64()),
-    ("idx", pa.int64()),              # position of the record in its split (blank lines count)
-    ("good_idx", pa.int64()),         # position among the split's good records
-    ("n_lines", pa.int64()), ("n_good", pa.int64()), ("n_bad", pa.int64()),  # kind = chunk
-    ("reason", pa.string()),          # kind = error
-    ("url", pa.string()), ("canonical_url", pa.string()), ("host", pa.string()),
-    ("fetched_at", pa.timestamp("us")), ("status", pa.int32()), ("md5", pa.string()),
-    ("rel_canonical", pa.string()), ("extra", pa.string()), ("html", pa.string()),
-    ("text", pa.string()), ("title", pa.string()), ("n_words", pa.int32()),
-    ("exact_key", pa.string()), ("degenerate", pa.string()),
-])
-_UNIT_SIMHASH = pa.schema([("unit_id", pa.int32()), ("exact_key", pa.string()), ("n_shingles", pa.int32()),
-                           ("simhash", pa.int64())])
-_UNIT_MINHASH = pa.schema([("unit_id", pa.int32()), ("exact_key", pa.string()), ("n_shingles", pa.int32()),
-                           ("minhash", pa.binary())])
+_RECORD = pa.schema(
+    [
+        ("kind", pa.string()),  # page | error | chunk
+        ("src", pa.int32()),
+        ("file", pa.string()),
+        ("block_start", pa.int64()),
+        ("idx", pa.int64()),  # position of the record in its split (blank lines count)
+        ("good_idx", pa.int64()),  # position among the split's good records
+        ("n_lines", pa.int64()),
+        ("n_good", pa.int64()),
+        ("n_bad", pa.int64()),  # kind = chunk
+        ("reason", pa.string()),  # kind = error
+        ("url", pa.string()),
+        ("canonical_url", pa.string()),
+        ("host", pa.string()),
+        ("fetched_at", pa.timestamp("us")),
+        ("status", pa.int32()),
+        ("md5", pa.string()),
+        ("rel_canonical", pa.string()),
+        ("extra", pa.string()),
+        ("html", pa.string()),
+        ("text", pa.string()),
+        ("title", pa.string()),
+        ("n_words", pa.int32()),
+        ("exact_key", pa.string()),
+        ("degenerate", pa.string()),
+    ]
+)
+_UNIT_SIMHASH = pa.schema(
+    [("unit_id", pa.int32()), ("exact_key", pa.string()), ("n_shingles", pa.int32()), ("simhash", pa.int64())]
+)
+_UNIT_MINHASH = pa.schema(
+    [
+        ("unit_id", pa.int32()),
+        ("exact_key", pa.string()),
+        ("n_shingles", pa.int32()),
+        ("minhash", pa.binary()),
+    ]
+)
 _UNIT_SET = pa.schema([("unit_id", pa.int32()), ("shingles", pa.binary())])
 _PAIR_BITS = pa.schema([("a", pa.int32()), ("b", pa.int32()), ("hamming_bits", pa.int16())])
 _PAIR_IDS = pa.schema([("a", pa.int32()), ("b", pa.int32())])
-_PAIR_EST = pa.schema([("a", pa.int32()), ("b", pa.int32()), ("jaccard", pa.float64()),
-                       ("containment", pa.float64())])
-_REPS = pa.schema([("cluster_id", pa.int64()), ("representative_id", pa.int64()),
-                   ("representative_url", pa.string()), ("why", pa.string())])
+_PAIR_EST = pa.schema(
+    [("a", pa.int32()), ("b", pa.int32()), ("jaccard", pa.float64()), ("containment", pa.float64())]
+)
+_REPS = pa.schema(
+    [
+        ("cluster_id", pa.int64()),
+        ("representative_id", pa.int64()),
+        ("representative_url", pa.string()),
+        ("why", pa.string()),
+    ]
+)
 
 _SPARK_TYPES = {
-    pa.string(): "string", pa.int16(): "smallint", pa.int32(): "int", pa.int64(): "bigint",
-    pa.float64(): "double", pa.binary(): "binary", pa.timestamp("us"): "timestamp_ntz",
+    pa.string(): "string",
+    pa.int16(): "smallint",
+    pa.int32(): "int",
+    pa.int64(): "bigint",
+    pa.float64(): "double",
+    pa.binary(): "binary",
+    pa.timestamp("us"): "timestamp_ntz",
 }
 
 
@@ -127,23 +161,28 @@ def _signed64(x: int) -> int:
 
 
 # --- session and files ---------------------------------------------------------------------------
-def spark_session(master: str = "local[*]", *, conf: dict[str, str] | None = None,
-                  app_name: str = "neardup") -> SparkSession:
+def spark_session(
+    master: str = "local[*]", *, conf: dict[str, str] | None = None, app_name: str = "neardup"
+) -> SparkSession:
     """A session for `run_spark`. Local masters run the workers on this interpreter; other masters
     get the `neardup` package shipped as a zip (its dependencies must be on the executors)."""
     # Batches cross to Python as Arrow (mapInArrow), never through pyspark's pandas conversion.
-    warnings.filterwarnings("ignore", message="PySpark does not yet fully support pandas", category=FutureWarning)
+    warnings.filterwarnings(
+        "ignore", message="PySpark does not yet fully support pandas", category=FutureWarning
+    )
     try:
         from pyspark.sql import SparkSession
     except ImportError:
-        raise NeardupError("pyspark is not installed: pip install 'neardup[spark]' (needs Java 17+)") from None
+        raise NeardupError(
+            "pyspark is not installed: pip install 'neardup[spark]' (needs Java 17+)"
+        ) from None
     local = master.startswith("local")
     defaults: dict[str, str] = {}
     if local:
         # The workers must import the same numpy / resiliparse / neardup as this process.
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
         # Spark's 200 shuffle partitions turn each of the ~40 small stages into 200 tasks on a few cores.
-        inside = master[len("local["):-1] if master.startswith("local[") else "1"
+        inside = master[len("local[") : -1] if master.startswith("local[") else "1"
         cores = (os.cpu_count() or 2) if inside in ("*", "") else int(inside.split(",")[0])
         defaults["spark.sql.shuffle.partitions"] = str(4 * cores)
     settings = {
@@ -161,8 +200,9 @@ def spark_session(master: str = "local[*]", *, conf: dict[str, str] | None = Non
     try:
         spark = builder.getOrCreate()
     except Exception as exc:  # py4j / JVM launch errors carry no common type
-        raise NeardupError(f"cannot start Spark ({master}): {str(exc).splitlines()[0]} "
-                           "(is Java 17+ installed and on PATH?)") from None
+        raise NeardupError(
+            f"cannot start Spark ({master}): {str(exc).splitlines()[0]} (is Java 17+ installed and on PATH?)"
+        ) from None
     spark.sparkContext.setLogLevel(settings.get("neardup.logLevel", "WARN"))
     if not local:
         pkg = Path(__file__).resolve().parent
@@ -199,7 +239,7 @@ def _write_text(spark: SparkSession, path: str, text: str) -> None:
 
 def _display_path(uri: str) -> str:
     """'file:///a/b' -> '/a/b' (what the local engine would print); other URIs unchanged."""
-    return uri[len("file:"):].replace("///", "/", 1) if uri.startswith("file:") else uri
+    return uri[len("file:") :].replace("///", "/", 1) if uri.startswith("file:") else uri
 
 
 def _input_format(path: str, forced: str) -> str:
@@ -207,8 +247,10 @@ def _input_format(path: str, forced: str) -> str:
         return forced
     name = path.rstrip("/").lower()
     if name.endswith((".csv", ".csv.gz")):
-        raise NotACrawlDump(f"{path}: CSV is not read by `neardup spark`: convert it to JSONL or Parquet, "
-                            "or load it with `neardup ingest`")
+        raise NotACrawlDump(
+            f"{path}: CSV is not read by `neardup spark`: convert it to JSONL or Parquet, "
+            "or load it with `neardup ingest`"
+        )
     if name.endswith(".parquet"):
         return "parquet"
     if name.endswith(WARC_SUFFIXES):
@@ -241,8 +283,9 @@ def _warc_files(path: str) -> list[str]:
 
 
 # --- per-record work, in the Python workers ------------------------------------------------------
-def _record_rows(base: dict[str, Any], raws: list[RawLine], config: Config, counts: list[int],
-                 keep_html: bool) -> list[dict[str, Any]]:
+def _record_rows(
+    base: dict[str, Any], raws: list[RawLine], config: Config, counts: list[int], keep_html: bool
+) -> list[dict[str, Any]]:
     """`_RECORD` rows (pages, errors) of one split's records; `counts` [lines, good, bad] of the split
     so far: its good and bad counts move on."""
     good, bad = _ingest_batch((raws, config))
@@ -259,14 +302,18 @@ def _record_rows(base: dict[str, Any], raws: list[RawLine], config: Config, coun
     return rows
 
 
-def _warc_ingest_fn(config: Config, keep_html: bool) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
+def _warc_ingest_fn(
+    config: Config, keep_html: bool
+) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
     """Read each WARC file named in the rows with the local engine's reader (`warc.WarcBatches`) and
     validate + normalize its records with `_ingest_batch`: one file is one split, its record numbers
     are its lines."""
 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         for batch in batches:
-            for src, file in zip(batch.column(_SRC).to_pylist(), batch.column(_FILE).to_pylist(), strict=True):
+            for src, file in zip(
+                batch.column(_SRC).to_pylist(), batch.column(_FILE).to_pylist(), strict=True
+            ):
                 base = {"src": src, "file": file, "block_start": 0}
                 c = [0, 0, 0]  # records, good, bad
                 for chunk in WarcBatches(Path(_display_path(file)), batch_records=256):
@@ -274,13 +321,17 @@ def _warc_ingest_fn(config: Config, keep_html: bool) -> Callable[[Iterator[pa.Re
                     c[0] = raws[-1].line + 1
                     if rows := _record_rows(base, raws, config, c, keep_html):
                         yield pa.RecordBatch.from_pylist(rows, schema=_RECORD)
-                yield pa.RecordBatch.from_pylist([{**base, "kind": "chunk", "n_lines": c[0], "n_good": c[1],
-                                                   "n_bad": c[2]}], schema=_RECORD)
+                yield pa.RecordBatch.from_pylist(
+                    [{**base, "kind": "chunk", "n_lines": c[0], "n_good": c[1], "n_bad": c[2]}],
+                    schema=_RECORD,
+                )
 
     return run
 
 
-def _ingest_fn(config: Config, fmt: str, keep_html: bool) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
+def _ingest_fn(
+    config: Config, fmt: str, keep_html: bool
+) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
     """Validate + normalize each record with the local engine's `_ingest_batch`.
 
     Rows of one input split arrive in order and contiguous, so each split counts its own lines and
@@ -319,8 +370,18 @@ def _ingest_fn(config: Config, fmt: str, keep_html: bool) -> Callable[[Iterator[
                 i = j
             if rows:
                 yield pa.RecordBatch.from_pylist(rows, schema=_RECORD)
-        summary = [{"kind": "chunk", "src": k[0], "file": k[1], "block_start": k[2], "n_lines": c[0],
-                    "n_good": c[1], "n_bad": c[2]} for k, c in counts.items()]
+        summary = [
+            {
+                "kind": "chunk",
+                "src": k[0],
+                "file": k[1],
+                "block_start": k[2],
+                "n_lines": c[0],
+                "n_good": c[1],
+                "n_bad": c[2],
+            }
+            for k, c in counts.items()
+        ]
         if summary:
             yield pa.RecordBatch.from_pylist(summary, schema=_RECORD)
 
@@ -336,7 +397,11 @@ def _fingerprint_fn(config: Config) -> Callable[[Iterator[pa.RecordBatch]], Iter
             if batch.num_rows == 0:
                 continue
             sizes, fps = _fingerprint_batch((batch.column("text").to_pylist(), config))
-            cols = [batch.column("unit_id").cast(pa.int32()), batch.column("exact_key"), pa.array(sizes, pa.int32())]
+            cols = [
+                batch.column("unit_id").cast(pa.int32()),
+                batch.column("exact_key"),
+                pa.array(sizes, pa.int32()),
+            ]
             if config.method == "simhash":
                 cols.append(pa.array(np.asarray(fps, dtype=np.uint64).view(np.int64)))
             else:
@@ -377,8 +442,13 @@ def _simhash_bucket_fn(max_bits: int) -> Callable[[Iterator[pa.RecordBatch]], It
                 close = bits <= max_bits
                 a, b = units[ii][close], units[jj][close]
                 yield pa.RecordBatch.from_arrays(
-                    [pa.array(np.minimum(a, b).astype(np.int32)), pa.array(np.maximum(a, b).astype(np.int32)),
-                     pa.array(bits[close].astype(np.int16))], schema=_PAIR_BITS)
+                    [
+                        pa.array(np.minimum(a, b).astype(np.int32)),
+                        pa.array(np.maximum(a, b).astype(np.int32)),
+                        pa.array(bits[close].astype(np.int16)),
+                    ],
+                    schema=_PAIR_BITS,
+                )
 
     return run
 
@@ -399,8 +469,12 @@ def _lsh_bucket_fn() -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordB
             a, b = code >> 32, code & 0xFFFFFFFF
             for s in range(0, len(a), PAIR_BATCH):
                 yield pa.RecordBatch.from_arrays(
-                    [pa.array(a[s : s + PAIR_BATCH].astype(np.int32)), pa.array(b[s : s + PAIR_BATCH].astype(np.int32))],
-                    schema=_PAIR_IDS)
+                    [
+                        pa.array(a[s : s + PAIR_BATCH].astype(np.int32)),
+                        pa.array(b[s : s + PAIR_BATCH].astype(np.int32)),
+                    ],
+                    schema=_PAIR_IDS,
+                )
 
     return run
 
@@ -409,7 +483,9 @@ def _signatures(col: pa.Array, num_perm: int) -> np.ndarray:
     return np.frombuffer(b"".join(col.to_pylist()), dtype=np.uint32).reshape(-1, num_perm)
 
 
-def _verify_minhash_fn(config: Config, shared: Any = None) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
+def _verify_minhash_fn(
+    config: Config, shared: Any = None
+) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
     """The estimates and the size-ratio guard of `candidates.minhash_pairs`, per candidate pair.
 
     Signatures and sizes come with each pair (columns sig_a, sig_b, n_a, n_b) or, when `shared` is a
@@ -430,12 +506,25 @@ def _verify_minhash_fn(config: Config, shared: Any = None) -> Callable[[Iterator
                 sig_b = _signatures(batch.column("sig_b"), config.num_perm)
                 sa = batch.column("n_a").to_numpy(zero_copy_only=False).astype(np.int32)
                 sb = batch.column("n_b").to_numpy(zero_copy_only=False).astype(np.int32)
-            keep, jac, cont = score_estimates(sig_a, sig_b, sa, sb, similarity=config.similarity,
-                                              floor=config.minhash_floor, min_size_ratio=config.min_size_ratio,
-                                              min_shingles=config.min_contained_shingles)
+            keep, jac, cont = score_estimates(
+                sig_a,
+                sig_b,
+                sa,
+                sb,
+                similarity=config.similarity,
+                floor=config.minhash_floor,
+                min_size_ratio=config.min_size_ratio,
+                min_shingles=config.min_contained_shingles,
+            )
             yield pa.RecordBatch.from_arrays(
-                [batch.column("a").filter(pa.array(keep)), batch.column("b").filter(pa.array(keep)),
-                 pa.array(jac[keep]), pa.array(cont[keep])], schema=_PAIR_EST)
+                [
+                    batch.column("a").filter(pa.array(keep)),
+                    batch.column("b").filter(pa.array(keep)),
+                    pa.array(jac[keep]),
+                    pa.array(cont[keep]),
+                ],
+                schema=_PAIR_EST,
+            )
 
     return run
 
@@ -450,8 +539,9 @@ def _shingle_set_fn(k: int) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.
             _, lens, values = _set_batch(([], batch.column("text").to_pylist(), k))
             ends = np.cumsum(lens)
             blobs = [values[e - n : e].tobytes() for n, e in zip(lens, ends, strict=True)]
-            yield pa.RecordBatch.from_arrays([batch.column("unit_id").cast(pa.int32()), pa.array(blobs, pa.binary())],
-                                             schema=_UNIT_SET)
+            yield pa.RecordBatch.from_arrays(
+                [batch.column("unit_id").cast(pa.int32()), pa.array(blobs, pa.binary())], schema=_UNIT_SET
+            )
 
     return run
 
@@ -468,16 +558,26 @@ def _exact_fn(config: Config) -> Callable[[Iterator[pa.RecordBatch]], Iterator[p
             lens = np.fromiter((len(x) // 4 for x in blobs), dtype=np.int64, count=2 * m)
             values = np.frombuffer(b"".join(blobs), dtype=np.uint32)
             inter = intersection_sizes(values, lens, np.arange(m), np.arange(m, 2 * m))
-            jac, cont = exact_scores(inter, lens[:m], lens[m:], config.min_size_ratio, config.min_contained_shingles)
+            jac, cont = exact_scores(
+                inter, lens[:m], lens[m:], config.min_size_ratio, config.min_contained_shingles
+            )
             keep = above_floor(jac, cont, config.similarity, config.minhash_floor)
             yield pa.RecordBatch.from_arrays(
-                [batch.column("a").filter(pa.array(keep)), batch.column("b").filter(pa.array(keep)),
-                 pa.array(jac[keep]), pa.array(cont[keep])], schema=_PAIR_EST)
+                [
+                    batch.column("a").filter(pa.array(keep)),
+                    batch.column("b").filter(pa.array(keep)),
+                    pa.array(jac[keep]),
+                    pa.array(cont[keep]),
+                ],
+                schema=_PAIR_EST,
+            )
 
     return run
 
 
-def _representatives_fn(rule: Sequence[str]) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
+def _representatives_fn(
+    rule: Sequence[str],
+) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
     """`clusters.pick_representatives` under `rule` over one partition (whole clusters: partitioned by cluster id)."""
 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
@@ -500,17 +600,27 @@ def _dense_index(df: DataFrame, order: Sequence[Any], name: str, *, start: int =
     """
     from pyspark.sql import functions as F
 
-    s = df.orderBy(*order).withColumn("_p", F.spark_partition_id()).withColumn("_m", F.monotonically_increasing_id())
+    s = (
+        df.orderBy(*order)
+        .withColumn("_p", F.spark_partition_id())
+        .withColumn("_m", F.monotonically_increasing_id())
+    )
     s = s.persist()
-    counts = sorted((r["_p"], r["n"], r["m0"]) for r in s.groupBy("_p").agg(
-        F.count("*").alias("n"), F.min("_m").alias("m0")).collect())
+    counts = sorted(
+        (r["_p"], r["n"], r["m0"])
+        for r in s.groupBy("_p").agg(F.count("*").alias("n"), F.min("_m").alias("m0")).collect()
+    )
     rows, offset = [], start
     for p, n, m0 in counts:
         rows.append((p, offset - m0))
         offset += n
     spark = df.sparkSession
     shift = spark.createDataFrame(rows or [(0, 0)], "_p int, _shift bigint")
-    return s.join(F.broadcast(shift), "_p").withColumn(name, F.col("_m") + F.col("_shift")).drop("_p", "_m", "_shift")
+    return (
+        s.join(F.broadcast(shift), "_p")
+        .withColumn(name, F.col("_m") + F.col("_shift"))
+        .drop("_p", "_m", "_shift")
+    )
 
 
 def _frame_from_arrow(spark: SparkSession, table: pa.Table) -> DataFrame:
@@ -526,8 +636,12 @@ def _large_star(edges: DataFrame) -> DataFrame:
 
     both = edges.select("u", "v").union(edges.select(F.col("v").alias("u"), F.col("u").alias("v")))
     low = both.groupBy("u").agg(F.least(F.min("v"), F.col("u")).alias("m"))
-    return both.join(low, "u").filter(F.col("v") > F.col("u")).select(
-        F.col("v").alias("u"), F.col("m").alias("v")).distinct()
+    return (
+        both.join(low, "u")
+        .filter(F.col("v") > F.col("u"))
+        .select(F.col("v").alias("u"), F.col("m").alias("v"))
+        .distinct()
+    )
 
 
 def _small_star(edges: DataFrame) -> DataFrame:
@@ -536,12 +650,21 @@ def _small_star(edges: DataFrame) -> DataFrame:
 
     down = edges.select(F.greatest("u", "v").alias("u"), F.least("u", "v").alias("v"))
     low = down.groupBy("u").agg(F.min("v").alias("m"))
-    spokes = down.join(low, "u").filter(F.col("v") != F.col("m")).select(F.col("v").alias("u"), F.col("m").alias("v"))
+    spokes = (
+        down.join(low, "u")
+        .filter(F.col("v") != F.col("m"))
+        .select(F.col("v").alias("u"), F.col("m").alias("v"))
+    )
     return spokes.union(low.select("u", F.col("m").alias("v"))).distinct()
 
 
-def connected_components(edges: DataFrame, *, checkpoint_every: int = CHECKPOINT_EVERY,
-                         max_rounds: int = MAX_CC_ROUNDS, local_edges: int = CC_LOCAL_EDGES) -> tuple[DataFrame, int]:
+def connected_components(
+    edges: DataFrame,
+    *,
+    checkpoint_every: int = CHECKPOINT_EVERY,
+    max_rounds: int = MAX_CC_ROUNDS,
+    local_edges: int = CC_LOCAL_EDGES,
+) -> tuple[DataFrame, int]:
     """(node, label) for every node of the undirected edges (a, b): label = smallest node id of its component.
 
     Alternating large-star / small-star (Kiveris et al., "Connected Components in MapReduce and Beyond",
@@ -555,8 +678,12 @@ def connected_components(edges: DataFrame, *, checkpoint_every: int = CHECKPOINT
 
     spark = edges.sparkSession
     reliable = spark.sparkContext.getCheckpointDir() is not None
-    cur = edges.select(F.greatest("a", "b").alias("u"), F.least("a", "b").alias("v")).filter(
-        F.col("u") != F.col("v")).distinct().persist()
+    cur = (
+        edges.select(F.greatest("a", "b").alias("u"), F.least("a", "b").alias("v"))
+        .filter(F.col("u") != F.col("v"))
+        .distinct()
+        .persist()
+    )
     n_cur = cur.count()
     rounds = 0
     while n_cur > local_edges:
@@ -579,15 +706,18 @@ def connected_components(edges: DataFrame, *, checkpoint_every: int = CHECKPOINT
         u = pairs.column("u").to_numpy().astype(np.int64)
         v = pairs.column("v").to_numpy().astype(np.int64)
         nodes, inverse = np.unique(np.concatenate([u, v]), return_inverse=True)
-        comp = components(len(nodes), inverse[: len(u)], inverse[len(u):])
+        comp = components(len(nodes), inverse[: len(u)], inverse[len(u) :])
         smallest = np.full(comp.max() + 1 if len(comp) else 0, np.iinfo(np.int64).max)
         np.minimum.at(smallest, comp, nodes)
         rows = pa.table({"node": nodes, "label": smallest[comp]})
         labels = _frame_from_arrow(spark, rows)
     else:
         # A star per component: every edge is (member, smallest); the centre labels itself.
-        labels = cur.select(F.col("u").alias("node"), F.col("v").alias("label")).union(
-            cur.select(F.col("v").alias("node"), F.col("v").alias("label"))).distinct()
+        labels = (
+            cur.select(F.col("u").alias("node"), F.col("v").alias("label"))
+            .union(cur.select(F.col("v").alias("node"), F.col("v").alias("label")))
+            .distinct()
+        )
     cur.unpersist()
     return labels, rounds
 
@@ -605,8 +735,12 @@ def _read_inputs(spark: SparkSession, inputs: Sequence[str], input_format: str) 
             if not files or missing:
                 raise NotACrawlDump(f"{path}: no WARC file there" + (f" ({missing[0]})" if missing else ""))
             # `file:` URIs, as input_file_name() gives for the other formats
-            frames["warc"].append(spark.createDataFrame(
-                [(src, Path(f).resolve().as_uri(), 0) for f in files], f"{_SRC} int, {_FILE} string, {_START} bigint"))
+            frames["warc"].append(
+                spark.createDataFrame(
+                    [(src, Path(f).resolve().as_uri(), 0) for f in files],
+                    f"{_SRC} int, {_FILE} string, {_START} bigint",
+                )
+            )
             continue
         try:
             if fmt == "jsonl":
@@ -618,8 +752,11 @@ def _read_inputs(spark: SparkSession, inputs: Sequence[str], input_format: str) 
             raise NotACrawlDump(f"{path}: cannot read it as {fmt} ({str(exc).splitlines()[0]})") from None
         if fmt == "parquet" and "url" not in df.columns:
             raise NotACrawlDump(f"{path}: a Parquet file without a 'url' column")
-        frames[fmt].append(df.withColumn(_SRC, F.lit(src)).withColumn(_FILE, F.input_file_name())
-                           .withColumn(_START, F.input_file_block_start()))
+        frames[fmt].append(
+            df.withColumn(_SRC, F.lit(src))
+            .withColumn(_FILE, F.input_file_name())
+            .withColumn(_START, F.input_file_block_start())
+        )
     out = {}
     for fmt, dfs in frames.items():
         if dfs:
@@ -700,8 +837,15 @@ def run_spark(
         for src, file, block, n_lines, n_good, n_bad in chunks:
             if (src, file) != last_file:
                 last_file, line_start = (src, file), 0
-                sources.append({"source_id": len(sources) + 1, "path": _display_path(file),
-                                "n_records": 0, "n_loaded": 0, "n_errors": 0})
+                sources.append(
+                    {
+                        "source_id": len(sources) + 1,
+                        "path": _display_path(file),
+                        "n_records": 0,
+                        "n_loaded": 0,
+                        "n_errors": 0,
+                    }
+                )
             s = sources[-1]
             offsets.append((src, file, block, s["source_id"], line_start, page_start))
             s["n_records"] += n_good + n_bad
@@ -711,39 +855,81 @@ def run_spark(
             page_start += n_good
         if not offsets:
             raise NotACrawlDump(f"{', '.join(inputs)}: no records at all")
-        off = F.broadcast(spark.createDataFrame(
-            offsets, "src int, file string, block_start bigint, source_id int, line_start bigint, page_start bigint"))
+        off = F.broadcast(
+            spark.createDataFrame(
+                offsets,
+                "src int, file string, block_start bigint, source_id int, line_start bigint, page_start bigint",
+            )
+        )
         keyed = records.join(off, ["src", "file", "block_start"])
         pages = keyed.filter(F.col("kind") == "page").select(
-            (F.col("page_start") + F.col("good_idx") + 1).alias("page_id"), "source_id",
+            (F.col("page_start") + F.col("good_idx") + 1).alias("page_id"),
+            "source_id",
             (F.col("line_start") + F.col("idx") + 1).alias("line"),
-            "url", "canonical_url", "host", "fetched_at", "status", "md5", "rel_canonical", "extra",
-            *(["html"] if keep_html else []), "text", "title", "n_words", "exact_key", "degenerate",
+            "url",
+            "canonical_url",
+            "host",
+            "fetched_at",
+            "status",
+            "md5",
+            "rel_canonical",
+            "extra",
+            *(["html"] if keep_html else []),
+            "text",
+            "title",
+            "n_words",
+            "exact_key",
+            "degenerate",
         )
         errors = keyed.filter(F.col("kind") == "error").select(
-            "source_id", (F.col("line_start") + F.col("idx") + 1).alias("line"), "reason")
+            "source_id", (F.col("line_start") + F.col("idx") + 1).alias("line"), "reason"
+        )
         # A record that repeats an earlier one (same url, fetch time and bytes) is rejected, as locally.
         slim = pages.select("page_id", "source_id", "line", "url", "fetched_at", "md5")
-        first = slim.groupBy("url", "fetched_at", "md5").agg(
-            F.count("*").alias("n"), F.min("page_id").alias("first_id"),
-            F.min_by("line", "page_id").alias("first_line")).filter(F.col("n") > 1)
-        dups = slim.alias("p").join(
-            first.alias("f"),
-            (F.col("p.url") == F.col("f.url")) & F.col("p.fetched_at").eqNullSafe(F.col("f.fetched_at"))
-            & (F.col("p.md5") == F.col("f.md5")),
-        ).filter(F.col("p.page_id") != F.col("f.first_id")).select(
-            F.col("p.page_id").alias("page_id"), F.col("p.source_id").alias("source_id"),
-            F.col("p.line").alias("line"), F.col("f.first_line").alias("first_line")).persist()
-        dup_errors = dups.select("source_id", "line", F.concat(
-            F.lit("duplicate record: same url, fetched_at and content as line "),
-            F.col("first_line").cast("string")).alias("reason"))
+        first = (
+            slim.groupBy("url", "fetched_at", "md5")
+            .agg(
+                F.count("*").alias("n"),
+                F.min("page_id").alias("first_id"),
+                F.min_by("line", "page_id").alias("first_line"),
+            )
+            .filter(F.col("n") > 1)
+        )
+        dups = (
+            slim.alias("p")
+            .join(
+                first.alias("f"),
+                (F.col("p.url") == F.col("f.url"))
+                & F.col("p.fetched_at").eqNullSafe(F.col("f.fetched_at"))
+                & (F.col("p.md5") == F.col("f.md5")),
+            )
+            .filter(F.col("p.page_id") != F.col("f.first_id"))
+            .select(
+                F.col("p.page_id").alias("page_id"),
+                F.col("p.source_id").alias("source_id"),
+                F.col("p.line").alias("line"),
+                F.col("f.first_line").alias("first_line"),
+            )
+            .persist()
+        )
+        dup_errors = dups.select(
+            "source_id",
+            "line",
+            F.concat(
+                F.lit("duplicate record: same url, fetched_at and content as line "),
+                F.col("first_line").cast("string"),
+            ).alias("reason"),
+        )
         pages = pages.join(dups.select("page_id"), "page_id", "left_anti")
         pages.write.mode("overwrite").parquet(f"{work}/pages")
         pages = spark.read.parquet(f"{work}/pages")
-        path_of = spark.createDataFrame([(s["source_id"], s["path"]) for s in sources], "source_id int, source string")
+        path_of = spark.createDataFrame(
+            [(s["source_id"], s["path"]) for s in sources], "source_id int, source string"
+        )
         errors = errors.unionByName(dup_errors).join(F.broadcast(path_of), "source_id")
         errors.select("source_id", "source", "line", "reason").orderBy("source_id", "line").write.mode(
-            "overwrite").parquet(f"{out}/errors")
+            "overwrite"
+        ).parquet(f"{out}/errors")
         for sid, n in dups.groupBy("source_id").count().collect():
             s = sources[sid - 1]
             s["n_loaded"] -= n
@@ -751,11 +937,17 @@ def run_spark(
         dups.unpersist()
         empty = [s for s in sources if s["n_loaded"] == 0]
         if empty:
-            reasons = errors.filter(F.col("source_id").isin([s["source_id"] for s in empty])).select("reason").limit(
-                1000).collect()
+            reasons = (
+                errors.filter(F.col("source_id").isin([s["source_id"] for s in empty]))
+                .select("reason")
+                .limit(1000)
+                .collect()
+            )
             kinds = sorted({_reason_kind(r["reason"]) for r in reasons})
-            raise NotACrawlDump(f"{empty[0]['path']}: not a crawl dump: no usable record "
-                                f"({', '.join(kinds[:3]) or 'no records'})")
+            raise NotACrawlDump(
+                f"{empty[0]['path']}: not a crawl dump: no usable record "
+                f"({', '.join(kinds[:3]) or 'no records'})"
+            )
         done()
 
         # 3. units (distinct exact keys of content pages, numbered in key order) and their fingerprints.
@@ -765,7 +957,8 @@ def run_spark(
         numbered = _dense_index(unit_texts, ["exact_key"], "unit_id")
         unit_schema = _UNIT_SIMHASH if config.method == "simhash" else _UNIT_MINHASH
         numbered.select("unit_id", "exact_key", "text").mapInArrow(
-            _fingerprint_fn(config), _ddl(unit_schema)).write.mode("overwrite").parquet(f"{out}/units")
+            _fingerprint_fn(config), _ddl(unit_schema)
+        ).write.mode("overwrite").parquet(f"{out}/units")
         numbered.unpersist()
         units = spark.read.parquet(f"{out}/units")
         n_units = units.count()
@@ -785,14 +978,25 @@ def run_spark(
         pairs.write.mode("overwrite").parquet(f"{work}/pairs")
         pairs = spark.read.parquet(f"{work}/pairs")
         page_unit = content.select("page_id", "exact_key", "canonical_url").join(
-            units.select("exact_key", "unit_id"), "exact_key")
+            units.select("exact_key", "unit_id"), "exact_key"
+        )
         unit_page = page_unit.groupBy("unit_id").agg(
-            F.min("page_id").alias("page_id"), F.min_by("canonical_url", "page_id").alias("url"))
+            F.min("page_id").alias("page_id"), F.min_by("canonical_url", "page_id").alias("url")
+        )
         ua, ub = unit_page.alias("ua"), unit_page.alias("ub")
-        pairs.alias("p").join(ua, F.col("p.a") == F.col("ua.unit_id")).join(ub, F.col("p.b") == F.col("ub.unit_id")).select(
-            "p.a", "p.b", F.col("ua.page_id").alias("page_a"), F.col("ub.page_id").alias("page_b"),
-            F.col("ua.url").alias("url_a"), F.col("ub.url").alias("url_b"), F.lit(config.method).alias("method"),
-            F.col("p.hamming_bits").cast("smallint").alias("hamming_bits"), "p.jaccard", "p.containment",
+        pairs.alias("p").join(ua, F.col("p.a") == F.col("ua.unit_id")).join(
+            ub, F.col("p.b") == F.col("ub.unit_id")
+        ).select(
+            "p.a",
+            "p.b",
+            F.col("ua.page_id").alias("page_a"),
+            F.col("ub.page_id").alias("page_b"),
+            F.col("ua.url").alias("url_a"),
+            F.col("ub.url").alias("url_b"),
+            F.lit(config.method).alias("method"),
+            F.col("p.hamming_bits").cast("smallint").alias("hamming_bits"),
+            "p.jaccard",
+            "p.containment",
         ).orderBy("a", "b").write.mode("overwrite").parquet(f"{out}/pairs")
         n_pairs = pairs.count()
         if stats["verified_exact"]:
@@ -811,28 +1015,53 @@ def run_spark(
             labels, rounds = connected_components(edges)
         else:
             labels, rounds = spark.createDataFrame([], "node int, label int"), 0
-        unit_comp = units.select("unit_id").join(labels, units["unit_id"] == labels["node"], "left").select(
-            "unit_id", F.coalesce(F.col("label"), F.col("unit_id")).cast("bigint").alias("comp"))
-        members = page_unit.join(unit_comp, "unit_id").join(
-            content.select("page_id", "url", "host", "fetched_at", "rel_canonical"), "page_id").persist()
-        sizes = members.groupBy("comp").agg(F.count("*").alias("cluster_size"), F.min("page_id").alias("first_page"))
-        sizes = _dense_index(sizes, [F.col("cluster_size").desc(), F.col("first_page").asc()], "cluster_id", start=1)
+        unit_comp = (
+            units.select("unit_id")
+            .join(labels, units["unit_id"] == labels["node"], "left")
+            .select("unit_id", F.coalesce(F.col("label"), F.col("unit_id")).cast("bigint").alias("comp"))
+        )
+        members = (
+            page_unit.join(unit_comp, "unit_id")
+            .join(content.select("page_id", "url", "host", "fetched_at", "rel_canonical"), "page_id")
+            .persist()
+        )
+        sizes = members.groupBy("comp").agg(
+            F.count("*").alias("cluster_size"), F.min("page_id").alias("first_page")
+        )
+        sizes = _dense_index(
+            sizes, [F.col("cluster_size").desc(), F.col("first_page").asc()], "cluster_id", start=1
+        )
         members = members.join(sizes.select("comp", "cluster_id", "cluster_size"), "comp").persist()
         sizes.unpersist()
         # A one-page cluster is its own representative ("shortest URL": nothing names it, no other fetch).
         single = members.filter(F.col("cluster_size") == 1).select(
-            "cluster_id", F.col("page_id").alias("representative_id"),
-            F.col("canonical_url").alias("representative_url"), F.lit("shortest URL").alias("why"))
+            "cluster_id",
+            F.col("page_id").alias("representative_id"),
+            F.col("canonical_url").alias("representative_url"),
+            F.lit("shortest URL").alias("why"),
+        )
         multi = members.filter(F.col("cluster_size") > 1).select(
-            "cluster_id", "page_id", "canonical_url", "rel_canonical", "fetched_at")
+            "cluster_id", "page_id", "canonical_url", "rel_canonical", "fetched_at"
+        )
         n_multi = multi.count()
         n_parts = max(int(spark.conf.get("spark.sql.shuffle.partitions")), n_multi // 20000 + 1)
-        reps = multi.repartition(n_parts, "cluster_id").mapInArrow(_representatives_fn(config.representative), _ddl(_REPS))
+        reps = multi.repartition(n_parts, "cluster_id").mapInArrow(
+            _representatives_fn(config.representative), _ddl(_REPS)
+        )
         reps = single.unionByName(reps)
         clusters = members.join(reps, "cluster_id").select(
-            "cluster_id", "cluster_size", "page_id", "url", "canonical_url", "host", "unit_id",
-            "representative_id", "representative_url", "why",
-            (F.col("page_id") == F.col("representative_id")).alias("is_representative"))
+            "cluster_id",
+            "cluster_size",
+            "page_id",
+            "url",
+            "canonical_url",
+            "host",
+            "unit_id",
+            "representative_id",
+            "representative_url",
+            "why",
+            (F.col("page_id") == F.col("representative_id")).alias("is_representative"),
+        )
         clusters.orderBy("cluster_id", "page_id").write.mode("overwrite").parquet(f"{out}/clusters")
         clusters = spark.read.parquet(f"{out}/clusters")
         edges.unpersist()
@@ -843,14 +1072,19 @@ def run_spark(
         done = stage("write pages")
         fp_cols = ["simhash"] if config.method == "simhash" else ["minhash"]
         info = clusters.select("page_id", "unit_id", "cluster_id").join(
-            units.select("unit_id", "n_shingles", *fp_cols), "unit_id")
+            units.select("unit_id", "n_shingles", *fp_cols), "unit_id"
+        )
         pages.join(info, "page_id", "left").orderBy("page_id").write.mode("overwrite").parquet(f"{out}/pages")
         done()
 
         # 7. the report numbers (as engine.analyze computes them) and the manifest, last.
         numbers = _numbers(spark.read.parquet(f"{out}/pages"), clusters, n_units, n_edges)
-        spark_info = {"version": spark.version, "master": spark.sparkContext.master,
-                      "cc_rounds": rounds, "shuffle_partitions": spark.conf.get("spark.sql.shuffle.partitions")}
+        spark_info = {
+            "version": spark.version,
+            "master": spark.sparkContext.master,
+            "cc_rounds": rounds,
+            "shuffle_partitions": spark.conf.get("spark.sql.shuffle.partitions"),
+        }
         manifest = {
             "neardup_spark": FORMAT_VERSION,
             "config": config.to_dict(),
@@ -895,13 +1129,25 @@ def _bucket_stats(sizes: DataFrame, cap: int) -> dict[str, int]:
         F.sum(F.when(n > cap, n).otherwise(0)).alias("capped_members"),
         F.sum(F.when(kept, n * (n - 1) / 2).otherwise(0)).cast("bigint").alias("pairs"),
     ).collect()[0]
-    return {"largest_bucket": int(row["largest"] or 0), "capped_buckets": int(row["capped"] or 0),
-            "capped_members": int(row["capped_members"] or 0), "bucket_pairs": int(row["pairs"] or 0)}
+    return {
+        "largest_bucket": int(row["largest"] or 0),
+        "capped_buckets": int(row["capped"] or 0),
+        "capped_members": int(row["capped_members"] or 0),
+        "bucket_pairs": int(row["pairs"] or 0),
+    }
 
 
 def _empty_stats() -> dict[str, Any]:
-    return {"tables": 0, "candidates": 0, "largest_bucket": 0, "capped_buckets": 0, "capped_members": 0,
-            "verified_exact": 0, "rejected_exact": 0, "notes": []}
+    return {
+        "tables": 0,
+        "candidates": 0,
+        "largest_bucket": 0,
+        "capped_buckets": 0,
+        "capped_members": 0,
+        "verified_exact": 0,
+        "rejected_exact": 0,
+        "notes": [],
+    }
 
 
 def _simhash_pairs(spark: SparkSession, units: DataFrame, n: int, config: Config) -> tuple[DataFrame, dict]:
@@ -909,51 +1155,79 @@ def _simhash_pairs(spark: SparkSession, units: DataFrame, n: int, config: Config
     from pyspark.sql import functions as F
 
     stats = _empty_stats()
-    empty = spark.createDataFrame([], "a int, b int, hamming_bits smallint, jaccard double, containment double")
+    empty = spark.createDataFrame(
+        [], "a int, b int, hamming_bits smallint, jaccard double, containment double"
+    )
     if n < 2:
         return empty, stats
     max_bits = config.simhash_max_bits
     r = choose_r(n, max_bits)
-    tables = [(t, _signed64(sum(combo))) for t, combo in enumerate(combinations(_block_masks(max_bits + r), r))]
+    tables = [
+        (t, _signed64(sum(combo))) for t, combo in enumerate(combinations(_block_masks(max_bits + r), r))
+    ]
     table_df = F.broadcast(spark.createDataFrame(tables, "table int, mask bigint"))
-    keyed = units.select("unit_id", "simhash").crossJoin(table_df).select(
-        "table", (F.col("simhash").bitwiseAND(F.col("mask"))).alias("key"), "unit_id", "simhash")
+    keyed = (
+        units.select("unit_id", "simhash")
+        .crossJoin(table_df)
+        .select("table", (F.col("simhash").bitwiseAND(F.col("mask"))).alias("key"), "unit_id", "simhash")
+    )
     sizes = keyed.groupBy("table", "key").agg(F.count("*").alias("size")).persist()
     b = _bucket_stats(sizes, BUCKET_CAP)
-    stats.update(tables=len(tables), candidates=b["bucket_pairs"], largest_bucket=b["largest_bucket"],
-                 capped_buckets=b["capped_buckets"], capped_members=b["capped_members"])
+    stats.update(
+        tables=len(tables),
+        candidates=b["bucket_pairs"],
+        largest_bucket=b["largest_bucket"],
+        capped_buckets=b["capped_buckets"],
+        capped_members=b["capped_members"],
+    )
     if b["capped_buckets"]:
         stats["notes"].append(
             f"{b['capped_buckets']} SimHash bucket(s) with more than {BUCKET_CAP} members "
             f"({b['capped_members']} members) {CAPPED_NOTE}"
         )
     kept = sizes.filter((F.col("size") >= 2) & (F.col("size") <= BUCKET_CAP)).select("table", "key")
-    buckets = keyed.join(kept, ["table", "key"]).groupBy("table", "key").agg(
-        F.collect_list(F.struct("unit_id", "simhash")).alias("members"))
+    buckets = (
+        keyed.join(kept, ["table", "key"])
+        .groupBy("table", "key")
+        .agg(F.collect_list(F.struct("unit_id", "simhash")).alias("members"))
+    )
     found = buckets.select("members").mapInArrow(_simhash_bucket_fn(max_bits), _ddl(_PAIR_BITS))
     pairs = found.dropDuplicates(["a", "b"]).select(
-        "a", "b", "hamming_bits", F.lit(None).cast("double").alias("jaccard"),
-        F.lit(None).cast("double").alias("containment"))
+        "a",
+        "b",
+        "hamming_bits",
+        F.lit(None).cast("double").alias("jaccard"),
+        F.lit(None).cast("double").alias("containment"),
+    )
     return pairs, stats
 
 
-def _exact_pairs(spark: SparkSession, pairs: DataFrame, content: DataFrame, units: DataFrame, config: Config,
-                 work: str) -> DataFrame:
+def _exact_pairs(
+    spark: SparkSession, pairs: DataFrame, content: DataFrame, units: DataFrame, config: Config, work: str
+) -> DataFrame:
     """MinHash pairs re-scored with exact shingle-set Jaccard and containment (config.verify == "exact"):
     each unit in a pair is tokenized once (the sets are written out, then read by both joins)."""
     from pyspark.sql import functions as F
 
-    ids = pairs.select(F.col("a").alias("unit_id")).union(pairs.select(F.col("b").alias("unit_id"))).distinct()
-    texts = (content.groupBy("exact_key").agg(F.any_value("text").alias("text"))
-             .join(units.select("exact_key", "unit_id"), "exact_key").join(ids, "unit_id"))
-    texts.select("unit_id", "text").mapInArrow(_shingle_set_fn(config.shingle_size), _ddl(_UNIT_SET)).write.mode(
-        "overwrite").parquet(f"{work}/unit_sets")
+    ids = (
+        pairs.select(F.col("a").alias("unit_id")).union(pairs.select(F.col("b").alias("unit_id"))).distinct()
+    )
+    texts = (
+        content.groupBy("exact_key")
+        .agg(F.any_value("text").alias("text"))
+        .join(units.select("exact_key", "unit_id"), "exact_key")
+        .join(ids, "unit_id")
+    )
+    texts.select("unit_id", "text").mapInArrow(
+        _shingle_set_fn(config.shingle_size), _ddl(_UNIT_SET)
+    ).write.mode("overwrite").parquet(f"{work}/unit_sets")
     sets = spark.read.parquet(f"{work}/unit_sets")
     sa = sets.select(F.col("unit_id").alias("a"), F.col("shingles").alias("set_a"))
     sb = sets.select(F.col("unit_id").alias("b"), F.col("shingles").alias("set_b"))
     joined = pairs.select("a", "b").join(sa, "a").join(sb, "b").select("a", "b", "set_a", "set_b")
     return joined.mapInArrow(_exact_fn(config), _ddl(_PAIR_EST)).select(
-        "a", "b", F.lit(None).cast("smallint").alias("hamming_bits"), "jaccard", "containment")
+        "a", "b", F.lit(None).cast("smallint").alias("hamming_bits"), "jaccard", "containment"
+    )
 
 
 def _minhash_pairs(spark: SparkSession, units: DataFrame, n: int, config: Config) -> tuple[DataFrame, dict]:
@@ -961,23 +1235,40 @@ def _minhash_pairs(spark: SparkSession, units: DataFrame, n: int, config: Config
     from pyspark.sql import functions as F
 
     stats = _empty_stats()
-    empty = spark.createDataFrame([], "a int, b int, hamming_bits smallint, jaccard double, containment double")
+    empty = spark.createDataFrame(
+        [], "a int, b int, hamming_bits smallint, jaccard double, containment double"
+    )
     if n < 2:
         return empty, stats
-    bands, rows = lsh_params(lsh_threshold(config.minhash_floor, config.similarity, config.min_size_ratio),
-                             config.num_perm)
+    bands, rows = lsh_params(
+        lsh_threshold(config.minhash_floor, config.similarity, config.min_size_ratio), config.num_perm
+    )
     stats["notes"].append(f"LSH bands x rows = {bands} x {rows}")
-    band_df = F.broadcast(spark.createDataFrame([(b, b * rows * 4 + 1) for b in range(bands)], "band int, pos int"))
-    keyed = units.select("unit_id", "minhash").crossJoin(band_df).select(
-        "band", F.expr(f"substring(minhash, pos, {rows * 4})").alias("key"), "unit_id")
+    band_df = F.broadcast(
+        spark.createDataFrame([(b, b * rows * 4 + 1) for b in range(bands)], "band int, pos int")
+    )
+    keyed = (
+        units.select("unit_id", "minhash")
+        .crossJoin(band_df)
+        .select("band", F.expr(f"substring(minhash, pos, {rows * 4})").alias("key"), "unit_id")
+    )
     sizes = keyed.groupBy("band", "key").agg(F.count("*").alias("size")).persist()
     b = _bucket_stats(sizes, BUCKET_CAP)
     kept = sizes.filter((F.col("size") >= 2) & (F.col("size") <= BUCKET_CAP)).select("band", "key")
-    buckets = keyed.join(kept, ["band", "key"]).groupBy("band", "key").agg(F.collect_list("unit_id").alias("members"))
+    buckets = (
+        keyed.join(kept, ["band", "key"])
+        .groupBy("band", "key")
+        .agg(F.collect_list("unit_id").alias("members"))
+    )
     cands = buckets.select("members").mapInArrow(_lsh_bucket_fn(), _ddl(_PAIR_IDS)).dropDuplicates(["a", "b"])
     # Buckets of one band are disjoint: the band's distinct pairs are its buckets' pairs (as counted locally).
-    stats.update(tables=bands, candidates=b["bucket_pairs"], largest_bucket=b["largest_bucket"],
-                 capped_buckets=b["capped_buckets"], capped_members=b["capped_members"])
+    stats.update(
+        tables=bands,
+        candidates=b["bucket_pairs"],
+        largest_bucket=b["largest_bucket"],
+        capped_buckets=b["capped_buckets"],
+        capped_members=b["capped_members"],
+    )
     if b["capped_buckets"]:
         stats["notes"].append(
             f"{b['capped_buckets']} LSH bucket(s) with more than {BUCKET_CAP} members "
@@ -994,13 +1285,19 @@ def _minhash_pairs(spark: SparkSession, units: DataFrame, n: int, config: Config
         sizes[ids] = table.column("n_shingles").to_numpy()
         shared = spark.sparkContext.broadcast((matrix, sizes))
         pairs = cands.mapInArrow(_verify_minhash_fn(config, shared), _ddl(_PAIR_EST)).select(
-            "a", "b", F.lit(None).cast("smallint").alias("hamming_bits"), "jaccard", "containment")
+            "a", "b", F.lit(None).cast("smallint").alias("hamming_bits"), "jaccard", "containment"
+        )
         return pairs, stats
-    sa = sig.select(F.col("unit_id").alias("a"), F.col("minhash").alias("sig_a"), F.col("n_shingles").alias("n_a"))
-    sb = sig.select(F.col("unit_id").alias("b"), F.col("minhash").alias("sig_b"), F.col("n_shingles").alias("n_b"))
+    sa = sig.select(
+        F.col("unit_id").alias("a"), F.col("minhash").alias("sig_a"), F.col("n_shingles").alias("n_a")
+    )
+    sb = sig.select(
+        F.col("unit_id").alias("b"), F.col("minhash").alias("sig_b"), F.col("n_shingles").alias("n_b")
+    )
     joined = cands.join(sa, "a").join(sb, "b").select("a", "b", "sig_a", "sig_b", "n_a", "n_b")
     pairs = joined.mapInArrow(_verify_minhash_fn(config), _ddl(_PAIR_EST)).select(
-        "a", "b", F.lit(None).cast("smallint").alias("hamming_bits"), "jaccard", "containment")
+        "a", "b", F.lit(None).cast("smallint").alias("hamming_bits"), "jaccard", "containment"
+    )
     return pairs, stats
 
 
@@ -1013,11 +1310,16 @@ def _numbers(pages: DataFrame, clusters: DataFrame, n_units: int, n_edges: int) 
         F.sum(F.when(F.col("degenerate").isNull(), 1).otherwise(0)).alias("content"),
         F.countDistinct(F.when(F.col("degenerate").isNull(), F.col("md5"))).alias("md5s"),
     ).collect()[0]
-    c = clusters.select("cluster_id", "cluster_size").distinct().agg(
-        F.count("*").alias("clusters"),
-        F.sum(F.when(F.col("cluster_size") > 1, 1).otherwise(0)).alias("dup_clusters"),
-        F.max("cluster_size").alias("largest"),
-    ).collect()[0]
+    c = (
+        clusters.select("cluster_id", "cluster_size")
+        .distinct()
+        .agg(
+            F.count("*").alias("clusters"),
+            F.sum(F.when(F.col("cluster_size") > 1, 1).otherwise(0)).alias("dup_clusters"),
+            F.max("cluster_size").alias("largest"),
+        )
+        .collect()[0]
+    )
     total, content = int(p["total"]), int(p["content"] or 0)
     n_clusters = int(c["clusters"])
     redundant = content - n_clusters
@@ -1042,11 +1344,15 @@ def read_manifest(out_dir: str | Path) -> dict[str, Any]:
     """The manifest of a finished run (NeardupError if the directory holds none)."""
     path = Path(_display_path(str(out_dir))) / MANIFEST
     if not path.is_file():
-        raise NeardupError(f"{out_dir} is not a finished `neardup spark` output (no {MANIFEST}); "
-                           "a run that failed part-way leaves none")
+        raise NeardupError(
+            f"{out_dir} is not a finished `neardup spark` output (no {MANIFEST}); "
+            "a run that failed part-way leaves none"
+        )
     manifest = json.loads(path.read_text(encoding="utf-8"))
     if manifest.get("neardup_spark") != FORMAT_VERSION:
-        raise NeardupError(f"{out_dir} was written by an incompatible neardup (format {manifest.get('neardup_spark')})")
+        raise NeardupError(
+            f"{out_dir} was written by an incompatible neardup (format {manifest.get('neardup_spark')})"
+        )
     return manifest
 
 
@@ -1063,11 +1369,18 @@ def open_output(out_dir: str | Path, db_path: str | Path, *, copy: bool = False)
     config = Config.from_dict(manifest["config"])
     with Store(db_path) as store:
         store.attach_parquet_run(
-            str(directory), norm_key=config.norm_key, fingerprint_key=config.fingerprint_key,
-            method=config.method, shingle_size=config.shingle_size, n_units=manifest["counts"]["units"],
-            n_pairs=manifest["counts"]["pairs"], stats=manifest["candidate_stats"],
+            str(directory),
+            norm_key=config.norm_key,
+            fingerprint_key=config.fingerprint_key,
+            method=config.method,
+            shingle_size=config.shingle_size,
+            n_units=manifest["counts"]["units"],
+            n_pairs=manifest["counts"]["pairs"],
+            stats=manifest["candidate_stats"],
             seconds=sum(manifest["timings_s"].get(k, 0.0) for k in ("fingerprints", "candidates")),
-            sources=manifest["sources"], has_html=bool(manifest.get("keep_html")), copy=copy,
+            sources=manifest["sources"],
+            has_html=bool(manifest.get("keep_html")),
+            copy=copy,
         )
     return manifest
 

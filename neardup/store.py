@@ -43,7 +43,18 @@ ALIAS = "neardup"  # the attached file's catalog name inside each store's connec
 # An imported label may carry a time this far ahead of this machine's clock (two machines' clocks differ).
 LABEL_CLOCK_SKEW = timedelta(minutes=5)
 # The columns of labels.csv (Store.labels), as import_labels reads and inserts them.
-_LABEL_COLUMNS = ("url_a", "md5_a", "url_b", "md5_b", "label", "category", "note", "labeler", "labeled_at", "setting")
+_LABEL_COLUMNS = (
+    "url_a",
+    "md5_a",
+    "url_b",
+    "md5_b",
+    "label",
+    "category",
+    "note",
+    "labeler",
+    "labeled_at",
+    "setting",
+)
 
 
 # Whether a text is content, and why not. `degenerate` is stored at normalization with the min_words of that
@@ -64,8 +75,10 @@ def _degenerate(min_words: int | None) -> tuple[str, list[int]]:
     """SQL expression over a `texts` row `t` (and its parameters): why the text is not content, or NULL."""
     if min_words is None:
         return "t.degenerate", []
-    return (f"CASE WHEN t.degenerate IS NOT NULL AND t.degenerate <> '{TOO_SHORT}' THEN t.degenerate "
-            f"WHEN t.n_words < ? THEN '{TOO_SHORT}' END"), [min_words]
+    return (
+        f"CASE WHEN t.degenerate IS NOT NULL AND t.degenerate <> '{TOO_SHORT}' THEN t.degenerate "
+        f"WHEN t.n_words < ? THEN '{TOO_SHORT}' END"
+    ), [min_words]
 
 
 # One text per distinct content exact_key (any of its pages), for the texts that `content` and `where`
@@ -203,7 +216,9 @@ class _File:
         mine = getattr(self.held, "n", 0)
         with self.cond:
             if bulk and self.users:
-                raise DatabaseLocked(f"{self.path} is already open in this process; a bulk load needs it to itself")
+                raise DatabaseLocked(
+                    f"{self.path} is already open in this process; a bulk load needs it to itself"
+                )
             while True:
                 if self.con is not None:
                     fits = (self.writable or not write) and (self.bulk or not bulk)
@@ -214,9 +229,13 @@ class _File:
                         self._close()  # idle but not what is needed: reopen below
                         continue
                     if write and mine:
-                        raise NeardupError(f"{self.path} is open read-only here; a write cannot start inside a read")
+                        raise NeardupError(
+                            f"{self.path} is open read-only here; a write cannot start inside a read"
+                        )
                     if write and self.pins:
-                        raise NeardupError(f"{self.path} is open read-only in this process; close it before writing")
+                        raise NeardupError(
+                            f"{self.path} is open read-only in this process; close it before writing"
+                        )
                 elif write or not self.writers_waiting:
                     self.con = _attach(self.path, write=write, bulk=bulk, lock_wait_s=lock_wait_s)
                     self.writable, self.bulk = write, bulk
@@ -292,16 +311,19 @@ def _leased(write: bool) -> Callable[[F], F]:
 
     def decorate(method: F) -> F:
         if inspect.isgeneratorfunction(method):
+
             @functools.wraps(method)
             def generator(self: Store, *args: Any, **kwargs: Any) -> Any:
                 with self._lease(write=write):
                     yield from method(self, *args, **kwargs)
+
             return generator  # type: ignore[return-value]
 
         @functools.wraps(method)
         def call(self: Store, *args: Any, **kwargs: Any) -> Any:
             with self._lease(write=write):
                 return method(self, *args, **kwargs)
+
         return call  # type: ignore[return-value]
 
     return decorate
@@ -333,14 +355,22 @@ class Store:
 
     A file is refused, before anything is written to it, unless it is a neardup database or empty."""
 
-    def __init__(self, path: str | Path = DEFAULT_DB, *, read_only: bool = False, bulk: bool = False,
-                 on_demand: bool = False, lock_wait_s: float | None = None) -> None:
+    def __init__(
+        self,
+        path: str | Path = DEFAULT_DB,
+        *,
+        read_only: bool = False,
+        bulk: bool = False,
+        on_demand: bool = False,
+        lock_wait_s: float | None = None,
+    ) -> None:
         self.path = str(path)
         self.read_only = read_only
         self.bulk = bulk and not read_only and not on_demand
         self.on_demand = on_demand
-        self.lock_wait_s = float(os.environ.get("NEARDUP_LOCK_WAIT_S", LOCK_WAIT_S)) if lock_wait_s is None \
-            else lock_wait_s
+        self.lock_wait_s = (
+            float(os.environ.get("NEARDUP_LOCK_WAIT_S", LOCK_WAIT_S)) if lock_wait_s is None else lock_wait_s
+        )
         self._file = _CONNECTIONS.file(self.path)
         self._closed = True
         self._upgrade_from: str | None = None  # an older schema version _init_schema upgrades
@@ -395,7 +425,9 @@ class Store:
     def cursor(self) -> duckdb.DuckDBPyConnection:
         con = self._file.con
         if con is None or not self._file.users:
-            raise RuntimeError("a Store method ran without a lease on the file: decorate it with @_reads or @_writes")
+            raise RuntimeError(
+                "a Store method ran without a lease on the file: decorate it with @_reads or @_writes"
+            )
         cur = con.cursor()
         cur.execute(f"USE {ALIAS}")  # a cursor starts in the connection's in-memory catalog
         return cur
@@ -413,8 +445,9 @@ class Store:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def _batches(self, sql: str, params: list[Any], batch_rows: int,
-                 cur: duckdb.DuckDBPyConnection | None = None) -> Iterator[pd.DataFrame]:
+    def _batches(
+        self, sql: str, params: list[Any], batch_rows: int, cur: duckdb.DuckDBPyConnection | None = None
+    ) -> Iterator[pd.DataFrame]:
         """Stream a query's rows as DataFrames of at most `batch_rows` (memory stays flat); on `cur` when
         the query needs that cursor's registrations."""
         for rb in (cur or self.cursor()).sql(sql, params=params).to_arrow_reader(batch_rows):
@@ -424,12 +457,18 @@ class Store:
         """The neardup tables this file lacks; raises unless it is a neardup database of this version or
         holds nothing at all (another application's database is never written to)."""
         cur = self.cursor()
-        objects = {r[0] for r in cur.execute(
-            "SELECT table_name FROM information_schema.tables WHERE table_catalog = ?", [ALIAS]
-        ).fetchall()}
+        objects = {
+            r[0]
+            for r in cur.execute(
+                "SELECT table_name FROM information_schema.tables WHERE table_catalog = ?", [ALIAS]
+            ).fetchall()
+        }
         ddl = resources.files("neardup").joinpath("schema.sql").read_text(encoding="utf-8")
-        statements = {m.group(1): st for st in re.sub(r"--[^\n]*", "", ddl).split(";")
-                      if (m := re.search(r"CREATE TABLE IF NOT EXISTS (\w+)", st))}
+        statements = {
+            m.group(1): st
+            for st in re.sub(r"--[^\n]*", "", ddl).split(";")
+            if (m := re.search(r"CREATE TABLE IF NOT EXISTS (\w+)", st))
+        }
         if not self._file.writable:
             # A truncated file opens, and fails only at the first query that reads a lost block (or takes an
             # append into the hole): its header says how many blocks it has, after three 4 KB headers.
@@ -438,7 +477,8 @@ class Store:
             ).fetchone()
             if Path(self.path).stat().st_size < _HEADER_BYTES + block_size * blocks:
                 raise NeardupError(
-                    f"{self.path} is damaged (truncated or corrupt): restore it or ingest into a new file")
+                    f"{self.path} is damaged (truncated or corrupt): restore it or ingest into a new file"
+                )
         if "meta" in objects:
             try:
                 row = cur.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
@@ -467,8 +507,9 @@ class Store:
 
     def _has_incomplete_sources(self) -> bool:
         with self._lease(write=False):
-            return bool(self.cursor().execute(
-                "SELECT count(*) FROM sources WHERE status <> 'done'").fetchone()[0])
+            return bool(
+                self.cursor().execute("SELECT count(*) FROM sources WHERE status <> 'done'").fetchone()[0]
+            )
 
     @_writes
     def _init_schema(self, missing: list[str]) -> None:
@@ -528,7 +569,9 @@ class Store:
     def _delete_source_rows(self, cur: duckdb.DuckDBPyConnection, source_id: int) -> None:
         """A source's pages, their texts, its errors and the sketches no remaining text has (the ingest
         workers write sketches with the pages), inside the caller's transaction."""
-        cur.execute("DELETE FROM texts WHERE page_id IN (SELECT page_id FROM pages WHERE source_id = ?)", [source_id])
+        cur.execute(
+            "DELETE FROM texts WHERE page_id IN (SELECT page_id FROM pages WHERE source_id = ?)", [source_id]
+        )
         cur.execute("DELETE FROM pages WHERE source_id = ?", [source_id])
         cur.execute("DELETE FROM ingest_errors WHERE source_id = ?", [source_id])
         cur.execute("DELETE FROM sources WHERE source_id = ?", [source_id])
@@ -548,9 +591,13 @@ class Store:
         pairs), which the next analysis recomputes from the pages left. Labels stay: they are keyed by URL and
         content, so they apply again if those pages come back. Returns the pages removed."""
         if self.spark_run():
-            raise NeardupError(f"{self.path} reads a Spark run's Parquet: its sources cannot be removed one by one")
+            raise NeardupError(
+                f"{self.path} reads a Spark run's Parquet: its sources cannot be removed one by one"
+            )
         cur = self.cursor()
-        n_pages = int(cur.execute("SELECT count(*) FROM pages WHERE source_id = ?", [source_id]).fetchone()[0])
+        n_pages = int(
+            cur.execute("SELECT count(*) FROM pages WHERE source_id = ?", [source_id]).fetchone()[0]
+        )
         cur.execute("BEGIN TRANSACTION")
         self._delete_source_rows(cur, source_id)
         for table in ("pairs", "units", "fingerprint_sets"):
@@ -560,15 +607,21 @@ class Store:
 
     @_writes
     def drop_incomplete_sources(self) -> None:
-        for (source_id,) in self.cursor().execute("SELECT source_id FROM sources WHERE status <> 'done'").fetchall():
+        for (source_id,) in (
+            self.cursor().execute("SELECT source_id FROM sources WHERE status <> 'done'").fetchall()
+        ):
             self.drop_source(source_id)
 
     @_reads
     def sources(self) -> pd.DataFrame:
-        return self.cursor().execute(
-            "SELECT source_id, path, format, n_records, n_loaded, n_errors, loaded_at FROM sources "
-            "WHERE status = 'done' ORDER BY source_id"
-        ).df()
+        return (
+            self.cursor()
+            .execute(
+                "SELECT source_id, path, format, n_records, n_loaded, n_errors, loaded_at FROM sources "
+                "WHERE status = 'done' ORDER BY source_id"
+            )
+            .df()
+        )
 
     # --- pages ------------------------------------------------------------------------------
     @_reads
@@ -576,8 +629,16 @@ class Store:
         return int(self.cursor().execute("SELECT coalesce(max(page_id), 0) + 1 FROM pages").fetchone()[0])
 
     @_writes
-    def add_ingested(self, batch: pa.Table, source_id: int, norm_key: str, sketches: pa.Table | None = None,
-                     sketch_key: str = "", *, checkpoint: bool = False) -> None:
+    def add_ingested(
+        self,
+        batch: pa.Table,
+        source_id: int,
+        norm_key: str,
+        sketches: pa.Table | None = None,
+        sketch_key: str = "",
+        *,
+        checkpoint: bool = False,
+    ) -> None:
         """Pages, their normalized texts and (optionally) sketches from one ingest batch, in one transaction;
         then a checkpoint if asked (see `bulk_load`)."""
         cur = self.cursor()
@@ -587,7 +648,8 @@ class Store:
             self._insert_sketches(cur, sketches, sketch_key)
         cur.execute(
             "INSERT INTO pages SELECT page_id, ?, line, url, canonical_url, host, fetched_at, status, "
-            "html, text_in, md5, rel_canonical, extra FROM ingest_batch", [source_id],
+            "html, text_in, md5, rel_canonical, extra FROM ingest_batch",
+            [source_id],
         )
         cur.execute(
             "INSERT INTO texts SELECT ?, page_id, text, title, n_words, exact_key, degenerate FROM ingest_batch",
@@ -605,9 +667,13 @@ class Store:
             return
         lines, reasons = zip(*errors, strict=True)
         cur = self.cursor()
-        cur.register("error_batch", pa.table({"line": pa.array(lines, pa.int64()),
-                                              "reason": pa.array(reasons, pa.string())}))
-        cur.execute("INSERT INTO ingest_errors SELECT ?, ?, line, reason FROM error_batch", [source_id, source])
+        cur.register(
+            "error_batch",
+            pa.table({"line": pa.array(lines, pa.int64()), "reason": pa.array(reasons, pa.string())}),
+        )
+        cur.execute(
+            "INSERT INTO ingest_errors SELECT ?, ?, line, reason FROM error_batch", [source_id, source]
+        )
         cur.unregister("error_batch")
 
     @_writes
@@ -616,12 +682,19 @@ class Store:
         corrupt); returns how many pages went and the reasons of the rejects that went."""
         cur = self.cursor()
         cur.execute("BEGIN TRANSACTION")
-        n_pages = cur.execute("SELECT count(*) FROM pages WHERE source_id = ? AND line >= ?",
-                              [source_id, first_line]).fetchone()[0]
-        reasons = [r for (r,) in cur.execute("SELECT reason FROM ingest_errors WHERE source_id = ? AND line >= ?",
-                                             [source_id, first_line]).fetchall()]
-        cur.execute("DELETE FROM texts WHERE page_id IN (SELECT page_id FROM pages WHERE source_id = ? AND line >= ?)",
-                    [source_id, first_line])
+        n_pages = cur.execute(
+            "SELECT count(*) FROM pages WHERE source_id = ? AND line >= ?", [source_id, first_line]
+        ).fetchone()[0]
+        reasons = [
+            r
+            for (r,) in cur.execute(
+                "SELECT reason FROM ingest_errors WHERE source_id = ? AND line >= ?", [source_id, first_line]
+            ).fetchall()
+        ]
+        cur.execute(
+            "DELETE FROM texts WHERE page_id IN (SELECT page_id FROM pages WHERE source_id = ? AND line >= ?)",
+            [source_id, first_line],
+        )
         cur.execute("DELETE FROM pages WHERE source_id = ? AND line >= ?", [source_id, first_line])
         cur.execute("DELETE FROM ingest_errors WHERE source_id = ? AND line >= ?", [source_id, first_line])
         cur.execute("COMMIT")
@@ -670,15 +743,21 @@ class Store:
         yield from self._batches(
             "SELECT page_id, html, text_in, status FROM pages p WHERE NOT EXISTS "
             "(SELECT 1 FROM texts t WHERE t.norm_key = ? AND t.page_id = p.page_id) ORDER BY page_id",
-            [norm_key], batch_rows,
+            [norm_key],
+            batch_rows,
         )
 
     @_reads
     def count_pages_without_text(self, norm_key: str) -> int:
-        return int(self.cursor().execute(
-            "SELECT count(*) FROM pages p WHERE NOT EXISTS "
-            "(SELECT 1 FROM texts t WHERE t.norm_key = ? AND t.page_id = p.page_id)", [norm_key],
-        ).fetchone()[0])
+        return int(
+            self.cursor()
+            .execute(
+                "SELECT count(*) FROM pages p WHERE NOT EXISTS "
+                "(SELECT 1 FROM texts t WHERE t.norm_key = ? AND t.page_id = p.page_id)",
+                [norm_key],
+            )
+            .fetchone()[0]
+        )
 
     @_writes
     def add_texts(self, batch: pa.Table | pd.DataFrame) -> None:
@@ -695,12 +774,16 @@ class Store:
     def page_table(self, norm_key: str, *, min_words: int | None = None) -> pd.DataFrame:
         """One row per page (no HTML): what clustering and the report need; `degenerate` under `min_words`."""
         degenerate, params = _degenerate(min_words)
-        return self.cursor().execute(
-            "SELECT p.page_id, p.source_id, p.line, p.url, p.canonical_url, p.host, p.fetched_at, p.status, p.md5, p.rel_canonical, "
-            f"t.exact_key, {degenerate} AS degenerate, t.n_words FROM pages p JOIN texts t ON t.page_id = p.page_id "
-            "WHERE t.norm_key = ? ORDER BY p.page_id",
-            [*params, norm_key],
-        ).df()
+        return (
+            self.cursor()
+            .execute(
+                "SELECT p.page_id, p.source_id, p.line, p.url, p.canonical_url, p.host, p.fetched_at, p.status, p.md5, p.rel_canonical, "
+                f"t.exact_key, {degenerate} AS degenerate, t.n_words FROM pages p JOIN texts t ON t.page_id = p.page_id "
+                "WHERE t.norm_key = ? ORDER BY p.page_id",
+                [*params, norm_key],
+            )
+            .df()
+        )
 
     @_reads
     def page_records(self, page_ids: np.ndarray, batch_rows: int) -> Iterator[pa.Table]:
@@ -723,32 +806,44 @@ class Store:
     @_reads
     def extra_fields(self, batch_rows: int = 65_536) -> Iterator[list[str]]:
         """The `extra` JSON of every page that has one, in batches (no HTML is read)."""
-        for df in self._batches("SELECT extra::VARCHAR AS extra FROM pages WHERE extra IS NOT NULL", [], batch_rows):
+        for df in self._batches(
+            "SELECT extra::VARCHAR AS extra FROM pages WHERE extra IS NOT NULL", [], batch_rows
+        ):
             yield df["extra"].tolist()
 
     @_reads
     def page(self, page_id: int, norm_key: str, *, min_words: int | None = None) -> dict[str, Any] | None:
         """A page with its text; `degenerate` under `min_words`."""
         degenerate, params = _degenerate(min_words)
-        df = self.cursor().execute(
-            f"SELECT p.*, t.text, t.title, t.n_words, t.exact_key, {degenerate} AS degenerate FROM pages p "
-            "LEFT JOIN texts t ON t.page_id = p.page_id AND t.norm_key = ? WHERE p.page_id = ?",
-            [*params, norm_key, page_id],
-        ).df()
+        df = (
+            self.cursor()
+            .execute(
+                f"SELECT p.*, t.text, t.title, t.n_words, t.exact_key, {degenerate} AS degenerate FROM pages p "
+                "LEFT JOIN texts t ON t.page_id = p.page_id AND t.norm_key = ? WHERE p.page_id = ?",
+                [*params, norm_key, page_id],
+            )
+            .df()
+        )
         return None if df.empty else df.iloc[0].to_dict()
 
     # --- fingerprints and pairs -------------------------------------------------------------
     @_reads
     def count_units(self, norm_key: str, *, min_words: int | None = None) -> int:
         content, params = _is_content(min_words)
-        return int(self.cursor().execute(
-            f"SELECT count(DISTINCT exact_key) FROM texts t WHERE norm_key = ? AND {content}", [norm_key, *params]
-        ).fetchone()[0])
+        return int(
+            self.cursor()
+            .execute(
+                f"SELECT count(DISTINCT exact_key) FROM texts t WHERE norm_key = ? AND {content}",
+                [norm_key, *params],
+            )
+            .fetchone()[0]
+        )
 
     def _insert_sketches(self, cur: duckdb.DuckDBPyConnection, sketches: pa.Table, sketch_key: str) -> None:
         cur.register("sketch_batch", sketches)
         cur.execute(
-            "INSERT INTO sketches SELECT ?, exact_key, n_shingles, simhash, minhash FROM sketch_batch", [sketch_key]
+            "INSERT INTO sketches SELECT ?, exact_key, n_shingles, simhash, minhash FROM sketch_batch",
+            [sketch_key],
         )
         cur.unregister("sketch_batch")
 
@@ -757,24 +852,33 @@ class Store:
         self._insert_sketches(self.cursor(), sketches, sketch_key)
 
     @_reads
-    def unsketched_texts(self, norm_key: str, sketch_key: str, batch_rows: int, *,
-                         min_words: int | None = None) -> Iterator[pd.DataFrame]:
+    def unsketched_texts(
+        self, norm_key: str, sketch_key: str, batch_rows: int, *, min_words: int | None = None
+    ) -> Iterator[pd.DataFrame]:
         """Distinct content texts (under `min_words`) that have no sketch under `sketch_key` yet, in batches."""
         content, params = _is_content(min_words)
         yield from self._batches(
-            _ONE_TEXT_PER_KEY.format(content=content, where="AND NOT EXISTS (SELECT 1 FROM sketches s "
-                                     "WHERE s.sketch_key = ? AND s.exact_key = t.exact_key)"),
-            [norm_key, *params, sketch_key, norm_key], batch_rows,
+            _ONE_TEXT_PER_KEY.format(
+                content=content,
+                where="AND NOT EXISTS (SELECT 1 FROM sketches s "
+                "WHERE s.sketch_key = ? AND s.exact_key = t.exact_key)",
+            ),
+            [norm_key, *params, sketch_key, norm_key],
+            batch_rows,
         )
 
     @_reads
     def count_unsketched(self, norm_key: str, sketch_key: str, *, min_words: int | None = None) -> int:
         content, params = _is_content(min_words)
-        return int(self.cursor().execute(
-            f"SELECT count(DISTINCT exact_key) FROM texts t WHERE norm_key = ? AND {content} "
-            "AND NOT EXISTS (SELECT 1 FROM sketches s WHERE s.sketch_key = ? AND s.exact_key = t.exact_key)",
-            [norm_key, *params, sketch_key],
-        ).fetchone()[0])
+        return int(
+            self.cursor()
+            .execute(
+                f"SELECT count(DISTINCT exact_key) FROM texts t WHERE norm_key = ? AND {content} "
+                "AND NOT EXISTS (SELECT 1 FROM sketches s WHERE s.sketch_key = ? AND s.exact_key = t.exact_key)",
+                [norm_key, *params, sketch_key],
+            )
+            .fetchone()[0]
+        )
 
     @_reads
     def unit_texts(self, norm_key: str, exact_keys: Sequence[str], batch_rows: int) -> Iterator[pd.DataFrame]:
@@ -782,29 +886,39 @@ class Store:
         cur = self.cursor()  # the registration lives and dies with this cursor
         cur.register("wanted_units", pa.table({"exact_key": pa.array(list(exact_keys), pa.string())}))
         # the keys say which texts: no content condition beyond them
-        sql = _ONE_TEXT_PER_KEY.format(content="true", where="AND t.exact_key IN (SELECT exact_key FROM wanted_units)")
+        sql = _ONE_TEXT_PER_KEY.format(
+            content="true", where="AND t.exact_key IN (SELECT exact_key FROM wanted_units)"
+        )
         yield from self._batches(sql, [norm_key, norm_key], batch_rows, cur)
 
     @_reads
-    def unit_sketches(self, norm_key: str, sketch_key: str, *, with_minhash: bool,
-                      min_words: int | None = None) -> pd.DataFrame:
+    def unit_sketches(
+        self, norm_key: str, sketch_key: str, *, with_minhash: bool, min_words: int | None = None
+    ) -> pd.DataFrame:
         """One row per distinct content text under `min_words` (exact_key order): exact_key, n_shingles,
         simhash[, minhash]."""
         cols = "s.exact_key, any_value(s.n_shingles) AS n_shingles, any_value(s.simhash) AS simhash" + (
-            ", any_value(s.minhash) AS minhash" if with_minhash else "")
+            ", any_value(s.minhash) AS minhash" if with_minhash else ""
+        )
         content, params = _is_content(min_words)
-        return self.cursor().execute(
-            f"SELECT {cols} FROM sketches s SEMI JOIN "  # noqa: S608 (fixed column lists)
-            f"(SELECT exact_key FROM texts t WHERE norm_key = ? AND {content}) u ON u.exact_key = s.exact_key "
-            "WHERE s.sketch_key = ? GROUP BY s.exact_key ORDER BY s.exact_key",
-            [norm_key, *params, sketch_key],
-        ).df()
+        return (
+            self.cursor()
+            .execute(
+                f"SELECT {cols} FROM sketches s SEMI JOIN "
+                f"(SELECT exact_key FROM texts t WHERE norm_key = ? AND {content}) u ON u.exact_key = s.exact_key "
+                "WHERE s.sketch_key = ? GROUP BY s.exact_key ORDER BY s.exact_key",
+                [norm_key, *params, sketch_key],
+            )
+            .df()
+        )
 
     @_reads
     def fingerprint_set(self, fingerprint_key: str) -> dict[str, Any] | None:
-        df = self.cursor().execute(
-            "SELECT * FROM fingerprint_sets WHERE fingerprint_key = ?", [fingerprint_key]
-        ).df()
+        df = (
+            self.cursor()
+            .execute("SELECT * FROM fingerprint_sets WHERE fingerprint_key = ?", [fingerprint_key])
+            .df()
+        )
         if df.empty:
             return None
         row = df.iloc[0].to_dict()
@@ -827,7 +941,7 @@ class Store:
         cur = self.cursor()
         cur.execute("BEGIN TRANSACTION")
         for table in ("fingerprint_sets", "units", "pairs"):
-            cur.execute(f"DELETE FROM {table} WHERE fingerprint_key = ?", [fingerprint_key])  # noqa: S608 (fixed names)
+            cur.execute(f"DELETE FROM {table} WHERE fingerprint_key = ?", [fingerprint_key])
         cur.register("unit_batch", units)
         cur.execute(
             "INSERT INTO units SELECT ?, unit_id, exact_key, n_shingles, simhash, minhash FROM unit_batch",
@@ -840,8 +954,17 @@ class Store:
         )
         cur.execute(
             "INSERT INTO fingerprint_sets VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            [fingerprint_key, norm_key, method, shingle_size, len(units), len(pairs), json.dumps(stats),
-             seconds, datetime.now(UTC).replace(tzinfo=None)],
+            [
+                fingerprint_key,
+                norm_key,
+                method,
+                shingle_size,
+                len(units),
+                len(pairs),
+                json.dumps(stats),
+                seconds,
+                datetime.now(UTC).replace(tzinfo=None),
+            ],
         )
         cur.execute("COMMIT")
         cur.unregister("unit_batch")
@@ -850,24 +973,37 @@ class Store:
     @_reads
     def units(self, fingerprint_key: str, *, with_signatures: bool = False) -> pd.DataFrame:
         cols = "unit_id, exact_key, n_shingles, simhash" + (", minhash" if with_signatures else "")
-        return self.cursor().execute(
-            f"SELECT {cols} FROM units WHERE fingerprint_key = ? ORDER BY unit_id", [fingerprint_key]  # noqa: S608
-        ).df()
+        return (
+            self.cursor()
+            .execute(
+                f"SELECT {cols} FROM units WHERE fingerprint_key = ? ORDER BY unit_id",
+                [fingerprint_key],
+            )
+            .df()
+        )
 
     @_reads
     def pairs(self, fingerprint_key: str) -> pd.DataFrame:
-        return self.cursor().execute(
-            "SELECT a, b, hamming_bits, jaccard, containment FROM pairs WHERE fingerprint_key = ?",
-            [fingerprint_key],
-        ).df()
+        return (
+            self.cursor()
+            .execute(
+                "SELECT a, b, hamming_bits, jaccard, containment FROM pairs WHERE fingerprint_key = ?",
+                [fingerprint_key],
+            )
+            .df()
+        )
 
     @_reads
     def pair_arrays(self, fingerprint_key: str) -> dict[str, np.ndarray]:
         """Pairs as numpy arrays (fast path for re-clustering at a new threshold)."""
-        tbl = self.cursor().execute(
-            "SELECT a, b, hamming_bits, jaccard, containment FROM pairs WHERE fingerprint_key = ?",
-            [fingerprint_key],
-        ).fetchnumpy()
+        tbl = (
+            self.cursor()
+            .execute(
+                "SELECT a, b, hamming_bits, jaccard, containment FROM pairs WHERE fingerprint_key = ?",
+                [fingerprint_key],
+            )
+            .fetchnumpy()
+        )
         return {k: np.asarray(v) for k, v in tbl.items()}
 
     # --- labels -----------------------------------------------------------------------------
@@ -890,8 +1026,10 @@ class Store:
         cur.execute("BEGIN TRANSACTION")
         cur.execute("ALTER TABLE labels RENAME TO labels_v2")
         cur.execute(create)
-        cur.execute(f"INSERT INTO labels ({self._LABEL_COLUMNS}) SELECT url_a, md5_a, url_b, md5_b, label, category, "
-                    "note, coalesce(labeler, ''), labeled_at, setting FROM labels_v2")
+        cur.execute(
+            f"INSERT INTO labels ({self._LABEL_COLUMNS}) SELECT url_a, md5_a, url_b, md5_b, label, category, "
+            "note, coalesce(labeler, ''), labeled_at, setting FROM labels_v2"
+        )
         cur.execute("DROP TABLE labels_v2")
         cur.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", [SCHEMA_VERSION])
         cur.execute("COMMIT")
@@ -910,43 +1048,96 @@ class Store:
             cur.execute("COMMIT")
 
     @staticmethod
-    def _label_row(url_a: str, url_b: str, *, label: str, md5_a: str = "", md5_b: str = "",
-                   category: str | None = None, note: str | None = None, labeler: str | None = None,
-                   setting: dict[str, Any] | None = None, labeled_at: datetime | None = None) -> list[Any]:
+    def _label_row(
+        url_a: str,
+        url_b: str,
+        *,
+        label: str,
+        md5_a: str = "",
+        md5_b: str = "",
+        category: str | None = None,
+        note: str | None = None,
+        labeler: str | None = None,
+        setting: dict[str, Any] | None = None,
+        labeled_at: datetime | None = None,
+    ) -> list[Any]:
         (a, ma), (b, mb) = sorted(((url_a, md5_a or ""), (url_b, md5_b or "")))
         when = labeled_at or datetime.now(UTC).replace(tzinfo=None)
-        return [a, ma, b, mb, label, category, note, labeler or "", when, json.dumps(setting) if setting else None]
+        return [
+            a,
+            ma,
+            b,
+            mb,
+            label,
+            category,
+            note,
+            labeler or "",
+            when,
+            json.dumps(setting) if setting else None,
+        ]
 
     @_writes
     def record_label(
-        self, url_a: str, url_b: str, *, label: str, md5_a: str = "", md5_b: str = "", category: str | None = None,
-        note: str | None = None, labeler: str | None = None, setting: dict[str, Any] | None = None,
+        self,
+        url_a: str,
+        url_b: str,
+        *,
+        label: str,
+        md5_a: str = "",
+        md5_b: str = "",
+        category: str | None = None,
+        note: str | None = None,
+        labeler: str | None = None,
+        setting: dict[str, Any] | None = None,
         labeled_at: datetime | None = None,
     ) -> None:
         """Store one label at once, replacing this labeler's earlier label of the same pair (another
         labeler's label of it stays). A side is (canonical URL, MD5 of the page's bytes); sides are stored
         in sorted order."""
-        self._write_labels([self._label_row(url_a, url_b, label=label, md5_a=md5_a, md5_b=md5_b, category=category,
-                                            note=note, labeler=labeler, setting=setting, labeled_at=labeled_at)])
+        self._write_labels(
+            [
+                self._label_row(
+                    url_a,
+                    url_b,
+                    label=label,
+                    md5_a=md5_a,
+                    md5_b=md5_b,
+                    category=category,
+                    note=note,
+                    labeler=labeler,
+                    setting=setting,
+                    labeled_at=labeled_at,
+                )
+            ]
+        )
 
     @_reads
-    def label_of(self, url_a: str, url_b: str, *, md5_a: str = "", md5_b: str = "",
-                 labeler: str | None = None) -> dict[str, Any] | None:
+    def label_of(
+        self, url_a: str, url_b: str, *, md5_a: str = "", md5_b: str = "", labeler: str | None = None
+    ) -> dict[str, Any] | None:
         """This labeler's label of a pair (all columns), or None."""
         (a, ma), (b, mb) = sorted(((url_a, md5_a or ""), (url_b, md5_b or "")))
-        df = self.cursor().execute(
-            f"SELECT {self._LABEL_COLUMNS} FROM labels WHERE url_a = ? AND md5_a = ? AND url_b = ? AND md5_b = ? "
-            "AND labeler = ?", [a, ma, b, mb, labeler or ""]).df()
+        df = (
+            self.cursor()
+            .execute(
+                f"SELECT {self._LABEL_COLUMNS} FROM labels WHERE url_a = ? AND md5_a = ? AND url_b = ? AND md5_b = ? "
+                "AND labeler = ?",
+                [a, ma, b, mb, labeler or ""],
+            )
+            .df()
+        )
         return None if df.empty else df.iloc[0].to_dict()
 
     @_writes
-    def delete_label(self, url_a: str, url_b: str, *, md5_a: str = "", md5_b: str = "",
-                     labeler: str | None = None) -> None:
+    def delete_label(
+        self, url_a: str, url_b: str, *, md5_a: str = "", md5_b: str = "", labeler: str | None = None
+    ) -> None:
         """Remove this labeler's label of a pair (undo)."""
         (a, ma), (b, mb) = sorted(((url_a, md5_a or ""), (url_b, md5_b or "")))
         self.cursor().execute(
             "DELETE FROM labels WHERE url_a = ? AND md5_a = ? AND url_b = ? AND md5_b = ? AND labeler = ?",
-            [a, ma, b, mb, labeler or ""])
+            [a, ma, b, mb, labeler or ""],
+        )
 
     @_writes
     def import_labels(self, labels: pd.DataFrame, *, now: datetime | None = None) -> int:
@@ -980,14 +1171,17 @@ class Store:
                 columns[name] = pa.array(labels[name].astype("string"), type=pa.string(), from_pandas=True)
         # every cell as text, '' for an empty one, with the quote csvsafe.to_csv put before a formula removed
         cells = ", ".join(
-            f"CASE WHEN regexp_matches({c}, ?) THEN {c}[2:] ELSE coalesce({c}, '') END AS {c}" for c in _LABEL_COLUMNS
+            f"CASE WHEN regexp_matches({c}, ?) THEN {c}[2:] ELSE coalesce({c}, '') END AS {c}"
+            for c in _LABEL_COLUMNS
         )
         cur = self.cursor()
         cur.execute("SET TimeZone = 'UTC'")  # this cursor only: a time without an offset is UTC
         cur.register("label_file", pa.table(columns))
         try:
-            cur.execute(f"CREATE TEMP TABLE label_import AS SELECT row, {cells} FROM label_file",
-                        [DEFUSED_PATTERN] * len(_LABEL_COLUMNS))
+            cur.execute(
+                f"CREATE TEMP TABLE label_import AS SELECT row, {cells} FROM label_file",
+                [DEFUSED_PATTERN] * len(_LABEL_COLUMNS),
+            )
             self._check_labels(cur, labels=LABELS, latest=now + LABEL_CLOCK_SKEW)
             return self._merge_labels(cur, now)
         finally:
@@ -1001,16 +1195,37 @@ class Store:
         rules: list[tuple[str, str, str, list[Any]]] = [
             ("url_a", "url_a = ''", "is empty", []),
             ("url_b", "url_b = ''", "is empty", []),
-            ("label", f"label NOT IN ({', '.join('?' * len(labels))})",
-             f"is not one of {', '.join(labels)}", list(labels)),
-            ("md5_a", "md5_a <> '' AND NOT regexp_full_match(md5_a, '[0-9a-f]{32}')", "is not an MD5 (32 hex digits)",
-             []),
-            ("md5_b", "md5_b <> '' AND NOT regexp_full_match(md5_b, '[0-9a-f]{32}')", "is not an MD5 (32 hex digits)",
-             []),
+            (
+                "label",
+                f"label NOT IN ({', '.join('?' * len(labels))})",
+                f"is not one of {', '.join(labels)}",
+                list(labels),
+            ),
+            (
+                "md5_a",
+                "md5_a <> '' AND NOT regexp_full_match(md5_a, '[0-9a-f]{32}')",
+                "is not an MD5 (32 hex digits)",
+                [],
+            ),
+            (
+                "md5_b",
+                "md5_b <> '' AND NOT regexp_full_match(md5_b, '[0-9a-f]{32}')",
+                "is not an MD5 (32 hex digits)",
+                [],
+            ),
             ("labeled_at", f"labeled_at <> '' AND {ts} IS NULL", "is not an ISO 8601 time", []),
-            ("labeled_at", f"{ts} > ?::TIMESTAMP", f"is in the future (after {latest:%Y-%m-%d %H:%M} UTC)", [latest]),
-            ("setting", "setting <> '' AND (NOT json_valid(setting) OR json_type(setting::JSON) <> 'OBJECT')",
-             "is not a JSON object", []),
+            (
+                "labeled_at",
+                f"{ts} > ?::TIMESTAMP",
+                f"is in the future (after {latest:%Y-%m-%d %H:%M} UTC)",
+                [latest],
+            ),
+            (
+                "setting",
+                "setting <> '' AND (NOT json_valid(setting) OR json_type(setting::JSON) <> 'OBJECT')",
+                "is not a JSON object",
+                [],
+            ),
         ]
         found: list[tuple[int, str]] = []
         total = 0
@@ -1034,15 +1249,18 @@ class Store:
         keys = cur.execute(
             "SELECT constraint_column_names FROM duckdb_constraints() WHERE database_name = ? "
             "AND table_name = 'labels' AND constraint_type IN ('PRIMARY KEY', 'UNIQUE') "
-            "ORDER BY constraint_type = 'PRIMARY KEY' DESC", [ALIAS],
+            "ORDER BY constraint_type = 'PRIMARY KEY' DESC",
+            [ALIAS],
         ).fetchall()
         if not keys:
             raise SchemaError(f"{self.path}: the labels table has no key to merge imported labels on")
         key = keys[0][0]
-        nullable = dict(cur.execute(
-            "SELECT column_name, is_nullable FROM duckdb_columns() WHERE database_name = ? AND table_name = 'labels'",
-            [ALIAS],
-        ).fetchall())
+        nullable = dict(
+            cur.execute(
+                "SELECT column_name, is_nullable FROM duckdb_columns() WHERE database_name = ? AND table_name = 'labels'",
+                [ALIAS],
+            ).fetchall()
+        )
 
         def text(name: str) -> str:  # an empty optional cell is NULL where the table allows it
             return f"NULLIF({name}, '')" if nullable.get(name, True) else name
@@ -1073,8 +1291,12 @@ class Store:
                 if not rows:
                     continue
                 # a key twice in one statement is an error in DuckDB: keep the newest row of each key
-                newest = (f"QUALIFY row_number() OVER (PARTITION BY {', '.join(key)} "
-                          "ORDER BY labeled_at DESC, row DESC) = 1" if keys < rows else "")
+                newest = (
+                    f"QUALIFY row_number() OVER (PARTITION BY {', '.join(key)} "
+                    "ORDER BY labeled_at DESC, row DESC) = 1"
+                    if keys < rows
+                    else ""
+                )
                 changed += cur.execute(
                     f"INSERT INTO labels BY NAME SELECT {out} FROM ({select}) {newest} "
                     f"ON CONFLICT ({', '.join(key)}) {on_conflict}",
@@ -1089,22 +1311,39 @@ class Store:
     @_reads
     def labels(self) -> pd.DataFrame:
         """Every label, oldest first; `labeler` is None for an unnamed labeler."""
-        return self.cursor().execute(
-            "SELECT url_a, md5_a, url_b, md5_b, label, category, note, nullif(labeler, '') AS labeler, labeled_at, "
-            "setting FROM labels ORDER BY labeled_at"
-        ).df()
+        return (
+            self.cursor()
+            .execute(
+                "SELECT url_a, md5_a, url_b, md5_b, label, category, note, nullif(labeler, '') AS labeler, labeled_at, "
+                "setting FROM labels ORDER BY labeled_at"
+            )
+            .df()
+        )
 
     # --- a `neardup spark` run, read in place -------------------------------------------------
     @_writes
     def attach_parquet_run(
-        self, out_dir: str, *, norm_key: str, fingerprint_key: str, method: str, shingle_size: int,
-        n_units: int, n_pairs: int, stats: dict[str, Any], seconds: float, sources: list[dict[str, Any]],
-        has_html: bool, copy: bool = False,
+        self,
+        out_dir: str,
+        *,
+        norm_key: str,
+        fingerprint_key: str,
+        method: str,
+        shingle_size: int,
+        n_units: int,
+        n_pairs: int,
+        stats: dict[str, Any],
+        seconds: float,
+        sources: list[dict[str, Any]],
+        has_html: bool,
+        copy: bool = False,
     ) -> None:
         """Replace pages, texts, units, pairs and ingest_errors of this (new) database by views over the
         Parquet a Spark run wrote under `out_dir` (`copy=True`: tables loaded from it). Labels stay a table."""
         if self.count_pages() or len(self.sources()):
-            raise NeardupError(f"{self.path} already holds pages: open a Spark output into a new database file")
+            raise NeardupError(
+                f"{self.path} already holds pages: open a Spark output into a new database file"
+            )
 
         lit = sql_literal  # DuckDB cannot bind parameters inside a view definition
 
@@ -1115,23 +1354,26 @@ class Store:
         kind = "TABLE" if copy else "VIEW"
         selects = {
             "pages": f"SELECT page_id::BIGINT AS page_id, source_id::INTEGER AS source_id, line::BIGINT AS line, url, "
-                     f"canonical_url, host, fetched_at::TIMESTAMP AS fetched_at, status::INTEGER AS status, "
-                     f"{html} AS html, NULL::VARCHAR AS text_in, md5, rel_canonical, extra::JSON AS extra "
-                     f"FROM {src('pages')}",
+            f"canonical_url, host, fetched_at::TIMESTAMP AS fetched_at, status::INTEGER AS status, "
+            f"{html} AS html, NULL::VARCHAR AS text_in, md5, rel_canonical, extra::JSON AS extra "
+            f"FROM {src('pages')}",
             "texts": f"SELECT {lit(norm_key)} AS norm_key, page_id::BIGINT AS page_id, text, title, "
-                     f"n_words::INTEGER AS n_words, exact_key, degenerate FROM {src('pages')}",
+            f"n_words::INTEGER AS n_words, exact_key, degenerate FROM {src('pages')}",
             # Spark has no unsigned type: the fingerprint was written as the signed long with the same bits.
             "units": f"SELECT {lit(fingerprint_key)} AS fingerprint_key, unit_id::INTEGER AS unit_id, exact_key, "
-                     f"n_shingles::INTEGER AS n_shingles, "
-                     + ("CASE WHEN simhash < 0 THEN (simhash::HUGEINT + 18446744073709551616)::UBIGINT "
-                        "ELSE simhash::UBIGINT END AS simhash, NULL::BLOB AS minhash " if method == "simhash"
-                        else "NULL::UBIGINT AS simhash, minhash::BLOB AS minhash ")
-                     + f"FROM {src('units')}",
+            f"n_shingles::INTEGER AS n_shingles, "
+            + (
+                "CASE WHEN simhash < 0 THEN (simhash::HUGEINT + 18446744073709551616)::UBIGINT "
+                "ELSE simhash::UBIGINT END AS simhash, NULL::BLOB AS minhash "
+                if method == "simhash"
+                else "NULL::UBIGINT AS simhash, minhash::BLOB AS minhash "
+            )
+            + f"FROM {src('units')}",
             "pairs": f"SELECT {lit(fingerprint_key)} AS fingerprint_key, a::INTEGER AS a, b::INTEGER AS b, "
-                     f"hamming_bits::SMALLINT AS hamming_bits, jaccard::DOUBLE AS jaccard, "
-                     f"containment::DOUBLE AS containment FROM {src('pairs')}",
+            f"hamming_bits::SMALLINT AS hamming_bits, jaccard::DOUBLE AS jaccard, "
+            f"containment::DOUBLE AS containment FROM {src('pairs')}",
             "ingest_errors": f"SELECT source_id::INTEGER AS source_id, source, line::BIGINT AS line, reason "
-                             f"FROM {src('errors')}",
+            f"FROM {src('errors')}",
         }
         now = datetime.now(UTC).replace(tzinfo=None)
         cur = self.cursor()
@@ -1142,17 +1384,39 @@ class Store:
         for s in sources:
             cur.execute(
                 "INSERT INTO sources VALUES (?, ?, ?, 'spark', 'done', ?, ?, ?, ?)",
-                [s["source_id"], s["path"], f"spark:{out_dir}:{s['source_id']}", s["n_records"], s["n_loaded"],
-                 s["n_errors"], now],
+                [
+                    s["source_id"],
+                    s["path"],
+                    f"spark:{out_dir}:{s['source_id']}",
+                    s["n_records"],
+                    s["n_loaded"],
+                    s["n_errors"],
+                    now,
+                ],
             )
         cur.execute(
             "INSERT INTO fingerprint_sets VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            [fingerprint_key, norm_key, method, shingle_size, n_units, n_pairs, json.dumps(stats), seconds, now],
+            [
+                fingerprint_key,
+                norm_key,
+                method,
+                shingle_size,
+                n_units,
+                n_pairs,
+                json.dumps(stats),
+                seconds,
+                now,
+            ],
         )
-        cur.executemany("INSERT INTO meta VALUES (?, ?)", [
-            ("spark_dir", out_dir), ("spark_mode", "copy" if copy else "view"),
-            ("spark_fingerprint_key", fingerprint_key), ("spark_norm_key", norm_key),
-        ])
+        cur.executemany(
+            "INSERT INTO meta VALUES (?, ?)",
+            [
+                ("spark_dir", out_dir),
+                ("spark_mode", "copy" if copy else "view"),
+                ("spark_fingerprint_key", fingerprint_key),
+                ("spark_norm_key", norm_key),
+            ],
+        )
         cur.execute("COMMIT")
 
     @_reads

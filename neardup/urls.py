@@ -38,9 +38,7 @@ def canonicalize_url(url: str) -> str:
     path = parts.path or "/"
     if len(path) > 1:
         path = path.rstrip("/") or "/"
-    query = sorted(
-        (k, v) for k, v in parse_qsl(parts.query, keep_blank_values=True) if not _is_tracking(k)
-    )
+    query = sorted((k, v) for k, v in parse_qsl(parts.query, keep_blank_values=True) if not _is_tracking(k))
     return urlunsplit(("https", host, path, urlencode(query, quote_via=quote), ""))
 
 

@@ -45,20 +45,30 @@ if TYPE_CHECKING:
 WARC_MAGIC = b"WARC/"
 FRAMED_MAGIC = (b"\x04\x22\x4d\x18", b"\x28\xb5\x2f\xfd")  # LZ4 frame, Zstandard frame
 _GZIP_MAGIC = b"\x1f\x8b\x08"
-_PAGE_TYPES = WarcRecordType.response | WarcRecordType.resource | WarcRecordType.revisit | WarcRecordType.conversion
+_PAGE_TYPES = (
+    WarcRecordType.response | WarcRecordType.resource | WarcRecordType.revisit | WarcRecordType.conversion
+)
 HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
 # A Content-Type that says nothing about the bytes: sniff them.
-_UNSPECIFIC_TYPES = frozenset({"", "application/octet-stream", "unk", "unknown", "application/unknown",
-                               "binary/octet-stream"})
-_HEAD_BYTES = 4096  # where a <meta charset> must be (the HTML standard says the first 1024 bytes; pages overrun it)
+_UNSPECIFIC_TYPES = frozenset(
+    {"", "application/octet-stream", "unk", "unknown", "application/unknown", "binary/octet-stream"}
+)
+_HEAD_BYTES = (
+    4096  # where a <meta charset> must be (the HTML standard says the first 1024 bytes; pages overrun it)
+)
 _META_CHARSET = re.compile(
     rb"""<meta\b[^>]*?\bcharset\s*=\s*["']?\s*([A-Za-z0-9_.:+-]{1,40})""", re.IGNORECASE
 )
 _MARKUP = re.compile(rb"<(?:!doctype\s+html|html|head|body|title|div|p|meta|a)\b", re.IGNORECASE)
 _MIME = re.compile(r"[A-Za-z0-9][A-Za-z0-9.+_-]{0,60}/[A-Za-z0-9][A-Za-z0-9.+_-]{0,60}")
-_BINARY_MAGIC = ((b"\x89PNG", "image/png"), (b"GIF8", "image/gif"), (b"\xff\xd8\xff", "image/jpeg"),
-                 (b"%PDF-", "application/pdf"), (b"PK\x03\x04", "application/zip"),
-                 (b"\x1f\x8b", "application/gzip"))
+_BINARY_MAGIC = (
+    (b"\x89PNG", "image/png"),
+    (b"GIF8", "image/gif"),
+    (b"\xff\xd8\xff", "image/jpeg"),
+    (b"%PDF-", "application/pdf"),
+    (b"PK\x03\x04", "application/zip"),
+    (b"\x1f\x8b", "application/gzip"),
+)
 _BOMS = ((codecs.BOM_UTF8, "utf-8"), (codecs.BOM_UTF16_LE, "utf-16-le"), (codecs.BOM_UTF16_BE, "utf-16-be"))
 _RESYNC_WINDOW = 1 << 20
 RECENT_BYTES = 32 << 20  # page records kept for revisits: ~2,500 pages of 13 KB
@@ -87,30 +97,35 @@ class WarcCapture:
     """One page-like WARC record as read from the archive: its block (HTTP header and payload, still
     chunked and content-encoded) and the WARC header fields ingest keeps. `record()` decodes it."""
 
-    warc_type: str                 # response | resource | revisit | conversion
+    warc_type: str  # response | resource | revisit | conversion
     url: str
-    date: str | None               # WARC-Date as written (ISO 8601)
+    date: str | None  # WARC-Date as written (ISO 8601)
     record_id: str | None
     offset: int | None
     warc_file: str
     block: bytes
-    content_type: str | None       # the WARC Content-Type (of the block)
+    content_type: str | None  # the WARC Content-Type (of the block)
     payload_digest: str | None
-    truncated: str | None          # WARC-Truncated: length | time | disconnect | unspecified
+    truncated: str | None  # WARC-Truncated: length | time | disconnect | unspecified
     # A revisit: the record it stands for (its block, id and offset); None when it is not in the file.
     original: WarcCapture | None = None
     refers_to: str | None = None
-    offset_in: str = "file"        # or "gunzipped stream": a file gzipped whole has no per-record offsets
+    offset_in: str = "file"  # or "gunzipped stream": a file gzipped whole has no per-record offsets
 
     def record(self) -> dict[str, Any] | str:
         """The ingest record (`url`, `html` or `text`, `fetched_at`, `status`, provenance fields), or why
         the record is not a page."""
         where = f"offset {self.offset}" if self.offset is not None else f"record {self.record_id}"
         if self.warc_type == "revisit" and self.original is None:
-            return (f"revisit without its record: {self.refers_to or 'no WARC-Refers-To or payload digest'} "
-                    f"is not in this file ({where}, {self.url})")
-        extra: dict[str, Any] = {"warc_file": self.warc_file, "warc_record_id": self.record_id,
-                                 "warc_type": self.warc_type}
+            return (
+                f"revisit without its record: {self.refers_to or 'no WARC-Refers-To or payload digest'} "
+                f"is not in this file ({where}, {self.url})"
+            )
+        extra: dict[str, Any] = {
+            "warc_file": self.warc_file,
+            "warc_record_id": self.record_id,
+            "warc_type": self.warc_type,
+        }
         if self.offset is not None:
             extra["warc_offset"] = self.offset
             if self.offset_in != "file":
@@ -130,7 +145,9 @@ class WarcCapture:
 
         # A response that is not HTTP (Heritrix's `dns:` records, text/dns) is read as a resource.
         http_block = self.warc_type != "resource" and (
-            self.content_type is None or self.content_type.lower().startswith(("application/http", "message/http")))
+            self.content_type is None
+            or self.content_type.lower().startswith(("application/http", "message/http"))
+        )
         own = parse_http(self.block) if http_block else None
         if isinstance(own, str):
             return f"{own} ({where}, {self.url})"
@@ -159,8 +176,10 @@ class WarcCapture:
 
 _STATUS_LINE = re.compile(rb"\s*HTTP/\d(?:\.\d)?[ \t]+(\d{3})(?:\s|$)")
 # Only the headers decoding needs: a regex over the header bytes beats splitting every line in Python.
-_HEADER = re.compile(rb"^(content-type|content-encoding|transfer-encoding)[ \t]*:[ \t]*([^\r\n]*)",
-                     re.IGNORECASE | re.MULTILINE)
+_HEADER = re.compile(
+    rb"^(content-type|content-encoding|transfer-encoding)[ \t]*:[ \t]*([^\r\n]*)",
+    re.IGNORECASE | re.MULTILINE,
+)
 
 
 def parse_http(block: bytes) -> tuple[int | None, dict[str, str], bytes] | str:
@@ -180,7 +199,7 @@ def parse_http(block: bytes) -> tuple[int | None, dict[str, str], bytes] | str:
     for name, value in _HEADER.findall(head, m.end()):
         key, text = name.decode("ascii").lower(), value.strip().decode("latin-1")
         headers[key] = f"{headers[key]}, {text}" if key in headers else text
-    return int(m.group(1)), headers, block[end + sep:]
+    return int(m.group(1)), headers, block[end + sep :]
 
 
 def _dechunk(body: bytes) -> bytes | None:
@@ -320,14 +339,18 @@ def decode_html(body: bytes, content_type: str) -> tuple[str, str, str]:
     if codec != "utf-8" and not codec.startswith("utf-16") and _is_utf8_text(body):
         codec, source = "utf-8", f"{source} {codec} overruled: the bytes are UTF-8"
     if bom_codec is not None and bom_codec == codec:
-        body = body[len(codecs.BOM_UTF8) if codec == "utf-8" else 2:]
+        body = body[len(codecs.BOM_UTF8) if codec == "utf-8" else 2 :]
     try:
         return body.decode(codec), codec, source
     except UnicodeDecodeError:  # a declared charset the bytes break: what detection finds, if that reads them
         detected = _codec(detect_encoding(body))
         if detected is not None and detected != codec:
             try:
-                return body.decode(detected), detected, f"detected ({source} {codec} does not decode the bytes)"
+                return (
+                    body.decode(detected),
+                    detected,
+                    f"detected ({source} {codec} does not decode the bytes)",
+                )
             except UnicodeDecodeError:
                 pass
     return body.decode(codec, errors="replace"), codec, f"{source}, undecodable bytes replaced"
@@ -401,7 +424,7 @@ class WarcBatches:
             from .ingest import _gzip
 
             return _gzip.open(self.path, "rb")  # type: ignore[return-value]
-        return open(self.path, "rb")  # noqa: SIM115
+        return open(self.path, "rb")
 
     def __iter__(self) -> Iterator[list[RawLine]]:
         from .ingest import RawLine
@@ -421,16 +444,23 @@ class WarcBatches:
 
     def _capture(self, rec: Any, pos: int, block: bytes, h: dict[str, str]) -> WarcCapture:
         return WarcCapture(
-            warc_type=_type_name(rec.record_type), url=(h.get("warc-target-uri") or "").strip("<> "),
-            date=h.get("warc-date"), record_id=h.get("warc-record-id"), offset=pos, warc_file=self.name,
-            block=block, content_type=h.get("content-type"), payload_digest=h.get("warc-payload-digest"),
-            truncated=h.get("warc-truncated"), offset_in=self.offset_in,
+            warc_type=_type_name(rec.record_type),
+            url=(h.get("warc-target-uri") or "").strip("<> "),
+            date=h.get("warc-date"),
+            record_id=h.get("warc-record-id"),
+            offset=pos,
+            warc_file=self.name,
+            block=block,
+            content_type=h.get("content-type"),
+            payload_digest=h.get("warc-payload-digest"),
+            truncated=h.get("warc-truncated"),
+            offset_in=self.offset_in,
         )
 
     def _records(self) -> Iterator[tuple[int, WarcCapture | str]]:
         """(record number, capture or reason) for every page-like or bad record; the others are counted."""
-        by_id: dict[str, int] = {}       # record id -> offset of a response / resource
-        by_digest: dict[str, int] = {}   # payload digest -> offset of the first with it
+        by_id: dict[str, int] = {}  # record id -> offset of a response / resource
+        by_digest: dict[str, int] = {}  # payload digest -> offset of the first with it
         # The last capture is held back one record: a read error right after it can still flag its length.
         held: WarcCapture | None = None
         held_number = 0
@@ -454,8 +484,11 @@ class WarcBatches:
                         h = _headers(rec)
                         declared = h.get("content-length")
                         if declared is None or len(block) < rec.content_length:
-                            got = (f"{len(block):,} of {rec.content_length:,} bytes" if declared is not None
-                                   else "in its WARC header")
+                            got = (
+                                f"{len(block):,} of {rec.content_length:,} bytes"
+                                if declared is not None
+                                else "in its WARC header"
+                            )
                             url = h.get("warc-target-uri") or "no URL"
                             if held is not None:
                                 yield held_number, held
@@ -493,14 +526,23 @@ class WarcBatches:
                 if held is not None:
                     end = None if self._members else self._record_end(held.offset or 0, len(held.block))
                     if end is not None and resume is not None and end != resume:
-                        yield held_number, (f"bad Content-Length (offset {held.offset}, {held.url}): "
-                                            f"{len(held.block):,} bytes end the record at byte {end:,}, "
-                                            f"the next record starts at {resume:,}")
+                        yield (
+                            held_number,
+                            (
+                                f"bad Content-Length (offset {held.offset}, {held.url}): "
+                                f"{len(held.block):,} bytes end the record at byte {end:,}, "
+                                f"the next record starts at {resume:,}"
+                            ),
+                        )
                     else:
                         yield held_number, held
                     held = None
                 where = f"after offset {after}" if number > 1 else "at offset 0"
-                tail = f"reading resumed at offset {resume}" if resume is not None else "the rest of the file is lost"
+                tail = (
+                    f"reading resumed at offset {resume}"
+                    if resume is not None
+                    else "the rest of the file is lost"
+                )
                 yield number, f"malformed record ({where}: {error}); {tail}"
                 if resume is None:
                     break
@@ -508,8 +550,9 @@ class WarcBatches:
         if held is not None:
             yield held_number, held
 
-    def _link(self, cap: WarcCapture, refers_to: str | None, by_id: dict[str, int],
-              by_digest: dict[str, int]) -> WarcCapture:
+    def _link(
+        self, cap: WarcCapture, refers_to: str | None, by_id: dict[str, int], by_digest: dict[str, int]
+    ) -> WarcCapture:
         """A revisit with the record it refers to attached (read again from its offset): by
         WARC-Refers-To, else by the payload digest."""
         pos = by_id.get(refers_to) if refers_to else None
@@ -568,8 +611,11 @@ class WarcBatches:
                             return pos + i
                         i = window.find(_GZIP_MAGIC, i + 1)
                 else:
-                    found = [i for m in (b"\nWARC/1.0\r\n", b"\nWARC/1.1\r\n")
-                             if 0 <= (i := window.find(m)) < _RESYNC_WINDOW]
+                    found = [
+                        i
+                        for m in (b"\nWARC/1.0\r\n", b"\nWARC/1.1\r\n")
+                        if 0 <= (i := window.find(m)) < _RESYNC_WINDOW
+                    ]
                     if found:
                         return pos + min(found) + 1
                 if len(window) <= _RESYNC_WINDOW:

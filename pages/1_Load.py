@@ -20,16 +20,22 @@ st.title("Load a crawl dump")
 store, path, _ = open_database(setting=False)
 config = current_config()
 
-st.markdown("JSON lines (`.jsonl`, `.jsonl.gz`, `.ndjson`), CSV or Parquet with a `url` and an `html` (or `text`) "
-            "field, or a crawler's WARC (`.warc`, `.warc.gz`, WET). Bad records are listed below and skipped; the "
-            "same file twice is loaded once.")
+st.markdown(
+    "JSON lines (`.jsonl`, `.jsonl.gz`, `.ndjson`), CSV or Parquet with a `url` and an `html` (or `text`) "
+    "field, or a crawler's WARC (`.warc`, `.warc.gz`, WET). Bad records are listed below and skipped; the "
+    "same file twice is loaded once."
+)
 upload_col, path_col = st.columns(2)
 with upload_col:
-    uploaded = st.file_uploader("Upload a dump", type=["jsonl", "gz", "ndjson", "json", "csv", "parquet",
-                                                          "warc", "warc.gz", "wet"])
+    uploaded = st.file_uploader(
+        "Upload a dump", type=["jsonl", "gz", "ndjson", "json", "csv", "parquet", "warc", "warc.gz", "wet"]
+    )
 with path_col:
-    typed_path = st.text_input("...or a path on the server", placeholder="/data/crawl-2026-11.jsonl.gz",
-                               help="A file inside the data folders this server reads (NEARDUP_DATA_DIR).")
+    typed_path = st.text_input(
+        "...or a path on the server",
+        placeholder="/data/crawl-2026-11.jsonl.gz",
+        help="A file inside the data folders this server reads (NEARDUP_DATA_DIR).",
+    )
     load_path = st.button("Load this path", disabled=not typed_path)
 
 
@@ -46,8 +52,10 @@ def run_ingest(file_path: Path, shown_name: str, *, detail: bool) -> None:
     if summary.status == "already loaded":
         st.info(f"{md_escape(shown_name)} is already loaded (same bytes): nothing to do.")
     else:
-        st.success(f"{md_escape(shown_name)}: {summary.loaded:,} pages loaded, {summary.errors:,} records rejected "
-                   f"in {summary.seconds:.1f} s.")
+        st.success(
+            f"{md_escape(shown_name)}: {summary.loaded:,} pages loaded, {summary.errors:,} records rejected "
+            f"in {summary.seconds:.1f} s."
+        )
         for note in summary.notes():
             st.caption(md_escape(note))
 
@@ -78,5 +86,9 @@ errors = store.ingest_errors(limit=5000)
 if errors.empty:
     st.success("No record was rejected.")
 else:
-    st.dataframe(errors, hide_index=True, width="stretch",
-                 column_config={"line": st.column_config.NumberColumn(format="%d")})
+    st.dataframe(
+        errors,
+        hide_index=True,
+        width="stretch",
+        column_config={"line": st.column_config.NumberColumn(format="%d")},
+    )

@@ -36,10 +36,17 @@ else:
         bar = go.Bar(x=counts.index, y=counts.to_numpy(), name="candidate pairs", marker_color="#4C78A8")
     else:  # each bar spans its bucket [edge, edge + 0.05), from the floor up: empty buckets show as gaps
         counts = counts.reindex(bucket_edges(config), fill_value=0)
-        bar = go.Bar(x=counts.index, y=counts.to_numpy(), offset=0, width=0.05, name="candidate pairs",
-                     marker_color="#4C78A8", marker_line=dict(color="white", width=1),
-                     hovertemplate="%{x:.2f}-%{customdata:.2f}: %{y:,} pairs<extra></extra>",
-                     customdata=counts.index + 0.05)
+        bar = go.Bar(
+            x=counts.index,
+            y=counts.to_numpy(),
+            offset=0,
+            width=0.05,
+            name="candidate pairs",
+            marker_color="#4C78A8",
+            marker_line=dict(color="white", width=1),
+            hovertemplate="%{x:.2f}-%{customdata:.2f}: %{y:,} pairs<extra></extra>",
+            customdata=counts.index + 0.05,
+        )
     fig = go.Figure(bar)
     lab = labeled_pairs(pairs, store.labels())
     decided = lab[lab["label"].isin(["duplicate", "not"])]
@@ -47,16 +54,39 @@ else:
         share = decided.groupby("bucket")["label"].apply(lambda s: (s == "duplicate").mean())
         share = share.reindex(counts.index)  # unlabeled buckets stay gaps, not interpolated
         mid = 0 if config.method == "simhash" else 0.025  # at the middle of the bucket's bar
-        fig.add_trace(go.Scatter(x=share.index + mid, y=share.to_numpy(), name="labeled duplicate share", yaxis="y2",
-                                 mode="lines+markers", marker_color="#E45756", connectgaps=False))
-    fig.add_vline(x=config.threshold, line_dash="dash", line_color="black",
-                  annotation_text=f"threshold {config.threshold:g}")
+        fig.add_trace(
+            go.Scatter(
+                x=share.index + mid,
+                y=share.to_numpy(),
+                name="labeled duplicate share",
+                yaxis="y2",
+                mode="lines+markers",
+                marker_color="#E45756",
+                connectgaps=False,
+            )
+        )
+    fig.add_vline(
+        x=config.threshold,
+        line_dash="dash",
+        line_color="black",
+        annotation_text=f"threshold {config.threshold:g}",
+    )
     fig.update_layout(
-        title="Candidate pairs by similarity", xaxis_title=unit, height=380,
+        title="Candidate pairs by similarity",
+        xaxis_title=unit,
+        height=380,
         yaxis=dict(type="log", dtick=1, title="pairs (log scale)"),
-        yaxis2=dict(overlaying="y", side="right", range=[0, 1.05], tickvals=[0, 0.25, 0.5, 0.75, 1],
-                    tickformat=".0%", title="labeled duplicate share", showgrid=False),
-        legend=dict(orientation="h", y=-0.25), margin=dict(t=50, b=10),
+        yaxis2=dict(
+            overlaying="y",
+            side="right",
+            range=[0, 1.05],
+            tickvals=[0, 0.25, 0.5, 0.75, 1],
+            tickformat=".0%",
+            title="labeled duplicate share",
+            showgrid=False,
+        ),
+        legend=dict(orientation="h", y=-0.25),
+        margin=dict(t=50, b=10),
     )
     if config.method == "simhash":
         fig.update_xaxes(autorange="reversed", dtick=1)
@@ -64,8 +94,10 @@ else:
         fig.update_xaxes(range=[float(counts.index.min()), 1.05], dtick=0.05, tickformat=".2f")
     st.plotly_chart(fig, width="stretch")
     side = "at or below" if config.method == "simhash" else "at or above"
-    st.caption(f"Pairs {side} the dashed line are near duplicates. Pairs are stored down to the loosest "
-               "threshold, so moving the slider only filters them.")
+    st.caption(
+        f"Pairs {side} the dashed line are near duplicates. Pairs are stored down to the loosest "
+        "threshold, so moving the slider only filters them."
+    )
 
 left, right = st.columns(2)
 with left:
@@ -73,12 +105,22 @@ with left:
     if len(sizes):
         vc = sizes.value_counts().sort_index()
         fig2 = go.Figure(go.Bar(x=vc.index.astype(str), y=vc.to_numpy(), marker_color="#72B7B2"))
-        fig2.update_layout(title="Duplicate cluster sizes", xaxis_title="pages in cluster", yaxis_title="clusters",
-                           height=340, margin=dict(t=50, b=10))
+        fig2.update_layout(
+            title="Duplicate cluster sizes",
+            xaxis_title="pages in cluster",
+            yaxis_title="clusters",
+            height=340,
+            margin=dict(t=50, b=10),
+        )
         st.plotly_chart(fig2, width="stretch")
     else:
         st.info("No duplicate clusters at this threshold.")
 with right:
     st.markdown("**Per host**")
-    st.dataframe(analysis.hosts, hide_index=True, width="stretch", height=340,
-                 column_config={"redundant_pct": st.column_config.NumberColumn("redundant %", format="%.1f")})
+    st.dataframe(
+        analysis.hosts,
+        hide_index=True,
+        width="stretch",
+        height=340,
+        column_config={"redundant_pct": st.column_config.NumberColumn("redundant %", format="%.1f")},
+    )

@@ -47,7 +47,9 @@ state.setdefault(KEY_AUDIT_SEED, 7)
 if W_LABELER not in state:
     state[W_LABELER] = state.get(KEY_LABELER, "")
 for key in (W_PER_BUCKET, KEY_AUDIT_SEED, W_LABELER):
-    state[key] = state[key]  # keep the values while another page runs (Streamlit drops unrendered widgets' state)
+    state[key] = state[
+        key
+    ]  # keep the values while another page runs (Streamlit drops unrendered widgets' state)
 
 
 def leave_pair() -> None:
@@ -55,17 +57,38 @@ def leave_pair() -> None:
     state[W_NOTE] = ""
 
 
-def write_label(choice: str, key: tuple[str, str, str, str], pages: tuple[int, int], suggested: str | None) -> None:
+def write_label(
+    choice: str, key: tuple[str, str, str, str], pages: tuple[int, int], suggested: str | None
+) -> None:
     category = chosen.get(key, suggested)
     labeler = state.get(W_LABELER) or None
     a, ma, b, mb = key
     previous = store.label_of(a, b, md5_a=ma, md5_b=mb, labeler=labeler)
-    store.record_label(a, b, md5_a=ma, md5_b=mb, label=choice, category=category, note=state.get(W_NOTE) or None,
-                       labeler=labeler, setting=config.to_dict())
-    history.append({"key": key, "pages": pages, "labeler": labeler, "previous": previous, "label": choice,
-                    "category": category})
+    store.record_label(
+        a,
+        b,
+        md5_a=ma,
+        md5_b=mb,
+        label=choice,
+        category=category,
+        note=state.get(W_NOTE) or None,
+        labeler=labeler,
+        setting=config.to_dict(),
+    )
+    history.append(
+        {
+            "key": key,
+            "pages": pages,
+            "labeler": labeler,
+            "previous": previous,
+            "label": choice,
+            "category": category,
+        }
+    )
     leave_pair()
-    flash(f"Labeled {LABEL_NAMES[choice].lower()}" + (f" · {category}" if category else "") + " · z undoes it")
+    flash(
+        f"Labeled {LABEL_NAMES[choice].lower()}" + (f" · {category}" if category else "") + " · z undoes it"
+    )
 
 
 def write_undo() -> None:
@@ -78,8 +101,17 @@ def write_undo() -> None:
     if prev is None:
         store.delete_label(a, b, md5_a=ma, md5_b=mb, labeler=entry["labeler"])
     else:
-        store.record_label(a, b, md5_a=ma, md5_b=mb, label=prev["label"], category=prev["category"],
-                           note=prev["note"], labeler=entry["labeler"], labeled_at=prev["labeled_at"])
+        store.record_label(
+            a,
+            b,
+            md5_a=ma,
+            md5_b=mb,
+            label=prev["label"],
+            category=prev["category"],
+            note=prev["note"],
+            labeler=entry["labeler"],
+            labeled_at=prev["labeled_at"],
+        )
     state[KEY_AUDIT_PAIR] = entry["pages"]
     flash(f"Undone: {LABEL_NAMES[entry['label']].lower()} · the pair is open again")
 
@@ -101,12 +133,19 @@ with st.sidebar:
     st.header("Labeling")
     st.text_input("Your name", key=W_LABELER, help="Each labeler keeps their own label of a pair.")
     state[KEY_LABELER] = state[W_LABELER]
-    per_bucket = st.slider("Pairs per bucket", 1, 30, key=W_PER_BUCKET,
-                           help="Label until every similarity bucket has this many decided labels.")
+    per_bucket = st.slider(
+        "Pairs per bucket",
+        1,
+        30,
+        key=W_PER_BUCKET,
+        help="Label until every similarity bucket has this many decided labels.",
+    )
     seed = st.number_input("Seed", 0, 10**6, key=KEY_AUDIT_SEED)
 
 matched = labeled_pairs(pairs, labels)
-queue = audit_queue(pairs, matched, per_bucket=per_bucket, seed=int(seed), skipped=skipped, focus=config.threshold)
+queue = audit_queue(
+    pairs, matched, per_bucket=per_bucket, seed=int(seed), skipped=skipped, focus=config.threshold
+)
 position = state.get(KEY_AUDIT_POS, 0)
 
 opened = state.get(KEY_AUDIT_PAIR)
@@ -115,8 +154,10 @@ if opened:
     current = None
 elif queue.empty:
     n_decided = int(matched["label"].isin(["duplicate", "not"]).sum())
-    st.success(f"Every bucket has {per_bucket} decided labels, or no unlabeled pair left ({n_decided} decided labels "
-               f"at this setting, {len(skipped)} pairs skipped). Raise *pairs per bucket* for more.")
+    st.success(
+        f"Every bucket has {per_bucket} decided labels, or no unlabeled pair left ({n_decided} decided labels "
+        f"at this setting, {len(skipped)} pairs skipped). Raise *pairs per bucket* for more."
+    )
     current = None
     page_a = page_b = None
 else:
@@ -126,12 +167,18 @@ else:
 
 
 def pair_key(detail: PairDetail) -> tuple[str, str, str, str]:
-    (a, ma), (b, mb) = sorted(((detail.left["canonical_url"], detail.left["md5"]),
-                               (detail.right["canonical_url"], detail.right["md5"])))
+    (a, ma), (b, mb) = sorted(
+        (
+            (detail.left["canonical_url"], detail.left["md5"]),
+            (detail.right["canonical_url"], detail.right["md5"]),
+        )
+    )
     return a, ma, b, mb
 
 
-def label_pair(choice: str, key: tuple[str, str, str, str], pages: tuple[int, int], suggested: str | None) -> None:
+def label_pair(
+    choice: str, key: tuple[str, str, str, str], pages: tuple[int, int], suggested: str | None
+) -> None:
     state.setdefault(KEY_AUDIT_PENDING, []).append(("label", (choice, key, pages, suggested)))
 
 
@@ -154,58 +201,105 @@ def choose_category(key: tuple[str, str, str, str], category: str) -> None:
 
 
 # A pair opened from elsewhere keeps its order (Clusters: the representative on the left).
-detail = (get_pair_detail(store, path, page_a, page_b, config.fingerprint_key, config, keep_order=bool(opened))
-          if page_a else None)
+detail = (
+    get_pair_detail(store, path, page_a, page_b, config.fingerprint_key, config, keep_order=bool(opened))
+    if page_a
+    else None
+)
 key = pair_key(detail) if detail else None
 category = chosen.get(key, detail.category) if detail else None
 
 # --- the label bar: above the pair, every action on a key --------------------------------------
 if detail is not None:
     if current is not None:
-        where = (f"Pair {position + 1} of {len(queue)} to label · bucket {current['bucket']:g} · nearest the "
-                 f"threshold first · {per_bucket} decided labels per bucket")
+        where = (
+            f"Pair {position + 1} of {len(queue)} to label · bucket {current['bucket']:g} · nearest the "
+            f"threshold first · {per_bucket} decided labels per bucket"
+        )
     else:
         where = "Pair opened from the Clusters page, the list of labeled pairs, or undo"
     st.caption(where)
     pages = (int(detail.left["page_id"]), int(detail.right["page_id"]))
     bar = st.columns([1.3, 1.3, 1, 1, 1, 1, 1])
-    bar[0].button("Duplicate", type="primary", shortcut="d", width="stretch", on_click=label_pair,
-                  args=("duplicate", key, pages, detail.category))
-    bar[1].button("Not duplicate", shortcut="n", width="stretch", on_click=label_pair,
-                  args=("not", key, pages, detail.category))
-    bar[2].button("Unsure", shortcut="u", width="stretch", on_click=label_pair, args=("unsure", key, pages, detail.category))
+    bar[0].button(
+        "Duplicate",
+        type="primary",
+        shortcut="d",
+        width="stretch",
+        on_click=label_pair,
+        args=("duplicate", key, pages, detail.category),
+    )
+    bar[1].button(
+        "Not duplicate",
+        shortcut="n",
+        width="stretch",
+        on_click=label_pair,
+        args=("not", key, pages, detail.category),
+    )
+    bar[2].button(
+        "Unsure",
+        shortcut="u",
+        width="stretch",
+        on_click=label_pair,
+        args=("unsure", key, pages, detail.category),
+    )
     bar[3].button("Skip", shortcut="s", width="stretch", on_click=skip, args=(key,))
     bar[4].button("Undo", shortcut="z", width="stretch", on_click=undo, disabled=not history)
-    bar[5].button("Previous", shortcut="k", width="stretch", on_click=move, args=(-1,),
-                  disabled=current is None or len(queue) < 2)
-    bar[6].button("Next", shortcut="j", width="stretch", on_click=move, args=(1,),
-                  disabled=current is None or len(queue) < 2)
+    bar[5].button(
+        "Previous",
+        shortcut="k",
+        width="stretch",
+        on_click=move,
+        args=(-1,),
+        disabled=current is None or len(queue) < 2,
+    )
+    bar[6].button(
+        "Next",
+        shortcut="j",
+        width="stretch",
+        on_click=move,
+        args=(1,),
+        disabled=current is None or len(queue) < 2,
+    )
     cats = st.columns(CATEGORY_KEYS)
     for i, name in enumerate(CATEGORIES[:CATEGORY_KEYS]):
-        cats[i].button(name, key=f"neardup.audit.cat.{i}", shortcut=str(i + 1), width="stretch",
-                       type="primary" if name == category else "secondary", on_click=choose_category,
-                       args=(key, name))
+        cats[i].button(
+            name,
+            key=f"neardup.audit.cat.{i}",
+            shortcut=str(i + 1),
+            width="stretch",
+            type="primary" if name == category else "secondary",
+            on_click=choose_category,
+            args=(key, name),
+        )
     note_col, why_col = st.columns([1, 2])
     note_col.text_input("Note", key=W_NOTE, placeholder="optional note", label_visibility="collapsed")
     suggestion = f"Suggested category: **{md_escape(detail.category)}**, {md_escape(detail.category_reason)}."
-    why_col.markdown(suggestion if category == detail.category else
-                     f"Category: **{md_escape(category or 'none')}** (suggested: {md_escape(detail.category)}, "
-                     f"{md_escape(detail.category_reason)}).")
+    why_col.markdown(
+        suggestion
+        if category == detail.category
+        else f"Category: **{md_escape(category or 'none')}** (suggested: {md_escape(detail.category)}, "
+        f"{md_escape(detail.category_reason)})."
+    )
 
     # --- the pair ----------------------------------------------------------------------------
     L, R = detail.left, detail.right
     changed = sum(s.n_words for s in detail.segments if s.op in ("delete", "insert", "replace"))
-    st.caption(f"SimHash {detail.simhash_bits} bits · MinHash Jaccard (est.) {detail.minhash_jaccard:.2f} · exact "
-               f"Jaccard {detail.exact_jaccard:.2f} · exact containment {detail.exact_containment:.2f} "
-               f"({config.shingle_size}-word shingles) · {changed:,} changed words")
+    st.caption(
+        f"SimHash {detail.simhash_bits} bits · MinHash Jaccard (est.) {detail.minhash_jaccard:.2f} · exact "
+        f"Jaccard {detail.exact_jaccard:.2f} · exact containment {detail.exact_containment:.2f} "
+        f"({config.shingle_size}-word shingles) · {changed:,} changed words"
+    )
     left, right = st.columns(2)
     for col, page, side in ((left, L, "earlier fetch"), (right, R, "later fetch")):
         with col:
             st.code(page["url"], language=None, wrap_lines=True)
             fetched = page["fetched_at"]
-            st.caption(f"{side} · fetched {fetched if not pd.isna(fetched) else 'unknown'} · host "
-                       f"{md_escape(page['host'])} · status {page['status'] if not pd.isna(page['status']) else '?'}"
-                       f" · {page['n_words']:,} words")
+            st.caption(
+                f"{side} · fetched {fetched if not pd.isna(fetched) else 'unknown'} · host "
+                f"{md_escape(page['host'])} · status {page['status'] if not pd.isna(page['status']) else '?'}"
+                f" · {page['n_words']:,} words"
+            )
             if (record := describe_record(page.get("extra"))) is not None:
                 st.caption(md_escape(record))
     if detail.same_text:
@@ -213,8 +307,10 @@ if detail is not None:
         with st.container(height=420):
             st.text(L["text"] or "")
     else:
-        st.markdown("**Main text, word diff** (deleted on the left in red, inserted on the right in green; long "
-                    "equal runs folded; punctuation around a word is no change)")
+        st.markdown(
+            "**Main text, word diff** (deleted on the left in red, inserted on the right in green; long "
+            "equal runs folded; punctuation around a word is no change)"
+        )
         show_diff(detail.segments)
 
     t1, t2 = st.columns(2)
@@ -228,10 +324,15 @@ if detail is not None:
             with col:
                 html = page["html"] if isinstance(page["html"], str) else page.get("text_in") or ""
                 if show_html:
-                    st.code(html[:30000] + ("\n... (truncated)" if len(html) > 30000 else ""), language="html",
-                            height=300)
+                    st.code(
+                        html[:30000] + ("\n... (truncated)" if len(html) > 30000 else ""),
+                        language="html",
+                        height=300,
+                    )
                 if show_stripped:
-                    parts = pd.DataFrame(stripped_parts(html, strip_tags=config.strip_tags), columns=["tag", "text"])
+                    parts = pd.DataFrame(
+                        stripped_parts(html, strip_tags=config.strip_tags), columns=["tag", "text"]
+                    )
                     st.dataframe(parts, hide_index=True, width="stretch", height=250)
 
 else:
@@ -240,8 +341,10 @@ else:
 # --- progress and the labeled pairs --------------------------------------------------------------
 tallies = bucket_tallies(pairs["bucket"], matched)
 n_contested = int(matched["contested"].sum()) if "contested" in matched else 0
-with st.expander(f"Progress: {int(tallies['labeled'].sum())} labeled pairs at this setting "
-                 f"({len(labels)} labels in all" + (f", {n_contested} contested pairs" if n_contested else "") + ")"):
+with st.expander(
+    f"Progress: {int(tallies['labeled'].sum())} labeled pairs at this setting "
+    f"({len(labels)} labels in all" + (f", {n_contested} contested pairs" if n_contested else "") + ")"
+):
     st.dataframe(tallies[["bucket", "pairs", "labeled", "duplicates"]], hide_index=True, width="stretch")
 
 with st.expander("Labeled pairs"):
@@ -251,8 +354,12 @@ with st.expander("Labeled pairs"):
         listed = labels.merge(pairs[[*PAIR_KEY, "page_a", "page_b", "bucket"]], on=PAIR_KEY, how="left")
         f1, f2, f3 = st.columns(3)
         by_label = f1.multiselect("Label", sorted(listed["label"].unique()), key="neardup.audit.list.label")
-        by_cat = f2.multiselect("Category", sorted(listed["category"].dropna().unique()), key="neardup.audit.list.cat")
-        by_who = f3.multiselect("Labeler", sorted(listed["labeler"].dropna().unique()), key="neardup.audit.list.who")
+        by_cat = f2.multiselect(
+            "Category", sorted(listed["category"].dropna().unique()), key="neardup.audit.list.cat"
+        )
+        by_who = f3.multiselect(
+            "Labeler", sorted(listed["labeler"].dropna().unique()), key="neardup.audit.list.who"
+        )
         keep = pd.Series(True, index=listed.index)
         for column, picked in (("label", by_label), ("category", by_cat), ("labeler", by_who)):
             if picked:
@@ -260,8 +367,15 @@ with st.expander("Labeled pairs"):
         shown = listed[keep]
         shown = shown.sort_values("labeled_at", ascending=False).reset_index(drop=True)
         cols = ["label", "category", "labeler", "bucket", "url_a", "url_b", "note", "labeled_at"]
-        event = st.dataframe(shown[cols], hide_index=True, width="stretch", height=260, on_select="rerun",
-                             selection_mode="single-row", key="neardup.audit.list")
+        event = st.dataframe(
+            shown[cols],
+            hide_index=True,
+            width="stretch",
+            height=260,
+            on_select="rerun",
+            selection_mode="single-row",
+            key="neardup.audit.list",
+        )
         rows = event.selection.rows if event and event.selection else []
         if rows and not pd.isna(shown.iloc[rows[0]]["page_a"]):
             row = shown.iloc[rows[0]]

@@ -19,9 +19,18 @@ if clusters.empty:
     st.info("No duplicate clusters at this threshold.")
     st.stop()
 
-st.caption(f"{len(clusters):,} duplicate clusters; the representative is {describe_rule(config.representative)}.")
-event = st.dataframe(clusters, hide_index=True, width="stretch", height=300, on_select="rerun",
-                     selection_mode="single-row", key="neardup.clusters.table")
+st.caption(
+    f"{len(clusters):,} duplicate clusters; the representative is {describe_rule(config.representative)}."
+)
+event = st.dataframe(
+    clusters,
+    hide_index=True,
+    width="stretch",
+    height=300,
+    on_select="rerun",
+    selection_mode="single-row",
+    key="neardup.clusters.table",
+)
 rows = event.selection.rows if event and event.selection else []
 cluster_id = int(clusters.iloc[rows[0]]["cluster_id"]) if rows else int(clusters.iloc[0]["cluster_id"])
 
@@ -31,13 +40,22 @@ st.subheader(f"Cluster {cluster_id}: {len(members)} pages")
 st.caption(f"Representative ({clusters.set_index('cluster_id').loc[cluster_id, 'why']}):")
 st.code(rep["url"], language=None, wrap_lines=True)
 unit = "bits" if config.method == "simhash" else "Jaccard est."
-st.dataframe(members, hide_index=True, width="stretch", column_config={
-    "similarity_to_representative": st.column_config.NumberColumn(f"similarity to rep. ({unit})", format="%.2f"),
-})
+st.dataframe(
+    members,
+    hide_index=True,
+    width="stretch",
+    column_config={
+        "similarity_to_representative": st.column_config.NumberColumn(
+            f"similarity to rep. ({unit})", format="%.2f"
+        ),
+    },
+)
 
 others = members[~members["is_representative"]]
 if len(others):
-    labels = {int(r.page_id): f"page {r.page_id} · {r.url} · fetched {r.fetched_at}" for r in others.itertuples()}
+    labels = {
+        int(r.page_id): f"page {r.page_id} · {r.url} · fetched {r.fetched_at}" for r in others.itertuples()
+    }
     choice = st.selectbox("Compare with the representative", list(labels), format_func=labels.__getitem__)
     if st.button("Open this pair in Audit"):
         st.session_state[KEY_AUDIT_PAIR] = (int(rep["page_id"]), int(choice))

@@ -28,8 +28,11 @@ st.dataframe(clusters.head(200), hide_index=True, width="stretch")
 st.caption(f"First 200 of {len(clusters):,} rows.")
 
 st.subheader("Import labels")
-uploaded = st.file_uploader("A labels.csv from a colleague (merged: per pair and labeler the latest label wins; "
-                            "other labelers' labels stay)", type=["csv"])
+uploaded = st.file_uploader(
+    "A labels.csv from a colleague (merged: per pair and labeler the latest label wins; "
+    "other labelers' labels stay)",
+    type=["csv"],
+)
 if uploaded is not None and st.session_state.get("neardup.labels_upload") != (uploaded.name, uploaded.size):
     st.session_state["neardup.labels_upload"] = (uploaded.name, uploaded.size)
     try:
@@ -44,9 +47,26 @@ labels = store.labels()
 with downloads:
     c1, c2, c3 = st.columns(3)
     # The CSV is written when the button is clicked, not on every rerun (0.9 s at 100k pages).
-    c1.download_button("clusters.csv", lambda: to_csv(clusters), "clusters.csv", "text/csv", type="primary",
-                       help="One row per page: cluster, representative, similarity, setting, suggested action.")
-    c2.download_button("dupcheck.yaml", dump_config(config), "dupcheck.yaml", "application/yaml",
-                       help="Replays this setting: neardup report --config dupcheck.yaml")
-    c3.download_button("labels.csv", to_csv(labels), "labels.csv", "text/csv", disabled=labels.empty,
-                       help=f"{len(labels)} labels")
+    c1.download_button(
+        "clusters.csv",
+        lambda: to_csv(clusters),
+        "clusters.csv",
+        "text/csv",
+        type="primary",
+        help="One row per page: cluster, representative, similarity, setting, suggested action.",
+    )
+    c2.download_button(
+        "dupcheck.yaml",
+        dump_config(config),
+        "dupcheck.yaml",
+        "application/yaml",
+        help="Replays this setting: neardup report --config dupcheck.yaml",
+    )
+    c3.download_button(
+        "labels.csv",
+        to_csv(labels),
+        "labels.csv",
+        "text/csv",
+        disabled=labels.empty,
+        help=f"{len(labels)} labels",
+    )

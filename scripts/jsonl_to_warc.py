@@ -43,7 +43,9 @@ def _record_id(line: int) -> str:
 
 
 def _chunked(body: bytes, size: int = 4096) -> bytes:
-    parts = [b"%x\r\n%s\r\n" % (len(body[i:i + size]), body[i:i + size]) for i in range(0, len(body), size)]
+    parts = [
+        b"%x\r\n%s\r\n" % (len(body[i : i + size]), body[i : i + size]) for i in range(0, len(body), size)
+    ]
     return b"".join(parts) + b"0\r\n\r\n"
 
 
@@ -79,8 +81,10 @@ def convert(lines: BinaryIO, out: BinaryIO, *, per_record: bool = True) -> dict[
         else:
             payload = html.encode("utf-8")
         declared = charset if charset != "utf-8" or number % 2 == 0 else None
-        headers = [("Content-Type", "text/html" + (f"; charset={declared}" if declared else "")),
-                   ("Date", date)]
+        headers = [
+            ("Content-Type", "text/html" + (f"; charset={declared}" if declared else "")),
+            ("Date", date),
+        ]
         body = payload
         if number % 10 == 0:
             body = gzip.compress(payload, compresslevel=6, mtime=0)
@@ -94,20 +98,32 @@ def convert(lines: BinaryIO, out: BinaryIO, *, per_record: bool = True) -> dict[
         else:
             headers.append(("Content-Length", str(len(body))))
         record_id = _record_id(number)
-        fields = [("WARC-Type", "response"), ("WARC-Record-ID", record_id), ("WARC-Date", date),
-                  ("WARC-Target-URI", url), ("WARC-Payload-Digest", digest)]
+        fields = [
+            ("WARC-Type", "response"),
+            ("WARC-Record-ID", record_id),
+            ("WARC-Date", date),
+            ("WARC-Target-URI", url),
+            ("WARC-Payload-Digest", digest),
+        ]
         original = seen.get((url, _sha1(payload)))
         if original is not None:  # the crawler keeps the headers only; the digest is the original's
             block = _http_head(status, headers)
             fields[0] = ("WARC-Type", "revisit")
             fields[-1] = ("WARC-Payload-Digest", original[2])
-            fields += [("WARC-Profile", REVISIT_PROFILE), ("WARC-Refers-To", original[0]),
-                       ("WARC-Refers-To-Target-URI", url), ("WARC-Refers-To-Date", original[1])]
+            fields += [
+                ("WARC-Profile", REVISIT_PROFILE),
+                ("WARC-Refers-To", original[0]),
+                ("WARC-Refers-To-Target-URI", url),
+                ("WARC-Refers-To-Date", original[1]),
+            ]
             counts["revisit"] += 1
         else:
             block = _http_head(status, headers) + body
             seen[(url, _sha1(payload))] = (record_id, date, digest)
-        fields += [("WARC-Block-Digest", _sha1(block)), ("Content-Type", "application/http; msgtype=response")]
+        fields += [
+            ("WARC-Block-Digest", _sha1(block)),
+            ("Content-Type", "application/http; msgtype=response"),
+        ]
         data = _warc_record(fields, block)
         out.write(gzip.compress(data, compresslevel=6, mtime=0) if per_record else data)
         counts["records"] += 1
@@ -117,9 +133,13 @@ def convert(lines: BinaryIO, out: BinaryIO, *, per_record: bool = True) -> dict[
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("jsonl", type=Path, help="input .jsonl or .jsonl.gz ({url, html, fetched_at, status} per line)")
+    ap.add_argument(
+        "jsonl", type=Path, help="input .jsonl or .jsonl.gz ({url, html, fetched_at, status} per line)"
+    )
     ap.add_argument("warc", type=Path, help="output .warc.gz")
-    ap.add_argument("--one-stream", action="store_true", help="gzip the whole file as one stream, not per record")
+    ap.add_argument(
+        "--one-stream", action="store_true", help="gzip the whole file as one stream, not per record"
+    )
     a = ap.parse_args(argv)
     opener = gzip.open if a.jsonl.read_bytes()[:2] == b"\x1f\x8b" else open
     with opener(a.jsonl, "rb") as lines, open(a.warc, "wb") as raw:

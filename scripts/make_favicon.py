@@ -22,8 +22,13 @@ def draw(size_px: int = SIZE_PX) -> Image.Image:
     u = size_px / 64
     back, front = (120, 130, 150, 255), (255, 75, 75, 255)  # grey page behind Streamlit's red
     d.rounded_rectangle([4 * u, 4 * u, 40 * u, 44 * u], radius=6 * u, fill=back)
-    d.rounded_rectangle([20 * u, 18 * u, 60 * u, 60 * u], radius=6 * u, fill=front, outline=(255, 255, 255, 255),
-                        width=max(1, round(3 * u)))
+    d.rounded_rectangle(
+        [20 * u, 18 * u, 60 * u, 60 * u],
+        radius=6 * u,
+        fill=front,
+        outline=(255, 255, 255, 255),
+        width=max(1, round(3 * u)),
+    )
     for y in (30, 39, 48):  # lines of text on the front page
         d.rectangle([28 * u, y * u, 52 * u, (y + 3) * u], fill=(255, 255, 255, 255))
     return img

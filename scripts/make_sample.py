@@ -59,6 +59,7 @@ Text: a fixed lexicon (~860 real English words at the head of each part-of-speec
 ~4,200 pseudo-words behind them, Zipf-like frequencies, per-topic jargon) fed through a
 small sentence grammar, so it reads like (slightly odd) English.
 """
+
 import argparse
 import collections
 import csv
@@ -150,11 +151,39 @@ DETS_PL = ["the"] * 5 + "some many several most these their our few two three ot
 MODALS = "will could should may might can would must".split()
 LINKS = "but and while although because so as since".split()
 PRONOUNS = [("they", True), ("we", True), ("it", False), ("she", False), ("he", False)]
-CONNECTORS = ["However,", "Meanwhile,", "In addition,", "For example,", "As a result,", "Still,", "In the end,",
-              "At the same time,", "Last year,", "On the other hand,", "In practice,", "By contrast,", "For now,",
-              "Until recently,", "Earlier this month,"]
-ROLES = ["a spokesperson", "an analyst", "the director", "a manager", "a researcher", "a teacher", "a volunteer",
-         "the owner", "a resident", "an official", "an organizer", "an engineer", "a professor", "the head chef"]
+CONNECTORS = [
+    "However,",
+    "Meanwhile,",
+    "In addition,",
+    "For example,",
+    "As a result,",
+    "Still,",
+    "In the end,",
+    "At the same time,",
+    "Last year,",
+    "On the other hand,",
+    "In practice,",
+    "By contrast,",
+    "For now,",
+    "Until recently,",
+    "Earlier this month,",
+]
+ROLES = [
+    "a spokesperson",
+    "an analyst",
+    "the director",
+    "a manager",
+    "a researcher",
+    "a teacher",
+    "a volunteer",
+    "the owner",
+    "a resident",
+    "an official",
+    "an organizer",
+    "an engineer",
+    "a professor",
+    "the head chef",
+]
 SMALL = {"a", "an", "the", "of", "in", "on", "at", "for", "to", "and", "with", "from", "by"}
 
 
@@ -162,7 +191,9 @@ def pseudo_words(rng, n, suffixes, seen):
     """n new pronounceable pseudo-words of 1-2 syllables plus a suffix."""
     out = []
     while len(out) < n:
-        w = "".join(rng.choice(ONSETS) + rng.choice(VOWELS) + rng.choice(CODAS) for _ in range(rng.randint(1, 2)))
+        w = "".join(
+            rng.choice(ONSETS) + rng.choice(VOWELS) + rng.choice(CODAS) for _ in range(rng.randint(1, 2))
+        )
         w += rng.choice(suffixes)
         if 3 <= len(w) <= 10 and w not in seen and w[-1] not in "yo":
             seen.add(w)
@@ -170,7 +201,7 @@ def pseudo_words(rng, n, suffixes, seen):
     return out
 
 
-def plural(w):          # also the 3rd-person singular of a verb
+def plural(w):  # also the 3rd-person singular of a verb
     if w.endswith(("s", "x", "z", "ch", "sh")):
         return w + "es"
     return w[:-1] + "ies" if w.endswith("y") and w[-2] not in "aeiou" else w + "s"
@@ -195,15 +226,21 @@ class Lexicon:
         nouns = REAL_NOUNS + pseudo_words(rng, 2300, [""] * 6 + "er ment ness ity age ure ist".split(), seen)
         verbs = REAL_VERBS + pseudo_words(rng, 700, [""] * 5 + ["ate", "ize", "en"], seen)
         adjs = REAL_ADJS + pseudo_words(rng, 800, "al ous ive ic ful less able ent ish ed".split(), seen)
-        self.surnames = [w.capitalize() for w in pseudo_words(rng, 300, [""] * 3 + "son ley er ton man".split(), seen)]
-        self.places = [w.capitalize() for w in pseudo_words(rng, 120, [""] * 3 + "ford port mont dale".split(), seen)]
+        self.surnames = [
+            w.capitalize() for w in pseudo_words(rng, 300, [""] * 3 + "son ley er ton man".split(), seen)
+        ]
+        self.places = [
+            w.capitalize() for w in pseudo_words(rng, 120, [""] * 3 + "ford port mont dale".split(), seen)
+        ]
         self.size = len(nouns) + len(verbs) + len(adjs) + len(ADVS) + len(self.surnames) + len(self.places)
         self.nouns, self.adjs, self.verbs = zipf_table(nouns, 16384), zipf_table(adjs), zipf_table(verbs)
         self.pasts, self.s3 = [past(v) for v in self.verbs], [plural(v) for v in self.verbs]
         self.advs, self.preps = zipf_table(ADVS, 512), zipf_table(PREPS, 512)
         # 30 topics: jargon drawn from the mid/long tail, with its own Zipf inside the topic
-        self.topics = [(zipf_table(rng.sample(nouns[150:], 150), 2048), zipf_table(rng.sample(adjs[60:], 50), 512))
-                       for _ in range(30)]
+        self.topics = [
+            (zipf_table(rng.sample(nouns[150:], 150), 2048), zipf_table(rng.sample(adjs[60:], 50), 512))
+            for _ in range(30)
+        ]
 
 
 LEX = Lexicon()
@@ -261,7 +298,11 @@ class Writer:
         if x < 0.6:
             return "%s %s %s" % (self.pick(MODALS), self.pick(LEX.verbs), obj()[0])
         if x < 0.7:
-            return "%s %s%s" % ("are" if pl else "is", self.pick(LEX.advs) + " " if self.r() < 0.3 else "", self.adj())
+            return "%s %s%s" % (
+                "are" if pl else "is",
+                self.pick(LEX.advs) + " " if self.r() < 0.3 else "",
+                self.adj(),
+            )
         if x < 0.8:
             return "%s that %s" % (self.pick(LEX.pasts), self.clause())
         if x < 0.9:
@@ -302,27 +343,34 @@ class Writer:
         subj = "%s %s" % (self.adj() if self.r() < 0.5 else self.pick(LEX.places), self.noun())
         h = "%s %s %s" % (subj, self.pick(LEX.s3), self.bare_np())
         if self.r() < 0.5:
-            h += " %s %s" % (self.pick(["after", "in", "for", "despite", "amid", "before"]), self.np(False)[0])
+            h += " %s %s" % (
+                self.pick(["after", "in", "for", "despite", "amid", "before"]),
+                self.np(False)[0],
+            )
         return title_case(h)
 
 
 # ---------------------------------------------------------------------------------------------
 # sites and page templates
 # ---------------------------------------------------------------------------------------------
-BANNERS = {"store": "Spring sale: up to 40% off selected items|Free shipping on orders over $50|New: download our "
-                    "app for iOS and Android|Members get early access to every sale|Gift cards now available",
-           "news": "Subscribe today and get your first month free|Join 50,000 readers who get our weekly digest|"
-                   "Live coverage: follow our blog for updates|Support local journalism: become a member",
-           "docs": "Quillstack 4.2 is out: read the release notes|Join QuillConf 2026 in Lisbon, May 12-14|"
-                   "The v3 API will be retired on June 30, 2026|Take the 2026 developer survey"}
-FOOTERS = {"store": "Shop: New arrivals, Best sellers, Sale, Gift cards|Help: Shipping, Returns, Order status, Size "
-                    "guide, Contact us|Company: About us, Careers, Stores|Legal: Terms of sale, Privacy policy, "
-                    "Cookie settings, Accessibility",
-           "news": "Sections: Local, Business, Sports, Opinion, Obituaries|Services: Subscribe, Newsletters, "
-                   "E-edition, Archives, Advertise|Company: About us, Contact the newsroom, Corrections, Careers|"
-                   "Legal: Terms of use, Privacy policy, Cookie settings, Do not sell my info",
-           "docs": "Docs: Getting started, Guides, API reference, Changelog|Community: Forum, Discord, GitHub, "
-                   "Contributing|Company: About, Blog, Pricing, Status|Legal: Terms, Privacy, Security"}
+BANNERS = {
+    "store": "Spring sale: up to 40% off selected items|Free shipping on orders over $50|New: download our "
+    "app for iOS and Android|Members get early access to every sale|Gift cards now available",
+    "news": "Subscribe today and get your first month free|Join 50,000 readers who get our weekly digest|"
+    "Live coverage: follow our blog for updates|Support local journalism: become a member",
+    "docs": "Quillstack 4.2 is out: read the release notes|Join QuillConf 2026 in Lisbon, May 12-14|"
+    "The v3 API will be retired on June 30, 2026|Take the 2026 developer survey",
+}
+FOOTERS = {
+    "store": "Shop: New arrivals, Best sellers, Sale, Gift cards|Help: Shipping, Returns, Order status, Size "
+    "guide, Contact us|Company: About us, Careers, Stores|Legal: Terms of sale, Privacy policy, "
+    "Cookie settings, Accessibility",
+    "news": "Sections: Local, Business, Sports, Opinion, Obituaries|Services: Subscribe, Newsletters, "
+    "E-edition, Archives, Advertise|Company: About us, Contact the newsroom, Corrections, Careers|"
+    "Legal: Terms of use, Privacy policy, Cookie settings, Do not sell my info",
+    "docs": "Docs: Getting started, Guides, API reference, Changelog|Community: Forum, Discord, GitHub, "
+    "Contributing|Company: About, Blog, Pricing, Status|Legal: Terms, Privacy, Security",
+}
 DISCLAIMER = (
     "The information in this article is provided for general informational purposes only and does not constitute "
     "financial, legal, tax or investment advice. Nothing published on this site should be read as a recommendation to "
@@ -332,7 +380,8 @@ DISCLAIMER = (
     "influence which products we write about and where they appear, but it does not affect our editorial judgment. "
     "Readers should consult a qualified professional about their own circumstances before making any decision. Past "
     "performance is not a reliable indicator of future results, and all investments carry risk, including the possible "
-    "loss of principal. Use of this site is subject to our Terms of Use and Privacy Policy.")
+    "loss of principal. Use of this site is subject to our Terms of Use and Privacy Policy."
+)
 SHIPPING = (
     "<p>Orders placed before 2 p.m. on a business day ship the same day from our warehouse. Standard delivery takes "
     "3&ndash;5 business days and is free on orders over {free}; express delivery arrives in 1&ndash;2 business days "
@@ -342,32 +391,52 @@ SHIPPING = (
     "account page, print the prepaid label and drop the parcel at any carrier location. Refunds are issued to the "
     "original payment method within 5 business days of the item reaching our returns centre. Items marked as final "
     "sale, gift cards and opened personal-care products cannot be returned. Warranty claims are handled separately; "
-    "see our warranty page for details.</p>")
+    "see our warranty page for details.</p>"
+)
 SPEC_ROWS = {  # "label: option/option/..." rows; {n} {N} {phrase} are filled per family, {sku} {colour} per product
     "common": "Model number: {sku}|Colour: {colour}|Weight: {N} g|Dimensions: {N} x {n} x {n} mm|Country of origin: "
-              "Vietnam/Portugal/China/Taiwan/Mexico|Warranty: 2 years/5 years/Lifetime|Certifications: CE, UKCA/RoHS/"
-              "bluesign/OEKO-TEX 100|In the box: {phrase}|Care instructions: Hand wash/Wipe clean/Machine wash",
+    "Vietnam/Portugal/China/Taiwan/Mexico|Warranty: 2 years/5 years/Lifetime|Certifications: CE, UKCA/RoHS/"
+    "bluesign/OEKO-TEX 100|In the box: {phrase}|Care instructions: Hand wash/Wipe clean/Machine wash",
     "pinecrest": "Size: S/M/L/XL|Material: Recycled nylon/Ripstop polyester/Merino wool/Aluminium 7001/Canvas|Lining: "
-                 "Mesh/Fleece/Taffeta/None|Water resistance: 10,000 mm HH/20,000 mm HH/DWR finish|Temperature range: "
-                 "-{n} \u00b0C to 10 \u00b0C|Packed size: {n} x {n} cm|Capacity: {n} L|Frame: Aluminium/Fibreglass/"
-                 "Frameless|Closure: YKK zip/Buckle/Drawcord|Fit: Regular/Relaxed/Athletic|Season: 3-season/4-season/"
-                 "All year|Max load: {n} kg|Pockets: {n}|Hood: Adjustable/Packable/None|Insulation: {phrase}|Seams: "
-                 "Taped/Welded/Stitched|Sole: Vibram/Rubber/EVA|Drop: {n} mm|Poles: {n}|Fill power: 600/700/800",
+    "Mesh/Fleece/Taffeta/None|Water resistance: 10,000 mm HH/20,000 mm HH/DWR finish|Temperature range: "
+    "-{n} \u00b0C to 10 \u00b0C|Packed size: {n} x {n} cm|Capacity: {n} L|Frame: Aluminium/Fibreglass/"
+    "Frameless|Closure: YKK zip/Buckle/Drawcord|Fit: Regular/Relaxed/Athletic|Season: 3-season/4-season/"
+    "All year|Max load: {n} kg|Pockets: {n}|Hood: Adjustable/Packable/None|Insulation: {phrase}|Seams: "
+    "Taped/Welded/Stitched|Sole: Vibram/Rubber/EVA|Drop: {n} mm|Poles: {n}|Fill power: 600/700/800",
     "voltbarn": "Battery: {N} mAh|Battery life: Up to {n} hours|Charging time: {n} hours|Connectivity: Bluetooth 5.3/"
-                "Wi-Fi 6/USB-C|Ports: {n} x USB-C/2 x USB-A, 1 x USB-C/HDMI 2.1|Power: {n} W|Voltage: 100-240 V/5 V|"
-                "Noise level: {n} dB|Compatibility: iOS, Android/Windows, macOS/{phrase}|Mounting: VESA 100/Desk stand/"
-                "Wall mount|Cable length: 1.{n} m|Driver size: {n} mm|Frequency response: 20 Hz-20 kHz/{n} Hz-40 kHz|"
-                "Sensor: {phrase}|Display: {n}-inch IPS/{n}-inch OLED/None|Resolution: 1920 x 1080/2560 x 1440|Refresh "
-                "rate: 60 Hz/144 Hz|Codec: SBC, AAC/aptX Adaptive/LDAC|Microphone: {n} mics/Dual beamforming|Water "
-                "resistance: IPX4/IPX5/IP67|Range: {n} m|Material: Aluminium/ABS plastic/Recycled plastic"}
-SPEC = {k: [(lab, opts.split("/")) for lab, opts in (row.split(": ") for row in v.split("|"))]
-        for k, v in SPEC_ROWS.items()}
+    "Wi-Fi 6/USB-C|Ports: {n} x USB-C/2 x USB-A, 1 x USB-C/HDMI 2.1|Power: {n} W|Voltage: 100-240 V/5 V|"
+    "Noise level: {n} dB|Compatibility: iOS, Android/Windows, macOS/{phrase}|Mounting: VESA 100/Desk stand/"
+    "Wall mount|Cable length: 1.{n} m|Driver size: {n} mm|Frequency response: 20 Hz-20 kHz/{n} Hz-40 kHz|"
+    "Sensor: {phrase}|Display: {n}-inch IPS/{n}-inch OLED/None|Resolution: 1920 x 1080/2560 x 1440|Refresh "
+    "rate: 60 Hz/144 Hz|Codec: SBC, AAC/aptX Adaptive/LDAC|Microphone: {n} mics/Dual beamforming|Water "
+    "resistance: IPX4/IPX5/IP67|Range: {n} m|Material: Aluminium/ABS plastic/Recycled plastic",
+}
+SPEC = {
+    k: [(lab, opts.split("/")) for lab, opts in (row.split(": ") for row in v.split("|"))]
+    for k, v in SPEC_ROWS.items()
+}
 REGIONS = {"de": ("EUR", 0.92, "de-DE"), "uk": ("GBP", 0.79, "en-GB")}
 
 
 class Site:
-    def __init__(self, key, name, domain, kind, style, www, slash, canon, print_style, weight, color, font,
-                 sections, regions="", products=""):
+    def __init__(
+        self,
+        key,
+        name,
+        domain,
+        kind,
+        style,
+        www,
+        slash,
+        canon,
+        print_style,
+        weight,
+        color,
+        font,
+        sections,
+        regions="",
+        products="",
+    ):
         self.key, self.name, self.domain, self.kind, self.style = key, name, domain, kind, style
         self.slash, self.canon, self.print_style, self.weight = slash, canon, print_style, weight
         self.color, self.font, self.sections = color, font, sections.split("|")
@@ -375,9 +444,11 @@ class Site:
         self.www = www
         self.host = ("www." if www else "") + ("docs." if kind == "docs" else "") + domain
         self.banners = BANNERS.get(kind, BANNERS["news"]).split("|")
-        self.footer = [(h, ts.split(", ")) for h, ts in (c.split(": ") for c in FOOTERS.get(kind, FOOTERS["news"])
-                                                          .split("|"))]
-        self.pool, self.popular, self.tree = [], [], None          # (title, path) of the site's documents
+        self.footer = [
+            (h, ts.split(", "))
+            for h, ts in (c.split(": ") for c in FOOTERS.get(kind, FOOTERS["news"]).split("|"))
+        ]
+        self.pool, self.popular, self.tree = [], [], None  # (title, path) of the site's documents
         r = random.Random("site-" + key)
         self.ga, self.asset = "G-%08X" % r.getrandbits(32), "%08x" % r.getrandbits(32)
         self.topics = r.sample(range(30), 6)
@@ -391,22 +462,115 @@ class Site:
 
 
 SITES = [  # key, name, domain, kind, style, www, slash, canonical rate, print style, weight, colour, font, ...
-    Site("ledger", "The Harbor Ledger", "harborledger.com", "news", "semantic", True, False, 0.95, "query", 20,
-         "#0b3d62", "Georgia,serif", "Local|Business|Politics|Climate|Sports|Opinion|Arts|Food"),
-    Site("courier", "Valley Courier", "valleycourier.net", "news", "divsoup", False, True, 0.4, "path", 13,
-         "#a4161a", "Arial,Helvetica,sans-serif", "News|Sports|Obituaries|Business|Schools|Weather"),
-    Site("kettle", "Quiet Kettle", "quietkettle.org", "blog", "semantic", True, True, 1.0, "query", 11,
-         "#6a994e", "'Lora',serif", "Recipes|Baking|Garden|Kitchen Notes|Travel"),
-    Site("bench", "Tinker Bench", "tinkerbench.io", "blog", "divsoup", False, False, 0.0, "path", 9,
-         "#f28c28", "Verdana,sans-serif", "Projects|Electronics|Woodwork|Reviews|Tools"),
-    Site("pinecrest", "Pinecrest Outfitters", "pinecrestoutfitters.com", "store", "semantic", True, False, 0.9,
-         "query", 17, "#2d6a4f", "'Inter',sans-serif", "Jackets|Tents|Backpacks|Footwear|Camp Kitchen", "de uk",
-         "Jacket|Tent|Backpack|Trail Shoe|Headlamp|Sleeping Bag|Fleece|Rain Shell|Camp Stove|Water Bottle"),
-    Site("voltbarn", "Voltbarn", "voltbarn.com", "store", "divsoup", False, True, 0.6, "query", 16,
-         "#3a0ca3", "Tahoma,sans-serif", "Audio|Charging|Computing|Smart Home|Cameras", "uk",
-         "Wireless Earbuds|Speaker|Charger|Smartwatch|Keyboard|Monitor|Router|Power Bank|Webcam|Headphones"),
-    Site("quill", "Quillstack Docs", "quillstack.dev", "docs", "docs", False, True, 1.0, "query", 14,
-         "#1d3557", "system-ui,sans-serif", "Getting started|Guides|Configuration|API reference|CLI"),
+    Site(
+        "ledger",
+        "The Harbor Ledger",
+        "harborledger.com",
+        "news",
+        "semantic",
+        True,
+        False,
+        0.95,
+        "query",
+        20,
+        "#0b3d62",
+        "Georgia,serif",
+        "Local|Business|Politics|Climate|Sports|Opinion|Arts|Food",
+    ),
+    Site(
+        "courier",
+        "Valley Courier",
+        "valleycourier.net",
+        "news",
+        "divsoup",
+        False,
+        True,
+        0.4,
+        "path",
+        13,
+        "#a4161a",
+        "Arial,Helvetica,sans-serif",
+        "News|Sports|Obituaries|Business|Schools|Weather",
+    ),
+    Site(
+        "kettle",
+        "Quiet Kettle",
+        "quietkettle.org",
+        "blog",
+        "semantic",
+        True,
+        True,
+        1.0,
+        "query",
+        11,
+        "#6a994e",
+        "'Lora',serif",
+        "Recipes|Baking|Garden|Kitchen Notes|Travel",
+    ),
+    Site(
+        "bench",
+        "Tinker Bench",
+        "tinkerbench.io",
+        "blog",
+        "divsoup",
+        False,
+        False,
+        0.0,
+        "path",
+        9,
+        "#f28c28",
+        "Verdana,sans-serif",
+        "Projects|Electronics|Woodwork|Reviews|Tools",
+    ),
+    Site(
+        "pinecrest",
+        "Pinecrest Outfitters",
+        "pinecrestoutfitters.com",
+        "store",
+        "semantic",
+        True,
+        False,
+        0.9,
+        "query",
+        17,
+        "#2d6a4f",
+        "'Inter',sans-serif",
+        "Jackets|Tents|Backpacks|Footwear|Camp Kitchen",
+        "de uk",
+        "Jacket|Tent|Backpack|Trail Shoe|Headlamp|Sleeping Bag|Fleece|Rain Shell|Camp Stove|Water Bottle",
+    ),
+    Site(
+        "voltbarn",
+        "Voltbarn",
+        "voltbarn.com",
+        "store",
+        "divsoup",
+        False,
+        True,
+        0.6,
+        "query",
+        16,
+        "#3a0ca3",
+        "Tahoma,sans-serif",
+        "Audio|Charging|Computing|Smart Home|Cameras",
+        "uk",
+        "Wireless Earbuds|Speaker|Charger|Smartwatch|Keyboard|Monitor|Router|Power Bank|Webcam|Headphones",
+    ),
+    Site(
+        "quill",
+        "Quillstack Docs",
+        "quillstack.dev",
+        "docs",
+        "docs",
+        False,
+        True,
+        1.0,
+        "query",
+        14,
+        "#1d3557",
+        "system-ui,sans-serif",
+        "Getting started|Guides|Configuration|API reference|CLI",
+    ),
 ]
 
 
@@ -434,9 +598,11 @@ gtag('config','%(ga)s',{'anonymize_ip':true});</script>
 %(extra_head)s</head>
 """
 HTML5_DOCTYPE = '<!DOCTYPE html>\n<html lang="%s">\n<head>\n<meta charset="utf-8">'
-XHTML_DOCTYPE = ('<!DOCTYPE html PUBLIC "-//W3C//DTD XHTML 1.0 Transitional//EN" "http://www.w3.org/TR/xhtml1/DTD/'
-                 'xhtml1-transitional.dtd">\n<html xmlns="http://www.w3.org/1999/xhtml" lang="%s">\n<head>\n'
-                 '<meta http-equiv="Content-Type" content="text/html; charset=utf-8" />')
+XHTML_DOCTYPE = (
+    '<!DOCTYPE html PUBLIC "-//W3C//DTD XHTML 1.0 Transitional//EN" "http://www.w3.org/TR/xhtml1/DTD/'
+    'xhtml1-transitional.dtd">\n<html xmlns="http://www.w3.org/1999/xhtml" lang="%s">\n<head>\n'
+    '<meta http-equiv="Content-Type" content="text/html; charset=utf-8" />'
+)
 SEMANTIC = """<body class="page-%(ptype)s">
 <div id="cookie-consent" class="cookie-banner" role="dialog"><p>We use cookies to improve your experience, measure
 traffic and show relevant offers. You can change your choice at any time in <a href="/privacy#cookies">cookie
@@ -558,27 +724,56 @@ def render_page(s, P, nz, ts):
     fetches of one URL differ in nothing else."""
     store, xhtml = s.kind == "store", s.style == "divsoup"
     csrf = "%032x" % nz.getrandbits(128)
-    if s.style == "docs" and s.tree is None:                     # static navigation tree
-        s.tree = "".join('<li class="group"><span>%s</span>%s</li>' % (sec, links(
-            [(t, s.url(p)) for t, p in s.pool if p.startswith("/%s/" % slugify(sec))][:6])) for sec in s.sections)
-    v = dict(P, site=s.name, key=s.key, domain=s.domain, asset=s.asset, ga=s.ga, font=s.font, color=s.color, ts=ts,
-             csrf=csrf, banner=nz.choice(s.banners), trending=links(nz.sample(s.popular, min(4, len(s.popular)))),
-             doctype=(XHTML_DOCTYPE if xhtml else HTML5_DOCTYPE) % P["lang"], sep="-" if xhtml else "|",
-             desc=P["desc"].replace('"', "")[:155], og_url=P["canonical"] or P["url"],
-             canonical='<link rel="canonical" href="%s">\n' % P["canonical"] if P["canonical"] else "",
-             extra_head="".join('<link rel="alternate" hreflang="%s" href="%s">\n' % a for a in P.get("hreflang", ()))
-             + ('<script type="text/javascript" src="/js/jquery-1.12.4.min.js"></script>\n' if xhtml else ""),
-             ld=json.dumps(P["ld"], separators=(",", ":")), related=links(P["related"]), toc=links(P.get("toc", [])),
-             nav=links([(x, "/%s/" % slugify(x)) for x in s.sections + ["Newsletter", "About"]]), tree=s.tree,
-             menu='<li class="menu-item"><a href="/">Home</a></li>' + "".join(
-                 '<li class="menu-item"><a href="/%s/">%s</a></li>' % (slugify(x), x) for x in s.sections),
-             account='<a class="cart" href="/cart">Cart (0)</a>' if store else '<a href="/subscribe">Subscribe</a>',
-             trending_title=("Hot right now" if xhtml else "Trending products") if store else
-             ("Most read" if xhtml else "Trending now"),
-             related_title=("Customers also viewed" if xhtml else "You may also like") if store else
-             ("See also" if xhtml else "Related stories"), what="deals" if store else "headlines",
-             footer="".join('<div class="footer-col"><h4>%s</h4>%s</div>'
-                            % (h, links([(x, "/" + slugify(x)) for x in items])) for h, items in s.footer))
+    if s.style == "docs" and s.tree is None:  # static navigation tree
+        s.tree = "".join(
+            '<li class="group"><span>%s</span>%s</li>'
+            % (sec, links([(t, s.url(p)) for t, p in s.pool if p.startswith("/%s/" % slugify(sec))][:6]))
+            for sec in s.sections
+        )
+    v = dict(
+        P,
+        site=s.name,
+        key=s.key,
+        domain=s.domain,
+        asset=s.asset,
+        ga=s.ga,
+        font=s.font,
+        color=s.color,
+        ts=ts,
+        csrf=csrf,
+        banner=nz.choice(s.banners),
+        trending=links(nz.sample(s.popular, min(4, len(s.popular)))),
+        doctype=(XHTML_DOCTYPE if xhtml else HTML5_DOCTYPE) % P["lang"],
+        sep="-" if xhtml else "|",
+        desc=P["desc"].replace('"', "")[:155],
+        og_url=P["canonical"] or P["url"],
+        canonical='<link rel="canonical" href="%s">\n' % P["canonical"] if P["canonical"] else "",
+        extra_head="".join(
+            '<link rel="alternate" hreflang="%s" href="%s">\n' % a for a in P.get("hreflang", ())
+        )
+        + ('<script type="text/javascript" src="/js/jquery-1.12.4.min.js"></script>\n' if xhtml else ""),
+        ld=json.dumps(P["ld"], separators=(",", ":")),
+        related=links(P["related"]),
+        toc=links(P.get("toc", [])),
+        nav=links([(x, "/%s/" % slugify(x)) for x in s.sections + ["Newsletter", "About"]]),
+        tree=s.tree,
+        menu='<li class="menu-item"><a href="/">Home</a></li>'
+        + "".join('<li class="menu-item"><a href="/%s/">%s</a></li>' % (slugify(x), x) for x in s.sections),
+        account='<a class="cart" href="/cart">Cart (0)</a>'
+        if store
+        else '<a href="/subscribe">Subscribe</a>',
+        trending_title=("Hot right now" if xhtml else "Trending products")
+        if store
+        else ("Most read" if xhtml else "Trending now"),
+        related_title=("Customers also viewed" if xhtml else "You may also like")
+        if store
+        else ("See also" if xhtml else "Related stories"),
+        what="deals" if store else "headlines",
+        footer="".join(
+            '<div class="footer-col"><h4>%s</h4>%s</div>' % (h, links([(x, "/" + slugify(x)) for x in items]))
+            for h, items in s.footer
+        ),
+    )
     return (HEAD % v + BODIES[s.style] % v).replace("%%CSRF%%", csrf)
 
 
@@ -589,7 +784,7 @@ BASE = datetime(2026, 3, 2, 6, 0, 0)
 
 
 class Doc:
-    author = None               # articles only
+    author = None  # articles only
 
 
 def long_date(t):
@@ -605,7 +800,7 @@ def fmt_price(p, cur):
 def make_article(d, rng, s, day):
     w = d.writer = Writer(rng, d.topic)
     d.section, d.author, d.date = rng.choice(s.sections), rng.choice(s.authors), day
-    d.series = s.key == "ledger" and rng.random() < 0.05            # "Morning Briefing" column
+    d.series = s.key == "ledger" and rng.random() < 0.05  # "Morning Briefing" column
     d.title = "Morning Briefing: %s %d" % (day.strftime("%A, %B"), day.day) if d.series else w.headline()
     n = rng.randint(400, 650) if d.series else min(1500, max(400, 380 + int(rng.lognormvariate(5.3, 0.7))))
     d.paras = w.paragraphs(n, quotes=s.kind == "news")
@@ -614,63 +809,118 @@ def make_article(d, rng, s, day):
     d.disclaimer = rng.random() < 0.04
     d.tags = sorted({title_case(w.noun()) for _ in range(4)})
     d.comments = make_comments(w, rng, PROFILE["comments"](rng))
-    d.author_box = s.key in ("ledger", "kettle")                     # these CMSs print a bio under every article
+    d.author_box = s.key in ("ledger", "kettle")  # these CMSs print a bio under every article
     slug = slugify(d.title)
-    d.path = {"ledger": "/%s/%s/%s" % (slugify(d.section), day.strftime("%Y/%m/%d"), slug),
-              "courier": "/story/%d/%s" % (40000 + d.id, slug), "kettle": "/%s/%s" % (day.strftime("%Y/%m"), slug),
-              "bench": "/posts/%s" % slug}[s.key]
+    d.path = {
+        "ledger": "/%s/%s/%s" % (slugify(d.section), day.strftime("%Y/%m/%d"), slug),
+        "courier": "/story/%d/%s" % (40000 + d.id, slug),
+        "kettle": "/%s/%s" % (day.strftime("%Y/%m"), slug),
+        "bench": "/posts/%s" % slug,
+    }[s.key]
 
 
 def make_family(rng, s):
     """A product family: siblings share spec skeleton, highlights, series blurb (and the shipping text)."""
     topic = rng.choice(s.topics)
     w = Writer(rng, topic)
-    spec = [("Brand", s.name)] + [(k, rng.choice(opts).replace("{phrase}", title_case("%s %s" % (w.adj(), w.noun())))
-                                   .replace("{n}", str(rng.randint(2, 60))).replace("{N}", str(rng.randint(100, 5000))))
-                                  for k, opts in SPEC["common"] + rng.sample(SPEC[s.key], rng.randint(16, 19))]
-    return {"name": "%s %s" % (s.name.split()[0], rng.choice(LEX.places)), "noun": rng.choice(s.products),
-            "topic": topic, "spec": spec, "left": rng.randint(1, 6), "section": rng.choice(s.sections),
-            "base": rng.choice([19, 29, 49, 79, 99, 129, 179, 249, 399]),
-            "bullets": [w.sentence().rstrip(".") for _ in range(4)], "blurb": " ".join(w.sentence() for _ in range(4))}
+    spec = [("Brand", s.name)] + [
+        (
+            k,
+            rng.choice(opts)
+            .replace("{phrase}", title_case("%s %s" % (w.adj(), w.noun())))
+            .replace("{n}", str(rng.randint(2, 60)))
+            .replace("{N}", str(rng.randint(100, 5000))),
+        )
+        for k, opts in SPEC["common"] + rng.sample(SPEC[s.key], rng.randint(16, 19))
+    ]
+    return {
+        "name": "%s %s" % (s.name.split()[0], rng.choice(LEX.places)),
+        "noun": rng.choice(s.products),
+        "topic": topic,
+        "spec": spec,
+        "left": rng.randint(1, 6),
+        "section": rng.choice(s.sections),
+        "base": rng.choice([19, 29, 49, 79, 99, 129, 179, 249, 399]),
+        "bullets": [w.sentence().rstrip(".") for _ in range(4)],
+        "blurb": " ".join(w.sentence() for _ in range(4)),
+    }
 
 
 def make_product(d, rng, s, fam):
     w = d.writer = Writer(rng, fam["topic"])
-    colour = rng.choice(["Black", "Slate", "Olive", "Navy", "Sand", "Graphite", "Red", "White", "Teal", "Rust"])
+    colour = rng.choice(
+        ["Black", "Slate", "Olive", "Navy", "Sand", "Graphite", "Red", "White", "Teal", "Rust"]
+    )
     d.family, d.section = fam, fam["section"]
-    d.title = "%s %s%s, %s" % (fam["name"], rng.choice(["", "", "Pro ", "Lite ", "2 ", "Max "]), fam["noun"], colour)
+    d.title = "%s %s%s, %s" % (
+        fam["name"],
+        rng.choice(["", "", "Pro ", "Lite ", "2 ", "Max "]),
+        fam["noun"],
+        colour,
+    )
     d.sku = "%s-%05d" % (s.key[:2].upper(), 10000 + d.id)
     d.price = round(fam["base"] * rng.uniform(0.85, 1.25)) - 0.01
     d.bullets = fam["bullets"] + [w.sentence().rstrip(".")]
     d.paras = d.desc = w.paragraphs(rng.randint(80, 300), 2, 4)
-    d.spec = [(k, "%d g" % rng.randint(80, 4000) if k == "Weight" else rng.choice("S M L XL".split()) if k == "Size"
-               else v.replace("{sku}", d.sku).replace("{colour}", colour)) for k, v in fam["spec"]]
+    d.spec = [
+        (
+            k,
+            "%d g" % rng.randint(80, 4000)
+            if k == "Weight"
+            else rng.choice("S M L XL".split())
+            if k == "Size"
+            else v.replace("{sku}", d.sku).replace("{colour}", colour),
+        )
+        for k, v in fam["spec"]
+    ]
     d.rating = round(rng.uniform(3.4, 4.9), 1)
-    d.reviews = [(rng.randint(3, 5), "%s %s." % (rng.choice(FIRST_NAMES), rng.choice(LEX.surnames)[0]),
-                  long_date(BASE - timedelta(days=rng.randint(5, 400))),
-                  " ".join(w.sentence() for _ in range(rng.randint(1, 3)))) for _ in range(rng.randint(0, 4))]
-    d.path = "/products/%s" % slugify(d.title) if s.key == "pinecrest" else "/item/%s/%s" % (d.sku.lower(),
-                                                                                             slugify(d.title))
+    d.reviews = [
+        (
+            rng.randint(3, 5),
+            "%s %s." % (rng.choice(FIRST_NAMES), rng.choice(LEX.surnames)[0]),
+            long_date(BASE - timedelta(days=rng.randint(5, 400))),
+            " ".join(w.sentence() for _ in range(rng.randint(1, 3))),
+        )
+        for _ in range(rng.randint(0, 4))
+    ]
+    d.path = (
+        "/products/%s" % slugify(d.title)
+        if s.key == "pinecrest"
+        else "/item/%s/%s" % (d.sku.lower(), slugify(d.title))
+    )
 
 
 def make_docpage(d, rng, s):
     w = d.writer = Writer(rng, d.topic)
     d.section = rng.choice(s.sections)
     a, b, v = w.noun(), w.noun(), w.pick(LEX.verbs)
-    d.title = rng.choice(["Configuring %s %s" % (a, plural(b)), "How to %s a %s" % (v, a), "The %s API" % a,
-                          "Troubleshooting %s errors" % a, "Working with %s" % plural(a), "%s settings" % a])
+    d.title = rng.choice(
+        [
+            "Configuring %s %s" % (a, plural(b)),
+            "How to %s a %s" % (v, a),
+            "The %s API" % a,
+            "Troubleshooting %s errors" % a,
+            "Working with %s" % plural(a),
+            "%s settings" % a,
+        ]
+    )
     d.title = d.title[0].upper() + d.title[1:]
     d.paras, d.dek = w.paragraphs(rng.randint(250, 750), 2, 5), w.sentence()
     d.heads = {k: w.bare_np().capitalize() for k in range(1, len(d.paras), 2)}
     d.code = {}
     for k in range(2, len(d.paras), 3):
         a, b = w.noun(), w.noun()
-        d.code[k] = rng.choice([
-            'from quillstack import Client\n\nclient = Client(api_key="YOUR_API_KEY", region="eu-west-1")\nresult = '
-            'client.%s.%s(name="%s", timeout=%d)\nprint(result.status)' % (plural(a), w.pick(LEX.verbs), b,
-                                                                            rng.randint(5, 120)),
-            "$ quill %s --%s %s.yaml\n%s: ok (%d ms)" % (w.pick(LEX.verbs), a, b, plural(a), rng.randint(3, 900)),
-            '%s:\n  %s: true\n  max_%s: %d\n  %s: "%s"' % (a, b, plural(a), rng.randint(2, 64), w.noun(), w.noun())])
+        d.code[k] = rng.choice(
+            [
+                'from quillstack import Client\n\nclient = Client(api_key="YOUR_API_KEY", region="eu-west-1")\nresult = '
+                'client.%s.%s(name="%s", timeout=%d)\nprint(result.status)'
+                % (plural(a), w.pick(LEX.verbs), b, rng.randint(5, 120)),
+                "$ quill %s --%s %s.yaml\n%s: ok (%d ms)"
+                % (w.pick(LEX.verbs), a, b, plural(a), rng.randint(3, 900)),
+                '%s:\n  %s: true\n  max_%s: %d\n  %s: "%s"'
+                % (a, b, plural(a), rng.randint(2, 64), w.noun(), w.noun()),
+            ]
+        )
     d.path = "/%s/%s" % (slugify(d.section), slugify(d.title))
 
 
@@ -691,8 +941,15 @@ def make_comments(w, rng, n):
         while count < n_words:
             text.append(w.sentence())
             count += text[-1].count(" ") + 1
-        out.append(("%s %s" % (rng.choice(FIRST_NAMES), rng.choice(LEX.surnames)) if rng.random() < 0.6 else
-                    "%s%d" % (rng.choice(LEX.nouns), rng.randint(1, 999)), rng.randint(1, 30), " ".join(text)))
+        out.append(
+            (
+                "%s %s" % (rng.choice(FIRST_NAMES), rng.choice(LEX.surnames))
+                if rng.random() < 0.6
+                else "%s%d" % (rng.choice(LEX.nouns), rng.randint(1, 999)),
+                rng.randint(1, 30),
+                " ".join(text),
+            )
+        )
     return out
 
 
@@ -706,25 +963,34 @@ def article_extras(d, s):
     """What the CMS puts inside the article container after the text: author box, related list, comment thread."""
     out = []
     if d.author_box:
-        out.append('<div class="author-box"><img src="/media/authors/%s.jpg" alt="" width="96" height="96"><p><strong>'
-                   'About %s</strong> %s</p></div>\n' % (slugify(d.author), d.author, author_bio(s, d.author)))
+        out.append(
+            '<div class="author-box"><img src="/media/authors/%s.jpg" alt="" width="96" height="96"><p><strong>'
+            "About %s</strong> %s</p></div>\n" % (slugify(d.author), d.author, author_bio(s, d.author))
+        )
     if d.related:
         out.append('<div class="related-articles"><h3>Read more</h3>%s</div>\n' % links(d.related))
     if d.comments:
-        out.append('<section id="comments" class="comments"><h2>%d comments</h2><ol class="comment-list">%s</ol>'
-                   '</section>\n' % (len(d.comments), "".join(
-                       '<li class="comment depth-1" id="comment-%d-%d" data-comment-id="%d%03d"><article class='
-                       '"comment-card"><footer class="comment-meta"><div class="comment-avatar"><img src="/avatars/%s'
-                       '.png" alt="" width="48" height="48" loading="lazy" class="avatar avatar-48 photo"></div><div '
-                       'class="comment-metadata"><span class="comment-author fn">%s</span> <time datetime="P%dD">%d '
-                       'days ago</time></div></footer><div class="comment-body"><p>%s</p></div><div class="comment-'
-                       'actions"><button class="vote up" data-action="upvote" aria-label="Upvote"><svg width="16" '
-                       'height="16"><use href="#icon-up"></use></svg></button> <button class="vote down" data-action='
-                       '"downvote" aria-label="Downvote"><svg width="16" height="16"><use href="#icon-down"></use></svg>'
-                       '</button> <a class="reply" href="#comment-%d-%d" rel="nofollow">Reply</a> <a class="report" '
-                       'href="/report?c=%d%03d" rel="nofollow">Report</a></div></article></li>'
-                       % (d.id, i, d.id, i, slugify(name), name, days, days, text, d.id, i, d.id, i)
-                       for i, (name, days, text) in enumerate(d.comments))))
+        out.append(
+            '<section id="comments" class="comments"><h2>%d comments</h2><ol class="comment-list">%s</ol>'
+            "</section>\n"
+            % (
+                len(d.comments),
+                "".join(
+                    '<li class="comment depth-1" id="comment-%d-%d" data-comment-id="%d%03d"><article class='
+                    '"comment-card"><footer class="comment-meta"><div class="comment-avatar"><img src="/avatars/%s'
+                    '.png" alt="" width="48" height="48" loading="lazy" class="avatar avatar-48 photo"></div><div '
+                    'class="comment-metadata"><span class="comment-author fn">%s</span> <time datetime="P%dD">%d '
+                    'days ago</time></div></footer><div class="comment-body"><p>%s</p></div><div class="comment-'
+                    'actions"><button class="vote up" data-action="upvote" aria-label="Upvote"><svg width="16" '
+                    'height="16"><use href="#icon-up"></use></svg></button> <button class="vote down" data-action='
+                    '"downvote" aria-label="Downvote"><svg width="16" height="16"><use href="#icon-down"></use></svg>'
+                    '</button> <a class="reply" href="#comment-%d-%d" rel="nofollow">Reply</a> <a class="report" '
+                    'href="/report?c=%d%03d" rel="nofollow">Report</a></div></article></li>'
+                    % (d.id, i, d.id, i, slugify(name), name, days, days, text, d.id, i, d.id, i)
+                    for i, (name, days, text) in enumerate(d.comments)
+                ),
+            )
+        )
     return "".join(out)
 
 
@@ -732,30 +998,42 @@ def main_article(d, s, edit=None, inject=None, attribution="", extras=True, cut=
     """The article container's content; `extras`: the site's own author box, related list and comments (a copy
     on another site has none); `cut`: only the first `cut` paragraphs and a link to the rest."""
     sem, date = s.style != "divsoup", long_date(d.date)
-    out = [attribution, '<h1 class="headline">%s</h1>\n<p class="standfirst">%s</p>\n' % (d.title, d.dek),
-           '<div class="byline">By <a rel="author" href="/author/%s">%s</a> &middot; <time datetime="%s">%s</time>'
-           '</div>' % (slugify(d.author), d.author, d.date.strftime("%Y-%m-%d"), date) if sem else
-           '<div class="meta">By <a href="/author/%s">%s</a> | <span class="date">%s</span></div>'
-           % (slugify(d.author), d.author, date),
-           '\n<figure><img src="/media/%d.jpg" alt="" width="1200" height="675"><figcaption>%s Photo: %s</figcaption>'
-           '</figure>\n' % (d.id, d.caption, d.author)]
+    out = [
+        attribution,
+        '<h1 class="headline">%s</h1>\n<p class="standfirst">%s</p>\n' % (d.title, d.dek),
+        '<div class="byline">By <a rel="author" href="/author/%s">%s</a> &middot; <time datetime="%s">%s</time>'
+        "</div>" % (slugify(d.author), d.author, d.date.strftime("%Y-%m-%d"), date)
+        if sem
+        else '<div class="meta">By <a href="/author/%s">%s</a> | <span class="date">%s</span></div>'
+        % (slugify(d.author), d.author, date),
+        '\n<figure><img src="/media/%d.jpg" alt="" width="1200" height="675"><figcaption>%s Photo: %s</figcaption>'
+        "</figure>\n" % (d.id, d.caption, d.author),
+    ]
     if d.series:
-        out.append("<p>Good morning. Here is what you need to know to start your day in the harbor region, from the "
-                   "council chamber to the waterfront, in about five minutes.</p>\n")
+        out.append(
+            "<p>Good morning. Here is what you need to know to start your day in the harbor region, from the "
+            "council chamber to the waterfront, in about five minutes.</p>\n"
+        )
     for k, p in enumerate(edited(d.paras, edit)[:cut]):
         out.append(("<h2>%s</h2>\n" % d.subheads[k] if k in d.subheads else "") + "<p>%s</p>\n" % " ".join(p))
         if inject and k == inject[0]:
             out.append(inject[1])
     if cut is not None:
-        out.append('<p class="read-more">Continue reading at <a href="%s">%s</a>.</p>\n' % (d.url, d.site.name))
+        out.append(
+            '<p class="read-more">Continue reading at <a href="%s">%s</a>.</p>\n' % (d.url, d.site.name)
+        )
         return "".join(out)
     if d.series:
-        out.append("<p>That's it for today's briefing. Have a tip or a question? Write to us at briefing@harborledger"
-                   ".com, and sign up to get the Morning Briefing in your inbox every weekday at 6 a.m.</p>\n")
+        out.append(
+            "<p>That's it for today's briefing. Have a tip or a question? Write to us at briefing@harborledger"
+            ".com, and sign up to get the Morning Briefing in your inbox every weekday at 6 a.m.</p>\n"
+        )
     if d.disclaimer:
         out.append('<p class="disclaimer"><strong>Disclaimer:</strong> %s</p>\n' % DISCLAIMER)
-    out.append('<div class="tags">Filed under: %s</div>\n' % ", ".join('<a href="/tag/%s">%s</a>' % (slugify(t), t)
-                                                                       for t in d.tags))
+    out.append(
+        '<div class="tags">Filed under: %s</div>\n'
+        % ", ".join('<a href="/tag/%s">%s</a>' % (slugify(t), t) for t in d.tags)
+    )
     if extras:
         out.append(article_extras(d, s))
     return "".join(out)
@@ -766,50 +1044,70 @@ def main_product(d, s, price=None, region=None, inject=None):
     p = price or d.price
     p = max(1, round(p * fx)) - (0.05 if cur == "EUR" else 0.01) if region else p
     sec = "section" if s.style != "divsoup" else "div"
-    rev = "".join('<div class="review"><div class="stars" aria-label="%d out of 5">%s</div><p class="review-meta">%s '
-                  '&middot; Verified purchase &middot; %s</p><p>%s</p></div>\n'
-                  % (r[0], "\u2605" * r[0] + "\u2606" * (5 - r[0]), r[1], r[2], r[3]) for r in d.reviews)
-    return "".join((
-        '<nav class="breadcrumb"><a href="/">Home</a> / <a href="/collections/%s">%s</a> / <span>%s</span></nav>\n'
-        '<div class="gallery"><img src="https://cdn.%s/img/%s-1.jpg" alt="%s" width="800" height="800"><img src='
-        '"https://cdn.%s/img/%s-2.jpg" alt="" width="120" height="120"></div>\n'
-        % (slugify(d.section), d.section, d.title, s.domain, d.sku, d.title, s.domain, d.sku),
-        '<h1 itemprop="name">%s</h1>\n<div class="rating">%.1f out of 5 (%d reviews) &middot; SKU %s</div>\n'
-        '<p class="price"><span itemprop="price" content="%.2f">%s</span> <span class="currency">%s</span></p>\n'
-        % (d.title, d.rating, len(d.reviews), d.sku, p, fmt_price(p, cur), cur),
-        '<form class="add-to-cart" method="post" action="/cart/add"><input type="hidden" name="product_id" value="%d">'
-        '<input type="hidden" name="authenticity_token" value="%%%%CSRF%%%%"><label>Qty <input type="number" name="qty"'
-        ' value="1" min="1"></label> <button type="submit">Add to cart</button></form>\n' % d.id,
-        '<ul class="highlights">%s</ul>\n' % "".join("<li>%s</li>" % b for b in d.bullets),
-        '<%s class="description"><h2>Description</h2>%s</%s>\n' % (sec, "".join("<p>%s</p>" % " ".join(x)
-                                                                               for x in d.desc), sec),
-        inject[1] if inject else "",
-        '<%s class="series"><h2>About the %s series</h2><p>%s</p></%s>\n'
-        % (sec, d.family["name"], d.family["blurb"], sec),
-        '<%s class="specs"><h2>Specifications</h2><table class="spec-table"><tbody>%s</tbody></table></%s>\n'
-        % (sec, "".join("<tr><th>%s</th><td>%s</td></tr>" % kv for kv in d.spec), sec),
-        '<%s class="shipping"><h2>Shipping &amp; returns</h2>%s</%s>\n' % (sec, SHIPPING.format(
-            free=fmt_price(50 if cur == "USD" else 45, cur), days=30 if s.key == "pinecrest" else 14), sec),
-        '<%s class="reviews"><h2>Customer reviews</h2>%s</%s>'
-        % (sec, rev or "<p>No reviews yet. Be the first to review this product.</p>", sec)))
+    rev = "".join(
+        '<div class="review"><div class="stars" aria-label="%d out of 5">%s</div><p class="review-meta">%s '
+        "&middot; Verified purchase &middot; %s</p><p>%s</p></div>\n"
+        % (r[0], "\u2605" * r[0] + "\u2606" * (5 - r[0]), r[1], r[2], r[3])
+        for r in d.reviews
+    )
+    return "".join(
+        (
+            '<nav class="breadcrumb"><a href="/">Home</a> / <a href="/collections/%s">%s</a> / <span>%s</span></nav>\n'
+            '<div class="gallery"><img src="https://cdn.%s/img/%s-1.jpg" alt="%s" width="800" height="800"><img src='
+            '"https://cdn.%s/img/%s-2.jpg" alt="" width="120" height="120"></div>\n'
+            % (slugify(d.section), d.section, d.title, s.domain, d.sku, d.title, s.domain, d.sku),
+            '<h1 itemprop="name">%s</h1>\n<div class="rating">%.1f out of 5 (%d reviews) &middot; SKU %s</div>\n'
+            '<p class="price"><span itemprop="price" content="%.2f">%s</span> <span class="currency">%s</span></p>\n'
+            % (d.title, d.rating, len(d.reviews), d.sku, p, fmt_price(p, cur), cur),
+            '<form class="add-to-cart" method="post" action="/cart/add"><input type="hidden" name="product_id" value="%d">'
+            '<input type="hidden" name="authenticity_token" value="%%%%CSRF%%%%"><label>Qty <input type="number" name="qty"'
+            ' value="1" min="1"></label> <button type="submit">Add to cart</button></form>\n' % d.id,
+            '<ul class="highlights">%s</ul>\n' % "".join("<li>%s</li>" % b for b in d.bullets),
+            '<%s class="description"><h2>Description</h2>%s</%s>\n'
+            % (sec, "".join("<p>%s</p>" % " ".join(x) for x in d.desc), sec),
+            inject[1] if inject else "",
+            '<%s class="series"><h2>About the %s series</h2><p>%s</p></%s>\n'
+            % (sec, d.family["name"], d.family["blurb"], sec),
+            '<%s class="specs"><h2>Specifications</h2><table class="spec-table"><tbody>%s</tbody></table></%s>\n'
+            % (sec, "".join("<tr><th>%s</th><td>%s</td></tr>" % kv for kv in d.spec), sec),
+            '<%s class="shipping"><h2>Shipping &amp; returns</h2>%s</%s>\n'
+            % (
+                sec,
+                SHIPPING.format(
+                    free=fmt_price(50 if cur == "USD" else 45, cur), days=30 if s.key == "pinecrest" else 14
+                ),
+                sec,
+            ),
+            '<%s class="reviews"><h2>Customer reviews</h2>%s</%s>'
+            % (sec, rev or "<p>No reviews yet. Be the first to review this product.</p>", sec),
+        )
+    )
 
 
 def main_docs(d, s, edit=None, inject=None):
-    out = ['<nav class="breadcrumbs"><a href="/">Docs</a> &rsaquo; <a href="/%s/">%s</a></nav>\n<h1>%s</h1>\n<p class='
-           '"lead">%s</p>\n' % (slugify(d.section), d.section, d.title, d.dek)]
+    out = [
+        '<nav class="breadcrumbs"><a href="/">Docs</a> &rsaquo; <a href="/%s/">%s</a></nav>\n<h1>%s</h1>\n<p class='
+        '"lead">%s</p>\n' % (slugify(d.section), d.section, d.title, d.dek)
+    ]
     for k, p in enumerate(edited(d.paras, edit)):
         if k in d.heads:
             out.append('<h2 id="%s">%s</h2>\n' % (slugify(d.heads[k]), d.heads[k]))
         out.append("<p>%s</p>\n" % " ".join(p))
         if k in d.code:
-            out.append('<pre><code class="language-%s">%s</code></pre>\n'
-                       % ("python" if "import" in d.code[k] else "text", d.code[k]))
+            out.append(
+                '<pre><code class="language-%s">%s</code></pre>\n'
+                % ("python" if "import" in d.code[k] else "text", d.code[k])
+            )
         if k == 1:
-            out.append('<div class="admonition note"><p class="admonition-title">Note</p><p>%s</p></div>\n' % d.dek)
+            out.append(
+                '<div class="admonition note"><p class="admonition-title">Note</p><p>%s</p></div>\n' % d.dek
+            )
         if inject and k == inject[0]:
             out.append(inject[1])
-    out.append('<p class="edit-link"><a href="https://github.com/quillstack/docs/edit/main%s.md">Edit this page</a></p>'
-               % d.path)
+    out.append(
+        '<p class="edit-link"><a href="https://github.com/quillstack/docs/edit/main%s.md">Edit this page</a></p>'
+        % d.path
+    )
     return "".join(out)
 
 
@@ -819,60 +1117,132 @@ MAIN = {"article": main_article, "product": main_product, "docs": main_docs}
 # ---------------------------------------------------------------------------------------------
 # the crawl
 # ---------------------------------------------------------------------------------------------
-VARIANT_WEIGHTS = {"utm_mirror": 16, "scheme_twin": 7, "www_twin": 7, "trailing_slash": 7, "refetch_noise": 16,
-                   "exact_refetch": 6, "stale_recrawl": 10, "regional_mirror": 8, "syndicated": 8, "print_version": 7,
-                   "noise_in_content": 8, "syndicated_partial": 4}
-ELIGIBLE = {"www_twin": lambda d: d.site.kind != "docs", "regional_mirror": lambda d: d.type == "product",
-            "syndicated": lambda d: d.type == "article", "syndicated_partial": lambda d: d.type == "article",
-            "print_version": lambda d: d.type != "product"}
-TRACKING = ["utm_source=newsletter&utm_medium=email&utm_campaign=weekly_digest", "gclid=%s", "fbclid=%s",
-            "utm_source=twitter&utm_medium=social", "utm_source=facebook&utm_medium=social&utm_campaign=spring26",
-            "utm_source=google&utm_medium=cpc&utm_term=%s", "utm_source=partner&utm_medium=referral&ref=%s"]
+VARIANT_WEIGHTS = {
+    "utm_mirror": 16,
+    "scheme_twin": 7,
+    "www_twin": 7,
+    "trailing_slash": 7,
+    "refetch_noise": 16,
+    "exact_refetch": 6,
+    "stale_recrawl": 10,
+    "regional_mirror": 8,
+    "syndicated": 8,
+    "print_version": 7,
+    "noise_in_content": 8,
+    "syndicated_partial": 4,
+}
+ELIGIBLE = {
+    "www_twin": lambda d: d.site.kind != "docs",
+    "regional_mirror": lambda d: d.type == "product",
+    "syndicated": lambda d: d.type == "article",
+    "syndicated_partial": lambda d: d.type == "article",
+    "print_version": lambda d: d.type != "product",
+}
+TRACKING = [
+    "utm_source=newsletter&utm_medium=email&utm_campaign=weekly_digest",
+    "gclid=%s",
+    "fbclid=%s",
+    "utm_source=twitter&utm_medium=social",
+    "utm_source=facebook&utm_medium=social&utm_campaign=spring26",
+    "utm_source=google&utm_medium=cpc&utm_term=%s",
+    "utm_source=partner&utm_medium=referral&ref=%s",
+]
 
 DEGENERATE = {  # kind: (title, possible statuses, main-content HTML)
-    "soft404": ("Page not found", [200, 200, 200, 404], '<div class="error-page"><h1>Page not found</h1><p>Sorry, the '
-                'page you requested could not be found. It may have been moved, renamed or deleted, or the link you '
-                'followed may be out of date.</p><p>Try searching %site or go back to the <a href="/">homepage</a>.'
-                '</p></div>'),
-    "access_denied": ("Access denied", [403, 403, 200], '<div class="error-page"><h1>Access denied</h1><p>403 '
-                      "Forbidden: you don't have permission to access this page on this server.</p><p>If you believe "
-                      'this is an error, contact support and quote reference #%ref.</p></div>'),
-    "loading": ("Loading\u2026", [200], '<div id="app-root"><div class="spinner" aria-busy="true"></div><p>Loading... '
-                'please enable JavaScript to view this page.</p><noscript>This site requires JavaScript. Please enable '
-                'JavaScript in your browser settings and reload the page.</noscript></div>'
-                '<script src="/static/js/app.%ref.js"></script>')}
-REMOVED = ('<div class="notice"><h1>This article has been removed</h1><p>The article you are looking for has been '
-           'removed by our editors or has expired. Stories on %site stay online for a limited time.</p><p>Browse the '
-           'latest stories on the <a href="/">homepage</a>.</p></div>')
+    "soft404": (
+        "Page not found",
+        [200, 200, 200, 404],
+        '<div class="error-page"><h1>Page not found</h1><p>Sorry, the '
+        "page you requested could not be found. It may have been moved, renamed or deleted, or the link you "
+        'followed may be out of date.</p><p>Try searching %site or go back to the <a href="/">homepage</a>.'
+        "</p></div>",
+    ),
+    "access_denied": (
+        "Access denied",
+        [403, 403, 200],
+        '<div class="error-page"><h1>Access denied</h1><p>403 '
+        "Forbidden: you don't have permission to access this page on this server.</p><p>If you believe "
+        "this is an error, contact support and quote reference #%ref.</p></div>",
+    ),
+    "loading": (
+        "Loading\u2026",
+        [200],
+        '<div id="app-root"><div class="spinner" aria-busy="true"></div><p>Loading... '
+        "please enable JavaScript to view this page.</p><noscript>This site requires JavaScript. Please enable "
+        "JavaScript in your browser settings and reload the page.</noscript></div>"
+        '<script src="/static/js/app.%ref.js"></script>',
+    ),
+}
+REMOVED = (
+    '<div class="notice"><h1>This article has been removed</h1><p>The article you are looking for has been '
+    "removed by our editors or has expired. Stories on %site stay online for a limited time.</p><p>Browse the "
+    'latest stories on the <a href="/">homepage</a>.</p></div>'
+)
 # Consent walls: the interstitial a consent platform serves instead of the page (lang: heading, text, buttons).
 CONSENT = {
-    "en": ("Before you continue to %site", "We use cookies and data to deliver and maintain our services, measure "
-           "audience engagement and site statistics to understand how our services are used, and show personalised "
-           "content and ads depending on your settings.", "Reject all|Accept all|More options"),
-    "en-tcf": ("We value your privacy", "We and our 142 partners store and access information on your device, such "
-               "as cookies, and process personal data, such as unique identifiers, for personalised ads and content, "
-               "ad and content measurement and audience insights.", "Disagree|Agree|Manage options"),
-    "de": ("Bevor Sie zu %site weitergehen", "Wir verwenden Cookies und Daten, um unsere Dienste bereitzustellen und "
-           "zu betreiben, Zielgruppeninteraktionen und Websitestatistiken zu messen und personalisierte Inhalte und "
-           "Werbung je nach Ihren Einstellungen anzuzeigen.", "Alle ablehnen|Alle akzeptieren|Weitere Optionen"),
-    "fr": ("Avant d'accéder à %site", "Nous utilisons des cookies et des données pour fournir et gérer nos services, "
-           "mesurer l'audience et les statistiques du site, et afficher des contenus et des annonces personnalisés "
-           "selon vos paramètres.", "Tout refuser|Tout accepter|Plus d'options"),
-    "es": ("Antes de ir a %site", "Usamos cookies y datos para ofrecer y mantener nuestros servicios, medir la "
-           "interacción de la audiencia y las estadísticas del sitio, y mostrar contenido y anuncios personalizados "
-           "según tu configuración.", "Rechazar todo|Aceptar todo|Más opciones"),
-    "it": ("Prima di continuare su %site", "Utilizziamo cookie e dati per fornire e gestire i nostri servizi, "
-           "misurare il coinvolgimento del pubblico e le statistiche del sito, e mostrare contenuti e annunci "
-           "personalizzati in base alle tue impostazioni.", "Rifiuta tutto|Accetta tutto|Altre opzioni"),
-    "nl": ("Voordat je verdergaat naar %site", "We gebruiken cookies en gegevens om onze services te leveren en te "
-           "onderhouden, het publieksbereik en sitestatistieken te meten, en gepersonaliseerde content en "
-           "advertenties te tonen op basis van je instellingen.", "Alles afwijzen|Alles accepteren|Meer opties"),
-    "pt": ("Antes de continuar para %site", "Utilizamos cookies e dados para fornecer e manter os nossos serviços, "
-           "medir o envolvimento do público e as estatísticas do site, e mostrar conteúdo e anúncios personalizados "
-           "consoante as suas definições.", "Rejeitar tudo|Aceitar tudo|Mais opções"),
-    "pl": ("Zanim przejdziesz do %site", "Używamy plików cookie i danych, aby dostarczać nasze usługi i dbać o nie, "
-           "mierzyć zaangażowanie odbiorców i statystyki witryny oraz wyświetlać spersonalizowane treści i reklamy w "
-           "zależności od Twoich ustawień.", "Odrzuć wszystko|Zaakceptuj wszystko|Więcej opcji"),
+    "en": (
+        "Before you continue to %site",
+        "We use cookies and data to deliver and maintain our services, measure "
+        "audience engagement and site statistics to understand how our services are used, and show personalised "
+        "content and ads depending on your settings.",
+        "Reject all|Accept all|More options",
+    ),
+    "en-tcf": (
+        "We value your privacy",
+        "We and our 142 partners store and access information on your device, such "
+        "as cookies, and process personal data, such as unique identifiers, for personalised ads and content, "
+        "ad and content measurement and audience insights.",
+        "Disagree|Agree|Manage options",
+    ),
+    "de": (
+        "Bevor Sie zu %site weitergehen",
+        "Wir verwenden Cookies und Daten, um unsere Dienste bereitzustellen und "
+        "zu betreiben, Zielgruppeninteraktionen und Websitestatistiken zu messen und personalisierte Inhalte und "
+        "Werbung je nach Ihren Einstellungen anzuzeigen.",
+        "Alle ablehnen|Alle akzeptieren|Weitere Optionen",
+    ),
+    "fr": (
+        "Avant d'accéder à %site",
+        "Nous utilisons des cookies et des données pour fournir et gérer nos services, "
+        "mesurer l'audience et les statistiques du site, et afficher des contenus et des annonces personnalisés "
+        "selon vos paramètres.",
+        "Tout refuser|Tout accepter|Plus d'options",
+    ),
+    "es": (
+        "Antes de ir a %site",
+        "Usamos cookies y datos para ofrecer y mantener nuestros servicios, medir la "
+        "interacción de la audiencia y las estadísticas del sitio, y mostrar contenido y anuncios personalizados "
+        "según tu configuración.",
+        "Rechazar todo|Aceptar todo|Más opciones",
+    ),
+    "it": (
+        "Prima di continuare su %site",
+        "Utilizziamo cookie e dati per fornire e gestire i nostri servizi, "
+        "misurare il coinvolgimento del pubblico e le statistiche del sito, e mostrare contenuti e annunci "
+        "personalizzati in base alle tue impostazioni.",
+        "Rifiuta tutto|Accetta tutto|Altre opzioni",
+    ),
+    "nl": (
+        "Voordat je verdergaat naar %site",
+        "We gebruiken cookies en gegevens om onze services te leveren en te "
+        "onderhouden, het publieksbereik en sitestatistieken te meten, en gepersonaliseerde content en "
+        "advertenties te tonen op basis van je instellingen.",
+        "Alles afwijzen|Alles accepteren|Meer opties",
+    ),
+    "pt": (
+        "Antes de continuar para %site",
+        "Utilizamos cookies e dados para fornecer e manter os nossos serviços, "
+        "medir o envolvimento do público e as estatísticas do site, e mostrar conteúdo e anúncios personalizados "
+        "consoante as suas definições.",
+        "Rejeitar tudo|Aceitar tudo|Mais opções",
+    ),
+    "pl": (
+        "Zanim przejdziesz do %site",
+        "Używamy plików cookie i danych, aby dostarczać nasze usługi i dbać o nie, "
+        "mierzyć zaangażowanie odbiorców i statystyki witryny oraz wyświetlać spersonalizowane treści i reklamy w "
+        "zależności od Twoich ustawień.",
+        "Odrzuć wszystko|Zaakceptuj wszystko|Więcej opcji",
+    ),
 }
 CONSENT_PAGE = """<!DOCTYPE html>
 <html lang="%(lang)s"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
@@ -897,21 +1267,42 @@ def _thread(share, mu, sigma, cap):
 # --profile: `sample` pages are ~12 KB; `realsize` pages carry what real pages weigh (inline CSS and scripts,
 # JSON-LD, an SVG sprite, a mega-menu, a consent-platform config, page-state JSON) and longer comment threads:
 # median ~90 KB, p90 ~300 KB, as measured on 19,760 real crawled pages (issue 15).
-PROFILES = {"sample": {"comments": _thread(0.25, 2.5, 1.0, 150), "bulk": False},
-            "realsize": {"comments": _thread(0.6, 3.2, 1.3, 300), "bulk": True}}
+PROFILES = {
+    "sample": {"comments": _thread(0.25, 2.5, 1.0, 150), "bulk": False},
+    "realsize": {"comments": _thread(0.6, 3.2, 1.3, 300), "bulk": True},
+}
 PROFILE = PROFILES["sample"]
 
 
 # How heavy each site's template is (1: a typical news template): light blogs and docs to heavy news and stores.
-TEMPLATE_WEIGHT = {"ledger": 1.6, "courier": 1.0, "kettle": 0.2, "bench": 0.3, "pinecrest": 1.3, "voltbarn": 0.9,
-                   "quill": 0.4}
+TEMPLATE_WEIGHT = {
+    "ledger": 1.6,
+    "courier": 1.0,
+    "kettle": 0.2,
+    "bench": 0.3,
+    "pinecrest": 1.3,
+    "voltbarn": 0.9,
+    "quill": 0.4,
+}
 
 
 def css_rule(r):
-    return ".%s-%s{%s}" % (r.choice(LEX.nouns), r.choice(["wrap", "item", "grid", "card", "btn", "icon"]), ";".join(
-        "%s:%s" % (r.choice(["margin", "padding", "color", "display", "flex", "font-size", "border", "gap", "z-index"]),
-                   r.choice(["0", "4px 8px", "#%06x" % r.getrandbits(24), "none", "1 1 auto", "1.125rem", "auto"]))
-        for _ in range(r.randint(2, 6))))
+    return ".%s-%s{%s}" % (
+        r.choice(LEX.nouns),
+        r.choice(["wrap", "item", "grid", "card", "btn", "icon"]),
+        ";".join(
+            "%s:%s"
+            % (
+                r.choice(
+                    ["margin", "padding", "color", "display", "flex", "font-size", "border", "gap", "z-index"]
+                ),
+                r.choice(
+                    ["0", "4px 8px", "#%06x" % r.getrandbits(24), "none", "1 1 auto", "1.125rem", "auto"]
+                ),
+            )
+            for _ in range(r.randint(2, 6))
+        ),
+    )
 
 
 class SiteBulk:
@@ -924,24 +1315,68 @@ class SiteBulk:
         self.css = "<style>%s</style>\n" % "\n".join(css_rule(r) for _ in range(int(300 * x)))
         self.svg = '<svg xmlns="http://www.w3.org/2000/svg" style="display:none">%s</svg>\n' % "".join(
             '<symbol id="icon-%s" viewBox="0 0 24 24"><path d="%s"/></symbol>'
-            % (r.choice(LEX.nouns), " ".join("M%d %dL%d %d" % tuple(r.randint(0, 24) for _ in range(4))
-                                              for _ in range(r.randint(4, 30)))) for _ in range(int(40 * x)))
-        cols = "".join('<div class="mega-col"><h4>%s</h4>%s</div>' % (title_case(w.bare_np()), links(
-            [(title_case(w.bare_np()), "/%s/%s" % (slugify(sec), slugify(w.bare_np()))) for _ in range(r.randint(6, 14))]))
-            for sec in s.sections for _ in range(max(1, round(3 * x))))
+            % (
+                r.choice(LEX.nouns),
+                " ".join(
+                    "M%d %dL%d %d" % tuple(r.randint(0, 24) for _ in range(4))
+                    for _ in range(r.randint(4, 30))
+                ),
+            )
+            for _ in range(int(40 * x))
+        )
+        cols = "".join(
+            '<div class="mega-col"><h4>%s</h4>%s</div>'
+            % (
+                title_case(w.bare_np()),
+                links(
+                    [
+                        (title_case(w.bare_np()), "/%s/%s" % (slugify(sec), slugify(w.bare_np())))
+                        for _ in range(r.randint(6, 14))
+                    ]
+                ),
+            )
+            for sec in s.sections
+            for _ in range(max(1, round(3 * x)))
+        )
         tag = "nav" if s.style == "semantic" else "div"
         self.menu = '<%s class="mega-menu" aria-label="All sections">%s</%s>\n' % (tag, cols, tag)
-        vendors = [{"id": i, "name": "%s %s" % (title_case(r.choice(LEX.nouns)), r.choice(["Media", "Ads", "Analytics",
-                                                                                        "Group", "Ltd", "Inc"])),
-                    "purposes": sorted(r.sample(range(1, 11), r.randint(1, 6))), "policyUrl": "https://%s.example/privacy"
-                    % slugify(r.choice(LEX.nouns))} for i in range(int(100 * x))]
-        self.cmp = ("<script>window.__tcfapi_config=%s;</script>\n" % json.dumps({"vendors": vendors}, separators=(
-            ",", ":"))) if x >= 1.3 else ""
+        vendors = [
+            {
+                "id": i,
+                "name": "%s %s"
+                % (
+                    title_case(r.choice(LEX.nouns)),
+                    r.choice(["Media", "Ads", "Analytics", "Group", "Ltd", "Inc"]),
+                ),
+                "purposes": sorted(r.sample(range(1, 11), r.randint(1, 6))),
+                "policyUrl": "https://%s.example/privacy" % slugify(r.choice(LEX.nouns)),
+            }
+            for i in range(int(100 * x))
+        ]
+        self.cmp = (
+            (
+                "<script>window.__tcfapi_config=%s;</script>\n"
+                % json.dumps({"vendors": vendors}, separators=(",", ":"))
+            )
+            if x >= 1.3
+            else ""
+        )
         # minified bundle chunks, inlined a different number per page
-        self.modules = ["!function(e,t){%s}(window,document);" % ";".join(
-            "var %s=function(%s){return %s.%s(%d)}" % (r.choice(LEX.nouns)[:3] + str(i), "a,b", r.choice("abcn"),
-                                                     r.choice(LEX.verbs), r.randint(0, 9999)) for i in range(60))
-            for _ in range(30)]
+        self.modules = [
+            "!function(e,t){%s}(window,document);"
+            % ";".join(
+                "var %s=function(%s){return %s.%s(%d)}"
+                % (
+                    r.choice(LEX.nouns)[:3] + str(i),
+                    "a,b",
+                    r.choice("abcn"),
+                    r.choice(LEX.verbs),
+                    r.randint(0, 9999),
+                )
+                for i in range(60)
+            )
+            for _ in range(30)
+        ]
 
 
 BULK = {}
@@ -951,19 +1386,49 @@ def add_bulk(html, s, P, nz):
     """Real-size page weight around a rendered page: the site's fixed bulk, a JSON-LD graph and page-state JSON
     (page props, ad and experiment config) and inlined bundle chunks (lognormal sizes with a long tail)."""
     b = BULK.get(s.key) or BULK.setdefault(s.key, SiteBulk(s))
-    graph = {"@context": "https://schema.org", "@graph": [P["ld"], {"@type": "BreadcrumbList", "itemListElement": [
-        {"@type": "ListItem", "position": i + 1, "name": t, "item": u} for i, (t, u) in enumerate(P["related"])]},
-        {"@type": "Organization", "name": s.name, "logo": "https://cdn.%s/logo.png" % s.domain}]}
-    state = {"props": {"page": P["url"], "title": P["title"], "body": P["desc"], "related": P["related"],
-                       "ads": [{"slot": "div-gpt-%x" % nz.getrandbits(32), "sizes": [[300, 250], [728, 90]],
-                                "targeting": {"kw": "%x" % nz.getrandbits(64)}}
-                               for _ in range(int(nz.lognormvariate(3.0, 1.7)))]}, "buildId": "%x" % nz.getrandbits(48)}
-    head = b.css + b.cmp + '<script type="application/ld+json">%s</script>\n' % json.dumps(graph, separators=(",", ":"))
+    graph = {
+        "@context": "https://schema.org",
+        "@graph": [
+            P["ld"],
+            {
+                "@type": "BreadcrumbList",
+                "itemListElement": [
+                    {"@type": "ListItem", "position": i + 1, "name": t, "item": u}
+                    for i, (t, u) in enumerate(P["related"])
+                ],
+            },
+            {"@type": "Organization", "name": s.name, "logo": "https://cdn.%s/logo.png" % s.domain},
+        ],
+    }
+    state = {
+        "props": {
+            "page": P["url"],
+            "title": P["title"],
+            "body": P["desc"],
+            "related": P["related"],
+            "ads": [
+                {
+                    "slot": "div-gpt-%x" % nz.getrandbits(32),
+                    "sizes": [[300, 250], [728, 90]],
+                    "targeting": {"kw": "%x" % nz.getrandbits(64)},
+                }
+                for _ in range(int(nz.lognormvariate(3.0, 1.7)))
+            ],
+        },
+        "buildId": "%x" % nz.getrandbits(48),
+    }
+    head = (
+        b.css
+        + b.cmp
+        + '<script type="application/ld+json">%s</script>\n' % json.dumps(graph, separators=(",", ":"))
+    )
     html = html.replace("</head>", head + "</head>", 1)
     body = html.index(">", html.index("<body")) + 1
     html = html[:body] + "\n" + b.svg + b.menu + html[body:]
-    tail = '<script id="__NEXT_DATA__" type="application/json">%s</script>\n' % json.dumps(state, separators=(",", ":"))
-    chunks, want = [], min(1.2e6, nz.lognormvariate(8.3, 1.8))    # median ~4 KB, p90 ~40 KB, p99 ~270 KB
+    tail = '<script id="__NEXT_DATA__" type="application/json">%s</script>\n' % json.dumps(
+        state, separators=(",", ":")
+    )
+    chunks, want = [], min(1.2e6, nz.lognormvariate(8.3, 1.8))  # median ~4 KB, p90 ~40 KB, p99 ~270 KB
     while sum(map(len, chunks)) < want:
         chunks.append(nz.choice(b.modules))
     tail += "<script>%s</script>\n" % "".join(chunks)
@@ -982,13 +1447,15 @@ class Crawl:
         self.docs = self.make_docs(pages - n_deg - n_dup)
         for d in self.docs:
             self.emit(d.ts, self.render(d, d.url, d.ts), "c%d" % d.id, "original")
-        kinds = list(VARIANT_WEIGHTS)                       # every kind at least once, then by weight
+        kinds = list(VARIANT_WEIGHTS)  # every kind at least once, then by weight
         for kind in kinds + self.rng.choices(kinds, list(VARIANT_WEIGHTS.values()), k=n_dup - len(kinds)):
             self.variant(self.rng.choice([d for d in self.docs if ELIGIBLE.get(kind, bool)(d)]), kind)
         for _ in range(n_deg):
             self.degenerate()
         # per-day, per-site crawl batches (registered domain), time order inside a batch
-        self.records.sort(key=lambda r: (r[0].date(), ".".join(r[2]["url"].split("/")[2].split(".")[-2:]), r[:2]))
+        self.records.sort(
+            key=lambda r: (r[0].date(), ".".join(r[2]["url"].split("/")[2].split(".")[-2:]), r[:2])
+        )
 
     def emit(self, ts, rec, cluster, kind):
         self.records.append((ts, len(self.records), rec, cluster, kind))
@@ -1006,7 +1473,7 @@ class Crawl:
             d.type = {"store": "product", "docs": "docs"}.get(s.kind, "article")
             if d.type == "product":
                 fams = families[s.key]
-                if not fams or fams[-1]["left"] == 0:           # start a new family of 2-7 siblings
+                if not fams or fams[-1]["left"] == 0:  # start a new family of 2-7 siblings
                     fams.append(make_family(random.Random(rng.getrandbits(64)), s))
                 fam = fams[-1] if rng.random() < 0.8 else rng.choice(fams)
                 fam["left"] = max(0, fam["left"] - 1)
@@ -1016,47 +1483,65 @@ class Crawl:
             else:
                 back = drng.choice([0, 0, 0, 1, 2, 7, 30, 200])
                 make_article(d, drng, s, (d.ts - timedelta(days=back)).replace(hour=0, minute=0, second=0))
-            while d.path in used:                               # keep URLs unique, like a CMS would
+            while d.path in used:  # keep URLs unique, like a CMS would
                 d.path += "-2"
             used.add(d.path)
             d.url, d.drng = s.url(d.path), drng
             s.pool.append((d.title, d.path))
             docs.append(d)
-        for s in SITES:                                         # the "trending" widget rotates through these
+        for s in SITES:  # the "trending" widget rotates through these
             s.popular = [(t, s.url(p)) for t, p in rng.sample(s.pool, min(12, len(s.pool)))]
-        for d in docs:                                          # stable "related" widget per document
+        for d in docs:  # stable "related" widget per document
             pool = d.site.pool
-            d.related = [(t, d.site.url(p)) for t, p in d.drng.sample(pool, min(5, len(pool))) if p != d.path][:4]
+            d.related = [
+                (t, d.site.url(p)) for t, p in d.drng.sample(pool, min(5, len(pool))) if p != d.path
+            ][:4]
         return docs
 
     def render(self, d, url, ts, status=200, site=None, main=None, canonical="auto", lang="en", **edits):
         """Full HTML fetch record for document d at url, inside site's (default: its own) template."""
         s, nz, t = site or d.site, random.Random(self.rng.getrandbits(64)), iso(ts)
-        ld_type = {"article": "NewsArticle", "product": "Product", "docs": "TechArticle"}.get(d.type, "WebPage")
+        ld_type = {"article": "NewsArticle", "product": "Product", "docs": "TechArticle"}.get(
+            d.type, "WebPage"
+        )
         ld = {"@context": "https://schema.org", "@type": ld_type, "name": d.title}
         if d.type == "article":
             ld.update(datePublished=d.date.strftime("%Y-%m-%d"), author={"@type": "Person", "name": d.author})
         elif d.type == "product":
             ld.update(sku=d.sku, brand=d.site.name)
-        P = {"title": d.title, "ptype": d.type, "url": url, "lang": lang, "ld": ld, "desc": " ".join(d.paras[0]),
-             "main": MAIN[d.type](d, s, **edits) if main is None else main,
-             "canonical": (d.url if d.canon else None) if canonical == "auto" else canonical,
-             "related": d.related if s is d.site else [(t_, s.url(p)) for t_, p in nz.sample(s.pool, 4)]}
+        P = {
+            "title": d.title,
+            "ptype": d.type,
+            "url": url,
+            "lang": lang,
+            "ld": ld,
+            "desc": " ".join(d.paras[0]),
+            "main": MAIN[d.type](d, s, **edits) if main is None else main,
+            "canonical": (d.url if d.canon else None) if canonical == "auto" else canonical,
+            "related": d.related if s is d.site else [(t_, s.url(p)) for t_, p in nz.sample(s.pool, 4)],
+        }
         if d.type == "product":
-            P["hreflang"] = [("en-US", d.url)] + [(REGIONS[r][2], s.url(d.path, host=r + "." + s.domain))
-                                                  for r in s.regions]
+            P["hreflang"] = [("en-US", d.url)] + [
+                (REGIONS[r][2], s.url(d.path, host=r + "." + s.domain)) for r in s.regions
+            ]
         if d.type == "docs":
             P["toc"] = [(h, "#" + slugify(h)) for h in d.heads.values()]
         html = render_page(s, P, nz, t)
-        return {"url": url, "html": add_bulk(html, s, P, nz) if PROFILE["bulk"] else html, "fetched_at": t,
-                "status": status}
+        return {
+            "url": url,
+            "html": add_bulk(html, s, P, nz) if PROFILE["bulk"] else html,
+            "fetched_at": t,
+            "status": status,
+        }
 
     def variant(self, d, kind):
         rng, s, c = self.rng, d.site, "c%d" % d.id
-        ts = d.ts + timedelta(seconds=rng.randint(86400, 9 * 86400))        # a later day than the original
+        ts = d.ts + timedelta(seconds=rng.randint(86400, 9 * 86400))  # a later day than the original
         if kind == "utm_mirror":
             q = rng.choice(TRACKING)
-            rec = self.render(d, s.url(d.path, query=q % ("%x" % rng.getrandbits(64)) if "%s" in q else q), ts)
+            rec = self.render(
+                d, s.url(d.path, query=q % ("%x" % rng.getrandbits(64)) if "%s" in q else q), ts
+            )
         elif kind == "scheme_twin":
             rec = self.render(d, s.url(d.path, scheme="http"), ts)
         elif kind == "www_twin":
@@ -1068,7 +1553,9 @@ class Crawl:
         elif kind == "exact_refetch":
             rec = dict(next(r[2] for r in self.records if r[3] == c), fetched_at=iso(ts))
         elif kind == "stale_recrawl" and d.type == "product":
-            rec = self.render(d, d.url, ts, price=round(d.price * rng.choice([0.8, 0.85, 0.9, 1.1, 1.15])) - 0.01)
+            rec = self.render(
+                d, d.url, ts, price=round(d.price * rng.choice([0.8, 0.85, 0.9, 1.1, 1.15])) - 0.01
+            )
         elif kind == "stale_recrawl":
             pi = rng.randrange(len(d.paras))
             rec = self.render(d, d.url, ts, edit=(pi, rng.randrange(len(d.paras[pi])), d.writer.sentence()))
@@ -1078,32 +1565,56 @@ class Crawl:
             rec = self.render(d, url, ts, canonical=url, lang=REGIONS[reg][2], region=reg)
         elif kind in ("syndicated", "syndicated_partial"):
             host = rng.choice([x for x in SITES if x.kind in ("news", "blog") and x is not s])
-            att = ('<p class="syndication-note"><em>This story was originally published by <a href="%s">%s</a> and is '
-                   'republished here with permission.</em></p>\n' % (d.url, s.name))
-            url = host.url("/story/%d/%s" % (90000 + len(self.records), slugify(d.title)) if host.key == "courier"
-                           else "/syndicated/" + slugify(d.title))
-            cut = max(2, round(len(d.paras) * rng.uniform(0.4, 0.8))) if kind == "syndicated_partial" else None
-            rec = self.render(d, url, ts, site=host, main=main_article(d, host, attribution=att, extras=False, cut=cut),
-                              canonical=d.url if rng.random() < 0.5 else (url if host.canon else None))
+            att = (
+                '<p class="syndication-note"><em>This story was originally published by <a href="%s">%s</a> and is '
+                "republished here with permission.</em></p>\n" % (d.url, s.name)
+            )
+            url = host.url(
+                "/story/%d/%s" % (90000 + len(self.records), slugify(d.title))
+                if host.key == "courier"
+                else "/syndicated/" + slugify(d.title)
+            )
+            cut = (
+                max(2, round(len(d.paras) * rng.uniform(0.4, 0.8))) if kind == "syndicated_partial" else None
+            )
+            rec = self.render(
+                d,
+                url,
+                ts,
+                site=host,
+                main=main_article(d, host, attribution=att, extras=False, cut=cut),
+                canonical=d.url if rng.random() < 0.5 else (url if host.canon else None),
+            )
         elif kind == "print_version":
             url = s.url(d.path, query="print=1") if s.print_style == "query" else s.url("/print" + d.path)
             by = '<p class="byline">By %s, %s</p>\n' % (d.author, long_date(d.date)) if d.author else ""
-            html = PRINT % {"title": d.title, "site": s.name, "url": d.url, "byline": by, "date": iso(ts)[:10],
-                            "body": "".join("<p>%s</p>\n" % " ".join(p) for p in d.paras)}
+            html = PRINT % {
+                "title": d.title,
+                "site": s.name,
+                "url": d.url,
+                "byline": by,
+                "date": iso(ts)[:10],
+                "body": "".join("<p>%s</p>\n" % " ".join(p) for p in d.paras),
+            }
             rec = {"url": url, "html": html, "fetched_at": iso(ts), "status": 200}
-        else:                                                   # noise_in_content
+        else:  # noise_in_content
             x = rng.random()
             if x < 0.4:
-                box = ('<div class="promo-inline"><strong>%s</strong> Use code SAVE%d at checkout &mdash; '
-                       '<a href="/offers?src=inline">see the offer</a></div>\n'
-                       % (rng.choice(s.banners), rng.randint(10, 30)))
+                box = (
+                    '<div class="promo-inline"><strong>%s</strong> Use code SAVE%d at checkout &mdash; '
+                    '<a href="/offers?src=inline">see the offer</a></div>\n'
+                    % (rng.choice(s.banners), rng.randint(10, 30))
+                )
             elif x < 0.75:
                 box = '<div class="recommended-for-you"><h3>Recommended for you</h3>%s</div>\n' % links(
-                    [(t, s.url(p)) for t, p in rng.sample(s.pool, 3)])
+                    [(t, s.url(p)) for t, p in rng.sample(s.pool, 3)]
+                )
             else:
-                box = ('<p class="session-link">Welcome back! <a href="/account/reading-list?sessionid=%032x">Continue '
-                       'where you left off</a> or <a href="/logout?sid=%x">sign out</a>.</p>\n'
-                       % (rng.getrandbits(128), rng.getrandbits(32)))
+                box = (
+                    '<p class="session-link">Welcome back! <a href="/account/reading-list?sessionid=%032x">Continue '
+                    'where you left off</a> or <a href="/logout?sid=%x">sign out</a>.</p>\n'
+                    % (rng.getrandbits(128), rng.getrandbits(32))
+                )
             rec = self.render(d, d.url, ts, inject=(rng.randrange(len(d.paras)), box))
         self.emit(ts, rec, c, kind)
 
@@ -1119,11 +1630,14 @@ class Crawl:
             main = REMOVED
         d.id, d.type, d.canon, d.paras = -1, "error", False, [[d.title]]
         d.related = [(t, s.url(p)) for t, p in rng.sample(s.pool, 4)]
-        if kind == "soft404":                                   # a plausible but dead link on this site
+        if kind == "soft404":  # a plausible but dead link on this site
             d.path = rng.choice(s.pool)[1].rsplit("/", 1)[0] + "/" + slugify(Writer(rng, 0).headline())
         else:
-            d.path = rng.choice(["/account/orders", "/admin/", "/members/archive", "/wp-admin/"]
-                                if kind == "access_denied" else ["/app/saved", "/account/wishlist", "/live/updates"])
+            d.path = rng.choice(
+                ["/account/orders", "/admin/", "/members/archive", "/wp-admin/"]
+                if kind == "access_denied"
+                else ["/app/saved", "/account/wishlist", "/live/updates"]
+            )
         d.url, ts = s.url(d.path), BASE + timedelta(seconds=rng.randrange(20 * 86400))
         main = main.replace("%site", s.name).replace("%ref", "%x" % rng.getrandbits(40))
         rec = self.render(d, d.url, ts, status=rng.choice(statuses), main=main)
@@ -1136,12 +1650,23 @@ class Crawl:
         heading, text, buttons = (x.replace("%site", s.name) for x in CONSENT[lang])
         url = s.url(rng.choice(s.pool)[1])
         ts = BASE + timedelta(seconds=rng.randrange(20 * 86400))
-        html = CONSENT_PAGE % {"lang": lang[:2], "heading": heading, "text": text, "site": s.name, "url": url,
-                               "token": "%032x" % rng.getrandbits(128), "buttons": " ".join(
-                                   '<button name="set" value="%d">%s</button>' % (i, b)
-                                   for i, b in enumerate(buttons.split("|")))}
-        self.emit(ts, {"url": url, "html": html, "fetched_at": iso(ts), "status": 200}, "deg-consent",
-                  "degenerate_consent")
+        html = CONSENT_PAGE % {
+            "lang": lang[:2],
+            "heading": heading,
+            "text": text,
+            "site": s.name,
+            "url": url,
+            "token": "%032x" % rng.getrandbits(128),
+            "buttons": " ".join(
+                '<button name="set" value="%d">%s</button>' % (i, b) for i, b in enumerate(buttons.split("|"))
+            ),
+        }
+        self.emit(
+            ts,
+            {"url": url, "html": html, "fetched_at": iso(ts), "status": 200},
+            "deg-consent",
+            "degenerate_consent",
+        )
 
 
 def main(argv=None):
@@ -1150,15 +1675,19 @@ def main(argv=None):
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--out", required=True, help="output .jsonl.gz")
     ap.add_argument("--truth", required=True, help="output truth CSV (url,true_cluster,kind)")
-    ap.add_argument("--profile", choices=sorted(PROFILES), default="sample",
-                    help="sample: ~12 KB pages (the bundled sample); realsize: real pages' weight and comment threads")
+    ap.add_argument(
+        "--profile",
+        choices=sorted(PROFILES),
+        default="sample",
+        help="sample: ~12 KB pages (the bundled sample); realsize: real pages' weight and comment threads",
+    )
     a = ap.parse_args(argv)
     if a.pages < 100:
         ap.error("--pages must be at least 100 (every site needs a few documents)")
     t0 = time.perf_counter()
     recs = Crawl(a.seed, a.pages, a.profile).records
     buf = io.BytesIO()
-    level = 9 if a.profile == "sample" else 6                   # realsize: ~0.7 GB of HTML per 5,000 pages
+    level = 9 if a.profile == "sample" else 6  # realsize: ~0.7 GB of HTML per 5,000 pages
     with gzip.GzipFile(filename="", mode="wb", fileobj=buf, compresslevel=level, mtime=0) as gz:
         for r in recs:
             gz.write((json.dumps(r[2], ensure_ascii=False) + "\n").encode("utf-8"))
@@ -1167,12 +1696,22 @@ def main(argv=None):
     with open(a.out, "wb") as f:
         f.write(buf.getvalue())
     with open(a.truth, "w", newline="", encoding="utf-8") as f:
-        csv.writer(f, lineterminator="\n").writerows([("url", "true_cluster", "kind")] + [(r[2]["url"], r[3], r[4])
-                                                                                        for r in recs])
+        csv.writer(f, lineterminator="\n").writerows(
+            [("url", "true_cluster", "kind")] + [(r[2]["url"], r[3], r[4]) for r in recs]
+        )
     n, counts = len(recs), collections.Counter(r[4] for r in recs)
-    print("records=%d clusters=%d sites=%d lexicon_words=%d avg_html_bytes=%.0f gz_bytes=%d seconds=%.1f"
-          % (n, len({r[3] for r in recs}), len(SITES), LEX.size, sum(len(r[2]["html"].encode()) for r in recs) / n,
-             len(buf.getvalue()), time.perf_counter() - t0))
+    print(
+        "records=%d clusters=%d sites=%d lexicon_words=%d avg_html_bytes=%.0f gz_bytes=%d seconds=%.1f"
+        % (
+            n,
+            len({r[3] for r in recs}),
+            len(SITES),
+            LEX.size,
+            sum(len(r[2]["html"].encode()) for r in recs) / n,
+            len(buf.getvalue()),
+            time.perf_counter() - t0,
+        )
+    )
     for k, v in counts.most_common():
         print("  %-26s %5d  %5.1f%%" % (k, v, 100.0 * v / n))
 

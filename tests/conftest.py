@@ -11,14 +11,73 @@ from typing import Any
 import pytest
 
 _VOCAB = [
-    "river", "stone", "market", "garden", "winter", "signal", "harbor", "lantern", "orbit",
-    "meadow", "copper", "valley", "thunder", "ribbon", "castle", "pepper", "silver", "canyon",
-    "beacon", "glacier", "walnut", "falcon", "ember", "tundra", "velvet", "anchor", "bridge",
-    "candle", "desert", "forest", "gravel", "island", "jungle", "kettle", "lemon", "marble",
-    "needle", "oyster", "pillow", "quartz", "saddle", "timber", "umbrella", "violet", "wagon",
-    "yarrow", "zephyr", "acorn", "basil", "cedar", "dune", "eagle", "fern", "ginger", "hazel",
-    "iris", "juniper", "kelp", "lilac", "maple", "nutmeg", "olive", "plum", "quince", "rosemary",
-    "sage", "thyme",
+    "river",
+    "stone",
+    "market",
+    "garden",
+    "winter",
+    "signal",
+    "harbor",
+    "lantern",
+    "orbit",
+    "meadow",
+    "copper",
+    "valley",
+    "thunder",
+    "ribbon",
+    "castle",
+    "pepper",
+    "silver",
+    "canyon",
+    "beacon",
+    "glacier",
+    "walnut",
+    "falcon",
+    "ember",
+    "tundra",
+    "velvet",
+    "anchor",
+    "bridge",
+    "candle",
+    "desert",
+    "forest",
+    "gravel",
+    "island",
+    "jungle",
+    "kettle",
+    "lemon",
+    "marble",
+    "needle",
+    "oyster",
+    "pillow",
+    "quartz",
+    "saddle",
+    "timber",
+    "umbrella",
+    "violet",
+    "wagon",
+    "yarrow",
+    "zephyr",
+    "acorn",
+    "basil",
+    "cedar",
+    "dune",
+    "eagle",
+    "fern",
+    "ginger",
+    "hazel",
+    "iris",
+    "juniper",
+    "kelp",
+    "lilac",
+    "maple",
+    "nutmeg",
+    "olive",
+    "plum",
+    "quince",
+    "rosemary",
+    "sage",
+    "thyme",
 ]
 
 
@@ -53,7 +112,7 @@ class Crawl:
     records: list[dict[str, Any]]
     # indexes into `records`
     article_groups: list[list[int]] = field(default_factory=list)  # original + utm + http twin + re-fetch
-    near_edits: dict[int, int] = field(default_factory=dict)        # article -> index of its edited copy
+    near_edits: dict[int, int] = field(default_factory=dict)  # article -> index of its edited copy
     uniques: list[int] = field(default_factory=list)
     soft404s: list[int] = field(default_factory=list)
 
@@ -75,24 +134,49 @@ def make_crawl(seed: int = 3, n_articles: int = 6, n_edits: int = 4, n_unique: i
             (url, "2024-02-01T10:00:00Z", f"{rng.getrandbits(64):016x}"),  # re-fetch: new token
         ]:
             group.append(len(recs))
-            recs.append({"url": variant_url, "fetched_at": when, "status": 200,
-                         "html": page_html(title, body, csrf=csrf)})
+            recs.append(
+                {
+                    "url": variant_url,
+                    "fetched_at": when,
+                    "status": 200,
+                    "html": page_html(title, body, csrf=csrf),
+                }
+            )
         crawl.article_groups.append(group)
         if i < n_edits:
             toks = body.split(" ")
             toks[200] = "CHANGEDWORD"  # one word of 400
             crawl.near_edits[i] = len(recs)
-            recs.append({"url": f"https://blog.example.org/copy-of-story-{i}", "fetched_at": "2024-03-01",
-                         "status": 200, "html": page_html(title, " ".join(toks), csrf="bbb")})
+            recs.append(
+                {
+                    "url": f"https://blog.example.org/copy-of-story-{i}",
+                    "fetched_at": "2024-03-01",
+                    "status": 200,
+                    "html": page_html(title, " ".join(toks), csrf="bbb"),
+                }
+            )
     for i in range(n_unique):
         crawl.uniques.append(len(recs))
-        recs.append({"url": f"https://news.example.com/unique-{i}", "fetched_at": "2024-01-05", "status": 200,
-                     "html": page_html(f"Unique {i}", words_text(rng, 300))})
+        recs.append(
+            {
+                "url": f"https://news.example.com/unique-{i}",
+                "fetched_at": "2024-01-05",
+                "status": 200,
+                "html": page_html(f"Unique {i}", words_text(rng, 300)),
+            }
+        )
     for i in range(2):
         crawl.soft404s.append(len(recs))
-        recs.append({"url": f"https://news.example.com/missing-{i}", "fetched_at": "2024-01-06", "status": 200,
-                     "html": page_html("Page not found",
-                                       "Sorry, the page you requested could not be found. Try the search.")})
+        recs.append(
+            {
+                "url": f"https://news.example.com/missing-{i}",
+                "fetched_at": "2024-01-06",
+                "status": 200,
+                "html": page_html(
+                    "Page not found", "Sorry, the page you requested could not be found. Try the search."
+                ),
+            }
+        )
     return crawl
 
 

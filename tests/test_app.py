@@ -49,9 +49,20 @@ def build_small_db(tmp: Path) -> Path:
     """The 300-page generated crawl, ingested and fingerprinted for the default setting."""
     crawl = tmp / "crawl.jsonl.gz"
     subprocess.run(
-        [sys.executable, str(ROOT / "scripts" / "make_sample.py"), "--pages", "300", "--seed", "3",
-         "--out", str(crawl), "--truth", str(tmp / "truth.csv")],
-        check=True, capture_output=True,
+        [
+            sys.executable,
+            str(ROOT / "scripts" / "make_sample.py"),
+            "--pages",
+            "300",
+            "--seed",
+            "3",
+            "--out",
+            str(crawl),
+            "--truth",
+            str(tmp / "truth.csv"),
+        ],
+        check=True,
+        capture_output=True,
     )
     db = tmp / "base.duckdb"
     with Store(db) as store:
@@ -174,8 +185,14 @@ def first_sampled_pair(store: Store, skipped: set[tuple[str, ...]] | None = None
     """The label key (url_a, md5_a, url_b, md5_b) of the first pair the Audit page shows."""
     config = Config()
     pairs = audit.candidate_pairs(engine.load_fingerprints(store, config, jobs=1), config)
-    queue = audit_queue(pairs, audit.labeled_pairs(pairs, store.labels()), per_bucket=5, seed=7,
-                        skipped=skipped or set(), focus=config.threshold)
+    queue = audit_queue(
+        pairs,
+        audit.labeled_pairs(pairs, store.labels()),
+        per_bucket=5,
+        seed=7,
+        skipped=skipped or set(),
+        focus=config.threshold,
+    )
     return tuple(queue.iloc[0][audit.PAIR_KEY])
 
 
@@ -262,7 +279,9 @@ def test_audit_labels_skips_and_undo_until_the_quota_is_met(db: str, store: Stor
     button(at, "Undo the last label").click().run()
     assert not at.exception
     assert len(store.labels()) == n_labels - 1
-    assert tuple(last[audit.PAIR_KEY]) not in set(store.labels()[audit.PAIR_KEY].itertuples(index=False, name=None))
+    assert tuple(last[audit.PAIR_KEY]) not in set(
+        store.labels()[audit.PAIR_KEY].itertuples(index=False, name=None)
+    )
     assert any("opened from" in c.value for c in at.caption)
     shown = [canonicalize_url(c.value) for c in at.code][:2]
     assert sorted(shown) == [last["url_a"], last["url_b"]]
@@ -313,8 +332,9 @@ def test_clusters_open_a_pair_in_audit_and_label_it(db: str, store: Store) -> No
 
 
 # --- Tune --------------------------------------------------------------------------------------
-def test_tune_without_then_with_labels(db: str, store: Store, tmp_path: Path,
-                                      monkeypatch: pytest.MonkeyPatch) -> None:
+def test_tune_without_then_with_labels(
+    db: str, store: Store, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     # Signature estimates spread this database's pairs over several buckets (their exact containments all
     # lie above 0.94), which is what this test needs: the app starts from such a dupcheck.yaml.
     config = Config(verify="estimate")
@@ -331,8 +351,13 @@ def test_tune_without_then_with_labels(db: str, store: Store, tmp_path: Path,
     n_low = int((pairs["bucket"] == lowest).sum())
     assert len(buckets) >= 3 and n_low / len(pairs) > 0.05, pairs["bucket"].value_counts()
     for row in pairs.itertuples():
-        store.record_label(row.url_a, row.url_b, md5_a=row.md5_a, md5_b=row.md5_b,
-                           label="not" if row.bucket == lowest else "duplicate")
+        store.record_label(
+            row.url_a,
+            row.url_b,
+            md5_a=row.md5_a,
+            md5_b=row.md5_b,
+            label="not" if row.bucket == lowest else "duplicate",
+        )
     at.run()
     assert not at.exception
     assert not any("No labels at this setting yet" in i.value for i in at.info)
@@ -393,13 +418,17 @@ def download(at: AppTest, storages: list[MemoryMediaFileStorage], label: str) ->
     """The bytes a click would download (a deferred button's callable is run, as the click would)."""
     [element] = [d for d in at.get("download_button") if d.label == label]
     proto = element.proto
-    url = (storages.managers[-1].execute_deferred(proto.deferred_file_id)  # type: ignore[attr-defined]
-           if proto.HasField("deferred_file_id") else proto.url)
+    url = (
+        storages.managers[-1].execute_deferred(proto.deferred_file_id)  # type: ignore[attr-defined]
+        if proto.HasField("deferred_file_id")
+        else proto.url
+    )
     return storages[-1].get_file(url.rsplit("/", 1)[1]).content
 
 
-def test_export_downloads_match_the_store(db: str, store: Store,
-                                          downloads: list[MemoryMediaFileStorage]) -> None:
+def test_export_downloads_match_the_store(
+    db: str, store: Store, downloads: list[MemoryMediaFileStorage]
+) -> None:
     at = run_app("pages/6_Export.py")
     data = download(at, downloads, "clusters.csv")
     csv = pd.read_csv(io.BytesIO(data))
@@ -417,11 +446,14 @@ def test_export_downloads_match_the_store(db: str, store: Store,
     at.run()
     exported = pd.read_csv(io.BytesIO(download(at, downloads, "labels.csv")))
     assert exported[["url_a", "url_b", "label", "labeler"]].values.tolist() == [
-        ["https://a.example/", "https://b.example/", "duplicate", "ana"]]
+        ["https://a.example/", "https://b.example/", "duplicate", "ana"]
+    ]
 
 
 # --- Load --------------------------------------------------------------------------------------
-def test_load_a_server_side_path(db: str, store: Store, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_load_a_server_side_path(
+    db: str, store: Store, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("NEARDUP_DATA_DIR", str(tmp_path))
     records = make_crawl().records[:10] + [{"html": "<p>a page without a url</p>"}]
     dump = write_jsonl(tmp_path / "more.jsonl", records)
@@ -445,7 +477,11 @@ def test_load_a_server_side_path(db: str, store: Store, tmp_path: Path, monkeypa
     at.switch_page("app.py").run()
     assert f"{before + 10:,} pages" in at.caption[0].value
     # the new pages are fingerprinted too, not set aside as if they were degenerate
-    assert metrics(at)["Degenerate (set aside)"] == f"{default_analysis(store).numbers['degenerate_pages']:,}" == "8"
+    assert (
+        metrics(at)["Degenerate (set aside)"]
+        == f"{default_analysis(store).numbers['degenerate_pages']:,}"
+        == "8"
+    )
 
 
 def test_load_a_missing_path_is_an_error_not_a_crash(db: str) -> None:
@@ -475,8 +511,9 @@ def test_first_start_loads_the_bundled_sample(empty_db: str, monkeypatch: pytest
     assert int(metrics(at)["Duplicate clusters"].replace(",", "")) > 0
 
 
-def test_without_a_sample_the_load_page_still_loads(empty_db: str, monkeypatch: pytest.MonkeyPatch,
-                                                     tmp_path: Path) -> None:
+def test_without_a_sample_the_load_page_still_loads(
+    empty_db: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
     # an installed package has no sample_data/: an empty database must not lock the user out
     monkeypatch.setenv("NEARDUP_LOAD_SAMPLE", "1")
     monkeypatch.setattr(ui_data, "SAMPLE", tmp_path / "no-sample.jsonl.gz")
@@ -494,18 +531,36 @@ def test_without_a_sample_the_load_page_still_loads(empty_db: str, monkeypatch: 
     assert "40 pages" in at.caption[0].value
 
 
-def test_load_a_warc_gives_the_report_of_its_jsonl_form(empty_db: str, base_db: Path, monkeypatch: pytest.MonkeyPatch,
-                                                        tmp_path: Path) -> None:
+def test_load_a_warc_gives_the_report_of_its_jsonl_form(
+    empty_db: str, base_db: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
     """The small crawl as a WARC.gz (scripts/jsonl_to_warc.py) through the Load page: the same numbers as
     its JSON lines; the Audit page names each side's record in the archive."""
     monkeypatch.setattr(ui_data, "SAMPLE", tmp_path / "no-sample.jsonl.gz")
     monkeypatch.setenv("NEARDUP_DATA_DIR", str(tmp_path))  # the Load page reads server paths under it only
     crawl = tmp_path / "crawl.jsonl.gz"
-    subprocess.run([sys.executable, str(ROOT / "scripts" / "make_sample.py"), "--pages", "300", "--seed", "3",
-                    "--out", str(crawl), "--truth", str(tmp_path / "truth.csv")], check=True, capture_output=True)
+    subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "scripts" / "make_sample.py"),
+            "--pages",
+            "300",
+            "--seed",
+            "3",
+            "--out",
+            str(crawl),
+            "--truth",
+            str(tmp_path / "truth.csv"),
+        ],
+        check=True,
+        capture_output=True,
+    )
     warc = tmp_path / "crawl.warc.gz"
-    subprocess.run([sys.executable, str(ROOT / "scripts" / "jsonl_to_warc.py"), str(crawl), str(warc)], check=True,
-                   capture_output=True)
+    subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "jsonl_to_warc.py"), str(crawl), str(warc)],
+        check=True,
+        capture_output=True,
+    )
     at = run_app()
     at.switch_page("pages/1_Load.py").run()
     at.text_input[0].set_value(str(warc)).run()
@@ -518,5 +573,7 @@ def test_load_a_warc_gives_the_report_of_its_jsonl_form(empty_db: str, base_db: 
         assert default_analysis(warc_store).numbers == want
     at.switch_page("pages/3_Audit.py").run()
     assert not at.exception
-    records = [c.value for c in at.caption if c.value.startswith(md_escape("crawl.warc.gz · record <urn:uuid:"))]
+    records = [
+        c.value for c in at.caption if c.value.startswith(md_escape("crawl.warc.gz · record <urn:uuid:"))
+    ]
     assert len(records) == 2 and all("byte offset" in r for r in records), [c.value for c in at.caption]

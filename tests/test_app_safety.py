@@ -11,8 +11,11 @@ from streamlit.testing.v1 import AppTest
 from test_app import APP, TIMEOUT, base_db, db, download, downloads  # noqa: F401 - fixtures
 
 
-def test_a_bad_config_file_is_an_error_not_a_traceback(db: str, tmp_path: Path,  # noqa: F811
-                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_bad_config_file_is_an_error_not_a_traceback(
+    db: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     bad = tmp_path / "dupcheck.yaml"
     bad.write_text("seed: 1\nseed: 2\n")
     monkeypatch.setenv("NEARDUP_CONFIG", str(bad))
@@ -24,17 +27,24 @@ def test_a_bad_config_file_is_an_error_not_a_traceback(db: str, tmp_path: Path, 
     assert any("duplicate key" in e.value for e in at.error)
 
 
-def test_export_page_csvs_defuse_formulas(db: str, downloads: list) -> None:  # noqa: F811
+def test_export_page_csvs_defuse_formulas(db: str, downloads: list) -> None:
     from neardup.store import Store
 
-    Store(db).record_label("https://a.example/", "https://b.example/", label="duplicate", labeler="=cmd|'/C calc'!A0",
-                           note="@SUM(1)")
+    Store(db).record_label(
+        "https://a.example/",
+        "https://b.example/",
+        label="duplicate",
+        labeler="=cmd|'/C calc'!A0",
+        note="@SUM(1)",
+    )
     at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
     at.switch_page("pages/6_Export.py").run()
     assert not at.exception, at.exception
     labels = pd.read_csv(io.BytesIO(download(at, downloads, "labels.csv")), dtype=str, keep_default_na=False)
     assert (labels.loc[0, "labeler"], labels.loc[0, "note"]) == ("'=cmd|'/C calc'!A0", "'@SUM(1)")
-    clusters = pd.read_csv(io.BytesIO(download(at, downloads, "clusters.csv")), dtype=str, keep_default_na=False)
+    clusters = pd.read_csv(
+        io.BytesIO(download(at, downloads, "clusters.csv")), dtype=str, keep_default_na=False
+    )
     assert len(clusters) == 300
 
 
@@ -46,8 +56,11 @@ def _load_path(at: AppTest, text: str) -> list[str]:
     return [e.value for e in at.error]
 
 
-def test_server_paths_outside_the_data_folders_are_refused_alike(db: str, tmp_path: Path,  # noqa: F811
-                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+def test_server_paths_outside_the_data_folders_are_refused_alike(
+    db: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     root, private = tmp_path / "data", tmp_path / "private"
     root.mkdir()
     private.mkdir()
@@ -58,8 +71,15 @@ def test_server_paths_outside_the_data_folders_are_refused_alike(db: str, tmp_pa
     monkeypatch.delenv("NEARDUP_ALLOW_ANY_PATH", raising=False)
     at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
     at.switch_page("pages/1_Load.py").run()
-    refusals = {tuple(_load_path(at, p)) for p in (str(private / "users.csv"), str(private / "absent.csv"),
-                                                    "/etc/passwd", f"{root}/../private/users.csv")}
+    refusals = {
+        tuple(_load_path(at, p))
+        for p in (
+            str(private / "users.csv"),
+            str(private / "absent.csv"),
+            "/etc/passwd",
+            f"{root}/../private/users.csv",
+        )
+    }
     assert len(refusals) == 1, refusals
     [[refusal]] = refusals
     assert "Not loaded" in refusal and "exist" not in refusal

@@ -79,7 +79,10 @@ def test_pages_loaded_after_the_fingerprints_get_fingerprinted(tmp_path: Path) -
         fp = engine.load_fingerprints(store, config, jobs=1)
         assert (fp.pages["unit_id"] >= 0).sum() == len(crawl.records) - len(crawl.soft404s)
         pairs = audit.candidate_pairs(fp, config)
-        edit_urls = {store.page(i + 1, Config().norm_key)["canonical_url"] for i in range(len(first), len(crawl.records))}
+        edit_urls = {
+            store.page(i + 1, Config().norm_key)["canonical_url"]
+            for i in range(len(first), len(crawl.records))
+        }
         assert edit_urls <= set(pairs["url_a"]) | set(pairs["url_b"])
 
 
@@ -126,11 +129,13 @@ def test_labeled_pairs_and_tune_tables(loaded: tuple[Store, Crawl], tmp_path: Pa
     config = SETTINGS[0]
     fp = engine.load_fingerprints(store, config, jobs=1)
     pairs = audit.candidate_pairs(fp, config)
-    labels = pd.DataFrame({
-        "url_a": [*pairs["url_a"].head(3), "https://elsewhere.example/a"],
-        "url_b": [*pairs["url_b"].head(3), "https://elsewhere.example/b"],
-        "label": ["duplicate", "not", "unsure", "duplicate"],
-    })
+    labels = pd.DataFrame(
+        {
+            "url_a": [*pairs["url_a"].head(3), "https://elsewhere.example/a"],
+            "url_b": [*pairs["url_b"].head(3), "https://elsewhere.example/b"],
+            "label": ["duplicate", "not", "unsure", "duplicate"],
+        }
+    )
     lab = audit.labeled_pairs(pairs, labels)
     assert len(lab) == 3  # the pair that is no candidate of this setting is left out
     assert set(lab["bucket"]) <= set(pairs["bucket"])
@@ -159,11 +164,19 @@ def test_one_label_counts_once(tmp_path: Path) -> None:
     """Two re-fetches of one URL with different edits are two pairs with the mirror: a label given to
     one of them (keyed by URL and content hash) counts once; a URL-only label covers both."""
     body = words_text(random.Random(5), 400).split(" ")
-    edit = lambda i: " ".join(body[:i] + ["EDITED"] + body[i + 1:])  # noqa: E731
+    edit = lambda i: " ".join(body[:i] + ["EDITED"] + body[i + 1 :])  # noqa: E731
     records = [
-        {"url": "https://site.example/doc", "fetched_at": "2026-01-01", "html": page_html("Doc", " ".join(body))},
+        {
+            "url": "https://site.example/doc",
+            "fetched_at": "2026-01-01",
+            "html": page_html("Doc", " ".join(body)),
+        },
         {"url": "https://site.example/doc", "fetched_at": "2026-01-02", "html": page_html("Doc", edit(100))},
-        {"url": "https://mirror.example/doc", "fetched_at": "2026-01-03", "html": page_html("Doc", edit(300))},
+        {
+            "url": "https://mirror.example/doc",
+            "fetched_at": "2026-01-03",
+            "html": page_html("Doc", edit(300)),
+        },
     ]
     config = SETTINGS[0]
     with Store(tmp_path / "db.duckdb") as store:
@@ -173,8 +186,9 @@ def test_one_label_counts_once(tmp_path: Path) -> None:
         assert len(pairs) == 3  # three distinct texts, all alike
         assert not pairs.duplicated(audit.PAIR_KEY).any()
         to_mirror = pairs[(pairs["url_a"] != pairs["url_b"])].iloc[0]
-        store.record_label(to_mirror.url_a, to_mirror.url_b, md5_a=to_mirror.md5_a, md5_b=to_mirror.md5_b,
-                           label="duplicate")
+        store.record_label(
+            to_mirror.url_a, to_mirror.url_b, md5_a=to_mirror.md5_a, md5_b=to_mirror.md5_b, label="duplicate"
+        )
         tallies, _ = audit.tune_tables(fp, config, store.labels())
         assert tallies["labeled"].sum() == 1
         store.record_label("https://site.example/doc", "https://mirror.example/doc", label="not")
@@ -199,28 +213,43 @@ def _label_map(store: Store) -> dict[tuple[str, str], tuple[str, datetime]]:
 
 def test_record_label_orders_the_urls_and_replaces(store: Store) -> None:
     store.record_label("https://b.example/", "https://a.example/", label="not", labeled_at=T0)
-    store.record_label("https://a.example/", "https://b.example/", label="duplicate", labeled_at=T0 + timedelta(1))
-    assert _label_map(store) == {("https://a.example/", "https://b.example/"): ("duplicate", T0 + timedelta(1))}
+    store.record_label(
+        "https://a.example/", "https://b.example/", label="duplicate", labeled_at=T0 + timedelta(1)
+    )
+    assert _label_map(store) == {
+        ("https://a.example/", "https://b.example/"): ("duplicate", T0 + timedelta(1))
+    }
 
 
 def test_import_labels_latest_wins_per_labeler(store: Store) -> None:
     store.record_label("https://a/", "https://b/", label="not", labeled_at=T0, labeler="ana")
     store.record_label("https://c/", "https://d/", label="not", labeled_at=T0, labeler="ben")
-    incoming = pd.DataFrame({
-        # ana's newer label of her pair (in the other URL order), ben's older one, a new pair, and a colleague's
-        # label of ana's pair: it is added beside hers, never over it
-        "url_a": ["https://b/", "https://c/", "https://e/", "https://a/"],
-        "url_b": ["https://a/", "https://d/", "https://f/", "https://b/"],
-        "label": ["duplicate", "duplicate", "unsure", "not"],
-        "labeled_at": [str(T0 + timedelta(hours=1)), str(T0 - timedelta(hours=1)), str(T0),
-                       str(T0 + timedelta(hours=2))],
-        "labeler": ["ana", "ben", None, "cem"],
-        "category": ["URL variant", None, None, None],
-        "note": [None, None, "odd", None],
-    })
+    incoming = pd.DataFrame(
+        {
+            # ana's newer label of her pair (in the other URL order), ben's older one, a new pair, and a colleague's
+            # label of ana's pair: it is added beside hers, never over it
+            "url_a": ["https://b/", "https://c/", "https://e/", "https://a/"],
+            "url_b": ["https://a/", "https://d/", "https://f/", "https://b/"],
+            "label": ["duplicate", "duplicate", "unsure", "not"],
+            "labeled_at": [
+                str(T0 + timedelta(hours=1)),
+                str(T0 - timedelta(hours=1)),
+                str(T0),
+                str(T0 + timedelta(hours=2)),
+            ],
+            "labeler": ["ana", "ben", None, "cem"],
+            "category": ["URL variant", None, None, None],
+            "note": [None, None, "odd", None],
+        }
+    )
     assert store.import_labels(incoming) == 3
-    got = {(r.url_a, r.url_b, r.labeler if isinstance(r.labeler, str) else None): (r.label, r.labeled_at.to_pydatetime())
-           for r in store.labels().itertuples()}
+    got = {
+        (r.url_a, r.url_b, r.labeler if isinstance(r.labeler, str) else None): (
+            r.label,
+            r.labeled_at.to_pydatetime(),
+        )
+        for r in store.labels().itertuples()
+    }
     assert got == {
         ("https://a/", "https://b/", "ana"): ("duplicate", T0 + timedelta(hours=1)),
         ("https://a/", "https://b/", "cem"): ("not", T0 + timedelta(hours=2)),
@@ -236,8 +265,13 @@ def test_import_labels_latest_wins_per_labeler(store: Store) -> None:
 
 def test_import_labels_without_a_time_never_overrides(store: Store) -> None:
     store.record_label("https://a/", "https://b/", label="not", labeled_at=T0)
-    incoming = pd.DataFrame({"url_a": ["https://a/", "https://x/"], "url_b": ["https://b/", "https://y/"],
-                             "label": ["duplicate", "duplicate"]})
+    incoming = pd.DataFrame(
+        {
+            "url_a": ["https://a/", "https://x/"],
+            "url_b": ["https://b/", "https://y/"],
+            "label": ["duplicate", "duplicate"],
+        }
+    )
     assert store.import_labels(incoming) == 1
     got = _label_map(store)
     assert got[("https://a/", "https://b/")] == ("not", T0)
@@ -245,19 +279,29 @@ def test_import_labels_without_a_time_never_overrides(store: Store) -> None:
 
 
 def test_import_labels_repeated_pair_in_one_file_keeps_the_latest(store: Store) -> None:
-    incoming = pd.DataFrame({
-        "url_a": ["https://a/", "https://b/", "https://a/"],
-        "url_b": ["https://b/", "https://a/", "https://b/"],
-        "label": ["not", "duplicate", "unsure"],
-        "labeled_at": [str(T0), str(T0 + timedelta(hours=2)), str(T0 + timedelta(hours=1))],
-    })
+    incoming = pd.DataFrame(
+        {
+            "url_a": ["https://a/", "https://b/", "https://a/"],
+            "url_b": ["https://b/", "https://a/", "https://b/"],
+            "label": ["not", "duplicate", "unsure"],
+            "labeled_at": [str(T0), str(T0 + timedelta(hours=2)), str(T0 + timedelta(hours=1))],
+        }
+    )
     assert store.import_labels(incoming) == 1  # one row of the table: the newest label of the pair
     assert _label_map(store) == {("https://a/", "https://b/"): ("duplicate", T0 + timedelta(hours=2))}
 
 
 def test_labels_round_trip_through_csv(store: Store, tmp_path: Path) -> None:
-    store.record_label("https://a/", "https://b/", label="duplicate", category="syndicated", note="same text",
-                       labeler="ana", setting=Config().to_dict(), labeled_at=T0)
+    store.record_label(
+        "https://a/",
+        "https://b/",
+        label="duplicate",
+        category="syndicated",
+        note="same text",
+        labeler="ana",
+        setting=Config().to_dict(),
+        labeled_at=T0,
+    )
     store.record_label("https://c/", "https://d/", label="not", labeled_at=T0 + timedelta(minutes=5))
     path = tmp_path / "labels.csv"
     store.labels().to_csv(path, index=False)
@@ -278,56 +322,92 @@ def _import_error(store: Store, incoming: pd.DataFrame) -> str:
     return message
 
 
-@pytest.mark.parametrize(("column", "value", "needle"), [
-    ("label", "maybe", "row 3, column label: 'maybe' is not one of duplicate, not, unsure"),
-    ("label", "<script>", "column label: '<script>' is not one of"),
-    ("label", "nan", "column label: 'nan' is not one of"),
-    ("label", "", "column label: '' is not one of"),
-    ("url_b", "", "row 3, column url_b: '' is empty"),
-    ("md5_a", "abc", "row 3, column md5_a: 'abc' is not an MD5"),
-    ("labeled_at", "yesterday", "row 3, column labeled_at: 'yesterday' is not an ISO 8601 time"),
-    ("labeled_at", "2999-01-01T00:00:00Z", "row 3, column labeled_at: '2999-01-01T00:00:00Z' is in the future"),
-    ("labeled_at", str(T0 + timedelta(minutes=6)), "is in the future (after 2026-01-01 12:05 UTC)"),
-    ("setting", "{not json", "row 3, column setting: '{not json' is not a JSON object"),
-    ("setting", "[1, 2]", "is not a JSON object"),
-])
-def test_import_labels_refuses_a_bad_row_and_keeps_nothing(store: Store, column: str, value: str,
-                                                           needle: str) -> None:
+@pytest.mark.parametrize(
+    ("column", "value", "needle"),
+    [
+        ("label", "maybe", "row 3, column label: 'maybe' is not one of duplicate, not, unsure"),
+        ("label", "<script>", "column label: '<script>' is not one of"),
+        ("label", "nan", "column label: 'nan' is not one of"),
+        ("label", "", "column label: '' is not one of"),
+        ("url_b", "", "row 3, column url_b: '' is empty"),
+        ("md5_a", "abc", "row 3, column md5_a: 'abc' is not an MD5"),
+        ("labeled_at", "yesterday", "row 3, column labeled_at: 'yesterday' is not an ISO 8601 time"),
+        (
+            "labeled_at",
+            "2999-01-01T00:00:00Z",
+            "row 3, column labeled_at: '2999-01-01T00:00:00Z' is in the future",
+        ),
+        ("labeled_at", str(T0 + timedelta(minutes=6)), "is in the future (after 2026-01-01 12:05 UTC)"),
+        ("setting", "{not json", "row 3, column setting: '{not json' is not a JSON object"),
+        ("setting", "[1, 2]", "is not a JSON object"),
+    ],
+)
+def test_import_labels_refuses_a_bad_row_and_keeps_nothing(
+    store: Store, column: str, value: str, needle: str
+) -> None:
     store.record_label("https://a/", "https://b/", label="not", labeled_at=T0 - timedelta(days=1))
-    incoming = pd.DataFrame({
-        "url_a": ["https://a/", "https://c/", "https://e/"], "url_b": ["https://b/", "https://d/", "https://f/"],
-        "label": ["duplicate", "not", "unsure"], "md5_a": ["", "", ""], "setting": ["", "", ""],
-        "labeled_at": [str(T0 - timedelta(hours=1))] * 3,
-    }, dtype=object)
+    incoming = pd.DataFrame(
+        {
+            "url_a": ["https://a/", "https://c/", "https://e/"],
+            "url_b": ["https://b/", "https://d/", "https://f/"],
+            "label": ["duplicate", "not", "unsure"],
+            "md5_a": ["", "", ""],
+            "setting": ["", "", ""],
+            "labeled_at": [str(T0 - timedelta(hours=1))] * 3,
+        },
+        dtype=object,
+    )
     incoming.loc[2, column] = value
     assert needle in _import_error(store, incoming)
 
 
 def test_import_labels_names_the_first_errors_and_counts_the_rest(store: Store) -> None:
-    incoming = pd.DataFrame({"url_a": [f"https://a/{i}" for i in range(10)], "url_b": ["https://b/"] * 10,
-                             "label": ["maybe"] * 10})
+    incoming = pd.DataFrame(
+        {
+            "url_a": [f"https://a/{i}" for i in range(10)],
+            "url_b": ["https://b/"] * 10,
+            "label": ["maybe"] * 10,
+        }
+    )
     message = _import_error(store, incoming)
     assert "row 1, column label" in message and "row 3, column label" in message
     assert "row 4" not in message and message.endswith("(and 7 more)")
 
 
 def test_import_labels_accepts_times_with_offsets_and_the_clock_skew(store: Store) -> None:
-    incoming = pd.DataFrame({"url_a": ["https://a/", "https://c/"], "url_b": ["https://b/", "https://d/"],
-                             "label": ["duplicate", "not"],
-                             "labeled_at": ["2026-01-01T14:00:00+02:00", str(T0 + timedelta(minutes=4))]})
+    incoming = pd.DataFrame(
+        {
+            "url_a": ["https://a/", "https://c/"],
+            "url_b": ["https://b/", "https://d/"],
+            "label": ["duplicate", "not"],
+            "labeled_at": ["2026-01-01T14:00:00+02:00", str(T0 + timedelta(minutes=4))],
+        }
+    )
     assert store.import_labels(incoming, now=T0) == 2
-    assert _label_map(store) == {("https://a/", "https://b/"): ("duplicate", T0),
-                                 ("https://c/", "https://d/"): ("not", T0 + timedelta(minutes=4))}
+    assert _label_map(store) == {
+        ("https://a/", "https://b/"): ("duplicate", T0),
+        ("https://c/", "https://d/"): ("not", T0 + timedelta(minutes=4)),
+    }
 
 
 def test_labels_with_formulas_round_trip_through_the_defused_csv(store: Store, tmp_path: Path) -> None:
-    store.record_label("https://a/", "https://b/", label="duplicate", note="=HYPERLINK(\"https://evil/\")",
-                       labeler="@ana", category="-2", labeled_at=T0)
+    store.record_label(
+        "https://a/",
+        "https://b/",
+        label="duplicate",
+        note='=HYPERLINK("https://evil/")',
+        labeler="@ana",
+        category="-2",
+        labeled_at=T0,
+    )
     path = tmp_path / "labels.csv"
     to_csv(store.labels(), path)
     raw = pd.read_csv(path, dtype=str, keep_default_na=False)
     assert (raw.loc[0, "note"], raw.loc[0, "labeler"], raw.loc[0, "category"]) == (
-        "'=HYPERLINK(\"https://evil/\")", "'@ana", "'-2")
+        '\'=HYPERLINK("https://evil/")',
+        "'@ana",
+        "'-2",
+    )
     with Store(tmp_path / "colleague.duckdb") as other:
         assert other.import_labels(raw) == 1
         pd.testing.assert_frame_equal(other.labels(), store.labels())
@@ -348,12 +428,19 @@ def test_import_labels_follows_the_tables_own_key(store: Store) -> None:
         "labeler VARCHAR NOT NULL DEFAULT '', labeled_at TIMESTAMP NOT NULL, setting JSON, "
         "PRIMARY KEY (url_a, md5_a, url_b, md5_b, labeler))"
     )
-    incoming = pd.DataFrame({"url_a": ["https://a/", "https://b/", "https://a/", "https://a/"],
-                             "url_b": ["https://b/", "https://a/", "https://b/", "https://b/"],
-                             "label": ["duplicate", "not", "unsure", "not"], "labeler": ["ana", "ben", "ana", ""],
-                             "labeled_at": [str(T0), str(T0), str(T0 + timedelta(hours=1)), ""]})
+    incoming = pd.DataFrame(
+        {
+            "url_a": ["https://a/", "https://b/", "https://a/", "https://a/"],
+            "url_b": ["https://b/", "https://a/", "https://b/", "https://b/"],
+            "label": ["duplicate", "not", "unsure", "not"],
+            "labeler": ["ana", "ben", "ana", ""],
+            "labeled_at": [str(T0), str(T0), str(T0 + timedelta(hours=1)), ""],
+        }
+    )
     assert store.import_labels(incoming, now=T0 + timedelta(hours=2)) == 3
-    got = store.labels().fillna({"labeler": ""}).sort_values("labeler")  # labels() gives an unnamed labeler as None
+    got = (
+        store.labels().fillna({"labeler": ""}).sort_values("labeler")
+    )  # labels() gives an unnamed labeler as None
     assert got[["labeler", "label"]].values.tolist() == [["", "not"], ["ana", "unsure"], ["ben", "not"]]
 
 
@@ -361,7 +448,9 @@ def test_import_labels_follows_the_tables_own_key(store: Store) -> None:
 def test_two_labelers_of_one_pair_keep_both_labels(store: Store) -> None:
     store.record_label("https://a/", "https://b/", label="duplicate", labeler="ana", labeled_at=T0)
     store.record_label("https://b/", "https://a/", label="not", labeler="ben", labeled_at=T0 + timedelta(1))
-    store.record_label("https://a/", "https://b/", label="unsure", labeler="ana", labeled_at=T0 + timedelta(2))
+    store.record_label(
+        "https://a/", "https://b/", label="unsure", labeler="ana", labeled_at=T0 + timedelta(2)
+    )
     got = store.labels().set_index("labeler")["label"].to_dict()
     assert got == {"ana": "unsure", "ben": "not"}
     assert store.label_of("https://b/", "https://a/", labeler="ben")["label"] == "not"
@@ -380,13 +469,22 @@ def test_concurrent_label_writes_of_one_pair_never_raise(store: Store) -> None:
         try:
             barrier.wait()
             for i in range(40):
-                store.record_label("https://a/", "https://b/", md5_a="1", md5_b="2", label=label, labeler=labeler,
-                                   note=str(i))
-        except BaseException as exc:  # noqa: BLE001 - the test reports whatever a writer raised
+                store.record_label(
+                    "https://a/",
+                    "https://b/",
+                    md5_a="1",
+                    md5_b="2",
+                    label=label,
+                    labeler=labeler,
+                    note=str(i),
+                )
+        except BaseException as exc:
             errors.append(exc)
 
-    threads = [threading.Thread(target=label, args=args) for args in
-               (("ana", "duplicate"), ("ana", "not"), ("ben", "not"), ("", "unsure"))]
+    threads = [
+        threading.Thread(target=label, args=args)
+        for args in (("ana", "duplicate"), ("ana", "not"), ("ben", "not"), ("", "unsure"))
+    ]
     for t in threads:
         t.start()
     for t in threads:
@@ -404,11 +502,16 @@ def test_a_schema_2_labels_table_is_upgraded_in_place(tmp_path: Path) -> None:
     Store(path).close()
     con = duckdb.connect(str(path))
     con.execute("DROP TABLE labels")
-    con.execute("CREATE TABLE labels (url_a VARCHAR NOT NULL, md5_a VARCHAR NOT NULL DEFAULT '', url_b VARCHAR NOT "
-                "NULL, md5_b VARCHAR NOT NULL DEFAULT '', label VARCHAR NOT NULL, category VARCHAR, note VARCHAR, "
-                "labeler VARCHAR, labeled_at TIMESTAMP NOT NULL, setting JSON, PRIMARY KEY (url_a, md5_a, url_b, md5_b))")
-    con.execute("INSERT INTO labels VALUES ('https://a/', 'm1', 'https://b/', 'm2', 'duplicate', 'URL variant', NULL, "
-                "NULL, ?, NULL), ('https://c/', '', 'https://d/', '', 'not', NULL, 'n', 'ana', ?, NULL)", [T0, T0])
+    con.execute(
+        "CREATE TABLE labels (url_a VARCHAR NOT NULL, md5_a VARCHAR NOT NULL DEFAULT '', url_b VARCHAR NOT "
+        "NULL, md5_b VARCHAR NOT NULL DEFAULT '', label VARCHAR NOT NULL, category VARCHAR, note VARCHAR, "
+        "labeler VARCHAR, labeled_at TIMESTAMP NOT NULL, setting JSON, PRIMARY KEY (url_a, md5_a, url_b, md5_b))"
+    )
+    con.execute(
+        "INSERT INTO labels VALUES ('https://a/', 'm1', 'https://b/', 'm2', 'duplicate', 'URL variant', NULL, "
+        "NULL, ?, NULL), ('https://c/', '', 'https://d/', '', 'not', NULL, 'n', 'ana', ?, NULL)",
+        [T0, T0],
+    )
     con.execute("UPDATE meta SET value = '2' WHERE key = 'schema_version'")
     con.close()
     with Store(path, read_only=True) as old:  # read as it is
@@ -416,9 +519,13 @@ def test_a_schema_2_labels_table_is_upgraded_in_place(tmp_path: Path) -> None:
     with Store(path) as store:
         labels = store.labels()
         assert labels[["url_a", "label", "note"]].fillna("").values.tolist() == [
-            ["https://a/", "duplicate", ""], ["https://c/", "not", "n"]]
+            ["https://a/", "duplicate", ""],
+            ["https://c/", "not", "n"],
+        ]
         store.record_label("https://a/", "https://b/", md5_a="m1", md5_b="m2", label="not", labeler="ben")
-        store.record_label("https://a/", "https://b/", md5_a="m1", md5_b="m2", label="unsure")  # the unnamed one
+        store.record_label(
+            "https://a/", "https://b/", md5_a="m1", md5_b="m2", label="unsure"
+        )  # the unnamed one
         mine = store.labels().set_index(store.labels()["labeler"].fillna(""))
         assert mine.loc[["", "ana", "ben"], "label"].tolist() == ["unsure", "not", "not"]
     with Store(path) as again:  # the upgrade ran once

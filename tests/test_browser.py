@@ -39,8 +39,15 @@ from neardup.urls import canonicalize_url
 
 ROOT = Path(__file__).resolve().parent.parent
 CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run"]
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
 VIEWPORT = {"width": 1400, "height": 900}
 # Screenshots go to a temporary directory; NEARDUP_SCREENSHOTS=docs writes the README's ones.
 SHOTS = Path(os.environ.get("NEARDUP_SCREENSHOTS") or tempfile.mkdtemp(prefix="neardup-shots-"))
@@ -72,22 +79,51 @@ def xss_html(edition: int) -> str:
     The copies differ in one word, right after the payloads and before the bare links, so the diff shows
     them all within its 12 words of context around the change."""
     rng = random.Random(42)
-    vocab = ["zarquon", "blinter", "mossle", "tavrik", "quenby", "florp", "grizzen", "pomble", "shunt", "vexil",
-             "wumpet", "yarble", "cradlin", "drossel", "eskander", "fribble", "gantry", "hoskin"]
+    vocab = [
+        "zarquon",
+        "blinter",
+        "mossle",
+        "tavrik",
+        "quenby",
+        "florp",
+        "grizzen",
+        "pomble",
+        "shunt",
+        "vexil",
+        "wumpet",
+        "yarble",
+        "cradlin",
+        "drossel",
+        "eskander",
+        "fribble",
+        "gantry",
+        "hoskin",
+    ]
     paragraphs = ["<p>" + " ".join(rng.choice(vocab) for _ in range(50)) + ".</p>" for _ in range(6)]
-    payload = (f"<p>Payloads: &lt;script&gt;alert(1)&lt;/script&gt; and &lt;img src=x onerror=alert(1)&gt; and "
-               f"{LINK} and {LATEX} and :red[x] **bold** edition{edition} {' '.join(AUTOLINKS)}</p>")
-    return ("<!DOCTYPE html><html><head><title>&lt;img src=x onerror=alert(1)&gt;</title></head><body>"
-            "<nav><a href='/'>Home</a></nav><main><article><h1>Security notes</h1>"
-            + paragraphs[0] + payload + "".join(paragraphs[1:])
-            + f"{SCRIPT}{IMG}</article></main></body></html>")
+    payload = (
+        f"<p>Payloads: &lt;script&gt;alert(1)&lt;/script&gt; and &lt;img src=x onerror=alert(1)&gt; and "
+        f"{LINK} and {LATEX} and :red[x] **bold** edition{edition} {' '.join(AUTOLINKS)}</p>"
+    )
+    return (
+        "<!DOCTYPE html><html><head><title>&lt;img src=x onerror=alert(1)&gt;</title></head><body>"
+        "<nav><a href='/'>Home</a></nav><main><article><h1>Security notes</h1>"
+        + paragraphs[0]
+        + payload
+        + "".join(paragraphs[1:])
+        + f"{SCRIPT}{IMG}</article></main></body></html>"
+    )
 
 
 def xss_records() -> list[dict]:
-    urls = [f"{XSS_HOST}/notes", *(f"{XSS_HOST}/copy-{i}" for i in range(1, XSS_COPIES)),
-            f"{XSS_HOST}/search?q={SCRIPT}"]
-    return [{"url": url, "fetched_at": f"2026-04-0{i + 1}T10:00:00Z", "status": 200, "html": xss_html(i)}
-            for i, url in enumerate(urls)]
+    urls = [
+        f"{XSS_HOST}/notes",
+        *(f"{XSS_HOST}/copy-{i}" for i in range(1, XSS_COPIES)),
+        f"{XSS_HOST}/search?q={SCRIPT}",
+    ]
+    return [
+        {"url": url, "fetched_at": f"2026-04-0{i + 1}T10:00:00Z", "status": 200, "html": xss_html(i)}
+        for i, url in enumerate(urls)
+    ]
 
 
 def label_from_truth(store: Store, truth_csv: Path, config: Config) -> int:
@@ -101,8 +137,15 @@ def label_from_truth(store: Store, truth_csv: Path, config: Config) -> int:
     for row in picked.itertuples():
         a, b = store.page(int(row.page_a), config.norm_key), store.page(int(row.page_b), config.norm_key)
         same = cluster_of.get(a["url"]) == cluster_of.get(b["url"])
-        store.record_label(row.url_a, row.url_b, md5_a=row.md5_a, md5_b=row.md5_b,
-                           label="duplicate" if same else "not", labeler="truth", setting=config.to_dict())
+        store.record_label(
+            row.url_a,
+            row.url_b,
+            md5_a=row.md5_a,
+            md5_b=row.md5_b,
+            label="duplicate" if same else "not",
+            labeler="truth",
+            setting=config.to_dict(),
+        )
     return len(picked)
 
 
@@ -155,11 +198,28 @@ def start_app(db: Path, tmp: Path, env: dict[str, str] | None = None) -> tuple[s
     env.pop("NEARDUP_CONFIG", None)
     with log.open("wb") as out:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
-             "--server.port", str(port), "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false",
-             # others may edit the pages while this runs: no reruns on file changes
-             "--server.fileWatcherType", "none"],
-            cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT,
+            [
+                sys.executable,
+                "-m",
+                "streamlit",
+                "run",
+                "app.py",
+                "--server.headless",
+                "true",
+                "--server.port",
+                str(port),
+                "--server.address",
+                "127.0.0.1",
+                "--browser.gatherUsageStats",
+                "false",
+                # others may edit the pages while this runs: no reruns on file changes
+                "--server.fileWatcherType",
+                "none",
+            ],
+            cwd=ROOT,
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
         )
     return f"http://127.0.0.1:{port}", proc, log
 
@@ -279,7 +339,9 @@ def test_every_page_renders_and_is_captured(server: Server, browser: Browser) ->
         screenshot(page, shot)
     # the home page tells the real numbers
     open_page(page, server.url, "/", "Next:")
-    assert f"{server.n_pages:,} pages" in page.locator('[data-testid="stCaptionContainer"]').first.inner_text()
+    assert (
+        f"{server.n_pages:,} pages" in page.locator('[data-testid="stCaptionContainer"]').first.inner_text()
+    )
 
 
 def slider_thumb(page: object, label: str) -> object:
@@ -302,10 +364,12 @@ def press_on(page: object, thumb: object, key: str, times: int, expected: float)
         before = float(thumb.input_value())
         thumb.focus()
         page.keyboard.press(key)
-        page.wait_for_function("([el, v]) => Math.abs(parseFloat(el.value) - v) > 1e-6",
-                               arg=[thumb.element_handle(), before])
-    page.wait_for_function("([el, v]) => Math.abs(parseFloat(el.value) - v) < 1e-6",
-                           arg=[thumb.element_handle(), expected])
+        page.wait_for_function(
+            "([el, v]) => Math.abs(parseFloat(el.value) - v) > 1e-6", arg=[thumb.element_handle(), before]
+        )
+    page.wait_for_function(
+        "([el, v]) => Math.abs(parseFloat(el.value) - v) < 1e-6", arg=[thumb.element_handle(), expected]
+    )
 
 
 def choose_radio(page: object, group: str, option: str) -> None:
@@ -345,7 +409,11 @@ def test_sidebar_widgets_keep_every_change(server: Server, browser: Browser) -> 
     choose_radio(page, "Method", "simhash")
     bits.wait_for()
     assert settled_value(page, bits) == 4
-    assert page.locator('[data-testid="stRadio"]', has_text="Method").get_by_role("radio", name="simhash").is_checked()
+    assert (
+        page.locator('[data-testid="stRadio"]', has_text="Method")
+        .get_by_role("radio", name="simhash")
+        .is_checked()
+    )
     assert_clean(browser, "/Explore after moving the sidebar widgets")
 
 
@@ -367,7 +435,9 @@ def test_setting_survives_reload_and_a_shared_link(server: Server, browser: Brow
         other.get_by_text("Import labels").first.wait_for()
         wait_idle(other)
         assert settled_value(other, slider_thumb(other, "Threshold (min containment)")) == 0.76
-        assert "containment >= 0.76" in other.locator("main").inner_text()  # Export names the setting it writes
+        assert (
+            "containment >= 0.76" in other.locator("main").inner_text()
+        )  # Export names the setting it writes
     finally:
         other.close()
 
@@ -444,12 +514,20 @@ def test_export_clusters_csv(server: Server, browser: Browser, tmp_path: Path) -
     assert_clean(browser, "/Export")
 
 
-def test_labels_csv_right_after_an_import_holds_the_import(server: Server, browser: Browser, tmp_path: Path) -> None:
+def test_labels_csv_right_after_an_import_holds_the_import(
+    server: Server, browser: Browser, tmp_path: Path
+) -> None:
     page = browser.page
     open_page(page, server.url, "/Export", "Import labels")
     colleague = tmp_path / "colleague.csv"
-    pd.DataFrame({"url_a": ["https://imported.example/a"], "url_b": ["https://imported.example/b"],
-                  "label": ["duplicate"], "labeler": ["colleague"]}).to_csv(colleague, index=False)
+    pd.DataFrame(
+        {
+            "url_a": ["https://imported.example/a"],
+            "url_b": ["https://imported.example/b"],
+            "label": ["duplicate"],
+            "labeler": ["colleague"],
+        }
+    ).to_csv(colleague, index=False)
     page.locator('[data-testid="stFileUploader"] input[type="file"]').set_input_files(str(colleague))
     page.get_by_text("1 labels added or updated").wait_for()
     wait_idle(page)

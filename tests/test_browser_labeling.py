@@ -77,7 +77,9 @@ def test_label_30_pairs_by_keyboard_alone(sample_server: Server, sample_browser:
     drawn is timed (written to the test log; speed is not asserted)."""
     server, browser = sample_server, sample_browser
     page = browser.page
-    page.goto(server.url + "/Audit")  # the first visit loads the sample and fingerprints it: minutes on a busy machine
+    page.goto(
+        server.url + "/Audit"
+    )  # the first visit loads the sample and fingerprints it: minutes on a busy machine
     page.get_by_text("Labeled pairs").first.wait_for(timeout=600_000)
     open_page(page, server.url, "/Audit", "Labeled pairs")
     name = page.get_by_label("Your name", exact=True).and_(page.get_by_role("textbox"))
@@ -114,7 +116,9 @@ def test_label_30_pairs_by_keyboard_alone(sample_server: Server, sample_browser:
         wait_idle(page)
     times_ms.sort()
     median_ms = times_ms[len(times_ms) // 2]
-    print(f"keyboard label to next pair drawn: median {median_ms:.0f} ms, max {times_ms[-1]:.0f} ms (30 labels)")
+    print(
+        f"keyboard label to next pair drawn: median {median_ms:.0f} ms, max {times_ms[-1]:.0f} ms (30 labels)"
+    )
     assert_clean(browser, "/Audit after 30 keyboard labels")
     timings = sample_server.log.parent / "keyboard_timings_ms.json"
     timings.write_text(json.dumps(times_ms), encoding="utf-8")
@@ -128,5 +132,3 @@ def test_label_30_pairs_by_keyboard_alone(sample_server: Server, sample_browser:
     # the pairs given key 2 or 6 before their label (and the ones where it was suggested) carry it
     assert (by_keys["category"] == CATEGORIES[1]).sum() >= 6
     assert (by_keys["category"] == CATEGORIES[5]).sum() >= 6
-
-

@@ -130,9 +130,12 @@ def test_each_pair_is_kept_once_even_when_buckets_are_capped(seed: int, r: int, 
     the union over all tables, capped or not (and, uncapped, the brute force)."""
     rng = np.random.default_rng(seed)
     base = rng.integers(0, 2**63, size=6, dtype=np.uint64)
-    flips = (np.uint64(1) << rng.integers(0, 64, size=(60, 3)).astype(np.uint64))
-    fps = base[rng.integers(0, 6, size=60)] ^ (flips[:, 0] * rng.integers(0, 2, 60).astype(np.uint64)) \
+    flips = np.uint64(1) << rng.integers(0, 64, size=(60, 3)).astype(np.uint64)
+    fps = (
+        base[rng.integers(0, 6, size=60)]
+        ^ (flips[:, 0] * rng.integers(0, 2, 60).astype(np.uint64))
         ^ (flips[:, 1] * rng.integers(0, 2, 60).astype(np.uint64))
+    )
     a, b, _, _ = simhash_pairs(fps, 3, r=r, bucket_cap=cap)
     assert set(zip(a.tolist(), b.tolist(), strict=True)) == _pairs_from_every_table(fps, 3, r, cap)
 
@@ -245,20 +248,26 @@ def test_minhash_pairs_size_ratio_guard() -> None:
     keep, _, cont = verify_pairs(sigs, sizes, a, b, similarity="containment", floor=0.7, min_size_ratio=0.2)
     assert keep[0] and cont[0] > 0.8
     # ... and minhash_pairs applies the same guard to what its index finds
-    a2, b2, _, cont2, _ = minhash_pairs(sigs, sizes, similarity="containment", floor=0.7, min_size_ratio=0.2, seed=1)
+    a2, b2, _, cont2, _ = minhash_pairs(
+        sigs, sizes, similarity="containment", floor=0.7, min_size_ratio=0.2, seed=1
+    )
     found = dict(zip(zip(a2.tolist(), b2.tolist(), strict=True), cont2.tolist(), strict=True))
     assert found[(0, 1)] > 0.8
+
 
 def test_oversized_lsh_bucket_is_reported() -> None:
     # 12 identical signatures (boilerplate) and one other: the bucket is capped, the note says so
     sigs = minhash_many([np.arange(50, dtype=np.uint64)] * 12 + [np.arange(1000, 1050, dtype=np.uint64)])
     sizes = np.full(13, 50)
-    a, _, _, _, stats = minhash_pairs(sigs, sizes, similarity="jaccard", floor=0.5, min_size_ratio=0.5,
-                                      seed=1, bucket_cap=5)
+    a, _, _, _, stats = minhash_pairs(
+        sigs, sizes, similarity="jaccard", floor=0.5, min_size_ratio=0.5, seed=1, bucket_cap=5
+    )
     assert len(a) == 0
     assert stats.capped_buckets > 0
     assert any("boilerplate" in note for note in stats.notes)
-    a, _, jac, _, stats = minhash_pairs(sigs, sizes, similarity="jaccard", floor=0.5, min_size_ratio=0.5, seed=1)
+    a, _, jac, _, stats = minhash_pairs(
+        sigs, sizes, similarity="jaccard", floor=0.5, min_size_ratio=0.5, seed=1
+    )
     assert len(a) == 12 * 11 // 2
     assert (jac == 1.0).all()
     assert stats.capped_buckets == 0
@@ -266,20 +275,29 @@ def test_oversized_lsh_bucket_is_reported() -> None:
 
 def test_minhash_pairs_trivial_inputs() -> None:
     sig = minhash_many([np.arange(10, dtype=np.uint64)])
-    a, b, jac, cont, _ = minhash_pairs(sig, np.array([10]), similarity="jaccard", floor=0.3,
-                                       min_size_ratio=0.5, seed=1)
+    a, b, jac, cont, _ = minhash_pairs(
+        sig, np.array([10]), similarity="jaccard", floor=0.3, min_size_ratio=0.5, seed=1
+    )
     assert len(a) == len(b) == len(jac) == len(cont) == 0
 
 
 # --- exact verification -----------------------------------------------------------------------------
-@given(seed=st.integers(0, 2**32 - 1), n_sets=st.integers(1, 25), n_pairs=st.integers(0, 60),
-       chunk=st.integers(1, 200), universe=st.integers(1, 80))
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    n_sets=st.integers(1, 25),
+    n_pairs=st.integers(0, 60),
+    chunk=st.integers(1, 200),
+    universe=st.integers(1, 80),
+)
 @settings(max_examples=80, deadline=None)
-def test_intersection_sizes_equal_set_intersections(seed: int, n_sets: int, n_pairs: int, chunk: int,
-                                                    universe: int) -> None:
+def test_intersection_sizes_equal_set_intersections(
+    seed: int, n_sets: int, n_pairs: int, chunk: int, universe: int
+) -> None:
     """Bulk intersections equal np.intersect1d pair by pair, for any chunking, empty sets and self-pairs."""
     rng = np.random.default_rng(seed)
-    sets = [np.unique(rng.integers(0, universe, rng.integers(0, 40))).astype(np.uint32) for _ in range(n_sets)]
+    sets = [
+        np.unique(rng.integers(0, universe, rng.integers(0, 40))).astype(np.uint32) for _ in range(n_sets)
+    ]
     lens = np.array([len(x) for x in sets], dtype=np.int64)
     values = np.concatenate(sets)
     a, b = rng.integers(0, n_sets, n_pairs), rng.integers(0, n_sets, n_pairs)
@@ -293,8 +311,12 @@ def test_intersection_sizes_equal_set_intersections(seed: int, n_sets: int, n_pa
         assert intersection_sizes(rev, lens, a, b, offsets=off, compiled=compiled).tolist() == want
 
 
-@given(seed=st.integers(0, 2**32 - 1), n=st.integers(1, 30), n_pairs=st.integers(0, 80),
-       num_perm=st.sampled_from([16, 128]))
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    n=st.integers(1, 30),
+    n_pairs=st.integers(0, 80),
+    num_perm=st.sampled_from([16, 128]),
+)
 @settings(max_examples=60, deadline=None)
 def test_compiled_verification_equals_numpy(seed: int, n: int, n_pairs: int, num_perm: int) -> None:
     rng = np.random.default_rng(seed)
@@ -303,8 +325,9 @@ def test_compiled_verification_equals_numpy(seed: int, n: int, n_pairs: int, num
     a, b = rng.integers(0, n, n_pairs), rng.integers(0, n, n_pairs)
     for similarity, floor in (("jaccard", 0.3), ("containment", 0.5)):
         fast = verify_pairs(sigs, sizes, a, b, similarity=similarity, floor=floor, min_size_ratio=0.5)
-        ref = verify_pairs(sigs, sizes, a, b, similarity=similarity, floor=floor, min_size_ratio=0.5,
-                           compiled=False)
+        ref = verify_pairs(
+            sigs, sizes, a, b, similarity=similarity, floor=floor, min_size_ratio=0.5, compiled=False
+        )
         for x, y in zip(fast, ref, strict=True):
             assert np.array_equal(x, y)
 
@@ -312,8 +335,15 @@ def test_compiled_verification_equals_numpy(seed: int, n: int, n_pairs: int, num
 def test_compiled_kernels_check_indices() -> None:
     sigs = np.zeros((3, 16), dtype=np.uint32)
     with pytest.raises(IndexError):
-        verify_pairs(sigs, np.ones(3), np.array([0]), np.array([3]), similarity="jaccard", floor=0.5,
-                     min_size_ratio=0.5)
+        verify_pairs(
+            sigs,
+            np.ones(3),
+            np.array([0]),
+            np.array([3]),
+            similarity="jaccard",
+            floor=0.5,
+            min_size_ratio=0.5,
+        )
     with pytest.raises(IndexError):
         intersection_sizes(np.arange(4, dtype=np.uint32), np.array([2, 2]), np.array([0]), np.array([2]))
     with pytest.raises(IndexError):  # a set reaching past the values
@@ -360,11 +390,21 @@ def test_verify_pairs_applies_the_floor_in_both_kernels() -> None:
     sizes = np.array([300.0, 3000.0])
     a, b = np.array([0]), np.array([1])
     for compiled in (True, False):
-        keep, _, cont = verify_pairs(sigs, sizes, a, b, similarity="containment", floor=0.7, min_size_ratio=0.5,
-                                     compiled=compiled)
+        keep, _, cont = verify_pairs(
+            sigs, sizes, a, b, similarity="containment", floor=0.7, min_size_ratio=0.5, compiled=compiled
+        )
         assert not keep[0] and cont[0] == 0.0
-        keep, _, cont = verify_pairs(sigs, sizes, a, b, similarity="containment", floor=0.7, min_size_ratio=0.5,
-                                     min_shingles=200, compiled=compiled)
+        keep, _, cont = verify_pairs(
+            sigs,
+            sizes,
+            a,
+            b,
+            similarity="containment",
+            floor=0.7,
+            min_size_ratio=0.5,
+            min_shingles=200,
+            compiled=compiled,
+        )
         assert keep[0] and cont[0] > 0.7
 
 

@@ -42,8 +42,9 @@ def _report_json(capsys: pytest.CaptureFixture[str], db: str, *argv: str) -> dic
     return json.loads(out)
 
 
-def test_ingest_reports_rejects_and_is_idempotent(tmp_path: Path, capsys: pytest.CaptureFixture[str],
-                                                  crawl: Crawl) -> None:
+def test_ingest_reports_rejects_and_is_idempotent(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], crawl: Crawl
+) -> None:
     dump = tmp_path / "messy.jsonl"
     write_jsonl(dump, crawl.records[:5])
     with open(dump, "ab") as f:
@@ -87,7 +88,11 @@ def test_report_json_has_the_numbers(db: str, capsys: pytest.CaptureFixture[str]
 
 def test_flags_change_the_setting(db: str, capsys: pytest.CaptureFixture[str]) -> None:
     d = _report_json(capsys, db, *SETTING)
-    assert (d["setting"]["method"], d["setting"]["threshold"], d["setting"]["shingle_size"]) == ("simhash", 5, 4)
+    assert (d["setting"]["method"], d["setting"]["threshold"], d["setting"]["shingle_size"]) == (
+        "simhash",
+        5,
+        4,
+    )
     # a method switch without a threshold takes that method's default
     d = _report_json(capsys, db, "--method", "simhash")
     assert d["setting"]["threshold"] == default_threshold("simhash")
@@ -117,11 +122,25 @@ def test_export_and_replay(db: str, tmp_path: Path, capsys: pytest.CaptureFixtur
     assert str(yaml_path) in out and yaml_path.exists()
 
     df = pd.read_csv(out_csv)
-    assert list(df.columns) == COLUMNS == [
-        "url", "cluster_id", "cluster_size", "is_representative", "representative_url",
-        "similarity_to_representative", "method", "shingle_size", "threshold", "degenerate",
-        "category", "category_from", "suggested_action",
-    ]
+    assert (
+        list(df.columns)
+        == COLUMNS
+        == [
+            "url",
+            "cluster_id",
+            "cluster_size",
+            "is_representative",
+            "representative_url",
+            "similarity_to_representative",
+            "method",
+            "shingle_size",
+            "threshold",
+            "degenerate",
+            "category",
+            "category_from",
+            "suggested_action",
+        ]
+    )
     assert len(df) == len(crawl.records)
     assert sorted(df["url"]) == sorted(r["url"] for r in crawl.records)
     assert set(df["method"]) == {"simhash"}
@@ -150,8 +169,18 @@ def test_export_and_replay(db: str, tmp_path: Path, capsys: pytest.CaptureFixtur
 
 
 def test_export_config_out(db: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    code, _, _ = _run(capsys, "export", "--db", db, "--jobs", "1", "--out", str(tmp_path / "c.csv"),
-                      "--config-out", str(tmp_path / "run.yaml"))
+    code, _, _ = _run(
+        capsys,
+        "export",
+        "--db",
+        db,
+        "--jobs",
+        "1",
+        "--out",
+        str(tmp_path / "c.csv"),
+        "--config-out",
+        str(tmp_path / "run.yaml"),
+    )
     assert code == 0
     assert (tmp_path / "run.yaml").exists()
     assert not (tmp_path / "dupcheck.yaml").exists()
@@ -174,7 +203,9 @@ def _one_line_error(err: str, *needles: str) -> None:
         (["report", "--shingle-size", "0"], ["shingle_size", "0"]),
     ],
 )
-def test_bad_settings_exit_2(db: str, capsys: pytest.CaptureFixture[str], argv: list[str], needles: list[str]) -> None:
+def test_bad_settings_exit_2(
+    db: str, capsys: pytest.CaptureFixture[str], argv: list[str], needles: list[str]
+) -> None:
     code, out, err = _run(capsys, *argv, "--db", db, "--jobs", "1")
     assert code == 2
     assert out == ""
@@ -237,12 +268,20 @@ def test_bad_config_file_exits_2(db: str, tmp_path: Path, capsys: pytest.Capture
 
 
 @pytest.mark.parametrize(("content", "needle"), HOSTILE_CONFIGS, ids=range(len(HOSTILE_CONFIGS)))
-def test_hostile_config_files_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str], content: bytes,
-                                     needle: str) -> None:
+def test_hostile_config_files_exit_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], content: bytes, needle: str
+) -> None:
     bad = tmp_path / "bad.yaml"
     bad.write_bytes(content)
-    code, out, err = _run(capsys, "ingest", str(tmp_path / "dump.jsonl"), "--db", str(tmp_path / "x.duckdb"),
-                          "--config", str(bad))
+    code, out, err = _run(
+        capsys,
+        "ingest",
+        str(tmp_path / "dump.jsonl"),
+        "--db",
+        str(tmp_path / "x.duckdb"),
+        "--config",
+        str(bad),
+    )
     assert (code, out) == (2, "")
     _one_line_error(err, needle)
     assert len(err) < 400
@@ -257,15 +296,20 @@ def test_console_script(tmp_path: Path, crawl_file: Path) -> None:
     for command in ("ingest", "report", "export", "evaluate", "app"):
         assert command in help_run.stdout
     db = str(tmp_path / "sub.duckdb")
-    ing = subprocess.run([sys.executable, "-m", "neardup.cli", "ingest", str(crawl_file), "--db", db, "--jobs", "1"],
-                         capture_output=True, text=True, timeout=120)
+    ing = subprocess.run(
+        [sys.executable, "-m", "neardup.cli", "ingest", str(crawl_file), "--db", db, "--jobs", "1"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert ing.returncode == 0, ing.stderr
     assert "40 pages loaded" in ing.stdout
 
 
 @pytest.mark.parametrize(("flag", "value"), [([], "0"), (["--allow-any-path"], "1")])
-def test_app_passes_the_path_rule_to_the_app(db: str, monkeypatch: pytest.MonkeyPatch, flag: list[str],
-                                            value: str) -> None:
+def test_app_passes_the_path_rule_to_the_app(
+    db: str, monkeypatch: pytest.MonkeyPatch, flag: list[str], value: str
+) -> None:
     # the command `neardup app` would run, with its environment (the server itself is the browser test's)
     started: list[tuple[list[str], dict[str, str]]] = []
     monkeypatch.setattr(subprocess, "call", lambda cmd, env: started.append((cmd, env)) or 0)

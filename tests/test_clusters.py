@@ -42,11 +42,19 @@ def _frame(rows: list[tuple]) -> pd.DataFrame:
 
 
 def test_member_named_by_rel_canonical_wins() -> None:
-    pages = _frame([
-        (1, 10, "https://example.com/a?page=1", None, "2024-01-01"),        # earliest, shortest-ish
-        (1, 11, "https://example.com/the-long-canonical-article", None, "2024-03-01"),
-        (1, 12, "https://example.com/amp/a", "https://example.com/the-long-canonical-article", "2024-02-01"),
-    ])
+    pages = _frame(
+        [
+            (1, 10, "https://example.com/a?page=1", None, "2024-01-01"),  # earliest, shortest-ish
+            (1, 11, "https://example.com/the-long-canonical-article", None, "2024-03-01"),
+            (
+                1,
+                12,
+                "https://example.com/amp/a",
+                "https://example.com/the-long-canonical-article",
+                "2024-02-01",
+            ),
+        ]
+    )
     reps = pick_representatives(pages)
     assert reps.loc[1, "representative_id"] == 11
     assert reps.loc[1, "representative_url"] == "https://example.com/the-long-canonical-article"
@@ -55,22 +63,26 @@ def test_member_named_by_rel_canonical_wins() -> None:
 
 def test_self_canonical_does_not_count() -> None:
     # every page naming itself is no vote: the earliest fetch wins
-    pages = _frame([
-        (1, 1, "https://example.com/b", "https://example.com/b", "2024-05-01"),
-        (1, 2, "https://example.com/aaaa", "https://example.com/aaaa", "2024-04-01"),
-    ])
+    pages = _frame(
+        [
+            (1, 1, "https://example.com/b", "https://example.com/b", "2024-05-01"),
+            (1, 2, "https://example.com/aaaa", "https://example.com/aaaa", "2024-04-01"),
+        ]
+    )
     reps = pick_representatives(pages)
     assert reps.loc[1, "representative_id"] == 2
     assert reps.loc[1, "why"] == "earliest fetch"
 
 
 def test_canonical_naming_a_page_outside_the_cluster_is_ignored() -> None:
-    pages = _frame([
-        (1, 1, "https://example.com/x", None, "2024-01-02"),
-        (1, 2, "https://example.com/y", "https://example.com/z", "2024-01-03"),
-        (2, 3, "https://example.com/z", None, "2024-01-05"),
-        (2, 4, "https://example.com/zz", None, "2024-01-04"),
-    ])
+    pages = _frame(
+        [
+            (1, 1, "https://example.com/x", None, "2024-01-02"),
+            (1, 2, "https://example.com/y", "https://example.com/z", "2024-01-03"),
+            (2, 3, "https://example.com/z", None, "2024-01-05"),
+            (2, 4, "https://example.com/zz", None, "2024-01-04"),
+        ]
+    )
     reps = pick_representatives(pages)
     assert reps.loc[1, "representative_id"] == 1  # earliest in cluster 1
     assert reps.loc[2, "representative_id"] == 4  # z is named from cluster 1, which does not count in 2
@@ -78,51 +90,61 @@ def test_canonical_naming_a_page_outside_the_cluster_is_ignored() -> None:
 
 
 def test_earliest_fetch_wins_over_shorter_url() -> None:
-    pages = _frame([
-        (1, 1, "https://example.com/a", None, "2024-06-01"),
-        (1, 2, "https://example.com/a-much-longer-url", None, "2024-01-01"),
-        (1, 3, "https://example.com/b", None, None),  # no time: after any timed page
-    ])
+    pages = _frame(
+        [
+            (1, 1, "https://example.com/a", None, "2024-06-01"),
+            (1, 2, "https://example.com/a-much-longer-url", None, "2024-01-01"),
+            (1, 3, "https://example.com/b", None, None),  # no time: after any timed page
+        ]
+    )
     reps = pick_representatives(pages)
     assert reps.loc[1, "representative_id"] == 2
     assert reps.loc[1, "why"] == "earliest fetch"
 
 
 def test_shortest_url_when_times_do_not_decide() -> None:
-    same_time = _frame([
-        (1, 1, "https://example.com/longer", None, "2024-01-01"),
-        (1, 2, "https://example.com/s", None, "2024-01-01"),
-        (1, 3, "https://example.com/mid", None, "2024-01-01"),
-    ])
+    same_time = _frame(
+        [
+            (1, 1, "https://example.com/longer", None, "2024-01-01"),
+            (1, 2, "https://example.com/s", None, "2024-01-01"),
+            (1, 3, "https://example.com/mid", None, "2024-01-01"),
+        ]
+    )
     reps = pick_representatives(same_time)
     assert reps.loc[1, "representative_id"] == 2
     assert reps.loc[1, "why"] == "shortest URL"
 
-    no_times = _frame([
-        (5, 7, "https://example.com/longer", None, None),
-        (5, 8, "https://example.com/s", None, None),
-    ])
+    no_times = _frame(
+        [
+            (5, 7, "https://example.com/longer", None, None),
+            (5, 8, "https://example.com/s", None, None),
+        ]
+    )
     reps = pick_representatives(no_times)
     assert reps.loc[5, "representative_id"] == 8
     assert reps.loc[5, "why"] == "shortest URL"
 
 
 def test_ties_go_to_the_lowest_page_id() -> None:
-    pages = _frame([
-        (1, 9, "https://example.com/b", None, "2024-01-01"),
-        (1, 4, "https://example.com/a", None, "2024-01-01"),
-    ])
+    pages = _frame(
+        [
+            (1, 9, "https://example.com/b", None, "2024-01-01"),
+            (1, 4, "https://example.com/a", None, "2024-01-01"),
+        ]
+    )
     assert pick_representatives(pages).loc[1, "representative_id"] == 4
 
 
 def test_one_representative_per_cluster() -> None:
-    pages = _frame([
-        (1, 1, "https://e.com/a", None, "2024-01-02"),
-        (1, 2, "https://e.com/b", None, "2024-01-01"),
-        (2, 3, "https://e.com/c", None, "2024-01-01"),
-        (3, 4, "https://e.com/dd", None, None),
-        (3, 5, "https://e.com/d", "https://e.com/dd", None),
-    ])
+    pages = _frame(
+        [
+            (1, 1, "https://e.com/a", None, "2024-01-02"),
+            (1, 2, "https://e.com/b", None, "2024-01-01"),
+            (2, 3, "https://e.com/c", None, "2024-01-01"),
+            (3, 4, "https://e.com/dd", None, None),
+            (3, 5, "https://e.com/d", "https://e.com/dd", None),
+        ]
+    )
     reps = pick_representatives(pages)
     assert sorted(reps.index.tolist()) == [1, 2, 3]
     assert reps["representative_id"].to_dict() == {1: 2, 2: 3, 3: 4}
@@ -130,39 +152,51 @@ def test_one_representative_per_cluster() -> None:
 
 
 def test_newest_rule_keeps_the_latest_snapshot() -> None:
-    pages = _frame([
-        (1, 1, "https://example.com/price", None, "2024-01-01"),
-        (1, 2, "https://example.com/price?v=2", None, "2024-03-01"),
-        (1, 3, "https://example.com/p", None, None),  # no time: after any timed page, under either rule
-    ])
+    pages = _frame(
+        [
+            (1, 1, "https://example.com/price", None, "2024-01-01"),
+            (1, 2, "https://example.com/price?v=2", None, "2024-03-01"),
+            (1, 3, "https://example.com/p", None, None),  # no time: after any timed page, under either rule
+        ]
+    )
     newest = ("canonical", "newest", "shortest")
     reps = pick_representatives(pages, rule=newest)
     assert reps.loc[1, "representative_id"] == 2
     assert reps.loc[1, "why"] == "newest fetch"
     assert pick_representatives(pages).loc[1, "representative_id"] == 1  # the default: earliest
     # rel=canonical still comes first
-    named = _frame([
-        (1, 1, "https://example.com/price", None, "2024-01-01"),
-        (1, 2, "https://example.com/price?v=2", "https://example.com/price", "2024-03-01"),
-    ])
+    named = _frame(
+        [
+            (1, 1, "https://example.com/price", None, "2024-01-01"),
+            (1, 2, "https://example.com/price?v=2", "https://example.com/price", "2024-03-01"),
+        ]
+    )
     reps = pick_representatives(named, rule=newest)
     assert (reps.loc[1, "representative_id"], reps.loc[1, "why"]) == (1, "named by rel=canonical")
 
 
 def test_rule_order_and_the_last_tie_break() -> None:
-    pages = _frame([
-        (1, 1, "https://example.com/a-long-url", None, "2024-01-01"),
-        (1, 2, "https://example.com/b", None, "2024-02-01"),
-    ])
+    pages = _frame(
+        [
+            (1, 1, "https://example.com/a-long-url", None, "2024-01-01"),
+            (1, 2, "https://example.com/b", None, "2024-02-01"),
+        ]
+    )
     reps = pick_representatives(pages, rule=("shortest", "earliest"))
     assert (reps.loc[1, "representative_id"], reps.loc[1, "why"]) == (2, "shortest URL")
-    same_time = _frame([(1, 7, "https://example.com/b", None, "2024-01-01"),
-                        (1, 5, "https://example.com/a-long-url", None, "2024-01-01")])
+    same_time = _frame(
+        [
+            (1, 7, "https://example.com/b", None, "2024-01-01"),
+            (1, 5, "https://example.com/a-long-url", None, "2024-01-01"),
+        ]
+    )
     reps = pick_representatives(same_time, rule=("earliest",))
     assert (reps.loc[1, "representative_id"], reps.loc[1, "why"]) == (5, "lowest page id")
 
 
 def test_describe_rule() -> None:
-    assert describe_rule() == ("the member named by rel=canonical, else the earliest fetch, else the shortest URL, "
-                               "else the first page loaded")
+    assert describe_rule() == (
+        "the member named by rel=canonical, else the earliest fetch, else the shortest URL, "
+        "else the first page loaded"
+    )
     assert describe_rule(("newest",)) == "the newest fetch, else the first page loaded"

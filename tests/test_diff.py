@@ -115,7 +115,10 @@ def _unescape(out: str) -> str:
 
 
 @settings(max_examples=500, deadline=None)
-@given(st.text(alphabet=st.sampled_from(string.printable + "äé€\u00a0\u2028"), max_size=80) | st.text(max_size=40))
+@given(
+    st.text(alphabet=st.sampled_from(string.printable + "äé€\u00a0\u2028"), max_size=80)
+    | st.text(max_size=40)
+)
 def test_md_escape_escapes_every_ascii_punctuation(text: str) -> None:
     out = md_escape(text)
     assert _all_punctuation_escaped(out)
@@ -128,8 +131,27 @@ def test_md_escape_escapes_every_ascii_punctuation(text: str) -> None:
 # run on the text after Markdown resolved the escapes. JavaScript's \w is ASCII, as re.ASCII makes it.
 GFM_URL = re.compile(r"(?i)(https?://|www(?=\.))([-.\w]+)", re.ASCII)
 GFM_EMAIL = re.compile(r"([-.\w+]+)@([-\w]+(?:\.[-\w]+)+)", re.ASCII)
-LINKY = ["https", "http", "HTTPS", "://", ":", "/", "www", "WWW", ".", "@", "mail", "evil", "example", "x", " ",
-         "mailto:", "-", "_", "+"]
+LINKY = [
+    "https",
+    "http",
+    "HTTPS",
+    "://",
+    ":",
+    "/",
+    "www",
+    "WWW",
+    ".",
+    "@",
+    "mail",
+    "evil",
+    "example",
+    "x",
+    " ",
+    "mailto:",
+    "-",
+    "_",
+    "+",
+]
 
 
 @settings(max_examples=500, deadline=None)

@@ -57,7 +57,7 @@ def test_numbers_add_up(loaded: tuple[Store, Crawl], name: str) -> None:
     n_articles, n_edits = len(crawl.article_groups), len(crawl.near_edits)
     assert n["degenerate_pages"] == len(crawl.soft404s) == 2
     assert n["byte_identical_duplicates"] == 2 * n_articles  # utm mirror and http twin: same bytes
-    assert n["exact_duplicates"] == 3 * n_articles           # + the re-fetch with a new CSRF token
+    assert n["exact_duplicates"] == 3 * n_articles  # + the re-fetch with a new CSRF token
     assert n["near_duplicates"] == n_edits
     assert n["unique_pages"] == n_articles + len(crawl.uniques)
     assert n["duplicate_clusters"] == n_articles
@@ -106,7 +106,9 @@ def test_representative_is_the_earliest_fetch(loaded: tuple[Store, Crawl]) -> No
         reps = members[members["is_representative"]]
         assert len(reps) == 1
         assert reps.index[0] == line  # fetched first
-        assert (members["representative_url"] == "https://news.example.com/" + original["url"].rsplit("/", 1)[1]).all()
+        assert (
+            members["representative_url"] == "https://news.example.com/" + original["url"].rsplit("/", 1)[1]
+        ).all()
         assert (members["why"] == "earliest fetch").all()
 
 
@@ -146,14 +148,18 @@ def test_tighter_threshold_never_increases_near_duplicates(loaded: tuple[Store, 
     store, _ = loaded
     simhash = SETTINGS["simhash"]
     fp = engine.load_fingerprints(store, simhash, jobs=1)
-    near = [engine.analyze(fp, simhash.replace(threshold=t)).numbers["near_duplicates"] for t in range(8, -1, -1)]
+    near = [
+        engine.analyze(fp, simhash.replace(threshold=t)).numbers["near_duplicates"] for t in range(8, -1, -1)
+    ]
     assert near == sorted(near, reverse=True)  # from loosest (8 bits) to tightest (0)
     assert near[0] == 4 and near[-1] == 0
 
     minhash = SETTINGS["minhash"]
     fp = engine.load_fingerprints(store, minhash, jobs=1)
-    results = [engine.analyze(fp, minhash.replace(threshold=t)).numbers
-               for t in (minhash.minhash_floor, 0.75, 0.8, 0.9, 0.95, 0.99, 1.0)]
+    results = [
+        engine.analyze(fp, minhash.replace(threshold=t)).numbers
+        for t in (minhash.minhash_floor, 0.75, 0.8, 0.9, 0.95, 0.99, 1.0)
+    ]
     near = [r["near_duplicates"] for r in results]
     assert near == sorted(near, reverse=True)
     assert near[0] == 4
@@ -169,7 +175,10 @@ def test_fingerprints_are_cached(loaded: tuple[Store, Crawl]) -> None:
     assert first["computed_at"] == second["computed_at"]
     assert first["n_units"] == second["n_units"] == 20
     # a threshold change shares the fingerprints; a shingle-size change does not
-    assert engine.ensure_fingerprints(store, config.replace(threshold=1), jobs=1)["computed_at"] == first["computed_at"]
+    assert (
+        engine.ensure_fingerprints(store, config.replace(threshold=1), jobs=1)["computed_at"]
+        == first["computed_at"]
+    )
     other = engine.ensure_fingerprints(store, config.replace(shingle_size=4), jobs=1)
     assert other["fingerprint_key"] != first["fingerprint_key"]
 
@@ -237,8 +246,10 @@ def test_rel_canonical_picks_the_representative(tmp_path: Path) -> None:
     # a late copy of story 0 at its own URL, named by the utm mirror's rel=canonical: it beats the earliest fetch
     target = "https://news.example.com/story-0-canonical"
     crawl.records.append({**crawl.records[0], "url": target, "fetched_at": "2025-01-01"})
-    crawl.records[1] = {**crawl.records[1], "html": crawl.records[1]["html"].replace(
-        "<head>", f"<head><link rel='canonical' href='{target}'>")}
+    crawl.records[1] = {
+        **crawl.records[1],
+        "html": crawl.records[1]["html"].replace("<head>", f"<head><link rel='canonical' href='{target}'>"),
+    }
     path = write_jsonl(tmp_path / "c.jsonl", crawl.records)
     with Store(tmp_path / "c.duckdb") as store:
         engine.ingest_file(store, path, Config(), jobs=1)
@@ -270,7 +281,9 @@ def test_only_capped_bucket_notes_are_warnings(loaded: tuple[Store, Crawl]) -> N
 def test_boilerplate_only_crawl_warns(tmp_path: Path) -> None:
     # 25 identical pages: one cluster of 25 trips the "largest cluster" warning
     body = " ".join(f"term{i}" for i in range(120))
-    recs = [{"url": f"https://e.com/p{i}", "html": f"<html><body><p>{body}</p></body></html>"} for i in range(25)]
+    recs = [
+        {"url": f"https://e.com/p{i}", "html": f"<html><body><p>{body}</p></body></html>"} for i in range(25)
+    ]
     path = write_jsonl(tmp_path / "b.jsonl", recs)
     with Store(tmp_path / "b.duckdb") as store:
         engine.ingest_file(store, path, Config(), jobs=1)
@@ -301,12 +314,20 @@ def overlaps(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Store]:
     store.close()
 
 
-def _reference_scores(store: Store, config: Config) -> tuple[pd.DataFrame, dict[tuple[int, int], tuple[float, float]]]:
+def _reference_scores(
+    store: Store, config: Config
+) -> tuple[pd.DataFrame, dict[tuple[int, int], tuple[float, float]]]:
     """Units and, for every pair of them, (Jaccard, containment with the size guard) of their shingle strings."""
     units = store.unit_sketches(config.norm_key, config.sketch_key, with_minhash=False)
-    texts = store.cursor().execute(
-        "SELECT exact_key, any_value(text) AS text FROM texts WHERE norm_key = ? GROUP BY exact_key", [config.norm_key]
-    ).df().set_index("exact_key")["text"]
+    texts = (
+        store.cursor()
+        .execute(
+            "SELECT exact_key, any_value(text) AS text FROM texts WHERE norm_key = ? GROUP BY exact_key",
+            [config.norm_key],
+        )
+        .df()
+        .set_index("exact_key")["text"]
+    )
     sets = [shingles(words(texts[k]), config.shingle_size) for k in units["exact_key"]]
     ref = {}
     for i in range(len(sets)):
@@ -322,8 +343,9 @@ def test_verify_exact_scores_every_pair_exactly(overlaps: Store) -> None:
     units, ref = _reference_scores(overlaps, config)
     a, b = (np.array(x) for x in zip(*ref, strict=True))
     stats = CandidateStats()
-    ka, kb, jac, cont = engine.verify_exact(overlaps, config, units["exact_key"].to_numpy(),
-                                            units["n_shingles"].to_numpy(), a, b, stats, jobs=1)
+    ka, kb, jac, cont = engine.verify_exact(
+        overlaps, config, units["exact_key"].to_numpy(), units["n_shingles"].to_numpy(), a, b, stats, jobs=1
+    )
     want = {p: s for p, s in ref.items() if s[1] >= config.minhash_floor}
     assert 0 < len(want) < len(ref)  # the floor splits this crawl's pairs
     got = {(int(i), int(j)): (x, y) for i, j, x, y in zip(ka, kb, jac, cont, strict=True)}
@@ -341,7 +363,10 @@ def test_minhash_pairs_are_stored_with_exact_scores(overlaps: Store) -> None:
     _, ref = _reference_scores(overlaps, exact)
     fp = engine.load_fingerprints(overlaps, exact, jobs=1)
     est = engine.load_fingerprints(overlaps, estimate, jobs=1)
-    got = {(int(i), int(j)): c for i, j, c in zip(fp.pairs["a"], fp.pairs["b"], fp.pairs["containment"], strict=True)}
+    got = {
+        (int(i), int(j)): c
+        for i, j, c in zip(fp.pairs["a"], fp.pairs["b"], fp.pairs["containment"], strict=True)
+    }
     kept = {(int(i), int(j)) for i, j in zip(est.pairs["a"], est.pairs["b"], strict=True)}
     assert got and set(got) <= kept
     for p, c in got.items():
@@ -355,6 +380,7 @@ def test_minhash_pairs_are_stored_with_exact_scores(overlaps: Store) -> None:
 def test_bulk_load_restores_automatic_checkpoints(tmp_path: Path) -> None:
     """Ingest turns DuckDB's automatic checkpoints off (it checkpoints where row groups fill up) and
     restores them afterwards, also when the file is rejected."""
+
     def threshold(store: Store) -> str:
         return store.cursor().execute("SELECT current_setting('checkpoint_threshold')").fetchone()[0]
 

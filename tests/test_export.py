@@ -45,14 +45,20 @@ def extra_crawl(tmp_path: Path, crawl: Crawl) -> tuple[Path, list[dict]]:
     mixed kinds, and a loaded `cluster_id` that the export's own replaces."""
     records = []
     for i, rec in enumerate(crawl.records):
-        extra = {"lang": "en", "depth": i % 3, "tags": ["news", str(i)], "mixed": i if i % 2 else f"x{i}",
-                 "cluster_id": "loaded"}
+        extra = {
+            "lang": "en",
+            "depth": i % 3,
+            "tags": ["news", str(i)],
+            "mixed": i if i % 2 else f"x{i}",
+            "cluster_id": "loaded",
+        }
         records.append({**rec, **extra})
     return write_jsonl(tmp_path / "extra.jsonl", records), records
 
 
-def test_kept_dump_is_one_page_per_cluster_as_loaded(tmp_path: Path, capsys: pytest.CaptureFixture[str],
-                                                     extra_crawl: tuple[Path, list[dict]], crawl: Crawl) -> None:
+def test_kept_dump_is_one_page_per_cluster_as_loaded(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], extra_crawl: tuple[Path, list[dict]], crawl: Crawl
+) -> None:
     dump, records = extra_crawl
     db = str(tmp_path / "x.duckdb")
     assert _run(capsys, "ingest", str(dump), "--db", db, "--jobs", "1")[0] == 0
@@ -70,7 +76,11 @@ def test_kept_dump_is_one_page_per_cluster_as_loaded(tmp_path: Path, capsys: pyt
         loaded = by_url_time[(rec["url"], _parse_time(rec["fetched_at"]))]
         assert rec["html"] == loaded["html"] and rec["status"] == loaded["status"]
         assert (rec["lang"], rec["depth"], rec["tags"], rec["mixed"]) == (
-            loaded["lang"], loaded["depth"], loaded["tags"], loaded["mixed"])
+            loaded["lang"],
+            loaded["depth"],
+            loaded["tags"],
+            loaded["mixed"],
+        )
         assert isinstance(rec["cluster_id"], int)
         assert list(rec)[:5] == ["url", "html", "fetched_at", "status", "lang"]
     # the representatives: each article's first fetch, the unique pages; no soft-404 (degenerate)
@@ -90,11 +100,14 @@ def test_kept_dump_is_one_page_per_cluster_as_loaded(tmp_path: Path, capsys: pyt
     assert pq["html"].tolist() == [r["html"] for r in kept] and pq["text"].isna().all()
     assert str(pq["depth"].dtype) == "int64" and pq["lang"].tolist() == ["en"] * len(kept)
     assert json.loads(pq["tags"].iloc[0]) == kept[0]["tags"]
-    assert pq["mixed"].tolist() == [str(r["mixed"]) if isinstance(r["mixed"], int) else r["mixed"] for r in kept]
+    assert pq["mixed"].tolist() == [
+        str(r["mixed"]) if isinstance(r["mixed"], int) else r["mixed"] for r in kept
+    ]
 
 
-def test_reingesting_the_kept_dump_finds_no_duplicates(tmp_path: Path, capsys: pytest.CaptureFixture[str],
-                                                       crawl_file: Path) -> None:
+def test_reingesting_the_kept_dump_finds_no_duplicates(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], crawl_file: Path
+) -> None:
     db = str(tmp_path / "a.duckdb")
     assert _run(capsys, "ingest", str(crawl_file), "--db", db, "--jobs", "1")[0] == 0
     for setting in ([], ["--method", "simhash", "--threshold", "5", "--shingle-size", "4"]):
@@ -128,15 +141,29 @@ def test_kept_dump_of_the_bundled_sample(tmp_path: Path, capsys: pytest.CaptureF
     assert again["exact_duplicates"] == 0
 
 
-def test_removed_csv_names_the_page_kept_in_each_place(tmp_path: Path, capsys: pytest.CaptureFixture[str],
-                                                       crawl_file: Path, crawl: Crawl) -> None:
+def test_removed_csv_names_the_page_kept_in_each_place(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], crawl_file: Path, crawl: Crawl
+) -> None:
     db = str(tmp_path / "r.duckdb")
     assert _run(capsys, "ingest", str(crawl_file), "--db", db, "--jobs", "1")[0] == 0
-    for setting, measure, identical in (([], "containment", 1.0),
-                                        (["--method", "simhash", "--threshold", "5"], "hamming_bits", 0)):
+    for setting, measure, identical in (
+        ([], "containment", 1.0),
+        (["--method", "simhash", "--threshold", "5"], "hamming_bits", 0),
+    ):
         kept, removed = tmp_path / "k.jsonl.gz", tmp_path / "removed.csv"
-        code, _, _ = _run(capsys, "export", "--db", db, "--jobs", "1", "--kept", str(kept),
-                          "--removed", str(removed), *setting)
+        code, _, _ = _run(
+            capsys,
+            "export",
+            "--db",
+            db,
+            "--jobs",
+            "1",
+            "--kept",
+            str(kept),
+            "--removed",
+            str(removed),
+            *setting,
+        )
         assert code == 0
         df = pd.read_csv(removed)
         assert list(df.columns) == REMOVED_COLUMNS
@@ -165,8 +192,15 @@ def test_a_page_joined_through_a_chain_gets_an_estimate(tmp_path: Path) -> None:
         nxt = list(texts[-1])
         nxt[start : start + 45] = [f"block{start}x{i}" for i in range(45)]
         texts.append(nxt)
-    records = [{"url": f"https://e.com/{i}", "fetched_at": f"2024-01-0{i + 1}", "status": 200,
-                "html": page_html("T", " ".join(t))} for i, t in enumerate(texts)]
+    records = [
+        {
+            "url": f"https://e.com/{i}",
+            "fetched_at": f"2024-01-0{i + 1}",
+            "status": 200,
+            "html": page_html("T", " ".join(t)),
+        }
+        for i, t in enumerate(texts)
+    ]
     store = Store(tmp_path / "chain.duckdb")
     engine.ingest_file(store, write_jsonl(tmp_path / "chain.jsonl", records), Config(), jobs=1)
     config = Config()

@@ -18,13 +18,28 @@ from neardup.gate import METRICS, Limit, evaluate, merge, parse_limit, parse_opt
 
 # The test crawl at the default setting (tests/test_cli.py pins them): 40 pages, 22 redundant (55%),
 # 2 degenerate (5%), 18 exact and 4 near duplicates, 6 duplicate clusters, the largest of 5 pages.
-NUMBERS = {"total_pages": 40, "redundant_pages": 22, "degenerate_pages": 2, "exact_duplicates": 18,
-           "near_duplicates": 4, "byte_identical_duplicates": 12, "largest_cluster": 5, "duplicate_clusters": 6}
+NUMBERS = {
+    "total_pages": 40,
+    "redundant_pages": 22,
+    "degenerate_pages": 2,
+    "exact_duplicates": 18,
+    "near_duplicates": 4,
+    "byte_identical_duplicates": 12,
+    "largest_cluster": 5,
+    "duplicate_clusters": 6,
+}
 
 
 def test_metric_names_are_report_numbers() -> None:
-    assert set(METRICS) == {"redundant", "degenerate", "exact", "near", "byte_identical", "largest_cluster",
-                            "duplicate_clusters"}
+    assert set(METRICS) == {
+        "redundant",
+        "degenerate",
+        "exact",
+        "near",
+        "byte_identical",
+        "largest_cluster",
+        "duplicate_clusters",
+    }
     assert {key for key, _ in METRICS.values()} <= set(NUMBERS)
 
 
@@ -59,8 +74,13 @@ def test_bad_limits(option: str, needle: str) -> None:
 
 
 def test_a_limit_is_crossed_only_above_it() -> None:
-    limits = (Limit("redundant", 55.0), Limit("degenerate", 4.99), Limit("largest_cluster", 5.0),
-              Limit("duplicate_clusters", 5.0), Limit("near", 10.0))
+    limits = (
+        Limit("redundant", 55.0),
+        Limit("degenerate", 4.99),
+        Limit("largest_cluster", 5.0),
+        Limit("duplicate_clusters", 5.0),
+        Limit("near", 10.0),
+    )
     verdict = evaluate(NUMBERS, limits)
     assert [c.passed for c in verdict.checks] == [True, False, True, False, True]
     assert not verdict.passed
@@ -69,10 +89,22 @@ def test_a_limit_is_crossed_only_above_it() -> None:
     assert verdict.failed[1].line() == "duplicate_clusters: 6 clusters is over the limit 5"
     d = verdict.as_dict()
     assert d["passed"] is False
-    assert d["limits"][0] == {"metric": "redundant", "value": 55.0, "limit": 55.0, "unit": "%", "count": 22,
-                              "passed": True}
-    assert d["limits"][3] == {"metric": "duplicate_clusters", "value": 6, "limit": 5, "unit": "clusters",
-                              "count": 6, "passed": False}
+    assert d["limits"][0] == {
+        "metric": "redundant",
+        "value": 55.0,
+        "limit": 55.0,
+        "unit": "%",
+        "count": 22,
+        "passed": True,
+    }
+    assert d["limits"][3] == {
+        "metric": "duplicate_clusters",
+        "value": 6,
+        "limit": 5,
+        "unit": "clusters",
+        "count": 6,
+        "passed": False,
+    }
     assert evaluate(NUMBERS, ()).passed
 
 
@@ -149,10 +181,15 @@ def test_gate_as_a_ci_step(tmp_path: Path, crawl: Crawl) -> None:
     write_jsonl(tmp_path / "crawl.jsonl", crawl.records)
     (tmp_path / "gate.yaml").write_text("gate:\n  redundant: 50%\n  duplicate_clusters: 10\n")
     bin_dir = Path(sys.executable).parent
-    env = {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}", "CRAWL": "crawl.jsonl",
-           "DB": "ci.duckdb"}
-    run = subprocess.run(["bash", "-c", CI_STEP], cwd=tmp_path, env=env, capture_output=True, text=True,
-                         timeout=600)
+    env = {
+        **os.environ,
+        "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}",
+        "CRAWL": "crawl.jsonl",
+        "DB": "ci.duckdb",
+    }
+    run = subprocess.run(
+        ["bash", "-c", CI_STEP], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600
+    )
     assert run.stderr == ""
     assert run.stdout.splitlines() == ["pass: 0", "fail: 1", "config: 1", "override: 0", "bad: 2"]
 
@@ -170,10 +207,13 @@ def test_gate_as_a_ci_step(tmp_path: Path, crawl: Crawl) -> None:
     report = json.loads((tmp_path / "gate.json").read_text())
     assert report["gate"]["passed"] is False
     assert [(c["metric"], c["value"], c["limit"], c["passed"]) for c in report["gate"]["limits"]] == [
-        ("redundant", 55.0, 50.0, False), ("duplicate_clusters", 6, 10, True)]
+        ("redundant", 55.0, 50.0, False),
+        ("duplicate_clusters", 6, 10, True),
+    ]
     assert report["setting"]["gate"] == {"redundant": "50%", "duplicate_clusters": 10}
     assert (tmp_path / "gate.err").read_text().splitlines() == [
-        "neardup: gate failed: redundant: 55.00% (22 pages) is over the limit 50%"]
+        "neardup: gate failed: redundant: 55.00% (22 pages) is over the limit 50%"
+    ]
     # a flag overrides the config's limit of the same metric and keeps the others
     assert (tmp_path / "override.err").read_text() == ""
 
@@ -183,8 +223,11 @@ def test_gate_as_a_ci_step(tmp_path: Path, crawl: Crawl) -> None:
 
 @pytest.mark.parametrize(
     ("limit", "needle"),
-    [(Limit("largest", 4.0), "unknown gate metric 'largest'"), (Limit("redundant", 101.0), "from 0% to 100%"),
-     (Limit("largest_cluster", 2.5), "a whole number of pages")],
+    [
+        (Limit("largest", 4.0), "unknown gate metric 'largest'"),
+        (Limit("redundant", 101.0), "from 0% to 100%"),
+        (Limit("largest_cluster", 2.5), "a whole number of pages"),
+    ],
 )
 def test_a_config_built_in_code_checks_its_limits(limit: Limit, needle: str) -> None:
     with pytest.raises(ConfigError) as exc:

@@ -35,9 +35,14 @@ BIG_INT = "9" * 5000  # over Python's 4,300-digit limit for int()
 
 
 def _good(i: int) -> dict[str, Any]:
-    return {"url": f"https://good.example.com/{i}", "fetched_at": "2024-05-01T10:00:00Z", "status": "200",
-            "html": f"<html><title>t{i}</title><body><p>page {i} says {' '.join(f'w{i}x{j}' for j in range(12))}</p>"
-                    "</body></html>", "note": f"n{i}"}
+    return {
+        "url": f"https://good.example.com/{i}",
+        "fetched_at": "2024-05-01T10:00:00Z",
+        "status": "200",
+        "html": f"<html><title>t{i}</title><body><p>page {i} says {' '.join(f'w{i}x{j}' for j in range(12))}</p>"
+        "</body></html>",
+        "note": f"n{i}",
+    }
 
 
 def _bad_utf8(text: str) -> str:
@@ -75,55 +80,134 @@ KINDS = [
     # rejected, in every format
     Kind("missing url", lambda i: {**_good(i), "url": ""}, reject="missing url"),
     Kind("blank url", lambda i: {**_good(i), "url": " \t "}, reject="missing url"),
-    Kind("no html or text", lambda i: {**_good(i), "html": ""}, reject=("empty page", "missing html or text")),
+    Kind(
+        "no html or text", lambda i: {**_good(i), "html": ""}, reject=("empty page", "missing html or text")
+    ),
     Kind("blank html", lambda i: {**_good(i), "html": "  \n  "}, reject="empty page"),
-    Kind("page too large", lambda i: {**_good(i), "html": "<p>" + "x" * (MAX_PAGE_BYTES + 10) + "</p>"},
-         reject="page too large", once=True),
-    Kind("not UTF-8 in url", lambda i: {**_good(i), "url": _bad_utf8(f"https://bad.example.com/{i}")},
-         reject="invalid UTF-8"),
-    Kind("not UTF-8 in html", lambda i: {**_good(i), "html": _bad_utf8(_good(i)["html"])}, reject="invalid UTF-8"),
-    Kind("not UTF-8 in another field", lambda i: {**_good(i), "note": _bad_utf8("n")}, reject="invalid UTF-8"),
+    Kind(
+        "page too large",
+        lambda i: {**_good(i), "html": "<p>" + "x" * (MAX_PAGE_BYTES + 10) + "</p>"},
+        reject="page too large",
+        once=True,
+    ),
+    Kind(
+        "not UTF-8 in url",
+        lambda i: {**_good(i), "url": _bad_utf8(f"https://bad.example.com/{i}")},
+        reject="invalid UTF-8",
+    ),
+    Kind(
+        "not UTF-8 in html",
+        lambda i: {**_good(i), "html": _bad_utf8(_good(i)["html"])},
+        reject="invalid UTF-8",
+    ),
+    Kind(
+        "not UTF-8 in another field", lambda i: {**_good(i), "note": _bad_utf8("n")}, reject="invalid UTF-8"
+    ),
     Kind("duplicate record", lambda i: _good(0), reject="duplicate record"),
     # kept, the bad field left empty and its value kept with the other fields
-    Kind("fetched_at before year 1 in UTC", lambda i: {**_good(i), "fetched_at": "0001-01-01T00:00:00+05:00"},
-         check=_no_time_kept_in_extra("0001-01-01T00:00:00+05:00")),
-    Kind("fetched_at after year 9999 in UTC", lambda i: {**_good(i), "fetched_at": "9999-12-31T23:59:59-05:00"},
-         check=_no_time_kept_in_extra("9999-12-31T23:59:59-05:00")),
-    Kind("fetched_at not a date", lambda i: {**_good(i), "fetched_at": "2024-13-45"},
-         check=_no_time_kept_in_extra("2024-13-45")),
-    Kind("status of 5,000 digits", lambda i: {**_good(i), "status": BIG_INT}, check=_no_status_kept_in_extra(BIG_INT)),
+    Kind(
+        "fetched_at before year 1 in UTC",
+        lambda i: {**_good(i), "fetched_at": "0001-01-01T00:00:00+05:00"},
+        check=_no_time_kept_in_extra("0001-01-01T00:00:00+05:00"),
+    ),
+    Kind(
+        "fetched_at after year 9999 in UTC",
+        lambda i: {**_good(i), "fetched_at": "9999-12-31T23:59:59-05:00"},
+        check=_no_time_kept_in_extra("9999-12-31T23:59:59-05:00"),
+    ),
+    Kind(
+        "fetched_at not a date",
+        lambda i: {**_good(i), "fetched_at": "2024-13-45"},
+        check=_no_time_kept_in_extra("2024-13-45"),
+    ),
+    Kind(
+        "status of 5,000 digits",
+        lambda i: {**_good(i), "status": BIG_INT},
+        check=_no_status_kept_in_extra(BIG_INT),
+    ),
     Kind("status out of range", lambda i: {**_good(i), "status": "42"}, check=_no_status_kept_in_extra("42")),
     Kind("status not a number", lambda i: {**_good(i), "status": "OK"}, check=_no_status_kept_in_extra("OK")),
-    Kind("NUL characters in html", lambda i: {**_good(i), "html": _good(i)["html"].replace("<p>", "<p>\0\0")},
-         check=lambda page: "\0" in page["html"]),
-    Kind("url no parser accepts", lambda i: {**_good(i), "url": f"http://[::1/{i}"},
-         check=lambda page: page["url"].startswith("http://[::1/")),
-    Kind("no visible text", lambda i: {**_good(i), "html": "<html><body><script>var x;</script></body></html>"},
-         check=lambda page: isinstance(page["degenerate"], str)),
-    Kind("control characters in url", lambda i: {**_good(i), "url": f"https://ctl.example.com/\x01\x7f{i}"},
-         check=lambda page: "\x01" in page["url"]),
+    Kind(
+        "NUL characters in html",
+        lambda i: {**_good(i), "html": _good(i)["html"].replace("<p>", "<p>\0\0")},
+        check=lambda page: "\0" in page["html"],
+    ),
+    Kind(
+        "url no parser accepts",
+        lambda i: {**_good(i), "url": f"http://[::1/{i}"},
+        check=lambda page: page["url"].startswith("http://[::1/"),
+    ),
+    Kind(
+        "no visible text",
+        lambda i: {**_good(i), "html": "<html><body><script>var x;</script></body></html>"},
+        check=lambda page: isinstance(page["degenerate"], str),
+    ),
+    Kind(
+        "control characters in url",
+        lambda i: {**_good(i), "url": f"https://ctl.example.com/\x01\x7f{i}"},
+        check=lambda page: "\x01" in page["url"],
+    ),
     Kind("status negative", lambda i: {**_good(i), "status": "-1"}, check=_no_status_kept_in_extra("-1")),
     # JSON lines only
-    Kind("half a surrogate pair (escaped)", lambda i: json.dumps({**_good(i), "html": "<p>\ud800</p>"}).encode(),
-         reject="invalid Unicode in field 'html'", formats=JSON_ONLY),
-    Kind("malformed JSON", lambda i: b'{"url": "https://e.com/cut", "html": "<p>', reject="malformed JSON",
-         formats=JSON_ONLY),
+    Kind(
+        "half a surrogate pair (escaped)",
+        lambda i: json.dumps({**_good(i), "html": "<p>\ud800</p>"}).encode(),
+        reject="invalid Unicode in field 'html'",
+        formats=JSON_ONLY,
+    ),
+    Kind(
+        "malformed JSON",
+        lambda i: b'{"url": "https://e.com/cut", "html": "<p>',
+        reject="malformed JSON",
+        formats=JSON_ONLY,
+    ),
     Kind("not an object", lambda i: b"[1, 2, 3]", reject="not a JSON object", formats=JSON_ONLY),
-    Kind("nested 1,200 levels", lambda i: b'{"url": "https://e.com/deep", "html": "<p>x</p>", "x": '
-         + b"[" * 1200 + b"]" * 1200 + b"}", reject="JSON nested too deeply", formats=JSON_ONLY),
-    Kind("an integer of 5,000 digits", lambda i: json.dumps(_good(i))[:-1].encode() + b', "n": '
-         + BIG_INT.encode() + b"}", check=lambda page: _extra(page)["n"] == BIG_INT, formats=JSON_ONLY),
-    Kind("fetched_at true", lambda i: {**_good(i), "fetched_at": True}, check=_no_time_kept_in_extra(True),
-         formats=JSON_ONLY),
-    Kind("NaN and Infinity", lambda i: json.dumps(_good(i))[:-1].encode() + b', "score": NaN, "v": [Infinity]}',
-         check=lambda page: _extra(page) == {"note": page["_note"], "score": "nan", "v": ["inf"]}, formats=JSON_ONLY),
-    Kind("a line of 17 MB", lambda i: b'{"url": "https://e.com/long", "html": "' + b"y" * MAX_LINE_BYTES + b'"}',
-         reject="line too long", formats=JSON_ONLY, once=True),
+    Kind(
+        "nested 1,200 levels",
+        lambda i: (
+            b'{"url": "https://e.com/deep", "html": "<p>x</p>", "x": ' + b"[" * 1200 + b"]" * 1200 + b"}"
+        ),
+        reject="JSON nested too deeply",
+        formats=JSON_ONLY,
+    ),
+    Kind(
+        "an integer of 5,000 digits",
+        lambda i: json.dumps(_good(i))[:-1].encode() + b', "n": ' + BIG_INT.encode() + b"}",
+        check=lambda page: _extra(page)["n"] == BIG_INT,
+        formats=JSON_ONLY,
+    ),
+    Kind(
+        "fetched_at true",
+        lambda i: {**_good(i), "fetched_at": True},
+        check=_no_time_kept_in_extra(True),
+        formats=JSON_ONLY,
+    ),
+    Kind(
+        "NaN and Infinity",
+        lambda i: json.dumps(_good(i))[:-1].encode() + b', "score": NaN, "v": [Infinity]}',
+        check=lambda page: _extra(page) == {"note": page["_note"], "score": "nan", "v": ["inf"]},
+        formats=JSON_ONLY,
+    ),
+    Kind(
+        "a line of 17 MB",
+        lambda i: b'{"url": "https://e.com/long", "html": "' + b"y" * MAX_LINE_BYTES + b'"}',
+        reject="line too long",
+        formats=JSON_ONLY,
+        once=True,
+    ),
     # CSV only: rows with more or fewer cells than the header has names
-    Kind("more cells than columns", lambda i: [*(_good(i).get(f, "") for f in FIELDS), "surplus"],  # type: ignore[misc]
-         check=lambda page: _extra(page)["null"] == ["surplus"], formats=("csv",)),
-    Kind("fewer cells than columns", lambda i: [f"https://short.example.com/{i}"],  # type: ignore[misc]
-         reject=("empty page", "missing html or text"), formats=("csv",)),
+    Kind(
+        "more cells than columns",
+        lambda i: [*(_good(i).get(f, "") for f in FIELDS), "surplus"],  # type: ignore[misc]
+        check=lambda page: _extra(page)["null"] == ["surplus"],
+        formats=("csv",),
+    ),
+    Kind(
+        "fewer cells than columns",
+        lambda i: [f"https://short.example.com/{i}"],  # type: ignore[misc]
+        reject=("empty page", "missing html or text"),
+        formats=("csv",),
+    ),
 ]
 
 
@@ -149,7 +233,11 @@ def _write(path: Path, fmt: str, recs: list[Any]) -> list[int]:
     if fmt.startswith("jsonl"):
         with (gzip.open if fmt.endswith(".gz") else open)(path, "wb") as f:
             for r in recs:
-                line = r if isinstance(r, bytes) else json.dumps(r, ensure_ascii=False).encode("utf-8", "surrogateescape")
+                line = (
+                    r
+                    if isinstance(r, bytes)
+                    else json.dumps(r, ensure_ascii=False).encode("utf-8", "surrogateescape")
+                )
                 f.write(line + b"\n")
         return list(range(1, len(recs) + 1))
     if fmt == "csv":
@@ -166,16 +254,22 @@ def _write(path: Path, fmt: str, recs: list[Any]) -> list[int]:
                 starts.append(start)
                 start = reader.line_num + 1
         return starts[1:]  # after the header
-    columns = {k: pa.array([None if r.get(k) is None else str(r[k]).encode("utf-8", "surrogateescape")
-                            for r in recs], pa.binary()).view(pa.string()) for k in FIELDS}
+    columns = {
+        k: pa.array(
+            [None if r.get(k) is None else str(r[k]).encode("utf-8", "surrogateescape") for r in recs],
+            pa.binary(),
+        ).view(pa.string())
+        for k in FIELDS
+    }
     pq.write_table(pa.table(columns), path, row_group_size=2000)
     return list(range(1, len(recs) + 1))
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    return subprocess.run([sys.executable, "-m", "neardup.cli", *args], capture_output=True, text=True, env=env,
-                          timeout=600)
+    return subprocess.run(
+        [sys.executable, "-m", "neardup.cli", *args], capture_output=True, text=True, env=env, timeout=600
+    )
 
 
 @pytest.mark.parametrize("fmt", ["jsonl", "jsonl.gz", "csv", "parquet"])
@@ -192,14 +286,20 @@ def test_a_hostile_dump_loads_every_good_record_and_names_every_bad_one(tmp_path
         errors = store.ingest_errors()
         table = store.page_table(CONFIG.norm_key)
         # the columns a kind's check reads, for all pages in one query
-        table = table.merge(store.cursor().execute("SELECT page_id, html, extra FROM pages").df(), on="page_id")
+        table = table.merge(
+            store.cursor().execute("SELECT page_id, html, extra FROM pages").df(), on="page_id"
+        )
         sources = store.sources()
         rejected = dict(zip(errors["line"].astype(int), errors["reason"], strict=True))
         assert len(rejected) == len(errors)  # one reason a line
         pages = {int(row["line"]): row for row in table.to_dict("records")}
         assert len(pages) == len(table)
         assert len(pages) + len(errors) == len(recs)
-        assert sources[["n_records", "n_loaded", "n_errors"]].iloc[0].tolist() == [len(recs), len(pages), len(errors)]
+        assert sources[["n_records", "n_loaded", "n_errors"]].iloc[0].tolist() == [
+            len(recs),
+            len(pages),
+            len(errors),
+        ]
         for i in range(len(recs)):
             line, kind = lines[i], hostile.get(i)
             if kind is None or kind.check is not None:
@@ -222,15 +322,23 @@ def _hostile_text(max_size: int) -> st.SearchStrategy[str]:
 
 
 _JSON_VALUES = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.floats() | _hostile_text(8)
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats()
+    | _hostile_text(8)
     | st.sampled_from([BIG_INT, "0001-01-01T00:00:00+05:00", "9999-12-31T23:59:59-05:00"]),
     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(_hostile_text(5), inner, max_size=3),
     max_leaves=8,
 )
 _RECORDS = st.fixed_dictionaries(
-    {"url": st.one_of(_hostile_text(30), st.just("https://e.com/"), st.none()),
-     "html": st.one_of(_hostile_text(60).map(lambda t: f"<p>{t}</p>"), st.just(""), st.none()),
-     "fetched_at": _JSON_VALUES, "status": _JSON_VALUES, "note": _JSON_VALUES},
+    {
+        "url": st.one_of(_hostile_text(30), st.just("https://e.com/"), st.none()),
+        "html": st.one_of(_hostile_text(60).map(lambda t: f"<p>{t}</p>"), st.just(""), st.none()),
+        "fetched_at": _JSON_VALUES,
+        "status": _JSON_VALUES,
+        "note": _JSON_VALUES,
+    },
 )
 _RAW_LINES = st.one_of(
     st.binary(max_size=40).map(lambda b: b.replace(b"\n", b" ")),
@@ -263,16 +371,22 @@ def _write_any(path: Path, fmt: str, recs: list[dict[str, Any] | bytes]) -> int:
                 w.writerow([_cell(r[k]) for k in ("url", "html", "fetched_at", "status", "note")])
         with open(path, newline="", encoding="utf-8", errors="surrogateescape") as f:
             return sum(1 for _ in csv.DictReader(f))  # a record may span lines
-    columns = {k: pa.array([None if r[k] is None else _cell(r[k]).encode("utf-8", "surrogatepass") for r in rows],
-                           pa.binary()).view(pa.string()) for k in ("url", "html", "fetched_at", "status", "note")}
+    columns = {
+        k: pa.array(
+            [None if r[k] is None else _cell(r[k]).encode("utf-8", "surrogatepass") for r in rows],
+            pa.binary(),
+        ).view(pa.string())
+        for k in ("url", "html", "fetched_at", "status", "note")
+    }
     pq.write_table(pa.table(columns), path)
     return len(rows)
 
 
 @settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(recs=st.lists(st.one_of(_RECORDS, _RAW_LINES), min_size=1, max_size=8))
-def test_random_hostile_records_never_stop_a_load(tmp_path_factory: pytest.TempPathFactory,
-                                                  recs: list[dict[str, Any] | bytes]) -> None:
+def test_random_hostile_records_never_stop_a_load(
+    tmp_path_factory: pytest.TempPathFactory, recs: list[dict[str, Any] | bytes]
+) -> None:
     # One good record first (its own per format: the formats load into one database, where a repeat is a
     # duplicate): a file with no usable record at all is refused as a whole (NotACrawlDump).
     tmp = tmp_path_factory.mktemp("hostile")
@@ -280,8 +394,13 @@ def test_random_hostile_records_never_stop_a_load(tmp_path_factory: pytest.TempP
         pages = errors = 0
         for fmt in ("jsonl", "jsonl.gz", "csv", "parquet"):
             path = tmp / f"d.{fmt}"
-            good = {"url": f"https://good.example.com/{fmt}", "html": "<p>a good page</p>", "fetched_at": None,
-                    "status": None, "note": None}
+            good = {
+                "url": f"https://good.example.com/{fmt}",
+                "html": "<p>a good page</p>",
+                "fetched_at": None,
+                "status": None,
+                "note": None,
+            }
             n = _write_any(path, fmt, [good, *recs])
             s = engine.ingest_file(store, path, CONFIG, jobs=1)
             assert s.loaded + s.errors == s.records == n, fmt

@@ -45,8 +45,13 @@ CONFIG = Config()
 
 def _good(i: int, **extra: object) -> dict:
     body = " ".join(f"word{i}x{j}" for j in range(60))
-    return {"url": f"https://site.example.com/p/{i}", "fetched_at": f"2024-01-{i + 1:02d}T08:00:00Z",
-            "status": 200, "html": page_html(f"Page {i}", body), **extra}
+    return {
+        "url": f"https://site.example.com/p/{i}",
+        "fetched_at": f"2024-01-{i + 1:02d}T08:00:00Z",
+        "status": 200,
+        "html": page_html(f"Page {i}", body),
+        **extra,
+    }
 
 
 def _line(obj: object) -> bytes:
@@ -61,33 +66,48 @@ def messy_dump(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str
     assert MAX_PAGE_BYTES < len(huge_html) < MAX_LINE_BYTES  # a line the reader takes, a page too large
     first = _good(0)
     lines: list[bytes] = [
-        _line(first),                                                             # 1
-        _line(_good(1)),                                                          # 2
-        b'{"url": "https://site.example.com/broken", "html": "<p>cut off\n',      # 3 malformed JSON
+        _line(first),  # 1
+        _line(_good(1)),  # 2
+        b'{"url": "https://site.example.com/broken", "html": "<p>cut off\n',  # 3 malformed JSON
         b'{"url": "https://site.example.com/latin1", "html": "<p>caf\xe9</p>"}\n',  # 4 invalid UTF-8
-        _line({"html": "<p>no url here</p>", "fetched_at": "2024-01-01"}),         # 5 missing url
-        _line({"url": "https://site.example.com/nobody", "status": 200}),          # 6 no html or text
-        _line({"url": "https://site.example.com/blank", "html": "   \n  "}),       # 7 blank html
-        _line({"url": "https://site.example.com/huge", "html": huge_html}),        # 8 too large
-        _line(first),                                                             # 9 duplicate of line 1
-        _line({**first, "fetched_at": "2024-06-01T08:00:00Z"}),                   # 10 re-fetch: kept
+        _line({"html": "<p>no url here</p>", "fetched_at": "2024-01-01"}),  # 5 missing url
+        _line({"url": "https://site.example.com/nobody", "status": 200}),  # 6 no html or text
+        _line({"url": "https://site.example.com/blank", "html": "   \n  "}),  # 7 blank html
+        _line({"url": "https://site.example.com/huge", "html": huge_html}),  # 8 too large
+        _line(first),  # 9 duplicate of line 1
+        _line({**first, "fetched_at": "2024-06-01T08:00:00Z"}),  # 10 re-fetch: kept
         _line({"url": "https://site.example.com/plain", "text": "plain text " * 40}),  # 11 text, no html
-        _line(_good(2, lang="en", crawl_id=7, tags=["a", "b"])),                  # 12 extra fields
-        b"\n",                                                                    # 13 blank line: skipped
-        _line([1, 2, 3]),                                                         # 14 not an object
-        _line(_good(3)),                                                          # 15
-        b'{"url": "https://site.example.com/half", "html": "<p>\\ud800</p>"}\n',    # 16 lone surrogate
+        _line(_good(2, lang="en", crawl_id=7, tags=["a", "b"])),  # 12 extra fields
+        b"\n",  # 13 blank line: skipped
+        _line([1, 2, 3]),  # 14 not an object
+        _line(_good(3)),  # 15
+        b'{"url": "https://site.example.com/half", "html": "<p>\\ud800</p>"}\n',  # 16 lone surrogate
         _line({"url": "https://site.example.com/emoji", "html": "<p>\U0001f600</p>"}),  # 17 a pair: fine
         b'{"url": "https://site.example.com/x", "html": "<p>x</p>", "\\udc00": 1}\n',  # 18 ... in a key
         b'{"url": "https://site.example.com/nan", "html": "<p>n</p>", "score": NaN, "v": [Infinity]}\n',  # 19
     ]
     path.write_bytes(b"".join(lines))
-    good = {"https://site.example.com/p/0": 1, "https://site.example.com/p/1": 2,
-            "https://site.example.com/plain": 11, "https://site.example.com/p/2": 12,
-            "https://site.example.com/p/3": 15, "https://site.example.com/emoji": 17, "https://site.example.com/nan": 19}
-    bad = {3: "malformed JSON", 4: "invalid UTF-8", 5: "missing url", 6: "missing html or text",
-           7: "empty page", 8: "page too large", 9: "duplicate record", 14: "not a JSON object",
-           16: "invalid Unicode in field 'html'", 18: "invalid Unicode in field '\\udc00'"}
+    good = {
+        "https://site.example.com/p/0": 1,
+        "https://site.example.com/p/1": 2,
+        "https://site.example.com/plain": 11,
+        "https://site.example.com/p/2": 12,
+        "https://site.example.com/p/3": 15,
+        "https://site.example.com/emoji": 17,
+        "https://site.example.com/nan": 19,
+    }
+    bad = {
+        3: "malformed JSON",
+        4: "invalid UTF-8",
+        5: "missing url",
+        6: "missing html or text",
+        7: "empty page",
+        8: "page too large",
+        9: "duplicate record",
+        14: "not a JSON object",
+        16: "invalid Unicode in field 'html'",
+        18: "invalid Unicode in field '\\udc00'",
+    }
     return path, good, bad
 
 
@@ -189,8 +209,14 @@ def test_second_file_adds(store: Store, tmp_path: Path) -> None:
 # --- formats -------------------------------------------------------------------------------------
 def _records() -> list[dict]:
     recs = [_good(i) for i in range(6)]
-    recs.append({"url": "https://site.example.com/plain", "text": "plain words " * 40,
-                 "fetched_at": "2024-02-01T00:00:00Z", "status": 200})
+    recs.append(
+        {
+            "url": "https://site.example.com/plain",
+            "text": "plain words " * 40,
+            "fetched_at": "2024-02-01T00:00:00Z",
+            "status": 200,
+        }
+    )
     return recs
 
 
@@ -214,8 +240,15 @@ def _loaded(tmp_path: Path, path: Path) -> list[tuple]:
         assert s.errors == 0
         pages = _pages(store)
     return sorted(
-        (p["url"], p["canonical_url"], p["fetched_at"].to_pydatetime(), int(p["status"]), p["md5"], p["text"],
-         p["exact_key"])
+        (
+            p["url"],
+            p["canonical_url"],
+            p["fetched_at"].to_pydatetime(),
+            int(p["status"]),
+            p["md5"],
+            p["text"],
+            p["exact_key"],
+        )
         for p in pages
     )
 
@@ -233,7 +266,11 @@ def test_gzip_csv_and_parquet_load_the_same_records(tmp_path: Path) -> None:
     _write_parquet(parquet, recs)
 
     assert [detect_format(p) for p in (plain, gz, csv_path, csv_gz, parquet)] == [
-        "jsonl", "jsonl", "csv", "csv", "parquet"
+        "jsonl",
+        "jsonl",
+        "csv",
+        "csv",
+        "parquet",
     ]
     expected = _loaded(tmp_path, plain)
     assert len(expected) == len(recs)
@@ -250,7 +287,8 @@ def test_csv_and_parquet_bad_rows_are_recorded(store: Store, tmp_path: Path) -> 
     errors = store.ingest_errors()
     # CSV lines count the header: record 2 is on line 3
     assert dict(zip(errors["line"], errors["reason"], strict=True)) == {
-        3: "missing url", 5: "empty page (html is blank)"
+        3: "missing url",
+        5: "empty page (html is blank)",
     }
     parquet = tmp_path / "bad.parquet"
     _write_parquet(parquet, [_good(5), {"url": None, "html": "<p>x</p>"}])
@@ -313,11 +351,20 @@ def test_missing_file_is_not_a_dump(tmp_path: Path) -> None:
 
 # --- validate ------------------------------------------------------------------------------------
 def test_validate_record() -> None:
-    rec = validate(RawLine(1, _line({
-        "url": " HTTP://WWW.Site.example.com/a/?utm_source=x ",
-        "html": "<html><head><link href='/canon/' rel=canonical></head><body>x</body></html>",
-        "fetched_at": 1700000000, "status": "404", "lang": "de",
-    })))
+    rec = validate(
+        RawLine(
+            1,
+            _line(
+                {
+                    "url": " HTTP://WWW.Site.example.com/a/?utm_source=x ",
+                    "html": "<html><head><link href='/canon/' rel=canonical></head><body>x</body></html>",
+                    "fetched_at": 1700000000,
+                    "status": "404",
+                    "lang": "de",
+                }
+            ),
+        )
+    )
     assert isinstance(rec, dict)
     assert rec["url"] == "HTTP://WWW.Site.example.com/a/?utm_source=x"
     assert rec["canonical_url"] == "https://site.example.com/a"
@@ -330,8 +377,13 @@ def test_validate_record() -> None:
 
 @pytest.mark.parametrize(
     ("value", "expected"),
-    [("2024-03-01T12:00:00+02:00", datetime(2024, 3, 1, 10, 0)), ("2024-03-01", datetime(2024, 3, 1)),
-     ("yesterday", None), ("", None), (None, None)],
+    [
+        ("2024-03-01T12:00:00+02:00", datetime(2024, 3, 1, 10, 0)),
+        ("2024-03-01", datetime(2024, 3, 1)),
+        ("yesterday", None),
+        ("", None),
+        (None, None),
+    ],
 )
 def test_validate_fetched_at(value: object, expected: datetime | None) -> None:
     rec = validate(RawLine(1, {"url": "https://e.com/", "html": "<p>x</p>", "fetched_at": value}))
@@ -339,7 +391,9 @@ def test_validate_fetched_at(value: object, expected: datetime | None) -> None:
     assert rec["fetched_at"] == expected
 
 
-@pytest.mark.parametrize(("value", "expected"), [(200, 200), ("301", 301), ("abc", None), (42, None), (None, None)])
+@pytest.mark.parametrize(
+    ("value", "expected"), [(200, 200), ("301", 301), ("abc", None), (42, None), (None, None)]
+)
 def test_validate_status(value: object, expected: int | None) -> None:
     rec = validate(RawLine(1, {"url": "https://e.com/", "html": "<p>x</p>", "status": value}))
     assert isinstance(rec, dict)
@@ -361,7 +415,9 @@ def test_aware_datetimes_are_stored_in_utc() -> None:
     # Parquet hands over timezone-aware datetimes; the machine's own zone must not leak in.
     aware = datetime(2024, 3, 1, 12, 0, tzinfo=UTC)
     rec = validate(RawLine(1, {"url": "https://e.com/", "html": "<p>x</p>", "fetched_at": aware}))
-    iso = validate(RawLine(1, {"url": "https://e.com/", "html": "<p>x</p>", "fetched_at": "2024-03-01T12:00Z"}))
+    iso = validate(
+        RawLine(1, {"url": "https://e.com/", "html": "<p>x</p>", "fetched_at": "2024-03-01T12:00Z"})
+    )
     assert isinstance(rec, dict) and isinstance(iso, dict)
     assert rec["fetched_at"] == iso["fetched_at"] == datetime(2024, 3, 1, 12, 0)
 
@@ -370,10 +426,20 @@ def test_aware_datetimes_are_stored_in_utc() -> None:
 def test_parquet_timestamps_match_jsonl(tmp_path: Path) -> None:
     recs = [_good(i) for i in range(3)]
     parquet = tmp_path / "ts.parquet"
-    rows = [{"url": r["url"], "html": r["html"],
-             "fetched_at": datetime.fromisoformat(r["fetched_at"].replace("Z", "+00:00"))} for r in recs]
-    table = pa.Table.from_pylist(rows, schema=pa.schema([
-        ("url", pa.string()), ("html", pa.string()), ("fetched_at", pa.timestamp("us", tz="UTC"))]))
+    rows = [
+        {
+            "url": r["url"],
+            "html": r["html"],
+            "fetched_at": datetime.fromisoformat(r["fetched_at"].replace("Z", "+00:00")),
+        }
+        for r in recs
+    ]
+    table = pa.Table.from_pylist(
+        rows,
+        schema=pa.schema(
+            [("url", pa.string()), ("html", pa.string()), ("fetched_at", pa.timestamp("us", tz="UTC"))]
+        ),
+    )
     pq.write_table(table, parquet)
     with Store(tmp_path / "ts.duckdb") as store:
         engine.ingest_file(store, parquet, CONFIG, jobs=1)
@@ -383,13 +449,16 @@ def test_parquet_timestamps_match_jsonl(tmp_path: Path) -> None:
 
 @settings(max_examples=60, deadline=None)
 @given(
-    st.lists(st.one_of(st.just(b""), st.just(b"  "), st.binary(max_size=40).map(lambda b: b.replace(b"\n", b"."))),
-             max_size=30),
+    st.lists(
+        st.one_of(st.just(b""), st.just(b"  "), st.binary(max_size=40).map(lambda b: b.replace(b"\n", b"."))),
+        max_size=30,
+    ),
     st.booleans(),
     st.integers(min_value=1, max_value=64),
 )
-def test_line_blocks_give_the_records_of_read_raw(tmp_path_factory: pytest.TempPathFactory, lines: list[bytes],
-                                                  trailing_newline: bool, block_bytes: int) -> None:
+def test_line_blocks_give_the_records_of_read_raw(
+    tmp_path_factory: pytest.TempPathFactory, lines: list[bytes], trailing_newline: bool, block_bytes: int
+) -> None:
     # Blank lines, lines longer than a block, a last line without a newline: same records, same line numbers.
     content = b"\n".join(lines) + (b"\n" if trailing_newline and lines else b"")
     assume(not content.startswith(GZIP_MAGIC))  # such a file is read as gzip, which has its own tests
@@ -422,8 +491,9 @@ def test_csv_batches_are_lists_of_records(tmp_path: Path) -> None:
     assert [r.payload["url"] for b in batches for r in b] == [f"https://e.com/{i}" for i in range(5)]
 
 
-def test_bulk_store_load_is_durable_and_reopens_normally(tmp_path: Path,
-                                                         messy_dump: tuple[Path, dict[str, int], dict[int, str]]) -> None:
+def test_bulk_store_load_is_durable_and_reopens_normally(
+    tmp_path: Path, messy_dump: tuple[Path, dict[str, int], dict[int, str]]
+) -> None:
     # `neardup ingest` loads through a bulk store (no write-ahead log): what it loaded is in the file after close.
     path, good, bad = messy_dump
     db = tmp_path / "bulk.duckdb"
@@ -447,12 +517,22 @@ def test_bulk_store_reports_a_locked_file(tmp_path: Path) -> None:
 
     db = tmp_path / "locked.duckdb"
     Store(db).close()
-    holder = subprocess.Popen([sys.executable, "-c", f"import duckdb, sys; c = duckdb.connect({str(db)!r}); "
-                               "print('ready', flush=True); sys.stdin.read()"],
-                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            f"import duckdb, sys; c = duckdb.connect({str(db)!r}); "
+            "print('ready', flush=True); sys.stdin.read()",
+        ],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert holder.stdout.readline().strip() == "ready"
-        with pytest.raises(DatabaseLocked, match=rf"locked.duckdb is open for writing by PID {holder.pid} \("):
+        with pytest.raises(
+            DatabaseLocked, match=rf"locked.duckdb is open for writing by PID {holder.pid} \("
+        ):
             Store(db, bulk=True, lock_wait_s=0.2)
     finally:
         holder.communicate("")
@@ -472,11 +552,12 @@ def test_truncated_gzip_keeps_every_complete_record_before_the_cut(store: Store,
     assert summary.broken == errors["reason"][0]
     assert errors["line"].tolist() == [complete + 1]
     assert sorted(store.page_table(CONFIG.norm_key)["url"]) == sorted(
-        f"https://site.example.com/p/{i}" for i in range(complete))
+        f"https://site.example.com/p/{i}" for i in range(complete)
+    )
 
 
 def _flip(data: bytes, start: int, n: int) -> bytes:
-    return data[:start] + bytes(b ^ 0x5A for b in data[start:start + n]) + data[start + n:]
+    return data[:start] + bytes(b ^ 0x5A for b in data[start : start + n]) + data[start + n :]
 
 
 def test_a_corrupt_single_member_gzip_is_refused(store: Store, tmp_path: Path) -> None:
@@ -491,7 +572,9 @@ def test_a_corrupt_single_member_gzip_is_refused(store: Store, tmp_path: Path) -
 
 
 @pytest.mark.parametrize("damage", ["content", "crc"])
-def test_a_corrupt_gzip_member_drops_itself_and_what_follows(store: Store, tmp_path: Path, damage: str) -> None:
+def test_a_corrupt_gzip_member_drops_itself_and_what_follows(
+    store: Store, tmp_path: Path, damage: str
+) -> None:
     # Four members of 500 records each (concatenated gzip, as `cat a.gz b.gz` makes); the third is damaged in
     # its deflate data or only in its CRC. The first two passed their CRC: they are kept, the rest is one error.
     # A block (2 MB) ends inside the third member, so its first lines are stored when its CRC fails.
@@ -559,11 +642,16 @@ def test_a_line_over_the_limit_is_a_named_reject(store: Store, tmp_path: Path) -
 
 
 def _row_groups(store: Store, table: str) -> int:
-    return store.cursor().execute(
-        f"SELECT count(DISTINCT row_group_id) FROM pragma_storage_info('{table}')").fetchone()[0]
+    return (
+        store.cursor()
+        .execute(f"SELECT count(DISTINCT row_group_id) FROM pragma_storage_info('{table}')")
+        .fetchone()[0]
+    )
 
 
-def test_a_normal_open_keeps_the_row_groups_a_bulk_load_wrote(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_normal_open_keeps_the_row_groups_a_bulk_load_wrote(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     # Every store attaches with the same row group size: under DuckDB's default a checkpoint merged the
     # bulk load's smaller row groups, rewriting the whole file (17 s and twice the size at 100k pages).
     monkeypatch.setattr(store_module, "ROW_GROUP_ROWS", 2048)
@@ -572,8 +660,10 @@ def test_a_normal_open_keeps_the_row_groups_a_bulk_load_wrote(tmp_path: Path, mo
         cur = store.cursor()
         cur.execute("CREATE TABLE filler (i BIGINT, s VARCHAR)")
         for k in range(8):
-            cur.execute("INSERT INTO filler SELECT range, repeat(md5(range::VARCHAR), 20) FROM range(?, ?)",
-                        [k * 2048, (k + 1) * 2048])
+            cur.execute(
+                "INSERT INTO filler SELECT range, repeat(md5(range::VARCHAR), 20) FROM range(?, ?)",
+                [k * 2048, (k + 1) * 2048],
+            )
             cur.execute("CHECKPOINT")
         assert _row_groups(store, "filler") == 8
     size = db.stat().st_size
@@ -608,13 +698,18 @@ def test_bulky_columns_are_stored_with_the_compression_the_schema_names(tmp_path
         engine.ingest_file(store, path, CONFIG, jobs=1)
         engine.ensure_fingerprints(store, Config(method="minhash"), jobs=1)
         store.cursor().execute("CHECKPOINT")
-        used = dict(store.cursor().execute(
-            "SELECT table_name || '.' || column_name, list(DISTINCT compression ORDER BY compression) FROM ("
-            "  SELECT 'pages' AS table_name, * FROM pragma_storage_info('pages') UNION ALL "
-            "  SELECT 'texts', * FROM pragma_storage_info('texts') UNION ALL "
-            "  SELECT 'sketches', * FROM pragma_storage_info('sketches') UNION ALL "
-            "  SELECT 'units', * FROM pragma_storage_info('units')) "
-            "WHERE segment_type NOT IN ('VALIDITY') GROUP BY 1").fetchall())
+        used = dict(
+            store.cursor()
+            .execute(
+                "SELECT table_name || '.' || column_name, list(DISTINCT compression ORDER BY compression) FROM ("
+                "  SELECT 'pages' AS table_name, * FROM pragma_storage_info('pages') UNION ALL "
+                "  SELECT 'texts', * FROM pragma_storage_info('texts') UNION ALL "
+                "  SELECT 'sketches', * FROM pragma_storage_info('sketches') UNION ALL "
+                "  SELECT 'units', * FROM pragma_storage_info('units')) "
+                "WHERE segment_type NOT IN ('VALIDITY') GROUP BY 1"
+            )
+            .fetchall()
+        )
     assert used["pages.html"] == ["ZSTD"]
     assert used["texts.text"] == ["ZSTD"]
     assert used["sketches.minhash"] == ["Uncompressed"]
@@ -631,20 +726,34 @@ _JSON_VALUES = st.recursive(
     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(_hostile_text(5), inner, max_size=3),
     max_leaves=8,
 )
-_HREFS = st.tuples(st.sampled_from(["", "/", "//", "http://", "https://www.", "mailto:"]),
-                   st.text(alphabet="[]%@?#.&=:/ab1 \\x", max_size=12)).map("".join)
+_HREFS = st.tuples(
+    st.sampled_from(["", "/", "//", "http://", "https://www.", "mailto:"]),
+    st.text(alphabet="[]%@?#.&=:/ab1 \\x", max_size=12),
+).map("".join)
 
 
 @settings(max_examples=150, deadline=None)
-@given(url=_hostile_text(40), href=_HREFS, body=_hostile_text(60), fetched_at=_JSON_VALUES,
-       status=_JSON_VALUES, extra=st.dictionaries(_hostile_text(6), _JSON_VALUES, max_size=3),
-       as_json=st.booleans())
-def test_validate_never_raises_and_what_it_keeps_is_storable(url: str, href: str, body: str, fetched_at: object,
-                                                            status: object, extra: dict, as_json: bool) -> None:
+@given(
+    url=_hostile_text(40),
+    href=_HREFS,
+    body=_hostile_text(60),
+    fetched_at=_JSON_VALUES,
+    status=_JSON_VALUES,
+    extra=st.dictionaries(_hostile_text(6), _JSON_VALUES, max_size=3),
+    as_json=st.booleans(),
+)
+def test_validate_never_raises_and_what_it_keeps_is_storable(
+    url: str, href: str, body: str, fetched_at: object, status: object, extra: dict, as_json: bool
+) -> None:
     # Hostile records: any url, a <link rel=canonical> with any href, any JSON in the other fields (NaN,
     # lone surrogates, nesting). Each is either a reason or a record DuckDB takes as it is.
-    rec = {**extra, "url": url, "fetched_at": fetched_at, "status": status,
-           "html": f"<head><link rel=canonical href='{href}'></head><p>{body} end</p>"}
+    rec = {
+        **extra,
+        "url": url,
+        "fetched_at": fetched_at,
+        "status": status,
+        "html": f"<head><link rel=canonical href='{href}'></head><p>{body} end</p>",
+    }
     # A JSON line (ensure_ascii: surrogates and NaN pass as escapes and literals) or a CSV / Parquet row.
     raw = RawLine(1, json.dumps(rec).encode("utf-8") if as_json else rec)
     got = validate(raw)
@@ -672,21 +781,24 @@ def _page(store: Store, line: int) -> dict:
 
 
 @pytest.mark.parametrize("gz", [False, True])
-def test_hostile_json_records_are_named_or_kept_without_the_bad_field(store: Store, tmp_path: Path,
-                                                                       gz: bool) -> None:
+def test_hostile_json_records_are_named_or_kept_without_the_bad_field(
+    store: Store, tmp_path: Path, gz: bool
+) -> None:
     deep = '{"url": "https://e.com/deep", "html": "<p>x</p>", "x": ' + "[" * 1200 + "]" * 1200 + "}"
-    raw = b"".join([
-        _line(_good(0)),                                                              # 1
-        f'{{"url": "https://e.com/bigint", "html": "<p>b</p>", "n": {_BIG_INT}}}\n'.encode(),  # 2 kept, n as digits
-        deep.encode() + b"\n",                                                        # 3 too deep
-        b"[" * 100_000 + b"\n",                                                       # 4 too deep
-        _line({**_good(4), "fetched_at": _SHIFTED_OUT[0]}),                           # 5 kept, no time
-        _line({**_good(5), "fetched_at": _SHIFTED_OUT[1]}),                           # 6 kept, no time
-        _line({**_good(6), "fetched_at": True}),                                      # 7 a bool is not a time
-        f'{{"url": "https://e.com/bigstatus", "html": "<p>s</p>", "status": {_BIG_INT}}}\n'.encode(),  # 8
-        _BIG_INT.encode() + b"\n",                                                    # 9 not an object
-        _line(_good(9)),                                                              # 10
-    ])
+    raw = b"".join(
+        [
+            _line(_good(0)),  # 1
+            f'{{"url": "https://e.com/bigint", "html": "<p>b</p>", "n": {_BIG_INT}}}\n'.encode(),  # 2 kept, n as digits
+            deep.encode() + b"\n",  # 3 too deep
+            b"[" * 100_000 + b"\n",  # 4 too deep
+            _line({**_good(4), "fetched_at": _SHIFTED_OUT[0]}),  # 5 kept, no time
+            _line({**_good(5), "fetched_at": _SHIFTED_OUT[1]}),  # 6 kept, no time
+            _line({**_good(6), "fetched_at": True}),  # 7 a bool is not a time
+            f'{{"url": "https://e.com/bigstatus", "html": "<p>s</p>", "status": {_BIG_INT}}}\n'.encode(),  # 8
+            _BIG_INT.encode() + b"\n",  # 9 not an object
+            _line(_good(9)),  # 10
+        ]
+    )
     path = tmp_path / ("hostile.jsonl.gz" if gz else "hostile.jsonl")
     path.write_bytes(gzip.compress(raw) if gz else raw)
     summary = engine.ingest_file(store, path, CONFIG, jobs=1)
@@ -707,8 +819,13 @@ def test_hostile_json_records_are_named_or_kept_without_the_bad_field(store: Sto
 
 @pytest.mark.parametrize("gz", [False, True])
 def test_csv_out_of_range_dates_and_numbers_keep_the_page(store: Store, tmp_path: Path, gz: bool) -> None:
-    recs = [_good(0), {**_good(1), "fetched_at": _SHIFTED_OUT[0]}, {**_good(2), "fetched_at": _SHIFTED_OUT[1]},
-            {**_good(3), "status": _BIG_INT}, _good(4)]
+    recs = [
+        _good(0),
+        {**_good(1), "fetched_at": _SHIFTED_OUT[0]},
+        {**_good(2), "fetched_at": _SHIFTED_OUT[1]},
+        {**_good(3), "status": _BIG_INT},
+        _good(4),
+    ]
     path = tmp_path / "dates.csv"
     _write_csv(path, recs)
     if gz:
@@ -725,11 +842,16 @@ def test_csv_out_of_range_dates_and_numbers_keep_the_page(store: Store, tmp_path
 
 def test_a_parquet_cell_that_is_not_utf8_rejects_its_row_only(store: Store, tmp_path: Path) -> None:
     recs = [_good(i) for i in range(5)]
-    urls = pa.array([r["url"].encode() for r in recs[:2]] + [b"https://e.com/caf\xe9"] +
-                    [r["url"].encode() for r in recs[3:]], pa.binary()).view(pa.string())
+    urls = pa.array(
+        [r["url"].encode() for r in recs[:2]]
+        + [b"https://e.com/caf\xe9"]
+        + [r["url"].encode() for r in recs[3:]],
+        pa.binary(),
+    ).view(pa.string())
     # microseconds since 1970 of the year 10000: beyond what Python's datetime holds
-    times = pa.array([1_700_000_000_000_000, 253_402_300_800_000_000 + 1, None, None, None],
-                     pa.int64()).cast(pa.timestamp("us", tz="UTC"))
+    times = pa.array([1_700_000_000_000_000, 253_402_300_800_000_000 + 1, None, None, None], pa.int64()).cast(
+        pa.timestamp("us", tz="UTC")
+    )
     table = pa.table({"url": urls, "html": [r["html"] for r in recs], "fetched_at": times})
     path = tmp_path / "badcell.parquet"
     pq.write_table(table, path, row_group_size=1000)
@@ -744,10 +866,18 @@ def test_a_parquet_cell_that_is_not_utf8_rejects_its_row_only(store: Store, tmp_
     assert json.loads(page["extra"])["fetched_at"].startswith("unreadable timestamp")
 
 
-@pytest.mark.parametrize(("value", "expected"), [
-    (True, None), (False, None), (_SHIFTED_OUT[0], None), (_SHIFTED_OUT[1], None),
-    (datetime(1, 1, 1, tzinfo=timezone(timedelta(hours=5))), None), (float("nan"), None), (1e300, None),
-])
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        (True, None),
+        (False, None),
+        (_SHIFTED_OUT[0], None),
+        (_SHIFTED_OUT[1], None),
+        (datetime(1, 1, 1, tzinfo=timezone(timedelta(hours=5))), None),
+        (float("nan"), None),
+        (1e300, None),
+    ],
+)
 def test_validate_fetched_at_that_is_no_time(value: object, expected: datetime | None) -> None:
     rec = validate(RawLine(1, {"url": "https://e.com/", "html": "<p>x</p>", "fetched_at": value}))
     assert isinstance(rec, dict)
@@ -756,18 +886,27 @@ def test_validate_fetched_at_that_is_no_time(value: object, expected: datetime |
 
 
 @pytest.mark.parametrize(("tail", "error"), [(b"\0" * 70_000, None), (b"not gzip at all", "trailing data")])
-def test_bytes_after_the_last_gzip_member(store: Store, tmp_path: Path, tail: bytes, error: str | None) -> None:
+def test_bytes_after_the_last_gzip_member(
+    store: Store, tmp_path: Path, tail: bytes, error: str | None
+) -> None:
     # Zero padding (tape blocks, preallocated files) is ignored as gzip(1) does; other bytes are named.
     path = tmp_path / "padded.jsonl.gz"
     path.write_bytes(gzip.compress(b"".join(_line(_good(i)) for i in range(3))) + tail)
     summary = engine.ingest_file(store, path, CONFIG, jobs=1)
     assert summary.loaded == 3
     reasons = store.ingest_errors()["reason"].tolist()
-    assert reasons == ([] if error is None else [f"trailing data after the last gzip member: {len(tail)} bytes "
-                                                 "that are not a gzip member, ignored"])
+    assert reasons == (
+        []
+        if error is None
+        else [
+            f"trailing data after the last gzip member: {len(tail)} bytes that are not a gzip member, ignored"
+        ]
+    )
 
 
-def test_members_cut_mid_line_keep_only_the_lines_before_the_failed_member(store: Store, tmp_path: Path) -> None:
+def test_members_cut_mid_line_keep_only_the_lines_before_the_failed_member(
+    store: Store, tmp_path: Path
+) -> None:
     # bgzip cuts members at a size, not at newlines: the line the failed member starts in is not vouched for.
     raw = b"".join(_line(_good(i)) for i in range(60))
     cuts = [0, 20_000, 41_111, 63_333, len(raw)]
@@ -776,14 +915,19 @@ def test_members_cut_mid_line_keep_only_the_lines_before_the_failed_member(store
     path = tmp_path / "bgzip_like.jsonl.gz"
     path.write_bytes(b"".join(members))
     summary = engine.ingest_file(store, path, CONFIG, jobs=1)
-    first_bad = raw[:cuts[2]].count(b"\n") + 1  # the line holding the failed member's first byte
+    first_bad = raw[: cuts[2]].count(b"\n") + 1  # the line holding the failed member's first byte
     assert summary.loaded == first_bad - 1
     assert store.ingest_errors()["line"].tolist() == [first_bad]
     assert sorted(store.page_table(CONFIG.norm_key)["line"]) == list(range(1, first_bad))
+
+
 def test_rel_canonical_is_read_from_the_link_tag() -> None:
     from neardup.ingest import _rel_canonical
 
-    assert _rel_canonical("<head><link rel='stylesheet' href='/s.css'><LINK REL=Canonical HREF=/a></head>") == "/a"
+    assert (
+        _rel_canonical("<head><link rel='stylesheet' href='/s.css'><LINK REL=Canonical HREF=/a></head>")
+        == "/a"
+    )
     assert _rel_canonical('<link href="/b" rel="canonical">') == "/b"
     assert _rel_canonical('<link rel="canonical">') is None
     assert _rel_canonical("<link rel=stylesheet href=/x><p>rel=canonical href=/y</p>") is None

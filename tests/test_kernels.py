@@ -34,7 +34,8 @@ SAMPLE = Path(__file__).resolve().parent.parent / "sample_data" / "crawl.jsonl.g
 # Letters, digits, marks, punctuation, symbols and separators from several scripts, plus characters
 # that NFKC or case folding change (ligatures, full-width forms, sharp s, dotted I, superscripts).
 ALPHABET = st.sampled_from(
-    list("abcXYZ019_ -.,;:!?'\"\t\n") + list("ßİıﬁﬀ²³½ＡＢｃ①ǅΣσςДжé\u0301\u0300中文字日本語한국어\u200b\u00a0")
+    list("abcXYZ019_ -.,;:!?'\"\t\n")
+    + list("ßİıﬁﬀ²³½ＡＢｃ①ǅΣσςДжé\u0301\u0300中文字日本語한국어\u200b\u00a0")
     + ["\U0001f600", "\U0001d400", "\u0663", "\u2167", "\u00ad", "\ufeff"]
 )
 

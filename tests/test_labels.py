@@ -31,7 +31,7 @@ SIMHASH = Config(method="simhash", threshold=3)
 @pytest.mark.parametrize(
     ("successes", "n", "low", "high"),
     [
-        (0, 10, 0.0, 0.2775),   # z^2 / (n + z^2)
+        (0, 10, 0.0, 0.2775),  # z^2 / (n + z^2)
         (10, 10, 0.7225, 1.0),  # n / (n + z^2)
         (5, 10, 0.2366, 0.7634),
         (1, 1, 0.2065, 1.0),
@@ -89,8 +89,13 @@ def _pairs(n_per_bucket: dict[float, int]) -> pd.DataFrame:
     rows = []
     for bucket, n in n_per_bucket.items():
         for i in range(n):
-            rows.append({"url_a": f"https://a.example/{bucket:.2f}/{i}", "url_b": f"https://b.example/{bucket:.2f}/{i}",
-                         "bucket": bucket})
+            rows.append(
+                {
+                    "url_a": f"https://a.example/{bucket:.2f}/{i}",
+                    "url_b": f"https://b.example/{bucket:.2f}/{i}",
+                    "bucket": bucket,
+                }
+            )
     return pd.DataFrame(rows)
 
 
@@ -148,7 +153,9 @@ def _labels(spec: dict[float, tuple[int, int]], unsure: int = 0) -> pd.DataFrame
     """Labeled pairs: bucket -> (duplicates, not duplicates); plus `unsure` labels in the top bucket."""
     rows = []
     for bucket, (dup, nodup) in spec.items():
-        rows += [{"bucket": bucket, "label": "duplicate"}] * dup + [{"bucket": bucket, "label": "not"}] * nodup
+        rows += [{"bucket": bucket, "label": "duplicate"}] * dup + [
+            {"bucket": bucket, "label": "not"}
+        ] * nodup
     rows += [{"bucket": max(spec), "label": "unsure"}] * unsure
     return pd.DataFrame(rows)
 
@@ -267,7 +274,9 @@ def _labeled(rows: pd.DataFrame, label: str) -> pd.DataFrame:
 def test_audit_queue_shrinks_with_every_decided_label_and_refills_a_skip() -> None:
     pairs = _keyed(PAIRS)
     key = ["url_a", "md5_a", "url_b", "md5_b"]
-    queue = audit_queue(pairs, _labeled(pairs.iloc[:0], "not"), per_bucket=5, seed=7, skipped=set(), focus=0.8)
+    queue = audit_queue(
+        pairs, _labeled(pairs.iloc[:0], "not"), per_bucket=5, seed=7, skipped=set(), focus=0.8
+    )
     # every bucket up to its size: 5 + 3 + 5 + 5 + 1 + 5
     assert len(queue) == 24
     labeled = _labeled(queue.iloc[:1], "duplicate")
@@ -275,7 +284,9 @@ def test_audit_queue_shrinks_with_every_decided_label_and_refills_a_skip() -> No
     assert len(after) == 23
     assert tuple(queue.iloc[0][key]) not in set(after[key].itertuples(index=False, name=None))
     # an unsure label takes the pair out but not the quota: the bucket's next pair comes in
-    unsure = audit_queue(pairs, _labeled(queue.iloc[:1], "unsure"), per_bucket=5, seed=7, skipped=set(), focus=0.8)
+    unsure = audit_queue(
+        pairs, _labeled(queue.iloc[:1], "unsure"), per_bucket=5, seed=7, skipped=set(), focus=0.8
+    )
     assert len(unsure) == 24
     # a skip: the same, and the skipped pair never comes back
     skip = tuple(queue.iloc[1][key])
@@ -298,13 +309,30 @@ def test_thin_buckets_leave_out_a_bucket_with_nothing_left_to_label() -> None:
 def test_consensus_is_the_adjudicated_label_else_the_majority() -> None:
     t = pd.Timestamp("2026-01-01")
     rows = [  # pair, labeler, label
-        ("p1", "ana", "duplicate"), ("p1", "ben", "duplicate"), ("p1", "cem", "not"),
-        ("p2", "ana", "duplicate"), ("p2", "ben", "not"),
-        ("p3", "ana", "duplicate"), ("p3", "ben", "not"), ("p3", ADJUDICATOR, "not"),
+        ("p1", "ana", "duplicate"),
+        ("p1", "ben", "duplicate"),
+        ("p1", "cem", "not"),
+        ("p2", "ana", "duplicate"),
+        ("p2", "ben", "not"),
+        ("p3", "ana", "duplicate"),
+        ("p3", "ben", "not"),
+        ("p3", ADJUDICATOR, "not"),
         ("p4", "ana", "not"),
     ]
-    labels = pd.DataFrame([{"url_a": p, "md5_a": "", "url_b": "x", "md5_b": "", "labeler": who, "label": lab,
-                            "labeled_at": t + pd.Timedelta(minutes=i)} for i, (p, who, lab) in enumerate(rows)])
+    labels = pd.DataFrame(
+        [
+            {
+                "url_a": p,
+                "md5_a": "",
+                "url_b": "x",
+                "md5_b": "",
+                "labeler": who,
+                "label": lab,
+                "labeled_at": t + pd.Timedelta(minutes=i),
+            }
+            for i, (p, who, lab) in enumerate(rows)
+        ]
+    )
     got = consensus_labels(labels).set_index("url_a")
     assert got["label"].to_dict() == {"p1": "duplicate", "p2": "unsure", "p3": "not", "p4": "not"}
     assert got["contested"].to_dict() == {"p1": True, "p2": True, "p3": False, "p4": False}

@@ -117,7 +117,9 @@ def test_estimate_containment_formula() -> None:
     # |A| = |B| = 100, |A & B| = 50: J = 50/150
     assert float(estimate_containment(1 / 3, 100, 100)) == pytest.approx(0.5)
     # order of the two sizes does not matter
-    assert float(estimate_containment(0.2, 50, 200)) == pytest.approx(float(estimate_containment(0.2, 200, 50)))
+    assert float(estimate_containment(0.2, 50, 200)) == pytest.approx(
+        float(estimate_containment(0.2, 200, 50))
+    )
     assert float(estimate_containment(0.2, 50, 200)) == pytest.approx(0.2 / 1.2 * 250 / 50)
     # clipped to [0, 1]: an over-estimated J cannot give containment above 1
     assert float(estimate_containment(0.9, 10, 1000)) == 1.0

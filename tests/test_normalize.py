@@ -26,9 +26,31 @@ from neardup.normalize import (
 from neardup.shingles import words
 
 _WORDS = [
-    "river", "stone", "market", "garden", "winter", "signal", "harbor", "lantern", "orbit",
-    "meadow", "copper", "valley", "thunder", "ribbon", "castle", "pepper", "silver", "canyon",
-    "beacon", "glacier", "walnut", "falcon", "ember", "tundra", "velvet",
+    "river",
+    "stone",
+    "market",
+    "garden",
+    "winter",
+    "signal",
+    "harbor",
+    "lantern",
+    "orbit",
+    "meadow",
+    "copper",
+    "valley",
+    "thunder",
+    "ribbon",
+    "castle",
+    "pepper",
+    "silver",
+    "canyon",
+    "beacon",
+    "glacier",
+    "walnut",
+    "falcon",
+    "ember",
+    "tundra",
+    "velvet",
 ]
 _ENTITIES = ["&amp;", "&eacute;", "&nbsp;", "&lt;b&gt;", "&#169;", "&quot;", "&uuml;ber", "&#x263A;"]
 _INLINE = ["b", "i", "em", "strong", "a", "span", "code", "small", "sup"]
@@ -142,23 +164,33 @@ def test_strip_tags_are_configurable() -> None:
 
 
 def test_parse_page_reads_the_title() -> None:
-    html = ("<html><head><title>  My   Page </title><link rel='canonical' href=' https://example.com/x '>"
-            "</head><body><p>hello</p></body></html>")
+    html = (
+        "<html><head><title>  My   Page </title><link rel='canonical' href=' https://example.com/x '>"
+        "</head><body><p>hello</p></body></html>"
+    )
     page = parse_page(html, mode="strip")
     assert (page.text, page.title) == ("hello", "My Page")
     page = parse_page("<p>no head</p>", mode="strip")
     assert (page.text, page.title) == ("no head", "")
     article = " ".join(f"word{i}" for i in range(60))
-    page = parse_page(f"<title> My  Page </title><body><article><p>{article}</p></article></body>", mode="main")
+    page = parse_page(
+        f"<title> My  Page </title><body><article><p>{article}</p></article></body>", mode="main"
+    )
     assert (page.text, page.title) == (article, "My Page")
     # main mode reads the document's title element: an SVG <title> before it is not one
-    page = parse_page(f"<body><svg><title>icon</title></svg><title>Real</title><p>{article}</p></body>", mode="main")
+    page = parse_page(
+        f"<body><svg><title>icon</title></svg><title>Real</title><p>{article}</p></body>", mode="main"
+    )
     assert page.title == "Real"
 
 
 def test_stripped_parts_are_the_bs4_references_on_the_sample() -> None:
     sample = Path(__file__).resolve().parent.parent / "sample_data" / "crawl.jsonl.gz"
-    records = [r for r in map(validate, islice(read_raw(sample, detect_format(sample)), 400)) if not isinstance(r, str)]
+    records = [
+        r
+        for r in map(validate, islice(read_raw(sample, detect_format(sample)), 400))
+        if not isinstance(r, str)
+    ]
     pages = [r["html"] for r in records if r.get("html")]
     assert len(pages) == 400
     assert [stripped_parts(h) for h in pages] == [stripped_parts_bs4(h) for h in pages]
@@ -235,10 +267,18 @@ LONG = " ".join(["content"] * 200)
         ("Oops! " + " ".join(["link"] * 40), "Page not found - Example", 200, "soft-404"),
         ("Error 404: nothing here " + " ".join(["menu"] * 30), "Example", 200, "soft-404"),
         ("nothing", "404 - Example", 200, "soft-404"),
-        ("Access denied. You do not have permission to access this server. " + " ".join(["x"] * 30),
-         "", 200, "blocked"),
-        ("Checking your browser before accessing the site " + " ".join(["x"] * 30), "Just a moment...", 200,
-         "blocked"),
+        (
+            "Access denied. You do not have permission to access this server. " + " ".join(["x"] * 30),
+            "",
+            200,
+            "blocked",
+        ),
+        (
+            "Checking your browser before accessing the site " + " ".join(["x"] * 30),
+            "Just a moment...",
+            200,
+            "blocked",
+        ),
         ("Please verify you are human to continue " + " ".join(["x"] * 30), "", 200, "blocked"),
         ("Loading... " + " ".join(["x"] * 30), "", 200, "loading"),
         ("You need to enable JavaScript to run this app. " + " ".join(["x"] * 30), "", 200, "loading"),

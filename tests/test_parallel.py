@@ -124,8 +124,20 @@ def test_kill_9_of_an_ingest_leaves_no_process_behind(tmp_path: Path) -> None:
     dump = write_jsonl(tmp_path / "big.jsonl", make_crawl(n_articles=0, n_edits=0, n_unique=8000).records)
     root = str(Path(__file__).resolve().parent.parent)
     ingest = subprocess.Popen(
-        [sys.executable, "-m", "neardup.cli", "ingest", str(dump), "--db", str(tmp_path / "k.duckdb"), "--jobs", "2"],
-        env={**os.environ, "PYTHONPATH": root}, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        [
+            sys.executable,
+            "-m",
+            "neardup.cli",
+            "ingest",
+            str(dump),
+            "--db",
+            str(tmp_path / "k.duckdb"),
+            "--jobs",
+            "2",
+        ],
+        env={**os.environ, "PYTHONPATH": root},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
     )
     try:
         # resource tracker + forkserver + 2 workers, mid-load

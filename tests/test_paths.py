@@ -43,19 +43,22 @@ def _refusal(text: str, roots: list[Path]) -> str:
 def test_files_under_a_root_are_read_by_their_real_path(tree: dict[str, Path]) -> None:
     root = tree["root"]
     assert server_path(str(root / "crawl.jsonl"), roots=[root], allow_any=False) == root / "crawl.jsonl"
-    assert server_path(f"  {root}/sub/../sub/more.jsonl ", roots=[root], allow_any=False) == root / "sub" / "more.jsonl"
+    assert (
+        server_path(f"  {root}/sub/../sub/more.jsonl ", roots=[root], allow_any=False)
+        == root / "sub" / "more.jsonl"
+    )
 
 
 def test_every_refusal_is_the_same_sentence(tree: dict[str, Path]) -> None:
     root, outside = tree["root"], tree["outside"]
     messages = {
-        _refusal(str(outside / "secret.csv"), [root]),           # exists, outside
-        _refusal(str(outside / "absent.csv"), [root]),           # missing, outside
-        _refusal(str(root / "absent.jsonl"), [root]),            # missing, inside
-        _refusal(str(root / "sub"), [root]),                     # a folder
-        _refusal(str(root / "link.csv"), [root]),                # a symlink out of the root
+        _refusal(str(outside / "secret.csv"), [root]),  # exists, outside
+        _refusal(str(outside / "absent.csv"), [root]),  # missing, outside
+        _refusal(str(root / "absent.jsonl"), [root]),  # missing, inside
+        _refusal(str(root / "sub"), [root]),  # a folder
+        _refusal(str(root / "link.csv"), [root]),  # a symlink out of the root
         _refusal(str(root / "linkdir" / "secret.csv"), [root]),  # through a linked folder
-        _refusal(f"{root}/../private/secret.csv", [root]),       # `..` out of the root
+        _refusal(f"{root}/../private/secret.csv", [root]),  # `..` out of the root
         _refusal("/etc/passwd", [root]),
         _refusal("", [root]),
         _refusal("bad\x00name", [root]),
@@ -97,8 +100,16 @@ def test_errors_about_a_server_file_do_not_quote_it(tmp_path: Path) -> None:
     assert shown == "secret.csv: a CSV without a 'url' column (columns: ['user', 'password'])"
 
 
-@pytest.mark.parametrize(("name", "saved"), [("crawl.jsonl.gz", "crawl.jsonl.gz"), ("a/b/c.csv", "c.csv"),
-                                             ("..\\..\\x.parquet", "x.parquet"), ("..", "upload"), ("", "upload")])
+@pytest.mark.parametrize(
+    ("name", "saved"),
+    [
+        ("crawl.jsonl.gz", "crawl.jsonl.gz"),
+        ("a/b/c.csv", "c.csv"),
+        ("..\\..\\x.parquet", "x.parquet"),
+        ("..", "upload"),
+        ("", "upload"),
+    ],
+)
 def test_uploads_are_copied_in_chunks_under_their_base_name(tmp_path: Path, name: str, saved: str) -> None:
     data = os.urandom(3 * (1 << 20) + 17)
     upload = io.BytesIO(data)

@@ -75,8 +75,11 @@ def test_partial_copies_of_commented_articles(sample_store, truth):
     assert default["syndicated_partial"] > ratio_only["syndicated_partial"], (default, ratio_only)
     assert default["print_version"] >= 0.93 and default["syndicated"] >= 0.97, default
     assert default["syndicated_partial"] >= 0.65, default
-    assert all(r == 1.0 for kind, r in default.items() if kind not in ("print_version", "syndicated",
-                                                                       "syndicated_partial")), default
+    assert all(
+        r == 1.0
+        for kind, r in default.items()
+        if kind not in ("print_version", "syndicated", "syndicated_partial")
+    ), default
 
 
 def test_simhash_default_is_usable(sample_store, truth):
@@ -87,7 +90,9 @@ def test_simhash_default_is_usable(sample_store, truth):
 
 def test_tag_stripping_with_jaccard_is_weaker_on_partial_copies(sample_store, truth):
     """Print versions and syndicated copies: containment over main text finds what Jaccard misses."""
-    strip_jaccard = _scores(sample_store, truth, Config(normalize="strip", similarity="jaccard", threshold=0.8))
+    strip_jaccard = _scores(
+        sample_store, truth, Config(normalize="strip", similarity="jaccard", threshold=0.8)
+    )
     main_containment = _scores(sample_store, truth, Config())
     assert main_containment.recall > strip_jaccard.recall
 
@@ -108,8 +113,13 @@ def test_both_forms_give_the_same_numbers(tmp_path_factory, truth):
     stores = [_load(tmp_path_factory, name) for name in FORMS]
     try:
         for config in (Config(), Config().with_method("simhash")):
-            (a, sa), (b, sb) = [(engine.analyze(engine.load_fingerprints(s, config, jobs=1), config),
-                                 _scores(s, truth, config)) for s in stores]
+            (a, sa), (b, sb) = [
+                (
+                    engine.analyze(engine.load_fingerprints(s, config, jobs=1), config),
+                    _scores(s, truth, config),
+                )
+                for s in stores
+            ]
             assert a.numbers == b.numbers and sa == sb
             cols = ["line", "url", "md5", "status", "fetched_at", "cluster_id"]
             assert a.pages[cols].equals(b.pages[cols])

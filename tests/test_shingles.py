@@ -51,7 +51,14 @@ def test_words_casefold_and_nfkc() -> None:
 
 def test_words_split_on_punctuation_and_keep_digits_and_underscores() -> None:
     assert words("Hello, world! It's 2024: e-mail foo_bar.") == [
-        "hello", "world", "it", "s", "2024", "e", "mail", "foo_bar",
+        "hello",
+        "world",
+        "it",
+        "s",
+        "2024",
+        "e",
+        "mail",
+        "foo_bar",
     ]
     assert words("") == []
     assert words("  ... !!! ") == []
@@ -109,12 +116,23 @@ def test_quick_fox_example() -> None:
 FOX = "The quick brown fox jumps over the lazy dog"
 # Pinned: a change to the hash function changes every stored fingerprint and must be deliberate.
 GOLDEN_FOX_K3 = [
-    14360821804592691295, 11121592785142410994, 1577987426549498455, 12993432317827952885,
-    12160694756943654696, 16598960814406873621, 17449387443895076020,
+    14360821804592691295,
+    11121592785142410994,
+    1577987426549498455,
+    12993432317827952885,
+    12160694756943654696,
+    16598960814406873621,
+    17449387443895076020,
 ]
 GOLDEN_FOX_K1 = [
-    6262987914597377152, 596418238614783752, 4496347263053700, 1034746857032539651,
-    8407825633095411917, 17490034353775761634, 6262987914597377152, 17844478103975061172,
+    6262987914597377152,
+    596418238614783752,
+    4496347263053700,
+    1034746857032539651,
+    8407825633095411917,
+    17490034353775761634,
+    6262987914597377152,
+    17844478103975061172,
     12984001197911167695,
 ]
 GOLDEN_FINE_STRASSE_K5 = 3451472969746375051

@@ -28,8 +28,16 @@ def big_gz_dump(path: Path, n: int = 1500) -> Path:
     rng = random.Random(5)
     with gzip.open(path, "wt", encoding="utf-8") as f:
         for i in range(n):
-            f.write(json.dumps({"url": f"https://big.example/{i}", "status": 200,
-                                "html": page_html(f"Page {i}", words_text(rng, 900))}) + "\n")
+            f.write(
+                json.dumps(
+                    {
+                        "url": f"https://big.example/{i}",
+                        "status": 200,
+                        "html": page_html(f"Page {i}", words_text(rng, 900)),
+                    }
+                )
+                + "\n"
+            )
     return path
 
 
@@ -82,10 +90,15 @@ def test_remove_source_takes_out_its_pages_and_what_was_derived(tmp_path: Path) 
         assert store.remove_source(other_id) == int(other_row["n_loaded"]) > 20
         cur = store.cursor()
         assert store.count_pages() == len(crawl.records)
-        assert cur.execute("SELECT count(*) FROM texts WHERE page_id NOT IN (SELECT page_id FROM pages)").fetchone() == (0,)
-        assert cur.execute("SELECT count(*) FROM sketches WHERE exact_key NOT IN (SELECT exact_key FROM texts)"
-                           ).fetchone() == (0,)
-        assert cur.execute("SELECT count(*) FROM ingest_errors WHERE source_id = ?", [other_id]).fetchone() == (0,)
+        assert cur.execute(
+            "SELECT count(*) FROM texts WHERE page_id NOT IN (SELECT page_id FROM pages)"
+        ).fetchone() == (0,)
+        assert cur.execute(
+            "SELECT count(*) FROM sketches WHERE exact_key NOT IN (SELECT exact_key FROM texts)"
+        ).fetchone() == (0,)
+        assert cur.execute(
+            "SELECT count(*) FROM ingest_errors WHERE source_id = ?", [other_id]
+        ).fetchone() == (0,)
         assert store.fingerprint_set(config.fingerprint_key) is None  # recomputed from the pages left
         assert len(store.labels()) == 1
         assert analysis_numbers(store) == expected
@@ -93,7 +106,9 @@ def test_remove_source_takes_out_its_pages_and_what_was_derived(tmp_path: Path) 
 
 
 # --- the bundled sample -------------------------------------------------------------------------------
-def test_only_an_app_started_without_a_database_named_gets_the_sample(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_only_an_app_started_without_a_database_named_gets_the_sample(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     monkeypatch.delenv("NEARDUP_DB", raising=False)
     assert app_database(None) == (Path(DEFAULT_DB), True)
     assert app_database("crawl.duckdb") == (Path("crawl.duckdb"), False)
@@ -125,8 +140,9 @@ def test_a_named_empty_database_gets_no_sample(empty_db: str, monkeypatch: pytes
         assert store.count_pages() == 0
 
 
-def test_the_sample_shows_a_banner_until_it_is_removed(empty_db: str, monkeypatch: pytest.MonkeyPatch,
-                                                       tmp_path: Path) -> None:
+def test_the_sample_shows_a_banner_until_it_is_removed(
+    empty_db: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
     monkeypatch.setenv("NEARDUP_LOAD_SAMPLE", "1")
     monkeypatch.setenv("NEARDUP_DATA_DIR", str(tmp_path))  # the Load page reads server paths under it only
     at = run(AppTest.from_file(str(ROOT / "app.py"), default_timeout=300))

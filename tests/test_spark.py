@@ -27,19 +27,30 @@ pytestmark = pytest.mark.filterwarnings("ignore:PySpark does not yet fully suppo
 SAMPLE = Path(__file__).resolve().parent.parent / "sample_data" / "crawl.jsonl.gz"
 N_RECORDS = 600
 SPARK_CONF = [
-    "--master", "local[2]",
-    "--conf", "spark.sql.shuffle.partitions=4",
-    "--conf", "spark.default.parallelism=4",
-    "--conf", "spark.ui.enabled=false",
-    "--conf", "spark.ui.showConsoleProgress=false",
-    "--conf", "spark.driver.memory=1g",
-    "--conf", "spark.sql.files.maxPartitionBytes=2000000",
-    "--conf", "spark.sql.adaptive.enabled=false",  # re-planning costs more than it saves on 600 pages
-    "--conf", "neardup.logLevel=ERROR",
+    "--master",
+    "local[2]",
+    "--conf",
+    "spark.sql.shuffle.partitions=4",
+    "--conf",
+    "spark.default.parallelism=4",
+    "--conf",
+    "spark.ui.enabled=false",
+    "--conf",
+    "spark.ui.showConsoleProgress=false",
+    "--conf",
+    "spark.driver.memory=1g",
+    "--conf",
+    "spark.sql.files.maxPartitionBytes=2000000",
+    "--conf",
+    "spark.sql.adaptive.enabled=false",  # re-planning costs more than it saves on 600 pages
+    "--conf",
+    "neardup.logLevel=ERROR",
 ]
 SETTINGS = {
     # the newest-fetch representative rule on one path, the default on the other
-    "simhash": Config(method="simhash", threshold=6, shingle_size=4, representative=("canonical", "newest", "shortest")),
+    "simhash": Config(
+        method="simhash", threshold=6, shingle_size=4, representative=("canonical", "newest", "shortest")
+    ),
     "minhash": Config(method="minhash", threshold=0.8, similarity="containment"),
 }
 
@@ -96,8 +107,20 @@ def test_pages_ids_lines_and_errors_match(runs: dict, local: Store) -> None:
     out, manifest = runs["simhash"]
     pages = _parquet(out, "pages").sort_values("page_id").reset_index(drop=True)
     want = local.page_table(Config().norm_key)
-    cols = ["page_id", "source_id", "line", "url", "canonical_url", "host", "status", "md5", "rel_canonical",
-            "exact_key", "degenerate", "n_words"]
+    cols = [
+        "page_id",
+        "source_id",
+        "line",
+        "url",
+        "canonical_url",
+        "host",
+        "status",
+        "md5",
+        "rel_canonical",
+        "exact_key",
+        "degenerate",
+        "n_words",
+    ]
     pd.testing.assert_frame_equal(pages[cols], want[cols], check_dtype=False)
     assert (pages["fetched_at"].to_numpy() == want["fetched_at"].to_numpy()).all()
     # ids have a gap where the repeated record was rejected, as locally
@@ -154,8 +177,9 @@ def test_fingerprints_pairs_and_clusters_match(runs: dict, local: Store, name: s
     assert manifest["candidate_stats"] == fp.stats
 
 
-def test_open_gives_the_same_report(runs: dict, local: Store, tmp_path: Path,
-                                    capsys: pytest.CaptureFixture[str]) -> None:
+def test_open_gives_the_same_report(
+    runs: dict, local: Store, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     out, manifest = runs["minhash"]
     db = tmp_path / "spark.duckdb"
     assert main(["open", str(out), "--db", str(db)]) == 0
@@ -174,15 +198,18 @@ def test_open_gives_the_same_report(runs: dict, local: Store, tmp_path: Path,
     with Store(db) as store:
         assert store.count_pages() == N_RECORDS
         assert len(store.ingest_errors()) == 4
-        store.record_label("https://a.example/", "https://b.example/", label="duplicate")  # labels stay writable
+        store.record_label(
+            "https://a.example/", "https://b.example/", label="duplicate"
+        )  # labels stay writable
         assert len(store.labels()) == 1
     # another method cannot be computed from views over a run without HTML: a clear error, exit 2
     assert main(["report", "--db", str(db), "--method", "simhash"]) == 2
     assert "reads the Spark output" in capsys.readouterr().err
 
 
-def test_open_copy_computes_other_methods(runs: dict, local: Store, tmp_path: Path,
-                                          capsys: pytest.CaptureFixture[str]) -> None:
+def test_open_copy_computes_other_methods(
+    runs: dict, local: Store, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     out, _ = runs["simhash"]
     db = tmp_path / "copy.duckdb"
     assert main(["open", str(out), "--db", str(db), "--copy"]) == 0
@@ -230,28 +257,39 @@ def test_connected_components_equal_scipy(session: object) -> None:
     want = components(n, a, b)
     nodes = np.unique(np.concatenate([a, b]))
     # same partition; and each label is its component's smallest node
-    got_groups = {frozenset(g) for g in pd.Series(nodes, index=got.reindex(nodes).to_numpy()).groupby(level=0).agg(frozenset)}
+    got_groups = {
+        frozenset(g)
+        for g in pd.Series(nodes, index=got.reindex(nodes).to_numpy()).groupby(level=0).agg(frozenset)
+    }
     want_groups = {frozenset(g) for g in pd.Series(nodes, index=want[nodes]).groupby(level=0).agg(frozenset)}
     assert got_groups == want_groups
     assert all(got[min(g)] == min(g) for g in got_groups)
     assert rounds < 20
     local_labels, _ = connected_components(edges)  # small: the driver finishes
-    assert _pandas(local_labels).set_index("node")["label"].sort_index().equals(got.sort_index().astype("int64"))
+    assert (
+        _pandas(local_labels).set_index("node")["label"].sort_index().equals(got.sort_index().astype("int64"))
+    )
 
 
 def _units_frame(session: object, local: Store, config: Config) -> tuple[object, pd.DataFrame]:
     engine.ensure_fingerprints(local, config, jobs=1)
     units = local.units(config.fingerprint_key, with_signatures=True)
     if config.method == "simhash":
-        rows = [(int(u), int(n), int(np.uint64(f).view(np.int64))) for u, n, f in
-                zip(units["unit_id"], units["n_shingles"], units["simhash"], strict=True)]
+        rows = [
+            (int(u), int(n), int(np.uint64(f).view(np.int64)))
+            for u, n, f in zip(units["unit_id"], units["n_shingles"], units["simhash"], strict=True)
+        ]
         return session.createDataFrame(rows, "unit_id int, n_shingles int, simhash bigint"), units
-    rows = [(int(u), int(n), bytes(m)) for u, n, m in zip(units["unit_id"], units["n_shingles"], units["minhash"],
-                                                         strict=True)]
+    rows = [
+        (int(u), int(n), bytes(m))
+        for u, n, m in zip(units["unit_id"], units["n_shingles"], units["minhash"], strict=True)
+    ]
     return session.createDataFrame(rows, "unit_id int, n_shingles int, minhash binary"), units
 
 
-def test_simhash_bucket_cap_matches_local(session: object, local: Store, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_simhash_bucket_cap_matches_local(
+    session: object, local: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from neardup import spark as nd_spark
     from neardup.candidates import simhash_pairs
 
@@ -259,15 +297,20 @@ def test_simhash_bucket_cap_matches_local(session: object, local: Store, monkeyp
     frame, units = _units_frame(session, local, config)
     monkeypatch.setattr(nd_spark, "BUCKET_CAP", 4)
     pairs, stats = nd_spark._simhash_pairs(session, frame, len(units), config)
-    a, b, bits, want = simhash_pairs(units["simhash"].to_numpy(np.uint64), config.simhash_max_bits, bucket_cap=4)
+    a, b, bits, want = simhash_pairs(
+        units["simhash"].to_numpy(np.uint64), config.simhash_max_bits, bucket_cap=4
+    )
     got = _pandas(pairs).sort_values(["a", "b"])
-    assert list(zip(got["a"], got["b"], got["hamming_bits"], strict=True)) == list(zip(a, b, bits, strict=True))
+    assert list(zip(got["a"], got["b"], got["hamming_bits"], strict=True)) == list(
+        zip(a, b, bits, strict=True)
+    )
     assert want.capped_buckets > 0
     assert stats == want.as_dict()
 
 
-def test_minhash_join_path_and_cap_match_local(session: object, local: Store,
-                                               monkeypatch: pytest.MonkeyPatch) -> None:
+def test_minhash_join_path_and_cap_match_local(
+    session: object, local: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from neardup import spark as nd_spark
     from neardup.candidates import minhash_pairs
 
@@ -278,8 +321,14 @@ def test_minhash_join_path_and_cap_match_local(session: object, local: Store,
     monkeypatch.setattr(nd_spark, "BROADCAST_SIGNATURES_BYTES", 0)  # the shuffle-join verification
     pairs, stats = nd_spark._minhash_pairs(session, frame, len(units), config)
     a, b, jac, cont, want = minhash_pairs(
-        sigs, units["n_shingles"].to_numpy(np.int32), similarity=config.similarity,
-        floor=config.minhash_floor, min_size_ratio=config.min_size_ratio, seed=config.seed, bucket_cap=2)
+        sigs,
+        units["n_shingles"].to_numpy(np.int32),
+        similarity=config.similarity,
+        floor=config.minhash_floor,
+        min_size_ratio=config.min_size_ratio,
+        seed=config.seed,
+        bucket_cap=2,
+    )
     got = _pandas(pairs).sort_values(["a", "b"])
     assert list(zip(got["a"], got["b"], strict=True)) == list(zip(a, b, strict=True))
     assert (got["jaccard"].to_numpy() == jac).all() and (got["containment"].to_numpy() == cont).all()
@@ -308,8 +357,11 @@ def test_parquet_input_matches_local(session: object, tmp_path: Path) -> None:
     cols = ["page_id", "line", "url", "fetched_at", "status", "exact_key", "degenerate"]
     pd.testing.assert_frame_equal(pages[cols], want[cols], check_dtype=False)
     errors = pd.read_parquet(tmp_path / "out" / "errors")
-    assert list(zip(errors["line"], errors["reason"], strict=True)) == list(
-        zip(want_err["line"], want_err["reason"], strict=True)) == [(31, "missing url")]
+    assert (
+        list(zip(errors["line"], errors["reason"], strict=True))
+        == list(zip(want_err["line"], want_err["reason"], strict=True))
+        == [(31, "missing url")]
+    )
     assert manifest["numbers"] == numbers
 
 
@@ -334,10 +386,19 @@ def warc_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     with open(out / "b.warc.gz", "ab") as f:
         w = WARCWriter(f, gzip=True)
         http = StatusAndHeaders("200 OK", [("Content-Type", "image/png")], protocol="HTTP/1.1")
-        w.write_record(w.create_warc_record("http://x.org/logo.png", "response",
-                                            payload=io.BytesIO(b"\x89PNG\r\n\x1a\n" + bytes(64)), http_headers=http))
-        w.write_record(w.create_warc_record("http://x.org/logo.png", "request",
-                                            payload=io.BytesIO(b"GET /logo.png HTTP/1.1\r\n\r\n")))
+        w.write_record(
+            w.create_warc_record(
+                "http://x.org/logo.png",
+                "response",
+                payload=io.BytesIO(b"\x89PNG\r\n\x1a\n" + bytes(64)),
+                http_headers=http,
+            )
+        )
+        w.write_record(
+            w.create_warc_record(
+                "http://x.org/logo.png", "request", payload=io.BytesIO(b"GET /logo.png HTTP/1.1\r\n\r\n")
+            )
+        )
     return out
 
 
@@ -356,12 +417,15 @@ def test_warc_files_match_the_local_engine(warc_dir: Path, tmp_path: Path) -> No
     pd.testing.assert_frame_equal(pages[cols], want[cols], check_dtype=False)
     assert len(pages) == 400
     extra = [json.loads(e) for e in _parquet(out, "pages").sort_values("page_id")["extra"]]
-    assert [e["warc_offset"] for e in extra] == [json.loads(e)["warc_offset"] for e in store.cursor().execute(
-        "SELECT extra FROM pages ORDER BY page_id").df()["extra"]]
+    assert [e["warc_offset"] for e in extra] == [
+        json.loads(e)["warc_offset"]
+        for e in store.cursor().execute("SELECT extra FROM pages ORDER BY page_id").df()["extra"]
+    ]
     errors = _parquet(out, "errors")
     want_err = store.ingest_errors()
     assert sorted(zip(errors["line"], errors["reason"], strict=True)) == sorted(
-        zip(want_err["line"], want_err["reason"], strict=True))
+        zip(want_err["line"], want_err["reason"], strict=True)
+    )
     assert [r for r in errors["reason"] if r.startswith("not HTML image/png")]
     fp = engine.load_fingerprints(store, config, jobs=1)
     analysis = engine.analyze(fp, config)

@@ -28,8 +28,13 @@ SETTING = ["--method", "simhash", "--threshold", "5", "--shingle-size", "4", "--
 
 
 def _cli(*argv: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "neardup.cli", *argv], capture_output=True, text=True,
-                          env={**ENV, **(env or {})}, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "neardup.cli", *argv],
+        capture_output=True,
+        text=True,
+        env={**ENV, **(env or {})},
+        timeout=300,
+    )
 
 
 class _Holder:
@@ -38,8 +43,14 @@ class _Holder:
     def __init__(self, tmp_path: Path, db: Path, script: str) -> None:
         path = tmp_path / "holder.py"
         path.write_text(textwrap.dedent(script), encoding="utf-8")
-        self.proc = subprocess.Popen([sys.executable, str(path), db.name], stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE, text=True, env=ENV, cwd=tmp_path)
+        self.proc = subprocess.Popen(
+            [sys.executable, str(path), db.name],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+            env=ENV,
+            cwd=tmp_path,
+        )
         assert self.ask(None) == "ready"
 
     def ask(self, line: str | None) -> str:
@@ -114,8 +125,16 @@ def test_report_with_stored_fingerprints_only_reads(tmp_path: Path, db: Path) ->
         report = _cli("report", "--json", "--db", str(db), *SETTING)
         assert report.returncode == 0, report.stderr
         # a setting not computed yet needs to write: it says who holds the file, in one line
-        other = _cli("report", "--db", str(db), "--method", "minhash", "--jobs", "1",
-                     env={"NEARDUP_LOCK_WAIT_S": "0.3"})
+        other = _cli(
+            "report",
+            "--db",
+            str(db),
+            "--method",
+            "minhash",
+            "--jobs",
+            "1",
+            env={"NEARDUP_LOCK_WAIT_S": "0.3"},
+        )
         assert other.returncode == 2
         assert other.stderr.strip().splitlines() == [
             f"neardup: error: shared.duckdb is open read-only by PID {reader.proc.pid} (holder.py {db.name}), "
@@ -138,8 +157,10 @@ WRITER = """
 def test_a_writer_holding_the_file_is_named_in_one_line(tmp_path: Path, db: Path) -> None:
     writer = _Holder(tmp_path, db, WRITER)
     try:
-        for argv in (["report", "--db", str(db), *SETTING],
-                     ["ingest", str(_second_dump(tmp_path)), "--db", str(db), "--jobs", "1"]):
+        for argv in (
+            ["report", "--db", str(db), *SETTING],
+            ["ingest", str(_second_dump(tmp_path)), "--db", str(db), "--jobs", "1"],
+        ):
             result = _cli(*argv, env={"NEARDUP_LOCK_WAIT_S": "0.3"})
             assert result.returncode == 2
             assert result.stderr.strip().splitlines() == [
@@ -210,10 +231,23 @@ def _truncated(tmp_path: Path, db: Path, fraction: float) -> Path:
     return out
 
 
-@pytest.mark.parametrize("kind", ["other_app", "own_pages_table", "meta_without_version", "sqlite", "text",
-                                  "empty_file", "truncated_10", "truncated_60", "truncated_97"])
+@pytest.mark.parametrize(
+    "kind",
+    [
+        "other_app",
+        "own_pages_table",
+        "meta_without_version",
+        "sqlite",
+        "text",
+        "empty_file",
+        "truncated_10",
+        "truncated_60",
+        "truncated_97",
+    ],
+)
 def test_a_file_that_is_not_a_neardup_database_is_refused_unwritten(
-        tmp_path: Path, db: Path, kind: str, capsys: pytest.CaptureFixture[str]) -> None:
+    tmp_path: Path, db: Path, kind: str, capsys: pytest.CaptureFixture[str]
+) -> None:
     path = tmp_path / "foreign.duckdb"
     expect = "another application's database"
     if kind == "other_app":
@@ -237,8 +271,10 @@ def test_a_file_that_is_not_a_neardup_database_is_refused_unwritten(
         path = _truncated(tmp_path, db, int(kind.rsplit("_", 1)[1]) / 100)
         expect = "is damaged (truncated or corrupt)"
     before = _digest(path)
-    for argv in (["report", "--db", str(path), *SETTING],
-                 ["ingest", str(_second_dump(tmp_path)), "--db", str(path), "--jobs", "1"]):
+    for argv in (
+        ["report", "--db", str(path), *SETTING],
+        ["ingest", str(_second_dump(tmp_path)), "--db", str(path), "--jobs", "1"],
+    ):
         assert main(argv) == 2
         out, err = capsys.readouterr()
         assert len(err.strip().splitlines()) == 1, err
@@ -247,7 +283,9 @@ def test_a_file_that_is_not_a_neardup_database_is_refused_unwritten(
     with pytest.raises(NeardupError, match=expect.replace("(", r"\(").replace(")", r"\)")):
         Store(path, on_demand=True).count_pages()
     assert _digest(path) == before
-    assert sorted(p.name for p in path.parent.iterdir() if p.name.startswith(path.name)) == [path.name]  # no WAL
+    assert sorted(p.name for p in path.parent.iterdir() if p.name.startswith(path.name)) == [
+        path.name
+    ]  # no WAL
 
 
 def test_sqlite_file_needs_no_extension_download(tmp_path: Path) -> None:
@@ -269,7 +307,9 @@ def test_an_empty_duckdb_file_becomes_a_neardup_database(tmp_path: Path, crawl_f
         assert store.count_pages() == 40
 
 
-def test_the_app_refuses_a_foreign_database_with_one_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_app_refuses_a_foreign_database_with_one_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from streamlit.testing.v1 import AppTest
 
     from neardup.ui import data as ui_data
@@ -295,14 +335,21 @@ def _short_pages_dump(tmp_path: Path) -> Path:
     for n in (12, 20, 50):
         body = words_text(rng, n)
         for copy in range(2):
-            records.append({"url": f"https://short.example.com/{n}-{copy}", "fetched_at": "2024-01-07",
-                            "status": 200, "html": page_html(f"Note {n}", body)})
+            records.append(
+                {
+                    "url": f"https://short.example.com/{n}-{copy}",
+                    "fetched_at": "2024-01-07",
+                    "status": 200,
+                    "html": page_html(f"Note {n}", body),
+                }
+            )
     return write_jsonl(tmp_path / "short.jsonl", records)
 
 
 @pytest.mark.parametrize("min_words", [10, 15, 30, 60])
-def test_report_applies_the_configs_min_words(tmp_path: Path, min_words: int,
-                                             capsys: pytest.CaptureFixture[str]) -> None:
+def test_report_applies_the_configs_min_words(
+    tmp_path: Path, min_words: int, capsys: pytest.CaptureFixture[str]
+) -> None:
     """A database ingested at the default min_words (30) reports at another min_words exactly what a
     database ingested at that min_words reports."""
     dump = _short_pages_dump(tmp_path)
@@ -314,8 +361,23 @@ def test_report_applies_the_configs_min_words(tmp_path: Path, min_words: int,
         assert main(["ingest", str(dump), "--db", db, "--jobs", "1", *ingest_config]) == 0
         capsys.readouterr()
         for method in ("minhash", "simhash"):
-            assert main(["report", "--json", "--db", db, "--config", str(config), "--method", method,
-                         "--jobs", "1"]) == 0
+            assert (
+                main(
+                    [
+                        "report",
+                        "--json",
+                        "--db",
+                        db,
+                        "--config",
+                        str(config),
+                        "--method",
+                        method,
+                        "--jobs",
+                        "1",
+                    ]
+                )
+                == 0
+            )
             reports.append((name, method, json.loads(capsys.readouterr().out)))
     by = {(name, method): r for name, method, r in reports}
     for method in ("minhash", "simhash"):

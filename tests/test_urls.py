@@ -97,13 +97,31 @@ def test_host_of() -> None:
 # --- idempotence ---------------------------------------------------------------------------------
 _label = st.one_of(
     st.sampled_from(["www", "news", "blog", "example", "Shop", "a"]),
-    st.text(alphabet="abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-", min_size=1, max_size=8)
-    .filter(lambda s: not s.startswith("-") and not s.endswith("-")),
+    st.text(
+        alphabet="abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-", min_size=1, max_size=8
+    ).filter(lambda s: not s.startswith("-") and not s.endswith("-")),
 )
 _segment = st.text(alphabet="abcdefXYZ019-_.~%20", min_size=0, max_size=6)
 _param_name = st.one_of(
-    st.sampled_from(["utm_source", "UTM_Medium", "utm_campaign", "gclid", "fbclid", "msclkid", "mc_cid",
-                     "mc_eid", "ref", "src", "id", "page", "q", "sort", "Ref"]),
+    st.sampled_from(
+        [
+            "utm_source",
+            "UTM_Medium",
+            "utm_campaign",
+            "gclid",
+            "fbclid",
+            "msclkid",
+            "mc_cid",
+            "mc_eid",
+            "ref",
+            "src",
+            "id",
+            "page",
+            "q",
+            "sort",
+            "Ref",
+        ]
+    ),
     st.text(alphabet="abcxyz_", min_size=1, max_size=5),
 )
 _param_value = st.text(alphabet="abc XYZ019+&=/%?", max_size=6)

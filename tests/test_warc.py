@@ -66,20 +66,27 @@ def _site(root: Path) -> dict[str, bytes]:
     bodies = [words_text(rng, 260) for _ in range(ARTICLES)]
 
     def article(i: int, date: str = "2026-03-02") -> str:  # the template's menu links into the index
-        return page_html(f"Article {i}", f"Published {date}. {bodies[i]}").replace("href='/section-", "href='/index.html#s")
+        return page_html(f"Article {i}", f"Published {date}. {bodies[i]}").replace(
+            "href='/section-", "href='/index.html#s"
+        )
 
     files: dict[str, bytes] = {f"articles/a{i}.html": article(i).encode() for i in range(ARTICLES)}
     files["copies/a0.html"] = files["articles/a0.html"]
     files["mirror/a1.html"] = files["articles/a1.html"]
     files["near/a2.html"] = article(2, "2026-03-09").encode()
-    umlaut = ("<!DOCTYPE html><html><head><meta http-equiv='Content-Type' content='text/html; charset=iso-8859-1'>"
-              "<title>Grüße aus Köln</title></head><body><main><article><h1>Grüße aus Köln</h1><p>"
-              + "Schöne Äpfel und süße Brötchen über den Flüssen. " * 30 + "</p></article></main></body></html>")
+    umlaut = (
+        "<!DOCTYPE html><html><head><meta http-equiv='Content-Type' content='text/html; charset=iso-8859-1'>"
+        "<title>Grüße aus Köln</title></head><body><main><article><h1>Grüße aus Köln</h1><p>"
+        + "Schöne Äpfel und süße Brötchen über den Flüssen. " * 30
+        + "</p></article></main></body></html>"
+    )
     files["de/umlaut.html"] = umlaut.encode("iso-8859-1")
     files["img/logo.png"] = b"\x89PNG\r\n\x1a\n" + bytes(200)
     links = "".join(f"<li><a href='/{p}'>{p}</a></li>" for p in files if p.endswith(".html"))
-    files["index.html"] = (f"<html><head><title>Index</title></head><body><img src='/img/logo.png'><ul>{links}"
-                           "<li><a href='/gone.html'>a page that is gone</a></li></ul></body></html>").encode()
+    files["index.html"] = (
+        f"<html><head><title>Index</title></head><body><img src='/img/logo.png'><ul>{links}"
+        "<li><a href='/gone.html'>a page that is gone</a></li></ul></body></html>"
+    ).encode()
     for rel, data in files.items():
         (root / rel).parent.mkdir(parents=True, exist_ok=True)
         (root / rel).write_bytes(data)
@@ -99,8 +106,11 @@ def wget_crawl(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str
     site = tmp / "site"
     files = _site(site)
     port = _free_port()
-    server = subprocess.Popen([sys.executable, "-m", "http.server", str(port), "--bind", "127.0.0.1",
-                               "--directory", str(site)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    server = subprocess.Popen(
+        [sys.executable, "-m", "http.server", str(port), "--bind", "127.0.0.1", "--directory", str(site)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     base = f"http://127.0.0.1:{port}"
     try:
         for _ in range(100):
@@ -109,9 +119,23 @@ def wget_crawl(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str
                     break
             except OSError:
                 time.sleep(0.05)
-        subprocess.run([WGET, "--recursive", "--level=3", "--page-requisites", "-e", "robots=off", "--quiet",
-                        "--no-verbose", f"--directory-prefix={tmp / 'mirror'}", f"--warc-file={tmp / 'crawl'}",
-                        f"{base}/index.html"], check=False, timeout=120)
+        subprocess.run(
+            [
+                WGET,
+                "--recursive",
+                "--level=3",
+                "--page-requisites",
+                "-e",
+                "robots=off",
+                "--quiet",
+                "--no-verbose",
+                f"--directory-prefix={tmp / 'mirror'}",
+                f"--warc-file={tmp / 'crawl'}",
+                f"{base}/index.html",
+            ],
+            check=False,
+            timeout=120,
+        )
     finally:
         server.terminate()
         server.wait(timeout=10)
@@ -139,13 +163,17 @@ def test_a_wget_crawl_loads_every_html_page(tmp_path, wget_crawl):
     for p in pages.values():  # traceable: the record is where extra says
         assert p["extra"]["warc_file"] == warc.name and p["extra"]["warc_record_id"].startswith("<urn:uuid:")
     with open(warc, "rb") as f:
-        offsets = {r.rec_headers.get_header("WARC-Target-URI"): it.get_record_offset()
-                   for it in [WarcioIterator(f)] for r in it if r.rec_type == "response"}
+        offsets = {
+            r.rec_headers.get_header("WARC-Target-URI"): it.get_record_offset()
+            for it in [WarcioIterator(f)]
+            for r in it
+            if r.rec_type == "response"
+        }
     assert {u: p["extra"]["warc_offset"] for u, p in pages.items()} == {u: offsets[u] for u in pages}
     d = _numbers(store)["numbers"]
     assert d["byte_identical_duplicates"] == 2  # copies/a0, mirror/a1
-    assert d["near_duplicates"] == 1            # near/a2 (another date line)
-    assert d["degenerate_pages"] == 1           # the 404
+    assert d["near_duplicates"] == 1  # near/a2 (another date line)
+    assert d["degenerate_pages"] == 1  # the 404
     store.close()
 
 
@@ -161,8 +189,14 @@ def test_a_wget_crawl_reports_as_its_jsonl_form(tmp_path, wget_crawl):
             raw = r.content_stream().read()
             rel = url.removeprefix(base + "/")
             charset = "iso-8859-1" if rel == "de/umlaut.html" else "utf-8"
-            lines.append({"url": url, "html": raw.decode(charset), "status": int(r.http_headers.get_statuscode()),
-                          "fetched_at": r.rec_headers.get_header("WARC-Date")})
+            lines.append(
+                {
+                    "url": url,
+                    "html": raw.decode(charset),
+                    "status": int(r.http_headers.get_statuscode()),
+                    "fetched_at": r.rec_headers.get_header("WARC-Date"),
+                }
+            )
     jsonl = tmp_path / "crawl.jsonl"
     jsonl.write_text("".join(json.dumps(x) + "\n" for x in lines), encoding="utf-8")
     warc_store, _ = _ingest(tmp_path, warc, "w.duckdb")
@@ -188,12 +222,24 @@ class Archive:
         self.w = WARCWriter(self.f, gzip=gz)
         self.w.write_record(self.w.create_warcinfo_record(path.name, {"software": "neardup tests"}))
 
-    def response(self, url: str, body: bytes, *, status: str = "200 OK", headers: list[tuple[str, str]] | None = None,
-                 warc_headers: dict[str, str] | None = None, length: int | None = None) -> Any:
-        rec = self.w.create_warc_record(url, "response", payload=io.BytesIO(body), length=length,
-                                        http_headers=_http(status, [("Content-Type", "text/html")]
-                                                           if headers is None else headers),
-                                        warc_headers_dict=warc_headers or {})
+    def response(
+        self,
+        url: str,
+        body: bytes,
+        *,
+        status: str = "200 OK",
+        headers: list[tuple[str, str]] | None = None,
+        warc_headers: dict[str, str] | None = None,
+        length: int | None = None,
+    ) -> Any:
+        rec = self.w.create_warc_record(
+            url,
+            "response",
+            payload=io.BytesIO(body),
+            length=length,
+            http_headers=_http(status, [("Content-Type", "text/html")] if headers is None else headers),
+            warc_headers_dict=warc_headers or {},
+        )
         self.w.write_record(rec)
         return rec
 
@@ -209,15 +255,27 @@ def _doc(i: int, rng: random.Random | None = None) -> str:
 def test_revisits_are_byte_identical_copies_of_their_record(tmp_path):
     a = Archive(tmp_path / "revisit.warc.gz")
     first = a.response("http://site.test/a", _doc(1).encode())
-    rid, digest = first.rec_headers.get_header("WARC-Record-ID"), first.rec_headers.get_header("WARC-Payload-Digest")
+    rid, digest = (
+        first.rec_headers.get_header("WARC-Record-ID"),
+        first.rec_headers.get_header("WARC-Payload-Digest"),
+    )
     a.response("http://site.test/b", _doc(2).encode())
-    revisit = a.w.create_revisit_record("http://site.test/a", digest, "http://site.test/a", "2026-03-01T00:00:00Z",
-                                        http_headers=_http("200 OK", [("Content-Type", "text/html")]))
+    revisit = a.w.create_revisit_record(
+        "http://site.test/a",
+        digest,
+        "http://site.test/a",
+        "2026-03-01T00:00:00Z",
+        http_headers=_http("200 OK", [("Content-Type", "text/html")]),
+    )
     revisit.rec_headers.add_header("WARC-Refers-To", rid)
     revisit.rec_headers.replace_header("WARC-Date", "2030-01-01T00:00:00Z")  # a later fetch
     a.w.write_record(revisit)
-    lost = a.w.create_revisit_record("http://site.test/c", "sha1:AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA",
-                                     "http://site.test/c", "2026-03-01T00:00:00Z")
+    lost = a.w.create_revisit_record(
+        "http://site.test/c",
+        "sha1:AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA",
+        "http://site.test/c",
+        "2026-03-01T00:00:00Z",
+    )
     a.w.write_record(lost)
     store, summary = _ingest(tmp_path, a.close())
     pages = _pages(store)
@@ -227,8 +285,12 @@ def test_revisits_are_byte_identical_copies_of_their_record(tmp_path):
     assert pages[2]["extra"]["refers_to_record_id"] == rid
     assert pages[2]["extra"]["refers_to_offset"] == pages[0]["extra"]["warc_offset"]
     assert summary.revisits == 1
-    (line, reason), = _errors(store)
-    assert line == 5 and reason.startswith("revisit without its record: sha1:AAAA") and "http://site.test/c" in reason
+    ((line, reason),) = _errors(store)
+    assert (
+        line == 5
+        and reason.startswith("revisit without its record: sha1:AAAA")
+        and "http://site.test/c" in reason
+    )
     assert _numbers(store)["numbers"]["byte_identical_duplicates"] == 1
     store.close()
 
@@ -236,37 +298,69 @@ def test_revisits_are_byte_identical_copies_of_their_record(tmp_path):
 def test_content_and_transfer_encodings_are_decoded(tmp_path):
     html = {i: _doc(i).encode() for i in range(5)}
     a = Archive(tmp_path / "enc.warc")
-    a.response("http://e.test/gzip", gzip.compress(html[0]), headers=[("Content-Type", "text/html"),
-                                                                     ("Content-Encoding", "gzip")])
-    a.response("http://e.test/deflate", zlib.compress(html[1]), headers=[("Content-Type", "text/html"),
-                                                                        ("Content-Encoding", "deflate")])
-    a.response("http://e.test/br", brotli.compress(html[2]), headers=[("Content-Type", "text/html"),
-                                                                     ("Content-Encoding", "br")])
-    chunked = b"".join(b"%x\r\n%s\r\n" % (len(html[3][i:i + 500]), html[3][i:i + 500])
-                       for i in range(0, len(html[3]), 500)) + b"0\r\n\r\n"
-    a.response("http://e.test/chunked", chunked, headers=[("Content-Type", "text/html"),
-                                                          ("Transfer-Encoding", "chunked")])
+    a.response(
+        "http://e.test/gzip",
+        gzip.compress(html[0]),
+        headers=[("Content-Type", "text/html"), ("Content-Encoding", "gzip")],
+    )
+    a.response(
+        "http://e.test/deflate",
+        zlib.compress(html[1]),
+        headers=[("Content-Type", "text/html"), ("Content-Encoding", "deflate")],
+    )
+    a.response(
+        "http://e.test/br",
+        brotli.compress(html[2]),
+        headers=[("Content-Type", "text/html"), ("Content-Encoding", "br")],
+    )
+    chunked = (
+        b"".join(
+            b"%x\r\n%s\r\n" % (len(html[3][i : i + 500]), html[3][i : i + 500])
+            for i in range(0, len(html[3]), 500)
+        )
+        + b"0\r\n\r\n"
+    )
+    a.response(
+        "http://e.test/chunked",
+        chunked,
+        headers=[("Content-Type", "text/html"), ("Transfer-Encoding", "chunked")],
+    )
     gz = gzip.compress(html[4])
     both = b"%x\r\n%s\r\n0\r\n\r\n" % (len(gz), gz)
-    a.response("http://e.test/both", both, headers=[("Content-Type", "text/html"), ("Transfer-Encoding", "chunked"),
-                                                    ("Content-Encoding", "gzip")])
-    a.response("http://e.test/broken", b"\x1f\x8b\x08garbage", headers=[("Content-Type", "text/html"),
-                                                                        ("Content-Encoding", "gzip")])
+    a.response(
+        "http://e.test/both",
+        both,
+        headers=[
+            ("Content-Type", "text/html"),
+            ("Transfer-Encoding", "chunked"),
+            ("Content-Encoding", "gzip"),
+        ],
+    )
+    a.response(
+        "http://e.test/broken",
+        b"\x1f\x8b\x08garbage",
+        headers=[("Content-Type", "text/html"), ("Content-Encoding", "gzip")],
+    )
     store, _ = _ingest(tmp_path, a.close())
     pages = {p["url"].rsplit("/", 1)[1]: p for p in _pages(store)}
     for i, name in enumerate(["gzip", "deflate", "br", "chunked", "both"]):
         assert pages[name]["html"] == html[i].decode(), name
         assert pages[name]["extra"]["payload_digest"].startswith("sha1:")
     broken_at = _offsets(a.path)["http://e.test/broken"]
-    assert [r for _, r in _errors(store)] == [f"undecodable Content-Encoding gzip (offset {broken_at}, http://e.test/broken)"]
+    assert [r for _, r in _errors(store)] == [
+        f"undecodable Content-Encoding gzip (offset {broken_at}, http://e.test/broken)"
+    ]
     store.close()
 
 
 def _offsets(path: Path) -> dict[str, int]:
     with open(path, "rb") as f:
         it = WarcioIterator(f)
-        return {r.rec_headers.get_header("WARC-Target-URI"): it.get_record_offset() for r in it
-                if r.rec_type in ("response", "resource", "revisit", "conversion")}
+        return {
+            r.rec_headers.get_header("WARC-Target-URI"): it.get_record_offset()
+            for r in it
+            if r.rec_type in ("response", "resource", "revisit", "conversion")
+        }
 
 
 def test_charsets_header_bom_meta_detection_and_wrong_declarations(tmp_path):
@@ -281,8 +375,18 @@ def test_charsets_header_bom_meta_detection_and_wrong_declarations(tmp_path):
     cases = {
         "header-1252": (page(text).encode("cp1252"), "text/html; charset=windows-1252", "http", "cp1252"),
         "bom": (codecs_bom() + page(text).encode(), "text/html", "bom", "utf-8"),
-        "meta-latin1": (page(text, "<meta charset='ISO-8859-1'>").encode("latin-1"), "text/html", "meta", "cp1252"),
-        "meta-sjis": (page(jp, "<meta charset=shift_jis>").encode("shift_jis"), "text/html", "meta", "shift_jis"),
+        "meta-latin1": (
+            page(text, "<meta charset='ISO-8859-1'>").encode("latin-1"),
+            "text/html",
+            "meta",
+            "cp1252",
+        ),
+        "meta-sjis": (
+            page(jp, "<meta charset=shift_jis>").encode("shift_jis"),
+            "text/html",
+            "meta",
+            "shift_jis",
+        ),
         "detect-1251": (page(cyr).encode("cp1251"), "text/html", "detected", "cp1251"),
         "none-utf8": (page(text).encode(), "text/html", "detected", "utf-8"),
         # declared UTF-8, the bytes are windows-1252: detection wins
@@ -293,8 +397,11 @@ def test_charsets_header_bom_meta_detection_and_wrong_declarations(tmp_path):
     }
     for name, (body, ctype, _, _) in cases.items():
         a.response(f"http://c.test/{name}", body, headers=[("Content-Type", ctype)])
-    a.response("http://c.test/garbage", b"<html><body><p>" + bytes(range(128, 256)) * 20 + b"</p></body></html>",
-               headers=[("Content-Type", "text/html; charset=utf-8")])
+    a.response(
+        "http://c.test/garbage",
+        b"<html><body><p>" + bytes(range(128, 256)) * 20 + b"</p></body></html>",
+        headers=[("Content-Type", "text/html; charset=utf-8")],
+    )
     store, _ = _ingest(tmp_path, a.close())
     pages = {p["url"].rsplit("/", 1)[1]: p for p in _pages(store)}
     for name, (_, _, source, codec) in cases.items():
@@ -315,15 +422,24 @@ def codecs_bom() -> bytes:
 def test_not_html_is_counted_per_mime_type(tmp_path):
     a = Archive(tmp_path / "mime.warc.gz")
     a.response("http://m.test/page", _doc(1).encode())
-    a.response("http://m.test/logo.png", b"\x89PNG\r\n\x1a\n" + bytes(50), headers=[("Content-Type", "image/png")])
-    a.response("http://m.test/a.png", b"\x89PNG\r\n\x1a\n" + bytes(50), headers=[("Content-Type", "image/png")])
+    a.response(
+        "http://m.test/logo.png", b"\x89PNG\r\n\x1a\n" + bytes(50), headers=[("Content-Type", "image/png")]
+    )
+    a.response(
+        "http://m.test/a.png", b"\x89PNG\r\n\x1a\n" + bytes(50), headers=[("Content-Type", "image/png")]
+    )
     a.response("http://m.test/app.js", b"var x = 1;", headers=[("Content-Type", "application/javascript")])
     a.response("http://m.test/doc", b"%PDF-1.4 ...", headers=[])  # no Content-Type: sniffed
-    a.response("http://m.test/sniffed", _doc(2).encode(), headers=[("Content-Type", "application/octet-stream")])
+    a.response(
+        "http://m.test/sniffed", _doc(2).encode(), headers=[("Content-Type", "application/octet-stream")]
+    )
     store, summary = _ingest(tmp_path, a.close())
     assert [p["url"] for p in _pages(store)] == ["http://m.test/page", "http://m.test/sniffed"]
-    assert summary.reasons == {"not HTML image/png": 2, "not HTML application/javascript": 1,
-                               "not HTML application/pdf": 1}
+    assert summary.reasons == {
+        "not HTML image/png": 2,
+        "not HTML application/javascript": 1,
+        "not HTML application/pdf": 1,
+    }
     assert all(r.startswith("not HTML ") and "http://m.test/" in r for _, r in _errors(store))
     store.close()
 
@@ -331,18 +447,40 @@ def test_not_html_is_counted_per_mime_type(tmp_path):
 def test_skipped_record_types_are_counted(tmp_path):
     a = Archive(tmp_path / "types.warc")
     a.response("http://t.test/a", _doc(1).encode())
-    a.w.write_record(a.w.create_warc_record("http://t.test/a", "request", payload=io.BytesIO(b"GET /a HTTP/1.1\r\n\r\n")))
-    a.w.write_record(a.w.create_warc_record("http://t.test/a", "metadata", payload=io.BytesIO(b"via: x\r\n"),
-                                            warc_content_type="application/warc-fields"))
-    a.w.write_record(a.w.create_warc_record("http://t.test/shot", "resource", payload=io.BytesIO(_doc(2).encode()),
-                                            warc_content_type="text/html"))
+    a.w.write_record(
+        a.w.create_warc_record("http://t.test/a", "request", payload=io.BytesIO(b"GET /a HTTP/1.1\r\n\r\n"))
+    )
+    a.w.write_record(
+        a.w.create_warc_record(
+            "http://t.test/a",
+            "metadata",
+            payload=io.BytesIO(b"via: x\r\n"),
+            warc_content_type="application/warc-fields",
+        )
+    )
+    a.w.write_record(
+        a.w.create_warc_record(
+            "http://t.test/shot",
+            "resource",
+            payload=io.BytesIO(_doc(2).encode()),
+            warc_content_type="text/html",
+        )
+    )
     # Heritrix's DNS lookups: response records that are not HTTP
-    a.w.write_record(a.w.create_warc_record("dns:t.test", "response", payload=io.BytesIO(b"20260301 t.test. 1 IN A 1"),
-                                            warc_content_type="text/dns"))
+    a.w.write_record(
+        a.w.create_warc_record(
+            "dns:t.test",
+            "response",
+            payload=io.BytesIO(b"20260301 t.test. 1 IN A 1"),
+            warc_content_type="text/dns",
+        )
+    )
     store, summary = _ingest(tmp_path, a.close())
     pages = _pages(store)
     assert [(p["url"], p["status"], p["extra"]["warc_type"]) for p in pages] == [
-        ("http://t.test/a", 200, "response"), ("http://t.test/shot", 200, "resource")]
+        ("http://t.test/a", 200, "response"),
+        ("http://t.test/shot", 200, "resource"),
+    ]
     assert summary.skipped == {"warcinfo": 1, "request": 1, "metadata": 1}
     assert summary.reasons == {"not HTML text/dns": 1}
     store.close()
@@ -365,8 +503,14 @@ def test_a_bad_content_length_is_named_and_the_rest_loads(tmp_path, gz):
     for i in range(6):
         buf = io.BytesIO()
         w = WARCWriter(buf, gzip=False)
-        w.write_record(w.create_warc_record(f"http://b.test/{i}", "response", payload=io.BytesIO(_doc(i).encode()),
-                                            http_headers=_http("200 OK", [("Content-Type", "text/html")])))
+        w.write_record(
+            w.create_warc_record(
+                f"http://b.test/{i}",
+                "response",
+                payload=io.BytesIO(_doc(i).encode()),
+                http_headers=_http("200 OK", [("Content-Type", "text/html")]),
+            )
+        )
         data = buf.getvalue()
         change = {2: 40, 4: -40}.get(i, 0)
         if change:
@@ -379,8 +523,13 @@ def test_a_bad_content_length_is_named_and_the_rest_loads(tmp_path, gz):
     store, summary = _ingest(tmp_path, path)
     urls = [p["url"] for p in _pages(store)]
     errors = _errors(store)
-    assert "http://b.test/5" in urls and "http://b.test/0" in urls and "http://b.test/1" in urls, (urls, errors)
-    assert any(r.startswith("malformed record") and "reading resumed at offset" in r for _, r in errors), errors
+    assert "http://b.test/5" in urls and "http://b.test/0" in urls and "http://b.test/1" in urls, (
+        urls,
+        errors,
+    )
+    assert any(r.startswith("malformed record") and "reading resumed at offset" in r for _, r in errors), (
+        errors
+    )
     if not gz:  # the length is checked against where the next record starts
         bad = [r for _, r in errors if r.startswith("bad Content-Length")]
         assert len(bad) == 2 and "http://b.test/2" in bad[0] and "http://b.test/4" in bad[1], errors
@@ -448,8 +597,14 @@ def test_wet_conversion_records_are_text_pages(tmp_path):
         w.write_record(w.create_warcinfo_record(path.name, {"software": "wet"}))
         for i in range(3):
             text = words_text(random.Random(i), 150).encode()
-            w.write_record(w.create_warc_record(f"http://w.test/{i}", "conversion", payload=io.BytesIO(text),
-                                                warc_content_type="text/plain"))
+            w.write_record(
+                w.create_warc_record(
+                    f"http://w.test/{i}",
+                    "conversion",
+                    payload=io.BytesIO(text),
+                    warc_content_type="text/plain",
+                )
+            )
     raws = list(read_raw(path, detect_format(path)))
     recs = [validate(r) for r in raws]
     assert [r["url"] for r in recs] == [f"http://w.test/{i}" for i in range(3)]
@@ -471,8 +626,10 @@ def test_a_warcio_warc_reports_as_its_jsonl_form(tmp_path):
         url = f"http://s.test/{i}"
         date = f"2026-03-0{1 + i % 9}T10:00:00Z"
         if i % 3 == 0:
-            body, headers = gzip.compress(html.encode("cp1252")), [("Content-Type", "text/html; charset=windows-1252"),
-                                                                  ("Content-Encoding", "gzip")]
+            body, headers = (
+                gzip.compress(html.encode("cp1252")),
+                [("Content-Type", "text/html; charset=windows-1252"), ("Content-Encoding", "gzip")],
+            )
         else:
             body, headers = html.encode(), [("Content-Type", "text/html")]
         a.response(url, body, headers=headers, warc_headers={"WARC-Date": date})

@@ -32,7 +32,9 @@ def progress_text(stage: str, done: int, total: int, *, elapsed_s: float, pages:
     ETA from the rate so far; other stages count pages."""
     if stage == "read" and total:
         frac = min(done / total, 1.0)
-        eta = f", about {elapsed_s * (1 - frac) / frac:,.0f} s left" if frac > 0.01 and elapsed_s > 0.5 else ""
+        eta = (
+            f", about {elapsed_s * (1 - frac) / frac:,.0f} s left" if frac > 0.01 and elapsed_s > 0.5 else ""
+        )
         return frac, f"{frac:.0%} of {total / 1e6:,.1f} MB read, {pages:,} records{eta}"
     frac = min(done / total, 1.0) if total else 0.0
     return frac, f"{stage}: {done:,} / {total:,}" if total else f"{stage}: {done:,}"
@@ -58,14 +60,20 @@ def progress_bar(text: str) -> tuple[engine.Progress, object]:
     return progress, bar
 
 
-_SAMPLE_TRIED: set[str] = set()  # databases this process offered the sample to (never twice: it may be removed)
+_SAMPLE_TRIED: set[str] = (
+    set()
+)  # databases this process offered the sample to (never twice: it may be removed)
 
 
 def load_sample_if_empty(store: Store) -> bool:
     """Started with no database named (`neardup app` / `make run` set NEARDUP_LOAD_SAMPLE): an empty database
     gets the bundled sample once, so there is something to see. A named database never does."""
-    if (os.environ.get("NEARDUP_LOAD_SAMPLE") != "1" or store.path in _SAMPLE_TRIED or not SAMPLE.exists()
-            or store.count_pages() > 0):
+    if (
+        os.environ.get("NEARDUP_LOAD_SAMPLE") != "1"
+        or store.path in _SAMPLE_TRIED
+        or not SAMPLE.exists()
+        or store.count_pages() > 0
+    ):
         return False
     _SAMPLE_TRIED.add(store.path)
     progress, bar = progress_bar("First start: loading the bundled sample crawl")
@@ -103,14 +111,24 @@ def get_analysis(_store: Store, path: str, config: Config) -> engine.Analysis:
 
 
 @st.cache_resource(show_spinner=False, max_entries=8)
-def get_candidate_pairs(_store: Store, path: str, fingerprint_key: str, similarity: str, _config: Config) -> pd.DataFrame:
+def get_candidate_pairs(
+    _store: Store, path: str, fingerprint_key: str, similarity: str, _config: Config
+) -> pd.DataFrame:
     fp = get_fingerprints(_store, path, fingerprint_key, _config)
     return audit.candidate_pairs(fp, _config)
 
 
 @st.cache_resource(show_spinner=False, max_entries=32)
-def get_pair_detail(_store: Store, path: str, page_a: int, page_b: int, fingerprint_key: str,
-                    _config: Config, *, keep_order: bool = False) -> audit.PairDetail:
+def get_pair_detail(
+    _store: Store,
+    path: str,
+    page_a: int,
+    page_b: int,
+    fingerprint_key: str,
+    _config: Config,
+    *,
+    keep_order: bool = False,
+) -> audit.PairDetail:
     """Both pages, their scores and diff: read and computed once per pair (the next pair is prefetched)."""
     return audit.pair_detail(_store, page_a, page_b, _config, keep_order=keep_order)
 

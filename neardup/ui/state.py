@@ -49,8 +49,13 @@ SHINGLE_RANGE = (3, 10)  # words; what the sidebar slider offers
 def setting_params(config: Config) -> dict[str, str]:
     """The URL query parameters that name `config`'s setting (its other fields come from the defaults)."""
     threshold = str(int(config.threshold)) if config.method == "simhash" else f"{config.threshold:g}"
-    return {"method": config.method, "normalize": config.normalize, "shingle": str(config.shingle_size),
-            "similarity": config.similarity, "threshold": threshold}
+    return {
+        "method": config.method,
+        "normalize": config.normalize,
+        "shingle": str(config.shingle_size),
+        "similarity": config.similarity,
+        "threshold": threshold,
+    }
 
 
 def setting_from_params(base: Config, params: Mapping[str, str]) -> Config:
@@ -66,7 +71,9 @@ def setting_from_params(base: Config, params: Mapping[str, str]) -> Config:
         if "shingle" in params:
             shingle_size = int(params["shingle"])
             if not SHINGLE_RANGE[0] <= shingle_size <= SHINGLE_RANGE[1]:
-                raise ValueError(f"shingle={shingle_size} is not from {SHINGLE_RANGE[0]} to {SHINGLE_RANGE[1]}")
+                raise ValueError(
+                    f"shingle={shingle_size} is not from {SHINGLE_RANGE[0]} to {SHINGLE_RANGE[1]}"
+                )
             changes["shingle_size"] = shingle_size
             changes["min_words"] = max(base.min_words, shingle_size)
         if "threshold" in params:

@@ -35,12 +35,24 @@ def _seed_widgets(config: Config) -> None:
     source of truth, so a rerun never makes a new widget that forgets the user's last change."""
     state = st.session_state
     sync = state.pop(KEY_CONFIG_SYNC, False)
-    thresholds = state.setdefault(KEY_THRESHOLDS, {"simhash": default_threshold("simhash"),
-                                                   "containment": default_threshold("minhash"),
-                                                   "jaccard": default_threshold("minhash")})
-    thresholds[threshold_scale(config)] = int(config.threshold) if config.method == "simhash" else config.threshold
-    values = {W_METHOD: config.method, W_NORMALIZE: config.normalize, W_SHINGLE: config.shingle_size,
-              W_SIMILARITY: config.similarity, **{w_threshold(scale): v for scale, v in thresholds.items()}}
+    thresholds = state.setdefault(
+        KEY_THRESHOLDS,
+        {
+            "simhash": default_threshold("simhash"),
+            "containment": default_threshold("minhash"),
+            "jaccard": default_threshold("minhash"),
+        },
+    )
+    thresholds[threshold_scale(config)] = (
+        int(config.threshold) if config.method == "simhash" else config.threshold
+    )
+    values = {
+        W_METHOD: config.method,
+        W_NORMALIZE: config.normalize,
+        W_SHINGLE: config.shingle_size,
+        W_SIMILARITY: config.similarity,
+        **{w_threshold(scale): v for scale, v in thresholds.items()},
+    }
     for key, value in values.items():
         # Assigned on every run, even to its own value: Streamlit drops a widget's state when another page
         # (a different widget id) or a run without that widget comes first; an assigned key is kept.
@@ -56,34 +68,56 @@ def setting_sidebar() -> Config:
     with st.sidebar:
         st.header("Setting")
         method = st.radio(
-            "Method", ["minhash", "simhash"], horizontal=True, key=W_METHOD,
+            "Method",
+            ["minhash", "simhash"],
+            horizontal=True,
+            key=W_METHOD,
             help="MinHash finds candidate pairs by LSH, then scores each exactly (Jaccard / containment of the "
-                 "shingle sets); SimHash compares 64-bit fingerprints (Hamming bits).",
+            "shingle sets); SimHash compares 64-bit fingerprints (Hamming bits).",
         )
         normalize = st.radio(
-            "Boilerplate", ["main", "strip"], horizontal=True, key=W_NORMALIZE,
-            help=(f"main: main-content extraction ({config.extractor}'s extractor; `extractor:` in dupcheck.yaml). "
-                  "strip: drop nav/header/footer/script/... tags."),
+            "Boilerplate",
+            ["main", "strip"],
+            horizontal=True,
+            key=W_NORMALIZE,
+            help=(
+                f"main: main-content extraction ({config.extractor}'s extractor; `extractor:` in dupcheck.yaml). "
+                "strip: drop nav/header/footer/script/... tags."
+            ),
         )
         shingle_size = st.slider("Shingle size (words)", *SHINGLE_RANGE, key=W_SHINGLE)
         similarity = state[W_SIMILARITY]
         if method == "simhash":
             threshold: float = st.slider(
-                "Threshold (max Hamming bits)", 0, config.simhash_max_bits, key=w_threshold("simhash"),
+                "Threshold (max Hamming bits)",
+                0,
+                config.simhash_max_bits,
+                key=w_threshold("simhash"),
                 help="Two pages are near duplicates when their fingerprints differ in at most this many bits.",
             )
         else:
             similarity = st.radio(
-                "Similarity", ["containment", "jaccard"], horizontal=True, key=W_SIMILARITY,
+                "Similarity",
+                ["containment", "jaccard"],
+                horizontal=True,
+                key=W_SIMILARITY,
                 help="Containment catches partial copies (print versions, syndicated articles).",
             )
             floor = config.replace(similarity=similarity, threshold=1.0).minhash_floor
             threshold = st.slider(
-                f"Threshold (min {similarity})", floor, 1.0, step=0.01, key=w_threshold(similarity),
+                f"Threshold (min {similarity})",
+                floor,
+                1.0,
+                step=0.01,
+                key=w_threshold(similarity),
                 help=f"Pairs are stored down to {floor:g} {similarity}; moving the threshold only filters them.",
             )
     config = config.replace(
-        method=method, normalize=normalize, shingle_size=shingle_size, threshold=threshold, similarity=similarity,
+        method=method,
+        normalize=normalize,
+        shingle_size=shingle_size,
+        threshold=threshold,
+        similarity=similarity,
         min_words=max(default_config().min_words, shingle_size),
     )
     state[KEY_THRESHOLDS][threshold_scale(config)] = threshold
@@ -113,9 +147,11 @@ def open_database(*, setting: bool = True) -> tuple[Store, str, Config | None]:
     if loaded_sample:
         st.toast("No database was named and this one was empty: the bundled sample crawl was loaded.")
     if sample is not None:
-        st.info(f"This database holds the bundled **sample crawl** ({int(sample['n_loaded']):,} synthetic pages). "
-                "Load your own dump on the **Load** page and take the sample out there (*Remove this source*).",
-                icon=":material/science:")
+        st.info(
+            f"This database holds the bundled **sample crawl** ({int(sample['n_loaded']):,} synthetic pages). "
+            "Load your own dump on the **Load** page and take the sample out there (*Remove this source*).",
+            icon=":material/science:",
+        )
     message = st.session_state.pop(KEY_FLASH, None)
     if message:
         st.toast(message)
@@ -133,16 +169,23 @@ def escaped_text(label: str, value: object) -> None:
 
 def remove_source_form(store: Store, sources: pd.DataFrame) -> None:
     """Take one loaded source out of the database (its pages and everything derived from them; labels stay)."""
-    names = {int(r.source_id): f"{r.source_id}: {r.path} ({r.n_loaded:,} pages)" for r in sources.itertuples()}
+    names = {
+        int(r.source_id): f"{r.source_id}: {r.path} ({r.n_loaded:,} pages)" for r in sources.itertuples()
+    }
     sample = sample_source(store)
     ids = list(names)
-    default = ids.index(int(sample["source_id"])) if sample is not None and int(sample["source_id"]) in ids else 0
+    default = (
+        ids.index(int(sample["source_id"])) if sample is not None and int(sample["source_id"]) in ids else 0
+    )
     with st.form("neardup.load.remove", border=False):
         c1, c2 = st.columns([3, 1], vertical_alignment="bottom")
-        chosen = c1.selectbox("Source", ids, index=default, format_func=names.__getitem__,
-                              key="neardup.load.remove_source")
-        confirmed = c1.checkbox("Yes, remove its pages, texts, sketches and the pairs derived from them "
-                                "(labels stay)", key="neardup.load.remove_confirm")
+        chosen = c1.selectbox(
+            "Source", ids, index=default, format_func=names.__getitem__, key="neardup.load.remove_source"
+        )
+        confirmed = c1.checkbox(
+            "Yes, remove its pages, texts, sketches and the pairs derived from them (labels stay)",
+            key="neardup.load.remove_confirm",
+        )
         clicked = c2.form_submit_button("Remove this source", width="stretch")
     if clicked and not confirmed:
         st.warning("Tick the box to confirm the removal.")
