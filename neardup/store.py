@@ -471,11 +471,12 @@ class Store:
         }
         if not self._file.writable:
             # A truncated file opens, and fails only at the first query that reads a lost block (or takes an
-            # append into the hole): its header says how many blocks it has, after three 4 KB headers.
-            block_size, blocks = cur.execute(
-                "SELECT block_size, total_blocks FROM pragma_database_size() WHERE database_name = ?", [ALIAS]
+            # append into the hole). Every block in use is on disk, after three 4 KB headers; the header's
+            # block count is no bound, as it may count free blocks at the end that were never written.
+            block_size, used = cur.execute(
+                "SELECT block_size, used_blocks FROM pragma_database_size() WHERE database_name = ?", [ALIAS]
             ).fetchone()
-            if Path(self.path).stat().st_size < _HEADER_BYTES + block_size * blocks:
+            if Path(self.path).stat().st_size < _HEADER_BYTES + block_size * used:
                 raise NeardupError(
                     f"{self.path} is damaged (truncated or corrupt): restore it or ingest into a new file"
                 )
