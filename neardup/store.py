@@ -476,9 +476,11 @@ class Store:
             block_size, used = cur.execute(
                 "SELECT block_size, used_blocks FROM pragma_database_size() WHERE database_name = ?", [ALIAS]
             ).fetchone()
-            if Path(self.path).stat().st_size < _HEADER_BYTES + block_size * used:
+            size, needed = Path(self.path).stat().st_size, _HEADER_BYTES + block_size * used
+            if size < needed:
                 raise NeardupError(
-                    f"{self.path} is damaged (truncated or corrupt): restore it or ingest into a new file"
+                    f"{self.path} is damaged (truncated or corrupt), {size:,} bytes where its blocks in use need "
+                    f"{needed:,}: restore it or ingest into a new file"
                 )
         if "meta" in objects:
             try:
