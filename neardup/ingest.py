@@ -432,7 +432,8 @@ class _CsvLines:
     (`_CsvTooLong`) and never held whole. Lines end at \\n, \\r\\n or a lone \\r, as `open(newline="")` ends them.
 
     A record ends at the first line end outside quotes; while skipping one, the quotes are counted (each `"`
-    toggles; an escaped `""` toggles twice), as `csv` reads quoted fields."""
+    toggles; an escaped `""` toggles twice), as `csv` reads quoted fields. `lines()` is a generator (what
+    `csv` iterates fastest); it ends at `_CsvTooLong`, and the next `lines()` reads on after the record."""
 
     def __init__(self, f: BinaryIO, max_bytes: int) -> None:
         self._f = f
@@ -443,9 +444,6 @@ class _CsvLines:
         self._quotes = 0  # quotes read in the current record
         self._record_start = 1
         self._first = True
-
-    def __iter__(self) -> _CsvLines:
-        return self
 
     def new_record(self) -> None:
         self._record_bytes = self._quotes = 0
@@ -458,29 +456,44 @@ class _CsvLines:
         if self._first:
             raw = raw.removeprefix(UTF8_BOM)
             self._first = False
-        if b"\r" in raw and raw.count(b"\r") > raw.count(b"\r\n"):
-            pieces = _LONE_CR.split(raw)
-            raw = pieces[0]
-            self._pending = pieces[:0:-1]
-        return raw
+        return self._cut_at_cr(raw) if b"\r" in raw else raw
 
-    def __next__(self) -> str:
-        raw = self._read()
-        if not raw:
-            raise StopIteration
-        self.line += 1
-        self._quotes += raw.count(b'"')
-        self._record_bytes += len(raw)
-        if self._record_bytes > self._max:
-            if len(raw) > self._max:  # readline stopped inside the line
-                reason = f"line too long: line {self.line} is over {self._max:,} bytes"
-                while not raw.endswith((b"\n", b"\r")) and (raw := self._read()):
-                    self._quotes += raw.count(b'"')
-            else:
-                reason = f"record too long: over {self._max:,} bytes from line {self._record_start}"
-            self.skip_record()
-            raise _CsvTooLong(f"{reason} (pages are limited to {MAX_PAGE_BYTES / 1e6:.0f} MB), skipped")
-        return raw.decode("utf-8", "surrogateescape")
+    def _cut_at_cr(self, raw: bytes) -> bytes:
+        if raw.count(b"\r") == raw.count(b"\r\n"):
+            return raw
+        pieces = _LONE_CR.split(raw)
+        self._pending = pieces[:0:-1]
+        return pieces[0]
+
+    def lines(self) -> Iterator[str]:
+        max_bytes = self._max
+        readline = self._f.readline
+        while True:
+            if self._pending or self._first:
+                raw = self._read()
+            else:  # _read, inlined: the common case
+                raw = readline(max_bytes + 1)
+                cr = raw.find(b"\r")
+                if cr >= 0 and (raw[cr + 1 : cr + 2] != b"\n" or raw.count(b"\r") > 1):  # not one \r\n
+                    raw = self._cut_at_cr(raw)
+            if not raw:
+                return
+            self.line += 1
+            self._quotes += raw.count(b'"')
+            self._record_bytes += len(raw)
+            if self._record_bytes > max_bytes:
+                self._too_long(raw)
+            yield raw.decode("utf-8", "surrogateescape")
+
+    def _too_long(self, raw: bytes) -> None:
+        if len(raw) > self._max:  # readline stopped inside the line
+            reason = f"line too long: line {self.line} is over {self._max:,} bytes"
+            while not raw.endswith((b"\n", b"\r")) and (raw := self._read()):
+                self._quotes += raw.count(b'"')
+        else:
+            reason = f"record too long: over {self._max:,} bytes from line {self._record_start}"
+        self.skip_record()
+        raise _CsvTooLong(f"{reason} (pages are limited to {MAX_PAGE_BYTES / 1e6:.0f} MB), skipped")
 
     def skip_record(self) -> None:
         """Read on to the end of the current record, unkept."""
@@ -505,7 +518,7 @@ def _csv_records(path: Path, f: BinaryIO, max_line_bytes: int) -> Iterator[RawLi
     csv.field_size_limit(max(csv.field_size_limit(), max_line_bytes))
     lines = _CsvLines(f, max_line_bytes)
     try:
-        fieldnames = csv.DictReader(lines).fieldnames
+        fieldnames = csv.DictReader(lines.lines()).fieldnames
     except (_CsvTooLong, csv.Error) as exc:
         raise NotACrawlDump(f"{path}: a CSV whose header row cannot be read ({exc})") from None
     if not fieldnames or "url" not in fieldnames:
@@ -514,7 +527,7 @@ def _csv_records(path: Path, f: BinaryIO, max_line_bytes: int) -> Iterator[RawLi
         lines.new_record()
         start = lines.line + 1
         try:
-            for row in csv.DictReader(lines, fieldnames):
+            for row in csv.DictReader(lines.lines(), fieldnames):
                 yield RawLine(start, row)
                 lines.new_record()
                 start = lines.line + 1
