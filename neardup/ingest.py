@@ -512,8 +512,8 @@ _LONE_CR = re.compile(rb"(?<=\r)(?!\n)")
 
 
 def _csv_records(path: Path, f: BinaryIO, max_line_bytes: int) -> Iterator[RawLine]:
-    """The records of a CSV file with a header row, as `csv.DictReader` gives them, each named by its first
-    line. A record over `max_line_bytes` (see `_CsvLines`) or that `csv` cannot read is a reason, and the
+    """The records of a CSV file with a header row, as `csv.DictReader` gives them (the header's names as
+    keys), each named by its first line. A record over `max_line_bytes` (see `_CsvLines`) or that `csv` cannot read is a reason, and the
     next record is read from the line after it."""
     csv.field_size_limit(max(csv.field_size_limit(), max_line_bytes))
     lines = _CsvLines(f, max_line_bytes)
@@ -523,12 +523,20 @@ def _csv_records(path: Path, f: BinaryIO, max_line_bytes: int) -> Iterator[RawLi
         raise NotACrawlDump(f"{path}: a CSV whose header row cannot be read ({exc})") from None
     if not fieldnames or "url" not in fieldnames:
         raise NotACrawlDump(f"{path}: a CSV without a 'url' column (columns: {fieldnames})")
+    names, n_names = list(fieldnames), len(fieldnames)
     while True:
         lines.new_record()
         start = lines.line + 1
         try:
-            for row in csv.DictReader(lines.lines(), fieldnames):
-                yield RawLine(start, row)
+            for row in csv.reader(lines.lines()):
+                if row:  # a blank line is no record
+                    rec = dict(zip(names, row, strict=False))
+                    if len(row) != n_names:  # as DictReader: extra cells under None, missing ones None
+                        if len(row) > n_names:
+                            rec[None] = row[n_names:]  # type: ignore[index]
+                        else:
+                            rec.update(dict.fromkeys(names[len(row) :]))
+                    yield RawLine(start, rec)
                 lines.new_record()
                 start = lines.line + 1
             return
