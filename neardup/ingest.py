@@ -530,10 +530,10 @@ def _csv_records(path: Path, f: BinaryIO, max_line_bytes: int) -> Iterator[RawLi
         try:
             for row in csv.reader(lines.lines()):
                 if row:  # a blank line is no record
-                    rec = dict(zip(names, row, strict=False))
+                    rec: dict[Any, Any] = dict(zip(names, row, strict=False))
                     if len(row) != n_names:  # as DictReader: extra cells under None, missing ones None
                         if len(row) > n_names:
-                            rec[None] = row[n_names:]  # type: ignore[index]
+                            rec[None] = row[n_names:]
                         else:
                             rec.update(dict.fromkeys(names[len(row) :]))
                     yield RawLine(start, rec)
