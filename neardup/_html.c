@@ -200,6 +200,7 @@ typedef struct {
     buf_t raw, out, scratch;
     struct sums *sums; /* per node of the page being walked, see subtree_sums */
     size_t nsums, cap_sums;
+    size_t rule_bytes; /* pattern matching done on the page being walked, see verdicts */
     int oom;
 } state_t;
 
@@ -319,9 +320,31 @@ static uint32_t eval_style(state_t *st, sv_t style) {
     return mask;
 }
 
+/* The patterns' cost grows with the bytes they read (~0.3 us a byte, for all of them) and ~6 us a call. So of a
+ * value they read at most MAX_RULE_VALUE_BYTES, cut after its last whitespace within them (real class lists are
+ * far shorter: the sample's longest is 24 bytes; a 5 MB one cost 1.6 s); and a page may have them read at most
+ * MAX_RULE_BYTES, each distinct value counted as its bytes and RULE_EVAL_BYTES more (~0.6 s; the sample's pages
+ * need at most 26,000): over it the page is too complex. */
+#define MAX_RULE_VALUE_BYTES 2048
+#define RULE_EVAL_BYTES 64
+#define MAX_RULE_BYTES 2000000
+#define RULE_BUDGET_SPENT ((uint32_t)1 << 31) /* verdicts' answer once the page is over MAX_RULE_BYTES */
+
+static inline int c_space(unsigned char c) { return c == ' ' || (c >= '\t' && c <= '\r'); } /* C isspace */
+
+/* v, cut to what the patterns read */
+static sv_t rule_value(sv_t v) {
+    if (v.n <= MAX_RULE_VALUE_BYTES) return v;
+    size_t n = MAX_RULE_VALUE_BYTES;
+    while (n && !c_space((unsigned char)v.p[n])) n--;
+    return (sv_t){v.p, n};
+}
+
 /* kind 0: (class, id); kind 1: style. The key is kind, len(a), a, b. */
 static uint32_t verdicts(state_t *st, int kind, sv_t a, sv_t b) {
     memo_t *m = &st->memo;
+    a = rule_value(a);
+    b = rule_value(b);
     uint32_t alen = (uint32_t)a.n;
     char head[5];
     head[0] = (char)kind;
@@ -343,6 +366,8 @@ static uint32_t verdicts(state_t *st, int kind, sv_t a, sv_t b) {
                 return s->mask;
         }
     }
+    st->rule_bytes += klen + RULE_EVAL_BYTES;
+    if (st->rule_bytes > MAX_RULE_BYTES) return RULE_BUDGET_SPENT;
     uint32_t mask = kind == 0 ? eval_class_id(st, a, b) : eval_style(st, a);
     if (m->count * 2 >= MEMO_SLOTS || m->keys.n + klen > UINT32_MAX / 2) { /* full: start again */
         memset(m->slots, 0, MEMO_SLOTS * sizeof(slot_t));
@@ -366,7 +391,6 @@ static uint32_t verdicts(state_t *st, int kind, sv_t a, sv_t b) {
 }
 
 /* --- node helpers ----------------------------------------------------------------------------- */
-static inline int c_space(unsigned char c) { return c == ' ' || (c >= '\t' && c <= '\r'); } /* C isspace */
 
 static sv_t strip_sv(sv_t s) {
     while (s.n && c_space((unsigned char)s.p[0])) s.p++, s.n--;
@@ -944,9 +968,9 @@ static state_t *begin_page(PyObject *html, PyObject *tags_obj, page_args_t *a) {
 static PyObject *extract(PyObject *self, PyObject *args) {
     PyObject *html, *tags_obj;
     int main_mode;
-    Py_ssize_t min_words, max_depth_sum = 0, max_elements = 0;
-    if (!PyArg_ParseTuple(args, "UpO!n|nn", &html, &main_mode, &PyTuple_Type, &tags_obj, &min_words, &max_depth_sum,
-                          &max_elements))
+    Py_ssize_t min_words, max_depth_sum = 0, max_elements = 0, max_names = 0;
+    if (!PyArg_ParseTuple(args, "UpO!n|nnn", &html, &main_mode, &PyTuple_Type, &tags_obj, &min_words, &max_depth_sum,
+                          &max_elements, &max_names))
         return NULL;
     page_args_t a;
     state_t *st = begin_page(html, tags_obj, &a);
@@ -962,22 +986,31 @@ static PyObject *extract(PyObject *self, PyObject *args) {
     Py_BEGIN_ALLOW_THREADS
     st->raw.n = st->out.n = 0;
     st->nsums = 0;
+    st->rule_bytes = 0;
     st->oom = 0;
     if (parse_bounded(st, data, (size_t)n, max_depth_sum > 0 ? (size_t)max_depth_sum : 0,
                       max_elements > 0 ? (size_t)max_elements : 0, &too_complex) != 0) {
         failed = 1;
+    } else if (!too_complex && max_names > 0 &&
+               lexbor_hash_entries_count(st->doc->dom_document.tags) +
+                       lexbor_hash_entries_count(st->doc->dom_document.attrs) >
+                   (size_t)max_names) {
+        /* the names HTML does not define, each kept once in the document's tables */
+        too_complex = "too many distinct tag and attribute names for resiliparse";
     } else if (!too_complex) {
         lxb_dom_node_t *body = lxb_dom_interface_node(lxb_html_document_body_element(st->doc));
         if (body) {
             if (main_mode) {
                 failed = walk_main(st, body, st->doc->dom_document.compat_mode == LXB_DOM_DOCUMENT_CMODE_QUIRKS) != 0;
-                if (!failed) words = collapse_into(&st->out, st->raw.p ? st->raw.p : "", st->raw.n);
-                if (!failed && words >= 0 && words < min_words) { /* no main content found: strip instead */
+                if (st->rule_bytes > MAX_RULE_BYTES)
+                    too_complex = "more distinct class, id and style values than the page's budget of pattern matching";
+                if (!failed && !too_complex) words = collapse_into(&st->out, st->raw.p ? st->raw.p : "", st->raw.n);
+                if (!failed && !too_complex && words >= 0 && words < min_words) { /* no main content found: strip instead */
                     st->raw.n = st->out.n = 0;
                     main_mode = 0;
                 }
             }
-            if (!failed && !main_mode) {
+            if (!failed && !too_complex && !main_mode) {
                 failed = walk_strip(st, body, tags, (size_t)ntags) != 0;
                 if (!failed) words = collapse_into(&st->out, st->raw.p ? st->raw.p : "", st->raw.n);
             }
@@ -1096,6 +1129,7 @@ static PyObject *rule_flags(PyObject *self, PyObject *args) {
     if (!PyArg_ParseTuple(args, "s#s#s#", &cls, &ncls, &id, &nid, &style, &nstyle)) return NULL;
     state_t *st = get_state();
     if (!st) return NULL;
+    st->rule_bytes = 0;
     uint32_t mask = verdicts(st, 0, (sv_t){cls, (size_t)ncls}, (sv_t){id, (size_t)nid});
     mask |= verdicts(st, 1, (sv_t){style, (size_t)nstyle}, EMPTY);
     return PyLong_FromUnsignedLong(mask);
@@ -1103,8 +1137,9 @@ static PyObject *rule_flags(PyObject *self, PyObject *args) {
 
 static PyMethodDef methods[] = {
     {"extract", extract, METH_VARARGS,
-     "extract(html, main, strip_tags, min_words, max_depth_sum=0, max_elements=0) -> (text, title): see the "
-     "module source for the rules; PageTooComplex over a bound (the last two: tighter ones, 0 for none)."},
+     "extract(html, main, strip_tags, min_words, max_depth_sum=0, max_elements=0, max_names=0) -> (text, title): "
+     "see the module source for the rules; PageTooComplex over a bound (the last three: tighter ones, 0 for none; "
+     "max_names bounds the distinct tag and attribute names HTML does not define)."},
     {"stripped_parts", stripped_parts, METH_VARARGS,
      "stripped_parts(html, strip_tags) -> [(tag, text)]: the elements that strip mode removes, outermost first."},
     {"collapse", collapse, METH_O, "collapse(s) -> ' '.join(s.split()), as extract collapses its text."},
@@ -1135,7 +1170,10 @@ PyMODINIT_FUNC PyInit__html(void) {
     if (!PageTooComplex || PyModule_AddObjectRef(m, "PageTooComplex", PageTooComplex) < 0 ||
         PyModule_AddIntConstant(m, "MAX_STRIP_TAGS", MAX_STRIP_TAGS) < 0 ||
         PyModule_AddIntConstant(m, "MAX_OPEN_ELEMENTS", MAX_OPEN_ELEMENTS) < 0 ||
-        PyModule_AddIntConstant(m, "MAX_ATTRIBUTES", MAX_ATTRIBUTES) < 0) {
+        PyModule_AddIntConstant(m, "MAX_ATTRIBUTES", MAX_ATTRIBUTES) < 0 ||
+        PyModule_AddIntConstant(m, "MAX_RULE_VALUE_BYTES", MAX_RULE_VALUE_BYTES) < 0 ||
+        PyModule_AddIntConstant(m, "RULE_EVAL_BYTES", RULE_EVAL_BYTES) < 0 ||
+        PyModule_AddIntConstant(m, "MAX_RULE_BYTES", MAX_RULE_BYTES) < 0) {
         Py_DECREF(m);
         return NULL;
     }

@@ -7,6 +7,7 @@ filters the stored pairs and re-clusters (`analyze`).
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import time
 from collections import Counter
@@ -203,6 +204,8 @@ def _ingest_arrow(
     words just computed, so the default setting needs no second pass."""
     lines, config = args
     good, bad, tokens = _ingest_records(lines, config)
+    if not good:  # rejects only, as in a flood of them: the empty tables are built once
+        return *_no_pages(), bad, getattr(lines, "discard_from", None)
     try:
         table = pa.Table.from_pylist(good, schema=_INGEST_SCHEMA)
     except (pa.ArrowException, ValueError, TypeError, OverflowError):
@@ -210,6 +213,12 @@ def _ingest_arrow(
     content = [i for i, rec in enumerate(good) if rec["degenerate"] is None]
     sketches = _sketch_table([good[i]["exact_key"] for i in content], [tokens[i] for i in content], config)
     return table, sketches, bad, getattr(lines, "discard_from", None)
+
+
+@functools.cache
+def _no_pages() -> tuple[pa.Table, pa.Table]:
+    """The pages and sketches tables of a batch without a page (building them costs ~0.7 ms a batch)."""
+    return _INGEST_SCHEMA.empty_table(), _sketch_table([], [], Config())
 
 
 def _arrow_rows(

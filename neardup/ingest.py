@@ -11,7 +11,6 @@ from __future__ import annotations
 import csv
 import gzip
 import hashlib
-import io
 import json
 import math
 import re
@@ -215,7 +214,7 @@ def _read_batches(
     path: Path, fmt: str, *, batch_records: int, block_bytes: int, max_line_bytes: int
 ) -> Iterator[Iterable[RawLine]]:
     if fmt != "jsonl":
-        it = read_raw(path, fmt)
+        it = read_raw(path, fmt, max_line_bytes=max_line_bytes)
         while chunk := list(islice(it, batch_records)):
             yield chunk
         return
@@ -390,8 +389,9 @@ def _open_binary(path: Path) -> BinaryIO:
     return _gzip.open(path, "rb") if magic == GZIP_MAGIC else open(path, "rb")
 
 
-def read_raw(path: Path, fmt: str) -> Iterator[RawLine]:
-    """Stream the records of a file without parsing their content (parsing runs in workers)."""
+def read_raw(path: Path, fmt: str, *, max_line_bytes: int = MAX_LINE_BYTES) -> Iterator[RawLine]:
+    """Stream the records of a file without parsing their content (parsing runs in workers). A CSV record
+    with a line over `max_line_bytes`, or longer than it in all, is a reason (see `_csv_records`)."""
     if fmt == "warc":
         yield from WarcBatches(path).records()
     elif fmt == "jsonl":
@@ -402,19 +402,8 @@ def read_raw(path: Path, fmt: str) -> Iterator[RawLine]:
                 if line.strip():
                     yield RawLine(i, line)
     elif fmt == "csv":
-        csv.field_size_limit(1 << 30)
         with _open_binary(path) as f:
-            # utf-8-sig: a byte-order mark (Excel writes one) is not part of the first column's name
-            text = io.TextIOWrapper(f, encoding="utf-8-sig", errors="surrogateescape", newline="")
-            reader = csv.DictReader(text)
-            if not reader.fieldnames or "url" not in reader.fieldnames:
-                raise NotACrawlDump(f"{path}: a CSV without a 'url' column (columns: {reader.fieldnames})")
-            start = (
-                reader.line_num + 1
-            )  # a quoted field may hold newlines: a record is named by its first line
-            for row in reader:
-                yield RawLine(start, row)
-                start = reader.line_num + 1
+            yield from _csv_records(path, f, max_line_bytes)
     elif fmt == "parquet":
         import pyarrow.parquet as pq
 
@@ -431,6 +420,131 @@ def read_raw(path: Path, fmt: str) -> Iterator[RawLine]:
                 yield RawLine(row, rec)
     else:
         raise NotACrawlDump(f"{path}: unknown format {fmt!r}")
+
+
+class _CsvTooLong(Exception):
+    """The CSV record being read is over the limit; it has been skipped to its end."""
+
+
+class _CsvLines:
+    """The lines of a CSV file for `csv` as str (UTF-8, undecodable bytes kept as surrogates), read at most
+    `max_bytes` at a time: a record longer than that, in one line or in all, is skipped as it streams
+    (`_CsvTooLong`) and never held whole. Lines end at \\n, \\r\\n or a lone \\r, as `open(newline="")` ends them.
+
+    A record ends at the first line end outside quotes; while skipping one, the quotes are counted (each `"`
+    toggles; an escaped `""` toggles twice), as `csv` reads quoted fields. `lines()` is a generator (what
+    `csv` iterates fastest); it ends at `_CsvTooLong`, and the next `lines()` reads on after the record."""
+
+    def __init__(self, f: BinaryIO, max_bytes: int) -> None:
+        self._f = f
+        self._max = max_bytes
+        self._pending: list[bytes] = []  # the rest of a read line cut at its lone \r
+        self.line = 0  # lines read
+        self._record_bytes = 0
+        self._quotes = 0  # quotes read in the current record
+        self._record_start = 1
+        self._first = True
+
+    def new_record(self) -> None:
+        self._record_bytes = self._quotes = 0
+        self._record_start = self.line + 1
+
+    def _read(self) -> bytes:
+        if self._pending:
+            return self._pending.pop()
+        raw = self._f.readline(self._max + 1)
+        if self._first:
+            raw = raw.removeprefix(UTF8_BOM)
+            self._first = False
+        return self._cut_at_cr(raw) if b"\r" in raw else raw
+
+    def _cut_at_cr(self, raw: bytes) -> bytes:
+        if raw.count(b"\r") == raw.count(b"\r\n"):
+            return raw
+        pieces = _LONE_CR.split(raw)
+        self._pending = pieces[:0:-1]
+        return pieces[0]
+
+    def lines(self) -> Iterator[str]:
+        max_bytes = self._max
+        readline = self._f.readline
+        while True:
+            if self._pending or self._first:
+                raw = self._read()
+            else:  # _read, inlined: the common case
+                raw = readline(max_bytes + 1)
+                cr = raw.find(b"\r")
+                if cr >= 0 and (raw[cr + 1 : cr + 2] != b"\n" or raw.count(b"\r") > 1):  # not one \r\n
+                    raw = self._cut_at_cr(raw)
+            if not raw:
+                return
+            self.line += 1
+            self._quotes += raw.count(b'"')
+            self._record_bytes += len(raw)
+            if self._record_bytes > max_bytes:
+                self._too_long(raw)
+            yield raw.decode("utf-8", "surrogateescape")
+
+    def _too_long(self, raw: bytes) -> None:
+        if len(raw) > self._max:  # readline stopped inside the line
+            reason = f"line too long: line {self.line} is over {self._max:,} bytes"
+            while not raw.endswith((b"\n", b"\r")) and (raw := self._read()):
+                self._quotes += raw.count(b'"')
+        else:
+            reason = f"record too long: over {self._max:,} bytes from line {self._record_start}"
+        self.skip_record()
+        raise _CsvTooLong(f"{reason} (pages are limited to {MAX_PAGE_BYTES / 1e6:.0f} MB), skipped")
+
+    def skip_record(self) -> None:
+        """Read on to the end of the current record, unkept."""
+        ended = True  # called at a line's end
+        while self._quotes % 2 or not ended:
+            raw = self._read()
+            if not raw:
+                return
+            if ended:
+                self.line += 1
+            ended = raw.endswith((b"\n", b"\r"))
+            self._quotes += raw.count(b'"')
+
+
+_LONE_CR = re.compile(rb"(?<=\r)(?!\n)")
+
+
+def _csv_records(path: Path, f: BinaryIO, max_line_bytes: int) -> Iterator[RawLine]:
+    """The records of a CSV file with a header row, as `csv.DictReader` gives them (the header's names as
+    keys), each named by its first line. A record over `max_line_bytes` (see `_CsvLines`) or that `csv` cannot read is a reason, and the
+    next record is read from the line after it."""
+    csv.field_size_limit(max(csv.field_size_limit(), max_line_bytes))
+    lines = _CsvLines(f, max_line_bytes)
+    try:
+        fieldnames = csv.DictReader(lines.lines()).fieldnames
+    except (_CsvTooLong, csv.Error) as exc:
+        raise NotACrawlDump(f"{path}: a CSV whose header row cannot be read ({exc})") from None
+    if not fieldnames or "url" not in fieldnames:
+        raise NotACrawlDump(f"{path}: a CSV without a 'url' column (columns: {fieldnames})")
+    names, n_names = list(fieldnames), len(fieldnames)
+    while True:
+        lines.new_record()
+        start = lines.line + 1
+        try:
+            for row in csv.reader(lines.lines()):
+                if row:  # a blank line is no record
+                    rec: dict[Any, Any] = dict(zip(names, row, strict=False))
+                    if len(row) != n_names:  # as DictReader: extra cells under None, missing ones None
+                        if len(row) > n_names:
+                            rec[None] = row[n_names:]
+                        else:
+                            rec.update(dict.fromkeys(names[len(row) :]))
+                    yield RawLine(start, rec)
+                lines.new_record()
+                start = lines.line + 1
+            return
+        except _CsvTooLong as exc:
+            yield RawLine(start, str(exc))
+        except csv.Error as exc:
+            lines.skip_record()
+            yield RawLine(start, f"malformed CSV: {exc}")
 
 
 def _parquet_rows(batch: Any) -> list[dict[str, Any]]:

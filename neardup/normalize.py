@@ -14,8 +14,9 @@ Two modes, both parsed once by lexbor (vendored, compiled into `neardup._html`):
     compare the default with.
 
 A page over one of the parser's bounds (`neardup/_html.c`: more than 256 elements nested or 256 attributes on
-one element, formatting elements re-opened without end) is not parsed: its text is empty and it is degenerate,
-"page too complex". So no page shape costs more than linear time on any path (bench/pathological.py).
+one element, formatting elements re-opened without end; in main mode, more distinct class, id and style values
+than its budget of pattern matching) is not parsed: its text is empty and it is degenerate, "page too complex".
+resiliparse's extractor has tighter bounds besides (elements, their depths summed, distinct names: below). So no page shape costs more than linear time on any path (bench/pathological.py).
 """
 
 from __future__ import annotations
@@ -38,6 +39,10 @@ TOO_COMPLEX = "page too complex"  # the degenerate reason of a page over the par
 RESILIPARSE_MAX_DEPTH_SUM = 10_000_000
 # and it costs ~5 us per element (5.4 CPU-s for 1,000,000 unclosed <p>s): at most this many.
 RESILIPARSE_MAX_ELEMENTS = 150_000
+# Its lexbor keeps the tag and attribute names HTML does not define in hash tables of a fixed size, so its cost
+# grows with the square of their number (40,000 distinct attribute names: 1.4 CPU-s; 70,000 tag names: 2.2):
+# at most this many on a page (0.1 CPU-s; the sample's pages have at most 27).
+RESILIPARSE_MAX_NAMES = 10_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,7 +107,15 @@ def _parse_resiliparse(html: str, strip_tags: tuple[str, ...]) -> ParsedPage:
     # stripped text is the fallback.
     try:
         stripped = ParsedPage(
-            *_html.extract(html, False, strip_tags, 0, RESILIPARSE_MAX_DEPTH_SUM, RESILIPARSE_MAX_ELEMENTS)
+            *_html.extract(
+                html,
+                False,
+                strip_tags,
+                0,
+                RESILIPARSE_MAX_DEPTH_SUM,
+                RESILIPARSE_MAX_ELEMENTS,
+                RESILIPARSE_MAX_NAMES,
+            )
         )
     except _html.PageTooComplex:
         return ParsedPage("", "", TOO_COMPLEX)

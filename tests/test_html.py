@@ -20,10 +20,17 @@ from resiliparse.extract.html2text import extract_plain_text
 from neardup import _html
 from neardup.config import DEFAULT_STRIP_TAGS
 from neardup.ingest import read_raw, validate
-from neardup.normalize import MAIN_FALLBACK_WORDS, TOO_COMPLEX, ParsedPage, parse_page
+from neardup.normalize import (
+    MAIN_FALLBACK_WORDS,
+    RESILIPARSE_MAX_NAMES,
+    TOO_COMPLEX,
+    ParsedPage,
+    parse_page,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE = ROOT / "sample_data" / "crawl.jsonl.gz"
+WORDS_80 = " ".join(["word"] * 80)
 
 
 def resiliparse_text(html: str) -> str:
@@ -805,6 +812,48 @@ def test_resiliparse_gets_only_pages_it_parses_in_bounded_time() -> None:
     for html in (many, deep):
         assert parse_page(html, mode="main", extractor="resiliparse") == ParsedPage("", "", TOO_COMPLEX)
         assert parse_page(html, mode="main").degenerate is None
+
+
+def test_resiliparse_gets_only_pages_of_few_distinct_names() -> None:
+    """resiliparse's lexbor keeps tag and attribute names not known to HTML in hash tables of a fixed size:
+    its cost grows with the square of their number (40,000 distinct attribute names: 1.4 s, 100,000 on 400
+    elements: 2.2 s, 70,000 tag names: 2.2 s). A page of more than RESILIPARSE_MAX_NAMES is set aside before it
+    sees it; neardup's extractor, whose tables grow, parses it."""
+    over = RESILIPARSE_MAX_NAMES + 1
+    attributes = "<html><body>" + "".join(f"<br a{i}>" for i in range(over)) + WORDS_80
+    tags = "<html><body>" + "".join(f"<x-{i}>w</x-{i}>" for i in range(over))
+    mixed = "<html><body>" + "".join(f"<x-{i} a{i}>w</x-{i}>" for i in range(over // 2 + 1))
+    for html in (attributes, tags, mixed):
+        assert parse_page(html, mode="main", extractor="resiliparse") == ParsedPage("", "", TOO_COMPLEX)
+        assert parse_page(html, mode="main").degenerate is None
+    under = "<html><body>" + "".join(f"<br a{i}>" for i in range(RESILIPARSE_MAX_NAMES)) + WORDS_80
+    assert parse_page(under, mode="main", extractor="resiliparse").text == WORDS_80
+
+
+def test_class_and_id_rules_read_a_value_up_to_its_bound() -> None:
+    """The class, id and style patterns read at most MAX_RULE_VALUE_BYTES of a value, cut after its last
+    whitespace within them: a 5 MB class cost 1.6 s of pattern matching. A token past the bound is not read."""
+    limit = _html.MAX_RULE_VALUE_BYTES
+    filler = "x " * (limit // 2 - 4)
+    assert _html.rule_flags(filler + "sidebar", "", "") != 0
+    assert _html.rule_flags(filler + "x " * 8 + "sidebar", "", "") == 0
+    assert _html.rule_flags("", "", "color:red;" * (limit // 10) + "display:none") == 0
+    page = f'<html><body><div class="{"ab " * 1_700_000}sidebar"><p>{WORDS_80}</p></div>'
+    assert neardup_text(page) == WORDS_80
+
+
+def test_main_mode_has_a_budget_of_class_and_id_matching() -> None:
+    """Each distinct (class, id) of a page is matched against the patterns once (~6 us): 300,000 distinct
+    classes cost 2 s. Over MAX_RULE_BYTES of matching (each value counted as its bytes and
+    RULE_EVAL_BYTES more) the page is too complex; far more distinct values than a real page has fit under it."""
+    many = "<html><body>" + "".join(f'<p class="c{i}">w</p>' for i in range(300_000))
+    with pytest.raises(_html.PageTooComplex, match="class"):
+        _html.extract(many, True, (), 0)
+    assert parse_page(many, mode="main").degenerate == TOO_COMPLEX
+    assert parse_page(many, mode="strip").degenerate is None
+    fits = _html.MAX_RULE_BYTES // (_html.RULE_EVAL_BYTES + 16)
+    page = "<html><body>" + "".join(f'<p class="c{i}">w</p>' for i in range(fits))
+    assert neardup_text(page) == " ".join(["w"] * fits)
 
 
 def test_many_distinct_tag_and_attribute_names_parse() -> None:

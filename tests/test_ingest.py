@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import gzip
+import io
 import json
 import shutil
 import time
@@ -935,3 +936,52 @@ def test_rel_canonical_is_read_from_the_link_tag() -> None:
     assert _rel_canonical("<html><head>" + "<link " * 13_000) is None
     assert _rel_canonical("<html><head>" + "<link rel" * 7_000) is None
     assert _rel_canonical("<link " * 10_000 + "<link rel=canonical href=/z>") == "/z"
+
+
+@pytest.mark.parametrize("gz", [False, True])
+def test_a_csv_line_over_the_limit_is_a_named_reject_read_in_bounded_memory(tmp_path: Path, gz: bool) -> None:
+    """A CSV record with a line longer than the limit is (its first line, "line too long"), skipped as it
+    streams: the reader holds about one limit of it, not the line (a 1 GB line was read whole)."""
+    limit = 100_000
+    long_cell = "x" * (50 * limit)
+    rows = [
+        ["https://e.com/a", "<p>a</p>"],
+        ["https://e.com/long", long_cell],
+        ["https://e.com/b", "<p>b\nstill b</p>"],
+        ["https://e.com/quoted-long", "line\n" + long_cell],
+        ["https://e.com/c", "<p>c</p>"],
+        [
+            "https://e.com/many-lines",
+            "\n".join(["y" * 1000] * 200),
+        ],  # every line short, the field over the limit
+        ["https://e.com/d", "<p>d</p>"],
+    ]
+    buf = io.StringIO(newline="")
+    w = csv.writer(buf)
+    w.writerow(["url", "html"])
+    w.writerows(rows)
+    raw = buf.getvalue().encode()
+    path = tmp_path / ("long.csv.gz" if gz else "long.csv")
+    path.write_bytes(gzip.compress(raw) if gz else raw)
+    tracemalloc.start()
+    try:
+        records = [r for batch in read_batches(path, "csv", max_line_bytes=limit) for r in batch]
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 10 * limit + 4 * READ_BYTES, peak
+    got = [(r.line, r.payload["url"] if isinstance(r.payload, dict) else r.payload) for r in records]
+    assert [line for line, _ in got] == [2, 3, 4, 6, 8, 9, 209]
+    assert [url for _, url in got if url.startswith("https")] == [f"https://e.com/{k}" for k in "abcd"]
+    reasons = [url for _, url in got if not url.startswith("https")]
+    assert reasons[0].startswith("line too long: line 3 is over 100,000 bytes")
+    assert reasons[1].startswith("line too long: line 7 is over 100,000 bytes")
+    assert reasons[2].startswith("record too long: over 100,000 bytes from line 9")
+
+
+def test_a_csv_with_a_long_line_loads_the_rest(store: Store, tmp_path: Path) -> None:
+    path = tmp_path / "long.csv"
+    _write_csv(path, [_good(0), {"url": "https://e.com/x", "html": "x" * (MAX_LINE_BYTES + 10)}, _good(1)])
+    summary = engine.ingest_file(store, path, CONFIG, jobs=1)
+    assert (summary.loaded, summary.errors) == (2, 1)
+    assert store.ingest_errors()["line"].tolist() == [3]
