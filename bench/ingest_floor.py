@@ -51,12 +51,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument(
         "--crawl-pages", type=int, default=10_000, help="which cached make_crawl dump (default 10000)"
     )
+    ap.add_argument(
+        "--input", type=Path, help="sample this dump instead (e.g. make_sample.py --profile realsize)"
+    )
     ap.add_argument("--pages", type=int, default=3000, help="pages sampled from its start (default 3000)")
     ap.add_argument("--normalize", default="main", choices=["main", "strip"])
     ap.add_argument("--repeats", type=int, default=3)
     args = ap.parse_args(argv)
 
-    crawl, _ = local_bench.ensure_crawl(args.crawl_pages, 42, None)
+    crawl = args.input or local_bench.ensure_crawl(args.crawl_pages, 42, None)[0]
     config = Config(normalize=args.normalize)
     raw = list(islice(read_raw(crawl, detect_format(crawl)), args.pages))
     recs = [r for r in map(validate, raw) if not isinstance(r, str)]
