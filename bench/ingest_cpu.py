@@ -8,8 +8,9 @@ parallelism; this process polls /proc every 0.05 s for the CPU seconds of every 
 tree (main process, forkserver, pool workers) and its RSS. The files given are run in turn, round after
 round, so that the shared box's drift hits each alike. Reported per file: pages, MB of HTML, CPU ms per
 page (tree and main process), MB of HTML per CPU-second, wall seconds, peak tree RSS, and what two
-whole cores would give (pages/s and MB/s of HTML at 2 CPU-s per second). The first file is the
-reference of the ratio column.
+whole cores would give (pages/s and MB/s of HTML at 2 CPU-s per second). The first row is the
+reference of the ratio column. With --code DIR (repeatable) each dump is run under each source tree
+(e.g. `git archive` of the commit before a change, with the compiled .so files), interleaved.
 """
 
 from __future__ import annotations
@@ -46,11 +47,11 @@ open(sys.argv[3], "w").write(json.dumps({"pages": n, "html_bytes": int(html or 0
 """
 
 
-def run_once(path: Path, workdir: Path) -> dict[str, float]:
+def run_once(path: Path, workdir: Path, code: Path) -> dict[str, float]:
     db = workdir / f"bench-{time.monotonic_ns()}.duckdb"
     out = workdir / "out.json"
     code, samples, killed = local_bench.run_monitored(
-        [sys.executable, "-c", CHILD, str(path), str(db), str(out)],
+        ["env", f"PYTHONPATH={code}", sys.executable, "-c", CHILD, str(path), str(db), str(out)],
         max_rss_mb=8000,
         interval=0.05,
         pss_every=10**9,
@@ -86,14 +87,22 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("inputs", nargs="+", type=Path)
     ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument(
+        "--code",
+        action="append",
+        type=Path,
+        help="run each dump with the neardup of this source tree too (e.g. a `git archive` of another "
+        "commit, with its compiled .so files); repeatable. Default: this tree",
+    )
     args = ap.parse_args(argv)
-    runs: dict[Path, list[dict[str, float]]] = {p: [] for p in args.inputs}
+    codes = args.code or [BENCH.parent]
+    runs: dict[tuple[Path, Path], list[dict[str, float]]] = {(c, p): [] for p in args.inputs for c in codes}
     busy0 = local_bench.machine_busy_s()
     t0 = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="neardup-ingest-cpu-") as tmp:
         for _ in range(args.repeats):
-            for p in args.inputs:
-                runs[p].append(run_once(p, Path(tmp)))
+            for c, p in runs:
+                runs[c, p].append(run_once(p, Path(tmp), c))
     others = (local_bench.machine_busy_s() - busy0 - sum(r["cpu"] for rs in runs.values() for r in rs)) / (
         time.monotonic() - t0
     )
@@ -102,12 +111,12 @@ def main(argv: list[str] | None = None) -> int:
         f"{others:.2f} cores meanwhile\n"
     )
     print(
-        "| dump | pages | MB of HTML | CPU ms/page (tree) | main process | MB of HTML per CPU-s | x first "
+        "| code | dump | pages | MB of HTML | CPU ms/page (tree) | main process | MB of HTML per CPU-s | x first "
         "| wall s | 2 cores: pages/s | 2 cores: MB/s | peak RSS MB |"
     )
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     ref = None
-    for p, rs in runs.items():
+    for (c, p), rs in runs.items():
         pages = rs[0]["pages"]
         mb = rs[0]["html_bytes"] / 1e6
         cpu = statistics.median(r["cpu"] for r in rs)
@@ -115,7 +124,7 @@ def main(argv: list[str] | None = None) -> int:
         ms = cpu * 1000 / pages
         ref = ref or ms
         print(
-            f"| {p.name} | {pages:,} | {mb:,.0f} | {ms:.2f} | {main_cpu * 1000 / pages:.2f} | {mb / cpu:.0f} "
+            f"| {c.name} | {p.name} | {pages:,} | {mb:,.0f} | {ms:.2f} | {main_cpu * 1000 / pages:.2f} | {mb / cpu:.0f} "
             f"| {ms / ref:.2f} | {statistics.median(r['wall'] for r in rs):.1f} | {2 * pages / cpu:,.0f} "
             f"| {2 * mb / cpu:.0f} | {max(r['rss_mb'] for r in rs):,.0f} |"
         )
