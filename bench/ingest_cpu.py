@@ -51,7 +51,7 @@ def run_once(path: Path, workdir: Path, code: Path) -> dict[str, float]:
     db = workdir / f"bench-{time.monotonic_ns()}.duckdb"
     out = workdir / "out.json"
     code, samples, killed = local_bench.run_monitored(
-        ["env", f"PYTHONPATH={code}", sys.executable, "-c", CHILD, str(path), str(db), str(out)],
+        ["env", f"PYTHONPATH={code}", sys.executable, "-P", "-c", CHILD, str(path), str(db), str(out)],
         max_rss_mb=8000,
         interval=0.05,
         pss_every=10**9,
