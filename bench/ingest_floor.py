@@ -27,10 +27,12 @@ from pathlib import Path
 BENCH = Path(__file__).resolve().parent
 sys.path.insert(0, str(BENCH))
 
+import xxhash  # noqa: E402
+
 import bench as local_bench  # noqa: E402  (crawl cache)
 from neardup.config import Config  # noqa: E402
 from neardup.engine import _sketch_table  # noqa: E402
-from neardup.ingest import detect_format, read_raw, validate  # noqa: E402
+from neardup.ingest import _inflated, decode_json_line, detect_format, read_raw, validate  # noqa: E402
 from neardup.normalize import degenerate_reason, parse_page  # noqa: E402
 from neardup.shingles import text_words  # noqa: E402
 from neardup.sketch import sketch_many  # noqa: E402
@@ -51,12 +53,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument(
         "--crawl-pages", type=int, default=10_000, help="which cached make_crawl dump (default 10000)"
     )
+    ap.add_argument(
+        "--input", type=Path, help="sample this dump instead (e.g. make_sample.py --profile realsize)"
+    )
     ap.add_argument("--pages", type=int, default=3000, help="pages sampled from its start (default 3000)")
     ap.add_argument("--normalize", default="main", choices=["main", "strip"])
     ap.add_argument("--repeats", type=int, default=3)
     args = ap.parse_args(argv)
 
-    crawl, _ = local_bench.ensure_crawl(args.crawl_pages, 42, None)
+    crawl = args.input or local_bench.ensure_crawl(args.crawl_pages, 42, None)[0]
     config = Config(normalize=args.normalize)
     raw = list(islice(read_raw(crawl, detect_format(crawl)), args.pages))
     recs = [r for r in map(validate, raw) if not isinstance(r, str)]
@@ -84,11 +89,34 @@ def main(argv: list[str] | None = None) -> int:
             for i in range(0, len(content), 500)
         ]
 
+    lines = [r.payload for r in raw if isinstance(r.payload, bytes)]
+    bodies = [r["html"].encode("utf-8") for r in recs]
+
+    def inflate() -> int:
+        with open(crawl, "rb") as f:
+            return sum(len(p) for p in _inflated(f) if isinstance(p, bytes)) if crawl.suffix == ".gz" else 0
+
     steps: list[tuple[str, Callable[[], object], bool]] = [
         (
             "validate: JSON, URL canonicalization, MD5, rel=canonical",
             lambda: [validate(r) for r in raw],
             True,
+        ),
+        (
+            "... of which: JSON decode (orjson, `json` where they could differ)",
+            lambda: [decode_json_line(b) for b in lines],
+            False,
+        ),
+        (
+            "... JSON decode with `json` alone",
+            lambda: [decode_json_line(b, fast=False) for b in lines],
+            False,
+        ),
+        ("... MD5 of the page's bytes", lambda: [hashlib.md5(b).hexdigest() for b in bodies], False),
+        (
+            "... XXH3-128 of the same (not used: MD5 is the stored identity)",
+            lambda: [xxhash.xxh3_128_hexdigest(b) for b in bodies],
+            False,
         ),
         (
             f"parse + extract ({config.normalize})",
@@ -132,6 +160,15 @@ def main(argv: list[str] | None = None) -> int:
         ),
     ]
     rows = [(name, cpu_ms_per_page(fn, n, args.repeats), summed) for name, fn, summed in steps]
+    if crawl.suffix == ".gz":  # the main process's share: inflating the whole dump, per page of it
+        total_pages = sum(1 for _ in read_raw(crawl, detect_format(crawl)))
+        rows.append(
+            (
+                "inflate (ISA-L) of the dump, main process",
+                cpu_ms_per_page(inflate, total_pages, args.repeats),
+                False,
+            )
+        )
     total = sum(ms for _, ms, summed in rows if summed)
     print(
         f"{n:,} pages of `{crawl.name}`, normalize={config.normalize}, median of {args.repeats} runs, "

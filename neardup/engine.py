@@ -49,6 +49,9 @@ SAMPLE_CRAWL = Path(__file__).resolve().parent.parent / "sample_data" / "crawl.j
 Progress = Callable[[str, int, int], None]
 BATCH = 256
 INSERT_ROWS = 2048
+# ... or fewer rows once they hold this many bytes (HTML mostly): 2,048 real pages of 150 KB to 1 MB would
+# hold 0.3-2 GB in this process, twice over while the previous insert is written.
+INSERT_BYTES = 64 << 20
 INSERT_ERRORS = 50_000  # rejects are small rows: one insert of many is what makes a flood of them quick
 # The kinds of reject that say part of a compressed file was not read (FileSummary.broken).
 _BROKEN_KINDS = ("truncated compressed file", "corrupt compressed file")
@@ -280,6 +283,7 @@ def ingest_file(
             pending_sketches: list[pa.Table] = []
             pending_errors: list[tuple[int, str]] = []
             n_pending = 0
+            pending_bytes = 0
             # DuckDB writes in a thread (it releases the GIL), one batch at a time, while this thread keeps
             # the workers fed: otherwise they idle for every append.
             writing: Future[None] | None = None
@@ -292,7 +296,7 @@ def ingest_file(
                     )
 
             def flush() -> None:
-                nonlocal next_id, n_pending, writing, rows
+                nonlocal next_id, n_pending, pending_bytes, writing, rows
                 if pending:
                     batch = pa.concat_tables(pending)
                     ids = pa.array(np.arange(next_id, next_id + batch.num_rows, dtype=np.int64))
@@ -311,7 +315,7 @@ def ingest_file(
                     pending.clear()
                     pending_sketches.clear()
                     pending_errors.clear()
-                    n_pending = 0
+                    n_pending = pending_bytes = 0
 
             for good, sketches, bad, discard_from in parallel_map(
                 _ingest_arrow, batches(), jobs=1 if small else jobs
@@ -334,7 +338,12 @@ def ingest_file(
                 pending_sketches.append(sketches)
                 pending_errors.extend(bad)
                 n_pending += good.num_rows
-                if n_pending >= INSERT_ROWS or len(pending_errors) >= INSERT_ERRORS:
+                pending_bytes += good.nbytes
+                if (
+                    n_pending >= INSERT_ROWS
+                    or pending_bytes >= INSERT_BYTES
+                    or len(pending_errors) >= INSERT_ERRORS
+                ):
                     flush()
                 summary.loaded += good.num_rows
                 summary.errors += len(bad)

@@ -111,6 +111,8 @@ class WarcCapture:
     original: WarcCapture | None = None
     refers_to: str | None = None
     offset_in: str = "file"  # or "gunzipped stream": a file gzipped whole has no per-record offsets
+    # A revisit whose record (at this offset) is read in the pass after the first (`WarcBatches._deferred`).
+    pending: int | None = None
 
     def record(self) -> dict[str, Any] | str:
         """The ingest record (`url`, `html` or `text`, `fetched_at`, `status`, provenance fields), or why
@@ -458,7 +460,49 @@ class WarcBatches:
         )
 
     def _records(self) -> Iterator[tuple[int, WarcCapture | str]]:
-        """(record number, capture or reason) for every page-like or bad record; the others are counted."""
+        """(record number, capture or reason) for every page-like or bad record; the others are counted.
+
+        In a file gzipped as one stream a record is found again only by inflating the stream up to it, so
+        a revisit of a record no longer kept (`_remember`) waits for one more pass that reads all of
+        them; those come last, each with its own record number."""
+        waiting: list[tuple[int, WarcCapture]] = []
+        for number, item in self._scan():
+            if isinstance(item, WarcCapture) and item.pending is not None:
+                waiting.append((number, item))
+            else:
+                yield number, item
+        if waiting:
+            yield from self._deferred(waiting)
+
+    def _deferred(self, waiting: list[tuple[int, WarcCapture]]) -> Iterator[tuple[int, WarcCapture]]:
+        """The waiting revisits linked to their records, read in one pass over the stream (one seek each
+        for a record the pass does not reach: after a malformed record)."""
+        by_pos: dict[int, list[tuple[int, WarcCapture]]] = {}
+        for number, cap in waiting:
+            by_pos.setdefault(cap.pending, []).append((number, cap))  # type: ignore[arg-type]
+        last = max(by_pos)
+
+        def linked(pos: int, original: WarcCapture | None) -> Iterator[tuple[int, WarcCapture]]:
+            for number, cap in by_pos.pop(pos):
+                if original is not None:
+                    self.revisits += 1
+                yield number, replace(cap, original=original, pending=None)
+
+        with self._open() as f:
+            try:
+                for rec in ArchiveIterator(f, parse_http=False):
+                    pos = rec.stream_pos
+                    if pos in by_pos:
+                        yield from linked(pos, self._capture(rec, pos, rec.reader.read(), _headers(rec)))
+                    if pos >= last:
+                        break
+            except (OSError, EOFError):  # a malformed record: the rest are sought one by one
+                pass
+        for pos in sorted(by_pos):
+            yield from linked(pos, self._read_at(pos))
+
+    def _scan(self) -> Iterator[tuple[int, WarcCapture | str]]:
+        """`_records` in file order, a revisit whose record must be read again marked `pending`."""
         by_id: dict[str, int] = {}  # record id -> offset of a response / resource
         by_digest: dict[str, int] = {}  # payload digest -> offset of the first with it
         # The last capture is held back one record: a read error right after it can still flag its length.
@@ -558,11 +602,12 @@ class WarcBatches:
         pos = by_id.get(refers_to) if refers_to else None
         if pos is None and cap.payload_digest:
             pos = by_digest.get(cap.payload_digest)
+        if pos is not None and self._one_stream and pos not in self._recent:
+            return replace(cap, refers_to=refers_to or cap.payload_digest, pending=pos)
         original = self._read_at(pos) if pos is not None else None
         if original is not None:
             self.revisits += 1
-        fields = {s: getattr(cap, s) for s in WarcCapture.__slots__}
-        return WarcCapture(**{**fields, "original": original, "refers_to": refers_to or cap.payload_digest})
+        return replace(cap, original=original, refers_to=refers_to or cap.payload_digest)
 
     def _remember(self, cap: WarcCapture) -> None:
         """Keep the latest page records, up to `RECENT_BYTES`: a revisit mostly points at one of them,

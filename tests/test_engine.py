@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -13,6 +14,7 @@ from conftest import Crawl, make_crawl, page_html, words_text, write_jsonl
 from neardup import engine
 from neardup.candidates import CAPPED_NOTE, CandidateStats
 from neardup.config import Config
+from neardup.ingest import BLOCK_BYTES
 from neardup.shingles import containment, jaccard, shingles, words
 from neardup.store import Store
 
@@ -398,3 +400,37 @@ def test_bulk_load_restores_automatic_checkpoints(tmp_path: Path) -> None:
             engine.ingest_file(store, bad, Config(), jobs=1)
         assert threshold(store) == before
         assert store.count_pages() == len(crawl.records)
+
+
+def _stored(store: Store) -> dict[str, list[tuple]]:
+    cur = store.cursor()
+    return {
+        "pages": cur.execute("SELECT page_id, line, url, md5, html FROM pages ORDER BY page_id").fetchall(),
+        "texts": cur.execute("SELECT page_id, text, exact_key FROM texts ORDER BY page_id").fetchall(),
+        "sketches": cur.execute("SELECT * FROM sketches ORDER BY ALL").fetchall(),
+        "errors": cur.execute("SELECT line, reason FROM ingest_errors ORDER BY line").fetchall(),
+    }
+
+
+def test_inserts_cut_by_bytes_store_what_one_insert_stores(tmp_path: Path, monkeypatch) -> None:
+    # Real pages are large: the pages waiting for an insert are cut by their bytes as well as their count.
+    # Many small inserts give the same page ids, lines, texts, sketches and rejects as one.
+    rng = random.Random(5)
+    records: list[dict] = []
+    script = "<script>var state = " + "[1,2,3,4,5,6,7,8,9]," * 8000 + "0;</script>"  # as real pages carry
+    for i in range(30):
+        html = page_html(f"Page {i}", words_text(rng, 300)).replace("</head>", script + "</head>")
+        records.append({"url": f"https://big.example.com/{i}", "html": html})
+        if i % 6 == 0:
+            records.append({"url": "", "html": "<p>no url</p>"})
+    path = write_jsonl(tmp_path / "big.jsonl", records)
+    assert path.stat().st_size > 2 * BLOCK_BYTES  # several read blocks: several worker results
+    one = Store(tmp_path / "one.duckdb")
+    engine.ingest_file(one, path, Config(), jobs=1)
+    monkeypatch.setattr(engine, "INSERT_BYTES", 1)  # an insert per worker result
+    many = Store(tmp_path / "many.duckdb")
+    summary = engine.ingest_file(many, path, Config(), jobs=1)
+    assert summary.loaded == 30 and summary.errors == 5 and summary.records == 35
+    assert _stored(many) == _stored(one)
+    one.close()
+    many.close()

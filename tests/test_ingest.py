@@ -34,6 +34,7 @@ from neardup.ingest import (
     READ_BYTES,
     LineBlock,
     RawLine,
+    decode_json_line,
     detect_format,
     read_batches,
     read_raw,
@@ -768,6 +769,51 @@ def test_validate_never_raises_and_what_it_keeps_is_storable(
             value.encode("utf-8")  # no lone surrogate reaches a VARCHAR column
     if got["extra"] is not None:
         assert duckdb.execute("SELECT ?::JSON", [got["extra"]]).fetchone()[0] is not None
+
+
+_JSON_NUMBERS = st.sampled_from(
+    [
+        "18446744073709551615",  # the largest 64-bit unsigned integer
+        "18446744073709551616",  # one more
+        "-9223372036854775809",  # one below the smallest 64-bit signed integer
+        "123456789012345678901234567890",
+        "1.5",
+        "-0",
+        "1e400",
+        "NaN",
+        "-Infinity",
+        '"\\ud800"',  # a lone surrogate escape
+        '"\\ud83d\\ude00"',
+        "[[[[[[[[[[1]]]]]]]]]]",
+    ]
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    values=st.lists(_JSON_VALUES | _JSON_NUMBERS.map(lambda s: ("raw", s)), max_size=4),
+    html_digits=st.booleans(),
+    top=st.sampled_from(["object", "array", "number"]),
+    noise=st.sampled_from([b"", b"\r", b"\xef\xbb\xbf", b"\xff", b" ,"]),
+)
+def test_json_lines_decode_as_the_standard_library_decodes_them(
+    values: list, html_digits: bool, top: str, noise: bytes
+) -> None:
+    # The fast decoder (orjson) and `json` agree on every line: the same object, or the same reason.
+    parts = [v[1] if isinstance(v, tuple) else json.dumps(v) for v in values]
+    html = json.dumps("<p>order 12345678901234567890</p>" if html_digits else "<p>x</p>")
+    if top == "object":
+        body = ", ".join([f'"html": {html}'] + [f'"k{i}": {p}' for i, p in enumerate(parts)])
+        text = "{" + body + "}"
+    elif top == "array":
+        text = "[" + ", ".join(parts) + "]"
+    else:
+        text = parts[0] if parts else "7"
+    line = text.encode("utf-8", "surrogatepass")
+    line = noise + line if noise == b"\xef\xbb\xbf" else line + noise
+    fast, plain = decode_json_line(line), decode_json_line(line, fast=False)
+    assert type(fast) is type(plain)
+    assert json.dumps(fast, sort_keys=False) == json.dumps(plain, sort_keys=False)
 
 
 # --- one hostile record never stops a load ---------------------------------------------------------

@@ -23,7 +23,7 @@ from warcio.archiveiterator import ArchiveIterator as WarcioIterator
 from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
-from neardup import engine
+from neardup import engine, warc
 from neardup.config import Config
 from neardup.errors import NotACrawlDump
 from neardup.ingest import detect_format, read_raw, validate
@@ -567,6 +567,46 @@ def test_a_warc_gzipped_as_one_stream_has_offsets_into_the_stream(tmp_path):
     pages = _pages(store)
     assert [p["extra"]["warc_offset"] for p in pages] == list(_offsets(plain).values())
     assert {p["extra"]["warc_offset_in"] for p in pages} == {"gunzipped stream"}
+    store.close()
+
+
+def test_one_stream_revisits_of_records_read_long_before_are_their_copies(tmp_path, monkeypatch):
+    # In a file gzipped as one stream a record read long before cannot be sought: the revisits that refer
+    # to records no longer kept are linked in one more pass over the stream, each with its own number.
+    monkeypatch.setattr(warc, "RECENT_BYTES", 1)  # keep only the latest record
+    plain = tmp_path / "old.warc"
+    a = Archive(plain, gz=False)
+    firsts = [a.response(f"http://r.test/{i}", _doc(i).encode()) for i in range(4)]
+
+    def revisit(rec: Any, date: str) -> None:
+        url = rec.rec_headers.get_header("WARC-Target-URI")
+        r = a.w.create_revisit_record(
+            url,
+            rec.rec_headers.get_header("WARC-Payload-Digest"),
+            url,
+            "2026-03-01T00:00:00Z",
+            http_headers=_http("200 OK", [("Content-Type", "text/html")]),
+        )
+        r.rec_headers.add_header("WARC-Refers-To", rec.rec_headers.get_header("WARC-Record-ID"))
+        r.rec_headers.replace_header("WARC-Date", date)
+        a.w.write_record(r)
+
+    revisit(firsts[2], "2030-01-01T00:00:00Z")  # record 6: long gone from the kept records
+    revisit(firsts[3], "2030-01-02T00:00:00Z")  # record 7: the latest page record, still kept
+    a.response("http://r.test/late", _doc(9).encode())  # record 8
+    revisit(firsts[0], "2030-01-03T00:00:00Z")  # record 9
+    revisit(firsts[2], "2030-01-04T00:00:00Z")  # record 10: a second revisit of the same record
+    a.close()
+    whole = tmp_path / "old.warc.gz"
+    whole.write_bytes(gzip.compress(plain.read_bytes()))
+    store, summary = _ingest(tmp_path, whole)
+    pages = {p["line"]: p for p in _pages(store)}
+    assert sorted(pages) == [2, 3, 4, 5, 6, 7, 8, 9, 10]
+    for line, original in ((6, 4), (7, 5), (9, 2), (10, 4)):
+        assert pages[line]["extra"]["warc_type"] == "revisit"
+        assert pages[line]["html"] == pages[original]["html"] and pages[line]["md5"] == pages[original]["md5"]
+        assert pages[line]["extra"]["refers_to_offset"] == pages[original]["extra"]["warc_offset"]
+    assert summary.revisits == 4 and summary.loaded == 9 and summary.errors == 0
     store.close()
 
 
