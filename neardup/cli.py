@@ -10,6 +10,8 @@ import sys
 from pathlib import Path
 from typing import Any, NoReturn
 
+import yaml
+
 from . import engine
 from .config import Config, load_config
 from .errors import ConfigError, NeardupError
@@ -203,6 +205,46 @@ def cmd_export(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_rules(args: argparse.Namespace) -> int:
+    """Learn URL rules from the clusters; write them as a config (`url_rules:`) and as a crawler's list."""
+    from .config import save_config
+    from .rules import crawler_rules, learn_rules, rules_text
+
+    with _open(args) as store:
+        analysis = _analysis(args, store)
+    learned = learn_rules(analysis.pages, min_precision=args.min_precision, min_support=args.min_support)
+    config = analysis.config.replace(url_rules=learned.rules)
+    crawler = crawler_rules(learned.rules)
+    if args.json:
+        print(
+            json.dumps(
+                {
+                    "rules": [s.as_dict() for s in learned.accepted],
+                    "rejected": [s.as_dict() for s in learned.rejected],
+                    "pages_saved": learned.pages_saved,
+                    "crawl_traps": learned.traps.to_dict(orient="records"),
+                    "crawler": crawler,
+                },
+                indent=2,
+            )
+        )
+    else:
+        print(rules_text(learned))
+    if args.out:
+        save_config(config, args.out)
+        print(f"wrote {args.out} (url_rules applied by: neardup report --config {args.out} --db {args.db})")
+    if args.crawler_out:
+        path = Path(args.crawler_out)
+        text = (
+            json.dumps(crawler, indent=2)
+            if path.suffix == ".json"
+            else yaml.safe_dump(crawler, sort_keys=False)
+        )
+        path.write_text(text, encoding="utf-8")
+        print(f"wrote {path} ({len(crawler)} hosts)")
+    return 0
+
+
 def cmd_evaluate(args: argparse.Namespace) -> int:
     from .evaluate import load_truth, pairwise_scores
 
@@ -348,6 +390,20 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--config-out", help="YAML path (default: dupcheck.yaml beside the first output)")
     p.set_defaults(func=cmd_export)
+
+    p = sub.add_parser(
+        "rules",
+        help="URL rewrite rules learned from the clusters (url_rules for the config, a crawler's list)",
+    )
+    _add_common(p)
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.add_argument("--out", help="dupcheck.yaml with the setting and its url_rules: section")
+    p.add_argument("--crawler-out", help="the rules as a crawler applies them: rules.yaml or rules.json")
+    p.add_argument("--min-precision", type=float, default=0.95, help="keep rules at least this precise")
+    p.add_argument(
+        "--min-support", type=int, default=2, help="keep rules explaining at least this many pairs"
+    )
+    p.set_defaults(func=cmd_rules)
 
     p = sub.add_parser("evaluate", help="pairwise precision/recall against a ground-truth CSV")
     _add_common(p)
