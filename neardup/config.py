@@ -335,7 +335,7 @@ def _url_rules(value: object) -> tuple[UrlRule, ...]:
     if value is None:
         return ()
     if not isinstance(value, list):
-        raise ConfigError(f"url_rules must be a list of rules, not {show_value(value)}")
+        raise ConfigError(f"url_rules must be a list of url rules, not {show_value(value)}")
     rules = []
     for item in value:
         if (

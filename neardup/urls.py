@@ -79,9 +79,11 @@ class UrlRule:
         if not isinstance(self.host, str) or not self.host or not isinstance(self.name, str):
             raise ConfigError(f"a url rule needs a host and a name, not {self.host!r} / {self.name!r}")
         if self.kind == "host_alias" and not (self.name.endswith(".") and len(self.name) > 1):
-            raise ConfigError(f"a host_alias name is a label ending in '.', such as 'm.', not {self.name!r}")
+            raise ConfigError(
+                f"a host_alias url rule name is a label ending in '.', such as 'm.', not {self.name!r}"
+            )
         if self.kind not in ("fold_case", "host_alias") and (not self.name or "/" in self.name):
-            raise ConfigError(f"a {self.kind} rule needs a name without '/', not {self.name!r}")
+            raise ConfigError(f"a {self.kind} url rule needs a name without '/', not {self.name!r}")
 
     def as_dict(self) -> dict[str, str]:
         d = {"host": self.host, "kind": self.kind}
