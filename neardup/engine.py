@@ -7,6 +7,7 @@ filters the stored pairs and re-clusters (`analyze`).
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import time
 from collections import Counter
@@ -708,6 +709,20 @@ def load_fingerprints(
         hosts,
         fixed_counts,
         units["n_shingles"].to_numpy(dtype=np.int64),
+    )
+
+
+def subset_fingerprints(fp: Fingerprints, keep: np.ndarray) -> Fingerprints:
+    """The fingerprints of the pages where `keep` (a boolean mask over `fp.pages`) is true, e.g. of one
+    source: the units and pairs are shared, only the pages and their counts change."""
+    arrays = {k: v[keep] for k, v in fp.arrays.items()}
+    content = arrays["unit"] >= 0
+    fixed_counts = {
+        "md5": len(np.unique(arrays["md5"][content])),
+        "units": len(np.unique(arrays["unit"][content])),
+    }
+    return dataclasses.replace(
+        fp, pages=fp.pages[keep].reset_index(drop=True), arrays=arrays, fixed_counts=fixed_counts
     )
 
 
