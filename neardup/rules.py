@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .urls import UrlKey, UrlRule, bare_host, rewrite_key, url_key
+from .urls import UrlKey, UrlRule, apply_rules_to_key, bare_host, rewrite_key, url_key
 
 MIN_PRECISION = 0.95
 MIN_SUPPORT_PAIRS = 2
@@ -296,6 +296,21 @@ def learn_rules(
     accepted = sorted((s for s in stats if s.rule in rules), key=lambda s: (-s.pages_saved, s.rule.host))
     rejected = sorted(dropped.values(), key=lambda s: (-s.pairs_in_cluster, s.rule.host))
     return LearnedRules(accepted, rejected, saved, crawl_traps(pages))
+
+
+def rule_stats(pages: pd.DataFrame, rules: Sequence[UrlRule]) -> list[RuleStats]:
+    """Each rule measured with the others against the pages' `cluster_id` (e.g. a ground truth's clusters)."""
+    crawl = _Crawl.of(pages)
+    return [_measure(crawl, r, rules) for r in rules]
+
+
+def rewritten_urls(urls: Sequence[str], rules: Sequence[UrlRule]) -> list[str]:
+    """Each URL as the rules rewrite it (on the rule form: https, no trailing slash, sorted query, host kept)."""
+    out = []
+    for url in urls:
+        key = url_key(url)
+        out.append(url if key is None else apply_rules_to_key(key, rules).text())
+    return out
 
 
 def _same_host(a: UrlRule, b: UrlRule) -> bool:
