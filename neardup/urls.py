@@ -35,9 +35,7 @@ def canonicalize_url(url: str) -> str:
     if scheme not in ("http", "https") or not parts.hostname:
         return url
     host = parts.hostname.lower().rstrip(".")
-    # Strip every leading "www." but never the registrable name itself ("www.com" stays): idempotent.
-    while host.startswith("www.") and "." in host[4:]:
-        host = host[4:]
+    host = bare_host(host)
     if port and port not in (80, 443):
         host = f"{host}:{port}"
     path = parts.path or "/"
@@ -126,7 +124,11 @@ def url_key(url: str) -> UrlKey | None:
 
 
 def bare_host(host: str) -> str:
-    return host[4:] if host.startswith("www.") and "." in host[4:] else host
+    """`host` without its leading `www.` labels, but never the registrable name itself ("www.com" stays):
+    idempotent."""
+    while host.startswith("www.") and "." in host[4:]:
+        host = host[4:]
+    return host
 
 
 def apply_rules_to_key(key: UrlKey, rules: Sequence[UrlRule]) -> UrlKey:
