@@ -100,5 +100,6 @@ st.navigation(
         st.Page("pages/4_Tune.py", title="Tune", icon=":material/tune:", url_path="Tune"),
         st.Page("pages/5_Clusters.py", title="Clusters", icon=":material/workspaces:", url_path="Clusters"),
         st.Page("pages/6_Export.py", title="Export", icon=":material/download:", url_path="Export"),
+        st.Page("pages/7_URL_rules.py", title="URL rules", icon=":material/link:", url_path="URL_rules"),
     ]
 ).run()

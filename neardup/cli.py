@@ -10,7 +10,9 @@ import sys
 from pathlib import Path
 from typing import Any, NoReturn
 
-from . import engine
+import yaml
+
+from . import engine, rules
 from .config import Config, load_config
 from .errors import ConfigError, NeardupError
 from .gate import Limit, evaluate, merge, parse_option
@@ -203,6 +205,63 @@ def cmd_export(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_rules(args: argparse.Namespace) -> int:
+    """Learn URL rules from the clusters; write them as a config (`url_rules:`) and as a crawler's list."""
+    from .config import save_config
+    from .rules import crawler_rules, learn_rules, rules_text
+
+    with _open(args) as store:
+        analysis = _analysis(args, store)
+    learned = learn_rules(analysis.pages, min_precision=args.min_precision, min_support=args.min_support)
+    config = analysis.config.replace(url_rules=learned.rules)
+    crawler = crawler_rules(learned.rules)
+    if args.json:
+        print(
+            json.dumps(
+                {
+                    "rules": [s.as_dict() for s in learned.accepted],
+                    "rejected": [s.as_dict() for s in learned.rejected],
+                    "pages_saved": learned.pages_saved,
+                    "crawl_traps": learned.traps.to_dict(orient="records"),
+                    "crawler": crawler,
+                },
+                indent=2,
+            )
+        )
+    else:
+        print(rules_text(learned))
+    if args.out:
+        save_config(config, args.out)
+        print(f"wrote {args.out} (url_rules applied by: neardup report --config {args.out} --db {args.db})")
+    if args.crawler_out:
+        path = Path(args.crawler_out)
+        text = (
+            json.dumps(crawler, indent=2)
+            if path.suffix == ".json"
+            else yaml.safe_dump(crawler, sort_keys=False)
+        )
+        path.write_text(text, encoding="utf-8")
+        print(f"wrote {path} ({len(crawler)} hosts)")
+    return 0
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    """Two crawls side by side: sources of --db, or two database files."""
+    from .compare import comparison_text, open_comparison
+
+    cmp = open_comparison(args.db, args.baseline, args.current, config_from_args(args), jobs=args.jobs)
+    if args.json:
+        print(json.dumps(cmp.as_dict(top=args.top), indent=2, default=str))
+    else:
+        print(comparison_text(cmp, top=args.top))
+    if args.repeats_out:
+        from .csvsafe import to_csv
+
+        to_csv(cmp.repeats, args.repeats_out)
+        print(f"wrote {args.repeats_out} ({len(cmp.repeats):,} current pages that duplicate a baseline page)")
+    return 0
+
+
 def cmd_evaluate(args: argparse.Namespace) -> int:
     from .evaluate import load_truth, pairwise_scores
 
@@ -348,6 +407,39 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--config-out", help="YAML path (default: dupcheck.yaml beside the first output)")
     p.set_defaults(func=cmd_export)
+
+    p = sub.add_parser(
+        "rules",
+        help="URL rewrite rules learned from the clusters (url_rules for the config, a crawler's list)",
+    )
+    _add_common(p)
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.add_argument("--out", help="dupcheck.yaml with the setting and its url_rules: section")
+    p.add_argument("--crawler-out", help="the rules as a crawler applies them: rules.yaml or rules.json")
+    p.add_argument(
+        "--min-precision",
+        type=float,
+        default=rules.MIN_PRECISION,
+        help="keep rules at least this precise (default: %(default)s)",
+    )
+    p.add_argument(
+        "--min-support",
+        type=int,
+        default=rules.MIN_SUPPORT_PAIRS,
+        help="keep rules explaining at least this many URL pairs of one cluster (default: %(default)s)",
+    )
+    p.set_defaults(func=cmd_rules)
+
+    p = sub.add_parser(
+        "compare", help="two crawls side by side: numbers, hosts, clusters new/gone/grown, repeated pages"
+    )
+    _add_common(p)
+    p.add_argument("--baseline", required=True, help="source of --db (id or file name), or a database file")
+    p.add_argument("--current", required=True, help="source of --db (id or file name), or a database file")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.add_argument("--top", type=int, default=10, help="hosts and clusters listed")
+    p.add_argument("--repeats-out", help="CSV of the current pages that duplicate a baseline page")
+    p.set_defaults(func=cmd_compare)
 
     p = sub.add_parser("evaluate", help="pairwise precision/recall against a ground-truth CSV")
     _add_common(p)

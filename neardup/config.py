@@ -14,6 +14,7 @@ import yaml
 from ._html import MAX_STRIP_TAGS  # what the extractor takes
 from .errors import ConfigError
 from .gate import Limit, check_limit, parse_limit
+from .urls import UrlRule
 
 Method = Literal["simhash", "minhash"]
 NormalizeMode = Literal["strip", "main"]
@@ -90,6 +91,7 @@ _FIELD_KINDS: dict[str, tuple[str, tuple[str, ...]]] = {
     # checked on their own in __post_init__
     "representative": ("own", ()),
     "gate": ("own", ()),
+    "url_rules": ("own", ()),
 }
 
 
@@ -140,6 +142,9 @@ class Config:
     representative: tuple[str, ...] = DEFAULT_REPRESENTATIVE
     # Quality gate (`neardup report` exits 1 when a limit is crossed); in YAML a mapping `metric: limit`.
     gate: tuple[Limit, ...] = ()
+    # Per-host URL rewrites (`neardup rules`) applied after canonicalization; in YAML a list of
+    # {host, kind, name} mappings.
+    url_rules: tuple[UrlRule, ...] = ()
 
     def __post_init__(self) -> None:
         for name, (kind, allowed) in _FIELD_KINDS.items():
@@ -227,6 +232,12 @@ class Config:
             check_limit(limit)
         if len({g.metric for g in self.gate}) != len(self.gate):
             raise ConfigError("gate names a metric twice")
+        if not isinstance(self.url_rules, tuple) or not all(isinstance(r, UrlRule) for r in self.url_rules):
+            raise ConfigError(
+                f"url_rules must be a list of host/kind/name rules, not {show_value(self.url_rules)}"
+            )
+        if len(set(self.url_rules)) != len(self.url_rules):
+            raise ConfigError("url_rules names a rule twice")
 
     @property
     def minhash_floor(self) -> float:
@@ -290,6 +301,7 @@ class Config:
         d["strip_tags"] = list(self.strip_tags)
         d["representative"] = list(self.representative)
         d["gate"] = {g.metric: str(g) if g.unit == "%" else int(g.value) for g in self.gate}
+        d["url_rules"] = [r.as_dict() for r in self.url_rules]
         if self.method == "simhash":
             d["threshold"] = int(self.threshold)
         return d
@@ -311,9 +323,31 @@ class Config:
             kwargs["gate"] = tuple(parse_limit(str(m), v) for m, v in kwargs["gate"].items())
         elif kwargs.get("gate") is None:
             kwargs.pop("gate", None)
+        if "url_rules" in kwargs:
+            kwargs["url_rules"] = _url_rules(kwargs["url_rules"])
         if "method" in kwargs and "threshold" not in kwargs and kwargs["method"] in get_args(Method):
             kwargs["threshold"] = default_threshold(kwargs["method"])
         return cls(**kwargs)
+
+
+def _url_rules(value: object) -> tuple[UrlRule, ...]:
+    """The `url_rules:` list of a config file: mappings with host, kind and (but for fold_case) name."""
+    if value is None:
+        return ()
+    if not isinstance(value, list):
+        raise ConfigError(f"url_rules must be a list of url rules, not {show_value(value)}")
+    rules = []
+    for item in value:
+        if (
+            not isinstance(item, dict)
+            or not set(item) <= {"host", "kind", "name"}
+            or not {"host", "kind"} <= set(item)
+        ):
+            raise ConfigError(f"a url rule is a mapping of host, kind and name, not {show_value(item)}")
+        if not all(isinstance(v, str) for v in item.values()):
+            raise ConfigError(f"a url rule's host, kind and name are text, not {show_value(item)}")
+        rules.append(UrlRule(item["host"], item["kind"], item.get("name", "")))
+    return tuple(rules)
 
 
 def default_threshold(method: Method) -> float:

@@ -7,6 +7,7 @@ filters the stored pairs and re-clusters (`analyze`).
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import hashlib
 import time
@@ -41,6 +42,7 @@ from .shingles import shingle_set32_of, text_words
 from .simhash import hamming_many
 from .sketch import sketch_many
 from .store import ROW_GROUP_ROWS, Store
+from .urls import apply_url_rules
 from .warc import WarcBatches
 
 # (stage, done, total): pages, except stage "read": bytes of the file read so far (JSON lines only)
@@ -693,6 +695,12 @@ def load_fingerprints(
     key = config.fingerprint_key
     units = store.units(key, with_signatures=config.method == "minhash")
     pages = store.page_table(config.norm_key, min_words=config.min_words)
+    if config.url_rules:  # the config's URL rules rewrite the canonical URLs (see `neardup rules`)
+        pages["canonical_url"] = [apply_url_rules(u, config.url_rules) for u in pages["url"]]
+        pages["rel_canonical"] = [
+            None if not isinstance(u, str) else apply_url_rules(u, config.url_rules)
+            for u in pages["rel_canonical"]
+        ]
     unit_of = pd.Series(units["unit_id"].to_numpy(), index=units["exact_key"])
     pages["unit_id"] = pages["exact_key"].map(unit_of).fillna(-1).astype(np.int64)
     pages.loc[pages["degenerate"].notna(), "unit_id"] = -1
@@ -719,6 +727,20 @@ def load_fingerprints(
         hosts,
         fixed_counts,
         units["n_shingles"].to_numpy(dtype=np.int64),
+    )
+
+
+def subset_fingerprints(fp: Fingerprints, keep: np.ndarray) -> Fingerprints:
+    """The fingerprints of the pages where `keep` (a boolean mask over `fp.pages`) is true, e.g. of one
+    source: the units and pairs are shared, only the pages and their counts change."""
+    arrays = {k: v[keep] for k, v in fp.arrays.items()}
+    content = arrays["unit"] >= 0
+    fixed_counts = {
+        "md5": len(np.unique(arrays["md5"][content])),
+        "units": len(np.unique(arrays["unit"][content])),
+    }
+    return dataclasses.replace(
+        fp, pages=fp.pages[keep].reset_index(drop=True), arrays=arrays, fixed_counts=fixed_counts
     )
 
 

@@ -6,6 +6,7 @@ from typing import Any
 
 from .engine import Analysis
 from .gate import Verdict
+from .rules import fetch_savings
 
 LABELS = [
     ("total_pages", "total pages"),
@@ -42,6 +43,7 @@ def report_dict(analysis: Analysis, *, top_hosts: int = 10, verdict: Verdict | N
         "top_hosts": analysis.hosts.head(top_hosts).to_dict(orient="records"),
         "warnings": analysis.warnings,
         "gate": verdict.as_dict() if verdict is not None else None,
+        "url_rules": fetch_savings(analysis.pages) if analysis.config.url_rules else None,
     }
 
 
@@ -71,6 +73,14 @@ def report_text(analysis: Analysis, *, top_hosts: int = 10, verdict: Verdict | N
             lines.append(
                 f"    {row.host:<{hw}}  {row.pages:>7,}  {row.redundant:>9,}  {row.redundant_pct:>5.1f}"
             )
+    if d["url_rules"] is not None:
+        u = d["url_rules"]
+        lines += [
+            "",
+            f"  url_rules ({len(analysis.config.url_rules)}): redundant {u['redundant_pct_before']:.1f}% of the "
+            f"pages fetched; {u['pages_not_fetched']:,} pages would not have been fetched, redundant "
+            f"{u['redundant_pct_after']:.1f}% of the rest",
+        ]
     for w in analysis.warnings:
         lines += ["", f"  WARNING: {w}"]
     if verdict is not None:

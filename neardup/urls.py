@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
 from urllib.parse import parse_qsl, quote, urlencode, urlsplit, urlunsplit
+
+from .errors import ConfigError
 
 TRACKING_PARAMS = frozenset({"gclid", "fbclid", "msclkid", "mc_cid", "mc_eid", "ref", "src"})
 
@@ -30,9 +35,7 @@ def canonicalize_url(url: str) -> str:
     if scheme not in ("http", "https") or not parts.hostname:
         return url
     host = parts.hostname.lower().rstrip(".")
-    # Strip every leading "www." but never the registrable name itself ("www.com" stays): idempotent.
-    while host.startswith("www.") and "." in host[4:]:
-        host = host[4:]
+    host = bare_host(host)
     if port and port not in (80, 443):
         host = f"{host}:{port}"
     path = parts.path or "/"
@@ -48,3 +51,123 @@ def host_of(url: str) -> str:
         return (urlsplit(url).hostname or "").removeprefix("www.")
     except ValueError:
         return ""
+
+
+# --- URL rules: per-host rewrites learned from duplicate clusters (neardup.rules) -------------------
+RULE_KINDS = ("host_alias", "drop_segment", "drop_path_param", "fold_case", "drop_param")
+
+
+@dataclass(frozen=True, slots=True)
+class UrlRule:
+    """One per-host rewrite that maps URL variants of a page onto one URL.
+
+    kind: host_alias (`name` is a leading label such as "m." or "uk." that `host` is also served under),
+    drop_segment (a path segment such as "print", "amp" or "index.html"), drop_path_param (a `;name=value`
+    path parameter such as jsessionid), fold_case (the site ignores the case of its paths; no name),
+    drop_param (a query parameter, whatever its value). `host` is compared without a leading `www.`.
+    """
+
+    host: str
+    kind: str
+    name: str = ""
+
+    def __post_init__(self) -> None:
+        if self.kind not in RULE_KINDS:
+            raise ConfigError(f"url rule kind must be one of {', '.join(RULE_KINDS)}, not {self.kind!r}")
+        if not isinstance(self.host, str) or not self.host or not isinstance(self.name, str):
+            raise ConfigError(f"a url rule needs a host and a name, not {self.host!r} / {self.name!r}")
+        if self.kind == "host_alias" and not (self.name.endswith(".") and len(self.name) > 1):
+            raise ConfigError(
+                f"a host_alias url rule name is a label ending in '.', such as 'm.', not {self.name!r}"
+            )
+        if self.kind not in ("fold_case", "host_alias") and (not self.name or "/" in self.name):
+            raise ConfigError(f"a {self.kind} url rule needs a name without '/', not {self.name!r}")
+
+    def as_dict(self) -> dict[str, str]:
+        d = {"host": self.host, "kind": self.kind}
+        if self.name:
+            d["name"] = self.name
+        return d
+
+
+@dataclass(frozen=True, slots=True)
+class UrlKey:
+    """A URL split for rewriting: host, path (no trailing slash) and the sorted query pairs."""
+
+    scheme: str
+    host: str
+    path: str
+    query: tuple[tuple[str, str], ...]
+
+    def text(self) -> str:
+        return urlunsplit((self.scheme, self.host, self.path, urlencode(self.query, quote_via=quote), ""))
+
+
+def url_key(url: str) -> UrlKey | None:
+    """The parts of an http(s) URL that URL rules rewrite (scheme folded to https, host lowercased, no
+    fragment, no trailing slash, query sorted); None for anything else."""
+    try:
+        parts = urlsplit(url.strip())
+        port = parts.port
+    except ValueError:
+        return None
+    if parts.scheme.lower() not in ("http", "https") or not parts.hostname:
+        return None
+    host = parts.hostname.lower().rstrip(".")
+    if port and port not in (80, 443):
+        host = f"{host}:{port}"
+    path = parts.path or "/"
+    if len(path) > 1:
+        path = path.rstrip("/") or "/"
+    query = tuple(sorted(parse_qsl(parts.query, keep_blank_values=True)))
+    return UrlKey("https", host, path, query)
+
+
+def bare_host(host: str) -> str:
+    """`host` without its leading `www.` labels, but never the registrable name itself ("www.com" stays):
+    idempotent."""
+    while host.startswith("www.") and "." in host[4:]:
+        host = host[4:]
+    return host
+
+
+def apply_rules_to_key(key: UrlKey, rules: Sequence[UrlRule]) -> UrlKey:
+    """`key` rewritten by the rules of its host: aliases first, then the path, then the query."""
+    host = key.host
+    for r in rules:
+        if (
+            r.kind == "host_alias"
+            and host.startswith(r.name)
+            and bare_host(host[len(r.name) :]) == bare_host(r.host)
+        ):
+            host = r.host
+    target = bare_host(host)
+    return rewrite_key(
+        key, host, [r for r in rules if r.kind != "host_alias" and bare_host(r.host) == target]
+    )
+
+
+def rewrite_key(key: UrlKey, host: str, rules: Sequence[UrlRule]) -> UrlKey:
+    """`key` moved to `host` and rewritten by `rules` (path and query rules of that host, in order)."""
+    if not rules:
+        return key if host == key.host else UrlKey(key.scheme, host, key.path, key.query)
+    path, query = key.path, key.query
+    for r in rules:
+        if r.kind == "drop_path_param":
+            path = re.sub(r";" + re.escape(r.name) + r"=[^/;]*", "", path, flags=re.IGNORECASE)
+        elif r.kind == "drop_segment":
+            path = "/".join(s for s in path.split("/") if s != r.name) or "/"
+        elif r.kind == "fold_case":
+            path = path.lower()
+        elif r.kind == "drop_param":
+            query = tuple(kv for kv in query if kv[0] != r.name)
+    return UrlKey(key.scheme, host, path, query)
+
+
+def apply_url_rules(url: str, rules: Sequence[UrlRule]) -> str:
+    """`url` rewritten by the URL rules, then canonicalized (`canonicalize_url`); idempotent."""
+    canonical = canonicalize_url(url)
+    if not rules:
+        return canonical
+    key = url_key(canonical)
+    return canonical if key is None else canonicalize_url(apply_rules_to_key(key, rules).text())

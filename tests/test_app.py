@@ -41,6 +41,7 @@ PAGES = {
     "pages/4_Tune.py": "Tune the threshold from labels",
     "pages/5_Clusters.py": "Clusters",
     "pages/6_Export.py": "Export",
+    "pages/7_URL_rules.py": "URL rules",
 }
 TIMEOUT = 120
 
@@ -303,6 +304,32 @@ def test_audit_raw_html_is_shown_as_source(db: str) -> None:
     assert not at.exception
     html = [c for c in at.code if c.language == "html"]
     assert len(html) == 2 and "<html" in html[0].value.lower()
+
+
+# --- URL rules and crawl over crawl --------------------------------------------------------------
+def test_url_rules_page_shows_the_learned_rules_and_compares_two_crawls(
+    db: str, store: Store, tmp_path: Path
+) -> None:
+    at = run_app("pages/7_URL_rules.py")
+    m = metrics(at)
+    rules = at.dataframe[0].value
+    assert int(m["Rules"]) == len(rules) > 0
+    assert set(rules["precision"]) and rules["precision"].min() >= 0.95
+    assert {"drop_param", "host_alias"} <= set(rules["kind"])
+    assert "Load a second crawl" in " ".join(i.value for i in at.info)
+
+    second = write_jsonl(tmp_path / "second.jsonl", make_crawl().records)
+    engine.ingest_file(store, second, Config(), jobs=1)
+    engine.ensure_fingerprints(store, Config(), jobs=1)
+    st.cache_resource.clear()
+    at = run_app("pages/7_URL_rules.py")
+    assert [s.value for s in at.selectbox] == [1, 2]
+    m = metrics(at)
+    assert m["Current pages duplicating the baseline"] == "0"  # another site: nothing repeats
+    assert int(m["Gone"]) > 0 and int(m["New clusters"]) > 0
+    numbers = at.dataframe[-4].value.set_index("metric")
+    assert numbers.loc["total_pages", "current"] == 40
+    assert len(at.get("plotly_chart")) == 1
 
 
 # --- Clusters -> Audit -------------------------------------------------------------------------

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from neardup.urls import TRACKING_PARAMS, canonicalize_url, host_of
+from neardup.urls import TRACKING_PARAMS, UrlRule, apply_url_rules, canonicalize_url, host_of
 
 
 @pytest.mark.parametrize(
@@ -166,3 +166,28 @@ def test_canonical_form_has_the_promised_shape(url: str) -> None:
     names = [k for k, _ in parse_qsl(parts.query, keep_blank_values=True)]
     assert names == sorted(names)
     assert not any(n.lower().startswith("utm_") or n.lower() in TRACKING_PARAMS for n in names)
+
+
+@settings(max_examples=300, deadline=None)
+@given(urls(), st.sampled_from(["", "m.", "uk."]), st.booleans())
+def test_url_rules_are_idempotent_and_keep_the_canonical_shape(url: str, alias: str, fold: bool) -> None:
+    host = urlsplit(canonicalize_url(url)).netloc  # with its port: rules are learned on host:port
+    aliased = url.replace("://", "://" + alias, 1)
+    rules = [
+        UrlRule(host, "drop_param", "id"),
+        UrlRule(host, "drop_param", "page"),
+        UrlRule(host, "drop_segment", "a"),
+        UrlRule(host, "drop_path_param", "jsessionid"),
+    ]
+    if alias:
+        rules.append(UrlRule(host, "host_alias", alias))
+    if fold:
+        rules.append(UrlRule(host, "fold_case"))
+    once = apply_url_rules(aliased, rules)
+    assert apply_url_rules(once, rules) == once
+    assert canonicalize_url(once) == once
+    names = [k for k, _ in parse_qsl(urlsplit(once).query, keep_blank_values=True)]
+    assert "id" not in names and "page" not in names
+    assert "a" not in urlsplit(once).path.split("/")
+    if alias:
+        assert urlsplit(once).netloc == host

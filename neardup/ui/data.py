@@ -9,7 +9,7 @@ import time
 import pandas as pd
 import streamlit as st
 
-from .. import audit, engine
+from .. import audit, compare, engine, rules
 from ..config import Config
 from ..ingest import file_sha256
 from ..store import Store
@@ -133,8 +133,33 @@ def get_pair_detail(
     return audit.pair_detail(_store, page_a, page_b, _config, keep_order=keep_order)
 
 
+@st.cache_resource(show_spinner=False, max_entries=4)
+def get_learned_rules(_store: Store, path: str, config: Config) -> rules.LearnedRules:
+    """URL rules learned from the clusters at a setting (read-only)."""
+    return rules.learn_rules(get_analysis(_store, path, config).pages)
+
+
+@st.cache_resource(show_spinner=False, max_entries=4)
+def get_source_trend(_store: Store, path: str, config: Config) -> pd.DataFrame:
+    """The numbers of each loaded source on its own, in load order."""
+    fp = get_fingerprints(_store, path, config.fingerprint_key, config)
+    return compare.per_source_numbers(fp, config, _store.sources())
+
+
+@st.cache_resource(show_spinner=False, max_entries=8)
+def get_comparison(
+    _store: Store, path: str, config: Config, baseline: int, current: int
+) -> compare.Comparison:
+    """Two sources of the database side by side, clustered together at a setting."""
+    fp = get_fingerprints(_store, path, config.fingerprint_key, config)
+    return compare.compare_sources(fp, config, baseline, current, (str(baseline), str(current)))
+
+
 def clear_caches() -> None:
     """After new data (an ingest): drop everything derived from the database."""
+    get_learned_rules.clear()
+    get_source_trend.clear()
+    get_comparison.clear()
     get_fingerprints.clear()
     get_analysis.clear()
     get_candidate_pairs.clear()

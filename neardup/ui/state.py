@@ -23,6 +23,8 @@ KEY_AUDIT_PENDING = "neardup.audit.pending"  # labels and undos given by callbac
 W_LABELER = "neardup.audit.labeler_input"
 W_NOTE = "neardup.audit.note"
 W_PER_BUCKET = "neardup.audit.per_bucket"
+W_COMPARE_BASELINE = "neardup.compare.baseline"  # URL rules page: the two sources compared
+W_COMPARE_CURRENT = "neardup.compare.current"
 KEY_FLASH = "neardup.flash"  # a confirmation shown once on the next run (st.toast does not survive st.rerun)
 
 # Sidebar widget keys. The threshold has one slider per scale (bits, Jaccard, containment): their ranges differ.

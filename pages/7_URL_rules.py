@@ -1,0 +1,124 @@
+"""URL rules learned from the clusters, crawl traps, and crawl over crawl (the sources of the database)."""
+
+from __future__ import annotations
+
+import json
+
+import plotly.graph_objects as go
+import streamlit as st
+import yaml
+
+from neardup.config import dump_config
+from neardup.csvsafe import to_csv
+from neardup.report import describe_setting
+from neardup.rules import crawler_rules
+from neardup.ui.data import get_analysis, get_comparison, get_learned_rules, get_source_trend
+from neardup.ui.render import md_escape
+from neardup.ui.state import W_COMPARE_BASELINE, W_COMPARE_CURRENT
+from neardup.ui.widgets import open_database
+
+st.set_page_config(page_title="neardup · URL rules", layout="wide")
+st.title("URL rules")
+store, path, config = open_database()
+analysis = get_analysis(store, path, config)
+st.caption(f"Learned from the clusters at {md_escape(describe_setting(analysis))}.")
+
+with st.spinner("Learning URL rules from the clusters"):
+    learned = get_learned_rules(store, path, config)
+c1, c2, c3 = st.columns(3)
+c1.metric("Rules", f"{len(learned.accepted):,}", help="Per-host rewrites at or above the precision floor.")
+c2.metric(
+    "Fetches saved",
+    f"{learned.pages_saved:,}",
+    help="Pages at a second URL of one rewritten URL: a crawler applying the rules would not fetch them.",
+)
+c3.metric("Candidates rejected", f"{len(learned.rejected):,}", help="Too imprecise or too little support.")
+
+table = learned.table()
+if table.empty:
+    st.info("No URL rule explains the clusters at this setting.")
+else:
+    st.dataframe(
+        table,
+        hide_index=True,
+        width="stretch",
+        column_config={
+            "precision": st.column_config.NumberColumn(format="%.2f"),
+            "support_pairs": st.column_config.NumberColumn("support (URL pairs)"),
+            "support_clusters": st.column_config.NumberColumn("clusters"),
+        },
+        key="neardup.rules.table",
+    )
+    rules_config = config.replace(url_rules=learned.rules)
+    crawler = crawler_rules(learned.rules)
+    d1, d2, d3 = st.columns(3)
+    d1.download_button(
+        "dupcheck.yaml (url_rules)", dump_config(rules_config), file_name="dupcheck.yaml", mime="text/yaml"
+    )
+    d2.download_button(
+        "Crawler rules (YAML)",
+        yaml.safe_dump(crawler, sort_keys=False),
+        file_name="url_rules.yaml",
+        mime="text/yaml",
+    )
+    d3.download_button(
+        "Crawler rules (JSON)",
+        json.dumps(crawler, indent=2),
+        file_name="url_rules.json",
+        mime="application/json",
+    )
+
+rejected = learned.table(accepted=False)
+if len(rejected):
+    with st.expander(f"Rejected candidates ({len(rejected):,}), with counter-examples"):
+        st.dataframe(rejected, hide_index=True, width="stretch")
+
+st.subheader("Crawl traps")
+if learned.traps.empty:
+    st.caption("No URL pattern family with many URLs and few distinct texts.")
+else:
+    st.dataframe(learned.traps, hide_index=True, width="stretch")
+
+st.subheader("Crawl over crawl")
+trend = get_source_trend(store, path, config)
+if len(trend) < 2:
+    st.info("Load a second crawl of the same sites (the Load page) to compare crawls.")
+    st.stop()
+fig = go.Figure()
+x = [f"{r.source_id}: {r.source}" for r in trend.itertuples()]
+fig.add_scatter(x=x, y=trend["redundant_pct"], mode="lines+markers", name="redundant %")
+for key, name in (("exact_duplicates", "exact duplicates %"), ("near_duplicates", "near duplicates %")):
+    fig.add_scatter(
+        x=x, y=(100 * trend[key] / trend["total_pages"]).round(2), mode="lines+markers", name=name
+    )
+fig.update_layout(height=320, margin={"t": 20, "b": 20}, yaxis_title="% of the crawl's pages")
+st.plotly_chart(fig, width="stretch")
+
+names = {int(r.source_id): f"{r.source_id}: {r.source}" for r in trend.itertuples()}
+ids = list(names)
+b1, b2 = st.columns(2)
+baseline = b1.selectbox(
+    "Baseline", ids, index=len(ids) - 2, format_func=names.__getitem__, key=W_COMPARE_BASELINE
+)
+current = b2.selectbox(
+    "Current", ids, index=len(ids) - 1, format_func=names.__getitem__, key=W_COMPARE_CURRENT
+)
+if baseline == current:
+    st.warning("Choose two different sources.")
+    st.stop()
+cmp = get_comparison(store, path, config, int(baseline), int(current))
+counts = cmp.counts()
+m = st.columns(5)
+m[0].metric("New clusters", counts["new"])
+m[1].metric("Gone", counts["gone"])
+m[2].metric("Grown", counts["grown"])
+m[3].metric("Shrunk", counts["shrunk"])
+m[4].metric("Current pages duplicating the baseline", f"{len(cmp.repeats):,}")
+st.dataframe(cmp.numbers, hide_index=True, width="stretch")
+st.markdown("**Per host**")
+st.dataframe(cmp.hosts, hide_index=True, width="stretch")
+st.markdown("**Changed clusters**")
+st.dataframe(cmp.clusters[cmp.clusters["change"] != "same"], hide_index=True, width="stretch")
+st.markdown("**Current pages that duplicate a baseline page**")
+st.dataframe(cmp.repeats.head(500), hide_index=True, width="stretch")
+st.download_button("repeats.csv", to_csv(cmp.repeats) or "", file_name="repeats.csv", mime="text/csv")

@@ -1,0 +1,183 @@
+"""URL rules learned from clusters: the variant rules are found, load-bearing parameters are not, and the
+rules apply in canonicalization."""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+from pathlib import Path
+
+import pytest
+import yaml
+from conftest import page_html, words_text, write_jsonl
+
+from neardup import engine
+from neardup.cli import main
+from neardup.config import Config, load_config, save_config
+from neardup.errors import ConfigError
+from neardup.report import report_dict
+from neardup.rules import crawler_rules, learn_rules
+from neardup.store import Store
+from neardup.urls import UrlRule, apply_url_rules
+
+
+def _records() -> list[dict]:
+    """A news site whose articles are also fetched with ?sessionid= and under /print/, a listing whose ?page=
+    selects other text, and a calendar whose every day shows the same page."""
+    rng = random.Random(5)
+    recs = []
+    for i in range(8):
+        body = words_text(rng, 200)
+        url = f"https://news.example.com/story/{i}"
+        recs.append({"url": url, "html": page_html(f"Story {i}", body), "fetched_at": "2024-01-01"})
+        if i < 5:
+            recs.append(
+                {
+                    "url": f"{url}?sessionid=s{i}x",
+                    "html": page_html(f"Story {i}", body),
+                    "fetched_at": "2024-01-02",
+                }
+            )
+        if i >= 3:
+            recs.append(
+                {
+                    "url": f"https://news.example.com/print/story/{i}",
+                    "html": page_html(f"Story {i}", body),
+                    "fetched_at": "2024-01-03",
+                }
+            )
+    for p in range(1, 5):
+        recs.append(
+            {
+                "url": f"https://news.example.com/archive?page={p}",
+                "html": page_html(f"Archive {p}", words_text(rng, 200)),
+                "fetched_at": "2024-01-04",
+            }
+        )
+    # Two listings that share a page: ?page=1 is the bare listing, the other pages differ.
+    recs.append(
+        {"url": "https://news.example.com/archive", "html": recs[-4]["html"], "fetched_at": "2024-01-05"}
+    )
+    calendar = page_html("Calendar", words_text(rng, 200))
+    for day in range(1, 13):
+        recs.append(
+            {
+                "url": f"https://news.example.com/calendar/2024/{day}",
+                "html": calendar,
+                "fetched_at": "2024-01-06",
+            }
+        )
+    return recs
+
+
+@pytest.fixture(scope="module")
+def db(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    tmp = tmp_path_factory.mktemp("rules")
+    path = tmp / "rules.duckdb"
+    with Store(path) as store:
+        engine.ingest_file(store, write_jsonl(tmp / "crawl.jsonl", _records()), Config(), jobs=1)
+        engine.ensure_fingerprints(store, Config(), jobs=1)
+    return path
+
+
+def _analysis(db: Path, config: Config | None = None) -> engine.Analysis:
+    config = config or Config()
+    with Store(db) as store:
+        return engine.analyze(engine.load_fingerprints(store, config, jobs=1), config)
+
+
+def test_learns_the_session_parameter_and_print_segment(db: Path) -> None:
+    learned = learn_rules(_analysis(db).pages)
+    by_rule = {s.rule: s for s in learned.accepted}
+    session = by_rule[UrlRule("news.example.com", "drop_param", "sessionid")]
+    assert (session.precision, session.pairs_in_cluster, session.clusters, session.pages_saved) == (
+        1.0,
+        7,  # stories 3 and 4 are also printed: each of their 2 session URLs merges with 2 pages
+        5,
+        5,
+    )
+    printed = by_rule[UrlRule("news.example.com", "drop_segment", "print")]
+    assert (printed.precision, printed.pairs_in_cluster, printed.pages_saved) == (1.0, 7, 5)
+    assert learned.pages_saved == 10
+
+
+def test_a_load_bearing_parameter_is_rejected_with_its_counter_examples(db: Path) -> None:
+    learned = learn_rules(_analysis(db).pages)
+    page = [s for s in learned.rejected if s.rule == UrlRule("news.example.com", "drop_param", "page")]
+    assert page, [s.rule for s in learned.rejected]
+    # dropping ?page= merges the 5 listing URLs (10 pairs); only archive ~ archive?page=1 is one page
+    assert (page[0].merged_pairs, page[0].pairs_in_cluster, page[0].precision) == (10, 1, 0.1)
+    assert page[0].counter_examples
+    assert all("archive" in a and "page=" in a + b for a, b in page[0].counter_examples)
+    assert UrlRule("news.example.com", "drop_param", "page") not in learned.rules
+
+
+def test_crawl_trap_family(db: Path) -> None:
+    traps = learn_rules(_analysis(db).pages).traps
+    row = traps[traps["pattern"] == "/calendar/{n}/{n}"].iloc[0]
+    assert (row["host"], row["urls"], row["distinct_texts"]) == ("news.example.com", 12, 1)
+    assert len(traps) == 1
+
+
+def test_rules_apply_in_canonicalization_and_the_report(db: Path, tmp_path: Path) -> None:
+    rules = learn_rules(_analysis(db).pages).rules
+    assert apply_url_rules("https://www.news.example.com/print/story/4?sessionid=zz", rules) == (
+        "https://news.example.com/story/4"
+    )
+    assert apply_url_rules("https://news.example.com/archive?page=2", rules).endswith("page=2")
+    config = Config(url_rules=rules)
+    path = tmp_path / "dupcheck.yaml"
+    save_config(config, path)
+    assert load_config(path) == config
+    analysis = _analysis(db, config)
+    assert set(analysis.pages.loc[analysis.pages["url"].str.contains("story/4"), "canonical_url"]) == {
+        "https://news.example.com/story/4"
+    }
+    savings = report_dict(analysis)["url_rules"]
+    assert savings["pages_not_fetched"] == 10
+    assert savings["redundant_pct_after"] < savings["redundant_pct_before"]
+    assert report_dict(_analysis(db))["url_rules"] is None
+
+
+def test_crawler_list() -> None:
+    rules = (
+        UrlRule("a.com", "drop_param", "sid"),
+        UrlRule("a.com", "drop_segment", "print"),
+        UrlRule("a.com", "host_alias", "m."),
+    )
+    [entry] = crawler_rules(rules)
+    assert entry["drop_params"] == ["sid"] and entry["aliases"] == ["m.a.com"]
+    rewrite = entry["path_rewrites"][0]
+    assert re.sub(rewrite["match"], rewrite["replace"], "/print/story/1") == "/story/1"
+    assert re.sub(rewrite["match"], rewrite["replace"], "/printer/story") == "/printer/story"
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        [{"host": "a.com", "kind": "drop_everything", "name": "x"}],
+        [{"host": "a.com", "kind": "drop_param"}],
+        [{"host": "a.com", "kind": "host_alias", "name": "m"}],
+        [{"host": "a.com", "kind": "drop_param", "name": "x", "extra": 1}],
+        "drop all",
+    ],
+)
+def test_bad_url_rules_are_config_errors(value: object) -> None:
+    with pytest.raises(ConfigError, match="url rule"):
+        Config.from_dict({"url_rules": value})
+
+
+def test_cli_rules_writes_config_and_crawler_list(
+    db: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out, crawler = tmp_path / "dupcheck.yaml", tmp_path / "rules.json"
+    assert main(["rules", "--db", str(db), "--out", str(out), "--crawler-out", str(crawler), "--json"]) == 0
+    data = json.loads(capsys.readouterr().out.split("\nwrote ")[0])
+    assert {(r["kind"], r.get("name")) for r in data["rules"]} >= {
+        ("drop_param", "sessionid"),
+        ("drop_segment", "print"),
+    }
+    assert load_config(out).url_rules
+    assert json.loads(crawler.read_text())[0]["drop_params"] == ["sessionid"]
+    assert yaml.safe_load(out.read_text())["url_rules"]
