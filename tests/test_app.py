@@ -26,10 +26,11 @@ from neardup import audit, engine
 from neardup.config import Config, save_config
 from neardup.csvsafe import to_csv
 from neardup.export import COLUMNS, clusters_frame
-from neardup.labels import CATEGORIES, audit_queue, bucket_tallies
+from neardup.labels import ADJUDICATOR, CATEGORIES, audit_queue, bucket_tallies, decision_at
 from neardup.store import Store
 from neardup.ui import data as ui_data
 from neardup.ui.render import md_escape
+from neardup.ui.state import W_QUEUE, other_method
 from neardup.urls import canonicalize_url
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -285,6 +286,76 @@ def test_audit_labels_skips_and_undo_until_the_quota_is_met(db: str, store: Stor
     assert any("opened from" in c.value for c in at.caption)
     shown = [canonicalize_url(c.value) for c in at.code][:2]
     assert sorted(shown) == [last["url_a"], last["url_b"]]
+
+
+def choose_queue(at: AppTest, name: str) -> None:
+    at.sidebar.radio(key=W_QUEUE).set_value(name).run()
+    assert not at.exception, at.exception
+
+
+def test_audit_active_queue_starts_where_a_label_narrows_the_decision_most(db: str, store: Store) -> None:
+    at = run_app("pages/3_Audit.py")
+    choose_queue(at, "active")
+    config = Config()
+    pairs = audit.candidate_pairs(engine.load_fingerprints(store, config, jobs=1), config)
+    for _ in range(3):
+        matched = audit.labeled_pairs(pairs, store.labels())
+        decision = decision_at(bucket_tallies(pairs["bucket"], matched), config)
+        caption = next(c.value for c in at.caption if c.value.startswith("Pair "))
+        assert "narrow" in caption
+        assert f"bucket {decision.gain.index[0]:g}:" in caption
+        n = len(store.labels())
+        button(at, "Duplicate").click().run()
+        assert not at.exception and len(store.labels()) == n + 1
+
+
+def test_audit_simhash_minhash_disagreement_queue(db: str, store: Store) -> None:
+    at = run_app("pages/3_Audit.py")
+    choose_queue(at, "SimHash vs MinHash disagree")
+    mh = Config()
+    sim = other_method(mh, {})
+    sim_pairs = audit.candidate_pairs(engine.load_fingerprints(store, sim, jobs=1), sim)
+    mh_pairs = audit.candidate_pairs(engine.load_fingerprints(store, mh, jobs=1), mh)
+    expected = audit.method_disagreements(
+        sim_pairs, mh_pairs, simhash_bits=int(sim.threshold), minhash_threshold=mh.threshold
+    )
+    assert len(expected) >= 2
+    assert queue_length(at) == len(expected)
+    caption = next(c.value for c in at.caption if c.value.startswith("Pair "))
+    assert f"flagged by {expected.iloc[0]['flagged_by']} only" in caption
+    button(at, "Not duplicate").click().run()
+    assert not at.exception
+    row = store.labels().iloc[0]
+    assert tuple(row[audit.PAIR_KEY]) == tuple(expected.iloc[0][audit.PAIR_KEY])
+    assert queue_length(at) == len(expected) - 1  # the labeled pair leaves the queue
+
+
+def test_audit_labelers_disagree_queue_takes_the_adjudicated_label(db: str, store: Store) -> None:
+    a, ma, b, mb = first_sampled_pair(store)
+    store.record_label(a, b, md5_a=ma, md5_b=mb, label="duplicate", labeler="ana")
+    store.record_label(a, b, md5_a=ma, md5_b=mb, label="not", labeler="ben")
+    at = run_app("pages/3_Audit.py")
+    choose_queue(at, "labelers disagree")
+    assert queue_length(at) == 1
+    caption = next(c.value for c in at.caption if c.value.startswith("Pair "))
+    assert "ana: duplicate" in caption and "ben: not" in caption
+    button(at, "Not duplicate").click().run()
+    assert not at.exception
+    labels = store.labels()
+    assert dict(zip(labels["labeler"], labels["label"], strict=True)) == {
+        "ana": "duplicate",
+        "ben": "not",
+        ADJUDICATOR: "not",
+    }
+    assert any("No contested pair" in s.value for s in at.success)
+    # undo takes the adjudicated label back: the pair is contested again
+    button(at, "Undo the last label").click().run()
+    assert not at.exception
+    assert ADJUDICATOR not in set(store.labels()["labeler"])
+    assert any("opened" in c.value and "adjudicated" in c.value for c in at.caption)
+    button(at, "Duplicate").click().run()  # the reopened pair is adjudicated again
+    assert not at.exception
+    assert store.label_of(a, b, md5_a=ma, md5_b=mb, labeler=ADJUDICATOR)["label"] == "duplicate"
 
 
 def test_audit_skip_stores_nothing_and_moves_on(db: str, store: Store) -> None:
