@@ -368,6 +368,24 @@ def agreement_table(ratings: pd.DataFrame, first: str, second: str) -> pd.DataFr
     return pd.DataFrame(rows, columns=["bucket", "pairs", "raw", "kappa", "ac1"])
 
 
+def labeler_overlap(ratings: pd.DataFrame) -> pd.DataFrame:
+    """Per two labelers (`first` < `second`), the pairs both labeled (`pairs`), most first; pairs with none
+    shared are left out. `ratings` as for `agreement_table`."""
+    items = {
+        who: set(g[_LABEL_KEY].itertuples(index=False, name=None))
+        for who, g in ratings.groupby("labeler", sort=True)
+    }
+    names = sorted(items)
+    rows = [
+        (x, y, len(items[x] & items[y]))
+        for i, x in enumerate(names)
+        for y in names[i + 1 :]
+        if items[x] & items[y]
+    ]
+    out = pd.DataFrame(rows, columns=["first", "second", "pairs"])
+    return out.sort_values("pairs", ascending=False, kind="stable").reset_index(drop=True)
+
+
 # --- the decision at one threshold: its interval, the bucket a label narrows most, when to stop --------
 
 STOP_HALF_WIDTH = 0.05  # stop when precision and recall at the threshold are both known to +/- this

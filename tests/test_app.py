@@ -26,7 +26,15 @@ from neardup import audit, engine
 from neardup.config import Config, save_config
 from neardup.csvsafe import to_csv
 from neardup.export import COLUMNS, clusters_frame
-from neardup.labels import ADJUDICATOR, CATEGORIES, audit_queue, bucket_tallies, decision_at
+from neardup.labels import (
+    ADJUDICATOR,
+    CATEGORIES,
+    LABELS,
+    agreement,
+    audit_queue,
+    bucket_tallies,
+    decision_at,
+)
 from neardup.store import Store
 from neardup.ui import data as ui_data
 from neardup.ui.render import md_escape
@@ -456,6 +464,37 @@ def test_tune_without_then_with_labels(
     assert not [b for b in at.button if b.label == "Use this threshold"]
     # the thin-bucket warning names no bucket whose every pair is labeled
     assert not any("fewer than" in w.value for w in at.warning)
+    # every pair labeled: the stop rule holds
+    assert any("You can stop labeling" in s.value for s in at.success)
+
+
+def test_tune_stop_rule_and_agreement_between_labelers(db: str, store: Store) -> None:
+    config = Config()
+    pairs = audit.candidate_pairs(engine.load_fingerprints(store, config, jobs=1), config)
+    first = pairs.head(6)
+    ana = ["duplicate", "duplicate", "duplicate", "not", "duplicate", "not"]
+    ben = ["duplicate", "not", "duplicate", "not", "duplicate", "duplicate"]
+    for row, a, b in zip(first.itertuples(), ana, ben, strict=True):
+        for who, label in (("ana", a), ("ben", b)):
+            store.record_label(
+                row.url_a, row.url_b, md5_a=row.md5_a, md5_b=row.md5_b, label=label, labeler=who
+            )
+    at = run_app("pages/4_Tune.py")
+    # a few labels: the decision is open (the two contested pairs count as unsure, so their bucket can never
+    # be known exactly), and the page says so
+    assert any(
+        i.value.startswith(f"Precision at {config.threshold:g} is") and "+/-0.05" in i.value for i in at.info
+    )
+    expected = agreement(ana, ben, LABELS)
+    shown = metrics(at)
+    assert shown["Pairs both labeled"] == "6"
+    assert shown["Raw agreement"] == f"{expected.raw:.0%}"
+    assert shown["Cohen's kappa"] == f"{expected.kappa:.2f}"
+    assert shown["Gwet's AC1"] == f"{expected.ac1:.2f}"
+    table = at.dataframe[-1].value.set_index("bucket")
+    assert table.loc["all", "pairs"] == 6 and table["pairs"].drop("all").sum() == 6
+    # 2 of the 6 pairs are contested (duplicate and not, no adjudicator)
+    assert any("2 pairs are contested" in c.value for c in at.caption)
 
 
 # --- Export ------------------------------------------------------------------------------------

@@ -22,6 +22,7 @@ from neardup.labels import (
     decision_at,
     estimates,
     is_duplicate_at,
+    labeler_overlap,
     sample_pairs,
     suggest_threshold,
     thin_buckets,
@@ -413,6 +414,9 @@ def test_agreement_table_per_bucket_and_overall() -> None:
             "label": "not",
         }
     )
+    assert labeler_overlap(pd.DataFrame(rows)).to_dict("records") == [
+        {"first": "ana", "second": "ben", "pairs": 3}
+    ]
     table = agreement_table(pd.DataFrame(rows), "ana", "ben").set_index("bucket")
     assert table["pairs"].to_dict() == {"all": 3, "0.8": 2, "0.9": 1}  # p9 has one labeler only
     assert table.loc["all", "raw"] == pytest.approx(2 / 3)
