@@ -449,11 +449,12 @@ def decision_at(
     """Precision and recall at one threshold with the intervals of `estimates` (Wilson 95% per bucket, combined
     as the weighted sum of the bounds) except that a bucket without labels counts as anything from 0 to 1 and a
     fully labeled bucket as exactly its rate, so the decision is open while any flagged or unflagged bucket is
-    unknown. `gain`: per bucket with unlabeled pairs, the expected drop of the summed interval widths from one
-    more label there (its outcome drawn from the bucket's labeled rate, 1/2 without labels). `more`: the labels
+    unknown. `gain`: per bucket with unlabeled pairs, the expected drop per label of how far the two interval
+    widths exceed 2 * `half_width` (summed), from one more label there or from labeling the whole bucket,
+    whichever is larger (outcomes drawn from the bucket's labeled rate, 1/2 without labels). `more`: the labels
     per bucket that the greedy rule (always the bucket of largest gain) takes until both half-widths are at
     most `half_width`, simulated with the bucket's labeled rate as the outcome of each label (at most
-    `max_more`).
+    `max_more`; an estimate that may overshoot by a fifth, as the simulation adds labels in batches).
     """
     t = config.threshold if threshold is None else threshold
     n_pairs = tallies["pairs"].to_numpy(np.float64)
@@ -469,41 +470,63 @@ def decision_at(
     total = (n_pairs * rate)[known].sum()
     recall = float((n_pairs * rate)[inside & known].sum() / total) if total else float("nan")
 
+    target = 2 * half_width
+
     def width(n_: np.ndarray, d_: np.ndarray) -> tuple[float, float, tuple[float, float, float, float]]:
-        """(sum of the two widths, the larger width, the bounds)."""
+        """(how far the two widths exceed the target, summed; the larger width; the bounds)."""
         lo, hi = _bucket_bounds(n_pairs, n_, d_)
         bounds = _decision(n_pairs, inside, lo, hi)
         wp, wr = bounds[1] - bounds[0], bounds[3] - bounds[2]
-        return wp + wr, max(wp, wr), bounds
+        return max(0.0, wp - target) + max(0.0, wr - target), max(wp, wr), bounds
+
+    def excess_if(lo: np.ndarray, hi: np.ndarray, new_lo: np.ndarray, new_hi: np.ndarray) -> np.ndarray:
+        """Per bucket b: `width(...)[0]` with bucket b's bounds replaced by (new_lo[b], new_hi[b]), all b at once
+        (each bound enters the combined bounds through four sums)."""
+        w_in = np.where(inside, n_pairs, 0.0)
+        w_out = n_pairs - w_in
+        in_lo = (w_in * lo).sum() + w_in * (new_lo - lo)
+        in_hi = (w_in * hi).sum() + w_in * (new_hi - hi)
+        out_lo = (w_out * lo).sum() + w_out * (new_lo - lo)
+        out_hi = (w_out * hi).sum() + w_out * (new_hi - hi)
+        n_in = w_in.sum()
+        wp = (in_hi - in_lo) / n_in if n_in else np.ones(len(lo))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            r_lo = np.where(in_lo + out_hi > 0, in_lo / (in_lo + out_hi), 0.0)
+            r_hi = np.where(in_hi + out_lo > 0, in_hi / (in_hi + out_lo), 1.0)
+        return np.maximum(0.0, wp - target) + np.maximum(0.0, r_hi - r_lo - target)
 
     def gains(n_: np.ndarray, d_: np.ndarray, left_: np.ndarray) -> np.ndarray:
+        """Per bucket: the expected narrowing per label, of one more label or of labeling the whole bucket
+        (a census; a one-label look-ahead alone never sees that a small bucket's last labels close it)."""
         now = width(n_, d_)[0]
-        g = np.full(len(n_), -np.inf)
+        lo, hi = _bucket_bounds(n_pairs, n_, d_)
         p = np.where(n_ > 0, d_ / np.maximum(n_, 1), 0.5)
-        for i in np.flatnonzero(left_ > 0):
-            n1 = n_.copy()
-            n1[i] += 1
-            d1 = d_.copy()
-            d1[i] += 1
-            g[i] = now - (p[i] * width(n1, d1)[0] + (1 - p[i]) * width(n1, d_)[0])
-        return g
+        dup_lo, dup_hi = _bucket_bounds(n_pairs, n_ + 1, d_ + 1)
+        not_lo, not_hi = _bucket_bounds(n_pairs, n_ + 1, d_)
+        all_lo, all_hi = _bucket_bounds(n_pairs, n_ + left_, d_ + p * left_)
+        one = now - (p * excess_if(lo, hi, dup_lo, dup_hi) + (1 - p) * excess_if(lo, hi, not_lo, not_hi))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            census = (now - excess_if(lo, hi, all_lo, all_hi)) / left_
+        return np.where(left_ > 0, np.maximum(one, census), -np.inf)
 
     _, w_now, (p_lo, p_hi, r_lo, r_hi) = width(n, dups)
     g = gains(n, dups, left)
     gain = pd.Series(g, index=buckets)[left > 0].sort_values(ascending=False, kind="stable")
 
-    # The stop rule, simulated: the greedy bucket gets a label whose outcome is its expected share.
+    # The stop rule, simulated: the greedy bucket gets labels whose outcomes are its expected share, a fifth of
+    # its labels so far at a time (at least one), so a count in the thousands takes tens of steps, not thousands.
     sim_n, sim_d, sim_left = n.copy(), dups.copy(), left.copy()
     more = np.zeros(len(n), dtype=np.int64)
     w = w_now
-    while w > 2 * half_width + 1e-12 and sim_left.sum() > 0 and more.sum() < max_more:
+    while w > target + 1e-12 and sim_left.sum() > 0 and more.sum() < max_more:
         sg = gains(sim_n, sim_d, sim_left)
         i = int(np.argmax(sg))
         p_i = sim_d[i] / sim_n[i] if sim_n[i] > 0 else 0.5
-        sim_n[i] += 1
-        sim_d[i] += p_i
-        sim_left[i] -= 1
-        more[i] += 1
+        k = int(min(sim_left[i], max(1, sim_n[i] // 5)))
+        sim_n[i] += k
+        sim_d[i] += p_i * k
+        sim_left[i] -= k
+        more[i] += k
         w = width(sim_n, sim_d)[1]
     more_s = pd.Series(more, index=buckets)
     return Decision(
@@ -533,7 +556,7 @@ def active_queue(
     """The pairs left to label, those of the bucket where one more label narrows the decision at the threshold
     most first (then the next bucket's), each bucket in one reproducible shuffled order; empty once the stop
     rule holds (`decision_at(...).done`)."""
-    decision = decision_at(tallies, config)
+    decision = decision_at(tallies, config, max_more=0)
     if pairs.empty or decision.done:
         return pairs.iloc[:0]
     todo = audit_queue(pairs, labeled, per_bucket=len(pairs), seed=seed, skipped=skipped)

@@ -454,7 +454,7 @@ with st.expander("Labeled pairs"):
         st.caption("No labels yet.")
     else:
         listed = labels.merge(pairs[[*PAIR_KEY, "page_a", "page_b", "bucket"]], on=PAIR_KEY, how="left")
-        f1, f2, f3 = st.columns(3)
+        f1, f2, f3, f4 = st.columns(4)
         by_label = f1.multiselect("Label", sorted(listed["label"].unique()), key="neardup.audit.list.label")
         by_cat = f2.multiselect(
             "Category", sorted(listed["category"].dropna().unique()), key="neardup.audit.list.cat"
@@ -462,8 +462,20 @@ with st.expander("Labeled pairs"):
         by_who = f3.multiselect(
             "Labeler", sorted(listed["labeler"].dropna().unique()), key="neardup.audit.list.who"
         )
+        by_bucket = f4.multiselect(
+            "Bucket",
+            sorted(listed["bucket"].dropna().unique()),
+            format_func=lambda b: f"{b:g}",
+            key="neardup.audit.list.bucket",
+            help="Pairs that are no candidate at this setting have no bucket.",
+        )
         keep = pd.Series(True, index=listed.index)
-        for column, picked in (("label", by_label), ("category", by_cat), ("labeler", by_who)):
+        for column, picked in (
+            ("label", by_label),
+            ("category", by_cat),
+            ("labeler", by_who),
+            ("bucket", by_bucket),
+        ):
             if picked:
                 keep &= listed[column].isin(picked)
         shown = listed[keep]

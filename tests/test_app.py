@@ -366,6 +366,27 @@ def test_audit_labelers_disagree_queue_takes_the_adjudicated_label(db: str, stor
     assert store.label_of(a, b, md5_a=ma, md5_b=mb, labeler=ADJUDICATOR)["label"] == "duplicate"
 
 
+def test_audit_labeled_pairs_filter_by_bucket(
+    db: str, store: Store, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    config = Config(verify="estimate")  # signature estimates spread this database's pairs over buckets
+    save_config(config, tmp_path / "dupcheck.yaml")
+    monkeypatch.setenv("NEARDUP_CONFIG", str(tmp_path / "dupcheck.yaml"))
+    pairs = audit.candidate_pairs(engine.load_fingerprints(store, config, jobs=1), config)
+    one_per_bucket = pairs.drop_duplicates("bucket")
+    assert len(one_per_bucket) >= 2
+    for row in one_per_bucket.itertuples():
+        store.record_label(row.url_a, row.url_b, md5_a=row.md5_a, md5_b=row.md5_b, label="duplicate")
+    at = run_app("pages/3_Audit.py")
+    assert len(at.dataframe[-1].value) == len(one_per_bucket)
+    bucket = float(one_per_bucket["bucket"].iloc[1])
+    at.multiselect(key="neardup.audit.list.bucket").set_value([bucket]).run()
+    assert not at.exception
+    shown = at.dataframe[-1].value
+    assert list(shown["bucket"]) == [bucket]
+    assert list(shown["url_a"]) == [one_per_bucket["url_a"].iloc[1]]
+
+
 def test_audit_skip_stores_nothing_and_moves_on(db: str, store: Store) -> None:
     at = run_app("pages/3_Audit.py")
     shown = [c.value for c in at.code][:2]
