@@ -260,9 +260,29 @@ def cluster_members(pages: pd.DataFrame, cluster_id: int) -> pd.DataFrame:
         "similarity_to_representative",
         "rel_canonical",
     ]
-    return members.sort_values(["is_representative", "page_id"], ascending=[False, True])[cols].reset_index(
+    out = members.sort_values(["is_representative", "page_id"], ascending=[False, True])[cols].reset_index(
         drop=True
     )
+    rep = out.loc[out["is_representative"], "url"]
+    if len(rep):
+        out.insert(1, "url_differs", [url_difference(u, rep.iloc[0]) for u in out["url"]])
+    return out
+
+
+def url_difference(url: str, reference: str) -> str:
+    """What `url` has where it differs from `reference`: from the start of the path segment (or query
+    parameter) where the two part ways, '...'-prefixed; '' for the same URL. A table cell cuts a long URL at
+    its end, where the differing tails (?utm_source=, ?fbclid=, /print) are; this shows them."""
+    if url == reference:
+        return ""
+    n = 0
+    for x, y in zip(url, reference, strict=False):
+        if x != y:
+            break
+        n += 1
+    cut = max(url.rfind(sep, 0, n + 1) for sep in "/?&#")
+    start = cut if cut > url.find("//") + 1 else 0
+    return url if start == 0 else "..." + url[start:]
 
 
 def labels_by_labeler(pairs: pd.DataFrame, labels: pd.DataFrame) -> pd.DataFrame:

@@ -364,7 +364,8 @@ if detail is not None:
         args=(1,),
         disabled=current is None or len(queue) < 2,
     )
-    cats = st.columns(CATEGORY_KEYS)
+    # Two rows of four: eight in one row cut the longer names ("templated siblings") at 1400 px.
+    cats = [*st.columns(CATEGORY_KEYS // 2), *st.columns(CATEGORY_KEYS // 2)]
     for i, name in enumerate(CATEGORIES[:CATEGORY_KEYS]):
         cats[i].button(
             name,

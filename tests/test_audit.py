@@ -215,6 +215,20 @@ def test_method_disagreements_are_the_pairs_one_method_flags() -> None:
     assert list(got.index) == ["sim only", "mh only", "sim far"]
 
 
+@pytest.mark.parametrize(
+    ("url", "reference", "expected"),
+    [
+        ("https://a.example/x/page?utm_source=feed", "https://a.example/x/page", "...?utm_source=feed"),
+        ("https://a.example/x/page?id=1&fbclid=abc", "https://a.example/x/page?id=1", "...&fbclid=abc"),
+        ("https://a.example/news/print/item-1", "https://a.example/news/item-1", ".../print/item-1"),
+        ("https://b.example/x", "https://a.example/x", "https://b.example/x"),  # another host: all of it
+        ("https://a.example/x", "https://a.example/x", ""),
+    ],
+)
+def test_url_difference_shows_the_tail_that_differs(url: str, reference: str, expected: str) -> None:
+    assert audit.url_difference(url, reference) == expected
+
+
 def test_cluster_table_and_members(loaded: tuple[Store, Crawl]) -> None:
     store, crawl = loaded
     config = SETTINGS[0]
@@ -227,6 +241,7 @@ def test_cluster_table_and_members(loaded: tuple[Store, Crawl]) -> None:
     members = audit.cluster_members(analysis.pages, int(clusters.iloc[0]["cluster_id"]))
     assert len(members) == clusters.iloc[0]["size"]
     assert members["is_representative"].sum() == 1 and bool(members["is_representative"].iloc[0])
+    assert members["url_differs"].iloc[0] == ""  # the representative
 
 
 def test_one_label_counts_once(tmp_path: Path) -> None:
