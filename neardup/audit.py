@@ -265,7 +265,8 @@ def cluster_members(pages: pd.DataFrame, cluster_id: int) -> pd.DataFrame:
     )
     rep = out.loc[out["is_representative"], "url"]
     if len(rep):
-        out.insert(1, "url_differs", [url_difference(u, rep.iloc[0]) for u in out["url"]])
+        differs = [url_difference(u, rep.iloc[0]) or "(same URL)" for u in out["url"]]
+        out.insert(1, "url_differs", ["", *differs[1:]])  # the representative comes first
     return out
 
 

@@ -7,6 +7,7 @@ its own copy of that database, so labels written by one test never leak into ano
 from __future__ import annotations
 
 import io
+import json
 import shutil
 import subprocess
 import sys
@@ -174,6 +175,14 @@ def test_home_metrics_follow_the_threshold_slider(db: str, store: Store) -> None
     at.switch_page("pages/2_Explore.py").run()
     assert not at.exception
     assert metrics(at)["Pairs at threshold"] == f"{tighter['pairs_at_threshold']:,}"
+
+
+def test_explore_cluster_size_axis_has_whole_sizes(db: str) -> None:
+    at = run_app("pages/2_Explore.py")
+    charts = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
+    sizes = next(c for c in charts if c["layout"].get("title", {}).get("text") == "Duplicate cluster sizes")
+    assert sizes["layout"]["xaxis"]["type"] == "category"  # ticks on the sizes, never at 1.5 or 2.5
+    assert all(str(x).isdigit() for x in sizes["data"][0]["x"])
 
 
 def test_switching_method_to_simhash(db: str, store: Store) -> None:
