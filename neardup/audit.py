@@ -260,6 +260,102 @@ def cluster_members(pages: pd.DataFrame, cluster_id: int) -> pd.DataFrame:
         "similarity_to_representative",
         "rel_canonical",
     ]
-    return members.sort_values(["is_representative", "page_id"], ascending=[False, True])[cols].reset_index(
+    out = members.sort_values(["is_representative", "page_id"], ascending=[False, True])[cols].reset_index(
         drop=True
+    )
+    rep = out.loc[out["is_representative"], "url"]
+    if len(rep):
+        differs = [url_difference(u, rep.iloc[0]) or "(same URL)" for u in out["url"]]
+        out.insert(1, "url_differs", ["", *differs[1:]])  # the representative comes first
+    return out
+
+
+def url_difference(url: str, reference: str) -> str:
+    """What `url` has where it differs from `reference`: from the start of the path segment (or query
+    parameter) where the two part ways, '...'-prefixed; '' for the same URL. A table cell cuts a long URL at
+    its end, where the differing tails (?utm_source=, ?fbclid=, /print) are; this shows them."""
+    if url == reference:
+        return ""
+    n = 0
+    for x, y in zip(url, reference, strict=False):
+        if x != y:
+            break
+        n += 1
+    cut = max(url.rfind(sep, 0, n + 1) for sep in "/?&#")
+    start = cut if cut > url.find("//") + 1 else 0
+    return url if start == 0 else "..." + url[start:]
+
+
+def labels_by_labeler(pairs: pd.DataFrame, labels: pd.DataFrame) -> pd.DataFrame:
+    """One row per (candidate pair, labeler) with that labeler's label: the pair's key and bucket, `labeler`
+    and `label` (for `neardup.labels.agreement_table`). Matched as `labeled_pairs` matches (an exact label of a
+    labeler wins over their URL-only one); labels of pairs that are no candidate at this setting are left out."""
+    cols = [*PAIR_KEY, "bucket", "labeler", "label"]
+    if labels.empty or pairs.empty:
+        return pd.DataFrame(columns=cols)
+    keys = list(zip(*(pairs[c].to_numpy() for c in PAIR_KEY), strict=True))
+    exact_pos = {k: i for i, k in enumerate(keys)}
+    by_urls: dict[tuple[str, str], list[int]] = {}
+    for i, (a, _, b, _) in enumerate(keys):
+        by_urls.setdefault((a, b), []).append(i)
+    latest = labels.sort_values("labeled_at", kind="stable") if "labeled_at" in labels else labels
+    seen: dict[tuple[int, object], str] = {}
+    loose: list[tuple[str, str, object, str]] = []
+    for a, ma, b, mb, who, label in zip(
+        *(latest[c].to_numpy() for c in PAIR_KEY),
+        latest["labeler"].to_numpy(),
+        latest["label"].to_numpy(),
+        strict=True,
+    ):
+        who = None if who is None or (isinstance(who, float) and np.isnan(who)) else who
+        if not ma and not mb:
+            loose.append((a, b, who, label))
+        elif (i := exact_pos.get((a, ma, b, mb))) is not None:
+            seen[(i, who)] = label
+    for a, b, who, label in loose:
+        for i in by_urls.get((a, b), ()):
+            seen.setdefault((i, who), label)
+    if not seen:
+        return pd.DataFrame(columns=cols)
+    rows = [i for i, _ in seen]
+    out = pairs.iloc[rows][[*PAIR_KEY, "bucket"]].reset_index(drop=True)
+    return out.assign(labeler=[w for _, w in seen], label=list(seen.values()))
+
+
+def method_disagreements(
+    simhash_pairs: pd.DataFrame, minhash_pairs: pd.DataFrame, *, simhash_bits: int, minhash_threshold: float
+) -> pd.DataFrame:
+    """Pairs one method flags as duplicates and the other does not, at the two thresholds.
+
+    Both frames are `candidate_pairs` of the same texts under each method (a pair that is no candidate of a
+    method is not flagged by it). One row per pair: its key, `page_a`, `page_b`, `simhash_bits` and
+    `minhash_score` (NaN where the method did not make it a candidate), `flagged_by` ("SimHash" or
+    "MinHash"), the pairs nearest either threshold first.
+    """
+    sim = simhash_pairs.loc[simhash_pairs["score"] <= simhash_bits, [*PAIR_KEY, "page_a", "page_b", "score"]]
+    mh = minhash_pairs.loc[
+        minhash_pairs["score"] >= minhash_threshold - 1e-9, [*PAIR_KEY, "page_a", "page_b"]
+    ]
+    flagged = pd.concat([sim.drop(columns="score"), mh], ignore_index=True).drop_duplicates(PAIR_KEY)
+    flagged = flagged.merge(
+        simhash_pairs[[*PAIR_KEY, "score"]].rename(columns={"score": "simhash_bits"}), on=PAIR_KEY, how="left"
+    ).merge(
+        minhash_pairs[[*PAIR_KEY, "score"]].rename(columns={"score": "minhash_score"}),
+        on=PAIR_KEY,
+        how="left",
+    )
+    by_sim = flagged["simhash_bits"] <= simhash_bits
+    by_mh = flagged["minhash_score"] >= minhash_threshold - 1e-9
+    out = flagged[by_sim != by_mh].assign(flagged_by=np.where(by_sim[by_sim != by_mh], "SimHash", "MinHash"))
+    # nearest a threshold first: how far the flagging method's score is past its threshold, in its own units
+    past = np.where(
+        out["flagged_by"] == "SimHash",
+        (simhash_bits - out["simhash_bits"]) / max(simhash_bits, 1),
+        (out["minhash_score"] - minhash_threshold) / max(1 - minhash_threshold, 1e-9),
+    )
+    return (
+        out.assign(_p=past)
+        .sort_values(["_p", *PAIR_KEY], kind="stable")
+        .drop(columns="_p")
+        .reset_index(drop=True)
     )

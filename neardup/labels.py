@@ -9,6 +9,7 @@ combined conservatively (the weighted sum of the per-bucket bounds).
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -308,3 +309,263 @@ def suggest_threshold(
     if len(thin):
         reason += f"; {len(thin)} bucket(s) have fewer than {MIN_LABELS_PER_BUCKET} labels"
     return float(best["threshold"]), reason
+
+
+# --- agreement between two labelers -----------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Agreement:
+    pairs: int  # pairs both labelers labeled
+    raw: float  # share of those pairs given the same label
+    kappa: float  # Cohen's kappa: chance agreement from each labeler's own label shares
+    ac1: float  # Gwet's AC1: chance agreement from the pooled shares, stable when one label dominates
+
+
+def agreement(first: Sequence[str], second: Sequence[str], categories: Sequence[str] = ()) -> Agreement:
+    """Raw agreement, Cohen's kappa and Gwet's AC1 of two labelers' labels of the same pairs (in order).
+
+    kappa = (p_o - p_e) / (1 - p_e), p_e = sum_k pA_k pB_k (Cohen 1960);
+    AC1 = (p_o - p_e) / (1 - p_e), p_e = sum_k pi_k (1 - pi_k) / (q - 1), pi_k = (pA_k + pB_k) / 2 (Gwet 2008),
+    with q the number of `categories` (default: the labels either labeler used, at least 2). A statistic whose
+    chance agreement is 1 (both labelers gave one same label throughout) is undefined: NaN.
+    """
+    if len(first) != len(second):
+        raise ValueError("agreement needs two labels per pair")
+    n = len(first)
+    if n == 0:
+        return Agreement(0, float("nan"), float("nan"), float("nan"))
+    cats = list(dict.fromkeys([*categories, *first, *second]))
+    q = max(len(categories) or len(cats), 2)
+    a = np.array([sum(x == c for x in first) for c in cats], dtype=np.float64) / n
+    b = np.array([sum(x == c for x in second) for c in cats], dtype=np.float64) / n
+    p_o = sum(x == y for x, y in zip(first, second, strict=True)) / n
+    pe_kappa = float(a @ b)
+    pi = (a + b) / 2
+    pe_ac1 = float((pi * (1 - pi)).sum() / (q - 1))
+
+    def chance_corrected(p_e: float) -> float:
+        return (p_o - p_e) / (1 - p_e) if p_e < 1 - 1e-12 else float("nan")
+
+    return Agreement(n, p_o, chance_corrected(pe_kappa), chance_corrected(pe_ac1))
+
+
+def agreement_table(ratings: pd.DataFrame, first: str, second: str) -> pd.DataFrame:
+    """Agreement of labelers `first` and `second` per bucket and over all pairs both labeled ("all" row first).
+
+    `ratings` has one row per (pair, labeler): the pair key columns, `bucket`, `labeler`, `label`
+    (`neardup.audit.labels_by_labeler`). Statistics over the three labels (q = 3).
+    """
+    key = [*_LABEL_KEY, "bucket"]
+    a = ratings[ratings["labeler"] == first][[*key, "label"]]
+    b = ratings[ratings["labeler"] == second][[*key, "label"]]
+    both = a.merge(b, on=key, suffixes=("_1", "_2"))
+    groups = [("all", both)] + [(f"{bucket:g}", g) for bucket, g in both.groupby("bucket", sort=True)]
+    rows = []
+    for name, g in groups:
+        s = agreement(list(g["label_1"]), list(g["label_2"]), LABELS)
+        rows.append({"bucket": name, "pairs": s.pairs, "raw": s.raw, "kappa": s.kappa, "ac1": s.ac1})
+    return pd.DataFrame(rows, columns=["bucket", "pairs", "raw", "kappa", "ac1"])
+
+
+def labeler_overlap(ratings: pd.DataFrame) -> pd.DataFrame:
+    """Per two labelers (`first` < `second`), the pairs both labeled (`pairs`), most first; pairs with none
+    shared are left out. `ratings` as for `agreement_table`."""
+    items = {
+        who: set(g[_LABEL_KEY].itertuples(index=False, name=None))
+        for who, g in ratings.groupby("labeler", sort=True)
+    }
+    names = sorted(items)
+    rows = [
+        (x, y, len(items[x] & items[y]))
+        for i, x in enumerate(names)
+        for y in names[i + 1 :]
+        if items[x] & items[y]
+    ]
+    out = pd.DataFrame(rows, columns=["first", "second", "pairs"])
+    return out.sort_values("pairs", ascending=False, kind="stable").reset_index(drop=True)
+
+
+# --- the decision at one threshold: its interval, the bucket a label narrows most, when to stop --------
+
+STOP_HALF_WIDTH = 0.05  # stop when precision and recall at the threshold are both known to +/- this
+
+
+def _bucket_bounds(n_pairs: np.ndarray, n: np.ndarray, dups: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Wilson 95% bounds per bucket; [0, 1] without labels; a bucket whose every pair is labeled is a census
+    (its rate is known, no interval)."""
+    z = 1.96
+    m = np.maximum(n, 1e-12)
+    p = dups / m
+    denom = 1 + z * z / m
+    centre = (p + z * z / (2 * m)) / denom
+    half = z * np.sqrt(np.maximum(p * (1 - p) / m + z * z / (4 * m * m), 0)) / denom
+    census = (n > 0) & (n >= n_pairs)
+    lo = np.where(census, p, np.where(n > 0, np.maximum(0.0, centre - half), 0.0))
+    hi = np.where(census, p, np.where(n > 0, np.minimum(1.0, centre + half), 1.0))
+    return lo, hi
+
+
+def _decision(
+    n_pairs: np.ndarray, inside: np.ndarray, lo: np.ndarray, hi: np.ndarray
+) -> tuple[float, float, float, float]:
+    """(precision low, high, recall low, high) from per-bucket bounds, combined as `estimates` combines them."""
+    n_in = n_pairs[inside].sum()
+    in_lo, in_hi = (n_pairs * lo)[inside].sum(), (n_pairs * hi)[inside].sum()
+    out_lo, out_hi = (n_pairs * lo)[~inside].sum(), (n_pairs * hi)[~inside].sum()
+    p_lo, p_hi = (in_lo / n_in, in_hi / n_in) if n_in else (0.0, 1.0)
+    r_lo = in_lo / (in_lo + out_hi) if in_lo + out_hi else 0.0
+    r_hi = in_hi / (in_hi + out_lo) if in_hi + out_lo else 1.0
+    return p_lo, p_hi, r_lo, r_hi
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    threshold: float
+    precision: float
+    precision_low: float
+    precision_high: float
+    recall: float
+    recall_low: float
+    recall_high: float
+    done: bool  # both intervals within +/- STOP_HALF_WIDTH
+    gain: (
+        pd.Series
+    )  # per bucket with pairs left: how much one more label narrows the two intervals (expected)
+    more: (
+        pd.Series
+    )  # per bucket: about how many more labels reach the stop rule (if the rates stay as labeled)
+    reachable: bool  # whether labeling every pair left would reach it (else `more` is every pair left)
+
+
+def decision_at(
+    tallies: pd.DataFrame,
+    config: Config,
+    threshold: float | None = None,
+    *,
+    half_width: float = STOP_HALF_WIDTH,
+    max_more: int = 2000,
+) -> Decision:
+    """Precision and recall at one threshold with the intervals of `estimates` (Wilson 95% per bucket, combined
+    as the weighted sum of the bounds) except that a bucket without labels counts as anything from 0 to 1 and a
+    fully labeled bucket as exactly its rate, so the decision is open while any flagged or unflagged bucket is
+    unknown. `gain`: per bucket with unlabeled pairs, the expected drop per label of how far the two interval
+    widths exceed 2 * `half_width` (summed), from one more label there or from labeling the whole bucket,
+    whichever is larger (outcomes drawn from the bucket's labeled rate, 1/2 without labels). `more`: the labels
+    per bucket that the greedy rule (always the bucket of largest gain) takes until both half-widths are at
+    most `half_width`, simulated with the bucket's labeled rate as the outcome of each label (at most
+    `max_more`; an estimate that may overshoot by a fifth, as the simulation adds labels in batches).
+    """
+    t = config.threshold if threshold is None else threshold
+    n_pairs = tallies["pairs"].to_numpy(np.float64)
+    n = tallies["labeled"].to_numpy(np.float64)
+    dups = tallies["duplicates"].to_numpy(np.float64)
+    left = tallies["unlabeled"].to_numpy(np.float64)
+    buckets = tallies["bucket"].to_numpy(np.float64)
+    inside = is_duplicate_at(buckets, config, t)
+    known = n > 0
+    rate = np.where(known, dups / np.maximum(n, 1), np.nan)
+    n_in = n_pairs[inside & known].sum()
+    precision = float((n_pairs * rate)[inside & known].sum() / n_in) if n_in else float("nan")
+    total = (n_pairs * rate)[known].sum()
+    recall = float((n_pairs * rate)[inside & known].sum() / total) if total else float("nan")
+
+    target = 2 * half_width
+
+    def width(n_: np.ndarray, d_: np.ndarray) -> tuple[float, float, tuple[float, float, float, float]]:
+        """(how far the two widths exceed the target, summed; the larger width; the bounds)."""
+        lo, hi = _bucket_bounds(n_pairs, n_, d_)
+        bounds = _decision(n_pairs, inside, lo, hi)
+        wp, wr = bounds[1] - bounds[0], bounds[3] - bounds[2]
+        return max(0.0, wp - target) + max(0.0, wr - target), max(wp, wr), bounds
+
+    def excess_if(lo: np.ndarray, hi: np.ndarray, new_lo: np.ndarray, new_hi: np.ndarray) -> np.ndarray:
+        """Per bucket b: `width(...)[0]` with bucket b's bounds replaced by (new_lo[b], new_hi[b]), all b at once
+        (each bound enters the combined bounds through four sums)."""
+        w_in = np.where(inside, n_pairs, 0.0)
+        w_out = n_pairs - w_in
+        in_lo = (w_in * lo).sum() + w_in * (new_lo - lo)
+        in_hi = (w_in * hi).sum() + w_in * (new_hi - hi)
+        out_lo = (w_out * lo).sum() + w_out * (new_lo - lo)
+        out_hi = (w_out * hi).sum() + w_out * (new_hi - hi)
+        n_in = w_in.sum()
+        wp = (in_hi - in_lo) / n_in if n_in else np.ones(len(lo))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            r_lo = np.where(in_lo + out_hi > 0, in_lo / (in_lo + out_hi), 0.0)
+            r_hi = np.where(in_hi + out_lo > 0, in_hi / (in_hi + out_lo), 1.0)
+        return np.maximum(0.0, wp - target) + np.maximum(0.0, r_hi - r_lo - target)
+
+    def gains(n_: np.ndarray, d_: np.ndarray, left_: np.ndarray) -> np.ndarray:
+        """Per bucket: the expected narrowing per label, of one more label or of labeling the whole bucket
+        (a census; a one-label look-ahead alone never sees that a small bucket's last labels close it)."""
+        now = width(n_, d_)[0]
+        lo, hi = _bucket_bounds(n_pairs, n_, d_)
+        p = np.where(n_ > 0, d_ / np.maximum(n_, 1), 0.5)
+        dup_lo, dup_hi = _bucket_bounds(n_pairs, n_ + 1, d_ + 1)
+        not_lo, not_hi = _bucket_bounds(n_pairs, n_ + 1, d_)
+        all_lo, all_hi = _bucket_bounds(n_pairs, n_ + left_, d_ + p * left_)
+        one = now - (p * excess_if(lo, hi, dup_lo, dup_hi) + (1 - p) * excess_if(lo, hi, not_lo, not_hi))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            census = (now - excess_if(lo, hi, all_lo, all_hi)) / left_
+        return np.where(left_ > 0, np.maximum(one, census), -np.inf)
+
+    _, w_now, (p_lo, p_hi, r_lo, r_hi) = width(n, dups)
+    g = gains(n, dups, left)
+    gain = pd.Series(g, index=buckets)[left > 0].sort_values(ascending=False, kind="stable")
+
+    # The stop rule, simulated: the greedy bucket gets labels whose outcomes are its expected share, a fifth of
+    # its labels so far at a time (at least one), so a count in the thousands takes tens of steps, not thousands.
+    sim_n, sim_d, sim_left = n.copy(), dups.copy(), left.copy()
+    more = np.zeros(len(n), dtype=np.int64)
+    w = w_now
+    while w > target + 1e-12 and sim_left.sum() > 0 and more.sum() < max_more:
+        sg = gains(sim_n, sim_d, sim_left)
+        i = int(np.argmax(sg))
+        p_i = sim_d[i] / sim_n[i] if sim_n[i] > 0 else 0.5
+        k = int(min(sim_left[i], max(1, sim_n[i] // 5)))
+        sim_n[i] += k
+        sim_d[i] += p_i * k
+        sim_left[i] -= k
+        more[i] += k
+        w = width(sim_n, sim_d)[1]
+    more_s = pd.Series(more, index=buckets)
+    return Decision(
+        threshold=float(t),
+        precision=precision,
+        precision_low=p_lo,
+        precision_high=p_hi,
+        recall=recall,
+        recall_low=r_lo,
+        recall_high=r_hi,
+        done=w_now <= 2 * half_width + 1e-12,
+        gain=gain,
+        more=more_s[more_s > 0],
+        reachable=w <= 2 * half_width + 1e-12,
+    )
+
+
+def active_queue(
+    pairs: pd.DataFrame,
+    labeled: pd.DataFrame,
+    tallies: pd.DataFrame,
+    config: Config,
+    *,
+    seed: int,
+    skipped: set,
+) -> pd.DataFrame:
+    """The pairs left to label, those of the bucket where one more label narrows the decision at the threshold
+    most first (then the next bucket's), each bucket in one reproducible shuffled order; empty once the stop
+    rule holds (`decision_at(...).done`)."""
+    decision = decision_at(tallies, config, max_more=0)
+    if pairs.empty or decision.done:
+        return pairs.iloc[:0]
+    todo = audit_queue(pairs, labeled, per_bucket=len(pairs), seed=seed, skipped=skipped)
+    rank = {b: i for i, b in enumerate(decision.gain[decision.gain > 0].index)}
+    order = todo["bucket"].map(rank)
+    return (
+        todo.assign(_r=order)
+        .dropna(subset=["_r"])
+        .sort_values("_r", kind="stable")
+        .drop(columns="_r")
+        .reset_index(drop=True)
+    )

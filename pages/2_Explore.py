@@ -107,7 +107,8 @@ with left:
         fig2 = go.Figure(go.Bar(x=vc.index.astype(str), y=vc.to_numpy(), marker_color="#72B7B2"))
         fig2.update_layout(
             title="Duplicate cluster sizes",
-            xaxis_title="pages in cluster",
+            # Sizes as categories: a numeric axis puts ticks between two sizes (1.5, 2.5 pages).
+            xaxis=dict(title="pages in cluster", type="category"),
             yaxis_title="clusters",
             height=340,
             margin=dict(t=50, b=10),

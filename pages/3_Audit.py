@@ -11,12 +11,21 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from neardup.audit import PAIR_KEY, PairDetail, labeled_pairs
-from neardup.labels import CATEGORIES, audit_queue, bucket_tallies
+from neardup.audit import PAIR_KEY, PairDetail, labeled_pairs, labels_by_labeler, method_disagreements
+from neardup.labels import (
+    ADJUDICATOR,
+    CATEGORIES,
+    STOP_HALF_WIDTH,
+    active_queue,
+    audit_queue,
+    bucket_tallies,
+    decision_at,
+)
 from neardup.normalize import stripped_parts
 from neardup.ui.data import get_candidate_pairs, get_pair_detail
 from neardup.ui.render import md_escape, show_diff
 from neardup.ui.state import (
+    AUDIT_QUEUES,
     KEY_AUDIT_CATEGORY,
     KEY_AUDIT_HISTORY,
     KEY_AUDIT_PAIR,
@@ -25,9 +34,12 @@ from neardup.ui.state import (
     KEY_AUDIT_SEED,
     KEY_AUDIT_SKIPPED,
     KEY_LABELER,
+    KEY_THRESHOLDS,
     W_LABELER,
     W_NOTE,
     W_PER_BUCKET,
+    W_QUEUE,
+    other_method,
 )
 from neardup.ui.widgets import flash, open_database
 from neardup.warc import describe_record
@@ -44,9 +56,10 @@ history: list[dict[str, Any]] = state.setdefault(KEY_AUDIT_HISTORY, [])
 chosen: dict[tuple[str, ...], str | None] = state.setdefault(KEY_AUDIT_CATEGORY, {})
 state.setdefault(W_PER_BUCKET, 5)
 state.setdefault(KEY_AUDIT_SEED, 7)
+state.setdefault(W_QUEUE, AUDIT_QUEUES[0])
 if W_LABELER not in state:
     state[W_LABELER] = state.get(KEY_LABELER, "")
-for key in (W_PER_BUCKET, KEY_AUDIT_SEED, W_LABELER):
+for key in (W_PER_BUCKET, KEY_AUDIT_SEED, W_LABELER, W_QUEUE):
     state[key] = state[
         key
     ]  # keep the values while another page runs (Streamlit drops unrendered widgets' state)
@@ -58,10 +71,14 @@ def leave_pair() -> None:
 
 
 def write_label(
-    choice: str, key: tuple[str, str, str, str], pages: tuple[int, int], suggested: str | None
+    choice: str,
+    key: tuple[str, str, str, str],
+    pages: tuple[int, int],
+    suggested: str | None,
+    adjudicate: bool = False,
 ) -> None:
     category = chosen.get(key, suggested)
-    labeler = state.get(W_LABELER) or None
+    labeler = ADJUDICATOR if adjudicate else state.get(W_LABELER) or None
     a, ma, b, mb = key
     previous = store.label_of(a, b, md5_a=ma, md5_b=mb, labeler=labeler)
     store.record_label(
@@ -87,7 +104,10 @@ def write_label(
     )
     leave_pair()
     flash(
-        f"Labeled {LABEL_NAMES[choice].lower()}" + (f" · {category}" if category else "") + " · z undoes it"
+        ("Adjudicated: " if adjudicate else "Labeled ")
+        + LABEL_NAMES[choice].lower()
+        + (f" · {category}" if category else "")
+        + " · z undoes it"
     )
 
 
@@ -141,11 +161,46 @@ with st.sidebar:
         help="Label until every similarity bucket has this many decided labels.",
     )
     seed = st.number_input("Seed", 0, 10**6, key=KEY_AUDIT_SEED)
+    mode = st.radio(
+        "Queue",
+        AUDIT_QUEUES,
+        key=W_QUEUE,
+        help="*quota per bucket*: every similarity bucket gets *pairs per bucket* decided labels. *active*: the "
+        "pair whose label narrows precision and recall at the threshold most, until both are known to "
+        f"+/-{STOP_HALF_WIDTH:g}. *SimHash vs MinHash disagree*: pairs one method flags at its threshold and the "
+        "other does not. *labelers disagree*: pairs labeled both duplicate and not; your label there is the "
+        f"adjudicated final one (labeler '{ADJUDICATOR}').",
+    )
 
 matched = labeled_pairs(pairs, labels)
-queue = audit_queue(
-    pairs, matched, per_bucket=per_bucket, seed=int(seed), skipped=skipped, focus=config.threshold
-)
+tallies = bucket_tallies(pairs["bucket"], matched)
+adjudicating = mode == "labelers disagree"
+other = other_method(config, state.get(KEY_THRESHOLDS, {}))
+if mode == "active":
+    queue = active_queue(pairs, matched, tallies, config, seed=int(seed), skipped=skipped)
+elif mode == "SimHash vs MinHash disagree":
+    other_pairs = get_candidate_pairs(store, path, other.fingerprint_key, other.similarity, other)
+    sim_cfg, mh_cfg = (config, other) if config.method == "simhash" else (other, config)
+    sim_pairs, mh_pairs = (pairs, other_pairs) if config.method == "simhash" else (other_pairs, pairs)
+    queue = method_disagreements(
+        sim_pairs, mh_pairs, simhash_bits=int(sim_cfg.threshold), minhash_threshold=mh_cfg.threshold
+    )
+    done = set(labels[PAIR_KEY].itertuples(index=False, name=None)) | skipped
+    done_urls = {(a, b) for a, ma, b, mb in done if not ma and not mb}
+    keep = [
+        k not in done and (k[0], k[2]) not in done_urls
+        for k in queue[PAIR_KEY].itertuples(index=False, name=None)
+    ]
+    queue = queue[keep].reset_index(drop=True)
+elif adjudicating:
+    contested = matched[matched["contested"]] if "contested" in matched else matched.iloc[:0]
+    queue = contested[PAIR_KEY].merge(pairs[[*PAIR_KEY, "page_a", "page_b", "bucket"]], on=PAIR_KEY)
+    queue = queue[[k not in skipped for k in queue[PAIR_KEY].itertuples(index=False, name=None)]]
+    queue = queue.reset_index(drop=True)
+else:
+    queue = audit_queue(
+        pairs, matched, per_bucket=per_bucket, seed=int(seed), skipped=skipped, focus=config.threshold
+    )
 position = state.get(KEY_AUDIT_POS, 0)
 
 opened = state.get(KEY_AUDIT_PAIR)
@@ -154,10 +209,29 @@ if opened:
     current = None
 elif queue.empty:
     n_decided = int(matched["label"].isin(["duplicate", "not"]).sum())
-    st.success(
-        f"Every bucket has {per_bucket} decided labels, or no unlabeled pair left ({n_decided} decided labels "
-        f"at this setting, {len(skipped)} pairs skipped). Raise *pairs per bucket* for more."
-    )
+    if mode == "active":
+        d = decision_at(tallies, config)
+        st.success(
+            f"Stop: precision at {config.threshold:g} is {d.precision:.2f} [{d.precision_low:.2f}-"
+            f"{d.precision_high:.2f}], recall {d.recall:.2f} [{d.recall_low:.2f}-{d.recall_high:.2f}]"
+            + (
+                f", both within +/-{STOP_HALF_WIDTH:g}."
+                if d.done
+                else "; no pair left that narrows them (every pair is labeled or skipped)."
+            )
+        )
+    elif mode == "SimHash vs MinHash disagree":
+        st.success(
+            f"SimHash at {int(sim_cfg.threshold)} bits and MinHash at {mh_cfg.threshold:g} {mh_cfg.similarity} "
+            "flag the same pairs, apart from pairs labeled or skipped."
+        )
+    elif adjudicating:
+        st.success("No contested pair: every pair the labelers disagree on has an adjudicated label.")
+    else:
+        st.success(
+            f"Every bucket has {per_bucket} decided labels, or no unlabeled pair left ({n_decided} decided "
+            f"labels at this setting, {len(skipped)} pairs skipped). Raise *pairs per bucket* for more."
+        )
     current = None
     page_a = page_b = None
 else:
@@ -177,9 +251,13 @@ def pair_key(detail: PairDetail) -> tuple[str, str, str, str]:
 
 
 def label_pair(
-    choice: str, key: tuple[str, str, str, str], pages: tuple[int, int], suggested: str | None
+    choice: str,
+    key: tuple[str, str, str, str],
+    pages: tuple[int, int],
+    suggested: str | None,
+    adjudicate: bool,
 ) -> None:
-    state.setdefault(KEY_AUDIT_PENDING, []).append(("label", (choice, key, pages, suggested)))
+    state.setdefault(KEY_AUDIT_PENDING, []).append(("label", (choice, key, pages, suggested, adjudicate)))
 
 
 def undo() -> None:
@@ -211,13 +289,38 @@ category = chosen.get(key, detail.category) if detail else None
 
 # --- the label bar: above the pair, every action on a key --------------------------------------
 if detail is not None:
-    if current is not None:
+    if current is not None and mode == "SimHash vs MinHash disagree":
+        bits, score = current["simhash_bits"], current["minhash_score"]
+        where = (
+            f"Pair {position + 1} of {len(queue)} SimHash and MinHash disagree on · flagged by "
+            f"{current['flagged_by']} only · SimHash {'no candidate' if pd.isna(bits) else f'{int(bits)} bits'}"
+            f" (threshold {int(sim_cfg.threshold)}) · MinHash {mh_cfg.similarity} "
+            f"{'no candidate' if pd.isna(score) else f'{score:.2f}'} (threshold {mh_cfg.threshold:g})"
+        )
+    elif current is not None and adjudicating:
+        theirs = labels_by_labeler(pairs[(pairs[PAIR_KEY] == current[PAIR_KEY]).all(axis=1)], labels)
+        given = ", ".join(
+            f"{md_escape(w if isinstance(w, str) and w else 'unnamed')}: {lab}"
+            for w, lab in zip(theirs["labeler"], theirs["label"], strict=True)
+        )
+        where = (
+            f"Pair {position + 1} of {len(queue)} contested · bucket {current['bucket']:g} · {given} · your "
+            f"label is the adjudicated final one"
+        )
+    elif current is not None and mode == "active":
+        where = (
+            f"Pair {position + 1} of {len(queue)} left in the buckets that narrow the decision · bucket "
+            f"{current['bucket']:g}: one more label there narrows precision and recall at {config.threshold:g} most"
+        )
+    elif current is not None:
         where = (
             f"Pair {position + 1} of {len(queue)} to label · bucket {current['bucket']:g} · nearest the "
             f"threshold first · {per_bucket} decided labels per bucket"
         )
     else:
-        where = "Pair opened from the Clusters page, the list of labeled pairs, or undo"
+        where = "Pair opened from the Clusters page, the list of labeled pairs, or undo" + (
+            f" · your label is the adjudicated final one (labeler '{ADJUDICATOR}')" if adjudicating else ""
+        )
     st.caption(where)
     pages = (int(detail.left["page_id"]), int(detail.right["page_id"]))
     bar = st.columns([1.3, 1.3, 1, 1, 1, 1, 1])
@@ -227,21 +330,21 @@ if detail is not None:
         shortcut="d",
         width="stretch",
         on_click=label_pair,
-        args=("duplicate", key, pages, detail.category),
+        args=("duplicate", key, pages, detail.category, adjudicating),
     )
     bar[1].button(
         "Not duplicate",
         shortcut="n",
         width="stretch",
         on_click=label_pair,
-        args=("not", key, pages, detail.category),
+        args=("not", key, pages, detail.category, adjudicating),
     )
     bar[2].button(
         "Unsure",
         shortcut="u",
         width="stretch",
         on_click=label_pair,
-        args=("unsure", key, pages, detail.category),
+        args=("unsure", key, pages, detail.category, adjudicating),
     )
     bar[3].button("Skip", shortcut="s", width="stretch", on_click=skip, args=(key,))
     bar[4].button("Undo", shortcut="z", width="stretch", on_click=undo, disabled=not history)
@@ -261,7 +364,8 @@ if detail is not None:
         args=(1,),
         disabled=current is None or len(queue) < 2,
     )
-    cats = st.columns(CATEGORY_KEYS)
+    # Two rows of four: eight in one row cut the longer names ("templated siblings") at 1400 px.
+    cats = [*st.columns(CATEGORY_KEYS // 2), *st.columns(CATEGORY_KEYS // 2)]
     for i, name in enumerate(CATEGORIES[:CATEGORY_KEYS]):
         cats[i].button(
             name,
@@ -339,7 +443,6 @@ else:
     st.button("Undo the last label", shortcut="z", on_click=undo, disabled=not history)
 
 # --- progress and the labeled pairs --------------------------------------------------------------
-tallies = bucket_tallies(pairs["bucket"], matched)
 n_contested = int(matched["contested"].sum()) if "contested" in matched else 0
 with st.expander(
     f"Progress: {int(tallies['labeled'].sum())} labeled pairs at this setting "
@@ -352,7 +455,7 @@ with st.expander("Labeled pairs"):
         st.caption("No labels yet.")
     else:
         listed = labels.merge(pairs[[*PAIR_KEY, "page_a", "page_b", "bucket"]], on=PAIR_KEY, how="left")
-        f1, f2, f3 = st.columns(3)
+        f1, f2, f3, f4 = st.columns(4)
         by_label = f1.multiselect("Label", sorted(listed["label"].unique()), key="neardup.audit.list.label")
         by_cat = f2.multiselect(
             "Category", sorted(listed["category"].dropna().unique()), key="neardup.audit.list.cat"
@@ -360,8 +463,20 @@ with st.expander("Labeled pairs"):
         by_who = f3.multiselect(
             "Labeler", sorted(listed["labeler"].dropna().unique()), key="neardup.audit.list.who"
         )
+        by_bucket = f4.multiselect(
+            "Bucket",
+            sorted(listed["bucket"].dropna().unique()),
+            format_func=lambda b: f"{b:g}",
+            key="neardup.audit.list.bucket",
+            help="Pairs that are no candidate at this setting have no bucket.",
+        )
         keep = pd.Series(True, index=listed.index)
-        for column, picked in (("label", by_label), ("category", by_cat), ("labeler", by_who)):
+        for column, picked in (
+            ("label", by_label),
+            ("category", by_cat),
+            ("labeler", by_who),
+            ("bucket", by_bucket),
+        ):
             if picked:
                 keep &= listed[column].isin(picked)
         shown = listed[keep]

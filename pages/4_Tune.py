@@ -2,20 +2,34 @@
 
 from __future__ import annotations
 
+import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from neardup.audit import tune_tables
-from neardup.labels import MIN_LABELS_PER_BUCKET, suggest_threshold, thin_buckets
-from neardup.ui.data import get_fingerprints
+from neardup.audit import labeled_pairs, labels_by_labeler
+from neardup.labels import (
+    ADJUDICATOR,
+    MIN_LABELS_PER_BUCKET,
+    STOP_HALF_WIDTH,
+    agreement_table,
+    bucket_tallies,
+    decision_at,
+    estimates,
+    labeler_overlap,
+    suggest_threshold,
+    thin_buckets,
+)
+from neardup.ui.data import get_candidate_pairs
 from neardup.ui.state import set_config
 from neardup.ui.widgets import flash, open_database
 
 st.set_page_config(page_title="neardup · Tune", layout="wide")
 st.title("Tune the threshold from labels")
 store, path, config = open_database()
-fp = get_fingerprints(store, path, config.fingerprint_key, config)
-tallies, est = tune_tables(fp, config, store.labels())
+pairs = get_candidate_pairs(store, path, config.fingerprint_key, config.similarity, config)
+labels = store.labels()
+tallies = bucket_tallies(pairs["bucket"], labeled_pairs(pairs, labels))
+est = estimates(tallies, config)
 
 st.markdown(
     "Pairs were sampled per similarity bucket, so each bucket's labeled duplicate share is weighted by the "
@@ -41,6 +55,35 @@ st.caption(
     f"majority: {n_contested} pairs are contested (labelers disagree, no adjudicator's label)."
     if n_contested
     else f"{n_labels} decided labels at this setting; no pair is contested."
+)
+
+decision = decision_at(tallies, config)
+where = (
+    f"Precision at {config.threshold:g} is {decision.precision:.2f} [{decision.precision_low:.2f}-"
+    f"{decision.precision_high:.2f}], recall {decision.recall:.2f} [{decision.recall_low:.2f}-"
+    f"{decision.recall_high:.2f}]"
+)
+if decision.done:
+    st.success(f"{where}: both known to +/-{STOP_HALF_WIDTH:g}. You can stop labeling at this threshold.")
+else:
+    top = decision.more.sort_values(ascending=False, kind="stable")
+    spread = ", ".join(f"{n} in bucket {b:g}" for b, n in top.head(4).items()) + (
+        " ..." if len(top) > 4 else ""
+    )
+    st.info(
+        f"{where}. "
+        + (
+            f"About {int(top.sum())} more labels ({spread}) would bring both to +/-{STOP_HALF_WIDTH:g}, if the "
+            "buckets' duplicate shares stay as labeled so far; the *active* queue on **Audit** serves them."
+            if decision.reachable
+            else f"Labeling every pair left would not bring both to +/-{STOP_HALF_WIDTH:g} ({int(top.sum())} "
+            "pairs left in the buckets that matter)."
+        )
+    )
+st.caption(
+    "The stop rule's intervals are the Wilson intervals per bucket combined as below, except that a bucket "
+    "without labels counts as anything from 0% to 100% duplicates and a fully labeled bucket as exactly its "
+    "share; the combination is conservative, so they are wider than the true 95% intervals."
 )
 
 suggested, reason = suggest_threshold(est, tallies)
@@ -128,3 +171,41 @@ st.dataframe(
         c: st.column_config.NumberColumn(format="%.2f") for c in ("rate", "rate_low", "rate_high")
     },
 )
+
+# --- agreement between labelers ------------------------------------------------------------------------
+ratings = labels_by_labeler(pairs, labels)
+ratings = ratings.assign(labeler=ratings["labeler"].fillna("(unnamed)"))
+ratings = ratings[ratings["labeler"] != ADJUDICATOR]
+overlap = labeler_overlap(ratings)
+st.subheader("Agreement between labelers")
+if overlap.empty:
+    st.caption(
+        "One labeler so far (or no pair labeled by two): agreement needs two labelers' labels of the same "
+        "pairs. Labels imported on **Export** keep their labeler."
+    )
+else:
+    c1, c2 = st.columns(2)
+    first = c1.selectbox("Labeler", overlap["first"].unique(), key="neardup.tune.labeler_1")
+    seconds = overlap.loc[overlap["first"] == first, "second"]
+    second = c2.selectbox("and labeler", seconds, key="neardup.tune.labeler_2") if len(seconds) else None
+    if second is not None:
+        table = agreement_table(ratings, first, second)
+        overall = table.iloc[0]
+        m1, m2, m3, m4 = st.columns(4)
+        m1.metric("Pairs both labeled", int(overall["pairs"]))
+        m2.metric("Raw agreement", f"{overall['raw']:.0%}")
+        m3.metric("Cohen's kappa", "n/a" if pd.isna(overall["kappa"]) else f"{overall['kappa']:.2f}")
+        m4.metric("Gwet's AC1", "n/a" if pd.isna(overall["ac1"]) else f"{overall['ac1']:.2f}")
+        st.caption(
+            "Over the three labels (duplicate, not, unsure). Kappa's chance agreement comes from each labeler's "
+            "own label shares, so when one label dominates (most pairs in a bucket are duplicates) kappa is low "
+            "even at high raw agreement; AC1 pools the shares and stays near the raw agreement. n/a: both "
+            "labelers gave one same label throughout. Pairs they disagree on are the Audit page's *labelers "
+            "disagree* queue, where your label is the adjudicated final one."
+        )
+        st.dataframe(
+            table,
+            hide_index=True,
+            width="stretch",
+            column_config={c: st.column_config.NumberColumn(format="%.2f") for c in ("raw", "kappa", "ac1")},
+        )

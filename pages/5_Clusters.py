@@ -45,6 +45,12 @@ st.dataframe(
     hide_index=True,
     width="stretch",
     column_config={
+        "url_differs": st.column_config.TextColumn(
+            "differs from the representative's URL",
+            help="The member URL from where it parts from the representative's (a tracking parameter, a "
+            "print flag, another path); empty for the representative.",
+        ),
+        "url": st.column_config.TextColumn("url", width="large"),
         "similarity_to_representative": st.column_config.NumberColumn(
             f"similarity to rep. ({unit})", format="%.2f"
         ),

@@ -7,6 +7,7 @@ its own copy of that database, so labels written by one test never leak into ano
 from __future__ import annotations
 
 import io
+import json
 import shutil
 import subprocess
 import sys
@@ -26,10 +27,19 @@ from neardup import audit, engine
 from neardup.config import Config, save_config
 from neardup.csvsafe import to_csv
 from neardup.export import COLUMNS, clusters_frame
-from neardup.labels import CATEGORIES, audit_queue, bucket_tallies
+from neardup.labels import (
+    ADJUDICATOR,
+    CATEGORIES,
+    LABELS,
+    agreement,
+    audit_queue,
+    bucket_tallies,
+    decision_at,
+)
 from neardup.store import Store
 from neardup.ui import data as ui_data
 from neardup.ui.render import md_escape
+from neardup.ui.state import W_QUEUE, other_method
 from neardup.urls import canonicalize_url
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -168,6 +178,14 @@ def test_home_metrics_follow_the_threshold_slider(db: str, store: Store) -> None
     assert metrics(at)["Pairs at threshold"] == f"{tighter['pairs_at_threshold']:,}"
 
 
+def test_explore_cluster_size_axis_has_whole_sizes(db: str) -> None:
+    at = run_app("pages/2_Explore.py")
+    charts = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
+    sizes = next(c for c in charts if c["layout"].get("title", {}).get("text") == "Duplicate cluster sizes")
+    assert sizes["layout"]["xaxis"]["type"] == "category"  # ticks on the sizes, never at 1.5 or 2.5
+    assert all(str(x).isdigit() for x in sizes["data"][0]["x"])
+
+
 def test_switching_method_to_simhash(db: str, store: Store) -> None:
     at = run_app()
     at.sidebar.radio[0].set_value("simhash").run()  # computes simhash fingerprints once
@@ -286,6 +304,97 @@ def test_audit_labels_skips_and_undo_until_the_quota_is_met(db: str, store: Stor
     assert any("opened from" in c.value for c in at.caption)
     shown = [canonicalize_url(c.value) for c in at.code][:2]
     assert sorted(shown) == [last["url_a"], last["url_b"]]
+
+
+def choose_queue(at: AppTest, name: str) -> None:
+    at.sidebar.radio(key=W_QUEUE).set_value(name).run()
+    assert not at.exception, at.exception
+
+
+def test_audit_active_queue_starts_where_a_label_narrows_the_decision_most(db: str, store: Store) -> None:
+    at = run_app("pages/3_Audit.py")
+    choose_queue(at, "active")
+    config = Config()
+    pairs = audit.candidate_pairs(engine.load_fingerprints(store, config, jobs=1), config)
+    for _ in range(3):
+        matched = audit.labeled_pairs(pairs, store.labels())
+        decision = decision_at(bucket_tallies(pairs["bucket"], matched), config)
+        caption = next(c.value for c in at.caption if c.value.startswith("Pair "))
+        assert "narrow" in caption
+        assert f"bucket {decision.gain.index[0]:g}:" in caption
+        n = len(store.labels())
+        button(at, "Duplicate").click().run()
+        assert not at.exception and len(store.labels()) == n + 1
+
+
+def test_audit_simhash_minhash_disagreement_queue(db: str, store: Store) -> None:
+    at = run_app("pages/3_Audit.py")
+    choose_queue(at, "SimHash vs MinHash disagree")
+    mh = Config()
+    sim = other_method(mh, {})
+    sim_pairs = audit.candidate_pairs(engine.load_fingerprints(store, sim, jobs=1), sim)
+    mh_pairs = audit.candidate_pairs(engine.load_fingerprints(store, mh, jobs=1), mh)
+    expected = audit.method_disagreements(
+        sim_pairs, mh_pairs, simhash_bits=int(sim.threshold), minhash_threshold=mh.threshold
+    )
+    assert len(expected) >= 2
+    assert queue_length(at) == len(expected)
+    caption = next(c.value for c in at.caption if c.value.startswith("Pair "))
+    assert f"flagged by {expected.iloc[0]['flagged_by']} only" in caption
+    button(at, "Not duplicate").click().run()
+    assert not at.exception
+    row = store.labels().iloc[0]
+    assert tuple(row[audit.PAIR_KEY]) == tuple(expected.iloc[0][audit.PAIR_KEY])
+    assert queue_length(at) == len(expected) - 1  # the labeled pair leaves the queue
+
+
+def test_audit_labelers_disagree_queue_takes_the_adjudicated_label(db: str, store: Store) -> None:
+    a, ma, b, mb = first_sampled_pair(store)
+    store.record_label(a, b, md5_a=ma, md5_b=mb, label="duplicate", labeler="ana")
+    store.record_label(a, b, md5_a=ma, md5_b=mb, label="not", labeler="ben")
+    at = run_app("pages/3_Audit.py")
+    choose_queue(at, "labelers disagree")
+    assert queue_length(at) == 1
+    caption = next(c.value for c in at.caption if c.value.startswith("Pair "))
+    assert "ana: duplicate" in caption and "ben: not" in caption
+    button(at, "Not duplicate").click().run()
+    assert not at.exception
+    labels = store.labels()
+    assert dict(zip(labels["labeler"], labels["label"], strict=True)) == {
+        "ana": "duplicate",
+        "ben": "not",
+        ADJUDICATOR: "not",
+    }
+    assert any("No contested pair" in s.value for s in at.success)
+    # undo takes the adjudicated label back: the pair is contested again
+    button(at, "Undo the last label").click().run()
+    assert not at.exception
+    assert ADJUDICATOR not in set(store.labels()["labeler"])
+    assert any("opened" in c.value and "adjudicated" in c.value for c in at.caption)
+    button(at, "Duplicate").click().run()  # the reopened pair is adjudicated again
+    assert not at.exception
+    assert store.label_of(a, b, md5_a=ma, md5_b=mb, labeler=ADJUDICATOR)["label"] == "duplicate"
+
+
+def test_audit_labeled_pairs_filter_by_bucket(
+    db: str, store: Store, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    config = Config(verify="estimate")  # signature estimates spread this database's pairs over buckets
+    save_config(config, tmp_path / "dupcheck.yaml")
+    monkeypatch.setenv("NEARDUP_CONFIG", str(tmp_path / "dupcheck.yaml"))
+    pairs = audit.candidate_pairs(engine.load_fingerprints(store, config, jobs=1), config)
+    one_per_bucket = pairs.drop_duplicates("bucket")
+    assert len(one_per_bucket) >= 2
+    for row in one_per_bucket.itertuples():
+        store.record_label(row.url_a, row.url_b, md5_a=row.md5_a, md5_b=row.md5_b, label="duplicate")
+    at = run_app("pages/3_Audit.py")
+    assert len(at.dataframe[-1].value) == len(one_per_bucket)
+    bucket = float(one_per_bucket["bucket"].iloc[1])
+    at.multiselect(key="neardup.audit.list.bucket").set_value([bucket]).run()
+    assert not at.exception
+    shown = at.dataframe[-1].value
+    assert list(shown["bucket"]) == [bucket]
+    assert list(shown["url_a"]) == [one_per_bucket["url_a"].iloc[1]]
 
 
 def test_audit_skip_stores_nothing_and_moves_on(db: str, store: Store) -> None:
@@ -412,6 +521,37 @@ def test_tune_without_then_with_labels(
     assert not [b for b in at.button if b.label == "Use this threshold"]
     # the thin-bucket warning names no bucket whose every pair is labeled
     assert not any("fewer than" in w.value for w in at.warning)
+    # every pair labeled: the stop rule holds
+    assert any("You can stop labeling" in s.value for s in at.success)
+
+
+def test_tune_stop_rule_and_agreement_between_labelers(db: str, store: Store) -> None:
+    config = Config()
+    pairs = audit.candidate_pairs(engine.load_fingerprints(store, config, jobs=1), config)
+    first = pairs.head(6)
+    ana = ["duplicate", "duplicate", "duplicate", "not", "duplicate", "not"]
+    ben = ["duplicate", "not", "duplicate", "not", "duplicate", "duplicate"]
+    for row, a, b in zip(first.itertuples(), ana, ben, strict=True):
+        for who, label in (("ana", a), ("ben", b)):
+            store.record_label(
+                row.url_a, row.url_b, md5_a=row.md5_a, md5_b=row.md5_b, label=label, labeler=who
+            )
+    at = run_app("pages/4_Tune.py")
+    # a few labels: the decision is open (the two contested pairs count as unsure, so their bucket can never
+    # be known exactly), and the page says so
+    assert any(
+        i.value.startswith(f"Precision at {config.threshold:g} is") and "+/-0.05" in i.value for i in at.info
+    )
+    expected = agreement(ana, ben, LABELS)
+    shown = metrics(at)
+    assert shown["Pairs both labeled"] == "6"
+    assert shown["Raw agreement"] == f"{expected.raw:.0%}"
+    assert shown["Cohen's kappa"] == f"{expected.kappa:.2f}"
+    assert shown["Gwet's AC1"] == f"{expected.ac1:.2f}"
+    table = at.dataframe[-1].value.set_index("bucket")
+    assert table.loc["all", "pairs"] == 6 and table["pairs"].drop("all").sum() == 6
+    # 2 of the 6 pairs are contested (duplicate and not, no adjudicator)
+    assert any("2 pairs are contested" in c.value for c in at.caption)
 
 
 # --- Export ------------------------------------------------------------------------------------

@@ -146,6 +146,89 @@ def test_labeled_pairs_and_tune_tables(loaded: tuple[Store, Crawl], tmp_path: Pa
     assert audit.labeled_pairs(pairs, labels.iloc[:0]).empty
 
 
+def test_labels_by_labeler_keep_each_labelers_label(loaded: tuple[Store, Crawl]) -> None:
+    store, _ = loaded
+    config = SETTINGS[0]
+    pairs = audit.candidate_pairs(engine.load_fingerprints(store, config, jobs=1), config)
+    p0, p1 = pairs.iloc[0], pairs.iloc[1]
+    labels = pd.DataFrame(
+        [
+            {**{c: p0[c] for c in audit.PAIR_KEY}, "labeler": "ana", "label": "duplicate"},
+            {**{c: p0[c] for c in audit.PAIR_KEY}, "labeler": "ben", "label": "not"},
+            # ben's URL-only label of the same pair: his exact label wins
+            {
+                "url_a": p0["url_a"],
+                "md5_a": "",
+                "url_b": p0["url_b"],
+                "md5_b": "",
+                "labeler": "ben",
+                "label": "unsure",
+            },
+            {
+                "url_a": p1["url_a"],
+                "md5_a": "",
+                "url_b": p1["url_b"],
+                "md5_b": "",
+                "labeler": None,
+                "label": "not",
+            },
+            {
+                "url_a": "https://x.example/",
+                "md5_a": "",
+                "url_b": "https://y.example/",
+                "md5_b": "",
+                "labeler": "ana",
+                "label": "not",
+            },
+        ]
+    )
+    got = audit.labels_by_labeler(pairs, labels)
+    first = got[
+        got["url_a"].eq(p0["url_a"])
+        & got["md5_a"].eq(p0["md5_a"])
+        & got["url_b"].eq(p0["url_b"])
+        & got["md5_b"].eq(p0["md5_b"])
+    ]
+    assert dict(zip(first["labeler"], first["label"], strict=True)) == {"ana": "duplicate", "ben": "not"}
+    assert set(first["bucket"]) == {p0["bucket"]}
+    assert got["url_a"].eq("https://x.example/").sum() == 0  # no candidate pair at this setting
+    assert (got["labeler"].isna() & got["label"].eq("not")).sum() >= 1
+
+
+def test_method_disagreements_are_the_pairs_one_method_flags() -> None:
+    def frame(rows: list[tuple[str, float]]) -> pd.DataFrame:
+        return pd.DataFrame(
+            [
+                {"url_a": u, "md5_a": "m", "url_b": "z", "md5_b": "m", "page_a": i, "page_b": 99, "score": s}
+                for i, (u, s) in enumerate(rows)
+            ]
+        )
+
+    sim = frame([("both", 1), ("sim only", 3), ("sim far", 0), ("neither", 9)])
+    mh = frame([("both", 0.95), ("mh only", 0.9), ("sim only", 0.5), ("neither", 0.3)])
+    got = audit.method_disagreements(sim, mh, simhash_bits=4, minhash_threshold=0.8).set_index("url_a")
+    assert set(got.index) == {"sim only", "sim far", "mh only"}
+    assert got.loc["sim only", "flagged_by"] == "SimHash" and got.loc["sim only", "minhash_score"] == 0.5
+    assert got.loc["mh only", "flagged_by"] == "MinHash" and pd.isna(got.loc["mh only", "simhash_bits"])
+    assert pd.isna(got.loc["sim far", "minhash_score"])  # no MinHash candidate at all
+    # nearest a threshold first, in shares of the distance from the threshold to identity
+    assert list(got.index) == ["sim only", "mh only", "sim far"]
+
+
+@pytest.mark.parametrize(
+    ("url", "reference", "expected"),
+    [
+        ("https://a.example/x/page?utm_source=feed", "https://a.example/x/page", "...?utm_source=feed"),
+        ("https://a.example/x/page?id=1&fbclid=abc", "https://a.example/x/page?id=1", "...&fbclid=abc"),
+        ("https://a.example/news/print/item-1", "https://a.example/news/item-1", ".../print/item-1"),
+        ("https://b.example/x", "https://a.example/x", "https://b.example/x"),  # another host: all of it
+        ("https://a.example/x", "https://a.example/x", ""),
+    ],
+)
+def test_url_difference_shows_the_tail_that_differs(url: str, reference: str, expected: str) -> None:
+    assert audit.url_difference(url, reference) == expected
+
+
 def test_cluster_table_and_members(loaded: tuple[Store, Crawl]) -> None:
     store, crawl = loaded
     config = SETTINGS[0]
@@ -158,6 +241,7 @@ def test_cluster_table_and_members(loaded: tuple[Store, Crawl]) -> None:
     members = audit.cluster_members(analysis.pages, int(clusters.iloc[0]["cluster_id"]))
     assert len(members) == clusters.iloc[0]["size"]
     assert members["is_representative"].sum() == 1 and bool(members["is_representative"].iloc[0])
+    assert members["url_differs"].iloc[0] == ""  # the representative
 
 
 def test_one_label_counts_once(tmp_path: Path) -> None:

@@ -72,6 +72,27 @@ PAIR_SHOWN_JS = """() => {
 }"""
 
 
+TRUNCATED_JS = """names => names.filter(name => {
+    const button = [...document.querySelectorAll('button')].find(b => b.innerText.startsWith(name));
+    if (!button) return true;
+    return [button, ...button.querySelectorAll('*')].some(e => e.scrollWidth > e.clientWidth + 1);
+})"""
+
+
+def test_category_buttons_show_their_whole_names(sample_server: Server, sample_browser: Browser) -> None:
+    """At 1400x900 every category button (keys 1-8) shows its whole name, above the pair's URLs."""
+    page = sample_browser.page
+    page.goto(sample_server.url + "/Audit")  # the first visit loads and fingerprints the sample
+    page.get_by_text("Labeled pairs").first.wait_for(timeout=600_000)
+    open_page(page, sample_server.url, "/Audit", "Labeled pairs")
+    names = list(CATEGORIES[:8])
+    assert page.evaluate(TRUNCATED_JS, names) == []
+    last = page.get_by_role("button", name=CATEGORIES[7]).first.bounding_box()
+    assert last and last["y"] + last["height"] <= 900
+    page.screenshot(path=str(sample_server.log.parent / "audit_1400.png"))
+    assert_clean(sample_browser, "/Audit")
+
+
 def test_label_30_pairs_by_keyboard_alone(sample_server: Server, sample_browser: Browser) -> None:
     """The analyst's loop: name, quota and 30 labels without the mouse. Each key press to the next pair
     drawn is timed (written to the test log; speed is not asserted)."""

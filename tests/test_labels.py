@@ -11,12 +11,18 @@ import pytest
 from neardup.config import Config
 from neardup.labels import (
     ADJUDICATOR,
+    LABELS,
+    active_queue,
+    agreement,
+    agreement_table,
     audit_queue,
     bucket_of,
     bucket_tallies,
     consensus_labels,
+    decision_at,
     estimates,
     is_duplicate_at,
+    labeler_overlap,
     sample_pairs,
     suggest_threshold,
     thin_buckets,
@@ -337,3 +343,131 @@ def test_consensus_is_the_adjudicated_label_else_the_majority() -> None:
     assert got["label"].to_dict() == {"p1": "duplicate", "p2": "unsure", "p3": "not", "p4": "not"}
     assert got["contested"].to_dict() == {"p1": True, "p2": True, "p3": False, "p4": False}
     assert got["labelers"].to_dict() == {"p1": 3, "p2": 2, "p3": 3, "p4": 1}
+
+
+# --- agreement between labelers ------------------------------------------------------------------
+def _two_by_two(both_yes: int, yes_no: int, no_yes: int, both_no: int) -> tuple[list[str], list[str]]:
+    """Two labelers' labels from a 2x2 table (rows: the first labeler, columns: the second)."""
+    first = ["duplicate"] * (both_yes + yes_no) + ["not"] * (no_yes + both_no)
+    second = ["duplicate"] * both_yes + ["not"] * yes_no + ["duplicate"] * no_yes + ["not"] * both_no
+    return first, second
+
+
+def test_agreement_textbook_table() -> None:
+    # 50 items, 20 / 5 / 10 / 15: p_o = 0.7, Cohen's p_e = 0.5 * 0.6 + 0.5 * 0.4 = 0.5, kappa = 0.4;
+    # Gwet: pi = 0.55, p_e = 2 * 0.55 * 0.45 = 0.495, AC1 = 0.205 / 0.505.
+    s = agreement(*_two_by_two(20, 5, 10, 15))
+    assert (s.pairs, s.raw) == (50, pytest.approx(0.7))
+    assert s.kappa == pytest.approx(0.4)
+    assert s.ac1 == pytest.approx(0.205 / 0.505)
+
+
+def test_agreement_kappa_paradox_one_label_dominates() -> None:
+    # 80 pairs, 51 / 19 / 7 / 3: 67.5% raw agreement, but 'duplicate' dominates both labelers' marginals
+    # (0.875, 0.725), so Cohen's p_e = 0.66875 and kappa = 0.00625 / 0.33125 = 0.019; AC1 pools the
+    # marginals (pi = 0.8, p_e = 0.32) and gives 0.355 / 0.68 = 0.52.
+    s = agreement(*_two_by_two(51, 19, 7, 3))
+    assert s.raw == pytest.approx(0.675)
+    assert s.kappa == pytest.approx(0.00625 / 0.33125)
+    assert round(s.kappa, 2) == 0.02
+    assert s.ac1 == pytest.approx(0.355 / 0.68)
+
+
+def test_agreement_perfect_and_degenerate() -> None:
+    s = agreement(["duplicate", "not", "not"], ["duplicate", "not", "not"])
+    assert (s.raw, s.kappa, s.ac1) == (1.0, 1.0, 1.0)
+    one = agreement(["duplicate"] * 4, ["duplicate"] * 4)  # one label throughout: kappa is undefined
+    assert one.raw == 1.0 and math.isnan(one.kappa) and one.ac1 == 1.0
+    assert agreement([], []).pairs == 0
+    with pytest.raises(ValueError):
+        agreement(["duplicate"], [])
+    # q counts the scale's categories: with 'unsure' on the scale AC1's chance agreement halves
+    f, s2 = _two_by_two(20, 5, 10, 15)
+    assert agreement(f, s2, LABELS).ac1 == pytest.approx((0.7 - 0.495 / 2) / (1 - 0.495 / 2))
+
+
+def test_agreement_table_per_bucket_and_overall() -> None:
+    rows = []
+    for i, (bucket, a, b) in enumerate(
+        [(0.8, "duplicate", "duplicate"), (0.8, "not", "duplicate"), (0.9, "duplicate", "duplicate")]
+    ):
+        for who, lab in (("ana", a), ("ben", b)):
+            rows.append(
+                {
+                    "url_a": f"p{i}",
+                    "md5_a": "",
+                    "url_b": "x",
+                    "md5_b": "",
+                    "bucket": bucket,
+                    "labeler": who,
+                    "label": lab,
+                }
+            )
+    rows.append(
+        {
+            "url_a": "p9",
+            "md5_a": "",
+            "url_b": "x",
+            "md5_b": "",
+            "bucket": 0.9,
+            "labeler": "ana",
+            "label": "not",
+        }
+    )
+    assert labeler_overlap(pd.DataFrame(rows)).to_dict("records") == [
+        {"first": "ana", "second": "ben", "pairs": 3}
+    ]
+    table = agreement_table(pd.DataFrame(rows), "ana", "ben").set_index("bucket")
+    assert table["pairs"].to_dict() == {"all": 3, "0.8": 2, "0.9": 1}  # p9 has one labeler only
+    assert table.loc["all", "raw"] == pytest.approx(2 / 3)
+    assert table.loc["0.8", "raw"] == 0.5 and table.loc["0.9", "raw"] == 1.0
+
+
+# --- the decision at the threshold: active queue and stop rule -----------------------------------
+def _tally_frame(spec: dict[float, tuple[int, int, int]]) -> pd.DataFrame:
+    """bucket -> (pairs, duplicates labeled, not labeled)."""
+    buckets = pd.Series(np.repeat(list(spec), [v[0] for v in spec.values()]), dtype=float)
+    return bucket_tallies(buckets, _labels({b: (d, n) for b, (_, d, n) in spec.items()}))
+
+
+def test_decision_counts_an_unlabeled_bucket_as_unknown_and_a_census_as_known() -> None:
+    # 0.8 and 0.9 are flagged at 0.8; 0.7 is not, and has no label: it may hold 100 duplicates
+    open_ = decision_at(_tally_frame({0.7: (100, 0, 0), 0.8: (100, 10, 0), 0.9: (100, 10, 0)}), MINHASH)
+    found_low = 200 * wilson(10, 10)[0]
+    assert open_.recall_high == 1.0 and not open_.done
+    assert open_.recall_low == pytest.approx(found_low / (found_low + 100))
+    assert open_.gain.index[0] == 0.7  # the unknown bucket narrows the decision most
+    # every pair labeled: the rates are known, the intervals are points, the rule says stop
+    census = decision_at(_tally_frame({0.7: (10, 0, 10), 0.8: (10, 10, 0), 0.9: (10, 9, 1)}), MINHASH)
+    assert (census.precision_low, census.precision_high) == (pytest.approx(19 / 20), pytest.approx(19 / 20))
+    assert (census.recall_low, census.recall_high) == (1.0, 1.0)
+    assert census.done and census.gain.empty and census.more.empty
+
+
+def test_decision_more_labels_reach_the_stop_rule() -> None:
+    t = _tally_frame({0.6: (2000, 0, 5), 0.7: (2000, 0, 5), 0.8: (2000, 5, 0), 0.9: (2000, 5, 0)})
+    d = decision_at(t, MINHASH)
+    assert not d.done and d.reachable and d.more.sum() > 0
+    # giving each bucket the simulated labels (all at its current rate) meets the rule
+    spec = {b: (2000, 0, 5) for b in (0.6, 0.7)} | {b: (2000, 5, 0) for b in (0.8, 0.9)}
+    for b, k in d.more.items():
+        total, dup, nodup = spec[b]
+        spec[b] = (total, dup + k, nodup) if dup else (total, dup, nodup + k)
+    after = decision_at(_tally_frame(spec), MINHASH)
+    assert after.done
+    assert after.precision_high - after.precision_low <= 0.1 and after.recall_high - after.recall_low <= 0.1
+
+
+def test_active_queue_starts_in_the_bucket_of_largest_gain_and_stops() -> None:
+    pairs = _keyed(_pairs({0.7: 30, 0.8: 30, 0.9: 30}))
+    none = pairs.iloc[:0].assign(label="not")[["url_a", "md5_a", "url_b", "md5_b", "bucket", "label"]]
+    tallies = bucket_tallies(pairs["bucket"], none)
+    queue = active_queue(pairs, none, tallies, MINHASH, seed=7, skipped=set())
+    assert queue.iloc[0]["bucket"] == decision_at(tallies, MINHASH).gain.index[0]
+    assert len(queue) == 90
+    # every pair labeled by the rule of the bucket: nothing is left and the rule holds
+    full = pd.concat(
+        [_labeled(pairs[pairs["bucket"] >= 0.8], "duplicate"), _labeled(pairs[pairs["bucket"] < 0.8], "not")]
+    )
+    tallies = bucket_tallies(pairs["bucket"], full)
+    assert active_queue(pairs, full, tallies, MINHASH, seed=7, skipped=set()).empty

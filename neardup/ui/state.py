@@ -25,6 +25,8 @@ W_NOTE = "neardup.audit.note"
 W_PER_BUCKET = "neardup.audit.per_bucket"
 W_COMPARE_BASELINE = "neardup.compare.baseline"  # URL rules page: the two sources compared
 W_COMPARE_CURRENT = "neardup.compare.current"
+W_QUEUE = "neardup.audit.queue"  # which queue the Audit page serves (one of AUDIT_QUEUES)
+AUDIT_QUEUES = ("quota per bucket", "active", "SimHash vs MinHash disagree", "labelers disagree")
 KEY_FLASH = "neardup.flash"  # a confirmation shown once on the next run (st.toast does not survive st.rerun)
 
 # Sidebar widget keys. The threshold has one slider per scale (bits, Jaccard, containment): their ranges differ.
@@ -84,6 +86,15 @@ def setting_from_params(base: Config, params: Mapping[str, str]) -> Config:
     except ValueError as exc:
         raise ConfigError(f"bad setting in the link: {exc}") from exc
     return base.replace(**changes)
+
+
+def other_method(config: Config, thresholds: Mapping[str, float]) -> Config:
+    """`config` under the other method (SimHash <-> MinHash), at that method's last threshold in the session
+    (`thresholds`: scale -> threshold, as the sidebar keeps them), else its default."""
+    method = "minhash" if config.method == "simhash" else "simhash"
+    scale = "simhash" if method == "simhash" else config.similarity
+    value = thresholds.get(scale, default_threshold(method))
+    return config.replace(method=method, threshold=int(value) if method == "simhash" else float(value))
 
 
 def db_path() -> str:
