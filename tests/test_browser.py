@@ -550,6 +550,8 @@ def test_label_a_pair_reaches_the_database(server: Server, browser: Browser) -> 
     page.keyboard.press("End")
     assert settled_value(page, per_bucket) == 30
     page.get_by_text(re.compile(r"^Pair \d+ of \d+ to label")).wait_for()
+    # the caption may be the one drawn before the quota changed: wait for the pair's two URLs as well
+    page.wait_for_function("() => document.querySelectorAll('[data-testid=\"stCode\"]').length >= 2")
     wait_idle(page)
     shown = [c.inner_text().strip() for c in page.locator('[data-testid="stCode"]').all()[:2]]
     assert len(shown) == 2
