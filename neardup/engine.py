@@ -66,7 +66,11 @@ def _text_row(
     """The `texts` row of one page and its word hashes (for sketching)."""
     if html is not None:
         parsed = parse_page(
-            html, mode=config.normalize, strip_tags=config.strip_tags, extractor=config.extractor
+            html,
+            mode=config.normalize,
+            strip_tags=config.strip_tags,
+            extractor=config.extractor,
+            comments=config.comments,
         )
         text, title, too_complex = parsed.text, parsed.title, parsed.degenerate
     else:

@@ -12,6 +12,8 @@ Two modes, both parsed once by lexbor (vendored, compiled into `neardup._html`):
     sample, 6,000 of make_crawl's), at about a fifth of its cost.
   - `resiliparse`: resiliparse's own `extract_plain_text(main_content=True)`, the reference that tests
     compare the default with.
+  Both leave reader comment threads out unless `comments=True` (Config.comments); neardup's comment rule is
+  its own (`_html.c`, RE_COMMENTS), so the two may differ on pages with a thread.
 
 A page over one of the parser's bounds (`neardup/_html.c`: more than 256 elements nested or 256 attributes on
 one element, formatting elements re-opened without end) is not parsed: its text is empty and it is degenerate,
@@ -82,19 +84,23 @@ def parse_page(
     mode: str = "strip",
     strip_tags: tuple[str, ...] = DEFAULT_STRIP_TAGS,
     extractor: str = "neardup",
+    comments: bool = False,
 ) -> ParsedPage:
     """Parse once: the normalized text and the document's `<title>` (an `<svg><title>` is not one).
+    `comments`: main text keeps reader comment threads (neardup's rule, or resiliparse's own switch).
     (`<link rel=canonical>` is read by ingest, from the raw head, for every page whatever the normalization.)"""
     if mode == "main" and extractor == "resiliparse":
-        return _parse_resiliparse(html, strip_tags)
+        return _parse_resiliparse(html, strip_tags, comments)
     # Where the main text has fewer than MAIN_FALLBACK_WORDS words, `extract` returns the stripped text.
     try:
-        return ParsedPage(*_html.extract(html, mode == "main", strip_tags, MAIN_FALLBACK_WORDS))
+        return ParsedPage(
+            *_html.extract(html, mode == "main", strip_tags, MAIN_FALLBACK_WORDS, 0, 0, comments)
+        )
     except _html.PageTooComplex:
         return ParsedPage("", "", TOO_COMPLEX)
 
 
-def _parse_resiliparse(html: str, strip_tags: tuple[str, ...]) -> ParsedPage:
+def _parse_resiliparse(html: str, strip_tags: tuple[str, ...], comments: bool) -> ParsedPage:
     from resiliparse.extract.html2text import extract_plain_text
     from resiliparse.parse.html import HTMLTree
 
@@ -107,7 +113,11 @@ def _parse_resiliparse(html: str, strip_tags: tuple[str, ...]) -> ParsedPage:
     except _html.PageTooComplex:
         return ParsedPage("", "", TOO_COMPLEX)
     tree = HTMLTree.parse(html)
-    text = _collapse(extract_plain_text(tree, main_content=True, alt_texts=False, preserve_formatting=False))
+    text = _collapse(
+        extract_plain_text(
+            tree, main_content=True, alt_texts=False, preserve_formatting=False, comments=comments
+        )
+    )
     if text.count(" ") + 1 >= MAIN_FALLBACK_WORDS:
         return ParsedPage(text, _collapse(tree.title or ""))
     # No main content found (listing pages, link-heavy hubs): the stripped text.
@@ -120,9 +130,10 @@ def normalize_html(
     mode: str = "strip",
     strip_tags: tuple[str, ...] = DEFAULT_STRIP_TAGS,
     extractor: str = "neardup",
+    comments: bool = False,
 ) -> str:
     """Main text of a page (see the module docstring for the two modes)."""
-    return parse_page(html, mode=mode, strip_tags=strip_tags, extractor=extractor).text
+    return parse_page(html, mode=mode, strip_tags=strip_tags, extractor=extractor, comments=comments).text
 
 
 def normalize_html_bs4(html: str, *, strip_tags: tuple[str, ...] = DEFAULT_STRIP_TAGS) -> str:

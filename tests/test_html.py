@@ -233,6 +233,11 @@ def test_every_sample_page_gives_resiliparses_text() -> None:
 
 _TOKENS = [
     "nav",
+    "comment",
+    "comments",
+    "disqus",
+    "thread",
+    "respond",
     "menu",
     "item",
     "site",
@@ -525,7 +530,7 @@ def test_random_trees_give_resiliparses_text(max_depth: int, kids: int) -> None:
 # --- the patterns, through a second regex engine ------------------------------------------------------
 # The verdicts of glibc's POSIX regex (with the anchors as sentinel bytes) against Python's re on the same
 # patterns (their syntax means the same in both; $ as \Z: re's $ also matches before a final newline).
-CLASS_ONLY, BOTH, ID_ONLY = range(0, 4), range(4, 17), 17
+CLASS_ONLY, BOTH, ID_ONLY = range(0, 4), range(4, 18), 18
 _FRAGMENTS = [
     *_TOKENS,
     "Menu",
@@ -825,3 +830,47 @@ def test_a_huge_attribute_value_or_comment_is_read_once() -> None:
     tail = "<p>" + " ".join(["word"] * 60) + "</p>"
     for html in (f'<div title="{"x" * 5_000_000}">{tail}</div>', f"<!--{'x' * 5_000_000}-->{tail}"):
         assert _html.extract(html, True, (), 0)[0] == " ".join(["word"] * 60)
+
+
+def _commented(thread_attrs: str, article_attrs: str = "") -> str:
+    body = " ".join(["article"] * 60)
+    thread = " ".join(["reader"] * 40)
+    return (
+        f"<html><body><div><div><article {article_attrs}><p>{body}</p>"
+        f"<section {thread_attrs}><ol><li><p>{thread}</p></li></ol></section></article></div></div></body></html>"
+    )
+
+
+@pytest.mark.parametrize(
+    "attrs",
+    ['id="comments" class="comments"', 'class="comments-area"', 'id="disqus_thread"', 'class="comment-list"'],
+)
+def test_comment_threads_are_left_out_when_comments_is_off(attrs: str) -> None:
+    html = _commented(attrs)
+    kept = _html.extract(html, True, DEFAULT_STRIP_TAGS, 0)[0]
+    assert kept == _html.extract(html, True, DEFAULT_STRIP_TAGS, 0, 0, 0, True)[0] == resiliparse_text(html)
+    assert kept.split().count("reader") == 40
+    left_out = _html.extract(html, True, DEFAULT_STRIP_TAGS, 0, 0, 0, False)[0]
+    assert left_out == " ".join(["article"] * 60)
+    assert parse_page(html, mode="main").text == left_out  # the default
+    assert parse_page(html, mode="main", comments=True).text == kept
+
+
+def test_comment_markers_that_are_not_threads_are_kept() -> None:
+    """An article's "comments-open" or "no-comments" class, or a "commentary" section, is no thread."""
+    for html in (
+        _commented('class="commentary"'),
+        _commented('class="recap"', 'class="post comments-open"'),
+        _commented('class="no-comments"'),
+    ):
+        text = _html.extract(html, True, DEFAULT_STRIP_TAGS, 0, 0, 0, False)[0]
+        assert text.split().count("reader") == 40, html
+
+
+def test_the_comment_rule_leaves_out_what_resiliparses_does_on_the_sample() -> None:
+    """resiliparse's own switch (its rule is not published) against neardup's on the bundled sample."""
+    records = (validate(r) for r in read_raw(SAMPLE, "jsonl"))
+    pages = [r["html"] for r in records if not isinstance(r, str) and r.get("html")]
+    ours = [parse_page(h, mode="main").text for h in pages]
+    theirs = [parse_page(h, mode="main", extractor="resiliparse").text for h in pages]
+    assert sum(a != b for a, b in zip(ours, theirs, strict=True)) == 0
