@@ -1,7 +1,8 @@
 /* Main-content extraction and tag stripping in C, over a vendored lexbor (neardup/vendor/lexbor, Apache-2.0).
  *
- * `extract(html, main, strip_tags, min_words)` parses a page once and returns (text, title), both with
- * whitespace collapsed exactly as `" ".join(s.split())` collapses it.
+ * `extract(html, main, strip_tags, min_words)` parses a page once and returns (text, title, main_words), text
+ * and title with whitespace collapsed exactly as `" ".join(s.split())` collapses it; main_words is the number
+ * of words main extraction found (before the fallback below; with main=False, the text's).
  *
  * main=True gives the text of resiliparse's `extract_plain_text(main_content=True, alt_texts=False,
  * preserve_formatting=False)`. It is a port of resiliparse 1.1.0's public rules (resiliparse/extract/
@@ -967,7 +968,7 @@ static PyObject *extract(PyObject *self, PyObject *args) {
     const char *data = a.data;
     PyObject *encoded = a.encoded;
     int failed = 0;
-    Py_ssize_t words = 0;
+    Py_ssize_t words = 0, main_words = -1;
     size_t text_len = 0;
     const char *too_complex = NULL;
     Py_BEGIN_ALLOW_THREADS
@@ -984,6 +985,7 @@ static PyObject *extract(PyObject *self, PyObject *args) {
             if (main_mode) {
                 failed = walk_main(st, body, st->doc->dom_document.compat_mode == LXB_DOM_DOCUMENT_CMODE_QUIRKS) != 0;
                 if (!failed) words = collapse_into(&st->out, st->raw.p ? st->raw.p : "", st->raw.n);
+                main_words = words;
                 if (!failed && words >= 0 && words < min_words) { /* no main content found: strip instead */
                     st->raw.n = st->out.n = 0;
                     main_mode = 0;
@@ -1011,7 +1013,7 @@ static PyObject *extract(PyObject *self, PyObject *args) {
         const char *p = st->out.p ? st->out.p : "";
         PyObject *text = PyUnicode_DecodeUTF8(p, (Py_ssize_t)text_len, "replace");
         PyObject *title = text ? PyUnicode_DecodeUTF8(p + text_len, (Py_ssize_t)(st->out.n - text_len), "replace") : NULL;
-        if (title) result = PyTuple_Pack(2, text, title);
+        if (title) result = Py_BuildValue("(OOn)", text, title, main_words >= 0 ? main_words : words);
         Py_XDECREF(text);
         Py_XDECREF(title);
     }
@@ -1115,7 +1117,8 @@ static PyObject *rule_flags(PyObject *self, PyObject *args) {
 
 static PyMethodDef methods[] = {
     {"extract", extract, METH_VARARGS,
-     "extract(html, main, strip_tags, min_words, max_depth_sum=0, max_elements=0, comments=True) -> (text, title): "
+     "extract(html, main, strip_tags, min_words, max_depth_sum=0, max_elements=0, comments=True) -> (text, title, "
+     "main_words): main_words counts the main text's words before any fallback to stripped text; "
      "see the module source for the rules; PageTooComplex over a bound (max_*: tighter ones, 0 for none); "
      "comments=False leaves reader comment threads out of the main text."},
     {"stripped_parts", stripped_parts, METH_VARARGS,

@@ -47,6 +47,8 @@ class ParsedPage:
     text: str
     title: str
     degenerate: str | None = None  # TOO_COMPLEX, or None
+    # Words main extraction found, before the fallback to stripped text (None: as many as `text` holds).
+    main_words: int | None = None
 
 
 # What str.split() splits on (str.isspace()) besides the space itself; a test checks it against Python's own.
@@ -93,11 +95,12 @@ def parse_page(
         return _parse_resiliparse(html, strip_tags, comments)
     # Where the main text has fewer than MAIN_FALLBACK_WORDS words, `extract` returns the stripped text.
     try:
-        return ParsedPage(
-            *_html.extract(html, mode == "main", strip_tags, MAIN_FALLBACK_WORDS, 0, 0, comments)
+        text, title, main_words = _html.extract(
+            html, mode == "main", strip_tags, MAIN_FALLBACK_WORDS, 0, 0, comments
         )
     except _html.PageTooComplex:
         return ParsedPage("", "", TOO_COMPLEX)
+    return ParsedPage(text, title, main_words=main_words)
 
 
 def _parse_resiliparse(html: str, strip_tags: tuple[str, ...], comments: bool) -> ParsedPage:
@@ -107,8 +110,8 @@ def _parse_resiliparse(html: str, strip_tags: tuple[str, ...], comments: bool) -
     # neardup's parser first, under the bounds resiliparse has not: a page over them never reaches it. Its
     # stripped text is the fallback.
     try:
-        stripped = ParsedPage(
-            *_html.extract(html, False, strip_tags, 0, RESILIPARSE_MAX_DEPTH_SUM, RESILIPARSE_MAX_ELEMENTS)
+        stripped_text, title, _ = _html.extract(
+            html, False, strip_tags, 0, RESILIPARSE_MAX_DEPTH_SUM, RESILIPARSE_MAX_ELEMENTS
         )
     except _html.PageTooComplex:
         return ParsedPage("", "", TOO_COMPLEX)
@@ -118,10 +121,11 @@ def _parse_resiliparse(html: str, strip_tags: tuple[str, ...], comments: bool) -
             tree, main_content=True, alt_texts=False, preserve_formatting=False, comments=comments
         )
     )
-    if text.count(" ") + 1 >= MAIN_FALLBACK_WORDS:
-        return ParsedPage(text, _collapse(tree.title or ""))
+    main_words = text.count(" ") + 1 if text else 0
+    if main_words >= MAIN_FALLBACK_WORDS:
+        return ParsedPage(text, _collapse(tree.title or ""), main_words=main_words)
     # No main content found (listing pages, link-heavy hubs): the stripped text.
-    return stripped
+    return ParsedPage(stripped_text, title, main_words=main_words)
 
 
 def normalize_html(
@@ -370,18 +374,27 @@ TOO_SHORT = "too short"
 
 
 def degenerate_reason(
-    text: str, *, title: str = "", status: int | None = None, n_words: int, min_words: int
+    text: str,
+    *,
+    title: str = "",
+    status: int | None = None,
+    n_words: int,
+    min_words: int,
+    main_words: int | None = None,
 ) -> str | None:
     """Why a page cannot be fingerprinted as content, or None when it can.
 
     Reasons: `status NNN` (not 2xx), `blocked`, `soft-404`, `loading`, `consent`, `paywall`, `parked`
     (matched phrases on a short page, or in the title), `too short` (fewer than `min_words` words of main text).
+    `main_words`: the words main extraction found before falling back to the stripped text (`ParsedPage`). The
+    title rule counts those: the template a page without main content falls back to (a mega-menu: 440 words on
+    the realsize profile's "Loading..." shells) says nothing of how short the page is.
     """
     if status is not None and not 200 <= status < 300:
         return f"status {status}"
     head = text[:2000].casefold()
     title_cf = title.casefold()
-    if n_words < MAX_WORDS_TITLE_MATCH:
+    if min(n_words, n_words if main_words is None else main_words) < MAX_WORDS_TITLE_MATCH:
         for reason, phrase in _PATTERNS:
             if phrase in title_cf:
                 return reason

@@ -623,9 +623,9 @@ def test_fallback_to_stripped_text_below_the_word_floor() -> None:
         f"<html><body><nav>site menu</nav><h1>Latest</h1><div class='x' id='y'>"
         f"<ul class='listing'>{links}</ul></div></body></html>"
     )
-    main_only, _ = _html.extract(html, True, DEFAULT_STRIP_TAGS, 0)
+    main_only, _, _ = _html.extract(html, True, DEFAULT_STRIP_TAGS, 0)
     assert main_only == "Latest"
-    text, _ = _html.extract(html, True, DEFAULT_STRIP_TAGS, MAIN_FALLBACK_WORDS)
+    text, _, _ = _html.extract(html, True, DEFAULT_STRIP_TAGS, MAIN_FALLBACK_WORDS)
     assert text == _html.extract(html, False, DEFAULT_STRIP_TAGS, 0)[0]
     assert text.startswith("Latest story number 0") and "site menu" not in text
 
@@ -655,14 +655,14 @@ def test_resiliparse_extractor_is_still_available() -> None:
 
 # --- hostile input ---------------------------------------------------------------------------------
 def test_lone_surrogates_do_not_raise() -> None:
-    text, _ = _html.extract("<p>a\ud800b</p>", False, (), 0)
+    text, _, _ = _html.extract("<p>a\ud800b</p>", False, (), 0)
     assert text == "a?b"
 
 
 def test_a_huge_page_then_a_small_one() -> None:
     """A page over 4 MB gives its parser memory back; the next page parses as usual."""
     big = "<html><body>" + "<p>lorem ipsum dolor</p>" * 250_000 + "</body></html>"
-    text, _ = _html.extract(big, True, DEFAULT_STRIP_TAGS, 0)
+    text, _, _ = _html.extract(big, True, DEFAULT_STRIP_TAGS, 0)
     assert text.count("lorem") == 250_000
     assert _html.extract("<p>small page</p>", False, (), 0)[0] == "small page"
 
@@ -819,7 +819,7 @@ def test_many_distinct_tag_and_attribute_names_parse() -> None:
 from neardup import _html
 html = "<html><body>" + "".join(f"<p a{i}>w</p>" for i in range(300_000))
 html += "".join(f"<x-{i} class=c>v</x-{i}>" for i in range(100_000))
-text, _ = _html.extract(html, False, (), 0)
+text, _, _ = _html.extract(html, False, (), 0)
 result = [text.count("w"), text.count("v"), _html.extract("<p A1 a1=2 data-x=3>ok</p>", True, (), 0)[0]]
 """)
     assert result == [300_000, 100_000, "ok"]
