@@ -397,7 +397,9 @@ def _shell(body: str, title: str) -> str:
     menu = "".join(
         f'<div class="mega"><a href="/s{i}">section {i} stories and more</a></div>' for i in range(90)
     )
-    return f"<html><head><title>{title}</title></head><body><div class='menu'>{menu}</div>{body}</body></html>"
+    return (
+        f"<html><head><title>{title}</title></head><body><div class='menu'>{menu}</div>{body}</body></html>"
+    )
 
 
 def test_a_loading_shell_with_a_long_template_is_set_aside() -> None:
