@@ -48,7 +48,11 @@ def shingle_sets(path: str, config: Config) -> list[np.ndarray]:
         for line in f:
             html = json.loads(line)["html"]
             text = parse_page(
-                html, mode=config.normalize, strip_tags=config.strip_tags, extractor=config.extractor
+                html,
+                mode=config.normalize,
+                strip_tags=config.strip_tags,
+                extractor=config.extractor,
+                comments=config.comments,
             ).text
             out.append(shingle_set32_of(text_words(text)[1], config.shingle_size))
     return out

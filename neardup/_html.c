@@ -1,7 +1,8 @@
 /* Main-content extraction and tag stripping in C, over a vendored lexbor (neardup/vendor/lexbor, Apache-2.0).
  *
- * `extract(html, main, strip_tags, min_words)` parses a page once and returns (text, title), both with
- * whitespace collapsed exactly as `" ".join(s.split())` collapses it.
+ * `extract(html, main, strip_tags, min_words)` parses a page once and returns (text, title, main_words), text
+ * and title with whitespace collapsed exactly as `" ".join(s.split())` collapses it; main_words is the number
+ * of words main extraction found (before the fallback below; with main=False, the text's).
  *
  * main=True gives the text of resiliparse's `extract_plain_text(main_content=True, alt_texts=False,
  * preserve_formatting=False)`. It is a port of resiliparse 1.1.0's public rules (resiliparse/extract/
@@ -22,6 +23,10 @@
  *   - table cells are separated (1.1.0 glued them: "Country of originChina").
  * tests/test_html.py checks the two against each other, live: every rule case, random class names and ids,
  * random page structures, and every page of the bundled sample.
+ * comments=False (a neardup rule, not resiliparse's) also leaves out, below the body's first two levels, every
+ * element whose class or id names a reader comment thread or one comment (RE_COMMENTS): an original's thread
+ * would otherwise outweigh its article, and a print or syndicated copy of it, which carries none, would hold
+ * a small share of its shingles (Jaccard 0.1-0.4 on the sample's commented originals: not an LSH candidate).
  * Where fewer than `min_words` words remain (listing pages, link hubs), the text is that of main=False
  * instead, from the same parsed document.
  *
@@ -143,6 +148,7 @@ enum {
     RE_DISPLAY_CLS, RE_SIGNIN, RE_SOCIAL, RE_OTHER_JUNK,                      /* on class */
     RE_SKIP_LINK, RE_LOGO, RE_ADS, RE_ARTICLE, RE_HEADER, RE_FOOTER, RE_NAV, /* on "class id" */
     RE_RECOMMENDED, RE_SEARCH, RE_SIDEBAR, RE_MODAL, RE_GALLERY, RE_PRINT,
+    RE_COMMENTS,                                                             /* neardup's own, on "class id" */
     RE_LANDMARK,                                                             /* on id */
     RE_DISPLAY_CSS,                                                          /* on style */
     N_RE
@@ -171,6 +177,9 @@ static const struct {
     {"(^|[ \t\n\f\r])(wp-|p-|-l)?(modal|popup|lightbox)([_-]*(window|pane|box))?($|[ \t\n\f\r])", 1},
     {"(^|[ \t\n\f\r])(gallery|carousel)($|[ \t\n\f\r])", 1},
     {"(^|[ \t\n\f\r])print[_-]", 1},
+    /* a reader comment thread's container or one comment (WordPress, Disqus, most CMS themes): whole tokens, so
+     * an article's "comments-open" or "no-comments" marker class is not one */
+    {"(^|[ \t\n\f\r])(comments?|comment[_-]?(list|section|thread|area|respond)|comments[_-](list|section|thread|area|wrap(per)?|container)|disqus[_-]thread|respond)($|[ \t\n\f\r])", 1},
     {"^((l|wp|global|page|site|full|sticky)[_-]*)?((head|foot)(er)?|right)$", 1},
     {"(^|;[ \t\n\f\r]*)(display[ \t\n\f\r]?:[ \t\n\f\r]?none|visibility[ \t\n\f\r]?:[ \t\n\f\r]?hidden)($|[ \t\n\f\r]?;)", 1},
 };
@@ -198,6 +207,7 @@ typedef struct {
     locale_t c_locale;
     memo_t memo;
     buf_t raw, out, scratch;
+    int drop_comments; /* main text without reader comment threads (RE_COMMENTS), for this page */
     struct sums *sums; /* per node of the page being walked, see subtree_sums */
     size_t nsums, cap_sums;
     size_t rule_bytes; /* pattern matching done on the page being walked, see verdicts */
@@ -693,6 +703,7 @@ static int is_main_content(state_t *st, lxb_dom_node_t *node, size_t body_depth)
     if ((tag == LXB_TAG_A || tag == LXB_TAG_DIV || tag == LXB_TAG_LI) && HAS(RE_SKIP_LINK)) return 0;
     if (body_depth > 2 && (HAS(RE_SIGNIN) || HAS(RE_SOCIAL))) return 0;
     if (HAS(RE_LOGO) || HAS(RE_ADS) || a.data_ad || HAS(RE_OTHER_JUNK)) return 0;
+    if (st->drop_comments && body_depth > 2 && HAS(RE_COMMENTS)) return 0;
 
     /* Section 4: class and id, block elements only */
     if (!is_block(tag) && tag != LXB_TAG_TD) return 1;
@@ -968,9 +979,10 @@ static state_t *begin_page(PyObject *html, PyObject *tags_obj, page_args_t *a) {
 static PyObject *extract(PyObject *self, PyObject *args) {
     PyObject *html, *tags_obj;
     int main_mode;
+    int comments = 1;
     Py_ssize_t min_words, max_depth_sum = 0, max_elements = 0, max_names = 0;
-    if (!PyArg_ParseTuple(args, "UpO!n|nnn", &html, &main_mode, &PyTuple_Type, &tags_obj, &min_words, &max_depth_sum,
-                          &max_elements, &max_names))
+    if (!PyArg_ParseTuple(args, "UpO!n|nnnp", &html, &main_mode, &PyTuple_Type, &tags_obj, &min_words, &max_depth_sum,
+                          &max_elements, &max_names, &comments))
         return NULL;
     page_args_t a;
     state_t *st = begin_page(html, tags_obj, &a);
@@ -980,7 +992,7 @@ static PyObject *extract(PyObject *self, PyObject *args) {
     const char *data = a.data;
     PyObject *encoded = a.encoded;
     int failed = 0;
-    Py_ssize_t words = 0;
+    Py_ssize_t words = 0, main_words = -1;
     size_t text_len = 0;
     const char *too_complex = NULL;
     Py_BEGIN_ALLOW_THREADS
@@ -988,6 +1000,7 @@ static PyObject *extract(PyObject *self, PyObject *args) {
     st->nsums = 0;
     st->rule_bytes = 0;
     st->oom = 0;
+    st->drop_comments = !comments;
     if (parse_bounded(st, data, (size_t)n, max_depth_sum > 0 ? (size_t)max_depth_sum : 0,
                       max_elements > 0 ? (size_t)max_elements : 0, &too_complex) != 0) {
         failed = 1;
@@ -1005,6 +1018,7 @@ static PyObject *extract(PyObject *self, PyObject *args) {
                 if (st->rule_bytes > MAX_RULE_BYTES)
                     too_complex = "more distinct class, id and style values than the page's budget of pattern matching";
                 if (!failed && !too_complex) words = collapse_into(&st->out, st->raw.p ? st->raw.p : "", st->raw.n);
+                main_words = words;
                 if (!failed && !too_complex && words >= 0 && words < min_words) { /* no main content found: strip instead */
                     st->raw.n = st->out.n = 0;
                     main_mode = 0;
@@ -1032,7 +1046,7 @@ static PyObject *extract(PyObject *self, PyObject *args) {
         const char *p = st->out.p ? st->out.p : "";
         PyObject *text = PyUnicode_DecodeUTF8(p, (Py_ssize_t)text_len, "replace");
         PyObject *title = text ? PyUnicode_DecodeUTF8(p + text_len, (Py_ssize_t)(st->out.n - text_len), "replace") : NULL;
-        if (title) result = PyTuple_Pack(2, text, title);
+        if (title) result = Py_BuildValue("(OOn)", text, title, main_words >= 0 ? main_words : words);
         Py_XDECREF(text);
         Py_XDECREF(title);
     }
@@ -1137,9 +1151,11 @@ static PyObject *rule_flags(PyObject *self, PyObject *args) {
 
 static PyMethodDef methods[] = {
     {"extract", extract, METH_VARARGS,
-     "extract(html, main, strip_tags, min_words, max_depth_sum=0, max_elements=0, max_names=0) -> (text, title): "
-     "see the module source for the rules; PageTooComplex over a bound (the last three: tighter ones, 0 for none; "
-     "max_names bounds the distinct tag and attribute names HTML does not define)."},
+     "extract(html, main, strip_tags, min_words, max_depth_sum=0, max_elements=0, max_names=0, comments=True) -> "
+     "(text, title, main_words): main_words counts the main text's words before any fallback to stripped text; "
+     "see the module source for the rules; PageTooComplex over a bound (max_*: tighter ones, 0 for none; "
+     "max_names bounds the distinct tag and attribute names HTML does not define); "
+     "comments=False leaves reader comment threads out of the main text."},
     {"stripped_parts", stripped_parts, METH_VARARGS,
      "stripped_parts(html, strip_tags) -> [(tag, text)]: the elements that strip mode removes, outermost first."},
     {"collapse", collapse, METH_O, "collapse(s) -> ' '.join(s.split()), as extract collapses its text."},

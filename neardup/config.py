@@ -75,6 +75,7 @@ _FIELD_KINDS: dict[str, tuple[str, tuple[str, ...]]] = {
     "normalize": ("choice", get_args(NormalizeMode)),
     "extractor": ("choice", get_args(Extractor)),
     "strip_tags": ("tags", ()),
+    "comments": ("bool", ()),
     "method": ("choice", get_args(Method)),
     "shingle_size": ("int", ()),
     "threshold": ("float", ()),
@@ -117,6 +118,10 @@ class Config:
     # Main-content extractor (normalize: main): neardup's C version of resiliparse's rules, or resiliparse itself.
     extractor: Extractor = "neardup"
     strip_tags: tuple[str, ...] = DEFAULT_STRIP_TAGS
+    # Main text keeps reader comment threads (normalize: main). Off by default: a thread is not the page's
+    # document, changes between fetches, and can be ten times the article, so that a print or syndicated copy
+    # of a commented article shares a tenth of its shingles (bench/QUALITY.md, "Comment threads").
+    comments: bool = False
     method: Method = "minhash"
     shingle_size: int = 5
     # Bits (0..64) for simhash: a pair is a duplicate when hamming <= threshold.
@@ -163,6 +168,10 @@ class Config:
                 object.__setattr__(self, name, int(value) if _is_int(value) else float(value))
             elif kind == "own":
                 continue
+            elif kind == "bool":
+                if not isinstance(value, bool):
+                    raise ConfigError(f"{name} must be true or false, not {show_value(value)}")
+                object.__setattr__(self, name, bool(value))
             elif not isinstance(value, tuple) or not all(isinstance(t, str) for t in value):
                 raise ConfigError(f"{name} must be a list of tag names, not {show_value(value)}")
         if not 1 <= self.shingle_size <= 20:
@@ -254,14 +263,16 @@ class Config:
     # --- keys under which derived data is cached in the store -------------------------------
     @property
     def norm_key(self) -> str:
-        """Identifies the normalized text: mode and extractor, plus the tag list (`strip`, and `main`'s
-        fallback for pages without main content). Plain "main" is resiliparse's, as databases before the
+        """Identifies the normalized text: mode, extractor and whether comment threads are kept, plus the tag
+        list (`strip`, and `main`'s fallback for pages without main content). Plain "main" is resiliparse's, as databases before the
         neardup extractor stored it."""
         tags = ",".join(sorted(self.strip_tags))
         if self.normalize == "main":
             if self.extractor == "resiliparse":
+                if not self.comments:
+                    return f"main:resiliparse-nocomments:{tags}"
                 return "main" if self.strip_tags == DEFAULT_STRIP_TAGS else f"main:resiliparse:{tags}"
-            return f"main:neardup-{EXTRACTOR_VERSION}:{tags}"
+            return f"main:neardup-{EXTRACTOR_VERSION}{'' if self.comments else '-nocomments'}:{tags}"
         return "strip:" + tags
 
     @property

@@ -72,11 +72,15 @@ def _text_row(
     """The `texts` row of one page and its word hashes (for sketching)."""
     if html is not None:
         parsed = parse_page(
-            html, mode=config.normalize, strip_tags=config.strip_tags, extractor=config.extractor
+            html,
+            mode=config.normalize,
+            strip_tags=config.strip_tags,
+            extractor=config.extractor,
+            comments=config.comments,
         )
-        text, title, too_complex = parsed.text, parsed.title, parsed.degenerate
+        text, title, too_complex, main_words = parsed.text, parsed.title, parsed.degenerate, parsed.main_words
     else:
-        text, title, too_complex = " ".join((text_in or "").split()), "", None
+        text, title, too_complex, main_words = " ".join((text_in or "").split()), "", None, None
     joined, hashes = text_words(text)
     row = {
         "text": text,
@@ -85,7 +89,12 @@ def _text_row(
         "exact_key": hashlib.sha256(joined).hexdigest(),
         "degenerate": too_complex
         or degenerate_reason(
-            text, title=title, status=status, n_words=len(hashes), min_words=config.min_words
+            text,
+            title=title,
+            status=status,
+            n_words=len(hashes),
+            min_words=config.min_words,
+            main_words=main_words,
         ),
     }
     return row, hashes

@@ -12,11 +12,14 @@ Two modes, both parsed once by lexbor (vendored, compiled into `neardup._html`):
     sample, 6,000 of make_crawl's), at about a fifth of its cost.
   - `resiliparse`: resiliparse's own `extract_plain_text(main_content=True)`, the reference that tests
     compare the default with.
+  Both leave reader comment threads out unless `comments=True` (Config.comments); neardup's comment rule is
+  its own (`_html.c`, RE_COMMENTS), so the two may differ on pages with a thread.
 
 A page over one of the parser's bounds (`neardup/_html.c`: more than 256 elements nested or 256 attributes on
 one element, formatting elements re-opened without end; in main mode, more distinct class, id and style values
 than its budget of pattern matching) is not parsed: its text is empty and it is degenerate, "page too complex".
-resiliparse's extractor has tighter bounds besides (elements, their depths summed, distinct names: below). So no page shape costs more than linear time on any path (bench/pathological.py).
+resiliparse's extractor has tighter bounds besides (elements, their depths summed, distinct names: below). So
+no page shape costs more than linear time on any path (bench/pathological.py).
 """
 
 from __future__ import annotations
@@ -50,6 +53,8 @@ class ParsedPage:
     text: str
     title: str
     degenerate: str | None = None  # TOO_COMPLEX, or None
+    # Words main extraction found, before the fallback to stripped text (None: as many as `text` holds).
+    main_words: int | None = None
 
 
 # What str.split() splits on (str.isspace()) besides the space itself; a test checks it against Python's own.
@@ -87,44 +92,52 @@ def parse_page(
     mode: str = "strip",
     strip_tags: tuple[str, ...] = DEFAULT_STRIP_TAGS,
     extractor: str = "neardup",
+    comments: bool = False,
 ) -> ParsedPage:
     """Parse once: the normalized text and the document's `<title>` (an `<svg><title>` is not one).
+    `comments`: main text keeps reader comment threads (neardup's rule, or resiliparse's own switch).
     (`<link rel=canonical>` is read by ingest, from the raw head, for every page whatever the normalization.)"""
     if mode == "main" and extractor == "resiliparse":
-        return _parse_resiliparse(html, strip_tags)
+        return _parse_resiliparse(html, strip_tags, comments)
     # Where the main text has fewer than MAIN_FALLBACK_WORDS words, `extract` returns the stripped text.
     try:
-        return ParsedPage(*_html.extract(html, mode == "main", strip_tags, MAIN_FALLBACK_WORDS))
+        text, title, main_words = _html.extract(
+            html, mode == "main", strip_tags, MAIN_FALLBACK_WORDS, 0, 0, 0, comments
+        )
     except _html.PageTooComplex:
         return ParsedPage("", "", TOO_COMPLEX)
+    return ParsedPage(text, title, main_words=main_words)
 
 
-def _parse_resiliparse(html: str, strip_tags: tuple[str, ...]) -> ParsedPage:
+def _parse_resiliparse(html: str, strip_tags: tuple[str, ...], comments: bool) -> ParsedPage:
     from resiliparse.extract.html2text import extract_plain_text
     from resiliparse.parse.html import HTMLTree
 
     # neardup's parser first, under the bounds resiliparse has not: a page over them never reaches it. Its
     # stripped text is the fallback.
     try:
-        stripped = ParsedPage(
-            *_html.extract(
-                html,
-                False,
-                strip_tags,
-                0,
-                RESILIPARSE_MAX_DEPTH_SUM,
-                RESILIPARSE_MAX_ELEMENTS,
-                RESILIPARSE_MAX_NAMES,
-            )
+        stripped_text, title, _ = _html.extract(
+            html,
+            False,
+            strip_tags,
+            0,
+            RESILIPARSE_MAX_DEPTH_SUM,
+            RESILIPARSE_MAX_ELEMENTS,
+            RESILIPARSE_MAX_NAMES,
         )
     except _html.PageTooComplex:
         return ParsedPage("", "", TOO_COMPLEX)
     tree = HTMLTree.parse(html)
-    text = _collapse(extract_plain_text(tree, main_content=True, alt_texts=False, preserve_formatting=False))
-    if text.count(" ") + 1 >= MAIN_FALLBACK_WORDS:
-        return ParsedPage(text, _collapse(tree.title or ""))
+    text = _collapse(
+        extract_plain_text(
+            tree, main_content=True, alt_texts=False, preserve_formatting=False, comments=comments
+        )
+    )
+    main_words = text.count(" ") + 1 if text else 0
+    if main_words >= MAIN_FALLBACK_WORDS:
+        return ParsedPage(text, _collapse(tree.title or ""), main_words=main_words)
     # No main content found (listing pages, link-heavy hubs): the stripped text.
-    return stripped
+    return ParsedPage(stripped_text, title, main_words=main_words)
 
 
 def normalize_html(
@@ -133,9 +146,10 @@ def normalize_html(
     mode: str = "strip",
     strip_tags: tuple[str, ...] = DEFAULT_STRIP_TAGS,
     extractor: str = "neardup",
+    comments: bool = False,
 ) -> str:
     """Main text of a page (see the module docstring for the two modes)."""
-    return parse_page(html, mode=mode, strip_tags=strip_tags, extractor=extractor).text
+    return parse_page(html, mode=mode, strip_tags=strip_tags, extractor=extractor, comments=comments).text
 
 
 def normalize_html_bs4(html: str, *, strip_tags: tuple[str, ...] = DEFAULT_STRIP_TAGS) -> str:
@@ -372,18 +386,27 @@ TOO_SHORT = "too short"
 
 
 def degenerate_reason(
-    text: str, *, title: str = "", status: int | None = None, n_words: int, min_words: int
+    text: str,
+    *,
+    title: str = "",
+    status: int | None = None,
+    n_words: int,
+    min_words: int,
+    main_words: int | None = None,
 ) -> str | None:
     """Why a page cannot be fingerprinted as content, or None when it can.
 
     Reasons: `status NNN` (not 2xx), `blocked`, `soft-404`, `loading`, `consent`, `paywall`, `parked`
     (matched phrases on a short page, or in the title), `too short` (fewer than `min_words` words of main text).
+    `main_words`: the words main extraction found before falling back to the stripped text (`ParsedPage`). The
+    title rule counts those: the template a page without main content falls back to (a mega-menu: 440 words on
+    the realsize profile's "Loading..." shells) says nothing of how short the page is.
     """
     if status is not None and not 200 <= status < 300:
         return f"status {status}"
     head = text[:2000].casefold()
     title_cf = title.casefold()
-    if n_words < MAX_WORDS_TITLE_MATCH:
+    if min(n_words, n_words if main_words is None else main_words) < MAX_WORDS_TITLE_MATCH:
         for reason, phrase in _PATTERNS:
             if phrase in title_cf:
                 return reason

@@ -104,19 +104,34 @@ def test_fingerprint_key_ignores_the_threshold_only() -> None:
         {"min_contained_shingles": 0},
         {"extractor": "resiliparse"},
         {"strip_tags": ("nav",)},
+        {"comments": True},
     ):
         assert base.replace(**change).fingerprint_key != base.fingerprint_key, change
     assert Config(normalize="strip", strip_tags=("nav", "footer")).norm_key == "strip:footer,nav"
     # main text falls back to stripped text on pages without main content: the tag list is part of its key
-    assert Config(normalize="main", strip_tags=("nav",)).norm_key == "main:neardup-1:nav"
+    assert Config(normalize="main", strip_tags=("nav",)).norm_key == "main:neardup-1-nocomments:nav"
+    # main text with comment threads keeps the key that databases made before the comments switch
+    assert Config(normalize="main", strip_tags=("nav",), comments=True).norm_key == "main:neardup-1:nav"
     # resiliparse's main text keeps the key that databases made before the neardup extractor gave it
-    assert Config(normalize="main", extractor="resiliparse").norm_key == "main"
+    assert Config(normalize="main", extractor="resiliparse", comments=True).norm_key == "main"
     assert (
-        Config(normalize="main", extractor="resiliparse", strip_tags=("nav",)).norm_key
+        Config(normalize="main", extractor="resiliparse", strip_tags=("nav",), comments=True).norm_key
         == "main:resiliparse:nav"
     )
+    assert (
+        Config(normalize="main", extractor="resiliparse", strip_tags=("nav",)).norm_key
+        == "main:resiliparse-nocomments:nav"
+    )
+    # nor do comment threads
+    assert Config(normalize="strip", comments=True).norm_key == Config(normalize="strip").norm_key
     # the extractor means nothing to tag stripping
     assert Config(normalize="strip", extractor="resiliparse").norm_key == Config(normalize="strip").norm_key
+
+
+@pytest.mark.parametrize("value", [1, "yes", None])
+def test_comments_is_true_or_false(value: object) -> None:
+    with pytest.raises(ConfigError, match="comments must be true or false"):
+        Config(comments=value)
 
 
 def test_strip_tags_are_bounded() -> None:

@@ -240,6 +240,11 @@ def test_every_sample_page_gives_resiliparses_text() -> None:
 
 _TOKENS = [
     "nav",
+    "comment",
+    "comments",
+    "disqus",
+    "thread",
+    "respond",
     "menu",
     "item",
     "site",
@@ -532,7 +537,7 @@ def test_random_trees_give_resiliparses_text(max_depth: int, kids: int) -> None:
 # --- the patterns, through a second regex engine ------------------------------------------------------
 # The verdicts of glibc's POSIX regex (with the anchors as sentinel bytes) against Python's re on the same
 # patterns (their syntax means the same in both; $ as \Z: re's $ also matches before a final newline).
-CLASS_ONLY, BOTH, ID_ONLY = range(0, 4), range(4, 17), 17
+CLASS_ONLY, BOTH, ID_ONLY = range(0, 4), range(4, 18), 18
 _FRAGMENTS = [
     *_TOKENS,
     "Menu",
@@ -625,9 +630,9 @@ def test_fallback_to_stripped_text_below_the_word_floor() -> None:
         f"<html><body><nav>site menu</nav><h1>Latest</h1><div class='x' id='y'>"
         f"<ul class='listing'>{links}</ul></div></body></html>"
     )
-    main_only, _ = _html.extract(html, True, DEFAULT_STRIP_TAGS, 0)
+    main_only, _, _ = _html.extract(html, True, DEFAULT_STRIP_TAGS, 0)
     assert main_only == "Latest"
-    text, _ = _html.extract(html, True, DEFAULT_STRIP_TAGS, MAIN_FALLBACK_WORDS)
+    text, _, _ = _html.extract(html, True, DEFAULT_STRIP_TAGS, MAIN_FALLBACK_WORDS)
     assert text == _html.extract(html, False, DEFAULT_STRIP_TAGS, 0)[0]
     assert text.startswith("Latest story number 0") and "site menu" not in text
 
@@ -657,14 +662,14 @@ def test_resiliparse_extractor_is_still_available() -> None:
 
 # --- hostile input ---------------------------------------------------------------------------------
 def test_lone_surrogates_do_not_raise() -> None:
-    text, _ = _html.extract("<p>a\ud800b</p>", False, (), 0)
+    text, _, _ = _html.extract("<p>a\ud800b</p>", False, (), 0)
     assert text == "a?b"
 
 
 def test_a_huge_page_then_a_small_one() -> None:
     """A page over 4 MB gives its parser memory back; the next page parses as usual."""
     big = "<html><body>" + "<p>lorem ipsum dolor</p>" * 250_000 + "</body></html>"
-    text, _ = _html.extract(big, True, DEFAULT_STRIP_TAGS, 0)
+    text, _, _ = _html.extract(big, True, DEFAULT_STRIP_TAGS, 0)
     assert text.count("lorem") == 250_000
     assert _html.extract("<p>small page</p>", False, (), 0)[0] == "small page"
 
@@ -863,7 +868,7 @@ def test_many_distinct_tag_and_attribute_names_parse() -> None:
 from neardup import _html
 html = "<html><body>" + "".join(f"<p a{i}>w</p>" for i in range(300_000))
 html += "".join(f"<x-{i} class=c>v</x-{i}>" for i in range(100_000))
-text, _ = _html.extract(html, False, (), 0)
+text, _, _ = _html.extract(html, False, (), 0)
 result = [text.count("w"), text.count("v"), _html.extract("<p A1 a1=2 data-x=3>ok</p>", True, (), 0)[0]]
 """)
     assert result == [300_000, 100_000, "ok"]
@@ -874,3 +879,47 @@ def test_a_huge_attribute_value_or_comment_is_read_once() -> None:
     tail = "<p>" + " ".join(["word"] * 60) + "</p>"
     for html in (f'<div title="{"x" * 5_000_000}">{tail}</div>', f"<!--{'x' * 5_000_000}-->{tail}"):
         assert _html.extract(html, True, (), 0)[0] == " ".join(["word"] * 60)
+
+
+def _commented(thread_attrs: str, article_attrs: str = "") -> str:
+    body = " ".join(["article"] * 60)
+    thread = " ".join(["reader"] * 40)
+    return (
+        f"<html><body><div><div><article {article_attrs}><p>{body}</p>"
+        f"<section {thread_attrs}><ol><li><p>{thread}</p></li></ol></section></article></div></div></body></html>"
+    )
+
+
+@pytest.mark.parametrize(
+    "attrs",
+    ['id="comments" class="comments"', 'class="comments-area"', 'id="disqus_thread"', 'class="comment-list"'],
+)
+def test_comment_threads_are_left_out_when_comments_is_off(attrs: str) -> None:
+    html = _commented(attrs)
+    kept = _html.extract(html, True, DEFAULT_STRIP_TAGS, 0)[0]
+    assert kept == _html.extract(html, True, DEFAULT_STRIP_TAGS, 0, 0, 0, True)[0] == resiliparse_text(html)
+    assert kept.split().count("reader") == 40
+    left_out = _html.extract(html, True, DEFAULT_STRIP_TAGS, 0, 0, 0, False)[0]
+    assert left_out == " ".join(["article"] * 60)
+    assert parse_page(html, mode="main").text == left_out  # the default
+    assert parse_page(html, mode="main", comments=True).text == kept
+
+
+def test_comment_markers_that_are_not_threads_are_kept() -> None:
+    """An article's "comments-open" or "no-comments" class, or a "commentary" section, is no thread."""
+    for html in (
+        _commented('class="commentary"'),
+        _commented('class="recap"', 'class="post comments-open"'),
+        _commented('class="no-comments"'),
+    ):
+        text = _html.extract(html, True, DEFAULT_STRIP_TAGS, 0, 0, 0, False)[0]
+        assert text.split().count("reader") == 40, html
+
+
+def test_the_comment_rule_leaves_out_what_resiliparses_does_on_the_sample() -> None:
+    """resiliparse's own switch (its rule is not published) against neardup's on the bundled sample."""
+    records = (validate(r) for r in read_raw(SAMPLE, "jsonl"))
+    pages = [r["html"] for r in records if not isinstance(r, str) and r.get("html")]
+    ours = [parse_page(h, mode="main").text for h in pages]
+    theirs = [parse_page(h, mode="main", extractor="resiliparse").text for h in pages]
+    assert sum(a != b for a, b in zip(ours, theirs, strict=True)) == 0

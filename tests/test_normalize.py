@@ -391,3 +391,30 @@ def test_the_whitespace_collapse_knows_every_space_python_splits_on() -> None:
 @given(st.text(st.sampled_from(" a\t\n\xa0\u2003\u3000b\x1f\x85") | st.characters(), max_size=30))
 def test_collapse_is_split_and_join(text: str) -> None:
     assert normalize._collapse(text) == " ".join(text.split())
+
+
+def _shell(body: str, title: str) -> str:
+    menu = "".join(
+        f'<div class="mega"><a href="/s{i}">section {i} stories and more</a></div>' for i in range(90)
+    )
+    return (
+        f"<html><head><title>{title}</title></head><body><div class='menu'>{menu}</div>{body}</body></html>"
+    )
+
+
+def test_a_loading_shell_with_a_long_template_is_set_aside() -> None:
+    """No main content: the text falls back to the stripped template (450 words of mega-menu, past the title
+    rule's word cap), but the title rule counts the words main extraction found, so the shell is set aside."""
+    from neardup.config import Config
+    from neardup.engine import text_row
+
+    shell = _shell('<div id="app-root"><p>Loading... please enable JavaScript.</p></div>', "Loading\u2026")
+    parsed = normalize.parse_page(shell, mode="main")
+    assert len(parsed.text.split()) > normalize.MAX_WORDS_TITLE_MATCH and parsed.main_words < 50
+    assert text_row(shell, None, 200, Config())["degenerate"] == "loading"
+    # an article of 450 words under the same title is content
+    article = _shell("<article><p>" + " ".join(["word"] * 450) + "</p></article>", "Loading\u2026")
+    assert normalize.parse_page(article, mode="main").main_words >= 450
+    assert text_row(article, None, 200, Config())["degenerate"] is None
+    # and so is the same shell without the telling title: markup alone does not decide
+    assert text_row(_shell("<p>app</p>", "Valley Courier"), None, 200, Config())["degenerate"] is None

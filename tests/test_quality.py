@@ -63,23 +63,29 @@ def test_default_setting_meets_the_gate(sample_store, truth):
 
 
 def test_partial_copies_of_commented_articles(sample_store, truth):
-    """Print versions and syndicated copies of articles whose page carries a long comment thread are a small
-    part of the original's main text: the shingle floor of the size guard finds copies the ratio alone rejects.
-    Copies far below the ratio are LSH candidates only by chance (the index is sized for the ratio, see
-    `candidates.lsh_threshold` and bench/size_guard.py): the floors below are what the default finds."""
+    """Print versions and syndicated copies of articles whose page carries a long comment thread inside the
+    article container: with the thread left out of the main text (the default, `comments: false`) the copy and
+    the original hold nearly the same shingles, so the LSH index finds them as it finds any near copy. With the
+    thread kept, the original is up to ten times the copy (Jaccard 0.1-0.4) and the index misses some.
+    A cut-short syndicated copy is half its original or less (Jaccard ~0.5): the index finds it by chance
+    above the floor below (`candidates.lsh_threshold`)."""
     default = recall_per_kind(_pages(sample_store, Config()), truth)
-    ratio_only = recall_per_kind(_pages(sample_store, Config(min_contained_shingles=0)), truth)
+    assert default["print_version"] >= 0.99 and default["syndicated"] >= 0.99, default
+    assert default["syndicated_partial"] >= 0.85, default
+    assert all(r == 1.0 for kind, r in default.items() if kind not in ("syndicated_partial",)), default
+    threads_kept = recall_per_kind(_pages(sample_store, Config(comments=True)), truth)
     for kind in ("print_version", "syndicated", "syndicated_partial"):
-        assert default[kind] >= ratio_only[kind], (kind, default, ratio_only)
-    assert default["print_version"] > ratio_only["print_version"], (default, ratio_only)
-    assert default["syndicated_partial"] > ratio_only["syndicated_partial"], (default, ratio_only)
-    assert default["print_version"] >= 0.93 and default["syndicated"] >= 0.97, default
-    assert default["syndicated_partial"] >= 0.65, default
-    assert all(
-        r == 1.0
-        for kind, r in default.items()
-        if kind not in ("print_version", "syndicated", "syndicated_partial")
-    ), default
+        assert default[kind] >= threads_kept[kind], (kind, default, threads_kept)
+    assert threads_kept["print_version"] < 0.99 and threads_kept["syndicated"] < 0.99, threads_kept
+
+
+def test_comment_threads_left_out_merge_no_hard_negative(sample_store, truth):
+    """Leaving the threads out shortens every commented page's text; it must not make templated siblings, a
+    template holding another article, shared disclaimers or a notice inside a template merge."""
+    s = _scores(sample_store, truth, Config())
+    kept = _scores(sample_store, truth, Config(comments=True))
+    assert s.precision == 1.0 and s.impure_clusters == 0 and s.degenerate_in_clusters == 0, s
+    assert s.recall > kept.recall, (s, kept)
 
 
 def test_simhash_default_is_usable(sample_store, truth):
