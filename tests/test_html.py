@@ -897,9 +897,11 @@ def _commented(thread_attrs: str, article_attrs: str = "") -> str:
 def test_comment_threads_are_left_out_when_comments_is_off(attrs: str) -> None:
     html = _commented(attrs)
     kept = _html.extract(html, True, DEFAULT_STRIP_TAGS, 0)[0]
-    assert kept == _html.extract(html, True, DEFAULT_STRIP_TAGS, 0, 0, 0, True)[0] == resiliparse_text(html)
+    assert (
+        kept == _html.extract(html, True, DEFAULT_STRIP_TAGS, 0, 0, 0, 0, True)[0] == resiliparse_text(html)
+    )
     assert kept.split().count("reader") == 40
-    left_out = _html.extract(html, True, DEFAULT_STRIP_TAGS, 0, 0, 0, False)[0]
+    left_out = _html.extract(html, True, DEFAULT_STRIP_TAGS, 0, 0, 0, 0, False)[0]
     assert left_out == " ".join(["article"] * 60)
     assert parse_page(html, mode="main").text == left_out  # the default
     assert parse_page(html, mode="main", comments=True).text == kept
@@ -912,7 +914,7 @@ def test_comment_markers_that_are_not_threads_are_kept() -> None:
         _commented('class="recap"', 'class="post comments-open"'),
         _commented('class="no-comments"'),
     ):
-        text = _html.extract(html, True, DEFAULT_STRIP_TAGS, 0, 0, 0, False)[0]
+        text = _html.extract(html, True, DEFAULT_STRIP_TAGS, 0, 0, 0, 0, False)[0]
         assert text.split().count("reader") == 40, html
 
 
