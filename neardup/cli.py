@@ -13,6 +13,7 @@ from typing import Any, NoReturn
 import yaml
 
 from . import engine, rules
+from .app import HOME
 from .config import Config, load_config
 from .errors import ConfigError, NeardupError
 from .gate import Limit, evaluate, merge, parse_option
@@ -281,9 +282,6 @@ def app_database(named: str | None) -> tuple[Path, bool]:
 
 
 def cmd_app(args: argparse.Namespace) -> int:
-    app = Path(__file__).resolve().parent.parent / "app.py"
-    if not app.exists():
-        raise NeardupError(f"the app is not installed beside the package (looked for {app})")
     db, first_look = app_database(args.db)
     if first_look and not db.exists() and SAMPLE.exists():
         print(f"no database named and none at {db}: loading the bundled sample {SAMPLE.name} first")
@@ -302,7 +300,7 @@ def cmd_app(args: argparse.Namespace) -> int:
         "-m",
         "streamlit",
         "run",
-        str(app),
+        str(HOME),
         "--server.port",
         str(args.port),
         "--server.address",

@@ -46,8 +46,8 @@ from .urls import apply_url_rules
 from .warc import WarcBatches
 
 # (stage, done, total): pages, except stage "read": bytes of the file read so far (JSON lines only)
-# The bundled sample crawl (3,000 synthetic pages with ground truth), in a source checkout.
-SAMPLE_CRAWL = Path(__file__).resolve().parent.parent / "sample_data" / "crawl.jsonl.gz"
+# The bundled sample crawl (3,000 synthetic pages with ground truth): package data (neardup/sample_data).
+SAMPLE_CRAWL = Path(__file__).resolve().parent / "sample_data" / "crawl.jsonl.gz"
 Progress = Callable[[str, int, int], None]
 BATCH = 256
 INSERT_ROWS = 2048

@@ -20,7 +20,9 @@ from .errors import NeardupError, NotACrawlDump
 
 DATA_DIR_ENV = "NEARDUP_DATA_DIR"
 ALLOW_ANY_PATH_ENV = "NEARDUP_ALLOW_ANY_PATH"
-SAMPLE_DIR = Path(__file__).resolve().parent.parent / "sample_data"
+SAMPLE_DIR = (
+    Path(__file__).resolve().parent / "sample_data"
+)  # package data; a link to ../sample_data in a checkout
 
 
 class PathRefused(NeardupError):
