@@ -438,8 +438,8 @@ def minhash_pairs(
     checks they equal MinHashLSH's). Returns (a, b, jaccard_estimate, containment_estimate, stats)
     for pairs whose chosen similarity is at least `floor`. Containment is 0 where `size_guard` fails (the
     smaller set is below `min_size_ratio` of the larger and below `min_shingles`): a short page (a
-    soft-404 in a site template) is never "contained" in a long article. Estimates are approximate (MinHash); exact Jaccard is computed on
-    demand for audited pairs.
+    soft-404 in a site template) is never "contained" in a long article. Estimates are approximate (MinHash); with `verify: exact` (the default)
+    the engine replaces them with exact scores from the shingle sets (`exact_scores`).
     """
     sigs = np.ascontiguousarray(signatures, dtype=np.uint32)  # so each chunk's kernel call copies nothing
     n = len(sigs)

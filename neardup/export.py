@@ -19,7 +19,6 @@ import pyarrow as pa
 
 from .actions import cluster_actions
 from .candidates import exact_scores
-from .config import save_config
 from .csvsafe import to_csv
 from .engine import Analysis, Fingerprints, pair_scores
 from .errors import NeardupError
@@ -51,8 +50,9 @@ def clusters_frame(analysis: Analysis, labels: pd.DataFrame | None = None) -> pd
     suggested from its URLs (`category_from`: "label" / "URLs"), and `suggested_action` what the audit's
     decision table does about it (`neardup.actions`).
 
-    `similarity_to_representative` is in the threshold's unit: Hamming bits for simhash, the MinHash
-    Jaccard estimate for minhash (1.0 / 0 bits for an exact duplicate of the representative).
+    `similarity_to_representative`: Hamming bits for simhash; for minhash the MinHash Jaccard estimate,
+    whichever similarity the threshold is in (so under `similarity: containment` a contained copy can
+    show less than the threshold). 1.0 / 0 bits for an exact duplicate of the representative.
     """
     c = analysis.config
     p = analysis.pages
@@ -335,12 +335,3 @@ def _write_kept_parquet(store: Store, analysis: Analysis, path: Path) -> int:
             writer.write_table(pa.Table.from_pylist(batch, schema=schema))
             n += len(batch)
     return n
-
-
-def write_export(analysis: Analysis, csv_path: str | Path, yaml_path: str | Path | None = None) -> Path:
-    """Write the cluster CSV and, beside it unless given, `dupcheck.yaml`. Returns the YAML path."""
-    csv_path = Path(csv_path)
-    yaml_path = Path(yaml_path) if yaml_path else csv_path.with_name("dupcheck.yaml")
-    write_clusters_csv(analysis, csv_path)
-    save_config(analysis.config, yaml_path)
-    return yaml_path

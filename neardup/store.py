@@ -1024,11 +1024,9 @@ class Store:
     def _upgrade_labels_per_labeler(self) -> None:
         """Schema 2 -> 3: labels keyed by (pair, labeler) instead of by pair, rows kept as they are."""
         cur = self.cursor()
-        ddl = resources.files("neardup").joinpath("schema.sql").read_text(encoding="utf-8")
-        create = next(s for s in re.sub(r"--[^\n]*", "", ddl).split(";") if "TABLE IF NOT EXISTS labels" in s)
         cur.execute("BEGIN TRANSACTION")
         cur.execute("ALTER TABLE labels RENAME TO labels_v2")
-        cur.execute(create)
+        cur.execute(self._ddl["labels"])  # schema.sql's, as _check_schema parsed it
         cur.execute(
             f"INSERT INTO labels ({self._LABEL_COLUMNS}) SELECT url_a, md5_a, url_b, md5_b, label, category, "
             "note, coalesce(labeler, ''), labeled_at, setting FROM labels_v2"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import random
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -193,3 +194,16 @@ def crawl() -> Crawl:
 @pytest.fixture
 def crawl_file(tmp_path: Path, crawl: Crawl) -> Path:
     return write_jsonl(tmp_path / "crawl.jsonl", crawl.records)
+
+
+@pytest.fixture
+def empty_db(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    """The app's database (NEARDUP_DB, named) as a path where no file is yet; the app's caches cleared."""
+    import streamlit as st  # only the app tests use this fixture
+
+    path = str(tmp_path / "empty.duckdb")
+    monkeypatch.setenv("NEARDUP_DB", path)
+    monkeypatch.delenv("NEARDUP_CONFIG", raising=False)
+    st.cache_resource.clear()
+    yield path
+    st.cache_resource.clear()

@@ -660,16 +660,6 @@ def test_load_a_missing_path_is_an_error_not_a_crash(db: str) -> None:
 
 
 # --- first start -------------------------------------------------------------------------------
-@pytest.fixture
-def empty_db(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
-    path = str(tmp_path / "empty.duckdb")
-    monkeypatch.setenv("NEARDUP_DB", path)
-    monkeypatch.delenv("NEARDUP_CONFIG", raising=False)
-    st.cache_resource.clear()
-    yield path
-    st.cache_resource.clear()
-
-
 def test_first_start_loads_the_bundled_sample(empty_db: str, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("NEARDUP_LOAD_SAMPLE", "1")  # what `neardup app` without --db sets
     at = run_app()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from functools import reduce
 from math import comb
 
@@ -162,10 +163,23 @@ def test_block_masks_partition_the_64_bits(n_blocks: int) -> None:
     assert max(widths) - min(widths) <= 1
 
 
-def test_choose_r_in_range() -> None:
-    for n in (2, 100, 10_000, 1_000_000):
+def test_choose_r_minimizes_sorts_plus_random_candidates() -> None:
+    """r blocks of the (bits + r) must match: C(bits + r, r) tables, each sorted (n) and yielding the pairs
+    whose r blocks collide at random (n^2 / 2 pairs x 2^-(64 r / (bits + r)) per table)."""
+
+    def cost(n: int, bits: int, r: int) -> float:
+        tables = math.comb(bits + r, r)
+        return tables * (n + n * n / 2 * 2.0 ** (-64 * r / (bits + r)))
+
+    chosen = {}
+    for n in (2, 100, 10_000, 1_000_000, 100_000_000):
         for bits in range(0, 9):
-            assert 1 <= choose_r(n, bits) <= 4
+            r = choose_r(n, bits)
+            assert 1 <= r <= 4
+            assert cost(n, bits, r) == min(cost(n, bits, q) for q in range(1, 5)), (n, bits, r)
+            chosen[n, bits] = r
+    # the choice depends on the corpus: few pages sort few tables, many pages need longer keys
+    assert chosen[2, 8] == 1 and chosen[100_000_000, 8] > 1, chosen
 
 
 # --- MinHash LSH ---------------------------------------------------------------------------------

@@ -5,11 +5,9 @@ from __future__ import annotations
 import gzip
 import json
 import random
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-import streamlit as st
 from conftest import make_crawl, page_html, words_text, write_jsonl
 from streamlit.testing.v1 import AppTest
 
@@ -114,16 +112,6 @@ def test_only_an_app_started_without_a_database_named_gets_the_sample(
     assert app_database("crawl.duckdb") == (Path("crawl.duckdb"), False)
     monkeypatch.setenv("NEARDUP_DB", "/data/team.duckdb")
     assert app_database(None) == (Path("/data/team.duckdb"), False)
-
-
-@pytest.fixture
-def empty_db(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
-    path = str(tmp_path / "empty.duckdb")
-    monkeypatch.setenv("NEARDUP_DB", path)
-    monkeypatch.delenv("NEARDUP_CONFIG", raising=False)
-    st.cache_resource.clear()
-    yield path
-    st.cache_resource.clear()
 
 
 def run(at: AppTest) -> AppTest:
