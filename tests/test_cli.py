@@ -317,3 +317,18 @@ def test_app_passes_the_path_rule_to_the_app(
     assert main(["app", "--db", db, "--headless", *flag]) == 0
     [(cmd, env)] = started
     assert env["NEARDUP_ALLOW_ANY_PATH"] == value and "streamlit" in cmd
+
+
+def test_readme_cli_table_is_the_parsers() -> None:
+    """The README's CLI table is scripts/cli_table.py's output, so it lists every command and option."""
+    root = Path(__file__).resolve().parent.parent
+    table = subprocess.run(
+        [sys.executable, str(root / "scripts" / "cli_table.py")], capture_output=True, text=True, check=True
+    ).stdout
+    begin, end = table.splitlines()[0], table.splitlines()[-1]
+    readme = (root / "README.md").read_text(encoding="utf-8")
+    start = readme.index(begin)
+    assert readme[start : readme.index(end, start) + len(end) + 1] == table
+    for command in ("ingest", "report", "export", "evaluate", "spark", "open", "app"):
+        assert f"| `neardup {command}" in table
+    assert "`[--conf KEY=VALUE ...]`" in table and "`--truth TRUTH`" in table
