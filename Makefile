@@ -28,6 +28,7 @@ LINTED := neardup tests bench scripts app.py pages setup.py
 lint: install
 	$(PY) -m ruff check $(LINTED)
 	$(PY) -m ruff format --check $(LINTED)
+	$(PY) -m mypy  # neardup/, as [tool.mypy] in pyproject.toml says
 
 test: install system-deps lint
 	$(PY) -m pytest -q

@@ -82,10 +82,10 @@ def labeled_pairs(pairs: pd.DataFrame, labels: pd.DataFrame) -> pd.DataFrame:
     for j, (a, ma, b, mb) in enumerate(zip(*(labels[c].to_numpy() for c in PAIR_KEY), strict=True)):
         if ma == "" and mb == "":
             loose.append((j, a, b))
-        i = exact_pos.get((a, ma, b, mb))
-        if i is not None and i not in taken:
-            taken.add(i)
-            pair_rows.append(i)
+        pos = exact_pos.get((a, ma, b, mb))
+        if pos is not None and pos not in taken:
+            taken.add(pos)
+            pair_rows.append(pos)
             label_rows.append(j)
     for j, a, b in loose:  # an exact label wins over a URL-only one for the same pair
         for i in by_urls.get((a, b), ()):

@@ -15,6 +15,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from itertools import combinations
 from math import comb
+from typing import Any
 
 import numpy as np
 
@@ -55,7 +56,7 @@ class CandidateStats:
         self.capped_buckets += other.capped_buckets
         self.capped_members += other.capped_members
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:
         return {
             "tables": self.tables,
             "candidates": self.candidates,
@@ -454,7 +455,7 @@ def minhash_pairs(
     def band(table: tuple[np.ndarray, np.ndarray]) -> tuple[CandidateStats, list[tuple[np.ndarray, ...]]]:
         # In chunks: memory follows the pairs kept, not the (much larger) candidate count. A pair found
         # in several bands is verified each time (measured: 88% of candidates are distinct pairs).
-        band_stats, kept = CandidateStats(tables=1), []
+        band_stats, kept = CandidateStats(tables=1), list[tuple[np.ndarray, ...]]()
         i, j = _pairs_in_runs(*table, bucket_cap, band_stats)
         codes = np.minimum(i, j) * n + np.maximum(i, j)  # distinct: a document is in one bucket per band
         band_stats.candidates = len(codes)
@@ -477,7 +478,7 @@ def minhash_pairs(
     kept: list[tuple[np.ndarray, ...]] = []
     workers = max(1, jobs or default_jobs())
     with ThreadPoolExecutor(max_workers=workers) as pool:
-        inflight: deque[Future] = deque()
+        inflight: deque[Future[tuple[CandidateStats, list[tuple[np.ndarray, ...]]]]] = deque()
         for table in _lsh_tables(sigs, bands, rows):
             inflight.append(pool.submit(band, table))
             while len(inflight) > workers or (inflight and inflight[0].done()):

@@ -362,7 +362,7 @@ def _url_rules(value: object) -> tuple[UrlRule, ...]:
 
 
 def default_threshold(method: Method) -> float:
-    return 6 if method == "simhash" else Config.__dataclass_fields__["threshold"].default
+    return 6 if method == "simhash" else Config().threshold
 
 
 class _ConfigLoader(yaml.SafeLoader):

@@ -9,6 +9,7 @@ columns are left alone, so a negative number stays a number.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import overload
 
 import pandas as pd
 
@@ -29,6 +30,12 @@ def defuse_formulas(df: pd.DataFrame) -> pd.DataFrame:
         if risky.any():
             out[name] = col.where(~risky, "'" + col.astype("string"))
     return out
+
+
+@overload
+def to_csv(df: pd.DataFrame, path: None = None) -> str: ...
+@overload
+def to_csv(df: pd.DataFrame, path: str | Path) -> None: ...
 
 
 def to_csv(df: pd.DataFrame, path: str | Path | None = None) -> str | None:

@@ -50,7 +50,7 @@ def word_diff(left: str, right: str, *, context: int = 12, fold_min: int = 40) -
             else:
                 out.append(Segment("equal", " ".join(run_a), " ".join(run_b), len(run_a)))
         else:
-            out.append(Segment(op, " ".join(a[i1:i2]), " ".join(b[j1:j2]), max(i2 - i1, j2 - j1)))  # type: ignore[arg-type]
+            out.append(Segment(op, " ".join(a[i1:i2]), " ".join(b[j1:j2]), max(i2 - i1, j2 - j1)))
     return out
 
 

@@ -133,7 +133,9 @@ def _unexpected(exc: BaseException) -> str:
     return f"unreadable record (please report this): {type(exc).__name__}: {ascii(str(exc))[1:-1][:200]}"
 
 
-def _ingest_batch(args: tuple[Iterable[RawLine], Config]) -> tuple[list[dict], list[tuple[int, str]]]:
+def _ingest_batch(
+    args: tuple[Iterable[RawLine], Config],
+) -> tuple[list[dict[str, Any]], list[tuple[int, str]]]:
     good, bad, _ = _ingest_records(*args)
     return good, bad
 
@@ -820,7 +822,8 @@ def analyze(fp: Fingerprints, config: Config) -> Analysis:
 
     # A single page is its own representative; the rule only has to run over clusters of two or more.
     rep = np.where(content, np.arange(n_total), -1)
-    why_page = np.where(content, WHY[2], None).astype(object)  # "shortest URL": a single page
+    why_page = np.full(n_total, None, dtype=object)
+    why_page[content] = WHY[2]  # "shortest URL": a single page
     multi = idx[size[idx] > 1]
     rows, why = representative_rows(
         cluster[multi],

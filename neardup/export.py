@@ -8,10 +8,10 @@ from __future__ import annotations
 import gzip
 import json
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import numpy as np
 import pandas as pd
@@ -295,7 +295,7 @@ def write_kept(store: Store, analysis: Analysis, path: str | Path) -> int:
         if fmt == "parquet":
             n = _write_kept_parquet(store, analysis, tmp)
         else:
-            opener = gzip.open if fmt == "jsonl.gz" else open
+            opener: Callable[..., IO[str]] = gzip.open if fmt == "jsonl.gz" else open
             level = {"compresslevel": KEPT_GZIP_LEVEL} if fmt == "jsonl.gz" else {}
             with opener(tmp, "wt", encoding="utf-8", **level) as f:
                 for batch in kept_records(store, analysis):

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from itertools import islice
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, cast
 from urllib.parse import urljoin
 
 from .errors import NotACrawlDump
@@ -33,7 +33,8 @@ try:  # ISA-L's inflate: the same bytes as zlib at ~2.7x its speed on .jsonl.gz 
 except ImportError:  # a platform without isal wheels: the standard library
     _gzip = gzip  # type: ignore[misc]
     _zlib = zlib  # type: ignore[misc]
-_ZLIB_ERRORS = (zlib.error, _zlib.error)
+# isal's stubs type isal_zlib.error as an instance; it is the exception class zlib.error mirrors
+_ZLIB_ERRORS: tuple[type[Exception], ...] = (zlib.error, cast(type[Exception], _zlib.error))
 try:  # orjson decodes a page-sized JSON line in half the time of `json` (bench/RESULTS.md)
     import orjson as _orjson
 except ImportError:  # a platform without orjson wheels: `json` alone
@@ -417,11 +418,11 @@ def read_raw(path: Path, fmt: str, *, max_line_bytes: int = MAX_LINE_BYTES) -> I
             raise NotACrawlDump(f"{path}: unreadable Parquet ({exc})") from None
         if "url" not in pf.schema_arrow.names:
             raise NotACrawlDump(f"{path}: a Parquet file without a 'url' column")
-        row = 0
+        row_number = 0
         for batch in pf.iter_batches(batch_size=1000):
             for rec in _parquet_rows(batch):
-                row += 1
-                yield RawLine(row, rec)
+                row_number += 1
+                yield RawLine(row_number, rec)
     else:
         raise NotACrawlDump(f"{path}: unknown format {fmt!r}")
 
@@ -771,7 +772,7 @@ def validate(raw: RawLine) -> dict[str, Any] | str:
     # (A CSV or Parquet row was checked field by field above; a JSON record's body is encoded here once, for
     # its MD5 and size too.)
     try:
-        body = (html if html is not None else text).encode("utf-8")
+        body = (html if html is not None else str(text)).encode("utf-8")
     except UnicodeEncodeError:
         return _surrogate_reason("html" if html is not None else "text")
     try:

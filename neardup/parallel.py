@@ -15,7 +15,7 @@ from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
 from contextlib import contextmanager
-from typing import TypeVar
+from typing import Any, TypeVar
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -138,7 +138,7 @@ def prefetch(items: Iterable[T], *, depth: int = 4) -> Iterator[T]:
     Decompression (zlib) and DuckDB both release the GIL, so reading the next batches of a dump
     overlaps with writing the previous ones. An exception in the producer is re-raised here.
     """
-    q: queue.Queue = queue.Queue(maxsize=depth)
+    q: queue.Queue[Any] = queue.Queue(maxsize=depth)
     stop = threading.Event()
 
     def produce() -> None:

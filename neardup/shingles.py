@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Iterable, Sequence
+from collections.abc import Hashable, Iterable, Sequence
 
 import numpy as np
 import xxhash
@@ -22,7 +22,7 @@ import xxhash
 try:
     from . import _kernels
 except ImportError:  # installed without a C compiler: the numpy reference path, same values, slower
-    _kernels = None
+    _kernels = None  # type: ignore[assignment]
 
 _WORD = re.compile(r"\w+")
 _P = np.uint64(0x100000001B3)
@@ -31,7 +31,7 @@ _C2 = np.uint64(0xC4CEB9FE1A85EC53)
 _S33 = np.uint64(33)
 
 
-class _WordHashCache(dict):
+class _WordHashCache(dict[str, int]):
     """word -> XXH3-64; a miss computes and stores (lookups stay in C via map(__getitem__))."""
 
     def __missing__(self, word: str) -> int:
@@ -78,14 +78,14 @@ def shingles(tokens: str | Sequence[str], k: int) -> set[str]:
     return {" ".join(tokens[i : i + k]) for i in range(len(tokens) - k + 1)}
 
 
-def jaccard(a: Iterable, b: Iterable) -> float:
+def jaccard(a: Iterable[Hashable], b: Iterable[Hashable]) -> float:
     """Exact Jaccard similarity |A & B| / |A | B| of two sets (1.0 for two empty sets)."""
     sa, sb = set(a), set(b)
     union = len(sa | sb)
     return len(sa & sb) / union if union else 1.0
 
 
-def containment(a: Iterable, b: Iterable) -> float:
+def containment(a: Iterable[Hashable], b: Iterable[Hashable]) -> float:
     """Broder's containment of the smaller set in the larger: |A & B| / min(|A|, |B|)."""
     sa, sb = set(a), set(b)
     smaller = min(len(sa), len(sb))

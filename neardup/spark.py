@@ -213,6 +213,7 @@ def spark_session(
 
 def _hadoop_path(spark: SparkSession, path: str) -> tuple[Any, Any]:
     jvm = spark.sparkContext._jvm
+    assert jvm is not None  # a driver's context has its JVM
     p = jvm.org.apache.hadoop.fs.Path(path)
     return p.getFileSystem(spark.sparkContext._jsc.hadoopConfiguration()), p
 
@@ -832,7 +833,8 @@ def run_spark(
             (r["src"], r["file"], r["block_start"], r["n_lines"], r["n_good"], r["n_bad"])
             for r in records.filter(F.col("kind") == "chunk").collect()
         )
-        offsets, sources = [], []
+        offsets: list[tuple[Any, ...]] = []
+        sources: list[dict[str, Any]] = []
         page_start, last_file, line_start = 0, None, 0
         for src, file, block, n_lines, n_good, n_bad in chunks:
             if (src, file) != last_file:
@@ -1044,7 +1046,7 @@ def run_spark(
             "cluster_id", "page_id", "canonical_url", "rel_canonical", "fetched_at"
         )
         n_multi = multi.count()
-        n_parts = max(int(spark.conf.get("spark.sql.shuffle.partitions")), n_multi // 20000 + 1)
+        n_parts = max(int(spark.conf.get("spark.sql.shuffle.partitions") or 200), n_multi // 20000 + 1)
         reps = multi.repartition(n_parts, "cluster_id").mapInArrow(
             _representatives_fn(config.representative), _ddl(_REPS)
         )
@@ -1150,7 +1152,9 @@ def _empty_stats() -> dict[str, Any]:
     }
 
 
-def _simhash_pairs(spark: SparkSession, units: DataFrame, n: int, config: Config) -> tuple[DataFrame, dict]:
+def _simhash_pairs(
+    spark: SparkSession, units: DataFrame, n: int, config: Config
+) -> tuple[DataFrame, dict[str, Any]]:
     """`candidates.simhash_pairs` as joins: the same tables (block masks, r), cap and stats."""
     from pyspark.sql import functions as F
 
@@ -1230,7 +1234,9 @@ def _exact_pairs(
     )
 
 
-def _minhash_pairs(spark: SparkSession, units: DataFrame, n: int, config: Config) -> tuple[DataFrame, dict]:
+def _minhash_pairs(
+    spark: SparkSession, units: DataFrame, n: int, config: Config
+) -> tuple[DataFrame, dict[str, Any]]:
     """`candidates.minhash_pairs` as joins: the same bands x rows, cap, estimates and stats."""
     from pyspark.sql import functions as F
 
@@ -1281,9 +1287,9 @@ def _minhash_pairs(spark: SparkSession, units: DataFrame, n: int, config: Config
         ids = table.column("unit_id").to_numpy().astype(np.int64)
         matrix = np.empty((n, config.num_perm), np.uint32)
         matrix[ids] = _signatures(table.column("minhash").combine_chunks(), config.num_perm)
-        sizes = np.zeros(n, np.int32)
-        sizes[ids] = table.column("n_shingles").to_numpy()
-        shared = spark.sparkContext.broadcast((matrix, sizes))
+        set_sizes = np.zeros(n, np.int32)
+        set_sizes[ids] = table.column("n_shingles").to_numpy()
+        shared = spark.sparkContext.broadcast((matrix, set_sizes))
         pairs = cands.mapInArrow(_verify_minhash_fn(config, shared), _ddl(_PAIR_EST)).select(
             "a", "b", F.lit(None).cast("smallint").alias("hamming_bits"), "jaccard", "containment"
         )

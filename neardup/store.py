@@ -191,6 +191,18 @@ def _attach(path: str, *, write: bool, bulk: bool, lock_wait_s: float) -> duckdb
     return con
 
 
+def _row(row: tuple[Any, ...] | None) -> tuple[Any, ...]:
+    """The one row an aggregate (count, max) or a pragma always answers."""
+    if row is None:
+        raise RuntimeError("an aggregate query returned no row")
+    return row
+
+
+def _one(row: tuple[Any, ...] | None) -> Any:
+    """The value of the one-row, one-column answer an aggregate always gives."""
+    return _row(row)[0]
+
+
 class _File:
     """One database file in this process: at most one connection, shared by every Store and thread on it.
 
@@ -473,9 +485,11 @@ class Store:
             # A truncated file opens, and fails only at the first query that reads a lost block (or takes an
             # append into the hole). Every block in use is on disk, after three 4 KB headers; the header's
             # block count is no bound, as it may count free blocks at the end that were never written.
-            block_size, used = cur.execute(
-                "SELECT block_size, used_blocks FROM pragma_database_size() WHERE database_name = ?", [ALIAS]
-            ).fetchone()
+            block_size, used = _row(
+                cur.execute(
+                    "SELECT block_size, used_blocks FROM pragma_database_size() WHERE database_name = ?", [ALIAS]
+                ).fetchone()
+            )
             size, needed = Path(self.path).stat().st_size, _HEADER_BYTES + block_size * used
             if size < needed:
                 raise NeardupError(
@@ -511,7 +525,7 @@ class Store:
     def _has_incomplete_sources(self) -> bool:
         with self._lease(write=False):
             return bool(
-                self.cursor().execute("SELECT count(*) FROM sources WHERE status <> 'done'").fetchone()[0]
+                _one(self.cursor().execute("SELECT count(*) FROM sources WHERE status <> 'done'").fetchone())
             )
 
     @_writes
@@ -539,7 +553,7 @@ class Store:
     @_writes
     def begin_source(self, path: str, sha256: str, fmt: str) -> int:
         cur = self.cursor()
-        source_id = cur.execute("SELECT coalesce(max(source_id), 0) + 1 FROM sources").fetchone()[0]
+        source_id = _one(cur.execute("SELECT coalesce(max(source_id), 0) + 1 FROM sources").fetchone())
         cur.execute(
             "INSERT INTO sources (source_id, path, sha256, format, status) VALUES (?, ?, ?, ?, 'loading')",
             [source_id, path, sha256, fmt],
@@ -599,7 +613,7 @@ class Store:
             )
         cur = self.cursor()
         n_pages = int(
-            cur.execute("SELECT count(*) FROM pages WHERE source_id = ?", [source_id]).fetchone()[0]
+            _one(cur.execute("SELECT count(*) FROM pages WHERE source_id = ?", [source_id]).fetchone())
         )
         cur.execute("BEGIN TRANSACTION")
         self._delete_source_rows(cur, source_id)
@@ -629,7 +643,7 @@ class Store:
     # --- pages ------------------------------------------------------------------------------
     @_reads
     def next_page_id(self) -> int:
-        return int(self.cursor().execute("SELECT coalesce(max(page_id), 0) + 1 FROM pages").fetchone()[0])
+        return int(_one(self.cursor().execute("SELECT coalesce(max(page_id), 0) + 1 FROM pages").fetchone()))
 
     @_writes
     def add_ingested(
@@ -685,9 +699,11 @@ class Store:
         corrupt); returns how many pages went and the reasons of the rejects that went."""
         cur = self.cursor()
         cur.execute("BEGIN TRANSACTION")
-        n_pages = cur.execute(
-            "SELECT count(*) FROM pages WHERE source_id = ? AND line >= ?", [source_id, first_line]
-        ).fetchone()[0]
+        n_pages = _one(
+            cur.execute(
+                "SELECT count(*) FROM pages WHERE source_id = ? AND line >= ?", [source_id, first_line]
+            ).fetchone()
+        )
         reasons = [
             r
             for (r,) in cur.execute(
@@ -717,7 +733,7 @@ class Store:
         )
         cur.execute("BEGIN TRANSACTION")
         cur.execute(f"CREATE OR REPLACE TEMP TABLE duplicate_rows AS {dup}", [source_id])
-        n = cur.execute("SELECT count(*) FROM duplicate_rows").fetchone()[0]
+        n = _one(cur.execute("SELECT count(*) FROM duplicate_rows").fetchone())
         cur.execute(
             "INSERT INTO ingest_errors SELECT ?, ?, line, "
             "'duplicate record: same url, fetched_at and content as line ' || first_line FROM duplicate_rows",
@@ -731,7 +747,7 @@ class Store:
 
     @_reads
     def count_pages(self) -> int:
-        return int(self.cursor().execute("SELECT count(*) FROM pages").fetchone()[0])
+        return int(_one(self.cursor().execute("SELECT count(*) FROM pages").fetchone()))
 
     @_reads
     def ingest_errors(self, limit: int | None = None) -> pd.DataFrame:
@@ -753,13 +769,15 @@ class Store:
     @_reads
     def count_pages_without_text(self, norm_key: str) -> int:
         return int(
-            self.cursor()
-            .execute(
-                "SELECT count(*) FROM pages p WHERE NOT EXISTS "
-                "(SELECT 1 FROM texts t WHERE t.norm_key = ? AND t.page_id = p.page_id)",
-                [norm_key],
+            _one(
+                self.cursor()
+                .execute(
+                    "SELECT count(*) FROM pages p WHERE NOT EXISTS "
+                    "(SELECT 1 FROM texts t WHERE t.norm_key = ? AND t.page_id = p.page_id)",
+                    [norm_key],
+                )
+                .fetchone()
             )
-            .fetchone()[0]
         )
 
     @_writes
@@ -834,12 +852,14 @@ class Store:
     def count_units(self, norm_key: str, *, min_words: int | None = None) -> int:
         content, params = _is_content(min_words)
         return int(
-            self.cursor()
-            .execute(
-                f"SELECT count(DISTINCT exact_key) FROM texts t WHERE norm_key = ? AND {content}",
-                [norm_key, *params],
+            _one(
+                self.cursor()
+                .execute(
+                    f"SELECT count(DISTINCT exact_key) FROM texts t WHERE norm_key = ? AND {content}",
+                    [norm_key, *params],
+                )
+                .fetchone()
             )
-            .fetchone()[0]
         )
 
     def _insert_sketches(self, cur: duckdb.DuckDBPyConnection, sketches: pa.Table, sketch_key: str) -> None:
@@ -874,13 +894,15 @@ class Store:
     def count_unsketched(self, norm_key: str, sketch_key: str, *, min_words: int | None = None) -> int:
         content, params = _is_content(min_words)
         return int(
-            self.cursor()
-            .execute(
-                f"SELECT count(DISTINCT exact_key) FROM texts t WHERE norm_key = ? AND {content} "
-                "AND NOT EXISTS (SELECT 1 FROM sketches s WHERE s.sketch_key = ? AND s.exact_key = t.exact_key)",
-                [norm_key, *params, sketch_key],
+            _one(
+                self.cursor()
+                .execute(
+                    f"SELECT count(DISTINCT exact_key) FROM texts t WHERE norm_key = ? AND {content} "
+                    "AND NOT EXISTS (SELECT 1 FROM sketches s WHERE s.sketch_key = ? AND s.exact_key = t.exact_key)",
+                    [norm_key, *params, sketch_key],
+                )
+                .fetchone()
             )
-            .fetchone()[0]
         )
 
     @_reads

@@ -207,7 +207,8 @@ def parse_http(block: bytes) -> tuple[int | None, dict[str, str], bytes] | str:
 def _dechunk(body: bytes) -> bytes | None:
     """The payload of a chunked body, or None when it is not chunked after all (some crawlers store
     the payload decoded and keep the header)."""
-    out, pos = [], 0
+    out: list[bytes] = []
+    pos = 0
     while True:
         eol = body.find(b"\n", pos)
         if eol < 0:
@@ -425,7 +426,7 @@ class WarcBatches:
         if self._one_stream:
             from .ingest import _gzip
 
-            return _gzip.open(self.path, "rb")  # type: ignore[return-value]
+            return _gzip.open(self.path, "rb")
         return open(self.path, "rb")
 
     def __iter__(self) -> Iterator[list[RawLine]]:

@@ -5,9 +5,11 @@ from __future__ import annotations
 import functools
 import os
 import time
+from typing import Any
 
 import pandas as pd
 import streamlit as st
+from streamlit.delta_generator import DeltaGenerator
 
 from .. import audit, compare, engine, rules
 from ..config import Config
@@ -40,7 +42,7 @@ def progress_text(stage: str, done: int, total: int, *, elapsed_s: float, pages:
     return frac, f"{stage}: {done:,} / {total:,}" if total else f"{stage}: {done:,}"
 
 
-def progress_bar(text: str) -> tuple[engine.Progress, object]:
+def progress_bar(text: str) -> tuple[engine.Progress, DeltaGenerator]:
     """A Streamlit progress bar and the engine callback that drives it."""
     bar = st.progress(0.0, text=text)
     t0 = time.perf_counter()
@@ -87,7 +89,7 @@ def _sample_sha256() -> str | None:
     return file_sha256(SAMPLE) if SAMPLE.exists() else None
 
 
-def sample_source(store: Store) -> dict[str, object] | None:
+def sample_source(store: Store) -> dict[str, Any] | None:
     """The bundled sample's source row if its pages are in this database."""
     sha = _sample_sha256()
     return store.source_by_hash(sha) if sha else None

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Literal, overload
+
 import pandas as pd
 import streamlit as st
 
@@ -131,6 +133,12 @@ def setting_sidebar() -> Config:
 def flash(message: str) -> None:
     """A confirmation for the next run to show (a toast sent just before st.rerun would be lost)."""
     st.session_state[KEY_FLASH] = message
+
+
+@overload
+def open_database(*, setting: Literal[True] = True) -> tuple[Store, str, Config]: ...
+@overload
+def open_database(*, setting: Literal[False]) -> tuple[Store, str, None]: ...
 
 
 def open_database(*, setting: bool = True) -> tuple[Store, str, Config | None]:

@@ -59,9 +59,9 @@ state.setdefault(KEY_AUDIT_SEED, 7)
 state.setdefault(W_QUEUE, AUDIT_QUEUES[0])
 if W_LABELER not in state:
     state[W_LABELER] = state.get(KEY_LABELER, "")
-for key in (W_PER_BUCKET, KEY_AUDIT_SEED, W_LABELER, W_QUEUE):
-    state[key] = state[
-        key
+for widget_key in (W_PER_BUCKET, KEY_AUDIT_SEED, W_LABELER, W_QUEUE):
+    state[widget_key] = state[
+        widget_key
     ]  # keep the values while another page runs (Streamlit drops unrendered widgets' state)
 
 
@@ -285,7 +285,7 @@ detail = (
     else None
 )
 key = pair_key(detail) if detail else None
-category = chosen.get(key, detail.category) if detail else None
+category = chosen.get(key, detail.category) if detail and key is not None else None
 
 # --- the label bar: above the pair, every action on a key --------------------------------------
 if detail is not None:

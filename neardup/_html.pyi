@@ -1,0 +1,23 @@
+# Types of the compiled HTML extractor over lexbor (neardup/_html.c; each function's docstring says what it does).
+
+PATTERNS: object
+MAX_STRIP_TAGS: int
+MAX_OPEN_ELEMENTS: int
+MAX_ATTRIBUTES: int
+
+class PageTooComplex(Exception): ...
+
+def extract(
+    html: str | bytes,
+    main: bool,
+    strip_tags: tuple[str, ...] | list[str],
+    min_words: int,
+    max_depth_sum: int = 0,
+    max_elements: int = 0,
+    /,
+) -> tuple[str, str]: ...
+def stripped_parts(
+    html: str | bytes, strip_tags: tuple[str, ...] | list[str], /
+) -> list[tuple[str, str]]: ...
+def collapse(s: str, /) -> str: ...
+def rule_flags(cls: str, id: str, style: str, /) -> int: ...
