@@ -4,6 +4,9 @@ PATTERNS: object
 MAX_STRIP_TAGS: int
 MAX_OPEN_ELEMENTS: int
 MAX_ATTRIBUTES: int
+MAX_RULE_VALUE_BYTES: int
+RULE_EVAL_BYTES: int
+MAX_RULE_BYTES: int
 
 class PageTooComplex(Exception): ...
 
@@ -14,8 +17,10 @@ def extract(
     min_words: int,
     max_depth_sum: int = 0,
     max_elements: int = 0,
+    max_names: int = 0,
+    comments: bool = True,
     /,
-) -> tuple[str, str]: ...
+) -> tuple[str, str, int]: ...
 def stripped_parts(
     html: str | bytes, strip_tags: tuple[str, ...] | list[str], /
 ) -> list[tuple[str, str]]: ...

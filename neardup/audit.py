@@ -310,8 +310,8 @@ def labels_by_labeler(pairs: pd.DataFrame, labels: pd.DataFrame) -> pd.DataFrame
         who = None if who is None or (isinstance(who, float) and np.isnan(who)) else who
         if not ma and not mb:
             loose.append((a, b, who, label))
-        elif (i := exact_pos.get((a, ma, b, mb))) is not None:
-            seen[(i, who)] = label
+        elif (pos := exact_pos.get((a, ma, b, mb))) is not None:
+            seen[(pos, who)] = label
     for a, b, who, label in loose:
         for i in by_urls.get((a, b), ()):
             seen.setdefault((i, who), label)

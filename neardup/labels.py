@@ -551,7 +551,7 @@ def active_queue(
     config: Config,
     *,
     seed: int,
-    skipped: set,
+    skipped: set[tuple[str, ...]],
 ) -> pd.DataFrame:
     """The pairs left to label, those of the bucket where one more label narrows the decision at the threshold
     most first (then the next bucket's), each bucket in one reproducible shuffled order; empty once the stop

@@ -487,7 +487,8 @@ class Store:
             # block count is no bound, as it may count free blocks at the end that were never written.
             block_size, used = _row(
                 cur.execute(
-                    "SELECT block_size, used_blocks FROM pragma_database_size() WHERE database_name = ?", [ALIAS]
+                    "SELECT block_size, used_blocks FROM pragma_database_size() WHERE database_name = ?",
+                    [ALIAS],
                 ).fetchone()
             )
             size, needed = Path(self.path).stat().st_size, _HEADER_BYTES + block_size * used

@@ -6,7 +6,7 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
-from ..config import Config, default_threshold
+from ..config import Config, Method, default_threshold
 from ..errors import ConfigError
 from ..store import DEFAULT_DB
 
@@ -91,7 +91,7 @@ def setting_from_params(base: Config, params: Mapping[str, str]) -> Config:
 def other_method(config: Config, thresholds: Mapping[str, float]) -> Config:
     """`config` under the other method (SimHash <-> MinHash), at that method's last threshold in the session
     (`thresholds`: scale -> threshold, as the sidebar keeps them), else its default."""
-    method = "minhash" if config.method == "simhash" else "simhash"
+    method: Method = "minhash" if config.method == "simhash" else "simhash"
     scale = "simhash" if method == "simhash" else config.similarity
     value = thresholds.get(scale, default_threshold(method))
     return config.replace(method=method, threshold=int(value) if method == "simhash" else float(value))
