@@ -778,13 +778,49 @@ class Analysis:
     warnings: list[str]
 
 
-def _similarity_to(fp: Fingerprints, units_a: np.ndarray, units_b: np.ndarray, config: Config) -> np.ndarray:
-    """Similarity of unit pairs from the fingerprints (bits for simhash; estimate for minhash)."""
-    if config.method == "simhash":
-        assert fp.simhash is not None
-        return hamming_many(fp.simhash[units_a], fp.simhash[units_b]).astype(np.float64)
-    assert fp.minhash is not None
-    return estimate_jaccard(fp.minhash[units_a], fp.minhash[units_b])
+def similarity_to(
+    fp: Fingerprints, units_a: np.ndarray, units_b: np.ndarray, config: Config
+) -> tuple[np.ndarray, np.ndarray]:
+    """(similarity, where it comes from) of unit pairs, in the threshold's unit: Hamming bits for simhash;
+    for minhash the Jaccard or the containment, as `config.similarity` says.
+
+    Sources: "same text" (0 bits / 1.0); "stored pair", the pair's stored score, which the threshold
+    applied to (exact for MinHash with verify: exact); "fingerprints", the Hamming distance of the two
+    SimHash fingerprints; "minhash estimate", from the signatures (and, for containment, the shingle
+    counts and the size guard) for units that are not a stored pair (joined through other units).
+    """
+    ua, ub = np.asarray(units_a, dtype=np.int64), np.asarray(units_b, dtype=np.int64)
+    same = ua == ub
+    sim = np.where(same, 0.0 if config.method == "simhash" else 1.0, np.nan)
+    source = np.where(same, "same text", "").astype(object)
+
+    lo, hi = np.minimum(ua, ub), np.maximum(ua, ub)
+    stored = fp.pairs["a"].astype(np.int64) * fp.n_units + fp.pairs["b"].astype(np.int64)
+    want = lo * fp.n_units + hi
+    found = np.zeros(len(want), dtype=bool)
+    if len(stored) and len(want):
+        order = np.argsort(stored, kind="stable")
+        pos = np.minimum(np.searchsorted(stored[order], want), len(order) - 1)
+        found = ~same & (stored[order][pos] == want)
+        sim[found] = pair_scores(fp, config)[order][pos[found]]
+    source[found] = "stored pair"
+
+    rest = ~same & ~found
+    if rest.any():
+        if config.method == "simhash":
+            assert fp.simhash is not None
+            sim[rest] = hamming_many(fp.simhash[ua[rest]], fp.simhash[ub[rest]])
+            source[rest] = "fingerprints"
+        else:
+            assert fp.minhash is not None
+            est = estimate_jaccard(fp.minhash[ua[rest]], fp.minhash[ub[rest]])
+            if config.similarity == "containment":
+                na, nb = fp.n_shingles[ua[rest]], fp.n_shingles[ub[rest]]
+                inter = est * (na + nb) / (1.0 + est)  # |A n B| from the Jaccard estimate and the set sizes
+                est = exact_scores(inter, na, nb, config.min_size_ratio, config.min_contained_shingles)[1]
+            sim[rest] = est
+            source[rest] = "minhash estimate"
+    return sim, source
 
 
 def analyze(fp: Fingerprints, config: Config) -> Analysis:
@@ -841,11 +877,9 @@ def analyze(fp: Fingerprints, config: Config) -> Analysis:
     rep[multi] = rep_of_cluster[cluster[multi]]
     why_page[multi] = why_of_cluster[cluster[multi]]
     is_rep = rep == np.arange(n_total)
-    # Similarity to the representative: identical text scores as itself; only other texts are estimated.
+    # Similarity to the representative, in the threshold's unit.
     sim = np.full(n_total, np.nan)
-    sim[idx] = 0.0 if config.method == "simhash" else 1.0
-    other = idx[unit[idx] != unit[np.maximum(rep[idx], 0)]]
-    sim[other] = _similarity_to(fp, unit[other], unit[rep[other]], config)
+    sim[idx] = similarity_to(fp, unit[idx], unit[rep[idx]], config)[0]
 
     na_int = ~content
     canonical = fp.pages["canonical_url"].to_numpy(dtype=object)

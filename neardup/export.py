@@ -18,12 +18,9 @@ import pandas as pd
 import pyarrow as pa
 
 from .actions import cluster_actions
-from .candidates import exact_scores
 from .csvsafe import to_csv
-from .engine import Analysis, Fingerprints, pair_scores
+from .engine import Analysis, Fingerprints, similarity_to
 from .errors import NeardupError
-from .minhash import estimate_jaccard
-from .simhash import hamming_many
 from .store import Store
 
 COLUMNS = [
@@ -50,9 +47,10 @@ def clusters_frame(analysis: Analysis, labels: pd.DataFrame | None = None) -> pd
     suggested from its URLs (`category_from`: "label" / "URLs"), and `suggested_action` what the audit's
     decision table does about it (`neardup.actions`).
 
-    `similarity_to_representative`: Hamming bits for simhash; for minhash the MinHash Jaccard estimate,
-    whichever similarity the threshold is in (so under `similarity: containment` a contained copy can
-    show less than the threshold). 1.0 / 0 bits for an exact duplicate of the representative.
+    `similarity_to_representative` is in the threshold's unit (`engine.similarity_to`): Hamming bits for
+    simhash; for minhash the containment or the Jaccard, as `similarity` says, the stored pair's score
+    where the page and its representative are a stored pair, else an estimate from the signatures.
+    1.0 / 0 bits for an exact duplicate of the representative.
     """
     c = analysis.config
     p = analysis.pages
@@ -105,11 +103,9 @@ def removed_frame(analysis: Analysis, fp: Fingerprints) -> pd.DataFrame:
     in its place (`representative_url` and `cluster_id` find it in the kept dump) and their similarity in
     the threshold's unit (`measure`: hamming_bits, jaccard or containment).
 
-    `similarity_from` says where the number comes from: "same text" (an exact duplicate: 0 bits / 1.0);
-    "stored pair", the pair's stored score, which the threshold applied to (exact for MinHash with
-    verify: exact); "fingerprints", the Hamming distance of the two SimHash fingerprints; "minhash
-    estimate", from the signatures (and, for containment, the shingle counts) when the page joined the
-    cluster through other pages rather than by a pair with the representative.
+    `similarity_from` says where the number comes from (`engine.similarity_to`): "same text", "stored
+    pair" (the score the threshold applied to), "fingerprints" (SimHash) or "minhash estimate" when the
+    page joined the cluster through other pages rather than by a pair with the representative.
     """
     c = analysis.config
     p = analysis.pages
@@ -122,36 +118,7 @@ def removed_frame(analysis: Analysis, fp: Fingerprints) -> pd.DataFrame:
     ua, ub = unit[removed], unit[rep]
     same = ua == ub
     measure = "hamming_bits" if c.method == "simhash" else c.similarity
-    sim = np.where(same, 0.0 if c.method == "simhash" else 1.0, np.nan)
-    source = np.where(same, "same text", "").astype(object)
-
-    # A pair stored for (page's text, representative's text): its score is what the threshold applied to.
-    lo, hi = np.minimum(ua, ub), np.maximum(ua, ub)
-    stored = fp.pairs["a"].astype(np.int64) * fp.n_units + fp.pairs["b"].astype(np.int64)
-    want = lo * fp.n_units + hi
-    found = np.zeros(len(want), dtype=bool)
-    if len(stored):
-        order = np.argsort(stored, kind="stable")
-        pos = np.minimum(np.searchsorted(stored[order], want), len(order) - 1)
-        found = ~same & (stored[order][pos] == want)
-        sim[found] = pair_scores(fp, c)[order][pos[found]]
-    source[found] = "stored pair"
-
-    rest = ~same & ~found
-    if rest.any():
-        if c.method == "simhash":
-            assert fp.simhash is not None
-            sim[rest] = hamming_many(fp.simhash[ua[rest]], fp.simhash[ub[rest]])
-            source[rest] = "fingerprints"
-        else:
-            assert fp.minhash is not None
-            jac = estimate_jaccard(fp.minhash[ua[rest]], fp.minhash[ub[rest]])
-            if c.similarity == "containment":
-                na, nb = fp.n_shingles[ua[rest]], fp.n_shingles[ub[rest]]
-                inter = jac * (na + nb) / (1.0 + jac)  # |A n B| from the Jaccard estimate and the set sizes
-                jac = exact_scores(inter, na, nb, c.min_size_ratio)[1]
-            sim[rest] = jac
-            source[rest] = "minhash estimate"
+    sim, source = similarity_to(fp, ua, ub, c)
 
     return pd.DataFrame(
         {

@@ -448,6 +448,8 @@ def test_clusters_open_a_pair_in_audit_and_label_it(db: str, store: Store) -> No
     assert (clusters["size"] >= 2).all()
     assert at.subheader[0].value.startswith(f"Cluster {clusters.iloc[0]['cluster_id']}:")
     members = at.dataframe[1].value.set_index("page_id")
+    column = json.loads(at.dataframe[1].proto.columns)["similarity_to_representative"]
+    assert column["label"] == "similarity to rep. (containment)"  # the unit the threshold is in
     rep = members[members["is_representative"]].iloc[0]
     other = members.loc[at.selectbox[0].value]  # a member page, by id
     assert not other["is_representative"]

@@ -15,8 +15,9 @@ from conftest import Crawl, page_html, words_text, write_jsonl
 from neardup import engine
 from neardup.cli import main
 from neardup.config import Config
-from neardup.export import REMOVED_COLUMNS, removed_frame
+from neardup.export import REMOVED_COLUMNS, clusters_frame, removed_frame
 from neardup.ingest import _parse_time
+from neardup.minhash import estimate_jaccard
 from neardup.store import Store
 
 SAMPLE = Path(__file__).resolve().parent.parent / "sample_data" / "crawl.jsonl.gz"
@@ -214,6 +215,35 @@ def test_a_page_joined_through_a_chain_gets_an_estimate(tmp_path: Path) -> None:
     assert df.loc["https://e.com/1", "similarity"] >= 0.8
     assert df.loc["https://e.com/3", "similarity_from"] == "minhash estimate"
     assert 0.4 < df.loc["https://e.com/3", "similarity"] < 0.8
+    shown = clusters_frame(analysis).set_index("url").loc[df.index, "similarity_to_representative"]
+    assert (shown == df["similarity"]).all()
+
+
+def test_similarity_to_representative_is_in_the_thresholds_unit(tmp_path: Path) -> None:
+    """A print copy holding the first 240 of its original's 400 words is contained in it: the clusters CSV
+    shows the containment the threshold passed (the stored pair's exact score), not the lower Jaccard."""
+    words = words_text(random.Random(5), 400).split(" ")
+    records = [
+        {"url": url, "fetched_at": f"2024-01-0{i + 1}", "status": 200, "html": page_html("T", " ".join(t))}
+        for i, (url, t) in enumerate((("https://e.com/a", words), ("https://e.com/a?print=1", words[:240])))
+    ]
+    store = Store(tmp_path / "print.duckdb")
+    engine.ingest_file(store, write_jsonl(tmp_path / "print.jsonl", records), Config(), jobs=1)
+    shown = {}
+    for config in (Config(), Config(similarity="jaccard", threshold=0.5)):
+        fp = engine.load_fingerprints(store, config, jobs=1)
+        analysis = engine.analyze(fp, config)
+        assert analysis.numbers["largest_cluster"] == 2 and len(fp.pairs["a"]) == 1
+        df = clusters_frame(analysis).set_index("url").loc["https://e.com/a?print=1"]
+        assert df["representative_url"] == "https://e.com/a"
+        shown[config.similarity] = df["similarity_to_representative"]
+        assert shown[config.similarity] == round(float(fp.pairs[config.similarity][0]), 4)
+        removed = removed_frame(analysis, fp).set_index("url").loc["https://e.com/a?print=1"]
+        assert removed["similarity"] == shown[config.similarity]
+    store.close()
+    assert shown["containment"] == 1.0
+    # The Jaccard (exact or estimated) would show the member below the threshold it passed.
+    assert shown["jaccard"] < 0.8 and float(estimate_jaccard(fp.minhash[0], fp.minhash[1])) < 0.8
 
 
 def test_export_needs_an_output(tmp_path: Path, capsys: pytest.CaptureFixture[str], crawl_file: Path) -> None:

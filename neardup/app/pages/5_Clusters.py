@@ -39,7 +39,7 @@ rep = members[members["is_representative"]].iloc[0]
 st.subheader(f"Cluster {cluster_id}: {len(members)} pages")
 st.caption(f"Representative ({clusters.set_index('cluster_id').loc[cluster_id, 'why']}):")
 st.code(rep["url"], language=None, wrap_lines=True)
-unit = "bits" if config.method == "simhash" else "Jaccard est."
+unit = "Hamming bits" if config.method == "simhash" else config.similarity
 st.dataframe(
     members,
     hide_index=True,
@@ -52,7 +52,10 @@ st.dataframe(
         ),
         "url": st.column_config.TextColumn("url", width="large"),
         "similarity_to_representative": st.column_config.NumberColumn(
-            f"similarity to rep. ({unit})", format="%.2f"
+            f"similarity to rep. ({unit})",
+            format="%d" if config.method == "simhash" else "%.2f",
+            help=f"In the threshold's unit ({unit}): the stored pair's score where the member and the "
+            "representative are a candidate pair, else an estimate from their fingerprints.",
         ),
     },
 )
