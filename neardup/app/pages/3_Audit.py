@@ -500,7 +500,10 @@ with st.expander("Labeled pairs"):
         elif rows:
             st.caption("That pair is no candidate pair at this setting.")
 
-# Prefetch the pair that comes next, so the click that leads there finds it read and diffed.
+# Prefetch the pair that comes next, so the click that leads there finds it read and diffed. The arguments
+# are the ones the pair is drawn with, keep_order too: st.cache_resource keys on the arguments as passed.
 if current is not None and len(queue) > 1:
     nxt = queue.iloc[(position + 1) % len(queue)]
-    get_pair_detail(store, path, int(nxt["page_a"]), int(nxt["page_b"]), config.fingerprint_key, config)
+    get_pair_detail(
+        store, path, int(nxt["page_a"]), int(nxt["page_b"]), config.fingerprint_key, config, keep_order=False
+    )
