@@ -426,7 +426,7 @@ if detail is not None:
         h1, h2 = st.columns(2)
         for col, page in ((h1, L), (h2, R)):
             with col:
-                html = page["html"] if isinstance(page["html"], str) else page.get("text_in") or ""
+                html = store.page_source(int(page["page_id"]))
                 if show_html:
                     st.code(
                         html[:30000] + ("\n... (truncated)" if len(html) > 30000 else ""),
