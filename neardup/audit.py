@@ -128,11 +128,11 @@ def _fetch_order(page: dict[str, Any]) -> tuple[bool, Any, int, str]:
 def pair_detail(
     store: Store, page_a: int, page_b: int, config: Config, *, keep_order: bool = False
 ) -> PairDetail:
-    """Both pages (text, raw HTML, metadata), the earlier fetch on the left (`keep_order`: page_a, e.g. a
-    cluster's representative), their similarity by every measure, their word diff and a suggested
-    category, computed now."""
-    left = store.page(page_a, config.norm_key)
-    right = store.page(page_b, config.norm_key)
+    """Both pages (text and metadata; `Store.page_source` reads the raw HTML when it is shown), the earlier
+    fetch on the left (`keep_order`: page_a, e.g. a cluster's representative), their similarity by every
+    measure, their word diff and a suggested category, computed now."""
+    left = store.page(page_a, config.norm_key, source=False)
+    right = store.page(page_b, config.norm_key, source=False)
     if left is None or right is None:
         raise KeyError(f"page {page_a if left is None else page_b} is not in the database")
     if not keep_order and _fetch_order(right) < _fetch_order(left):

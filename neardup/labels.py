@@ -155,27 +155,28 @@ def audit_queue(
     key_cols = ["url_a", "md5_a", "url_b", "md5_b"]
     done = set(zip(*(labeled[c].to_numpy() for c in key_cols), strict=True)) if len(labeled) else set()
     exclude = done | skipped
+    # One order over all the pairs, passed over where labeled or skipped: a label takes its pair out and
+    # leaves the rest of the queue in place, so the pair after it comes next (the page prefetches it).
+    order = np.random.default_rng(seed).permutation(len(pairs))
     if exclude:
         keys = zip(*(pairs[c].to_numpy() for c in key_cols), strict=True)
-        todo = pairs[np.fromiter((k not in exclude for k in keys), dtype=bool, count=len(pairs))]
-    else:
-        todo = pairs
+        todo = np.fromiter((k not in exclude for k in keys), dtype=bool, count=len(pairs))
+        order = order[todo[order]]
     have: dict[float, int] = {}
     if len(labeled):
         for bucket, label in zip(labeled["bucket"].to_numpy(), labeled["label"].to_numpy(), strict=True):
             if label in ("duplicate", "not"):
                 have[bucket] = have.get(bucket, 0) + 1
-    order = np.random.default_rng(seed).permutation(len(todo))
     taken: dict[float, int] = {}
     chosen = []
     for pos, bucket in zip(
-        order, todo["bucket"].to_numpy()[order], strict=True
+        order, pairs["bucket"].to_numpy()[order], strict=True
     ):  # shuffled: first come, first picked
         n = taken.get(bucket, 0)
         if n < per_bucket - have.get(bucket, 0):
             taken[bucket] = n + 1
             chosen.append(pos)
-    picked = todo.iloc[chosen]
+    picked = pairs.iloc[chosen]
     if focus is not None:
         dist = (picked["bucket"] - focus).abs()
         picked = picked.assign(_d=dist).sort_values(["_d", "bucket"], kind="stable").drop(columns="_d")

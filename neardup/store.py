@@ -834,19 +834,36 @@ class Store:
             yield df["extra"].tolist()
 
     @_reads
-    def page(self, page_id: int, norm_key: str, *, min_words: int | None = None) -> dict[str, Any] | None:
-        """A page with its text; `degenerate` under `min_words`."""
+    def page(
+        self, page_id: int, norm_key: str, *, min_words: int | None = None, source: bool = True
+    ) -> dict[str, Any] | None:
+        """A page with its text; `degenerate` under `min_words`. `source=False` leaves out the raw `html` and
+        `text_in` (`page_source` reads them): they are most of a page's bytes, and DuckDB inflates the
+        compressed column around the row to read one."""
         degenerate, params = _degenerate(min_words)
+        columns = "p.*" if source else "p.* EXCLUDE (html, text_in)"
         df = (
             self.cursor()
             .execute(
-                f"SELECT p.*, t.text, t.title, t.n_words, t.exact_key, {degenerate} AS degenerate FROM pages p "
+                f"SELECT {columns}, t.text, t.title, t.n_words, t.exact_key, {degenerate} AS degenerate FROM pages p "
                 "LEFT JOIN texts t ON t.page_id = p.page_id AND t.norm_key = ? WHERE p.page_id = ?",
                 [*params, norm_key, page_id],
             )
             .df()
         )
         return None if df.empty else df.iloc[0].to_dict()
+
+    @_reads
+    def page_source(self, page_id: int) -> str:
+        """A page as loaded: its raw HTML, or the text it came as when the dump had no HTML ("" if neither)."""
+        row = (
+            self.cursor()
+            .execute("SELECT coalesce(html, text_in, '') FROM pages WHERE page_id = ?", [page_id])
+            .fetchone()
+        )
+        if row is None:
+            raise KeyError(f"page {page_id} is not in the database")
+        return str(row[0])
 
     # --- fingerprints and pairs -------------------------------------------------------------
     @_reads

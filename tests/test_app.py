@@ -406,6 +406,27 @@ def test_audit_skip_stores_nothing_and_moves_on(db: str, store: Store) -> None:
     assert [c.value for c in at.code][:2] != shown
 
 
+def test_audit_label_shows_the_prefetched_pair_without_reading_it_again(
+    db: str, store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    computed: list[tuple[int, int]] = []
+    real_pair_detail = audit.pair_detail
+
+    def counted(store: Store, page_a: int, page_b: int, *args: Any, **kwargs: Any) -> audit.PairDetail:
+        computed.append((page_a, page_b))
+        return real_pair_detail(store, page_a, page_b, *args, **kwargs)
+
+    monkeypatch.setattr(audit, "pair_detail", counted)
+    at = run_app("pages/3_Audit.py")
+    assert len(computed) == 2  # the pair shown and the next one, prefetched
+    prefetched = computed[1]
+    button(at, "Duplicate").click().run()
+    assert not at.exception
+    # the pair shown now is the one prefetched: only the pair after it is read
+    assert len(computed) == 3 and prefetched not in computed[2:]
+    assert len(store.labels()) == 1
+
+
 def test_audit_raw_html_is_shown_as_source(db: str) -> None:
     at = run_app("pages/3_Audit.py")
     at.toggle[0].set_value(True)

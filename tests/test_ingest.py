@@ -173,6 +173,8 @@ def test_record_fields(store: Store, messy_dump: tuple[Path, dict[str, int], dic
     plain = by_line[11]
     assert plain["html"] is None
     assert plain["text_in"].startswith("plain text")
+    assert store.page_source(int(plain["page_id"])) == plain["text_in"]  # no HTML: the text it came as
+    assert store.page_source(int(first["page_id"])) == first["html"]
     assert plain["text"].startswith("plain text")
     assert int(plain["n_words"]) == 80
     assert json.loads(by_line[12]["extra"]) == {"lang": "en", "crawl_id": 7, "tags": ["a", "b"]}

@@ -304,6 +304,29 @@ def test_audit_queue_shrinks_with_every_decided_label_and_refills_a_skip() -> No
     assert len(audit_queue(pairs, done, per_bucket=6, seed=7, skipped=set())) == 4  # 0.3, 0.75, 0.8, 1.0
 
 
+def test_audit_queue_keeps_its_order_when_a_pair_is_labeled_or_skipped() -> None:
+    pairs = _keyed(PAIRS)
+    key = ["url_a", "md5_a", "url_b", "md5_b"]
+
+    def keys(queue: pd.DataFrame) -> list[tuple[str, ...]]:
+        return list(queue[key].itertuples(index=False, name=None))
+
+    queue = audit_queue(
+        pairs, _labeled(pairs.iloc[:0], "not"), per_bucket=5, seed=7, skipped=set(), focus=0.8
+    )
+    # a decided label takes the first pair out and the second comes next: the page has it prefetched
+    after = audit_queue(
+        pairs, _labeled(queue.iloc[:1], "duplicate"), per_bucket=5, seed=7, skipped=set(), focus=0.8
+    )
+    assert keys(after) == keys(queue)[1:]
+    # a skip (or an unsure label) brings the bucket's next pair in, after the pairs already queued
+    skipped = audit_queue(
+        pairs, _labeled(pairs.iloc[:0], "not"), per_bucket=5, seed=7, skipped={keys(queue)[0]}, focus=0.8
+    )
+    assert keys(skipped)[0] == keys(queue)[1]
+    assert set(keys(queue)[1:]) < set(keys(skipped))
+
+
 def test_thin_buckets_leave_out_a_bucket_with_nothing_left_to_label() -> None:
     pairs = _keyed(_pairs({0.8: 2, 0.9: 20}))
     labeled = pd.concat([_labeled(pairs.iloc[:2], "duplicate"), _labeled(pairs.iloc[2:4], "not")])

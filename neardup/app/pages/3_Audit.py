@@ -426,7 +426,7 @@ if detail is not None:
         h1, h2 = st.columns(2)
         for col, page in ((h1, L), (h2, R)):
             with col:
-                html = page["html"] if isinstance(page["html"], str) else page.get("text_in") or ""
+                html = store.page_source(int(page["page_id"]))
                 if show_html:
                     st.code(
                         html[:30000] + ("\n... (truncated)" if len(html) > 30000 else ""),
@@ -500,7 +500,10 @@ with st.expander("Labeled pairs"):
         elif rows:
             st.caption("That pair is no candidate pair at this setting.")
 
-# Prefetch the pair that comes next, so the click that leads there finds it read and diffed.
+# Prefetch the pair that comes next, so the click that leads there finds it read and diffed. The arguments
+# are the ones the pair is drawn with, keep_order too: st.cache_resource keys on the arguments as passed.
 if current is not None and len(queue) > 1:
     nxt = queue.iloc[(position + 1) % len(queue)]
-    get_pair_detail(store, path, int(nxt["page_a"]), int(nxt["page_b"]), config.fingerprint_key, config)
+    get_pair_detail(
+        store, path, int(nxt["page_a"]), int(nxt["page_b"]), config.fingerprint_key, config, keep_order=False
+    )
