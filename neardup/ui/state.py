@@ -19,6 +19,9 @@ KEY_AUDIT_SEED = "neardup.audit.seed"
 KEY_AUDIT_SKIPPED = "neardup.audit.skipped"  # label keys skipped in this session
 KEY_AUDIT_HISTORY = "neardup.audit.history"  # this session's label writes, newest last: what undo reverts
 KEY_AUDIT_CATEGORY = "neardup.audit.category"  # label key -> the category chosen for that pair
+KEY_AUDIT_SHOWN = (
+    "neardup.audit.shown"  # the label key of the pair the last run drew (category keys apply to it)
+)
 KEY_AUDIT_PENDING = "neardup.audit.pending"  # labels and undos given by callbacks, written by the next run
 W_LABELER = "neardup.audit.labeler_input"
 W_NOTE = "neardup.audit.note"

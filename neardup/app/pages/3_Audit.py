@@ -32,6 +32,7 @@ from neardup.ui.state import (
     KEY_AUDIT_PENDING,
     KEY_AUDIT_POS,
     KEY_AUDIT_SEED,
+    KEY_AUDIT_SHOWN,
     KEY_AUDIT_SKIPPED,
     KEY_LABELER,
     KEY_THRESHOLDS,
@@ -250,22 +251,20 @@ def pair_key(detail: PairDetail) -> tuple[str, str, str, str]:
     return a, ma, b, mb
 
 
-def label_pair(
-    choice: str,
-    key: tuple[str, str, str, str],
-    pages: tuple[int, int],
-    suggested: str | None,
-    adjudicate: bool,
-) -> None:
-    state.setdefault(KEY_AUDIT_PENDING, []).append(("label", (choice, key, pages, suggested, adjudicate)))
+def label_pair(choice: str) -> None:
+    # Of the pair this session's last run put on screen (see choose_category).
+    if (shown := state.get(KEY_AUDIT_SHOWN)) is not None:
+        key, pages, suggested, adjudicate = shown
+        state.setdefault(KEY_AUDIT_PENDING, []).append(("label", (choice, key, pages, suggested, adjudicate)))
 
 
 def undo() -> None:
     state.setdefault(KEY_AUDIT_PENDING, []).append(("undo", ()))
 
 
-def skip(key: tuple[str, str, str, str]) -> None:
-    skipped.add(key)
+def skip() -> None:
+    if (shown := state.get(KEY_AUDIT_SHOWN)) is not None:
+        skipped.add(shown[0])
     leave_pair()
 
 
@@ -274,8 +273,11 @@ def move(step: int) -> None:
     leave_pair()
 
 
-def choose_category(key: tuple[str, str, str, str], category: str) -> None:
-    chosen[key] = None if chosen.get(key) == category else category
+def choose_category(category: str) -> None:
+    # Of the pair this session's last run put on screen (KEY_AUDIT_SHOWN), as label_pair.
+    if (shown := state.get(KEY_AUDIT_SHOWN)) is not None:
+        key = shown[0]
+        chosen[key] = None if chosen.get(key) == category else category
 
 
 # A pair opened from elsewhere keeps its order (Clusters: the representative on the left).
@@ -285,6 +287,14 @@ detail = (
     else None
 )
 key = pair_key(detail) if detail else None
+# The pair the label and category keys apply to, set before anything of it is drawn: a run that drew the next
+# pair's caption but was cut short before its buttons leaves the previous run's buttons (and their arguments)
+# on screen, so the callbacks read the pair from here, not from arguments bound when a button was drawn.
+state[KEY_AUDIT_SHOWN] = (
+    (key, (int(detail.left["page_id"]), int(detail.right["page_id"])), detail.category, adjudicating)
+    if detail is not None and key is not None
+    else None
+)
 category = chosen.get(key, detail.category) if detail and key is not None else None
 
 # --- the label bar: above the pair, every action on a key --------------------------------------
@@ -322,7 +332,6 @@ if detail is not None:
             f" · your label is the adjudicated final one (labeler '{ADJUDICATOR}')" if adjudicating else ""
         )
     st.caption(where)
-    pages = (int(detail.left["page_id"]), int(detail.right["page_id"]))
     bar = st.columns([1.3, 1.3, 1, 1, 1, 1, 1])
     bar[0].button(
         "Duplicate",
@@ -330,23 +339,23 @@ if detail is not None:
         shortcut="d",
         width="stretch",
         on_click=label_pair,
-        args=("duplicate", key, pages, detail.category, adjudicating),
+        args=("duplicate",),
     )
     bar[1].button(
         "Not duplicate",
         shortcut="n",
         width="stretch",
         on_click=label_pair,
-        args=("not", key, pages, detail.category, adjudicating),
+        args=("not",),
     )
     bar[2].button(
         "Unsure",
         shortcut="u",
         width="stretch",
         on_click=label_pair,
-        args=("unsure", key, pages, detail.category, adjudicating),
+        args=("unsure",),
     )
-    bar[3].button("Skip", shortcut="s", width="stretch", on_click=skip, args=(key,))
+    bar[3].button("Skip", shortcut="s", width="stretch", on_click=skip)
     bar[4].button("Undo", shortcut="z", width="stretch", on_click=undo, disabled=not history)
     bar[5].button(
         "Previous",
@@ -374,7 +383,7 @@ if detail is not None:
             width="stretch",
             type="primary" if name == category else "secondary",
             on_click=choose_category,
-            args=(key, name),
+            args=(name,),
         )
     note_col, why_col = st.columns([1, 2])
     note_col.text_input("Note", key=W_NOTE, placeholder="optional note", label_visibility="collapsed")
