@@ -845,7 +845,8 @@ static int walk_strip(state_t *st, lxb_dom_node_t *body, const name_t *tags, siz
  * open elements (kMaximumHTMLParserDOMTreeDepth), and 256 keeps the stack walks of an 8 MB page of the
  * deepest nesting allowed under a second (bench/pathological.py). (A document's
  * tokenizer keeps repeated attributes; the tree builder drops them, scanning the element's attributes for each:
- * quadratic in their number, so a page's attributes cost the sum over its elements of their number squared:
+ * quadratic in their number, so a page's attributes cost the sum over its elements of their number squared, a
+ * repeated <html> or <body> start tag counting its attributes times the ones its element already has:
  * MAX_ATTRIBUTE_SQUARES bounds it, 1,000 times the most a page of the sample or of make_sample's realsize
  * crawl has (30,056), and a page at it costs ~0.1 s: bench/pathological.py's attributes-256-repeated.)
  * Each bound is checked
@@ -866,6 +867,7 @@ typedef struct {
     size_t depth_sum, max_depth_sum; /* their depths summed, and its bound (0: none) */
     size_t start_tags, max_elements; /* start tags, and a bound on them + opened (0: none) */
     size_t attribute_squares;    /* each token's attributes, squared, summed */
+    size_t merged_attrs[2];      /* attributes the <html> and the <body> start tags carried */
     const char *too_complex;     /* why the page was refused, or NULL */
 } guard_t;
 
@@ -879,6 +881,12 @@ static lxb_html_token_t *guard_token(lxb_html_tokenizer_t *tkz, lxb_html_token_t
         }
     }
     g->attribute_squares += attrs * attrs;
+    if ((token->tag_id == LXB_TAG_HTML || token->tag_id == LXB_TAG_BODY) && !(token->type & LXB_HTML_TOKEN_TYPE_CLOSE)) {
+        /* a repeated <html> or <body> adds its attributes to the one element, each compared with its own */
+        size_t *merged = &g->merged_attrs[token->tag_id == LXB_TAG_BODY];
+        g->attribute_squares += attrs * *merged;
+        *merged += attrs;
+    }
     if (g->attribute_squares > MAX_ATTRIBUTE_SQUARES) {
         g->too_complex = "more attributes than the page's budget (each element's number of attributes, squared, "
                          "summed over the page, over " STR(MAX_ATTRIBUTE_SQUARES) ")";
@@ -922,7 +930,7 @@ static int parse_bounded(state_t *st, const char *data, size_t n, size_t max_dep
     lxb_html_parser_t *parser = doc->dom_document.parser;
     lxb_html_tokenizer_t *tkz = parser->tkz;
     guard_t g = {tkz->callback_token_done, tkz->callback_token_ctx, parser->tree, 0, n / 2 + PUSH_BUDGET_FREE,
-                 0, max_depth_sum, 0, max_elements, 0, NULL};
+                 0, max_depth_sum, 0, max_elements, 0, {0, 0}, NULL};
     lxb_html_tokenizer_callback_token_done_set(tkz, guard_token, &g);
     lxb_status_t status = lxb_html_document_parse_chunk(doc, (const lxb_char_t *)data, n);
     if (status == LXB_STATUS_OK) status = lxb_html_document_parse_chunk_end(doc);
