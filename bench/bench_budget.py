@@ -35,6 +35,8 @@ PAGES = (
     ("void-attribute-names", 140_000, "resiliparse"),
     ("attribute-names-250-per-element", 100_000, "resiliparse"),
     ("tag-names-pairs", 70_000, "resiliparse"),
+    ("attributes-256-repeated", 6_000, "main"),
+    ("attributes-256-repeated", 6_000, "strip"),
 )
 
 

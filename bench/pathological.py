@@ -97,6 +97,11 @@ SHAPES: dict[str, tuple[Callable[[int], str], tuple[int, ...]]] = {
         lambda n: "<html><body>" + ("<p " + " ".join(f"a{i}" for i in range(250)) + ">w</p>") * n,
         (100, 1_000, 6_000),
     ),
+    # each repeated <body> adds its attribute to the one body element, compared with the ones it has
+    "body-attributes-merged": (
+        lambda n: "<html><body>w" + "".join(f"<body a{i}>" for i in range(n)),
+        (10_000, 40_000),
+    ),
     "attributes-dup": (lambda n: "<html><body><div " + "a=x " * n + f">{WORDS}</div>", (100_000, 1_000_000)),
     "classes-distinct": (
         lambda n: "<html><body>" + "".join(f'<p class="c{i}">w</p>' for i in range(n)),

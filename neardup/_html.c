@@ -35,8 +35,8 @@
  *
  * The title is the document's <title> element (an <svg><title> is not one), as lexbor reads it.
  *
- * A page over one of the parser's bounds (see parse_bounded: nesting, attributes per element, formatting
- * elements) raises PageTooComplex instead; every walk is linear in the page, so no shape of page costs more.
+ * A page over one of the parser's bounds (see parse_bounded: nesting, attributes per element and per page,
+ * formatting elements) raises PageTooComplex instead; every walk is linear in the page, so no shape of page costs more.
  *
  * Each thread keeps one lexbor document (cleaned between pages), the compiled patterns and a memo of
  * class/id verdicts (templates repeat their class names on every page); the GIL is released while a page
@@ -845,12 +845,17 @@ static int walk_strip(state_t *st, lxb_dom_node_t *body, const name_t *tags, siz
  * open elements (kMaximumHTMLParserDOMTreeDepth), and 256 keeps the stack walks of an 8 MB page of the
  * deepest nesting allowed under a second (bench/pathological.py). (A document's
  * tokenizer keeps repeated attributes; the tree builder drops them, scanning the element's attributes for each:
- * quadratic in their number.) Each bound is checked
+ * quadratic in their number, so a page's attributes cost the sum over its elements of their number squared, a
+ * repeated <html> or <body> start tag counting its attributes times the ones its element already has:
+ * MAX_ATTRIBUTE_SQUARES bounds it, 1,000 times the most a page of the sample or of make_sample's realsize
+ * crawl has (30,056), and a page at it costs ~0.1 s: bench/pathological.py's attributes-256-repeated.)
+ * Each bound is checked
  * as each token is handed to the tree builder, so a hostile page is stopped within one token of its bound. */
 #define STR_(x) #x
 #define STR(x) STR_(x)
 #define MAX_OPEN_ELEMENTS 256
 #define MAX_ATTRIBUTES 256       /* of one element */
+#define MAX_ATTRIBUTE_SQUARES 30000000 /* each start tag's attributes, squared, summed over the page */
 #define MAX_FORMATTING 256       /* the list of active formatting elements, markers included */
 #define PUSH_BUDGET_FREE 4096    /* elements opened beyond one per two bytes of HTML (re-opened formatting) */
 
@@ -861,6 +866,8 @@ typedef struct {
     size_t opened, max_opened;   /* elements pushed on the stack of open elements, and the bound */
     size_t depth_sum, max_depth_sum; /* their depths summed, and its bound (0: none) */
     size_t start_tags, max_elements; /* start tags, and a bound on them + opened (0: none) */
+    size_t attribute_squares;    /* each token's attributes, squared, summed */
+    size_t merged_attrs[2];      /* attributes the <html> and the <body> start tags carried */
     const char *too_complex;     /* why the page was refused, or NULL */
 } guard_t;
 
@@ -872,6 +879,18 @@ static lxb_html_token_t *guard_token(lxb_html_tokenizer_t *tkz, lxb_html_token_t
             g->too_complex = "an element has more than " STR(MAX_ATTRIBUTES) " attributes";
             goto stop;
         }
+    }
+    g->attribute_squares += attrs * attrs;
+    if ((token->tag_id == LXB_TAG_HTML || token->tag_id == LXB_TAG_BODY) && !(token->type & LXB_HTML_TOKEN_TYPE_CLOSE)) {
+        /* a repeated <html> or <body> adds its attributes to the one element, each compared with its own */
+        size_t *merged = &g->merged_attrs[token->tag_id == LXB_TAG_BODY];
+        g->attribute_squares += attrs * *merged;
+        *merged += attrs;
+    }
+    if (g->attribute_squares > MAX_ATTRIBUTE_SQUARES) {
+        g->too_complex = "more attributes than the page's budget (each element's number of attributes, squared, "
+                         "summed over the page, over " STR(MAX_ATTRIBUTE_SQUARES) ")";
+        goto stop;
     }
     if (token->tag_id >= LXB_TAG_A && !(token->type & LXB_HTML_TOKEN_TYPE_CLOSE)) g->start_tags++;
     size_t before = g->tree->open_elements->length;
@@ -911,7 +930,7 @@ static int parse_bounded(state_t *st, const char *data, size_t n, size_t max_dep
     lxb_html_parser_t *parser = doc->dom_document.parser;
     lxb_html_tokenizer_t *tkz = parser->tkz;
     guard_t g = {tkz->callback_token_done, tkz->callback_token_ctx, parser->tree, 0, n / 2 + PUSH_BUDGET_FREE,
-                 0, max_depth_sum, 0, max_elements, NULL};
+                 0, max_depth_sum, 0, max_elements, 0, {0, 0}, NULL};
     lxb_html_tokenizer_callback_token_done_set(tkz, guard_token, &g);
     lxb_status_t status = lxb_html_document_parse_chunk(doc, (const lxb_char_t *)data, n);
     if (status == LXB_STATUS_OK) status = lxb_html_document_parse_chunk_end(doc);
@@ -1187,6 +1206,7 @@ PyMODINIT_FUNC PyInit__html(void) {
         PyModule_AddIntConstant(m, "MAX_STRIP_TAGS", MAX_STRIP_TAGS) < 0 ||
         PyModule_AddIntConstant(m, "MAX_OPEN_ELEMENTS", MAX_OPEN_ELEMENTS) < 0 ||
         PyModule_AddIntConstant(m, "MAX_ATTRIBUTES", MAX_ATTRIBUTES) < 0 ||
+        PyModule_AddIntConstant(m, "MAX_ATTRIBUTE_SQUARES", MAX_ATTRIBUTE_SQUARES) < 0 ||
         PyModule_AddIntConstant(m, "MAX_RULE_VALUE_BYTES", MAX_RULE_VALUE_BYTES) < 0 ||
         PyModule_AddIntConstant(m, "RULE_EVAL_BYTES", RULE_EVAL_BYTES) < 0 ||
         PyModule_AddIntConstant(m, "MAX_RULE_BYTES", MAX_RULE_BYTES) < 0) {

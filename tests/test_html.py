@@ -754,6 +754,36 @@ def test_a_page_nested_deeper_than_the_bound_is_too_complex() -> None:
     assert _html.extract("<p " + " ".join(f"a{i}" for i in range(256)) + ">x", True, (), 0)[0] == "x"
 
 
+def _paragraphs_of_250_attributes(elements: int) -> str:
+    return "<html><body>" + ("<p " + " ".join(f"a{i}" for i in range(250)) + ">w</p>") * elements
+
+
+def test_a_page_over_the_attributes_squared_bound_is_too_complex() -> None:
+    """The tree builder compares each attribute with the ones before it on its element, so the page's cost
+    grows with the sum over its elements of attributes squared; 250^2 * 480 is the bound."""
+    assert _html.MAX_ATTRIBUTE_SQUARES == 250 * 250 * 480
+    at_bound = _paragraphs_of_250_attributes(480)
+    assert _html.extract(at_bound, True, (), 0)[0] == " ".join(["w"] * 480)
+    assert _html.extract(at_bound, False, (), 0)[0] == " ".join(["w"] * 480)
+    for elements in (481, 6000):
+        for main in (True, False):
+            with pytest.raises(_html.PageTooComplex, match="attributes"):
+                _html.extract(_paragraphs_of_250_attributes(elements), main, (), 0)
+    with pytest.raises(_html.PageTooComplex, match="attributes"):
+        _html.stripped_parts(_paragraphs_of_250_attributes(6000), ())
+
+
+@pytest.mark.parametrize("tag", ["html", "body"])
+def test_repeated_html_and_body_tags_count_the_attributes_they_merge(tag: str) -> None:
+    """A repeated <html> or <body> start tag adds its attributes to the one element, each compared with the
+    element's: 40,000 of one attribute each took 11 s. They count as one element's attributes, squared."""
+    with pytest.raises(_html.PageTooComplex, match="attributes"):
+        _html.extract("<html><body>w" + "".join(f"<{tag} a{i}>" for i in range(40_000)), True, (), 0)
+    # a template pasted twice, as careless sites do, is parsed
+    html = f"<html><body class=a id=b>w <{tag} class=a data-x=1>v"
+    assert _html.extract(html, False, (), 0)[0] == "w v"
+
+
 def test_the_parser_is_usable_after_a_refused_page() -> None:
     with pytest.raises(_html.PageTooComplex):
         _html.extract("<div>" * 1000, True, (), 0)
