@@ -92,8 +92,8 @@ def config_from_args(args: argparse.Namespace) -> Config:
         changes["threshold"] = (
             int(t) if changes.get("method", base.method) == "simhash" and t == int(t) else t
         )
-    if changes.get("shingle_size") and changes["shingle_size"] > base.min_words:
-        changes["min_words"] = changes["shingle_size"]
+    if "shingle_size" in changes:
+        base = base.with_shingle_size(changes.pop("shingle_size"))
     return base.replace(**changes)
 
 

@@ -303,6 +303,14 @@ class Config:
     def replace(self, **changes: Any) -> Config:
         return dataclasses.replace(self, **changes)
 
+    def with_shingle_size(self, shingle_size: int, *, min_words: int | None = None) -> Config:
+        """This setting at `shingle_size`-word shingles. A text shorter than one shingle has no shingle to
+        compare, so `min_words` (default: this setting's) is raised to the shingle size where it is below it;
+        a front end that lets the user move the shingle size passes the floor the user chose, so a smaller
+        shingle size brings that floor back."""
+        floor = self.min_words if min_words is None else min_words
+        return self.replace(shingle_size=shingle_size, min_words=max(floor, shingle_size))
+
     def with_method(self, method: Method) -> Config:
         """Switch method and move the threshold to that method's default."""
         return self.replace(method=method, threshold=default_threshold(method))

@@ -307,3 +307,17 @@ def test_long_values_are_cut_in_messages() -> None:
         Config(normalize="x" * 10_000)
     assert len(str(exc.value)) < SHOWN_VALUE_CHARS + 100
     assert str(exc.value).endswith("...")
+
+
+def test_with_shingle_size_keeps_min_words_at_least_the_shingle_size() -> None:
+    """The one place of the rule min_words >= shingle_size: the CLI's --shingle-size, the sidebar's slider
+    and the link's shingle= all go through it."""
+    assert Config().with_shingle_size(10) == Config(shingle_size=10)  # 30 words >= 10: kept
+    short = Config(shingle_size=3, min_words=3)
+    raised = short.with_shingle_size(8)
+    assert (raised.shingle_size, raised.min_words) == (8, 8)
+    assert raised.with_shingle_size(4).min_words == 8  # this setting's floor, 8, is kept
+    back = raised.with_shingle_size(4, min_words=short.min_words)  # the floor the user chose comes back
+    assert (back.shingle_size, back.min_words) == (4, 4)
+    with pytest.raises(ConfigError, match="shingle_size must be an integer from 1 to 20, not 0"):
+        Config().with_shingle_size(0)

@@ -81,8 +81,7 @@ def setting_from_params(base: Config, params: Mapping[str, str]) -> Config:
                 raise ValueError(
                     f"shingle={shingle_size} is not from {SHINGLE_RANGE[0]} to {SHINGLE_RANGE[1]}"
                 )
-            changes["shingle_size"] = shingle_size
-            changes["min_words"] = max(base.min_words, shingle_size)
+            base = base.with_shingle_size(shingle_size)
         if "threshold" in params:
             value = float(params["threshold"])
             changes["threshold"] = int(value) if changes.get("method", base.method) == "simhash" else value

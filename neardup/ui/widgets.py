@@ -114,13 +114,8 @@ def setting_sidebar() -> Config:
                 key=w_threshold(similarity),
                 help=f"Pairs are stored down to {floor:g} {similarity}; moving the threshold only filters them.",
             )
-    config = config.replace(
-        method=method,
-        normalize=normalize,
-        shingle_size=shingle_size,
-        threshold=threshold,
-        similarity=similarity,
-        min_words=max(default_config().min_words, shingle_size),
+    config = config.with_shingle_size(shingle_size, min_words=default_config().min_words).replace(
+        method=method, normalize=normalize, threshold=threshold, similarity=similarity
     )
     state[KEY_THRESHOLDS][threshold_scale(config)] = threshold
     state[KEY_CONFIG] = config
