@@ -6,6 +6,7 @@ its own copy of that database, so labels written by one test never leak into ano
 
 from __future__ import annotations
 
+import base64
 import io
 import json
 import shutil
@@ -15,10 +16,11 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 import pytest
 import streamlit as st
-from conftest import make_crawl, write_jsonl
+from conftest import make_crawl, page_html, words_text, write_jsonl
 from streamlit.runtime.memory_media_file_storage import MemoryMediaFileStorage
 from streamlit.testing.v1 import AppTest
 from streamlit.testing.v1 import app_test as app_test_module
@@ -39,7 +41,7 @@ from neardup.labels import (
 from neardup.store import Store
 from neardup.ui import data as ui_data
 from neardup.ui.render import md_escape
-from neardup.ui.state import W_QUEUE, other_method
+from neardup.ui.state import W_COUNT_AXIS, W_QUEUE, other_method
 from neardup.urls import canonicalize_url
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -178,12 +180,92 @@ def test_home_metrics_follow_the_threshold_slider(db: str, store: Store) -> None
     assert metrics(at)["Pairs at threshold"] == f"{tighter['pairs_at_threshold']:,}"
 
 
-def test_explore_cluster_size_axis_has_whole_sizes(db: str) -> None:
+def _decoded(node: Any) -> Any:
+    """A Plotly JSON spec with its typed arrays ({"dtype", "bdata"}: base64 numbers) as lists."""
+    if isinstance(node, dict):
+        if set(node) >= {"dtype", "bdata"}:
+            return np.frombuffer(base64.b64decode(node["bdata"]), dtype=node["dtype"]).tolist()
+        return {k: _decoded(v) for k, v in node.items()}
+    if isinstance(node, list):
+        return [_decoded(v) for v in node]
+    return node
+
+
+def plotly_charts(at: AppTest) -> dict[str, dict[str, Any]]:
+    """The page's Plotly figures (as JSON, typed arrays decoded) by title."""
+    specs = [_decoded(json.loads(c.proto.spec)) for c in at.get("plotly_chart")]
+    return {s["layout"].get("title", {}).get("text", ""): s for s in specs}
+
+
+def test_home_and_explore_draw_the_same_cluster_sizes_and_hosts(db: str, store: Store) -> None:
+    expected = default_analysis(store)
+    for page in ("Home", "pages/2_Explore.py"):
+        at = run_app(None if page == "Home" else page)
+        sizes = plotly_charts(at)["Duplicate cluster sizes"]
+        assert sizes["layout"]["xaxis"]["type"] == "category", page  # ticks on the sizes, never at 1.5 or 2.5
+        counts = expected.cluster_sizes.value_counts().sort_index()
+        assert sizes["data"][0]["x"] == [str(k) for k in counts.index], page
+        hosts = next(d for d in at.dataframe if "redundant_pct" in d.value.columns)
+        assert hosts.value.equals(expected.hosts), page
+        assert any(m.value == "**Redundant pages per host**" for m in at.markdown), page
+
+
+def test_home_largest_cluster_says_what_it_counts(db: str, store: Store) -> None:
+    at = run_app()
+    [largest] = [m for m in at.metric if m.label == "Largest cluster"]
+    assert largest.value == f"{default_analysis(store).numbers['largest_cluster']:,}"
+    assert "containment >= 0.8" in largest.proto.help  # the threshold in force
+    next(s for s in at.sidebar.slider if s.label.startswith("Threshold")).set_value(0.97).run()
+    [largest] = [m for m in at.metric if m.label == "Largest cluster"]
+    assert "containment >= 0.97" in largest.proto.help
+
+
+def add_contained_copy(store: Store, tmp_path: Path) -> None:
+    """A page and a cut copy of it (its first 300 of 400 words): a pair of containment exactly 1.0."""
+    import random
+
+    body = words_text(random.Random(11), 400)
+    short = " ".join(body.split(" ")[:300])
+    records = [
+        {"url": "https://print.example/story", "fetched_at": "2026-01-01", "html": page_html("Story", body)},
+        {
+            "url": "https://print.example/story-teaser",
+            "fetched_at": "2026-01-02",
+            "html": page_html("Story", short),
+        },
+    ]
+    engine.ingest_file(store, write_jsonl(tmp_path / "contained.jsonl", records), Config(), jobs=1)
+    engine.ensure_fingerprints(store, Config(), jobs=1)
+
+
+def test_explore_histogram_ends_at_one_and_shows_every_labeled_share(
+    db: str, store: Store, tmp_path: Path
+) -> None:
+    add_contained_copy(store, tmp_path)
+    config = Config()
+    pairs = audit.candidate_pairs(engine.load_fingerprints(store, config, jobs=1), config)
+    assert (pairs["score"] == 1.0).sum() == 1  # the cut copy
+    lowest = pairs["bucket"].min()
+    for row in pairs[pairs["bucket"] == lowest].itertuples():  # a share of 0% in the lowest bucket
+        store.record_label(row.url_a, row.url_b, md5_a=row.md5_a, md5_b=row.md5_b, label="not")
     at = run_app("pages/2_Explore.py")
-    charts = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
-    sizes = next(c for c in charts if c["layout"].get("title", {}).get("text") == "Duplicate cluster sizes")
-    assert sizes["layout"]["xaxis"]["type"] == "category"  # ticks on the sizes, never at 1.5 or 2.5
-    assert all(str(x).isdigit() for x in sizes["data"][0]["x"])
+    fig = plotly_charts(at)["Candidate pairs by similarity"]
+    bars, share = fig["data"][0], fig["data"][1]
+    ends = [x + bars["width"] for x in bars["x"]]
+    assert max(ends) == pytest.approx(1.0)  # no bar from 1.00 to 1.05
+    assert fig["layout"]["xaxis"]["range"][1] < 1.0 + bars["width"] / 2  # the axis ends near 1.0 too
+    # 1.0 is in the last bin, [0.95, 1.0]
+    assert dict(zip(bars["x"], bars["y"], strict=True))[0.95] == int((pairs["score"] >= 0.95).sum())
+    assert sum(bars["y"]) == len(pairs)
+    # the 0% share is drawn above the axis line, not on it
+    assert 0.0 in share["y"] and fig["layout"]["yaxis2"]["range"][0] < 0
+    assert fig["layout"]["yaxis"]["type"] == "log"
+
+    at.radio(key=W_COUNT_AXIS).set_value("linear").run()
+    assert not at.exception
+    fig = plotly_charts(at)["Candidate pairs by similarity"]
+    assert fig["layout"]["yaxis"].get("type", "linear") == "linear"
+    assert fig["layout"]["yaxis"]["title"]["text"] == "pairs"
 
 
 def test_switching_method_to_simhash(db: str, store: Store) -> None:
@@ -689,6 +771,13 @@ def test_first_start_loads_the_bundled_sample(empty_db: str, monkeypatch: pytest
     assert any("bundled **sample crawl**" in i.value for i in at.info)
     assert "3,000 pages" in at.caption[0].value
     assert int(metrics(at)["Duplicate clusters"].replace(",", "")) > 0
+    # another session (a new tab, a colleague) is told too, on every page, though it loaded nothing
+    other = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
+    assert not other.exception and not other.toast
+    assert any("bundled **sample crawl**" in i.value for i in other.info)
+    for page in PAGES:
+        other.switch_page(page).run()
+        assert any("bundled **sample crawl**" in i.value for i in other.info), page
 
 
 def test_without_a_sample_the_load_page_still_loads(

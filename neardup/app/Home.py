@@ -5,14 +5,13 @@ Start it with `neardup app` or `streamlit run app.py` (NEARDUP_DB=...).
 
 from __future__ import annotations
 
-import plotly.express as px
 import streamlit as st
 
 from neardup.report import describe_setting
 from neardup.ui import FAVICON
 from neardup.ui.data import get_analysis
 from neardup.ui.render import md_escape
-from neardup.ui.widgets import open_database
+from neardup.ui.widgets import cluster_size_chart, hosts_table, open_database
 
 
 def home() -> None:
@@ -46,7 +45,12 @@ def home() -> None:
     )
     c4, c5, c6, c7 = st.columns(4)
     c4.metric("Duplicate clusters", f"{n['duplicate_clusters']:,}", help="Clusters of two or more pages.")
-    c5.metric("Largest cluster", f"{n['largest_cluster']:,}")
+    c5.metric(
+        "Largest cluster",
+        f"{n['largest_cluster']:,}",
+        help="Pages in the largest cluster, its representative included: the pages joined by pairs at "
+        f"{describe_setting(analysis)}, directly or through other members.",
+    )
     c6.metric("Redundant", f"{n['redundant_pct']:.1f}%", help="(exact + near duplicates) / total pages")
     c7.metric(
         "Degenerate (set aside)",
@@ -60,28 +64,9 @@ def home() -> None:
 
     left, right = st.columns(2)
     with left:
-        st.markdown("**Pages by host**")
-        st.dataframe(
-            analysis.hosts,
-            hide_index=True,
-            width="stretch",
-            height=320,
-            column_config={"redundant_pct": st.column_config.NumberColumn("redundant %", format="%.1f")},
-        )
+        hosts_table(analysis.hosts, height=320)
     with right:
-        sizes = analysis.cluster_sizes
-        if len(sizes):
-            counts = sizes.value_counts().sort_index()
-            fig = px.bar(
-                x=counts.index.astype(str),
-                y=counts.to_numpy(),
-                labels={"x": "cluster size (pages)", "y": "clusters"},
-                title="Duplicate cluster sizes",
-            )
-            fig.update_layout(height=320, margin=dict(t=40, b=10, l=10, r=10))
-            st.plotly_chart(fig, width="stretch")
-        else:
-            st.info("No duplicate clusters at this threshold.")
+        cluster_size_chart(analysis.cluster_sizes, height=320)
 
     st.markdown(
         "**Next:** *Explore* the similarity histogram and hosts, *Audit* sampled pairs side by side and label them, "

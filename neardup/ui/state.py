@@ -39,6 +39,9 @@ W_SHINGLE = "neardup.setting.shingle_size"
 W_SIMILARITY = "neardup.setting.similarity"
 KEY_THRESHOLDS = "neardup.setting.thresholds"  # scale -> last threshold, kept while its slider is hidden
 
+# Keys of the pages' own widgets and state.
+W_COUNT_AXIS = "neardup.explore.count_axis"  # the Explore histogram's count axis: log or linear
+
 
 def w_threshold(scale: str) -> str:
     return f"neardup.setting.threshold.{scale}"

@@ -5,10 +5,12 @@ from __future__ import annotations
 from typing import Literal, overload
 
 import pandas as pd
+import plotly.graph_objects as go
 import streamlit as st
 
 from ..config import Config, default_threshold
 from ..errors import NeardupError
+from ..labels import bucket_edges
 from ..store import Store
 from .data import clear_caches, get_store, load_sample_if_empty, sample_source
 from .render import md_escape
@@ -201,3 +203,142 @@ def remove_source_form(store: Store, sources: pd.DataFrame) -> None:
         clear_caches()
         flash(f"Removed source {names[int(chosen)]}: {n_pages:,} pages out, labels kept.")
         st.rerun()
+
+
+# --- charts and tables shared by the pages ---------------------------------------------------------------
+BUCKET_WIDTH = 0.05  # a MinHash bucket's width (`neardup.labels.bucket_of`)
+COUNT_AXES = ("log", "linear")  # the Explore histogram's count axis (W_COUNT_AXIS)
+
+
+def hosts_table(hosts: pd.DataFrame, *, height: int) -> None:
+    """The per-host rollup (`Analysis.hosts`), most redundant pages first."""
+    st.markdown("**Redundant pages per host**")
+    st.dataframe(
+        hosts,
+        hide_index=True,
+        width="stretch",
+        height=height,
+        column_config={
+            "pages": st.column_config.NumberColumn("pages", help="Content pages of the host."),
+            "redundant": st.column_config.NumberColumn(
+                "redundant",
+                help="Its pages that deduplication removes: in a cluster, not its representative.",
+            ),
+            "redundant_pct": st.column_config.NumberColumn("redundant %", format="%.1f"),
+        },
+    )
+
+
+def cluster_size_figure(sizes: pd.Series) -> go.Figure:
+    """Bars of how many duplicate clusters have each size. Sizes are categories: a numeric axis puts ticks
+    between two sizes (1.5, 2.5 pages)."""
+    counts = sizes.value_counts().sort_index()
+    fig = go.Figure(
+        go.Bar(
+            x=[str(int(s)) for s in counts.index],
+            y=counts.to_numpy(),
+            marker_color="#72B7B2",
+            hovertemplate="%{y:,} clusters of %{x} pages<extra></extra>",
+        )
+    )
+    fig.update_layout(
+        title="Duplicate cluster sizes",
+        xaxis=dict(title="pages in cluster", type="category"),
+        yaxis_title="clusters",
+        margin=dict(t=50, b=10),
+    )
+    return fig
+
+
+def cluster_size_chart(sizes: pd.Series, *, height: int) -> None:
+    """The cluster-size bars (`Analysis.cluster_sizes`), or a line saying there is no cluster."""
+    if len(sizes):
+        st.plotly_chart(cluster_size_figure(sizes).update_layout(height=height), width="stretch")
+    else:
+        st.info("No duplicate clusters at this threshold.")
+
+
+def similarity_figure(
+    pairs: pd.DataFrame, decided: pd.DataFrame, config: Config, *, count_axis: str = "log"
+) -> go.Figure:
+    """Candidate pairs per bucket (`pairs`: a `bucket` column), the labeled duplicate share per bucket
+    (`decided`: `bucket` and `label`, duplicate or not) on a second axis, and the threshold as a dashed line.
+
+    MinHash bars span their bucket [edge, edge + 0.05), from the floor up (empty buckets show as gaps); the
+    last spans [0.95, 1.0] with 1.0 in it, so no bar reaches past a similarity of 1. SimHash has one bar per
+    bit. `count_axis`: "log" or "linear"."""
+    simhash = config.method == "simhash"
+
+    def binned(bucket: pd.Series) -> pd.Series:
+        if simhash:
+            return bucket
+        return bucket.clip(upper=1.0 - BUCKET_WIDTH).round(2)  # 1.0 is in the last bin
+
+    counts = binned(pairs["bucket"]).value_counts().sort_index()
+    if simhash:
+        bar = go.Bar(x=counts.index, y=counts.to_numpy(), name="candidate pairs", marker_color="#4C78A8")
+    else:
+        edges = bucket_edges(config)
+        counts = counts.reindex(edges[edges < 1.0 - 1e-9], fill_value=0)
+        upper = counts.index + BUCKET_WIDTH
+        bar = go.Bar(
+            x=counts.index,
+            y=counts.to_numpy(),
+            offset=0,
+            width=BUCKET_WIDTH,
+            name="candidate pairs",
+            marker_color="#4C78A8",
+            marker_line=dict(color="white", width=1),
+            customdata=[
+                f"[{lo:.2f}, {hi:.2f}" + ("]" if hi >= 1.0 - 1e-9 else ")")
+                for lo, hi in zip(counts.index, upper, strict=True)
+            ],
+            hovertemplate="%{customdata}: %{y:,} pairs<extra></extra>",
+        )
+    fig = go.Figure(bar)
+    if len(decided):
+        share = decided.groupby(binned(decided["bucket"]))["label"].apply(lambda s: (s == "duplicate").mean())
+        share = share.reindex(counts.index)  # unlabeled buckets stay gaps, not interpolated
+        mid = 0 if simhash else BUCKET_WIDTH / 2  # at the middle of the bucket's bar
+        fig.add_trace(
+            go.Scatter(
+                x=share.index + mid,
+                y=share.to_numpy(),
+                name="labeled duplicate share",
+                yaxis="y2",
+                mode="lines+markers",
+                marker_color="#E45756",
+                connectgaps=False,
+            )
+        )
+    fig.add_vline(
+        x=config.threshold,
+        line_dash="dash",
+        line_color="black",
+        annotation_text=f"threshold {config.threshold:g}",
+    )
+    log = count_axis == "log"
+    fig.update_layout(
+        title="Candidate pairs by similarity",
+        xaxis_title="Hamming distance (bits)" if simhash else f"{config.similarity} (buckets of 0.05)",
+        height=380,
+        yaxis=dict(type="log", dtick=1, title="pairs (log scale)") if log else dict(title="pairs"),
+        yaxis2=dict(
+            overlaying="y",
+            side="right",
+            range=[-0.08, 1.08],  # padded: a 0% or 100% share is a dot above the axis, not on it
+            tickvals=[0, 0.25, 0.5, 0.75, 1],
+            tickformat=".0%",
+            title="labeled duplicate share",
+            showgrid=False,
+            zeroline=False,
+        ),
+        legend=dict(orientation="h", y=-0.25),
+        margin=dict(t=50, b=10),
+    )
+    if simhash:
+        fig.update_xaxes(autorange="reversed", dtick=1)
+    else:
+        ticks = [*counts.index, 1.0]  # every bin edge, 1.0 the last
+        fig.update_xaxes(range=[ticks[0] - 0.005, 1.005], tickvals=ticks, tickformat=".2f")
+    return fig
