@@ -41,7 +41,7 @@ from neardup.labels import (
 from neardup.store import Store
 from neardup.ui import data as ui_data
 from neardup.ui.render import md_escape
-from neardup.ui.state import W_COUNT_AXIS, W_QUEUE, other_method
+from neardup.ui.state import W_COUNT_AXIS, W_NORMALIZE, W_QUEUE, other_method
 from neardup.urls import canonicalize_url
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -518,6 +518,30 @@ def test_audit_raw_html_is_shown_as_source(db: str) -> None:
     assert len(html) == 2 and "<html" in html[0].value.lower()
 
 
+def removed_tables(at: AppTest) -> list[pd.DataFrame]:
+    return [d.value for d in at.dataframe if list(d.value.columns) == ["where", "words", "text"]]
+
+
+def test_audit_shows_what_the_boilerplate_setting_in_force_removed(db: str, store: Store) -> None:
+    at = run_app("pages/3_Audit.py")
+    at.toggle(key="neardup.audit.show_stripped").set_value(True).run()
+    assert not at.exception
+    assert sum(md_escape("main-content extraction (neardup) left out") in c.value for c in at.caption) == 2
+    tables = removed_tables(at)
+    assert len(tables) == 2  # one per side
+    for table in tables:
+        assert len(table) and (table["words"] > 0).all() and table["text"].str.len().gt(0).all()
+        assert table["words"].is_monotonic_decreasing  # biggest first
+        assert "script" not in set(table["where"])  # no element without text
+
+    at.sidebar.radio(key=W_NORMALIZE).set_value("strip").run()
+    assert not at.exception
+    assert sum("tag stripping removed" in c.value for c in at.caption) == 2
+    for table in removed_tables(at):
+        assert set(table["where"]) <= set(Config().strip_tags) and (table["words"] > 0).all()
+        assert table["words"].is_monotonic_decreasing
+
+
 # --- URL rules and crawl over crawl --------------------------------------------------------------
 def test_url_rules_page_shows_the_learned_rules_and_compares_two_crawls(
     db: str, store: Store, tmp_path: Path
@@ -570,6 +594,51 @@ def test_clusters_open_a_pair_in_audit_and_label_it(db: str, store: Store) -> No
     labels = store.labels()
     expected = tuple(sorted((rep["canonical_url"], other["canonical_url"])))
     assert list(zip(labels["url_a"], labels["url_b"], strict=True)) == [expected]
+
+
+def test_clusters_show_the_differing_url_tails_and_one_url_form(
+    db: str, store: Store, tmp_path: Path
+) -> None:
+    import random
+
+    body = words_text(random.Random(12), 400)
+    urls = [  # one text at five URLs: the earliest fetch, the representative, carries a tracking parameter
+        "https://news.example.net/a?utm_source=feed",
+        "https://news.example.net/a?fbclid=abc",
+        "https://news.example.net/a/print",
+        "https://news.example.net/a?id=2&utm_medium=mail",
+        "https://news.example.net/a",
+    ]
+    records = [
+        {"url": u, "fetched_at": f"2026-01-0{i + 1}", "html": page_html("A", body)}
+        for i, u in enumerate(urls)
+    ]
+    engine.ingest_file(store, write_jsonl(tmp_path / "tails.jsonl", records), Config(), jobs=1)
+    engine.ensure_fingerprints(store, Config(), jobs=1)
+    at = run_app("pages/5_Clusters.py")
+    table = at.dataframe[0]
+    top = table.value.iloc[0]
+    assert top["size"] == 5  # the largest cluster, shown first
+    columns = json.loads(table.proto.columns)
+    assert columns["representative_url"]["label"] == "representative (canonical URL)"
+    # the representative box shows the URL in the table's form, and the URL as fetched below it
+    assert [c.value for c in at.code][:2] == [top["representative_url"], urls[0]]
+    assert top["representative_url"] == "https://news.example.net/a"
+    members = at.dataframe[1]
+    differs = dict(zip(members.value["url"], members.value["url_differs"], strict=True))
+    assert differs == {
+        urls[0]: "",
+        urls[1]: "...?fbclid=abc",
+        urls[2]: ".../print",
+        urls[3]: "...?id=2&utm_medium=mail",
+        urls[4]: ".../a",  # no query where the representative has one
+    }
+    # the tail comes before the long URL columns, with the similarity in the threshold's unit beside it
+    member_columns = json.loads(members.proto.columns)
+    order = list(members.proto.column_order)
+    assert order.index("url_differs") < order.index("url") and order.index("similarity_to_representative") < 3
+    assert member_columns["similarity_to_representative"]["label"] == "similarity to rep. (containment)"
+    assert member_columns["url"]["label"] == "URL as fetched"
 
 
 # --- Tune --------------------------------------------------------------------------------------

@@ -41,6 +41,13 @@ KEY_THRESHOLDS = "neardup.setting.thresholds"  # scale -> last threshold, kept w
 
 # Keys of the pages' own widgets and state.
 W_COUNT_AXIS = "neardup.explore.count_axis"  # the Explore histogram's count axis: log or linear
+W_CLUSTERS_TABLE = "neardup.clusters.table"  # the Clusters page's cluster table (its row selection)
+W_RULES_TABLE = "neardup.rules.table"  # the URL rules page's table of learned rules
+KEY_LAST_UPLOAD = "neardup.last_upload"  # (name, size) of the dump the Load page last loaded from an upload
+KEY_LABELS_UPLOAD = "neardup.labels_upload"  # (name, size) of the labels.csv the Export page last imported
+W_REMOVE_FORM = "neardup.load.remove"  # the Load page's "Remove this source" form
+W_REMOVE_SOURCE = "neardup.load.remove_source"
+W_REMOVE_CONFIRM = "neardup.load.remove_confirm"
 
 
 def w_threshold(scale: str) -> str:

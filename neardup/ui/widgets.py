@@ -11,6 +11,7 @@ import streamlit as st
 from ..config import Config, default_threshold
 from ..errors import NeardupError
 from ..labels import bucket_edges
+from ..removals import removals
 from ..store import Store
 from .data import clear_caches, get_store, load_sample_if_empty, sample_source
 from .render import md_escape
@@ -22,6 +23,9 @@ from .state import (
     SHINGLE_RANGE,
     W_METHOD,
     W_NORMALIZE,
+    W_REMOVE_CONFIRM,
+    W_REMOVE_FORM,
+    W_REMOVE_SOURCE,
     W_SHINGLE,
     W_SIMILARITY,
     current_config,
@@ -182,14 +186,14 @@ def remove_source_form(store: Store, sources: pd.DataFrame) -> None:
     default = (
         ids.index(int(sample["source_id"])) if sample is not None and int(sample["source_id"]) in ids else 0
     )
-    with st.form("neardup.load.remove", border=False):
+    with st.form(W_REMOVE_FORM, border=False):
         c1, c2 = st.columns([3, 1], vertical_alignment="bottom")
         chosen = c1.selectbox(
-            "Source", ids, index=default, format_func=names.__getitem__, key="neardup.load.remove_source"
+            "Source", ids, index=default, format_func=names.__getitem__, key=W_REMOVE_SOURCE
         )
         confirmed = c1.checkbox(
             "Yes, remove its pages, texts, sketches and the pairs derived from them (labels stay)",
-            key="neardup.load.remove_confirm",
+            key=W_REMOVE_CONFIRM,
         )
         clicked = c2.form_submit_button("Remove this source", width="stretch")
     if clicked and not confirmed:
@@ -342,3 +346,26 @@ def similarity_figure(
         ticks = [*counts.index, 1.0]  # every bin edge, 1.0 the last
         fig.update_xaxes(range=[ticks[0] - 0.005, 1.005], tickvals=ticks, tickformat=".2f")
     return fig
+
+
+def removals_table(html: str, config: Config) -> None:
+    """What `config`'s normalization removed from one page (`neardup.removals`), biggest first."""
+    found = removals(html, config)
+    st.caption(md_escape(found.summary))
+    if not found.parts:
+        st.caption("Nothing with text was removed.")
+        return
+    st.dataframe(
+        pd.DataFrame([(p.where, p.words, p.text) for p in found.parts], columns=["where", "words", "text"]),
+        hide_index=True,
+        width="stretch",
+        height=250,
+        column_config={
+            "where": st.column_config.TextColumn(
+                "where",
+                help="The element removed, or body: text inside the "
+                "page's content area that main-content extraction left out.",
+            ),
+            "text": st.column_config.TextColumn("text", width="large"),
+        },
+    )

@@ -12,7 +12,7 @@ from neardup.errors import NeardupError
 from neardup.paths import PathRefused, allow_any_path, save_upload, server_path, shown_error
 from neardup.ui.data import clear_caches, progress_bar
 from neardup.ui.render import md_escape
-from neardup.ui.state import current_config
+from neardup.ui.state import KEY_LAST_UPLOAD, current_config
 from neardup.ui.widgets import open_database, remove_source_form
 
 st.set_page_config(page_title="neardup · Load", layout="wide")
@@ -60,8 +60,8 @@ def run_ingest(file_path: Path, shown_name: str, *, detail: bool) -> None:
             st.caption(md_escape(note))
 
 
-if uploaded is not None and st.session_state.get("neardup.last_upload") != (uploaded.name, uploaded.size):
-    st.session_state["neardup.last_upload"] = (uploaded.name, uploaded.size)
+if uploaded is not None and st.session_state.get(KEY_LAST_UPLOAD) != (uploaded.name, uploaded.size):
+    st.session_state[KEY_LAST_UPLOAD] = (uploaded.name, uploaded.size)
     with tempfile.TemporaryDirectory() as tmp:
         run_ingest(save_upload(uploaded, uploaded.name, Path(tmp)), uploaded.name, detail=True)
 if load_path:

@@ -21,7 +21,6 @@ from neardup.labels import (
     bucket_tallies,
     decision_at,
 )
-from neardup.normalize import stripped_parts
 from neardup.ui.data import get_candidate_pairs, get_pair_detail
 from neardup.ui.render import md_escape, show_diff
 from neardup.ui.state import (
@@ -42,7 +41,7 @@ from neardup.ui.state import (
     W_QUEUE,
     other_method,
 )
-from neardup.ui.widgets import flash, open_database
+from neardup.ui.widgets import flash, open_database, removals_table
 from neardup.warc import describe_record
 
 CATEGORY_KEYS = 8  # categories on the keys 1-8
@@ -430,7 +429,7 @@ if detail is not None:
     with t1:
         show_html = st.toggle("Raw HTML (as source, never rendered)", key="neardup.audit.show_html")
     with t2:
-        show_stripped = st.toggle("What tag stripping removed", key="neardup.audit.show_stripped")
+        show_stripped = st.toggle("What normalization removed", key="neardup.audit.show_stripped")
     if show_html or show_stripped:
         h1, h2 = st.columns(2)
         for col, page in ((h1, L), (h2, R)):
@@ -443,10 +442,7 @@ if detail is not None:
                         height=300,
                     )
                 if show_stripped:
-                    parts = pd.DataFrame(
-                        stripped_parts(html, strip_tags=config.strip_tags), columns=["tag", "text"]
-                    )
-                    st.dataframe(parts, hide_index=True, width="stretch", height=250)
+                    removals_table(html, config)
 
 else:
     st.button("Undo the last label", shortcut="z", on_click=undo, disabled=not history)

@@ -7,7 +7,7 @@ import streamlit as st
 from neardup.audit import cluster_members, cluster_table
 from neardup.clusters import describe_rule
 from neardup.ui.data import get_analysis
-from neardup.ui.state import KEY_AUDIT_PAIR
+from neardup.ui.state import KEY_AUDIT_PAIR, W_CLUSTERS_TABLE
 from neardup.ui.widgets import open_database
 
 st.set_page_config(page_title="neardup · Clusters", layout="wide")
@@ -20,7 +20,9 @@ if clusters.empty:
     st.stop()
 
 st.caption(
-    f"{len(clusters):,} duplicate clusters; the representative is {describe_rule(config.representative)}."
+    f"{len(clusters):,} duplicate clusters; the representative is {describe_rule(config.representative)}. "
+    "URLs here are canonical (tracking parameters, scheme, www and trailing slash normalized) unless "
+    "named as fetched."
 )
 event = st.dataframe(
     clusters,
@@ -29,7 +31,14 @@ event = st.dataframe(
     height=300,
     on_select="rerun",
     selection_mode="single-row",
-    key="neardup.clusters.table",
+    key=W_CLUSTERS_TABLE,
+    column_config={
+        "cluster_id": st.column_config.NumberColumn("cluster"),
+        "size": st.column_config.NumberColumn("pages"),
+        "representative_url": st.column_config.TextColumn("representative (canonical URL)", width="large"),
+        "why": st.column_config.TextColumn("why the representative"),
+        "hosts": st.column_config.NumberColumn("hosts"),
+    },
 )
 rows = event.selection.rows if event and event.selection else []
 cluster_id = int(clusters.iloc[rows[0]]["cluster_id"]) if rows else int(clusters.iloc[0]["cluster_id"])
@@ -37,26 +46,45 @@ cluster_id = int(clusters.iloc[rows[0]]["cluster_id"]) if rows else int(clusters
 members = cluster_members(analysis.pages, cluster_id)
 rep = members[members["is_representative"]].iloc[0]
 st.subheader(f"Cluster {cluster_id}: {len(members)} pages")
-st.caption(f"Representative ({clusters.set_index('cluster_id').loc[cluster_id, 'why']}):")
-st.code(rep["url"], language=None, wrap_lines=True)
+st.caption(f"Representative, canonical URL ({clusters.set_index('cluster_id').loc[cluster_id, 'why']}):")
+st.code(rep["canonical_url"], language=None, wrap_lines=True)
+if rep["url"] != rep["canonical_url"]:
+    st.caption("fetched as:")
+    st.code(rep["url"], language=None, wrap_lines=True)
 unit = "Hamming bits" if config.method == "simhash" else config.similarity
 st.dataframe(
     members,
     hide_index=True,
     width="stretch",
+    column_order=[
+        "page_id",
+        "url_differs",
+        "similarity_to_representative",
+        "fetched_at",
+        "host",
+        "is_representative",
+        "rel_canonical",
+        "url",
+        "canonical_url",
+    ],
     column_config={
+        "page_id": st.column_config.NumberColumn("page"),
         "url_differs": st.column_config.TextColumn(
-            "differs from the representative's URL",
-            help="The member URL from where it parts from the representative's (a tracking parameter, a "
-            "print flag, another path); empty for the representative.",
+            "URL as fetched, where it differs from the representative's",
+            width="large",
+            help="The member's URL as fetched, from where it parts from the representative's (a tracking "
+            "parameter, a print flag, another path); empty for the representative.",
         ),
-        "url": st.column_config.TextColumn("url", width="large"),
         "similarity_to_representative": st.column_config.NumberColumn(
             f"similarity to rep. ({unit})",
             format="%d" if config.method == "simhash" else "%.2f",
             help=f"In the threshold's unit ({unit}): the stored pair's score where the member and the "
             "representative are a candidate pair, else an estimate from their fingerprints.",
         ),
+        "is_representative": st.column_config.CheckboxColumn("representative"),
+        "rel_canonical": st.column_config.TextColumn("rel=canonical"),
+        "url": st.column_config.TextColumn("URL as fetched", width="large"),
+        "canonical_url": st.column_config.TextColumn("canonical URL", width="large"),
     },
 )
 

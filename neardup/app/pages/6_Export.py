@@ -12,6 +12,7 @@ from neardup.export import clusters_frame
 from neardup.report import describe_setting
 from neardup.ui.data import get_analysis
 from neardup.ui.render import md_escape
+from neardup.ui.state import KEY_LABELS_UPLOAD
 from neardup.ui.widgets import open_database
 
 st.set_page_config(page_title="neardup · Export", layout="wide")
@@ -33,8 +34,8 @@ uploaded = st.file_uploader(
     "other labelers' labels stay)",
     type=["csv"],
 )
-if uploaded is not None and st.session_state.get("neardup.labels_upload") != (uploaded.name, uploaded.size):
-    st.session_state["neardup.labels_upload"] = (uploaded.name, uploaded.size)
+if uploaded is not None and st.session_state.get(KEY_LABELS_UPLOAD) != (uploaded.name, uploaded.size):
+    st.session_state[KEY_LABELS_UPLOAD] = (uploaded.name, uploaded.size)
     try:
         # every cell as the text it is: a label `nan` or an empty note must not turn into a float
         added = store.import_labels(pd.read_csv(uploaded, dtype=str, keep_default_na=False))

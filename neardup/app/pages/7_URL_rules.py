@@ -14,7 +14,7 @@ from neardup.report import describe_setting
 from neardup.rules import crawler_rules
 from neardup.ui.data import get_analysis, get_comparison, get_learned_rules, get_source_trend
 from neardup.ui.render import md_escape
-from neardup.ui.state import W_COMPARE_BASELINE, W_COMPARE_CURRENT
+from neardup.ui.state import W_COMPARE_BASELINE, W_COMPARE_CURRENT, W_RULES_TABLE
 from neardup.ui.widgets import open_database
 
 st.set_page_config(page_title="neardup · URL rules", layout="wide")
@@ -47,7 +47,7 @@ else:
             "support_pairs": st.column_config.NumberColumn("support (URL pairs)"),
             "support_clusters": st.column_config.NumberColumn("clusters"),
         },
-        key="neardup.rules.table",
+        key=W_RULES_TABLE,
     )
     rules_config = config.replace(url_rules=learned.rules)
     crawler = crawler_rules(learned.rules)
