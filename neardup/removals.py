@@ -57,13 +57,11 @@ def removals(html: str, config: Config) -> Removals:
         return Removals(f"{TOO_COMPLEX}: not parsed, so nothing of it is text", [])
     stripped = _stripped(html, config)
     if config.normalize == "strip":
-        return Removals(
-            "The elements tag stripping removed (strip_tags), with their text.", _by_size(stripped)
-        )
+        return Removals("Removed by tag stripping (strip_tags), with their text.", _by_size(stripped))
     if parsed.main_words is not None and parsed.main_words < MAIN_FALLBACK_WORDS:
         return Removals(
             f"Main-content extraction found {parsed.main_words} words (under {MAIN_FALLBACK_WORDS}), so this "
-            "page's text is its tag-stripped text: the elements tag stripping removed.",
+            "page's text is tag-stripped: removed by tag stripping (strip_tags).",
             _by_size(stripped),
         )
     kept = f" {parsed.text} "
@@ -76,7 +74,7 @@ def removals(html: str, config: Config) -> Removals:
         if seg.op in ("delete", "replace") and any(c.isalnum() for c in seg.left)
     ]
     return Removals(
-        f"What main-content extraction ({config.extractor}) left out of the page's text: the elements of "
-        "strip_tags it dropped whole, and runs of the rest of the body (body).",
+        f"Left out by main-content extraction ({config.extractor}): elements of strip_tags dropped whole, "
+        "by tag; other text of the body as body.",
         _by_size(elements + runs),
     )

@@ -526,7 +526,7 @@ def test_audit_shows_what_the_boilerplate_setting_in_force_removed(db: str, stor
     at = run_app("pages/3_Audit.py")
     at.toggle(key="neardup.audit.show_stripped").set_value(True).run()
     assert not at.exception
-    assert sum(md_escape("main-content extraction (neardup) left out") in c.value for c in at.caption) == 2
+    assert sum(md_escape("Left out by main-content extraction (neardup)") in c.value for c in at.caption) == 2
     tables = removed_tables(at)
     assert len(tables) == 2  # one per side
     for table in tables:
@@ -536,7 +536,7 @@ def test_audit_shows_what_the_boilerplate_setting_in_force_removed(db: str, stor
 
     at.sidebar.radio(key=W_NORMALIZE).set_value("strip").run()
     assert not at.exception
-    assert sum("tag stripping removed" in c.value for c in at.caption) == 2
+    assert sum("Removed by tag stripping" in c.value for c in at.caption) == 2
     for table in removed_tables(at):
         assert set(table["where"]) <= set(Config().strip_tags) and (table["words"] > 0).all()
         assert table["words"].is_monotonic_decreasing
@@ -627,7 +627,7 @@ def test_clusters_show_the_differing_url_tails_and_one_url_form(
     members = at.dataframe[1]
     differs = dict(zip(members.value["url"], members.value["url_differs"], strict=True))
     assert differs == {
-        urls[0]: "",
+        urls[0]: "(representative)",
         urls[1]: "...?fbclid=abc",
         urls[2]: ".../print",
         urls[3]: "...?id=2&utm_medium=mail",

@@ -345,6 +345,38 @@ def test_every_page_renders_and_is_captured(server: Server, browser: Browser) ->
     )
 
 
+def svg_texts(locator: object) -> list[str]:
+    return locator.evaluate_all("els => els.map(e => e.textContent)")  # SVG text has no innerText
+
+
+def test_chart_axes_as_drawn(server: Server, browser: Browser) -> None:
+    """What only the drawn chart shows: Plotly types an axis of numeric strings as numbers (ticks at 2.5
+    pages) unless told it is a category, puts its end ticks where the range says, and clips a marker at the
+    axis line."""
+    page = browser.page
+    for path, marker in (("/", "Next:"), ("/Explore", "Per host")):
+        open_page(page, server.url, path, marker)
+        sizes = page.locator('[data-testid="stPlotlyChart"]', has_text="Duplicate cluster sizes")
+        ticks = svg_texts(sizes.locator(".xtick text"))
+        assert ticks and all(t.isdigit() for t in ticks), (path, ticks)
+    hist = page.locator('[data-testid="stPlotlyChart"]', has_text="Candidate pairs by similarity")
+    ticks = svg_texts(hist.locator(".xtick text"))
+    assert ticks[-1] == "1.00", ticks  # the last bin ends at 1.0: no 1.05
+    plot = hist.locator(".nsewdrag").first.bounding_box()
+    points = hist.locator(".scatterlayer .point").all()
+    assert points  # the truth labels' duplicate share per bucket
+    for point in points:
+        box = point.bounding_box()
+        assert box["y"] + box["height"] <= plot["y"] + plot["height"] + 0.5, "a share dot cut by the x axis"
+    screenshot(page, "explore_labeled.png")
+    # the count axis switch
+    choose_radio(page, "Count axis", "linear")
+    hist.locator("text.ytitle").filter(has_text=re.compile(r"^pairs$")).wait_for()  # redrawn: linear
+    choose_radio(page, "Count axis", "log")
+    hist.locator("text.ytitle").filter(has_text="pairs (log scale)").wait_for()
+    assert_clean(browser, "/Explore charts")
+
+
 def slider_thumb(page: object, label: str) -> object:
     return page.locator('[data-testid="stSlider"]', has_text=label).get_by_role("slider")
 

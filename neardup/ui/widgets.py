@@ -155,10 +155,15 @@ def open_database(*, setting: bool = True) -> tuple[Store, str, Config | None]:
         st.stop()
     if loaded_sample:
         st.toast("No database was named and this one was empty: the bundled sample crawl was loaded.")
-    if sample is not None:
+    if sample is not None:  # on every page of every session while its pages are in
+        where = (
+            "on the **Load** page and take the sample out there"
+            if setting
+            else "below and take the sample out under *Sources loaded*"  # the Load page
+        )
         st.info(
             f"This database holds the bundled **sample crawl** ({int(sample['n_loaded']):,} synthetic pages). "
-            "Load your own dump on the **Load** page and take the sample out there (*Remove this source*).",
+            f"Load your own dump {where} (*Remove this source*).",
             icon=":material/science:",
         )
     message = st.session_state.pop(KEY_FLASH, None)
@@ -359,7 +364,6 @@ def removals_table(html: str, config: Config) -> None:
         pd.DataFrame([(p.where, p.words, p.text) for p in found.parts], columns=["where", "words", "text"]),
         hide_index=True,
         width="stretch",
-        height=250,
         column_config={
             "where": st.column_config.TextColumn(
                 "where",

@@ -77,7 +77,20 @@ sources = store.sources()
 if sources.empty:
     st.info("No source loaded yet.")
 else:
-    st.dataframe(sources, hide_index=True, width="stretch")
+    st.dataframe(
+        sources,
+        hide_index=True,
+        width="stretch",
+        column_config={
+            "source_id": st.column_config.NumberColumn("source", width="small"),
+            "n_records": st.column_config.NumberColumn("records", help="Records read from the file."),
+            "n_loaded": st.column_config.NumberColumn("pages loaded"),
+            "n_errors": st.column_config.NumberColumn(
+                "rejected", help="Records listed under Rejected records."
+            ),
+            "loaded_at": st.column_config.DatetimeColumn("loaded at", format="YYYY-MM-DD HH:mm"),
+        },
+    )
     remove_source_form(store, sources)
 st.caption(f"{store.count_pages():,} pages in {md_escape(path)}")
 

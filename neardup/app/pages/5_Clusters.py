@@ -33,11 +33,11 @@ event = st.dataframe(
     selection_mode="single-row",
     key=W_CLUSTERS_TABLE,
     column_config={
-        "cluster_id": st.column_config.NumberColumn("cluster"),
-        "size": st.column_config.NumberColumn("pages"),
-        "representative_url": st.column_config.TextColumn("representative (canonical URL)", width="large"),
-        "why": st.column_config.TextColumn("why the representative"),
-        "hosts": st.column_config.NumberColumn("hosts"),
+        "cluster_id": st.column_config.NumberColumn("cluster", width="small"),
+        "size": st.column_config.NumberColumn("pages", width="small"),
+        "representative_url": st.column_config.TextColumn("representative (canonical URL)"),
+        "why": st.column_config.TextColumn("chosen as"),
+        "hosts": st.column_config.NumberColumn("hosts", width="small"),
     },
 )
 rows = event.selection.rows if event and event.selection else []
@@ -53,7 +53,7 @@ if rep["url"] != rep["canonical_url"]:
     st.code(rep["url"], language=None, wrap_lines=True)
 unit = "Hamming bits" if config.method == "simhash" else config.similarity
 st.dataframe(
-    members,
+    members.assign(url_differs=members["url_differs"].mask(members["is_representative"], "(representative)")),
     hide_index=True,
     width="stretch",
     column_order=[
@@ -73,7 +73,7 @@ st.dataframe(
             "URL as fetched, where it differs from the representative's",
             width="large",
             help="The member's URL as fetched, from where it parts from the representative's (a tracking "
-            "parameter, a print flag, another path); empty for the representative.",
+            "parameter, a print flag, another path).",
         ),
         "similarity_to_representative": st.column_config.NumberColumn(
             f"similarity to rep. ({unit})",
