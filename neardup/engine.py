@@ -7,7 +7,6 @@ filters the stored pairs and re-clusters (`analyze`).
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import functools
 import hashlib
@@ -35,20 +34,10 @@ from .candidates import (
 from .clusters import WHY, components, representative_rows
 from .config import Config
 from .errors import NotACrawlDump
-from .ingest import (
-    LineBlock,
-    RawLine,
-    SpooledPages,
-    detect_format,
-    file_sha256,
-    read_batches,
-    spool_directory,
-    spool_pages,
-    validate,
-)
+from .ingest import LineBlock, RawLine, detect_format, file_sha256, read_batches, validate
 from .minhash import estimate_jaccard
 from .normalize import degenerate_reason, parse_page
-from .parallel import default_jobs, parallel_map, prefetch
+from .parallel import parallel_map, prefetch
 from .shingles import shingle_set32_of, text_words
 from .simhash import hamming_many
 from .sketch import sketch_many
@@ -223,14 +212,13 @@ _INGEST_SCHEMA = pa.schema(
 
 
 def _ingest_arrow(
-    args: tuple[Iterable[RawLine], Config, str | None],
-) -> tuple[pa.Table | SpooledPages, pa.Table, list[tuple[int, str]], int | None]:
+    args: tuple[Iterable[RawLine], Config],
+) -> tuple[pa.Table, pa.Table, list[tuple[int, str]], int | None]:
     """Records -> (pages with texts, sketches of the content pages, rejects, the line from which earlier
     pages must be dropped (`LineBlock.discard_from`)), built in the worker: the tables cross the process
     boundary as a few buffers and DuckDB scans them without Python objects. Sketching here reuses the
-    words just computed, so the default setting needs no second pass. With a spool directory the pages'
-    HTML goes back through a file there (`ingest.spool_pages`)."""
-    lines, config, spool_dir = args
+    words just computed, so the default setting needs no second pass."""
+    lines, config = args
     good, bad, tokens = _ingest_records(lines, config)
     if not good:  # rejects only, as in a flood of them: the empty tables are built once
         return *_no_pages(), bad, getattr(lines, "discard_from", None)
@@ -240,8 +228,7 @@ def _ingest_arrow(
         table, good, tokens = _arrow_rows(good, tokens, bad)
     content = [i for i, rec in enumerate(good) if rec["degenerate"] is None]
     sketches = _sketch_table([good[i]["exact_key"] for i in content], [tokens[i] for i in content], config)
-    pages = spool_pages(table, spool_dir) if spool_dir is not None else table
-    return pages, sketches, bad, getattr(lines, "discard_from", None)
+    return table, sketches, bad, getattr(lines, "discard_from", None)
 
 
 @functools.cache
@@ -292,20 +279,17 @@ def ingest_file(
     next_id = store.next_page_id()
     rows = store.count_pages()  # rows of `pages` so far: where its row groups fill up
     writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="neardup-writer")
-    small = size < 4_000_000  # about PARALLEL_MIN pages of typical HTML
-    workers = 1 if small else (jobs or default_jobs())
-    with store.bulk_load(), contextlib.ExitStack() as spool:  # bulk: checkpoints where row groups fill up
+    with store.bulk_load():  # checkpoints where row groups fill up, and once at the end
         try:
-            # Workers send their pages' HTML back through files (`ingest.spool_pages`), not the pipe.
-            spool_dir = spool.enter_context(spool_directory()) if workers > 1 else None
+            small = size < 4_000_000  # about PARALLEL_MIN pages of typical HTML
             reader = read_batches(path, fmt, batch_records=BATCH)
             read_bytes = 0
 
-            def batches() -> Iterator[tuple[Any, Config, str | None]]:
+            def batches() -> Iterator[tuple[Any, Config]]:
                 nonlocal read_bytes
                 for chunk in prefetch(reader):
                     read_bytes = getattr(chunk, "end_byte", 0) or read_bytes
-                    yield chunk, config, spool_dir
+                    yield chunk, config
 
             done_records = 0
             pending: list[pa.Table] = []  # DuckDB appends fewer, larger batches faster
@@ -346,8 +330,9 @@ def ingest_file(
                     pending_errors.clear()
                     n_pending = pending_bytes = 0
 
-            for spooled, sketches, bad, discard_from in parallel_map(_ingest_arrow, batches(), jobs=workers):
-                good = spooled.load() if isinstance(spooled, SpooledPages) else spooled
+            for good, sketches, bad, discard_from in parallel_map(
+                _ingest_arrow, batches(), jobs=1 if small else jobs
+            ):
                 if discard_from is not None:  # a gzip member failed its CRC: its pages so far go too
                     flush()
                     if writing is not None:

@@ -8,15 +8,12 @@ header row, Parquet, WARC / WARC.gz / WET (read by `warc.py`). Fields: `url` (re
 
 from __future__ import annotations
 
-import contextlib
 import csv
 import gzip
 import hashlib
 import json
 import math
-import os
 import re
-import tempfile
 import zlib
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
@@ -25,8 +22,6 @@ from itertools import islice
 from pathlib import Path
 from typing import Any, BinaryIO, cast
 from urllib.parse import urljoin
-
-import pyarrow as pa
 
 from . import _html
 from .errors import NotACrawlDump
@@ -566,6 +561,8 @@ def _parquet_rows(batch: Any) -> list[dict[str, Any]]:
         return batch.to_pylist()
     except (ValueError, OverflowError, TypeError):  # UnicodeDecodeError is a ValueError
         pass
+    import pyarrow as pa
+
     columns: dict[str, list[Any]] = {}
     for name, col in zip(batch.schema.names, batch.columns, strict=True):
         try:
@@ -815,64 +812,3 @@ def validate(raw: RawLine) -> dict[str, Any] | str:
         "rel_canonical": _resolve(url.strip(), rel) if rel else None,
         "extra": extra_json,
     }
-
-
-# --- the HTML's way back from a worker -----------------------------------------------------------
-# A worker hands its pages back as an Arrow table through the pool's pipe: pickled, copied through 64 KB of
-# pipe at a time and unpickled, ~0.5 CPU-ms a page of ~110 KB in the two processes, 0.29 of it in the main
-# process. The HTML column goes instead through an Arrow IPC file that the main process memory-maps:
-# ~0.24 in all, 0.07 in the main process (bench/RESULTS.md, "Ingest levers").
-SPOOLED_COLUMN = "html"
-# /dev/shm (memory, no disk writes) when it has room for the batches in flight and the ones waiting for an
-# insert; else the temporary directory (the page cache, the files gone before they are written back).
-_SHM = "/dev/shm"
-_SHM_MIN_FREE_BYTES = 1 << 30
-
-
-@dataclass(frozen=True, slots=True)
-class SpooledPages:
-    """A worker's pages table whose `SPOOLED_COLUMN` waits in the Arrow IPC file `path` (nulls hold its
-    place in `table`)."""
-
-    table: pa.Table
-    path: str
-
-    def load(self) -> pa.Table:
-        """The whole table, its HTML mapped from the file, which is removed (the mapping lives with the table)."""
-        try:
-            column = pa.ipc.open_file(pa.memory_map(self.path)).read_all().column(SPOOLED_COLUMN)
-        finally:
-            os.unlink(self.path)
-        i = self.table.schema.get_field_index(SPOOLED_COLUMN)
-        return self.table.set_column(i, self.table.schema.field(i), column)
-
-
-def spool_pages(table: pa.Table, spool_dir: str) -> SpooledPages | pa.Table:
-    """`table` with its HTML column written to a file in `spool_dir`; `table` itself if the file cannot be
-    written (a full /dev/shm), so that the HTML goes through the pipe instead."""
-    i = table.schema.get_field_index(SPOOLED_COLUMN)
-    path = None
-    try:
-        fd, path = tempfile.mkstemp(suffix=".arrow", dir=spool_dir)
-        column = table.select([i])
-        with os.fdopen(fd, "wb") as f, pa.ipc.new_file(f, column.schema) as writer:
-            writer.write_table(column)
-    except OSError:
-        if path is not None:
-            with contextlib.suppress(OSError):
-                os.unlink(path)
-        return table
-    nulls = pa.nulls(table.num_rows, table.schema.field(i).type)
-    return SpooledPages(table.set_column(i, table.schema.field(i), nulls), path)
-
-
-@contextlib.contextmanager
-def spool_directory() -> Iterator[str]:
-    """A private directory for `spool_pages`, removed with whatever is left in it (a run that failed)."""
-    base = None
-    with contextlib.suppress(OSError):
-        st = os.statvfs(_SHM)
-        if st.f_bavail * st.f_frsize >= _SHM_MIN_FREE_BYTES and os.access(_SHM, os.W_OK | os.X_OK):
-            base = _SHM
-    with tempfile.TemporaryDirectory(prefix="neardup-spool-", dir=base) as path:
-        yield path

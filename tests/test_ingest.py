@@ -34,12 +34,10 @@ from neardup.ingest import (
     READ_BYTES,
     LineBlock,
     RawLine,
-    SpooledPages,
     decode_json_line,
     detect_format,
     read_batches,
     read_raw,
-    spool_pages,
     validate,
 )
 from neardup.store import Store
@@ -763,9 +761,7 @@ def test_validate_never_raises_and_what_it_keeps_is_storable(
     # A JSON line (ensure_ascii: surrogates and NaN pass as escapes and literals) or a CSV / Parquet row.
     raw = RawLine(1, json.dumps(rec).encode("utf-8") if as_json else rec)
     got = validate(raw)
-    pages, _, bad, _ = engine._ingest_arrow(
-        ([raw], CONFIG, None)
-    )  # what a worker hands back: normalized, in Arrow
+    pages, _, bad, _ = engine._ingest_arrow(([raw], CONFIG))  # what a worker hands back: normalized, in Arrow
     assert (pages.num_rows, len(bad)) == ((0, 1) if isinstance(got, str) else (1, 0))
     if isinstance(got, str):
         assert got.isascii() or got.encode("utf-8")
@@ -1037,55 +1033,3 @@ def test_a_csv_with_a_long_line_loads_the_rest(store: Store, tmp_path: Path) -> 
     summary = engine.ingest_file(store, path, CONFIG, jobs=1)
     assert (summary.loaded, summary.errors) == (2, 1)
     assert store.ingest_errors()["line"].tolist() == [3]
-
-
-def _pages_table(htmls: list[str]) -> pa.Table:
-    return pa.table({"line": list(range(1, len(htmls) + 1)), "html": htmls, "md5": ["x"] * len(htmls)})
-
-
-def test_spooled_pages_load_back_as_the_table_and_leave_no_file(tmp_path: Path) -> None:
-    table = _pages_table(["<p>Grüße 😀</p>" * 5000, "<p>b</p>", None])  # type: ignore[list-item]
-    spooled = spool_pages(table, str(tmp_path))
-    assert isinstance(spooled, SpooledPages)
-    assert spooled.table.column("html").null_count == 3  # the HTML is not in what crosses the pipe
-    assert spooled.table.nbytes < 100
-    assert [p.name for p in tmp_path.iterdir()] == [Path(spooled.path).name]
-    loaded = spooled.load()
-    assert list(tmp_path.iterdir()) == []
-    assert loaded.equals(table)
-    assert loaded.schema == table.schema
-
-
-def test_pages_that_cannot_be_spooled_come_back_whole(tmp_path: Path) -> None:
-    table = _pages_table(["<p>a</p>"])
-    assert spool_pages(table, str(tmp_path / "not-there")) is table
-
-
-def test_a_parallel_ingest_stores_what_a_serial_one_stores_and_leaves_no_spool(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    # Over 4 MB, so that two workers run; every page differs and some are not ASCII.
-    filler = " ".join(f"wort{i} straße" for i in range(9000))
-    recs = [
-        {
-            "url": f"https://a.example/{i}",
-            "html": page_html(f"Page {i}", f"<p>{i} {filler}</p>"),
-            "status": 200,
-        }
-        for i in range(45)
-    ]
-    dump = write_jsonl(tmp_path / "big.jsonl", recs)
-    assert dump.stat().st_size > 4_000_000
-    shm = tmp_path / "shm"
-    shm.mkdir()
-    monkeypatch.setattr("neardup.ingest._SHM", str(shm))
-    got = {}
-    for jobs in (1, 2):
-        with Store(tmp_path / f"j{jobs}.duckdb") as store:
-            assert engine.ingest_file(store, dump, CONFIG, jobs=jobs).loaded == len(recs)
-            got[jobs] = sorted(
-                (p["url"], store.page_source(int(p["page_id"])), p["md5"], p["text"]) for p in _pages(store)
-            )
-    assert got[2] == got[1]
-    assert [r[1] for r in got[2]] == [r["html"] for r in sorted(recs, key=lambda r: r["url"])]
-    assert list(shm.iterdir()) == []
