@@ -253,7 +253,7 @@ def main() -> None:
             ("with the HTML", results, None),
             ("HTML column emptied", [(without_html(r[0]), *r[1:]) for r in results], None),
             (
-                "HTML through an Arrow file in /dev/shm , memory-mapped, every memory page read",
+                "HTML through an Arrow file in /dev/shm, memory-mapped, every memory page read",
                 results,
                 "/dev/shm",
             ),
