@@ -41,6 +41,20 @@ def _cpu_median(fn, repeat: int) -> tuple[float, object]:
     return statistics.median(times), out
 
 
+def search(sigs: np.ndarray, n_shingles: np.ndarray, config: Config):
+    """`candidates.minhash_pairs` at `config`'s settings, one job."""
+    return minhash_pairs(
+        sigs,
+        n_shingles,
+        similarity=config.similarity,
+        floor=config.minhash_floor,
+        min_size_ratio=config.min_size_ratio,
+        seed=config.seed,
+        min_shingles=config.min_contained_shingles,
+        jobs=1,
+    )
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--input", default=str(ROOT / "sample_data" / "crawl.jsonl.gz"))
@@ -71,19 +85,7 @@ def _row(db: Path, path: str, truth, comments: bool, repeat: int) -> str:
     sigs, n_shingles = fp.minhash, fp.n_shingles.astype(np.int32)
     keys = store.units(config.fingerprint_key, with_signatures=False)["exact_key"].to_numpy()
 
-    def search():
-        return minhash_pairs(
-            sigs,
-            n_shingles,
-            similarity=config.similarity,
-            floor=config.minhash_floor,
-            min_size_ratio=config.min_size_ratio,
-            seed=config.seed,
-            min_shingles=config.min_contained_shingles,
-            jobs=1,
-        )
-
-    search_s, (a, b, _jac, _cont, stats) = _cpu_median(search, repeat)
+    search_s, (a, b, _jac, _cont, stats) = _cpu_median(lambda: search(sigs, n_shingles, config), repeat)
     verify_s, kept = _cpu_median(
         lambda: engine.verify_exact(store, config, keys, n_shingles, a, b, stats, jobs=1), repeat
     )

@@ -1168,6 +1168,43 @@ static PyObject *rule_flags(PyObject *self, PyObject *args) {
     return PyLong_FromUnsignedLong(mask);
 }
 
+/* The MD5 (hex) of a str's UTF-8 and its length in bytes, hashed from CPython's cached UTF-8 form of the str:
+ * the form extract and pyarrow read too, so a page is encoded once rather than once more for its hash.
+ * UnicodeEncodeError for a lone surrogate, as str.encode("utf-8") raises. */
+static PyObject *md5_new, *md5_kwargs; /* hashlib.md5, {"usedforsecurity": False} */
+static PyObject *utf8_md5(PyObject *self, PyObject *arg) {
+    if (!PyUnicode_Check(arg)) {
+        PyErr_Format(PyExc_TypeError, "utf8_md5 takes a str, not %.100s", Py_TYPE(arg)->tp_name);
+        return NULL;
+    }
+    Py_ssize_t n;
+    const char *p = PyUnicode_AsUTF8AndSize(arg, &n);
+    if (!p) return NULL;
+    if (!md5_new) {
+        PyObject *hashlib = PyImport_ImportModule("hashlib");
+        md5_new = hashlib ? PyObject_GetAttrString(hashlib, "md5") : NULL;
+        Py_XDECREF(hashlib);
+        md5_kwargs = md5_new ? Py_BuildValue("{sO}", "usedforsecurity", Py_False) : NULL;
+        if (!md5_kwargs) {
+            Py_CLEAR(md5_new);
+            return NULL;
+        }
+    }
+    /* the view lives only inside this call, while the caller holds the str */
+    PyObject *view = PyMemoryView_FromMemory((char *)p, n, PyBUF_READ);
+    if (!view) return NULL;
+    PyObject *args = PyTuple_Pack(1, view);
+    Py_DECREF(view);
+    if (!args) return NULL;
+    PyObject *h = PyObject_Call(md5_new, args, md5_kwargs);
+    Py_DECREF(args);
+    if (!h) return NULL;
+    PyObject *hex = PyObject_CallMethod(h, "hexdigest", NULL);
+    Py_DECREF(h);
+    if (!hex) return NULL;
+    return Py_BuildValue("(Nn)", hex, n);
+}
+
 static PyMethodDef methods[] = {
     {"extract", extract, METH_VARARGS,
      "extract(html, main, strip_tags, min_words, max_depth_sum=0, max_elements=0, max_names=0, comments=True) -> "
@@ -1178,6 +1215,8 @@ static PyMethodDef methods[] = {
     {"stripped_parts", stripped_parts, METH_VARARGS,
      "stripped_parts(html, strip_tags) -> [(tag, text)]: the elements that strip mode removes, outermost first."},
     {"collapse", collapse, METH_O, "collapse(s) -> ' '.join(s.split()), as extract collapses its text."},
+    {"utf8_md5", utf8_md5, METH_O,
+     "utf8_md5(s) -> (md5 hex digest, length) of s's UTF-8, hashed from the str's cached UTF-8 form."},
     {"rule_flags", rule_flags, METH_VARARGS, "rule_flags(cls, id, style) -> int: the class/id/style pattern verdicts."},
     {NULL, NULL, 0, NULL},
 };

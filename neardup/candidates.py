@@ -9,6 +9,7 @@ a larger r means longer keys, fewer false candidates, more tables. `choose_r` pi
 
 from __future__ import annotations
 
+import functools
 from collections import deque
 from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -566,3 +567,123 @@ def exact_scores(
     smaller = np.minimum(sa, sb)
     cont = np.divide(inter, smaller, out=np.zeros_like(smaller), where=smaller > 0)
     return jac, np.where(size_guard(sa, sb, min_size_ratio, min_shingles), cont, 0.0)
+
+
+# --- size-partitioned LSH for partial copies (LSH Ensemble) ----------------------------------------
+# Sets are put in size classes that grow by this factor; two sets d classes apart have a size ratio in
+# (SIZE_CLASS_FACTOR ** -(d + 1), SIZE_CLASS_FACTOR ** -(d - 1)).
+SIZE_CLASS_FACTOR = 2**0.5
+# datasketch's choice of bands x rows integrates its error curves (~10-50 ms a threshold): once per threshold.
+_size_class_params = functools.cache(lsh_params)
+
+
+def _cross_pairs(
+    keys: np.ndarray, ids: np.ndarray, cap: int, stats: CandidateStats
+) -> tuple[np.ndarray, np.ndarray]:
+    """Every (query, indexed) pair of `ids` in one bucket. `keys`: a bucket in all bits but the lowest, which
+    is 0 for a query entry and 1 for an indexed one. Buckets of more than `cap` entries are not expanded
+    (counted in `stats`)."""
+    order = np.argsort(keys)  # a bucket's queries before its indexed entries
+    sk = keys[order]
+    bucket = sk >> np.uint64(1)
+    starts = np.concatenate(([0], np.flatnonzero(bucket[1:] != bucket[:-1]) + 1))
+    sizes = np.diff(np.concatenate((starts, [len(sk)])))
+    n_x = np.add.reduceat((sk & np.uint64(1)).astype(np.int64), starts)
+    n_q = sizes - n_x
+    big = sizes > cap
+    if big.any():
+        stats.capped_buckets += int(big.sum())
+        stats.capped_members += int(sizes[big].sum())
+    stats.largest_bucket = max(stats.largest_bucket, int(sizes.max(initial=0)))
+    keep = (n_q > 0) & (n_x > 0) & ~big
+    starts, n_q, n_x = starts[keep], n_q[keep], n_x[keep]
+    per_query = np.repeat(n_x, n_q)
+    q_pos = concat_ranges(starts, n_q)
+    x_pos = concat_ranges(np.repeat(starts + n_q, n_q), per_query)
+    return ids[order[np.repeat(q_pos, per_query)]], ids[order[x_pos]]
+
+
+def containment_lsh_pairs(
+    signatures: np.ndarray,
+    n_shingles: np.ndarray,
+    *,
+    floor: float,
+    min_size_ratio: float,
+    lowest_ratio: float,
+    min_shingles: int = 0,
+    containment: float = CONTAINMENT_INDEXED,
+    bucket_cap: int = BUCKET_CAP,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, CandidateStats]:
+    """Candidate pairs of a set and a much larger one, for containment: LSH Ensemble (Zhu et al., VLDB 2016).
+
+    `minhash_pairs` sizes one index for the containment `containment` at the guard's size ratio: a copy
+    that is a smaller share of its original (a cut-short copy at 30-50%) has a lower Jaccard and is found
+    only by chance. Here the sets are partitioned by size (`SIZE_CLASS_FACTOR`); a set is a query into the
+    classes d = 2, 3, ... above its own, down to size ratios of `lowest_ratio`, and each class distance
+    gets the bands x rows datasketch picks for the Jaccard that containment `containment` implies at the
+    distance's lowest ratio q (c*q / (1 + q - c*q)). Only pairs of those classes are candidates, so the
+    looser index does not pair every two pages of similar size. Pairs are verified with the signature
+    estimates as `minhash_pairs` verifies them (containment at least `floor`, `size_guard`); the same
+    return shape, the stats counting this pass's tables and candidates. Approximate, as any LSH.
+    """
+    sigs = np.ascontiguousarray(signatures, dtype=np.uint32)
+    n = len(sigs)
+    stats = CandidateStats()
+    empty = (np.empty(0, np.int64), np.empty(0, np.int64), np.empty(0), np.empty(0), stats)
+    sizes = np.asarray(n_shingles, dtype=np.float64)
+    if n < 2:
+        return empty
+    size_class = np.floor(np.log(np.maximum(sizes, 1)) / np.log(SIZE_CLASS_FACTOR)).astype(np.int64)
+    found: list[tuple[np.ndarray, ...]] = []
+    # Class distances that share bands x rows share the tables: each band's keys are sorted once.
+    params: dict[tuple[int, int], list[int]] = {}
+    d = 2
+    while SIZE_CLASS_FACTOR ** -(d - 1) > lowest_ratio:
+        q_lo = max(SIZE_CLASS_FACTOR ** -(d + 1), lowest_ratio)
+        bands_rows = _size_class_params(containment * q_lo / (1 + q_lo - containment * q_lo), sigs.shape[1])
+        params.setdefault(bands_rows, []).append(d)
+        d += 1
+    own = size_class.astype(np.uint64)
+    query_bit, index_bit = ~np.uint64(1), np.uint64(1)
+    for (bands, rows), distances in params.items():
+        stats.notes.append(
+            f"size classes {', '.join(map(str, distances))} apart: LSH bands x rows = {bands} x {rows}"
+        )
+        ids = np.tile(np.arange(n, dtype=np.int64), len(distances) + 1)
+        for band in range(bands):
+            block = sigs[:, band * rows : (band + 1) * rows]
+            with np.errstate(over="ignore"):
+                key = block[:, 0].astype(np.uint64)
+                for col in range(1, rows):
+                    key = _fmix64(key * _MIX + block[:, col])
+                key = key * _MIX
+                keys = np.concatenate(
+                    [_fmix64(key + own) | index_bit]
+                    + [_fmix64(key + own + np.uint64(d)) & query_bit for d in distances]
+                )
+            i, j = _cross_pairs(keys, ids, bucket_cap, stats)
+            stats.tables += 1
+            stats.candidates += len(i)
+            for lo in range(0, len(i), VERIFY_CHUNK):
+                a, b = i[lo : lo + VERIFY_CHUNK], j[lo : lo + VERIFY_CHUNK]
+                keep, jac, cont = verify_pairs(
+                    sigs,
+                    sizes,
+                    a,
+                    b,
+                    similarity="containment",
+                    floor=floor,
+                    min_size_ratio=min_size_ratio,
+                    min_shingles=min_shingles,
+                )
+                found.append((np.minimum(a, b)[keep] * n + np.maximum(a, b)[keep], jac[keep], cont[keep]))
+    if stats.capped_buckets:
+        stats.notes.append(
+            f"{stats.capped_buckets} size-class LSH bucket(s) with more than {bucket_cap} members "
+            f"({stats.capped_members} members) {CAPPED_NOTE}"
+        )
+    if not found:
+        return empty
+    codes, jac, cont = (np.concatenate(parts) for parts in zip(*found, strict=True))
+    codes, first = np.unique(codes, return_index=True)
+    return codes // n, codes % n, jac[first], cont[first], stats

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any, BinaryIO, cast
 from urllib.parse import urljoin
 
+from . import _html
 from .errors import NotACrawlDump
 from .urls import canonicalize_url, host_of
 from .warc import WarcBatches, WarcCapture, is_framed_warc, is_warc_head
@@ -769,17 +770,16 @@ def validate(raw: RawLine) -> dict[str, Any] | str:
         present = [k for k in ("html", "text") if k in rec]
         return "empty page (html is blank)" if present else "missing html or text"
     # Valid UTF-8 JSON can still escape half of a surrogate pair ("\ud800"), which no UTF-8 text can hold.
-    # (A CSV or Parquet row was checked field by field above; a JSON record's body is encoded here once, for
-    # its MD5 and size too.)
+    # (A CSV or Parquet row was checked field by field above.) The MD5 and size are read from the str's
+    # cached UTF-8 form, which the parser and Arrow read as well: the page is encoded once.
     try:
-        body = (html if html is not None else str(text)).encode("utf-8")
+        md5, size = _html.utf8_md5(html if html is not None else str(text))
     except UnicodeEncodeError:
         return _surrogate_reason("html" if html is not None else "text")
     try:
         url.encode("utf-8")
     except UnicodeEncodeError:
         return _surrogate_reason("url")
-    size = len(body)
     if size > MAX_PAGE_BYTES:
         return f"page too large ({size / 1e6:.1f} MB > {MAX_PAGE_BYTES / 1e6:.0f} MB)"
     canonical = canonicalize_url(url)
@@ -808,7 +808,7 @@ def validate(raw: RawLine) -> dict[str, Any] | str:
         "status": status,
         "html": html,
         "text_in": text if html is None else None,
-        "md5": hashlib.md5(body, usedforsecurity=False).hexdigest(),
+        "md5": md5,
         "rel_canonical": _resolve(url.strip(), rel) if rel else None,
         "extra": extra_json,
     }

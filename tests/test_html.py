@@ -3,6 +3,7 @@ tag stripping, whitespace collapsing, and hostile pages."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import random
@@ -19,7 +20,7 @@ from resiliparse.extract.html2text import extract_plain_text
 
 from neardup import _html
 from neardup.config import DEFAULT_STRIP_TAGS
-from neardup.ingest import read_raw, validate
+from neardup.ingest import RawLine, read_raw, validate
 from neardup.normalize import (
     MAIN_FALLBACK_WORDS,
     RESILIPARSE_MAX_NAMES,
@@ -955,3 +956,27 @@ def test_the_comment_rule_leaves_out_what_resiliparses_does_on_the_sample() -> N
     ours = [parse_page(h, mode="main").text for h in pages]
     theirs = [parse_page(h, mode="main", extractor="resiliparse").text for h in pages]
     assert sum(a != b for a, b in zip(ours, theirs, strict=True)) == 0
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text())
+def test_utf8_md5_is_the_md5_of_the_str_encoded(s: str) -> None:
+    try:
+        body = s.encode("utf-8")
+    except UnicodeEncodeError:
+        with pytest.raises(UnicodeEncodeError):
+            _html.utf8_md5(s)
+        return
+    assert _html.utf8_md5(s) == (hashlib.md5(body).hexdigest(), len(body))
+
+
+def test_a_page_md5_is_its_utf8_bytes_md5_whatever_its_characters() -> None:
+    html = "<html><body><p>Grüße, 東京 😀 " + "x" * 70_000 + "</p></body></html>"
+    for page in (html, html.encode("ascii", "ignore").decode()):
+        line = json.dumps({"url": "https://a.example/p", "html": page}).encode()
+        rec = validate(RawLine(1, line))
+        assert not isinstance(rec, str)
+        assert rec["md5"] == hashlib.md5(page.encode("utf-8")).hexdigest()
+    assert _html.utf8_md5(html)[1] == len(html.encode("utf-8"))
+    with pytest.raises(TypeError):
+        _html.utf8_md5(b"bytes")  # type: ignore[arg-type]

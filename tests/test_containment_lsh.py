@@ -1,0 +1,88 @@
+"""The size-partitioned candidate pass (`candidates.containment_lsh_pairs`): short copies inside long pages."""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+
+from neardup.candidates import containment_lsh_pairs, minhash_pairs
+from neardup.config import Config
+from neardup.shingles import text_words
+from neardup.sketch import sketch_many
+
+CONFIG = Config()
+
+
+def _sketches(texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
+    s = sketch_many([text_words(t)[1] for t in texts], CONFIG.shingle_size, CONFIG.num_perm, CONFIG.seed)
+    return s.minhash, s.n_shingles
+
+
+def _corpus(n_docs: int, share: float) -> tuple[list[str], list[tuple[int, int]]]:
+    """`n_docs` long articles of distinct words and, for each, a copy of its first `share`: (copy, original)."""
+    rng = random.Random(5)
+    texts, pairs = [], []
+    for d in range(n_docs):
+        words = [f"w{d}x{rng.randrange(10**6)}" for _ in range(1500)]
+        texts.append(" ".join(words))
+        texts.append(" ".join(words[: int(len(words) * share)]))
+        pairs.append((2 * d, 2 * d + 1))
+    return texts, pairs
+
+
+def _found(a: np.ndarray, b: np.ndarray) -> set[tuple[int, int]]:
+    return {(int(x), int(y)) for x, y in zip(np.minimum(a, b), np.maximum(a, b), strict=True)}
+
+
+def test_a_short_copy_contained_in_a_long_page_is_a_candidate() -> None:
+    # Copies at 40% of their originals: containment 1, Jaccard 0.4, near the 0.36 the one index is sized for.
+    texts, pairs = _corpus(20, 0.4)
+    sigs, sizes = _sketches(texts)
+    a, b, jac, cont, stats = containment_lsh_pairs(
+        sigs, sizes, floor=0.7, min_size_ratio=0.5, min_shingles=150, lowest_ratio=0.25
+    )
+    found = _found(a, b)
+    assert found == set(pairs)  # every copy, and nothing else: the originals share no shingle
+    assert (cont >= 0.7).all() and (jac < 0.6).all()
+    assert stats.tables > 0 and stats.candidates >= len(pairs)
+    ia, ib, *_ = minhash_pairs(
+        sigs,
+        sizes,
+        similarity="containment",
+        floor=0.7,
+        min_size_ratio=0.5,
+        seed=CONFIG.seed,
+        min_shingles=150,
+    )
+    assert _found(ia, ib) < found  # the one index finds some of them only
+
+
+def test_pages_of_like_size_and_copies_below_the_lowest_ratio_are_left_to_the_index() -> None:
+    texts, _ = _corpus(6, 0.1)  # copies at 10%: below the lowest ratio asked for
+    sigs, sizes = _sketches(texts)
+    a, b, *_ = containment_lsh_pairs(
+        sigs, sizes, floor=0.7, min_size_ratio=0.5, min_shingles=150, lowest_ratio=0.25
+    )
+    assert len(a) == 0
+    twins, _ = _corpus(4, 1.0)  # a page and its copy: one size class, the index's case
+    sigs, sizes = _sketches(twins)
+    a, b, *_ = containment_lsh_pairs(
+        sigs, sizes, floor=0.7, min_size_ratio=0.5, min_shingles=150, lowest_ratio=0.25
+    )
+    assert len(a) == 0
+
+
+def test_a_short_page_below_the_size_guard_is_never_contained() -> None:
+    # A 60-shingle notice inside a long page: below half its size and below the 150-shingle floor.
+    texts, pairs = _corpus(8, 0.04)
+    sigs, sizes = _sketches(texts)
+    assert (sizes[1::2] < 150).all()
+    a, b, *_ = containment_lsh_pairs(
+        sigs, sizes, floor=0.7, min_size_ratio=0.5, min_shingles=150, lowest_ratio=0.01
+    )
+    assert len(a) == 0
+    a, b, *_ = containment_lsh_pairs(
+        sigs, sizes, floor=0.7, min_size_ratio=0.5, min_shingles=0, lowest_ratio=0.01
+    )
+    assert len(a) == 0  # the ratio alone
