@@ -92,6 +92,14 @@ _ONE_TEXT_PER_KEY = (
 )
 
 
+# The content texts (conditions `content` on `t`, a row of texts) numbered from 0 in the order of their
+# first page: the unit ids of a fingerprint set.
+_UNIT_ORDER = (
+    "ranked AS (SELECT t.exact_key, row_number() OVER (ORDER BY min(t.page_id)) - 1 AS rank FROM texts t "
+    "WHERE t.norm_key = ? AND {content} GROUP BY t.exact_key)"
+)
+
+
 def sql_literal(value: str) -> str:
     """A quoted SQL string, for the few statements that cannot bind parameters (ATTACH, view definitions)."""
     return "'" + value.replace("'", "''") + "'"
@@ -938,8 +946,16 @@ class Store:
     def unit_sketches(
         self, norm_key: str, sketch_key: str, *, with_minhash: bool, min_words: int | None = None
     ) -> pd.DataFrame:
-        """One row per distinct content text under `min_words` (exact_key order): exact_key, n_shingles,
-        simhash[, minhash]."""
+        """One row per distinct content text under `min_words`, in the order of each text's first page
+        (a row's position is its unit id): exact_key, n_shingles, simhash[, minhash]. Pages are only
+        appended (page ids grow), so a later crawl's new texts come after every stored unit and the
+        stored ids stay (`appended_units`)."""
+        return self._ranked_sketches(norm_key, sketch_key, with_minhash=with_minhash, min_words=min_words)
+
+    def _ranked_sketches(
+        self, norm_key: str, sketch_key: str, *, with_minhash: bool, min_words: int | None, from_rank: int = 0
+    ) -> pd.DataFrame:
+        """`unit_sketches` from the unit at `from_rank` on."""
         cols = "s.exact_key, any_value(s.n_shingles) AS n_shingles, any_value(s.simhash) AS simhash" + (
             ", any_value(s.minhash) AS minhash" if with_minhash else ""
         )
@@ -947,12 +963,46 @@ class Store:
         return (
             self.cursor()
             .execute(
-                f"SELECT {cols} FROM sketches s SEMI JOIN "
-                f"(SELECT exact_key FROM texts t WHERE norm_key = ? AND {content}) u ON u.exact_key = s.exact_key "
-                "WHERE s.sketch_key = ? GROUP BY s.exact_key ORDER BY s.exact_key",
-                [norm_key, *params, sketch_key],
+                f"WITH {_UNIT_ORDER.format(content=content)} SELECT {cols} FROM sketches s "
+                "JOIN ranked u ON u.exact_key = s.exact_key WHERE s.sketch_key = ? AND u.rank >= ? "
+                "GROUP BY s.exact_key ORDER BY any_value(u.rank)",
+                [norm_key, *params, sketch_key, from_rank],
             )
             .df()
+        )
+
+    @_reads
+    def appended_units(
+        self,
+        fingerprint_key: str,
+        norm_key: str,
+        sketch_key: str,
+        *,
+        with_minhash: bool,
+        min_words: int | None = None,
+    ) -> pd.DataFrame | None:
+        """The sketches of the units that came after the stored fingerprint set of `fingerprint_key`, in
+        unit id order (as `unit_sketches` numbers them), when the stored units are the first ones of that
+        order with the ids it gives them; None when they are not (a set stored under another numbering, or
+        texts gone since) or there is no stored set."""
+        content, params = _is_content(min_words)
+        cur = self.cursor()
+        stored = cur.execute(
+            "SELECT n_units FROM fingerprint_sets WHERE fingerprint_key = ?", [fingerprint_key]
+        ).fetchone()
+        if stored is None:
+            return None
+        in_place = _one(
+            cur.execute(
+                f"WITH {_UNIT_ORDER.format(content=content)} SELECT count(*) FROM units u JOIN ranked r "
+                "ON r.exact_key = u.exact_key AND r.rank = u.unit_id WHERE u.fingerprint_key = ?",
+                [norm_key, *params, fingerprint_key],
+            ).fetchone()
+        )
+        if in_place != stored[0]:
+            return None
+        return self._ranked_sketches(
+            norm_key, sketch_key, with_minhash=with_minhash, min_words=min_words, from_rank=int(stored[0])
         )
 
     @_reads
@@ -985,16 +1035,7 @@ class Store:
         cur.execute("BEGIN TRANSACTION")
         for table in ("fingerprint_sets", "units", "pairs"):
             cur.execute(f"DELETE FROM {table} WHERE fingerprint_key = ?", [fingerprint_key])
-        cur.register("unit_batch", units)
-        cur.execute(
-            "INSERT INTO units SELECT ?, unit_id, exact_key, n_shingles, simhash, minhash FROM unit_batch",
-            [fingerprint_key],
-        )
-        cur.register("pair_batch", pairs)
-        cur.execute(
-            "INSERT INTO pairs SELECT ?, a, b, hamming_bits, jaccard, containment FROM pair_batch",
-            [fingerprint_key],
-        )
+        self._insert_fingerprints(cur, fingerprint_key, units, pairs)
         cur.execute(
             "INSERT INTO fingerprint_sets VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
             [
@@ -1010,8 +1051,52 @@ class Store:
             ],
         )
         cur.execute("COMMIT")
-        cur.unregister("unit_batch")
-        cur.unregister("pair_batch")
+
+    @staticmethod
+    def _insert_fingerprints(
+        cur: duckdb.DuckDBPyConnection, fingerprint_key: str, units: pd.DataFrame, pairs: pd.DataFrame
+    ) -> None:
+        """Insert unit and pair rows of a fingerprint set, inside the caller's transaction."""
+        for table, frame, columns in (
+            ("units", units, "unit_id, exact_key, n_shingles, simhash, minhash"),
+            ("pairs", pairs, "a, b, hamming_bits, jaccard, containment"),
+        ):
+            cur.register("fingerprint_batch", frame)
+            cur.execute(f"INSERT INTO {table} SELECT ?, {columns} FROM fingerprint_batch", [fingerprint_key])
+            cur.unregister("fingerprint_batch")
+
+    @_writes
+    def append_fingerprints(
+        self,
+        fingerprint_key: str,
+        *,
+        units: pd.DataFrame,
+        pairs: pd.DataFrame,
+        stats: dict[str, Any],
+        seconds: float,
+    ) -> None:
+        """Add units (ids after the stored ones) and the pairs they are in to a stored fingerprint set, and
+        bring its counts, statistics and time up to date, in one transaction."""
+        cur = self.cursor()
+        cur.execute("BEGIN TRANSACTION")
+        try:
+            self._insert_fingerprints(cur, fingerprint_key, units, pairs)
+            cur.execute(
+                "UPDATE fingerprint_sets SET n_units = n_units + ?, n_pairs = n_pairs + ?, stats = ?, "
+                "seconds = ?, computed_at = ? WHERE fingerprint_key = ?",
+                [
+                    len(units),
+                    len(pairs),
+                    json.dumps(stats),
+                    seconds,
+                    datetime.now(UTC).replace(tzinfo=None),
+                    fingerprint_key,
+                ],
+            )
+        except BaseException:
+            cur.execute("ROLLBACK")
+            raise
+        cur.execute("COMMIT")
 
     @_reads
     def units(self, fingerprint_key: str, *, with_signatures: bool = False) -> pd.DataFrame:
@@ -1088,35 +1173,6 @@ class Store:
                 raise
             cur.execute("COMMIT")
 
-    @staticmethod
-    def _label_row(
-        url_a: str,
-        url_b: str,
-        *,
-        label: str,
-        md5_a: str = "",
-        md5_b: str = "",
-        category: str | None = None,
-        note: str | None = None,
-        labeler: str | None = None,
-        setting: dict[str, Any] | None = None,
-        labeled_at: datetime | None = None,
-    ) -> list[Any]:
-        (a, ma), (b, mb) = sorted(((url_a, md5_a or ""), (url_b, md5_b or "")))
-        when = labeled_at or datetime.now(UTC).replace(tzinfo=None)
-        return [
-            a,
-            ma,
-            b,
-            mb,
-            label,
-            category,
-            note,
-            labeler or "",
-            when,
-            json.dumps(setting) if setting else None,
-        ]
-
     @_writes
     def record_label(
         self,
@@ -1135,22 +1191,10 @@ class Store:
         """Store one label at once, replacing this labeler's earlier label of the same pair (another
         labeler's label of it stays). A side is (canonical URL, MD5 of the page's bytes); sides are stored
         in sorted order."""
-        self._write_labels(
-            [
-                self._label_row(
-                    url_a,
-                    url_b,
-                    label=label,
-                    md5_a=md5_a,
-                    md5_b=md5_b,
-                    category=category,
-                    note=note,
-                    labeler=labeler,
-                    setting=setting,
-                    labeled_at=labeled_at,
-                )
-            ]
-        )
+        (a, ma), (b, mb) = sorted(((url_a, md5_a or ""), (url_b, md5_b or "")))
+        when = labeled_at or datetime.now(UTC).replace(tzinfo=None)
+        setting_json = json.dumps(setting) if setting else None
+        self._write_labels([[a, ma, b, mb, label, category, note, labeler or "", when, setting_json]])
 
     @_reads
     def label_of(
