@@ -98,12 +98,17 @@ def main() -> None:
     ap.add_argument("--method", default="minhash", choices=("minhash", "simhash"))
     ap.add_argument("--work", type=Path, default=Path("/tmp/cmpbench"))
     ap.add_argument("--label", default="", help="a name for the code measured, e.g. a commit")
+    ap.add_argument(
+        "--base-label", help="use the base database built under this label (default: --label's own)"
+    )
     args = ap.parse_args()
     args.work.mkdir(parents=True, exist_ok=True)
     base_file = crawl(args.work, args.base_pages, 42)
     add_file = crawl(args.work, args.add_pages, 43)
     load0 = os.getloadavg()
-    base_db = args.work / f"base_{args.base_pages}_{args.method}_{args.label or 'x'}.duckdb"
+    base_db = (
+        args.work / f"base_{args.base_pages}_{args.method}_{args.base_label or args.label or 'x'}.duckdb"
+    )
     build: dict[str, tuple[float, float]] = {}
     if not base_db.exists():
         tmp = base_db.with_suffix(".tmp")
