@@ -119,7 +119,7 @@ def main() -> None:
     overhead = statistics.median(import_cpu_s() for _ in range(3))
     runs: dict[str, list[tuple[float, float]]] = {"ingest": [], "fingerprints": [], "compare": []}
     for _ in range(args.repeat):
-        db = args.work / "added.duckdb"
+        db = base_db.with_name(f"added_{os.getpid()}.duckdb")
         shutil.copyfile(base_db, db)
         runs["ingest"].append(run_stage("ingest", db, str(add_file), args.method))
         runs["fingerprints"].append(run_stage("fingerprints", db, "", args.method))
