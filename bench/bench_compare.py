@@ -5,9 +5,9 @@
 Builds (once, cached under --work) a database of a synthetic base crawl (`/work/shared/tools/make_crawl.py`)
 with its fingerprints, then `--repeat` times: copies it, ingests a second crawl (another seed) as a new
 source, brings the fingerprints up to date (`engine.ensure_fingerprints`) and runs `neardup compare`
-(`compare.open_comparison`) of the two sources. Each stage runs in its own process, so that its CPU time
-covers its worker processes (they are reaped when the stage's process ends); the CPU of a process that
-only imports neardup is subtracted. Prints Markdown: median wall and CPU seconds per stage.
+(`compare.open_comparison`) of the two sources. Each stage runs in a fresh process with one job (no
+worker processes), so its CPU time is the process's own (DuckDB's threads included) and does not depend on
+how busy the shared machine is; wall time does. Prints Markdown: median wall and CPU seconds per stage.
 """
 
 from __future__ import annotations
@@ -15,7 +15,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import shutil
 import statistics
 import subprocess
@@ -26,7 +25,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 MAKE_CRAWL = Path("/work/shared/tools/make_crawl.py")
 
-# One stage in a child process; prints {"seconds": wall of the stage itself}.
+# One stage in a child process; prints {"seconds": wall, "cpu": CPU seconds of the stage itself}.
 _STAGE = r"""
 import json, sys, time
 from neardup import engine
@@ -35,29 +34,23 @@ from neardup.config import Config
 from neardup.store import Store
 stage, db, arg, method = sys.argv[1:5]
 config = Config(method=method)
-t0 = time.perf_counter()
+t0, c0 = time.perf_counter(), time.process_time()
 if stage == "ingest":
     with Store(db, bulk=True) as store:
-        engine.ingest_file(store, arg, config)
+        engine.ingest_file(store, arg, config, jobs=1)
 elif stage == "fingerprints":
     with Store(db) as store:
-        engine.ensure_fingerprints(store, config)
+        engine.ensure_fingerprints(store, config, jobs=1)
 elif stage == "compare":
     baseline, current = arg.split(",")
-    cmp = open_comparison(db, baseline, current, config)
+    cmp = open_comparison(db, baseline, current, config, jobs=1)
     print(len(cmp.repeats), file=sys.stderr)
-print(json.dumps({"seconds": time.perf_counter() - t0}))
+print(json.dumps({"seconds": time.perf_counter() - t0, "cpu": time.process_time() - c0}))
 """
 
 
-def _children_cpu_s() -> float:
-    ru = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return ru.ru_utime + ru.ru_stime
-
-
 def run_stage(stage: str, db: Path, arg: str, method: str) -> tuple[float, float]:
-    """(wall seconds of the stage, CPU seconds of its process tree, imports included)."""
-    cpu0 = _children_cpu_s()
+    """(wall seconds, CPU seconds) of the stage."""
     out = subprocess.run(
         [sys.executable, "-c", _STAGE, stage, str(db), arg, method],
         check=True,
@@ -65,17 +58,8 @@ def run_stage(stage: str, db: Path, arg: str, method: str) -> tuple[float, float
         text=True,
         env={**os.environ, "PYTHONPATH": str(ROOT)},
     )
-    return json.loads(out.stdout.strip().splitlines()[-1])["seconds"], _children_cpu_s() - cpu0
-
-
-def import_cpu_s() -> float:
-    cpu0 = _children_cpu_s()
-    subprocess.run(
-        [sys.executable, "-c", "import neardup.engine, neardup.compare"],
-        check=True,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-    )
-    return _children_cpu_s() - cpu0
+    got = json.loads(out.stdout.strip().splitlines()[-1])
+    return got["seconds"], got["cpu"]
 
 
 def crawl(work: Path, pages: int, seed: int) -> Path:
@@ -116,7 +100,6 @@ def main() -> None:
         build["ingest"] = run_stage("ingest", tmp, str(base_file), args.method)
         build["fingerprints"] = run_stage("fingerprints", tmp, "", args.method)
         tmp.rename(base_db)
-    overhead = statistics.median(import_cpu_s() for _ in range(3))
     runs: dict[str, list[tuple[float, float]]] = {"ingest": [], "fingerprints": [], "compare": []}
     for _ in range(args.repeat):
         db = base_db.with_name(f"added_{os.getpid()}.duckdb")
@@ -132,12 +115,12 @@ def main() -> None:
     )
     print(
         f"{os.cpu_count()} cores; load average {load0[0]:.2f} before, {load1[0]:.2f} after; "
-        f"median of {args.repeat}; CPU = the stage's process tree minus {overhead:.2f} s of imports\n"
+        f"median of {args.repeat}; one job (no worker processes)\n"
     )
     if build:
         print(
             "base build: "
-            + ", ".join(f"{k} {w:.1f} s wall / {c - overhead:.1f} s CPU" for k, (w, c) in build.items())
+            + ", ".join(f"{k} {w:.1f} s wall / {c:.1f} s CPU" for k, (w, c) in build.items())
             + "\n"
         )
     print("| stage (adding the crawl) | wall s | CPU s |")
@@ -145,7 +128,7 @@ def main() -> None:
     total_w = total_c = 0.0
     for stage, rs in runs.items():
         w = statistics.median(r[0] for r in rs)
-        c = statistics.median(r[1] for r in rs) - overhead
+        c = statistics.median(r[1] for r in rs)
         total_w, total_c = total_w + w, total_c + c
         print(f"| {stage} | {w:.2f} | {c:.2f} |")
     print(f"| **all three** | **{total_w:.2f}** | **{total_c:.2f}** |")

@@ -1,12 +1,13 @@
 """Fingerprints brought up to date when a crawl is added: the new texts against every stored one.
 
-A fingerprint set numbers its units (distinct content texts) in the order of their first page
-(`Store.unit_sketches`). Pages are only appended, so the texts a later crawl brings get the ids after the
-stored ones and every stored unit keeps its id. The pairs among stored units stay as stored; the new units
-are looked up in the same LSH bands (MinHash) or pigeonhole tables (SimHash) a full computation builds
-over all units, their candidate pairs with any unit are verified the same way (MinHash estimates, then the
-exact shingle sets for `verify: exact`), and the pairs that pass are appended. The result is the set a full
-computation stores: the same units, pairs and scores (tests/test_incremental.py compares them).
+A stored fingerprint set keeps its unit ids: the units (distinct content texts) a later crawl brings are
+numbered after the stored ones (in exact_key order among themselves). A full computation numbers all units
+in exact_key order instead; ids are internal, and everything shown (pairs of pages, scores, clusters, the
+report) is the same either way. The pairs among stored units stay as stored; the new units are looked up
+in the same LSH bands (MinHash) or pigeonhole tables (SimHash) a full computation builds over all units,
+their candidate pairs with any unit are verified the same way (MinHash estimates, then the exact shingle
+sets for `verify: exact`), and the pairs that pass are appended. tests/test_incremental.py checks the
+result against a full computation.
 
 Two things a new unit can change make the full computation differ from stored pairs plus new ones: a bucket
 that grows past `BUCKET_CAP` (the full computation no longer expands the stored pairs in it) and, for

@@ -92,11 +92,9 @@ _ONE_TEXT_PER_KEY = (
 )
 
 
-# The content texts (conditions `content` on `t`, a row of texts) numbered from 0 in the order of their
-# first page: the unit ids of a fingerprint set.
-_UNIT_ORDER = (
-    "ranked AS (SELECT t.exact_key, row_number() OVER (ORDER BY min(t.page_id)) - 1 AS rank FROM texts t "
-    "WHERE t.norm_key = ? AND {content} GROUP BY t.exact_key)"
+# A condition on a `texts` row `t` (and its parameter, a fingerprint key): its text is no unit of that set.
+_NOT_A_UNIT = (
+    "AND NOT EXISTS (SELECT 1 FROM units u WHERE u.fingerprint_key = ? AND u.exact_key = t.exact_key)"
 )
 
 
@@ -946,27 +944,32 @@ class Store:
     def unit_sketches(
         self, norm_key: str, sketch_key: str, *, with_minhash: bool, min_words: int | None = None
     ) -> pd.DataFrame:
-        """One row per distinct content text under `min_words`, in the order of each text's first page
-        (a row's position is its unit id): exact_key, n_shingles, simhash[, minhash]. Pages are only
-        appended (page ids grow), so a later crawl's new texts come after every stored unit and the
-        stored ids stay (`appended_units`)."""
-        return self._ranked_sketches(norm_key, sketch_key, with_minhash=with_minhash, min_words=min_words)
+        """One row per distinct content text under `min_words` (exact_key order): exact_key, n_shingles,
+        simhash[, minhash]."""
+        return self._unit_sketches(norm_key, sketch_key, with_minhash=with_minhash, min_words=min_words)
 
-    def _ranked_sketches(
-        self, norm_key: str, sketch_key: str, *, with_minhash: bool, min_words: int | None, from_rank: int = 0
+    def _unit_sketches(
+        self,
+        norm_key: str,
+        sketch_key: str,
+        *,
+        with_minhash: bool,
+        min_words: int | None,
+        not_in_set: str | None = None,
     ) -> pd.DataFrame:
-        """`unit_sketches` from the unit at `from_rank` on."""
+        """`unit_sketches`, leaving out the texts that are units of fingerprint set `not_in_set`."""
         cols = "s.exact_key, any_value(s.n_shingles) AS n_shingles, any_value(s.simhash) AS simhash" + (
             ", any_value(s.minhash) AS minhash" if with_minhash else ""
         )
         content, params = _is_content(min_words)
+        where, more = ("", []) if not_in_set is None else (_NOT_A_UNIT, [not_in_set])
         return (
             self.cursor()
             .execute(
-                f"WITH {_UNIT_ORDER.format(content=content)} SELECT {cols} FROM sketches s "
-                "JOIN ranked u ON u.exact_key = s.exact_key WHERE s.sketch_key = ? AND u.rank >= ? "
-                "GROUP BY s.exact_key ORDER BY any_value(u.rank)",
-                [norm_key, *params, sketch_key, from_rank],
+                f"SELECT {cols} FROM sketches s SEMI JOIN "
+                f"(SELECT exact_key FROM texts t WHERE norm_key = ? AND {content} {where}) u "
+                "ON u.exact_key = s.exact_key WHERE s.sketch_key = ? GROUP BY s.exact_key ORDER BY s.exact_key",
+                [norm_key, *params, *more, sketch_key],
             )
             .df()
         )
@@ -981,28 +984,29 @@ class Store:
         with_minhash: bool,
         min_words: int | None = None,
     ) -> pd.DataFrame | None:
-        """The sketches of the units that came after the stored fingerprint set of `fingerprint_key`, in
-        unit id order (as `unit_sketches` numbers them), when the stored units are the first ones of that
-        order with the ids it gives them; None when they are not (a set stored under another numbering, or
-        texts gone since) or there is no stored set."""
+        """The sketches of the content texts that are not units of the stored fingerprint set of
+        `fingerprint_key` (exact_key order, as `unit_sketches`), when every stored unit is still a content
+        text (pages were only added since); None when one is not, or there is no stored set."""
         content, params = _is_content(min_words)
         cur = self.cursor()
-        stored = cur.execute(
-            "SELECT n_units FROM fingerprint_sets WHERE fingerprint_key = ?", [fingerprint_key]
-        ).fetchone()
-        if stored is None:
-            return None
-        in_place = _one(
+        if (
             cur.execute(
-                f"WITH {_UNIT_ORDER.format(content=content)} SELECT count(*) FROM units u JOIN ranked r "
-                "ON r.exact_key = u.exact_key AND r.rank = u.unit_id WHERE u.fingerprint_key = ?",
-                [norm_key, *params, fingerprint_key],
+                "SELECT 1 FROM fingerprint_sets WHERE fingerprint_key = ?", [fingerprint_key]
+            ).fetchone()
+            is None
+        ):
+            return None
+        gone = _one(
+            cur.execute(
+                "SELECT count(*) FROM units u WHERE u.fingerprint_key = ? AND NOT EXISTS "
+                f"(SELECT 1 FROM texts t WHERE t.norm_key = ? AND {content} AND t.exact_key = u.exact_key)",
+                [fingerprint_key, norm_key, *params],
             ).fetchone()
         )
-        if in_place != stored[0]:
+        if gone:
             return None
-        return self._ranked_sketches(
-            norm_key, sketch_key, with_minhash=with_minhash, min_words=min_words, from_rank=int(stored[0])
+        return self._unit_sketches(
+            norm_key, sketch_key, with_minhash=with_minhash, min_words=min_words, not_in_set=fingerprint_key
         )
 
     @_reads
