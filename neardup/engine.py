@@ -34,6 +34,7 @@ from .candidates import (
 from .clusters import WHY, components, representative_rows
 from .config import Config
 from .errors import NotACrawlDump
+from .incremental import extend_fingerprints
 from .ingest import LineBlock, RawLine, detect_format, file_sha256, read_batches, validate
 from .minhash import estimate_jaccard
 from .normalize import degenerate_reason, parse_page
@@ -496,7 +497,9 @@ def ensure_fingerprints(
         return cached
     with store.writing():
         ensure_texts(store, config, progress=progress, jobs=jobs)
-        cached = _current_fingerprints(store, config)
+        cached = _current_fingerprints(store, config) or extend_fingerprints(
+            store, config, progress=progress, jobs=jobs
+        )
         if cached is not None:
             return cached
         return _compute_fingerprints(store, config, progress=progress, jobs=jobs)

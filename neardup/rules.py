@@ -151,6 +151,10 @@ class _Crawl:
     cluster: np.ndarray  # cluster id per page; -1 for degenerate pages
     urls: np.ndarray  # base URL text per page
     hosts: np.ndarray  # bare host per page
+    # Positions of each bare host's pages: a rule's pages are found without a pass over the whole crawl.
+    by_host: dict[str, np.ndarray] = field(default_factory=dict)
+    # `images` of a host's pages under all of its rules, the same for every rule of the host in a round.
+    _host_images: dict[frozenset[UrlRule], np.ndarray] = field(default_factory=dict)
 
     @classmethod
     def of(cls, pages: pd.DataFrame) -> _Crawl:
@@ -160,14 +164,26 @@ class _Crawl:
         base = pd.factorize(pd.Series(texts))[0]
         cluster = ordered["cluster_id"].astype("Int64").fillna(-1).to_numpy(dtype=np.int64)
         hosts = np.asarray([bare_host(k.host) for k in keys], dtype=object)
-        return cls(keys, base, cluster, texts, hosts)
+        codes, names = pd.factorize(pd.Series(hosts, dtype=object))
+        order = np.argsort(codes, kind="stable")
+        split = np.split(order, np.flatnonzero(np.diff(codes[order])) + 1) if len(order) else []
+        by_host = {str(names[codes[part[0]]]): part for part in split}
+        return cls(keys, base, cluster, texts, hosts, by_host)
 
     def family(self, rules: Sequence[UrlRule], host: str) -> np.ndarray:
         """Positions of the pages a rule of `host` can touch: the host and its aliases among `rules`."""
         names = {host} | {
             bare_host(r.name + r.host) for r in rules if r.kind == "host_alias" and bare_host(r.host) == host
         }
-        return np.flatnonzero(np.isin(self.hosts, list(names)))
+        parts = [self.by_host[n] for n in names if n in self.by_host]
+        return np.sort(np.concatenate(parts)) if parts else np.empty(0, dtype=np.int64)
+
+    def host_images(self, host_rules: Sequence[UrlRule], where: np.ndarray) -> np.ndarray:
+        """`images(host_rules, where)` for the rules of one host and its pages (`family`), computed once."""
+        key = frozenset(host_rules)
+        if key not in self._host_images:
+            self._host_images[key] = self.images(host_rules, where)
+        return self._host_images[key]
 
     def images(self, rules: Sequence[UrlRule], where: np.ndarray | None = None) -> np.ndarray:
         """Codes of each page's URL (of the pages at `where`, default all) rewritten by the rules of its host
@@ -208,9 +224,11 @@ def pages_saved(base: np.ndarray, image: np.ndarray) -> int:
 
 def _measure(crawl: _Crawl, rule: UrlRule, rules: Sequence[UrlRule]) -> RuleStats:
     """What `rule` adds to the other `rules` of its host: the pairs it merges, its support and savings."""
-    where = crawl.family(rules, bare_host(rule.host))
-    with_rule = crawl.images(rules, where)
-    without = crawl.images([o for o in rules if o != rule and _same_host(o, rule)], where)
+    # Only the rules of the rule's host rewrite the pages of its host and its aliases.
+    mine = [o for o in rules if _same_host(o, rule)]
+    where = crawl.family(mine, bare_host(rule.host))
+    with_rule = crawl.host_images(mine, where)
+    without = crawl.images([o for o in mine if o != rule], where)
     base = crawl.base[where]
     df = pd.DataFrame({"img": with_rule, "pre": without, "cluster": crawl.cluster[where], "pos": where})
     df = df[df["cluster"] >= 0]

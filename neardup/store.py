@@ -92,6 +92,12 @@ _ONE_TEXT_PER_KEY = (
 )
 
 
+# A condition on a `texts` row `t` (and its parameter, a fingerprint key): its text is no unit of that set.
+_NOT_A_UNIT = (
+    "AND NOT EXISTS (SELECT 1 FROM units u WHERE u.fingerprint_key = ? AND u.exact_key = t.exact_key)"
+)
+
+
 def sql_literal(value: str) -> str:
     """A quoted SQL string, for the few statements that cannot bind parameters (ATTACH, view definitions)."""
     return "'" + value.replace("'", "''") + "'"
@@ -940,19 +946,67 @@ class Store:
     ) -> pd.DataFrame:
         """One row per distinct content text under `min_words` (exact_key order): exact_key, n_shingles,
         simhash[, minhash]."""
+        return self._unit_sketches(norm_key, sketch_key, with_minhash=with_minhash, min_words=min_words)
+
+    def _unit_sketches(
+        self,
+        norm_key: str,
+        sketch_key: str,
+        *,
+        with_minhash: bool,
+        min_words: int | None,
+        not_in_set: str | None = None,
+    ) -> pd.DataFrame:
+        """`unit_sketches`, leaving out the texts that are units of fingerprint set `not_in_set`."""
         cols = "s.exact_key, any_value(s.n_shingles) AS n_shingles, any_value(s.simhash) AS simhash" + (
             ", any_value(s.minhash) AS minhash" if with_minhash else ""
         )
         content, params = _is_content(min_words)
+        where, more = ("", []) if not_in_set is None else (_NOT_A_UNIT, [not_in_set])
         return (
             self.cursor()
             .execute(
                 f"SELECT {cols} FROM sketches s SEMI JOIN "
-                f"(SELECT exact_key FROM texts t WHERE norm_key = ? AND {content}) u ON u.exact_key = s.exact_key "
-                "WHERE s.sketch_key = ? GROUP BY s.exact_key ORDER BY s.exact_key",
-                [norm_key, *params, sketch_key],
+                f"(SELECT exact_key FROM texts t WHERE norm_key = ? AND {content} {where}) u "
+                "ON u.exact_key = s.exact_key WHERE s.sketch_key = ? GROUP BY s.exact_key ORDER BY s.exact_key",
+                [norm_key, *params, *more, sketch_key],
             )
             .df()
+        )
+
+    @_reads
+    def appended_units(
+        self,
+        fingerprint_key: str,
+        norm_key: str,
+        sketch_key: str,
+        *,
+        with_minhash: bool,
+        min_words: int | None = None,
+    ) -> pd.DataFrame | None:
+        """The sketches of the content texts that are not units of the stored fingerprint set of
+        `fingerprint_key` (exact_key order, as `unit_sketches`), when every stored unit is still a content
+        text (pages were only added since); None when one is not, or there is no stored set."""
+        content, params = _is_content(min_words)
+        cur = self.cursor()
+        if (
+            cur.execute(
+                "SELECT 1 FROM fingerprint_sets WHERE fingerprint_key = ?", [fingerprint_key]
+            ).fetchone()
+            is None
+        ):
+            return None
+        gone = _one(
+            cur.execute(
+                "SELECT count(*) FROM units u WHERE u.fingerprint_key = ? AND NOT EXISTS "
+                f"(SELECT 1 FROM texts t WHERE t.norm_key = ? AND {content} AND t.exact_key = u.exact_key)",
+                [fingerprint_key, norm_key, *params],
+            ).fetchone()
+        )
+        if gone:
+            return None
+        return self._unit_sketches(
+            norm_key, sketch_key, with_minhash=with_minhash, min_words=min_words, not_in_set=fingerprint_key
         )
 
     @_reads
@@ -985,16 +1039,7 @@ class Store:
         cur.execute("BEGIN TRANSACTION")
         for table in ("fingerprint_sets", "units", "pairs"):
             cur.execute(f"DELETE FROM {table} WHERE fingerprint_key = ?", [fingerprint_key])
-        cur.register("unit_batch", units)
-        cur.execute(
-            "INSERT INTO units SELECT ?, unit_id, exact_key, n_shingles, simhash, minhash FROM unit_batch",
-            [fingerprint_key],
-        )
-        cur.register("pair_batch", pairs)
-        cur.execute(
-            "INSERT INTO pairs SELECT ?, a, b, hamming_bits, jaccard, containment FROM pair_batch",
-            [fingerprint_key],
-        )
+        self._insert_fingerprints(cur, fingerprint_key, units, pairs)
         cur.execute(
             "INSERT INTO fingerprint_sets VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
             [
@@ -1010,8 +1055,52 @@ class Store:
             ],
         )
         cur.execute("COMMIT")
-        cur.unregister("unit_batch")
-        cur.unregister("pair_batch")
+
+    @staticmethod
+    def _insert_fingerprints(
+        cur: duckdb.DuckDBPyConnection, fingerprint_key: str, units: pd.DataFrame, pairs: pd.DataFrame
+    ) -> None:
+        """Insert unit and pair rows of a fingerprint set, inside the caller's transaction."""
+        for table, frame, columns in (
+            ("units", units, "unit_id, exact_key, n_shingles, simhash, minhash"),
+            ("pairs", pairs, "a, b, hamming_bits, jaccard, containment"),
+        ):
+            cur.register("fingerprint_batch", frame)
+            cur.execute(f"INSERT INTO {table} SELECT ?, {columns} FROM fingerprint_batch", [fingerprint_key])
+            cur.unregister("fingerprint_batch")
+
+    @_writes
+    def append_fingerprints(
+        self,
+        fingerprint_key: str,
+        *,
+        units: pd.DataFrame,
+        pairs: pd.DataFrame,
+        stats: dict[str, Any],
+        seconds: float,
+    ) -> None:
+        """Add units (ids after the stored ones) and the pairs they are in to a stored fingerprint set, and
+        bring its counts, statistics and time up to date, in one transaction."""
+        cur = self.cursor()
+        cur.execute("BEGIN TRANSACTION")
+        try:
+            self._insert_fingerprints(cur, fingerprint_key, units, pairs)
+            cur.execute(
+                "UPDATE fingerprint_sets SET n_units = n_units + ?, n_pairs = n_pairs + ?, stats = ?, "
+                "seconds = ?, computed_at = ? WHERE fingerprint_key = ?",
+                [
+                    len(units),
+                    len(pairs),
+                    json.dumps(stats),
+                    seconds,
+                    datetime.now(UTC).replace(tzinfo=None),
+                    fingerprint_key,
+                ],
+            )
+        except BaseException:
+            cur.execute("ROLLBACK")
+            raise
+        cur.execute("COMMIT")
 
     @_reads
     def units(self, fingerprint_key: str, *, with_signatures: bool = False) -> pd.DataFrame:
@@ -1088,35 +1177,6 @@ class Store:
                 raise
             cur.execute("COMMIT")
 
-    @staticmethod
-    def _label_row(
-        url_a: str,
-        url_b: str,
-        *,
-        label: str,
-        md5_a: str = "",
-        md5_b: str = "",
-        category: str | None = None,
-        note: str | None = None,
-        labeler: str | None = None,
-        setting: dict[str, Any] | None = None,
-        labeled_at: datetime | None = None,
-    ) -> list[Any]:
-        (a, ma), (b, mb) = sorted(((url_a, md5_a or ""), (url_b, md5_b or "")))
-        when = labeled_at or datetime.now(UTC).replace(tzinfo=None)
-        return [
-            a,
-            ma,
-            b,
-            mb,
-            label,
-            category,
-            note,
-            labeler or "",
-            when,
-            json.dumps(setting) if setting else None,
-        ]
-
     @_writes
     def record_label(
         self,
@@ -1135,22 +1195,10 @@ class Store:
         """Store one label at once, replacing this labeler's earlier label of the same pair (another
         labeler's label of it stays). A side is (canonical URL, MD5 of the page's bytes); sides are stored
         in sorted order."""
-        self._write_labels(
-            [
-                self._label_row(
-                    url_a,
-                    url_b,
-                    label=label,
-                    md5_a=md5_a,
-                    md5_b=md5_b,
-                    category=category,
-                    note=note,
-                    labeler=labeler,
-                    setting=setting,
-                    labeled_at=labeled_at,
-                )
-            ]
-        )
+        (a, ma), (b, mb) = sorted(((url_a, md5_a or ""), (url_b, md5_b or "")))
+        when = labeled_at or datetime.now(UTC).replace(tzinfo=None)
+        setting_json = json.dumps(setting) if setting else None
+        self._write_labels([[a, ma, b, mb, label, category, note, labeler or "", when, setting_json]])
 
     @_reads
     def label_of(

@@ -1,0 +1,233 @@
+"""Fingerprints brought up to date when a crawl is added: the new texts against every stored one.
+
+A stored fingerprint set keeps its unit ids: the units (distinct content texts) a later crawl brings are
+numbered after the stored ones (in exact_key order among themselves). A full computation numbers all units
+in exact_key order instead; ids are internal, and everything shown (pairs of pages, scores, clusters, the
+report) is the same either way. The pairs among stored units stay as stored; the new units are looked up
+in the same LSH bands (MinHash) or pigeonhole tables (SimHash) a full computation builds over all units,
+their candidate pairs with any unit are verified the same way (MinHash estimates, then the exact shingle
+sets for `verify: exact`), and the pairs that pass are appended. tests/test_incremental.py checks the
+result against a full computation.
+
+Two things a new unit can change make the full computation differ from stored pairs plus new ones: a bucket
+that grows past `BUCKET_CAP` (the full computation no longer expands the stored pairs in it) and, for
+SimHash, a unit count at which `choose_r` picks other tables (the statistics differ). Then this returns
+None and the caller computes everything again.
+
+What this costs grows with the new units except for one pass over the stored fingerprints: each band's
+keys of every unit are hashed and the new units' keys looked up among them (a linear scan, no sort of the
+whole set and no pair of two stored units).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from itertools import combinations
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from .candidates import (
+    BUCKET_CAP,
+    CandidateStats,
+    _block_masks,
+    choose_r,
+    concat_ranges,
+    lsh_params,
+    lsh_threshold,
+    verify_pairs,
+)
+from .config import Config
+from .simhash import hamming_many
+from .store import Store
+
+Progress = Callable[[str, int, int], None]
+_MIX = np.uint64(0x9E3779B97F4A7C15)
+
+
+def _noop(stage: str, done: int, total: int) -> None:
+    pass
+
+
+def _row_keys(block: np.ndarray) -> np.ndarray:
+    """A 64-bit key per row of a band (n x rows, uint32): equal rows, equal keys (rows are compared again
+    where keys match, so a collision costs a comparison, never a pair)."""
+    key = np.zeros(len(block), dtype=np.uint64)
+    with np.errstate(over="ignore"):
+        for col in range(block.shape[1]):
+            key = (key ^ block[:, col].astype(np.uint64)) * _MIX
+            key ^= key >> np.uint64(29)
+    return key
+
+
+def _signatures(blobs: pd.Series, num_perm: int) -> np.ndarray:
+    """MinHash signatures (n x num_perm, uint32) from their stored bytes."""
+    return np.frombuffer(b"".join(blobs), dtype=np.uint32).reshape(len(blobs), num_perm)
+
+
+class BucketCapped(Exception):
+    """A bucket with a new unit holds more than `BUCKET_CAP` units: the full computation is needed."""
+
+
+def _new_pairs_in_table(
+    keys: np.ndarray, n_old: int, cap: int, stats: CandidateStats
+) -> tuple[np.ndarray, np.ndarray]:
+    """Pairs (i, j), i != j, of units with equal `keys` where j is a new unit (id >= n_old), each pair once
+    per direction it is found; raises `BucketCapped` if such a bucket holds more than `cap` units."""
+    new_keys = np.unique(keys[n_old:])
+    pos = np.minimum(np.searchsorted(new_keys, keys), len(new_keys) - 1)
+    members = np.flatnonzero(new_keys[pos] == keys)  # every unit in a bucket with a new unit
+    order = members[np.argsort(keys[members], kind="stable")]
+    sorted_keys = keys[order]
+    starts = np.concatenate(([0], np.flatnonzero(sorted_keys[1:] != sorted_keys[:-1]) + 1))
+    sizes = np.diff(np.concatenate((starts, [len(order)])))
+    if len(sizes):
+        stats.largest_bucket = max(stats.largest_bucket, int(sizes.max()))
+        if int(sizes.max()) > cap:
+            raise BucketCapped
+    run_of = np.repeat(np.arange(len(starts)), sizes)  # position in `order` -> its run
+    new_pos = np.flatnonzero(order >= n_old)
+    runs = run_of[new_pos]
+    partners = order[concat_ranges(starts[runs], sizes[runs])]
+    me = np.repeat(order[new_pos], sizes[runs])
+    other = partners != me
+    return partners[other], me[other]
+
+
+def _distinct_codes(i: np.ndarray, j: np.ndarray, n: int) -> np.ndarray:
+    return np.unique(np.minimum(i, j) * n + np.maximum(i, j))
+
+
+def minhash_new_pairs(
+    sigs: np.ndarray, n_shingles: np.ndarray, n_old: int, config: Config, *, bucket_cap: int = BUCKET_CAP
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, CandidateStats]:
+    """`candidates.minhash_pairs` restricted to the pairs with a unit at or after `n_old`: the same bands,
+    the same estimates and floor. Raises `BucketCapped` where the full computation would cap a bucket
+    that holds a new unit."""
+    n = len(sigs)
+    stats = CandidateStats()
+    bands, rows = lsh_params(
+        lsh_threshold(config.minhash_floor, config.similarity, config.min_size_ratio), sigs.shape[1]
+    )
+    sizes = np.asarray(n_shingles, dtype=np.float64)
+    kept: list[tuple[np.ndarray, ...]] = []
+    for band in range(bands):
+        block = sigs[:, band * rows : (band + 1) * rows]
+        i, j = _new_pairs_in_table(_row_keys(block), n_old, bucket_cap, stats)
+        same_rows = (block[i] == block[j]).all(axis=1)  # a key collision is no bucket
+        codes = _distinct_codes(i[same_rows], j[same_rows], n)
+        stats.candidates += len(codes)
+        keep, jac, cont = verify_pairs(
+            sigs,
+            sizes,
+            codes // n,
+            codes % n,
+            similarity=config.similarity,
+            floor=config.minhash_floor,
+            min_size_ratio=config.min_size_ratio,
+            min_shingles=config.min_contained_shingles,
+        )
+        kept.append((codes[keep], jac[keep], cont[keep]))
+    codes, jac, cont = (np.concatenate(parts) for parts in zip(*kept, strict=True))
+    codes, first = np.unique(codes, return_index=True)
+    return codes // n, codes % n, jac[first], cont[first], stats
+
+
+def simhash_new_pairs(
+    fps: np.ndarray, n_old: int, max_bits: int, *, bucket_cap: int = BUCKET_CAP
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, CandidateStats]:
+    """`candidates.simhash_pairs` restricted to the pairs with a unit at or after `n_old`: every such pair
+    within `max_bits`, found in the same tables. Raises `BucketCapped` where the full computation would cap
+    a bucket that holds a new unit."""
+    n = len(fps)
+    stats = CandidateStats()
+    r = choose_r(n, max_bits)
+    masks = _block_masks(max_bits + r)
+    found: list[np.ndarray] = []
+    for combo in combinations(range(len(masks)), r):
+        i, j = _new_pairs_in_table(fps & np.uint64(sum(masks[k] for k in combo)), n_old, bucket_cap, stats)
+        codes = _distinct_codes(i, j, n)
+        stats.tables += 1
+        stats.candidates += len(codes)
+        a, b = codes // n, codes % n
+        found.append(codes[np.bitwise_count(fps[a] ^ fps[b]) <= max_bits])
+    codes = np.unique(np.concatenate(found)) if found else np.empty(0, np.int64)
+    a, b = codes // n, codes % n
+    return a, b, hamming_many(fps[a], fps[b]), stats
+
+
+def _merged_stats(stored: dict[str, Any], new: CandidateStats) -> dict[str, Any]:
+    """The statistics of the whole set: the stored ones plus what the new units added (the tables are the
+    same ones, capped buckets unchanged: a bucket with a new unit is never capped here)."""
+    out = dict(stored)
+    for name in ("candidates", "verified_exact", "rejected_exact"):
+        out[name] = int(stored.get(name, 0)) + getattr(new, name)
+    out["largest_bucket"] = max(int(stored.get("largest_bucket", 0)), new.largest_bucket)
+    return out
+
+
+def extend_fingerprints(
+    store: Store, config: Config, *, progress: Progress = _noop, jobs: int | None = None
+) -> dict[str, Any] | None:
+    """Bring the stored fingerprint set of `config` up to date with the texts that came after it, when the
+    stored units are a prefix of today's (see the module docstring); returns the updated set, or None when
+    the stored set cannot be extended (none, numbered otherwise, or a bucket cap or table change) and must
+    be computed again. Runs inside the caller's `store.writing()`."""
+    from . import engine  # the pipeline imports this module: its stages are read at call time
+
+    key = config.fingerprint_key
+    stored = store.fingerprint_set(key)
+    if stored is None:
+        return None
+    t0 = time.perf_counter()
+    engine.ensure_sketches(store, config, progress=progress, jobs=jobs)
+    minhash = config.method == "minhash"
+    new = store.appended_units(
+        key, config.norm_key, config.sketch_key, with_minhash=minhash, min_words=config.min_words
+    )
+    if new is None or not len(new):
+        return None
+    progress("candidates", 0, 1)
+    old = store.units(key, with_signatures=minhash)
+    n_old = len(old)
+    new.insert(0, "unit_id", np.arange(n_old, n_old + len(new), dtype=np.int32))
+    n_shingles = np.concatenate((old["n_shingles"].to_numpy(np.int32), new["n_shingles"].to_numpy(np.int32)))
+    try:
+        if minhash:
+            sigs = _signatures(
+                pd.concat((old["minhash"], new["minhash"]), ignore_index=True), config.num_perm
+            )
+            a, b, jac, cont, stats = minhash_new_pairs(sigs, n_shingles, n_old, config)
+        else:
+            fps = np.concatenate((old["simhash"].to_numpy(np.uint64), new["simhash"].to_numpy(np.uint64)))
+            if choose_r(len(fps), config.simhash_max_bits) != choose_r(n_old, config.simhash_max_bits):
+                return None
+            a, b, bits, stats = simhash_new_pairs(fps, n_old, config.simhash_max_bits)
+    except BucketCapped:
+        return None
+    if minhash and config.verify == "exact":
+        del sigs  # the verification needs the room
+        unit_keys = np.concatenate((old["exact_key"].to_numpy(), new["exact_key"].to_numpy()))
+        a, b, jac, cont = engine.verify_exact(
+            store, config, unit_keys, n_shingles, a, b, stats, progress=progress, jobs=jobs
+        )
+    new["simhash" if minhash else "minhash"] = None
+    if minhash:
+        pairs = pd.DataFrame(
+            {"a": a, "b": b, "hamming_bits": pd.array([None] * len(a), dtype="Int16"), "jaccard": jac}
+        ).assign(containment=cont)
+    else:
+        pairs = pd.DataFrame({"a": a, "b": b, "hamming_bits": bits.astype(np.int16)}).assign(
+            jaccard=np.nan, containment=np.nan
+        )
+    progress("candidates", 1, 1)
+    store.append_fingerprints(
+        key,
+        units=new,
+        pairs=pairs,
+        stats=_merged_stats(stored["stats"], stats),
+        seconds=time.perf_counter() - t0,
+    )
+    return store.fingerprint_set(key)
