@@ -21,7 +21,7 @@ import numpy as np
 
 from .minhash import estimate_containment, estimate_jaccard, lean
 from .parallel import default_jobs
-from .shingles import _fmix64, _kernels
+from .shingles import fmix64, kernels
 from .simhash import hamming_many
 
 # A bucket with more members than this is boilerplate being fingerprinted, not duplication:
@@ -69,7 +69,7 @@ class CandidateStats:
         }
 
 
-def _block_masks(n_blocks: int) -> list[int]:
+def block_masks(n_blocks: int) -> list[int]:
     """Bit masks of n_blocks contiguous blocks covering the 64 bits, sizes differing by at most one."""
     masks, start = [], 0
     for i in range(n_blocks):
@@ -92,7 +92,7 @@ def choose_r(n: int, max_bits: int) -> int:
     return best
 
 
-def _pairs_in_runs(
+def pairs_in_runs(
     order: np.ndarray,
     run_starts: np.ndarray,
     cap: int,
@@ -177,7 +177,7 @@ def simhash_pairs(
         e = np.empty(0, np.int64)
         return e, e, np.empty(0, np.uint8), stats
     r = r or choose_r(n, max_bits)
-    masks = _block_masks(max_bits + r)
+    masks = block_masks(max_bits + r)
     found_i, found_j = [], []
     capped_before = np.zeros(n, dtype=bool)  # members of a capped bucket in an earlier table
     capped_here = np.zeros(n, dtype=bool)
@@ -185,7 +185,7 @@ def simhash_pairs(
         mask = np.uint64(sum(masks[k] for k in combo))
         keys = fps & mask
         order = np.argsort(keys, kind="stable")
-        i, j = _pairs_in_runs(order, _run_starts(keys[order]), bucket_cap, stats, capped_here)
+        i, j = pairs_in_runs(order, _run_starts(keys[order]), bucket_cap, stats, capped_here)
         stats.tables += 1
         stats.candidates += len(i)
         if len(i):
@@ -297,7 +297,7 @@ def _band_groups(block: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     with np.errstate(over="ignore"):
         key = block[:, 0].astype(np.uint64)
         for col in range(1, block.shape[1]):
-            key = _fmix64(key * _MIX + block[:, col])
+            key = fmix64(key * _MIX + block[:, col])
     order = np.argsort(key, kind="stable")
     sorted_keys, sorted_rows = key[order], block[order]
     key_change = sorted_keys[1:] != sorted_keys[:-1]
@@ -395,7 +395,7 @@ def verify_pairs(
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """`score_estimates` for candidate pairs (a[i], b[i]) of rows of `signatures` (the compiled kernel
     compares the rows in place, without gathering them, and without the GIL)."""
-    if not (compiled and _kernels is not None):
+    if not (compiled and kernels is not None):
         return score_estimates(
             signatures[a],
             signatures[b],
@@ -408,7 +408,7 @@ def verify_pairs(
         )
     a, b = np.ascontiguousarray(a, dtype=np.int64), np.ascontiguousarray(b, dtype=np.int64)
     equal = np.empty(len(a), dtype=np.int32)
-    _kernels.count_equal(np.ascontiguousarray(signatures, dtype=np.uint32), signatures.shape[1], a, b, equal)
+    kernels.count_equal(np.ascontiguousarray(signatures, dtype=np.uint32), signatures.shape[1], a, b, equal)
     return _score_jaccard(
         equal / signatures.shape[1],
         n_shingles[a],
@@ -456,7 +456,7 @@ def minhash_pairs(
         # In chunks: memory follows the pairs kept, not the (much larger) candidate count. A pair found
         # in several bands is verified each time (measured: 88% of candidates are distinct pairs).
         band_stats, kept = CandidateStats(tables=1), list[tuple[np.ndarray, ...]]()
-        i, j = _pairs_in_runs(*table, bucket_cap, band_stats)
+        i, j = pairs_in_runs(*table, bucket_cap, band_stats)
         codes = np.minimum(i, j) * n + np.maximum(i, j)  # distinct: a document is in one bucket per band
         band_stats.candidates = len(codes)
         for lo in range(0, len(codes), VERIFY_CHUNK):
@@ -515,7 +515,7 @@ def intersection_sizes(
     """|S_a & S_b| for each pair, where set i is values[off[i] : off[i] + lens[i]] (sorted, distinct uint32);
     `off` is `offsets`, or by default the sets lie back to back in order.
 
-    Compiled: one merge per pair (`_kernels.intersect_counts`). The numpy reference: per chunk of pairs,
+    Compiled: one merge per pair (`kernels.intersect_counts`). The numpy reference: per chunk of pairs,
     the larger sets of the chunk become one sorted array of keys (set rank << 32 | value); each element
     of each pair's smaller set is looked up with one `searchsorted`. Cost ~ the sum of the smaller sets'
     sizes, not their product.
@@ -527,9 +527,9 @@ def intersection_sizes(
         else np.ascontiguousarray(offsets, dtype=np.int64)
     )
     a, b = np.ascontiguousarray(a, dtype=np.int64), np.ascontiguousarray(b, dtype=np.int64)
-    if compiled and _kernels is not None:
+    if compiled and kernels is not None:
         out = np.empty(len(a), dtype=np.int64)
-        _kernels.intersect_counts(np.ascontiguousarray(values, dtype=np.uint32), off, lens, a, b, out)
+        kernels.intersect_counts(np.ascontiguousarray(values, dtype=np.uint32), off, lens, a, b, out)
         return out
     big = np.where(lens[a] >= lens[b], a, b)
     small = np.where(lens[a] >= lens[b], b, a)

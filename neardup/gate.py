@@ -13,7 +13,7 @@ from typing import Any
 
 from .errors import ConfigError
 
-# Gate metric -> (key in engine.analyze's numbers, unit). "%" metrics are shares of all pages (the base
+# Gate metric -> (key in analysis.analyze's numbers, unit). "%" metrics are shares of all pages (the base
 # the report's percentages use); "pages" and "clusters" metrics are counts.
 METRICS: dict[str, tuple[str, str]] = {
     "redundant": ("redundant_pages", "%"),
@@ -143,7 +143,7 @@ class Verdict:
 
 
 def evaluate(numbers: dict[str, Any], limits: tuple[Limit, ...]) -> Verdict:
-    """Check each limit against the report's numbers (`engine.analyze`); percentages are exact, not rounded."""
+    """Check each limit against the report's numbers (`analysis.analyze`); percentages are exact, not rounded."""
     total = int(numbers["total_pages"])
     checks = []
     for limit in limits:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .engine import Analysis
+from .analysis import Analysis
 from .gate import Verdict
 from .rules import fetch_savings
 

@@ -2,17 +2,17 @@
 
 Every per-record step calls the local engine's own functions, batched through Arrow (`mapInArrow`,
 the Arrow sibling of `mapInPandas`: no pandas round trip for raw bytes and timestamps):
-`engine._ingest_batch` (= `ingest.validate` + `engine.text_row`) and `engine._fingerprint_batch`
+`batches.ingest_batch` (= `ingest.validate` + `batches.text_row`) and `batches.fingerprint_batch`
 (= `shingle_hashes` + `simhash_many` / `minhash_many`). Only the global steps are Spark-native:
 
 - page ids: the local engine numbers good records 1, 2, ... in input order. Here each input split
   counts its own lines and good records, the driver turns those counts into offsets, so page ids and
   line numbers equal the local engine's without a global sort.
 - units (one per distinct `exact_key` of content pages), numbered in `exact_key` order as locally.
-- candidates: SimHash pigeonhole tables (`candidates._block_masks`, `candidates.choose_r`) and MinHash
+- candidates: SimHash pigeonhole tables (`candidates.block_masks`, `candidates.choose_r`) and MinHash
   LSH bands (`candidates.lsh_params(lsh_threshold(...))`) become a groupBy on (table, key); buckets
   above `candidates.BUCKET_CAP` members are counted, not expanded; pairs are enumerated inside a
-  bucket with `candidates._pairs_in_runs` and verified with the local estimates. The pair set equals
+  bucket with `candidates.pairs_in_runs` and verified with the local estimates. The pair set equals
   the local engine's (tests/test_spark.py checks it).
 - clusters: connected components by alternating large-star / small-star on DataFrames, checkpointed
   every few rounds (the driver finishes once the edges fit it); cluster ids and representatives (`clusters.pick_representatives`)
@@ -41,22 +41,23 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pyarrow as pa
 
+from .analysis import report_numbers
+from .batches import fingerprint_batch, ingest_batch, reason_kind, set_batch, signatures
 from .candidates import (
     BUCKET_CAP,
     CAPPED_NOTE,
-    _block_masks,
-    _pairs_in_runs,
     above_floor,
+    block_masks,
     choose_r,
     exact_scores,
     intersection_sizes,
     lsh_params,
     lsh_threshold,
+    pairs_in_runs,
     score_estimates,
 )
 from .clusters import pick_representatives
 from .config import Config, dump_config
-from .engine import _fingerprint_batch, _ingest_batch, _reason_kind, _set_batch
 from .errors import ConfigError, NeardupError, NotACrawlDump
 from .ingest import RawLine, detect_format
 from .simhash import hamming_many
@@ -289,7 +290,7 @@ def _record_rows(
 ) -> list[dict[str, Any]]:
     """`_RECORD` rows (pages, errors) of one split's records; `counts` [lines, good, bad] of the split
     so far: its good and bad counts move on."""
-    good, bad = _ingest_batch((raws, config))
+    good, bad = ingest_batch((raws, config))
     rows = []
     for rec in good:
         row = {**base, **rec, "kind": "page", "idx": rec["line"], "good_idx": counts[1]}
@@ -307,7 +308,7 @@ def _warc_ingest_fn(
     config: Config, keep_html: bool
 ) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
     """Read each WARC file named in the rows with the local engine's reader (`warc.WarcBatches`) and
-    validate + normalize its records with `_ingest_batch`: one file is one split, its record numbers
+    validate + normalize its records with `ingest_batch`: one file is one split, its record numbers
     are its lines."""
 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
@@ -333,7 +334,7 @@ def _warc_ingest_fn(
 def _ingest_fn(
     config: Config, fmt: str, keep_html: bool
 ) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
-    """Validate + normalize each record with the local engine's `_ingest_batch`.
+    """Validate + normalize each record with the local engine's `ingest_batch`.
 
     Rows of one input split arrive in order and contiguous, so each split counts its own lines and
     good records; a summary row per split (kind = chunk) carries the totals to the driver.
@@ -390,14 +391,14 @@ def _ingest_fn(
 
 
 def _fingerprint_fn(config: Config) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
-    """Fingerprints of unit texts with the local engine's `_fingerprint_batch`."""
+    """Fingerprints of unit texts with the local engine's `fingerprint_batch`."""
     schema = _UNIT_SIMHASH if config.method == "simhash" else _UNIT_MINHASH
 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         for batch in batches:
             if batch.num_rows == 0:
                 continue
-            sizes, fps = _fingerprint_batch((batch.column("text").to_pylist(), config))
+            sizes, fps = fingerprint_batch((batch.column("text").to_pylist(), config))
             cols = [
                 batch.column("unit_id").cast(pa.int32()),
                 batch.column("exact_key"),
@@ -420,10 +421,10 @@ def _bucket_runs(members: pa.ListArray) -> tuple[pa.Array, np.ndarray]:
 
 
 def _expand(starts: np.ndarray, total: int) -> tuple[np.ndarray, np.ndarray]:
-    """All (i, j) positions within buckets, with the local engine's `_pairs_in_runs` (cap applied before)."""
+    """All (i, j) positions within buckets, with the local engine's `pairs_in_runs` (cap applied before)."""
     from .candidates import CandidateStats
 
-    return _pairs_in_runs(np.arange(total, dtype=np.int64), starts, np.iinfo(np.int64).max, CandidateStats())
+    return pairs_in_runs(np.arange(total, dtype=np.int64), starts, np.iinfo(np.int64).max, CandidateStats())
 
 
 def _simhash_bucket_fn(max_bits: int) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
@@ -480,10 +481,6 @@ def _lsh_bucket_fn() -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordB
     return run
 
 
-def _signatures(col: pa.Array, num_perm: int) -> np.ndarray:
-    return np.frombuffer(b"".join(col.to_pylist()), dtype=np.uint32).reshape(-1, num_perm)
-
-
 def _verify_minhash_fn(
     config: Config, shared: Any = None
 ) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
@@ -503,8 +500,8 @@ def _verify_minhash_fn(
                 ib = batch.column("b").to_numpy(zero_copy_only=False).astype(np.int64)
                 sig_a, sig_b, sa, sb = matrix[ia], matrix[ib], sizes[ia], sizes[ib]
             else:
-                sig_a = _signatures(batch.column("sig_a"), config.num_perm)
-                sig_b = _signatures(batch.column("sig_b"), config.num_perm)
+                sig_a = signatures(batch.column("sig_a").to_pylist(), config.num_perm)
+                sig_b = signatures(batch.column("sig_b").to_pylist(), config.num_perm)
                 sa = batch.column("n_a").to_numpy(zero_copy_only=False).astype(np.int32)
                 sb = batch.column("n_b").to_numpy(zero_copy_only=False).astype(np.int32)
             keep, jac, cont = score_estimates(
@@ -531,13 +528,13 @@ def _verify_minhash_fn(
 
 
 def _shingle_set_fn(k: int) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
-    """Exact shingle sets (sorted uint32 as bytes) of unit texts, with the local engine's `_set_batch`."""
+    """Exact shingle sets (sorted uint32 as bytes) of unit texts, with the local engine's `set_batch`."""
 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         for batch in batches:
             if batch.num_rows == 0:
                 continue
-            _, lens, values = _set_batch(([], batch.column("text").to_pylist(), k))
+            _, lens, values = set_batch(([], batch.column("text").to_pylist(), k))
             ends = np.cumsum(lens)
             blobs = [values[e - n : e].tobytes() for n, e in zip(lens, ends, strict=True)]
             yield pa.RecordBatch.from_arrays(
@@ -945,7 +942,7 @@ def run_spark(
                 .limit(1000)
                 .collect()
             )
-            kinds = sorted({_reason_kind(r["reason"]) for r in reasons})
+            kinds = sorted({reason_kind(r["reason"]) for r in reasons})
             raise NotACrawlDump(
                 f"{empty[0]['path']}: not a crawl dump: no usable record "
                 f"({', '.join(kinds[:3]) or 'no records'})"
@@ -1079,7 +1076,7 @@ def run_spark(
         pages.join(info, "page_id", "left").orderBy("page_id").write.mode("overwrite").parquet(f"{out}/pages")
         done()
 
-        # 7. the report numbers (as engine.analyze computes them) and the manifest, last.
+        # 7. the report numbers (`analysis.report_numbers`, as locally) and the manifest, last.
         numbers = _numbers(spark.read.parquet(f"{out}/pages"), clusters, n_units, n_edges)
         spark_info = {
             "version": spark.version,
@@ -1167,7 +1164,7 @@ def _simhash_pairs(
     max_bits = config.simhash_max_bits
     r = choose_r(n, max_bits)
     tables = [
-        (t, _signed64(sum(combo))) for t, combo in enumerate(combinations(_block_masks(max_bits + r), r))
+        (t, _signed64(sum(combo))) for t, combo in enumerate(combinations(block_masks(max_bits + r), r))
     ]
     table_df = F.broadcast(spark.createDataFrame(tables, "table int, mask bigint"))
     keyed = (
@@ -1286,7 +1283,7 @@ def _minhash_pairs(
         table = sig.toArrow() if hasattr(sig, "toArrow") else pa.Table.from_pandas(sig.toPandas())
         ids = table.column("unit_id").to_numpy().astype(np.int64)
         matrix = np.empty((n, config.num_perm), np.uint32)
-        matrix[ids] = _signatures(table.column("minhash").combine_chunks(), config.num_perm)
+        matrix[ids] = signatures(table.column("minhash").combine_chunks().to_pylist(), config.num_perm)
         set_sizes = np.zeros(n, np.int32)
         set_sizes[ids] = table.column("n_shingles").to_numpy()
         shared = spark.sparkContext.broadcast((matrix, set_sizes))
@@ -1308,7 +1305,7 @@ def _minhash_pairs(
 
 
 def _numbers(pages: DataFrame, clusters: DataFrame, n_units: int, n_edges: int) -> dict[str, Any]:
-    """The report numbers of `engine.analyze`, from the written pages and clusters."""
+    """The report numbers of `analysis.analyze`, from the written pages and clusters."""
     from pyspark.sql import functions as F
 
     p = pages.agg(
@@ -1326,23 +1323,16 @@ def _numbers(pages: DataFrame, clusters: DataFrame, n_units: int, n_edges: int) 
         )
         .collect()[0]
     )
-    total, content = int(p["total"]), int(p["content"] or 0)
-    n_clusters = int(c["clusters"])
-    redundant = content - n_clusters
-    return {
-        "total_pages": total,
-        "content_pages": content,
-        "degenerate_pages": total - content,
-        "byte_identical_duplicates": content - int(p["md5s"]),
-        "exact_duplicates": content - n_units,
-        "near_duplicates": n_units - n_clusters,
-        "unique_pages": n_clusters,
-        "duplicate_clusters": int(c["dup_clusters"] or 0),
-        "largest_cluster": int(c["largest"] or 0),
-        "redundant_pages": redundant,
-        "redundant_pct": round(100.0 * redundant / total, 2) if total else 0.0,
-        "pairs_at_threshold": n_edges,
-    }
+    return report_numbers(
+        total_pages=int(p["total"]),
+        content_pages=int(p["content"] or 0),
+        distinct_md5s=int(p["md5s"]),
+        distinct_texts=n_units,
+        clusters=int(c["clusters"]),
+        duplicate_clusters=int(c["dup_clusters"] or 0),
+        largest_cluster=int(c["largest"] or 0),
+        pairs_at_threshold=n_edges,
+    ).as_dict()
 
 
 # --- the output, audited locally -----------------------------------------------------------------

@@ -12,6 +12,7 @@ import pytest
 from conftest import Crawl, make_crawl, page_html, words_text, write_jsonl
 
 from neardup import engine
+from neardup.analysis import Analysis, analyze, load_fingerprints
 from neardup.candidates import CAPPED_NOTE, CandidateStats
 from neardup.config import Config
 from neardup.ingest import BLOCK_BYTES
@@ -39,11 +40,11 @@ def loaded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Store, Cr
     store.close()
 
 
-def _analysis(store: Store, config: Config) -> engine.Analysis:
-    return engine.analyze(engine.load_fingerprints(store, config, jobs=1), config)
+def _analysis(store: Store, config: Config) -> Analysis:
+    return analyze(load_fingerprints(store, config, jobs=1), config)
 
 
-def _by_line(analysis: engine.Analysis) -> pd.DataFrame:
+def _by_line(analysis: Analysis) -> pd.DataFrame:
     return analysis.pages.set_index("line").sort_index()
 
 
@@ -149,17 +150,15 @@ def test_similarity_to_representative(loaded: tuple[Store, Crawl]) -> None:
 def test_tighter_threshold_never_increases_near_duplicates(loaded: tuple[Store, Crawl]) -> None:
     store, _ = loaded
     simhash = SETTINGS["simhash"]
-    fp = engine.load_fingerprints(store, simhash, jobs=1)
-    near = [
-        engine.analyze(fp, simhash.replace(threshold=t)).numbers["near_duplicates"] for t in range(8, -1, -1)
-    ]
+    fp = load_fingerprints(store, simhash, jobs=1)
+    near = [analyze(fp, simhash.replace(threshold=t)).numbers["near_duplicates"] for t in range(8, -1, -1)]
     assert near == sorted(near, reverse=True)  # from loosest (8 bits) to tightest (0)
     assert near[0] == 4 and near[-1] == 0
 
     minhash = SETTINGS["minhash"]
-    fp = engine.load_fingerprints(store, minhash, jobs=1)
+    fp = load_fingerprints(store, minhash, jobs=1)
     results = [
-        engine.analyze(fp, minhash.replace(threshold=t)).numbers
+        analyze(fp, minhash.replace(threshold=t)).numbers
         for t in (minhash.minhash_floor, 0.75, 0.8, 0.9, 0.95, 0.99, 1.0)
     ]
     near = [r["near_duplicates"] for r in results]
@@ -227,9 +226,9 @@ def test_texts_are_normalized_once(loaded: tuple[Store, Crawl]) -> None:
 
 def test_analyze_refuses_other_fingerprints(loaded: tuple[Store, Crawl]) -> None:
     store, _ = loaded
-    fp = engine.load_fingerprints(store, SETTINGS["simhash"], jobs=1)
+    fp = load_fingerprints(store, SETTINGS["simhash"], jobs=1)
     with pytest.raises(ValueError, match="same setting"):
-        engine.analyze(fp, SETTINGS["minhash"])
+        analyze(fp, SETTINGS["minhash"])
 
 
 def test_hosts_table(loaded: tuple[Store, Crawl]) -> None:
@@ -272,12 +271,12 @@ def test_empty_store_analysis(tmp_path: Path) -> None:
 def test_only_capped_bucket_notes_are_warnings(loaded: tuple[Store, Crawl]) -> None:
     """The LSH bands x rows note is information; a capped bucket is a warning."""
     store, _ = loaded
-    fp = engine.load_fingerprints(store, SETTINGS["minhash"], jobs=1)
+    fp = load_fingerprints(store, SETTINGS["minhash"], jobs=1)
     assert any("bands x rows" in note for note in fp.stats["notes"])
-    assert not any("bands x rows" in w for w in engine.analyze(fp, SETTINGS["minhash"]).warnings)
+    assert not any("bands x rows" in w for w in analyze(fp, SETTINGS["minhash"]).warnings)
     capped = f"3 LSH bucket(s) with more than 2000 members (9000 members) {CAPPED_NOTE}"
     fp.stats = {**fp.stats, "capped_buckets": 3, "notes": [*fp.stats["notes"], capped]}
-    assert engine.analyze(fp, SETTINGS["minhash"]).warnings[:1] == [capped]
+    assert analyze(fp, SETTINGS["minhash"]).warnings[:1] == [capped]
 
 
 def test_boilerplate_only_crawl_warns(tmp_path: Path) -> None:
@@ -363,8 +362,8 @@ def test_minhash_pairs_are_stored_with_exact_scores(overlaps: Store) -> None:
     exact, estimate = Config(), Config(verify="estimate")
     assert exact.fingerprint_key != estimate.fingerprint_key
     _, ref = _reference_scores(overlaps, exact)
-    fp = engine.load_fingerprints(overlaps, exact, jobs=1)
-    est = engine.load_fingerprints(overlaps, estimate, jobs=1)
+    fp = load_fingerprints(overlaps, exact, jobs=1)
+    est = load_fingerprints(overlaps, estimate, jobs=1)
     got = {
         (int(i), int(j)): c
         for i, j, c in zip(fp.pairs["a"], fp.pairs["b"], fp.pairs["containment"], strict=True)

@@ -405,8 +405,8 @@ def _shell(body: str, title: str) -> str:
 def test_a_loading_shell_with_a_long_template_is_set_aside() -> None:
     """No main content: the text falls back to the stripped template (450 words of mega-menu, past the title
     rule's word cap), but the title rule counts the words main extraction found, so the shell is set aside."""
+    from neardup.batches import text_row
     from neardup.config import Config
-    from neardup.engine import text_row
 
     shell = _shell('<div id="app-root"><p>Loading... please enable JavaScript.</p></div>', "Loading\u2026")
     parsed = normalize.parse_page(shell, mode="main")

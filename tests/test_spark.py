@@ -18,6 +18,7 @@ import pandas as pd
 import pytest
 
 from neardup import engine
+from neardup.analysis import analyze, load_fingerprints
 from neardup.cli import main
 from neardup.config import Config, load_config
 from neardup.store import Store
@@ -137,8 +138,8 @@ def test_pages_ids_lines_and_errors_match(runs: dict, local: Store) -> None:
 def test_fingerprints_pairs_and_clusters_match(runs: dict, local: Store, name: str) -> None:
     config = SETTINGS[name]
     out, manifest = runs[name]
-    fp = engine.load_fingerprints(local, config, jobs=1)
-    analysis = engine.analyze(fp, config)
+    fp = load_fingerprints(local, config, jobs=1)
+    analysis = analyze(fp, config)
 
     # fingerprints per exact key (and the same unit numbering)
     units = _parquet(out, "units").sort_values("unit_id").reset_index(drop=True)
@@ -352,7 +353,7 @@ def test_parquet_input_matches_local(session: object, tmp_path: Path) -> None:
         engine.ingest_file(store, path, config, jobs=1)
         want = store.page_table(config.norm_key)
         want_err = store.ingest_errors()
-        numbers = engine.analyze(engine.load_fingerprints(store, config, jobs=1), config).numbers
+        numbers = analyze(load_fingerprints(store, config, jobs=1), config).numbers
     pages = pd.read_parquet(tmp_path / "out" / "pages").sort_values("page_id").reset_index(drop=True)
     cols = ["page_id", "line", "url", "fetched_at", "status", "exact_key", "degenerate"]
     pd.testing.assert_frame_equal(pages[cols], want[cols], check_dtype=False)
@@ -427,8 +428,8 @@ def test_warc_files_match_the_local_engine(warc_dir: Path, tmp_path: Path) -> No
         zip(want_err["line"], want_err["reason"], strict=True)
     )
     assert [r for r in errors["reason"] if r.startswith("not HTML image/png")]
-    fp = engine.load_fingerprints(store, config, jobs=1)
-    analysis = engine.analyze(fp, config)
+    fp = load_fingerprints(store, config, jobs=1)
+    analysis = analyze(fp, config)
     assert manifest["numbers"] == analysis.numbers
     assert [s["path"] for s in manifest["sources"]] == [str(f) for f in sorted(warc_dir.iterdir())]
     store.close()
