@@ -139,7 +139,7 @@ def scores_at(store: Store, truth: pd.DataFrame, config: Config) -> tuple[dict[s
         recall_per_kind(pages, truth),
         pairwise_scores(pages, truth),
         len(fp.pairs["a"]),
-        fp.stats.get("candidates", 0),
+        fp.stats.candidates,
     )
 
 

@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from .batches import signatures
-from .candidates import CAPPED_NOTE, exact_scores
+from .candidates import CandidateStats, exact_scores
 from .clusters import WHY, components, representative_rows
 from .config import Config
 from .engine import Progress, ensure_fingerprints, no_progress
@@ -39,7 +39,7 @@ class Fingerprints:
     pairs: dict[str, np.ndarray]
     simhash: np.ndarray | None
     minhash: np.ndarray | None
-    stats: dict[str, Any]
+    stats: CandidateStats  # of the candidate search, as stored with the fingerprints
     arrays: dict[str, np.ndarray] = field(default_factory=dict)
     hosts: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=object))
     # Threshold-independent: distinct MD5s ("md5") and distinct texts ("units") among content pages.
@@ -101,7 +101,7 @@ def load_fingerprints(
         store.pair_arrays(key),
         simhash,
         minhash,
-        fset["stats"],
+        CandidateStats.from_dict(fset["stats"]),
         arrays,
         hosts,
         fixed_counts,
@@ -340,8 +340,7 @@ def analyze(fp: Fingerprints, config: Config) -> Analysis:
     hosts = hosts[hosts["pages"] > 0]
     hosts["redundant_pct"] = (100.0 * hosts["redundant"] / hosts["pages"]).round(1)
     hosts = hosts.sort_values(["redundant", "pages"], ascending=False, kind="stable").reset_index(drop=True)
-    # Only the capped-bucket notes are warnings; the others (e.g. the LSH bands x rows) are information.
-    warnings = [note for note in fp.stats.get("notes", []) if CAPPED_NOTE in note]
+    warnings = list(fp.stats.warnings)
     largest = numbers["largest_cluster"]
     if n_content and largest >= 20 and largest > 0.01 * n_content:
         warnings.append(

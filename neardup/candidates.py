@@ -27,7 +27,7 @@ from .simhash import hamming_many
 # A bucket with more members than this is boilerplate being fingerprinted, not duplication:
 # its pairs are not enumerated (they would be quadratic) and the bucket is reported.
 BUCKET_CAP = 2000
-# Ends every note about capped buckets: the report shows these notes as warnings.
+# Ends the warning about capped buckets (`CandidateStats.warn_capped`).
 CAPPED_NOTE = "were not expanded: boilerplate is being fingerprinted"
 _U32 = np.uint64(32)
 EXACT_CHUNK = 1 << 21  # shingles looked up at once in exact verification (~40 MB of work arrays)
@@ -47,7 +47,8 @@ class CandidateStats:
     # them fell below the floor (their estimate had passed it).
     verified_exact: int = 0
     rejected_exact: int = 0
-    notes: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # information (e.g. the LSH bands x rows)
+    warnings: list[str] = field(default_factory=list)  # what the report shows as warnings
 
     def merge(self, other: CandidateStats) -> None:
         self.tables += other.tables
@@ -56,7 +57,17 @@ class CandidateStats:
         self.capped_buckets += other.capped_buckets
         self.capped_members += other.capped_members
 
+    def warn_capped(self, kind: str, bucket_cap: int) -> None:
+        """The warning that `capped_buckets` buckets (of `kind`: SimHash or LSH) were not expanded."""
+        if self.capped_buckets:
+            self.warnings.append(
+                f"{self.capped_buckets} {kind} bucket(s) with more than {bucket_cap} members "
+                f"({self.capped_members} members) {CAPPED_NOTE}"
+            )
+
     def as_dict(self) -> dict[str, Any]:
+        """The stored form (the `stats` of a fingerprint set, the manifest's `candidate_stats`): one
+        list `notes`, the information notes then the warnings."""
         return {
             "tables": self.tables,
             "candidates": self.candidates,
@@ -65,8 +76,27 @@ class CandidateStats:
             "capped_members": self.capped_members,
             "verified_exact": self.verified_exact,
             "rejected_exact": self.rejected_exact,
-            "notes": self.notes,
+            "notes": [*self.notes, *self.warnings],
         }
+
+    @classmethod
+    def from_dict(cls, stored: dict[str, Any]) -> CandidateStats:
+        """The stats from their stored form: the one warning there is, the capped buckets', is written
+        last, and only where buckets were capped."""
+        notes = list(stored.get("notes", []))
+        capped = int(stored.get("capped_buckets", 0))
+        n_info = len(notes) - (1 if capped and notes else 0)
+        return cls(
+            tables=int(stored.get("tables", 0)),
+            candidates=int(stored.get("candidates", 0)),
+            largest_bucket=int(stored.get("largest_bucket", 0)),
+            capped_buckets=capped,
+            capped_members=int(stored.get("capped_members", 0)),
+            verified_exact=int(stored.get("verified_exact", 0)),
+            rejected_exact=int(stored.get("rejected_exact", 0)),
+            notes=notes[:n_info],
+            warnings=notes[n_info:],
+        )
 
 
 def block_masks(n_blocks: int) -> list[int]:
@@ -203,12 +233,8 @@ def simhash_pairs(
             found_i.append(i[keep])
             found_j.append(j[keep])
         capped_before |= capped_here
-    # The note goes in before the early return: all-boilerplate input yields no pairs but must warn.
-    if stats.capped_buckets:
-        stats.notes.append(
-            f"{stats.capped_buckets} SimHash bucket(s) with more than {bucket_cap} members "
-            f"({stats.capped_members} members) {CAPPED_NOTE}"
-        )
+    # The warning goes in before the early return: all-boilerplate input yields no pairs but must warn.
+    stats.warn_capped("SimHash", bucket_cap)
     if not found_i:
         e = np.empty(0, np.int64)
         return e, e, np.empty(0, np.uint8), stats
@@ -395,22 +421,17 @@ def verify_pairs(
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """`score_estimates` for candidate pairs (a[i], b[i]) of rows of `signatures` (the compiled kernel
     compares the rows in place, without gathering them, and without the GIL)."""
-    if not (compiled and kernels is not None):
-        return score_estimates(
-            signatures[a],
-            signatures[b],
-            n_shingles[a],
-            n_shingles[b],
-            similarity=similarity,
-            floor=floor,
-            min_size_ratio=min_size_ratio,
-            min_shingles=min_shingles,
+    if compiled and kernels is not None:
+        a, b = np.ascontiguousarray(a, dtype=np.int64), np.ascontiguousarray(b, dtype=np.int64)
+        equal = np.empty(len(a), dtype=np.int32)
+        kernels.count_equal(
+            np.ascontiguousarray(signatures, dtype=np.uint32), signatures.shape[1], a, b, equal
         )
-    a, b = np.ascontiguousarray(a, dtype=np.int64), np.ascontiguousarray(b, dtype=np.int64)
-    equal = np.empty(len(a), dtype=np.int32)
-    kernels.count_equal(np.ascontiguousarray(signatures, dtype=np.uint32), signatures.shape[1], a, b, equal)
+        jac = equal / signatures.shape[1]
+    else:
+        jac = estimate_jaccard(signatures[a], signatures[b])
     return _score_jaccard(
-        equal / signatures.shape[1],
+        jac,
         n_shingles[a],
         n_shingles[b],
         similarity=similarity,
@@ -489,11 +510,7 @@ def minhash_pairs(
             band_stats, band_kept = future.result()
             stats.merge(band_stats)
             kept.extend(band_kept)
-    if stats.capped_buckets:
-        stats.notes.append(
-            f"{stats.capped_buckets} LSH bucket(s) with more than {bucket_cap} members "
-            f"({stats.capped_members} members) {CAPPED_NOTE}"
-        )
+    stats.warn_capped("LSH", bucket_cap)
     if not kept:
         return empty
     codes, jac, cont = (np.concatenate(parts) for parts in zip(*kept, strict=True))

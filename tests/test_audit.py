@@ -21,16 +21,6 @@ from neardup.store import Store
 SETTINGS = [Config(method="minhash", threshold=0.8), Config(method="simhash", threshold=4)]
 
 
-@pytest.fixture(scope="module")
-def loaded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Store, Crawl]]:
-    tmp = tmp_path_factory.mktemp("audit")
-    crawl = make_crawl()
-    store = Store(tmp / "crawl.duckdb")
-    engine.ingest_file(store, write_jsonl(tmp / "crawl.jsonl", crawl.records), Config(), jobs=1)
-    yield store, crawl
-    store.close()
-
-
 def _page_id(store: Store, crawl: Crawl, index: int) -> int:
     """Page id of the crawl record at `index` (ids are assigned in record order from 1)."""
     page = store.page(index + 1, Config().norm_key)

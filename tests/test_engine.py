@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import random
 from collections.abc import Iterator
 from pathlib import Path
@@ -26,18 +27,6 @@ SETTINGS = {
     "minhash-strip": Config(method="minhash", threshold=0.8, normalize="strip"),
     "simhash-strip": Config(method="simhash", threshold=4, normalize="strip"),
 }
-
-
-@pytest.fixture(scope="module")
-def loaded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Store, Crawl]]:
-    tmp = tmp_path_factory.mktemp("engine")
-    crawl = make_crawl()
-    path = write_jsonl(tmp / "crawl.jsonl", crawl.records)
-    store = Store(tmp / "crawl.duckdb")
-    summary = engine.ingest_file(store, path, Config(), jobs=1)
-    assert (summary.loaded, summary.errors) == (len(crawl.records), 0)
-    yield store, crawl
-    store.close()
 
 
 def _analysis(store: Store, config: Config) -> Analysis:
@@ -272,11 +261,29 @@ def test_only_capped_bucket_notes_are_warnings(loaded: tuple[Store, Crawl]) -> N
     """The LSH bands x rows note is information; a capped bucket is a warning."""
     store, _ = loaded
     fp = load_fingerprints(store, SETTINGS["minhash"], jobs=1)
-    assert any("bands x rows" in note for note in fp.stats["notes"])
+    assert any("bands x rows" in note for note in fp.stats.notes)
+    assert not fp.stats.warnings
     assert not any("bands x rows" in w for w in analyze(fp, SETTINGS["minhash"]).warnings)
+    fp.stats = dataclasses.replace(fp.stats, capped_buckets=3, capped_members=9000)
+    fp.stats.warn_capped("LSH", 2000)
     capped = f"3 LSH bucket(s) with more than 2000 members (9000 members) {CAPPED_NOTE}"
-    fp.stats = {**fp.stats, "capped_buckets": 3, "notes": [*fp.stats["notes"], capped]}
     assert analyze(fp, SETTINGS["minhash"]).warnings[:1] == [capped]
+
+
+def test_candidate_stats_keep_their_stored_form() -> None:
+    """Notes and the capped-bucket warning are stored as one list, information first, and read back
+    apart."""
+    stats = CandidateStats(
+        tables=20, capped_buckets=2, capped_members=5000, notes=["LSH bands x rows = 20 x 6"]
+    )
+    stats.warn_capped("LSH", 2000)
+    stored = stats.as_dict()
+    assert stored["notes"] == [
+        "LSH bands x rows = 20 x 6",
+        f"2 LSH bucket(s) with more than 2000 members (5000 members) {CAPPED_NOTE}",
+    ]
+    assert CandidateStats.from_dict(stored) == stats
+    assert CandidateStats.from_dict(CandidateStats(notes=["a note"]).as_dict()).warnings == []
 
 
 def test_boilerplate_only_crawl_warns(tmp_path: Path) -> None:
@@ -372,8 +379,8 @@ def test_minhash_pairs_are_stored_with_exact_scores(overlaps: Store) -> None:
     assert got and set(got) <= kept
     for p, c in got.items():
         assert c == pytest.approx(ref[p][1]) and c >= exact.minhash_floor
-    assert fp.stats["verified_exact"] == len(kept)
-    assert fp.stats["rejected_exact"] == len(kept) - len(got)
+    assert fp.stats.verified_exact == len(kept)
+    assert fp.stats.rejected_exact == len(kept) - len(got)
     # every estimated pair below the floor by its exact score is one the estimate let through
     assert {p for p in kept if ref[p][1] < exact.minhash_floor} == kept - set(got)
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import random
 import sys
 from itertools import islice
-from pathlib import Path
 
 import pytest
+from conftest import SAMPLE_CRAWL, VOCAB
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -25,33 +25,7 @@ from neardup.normalize import (
 )
 from neardup.shingles import words
 
-_WORDS = [
-    "river",
-    "stone",
-    "market",
-    "garden",
-    "winter",
-    "signal",
-    "harbor",
-    "lantern",
-    "orbit",
-    "meadow",
-    "copper",
-    "valley",
-    "thunder",
-    "ribbon",
-    "castle",
-    "pepper",
-    "silver",
-    "canyon",
-    "beacon",
-    "glacier",
-    "walnut",
-    "falcon",
-    "ember",
-    "tundra",
-    "velvet",
-]
+_WORDS = VOCAB[:25]
 _ENTITIES = ["&amp;", "&eacute;", "&nbsp;", "&lt;b&gt;", "&#169;", "&quot;", "&uuml;ber", "&#x263A;"]
 _INLINE = ["b", "i", "em", "strong", "a", "span", "code", "small", "sup"]
 
@@ -185,7 +159,7 @@ def test_parse_page_reads_the_title() -> None:
 
 
 def test_stripped_parts_are_the_bs4_references_on_the_sample() -> None:
-    sample = Path(__file__).resolve().parent.parent / "sample_data" / "crawl.jsonl.gz"
+    sample = SAMPLE_CRAWL
     records = [
         r
         for r in map(validate, islice(read_raw(sample, detect_format(sample)), 400))

@@ -8,7 +8,6 @@ splits, so page ids and line numbers have to be stitched across splits.
 
 from __future__ import annotations
 
-import gzip
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -16,6 +15,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from conftest import SAMPLE_CRAWL, sample_lines
 
 from neardup import engine
 from neardup.analysis import analyze, load_fingerprints
@@ -25,7 +25,6 @@ from neardup.store import Store
 
 pytestmark = pytest.mark.filterwarnings("ignore:PySpark does not yet fully support pandas:FutureWarning")
 
-SAMPLE = Path(__file__).resolve().parent.parent / "sample_data" / "crawl.jsonl.gz"
 N_RECORDS = 600
 SPARK_CONF = [
     "--master",
@@ -60,7 +59,7 @@ SETTINGS = {
 def dump(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """600 sample records with a malformed line, a blank line, a record without url, a repeated record
     and invalid UTF-8 mixed in."""
-    lines = gzip.decompress(SAMPLE.read_bytes()).split(b"\n")[:N_RECORDS]
+    lines = sample_lines(N_RECORDS)
     out: list[bytes] = []
     for i, line in enumerate(lines):
         out.append(line)
@@ -175,7 +174,7 @@ def test_fingerprints_pairs_and_clusters_match(runs: dict, local: Store, name: s
     assert as_urls == {frozenset(g) for g in content.groupby("cluster_id")["url"].agg(frozenset)}
     assert manifest["numbers"] == analysis.numbers
     assert analysis.numbers["near_duplicates"] > 0
-    assert manifest["candidate_stats"] == fp.stats
+    assert manifest["candidate_stats"] == fp.stats.as_dict()
 
 
 def test_open_gives_the_same_report(
@@ -291,13 +290,13 @@ def _units_frame(session: object, local: Store, config: Config) -> tuple[object,
 def test_simhash_bucket_cap_matches_local(
     session: object, local: Store, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from neardup import spark as nd_spark
     from neardup.candidates import simhash_pairs
+    from neardup.spark import pairs as spark_pairs
 
     config = SETTINGS["simhash"]
     frame, units = _units_frame(session, local, config)
-    monkeypatch.setattr(nd_spark, "BUCKET_CAP", 4)
-    pairs, stats = nd_spark._simhash_pairs(session, frame, len(units), config)
+    monkeypatch.setattr(spark_pairs, "BUCKET_CAP", 4)
+    pairs, stats = spark_pairs.simhash_pairs(session, frame, len(units), config)
     a, b, bits, want = simhash_pairs(
         units["simhash"].to_numpy(np.uint64), config.simhash_max_bits, bucket_cap=4
     )
@@ -306,21 +305,21 @@ def test_simhash_bucket_cap_matches_local(
         zip(a, b, bits, strict=True)
     )
     assert want.capped_buckets > 0
-    assert stats == want.as_dict()
+    assert stats == want
 
 
 def test_minhash_join_path_and_cap_match_local(
     session: object, local: Store, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from neardup import spark as nd_spark
     from neardup.candidates import minhash_pairs
+    from neardup.spark import pairs as spark_pairs
 
     config = SETTINGS["minhash"]
     frame, units = _units_frame(session, local, config)
     sigs = np.frombuffer(b"".join(units["minhash"]), dtype=np.uint32).reshape(len(units), -1)
-    monkeypatch.setattr(nd_spark, "BUCKET_CAP", 2)
-    monkeypatch.setattr(nd_spark, "BROADCAST_SIGNATURES_BYTES", 0)  # the shuffle-join verification
-    pairs, stats = nd_spark._minhash_pairs(session, frame, len(units), config)
+    monkeypatch.setattr(spark_pairs, "BUCKET_CAP", 2)
+    monkeypatch.setattr(spark_pairs, "BROADCAST_SIGNATURES_BYTES", 0)  # the shuffle-join verification
+    pairs, stats = spark_pairs.minhash_pairs(session, frame, len(units), config)
     a, b, jac, cont, want = minhash_pairs(
         sigs,
         units["n_shingles"].to_numpy(np.int32),
@@ -334,7 +333,7 @@ def test_minhash_join_path_and_cap_match_local(
     assert list(zip(got["a"], got["b"], strict=True)) == list(zip(a, b, strict=True))
     assert (got["jaccard"].to_numpy() == jac).all() and (got["containment"].to_numpy() == cont).all()
     assert want.capped_buckets > 0
-    assert stats == want.as_dict()
+    assert stats == want
 
 
 def test_parquet_input_matches_local(session: object, tmp_path: Path) -> None:
@@ -343,7 +342,7 @@ def test_parquet_input_matches_local(session: object, tmp_path: Path) -> None:
 
     from neardup.spark import run_spark
 
-    recs = [json.loads(line) for line in gzip.decompress(SAMPLE.read_bytes()).split(b"\n")[:80]]
+    recs = [json.loads(line) for line in sample_lines(80)]
     recs.insert(30, {"url": None, "html": "<p>no url</p>", "fetched_at": None, "status": 200})
     path = tmp_path / "crawl.parquet"
     pq.write_table(pa.Table.from_pylist(recs), path, row_group_size=25)
@@ -376,10 +375,10 @@ def warc_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     from warcio.statusandheaders import StatusAndHeaders
     from warcio.warcwriter import WARCWriter
 
-    sys.path.insert(0, str(SAMPLE.parent.parent / "scripts"))
+    sys.path.insert(0, str(SAMPLE_CRAWL.parent.parent / "scripts"))
     from jsonl_to_warc import convert
 
-    lines = gzip.decompress(SAMPLE.read_bytes()).split(b"\n")[:400]
+    lines = sample_lines(400)
     out = tmp_path_factory.mktemp("warcs")
     for name, part in (("a.warc.gz", lines[:200]), ("b.warc.gz", lines[200:])):
         with open(out / name, "wb") as f:
