@@ -8,6 +8,7 @@ filters the stored pairs and re-clusters.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -22,7 +23,7 @@ from .engine import Progress, ensure_fingerprints, no_progress
 from .minhash import estimate_jaccard
 from .simhash import hamming_many
 from .store import Store
-from .urls import apply_url_rules
+from .urls import UrlRule, apply_url_rules
 
 
 @dataclass(slots=True)
@@ -67,6 +68,17 @@ def _page_arrays(pages: pd.DataFrame) -> tuple[dict[str, np.ndarray], np.ndarray
     return arrays, np.asarray(hosts, dtype=object)
 
 
+def ruled_urls(
+    urls: Iterable[str], rel_canonicals: Iterable[str | None], rules: Sequence[UrlRule]
+) -> tuple[list[str], list[str | None]]:
+    """(canonical URLs, rel=canonical URLs) of pages under URL rules (`urls.apply_url_rules`): what
+    clustering and the representatives see. The store keeps the URLs as ingested; the local engine and
+    the Spark path both rewrite them with this."""
+    canonical = [apply_url_rules(u, rules) for u in urls]
+    rel = [None if not isinstance(u, str) else apply_url_rules(u, rules) for u in rel_canonicals]
+    return canonical, rel
+
+
 def load_fingerprints(
     store: Store, config: Config, *, progress: Progress = no_progress, jobs: int | None = None
 ) -> Fingerprints:
@@ -75,11 +87,9 @@ def load_fingerprints(
     units = store.units(key, with_signatures=config.method == "minhash")
     pages = store.page_table(config.norm_key, min_words=config.min_words)
     if config.url_rules:  # the config's URL rules rewrite the canonical URLs (see `neardup rules`)
-        pages["canonical_url"] = [apply_url_rules(u, config.url_rules) for u in pages["url"]]
-        pages["rel_canonical"] = [
-            None if not isinstance(u, str) else apply_url_rules(u, config.url_rules)
-            for u in pages["rel_canonical"]
-        ]
+        pages["canonical_url"], pages["rel_canonical"] = ruled_urls(
+            pages["url"], pages["rel_canonical"], config.url_rules
+        )
     unit_of = pd.Series(units["unit_id"].to_numpy(), index=units["exact_key"])
     pages["unit_id"] = pages["exact_key"].map(unit_of).fillna(-1).astype(np.int64)
     pages.loc[pages["degenerate"].notna(), "unit_id"] = -1

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
+from ..analysis import ruled_urls
 from ..batches import fingerprint_batch, ingest_batch, set_batch, signatures
 from ..candidates import (
     CandidateStats,
@@ -29,6 +30,7 @@ from ..clusters import pick_representatives
 from ..config import Config
 from ..ingest import RawLine
 from ..simhash import hamming_many
+from ..urls import UrlRule
 from ..warc import WarcBatches
 from .session import FILE, SRC, START, display_path
 
@@ -82,6 +84,7 @@ PAIR_IDS = pa.schema([("a", pa.int32()), ("b", pa.int32())])
 PAIR_EST = pa.schema(
     [("a", pa.int32()), ("b", pa.int32()), ("jaccard", pa.float64()), ("containment", pa.float64())]
 )
+URLS = pa.schema([("page_id", pa.int64()), ("canonical_url", pa.string()), ("rel_canonical", pa.string())])
 REPS = pa.schema(
     [
         ("cluster_id", pa.int64()),
@@ -213,6 +216,17 @@ def ingest_fn(config: Config, fmt: str, keep_html: bool) -> ArrowFn:
             yield pa.RecordBatch.from_pylist(summary, schema=RECORD)
 
     return run
+
+
+def urls_under_rules(batch: pa.RecordBatch, rules: Sequence[UrlRule]) -> Iterator[pa.RecordBatch]:
+    """The canonical URL and rel=canonical of each page (columns page_id, url, rel_canonical) under the
+    config's URL rules, with the local engine's `analysis.ruled_urls`."""
+    canonical, rel = ruled_urls(
+        batch.column("url").to_pylist(), batch.column("rel_canonical").to_pylist(), rules
+    )
+    yield pa.RecordBatch.from_arrays(
+        [batch.column("page_id"), pa.array(canonical, pa.string()), pa.array(rel, pa.string())], schema=URLS
+    )
 
 
 # --- fingerprints and candidate pairs -----------------------------------------------------------

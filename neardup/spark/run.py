@@ -4,7 +4,7 @@
 2. `number_pages`: page ids and line numbers as the local engine gives them; duplicate records and
    bad records go to `errors`.
 3. `fingerprint_units`: one unit per distinct text of content pages, numbered in key order, with its
-   fingerprint.
+   fingerprint; the content pages' URLs under the config's URL rules (`apply_url_rules`).
 4. `find_pairs`: candidate pairs, verified, down to the loosest threshold (`pairs`).
 5. `cluster_pages`: connected components of the pairs at the threshold, cluster ids and representatives
    (`clusters`).
@@ -228,13 +228,27 @@ def number_pages(
     return pages, sources
 
 
-def fingerprint_units(pages: DataFrame, config: Config, out: str) -> Units:
+def apply_url_rules(pages: DataFrame, config: Config, work: str) -> DataFrame:
+    """`pages` with canonical_url and rel_canonical rewritten by the config's URL rules, as the local
+    engine rewrites them when it loads the fingerprints; the written `pages` keep the URLs as ingested,
+    as the local store does."""
+    spark = pages.sparkSession
+    urls = pages.select("page_id", "url", "rel_canonical").mapInArrow(
+        per_batch(arrow.urls_under_rules, config.url_rules), ddl(arrow.URLS)
+    )
+    urls.write.mode("overwrite").parquet(f"{work}/urls")
+    return pages.drop("canonical_url", "rel_canonical").join(spark.read.parquet(f"{work}/urls"), "page_id")
+
+
+def fingerprint_units(pages: DataFrame, config: Config, out: str, work: str) -> Units:
     """Units (distinct exact keys of content pages, numbered in key order) and their fingerprints,
-    written to `units`."""
+    written to `units`. The content pages carry their URLs under the config's URL rules."""
     from pyspark.sql import functions as F
 
     spark = pages.sparkSession
     content = pages.filter(F.col("degenerate").isNull())
+    if config.url_rules:
+        content = apply_url_rules(content, config, work)
     unit_texts = content.groupBy("exact_key").agg(F.any_value("text").alias("text"))
     numbered = dense_index(unit_texts, ["exact_key"], "unit_id")
     unit_schema = arrow.UNIT_SIMHASH if config.method == "simhash" else arrow.UNIT_MINHASH
@@ -401,7 +415,7 @@ def run_spark(
         with clock.stage("page ids"):
             pages, sources = number_pages(spark, records, inputs, keep_html, out, work)
         with clock.stage("fingerprints"):
-            units = fingerprint_units(pages, config, out)
+            units = fingerprint_units(pages, config, out, work)
         with clock.stage("candidates"):
             pairs = find_pairs(units, config, out, work)
         with clock.stage("clusters"):
