@@ -219,7 +219,7 @@ def engine_child(args: argparse.Namespace) -> None:
         report_text(analysis)
         t1 = now()
         stage(f"{method}: analyze+report @{cfg.threshold:g}", t0, t1, kind="report", analyze_s=t_an - t0)
-        numbers = analysis.numbers
+        numbers = analysis.numbers.as_dict()
 
         re_total, re_analyze = [], []
         thresholds = [t for t in RECLUSTER[method] if t != cfg.threshold][:5]

@@ -8,9 +8,8 @@ filters the stored pairs and re-clusters.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -146,13 +145,14 @@ def pairs_at_threshold(fp: Fingerprints, config: Config) -> np.ndarray:
     return scores <= config.threshold if config.method == "simhash" else scores >= config.threshold
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ReportNumbers:
+@dataclass(frozen=True, slots=True, kw_only=True, eq=False)
+class ReportNumbers(Mapping[str, int | float]):
     """The report's numbers at one setting (all counts are pages, except the clusters and pairs).
 
     Content pages split into exact duplicates (same words as an earlier page; byte-identical ones
     included), near duplicates (a distinct text in a cluster with another) and unique pages (one per
     cluster): redundant = exact + near = content - unique, and `redundant_pct` is a share of all pages.
+    Also a read-only mapping by name (`numbers["redundant_pct"]`), equal to a dict of the same numbers.
     """
 
     total_pages: int
@@ -171,6 +171,21 @@ class ReportNumbers:
     def as_dict(self) -> dict[str, int | float]:
         """The numbers by name, in the report's order (the `numbers` of `report --json`)."""
         return dataclasses.asdict(self)
+
+    def __getitem__(self, name: str) -> int | float:
+        if name not in _REPORT_NUMBERS:
+            raise KeyError(name)
+        value: int | float = getattr(self, name)
+        return value
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(_REPORT_NUMBERS)
+
+    def __len__(self) -> int:
+        return len(_REPORT_NUMBERS)
+
+
+_REPORT_NUMBERS = tuple(f.name for f in dataclasses.fields(ReportNumbers))
 
 
 def report_numbers(
@@ -209,7 +224,7 @@ def report_numbers(
 class Analysis:
     config: Config
     pages: pd.DataFrame
-    numbers: dict[str, Any]
+    numbers: ReportNumbers
     hosts: pd.DataFrame
     cluster_sizes: pd.Series
     warnings: list[str]
@@ -342,7 +357,7 @@ def analyze(fp: Fingerprints, config: Config) -> Analysis:
         duplicate_clusters=len(dup_sizes),
         largest_cluster=int(counts.max()) if n_clusters else 0,
         pairs_at_threshold=int(keep.sum()),
-    ).as_dict()
+    )
     host = arr["host"][idx]
     host_pages = np.bincount(host, minlength=len(fp.hosts))
     host_redundant = np.bincount(host, weights=~is_rep[idx], minlength=len(fp.hosts)).astype(np.int64)

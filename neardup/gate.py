@@ -8,6 +8,7 @@ is above it; equal passes. Limits come from `dupcheck.yaml` (`gate:`) and `neard
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -142,7 +143,7 @@ class Verdict:
         return {"passed": self.passed, "limits": [c.as_dict() for c in self.checks]}
 
 
-def evaluate(numbers: dict[str, Any], limits: tuple[Limit, ...]) -> Verdict:
+def evaluate(numbers: Mapping[str, Any], limits: tuple[Limit, ...]) -> Verdict:
     """Check each limit against the report's numbers (`analysis.analyze`); percentages are exact, not rounded."""
     total = int(numbers["total_pages"])
     checks = []

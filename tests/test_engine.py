@@ -13,7 +13,7 @@ import pytest
 from conftest import Crawl, make_crawl, page_html, words_text, write_jsonl
 
 from neardup import engine
-from neardup.analysis import Analysis, analyze, load_fingerprints
+from neardup.analysis import Analysis, ReportNumbers, analyze, load_fingerprints
 from neardup.candidates import CAPPED_NOTE, CandidateStats
 from neardup.config import Config
 from neardup.ingest import BLOCK_BYTES
@@ -440,3 +440,17 @@ def test_inserts_cut_by_bytes_store_what_one_insert_stores(tmp_path: Path, monke
     assert _stored(many) == _stored(one)
     one.close()
     many.close()
+
+
+def test_report_numbers_are_typed_and_read_as_a_mapping(loaded: tuple[Store, Crawl]) -> None:
+    """`Analysis.numbers` is a `ReportNumbers`: fields by attribute, the same numbers by name, and its
+    dict (the JSON report's `numbers`) in the report's order."""
+    store, _ = loaded
+    n = _analysis(store, Config()).numbers
+    assert isinstance(n, ReportNumbers)
+    assert n.redundant_pages == n.exact_duplicates + n.near_duplicates == n.content_pages - n.unique_pages
+    assert n["near_duplicates"] == n.near_duplicates > 0
+    assert n == n.as_dict() and dict(n) == n.as_dict()
+    assert list(n.as_dict())[:3] == ["total_pages", "content_pages", "degenerate_pages"]
+    with pytest.raises(KeyError):
+        n["as_dict"]
