@@ -10,7 +10,7 @@ What it measures
   1. Engine stages, end to end, into a fresh DuckDB file, with the engine's default parallelism
      (both cores): ingest + normalize (`engine.ingest_file`), then for SimHash and for MinHash
      `engine.ensure_fingerprints` (split into fingerprinting, candidate pairs and saving, from the
-     engine's own progress events), `engine.load_fingerprints`, `engine.analyze` + the text report at
+     engine's own progress events), `analysis.load_fingerprints`, `analysis.analyze` + the text report at
      the default threshold, and the re-cluster + re-report time after a threshold change (median of 5
      other thresholds). End to end = ingest + fingerprints + load + first report, per method.
   2. Memory and CPU: the engine runs in a child process; this process polls /proc every 0.2 s and

@@ -3,7 +3,7 @@
     python bench/bench_app.py --db bench/data/app.duckdb [--input crawl.jsonl.gz]
 
 With --input, the dump is ingested into a fresh --db first (and fingerprints computed for the default
-setting). Then, per method, for 5 thresholds: `engine.analyze` (Home, Explore, Clusters, Export),
+setting). Then, per method, for 5 thresholds: `analysis.analyze` (Home, Explore, Clusters, Export),
 `labeled_pairs` + `audit_queue` + `bucket_tallies` (Audit, on every label; `candidate_pairs` is cached per
 setting), `pair_detail` (Audit: the pages, scores, diff and suggested category of a pair; cached per pair and
 prefetched for the next one), `audit.tune_tables` (Tune), `audit.cluster_table` (Clusters) and
