@@ -9,6 +9,8 @@ the Arrow sibling of `mapInPandas`: no pandas round trip for raw bytes and times
   counts its own lines and good records, the driver turns those counts into offsets, so page ids and
   line numbers equal the local engine's without a global sort.
 - units (one per distinct `exact_key` of content pages), numbered in `exact_key` order as locally.
+- URLs: the config's `url_rules` rewrite the content pages' canonical URL and rel=canonical in the
+  workers with the local engine's `analysis.ruled_urls`; the written `pages` keep them as ingested.
 - candidates: SimHash pigeonhole tables (`candidates.block_masks`, `candidates.choose_r`) and MinHash
   LSH bands (`candidates.lsh_params(lsh_threshold(...))`) become a groupBy on (table, key); buckets
   above `candidates.BUCKET_CAP` members are counted, not expanded; pairs are enumerated inside a
