@@ -365,6 +365,46 @@ def test_parquet_input_matches_local(session: object, tmp_path: Path) -> None:
     assert manifest["numbers"] == numbers
 
 
+def test_url_rules_merge_url_variants_as_locally(session: object, tmp_path: Path) -> None:
+    """The config's URL rules rewrite the canonical URLs on the Spark path as the local engine does:
+    the variants of a page (a session parameter, a print path) carry one canonical URL, and the
+    representatives and the numbers follow."""
+    import random
+
+    from neardup.spark import run_spark
+    from neardup.urls import UrlRule
+
+    rng = random.Random(11)
+    records = []
+    for i in range(4):
+        title, body = f"Item {i}", words_text(rng, 300)
+        for url in (
+            f"https://shop.example/item-{i}?sessionid=a{i}b{i}c{i}",
+            f"https://shop.example/print/item-{i}",
+            f"https://shop.example/item-{i}?sessionid=z{i}",
+        ):
+            records.append({"url": url, "status": 200, "html": page_html(title, body)})
+    path = tmp_path / "shop.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    rules = (
+        UrlRule("shop.example", "drop_param", "sessionid"),
+        UrlRule("shop.example", "drop_segment", "print"),
+    )
+    config = Config(method="simhash", threshold=6, url_rules=rules)
+    manifest = run_spark(session, [str(path)], str(tmp_path / "out"), config)
+    with Store(tmp_path / "local.duckdb") as store:
+        engine.ingest_file(store, path, config, jobs=1)
+        analysis = analyze(load_fingerprints(store, config, jobs=1), config)
+    content = analysis.pages[analysis.pages["cluster_id"].notna()].set_index("page_id").sort_index()
+    # the rules merge each item's three URLs into one canonical URL
+    assert (content.groupby("cluster_id")["canonical_url"].nunique() == 1).all()
+    assert set(content["canonical_url"]) == {f"https://shop.example/item-{i}" for i in range(4)}
+    clusters = _parquet(tmp_path / "out", "clusters").set_index("page_id").sort_index()
+    for col in ["cluster_id", "canonical_url", "representative_id", "representative_url", "why"]:
+        assert clusters[col].tolist() == content[col].tolist(), col
+    assert manifest["numbers"] == analysis.numbers
+
+
 @pytest.fixture(scope="module")
 def warc_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The first 400 sample records as two WARC.gz files (one gzip member per record: windows-1252,
@@ -432,43 +472,3 @@ def test_warc_files_match_the_local_engine(warc_dir: Path, tmp_path: Path) -> No
     assert manifest["numbers"] == analysis.numbers
     assert [s["path"] for s in manifest["sources"]] == [str(f) for f in sorted(warc_dir.iterdir())]
     store.close()
-
-
-def test_url_rules_merge_url_variants_as_locally(session: object, tmp_path: Path) -> None:
-    """The config's URL rules rewrite the canonical URLs on the Spark path as the local engine does:
-    the variants of a page (a session parameter, a print path) carry one canonical URL, and the
-    representatives and the numbers follow."""
-    import random
-
-    from neardup.spark import run_spark
-    from neardup.urls import UrlRule
-
-    rng = random.Random(11)
-    records = []
-    for i in range(4):
-        title, body = f"Item {i}", words_text(rng, 300)
-        for url in (
-            f"https://shop.example/item-{i}?sessionid=a{i}b{i}c{i}",
-            f"https://shop.example/print/item-{i}",
-            f"https://shop.example/item-{i}?sessionid=z{i}",
-        ):
-            records.append({"url": url, "status": 200, "html": page_html(title, body)})
-    path = tmp_path / "shop.jsonl"
-    path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
-    rules = (
-        UrlRule("shop.example", "drop_param", "sessionid"),
-        UrlRule("shop.example", "drop_segment", "print"),
-    )
-    config = Config(method="simhash", threshold=6, url_rules=rules)
-    manifest = run_spark(session, [str(path)], str(tmp_path / "out"), config)
-    with Store(tmp_path / "local.duckdb") as store:
-        engine.ingest_file(store, path, config, jobs=1)
-        analysis = analyze(load_fingerprints(store, config, jobs=1), config)
-    content = analysis.pages[analysis.pages["cluster_id"].notna()].set_index("page_id").sort_index()
-    # the rules merge each item's three URLs into one canonical URL
-    assert (content.groupby("cluster_id")["canonical_url"].nunique() == 1).all()
-    assert set(content["canonical_url"]) == {f"https://shop.example/item-{i}" for i in range(4)}
-    clusters = _parquet(tmp_path / "out", "clusters").set_index("page_id").sort_index()
-    for col in ["cluster_id", "canonical_url", "representative_id", "representative_url", "why"]:
-        assert clusters[col].tolist() == content[col].tolist(), col
-    assert manifest["numbers"] == analysis.numbers
