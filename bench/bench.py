@@ -10,7 +10,7 @@ What it measures
   1. Engine stages, end to end, into a fresh DuckDB file, with the engine's default parallelism
      (both cores): ingest + normalize (`engine.ingest_file`), then for SimHash and for MinHash
      `engine.ensure_fingerprints` (split into fingerprinting, candidate pairs and saving, from the
-     engine's own progress events), `engine.load_fingerprints`, `engine.analyze` + the text report at
+     engine's own progress events), `analysis.load_fingerprints`, `analysis.analyze` + the text report at
      the default threshold, and the re-cluster + re-report time after a threshold change (median of 5
      other thresholds). End to end = ingest + fingerprints + load + first report, per method.
   2. Memory and CPU: the engine runs in a child process; this process polls /proc every 0.2 s and
@@ -137,6 +137,7 @@ def ensure_crawl(pages: int, seed: int, make_crawl: str | None) -> tuple[Path, P
 def engine_child(args: argparse.Namespace) -> None:
     """Runs in the child: every stage of the real engine, timestamps (CLOCK_MONOTONIC) to a JSON file."""
     from neardup import engine
+    from neardup.analysis import analyze, load_fingerprints
     from neardup.config import Config
     from neardup.report import report_text
     from neardup.store import Store
@@ -207,25 +208,25 @@ def engine_child(args: argparse.Namespace) -> None:
 
         begin(f"{method}: load_fingerprints")
         t0 = now()
-        fp = engine.load_fingerprints(store, cfg, jobs=jobs)
+        fp = load_fingerprints(store, cfg, jobs=jobs)
         t1 = now()
         stage(f"{method}: load_fingerprints", t0, t1, kind="load")
 
         begin(f"{method}: analyze+report")
         t0 = now()
-        analysis = engine.analyze(fp, cfg)
+        analysis = analyze(fp, cfg)
         t_an = now()
         report_text(analysis)
         t1 = now()
         stage(f"{method}: analyze+report @{cfg.threshold:g}", t0, t1, kind="report", analyze_s=t_an - t0)
-        numbers = analysis.numbers
+        numbers = analysis.numbers.as_dict()
 
         re_total, re_analyze = [], []
         thresholds = [t for t in RECLUSTER[method] if t != cfg.threshold][:5]
         for th in thresholds:
             c = cfg.replace(threshold=th)
             t0 = now()
-            a = engine.analyze(fp, c)
+            a = analyze(fp, c)
             t_an = now()
             report_text(a)
             t1 = now()
@@ -786,6 +787,7 @@ def run_profile(
     import pstats
 
     from neardup import engine
+    from neardup.analysis import analyze, load_fingerprints
     from neardup.config import Config
     from neardup.report import report_text
     from neardup.store import Store
@@ -820,8 +822,8 @@ def run_profile(
             if method in stages:
                 prof(f"fingerprints_{method}", lambda cfg=cfg: engine.ensure_fingerprints(store, cfg, jobs=1))
             if "analyze" in stages:
-                fps[method] = engine.load_fingerprints(store, cfg, jobs=1)
-                prof(f"analyze_{method}", lambda cfg=cfg, m=method: report_text(engine.analyze(fps[m], cfg)))
+                fps[method] = load_fingerprints(store, cfg, jobs=1)
+                prof(f"analyze_{method}", lambda cfg=cfg, m=method: report_text(analyze(fps[m], cfg)))
         store.close()
 
 

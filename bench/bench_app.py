@@ -3,7 +3,7 @@
     python bench/bench_app.py --db bench/data/app.duckdb [--input crawl.jsonl.gz]
 
 With --input, the dump is ingested into a fresh --db first (and fingerprints computed for the default
-setting). Then, per method, for 5 thresholds: `engine.analyze` (Home, Explore, Clusters, Export),
+setting). Then, per method, for 5 thresholds: `analysis.analyze` (Home, Explore, Clusters, Export),
 `labeled_pairs` + `audit_queue` + `bucket_tallies` (Audit, on every label; `candidate_pairs` is cached per
 setting), `pair_detail` (Audit: the pages, scores, diff and suggested category of a pair; cached per pair and
 prefetched for the next one), `audit.tune_tables` (Tune), `audit.cluster_table` (Clusters) and
@@ -18,6 +18,7 @@ import time
 from pathlib import Path
 
 from neardup import audit, engine
+from neardup.analysis import Fingerprints, analyze, load_fingerprints
 from neardup.config import Config
 from neardup.csvsafe import to_csv
 from neardup.export import clusters_frame
@@ -44,13 +45,13 @@ def audit_rerun(pairs, cfg: Config, labels) -> object:
     return audit_queue(pairs, matched, per_bucket=5, seed=7, skipped=set(), focus=cfg.threshold)
 
 
-def page_calls(fp: engine.Fingerprints, cfg: Config, labels, pairs) -> dict:
+def page_calls(fp: Fingerprints, cfg: Config, labels, pairs) -> dict:
     """What a page recomputes after a threshold move (`candidate_pairs` is cached per setting in the app)."""
-    analysis = engine.analyze(fp, cfg)
+    analysis = analyze(fp, cfg)
     first = audit_rerun(pairs, cfg, labels).iloc[0]
     a, b = int(first["page_a"]), int(first["page_b"])
     return {
-        "analyze (Home, Explore, Clusters, Export)": lambda: engine.analyze(fp, cfg),
+        "analyze (Home, Explore, Clusters, Export)": lambda: analyze(fp, cfg),
         "labeled_pairs + audit_queue + bucket_tallies (Audit, per label)": lambda: audit_rerun(
             pairs, cfg, labels
         ),
@@ -81,7 +82,7 @@ def main() -> None:
     for method in ("minhash", "simhash"):
         base = Config().with_method(method)
         t = time.perf_counter()
-        fp = engine.load_fingerprints(store, base)
+        fp = load_fingerprints(store, base)
         print(f"| {method} | (load_fingerprints, once per setting: {time.perf_counter() - t:.1f} s) | |")
         labels = store.labels()
         t = time.perf_counter()

@@ -115,6 +115,7 @@ def bad_lines(tree: Path, n: int, tmp: Path) -> None:
 from pathlib import Path
 import error_flood
 from neardup import engine
+from neardup.batches import ingest_arrow, ingest_records
 from neardup.config import Config
 from neardup.ingest import read_batches
 from neardup.store import Store
@@ -126,11 +127,11 @@ t = time.process_time()
 batches = [list(b) for b in read_batches(dump, "{fmt}", batch_records=engine.BATCH)]
 result["read"] = time.process_time() - t
 t = time.process_time()
-outs = [engine._ingest_records(b, Config()) for b in batches]
+outs = [ingest_records(b, Config()) for b in batches]
 result["check"] = time.process_time() - t
 t = time.process_time()
 for b in batches:
-    engine._ingest_arrow((b, Config()))
+    ingest_arrow((b, Config()))
 result["check + tables"] = time.process_time() - t
 bad = [x for o in outs for x in o[1]]
 with Store(tmp / "errors.duckdb") as store:

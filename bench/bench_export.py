@@ -22,6 +22,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from neardup import engine  # noqa: E402
+from neardup.analysis import analyze, load_fingerprints  # noqa: E402
 from neardup.config import Config  # noqa: E402
 from neardup.export import write_kept, write_removed_csv  # noqa: E402
 from neardup.store import Store  # noqa: E402
@@ -51,8 +52,8 @@ def main() -> None:
             if not args.db:
                 engine.ingest_file(store, args.input, config)
         with Store(db) as store:
-            fp = engine.load_fingerprints(store, config)
-            analysis = engine.analyze(fp, config)
+            fp = load_fingerprints(store, config)
+            analysis = analyze(fp, config)
             n = analysis.numbers
             print(
                 f"{n['total_pages']:,} pages, {n['unique_pages']:,} kept, {n['redundant_pages']:,} removed; "

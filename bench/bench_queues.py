@@ -27,6 +27,7 @@ import numpy as np
 import pandas as pd
 
 from neardup import audit, engine
+from neardup.analysis import Fingerprints, load_fingerprints
 from neardup.config import Config, default_threshold
 from neardup.evaluate import load_truth
 from neardup.labels import active_queue, audit_queue, bucket_tallies, decision_at
@@ -35,7 +36,7 @@ from neardup.store import Store
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def truth_labels(fp: engine.Fingerprints, pairs: pd.DataFrame, truth: pd.DataFrame) -> np.ndarray:
+def truth_labels(fp: Fingerprints, pairs: pd.DataFrame, truth: pd.DataFrame) -> np.ndarray:
     """'duplicate' / 'not' per candidate pair from the ground truth."""
     cluster = truth.set_index("line")["true_cluster"].where(
         ~truth.set_index("line")["kind"].str.startswith("degenerate")
@@ -97,7 +98,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         store = Store(Path(tmp) / "q.duckdb")
         engine.ingest_file(store, args.input, config)
-        fp = engine.load_fingerprints(store, config)
+        fp = load_fingerprints(store, config)
         pairs = audit.candidate_pairs(fp, config)
         truth = truth_labels(fp, pairs, load_truth(args.truth))
         store.close()

@@ -21,14 +21,14 @@ ROOT = Path(__file__).resolve().parent.parent
 
 _RUN = r"""
 import cProfile, json, pstats, resource, sys, time
-from neardup import engine
+from neardup import analysis
 from neardup.config import Config
 from neardup.rules import learn_rules
 from neardup.store import Store
 db, n, profile = sys.argv[1], int(sys.argv[2]), sys.argv[3] == "1"
 config = Config()
 with Store(db, read_only=True) as store:
-    pages = engine.analyze(engine.load_fingerprints(store, config), config).pages
+    pages = analysis.analyze(analysis.load_fingerprints(store, config), config).pages
 pages = pages.nsmallest(n, "page_id")
 def rss_mb():
     with open("/proc/self/status") as f:

@@ -24,6 +24,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from neardup import engine  # noqa: E402
+from neardup.analysis import analyze, load_fingerprints  # noqa: E402
 from neardup.candidates import minhash_pairs  # noqa: E402
 from neardup.config import Config  # noqa: E402
 from neardup.evaluate import load_truth, pairwise_scores, recall_per_kind  # noqa: E402
@@ -81,7 +82,7 @@ def _row(db: Path, path: str, truth, comments: bool, repeat: int) -> str:
     config = Config(comments=comments)
     store = Store(db)
     engine.ingest_file(store, path, config, jobs=1)
-    fp = engine.load_fingerprints(store, config, jobs=1)  # texts, sketches and pairs, not timed
+    fp = load_fingerprints(store, config, jobs=1)  # texts, sketches and pairs, not timed
     sigs, n_shingles = fp.minhash, fp.n_shingles.astype(np.int32)
     keys = store.units(config.fingerprint_key, with_signatures=False)["exact_key"].to_numpy()
 
@@ -89,7 +90,7 @@ def _row(db: Path, path: str, truth, comments: bool, repeat: int) -> str:
     verify_s, kept = _cpu_median(
         lambda: engine.verify_exact(store, config, keys, n_shingles, a, b, stats, jobs=1), repeat
     )
-    pages = engine.analyze(fp, config).pages
+    pages = analyze(fp, config).pages
     n_pages = store.count_pages()
     store.close()
     per_kind = recall_per_kind(pages, truth)

@@ -24,7 +24,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from neardup import engine  # noqa: E402
+from neardup import analysis, engine  # noqa: E402
 from neardup.candidates import (  # noqa: E402
     containment_lsh_pairs,
     lsh_params,
@@ -52,7 +52,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         store = Store(Path(tmp) / "c.duckdb")
         engine.ingest_file(store, args.input, config, jobs=1)
-        fp = engine.load_fingerprints(store, config, jobs=1)
+        fp = analysis.load_fingerprints(store, config, jobs=1)
         sigs, n_sh = fp.minhash, fp.n_shingles.astype(np.int32)
         assert sigs is not None
         keys = store.units(config.fingerprint_key, with_signatures=False)["exact_key"].to_numpy()
@@ -99,7 +99,7 @@ def main() -> None:
                 "containment": kc,
                 "hamming_bits": np.full(len(ka), -1, np.int16),
             }
-            pages = engine.analyze(dataclasses.replace(fp, pairs=pairs), config).pages
+            pages = analysis.analyze(dataclasses.replace(fp, pairs=pairs), config).pages
             per_kind = recall_per_kind(pages, truth)
             s = pairwise_scores(pages, truth)
             others = min(r for k, r in per_kind.items() if k not in PARTIAL)
@@ -115,9 +115,9 @@ def main() -> None:
         store.close()
 
 
-def analyze_misses(store: Store, fp: engine.Fingerprints, truth: Any, config: Config) -> None:
+def analyze_misses(store: Store, fp: analysis.Fingerprints, truth: Any, config: Config) -> None:
     """Print each partial copy that is not clustered with its original, and why."""
-    pages = engine.analyze(fp, config).pages.merge(truth[["line", "true_cluster", "kind"]], on="line")
+    pages = analysis.analyze(fp, config).pages.merge(truth[["line", "true_cluster", "kind"]], on="line")
     first = pages.sort_values("line").groupby("true_cluster").first()
     bands, rows = lsh_params(
         lsh_threshold(config.minhash_floor, config.similarity, config.min_size_ratio), config.num_perm

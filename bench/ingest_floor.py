@@ -30,8 +30,8 @@ sys.path.insert(0, str(BENCH))
 import xxhash  # noqa: E402
 
 import bench as local_bench  # noqa: E402  (crawl cache)
+from neardup.batches import sketch_table  # noqa: E402
 from neardup.config import Config  # noqa: E402
-from neardup.engine import _sketch_table  # noqa: E402
 from neardup.ingest import _inflated, decode_json_line, detect_format, read_raw, validate  # noqa: E402
 from neardup.normalize import degenerate_reason, parse_page  # noqa: E402
 from neardup.shingles import text_words  # noqa: E402
@@ -151,7 +151,7 @@ def main(argv: list[str] | None = None) -> int:
         (
             "Arrow table of the sketches",
             lambda: [
-                _sketch_table(
+                sketch_table(
                     [""] * len(content[i : i + 500]), [tokens[j][1] for j in content[i : i + 500]], config
                 )
                 for i in range(0, len(content), 500)

@@ -7,7 +7,7 @@
    from the extractor's parse could save.
 2. The page's bytes for its MD5: `str.encode` then MD5, against `_html.utf8_md5` (MD5 of the str's cached
    UTF-8, the form the parser and Arrow read too). Each on freshly decoded strs, as a worker has them.
-3. The return trip: the worker results of `engine._ingest_arrow` (pages and sketches as Arrow tables) sent
+3. The return trip: the worker results of `batches.ingest_arrow` (pages and sketches as Arrow tables) sent
    through a pipe as the process pool sends them (pickled, `Connection.send`) by a forked child and
    received in this process; the CPU of each side, with the HTML column and with it emptied: what carrying
    the HTML back costs.
@@ -39,7 +39,7 @@ import numpy as np
 import orjson
 import pyarrow as pa
 
-from neardup import _html, engine
+from neardup import _html, batches, engine
 from neardup import store as store_mod
 from neardup.config import Config
 from neardup.ingest import _rel_canonical, detect_format, file_sha256, read_batches, read_raw
@@ -246,7 +246,7 @@ def main() -> None:
         total += len(chunk_list)
         if total >= n:
             break
-    results = [engine._ingest_arrow((c, config)) for c in chunks]
+    results = [batches.ingest_arrow((c, config)) for c in chunks]
     n_pages = sum(r[0].num_rows for r in results)
     if "trip" in only:
         for label, res, spool in (

@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from neardup import engine
+from neardup.analysis import analyze, load_fingerprints
 from neardup.config import Config
 from neardup.evaluate import load_truth, pairwise_scores
 from neardup.store import Store
@@ -60,10 +61,10 @@ def main() -> None:
                         threshold=thresholds[0],
                         min_words=max(30, k),
                     )
-                    fp = engine.load_fingerprints(store, base, jobs=args.jobs)
+                    fp = load_fingerprints(store, base, jobs=args.jobs)
                     for t in thresholds:
                         cfg = base.replace(threshold=t)
-                        s = pairwise_scores(engine.analyze(fp, cfg).pages, truth)
+                        s = pairwise_scores(analyze(fp, cfg).pages, truth)
                         sim = similarity if method == "minhash" else "hamming"
                         print(
                             f"| {norm.normalization} | {method} | {sim} | {k} | {t} | {s.precision:.3f} | {s.recall:.3f} | "

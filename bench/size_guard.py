@@ -33,6 +33,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from neardup import engine  # noqa: E402
+from neardup.analysis import analyze, load_fingerprints  # noqa: E402
 from neardup.config import Config  # noqa: E402
 from neardup.evaluate import load_truth, pairwise_scores, recall_per_kind  # noqa: E402
 from neardup.normalize import parse_page  # noqa: E402
@@ -132,13 +133,13 @@ def distributions(sets: list[np.ndarray], truth: pd.DataFrame) -> None:
 
 def scores_at(store: Store, truth: pd.DataFrame, config: Config) -> tuple[dict[str, float], object, int, int]:
     """Recall per kind, pairwise scores, stored pairs and LSH candidates at `config`."""
-    fp = engine.load_fingerprints(store, config, jobs=1)
-    pages = engine.analyze(fp, config).pages
+    fp = load_fingerprints(store, config, jobs=1)
+    pages = analyze(fp, config).pages
     return (
         recall_per_kind(pages, truth),
         pairwise_scores(pages, truth),
         len(fp.pairs["a"]),
-        fp.stats.get("candidates", 0),
+        fp.stats.candidates,
     )
 
 

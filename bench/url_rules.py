@@ -19,6 +19,7 @@ from pathlib import Path
 import pandas as pd
 
 from neardup import engine
+from neardup.analysis import analyze, load_fingerprints
 from neardup.config import Config
 from neardup.evaluate import load_truth
 from neardup.rules import learn_rules, rewritten_urls, rule_stats
@@ -44,7 +45,7 @@ def main() -> None:
     config = Config()
     with tempfile.TemporaryDirectory() as tmp, Store(Path(tmp) / "rules.duckdb") as store:
         engine.ingest_file(store, args.input, config, jobs=args.jobs)
-        analysis = engine.analyze(engine.load_fingerprints(store, config, jobs=args.jobs), config)
+        analysis = analyze(load_fingerprints(store, config, jobs=args.jobs), config)
     started = time.perf_counter()
     learned = learn_rules(analysis.pages)
     seconds = time.perf_counter() - started

@@ -53,7 +53,7 @@ def suggest_categories(pages: pd.DataFrame) -> pd.Series:
     URL: "noise re-fetch" if every fetch has the same text, "stale re-crawl" if not; several canonical
     URLs on one host -> "URL variant" if they all hold the same text, else "templated siblings".
 
-    Needs columns cluster_id, cluster_size, url, canonical_url, host and unit_id (`engine.analyze`)."""
+    Needs columns cluster_id, cluster_size, url, canonical_url, host and unit_id (`analysis.analyze`)."""
     multi = pages[pages["cluster_size"].fillna(0).to_numpy() > 1]
     cluster = multi["cluster_id"].to_numpy(dtype=np.int64)
     ids = np.flatnonzero(np.bincount(cluster)) if len(cluster) else cluster

@@ -10,9 +10,9 @@ from urllib.parse import urlsplit
 import numpy as np
 import pandas as pd
 
+from .analysis import Fingerprints, pair_scores
 from .config import Config
 from .diff import Segment, word_diff
-from .engine import Fingerprints, pair_scores
 from .labels import bucket_of, bucket_tallies, consensus_labels, estimates
 from .minhash import estimate_jaccard, minhash_many
 from .shingles import containment, jaccard, shingle_hashes, shingles, words

@@ -22,13 +22,13 @@ import numpy as np
 
 from .minhash import estimate_containment, estimate_jaccard, lean
 from .parallel import default_jobs
-from .shingles import _fmix64, _kernels
+from .shingles import fmix64, kernels
 from .simhash import hamming_many
 
 # A bucket with more members than this is boilerplate being fingerprinted, not duplication:
 # its pairs are not enumerated (they would be quadratic) and the bucket is reported.
 BUCKET_CAP = 2000
-# Ends every note about capped buckets: the report shows these notes as warnings.
+# Ends the warning about capped buckets (`CandidateStats.warn_capped`).
 CAPPED_NOTE = "were not expanded: boilerplate is being fingerprinted"
 _U32 = np.uint64(32)
 EXACT_CHUNK = 1 << 21  # shingles looked up at once in exact verification (~40 MB of work arrays)
@@ -48,7 +48,8 @@ class CandidateStats:
     # them fell below the floor (their estimate had passed it).
     verified_exact: int = 0
     rejected_exact: int = 0
-    notes: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # information (e.g. the LSH bands x rows)
+    warnings: list[str] = field(default_factory=list)  # what the report shows as warnings
 
     def merge(self, other: CandidateStats) -> None:
         self.tables += other.tables
@@ -57,7 +58,17 @@ class CandidateStats:
         self.capped_buckets += other.capped_buckets
         self.capped_members += other.capped_members
 
+    def warn_capped(self, kind: str, bucket_cap: int) -> None:
+        """The warning that `capped_buckets` buckets (of `kind`: SimHash or LSH) were not expanded."""
+        if self.capped_buckets:
+            self.warnings.append(
+                f"{self.capped_buckets} {kind} bucket(s) with more than {bucket_cap} members "
+                f"({self.capped_members} members) {CAPPED_NOTE}"
+            )
+
     def as_dict(self) -> dict[str, Any]:
+        """The stored form (the `stats` of a fingerprint set, the manifest's `candidate_stats`): one
+        list `notes`, the information notes then the warnings."""
         return {
             "tables": self.tables,
             "candidates": self.candidates,
@@ -66,11 +77,30 @@ class CandidateStats:
             "capped_members": self.capped_members,
             "verified_exact": self.verified_exact,
             "rejected_exact": self.rejected_exact,
-            "notes": self.notes,
+            "notes": [*self.notes, *self.warnings],
         }
 
+    @classmethod
+    def from_dict(cls, stored: dict[str, Any]) -> CandidateStats:
+        """The stats from their stored form: the one warning there is, the capped buckets', is written
+        last, and only where buckets were capped."""
+        notes = list(stored.get("notes", []))
+        capped = int(stored.get("capped_buckets", 0))
+        n_info = len(notes) - (1 if capped and notes else 0)
+        return cls(
+            tables=int(stored.get("tables", 0)),
+            candidates=int(stored.get("candidates", 0)),
+            largest_bucket=int(stored.get("largest_bucket", 0)),
+            capped_buckets=capped,
+            capped_members=int(stored.get("capped_members", 0)),
+            verified_exact=int(stored.get("verified_exact", 0)),
+            rejected_exact=int(stored.get("rejected_exact", 0)),
+            notes=notes[:n_info],
+            warnings=notes[n_info:],
+        )
 
-def _block_masks(n_blocks: int) -> list[int]:
+
+def block_masks(n_blocks: int) -> list[int]:
     """Bit masks of n_blocks contiguous blocks covering the 64 bits, sizes differing by at most one."""
     masks, start = [], 0
     for i in range(n_blocks):
@@ -93,7 +123,7 @@ def choose_r(n: int, max_bits: int) -> int:
     return best
 
 
-def _pairs_in_runs(
+def pairs_in_runs(
     order: np.ndarray,
     run_starts: np.ndarray,
     cap: int,
@@ -178,7 +208,7 @@ def simhash_pairs(
         e = np.empty(0, np.int64)
         return e, e, np.empty(0, np.uint8), stats
     r = r or choose_r(n, max_bits)
-    masks = _block_masks(max_bits + r)
+    masks = block_masks(max_bits + r)
     found_i, found_j = [], []
     capped_before = np.zeros(n, dtype=bool)  # members of a capped bucket in an earlier table
     capped_here = np.zeros(n, dtype=bool)
@@ -186,7 +216,7 @@ def simhash_pairs(
         mask = np.uint64(sum(masks[k] for k in combo))
         keys = fps & mask
         order = np.argsort(keys, kind="stable")
-        i, j = _pairs_in_runs(order, _run_starts(keys[order]), bucket_cap, stats, capped_here)
+        i, j = pairs_in_runs(order, _run_starts(keys[order]), bucket_cap, stats, capped_here)
         stats.tables += 1
         stats.candidates += len(i)
         if len(i):
@@ -204,12 +234,8 @@ def simhash_pairs(
             found_i.append(i[keep])
             found_j.append(j[keep])
         capped_before |= capped_here
-    # The note goes in before the early return: all-boilerplate input yields no pairs but must warn.
-    if stats.capped_buckets:
-        stats.notes.append(
-            f"{stats.capped_buckets} SimHash bucket(s) with more than {bucket_cap} members "
-            f"({stats.capped_members} members) {CAPPED_NOTE}"
-        )
+    # The warning goes in before the early return: all-boilerplate input yields no pairs but must warn.
+    stats.warn_capped("SimHash", bucket_cap)
     if not found_i:
         e = np.empty(0, np.int64)
         return e, e, np.empty(0, np.uint8), stats
@@ -298,7 +324,7 @@ def _band_groups(block: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     with np.errstate(over="ignore"):
         key = block[:, 0].astype(np.uint64)
         for col in range(1, block.shape[1]):
-            key = _fmix64(key * _MIX + block[:, col])
+            key = fmix64(key * _MIX + block[:, col])
     order = np.argsort(key, kind="stable")
     sorted_keys, sorted_rows = key[order], block[order]
     key_change = sorted_keys[1:] != sorted_keys[:-1]
@@ -396,22 +422,17 @@ def verify_pairs(
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """`score_estimates` for candidate pairs (a[i], b[i]) of rows of `signatures` (the compiled kernel
     compares the rows in place, without gathering them, and without the GIL)."""
-    if not (compiled and _kernels is not None):
-        return score_estimates(
-            signatures[a],
-            signatures[b],
-            n_shingles[a],
-            n_shingles[b],
-            similarity=similarity,
-            floor=floor,
-            min_size_ratio=min_size_ratio,
-            min_shingles=min_shingles,
+    if compiled and kernels is not None:
+        a, b = np.ascontiguousarray(a, dtype=np.int64), np.ascontiguousarray(b, dtype=np.int64)
+        equal = np.empty(len(a), dtype=np.int32)
+        kernels.count_equal(
+            np.ascontiguousarray(signatures, dtype=np.uint32), signatures.shape[1], a, b, equal
         )
-    a, b = np.ascontiguousarray(a, dtype=np.int64), np.ascontiguousarray(b, dtype=np.int64)
-    equal = np.empty(len(a), dtype=np.int32)
-    _kernels.count_equal(np.ascontiguousarray(signatures, dtype=np.uint32), signatures.shape[1], a, b, equal)
+        jac = equal / signatures.shape[1]
+    else:
+        jac = estimate_jaccard(signatures[a], signatures[b])
     return _score_jaccard(
-        equal / signatures.shape[1],
+        jac,
         n_shingles[a],
         n_shingles[b],
         similarity=similarity,
@@ -457,7 +478,7 @@ def minhash_pairs(
         # In chunks: memory follows the pairs kept, not the (much larger) candidate count. A pair found
         # in several bands is verified each time (measured: 88% of candidates are distinct pairs).
         band_stats, kept = CandidateStats(tables=1), list[tuple[np.ndarray, ...]]()
-        i, j = _pairs_in_runs(*table, bucket_cap, band_stats)
+        i, j = pairs_in_runs(*table, bucket_cap, band_stats)
         codes = np.minimum(i, j) * n + np.maximum(i, j)  # distinct: a document is in one bucket per band
         band_stats.candidates = len(codes)
         for lo in range(0, len(codes), VERIFY_CHUNK):
@@ -490,11 +511,7 @@ def minhash_pairs(
             band_stats, band_kept = future.result()
             stats.merge(band_stats)
             kept.extend(band_kept)
-    if stats.capped_buckets:
-        stats.notes.append(
-            f"{stats.capped_buckets} LSH bucket(s) with more than {bucket_cap} members "
-            f"({stats.capped_members} members) {CAPPED_NOTE}"
-        )
+    stats.warn_capped("LSH", bucket_cap)
     if not kept:
         return empty
     codes, jac, cont = (np.concatenate(parts) for parts in zip(*kept, strict=True))
@@ -516,7 +533,7 @@ def intersection_sizes(
     """|S_a & S_b| for each pair, where set i is values[off[i] : off[i] + lens[i]] (sorted, distinct uint32);
     `off` is `offsets`, or by default the sets lie back to back in order.
 
-    Compiled: one merge per pair (`_kernels.intersect_counts`). The numpy reference: per chunk of pairs,
+    Compiled: one merge per pair (`kernels.intersect_counts`). The numpy reference: per chunk of pairs,
     the larger sets of the chunk become one sorted array of keys (set rank << 32 | value); each element
     of each pair's smaller set is looked up with one `searchsorted`. Cost ~ the sum of the smaller sets'
     sizes, not their product.
@@ -528,9 +545,9 @@ def intersection_sizes(
         else np.ascontiguousarray(offsets, dtype=np.int64)
     )
     a, b = np.ascontiguousarray(a, dtype=np.int64), np.ascontiguousarray(b, dtype=np.int64)
-    if compiled and _kernels is not None:
+    if compiled and kernels is not None:
         out = np.empty(len(a), dtype=np.int64)
-        _kernels.intersect_counts(np.ascontiguousarray(values, dtype=np.uint32), off, lens, a, b, out)
+        kernels.intersect_counts(np.ascontiguousarray(values, dtype=np.uint32), off, lens, a, b, out)
         return out
     big = np.where(lens[a] >= lens[b], a, b)
     small = np.where(lens[a] >= lens[b], b, a)
@@ -655,11 +672,11 @@ def containment_lsh_pairs(
             with np.errstate(over="ignore"):
                 key = block[:, 0].astype(np.uint64)
                 for col in range(1, rows):
-                    key = _fmix64(key * _MIX + block[:, col])
+                    key = fmix64(key * _MIX + block[:, col])
                 key = key * _MIX
                 keys = np.concatenate(
-                    [_fmix64(key + own) | index_bit]
-                    + [_fmix64(key + own + np.uint64(d)) & query_bit for d in distances]
+                    [fmix64(key + own) | index_bit]
+                    + [fmix64(key + own + np.uint64(d)) & query_bit for d in distances]
                 )
             i, j = _cross_pairs(keys, ids, bucket_cap, stats)
             stats.tables += 1

@@ -13,6 +13,7 @@ from typing import Any, NoReturn
 import yaml
 
 from . import engine, rules
+from .analysis import Analysis, Fingerprints, analyze, load_fingerprints
 from .app import HOME
 from .config import Config, load_config
 from .errors import ConfigError, NeardupError
@@ -136,19 +137,19 @@ def cmd_ingest(args: argparse.Namespace) -> int:
     return 0
 
 
-def _fingerprints(args: argparse.Namespace, store: Store) -> tuple[engine.Fingerprints, Config]:
+def _fingerprints(args: argparse.Namespace, store: Store) -> tuple[Fingerprints, Config]:
     config = config_from_args(args)
     spark_run = store.spark_run()
     if spark_run is not None:
         from .spark import check_setting
 
         check_setting(spark_run, config)
-    return engine.load_fingerprints(store, config, progress=_tqdm_progress(), jobs=args.jobs), config
+    return load_fingerprints(store, config, progress=_tqdm_progress(), jobs=args.jobs), config
 
 
-def _analysis(args: argparse.Namespace, store: Store) -> engine.Analysis:
+def _analysis(args: argparse.Namespace, store: Store) -> Analysis:
     fp, config = _fingerprints(args, store)
-    return engine.analyze(fp, config)
+    return analyze(fp, config)
 
 
 def cmd_report(args: argparse.Namespace) -> int:
@@ -188,7 +189,7 @@ def cmd_export(args: argparse.Namespace) -> int:
         kept_format(args.kept)
     with _open(args) as store:
         fp, config = _fingerprints(args, store)
-        analysis = engine.analyze(fp, config)
+        analysis = analyze(fp, config)
         n = analysis.numbers
         labels = store.labels()
         if args.kept:

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from . import engine
+from .analysis import Analysis, Fingerprints, analyze, load_fingerprints, subset_fingerprints
 from .clusters import components
 from .config import Config
 from .errors import NeardupError
@@ -70,14 +70,14 @@ def resolve_source(sources: pd.DataFrame, name: str) -> int:
     raise NeardupError(f"{name!r} {what} of this database; name one by id or file name: {known}")
 
 
-def _side_numbers(base: engine.Analysis, cur: engine.Analysis) -> pd.DataFrame:
+def _side_numbers(base: Analysis, cur: Analysis) -> pd.DataFrame:
     rows = [(k, base.numbers[k], cur.numbers[k]) for k in NUMBERS]
     df = pd.DataFrame(rows, columns=["metric", "baseline", "current"])
     df["change"] = (df["current"] - df["baseline"]).round(2)
     return df
 
 
-def _side_hosts(base: engine.Analysis, cur: engine.Analysis) -> pd.DataFrame:
+def _side_hosts(base: Analysis, cur: Analysis) -> pd.DataFrame:
     cols = ["host", "pages", "redundant", "redundant_pct"]
     hosts = base.hosts[cols].merge(
         cur.hosts[cols], on="host", how="outer", suffixes=("_baseline", "_current")
@@ -134,14 +134,14 @@ def _changes(pages: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
 
 
 def compare_sources(
-    fp: engine.Fingerprints, config: Config, baseline: int, current: int, names: tuple[str, str]
+    fp: Fingerprints, config: Config, baseline: int, current: int, names: tuple[str, str]
 ) -> Comparison:
     """Two sources of one database, clustered together at `config`'s setting."""
     src = fp.pages["source_id"].to_numpy()
     on_base, on_cur = src == baseline, src == current
-    base = engine.analyze(engine.subset_fingerprints(fp, on_base), config)
-    cur = engine.analyze(engine.subset_fingerprints(fp, on_cur), config)
-    joint = engine.analyze(engine.subset_fingerprints(fp, on_base | on_cur), config).pages
+    base = analyze(subset_fingerprints(fp, on_base), config)
+    cur = analyze(subset_fingerprints(fp, on_cur), config)
+    joint = analyze(subset_fingerprints(fp, on_base | on_cur), config).pages
     pages = joint.assign(
         side=np.where(joint["source_id"].to_numpy() == baseline, "baseline", "current"),
         group=joint["cluster_id"],
@@ -150,7 +150,7 @@ def compare_sources(
     return Comparison(*names, _side_numbers(base, cur), _side_hosts(base, cur), clusters, repeats, "cluster")
 
 
-def compare_files(base: engine.Analysis, cur: engine.Analysis, names: tuple[str, str]) -> Comparison:
+def compare_files(base: Analysis, cur: Analysis, names: tuple[str, str]) -> Comparison:
     """Two database files, each analysed on its own; clusters matched by the texts they share."""
     cols = ["page_id", "url", "exact_key", "cluster_id"]
     both = pd.concat(
@@ -176,7 +176,7 @@ def compare_files(base: engine.Analysis, cur: engine.Analysis, names: tuple[str,
     )
 
 
-def per_source_numbers(fp: engine.Fingerprints, config: Config, sources: pd.DataFrame) -> pd.DataFrame:
+def per_source_numbers(fp: Fingerprints, config: Config, sources: pd.DataFrame) -> pd.DataFrame:
     """The numbers of each source on its own, in load order (one row per source): the trend over crawls."""
     rows = []
     src = fp.pages["source_id"].to_numpy()
@@ -184,7 +184,7 @@ def per_source_numbers(fp: engine.Fingerprints, config: Config, sources: pd.Data
         keep = src == s.source_id
         if not keep.any():
             continue
-        n = engine.analyze(engine.subset_fingerprints(fp, keep), config).numbers
+        n = analyze(subset_fingerprints(fp, keep), config).numbers
         rows.append(
             {
                 "source_id": int(s.source_id),
@@ -204,7 +204,7 @@ def open_comparison(
         analyses = []
         for path in (baseline, current):
             with Store(path, on_demand=True) as store:
-                analyses.append(engine.analyze(engine.load_fingerprints(store, config, jobs=jobs), config))
+                analyses.append(analyze(load_fingerprints(store, config, jobs=jobs), config))
         return compare_files(analyses[0], analyses[1], (baseline, current))
     if not Path(db).exists():
         raise NeardupError(f"no database at {db}: name two sources of --db, or two database files")
@@ -213,7 +213,7 @@ def open_comparison(
         b, c = resolve_source(sources, baseline), resolve_source(sources, current)
         if b == c:
             raise NeardupError(f"--baseline and --current name the same source ({b})")
-        fp = engine.load_fingerprints(store, config, jobs=jobs)
+        fp = load_fingerprints(store, config, jobs=jobs)
     return compare_sources(fp, config, b, c, (baseline, current))
 
 

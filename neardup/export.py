@@ -18,8 +18,8 @@ import pandas as pd
 import pyarrow as pa
 
 from .actions import cluster_actions
+from .analysis import Analysis, Fingerprints, similarity_to
 from .csvsafe import to_csv
-from .engine import Analysis, Fingerprints, similarity_to
 from .errors import NeardupError
 from .store import Store
 
@@ -47,7 +47,7 @@ def clusters_frame(analysis: Analysis, labels: pd.DataFrame | None = None) -> pd
     suggested from its URLs (`category_from`: "label" / "URLs"), and `suggested_action` what the audit's
     decision table does about it (`neardup.actions`).
 
-    `similarity_to_representative` is in the threshold's unit (`engine.similarity_to`): Hamming bits for
+    `similarity_to_representative` is in the threshold's unit (`analysis.similarity_to`): Hamming bits for
     simhash; for minhash the containment or the Jaccard, as `similarity` says, the stored pair's score
     where the page and its representative are a stored pair, else an estimate from the signatures.
     1.0 / 0 bits for an exact duplicate of the representative.
@@ -103,7 +103,7 @@ def removed_frame(analysis: Analysis, fp: Fingerprints) -> pd.DataFrame:
     in its place (`representative_url` and `cluster_id` find it in the kept dump) and their similarity in
     the threshold's unit (`measure`: hamming_bits, jaccard or containment).
 
-    `similarity_from` says where the number comes from (`engine.similarity_to`): "same text", "stored
+    `similarity_from` says where the number comes from (`analysis.similarity_to`): "same text", "stored
     pair" (the score the threshold applied to), "fingerprints" (SimHash) or "minhash estimate" when the
     page joined the cluster through other pages rather than by a pair with the representative.
     """

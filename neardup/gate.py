@@ -8,12 +8,13 @@ is above it; equal passes. Limits come from `dupcheck.yaml` (`gate:`) and `neard
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from .errors import ConfigError
 
-# Gate metric -> (key in engine.analyze's numbers, unit). "%" metrics are shares of all pages (the base
+# Gate metric -> (key in analysis.analyze's numbers, unit). "%" metrics are shares of all pages (the base
 # the report's percentages use); "pages" and "clusters" metrics are counts.
 METRICS: dict[str, tuple[str, str]] = {
     "redundant": ("redundant_pages", "%"),
@@ -142,8 +143,8 @@ class Verdict:
         return {"passed": self.passed, "limits": [c.as_dict() for c in self.checks]}
 
 
-def evaluate(numbers: dict[str, Any], limits: tuple[Limit, ...]) -> Verdict:
-    """Check each limit against the report's numbers (`engine.analyze`); percentages are exact, not rounded."""
+def evaluate(numbers: Mapping[str, Any], limits: tuple[Limit, ...]) -> Verdict:
+    """Check each limit against the report's numbers (`analysis.analyze`); percentages are exact, not rounded."""
     total = int(numbers["total_pages"])
     checks = []
     for limit in limits:

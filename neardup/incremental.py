@@ -29,10 +29,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from .batches import signatures
 from .candidates import (
     BUCKET_CAP,
     CandidateStats,
-    _block_masks,
+    block_masks,
     choose_r,
     concat_ranges,
     lsh_params,
@@ -60,11 +61,6 @@ def _row_keys(block: np.ndarray) -> np.ndarray:
             key = (key ^ block[:, col].astype(np.uint64)) * _MIX
             key ^= key >> np.uint64(29)
     return key
-
-
-def _signatures(blobs: pd.Series, num_perm: int) -> np.ndarray:
-    """MinHash signatures (n x num_perm, uint32) from their stored bytes."""
-    return np.frombuffer(b"".join(blobs), dtype=np.uint32).reshape(len(blobs), num_perm)
 
 
 class BucketCapped(Exception):
@@ -144,7 +140,7 @@ def simhash_new_pairs(
     n = len(fps)
     stats = CandidateStats()
     r = choose_r(n, max_bits)
-    masks = _block_masks(max_bits + r)
+    masks = block_masks(max_bits + r)
     found: list[np.ndarray] = []
     for combo in combinations(range(len(masks)), r):
         i, j = _new_pairs_in_table(fps & np.uint64(sum(masks[k] for k in combo)), n_old, bucket_cap, stats)
@@ -196,9 +192,7 @@ def extend_fingerprints(
     n_shingles = np.concatenate((old["n_shingles"].to_numpy(np.int32), new["n_shingles"].to_numpy(np.int32)))
     try:
         if minhash:
-            sigs = _signatures(
-                pd.concat((old["minhash"], new["minhash"]), ignore_index=True), config.num_perm
-            )
+            sigs = signatures(pd.concat((old["minhash"], new["minhash"]), ignore_index=True), config.num_perm)
             a, b, jac, cont, stats = minhash_new_pairs(sigs, n_shingles, n_old, config)
         else:
             fps = np.concatenate((old["simhash"].to_numpy(np.uint64), new["simhash"].to_numpy(np.uint64)))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .engine import Analysis
+from .analysis import Analysis
 from .gate import Verdict
 from .rules import fetch_savings
 
@@ -38,7 +38,7 @@ def report_dict(analysis: Analysis, *, top_hosts: int = 10, verdict: Verdict | N
     )
     return {
         "setting": analysis.config.to_dict(),
-        "numbers": analysis.numbers,
+        "numbers": analysis.numbers.as_dict(),
         "degenerate_by_reason": {str(k): int(v) for k, v in degenerate.value_counts().items()},
         "top_hosts": analysis.hosts.head(top_hosts).to_dict(orient="records"),
         "warnings": analysis.warnings,

@@ -286,7 +286,7 @@ def learn_rules(
     min_precision: float = MIN_PRECISION,
     min_support: int = MIN_SUPPORT_PAIRS,
 ) -> LearnedRules:
-    """URL rules from an analysis' pages (`engine.analyze`: url, page_id, cluster_id, cluster_size).
+    """URL rules from an analysis' pages (`analysis.analyze`: url, page_id, cluster_id, cluster_size).
 
     A rule is kept when it merges at least `min_support` URL pairs of one cluster and at least
     `min_precision` of the URL pairs it merges are in one cluster, measured with the other kept rules of its
@@ -362,7 +362,7 @@ def crawler_rules(rules: Sequence[UrlRule]) -> list[dict[str, Any]]:
 def fetch_savings(pages: pd.DataFrame) -> dict[str, Any]:
     """Redundancy before and after URL rules: a crawler that rewrote URLs to `canonical_url` (with the
     config's url_rules) would not fetch the pages at a second URL of one rewritten URL. Needs url,
-    canonical_url, page_id and cluster_id (`engine.analyze`)."""
+    canonical_url, page_id and cluster_id (`analysis.analyze`)."""
     ordered = pages.sort_values("page_id", kind="stable")
     base = pd.factorize(ordered["url"].map(lambda u: (url_key(u) or UrlKey("", "", u, ())).text()))[0]
     image = pd.factorize(ordered["canonical_url"])[0]

@@ -20,9 +20,9 @@ import numpy as np
 import xxhash
 
 try:
-    from . import _kernels
+    from . import _kernels as kernels
 except ImportError:  # installed without a C compiler: the numpy reference path, same values, slower
-    _kernels = None  # type: ignore[assignment]
+    kernels = None  # type: ignore[assignment]
 
 _WORD = re.compile(r"\w+")
 _P = np.uint64(0x100000001B3)
@@ -56,8 +56,8 @@ def text_words(text: str, *, compiled: bool = True) -> tuple[bytes, np.ndarray]:
     """The words of `text` as (their UTF-8 joined by single spaces, `word_hashes` of them), in one pass:
     what `words` then `word_hashes` give, without a Python string per word. `compiled=False` forces the
     reference path."""
-    if compiled and _kernels is not None:
-        joined, hashes = _kernels.tokenize(_fold(text))
+    if compiled and kernels is not None:
+        joined, hashes = kernels.tokenize(_fold(text))
         return joined, np.frombuffer(hashes, dtype=np.uint64)
     toks = words(text)
     return " ".join(toks).encode("utf-8"), word_hashes(toks)
@@ -99,7 +99,8 @@ def word_hashes(tokens: Sequence[str]) -> np.ndarray:
     return np.fromiter(map(_word_hash_cache.__getitem__, tokens), dtype=np.uint64, count=len(tokens))
 
 
-def _fmix64(h: np.ndarray) -> np.ndarray:
+def fmix64(h: np.ndarray) -> np.ndarray:
+    """The MurmurHash3 64-bit finalizer, elementwise (wraps mod 2**64)."""
     h = h ^ (h >> _S33)
     h = h * _C1
     h = h ^ (h >> _S33)
@@ -125,7 +126,7 @@ def shingle_hashes_of(wh: np.ndarray, k: int) -> np.ndarray:
         acc = wh[:m].copy()
         for j in range(1, width):
             acc = acc * _P + wh[j : j + m]
-        return _fmix64(acc)
+        return fmix64(acc)
 
 
 def shingle_hash_of(shingle: str) -> int:
@@ -141,8 +142,8 @@ def shingle_set32(tokens: Sequence[str], k: int) -> np.ndarray:
 
 def shingle_set32_of(wh: np.ndarray, k: int, *, compiled: bool = True) -> np.ndarray:
     """`shingle_set32` from the word hashes of a document."""
-    if compiled and _kernels is not None:
-        return np.frombuffer(_kernels.shingle_set32(wh, k), dtype=np.uint32)
+    if compiled and kernels is not None:
+        return np.frombuffer(kernels.shingle_set32(wh, k), dtype=np.uint32)
     return distinct(shingle_hashes_of(wh, k).astype(np.uint32))
 
 

@@ -15,7 +15,7 @@ from typing import NamedTuple
 import numpy as np
 
 from .minhash import minhash_many, permutations
-from .shingles import _kernels, distinct, shingle_hashes_of
+from .shingles import distinct, kernels, shingle_hashes_of
 from .simhash import simhash_many
 
 
@@ -30,13 +30,13 @@ def sketch_many(
 ) -> Sketches:
     """SimHash and MinHash of each document, given as its word hashes (uint64 arrays)."""
     n = len(word_hashes)
-    if compiled and _kernels is not None:
+    if compiled and kernels is not None:
         a, b = permutations(num_perm, seed)
         sizes = np.empty(n, dtype=np.int32)
         fps = np.empty(n, dtype=np.uint64)
         sigs = bytearray()
         for i, wh in enumerate(word_hashes):
-            sizes[i], fps[i], sig = _kernels.sketch(wh, k, a, b)
+            sizes[i], fps[i], sig = kernels.sketch(wh, k, a, b)
             sigs += sig
         return Sketches(sizes, fps, np.frombuffer(bytes(sigs), dtype=np.uint32).reshape(n, num_perm))
     docs = [distinct(shingle_hashes_of(wh, k)) for wh in word_hashes]

@@ -1,7 +1,8 @@
-"""A small generated crawl with known duplicates, shared by the engine and CLI tests."""
+"""A small generated crawl with known duplicates, shared by the engine and CLI tests; the bundled sample."""
 
 from __future__ import annotations
 
+import gzip
 import json
 import random
 from collections.abc import Iterator
@@ -11,7 +12,14 @@ from typing import Any
 
 import pytest
 
-_VOCAB = [
+from neardup import engine
+from neardup.config import Config
+from neardup.store import Store
+
+# The bundled sample crawl (3,000 synthetic pages with ground truth), from the checkout.
+SAMPLE_CRAWL = Path(__file__).resolve().parent.parent / "sample_data" / "crawl.jsonl.gz"
+
+VOCAB = [
     "river",
     "stone",
     "market",
@@ -86,7 +94,7 @@ def words_text(rng: random.Random, n: int) -> str:
     """n words of prose-like text with sentence breaks."""
     out = []
     for i in range(n):
-        w = rng.choice(_VOCAB)
+        w = rng.choice(VOCAB)
         out.append(w.capitalize() if i % 12 == 0 else w)
         if i % 12 == 11:
             out[-1] += "."
@@ -189,6 +197,23 @@ def write_jsonl(path: Path, records: list[dict[str, Any]]) -> Path:
 @pytest.fixture(scope="session")
 def crawl() -> Crawl:
     return make_crawl()
+
+
+def sample_lines(n: int) -> list[bytes]:
+    """The first `n` JSON lines of the bundled sample crawl."""
+    return gzip.decompress(SAMPLE_CRAWL.read_bytes()).split(b"\n")[:n]
+
+
+@pytest.fixture(scope="module")
+def loaded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Store, Crawl]]:
+    """The generated crawl, ingested (default setting) into a database of the test module's."""
+    tmp = tmp_path_factory.mktemp("loaded")
+    crawl = make_crawl()
+    store = Store(tmp / "crawl.duckdb")
+    summary = engine.ingest_file(store, write_jsonl(tmp / "crawl.jsonl", crawl.records), Config(), jobs=1)
+    assert (summary.loaded, summary.errors) == (len(crawl.records), 0)
+    yield store, crawl
+    store.close()
 
 
 @pytest.fixture

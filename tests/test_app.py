@@ -26,6 +26,7 @@ from streamlit.testing.v1 import AppTest
 from streamlit.testing.v1 import app_test as app_test_module
 
 from neardup import audit, engine
+from neardup.analysis import Analysis, analyze, load_fingerprints
 from neardup.config import Config, save_config
 from neardup.csvsafe import to_csv
 from neardup.export import COLUMNS, clusters_frame
@@ -128,9 +129,9 @@ def button(at: AppTest, label: str) -> Any:
     return found[0]
 
 
-def default_analysis(store: Store, config: Config | None = None) -> engine.Analysis:
+def default_analysis(store: Store, config: Config | None = None) -> Analysis:
     config = config or Config()
-    return engine.analyze(engine.load_fingerprints(store, config, jobs=1), config)
+    return analyze(load_fingerprints(store, config, jobs=1), config)
 
 
 # --- every page --------------------------------------------------------------------------------
@@ -285,7 +286,7 @@ def test_switching_method_to_simhash(db: str, store: Store) -> None:
 def first_sampled_pair(store: Store, skipped: set[tuple[str, ...]] | None = None) -> tuple[str, ...]:
     """The label key (url_a, md5_a, url_b, md5_b) of the first pair the Audit page shows."""
     config = Config()
-    pairs = audit.candidate_pairs(engine.load_fingerprints(store, config, jobs=1), config)
+    pairs = audit.candidate_pairs(load_fingerprints(store, config, jobs=1), config)
     queue = audit_queue(
         pairs,
         audit.labeled_pairs(pairs, store.labels()),
@@ -370,7 +371,7 @@ def test_audit_labels_skips_and_undo_until_the_quota_is_met(db: str, store: Stor
             if any(c.value.startswith("Pair ") for c in at.caption):
                 assert queue_length(at) == left - 1
     assert any("Every bucket has 2 decided labels" in s.value for s in at.success)
-    pairs = audit.candidate_pairs(engine.load_fingerprints(store, Config(), jobs=1), Config())
+    pairs = audit.candidate_pairs(load_fingerprints(store, Config(), jobs=1), Config())
     tallies = bucket_tallies(pairs["bucket"], audit.labeled_pairs(pairs, store.labels()))
     assert ((tallies["labeled"] >= 2) | (tallies["unlabeled"] == 0)).all()
     assert len(store.labels()) == n_labels and n_skips > 0
@@ -397,7 +398,7 @@ def test_audit_active_queue_starts_where_a_label_narrows_the_decision_most(db: s
     at = run_app("pages/3_Audit.py")
     choose_queue(at, "active")
     config = Config()
-    pairs = audit.candidate_pairs(engine.load_fingerprints(store, config, jobs=1), config)
+    pairs = audit.candidate_pairs(load_fingerprints(store, config, jobs=1), config)
     for _ in range(3):
         matched = audit.labeled_pairs(pairs, store.labels())
         decision = decision_at(bucket_tallies(pairs["bucket"], matched), config)
@@ -414,8 +415,8 @@ def test_audit_simhash_minhash_disagreement_queue(db: str, store: Store) -> None
     choose_queue(at, "SimHash vs MinHash disagree")
     mh = Config()
     sim = other_method(mh, {})
-    sim_pairs = audit.candidate_pairs(engine.load_fingerprints(store, sim, jobs=1), sim)
-    mh_pairs = audit.candidate_pairs(engine.load_fingerprints(store, mh, jobs=1), mh)
+    sim_pairs = audit.candidate_pairs(load_fingerprints(store, sim, jobs=1), sim)
+    mh_pairs = audit.candidate_pairs(load_fingerprints(store, mh, jobs=1), mh)
     expected = audit.method_disagreements(
         sim_pairs, mh_pairs, simhash_bits=int(sim.threshold), minhash_threshold=mh.threshold
     )
@@ -464,7 +465,7 @@ def test_audit_labeled_pairs_filter_by_bucket(
     config = Config(verify="estimate")  # signature estimates spread this database's pairs over buckets
     save_config(config, tmp_path / "dupcheck.yaml")
     monkeypatch.setenv("NEARDUP_CONFIG", str(tmp_path / "dupcheck.yaml"))
-    pairs = audit.candidate_pairs(engine.load_fingerprints(store, config, jobs=1), config)
+    pairs = audit.candidate_pairs(load_fingerprints(store, config, jobs=1), config)
     one_per_bucket = pairs.drop_duplicates("bucket")
     assert len(one_per_bucket) >= 2
     for row in one_per_bucket.itertuples():
@@ -655,7 +656,7 @@ def test_tune_without_then_with_labels(
     assert not at.dataframe
 
     # label every candidate pair: "not" in the lowest bucket, duplicates above it
-    pairs = audit.candidate_pairs(engine.load_fingerprints(store, config, jobs=1), config)
+    pairs = audit.candidate_pairs(load_fingerprints(store, config, jobs=1), config)
     buckets = sorted(pairs["bucket"].unique())
     lowest, second = buckets[0], buckets[1]
     n_low = int((pairs["bucket"] == lowest).sum())
@@ -701,7 +702,7 @@ def test_tune_without_then_with_labels(
 
 def test_tune_stop_rule_and_agreement_between_labelers(db: str, store: Store) -> None:
     config = Config()
-    pairs = audit.candidate_pairs(engine.load_fingerprints(store, config, jobs=1), config)
+    pairs = audit.candidate_pairs(load_fingerprints(store, config, jobs=1), config)
     first = pairs.head(6)
     ana = ["duplicate", "duplicate", "duplicate", "not", "duplicate", "not"]
     ben = ["duplicate", "not", "duplicate", "not", "duplicate", "duplicate"]

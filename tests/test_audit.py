@@ -12,22 +12,13 @@ import pytest
 from conftest import Crawl, make_crawl, page_html, words_text, write_jsonl
 
 from neardup import audit, engine
+from neardup.analysis import analyze, load_fingerprints
 from neardup.config import Config
 from neardup.csvsafe import to_csv
 from neardup.errors import NeardupError
 from neardup.store import Store
 
 SETTINGS = [Config(method="minhash", threshold=0.8), Config(method="simhash", threshold=4)]
-
-
-@pytest.fixture(scope="module")
-def loaded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Store, Crawl]]:
-    tmp = tmp_path_factory.mktemp("audit")
-    crawl = make_crawl()
-    store = Store(tmp / "crawl.duckdb")
-    engine.ingest_file(store, write_jsonl(tmp / "crawl.jsonl", crawl.records), Config(), jobs=1)
-    yield store, crawl
-    store.close()
 
 
 def _page_id(store: Store, crawl: Crawl, index: int) -> int:
@@ -40,7 +31,7 @@ def _page_id(store: Store, crawl: Crawl, index: int) -> int:
 @pytest.mark.parametrize("config", SETTINGS, ids=lambda c: c.method)
 def test_candidate_pairs_are_ordered_by_canonical_url(loaded: tuple[Store, Crawl], config: Config) -> None:
     store, _ = loaded
-    pairs = audit.candidate_pairs(engine.load_fingerprints(store, config, jobs=1), config)
+    pairs = audit.candidate_pairs(load_fingerprints(store, config, jobs=1), config)
     assert len(pairs) > 0
     assert (pairs["url_a"] < pairs["url_b"]).all()
     assert not pairs.duplicated(["url_a", "url_b"]).any()
@@ -58,7 +49,7 @@ def test_candidate_pairs_are_ordered_by_canonical_url(loaded: tuple[Store, Crawl
 def test_near_edits_are_candidate_pairs(loaded: tuple[Store, Crawl]) -> None:
     store, crawl = loaded
     config = SETTINGS[0]
-    pairs = audit.candidate_pairs(engine.load_fingerprints(store, config, jobs=1), config)
+    pairs = audit.candidate_pairs(load_fingerprints(store, config, jobs=1), config)
     keys = set(zip(pairs["url_a"], pairs["url_b"], strict=True))
     for article, edit in crawl.near_edits.items():
         a = store.page(crawl.article_groups[article][0] + 1, Config().norm_key)["canonical_url"]
@@ -76,7 +67,7 @@ def test_pages_loaded_after_the_fingerprints_get_fingerprinted(tmp_path: Path) -
         engine.ingest_file(store, write_jsonl(tmp_path / "first.jsonl", first), config, jobs=1)
         engine.ensure_fingerprints(store, config, jobs=1)
         engine.ingest_file(store, write_jsonl(tmp_path / "later.jsonl", later), config, jobs=1)
-        fp = engine.load_fingerprints(store, config, jobs=1)
+        fp = load_fingerprints(store, config, jobs=1)
         assert (fp.pages["unit_id"] >= 0).sum() == len(crawl.records) - len(crawl.soft404s)
         pairs = audit.candidate_pairs(fp, config)
         edit_urls = {
@@ -128,7 +119,7 @@ def test_pair_detail_of_a_missing_page(loaded: tuple[Store, Crawl]) -> None:
 def test_labeled_pairs_and_tune_tables(loaded: tuple[Store, Crawl], tmp_path: Path) -> None:
     store, _ = loaded
     config = SETTINGS[0]
-    fp = engine.load_fingerprints(store, config, jobs=1)
+    fp = load_fingerprints(store, config, jobs=1)
     pairs = audit.candidate_pairs(fp, config)
     labels = pd.DataFrame(
         {
@@ -150,7 +141,7 @@ def test_labeled_pairs_and_tune_tables(loaded: tuple[Store, Crawl], tmp_path: Pa
 def test_labels_by_labeler_keep_each_labelers_label(loaded: tuple[Store, Crawl]) -> None:
     store, _ = loaded
     config = SETTINGS[0]
-    pairs = audit.candidate_pairs(engine.load_fingerprints(store, config, jobs=1), config)
+    pairs = audit.candidate_pairs(load_fingerprints(store, config, jobs=1), config)
     p0, p1 = pairs.iloc[0], pairs.iloc[1]
     labels = pd.DataFrame(
         [
@@ -233,7 +224,7 @@ def test_url_difference_shows_the_tail_that_differs(url: str, reference: str, ex
 def test_cluster_table_and_members(loaded: tuple[Store, Crawl]) -> None:
     store, crawl = loaded
     config = SETTINGS[0]
-    analysis = engine.analyze(engine.load_fingerprints(store, config, jobs=1), config)
+    analysis = analyze(load_fingerprints(store, config, jobs=1), config)
     clusters = audit.cluster_table(analysis.pages)
     assert (clusters["size"] >= 2).all()
     assert clusters["size"].is_monotonic_decreasing
@@ -266,7 +257,7 @@ def test_one_label_counts_once(tmp_path: Path) -> None:
     config = SETTINGS[0]
     with Store(tmp_path / "db.duckdb") as store:
         engine.ingest_file(store, write_jsonl(tmp_path / "c.jsonl", records), config, jobs=1)
-        fp = engine.load_fingerprints(store, config, jobs=1)
+        fp = load_fingerprints(store, config, jobs=1)
         pairs = audit.candidate_pairs(fp, config)
         assert len(pairs) == 3  # three distinct texts, all alike
         assert not pairs.duplicated(audit.PAIR_KEY).any()

@@ -32,6 +32,7 @@ from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 from test_app import build_small_db
 
 from neardup import audit, engine
+from neardup.analysis import load_fingerprints
 from neardup.config import Config
 from neardup.export import COLUMNS
 from neardup.labels import sample_pairs
@@ -133,7 +134,7 @@ def label_from_truth(store: Store, truth_csv: Path, config: Config) -> int:
     with truth_csv.open(encoding="utf-8") as f:
         for row in csv.DictReader(f):
             cluster_of[row["url"]] = row["true_cluster"]
-    pairs = audit.candidate_pairs(engine.load_fingerprints(store, config, jobs=1), config)
+    pairs = audit.candidate_pairs(load_fingerprints(store, config, jobs=1), config)
     picked = sample_pairs(pairs, per_bucket=10, seed=99, exclude=set())
     for row in picked.itertuples():
         a, b = store.page(int(row.page_a), config.norm_key), store.page(int(row.page_b), config.norm_key)

@@ -10,6 +10,7 @@ import pytest
 from conftest import make_crawl, page_html, words_text, write_jsonl
 
 from neardup import engine
+from neardup.analysis import load_fingerprints
 from neardup.cli import main
 from neardup.compare import compare_sources, open_comparison, per_source_numbers, resolve_source
 from neardup.config import Config
@@ -87,7 +88,7 @@ def test_per_source_numbers(crawls: dict[str, Path]) -> None:
     config = Config()
     with Store(crawls["one"]) as store:
         sources = store.sources()
-        fp = engine.load_fingerprints(store, config, jobs=1)
+        fp = load_fingerprints(store, config, jobs=1)
     trend = per_source_numbers(fp, config, sources)
     assert list(trend["source"]) == ["base.jsonl", "current.jsonl"]
     assert list(trend["total_pages"]) == [40, 19]

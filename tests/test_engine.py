@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import random
 from collections.abc import Iterator
 from pathlib import Path
@@ -12,6 +13,7 @@ import pytest
 from conftest import Crawl, make_crawl, page_html, words_text, write_jsonl
 
 from neardup import engine
+from neardup.analysis import Analysis, ReportNumbers, analyze, load_fingerprints
 from neardup.candidates import CAPPED_NOTE, CandidateStats
 from neardup.config import Config
 from neardup.ingest import BLOCK_BYTES
@@ -27,23 +29,11 @@ SETTINGS = {
 }
 
 
-@pytest.fixture(scope="module")
-def loaded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Store, Crawl]]:
-    tmp = tmp_path_factory.mktemp("engine")
-    crawl = make_crawl()
-    path = write_jsonl(tmp / "crawl.jsonl", crawl.records)
-    store = Store(tmp / "crawl.duckdb")
-    summary = engine.ingest_file(store, path, Config(), jobs=1)
-    assert (summary.loaded, summary.errors) == (len(crawl.records), 0)
-    yield store, crawl
-    store.close()
+def _analysis(store: Store, config: Config) -> Analysis:
+    return analyze(load_fingerprints(store, config, jobs=1), config)
 
 
-def _analysis(store: Store, config: Config) -> engine.Analysis:
-    return engine.analyze(engine.load_fingerprints(store, config, jobs=1), config)
-
-
-def _by_line(analysis: engine.Analysis) -> pd.DataFrame:
+def _by_line(analysis: Analysis) -> pd.DataFrame:
     return analysis.pages.set_index("line").sort_index()
 
 
@@ -149,17 +139,15 @@ def test_similarity_to_representative(loaded: tuple[Store, Crawl]) -> None:
 def test_tighter_threshold_never_increases_near_duplicates(loaded: tuple[Store, Crawl]) -> None:
     store, _ = loaded
     simhash = SETTINGS["simhash"]
-    fp = engine.load_fingerprints(store, simhash, jobs=1)
-    near = [
-        engine.analyze(fp, simhash.replace(threshold=t)).numbers["near_duplicates"] for t in range(8, -1, -1)
-    ]
+    fp = load_fingerprints(store, simhash, jobs=1)
+    near = [analyze(fp, simhash.replace(threshold=t)).numbers["near_duplicates"] for t in range(8, -1, -1)]
     assert near == sorted(near, reverse=True)  # from loosest (8 bits) to tightest (0)
     assert near[0] == 4 and near[-1] == 0
 
     minhash = SETTINGS["minhash"]
-    fp = engine.load_fingerprints(store, minhash, jobs=1)
+    fp = load_fingerprints(store, minhash, jobs=1)
     results = [
-        engine.analyze(fp, minhash.replace(threshold=t)).numbers
+        analyze(fp, minhash.replace(threshold=t)).numbers
         for t in (minhash.minhash_floor, 0.75, 0.8, 0.9, 0.95, 0.99, 1.0)
     ]
     near = [r["near_duplicates"] for r in results]
@@ -227,9 +215,9 @@ def test_texts_are_normalized_once(loaded: tuple[Store, Crawl]) -> None:
 
 def test_analyze_refuses_other_fingerprints(loaded: tuple[Store, Crawl]) -> None:
     store, _ = loaded
-    fp = engine.load_fingerprints(store, SETTINGS["simhash"], jobs=1)
+    fp = load_fingerprints(store, SETTINGS["simhash"], jobs=1)
     with pytest.raises(ValueError, match="same setting"):
-        engine.analyze(fp, SETTINGS["minhash"])
+        analyze(fp, SETTINGS["minhash"])
 
 
 def test_hosts_table(loaded: tuple[Store, Crawl]) -> None:
@@ -272,12 +260,30 @@ def test_empty_store_analysis(tmp_path: Path) -> None:
 def test_only_capped_bucket_notes_are_warnings(loaded: tuple[Store, Crawl]) -> None:
     """The LSH bands x rows note is information; a capped bucket is a warning."""
     store, _ = loaded
-    fp = engine.load_fingerprints(store, SETTINGS["minhash"], jobs=1)
-    assert any("bands x rows" in note for note in fp.stats["notes"])
-    assert not any("bands x rows" in w for w in engine.analyze(fp, SETTINGS["minhash"]).warnings)
+    fp = load_fingerprints(store, SETTINGS["minhash"], jobs=1)
+    assert any("bands x rows" in note for note in fp.stats.notes)
+    assert not fp.stats.warnings
+    assert not any("bands x rows" in w for w in analyze(fp, SETTINGS["minhash"]).warnings)
+    fp.stats = dataclasses.replace(fp.stats, capped_buckets=3, capped_members=9000)
+    fp.stats.warn_capped("LSH", 2000)
     capped = f"3 LSH bucket(s) with more than 2000 members (9000 members) {CAPPED_NOTE}"
-    fp.stats = {**fp.stats, "capped_buckets": 3, "notes": [*fp.stats["notes"], capped]}
-    assert engine.analyze(fp, SETTINGS["minhash"]).warnings[:1] == [capped]
+    assert analyze(fp, SETTINGS["minhash"]).warnings[:1] == [capped]
+
+
+def test_candidate_stats_keep_their_stored_form() -> None:
+    """Notes and the capped-bucket warning are stored as one list, information first, and read back
+    apart."""
+    stats = CandidateStats(
+        tables=20, capped_buckets=2, capped_members=5000, notes=["LSH bands x rows = 20 x 6"]
+    )
+    stats.warn_capped("LSH", 2000)
+    stored = stats.as_dict()
+    assert stored["notes"] == [
+        "LSH bands x rows = 20 x 6",
+        f"2 LSH bucket(s) with more than 2000 members (5000 members) {CAPPED_NOTE}",
+    ]
+    assert CandidateStats.from_dict(stored) == stats
+    assert CandidateStats.from_dict(CandidateStats(notes=["a note"]).as_dict()).warnings == []
 
 
 def test_boilerplate_only_crawl_warns(tmp_path: Path) -> None:
@@ -363,8 +369,8 @@ def test_minhash_pairs_are_stored_with_exact_scores(overlaps: Store) -> None:
     exact, estimate = Config(), Config(verify="estimate")
     assert exact.fingerprint_key != estimate.fingerprint_key
     _, ref = _reference_scores(overlaps, exact)
-    fp = engine.load_fingerprints(overlaps, exact, jobs=1)
-    est = engine.load_fingerprints(overlaps, estimate, jobs=1)
+    fp = load_fingerprints(overlaps, exact, jobs=1)
+    est = load_fingerprints(overlaps, estimate, jobs=1)
     got = {
         (int(i), int(j)): c
         for i, j, c in zip(fp.pairs["a"], fp.pairs["b"], fp.pairs["containment"], strict=True)
@@ -373,8 +379,8 @@ def test_minhash_pairs_are_stored_with_exact_scores(overlaps: Store) -> None:
     assert got and set(got) <= kept
     for p, c in got.items():
         assert c == pytest.approx(ref[p][1]) and c >= exact.minhash_floor
-    assert fp.stats["verified_exact"] == len(kept)
-    assert fp.stats["rejected_exact"] == len(kept) - len(got)
+    assert fp.stats.verified_exact == len(kept)
+    assert fp.stats.rejected_exact == len(kept) - len(got)
     # every estimated pair below the floor by its exact score is one the estimate let through
     assert {p for p in kept if ref[p][1] < exact.minhash_floor} == kept - set(got)
 
@@ -434,3 +440,17 @@ def test_inserts_cut_by_bytes_store_what_one_insert_stores(tmp_path: Path, monke
     assert _stored(many) == _stored(one)
     one.close()
     many.close()
+
+
+def test_report_numbers_are_typed_and_read_as_a_mapping(loaded: tuple[Store, Crawl]) -> None:
+    """`Analysis.numbers` is a `ReportNumbers`: fields by attribute, the same numbers by name, and its
+    dict (the JSON report's `numbers`) in the report's order."""
+    store, _ = loaded
+    n = _analysis(store, Config()).numbers
+    assert isinstance(n, ReportNumbers)
+    assert n.redundant_pages == n.exact_duplicates + n.near_duplicates == n.content_pages - n.unique_pages
+    assert n["near_duplicates"] == n.near_duplicates > 0
+    assert n == n.as_dict() and dict(n) == n.as_dict()
+    assert list(n.as_dict())[:3] == ["total_pages", "content_pages", "degenerate_pages"]
+    with pytest.raises(KeyError):
+        n["as_dict"]

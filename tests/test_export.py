@@ -13,6 +13,7 @@ import pytest
 from conftest import Crawl, page_html, words_text, write_jsonl
 
 from neardup import engine
+from neardup.analysis import analyze, load_fingerprints
 from neardup.cli import main
 from neardup.config import Config
 from neardup.export import REMOVED_COLUMNS, clusters_frame, removed_frame
@@ -205,8 +206,8 @@ def test_a_page_joined_through_a_chain_gets_an_estimate(tmp_path: Path) -> None:
     store = Store(tmp_path / "chain.duckdb")
     engine.ingest_file(store, write_jsonl(tmp_path / "chain.jsonl", records), Config(), jobs=1)
     config = Config()
-    fp = engine.load_fingerprints(store, config, jobs=1)
-    analysis = engine.analyze(fp, config)
+    fp = load_fingerprints(store, config, jobs=1)
+    analysis = analyze(fp, config)
     store.close()
     assert analysis.numbers["largest_cluster"] == 4
     df = removed_frame(analysis, fp).set_index("url")
@@ -231,8 +232,8 @@ def test_similarity_to_representative_is_in_the_thresholds_unit(tmp_path: Path) 
     engine.ingest_file(store, write_jsonl(tmp_path / "print.jsonl", records), Config(), jobs=1)
     shown = {}
     for config in (Config(), Config(similarity="jaccard", threshold=0.5)):
-        fp = engine.load_fingerprints(store, config, jobs=1)
-        analysis = engine.analyze(fp, config)
+        fp = load_fingerprints(store, config, jobs=1)
+        analysis = analyze(fp, config)
         assert analysis.numbers["largest_cluster"] == 2 and len(fp.pairs["a"]) == 1
         df = clusters_frame(analysis).set_index("url").loc["https://e.com/a?print=1"]
         assert df["representative_url"] == "https://e.com/a"

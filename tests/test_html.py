@@ -819,7 +819,7 @@ def test_a_hostile_page_is_set_aside_on_every_path(shape: str) -> None:
     "page too complex", in well under a second; before the bounds, each of these ran for minutes."""
     result = run_isolated(f"""
 from neardup.config import Config
-from neardup.engine import text_row
+from neardup.batches import text_row
 from neardup.normalize import parse_page, stripped_parts
 html = {HOSTILE_SHAPES[shape]}
 result = {{

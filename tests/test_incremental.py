@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 from conftest import make_crawl, write_jsonl
 
-from neardup import engine
+from neardup import analysis, engine
 from neardup.config import Config
 from neardup.incremental import BucketCapped, extend_fingerprints, minhash_new_pairs
 from neardup.store import Store
@@ -35,7 +35,7 @@ def _state(store: Store, config: Config) -> dict[str, Any]:
     a, b = text_of[pairs.pop("a")], text_of[pairs.pop("b")]
     pairs.insert(0, "text_a", np.minimum(a, b))
     pairs.insert(1, "text_b", np.maximum(a, b))
-    clusters = engine.analyze(engine.load_fingerprints(store, config, jobs=1), config).pages
+    clusters = analysis.analyze(analysis.load_fingerprints(store, config, jobs=1), config).pages
     return {
         "units": units.drop(columns="unit_id").sort_values("exact_key").reset_index(drop=True),
         "pairs": pairs.sort_values(["text_a", "text_b"]).reset_index(drop=True),

@@ -25,6 +25,7 @@ from hypothesis import strategies as st
 
 from neardup import engine
 from neardup import store as store_module
+from neardup.batches import ingest_arrow
 from neardup.config import Config
 from neardup.errors import DatabaseLocked, NotACrawlDump
 from neardup.ingest import (
@@ -761,7 +762,7 @@ def test_validate_never_raises_and_what_it_keeps_is_storable(
     # A JSON line (ensure_ascii: surrogates and NaN pass as escapes and literals) or a CSV / Parquet row.
     raw = RawLine(1, json.dumps(rec).encode("utf-8") if as_json else rec)
     got = validate(raw)
-    pages, _, bad, _ = engine._ingest_arrow(([raw], CONFIG))  # what a worker hands back: normalized, in Arrow
+    pages, _, bad, _ = ingest_arrow(([raw], CONFIG))  # what a worker hands back: normalized, in Arrow
     assert (pages.num_rows, len(bad)) == ((0, 1) if isinstance(got, str) else (1, 0))
     if isinstance(got, str):
         assert got.isascii() or got.encode("utf-8")

@@ -13,12 +13,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from neardup.batches import text_row
 from neardup.config import Config
-from neardup.engine import text_row
 from neardup.minhash import minhash_many, permutations
-from neardup.shingles import _kernels as kernels
 from neardup.shingles import (
     distinct,
+    kernels,
     shingle_hashes,
     shingle_set32,
     shingle_set32_of,

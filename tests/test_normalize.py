@@ -5,9 +5,9 @@ from __future__ import annotations
 import random
 import sys
 from itertools import islice
-from pathlib import Path
 
 import pytest
+from conftest import SAMPLE_CRAWL, VOCAB
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -25,33 +25,7 @@ from neardup.normalize import (
 )
 from neardup.shingles import words
 
-_WORDS = [
-    "river",
-    "stone",
-    "market",
-    "garden",
-    "winter",
-    "signal",
-    "harbor",
-    "lantern",
-    "orbit",
-    "meadow",
-    "copper",
-    "valley",
-    "thunder",
-    "ribbon",
-    "castle",
-    "pepper",
-    "silver",
-    "canyon",
-    "beacon",
-    "glacier",
-    "walnut",
-    "falcon",
-    "ember",
-    "tundra",
-    "velvet",
-]
+_WORDS = VOCAB[:25]
 _ENTITIES = ["&amp;", "&eacute;", "&nbsp;", "&lt;b&gt;", "&#169;", "&quot;", "&uuml;ber", "&#x263A;"]
 _INLINE = ["b", "i", "em", "strong", "a", "span", "code", "small", "sup"]
 
@@ -185,7 +159,7 @@ def test_parse_page_reads_the_title() -> None:
 
 
 def test_stripped_parts_are_the_bs4_references_on_the_sample() -> None:
-    sample = Path(__file__).resolve().parent.parent / "sample_data" / "crawl.jsonl.gz"
+    sample = SAMPLE_CRAWL
     records = [
         r
         for r in map(validate, islice(read_raw(sample, detect_format(sample)), 400))
@@ -405,8 +379,8 @@ def _shell(body: str, title: str) -> str:
 def test_a_loading_shell_with_a_long_template_is_set_aside() -> None:
     """No main content: the text falls back to the stripped template (450 words of mega-menu, past the title
     rule's word cap), but the title rule counts the words main extraction found, so the shell is set aside."""
+    from neardup.batches import text_row
     from neardup.config import Config
-    from neardup.engine import text_row
 
     shell = _shell('<div id="app-root"><p>Loading... please enable JavaScript.</p></div>', "Loading\u2026")
     parsed = normalize.parse_page(shell, mode="main")

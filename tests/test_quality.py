@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from neardup import engine
+from neardup.analysis import analyze, load_fingerprints
 from neardup.config import Config
 from neardup.evaluate import load_truth, pairwise_scores, recall_per_kind
 from neardup.store import Store
@@ -44,8 +45,8 @@ def truth():
 
 
 def _pages(store, config):
-    fp = engine.load_fingerprints(store, config, jobs=1)
-    return engine.analyze(fp, config).pages
+    fp = load_fingerprints(store, config, jobs=1)
+    return analyze(fp, config).pages
 
 
 def _scores(store, truth, config):
@@ -121,7 +122,7 @@ def test_both_forms_give_the_same_numbers(tmp_path_factory, truth):
         for config in (Config(), Config().with_method("simhash")):
             (a, sa), (b, sb) = [
                 (
-                    engine.analyze(engine.load_fingerprints(s, config, jobs=1), config),
+                    analyze(load_fingerprints(s, config, jobs=1), config),
                     _scores(s, truth, config),
                 )
                 for s in stores

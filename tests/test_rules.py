@@ -13,6 +13,7 @@ import yaml
 from conftest import page_html, words_text, write_jsonl
 
 from neardup import engine
+from neardup.analysis import Analysis, analyze, load_fingerprints
 from neardup.cli import main
 from neardup.config import Config, load_config, save_config
 from neardup.errors import ConfigError
@@ -81,10 +82,10 @@ def db(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return path
 
 
-def _analysis(db: Path, config: Config | None = None) -> engine.Analysis:
+def _analysis(db: Path, config: Config | None = None) -> Analysis:
     config = config or Config()
     with Store(db) as store:
-        return engine.analyze(engine.load_fingerprints(store, config, jobs=1), config)
+        return analyze(load_fingerprints(store, config, jobs=1), config)
 
 
 def test_learns_the_session_parameter_and_print_segment(db: Path) -> None:

@@ -12,6 +12,7 @@ from conftest import make_crawl, page_html, words_text, write_jsonl
 from streamlit.testing.v1 import AppTest
 
 from neardup import engine
+from neardup.analysis import analyze, load_fingerprints
 from neardup.cli import app_database
 from neardup.config import Config
 from neardup.store import DEFAULT_DB, Store
@@ -67,7 +68,7 @@ def test_progress_text_gives_a_percentage_and_an_eta() -> None:
 # --- taking a source out -----------------------------------------------------------------------------
 def analysis_numbers(store: Store) -> dict[str, int]:
     config = Config()
-    return engine.analyze(engine.load_fingerprints(store, config, jobs=1), config).numbers
+    return analyze(load_fingerprints(store, config, jobs=1), config).numbers
 
 
 def test_remove_source_takes_out_its_pages_and_what_was_derived(tmp_path: Path) -> None:

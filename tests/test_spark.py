@@ -8,7 +8,6 @@ splits, so page ids and line numbers have to be stitched across splits.
 
 from __future__ import annotations
 
-import gzip
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -16,15 +15,16 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from conftest import SAMPLE_CRAWL, page_html, sample_lines, words_text
 
 from neardup import engine
+from neardup.analysis import analyze, load_fingerprints
 from neardup.cli import main
 from neardup.config import Config, load_config
 from neardup.store import Store
 
 pytestmark = pytest.mark.filterwarnings("ignore:PySpark does not yet fully support pandas:FutureWarning")
 
-SAMPLE = Path(__file__).resolve().parent.parent / "sample_data" / "crawl.jsonl.gz"
 N_RECORDS = 600
 SPARK_CONF = [
     "--master",
@@ -59,7 +59,7 @@ SETTINGS = {
 def dump(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """600 sample records with a malformed line, a blank line, a record without url, a repeated record
     and invalid UTF-8 mixed in."""
-    lines = gzip.decompress(SAMPLE.read_bytes()).split(b"\n")[:N_RECORDS]
+    lines = sample_lines(N_RECORDS)
     out: list[bytes] = []
     for i, line in enumerate(lines):
         out.append(line)
@@ -137,8 +137,8 @@ def test_pages_ids_lines_and_errors_match(runs: dict, local: Store) -> None:
 def test_fingerprints_pairs_and_clusters_match(runs: dict, local: Store, name: str) -> None:
     config = SETTINGS[name]
     out, manifest = runs[name]
-    fp = engine.load_fingerprints(local, config, jobs=1)
-    analysis = engine.analyze(fp, config)
+    fp = load_fingerprints(local, config, jobs=1)
+    analysis = analyze(fp, config)
 
     # fingerprints per exact key (and the same unit numbering)
     units = _parquet(out, "units").sort_values("unit_id").reset_index(drop=True)
@@ -174,7 +174,7 @@ def test_fingerprints_pairs_and_clusters_match(runs: dict, local: Store, name: s
     assert as_urls == {frozenset(g) for g in content.groupby("cluster_id")["url"].agg(frozenset)}
     assert manifest["numbers"] == analysis.numbers
     assert analysis.numbers["near_duplicates"] > 0
-    assert manifest["candidate_stats"] == fp.stats
+    assert manifest["candidate_stats"] == fp.stats.as_dict()
 
 
 def test_open_gives_the_same_report(
@@ -290,13 +290,13 @@ def _units_frame(session: object, local: Store, config: Config) -> tuple[object,
 def test_simhash_bucket_cap_matches_local(
     session: object, local: Store, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from neardup import spark as nd_spark
     from neardup.candidates import simhash_pairs
+    from neardup.spark import pairs as spark_pairs
 
     config = SETTINGS["simhash"]
     frame, units = _units_frame(session, local, config)
-    monkeypatch.setattr(nd_spark, "BUCKET_CAP", 4)
-    pairs, stats = nd_spark._simhash_pairs(session, frame, len(units), config)
+    monkeypatch.setattr(spark_pairs, "BUCKET_CAP", 4)
+    pairs, stats = spark_pairs.simhash_pairs(session, frame, len(units), config)
     a, b, bits, want = simhash_pairs(
         units["simhash"].to_numpy(np.uint64), config.simhash_max_bits, bucket_cap=4
     )
@@ -305,21 +305,21 @@ def test_simhash_bucket_cap_matches_local(
         zip(a, b, bits, strict=True)
     )
     assert want.capped_buckets > 0
-    assert stats == want.as_dict()
+    assert stats == want
 
 
 def test_minhash_join_path_and_cap_match_local(
     session: object, local: Store, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from neardup import spark as nd_spark
     from neardup.candidates import minhash_pairs
+    from neardup.spark import pairs as spark_pairs
 
     config = SETTINGS["minhash"]
     frame, units = _units_frame(session, local, config)
     sigs = np.frombuffer(b"".join(units["minhash"]), dtype=np.uint32).reshape(len(units), -1)
-    monkeypatch.setattr(nd_spark, "BUCKET_CAP", 2)
-    monkeypatch.setattr(nd_spark, "BROADCAST_SIGNATURES_BYTES", 0)  # the shuffle-join verification
-    pairs, stats = nd_spark._minhash_pairs(session, frame, len(units), config)
+    monkeypatch.setattr(spark_pairs, "BUCKET_CAP", 2)
+    monkeypatch.setattr(spark_pairs, "BROADCAST_SIGNATURES_BYTES", 0)  # the shuffle-join verification
+    pairs, stats = spark_pairs.minhash_pairs(session, frame, len(units), config)
     a, b, jac, cont, want = minhash_pairs(
         sigs,
         units["n_shingles"].to_numpy(np.int32),
@@ -333,7 +333,7 @@ def test_minhash_join_path_and_cap_match_local(
     assert list(zip(got["a"], got["b"], strict=True)) == list(zip(a, b, strict=True))
     assert (got["jaccard"].to_numpy() == jac).all() and (got["containment"].to_numpy() == cont).all()
     assert want.capped_buckets > 0
-    assert stats == want.as_dict()
+    assert stats == want
 
 
 def test_parquet_input_matches_local(session: object, tmp_path: Path) -> None:
@@ -342,7 +342,7 @@ def test_parquet_input_matches_local(session: object, tmp_path: Path) -> None:
 
     from neardup.spark import run_spark
 
-    recs = [json.loads(line) for line in gzip.decompress(SAMPLE.read_bytes()).split(b"\n")[:80]]
+    recs = [json.loads(line) for line in sample_lines(80)]
     recs.insert(30, {"url": None, "html": "<p>no url</p>", "fetched_at": None, "status": 200})
     path = tmp_path / "crawl.parquet"
     pq.write_table(pa.Table.from_pylist(recs), path, row_group_size=25)
@@ -352,7 +352,7 @@ def test_parquet_input_matches_local(session: object, tmp_path: Path) -> None:
         engine.ingest_file(store, path, config, jobs=1)
         want = store.page_table(config.norm_key)
         want_err = store.ingest_errors()
-        numbers = engine.analyze(engine.load_fingerprints(store, config, jobs=1), config).numbers
+        numbers = analyze(load_fingerprints(store, config, jobs=1), config).numbers
     pages = pd.read_parquet(tmp_path / "out" / "pages").sort_values("page_id").reset_index(drop=True)
     cols = ["page_id", "line", "url", "fetched_at", "status", "exact_key", "degenerate"]
     pd.testing.assert_frame_equal(pages[cols], want[cols], check_dtype=False)
@@ -365,6 +365,46 @@ def test_parquet_input_matches_local(session: object, tmp_path: Path) -> None:
     assert manifest["numbers"] == numbers
 
 
+def test_url_rules_merge_url_variants_as_locally(session: object, tmp_path: Path) -> None:
+    """The config's URL rules rewrite the canonical URLs on the Spark path as the local engine does:
+    the variants of a page (a session parameter, a print path) carry one canonical URL, and the
+    representatives and the numbers follow."""
+    import random
+
+    from neardup.spark import run_spark
+    from neardup.urls import UrlRule
+
+    rng = random.Random(11)
+    records = []
+    for i in range(4):
+        title, body = f"Item {i}", words_text(rng, 300)
+        for url in (
+            f"https://shop.example/item-{i}?sessionid=a{i}b{i}c{i}",
+            f"https://shop.example/print/item-{i}",
+            f"https://shop.example/item-{i}?sessionid=z{i}",
+        ):
+            records.append({"url": url, "status": 200, "html": page_html(title, body)})
+    path = tmp_path / "shop.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    rules = (
+        UrlRule("shop.example", "drop_param", "sessionid"),
+        UrlRule("shop.example", "drop_segment", "print"),
+    )
+    config = Config(method="simhash", threshold=6, url_rules=rules)
+    manifest = run_spark(session, [str(path)], str(tmp_path / "out"), config)
+    with Store(tmp_path / "local.duckdb") as store:
+        engine.ingest_file(store, path, config, jobs=1)
+        analysis = analyze(load_fingerprints(store, config, jobs=1), config)
+    content = analysis.pages[analysis.pages["cluster_id"].notna()].set_index("page_id").sort_index()
+    # the rules merge each item's three URLs into one canonical URL
+    assert (content.groupby("cluster_id")["canonical_url"].nunique() == 1).all()
+    assert set(content["canonical_url"]) == {f"https://shop.example/item-{i}" for i in range(4)}
+    clusters = _parquet(tmp_path / "out", "clusters").set_index("page_id").sort_index()
+    for col in ["cluster_id", "canonical_url", "representative_id", "representative_url", "why"]:
+        assert clusters[col].tolist() == content[col].tolist(), col
+    assert manifest["numbers"] == analysis.numbers
+
+
 @pytest.fixture(scope="module")
 def warc_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The first 400 sample records as two WARC.gz files (one gzip member per record: windows-1252,
@@ -375,10 +415,10 @@ def warc_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     from warcio.statusandheaders import StatusAndHeaders
     from warcio.warcwriter import WARCWriter
 
-    sys.path.insert(0, str(SAMPLE.parent.parent / "scripts"))
+    sys.path.insert(0, str(SAMPLE_CRAWL.parent.parent / "scripts"))
     from jsonl_to_warc import convert
 
-    lines = gzip.decompress(SAMPLE.read_bytes()).split(b"\n")[:400]
+    lines = sample_lines(400)
     out = tmp_path_factory.mktemp("warcs")
     for name, part in (("a.warc.gz", lines[:200]), ("b.warc.gz", lines[200:])):
         with open(out / name, "wb") as f:
@@ -427,8 +467,8 @@ def test_warc_files_match_the_local_engine(warc_dir: Path, tmp_path: Path) -> No
         zip(want_err["line"], want_err["reason"], strict=True)
     )
     assert [r for r in errors["reason"] if r.startswith("not HTML image/png")]
-    fp = engine.load_fingerprints(store, config, jobs=1)
-    analysis = engine.analyze(fp, config)
+    fp = load_fingerprints(store, config, jobs=1)
+    analysis = analyze(fp, config)
     assert manifest["numbers"] == analysis.numbers
     assert [s["path"] for s in manifest["sources"]] == [str(f) for f in sorted(warc_dir.iterdir())]
     store.close()

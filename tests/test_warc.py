@@ -24,6 +24,7 @@ from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
 from neardup import engine, warc
+from neardup.analysis import analyze, load_fingerprints
 from neardup.config import Config
 from neardup.errors import NotACrawlDump
 from neardup.ingest import detect_format, read_raw, validate
@@ -52,7 +53,7 @@ def _errors(store: Store) -> list[tuple[int, str]]:
 
 def _numbers(store: Store) -> dict[str, Any]:
     config = Config()
-    return report_dict(engine.analyze(engine.load_fingerprints(store, config, jobs=1), config))
+    return report_dict(analyze(load_fingerprints(store, config, jobs=1), config))
 
 
 # --- a real crawler ------------------------------------------------------------------------------

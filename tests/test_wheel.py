@@ -78,7 +78,7 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def test_wheel_holds_the_app_and_the_sample(installed: Path, tmp_path: Path) -> None:
     probe = (
-        "import neardup, neardup.app, neardup.engine, neardup.ui.widgets;"
+        "import neardup, neardup.app, neardup.engine, neardup.spark.run, neardup.ui.widgets;"
         "print(neardup.__file__); print(neardup.app.HOME.is_file());"
         "print(sorted(p.name for p in (neardup.app.APP_DIR / 'pages').glob('*.py')));"
         "print(neardup.engine.SAMPLE_CRAWL.is_file())"

@@ -12,6 +12,7 @@ import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
 from .. import audit, compare, engine, rules
+from ..analysis import Analysis, Fingerprints, analyze, load_fingerprints
 from ..config import Config
 from ..ingest import file_sha256
 from ..store import Store
@@ -96,20 +97,20 @@ def sample_source(store: Store) -> dict[str, Any] | None:
 
 
 @st.cache_resource(show_spinner=False, max_entries=4)
-def get_fingerprints(_store: Store, path: str, fingerprint_key: str, _config: Config) -> engine.Fingerprints:
+def get_fingerprints(_store: Store, path: str, fingerprint_key: str, _config: Config) -> Fingerprints:
     """Fingerprints for a setting: computed once (with a progress bar), then cached in DuckDB and here."""
     if _store.fingerprint_set(fingerprint_key) is None or _store.count_pages_without_text(_config.norm_key):
         progress, bar = progress_bar("Computing fingerprints for this setting (once)")
-        fp = engine.load_fingerprints(_store, _config, progress=progress)
+        fp = load_fingerprints(_store, _config, progress=progress)
         bar.empty()
         return fp
-    return engine.load_fingerprints(_store, _config)
+    return load_fingerprints(_store, _config)
 
 
 @st.cache_resource(show_spinner=False, max_entries=16)
-def get_analysis(_store: Store, path: str, config: Config) -> engine.Analysis:
+def get_analysis(_store: Store, path: str, config: Config) -> Analysis:
     fp = get_fingerprints(_store, path, config.fingerprint_key, config)
-    return engine.analyze(fp, config)
+    return analyze(fp, config)
 
 
 @st.cache_resource(show_spinner=False, max_entries=8)

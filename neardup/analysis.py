@@ -1,0 +1,375 @@
+"""Clusters at a threshold and the report numbers, from the fingerprints and pairs the engine stored.
+
+`load_fingerprints` reads what re-clustering needs once per fingerprint key; `analyze` clusters at
+`config.threshold` and counts (`report_numbers`, shared with the Spark path): a threshold change only
+filters the stored pairs and re-clusters.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from .batches import signatures
+from .candidates import CandidateStats, exact_scores
+from .clusters import WHY, components, representative_rows
+from .config import Config
+from .engine import Progress, ensure_fingerprints, no_progress
+from .minhash import estimate_jaccard
+from .simhash import hamming_many
+from .store import Store
+from .urls import UrlRule, apply_url_rules
+
+
+@dataclass(slots=True)
+class Fingerprints:
+    """What re-clustering needs, loaded once per fingerprint key (the app caches this).
+
+    `arrays` holds the per-page columns as integer arrays (factorized URLs, hosts, MD5s), so that
+    `analyze` runs on numpy alone and a threshold change costs milliseconds, not a DataFrame shuffle.
+    """
+
+    config: Config
+    pages: pd.DataFrame  # one row per page, with unit_id (-1 for degenerate pages)
+    n_units: int
+    pairs: dict[str, np.ndarray]
+    simhash: np.ndarray | None
+    minhash: np.ndarray | None
+    stats: CandidateStats  # of the candidate search, as stored with the fingerprints
+    arrays: dict[str, np.ndarray] = field(default_factory=dict)
+    hosts: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=object))
+    # Threshold-independent: distinct MD5s ("md5") and distinct texts ("units") among content pages.
+    fixed_counts: dict[str, int] = field(default_factory=dict)
+    n_shingles: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.int64))  # per unit
+
+
+def _page_arrays(pages: pd.DataFrame) -> tuple[dict[str, np.ndarray], np.ndarray]:
+    n = len(pages)
+    url_codes, _ = pd.factorize(
+        pd.concat([pages["canonical_url"], pages["rel_canonical"]], ignore_index=True)
+    )
+    host_codes, hosts = pd.factorize(pages["host"])
+    fetched = pd.to_datetime(pages["fetched_at"])
+    arrays = {
+        "unit": pages["unit_id"].to_numpy(dtype=np.int64),
+        "page_id": pages["page_id"].to_numpy(dtype=np.int64),
+        "url_id": url_codes[:n].astype(np.int64),
+        "rel_id": url_codes[n:].astype(np.int64),
+        "fetched_ns": np.where(fetched.isna(), -1, fetched.to_numpy(dtype="datetime64[ns]").astype(np.int64)),
+        "url_len": pages["canonical_url"].str.len().to_numpy(dtype=np.int64),
+        "host": host_codes.astype(np.int64),
+        "md5": pd.factorize(pages["md5"])[0].astype(np.int64),
+    }
+    return arrays, np.asarray(hosts, dtype=object)
+
+
+def ruled_urls(
+    urls: Iterable[str], rel_canonicals: Iterable[str | None], rules: Sequence[UrlRule]
+) -> tuple[list[str], list[str | None]]:
+    """(canonical URLs, rel=canonical URLs) of pages under URL rules (`urls.apply_url_rules`): what
+    clustering and the representatives see. The store keeps the URLs as ingested; the local engine and
+    the Spark path both rewrite them with this."""
+    canonical = [apply_url_rules(u, rules) for u in urls]
+    rel = [None if not isinstance(u, str) else apply_url_rules(u, rules) for u in rel_canonicals]
+    return canonical, rel
+
+
+def load_fingerprints(
+    store: Store, config: Config, *, progress: Progress = no_progress, jobs: int | None = None
+) -> Fingerprints:
+    fset = ensure_fingerprints(store, config, progress=progress, jobs=jobs)
+    key = config.fingerprint_key
+    units = store.units(key, with_signatures=config.method == "minhash")
+    pages = store.page_table(config.norm_key, min_words=config.min_words)
+    if config.url_rules:  # the config's URL rules rewrite the canonical URLs (see `neardup rules`)
+        pages["canonical_url"], pages["rel_canonical"] = ruled_urls(
+            pages["url"], pages["rel_canonical"], config.url_rules
+        )
+    unit_of = pd.Series(units["unit_id"].to_numpy(), index=units["exact_key"])
+    pages["unit_id"] = pages["exact_key"].map(unit_of).fillna(-1).astype(np.int64)
+    pages.loc[pages["degenerate"].notna(), "unit_id"] = -1
+    simhash = minhash = None
+    if config.method == "simhash":
+        simhash = units["simhash"].to_numpy(dtype=np.uint64)
+    else:
+        minhash = signatures(units["minhash"], config.num_perm)
+    arrays, hosts = _page_arrays(pages)
+    content = arrays["unit"] >= 0
+    fixed_counts = {
+        "md5": len(np.unique(arrays["md5"][content])),
+        "units": len(np.unique(arrays["unit"][content])),
+    }
+    return Fingerprints(
+        config,
+        pages,
+        len(units),
+        store.pair_arrays(key),
+        simhash,
+        minhash,
+        CandidateStats.from_dict(fset["stats"]),
+        arrays,
+        hosts,
+        fixed_counts,
+        units["n_shingles"].to_numpy(dtype=np.int64),
+    )
+
+
+def subset_fingerprints(fp: Fingerprints, keep: np.ndarray) -> Fingerprints:
+    """The fingerprints of the pages where `keep` (a boolean mask over `fp.pages`) is true, e.g. of one
+    source: the units and pairs are shared, only the pages and their counts change."""
+    arrays = {k: v[keep] for k, v in fp.arrays.items()}
+    content = arrays["unit"] >= 0
+    fixed_counts = {
+        "md5": len(np.unique(arrays["md5"][content])),
+        "units": len(np.unique(arrays["unit"][content])),
+    }
+    return dataclasses.replace(
+        fp, pages=fp.pages[keep].reset_index(drop=True), arrays=arrays, fixed_counts=fixed_counts
+    )
+
+
+def pair_scores(fp: Fingerprints, config: Config) -> np.ndarray:
+    """The similarity that `config.threshold` applies to, per stored pair (bits for simhash)."""
+    if config.method == "simhash":
+        return fp.pairs["hamming_bits"].astype(np.int64)
+    return fp.pairs["jaccard" if config.similarity == "jaccard" else "containment"].astype(np.float64)
+
+
+def pairs_at_threshold(fp: Fingerprints, config: Config) -> np.ndarray:
+    """Boolean mask over stored pairs: which are duplicates at `config.threshold`."""
+    scores = pair_scores(fp, config)
+    return scores <= config.threshold if config.method == "simhash" else scores >= config.threshold
+
+
+@dataclass(frozen=True, slots=True, kw_only=True, eq=False)
+class ReportNumbers(Mapping[str, int | float]):
+    """The report's numbers at one setting (all counts are pages, except the clusters and pairs).
+
+    Content pages split into exact duplicates (same words as an earlier page; byte-identical ones
+    included), near duplicates (a distinct text in a cluster with another) and unique pages (one per
+    cluster): redundant = exact + near = content - unique, and `redundant_pct` is a share of all pages.
+    Also a read-only mapping by name (`numbers["redundant_pct"]`), equal to a dict of the same numbers.
+    """
+
+    total_pages: int
+    content_pages: int
+    degenerate_pages: int
+    byte_identical_duplicates: int
+    exact_duplicates: int
+    near_duplicates: int
+    unique_pages: int
+    duplicate_clusters: int
+    largest_cluster: int
+    redundant_pages: int
+    redundant_pct: float
+    pairs_at_threshold: int
+
+    def as_dict(self) -> dict[str, int | float]:
+        """The numbers by name, in the report's order (the `numbers` of `report --json`)."""
+        return dataclasses.asdict(self)
+
+    def __getitem__(self, name: str) -> int | float:
+        if name not in _REPORT_NUMBERS:
+            raise KeyError(name)
+        value: int | float = getattr(self, name)
+        return value
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(_REPORT_NUMBERS)
+
+    def __len__(self) -> int:
+        return len(_REPORT_NUMBERS)
+
+
+_REPORT_NUMBERS = tuple(f.name for f in dataclasses.fields(ReportNumbers))
+
+
+def report_numbers(
+    *,
+    total_pages: int,
+    content_pages: int,
+    distinct_md5s: int,
+    distinct_texts: int,
+    clusters: int,
+    duplicate_clusters: int,
+    largest_cluster: int,
+    pairs_at_threshold: int,
+) -> ReportNumbers:
+    """The report numbers from the counts a clustering yields (`analyze` and the Spark path count them
+    their own way): distinct MD5s and distinct texts among content pages, clusters of content pages
+    (singletons included), clusters of two or more pages, the largest cluster's pages, and the pairs
+    that the threshold keeps."""
+    redundant = content_pages - clusters
+    return ReportNumbers(
+        total_pages=total_pages,
+        content_pages=content_pages,
+        degenerate_pages=total_pages - content_pages,
+        byte_identical_duplicates=content_pages - distinct_md5s,
+        exact_duplicates=content_pages - distinct_texts,
+        near_duplicates=distinct_texts - clusters,
+        unique_pages=clusters,
+        duplicate_clusters=duplicate_clusters,
+        largest_cluster=largest_cluster,
+        redundant_pages=redundant,
+        redundant_pct=round(100.0 * redundant / total_pages, 2) if total_pages else 0.0,
+        pairs_at_threshold=pairs_at_threshold,
+    )
+
+
+@dataclass(slots=True)
+class Analysis:
+    config: Config
+    pages: pd.DataFrame
+    numbers: ReportNumbers
+    hosts: pd.DataFrame
+    cluster_sizes: pd.Series
+    warnings: list[str]
+
+
+def similarity_to(
+    fp: Fingerprints, units_a: np.ndarray, units_b: np.ndarray, config: Config
+) -> tuple[np.ndarray, np.ndarray]:
+    """(similarity, where it comes from) of unit pairs, in the threshold's unit: Hamming bits for simhash;
+    for minhash the Jaccard or the containment, as `config.similarity` says.
+
+    Sources: "same text" (0 bits / 1.0); "stored pair", the pair's stored score, which the threshold
+    applied to (exact for MinHash with verify: exact); "fingerprints", the Hamming distance of the two
+    SimHash fingerprints; "minhash estimate", from the signatures (and, for containment, the shingle
+    counts and the size guard) for units that are not a stored pair (joined through other units).
+    """
+    ua, ub = np.asarray(units_a, dtype=np.int64), np.asarray(units_b, dtype=np.int64)
+    same = ua == ub
+    sim = np.where(same, 0.0 if config.method == "simhash" else 1.0, np.nan)
+    source = np.where(same, "same text", "").astype(object)
+
+    lo, hi = np.minimum(ua, ub), np.maximum(ua, ub)
+    stored = fp.pairs["a"].astype(np.int64) * fp.n_units + fp.pairs["b"].astype(np.int64)
+    want = lo * fp.n_units + hi
+    found = np.zeros(len(want), dtype=bool)
+    if len(stored) and len(want):
+        order = np.argsort(stored, kind="stable")
+        pos = np.minimum(np.searchsorted(stored[order], want), len(order) - 1)
+        found = ~same & (stored[order][pos] == want)
+        sim[found] = pair_scores(fp, config)[order][pos[found]]
+    source[found] = "stored pair"
+
+    rest = ~same & ~found
+    if rest.any():
+        if config.method == "simhash":
+            assert fp.simhash is not None
+            sim[rest] = hamming_many(fp.simhash[ua[rest]], fp.simhash[ub[rest]])
+            source[rest] = "fingerprints"
+        else:
+            assert fp.minhash is not None
+            est = estimate_jaccard(fp.minhash[ua[rest]], fp.minhash[ub[rest]])
+            if config.similarity == "containment":
+                na, nb = fp.n_shingles[ua[rest]], fp.n_shingles[ub[rest]]
+                inter = est * (na + nb) / (1.0 + est)  # |A n B| from the Jaccard estimate and the set sizes
+                est = exact_scores(inter, na, nb, config.min_size_ratio, config.min_contained_shingles)[1]
+            sim[rest] = est
+            source[rest] = "minhash estimate"
+    return sim, source
+
+
+def analyze(fp: Fingerprints, config: Config) -> Analysis:
+    """Cluster at `config.threshold` (same fingerprint key as `fp`) and compute the report numbers.
+
+    Clusters are the connected components of distinct texts (units) joined by pairs at the threshold;
+    pages inherit their text's cluster, so exact duplicates are always together. Cluster ids run
+    1..K by size (largest first), then by first page id; degenerate pages get none.
+    """
+    if config.fingerprint_key != fp.config.fingerprint_key:
+        raise ValueError("analyze() needs fingerprints computed for the same setting")
+    arr = fp.arrays
+    unit, page_id = arr["unit"], arr["page_id"]
+    n_total = len(unit)
+    content = unit >= 0
+    idx = np.flatnonzero(content)
+    keep = pairs_at_threshold(fp, config)
+    unit_comp = components(fp.n_units, fp.pairs["a"][keep], fp.pairs["b"][keep])
+
+    # Components with content pages, numbered compactly (bincount: no sort).
+    comp_of = unit_comp[unit[idx]]
+    counts_all = np.bincount(comp_of, minlength=int(unit_comp.max(initial=-1)) + 1)
+    present = np.flatnonzero(counts_all)
+    compact = np.full(len(counts_all), -1, dtype=np.int64)
+    compact[present] = np.arange(len(present))
+    inverse, counts = compact[comp_of], counts_all[present]
+    first_page = np.full(len(present), np.iinfo(np.int64).max)
+    np.minimum.at(first_page, inverse, page_id[idx])
+    rank = np.empty(len(present), dtype=np.int64)
+    rank[np.lexsort((first_page, -counts))] = np.arange(1, len(present) + 1)
+    cluster = np.zeros(n_total, dtype=np.int64)
+    cluster[idx] = rank[inverse]
+    size = np.zeros(n_total, dtype=np.int64)
+    size[idx] = counts[inverse]
+
+    # A single page is its own representative; the rule only has to run over clusters of two or more.
+    rep = np.where(content, np.arange(n_total), -1)
+    why_page = np.full(n_total, None, dtype=object)
+    why_page[content] = WHY[2]  # "shortest URL": a single page
+    multi = idx[size[idx] > 1]
+    rows, why = representative_rows(
+        cluster[multi],
+        arr["url_id"][multi],
+        arr["rel_id"][multi],
+        arr["fetched_ns"][multi],
+        arr["url_len"][multi],
+        page_id[multi],
+        config.representative,
+    )
+    rep_of_cluster = np.full(len(present) + 1, -1, dtype=np.int64)  # cluster id -> row of its representative
+    rep_of_cluster[cluster[multi][rows]] = multi[rows]
+    why_of_cluster = np.empty(len(present) + 1, dtype=object)
+    why_of_cluster[cluster[multi][rows]] = WHY[why]
+    rep[multi] = rep_of_cluster[cluster[multi]]
+    why_page[multi] = why_of_cluster[cluster[multi]]
+    is_rep = rep == np.arange(n_total)
+    # Similarity to the representative, in the threshold's unit.
+    sim = np.full(n_total, np.nan)
+    sim[idx] = similarity_to(fp, unit[idx], unit[rep[idx]], config)[0]
+
+    na_int = ~content
+    canonical = fp.pages["canonical_url"].to_numpy(dtype=object)
+    pages = fp.pages.assign(
+        cluster_id=pd.arrays.IntegerArray(cluster, na_int),
+        cluster_size=pd.arrays.IntegerArray(size, na_int),
+        representative_id=pd.arrays.IntegerArray(np.where(content, page_id[rep], 0), na_int),
+        representative_url=np.where(content, canonical[rep], None),
+        why=why_page,
+        is_representative=is_rep,
+        similarity_to_representative=sim,
+    )
+
+    n_content = len(idx)
+    n_clusters = len(present)
+    dup_sizes = np.sort(counts[counts > 1])[::-1]
+    numbers = report_numbers(
+        total_pages=n_total,
+        content_pages=n_content,
+        distinct_md5s=fp.fixed_counts["md5"],
+        distinct_texts=fp.fixed_counts["units"],
+        clusters=n_clusters,
+        duplicate_clusters=len(dup_sizes),
+        largest_cluster=int(counts.max()) if n_clusters else 0,
+        pairs_at_threshold=int(keep.sum()),
+    )
+    host = arr["host"][idx]
+    host_pages = np.bincount(host, minlength=len(fp.hosts))
+    host_redundant = np.bincount(host, weights=~is_rep[idx], minlength=len(fp.hosts)).astype(np.int64)
+    hosts = pd.DataFrame({"host": fp.hosts, "pages": host_pages, "redundant": host_redundant})
+    hosts = hosts[hosts["pages"] > 0]
+    hosts["redundant_pct"] = (100.0 * hosts["redundant"] / hosts["pages"]).round(1)
+    hosts = hosts.sort_values(["redundant", "pages"], ascending=False, kind="stable").reset_index(drop=True)
+    warnings = list(fp.stats.warnings)
+    largest = numbers["largest_cluster"]
+    if n_content and largest >= 20 and largest > 0.01 * n_content:
+        warnings.append(
+            f"the largest cluster holds {largest} pages ({100 * largest / n_content:.1f}% of content pages): "
+            "boilerplate may be being fingerprinted; check it, or try normalize: main or a tighter threshold"
+        )
+    return Analysis(config, pages, numbers, hosts, pd.Series(dup_sizes, name="size"), warnings)

@@ -1,0 +1,233 @@
+"""The per-batch work that the process pool (`engine`) and Spark (`neardup.spark`) both run in workers.
+
+Each function takes one batch of records or texts with the setting and returns plain arrays or Arrow
+tables: validate + normalize records (`ingest_records`, `ingest_batch`, `ingest_arrow`), normalize
+stored pages again (`normalize_batch`), and sketch, fingerprint or shingle texts (`sketch_table`,
+`fingerprint_batch`, `set_batch`). None touches the store.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+
+from .config import Config
+from .ingest import LineBlock, RawLine, validate
+from .normalize import degenerate_reason, parse_page
+from .shingles import shingle_set32_of, text_words
+from .sketch import sketch_many
+
+
+# --- validation and normalization ----------------------------------------------------------------
+def _text_row(
+    html: str | None, text_in: str | None, status: int | None, config: Config
+) -> tuple[dict[str, Any], np.ndarray]:
+    """The `texts` row of one page and its word hashes (for sketching)."""
+    if html is not None:
+        parsed = parse_page(
+            html,
+            mode=config.normalize,
+            strip_tags=config.strip_tags,
+            extractor=config.extractor,
+            comments=config.comments,
+        )
+        text, title, too_complex, main_words = parsed.text, parsed.title, parsed.degenerate, parsed.main_words
+    else:
+        text, title, too_complex, main_words = " ".join((text_in or "").split()), "", None, None
+    joined, hashes = text_words(text)
+    row = {
+        "text": text,
+        "title": title,
+        "n_words": len(hashes),
+        "exact_key": hashlib.sha256(joined).hexdigest(),
+        "degenerate": too_complex
+        or degenerate_reason(
+            text,
+            title=title,
+            status=status,
+            n_words=len(hashes),
+            min_words=config.min_words,
+            main_words=main_words,
+        ),
+    }
+    return row, hashes
+
+
+def text_row(html: str | None, text_in: str | None, status: int | None, config: Config) -> dict[str, Any]:
+    """Normalized text and everything derived from it for one page under `config`'s normalization."""
+    return _text_row(html, text_in, status, config)[0]
+
+
+def ingest_records(
+    lines: Iterable[RawLine], config: Config
+) -> tuple[list[dict[str, Any]], list[tuple[int, str]], list[np.ndarray]]:
+    """Validate and normalize records: the good ones (with their word hashes, for sketching) and (line, reason)."""
+    good, bad, tokens = [], [], []
+    if isinstance(lines, LineBlock) and lines.error is not None:
+        bad.append((lines.error_line, lines.error))
+    for raw in lines:
+        try:
+            rec = validate(raw)
+            if isinstance(rec, str):
+                bad.append((raw.line, rec))
+                continue
+            row, toks = _text_row(rec["html"], rec["text_in"], rec["status"], config)
+        except Exception as exc:  # a case the checks do not know yet: the record is named, the load goes on
+            bad.append((raw.line, _unexpected(exc)))
+            continue
+        rec["line"] = raw.line
+        rec.update(row)
+        good.append(rec)
+        tokens.append(toks)
+    return good, bad, tokens
+
+
+def _unexpected(exc: BaseException) -> str:
+    return f"unreadable record (please report this): {type(exc).__name__}: {ascii(str(exc))[1:-1][:200]}"
+
+
+def ingest_batch(
+    args: tuple[Iterable[RawLine], Config],
+) -> tuple[list[dict[str, Any]], list[tuple[int, str]]]:
+    good, bad, _ = ingest_records(*args)
+    return good, bad
+
+
+def normalize_batch(args: tuple[pd.DataFrame, Config]) -> pd.DataFrame:
+    df, config = args
+    rows = [
+        text_row(
+            h if isinstance(h, str) else None,
+            t if isinstance(t, str) else None,
+            None if pd.isna(s) else int(s),
+            config,
+        )
+        for h, t, s in zip(df["html"], df["text_in"], df["status"], strict=True)
+    ]
+    out = pd.DataFrame(rows, columns=["text", "title", "n_words", "exact_key", "degenerate"])
+    out.insert(0, "page_id", df["page_id"].to_numpy())
+    out.insert(0, "norm_key", config.norm_key)
+    return out
+
+
+# --- ingest: records -> Arrow tables ------------------------------------------------------------
+# What an ingest worker returns per batch; the main process adds page ids (see `Store.add_ingested`).
+_INGEST_SCHEMA = pa.schema(
+    [
+        ("line", pa.int64()),
+        ("url", pa.string()),
+        ("canonical_url", pa.string()),
+        ("host", pa.string()),
+        ("fetched_at", pa.timestamp("us")),
+        ("status", pa.int32()),
+        ("html", pa.string()),
+        ("text_in", pa.string()),
+        ("md5", pa.string()),
+        ("rel_canonical", pa.string()),
+        ("extra", pa.string()),
+        ("text", pa.string()),
+        ("title", pa.string()),
+        ("n_words", pa.int32()),
+        ("exact_key", pa.string()),
+        ("degenerate", pa.string()),
+    ]
+)
+
+
+def ingest_arrow(
+    args: tuple[Iterable[RawLine], Config],
+) -> tuple[pa.Table, pa.Table, list[tuple[int, str]], int | None]:
+    """Records -> (pages with texts, sketches of the content pages, rejects, the line from which earlier
+    pages must be dropped (`LineBlock.discard_from`)), built in the worker: the tables cross the process
+    boundary as a few buffers and DuckDB scans them without Python objects. Sketching here reuses the
+    words just computed, so the default setting needs no second pass."""
+    lines, config = args
+    good, bad, tokens = ingest_records(lines, config)
+    if not good:  # rejects only, as in a flood of them: the empty tables are built once
+        return *_no_pages(), bad, getattr(lines, "discard_from", None)
+    try:
+        table = pa.Table.from_pylist(good, schema=_INGEST_SCHEMA)
+    except (pa.ArrowException, ValueError, TypeError, OverflowError):
+        table, good, tokens = _arrow_rows(good, tokens, bad)
+    content = [i for i, rec in enumerate(good) if rec["degenerate"] is None]
+    sketches = sketch_table([good[i]["exact_key"] for i in content], [tokens[i] for i in content], config)
+    return table, sketches, bad, getattr(lines, "discard_from", None)
+
+
+@functools.cache
+def _no_pages() -> tuple[pa.Table, pa.Table]:
+    """The pages and sketches tables of a batch without a page (building them costs ~0.7 ms a batch)."""
+    return _INGEST_SCHEMA.empty_table(), sketch_table([], [], Config())
+
+
+def _arrow_rows(
+    good: list[dict[str, Any]], tokens: list[np.ndarray], bad: list[tuple[int, str]]
+) -> tuple[pa.Table, list[dict[str, Any]], list[np.ndarray]]:
+    """The pages table row by row, when the batch as a whole does not convert: rows that do not go to `bad`."""
+    tables, kept, kept_tokens = [], [], []
+    for rec, toks in zip(good, tokens, strict=True):
+        try:
+            tables.append(pa.Table.from_pylist([rec], schema=_INGEST_SCHEMA))
+        except (pa.ArrowException, ValueError, TypeError, OverflowError) as exc:
+            bad.append((rec["line"], _unexpected(exc)))
+            continue
+        kept.append(rec)
+        kept_tokens.append(toks)
+    table = pa.concat_tables(tables) if tables else _INGEST_SCHEMA.empty_table()
+    return table, kept, kept_tokens
+
+
+def reason_kind(reason: str) -> str:
+    return reason.split(":")[0].split(" (")[0].split(" at byte")[0]
+
+
+# --- sketches, fingerprints and shingle sets -----------------------------------------------------
+def signatures(blobs: Sequence[bytes], num_perm: int) -> np.ndarray:
+    """MinHash signatures (n x num_perm, uint32) from their stored bytes."""
+    if not len(blobs):
+        return np.empty((0, num_perm), np.uint32)
+    return np.frombuffer(b"".join(blobs), dtype=np.uint32).reshape(len(blobs), -1)
+
+
+def fingerprint_batch(args: tuple[list[str], Config]) -> tuple[np.ndarray, np.ndarray]:
+    """Shingle-set sizes and the fingerprints of `config.method` for texts (the Spark path's unit of work)."""
+    texts, config = args
+    sk = sketch_many([text_words(t)[1] for t in texts], config.shingle_size, config.num_perm, config.seed)
+    return sk.n_shingles, sk.simhash if config.method == "simhash" else sk.minhash
+
+
+def sketch_table(exact_keys: list[str], word_hashes: Sequence[np.ndarray], config: Config) -> pa.Table:
+    """Both fingerprints of each word sequence under `config.sketch_key` (rows of the `sketches` table)."""
+    sk = sketch_many(word_hashes, config.shingle_size, config.num_perm, config.seed)
+    sigs = np.ascontiguousarray(sk.minhash)
+    width = sigs.shape[1] * 4
+    # One binary column straight from the signature matrix's bytes: fixed-width rows, offsets computed.
+    offsets = pa.py_buffer(np.arange(len(sigs) + 1, dtype=np.int32) * width)
+    minhash = pa.Array.from_buffers(pa.binary(), len(sigs), [None, offsets, pa.py_buffer(sigs)])
+    return pa.table(
+        {
+            "exact_key": pa.array(exact_keys, pa.string()),
+            "n_shingles": pa.array(sk.n_shingles),
+            "simhash": pa.array(sk.simhash, pa.uint64()),
+            "minhash": minhash,
+        }
+    )
+
+
+def sketch_batch(args: tuple[list[str], list[str], Config]) -> pa.Table:
+    exact_keys, texts, config = args
+    return sketch_table(exact_keys, [text_words(t)[1] for t in texts], config)
+
+
+def set_batch(args: tuple[list[str], list[str], int]) -> tuple[list[str], np.ndarray, np.ndarray]:
+    """Exact shingle sets of texts: (their keys, set sizes, the sets' sorted uint32 values concatenated)."""
+    keys, texts, k = args
+    sets = [shingle_set32_of(text_words(t)[1], k) for t in texts]
+    lens = np.fromiter(map(len, sets), dtype=np.int64, count=len(sets))
+    return keys, lens, np.concatenate(sets) if sets else np.empty(0, np.uint32)

@@ -1,0 +1,372 @@
+"""The work Spark hands to the Python workers through `mapInArrow` (the Arrow sibling of `mapInPandas`:
+no pandas round trip for raw bytes and timestamps).
+
+Each function calls the local engine's own per-batch functions (`neardup.batches`) or the candidate
+search's kernels on one Arrow batch. `per_batch` makes one of them a `mapInArrow` function; the
+ingest of JSON lines and Parquet (`ingest_fn`) keeps counts across a partition's batches, and
+`representatives_fn` needs a partition's whole clusters, so those two read the partition themselves.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+
+from ..analysis import ruled_urls
+from ..batches import fingerprint_batch, ingest_batch, set_batch, signatures
+from ..candidates import (
+    CandidateStats,
+    above_floor,
+    exact_scores,
+    intersection_sizes,
+    pairs_in_runs,
+    score_estimates,
+)
+from ..clusters import pick_representatives
+from ..config import Config
+from ..ingest import RawLine
+from ..simhash import hamming_many
+from ..urls import UrlRule
+from ..warc import WarcBatches
+from .session import FILE, SRC, START, display_path
+
+# Pairs emitted per Arrow batch when expanding buckets (a capped bucket alone makes 2M pairs).
+PAIR_BATCH = 1 << 20
+
+ArrowFn = Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]
+
+RECORD = pa.schema(
+    [
+        ("kind", pa.string()),  # page | error | chunk
+        ("src", pa.int32()),
+        ("file", pa.string()),
+        ("block_start", pa.int64()),
+        ("idx", pa.int64()),  # position of the record in its split (blank lines count)
+        ("good_idx", pa.int64()),  # position among the split's good records
+        ("n_lines", pa.int64()),
+        ("n_good", pa.int64()),
+        ("n_bad", pa.int64()),  # kind = chunk
+        ("reason", pa.string()),  # kind = error
+        ("url", pa.string()),
+        ("canonical_url", pa.string()),
+        ("host", pa.string()),
+        ("fetched_at", pa.timestamp("us")),
+        ("status", pa.int32()),
+        ("md5", pa.string()),
+        ("rel_canonical", pa.string()),
+        ("extra", pa.string()),
+        ("html", pa.string()),
+        ("text", pa.string()),
+        ("title", pa.string()),
+        ("n_words", pa.int32()),
+        ("exact_key", pa.string()),
+        ("degenerate", pa.string()),
+    ]
+)
+UNIT_SIMHASH = pa.schema(
+    [("unit_id", pa.int32()), ("exact_key", pa.string()), ("n_shingles", pa.int32()), ("simhash", pa.int64())]
+)
+UNIT_MINHASH = pa.schema(
+    [
+        ("unit_id", pa.int32()),
+        ("exact_key", pa.string()),
+        ("n_shingles", pa.int32()),
+        ("minhash", pa.binary()),
+    ]
+)
+UNIT_SET = pa.schema([("unit_id", pa.int32()), ("shingles", pa.binary())])
+PAIR_BITS = pa.schema([("a", pa.int32()), ("b", pa.int32()), ("hamming_bits", pa.int16())])
+PAIR_IDS = pa.schema([("a", pa.int32()), ("b", pa.int32())])
+PAIR_EST = pa.schema(
+    [("a", pa.int32()), ("b", pa.int32()), ("jaccard", pa.float64()), ("containment", pa.float64())]
+)
+URLS = pa.schema([("page_id", pa.int64()), ("canonical_url", pa.string()), ("rel_canonical", pa.string())])
+REPS = pa.schema(
+    [
+        ("cluster_id", pa.int64()),
+        ("representative_id", pa.int64()),
+        ("representative_url", pa.string()),
+        ("why", pa.string()),
+    ]
+)
+
+_SPARK_TYPES = {
+    pa.string(): "string",
+    pa.int16(): "smallint",
+    pa.int32(): "int",
+    pa.int64(): "bigint",
+    pa.float64(): "double",
+    pa.binary(): "binary",
+    pa.timestamp("us"): "timestamp_ntz",
+}
+
+
+def ddl(schema: pa.Schema) -> str:
+    """Spark DDL for an Arrow schema (the types used here only)."""
+    return ", ".join(f"`{f.name}` {_SPARK_TYPES[f.type]}" for f in schema)
+
+
+def per_batch(fn: Callable[..., Iterable[pa.RecordBatch]], *args: Any) -> ArrowFn:
+    """The `mapInArrow` function that yields `fn(batch, *args)`'s batches for each non-empty batch.
+
+    `fn` is a module-level function, so Spark ships it by name (the workers import `neardup`)."""
+
+    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        for batch in batches:
+            if batch.num_rows:
+                yield from fn(batch, *args)
+
+    return run
+
+
+# --- ingest: validate + normalize with `batches.ingest_batch` -----------------------------------
+def _record_rows(
+    base: dict[str, Any], raws: list[RawLine], config: Config, counts: list[int], keep_html: bool
+) -> list[dict[str, Any]]:
+    """`RECORD` rows (pages, errors) of one split's records; `counts` [lines, good, bad] of the split
+    so far: its good and bad counts move on."""
+    good, bad = ingest_batch((raws, config))
+    rows = []
+    for rec in good:
+        row = {**base, **rec, "kind": "page", "idx": rec["line"], "good_idx": counts[1]}
+        if not keep_html:
+            row["html"] = None
+        rows.append(row)
+        counts[1] += 1
+    for line, reason in bad:
+        rows.append({**base, "kind": "error", "idx": line, "reason": reason})
+        counts[2] += 1
+    return rows
+
+
+def warc_records(batch: pa.RecordBatch, config: Config, keep_html: bool) -> Iterator[pa.RecordBatch]:
+    """Read each WARC file named in the rows with the local engine's reader (`warc.WarcBatches`) and
+    validate + normalize its records with `ingest_batch`: one file is one split, its record numbers
+    are its lines."""
+    for src, file in zip(batch.column(SRC).to_pylist(), batch.column(FILE).to_pylist(), strict=True):
+        base = {"src": src, "file": file, "block_start": 0}
+        c = [0, 0, 0]  # records, good, bad
+        for chunk in WarcBatches(Path(display_path(file)), batch_records=256):
+            raws = [RawLine(raw.line - 1, raw.payload) for raw in chunk]
+            c[0] = raws[-1].line + 1
+            if rows := _record_rows(base, raws, config, c, keep_html):
+                yield pa.RecordBatch.from_pylist(rows, schema=RECORD)
+        yield pa.RecordBatch.from_pylist(
+            [{**base, "kind": "chunk", "n_lines": c[0], "n_good": c[1], "n_bad": c[2]}],
+            schema=RECORD,
+        )
+
+
+def ingest_fn(config: Config, fmt: str, keep_html: bool) -> ArrowFn:
+    """Validate + normalize each record with the local engine's `ingest_batch`.
+
+    Rows of one input split arrive in order and contiguous, so each split counts its own lines and
+    good records; a summary row per split (kind = chunk) carries the totals to the driver.
+    """
+
+    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        counts: dict[tuple[int, str, int], list[int]] = {}  # split -> [lines, good, bad]
+        for batch in batches:
+            src = batch.column(SRC).to_pylist()
+            files = batch.column(FILE).to_pylist()
+            starts = batch.column(START).to_pylist()
+            if fmt == "jsonl":
+                payloads: list[Any] = batch.column("value").to_pylist()
+            else:
+                keep = [n for n in batch.schema.names if n not in (SRC, FILE, START)]
+                payloads = batch.select(keep).to_pylist()
+            rows: list[dict[str, Any]] = []
+            i, n = 0, batch.num_rows
+            while i < n:
+                key = (src[i], files[i], starts[i])
+                j = i
+                while j < n and (src[j], files[j], starts[j]) == key:
+                    j += 1
+                c = counts.setdefault(key, [0, 0, 0])
+                raws = []
+                for k in range(i, j):
+                    idx = c[0]
+                    c[0] += 1
+                    payload = payloads[k]
+                    if fmt == "jsonl" and (payload is None or not payload.strip()):
+                        continue  # blank lines count as lines, not as records (as locally)
+                    raws.append(RawLine(idx, payload))
+                base = {"src": key[0], "file": key[1], "block_start": key[2]}
+                rows += _record_rows(base, raws, config, c, keep_html)
+                i = j
+            if rows:
+                yield pa.RecordBatch.from_pylist(rows, schema=RECORD)
+        summary = [
+            {
+                "kind": "chunk",
+                "src": k[0],
+                "file": k[1],
+                "block_start": k[2],
+                "n_lines": c[0],
+                "n_good": c[1],
+                "n_bad": c[2],
+            }
+            for k, c in counts.items()
+        ]
+        if summary:
+            yield pa.RecordBatch.from_pylist(summary, schema=RECORD)
+
+    return run
+
+
+def urls_under_rules(batch: pa.RecordBatch, rules: Sequence[UrlRule]) -> Iterator[pa.RecordBatch]:
+    """The canonical URL and rel=canonical of each page (columns page_id, url, rel_canonical) under the
+    config's URL rules, with the local engine's `analysis.ruled_urls`."""
+    canonical, rel = ruled_urls(
+        batch.column("url").to_pylist(), batch.column("rel_canonical").to_pylist(), rules
+    )
+    yield pa.RecordBatch.from_arrays(
+        [batch.column("page_id"), pa.array(canonical, pa.string()), pa.array(rel, pa.string())], schema=URLS
+    )
+
+
+# --- fingerprints and candidate pairs -----------------------------------------------------------
+def unit_fingerprints(batch: pa.RecordBatch, config: Config) -> Iterator[pa.RecordBatch]:
+    """Fingerprints of unit texts with the local engine's `fingerprint_batch`."""
+    sizes, fps = fingerprint_batch((batch.column("text").to_pylist(), config))
+    cols = [batch.column("unit_id").cast(pa.int32()), batch.column("exact_key"), pa.array(sizes, pa.int32())]
+    if config.method == "simhash":
+        cols.append(pa.array(np.asarray(fps, dtype=np.uint64).view(np.int64)))
+        schema = UNIT_SIMHASH
+    else:
+        cols.append(pa.array([row.tobytes() for row in fps], pa.binary()))
+        schema = UNIT_MINHASH
+    yield pa.RecordBatch.from_arrays(cols, schema=schema)
+
+
+def _bucket_pairs(members: pa.ListArray) -> tuple[pa.Array, np.ndarray, np.ndarray]:
+    """Flattened bucket members and all (i, j) positions within buckets, with the local engine's
+    `pairs_in_runs` (the cap was applied before)."""
+    sizes = members.value_lengths().to_numpy(zero_copy_only=False).astype(np.int64)
+    starts = np.concatenate(([0], np.cumsum(sizes)[:-1])).astype(np.int64)
+    flat = members.flatten()
+    everything = np.iinfo(np.int64).max
+    i, j = pairs_in_runs(np.arange(len(flat), dtype=np.int64), starts, everything, CandidateStats())
+    return flat, i, j
+
+
+def simhash_bucket_pairs(batch: pa.RecordBatch, max_bits: int) -> Iterator[pa.RecordBatch]:
+    """Pairs within SimHash buckets that are within `max_bits` (exact Hamming check)."""
+    flat, i, j = _bucket_pairs(batch.column("members"))
+    units = flat.field("unit_id").to_numpy(zero_copy_only=False).astype(np.int64)
+    fps = flat.field("simhash").to_numpy(zero_copy_only=False).astype(np.int64).view(np.uint64)
+    for s in range(0, len(i), PAIR_BATCH):
+        ii, jj = i[s : s + PAIR_BATCH], j[s : s + PAIR_BATCH]
+        bits = hamming_many(fps[ii], fps[jj])
+        close = bits <= max_bits
+        a, b = units[ii][close], units[jj][close]
+        yield pa.RecordBatch.from_arrays(
+            [
+                pa.array(np.minimum(a, b).astype(np.int32)),
+                pa.array(np.maximum(a, b).astype(np.int32)),
+                pa.array(bits[close].astype(np.int16)),
+            ],
+            schema=PAIR_BITS,
+        )
+
+
+def lsh_bucket_pairs(batch: pa.RecordBatch) -> Iterator[pa.RecordBatch]:
+    """All pairs within LSH buckets (candidates; verified after de-duplication)."""
+    flat, i, j = _bucket_pairs(batch.column("members"))
+    units = flat.to_numpy(zero_copy_only=False).astype(np.int64)
+    # A pair shares many bands: drop repeats within the batch before the shuffle does.
+    a, b = units[i], units[j]
+    code = np.unique(np.minimum(a, b) << 32 | np.maximum(a, b))
+    a, b = code >> 32, code & 0xFFFFFFFF
+    for s in range(0, len(a), PAIR_BATCH):
+        yield pa.RecordBatch.from_arrays(
+            [
+                pa.array(a[s : s + PAIR_BATCH].astype(np.int32)),
+                pa.array(b[s : s + PAIR_BATCH].astype(np.int32)),
+            ],
+            schema=PAIR_IDS,
+        )
+
+
+def _scored(batch: pa.RecordBatch, keep: np.ndarray, jac: np.ndarray, cont: np.ndarray) -> pa.RecordBatch:
+    """The pairs (a, b) of `batch` where `keep`, with their scores (`PAIR_EST`)."""
+    mask = pa.array(keep)
+    return pa.RecordBatch.from_arrays(
+        [
+            batch.column("a").filter(mask),
+            batch.column("b").filter(mask),
+            pa.array(jac[keep]),
+            pa.array(cont[keep]),
+        ],
+        schema=PAIR_EST,
+    )
+
+
+def minhash_estimates(batch: pa.RecordBatch, config: Config, shared: Any = None) -> Iterator[pa.RecordBatch]:
+    """The estimates and the size-ratio guard of `candidates.minhash_pairs`, per candidate pair.
+
+    Signatures and sizes come with each pair (columns sig_a, sig_b, n_a, n_b) or, when `shared` is a
+    broadcast (signature matrix, sizes) indexed by unit id, from there.
+    """
+    if shared is not None:
+        matrix, sizes = shared.value
+        ia = batch.column("a").to_numpy(zero_copy_only=False).astype(np.int64)
+        ib = batch.column("b").to_numpy(zero_copy_only=False).astype(np.int64)
+        sig_a, sig_b, sa, sb = matrix[ia], matrix[ib], sizes[ia], sizes[ib]
+    else:
+        sig_a = signatures(batch.column("sig_a").to_pylist(), config.num_perm)
+        sig_b = signatures(batch.column("sig_b").to_pylist(), config.num_perm)
+        sa = batch.column("n_a").to_numpy(zero_copy_only=False).astype(np.int32)
+        sb = batch.column("n_b").to_numpy(zero_copy_only=False).astype(np.int32)
+    keep, jac, cont = score_estimates(
+        sig_a,
+        sig_b,
+        sa,
+        sb,
+        similarity=config.similarity,
+        floor=config.minhash_floor,
+        min_size_ratio=config.min_size_ratio,
+        min_shingles=config.min_contained_shingles,
+    )
+    yield _scored(batch, keep, jac, cont)
+
+
+def shingle_sets(batch: pa.RecordBatch, k: int) -> Iterator[pa.RecordBatch]:
+    """Exact shingle sets (sorted uint32 as bytes) of unit texts, with the local engine's `set_batch`."""
+    _, lens, values = set_batch(([], batch.column("text").to_pylist(), k))
+    ends = np.cumsum(lens)
+    blobs = [values[e - n : e].tobytes() for n, e in zip(lens, ends, strict=True)]
+    yield pa.RecordBatch.from_arrays(
+        [batch.column("unit_id").cast(pa.int32()), pa.array(blobs, pa.binary())], schema=UNIT_SET
+    )
+
+
+def exact_scores_of_sets(batch: pa.RecordBatch, config: Config) -> Iterator[pa.RecordBatch]:
+    """Exact Jaccard and containment per pair (columns set_a, set_b), as `engine.verify_exact` computes them."""
+    m = batch.num_rows
+    blobs = batch.column("set_a").to_pylist() + batch.column("set_b").to_pylist()
+    lens = np.fromiter((len(x) // 4 for x in blobs), dtype=np.int64, count=2 * m)
+    values = np.frombuffer(b"".join(blobs), dtype=np.uint32)
+    inter = intersection_sizes(values, lens, np.arange(m), np.arange(m, 2 * m))
+    jac, cont = exact_scores(inter, lens[:m], lens[m:], config.min_size_ratio, config.min_contained_shingles)
+    yield _scored(batch, above_floor(jac, cont, config.similarity, config.minhash_floor), jac, cont)
+
+
+# --- clusters -----------------------------------------------------------------------------------
+def representatives_fn(rule: Sequence[str]) -> ArrowFn:
+    """`clusters.pick_representatives` under `rule` over one partition (whole clusters: partitioned by
+    cluster id)."""
+
+    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        parts = [b for b in batches if b.num_rows]
+        if not parts:
+            return
+        pages = pa.Table.from_batches(parts).to_pandas()
+        reps = pick_representatives(pages, cluster_col="cluster_id", rule=rule).reset_index()
+        yield pa.RecordBatch.from_pandas(reps[REPS.names], schema=REPS, preserve_index=False)
+
+    return run

@@ -1,0 +1,188 @@
+"""Candidate pairs as joins: `candidates.simhash_pairs` and `candidates.minhash_pairs` on DataFrames,
+with the same tables or bands, bucket cap, verification and statistics as the local engine."""
+
+from __future__ import annotations
+
+from itertools import combinations
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from ..batches import signatures
+from ..candidates import (
+    BUCKET_CAP,
+    CandidateStats,
+    block_masks,
+    choose_r,
+    lsh_params,
+    lsh_threshold,
+)
+from ..config import Config
+from . import arrow
+from .arrow import ddl, per_batch
+from .components import to_arrow
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+
+# MinHash verification broadcasts the signature matrix up to this size (else a shuffle join per pair).
+BROADCAST_SIGNATURES_BYTES = 512 << 20
+
+
+def signed64(x: int) -> int:
+    """A 64-bit pattern as Spark's signed long (Spark has no unsigned type)."""
+    return x - (1 << 64) if x >= 1 << 63 else x
+
+
+def _buckets(
+    keyed: DataFrame, table: str, member: Any, *, n_tables: int, kind: str, stats: CandidateStats
+) -> DataFrame:
+    """The buckets (`table`, key) of `keyed` with 2 to BUCKET_CAP rows, each as its list of `member`
+    (column "members"); the bucket counts go into `stats` as `candidates` counts them locally: the
+    pairs of the buckets kept (buckets of one table are disjoint), and the buckets above the cap."""
+    from pyspark.sql import functions as F
+
+    sizes = keyed.groupBy(table, "key").agg(F.count("*").alias("size")).persist()
+    n = F.col("size")
+    kept = (n >= 2) & (n <= BUCKET_CAP)
+    row = sizes.agg(
+        F.max(n).alias("largest"),
+        F.sum(F.when(n > BUCKET_CAP, 1).otherwise(0)).alias("capped"),
+        F.sum(F.when(n > BUCKET_CAP, n).otherwise(0)).alias("capped_members"),
+        F.sum(F.when(kept, n * (n - 1) / 2).otherwise(0)).cast("bigint").alias("pairs"),
+    ).collect()[0]
+    stats.tables = n_tables
+    stats.candidates = int(row["pairs"] or 0)
+    stats.largest_bucket = int(row["largest"] or 0)
+    stats.capped_buckets = int(row["capped"] or 0)
+    stats.capped_members = int(row["capped_members"] or 0)
+    stats.warn_capped(kind, BUCKET_CAP)
+    return (
+        keyed.join(sizes.filter(kept).select(table, "key"), [table, "key"])
+        .groupBy(table, "key")
+        .agg(F.collect_list(member).alias("members"))
+    )
+
+
+def _estimated(pairs: DataFrame) -> DataFrame:
+    """MinHash pairs (a, b, jaccard, containment) in the columns of the pairs table."""
+    from pyspark.sql import functions as F
+
+    return pairs.select(
+        "a", "b", F.lit(None).cast("smallint").alias("hamming_bits"), "jaccard", "containment"
+    )
+
+
+def _no_pairs(spark: SparkSession) -> DataFrame:
+    return spark.createDataFrame(
+        [], "a int, b int, hamming_bits smallint, jaccard double, containment double"
+    )
+
+
+def simhash_pairs(
+    spark: SparkSession, units: DataFrame, n: int, config: Config
+) -> tuple[DataFrame, CandidateStats]:
+    """`candidates.simhash_pairs` as joins: the same tables (block masks, r), cap and stats."""
+    from pyspark.sql import functions as F
+
+    stats = CandidateStats()
+    if n < 2:
+        return _no_pairs(spark), stats
+    max_bits = config.simhash_max_bits
+    r = choose_r(n, max_bits)
+    tables = [(t, signed64(sum(combo))) for t, combo in enumerate(combinations(block_masks(max_bits + r), r))]
+    table_df = F.broadcast(spark.createDataFrame(tables, "table int, mask bigint"))
+    keyed = (
+        units.select("unit_id", "simhash")
+        .crossJoin(table_df)
+        .select("table", (F.col("simhash").bitwiseAND(F.col("mask"))).alias("key"), "unit_id", "simhash")
+    )
+    member = F.struct("unit_id", "simhash")
+    buckets = _buckets(keyed, "table", member, n_tables=len(tables), kind="SimHash", stats=stats)
+    found = buckets.select("members").mapInArrow(
+        per_batch(arrow.simhash_bucket_pairs, max_bits), ddl(arrow.PAIR_BITS)
+    )
+    pairs = found.dropDuplicates(["a", "b"]).select(
+        "a",
+        "b",
+        "hamming_bits",
+        F.lit(None).cast("double").alias("jaccard"),
+        F.lit(None).cast("double").alias("containment"),
+    )
+    return pairs, stats
+
+
+def minhash_pairs(
+    spark: SparkSession, units: DataFrame, n: int, config: Config
+) -> tuple[DataFrame, CandidateStats]:
+    """`candidates.minhash_pairs` as joins: the same bands x rows, cap, estimates and stats."""
+    from pyspark.sql import functions as F
+
+    stats = CandidateStats()
+    if n < 2:
+        return _no_pairs(spark), stats
+    bands, rows = lsh_params(
+        lsh_threshold(config.minhash_floor, config.similarity, config.min_size_ratio), config.num_perm
+    )
+    stats.notes.append(f"LSH bands x rows = {bands} x {rows}")
+    band_df = F.broadcast(
+        spark.createDataFrame([(b, b * rows * 4 + 1) for b in range(bands)], "band int, pos int")
+    )
+    keyed = (
+        units.select("unit_id", "minhash")
+        .crossJoin(band_df)
+        .select("band", F.expr(f"substring(minhash, pos, {rows * 4})").alias("key"), "unit_id")
+    )
+    buckets = _buckets(keyed, "band", "unit_id", n_tables=bands, kind="LSH", stats=stats)
+    cands = (
+        buckets.select("members")
+        .mapInArrow(per_batch(arrow.lsh_bucket_pairs), ddl(arrow.PAIR_IDS))
+        .dropDuplicates(["a", "b"])
+    )
+    sig = units.select("unit_id", "minhash", "n_shingles")
+    if n * config.num_perm * 4 <= BROADCAST_SIGNATURES_BYTES:
+        # The signature matrix fits every worker: verify against a broadcast copy, no shuffle join.
+        table = to_arrow(sig)
+        ids = table.column("unit_id").to_numpy().astype(np.int64)
+        matrix = np.empty((n, config.num_perm), np.uint32)
+        matrix[ids] = signatures(table.column("minhash").to_pylist(), config.num_perm)
+        set_sizes = np.zeros(n, np.int32)
+        set_sizes[ids] = table.column("n_shingles").to_numpy()
+        shared = spark.sparkContext.broadcast((matrix, set_sizes))
+        verify = per_batch(arrow.minhash_estimates, config, shared)
+        return _estimated(cands.mapInArrow(verify, ddl(arrow.PAIR_EST))), stats
+    sa = sig.select(
+        F.col("unit_id").alias("a"), F.col("minhash").alias("sig_a"), F.col("n_shingles").alias("n_a")
+    )
+    sb = sig.select(
+        F.col("unit_id").alias("b"), F.col("minhash").alias("sig_b"), F.col("n_shingles").alias("n_b")
+    )
+    joined = cands.join(sa, "a").join(sb, "b").select("a", "b", "sig_a", "sig_b", "n_a", "n_b")
+    verify = per_batch(arrow.minhash_estimates, config)
+    return _estimated(joined.mapInArrow(verify, ddl(arrow.PAIR_EST))), stats
+
+
+def exact_pairs(
+    spark: SparkSession, pairs: DataFrame, content: DataFrame, units: DataFrame, config: Config, work: str
+) -> DataFrame:
+    """MinHash pairs re-scored with exact shingle-set Jaccard and containment (config.verify == "exact"):
+    each unit in a pair is tokenized once (the sets are written out, then read by both joins)."""
+    from pyspark.sql import functions as F
+
+    ids = (
+        pairs.select(F.col("a").alias("unit_id")).union(pairs.select(F.col("b").alias("unit_id"))).distinct()
+    )
+    texts = (
+        content.groupBy("exact_key")
+        .agg(F.any_value("text").alias("text"))
+        .join(units.select("exact_key", "unit_id"), "exact_key")
+        .join(ids, "unit_id")
+    )
+    texts.select("unit_id", "text").mapInArrow(
+        per_batch(arrow.shingle_sets, config.shingle_size), ddl(arrow.UNIT_SET)
+    ).write.mode("overwrite").parquet(f"{work}/unit_sets")
+    sets = spark.read.parquet(f"{work}/unit_sets")
+    sa = sets.select(F.col("unit_id").alias("a"), F.col("shingles").alias("set_a"))
+    sb = sets.select(F.col("unit_id").alias("b"), F.col("shingles").alias("set_b"))
+    joined = pairs.select("a", "b").join(sa, "a").join(sb, "b").select("a", "b", "set_a", "set_b")
+    return _estimated(joined.mapInArrow(per_batch(arrow.exact_scores_of_sets, config), ddl(arrow.PAIR_EST)))

@@ -1,0 +1,463 @@
+"""`run_spark`: the audit as named Spark stages, each timed and reported as it ends.
+
+1. `ingest_and_normalize`: validate + normalize every record in the workers, materialized once.
+2. `number_pages`: page ids and line numbers as the local engine gives them; duplicate records and
+   bad records go to `errors`.
+3. `fingerprint_units`: one unit per distinct text of content pages, numbered in key order, with its
+   fingerprint; the content pages' URLs under the config's URL rules (`apply_url_rules`).
+4. `find_pairs`: candidate pairs, verified, down to the loosest threshold (`pairs`).
+5. `cluster_pages`: connected components of the pairs at the threshold, cluster ids and representatives
+   (`clusters`).
+6. `write_pages`: the pages with their unit, fingerprint and cluster (`pages`).
+7. `finish`: the report numbers, `dupcheck.yaml` and the manifest, last.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from ..batches import reason_kind
+from ..candidates import CandidateStats
+from ..config import Config
+from ..errors import ConfigError, NeardupError, NotACrawlDump
+from . import arrow
+from .arrow import ddl, per_batch
+from .components import connected_components, dense_index
+from .output import FORMAT_VERSION, MANIFEST, OUTPUTS, report_numbers_of, write_output_files, written_at
+from .pairs import exact_pairs, minhash_pairs, simhash_pairs
+from .session import FILE, delete, display_path, exists, hadoop_path, read_inputs
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+
+Log = Callable[[str], None]
+
+
+@dataclass(slots=True)
+class StageClock:
+    """Seconds per named stage, each reported through `say` as it starts and ends."""
+
+    say: Log
+    timings: dict[str, float] = field(default_factory=dict)
+    started: float = field(default_factory=time.perf_counter)
+
+    @contextmanager
+    def stage(self, name: str) -> Iterator[None]:
+        self.say(f"{name} ...")
+        t0 = time.perf_counter()
+        yield
+        self.timings[name] = round(time.perf_counter() - t0, 2)
+        self.say(f"{name}: {self.timings[name]:.1f} s")
+
+    def total(self) -> dict[str, float]:
+        return {**self.timings, "total": round(time.perf_counter() - self.started, 2)}
+
+
+@dataclass(slots=True)
+class Units:
+    content: DataFrame  # the content pages (not degenerate)
+    units: DataFrame  # unit_id, exact_key, n_shingles and the fingerprint
+    n_units: int
+    page_unit: DataFrame  # page_id, exact_key, canonical_url, unit_id of each content page
+
+
+@dataclass(slots=True)
+class Pairs:
+    pairs: DataFrame  # a, b, hamming_bits, jaccard, containment
+    n_pairs: int
+    stats: CandidateStats
+
+
+@dataclass(slots=True)
+class Clusters:
+    clusters: DataFrame
+    n_edges: int  # pairs at the threshold
+    rounds: int  # of connected components on DataFrames
+
+
+def ingest_and_normalize(
+    spark: SparkSession, inputs: Sequence[str], input_format: str, config: Config, keep_html: bool, work: str
+) -> DataFrame:
+    """Every input record as a `RECORD` row (page, error, or a split's counts), written once."""
+    parts = []
+    for fmt, raw in read_inputs(spark, list(inputs), input_format).items():
+        if fmt == "warc":  # one task per file
+            fn = per_batch(arrow.warc_records, config, keep_html)
+            parts.append(raw.repartition(raw.count(), FILE).mapInArrow(fn, ddl(arrow.RECORD)))
+        else:
+            parts.append(raw.mapInArrow(arrow.ingest_fn(config, fmt, keep_html), ddl(arrow.RECORD)))
+    records = parts[0]
+    for part in parts[1:]:
+        records = records.unionByName(part)
+    records.write.mode("overwrite").parquet(f"{work}/records")
+    return spark.read.parquet(f"{work}/records")
+
+
+def number_pages(
+    spark: SparkSession, records: DataFrame, inputs: Sequence[str], keep_html: bool, out: str, work: str
+) -> tuple[DataFrame, list[dict[str, Any]]]:
+    """(pages, sources): page ids and line numbers from per-split counts, as the local engine numbers
+    them; duplicate records (same url, fetch time and bytes as an earlier one) are rejected as locally,
+    and the rejects are written to `errors`. A source without a usable record raises NotACrawlDump."""
+    from pyspark.sql import functions as F
+
+    chunks = sorted(
+        (r["src"], r["file"], r["block_start"], r["n_lines"], r["n_good"], r["n_bad"])
+        for r in records.filter(F.col("kind") == "chunk").collect()
+    )
+    offsets: list[tuple[Any, ...]] = []
+    sources: list[dict[str, Any]] = []
+    page_start, last_file, line_start = 0, None, 0
+    for src, file, block, n_lines, n_good, n_bad in chunks:
+        if (src, file) != last_file:
+            last_file, line_start = (src, file), 0
+            sources.append(
+                {
+                    "source_id": len(sources) + 1,
+                    "path": display_path(file),
+                    "n_records": 0,
+                    "n_loaded": 0,
+                    "n_errors": 0,
+                }
+            )
+        s = sources[-1]
+        offsets.append((src, file, block, s["source_id"], line_start, page_start))
+        s["n_records"] += n_good + n_bad
+        s["n_loaded"] += n_good
+        s["n_errors"] += n_bad
+        line_start += n_lines
+        page_start += n_good
+    if not offsets:
+        raise NotACrawlDump(f"{', '.join(inputs)}: no records at all")
+    off = F.broadcast(
+        spark.createDataFrame(
+            offsets,
+            "src int, file string, block_start bigint, source_id int, line_start bigint, page_start bigint",
+        )
+    )
+    keyed = records.join(off, ["src", "file", "block_start"])
+    pages = keyed.filter(F.col("kind") == "page").select(
+        (F.col("page_start") + F.col("good_idx") + 1).alias("page_id"),
+        "source_id",
+        (F.col("line_start") + F.col("idx") + 1).alias("line"),
+        "url",
+        "canonical_url",
+        "host",
+        "fetched_at",
+        "status",
+        "md5",
+        "rel_canonical",
+        "extra",
+        *(["html"] if keep_html else []),
+        "text",
+        "title",
+        "n_words",
+        "exact_key",
+        "degenerate",
+    )
+    errors = keyed.filter(F.col("kind") == "error").select(
+        "source_id", (F.col("line_start") + F.col("idx") + 1).alias("line"), "reason"
+    )
+    # A record that repeats an earlier one (same url, fetch time and bytes) is rejected, as locally.
+    slim = pages.select("page_id", "source_id", "line", "url", "fetched_at", "md5")
+    first = (
+        slim.groupBy("url", "fetched_at", "md5")
+        .agg(
+            F.count("*").alias("n"),
+            F.min("page_id").alias("first_id"),
+            F.min_by("line", "page_id").alias("first_line"),
+        )
+        .filter(F.col("n") > 1)
+    )
+    dups = (
+        slim.alias("p")
+        .join(
+            first.alias("f"),
+            (F.col("p.url") == F.col("f.url"))
+            & F.col("p.fetched_at").eqNullSafe(F.col("f.fetched_at"))
+            & (F.col("p.md5") == F.col("f.md5")),
+        )
+        .filter(F.col("p.page_id") != F.col("f.first_id"))
+        .select(
+            F.col("p.page_id").alias("page_id"),
+            F.col("p.source_id").alias("source_id"),
+            F.col("p.line").alias("line"),
+            F.col("f.first_line").alias("first_line"),
+        )
+        .persist()
+    )
+    dup_errors = dups.select(
+        "source_id",
+        "line",
+        F.concat(
+            F.lit("duplicate record: same url, fetched_at and content as line "),
+            F.col("first_line").cast("string"),
+        ).alias("reason"),
+    )
+    pages = pages.join(dups.select("page_id"), "page_id", "left_anti")
+    pages.write.mode("overwrite").parquet(f"{work}/pages")
+    pages = spark.read.parquet(f"{work}/pages")
+    path_of = spark.createDataFrame(
+        [(s["source_id"], s["path"]) for s in sources], "source_id int, source string"
+    )
+    errors = errors.unionByName(dup_errors).join(F.broadcast(path_of), "source_id")
+    errors.select("source_id", "source", "line", "reason").orderBy("source_id", "line").write.mode(
+        "overwrite"
+    ).parquet(f"{out}/errors")
+    for sid, n in dups.groupBy("source_id").count().collect():
+        s = sources[sid - 1]
+        s["n_loaded"] -= n
+        s["n_errors"] += n
+    dups.unpersist()
+    empty = [s for s in sources if s["n_loaded"] == 0]
+    if empty:
+        reasons = (
+            errors.filter(F.col("source_id").isin([s["source_id"] for s in empty]))
+            .select("reason")
+            .limit(1000)
+            .collect()
+        )
+        kinds = sorted({reason_kind(r["reason"]) for r in reasons})
+        raise NotACrawlDump(
+            f"{empty[0]['path']}: not a crawl dump: no usable record ({', '.join(kinds[:3]) or 'no records'})"
+        )
+    return pages, sources
+
+
+def apply_url_rules(pages: DataFrame, config: Config, work: str) -> DataFrame:
+    """`pages` with canonical_url and rel_canonical rewritten by the config's URL rules, as the local
+    engine rewrites them when it loads the fingerprints; the written `pages` keep the URLs as ingested,
+    as the local store does."""
+    spark = pages.sparkSession
+    urls = pages.select("page_id", "url", "rel_canonical").mapInArrow(
+        per_batch(arrow.urls_under_rules, config.url_rules), ddl(arrow.URLS)
+    )
+    urls.write.mode("overwrite").parquet(f"{work}/urls")
+    return pages.drop("canonical_url", "rel_canonical").join(spark.read.parquet(f"{work}/urls"), "page_id")
+
+
+def fingerprint_units(pages: DataFrame, config: Config, out: str, work: str) -> Units:
+    """Units (distinct exact keys of content pages, numbered in key order) and their fingerprints,
+    written to `units`. The content pages carry their URLs under the config's URL rules."""
+    from pyspark.sql import functions as F
+
+    spark = pages.sparkSession
+    content = pages.filter(F.col("degenerate").isNull())
+    if config.url_rules:
+        content = apply_url_rules(content, config, work)
+    unit_texts = content.groupBy("exact_key").agg(F.any_value("text").alias("text"))
+    numbered = dense_index(unit_texts, ["exact_key"], "unit_id")
+    unit_schema = arrow.UNIT_SIMHASH if config.method == "simhash" else arrow.UNIT_MINHASH
+    numbered.select("unit_id", "exact_key", "text").mapInArrow(
+        per_batch(arrow.unit_fingerprints, config), ddl(unit_schema)
+    ).write.mode("overwrite").parquet(f"{out}/units")
+    numbered.unpersist()
+    units = spark.read.parquet(f"{out}/units")
+    page_unit = content.select("page_id", "exact_key", "canonical_url").join(
+        units.select("exact_key", "unit_id"), "exact_key"
+    )
+    return Units(content, units, units.count(), page_unit)
+
+
+def find_pairs(units: Units, config: Config, out: str, work: str) -> Pairs:
+    """Candidate pairs, verified (exactly, for MinHash with `verify: exact`), down to the loosest
+    threshold; written to `pairs` with the first page and URL of each unit."""
+    from pyspark.sql import functions as F
+
+    spark = units.units.sparkSession
+    if config.method == "simhash":
+        pairs, stats = simhash_pairs(spark, units.units, units.n_units, config)
+    else:
+        pairs, stats = minhash_pairs(spark, units.units, units.n_units, config)
+        if config.verify == "exact":
+            pairs.write.mode("overwrite").parquet(f"{work}/pairs_estimated")
+            pairs = spark.read.parquet(f"{work}/pairs_estimated")
+            stats.verified_exact = pairs.count()
+            pairs = exact_pairs(spark, pairs, units.content, units.units, config, work)
+    pairs.write.mode("overwrite").parquet(f"{work}/pairs")
+    pairs = spark.read.parquet(f"{work}/pairs")
+    unit_page = units.page_unit.groupBy("unit_id").agg(
+        F.min("page_id").alias("page_id"), F.min_by("canonical_url", "page_id").alias("url")
+    )
+    ua, ub = unit_page.alias("ua"), unit_page.alias("ub")
+    pairs.alias("p").join(ua, F.col("p.a") == F.col("ua.unit_id")).join(
+        ub, F.col("p.b") == F.col("ub.unit_id")
+    ).select(
+        "p.a",
+        "p.b",
+        F.col("ua.page_id").alias("page_a"),
+        F.col("ub.page_id").alias("page_b"),
+        F.col("ua.url").alias("url_a"),
+        F.col("ub.url").alias("url_b"),
+        F.lit(config.method).alias("method"),
+        F.col("p.hamming_bits").cast("smallint").alias("hamming_bits"),
+        "p.jaccard",
+        "p.containment",
+    ).orderBy("a", "b").write.mode("overwrite").parquet(f"{out}/pairs")
+    n_pairs = pairs.count()
+    if stats.verified_exact:
+        stats.rejected_exact = stats.verified_exact - n_pairs
+    return Pairs(pairs, n_pairs, stats)
+
+
+def cluster_pages(units: Units, pairs: Pairs, config: Config, out: str) -> Clusters:
+    """Clusters at the threshold: components over units, pages inherit their unit's; cluster ids by
+    size then first page, representatives by `config.representative`; written to `clusters`."""
+    from pyspark.sql import functions as F
+
+    spark = units.units.sparkSession
+    if config.method == "simhash":
+        edges = pairs.pairs.filter(F.col("hamming_bits") <= int(config.threshold))
+    else:
+        edges = pairs.pairs.filter(F.col(config.similarity) >= config.threshold)
+    edges = edges.select("a", "b").persist()
+    n_edges = edges.count()
+    if n_edges:
+        labels, rounds = connected_components(edges)
+    else:
+        labels, rounds = spark.createDataFrame([], "node int, label int"), 0
+    unit_ids = units.units.select("unit_id")
+    unit_comp = unit_ids.join(labels, unit_ids["unit_id"] == labels["node"], "left").select(
+        "unit_id", F.coalesce(F.col("label"), F.col("unit_id")).cast("bigint").alias("comp")
+    )
+    members = (
+        units.page_unit.join(unit_comp, "unit_id")
+        .join(units.content.select("page_id", "url", "host", "fetched_at", "rel_canonical"), "page_id")
+        .persist()
+    )
+    sizes = members.groupBy("comp").agg(
+        F.count("*").alias("cluster_size"), F.min("page_id").alias("first_page")
+    )
+    sizes = dense_index(
+        sizes, [F.col("cluster_size").desc(), F.col("first_page").asc()], "cluster_id", start=1
+    )
+    members = members.join(sizes.select("comp", "cluster_id", "cluster_size"), "comp").persist()
+    sizes.unpersist()
+    # A one-page cluster is its own representative ("shortest URL": nothing names it, no other fetch).
+    single = members.filter(F.col("cluster_size") == 1).select(
+        "cluster_id",
+        F.col("page_id").alias("representative_id"),
+        F.col("canonical_url").alias("representative_url"),
+        F.lit("shortest URL").alias("why"),
+    )
+    multi = members.filter(F.col("cluster_size") > 1).select(
+        "cluster_id", "page_id", "canonical_url", "rel_canonical", "fetched_at"
+    )
+    n_multi = multi.count()
+    n_parts = max(int(spark.conf.get("spark.sql.shuffle.partitions") or 200), n_multi // 20000 + 1)
+    reps = multi.repartition(n_parts, "cluster_id").mapInArrow(
+        arrow.representatives_fn(config.representative), ddl(arrow.REPS)
+    )
+    reps = single.unionByName(reps)
+    clusters = members.join(reps, "cluster_id").select(
+        "cluster_id",
+        "cluster_size",
+        "page_id",
+        "url",
+        "canonical_url",
+        "host",
+        "unit_id",
+        "representative_id",
+        "representative_url",
+        "why",
+        (F.col("page_id") == F.col("representative_id")).alias("is_representative"),
+    )
+    clusters.orderBy("cluster_id", "page_id").write.mode("overwrite").parquet(f"{out}/clusters")
+    clusters = spark.read.parquet(f"{out}/clusters")
+    edges.unpersist()
+    members.unpersist()
+    return Clusters(clusters, n_edges, rounds)
+
+
+def write_pages(pages: DataFrame, units: Units, clusters: Clusters, config: Config, out: str) -> None:
+    """The pages with their unit, fingerprint and cluster, written to `pages`."""
+    fp_cols = ["simhash"] if config.method == "simhash" else ["minhash"]
+    info = clusters.clusters.select("page_id", "unit_id", "cluster_id").join(
+        units.units.select("unit_id", "n_shingles", *fp_cols), "unit_id"
+    )
+    pages.join(info, "page_id", "left").orderBy("page_id").write.mode("overwrite").parquet(f"{out}/pages")
+
+
+def run_spark(
+    spark: SparkSession,
+    inputs: Sequence[str],
+    out_dir: str,
+    config: Config,
+    *,
+    input_format: str = "auto",
+    keep_html: bool = False,
+    overwrite: bool = False,
+    log: Log | None = None,
+) -> dict[str, Any]:
+    """Ingest, normalize, fingerprint, pair and cluster `inputs` under `config`; write Parquet under
+    `out_dir` and return the manifest. Same page ids, fingerprints, pairs and clusters as the local
+    engine on the same files (MinHash similarities are estimates there and here alike)."""
+    if input_format not in ("auto", "jsonl", "parquet", "warc"):
+        raise ConfigError(f"input format must be auto, jsonl, parquet or warc, not {input_format!r}")
+    if not inputs:
+        raise NotACrawlDump("no input given")
+    out = out_dir.rstrip("/")
+    if exists(spark, out) and not overwrite:
+        fs, p = hadoop_path(spark, out)
+        if len(fs.listStatus(p)):
+            raise NeardupError(f"{out_dir} exists and is not empty: choose another --out or pass --overwrite")
+    delete(spark, f"{out}/{MANIFEST}")  # an overwritten run is unfinished until the new manifest lands
+    work, ckpt = f"{out}/_work", f"{out}/_checkpoints"
+    spark.sparkContext.setCheckpointDir(ckpt)
+    clock = StageClock(log or (lambda msg: None))
+    try:
+        with clock.stage("ingest+normalize"):
+            records = ingest_and_normalize(spark, inputs, input_format, config, keep_html, work)
+        with clock.stage("page ids"):
+            pages, sources = number_pages(spark, records, inputs, keep_html, out, work)
+        with clock.stage("fingerprints"):
+            units = fingerprint_units(pages, config, out, work)
+        with clock.stage("candidates"):
+            pairs = find_pairs(units, config, out, work)
+        with clock.stage("clusters"):
+            clusters = cluster_pages(units, pairs, config, out)
+        with clock.stage("write pages"):
+            write_pages(pages, units, clusters, config, out)
+        with clock.stage("report numbers"):
+            numbers = report_numbers_of(
+                spark.read.parquet(f"{out}/pages"), clusters.clusters, units.n_units, clusters.n_edges
+            )
+        manifest = {
+            "neardup_spark": FORMAT_VERSION,
+            "config": config.to_dict(),
+            "norm_key": config.norm_key,
+            "fingerprint_key": config.fingerprint_key,
+            "inputs": list(inputs),
+            "keep_html": keep_html,
+            "sources": sources,
+            "counts": {
+                "records": sum(s["n_records"] for s in sources),
+                "pages": numbers["total_pages"],
+                "errors": sum(s["n_errors"] for s in sources),
+                "units": units.n_units,
+                "pairs": pairs.n_pairs,
+                "pairs_at_threshold": clusters.n_edges,
+                "clusters": numbers["unique_pages"],
+            },
+            "numbers": numbers,
+            "candidate_stats": pairs.stats.as_dict(),
+            "timings_s": clock.total(),
+            "spark": {
+                "version": spark.version,
+                "master": spark.sparkContext.master,
+                "cc_rounds": clusters.rounds,
+                "shuffle_partitions": spark.conf.get("spark.sql.shuffle.partitions"),
+            },
+            "outputs": {name: name for name in OUTPUTS},
+            "written_at": written_at(),
+        }
+        write_output_files(spark, out, config, manifest)
+        return manifest
+    finally:
+        spark.catalog.clearCache()
+        delete(spark, work)
+        delete(spark, ckpt)
