@@ -305,7 +305,8 @@ def ensure_fingerprints(
 
 def _current_fingerprints(store: Store, config: Config) -> dict[str, Any] | None:
     """The stored fingerprint set of `config`, if every page has its text and the set covers every text
-    (a dump loaded after the fingerprints were computed brings new texts: they are computed again)."""
+    (a dump loaded after the fingerprints were computed brings new texts: `ensure_fingerprints` then extends
+    the set with them, `incremental.extend_fingerprints`, or computes it again where it cannot)."""
     with store.reading():
         cached = store.fingerprint_set(config.fingerprint_key)
         if cached is None or store.count_pages_without_text(config.norm_key):
