@@ -453,6 +453,7 @@ def minhash_pairs(
     min_shingles: int = 0,
     bucket_cap: int = BUCKET_CAP,
     jobs: int | None = None,
+    partial_copies: bool = False,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, CandidateStats]:
     """LSH candidates (datasketch's MinHashLSH banding), verified with the signature estimates.
 
@@ -462,7 +463,9 @@ def minhash_pairs(
     for pairs whose chosen similarity is at least `floor`. Containment is 0 where `size_guard` fails (the
     smaller set is below `min_size_ratio` of the larger and below `min_shingles`): a short page (a
     soft-404 in a site template) is never "contained" in a long article. Estimates are approximate (MinHash); with `verify: exact` (the default)
-    the engine replaces them with exact scores from the shingle sets (`exact_scores`).
+    the engine replaces them with exact scores from the shingle sets (`exact_scores`). With
+    `partial_copies` (containment only) the size-partitioned pass `containment_lsh_pairs` adds the copies
+    down to a size ratio of `min_size_ratio / SIZE_CLASS_FACTOR` that the one index finds only by chance.
     """
     sigs = np.ascontiguousarray(signatures, dtype=np.uint32)  # so each chunk's kernel call copies nothing
     n = len(sigs)
@@ -511,6 +514,19 @@ def minhash_pairs(
             band_stats, band_kept = future.result()
             stats.merge(band_stats)
             kept.extend(band_kept)
+    if partial_copies and similarity == "containment":
+        pa_, pb_, pjac, pcont, partial = containment_lsh_pairs(
+            sigs,
+            sizes,
+            floor=floor,
+            min_size_ratio=min_size_ratio,
+            lowest_ratio=min_size_ratio / SIZE_CLASS_FACTOR,
+            min_shingles=min_shingles,
+            bucket_cap=bucket_cap,
+        )
+        stats.merge(partial)  # its counters; the one capped warning below counts both passes
+        stats.notes.extend(partial.notes)
+        kept.append((pa_ * n + pb_, pjac, pcont))
     stats.warn_capped("LSH", bucket_cap)
     if not kept:
         return empty
@@ -694,11 +710,7 @@ def containment_lsh_pairs(
                     min_shingles=min_shingles,
                 )
                 found.append((np.minimum(a, b)[keep] * n + np.maximum(a, b)[keep], jac[keep], cont[keep]))
-    if stats.capped_buckets:
-        stats.notes.append(
-            f"{stats.capped_buckets} size-class LSH bucket(s) with more than {bucket_cap} members "
-            f"({stats.capped_members} members) {CAPPED_NOTE}"
-        )
+    stats.warn_capped("size-class LSH", bucket_cap)
     if not found:
         return empty
     codes, jac, cont = (np.concatenate(parts) for parts in zip(*found, strict=True))

@@ -350,6 +350,7 @@ def _compute_fingerprints(
             min_size_ratio=config.min_size_ratio,
             seed=config.seed,
             min_shingles=config.min_contained_shingles,
+            partial_copies=config.partial_copies,
         )
         del sigs  # ~0.5 GB at 1M texts; the verification needs the room
         if config.verify == "exact":

@@ -173,6 +173,8 @@ def extend_fingerprints(
     be computed again. Runs inside the caller's `store.writing()`."""
     from . import engine  # the pipeline imports this module: its stages are read at call time
 
+    if config.partial_copies and config.similarity == "containment":
+        return None  # the size-partitioned pass is not extended: its size classes span the whole set
     key = config.fingerprint_key
     stored = store.fingerprint_set(key)
     if stored is None:

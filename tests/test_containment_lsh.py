@@ -3,13 +3,20 @@
 from __future__ import annotations
 
 import random
+from pathlib import Path
 
 import numpy as np
+import pytest
+from conftest import write_jsonl
 
+from neardup.analysis import analyze, load_fingerprints
 from neardup.candidates import containment_lsh_pairs, minhash_pairs
 from neardup.config import Config
+from neardup.engine import ingest_file
+from neardup.errors import ConfigError
 from neardup.shingles import text_words
 from neardup.sketch import sketch_many
+from neardup.store import Store
 
 CONFIG = Config()
 
@@ -86,3 +93,37 @@ def test_a_short_page_below_the_size_guard_is_never_contained() -> None:
         sigs, sizes, floor=0.7, min_size_ratio=0.5, min_shingles=0, lowest_ratio=0.01
     )
     assert len(a) == 0  # the ratio alone
+
+
+def test_minhash_pairs_with_partial_copies_add_the_size_classes_pairs() -> None:
+    texts, pairs = _corpus(20, 0.4)
+    sigs, sizes = _sketches(texts)
+    common = dict(similarity="containment", floor=0.7, min_size_ratio=0.5, seed=CONFIG.seed, min_shingles=150)
+    ia, ib, *_ = minhash_pairs(sigs, sizes, **common)  # type: ignore[arg-type]
+    pa_, pb_, _, cont, stats = minhash_pairs(sigs, sizes, partial_copies=True, **common)  # type: ignore[arg-type]
+    found = _found(pa_, pb_)
+    # LSH is approximate: the pass down to ratio 0.354 (0.5 / SIZE_CLASS_FACTOR) finds most 40% copies
+    assert _found(ia, ib) < found <= set(pairs) and len(found) >= 0.9 * len(pairs)
+    assert (cont >= 0.7).all()
+    assert any("size class" in note for note in stats.notes)
+
+
+def test_the_engine_finds_a_cut_short_copy_only_with_partial_copies(tmp_path: Path) -> None:
+    rng = random.Random(9)
+    records = []
+    for d in range(12):  # long articles and, for each, a syndicated copy of its first 40%
+        words = [f"t{d}q{rng.randrange(10**6)}" for _ in range(1500)]
+        for i, body in enumerate((words, words[:600])):
+            html = f"<html><body><article><p>{' '.join(body)}</p></article></body></html>"
+            records.append({"url": f"https://site{i}.example/a/{d}", "html": html, "status": 200})
+    dump = write_jsonl(tmp_path / "crawl.jsonl", records)
+
+    def redundant(config: Config) -> int:
+        with Store(tmp_path / f"{config.partial_copies}.duckdb") as store:
+            ingest_file(store, dump, config, jobs=1)
+            return analyze(load_fingerprints(store, config, jobs=1), config).numbers.redundant_pages
+
+    with_pass, without = redundant(Config(partial_copies=True)), redundant(Config())
+    assert without < with_pass <= 12 and with_pass >= 10
+    with pytest.raises(ConfigError):
+        Config.from_dict({"partial_copies": "yes"})

@@ -21,6 +21,7 @@ from neardup import engine
 from neardup.analysis import analyze, load_fingerprints
 from neardup.cli import main
 from neardup.config import Config, load_config
+from neardup.errors import ConfigError
 from neardup.store import Store
 
 pytestmark = pytest.mark.filterwarnings("ignore:PySpark does not yet fully support pandas:FutureWarning")
@@ -363,6 +364,14 @@ def test_parquet_input_matches_local(session: object, tmp_path: Path) -> None:
         == [(31, "missing url")]
     )
     assert manifest["numbers"] == numbers
+
+
+def test_partial_copies_are_refused_with_what_to_do(session: object, dump: Path, tmp_path: Path) -> None:
+    from neardup.spark import run_spark
+
+    with pytest.raises(ConfigError, match="partial_copies: false"):
+        run_spark(session, [str(dump)], str(tmp_path / "out"), Config(partial_copies=True))  # type: ignore[arg-type]
+    assert not (tmp_path / "out").exists()
 
 
 def test_url_rules_merge_url_variants_as_locally(session: object, tmp_path: Path) -> None:
