@@ -39,7 +39,7 @@ from neardup.labels import (
 from neardup.store import Store
 from neardup.ui import data as ui_data
 from neardup.ui.render import md_escape
-from neardup.ui.state import W_QUEUE, other_method
+from neardup.ui.state import W_AUDIT_SHOW_LABELED, W_QUEUE, other_method
 from neardup.urls import canonicalize_url
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -244,7 +244,7 @@ def test_audit_duplicate_button_stores_a_label(db: str, store: Store) -> None:
     labels = store.labels().set_index(audit.PAIR_KEY)["label"].to_dict()
     assert labels == {expected: "duplicate", second: "not"}
     assert queue_length(at) == left - 2
-    assert "2 labeled pairs at this setting (2 labels in all)" in at.expander[0].label
+    assert any("2 labeled pairs at this setting (2 labels in all)" in c.value for c in at.caption)
 
 
 def test_audit_category_and_label_in_one_rerun_keep_the_category(db: str, store: Store) -> None:
@@ -388,6 +388,8 @@ def test_audit_labeled_pairs_filter_by_bucket(
     for row in one_per_bucket.itertuples():
         store.record_label(row.url_a, row.url_b, md5_a=row.md5_a, md5_b=row.md5_b, label="duplicate")
     at = run_app("pages/3_Audit.py")
+    assert not at.dataframe  # the list is drawn only when switched on
+    at.toggle(key=W_AUDIT_SHOW_LABELED).set_value(True).run()
     assert len(at.dataframe[-1].value) == len(one_per_bucket)
     bucket = float(one_per_bucket["bucket"].iloc[1])
     at.multiselect(key="neardup.audit.list.bucket").set_value([bucket]).run()
