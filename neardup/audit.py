@@ -130,6 +130,8 @@ def labeled_pairs_after(
     rows = np.flatnonzero((labels["url_a"].to_numpy() == a) & (labels["url_b"].to_numpy() == b))
     if pos is None or not ma or not mb or len(rows) != 1 or matched.empty:
         return labeled_pairs(pairs, labels, index=index)
+    if ((matched["url_a"].to_numpy() == a) & (matched["url_b"].to_numpy() == b)).any():
+        return labeled_pairs(pairs, labels, index=index)  # its one label replaced one matched before
     label = labels.iloc[rows].drop(columns=PAIR_KEY).reset_index(drop=True)
     row = pd.concat(
         [pairs.iloc[[pos]][_MATCHED].reset_index(drop=True), label.assign(labelers=1, contested=False)],

@@ -39,7 +39,7 @@ from neardup.labels import (
 from neardup.store import Store
 from neardup.ui import data as ui_data
 from neardup.ui.render import md_escape
-from neardup.ui.state import W_AUDIT_SHOW_LABELED, W_QUEUE, other_method
+from neardup.ui.state import KEY_AUDIT_HISTORY, KEY_AUDIT_PAIR, W_AUDIT_SHOW_LABELED, W_QUEUE, other_method
 from neardup.urls import canonicalize_url
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -406,6 +406,35 @@ def test_audit_skip_stores_nothing_and_moves_on(db: str, store: Store) -> None:
     assert not at.exception
     assert store.labels().empty
     assert [c.value for c in at.code][:2] != shown
+
+
+def test_audit_reopened_pair_takes_a_changed_label_and_undo_puts_the_first_back(
+    db: str, store: Store
+) -> None:
+    """A pair reopened (as the labeled pairs list's button does) is labeled again: the label changes, and undo
+    restores the label it replaced, with its time; the counters follow."""
+    at = run_app("pages/3_Audit.py")
+    expected = first_sampled_pair(store)
+    button(at, "Duplicate").click().run()
+    first = store.labels().iloc[0]
+    pages = at.session_state[KEY_AUDIT_HISTORY][-1]["pages"]
+    at.session_state[KEY_AUDIT_PAIR] = pages  # what "Open this pair to change its label" sets
+    at.run()
+    assert any(c.value.startswith("Pair opened from") for c in at.caption)
+    button(at, "Not duplicate").click().run()
+    assert not at.exception
+    labels = store.labels()
+    assert len(labels) == 1 and tuple(labels.iloc[0][audit.PAIR_KEY]) == expected
+    assert labels.iloc[0]["label"] == "not"
+    assert any("1 labeled pairs at this setting (1 labels in all)" in c.value for c in at.caption)
+
+    button(at, "Undo").click().run()
+    assert not at.exception
+    restored = store.labels().iloc[0]
+    assert (restored["label"], restored["labeled_at"]) == ("duplicate", first["labeled_at"])
+    button(at, "Undo").click().run()  # and the first label: none left
+    assert store.labels().empty
+    assert any("0 labeled pairs at this setting (0 labels in all)" in c.value for c in at.caption)
 
 
 def test_audit_label_shows_the_prefetched_pair_without_reading_it_again(

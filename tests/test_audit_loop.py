@@ -5,12 +5,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 
 from neardup import audit
 from neardup.diff import word_diff
-from neardup.labels import bucket_tallies
+from neardup.labels import audit_queue, bucket_tallies
 from neardup.store import Store
 from neardup.ui.data import label_view, label_view_after
 
@@ -58,7 +59,8 @@ def test_labeled_pairs_after_one_label_match_the_full_recompute(store: Store) ->
     matched = audit.labeled_pairs(PAIRS, store.labels(), index=index)
     writes = [
         (("a", "1", "b", "2"), "duplicate", "ana"),  # first label of its URLs: appended
-        (("d", "4", "e", "5"), "not", "ana"),  # appended
+        (("d", "4", "e", "5"), "duplicate", "ana"),  # appended
+        (("d", "4", "e", "5"), "not", "ana"),  # the same labeler changes it: still one row
         (("a", "1", "b", "2"), "not", "ben"),  # a second labeler: contested, recomputed
         (("a", "1", "c", "3"), "duplicate", "ana"),  # appended
         (("a", "", "c", ""), "not", "ana"),  # URL-only: the other fetch of a too
@@ -145,3 +147,44 @@ def refetch_category(before: str, after: str) -> str:
 )
 def test_a_refetch_is_noise_unless_its_text_was_edited(before: str, after: str, category: str) -> None:
     assert refetch_category(before, after) == category
+
+
+def test_audit_queue_with_kept_positions_is_the_same_queue() -> None:
+    """The quota queue from a kept pair index equals the one from the keys, and both the first-come pick."""
+    rng = np.random.default_rng(4)
+    n = 400
+    pairs = pd.DataFrame(
+        {
+            "url_a": [f"a{i}" for i in range(n)],
+            "md5_a": [f"{i}" for i in range(n)],
+            "url_b": [f"b{i}" for i in range(n)],
+            "md5_b": [f"{i}" for i in range(n)],
+            "bucket": rng.choice([0.8, 0.85, 0.9, 0.95], n, p=[0.05, 0.15, 0.3, 0.5]),
+            "score": 0.9,
+            "page_a": range(n),
+            "page_b": range(n, 2 * n),
+        }
+    )
+    labeled = pairs.sample(40, random_state=5)[[*audit.PAIR_KEY, "bucket"]].assign(
+        label=rng.choice(["duplicate", "not", "unsure"], 40)
+    )
+    skipped = {tuple(k) for k in pairs.sample(30, random_state=6)[audit.PAIR_KEY].itertuples(index=False)}
+    index = audit.pair_index(pairs)
+    for per_bucket in (1, 12, 40):
+        kwargs = {"per_bucket": per_bucket, "seed": 3, "skipped": skipped}
+        from_keys = audit_queue(pairs, labeled, **kwargs)
+        kept = audit_queue(pairs, labeled, **kwargs, positions=index.exact)
+        pd.testing.assert_frame_equal(from_keys, kept)
+        # the reference: the shuffled order, a pair taken while its bucket is short of its quota
+        done = {tuple(k) for k in labeled[audit.PAIR_KEY].itertuples(index=False)} | skipped
+        have = labeled[labeled["label"] != "unsure"]["bucket"].value_counts().to_dict()
+        taken: dict[float, int] = {}
+        expected = []
+        for pos in np.random.default_rng(3).permutation(n):
+            row = pairs.iloc[pos]
+            if tuple(row[audit.PAIR_KEY]) in done:
+                continue
+            if taken.get(row["bucket"], 0) < per_bucket - have.get(row["bucket"], 0):
+                taken[row["bucket"]] = taken.get(row["bucket"], 0) + 1
+                expected.append(pos)
+        assert list(kept["page_a"]) == expected

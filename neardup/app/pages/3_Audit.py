@@ -281,7 +281,13 @@ def make_queue(view: LabelView) -> pd.DataFrame:
         queue = queue[[k not in skipped for k in queue[PAIR_KEY].itertuples(index=False, name=None)]]
         return queue.reset_index(drop=True)
     return audit_queue(
-        pairs, matched, per_bucket=per_bucket, seed=int(seed), skipped=skipped, focus=config.threshold
+        pairs,
+        matched,
+        per_bucket=per_bucket,
+        seed=int(seed),
+        skipped=skipped,
+        focus=config.threshold,
+        positions=view.index.exact,
     )
 
 
