@@ -39,7 +39,14 @@ from neardup.labels import (
 from neardup.store import Store
 from neardup.ui import data as ui_data
 from neardup.ui.render import md_escape
-from neardup.ui.state import KEY_AUDIT_HISTORY, KEY_AUDIT_PAIR, W_AUDIT_SHOW_LABELED, W_QUEUE, other_method
+from neardup.ui.state import (
+    KEY_AUDIT_HISTORY,
+    KEY_AUDIT_PAIR,
+    W_AUDIT_SHOW_LABELED,
+    W_AUDIT_SHOW_PROGRESS,
+    W_QUEUE,
+    other_method,
+)
 from neardup.urls import canonicalize_url
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -435,6 +442,22 @@ def test_audit_reopened_pair_takes_a_changed_label_and_undo_puts_the_first_back(
     button(at, "Undo").click().run()  # and the first label: none left
     assert store.labels().empty
     assert any("0 labeled pairs at this setting (0 labels in all)" in c.value for c in at.caption)
+
+
+def test_audit_says_what_the_keys_mean_and_where_the_stop_rule_is(db: str, store: Store) -> None:
+    at = run_app("pages/3_Audit.py")
+    assert any(c.value.startswith("Are the two pages the same content? **d** duplicate") for c in at.caption)
+    button(at, "Duplicate").click().run()
+    at.toggle(key=W_AUDIT_SHOW_PROGRESS).set_value(True).run()
+    assert not at.exception
+    config = Config()
+    pairs = audit.candidate_pairs(engine.load_fingerprints(store, config, jobs=1), config)
+    d = decision_at(bucket_tallies(pairs["bucket"], audit.labeled_pairs(pairs, store.labels())), config)
+    assert any(
+        m.value.startswith(f"At the threshold 0.8: precision {d.precision:.2f} [{d.precision_low:.2f}-")
+        and f"About {int(d.more.sum())} more labels" in m.value
+        for m in at.markdown
+    )
 
 
 def test_audit_label_shows_the_prefetched_pair_without_reading_it_again(

@@ -253,6 +253,11 @@ other = other_method(config, state.get(KEY_THRESHOLDS, {}))
 sim_cfg, mh_cfg = (config, other) if config.method == "simhash" else (other, config)
 LABEL_KEYS = (("duplicate", "d"), ("not", "n"), ("unsure", "u"))  # the label buttons and their keys
 MOVE_KEYS = (("Previous", "k", -1), ("Next", "j", 1))
+KEY_HINT = (
+    "Are the two pages the same content? **d** duplicate · **n** not · **u** unsure. The highlighted kind "
+    "(keys 1-8) is the suggested one and is saved with the label; press another to change it. **s** skip · "
+    "**z** undo · **j** / **k** next / previous"
+)
 SCROLL_TO_TOP = "<script>/* pair {0:d} {1:d} */ document.querySelector('[data-testid=\"stMain\"]')?.scrollTo(0, 0);</script>"
 LIST_COLUMNS = ["label", "category", "labeler", "bucket", "url_a", "url_b", "note", "labeled_at"]
 
@@ -315,7 +320,9 @@ def queue_done_message(view: LabelView) -> None:
         n_decided = int(view.matched["label"].isin(["duplicate", "not"]).sum())
         st.success(
             f"Every bucket has {per_bucket} decided labels, or no unlabeled pair left ({n_decided} decided "
-            f"labels at this setting, {len(skipped)} pairs skipped). Raise *pairs per bucket* for more."
+            f"labels at this setting, {len(skipped)} pairs skipped). For more, raise *Pairs per bucket* in the "
+            "sidebar (under *Labeling*); whether you can stop: *Progress per bucket and the stop rule* below, "
+            "or the **Tune** page."
         )
 
 
@@ -347,8 +354,8 @@ def where_caption(current: pd.Series | None, queue: pd.DataFrame, position: int,
             f"there narrows precision and recall at {config.threshold:g} most"
         )
     return (
-        f"{n} to label · bucket {current['bucket']:g} · nearest the threshold first · {per_bucket} decided "
-        "labels per bucket"
+        f"{n} to label · similarity bucket {current['bucket']:g} · nearest the threshold first · {per_bucket} "
+        "decided labels per bucket"
     )
 
 
@@ -554,6 +561,7 @@ def draw_labeling() -> None:
         with st.container(gap=None):  # the script's element takes no room
             st.html(SCROLL_TO_TOP.format(*state[KEY_AUDIT_SHOWN][1]), unsafe_allow_javascript=True)
             st.caption(where_caption(current, queue, position, view))
+        st.caption(KEY_HINT)
         label_bar(detail, chosen.get(key, detail.category), current, len(queue))
         show_pair(detail)
     else:
@@ -564,7 +572,20 @@ def draw_labeling() -> None:
         f"Progress: {int(view.tallies['labeled'].sum())} labeled pairs at this setting ({len(view.labels)} "
         "labels in all" + (f", {n_contested} contested pairs" if n_contested else "") + ")"
     )
-    if st.toggle("Progress per bucket", key=W_AUDIT_SHOW_PROGRESS):
+    if st.toggle("Progress per bucket and the stop rule", key=W_AUDIT_SHOW_PROGRESS):
+        d = decision_at(view.tallies, config)
+        st.markdown(
+            f"At the threshold {config.threshold:g}: precision {d.precision:.2f} [{d.precision_low:.2f}-"
+            f"{d.precision_high:.2f}], recall {d.recall:.2f} [{d.recall_low:.2f}-{d.recall_high:.2f}]. "
+            + (
+                f"Both are known to +/-{STOP_HALF_WIDTH:g}: you can stop labeling."
+                if d.done
+                else f"About {int(d.more.sum())} more labels would bring both to +/-{STOP_HALF_WIDTH:g} (the "
+                "*active* queue in the sidebar serves them)."
+                if d.reachable
+                else f"Labeling every pair left would not bring both to +/-{STOP_HALF_WIDTH:g}."
+            )
+        )
         st.dataframe(
             view.tallies[["bucket", "pairs", "labeled", "duplicates"]], hide_index=True, width="stretch"
         )
