@@ -1,11 +1,12 @@
 """Server time of the Audit page's rerun after a label key, under Streamlit's AppTest.
 
-    python bench/bench_audit_rerun.py --db copy-of-a-database.duckdb [--labels 20] [--profile]
+    python bench/bench_audit_rerun.py --db a-database.duckdb [--labels 20] [--profile [--only neardup]]
 
-Opens the Audit page on --db (labels are written to it: pass a copy), then clicks Duplicate / Not duplicate
-in turn --labels times and times each `at.run()` (the rerun the click causes: the label written, the queue,
-the counts and the next pair drawn). Prints the median and the max in milliseconds; --profile prints the
-cProfile of all the label reruns, by cumulative time.
+Copies --db to a temporary directory (the labels are written to the copy), opens the Audit page there with
+*pairs per bucket* at its maximum, then clicks Duplicate / Not duplicate in turn --labels times and times
+each `at.run()` (the rerun the click causes: the label written, the queue, the counts and the next pair
+drawn). Prints the median and the max in milliseconds; --profile prints the cProfile of all the label
+reruns, by cumulative time (--only: the rows whose file path contains this).
 """
 
 from __future__ import annotations
@@ -14,12 +15,16 @@ import argparse
 import cProfile
 import os
 import pstats
+import shutil
 import statistics
+import tempfile
 import time
 from pathlib import Path
 
 from streamlit.runtime.scriptrunner import script_runner
 from streamlit.testing.v1 import AppTest
+
+from neardup.ui.state import W_PER_BUCKET
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -29,8 +34,14 @@ def main() -> None:
     parser.add_argument("--db", required=True)
     parser.add_argument("--labels", type=int, default=20)
     parser.add_argument("--profile", action="store_true")
+    parser.add_argument("--only", default="")
     args = parser.parse_args()
-    os.environ["NEARDUP_DB"] = args.db
+    tmp = Path(tempfile.mkdtemp(prefix="bench_audit_"))
+    db = tmp / "bench.duckdb"
+    shutil.copyfile(args.db, db)
+    if Path(f"{args.db}.wal").exists():
+        shutil.copyfile(f"{args.db}.wal", f"{db}.wal")
+    os.environ["NEARDUP_DB"] = str(db)
     profile = cProfile.Profile() if args.profile else None
     timed = {"on": False}
     if profile:
@@ -50,6 +61,8 @@ def main() -> None:
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=300).run()
     at.switch_page("pages/3_Audit.py").run()
     assert not at.exception, at.exception
+    at.sidebar.slider(key=W_PER_BUCKET).set_value(30).run()
+    assert not at.exception, at.exception
     timed["on"] = True
     times_ms: list[float] = []
     for i in range(args.labels):
@@ -64,8 +77,9 @@ def main() -> None:
     print(
         f"label reruns: {len(times_ms)}, median {statistics.median(times_ms):.0f} ms, max {max(times_ms):.0f} ms"
     )
+    shutil.rmtree(tmp)
     if profile:
-        pstats.Stats(profile).sort_stats("cumulative").print_stats(45)
+        pstats.Stats(profile).sort_stats("cumulative").print_stats(args.only, 60)
 
 
 if __name__ == "__main__":

@@ -57,24 +57,45 @@ def candidate_pairs(fp: Fingerprints, config: Config) -> pd.DataFrame:
     )
 
 
-def labeled_pairs(pairs: pd.DataFrame, labels: pd.DataFrame) -> pd.DataFrame:
+PairKey = tuple[str, str, str, str]  # PAIR_KEY's values: (url_a, md5_a, url_b, md5_b)
+
+
+@dataclass(frozen=True, slots=True)
+class PairIndex:
+    """Where each candidate pair sits in its frame, by its key and by its two URLs. Built once per pairs
+    frame (`pair_index`) and reused: the Audit page matches labels against it on every label."""
+
+    exact: dict[PairKey, int]
+    by_urls: dict[tuple[str, str], list[int]]
+
+
+def pair_index(pairs: pd.DataFrame) -> PairIndex:
+    keys: list[PairKey] = list(zip(*(pairs[c].to_numpy() for c in PAIR_KEY), strict=True))
+    by_urls: dict[tuple[str, str], list[int]] = {}
+    for i, (a, _, b, _) in enumerate(keys):
+        by_urls.setdefault((a, b), []).append(i)
+    return PairIndex({k: i for i, k in enumerate(keys)}, by_urls)
+
+
+_MATCHED = [*PAIR_KEY, "bucket", "score"]
+
+
+def labeled_pairs(
+    pairs: pd.DataFrame, labels: pd.DataFrame, *, index: PairIndex | None = None
+) -> pd.DataFrame:
     """Labels that match a candidate pair of the current setting, with that pair's key, bucket and score.
 
     Several labelers' labels of a pair count as one: `neardup.labels.consensus_labels`.
     A label with content hashes matches its exact pair; one without (md5 "") matches every candidate
     pair between those two URLs; an exact label wins over a URL-only one for the same pair.
+    `index` is `pair_index(pairs)`, when the caller keeps one.
     """
-    cols = [*PAIR_KEY, "bucket", "score"]
     if labels.empty or pairs.empty:
-        return pd.DataFrame(columns=[*cols, "label"])
+        return pd.DataFrame(columns=[*_MATCHED, "label"])
     labels = consensus_labels(labels).reset_index(drop=True)
     # Plain dicts over the key columns: the Audit page runs this on every label, and pandas merges on four
     # string columns cost tenths of a second where a dict lookup per label costs microseconds.
-    keys = list(zip(*(pairs[c].to_numpy() for c in PAIR_KEY), strict=True))
-    exact_pos = {k: i for i, k in enumerate(keys)}
-    by_urls: dict[tuple[str, str], list[int]] = {}
-    for i, (a, _, b, _) in enumerate(keys):
-        by_urls.setdefault((a, b), []).append(i)
+    index = index or pair_index(pairs)
     pair_rows: list[int] = []
     label_rows: list[int] = []
     taken: set[int] = set()
@@ -82,20 +103,41 @@ def labeled_pairs(pairs: pd.DataFrame, labels: pd.DataFrame) -> pd.DataFrame:
     for j, (a, ma, b, mb) in enumerate(zip(*(labels[c].to_numpy() for c in PAIR_KEY), strict=True)):
         if ma == "" and mb == "":
             loose.append((j, a, b))
-        pos = exact_pos.get((a, ma, b, mb))
+        pos = index.exact.get((a, ma, b, mb))
         if pos is not None and pos not in taken:
             taken.add(pos)
             pair_rows.append(pos)
             label_rows.append(j)
     for j, a, b in loose:  # an exact label wins over a URL-only one for the same pair
-        for i in by_urls.get((a, b), ()):
+        for i in index.by_urls.get((a, b), ()):
             if i not in taken:
                 taken.add(i)
                 pair_rows.append(i)
                 label_rows.append(j)
-    matched = pairs.iloc[pair_rows][cols].reset_index(drop=True)
+    matched = pairs.iloc[pair_rows][_MATCHED].reset_index(drop=True)
     extra = labels.iloc[label_rows].drop(columns=PAIR_KEY).reset_index(drop=True)
     return pd.concat([matched, extra], axis=1)
+
+
+def labeled_pairs_after(
+    pairs: pd.DataFrame, labels: pd.DataFrame, matched: pd.DataFrame, key: PairKey, *, index: PairIndex
+) -> pd.DataFrame:
+    """`labeled_pairs(pairs, labels)` once the label of pair `key` was written, from `matched` (the result
+    before it): the common case, the first label of any pair between those two URLs and an exact candidate
+    pair, appends one row; anything else (a second labeler, a changed label, a URL-only label) recomputes."""
+    a, ma, b, mb = key
+    pos = index.exact.get(key)
+    rows = np.flatnonzero((labels["url_a"].to_numpy() == a) & (labels["url_b"].to_numpy() == b))
+    if pos is None or not ma or not mb or len(rows) != 1 or matched.empty:
+        return labeled_pairs(pairs, labels, index=index)
+    if ((matched["url_a"].to_numpy() == a) & (matched["url_b"].to_numpy() == b)).any():
+        return labeled_pairs(pairs, labels, index=index)  # its one label replaced one matched before
+    label = labels.iloc[rows].drop(columns=PAIR_KEY).reset_index(drop=True)
+    row = pd.concat(
+        [pairs.iloc[[pos]][_MATCHED].reset_index(drop=True), label.assign(labelers=1, contested=False)],
+        axis=1,
+    )
+    return pd.concat([matched, row[matched.columns]], ignore_index=True)
 
 
 def tune_tables(fp: Fingerprints, config: Config, labels: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -165,12 +207,26 @@ _PRINT_URL = re.compile(
 )
 _REGION_LABEL = re.compile(r"^[a-z]{2}(?:-[a-z]{2})?$")  # de, en-us: a language or region in a host or path
 _DIGIT = re.compile(r"\d")
-# A re-fetch that changed a sentence or more is a stale re-crawl (the sample crawl's edits replace a sentence);
-# fewer changed words are noise (tokens, dates, counters), unless they are a price.
+# A re-fetch that rewrote a sentence or more inside its text is a stale re-crawl (the sample crawl's edits
+# replace a sentence); fewer rewritten words are noise (tokens, dates, counters), unless they are a price, and
+# so are a box added or taken out whole and a changed first line (a rotated banner or promo line).
 STALE_CHANGED_WORDS = 8
 _PRICE = re.compile(r"[$€£]\s?\d|\d[.,]\d\d\b")
 # Pages of one host with less exact containment than this share a template, not their content.
 SIBLING_CONTAINMENT = 0.9
+
+
+def _rewritten_words(segments: list[Segment]) -> int:
+    """Words replaced inside the text: not the changes before its first unchanged run (a banner or promo
+    line that rotates between fetches), and not a block only inserted or only deleted (a box)."""
+    started = False
+    n = 0
+    for seg in segments:
+        if seg.op in ("equal", "fold"):
+            started = True
+        elif started and seg.op == "replace":
+            n += seg.n_words
+    return n
 
 
 def _without_region(host: str, path: str) -> tuple[str, str]:
@@ -205,13 +261,19 @@ def suggest_category(
             )
         if same_text:
             return "noise re-fetch", "the same URL fetched again, same text"
-        if n_changed >= STALE_CHANGED_WORDS or (
+        if (
             numbers_changed
             and n_changed <= 2
-            and _PRICE.search(" ".join(seg.left + " " + seg.right for seg in changed))
+            and _PRICE.search(" ".join(s.left + " " + s.right for s in changed))
         ):
-            return "stale re-crawl", f"same URL fetched later, {n_changed:,} words changed"
-        return "noise re-fetch", f"same URL, {n_changed:,} of {n_words:,} words differ"
+            return "stale re-crawl", f"same URL fetched later, a price changed ({n_changed:,} words)"
+        rewritten = _rewritten_words(segments)
+        if rewritten >= STALE_CHANGED_WORDS:
+            return "stale re-crawl", f"same URL fetched later, {rewritten:,} words of the text rewritten"
+        return "noise re-fetch", (
+            f"same URL, {n_changed:,} of {n_words:,} words differ: "
+            + ("a box added or removed, or the first line" if rewritten == 0 else "a few words")
+        )
     if bool(_PRINT_URL.search(ua.path + "?" + ua.query)) != bool(_PRINT_URL.search(ub.path + "?" + ub.query)):
         return "print version", f"a print marker in one URL, containment {exact_containment:.2f}"
     if ua.hostname != ub.hostname:

@@ -9,8 +9,9 @@ combined conservatively (the weighted sum of the per-bucket bounds).
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -141,6 +142,7 @@ def audit_queue(
     seed: int,
     skipped: set[tuple[str, ...]],
     focus: float | None = None,
+    positions: Mapping[Any, int] | None = None,
 ) -> pd.DataFrame:
     """The pairs still to label so that every bucket has `per_bucket` decided labels (duplicate / not).
 
@@ -148,7 +150,8 @@ def audit_queue(
     are passed over, and a bucket's decided labels count against its quota, so the queue shrinks by one with
     every decided label, a skip brings the bucket's next pair, and the queue is empty only when every bucket
     has its quota or no unlabeled, unskipped pair left. `labeled` is `neardup.audit.labeled_pairs(pairs, ...)`
-    (with `bucket` and `label`); keys are the 4-tuple `neardup.audit.PAIR_KEY`.
+    (with `bucket` and `label`); keys are the 4-tuple `neardup.audit.PAIR_KEY`. `positions` (a key's row in
+    `pairs`: `neardup.audit.pair_index(pairs).exact`, kept by the caller) spares a pass over every pair's key.
     """
     if pairs.empty:
         return pairs
@@ -159,24 +162,23 @@ def audit_queue(
     # leaves the rest of the queue in place, so the pair after it comes next (the page prefetches it).
     order = np.random.default_rng(seed).permutation(len(pairs))
     if exclude:
-        keys = zip(*(pairs[c].to_numpy() for c in key_cols), strict=True)
-        todo = np.fromiter((k not in exclude for k in keys), dtype=bool, count=len(pairs))
+        if positions is not None:
+            todo = np.ones(len(pairs), dtype=bool)
+            todo[[positions[k] for k in exclude if k in positions]] = False
+        else:
+            keys = zip(*(pairs[c].to_numpy() for c in key_cols), strict=True)
+            todo = np.fromiter((k not in exclude for k in keys), dtype=bool, count=len(pairs))
         order = order[todo[order]]
     have: dict[float, int] = {}
     if len(labeled):
         for bucket, label in zip(labeled["bucket"].to_numpy(), labeled["label"].to_numpy(), strict=True):
             if label in ("duplicate", "not"):
                 have[bucket] = have.get(bucket, 0) + 1
-    taken: dict[float, int] = {}
-    chosen = []
-    for pos, bucket in zip(
-        order, pairs["bucket"].to_numpy()[order], strict=True
-    ):  # shuffled: first come, first picked
-        n = taken.get(bucket, 0)
-        if n < per_bucket - have.get(bucket, 0):
-            taken[bucket] = n + 1
-            chosen.append(pos)
-    picked = pairs.iloc[chosen]
+    # First come in the shuffled order, first picked: a pair is taken while its bucket is short of its quota.
+    buckets, which = np.unique(pairs["bucket"].to_numpy()[order], return_inverse=True)
+    need = np.array([per_bucket - have.get(b, 0) for b in buckets.tolist()], dtype=np.int64)
+    rank = pd.Series(which).groupby(which).cumcount().to_numpy()
+    picked = pairs.iloc[order[rank < need[which]]] if len(order) else pairs.iloc[:0]
     if focus is not None:
         dist = (picked["bucket"] - focus).abs()
         picked = picked.assign(_d=dist).sort_values(["_d", "bucket"], kind="stable").drop(columns="_d")

@@ -1398,6 +1398,21 @@ class Store:
         return int(changed)
 
     @_reads
+    def labels_version(self) -> tuple[int, int]:
+        """A value that changes whenever a label is written, changed or deleted (the row count and a hash
+        over every row): a copy of `labels()` stays current while this stays the same."""
+        row = (
+            self.cursor()
+            .execute(
+                "SELECT count(*), coalesce(sum(hash(url_a, md5_a, url_b, md5_b, label, category, note, labeler, "
+                "labeled_at, setting)), 0) FROM labels"
+            )
+            .fetchone()
+        )
+        assert row is not None
+        return int(row[0]), int(row[1])
+
+    @_reads
     def labels(self) -> pd.DataFrame:
         """Every label, oldest first; `labeler` is None for an unnamed labeler."""
         return (

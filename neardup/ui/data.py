@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import os
 import time
+from dataclasses import dataclass
 from typing import Any
 
 import pandas as pd
@@ -15,6 +16,7 @@ from .. import audit, compare, engine, rules
 from ..analysis import Analysis, Fingerprints, analyze, load_fingerprints
 from ..config import Config
 from ..ingest import file_sha256
+from ..labels import bucket_tallies
 from ..store import Store
 
 # A page waits this long for a CLI write (e.g. a report computing fingerprints) before it says who holds
@@ -134,6 +136,45 @@ def get_pair_detail(
 ) -> audit.PairDetail:
     """Both pages, their scores and diff: read and computed once per pair (the next pair is prefetched)."""
     return audit.pair_detail(_store, page_a, page_b, _config, keep_order=keep_order)
+
+
+@dataclass(frozen=True, slots=True)
+class LabelView:
+    """The labels and what the Audit page derives from them at one setting (`pairs`), as of `version`
+    (`Store.labels_version`): reused while the version stays, so a rerun without a new label reads no
+    label, and a label written by this session updates it in place of a full recompute."""
+
+    pairs: pd.DataFrame  # the setting's candidate pairs (get_candidate_pairs' frame, compared by identity)
+    index: audit.PairIndex
+    version: tuple[int, int]
+    labels: pd.DataFrame  # Store.labels()
+    matched: pd.DataFrame  # audit.labeled_pairs(pairs, labels)
+    tallies: pd.DataFrame  # labels.bucket_tallies(pairs["bucket"], matched)
+
+
+def label_view(store: Store, pairs: pd.DataFrame, view: LabelView | None) -> LabelView:
+    """`view` if no label changed since it was made (one small query), else made again from the store."""
+    version = store.labels_version()  # before the labels: a write in between makes the next call re-read
+    if view is not None and view.pairs is pairs and view.version == version:
+        return view
+    index = view.index if view is not None and view.pairs is pairs else audit.pair_index(pairs)
+    labels = store.labels()
+    matched = audit.labeled_pairs(pairs, labels, index=index)
+    return LabelView(pairs, index, version, labels, matched, bucket_tallies(pairs["bucket"], matched))
+
+
+def label_view_after(store: Store, view: LabelView, written: audit.PairKey | None) -> LabelView:
+    """`view` (current before the write) after this session wrote the label of pair `written` (None: any
+    other change, e.g. an undo): the labels are read again and the labeled pairs updated, not recomputed,
+    where `audit.labeled_pairs_after` can."""
+    version = store.labels_version()
+    labels = store.labels()
+    if written is None:
+        matched = audit.labeled_pairs(view.pairs, labels, index=view.index)
+    else:
+        matched = audit.labeled_pairs_after(view.pairs, labels, view.matched, written, index=view.index)
+    tallies = bucket_tallies(view.pairs["bucket"], matched)
+    return LabelView(view.pairs, view.index, version, labels, matched, tallies)
 
 
 @st.cache_resource(show_spinner=False, max_entries=4)

@@ -38,6 +38,22 @@ W_NORMALIZE = "neardup.setting.normalize"
 W_SHINGLE = "neardup.setting.shingle_size"
 W_SIMILARITY = "neardup.setting.similarity"
 KEY_THRESHOLDS = "neardup.setting.thresholds"  # scale -> last threshold, kept while its slider is hidden
+# The Audit and Tune pages' own keys.
+KEY_AUDIT_LABELS = "neardup.audit.labels"  # ui.data.LabelView: the labels as of their last version
+W_AUDIT_CATEGORY = "neardup.audit.cat."  # + the category's index: its button (keys 1-8)
+W_AUDIT_SHOW_HTML = "neardup.audit.show_html"
+W_AUDIT_SHOW_STRIPPED = "neardup.audit.show_stripped"
+W_AUDIT_SHOW_PROGRESS = "neardup.audit.show_progress"  # the per-bucket table, drawn only while on
+W_AUDIT_SHOW_LABELED = "neardup.audit.show_labeled"  # the labeled pairs list, drawn only while on
+W_AUDIT_LIST = "neardup.audit.list"  # the labeled pairs table (its selected row opens the pair)
+W_AUDIT_LIST_LABEL = "neardup.audit.list.label"  # the list's filters
+W_AUDIT_LIST_CATEGORY = "neardup.audit.list.cat"
+W_AUDIT_LIST_LABELER = "neardup.audit.list.who"
+W_AUDIT_LIST_BUCKET = "neardup.audit.list.bucket"
+W_AUDIT_LIST_OPEN = "neardup.audit.list.open"
+W_TUNE_LABELER_1 = "neardup.tune.labeler_1"  # the two labelers whose agreement Tune shows
+W_TUNE_LABELER_2 = "neardup.tune.labeler_2"
+W_TUNE_USE = "neardup.tune.use_threshold"
 
 # Keys of the pages' own widgets and state.
 W_COUNT_AXIS = "neardup.explore.count_axis"  # the Explore histogram's count axis: log or linear

@@ -1,40 +1,55 @@
 """Audit: sampled pairs per similarity bucket, side by side, labeled from the keyboard.
 
-Every action is a button with a shortcut; a label is written at the top of the rerun its key causes, so it
-costs one rerun; the pair's pages, scores and diff are cached per pair and the next pair is prefetched.
+Every action is a button with a shortcut. Everything under the sidebar is one fragment: a key reruns only
+it, a label is written at its top, the labels are re-read only when their version changed (and this
+session's own label updates them in place), the pair's pages, scores and diff are cached per pair and the
+next pair is prefetched; the per-bucket table and the labeled pairs list are drawn only while switched on.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 import pandas as pd
 import streamlit as st
 
-from neardup.audit import PAIR_KEY, PairDetail, labeled_pairs, labels_by_labeler, method_disagreements
+from neardup.audit import PAIR_KEY, PairDetail, PairKey, labels_by_labeler, method_disagreements
 from neardup.labels import (
     ADJUDICATOR,
     CATEGORIES,
     STOP_HALF_WIDTH,
     active_queue,
     audit_queue,
-    bucket_tallies,
     decision_at,
 )
-from neardup.ui.data import get_candidate_pairs, get_pair_detail
+from neardup.ui.data import LabelView, get_candidate_pairs, get_pair_detail, label_view, label_view_after
 from neardup.ui.render import md_escape, show_diff
 from neardup.ui.state import (
     AUDIT_QUEUES,
     KEY_AUDIT_CATEGORY,
     KEY_AUDIT_HISTORY,
+    KEY_AUDIT_LABELS,
     KEY_AUDIT_PAIR,
     KEY_AUDIT_PENDING,
     KEY_AUDIT_POS,
     KEY_AUDIT_SEED,
     KEY_AUDIT_SHOWN,
     KEY_AUDIT_SKIPPED,
+    KEY_FLASH,
     KEY_LABELER,
     KEY_THRESHOLDS,
+    W_AUDIT_CATEGORY,
+    W_AUDIT_LIST,
+    W_AUDIT_LIST_BUCKET,
+    W_AUDIT_LIST_CATEGORY,
+    W_AUDIT_LIST_LABEL,
+    W_AUDIT_LIST_LABELER,
+    W_AUDIT_LIST_OPEN,
+    W_AUDIT_SHOW_HTML,
+    W_AUDIT_SHOW_LABELED,
+    W_AUDIT_SHOW_PROGRESS,
+    W_AUDIT_SHOW_STRIPPED,
     W_LABELER,
     W_NOTE,
     W_PER_BUCKET,
@@ -70,9 +85,18 @@ def leave_pair() -> None:
     state[W_NOTE] = ""
 
 
+def label_in(labels: pd.DataFrame, key: PairKey, labeler: str | None) -> dict[str, Any] | None:
+    """This labeler's label of pair `key` in `labels` (Store.labels()), as Store.label_of gives it."""
+    mine = labels["labeler"].isna() if labeler is None else labels["labeler"] == labeler
+    same = np.logical_and.reduce([labels[c].to_numpy() == v for c, v in zip(PAIR_KEY, key, strict=True)])
+    rows = labels[mine.to_numpy() & same]
+    return None if rows.empty else rows.iloc[-1].to_dict()
+
+
 def write_label(
+    view: LabelView,
     choice: str,
-    key: tuple[str, str, str, str],
+    key: PairKey,
     pages: tuple[int, int],
     suggested: str | None,
     adjudicate: bool = False,
@@ -80,7 +104,7 @@ def write_label(
     category = chosen.get(key, suggested)
     labeler = ADJUDICATOR if adjudicate else state.get(W_LABELER) or None
     a, ma, b, mb = key
-    previous = store.label_of(a, b, md5_a=ma, md5_b=mb, labeler=labeler)
+    previous = label_in(view.labels, key, labeler)  # what undo puts back (`view` is current)
     store.record_label(
         a,
         b,
@@ -136,111 +160,24 @@ def write_undo() -> None:
     flash(f"Undone: {LABEL_NAMES[entry['label']].lower()} · the pair is open again")
 
 
-# Labels and undos given since the last run are written here, after every callback of this rerun and before
-# anything is read: keys pressed within one round trip ("6" then "d") reach the server as one rerun whose
-# callbacks run in the order the buttons were drawn (the label bar first), so a label written by its own
-# callback would miss the category chosen with it.
-for action, args in state.pop(KEY_AUDIT_PENDING, []):
-    write_label(*args) if action == "label" else write_undo()
+def write_pending(view: LabelView) -> LabelView:
+    """Write the labels and undos the callbacks of this run queued, and `view` after them.
 
-pairs = get_candidate_pairs(store, path, config.fingerprint_key, config.similarity, config)
-labels = store.labels()
-if pairs.empty:
-    st.info("No candidate pairs at this setting: nothing to audit. Try another method or shingle size.")
-    st.stop()
-
-with st.sidebar:
-    st.header("Labeling")
-    st.text_input("Your name", key=W_LABELER, help="Each labeler keeps their own label of a pair.")
-    state[KEY_LABELER] = state[W_LABELER]
-    per_bucket = st.slider(
-        "Pairs per bucket",
-        1,
-        30,
-        key=W_PER_BUCKET,
-        help="Label until every similarity bucket has this many decided labels.",
-    )
-    seed = st.number_input("Seed", 0, 10**6, key=KEY_AUDIT_SEED)
-    mode = st.radio(
-        "Queue",
-        AUDIT_QUEUES,
-        key=W_QUEUE,
-        help="*quota per bucket*: every similarity bucket gets *pairs per bucket* decided labels. *active*: the "
-        "pair whose label narrows precision and recall at the threshold most, until both are known to "
-        f"+/-{STOP_HALF_WIDTH:g}. *SimHash vs MinHash disagree*: pairs one method flags at its threshold and the "
-        "other does not. *labelers disagree*: pairs labeled both duplicate and not; your label there is the "
-        f"adjudicated final one (labeler '{ADJUDICATOR}').",
-    )
-
-matched = labeled_pairs(pairs, labels)
-tallies = bucket_tallies(pairs["bucket"], matched)
-adjudicating = mode == "labelers disagree"
-other = other_method(config, state.get(KEY_THRESHOLDS, {}))
-if mode == "active":
-    queue = active_queue(pairs, matched, tallies, config, seed=int(seed), skipped=skipped)
-elif mode == "SimHash vs MinHash disagree":
-    other_pairs = get_candidate_pairs(store, path, other.fingerprint_key, other.similarity, other)
-    sim_cfg, mh_cfg = (config, other) if config.method == "simhash" else (other, config)
-    sim_pairs, mh_pairs = (pairs, other_pairs) if config.method == "simhash" else (other_pairs, pairs)
-    queue = method_disagreements(
-        sim_pairs, mh_pairs, simhash_bits=int(sim_cfg.threshold), minhash_threshold=mh_cfg.threshold
-    )
-    done = set(labels[PAIR_KEY].itertuples(index=False, name=None)) | skipped
-    done_urls = {(a, b) for a, ma, b, mb in done if not ma and not mb}
-    keep = [
-        k not in done and (k[0], k[2]) not in done_urls
-        for k in queue[PAIR_KEY].itertuples(index=False, name=None)
-    ]
-    queue = queue[keep].reset_index(drop=True)
-elif adjudicating:
-    contested = matched[matched["contested"]] if "contested" in matched else matched.iloc[:0]
-    queue = contested[PAIR_KEY].merge(pairs[[*PAIR_KEY, "page_a", "page_b", "bucket"]], on=PAIR_KEY)
-    queue = queue[[k not in skipped for k in queue[PAIR_KEY].itertuples(index=False, name=None)]]
-    queue = queue.reset_index(drop=True)
-else:
-    queue = audit_queue(
-        pairs, matched, per_bucket=per_bucket, seed=int(seed), skipped=skipped, focus=config.threshold
-    )
-position = state.get(KEY_AUDIT_POS, 0)
-
-opened = state.get(KEY_AUDIT_PAIR)
-if opened:
-    page_a, page_b = opened
-    current = None
-elif queue.empty:
-    n_decided = int(matched["label"].isin(["duplicate", "not"]).sum())
-    if mode == "active":
-        d = decision_at(tallies, config)
-        st.success(
-            f"Stop: precision at {config.threshold:g} is {d.precision:.2f} [{d.precision_low:.2f}-"
-            f"{d.precision_high:.2f}], recall {d.recall:.2f} [{d.recall_low:.2f}-{d.recall_high:.2f}]"
-            + (
-                f", both within +/-{STOP_HALF_WIDTH:g}."
-                if d.done
-                else "; no pair left that narrows them (every pair is labeled or skipped)."
-            )
-        )
-    elif mode == "SimHash vs MinHash disagree":
-        st.success(
-            f"SimHash at {int(sim_cfg.threshold)} bits and MinHash at {mh_cfg.threshold:g} {mh_cfg.similarity} "
-            "flag the same pairs, apart from pairs labeled or skipped."
-        )
-    elif adjudicating:
-        st.success("No contested pair: every pair the labelers disagree on has an adjudicated label.")
-    else:
-        st.success(
-            f"Every bucket has {per_bucket} decided labels, or no unlabeled pair left ({n_decided} decided "
-            f"labels at this setting, {len(skipped)} pairs skipped). Raise *pairs per bucket* for more."
-        )
-    current = None
-    page_a = page_b = None
-else:
-    position %= len(queue)
-    current = queue.iloc[position]
-    page_a, page_b = int(current["page_a"]), int(current["page_b"])
+    They are written here, after every callback of this rerun and before anything is read: keys pressed
+    within one round trip ("6" then "d") reach the server as one rerun whose callbacks run in the order the
+    buttons were drawn (the label bar first), so a label written by its own callback would miss the category
+    chosen with it."""
+    for action, args in state.pop(KEY_AUDIT_PENDING, []):
+        if action == "label":
+            write_label(view, *args)
+            view = label_view_after(store, view, args[1])
+        else:
+            write_undo()
+            view = label_view_after(store, view, None)
+    return view
 
 
-def pair_key(detail: PairDetail) -> tuple[str, str, str, str]:
+def pair_key(detail: PairDetail) -> PairKey:
     (a, ma), (b, mb) = sorted(
         (
             (detail.left["canonical_url"], detail.left["md5"]),
@@ -279,105 +216,177 @@ def choose_category(category: str) -> None:
         chosen[key] = None if chosen.get(key) == category else category
 
 
-# A pair opened from elsewhere keeps its order (Clusters: the representative on the left).
-detail = (
-    get_pair_detail(store, path, page_a, page_b, config.fingerprint_key, config, keep_order=bool(opened))
-    if page_a
-    else None
-)
-key = pair_key(detail) if detail else None
-# The pair the label and category keys apply to, set before anything of it is drawn: a run that drew the next
-# pair's caption but was cut short before its buttons leaves the previous run's buttons (and their arguments)
-# on screen, so the callbacks read the pair from here, not from arguments bound when a button was drawn.
-state[KEY_AUDIT_SHOWN] = (
-    (key, (int(detail.left["page_id"]), int(detail.right["page_id"])), detail.category, adjudicating)
-    if detail is not None and key is not None
-    else None
-)
-category = chosen.get(key, detail.category) if detail and key is not None else None
+def open_pair(pages: tuple[int, int]) -> None:
+    state[KEY_AUDIT_PAIR] = pages
 
-# --- the label bar: above the pair, every action on a key --------------------------------------
-if detail is not None:
-    if current is not None and mode == "SimHash vs MinHash disagree":
-        bits, score = current["simhash_bits"], current["minhash_score"]
-        where = (
-            f"Pair {position + 1} of {len(queue)} SimHash and MinHash disagree on · flagged by "
-            f"{current['flagged_by']} only · SimHash {'no candidate' if pd.isna(bits) else f'{int(bits)} bits'}"
-            f" (threshold {int(sim_cfg.threshold)}) · MinHash {mh_cfg.similarity} "
-            f"{'no candidate' if pd.isna(score) else f'{score:.2f}'} (threshold {mh_cfg.threshold:g})"
+
+pairs = get_candidate_pairs(store, path, config.fingerprint_key, config.similarity, config)
+if pairs.empty:
+    st.info("No candidate pairs at this setting: nothing to audit. Try another method or shingle size.")
+    st.stop()
+
+with st.sidebar:
+    st.header("Labeling")
+    st.text_input("Your name", key=W_LABELER, help="Each labeler keeps their own label of a pair.")
+    state[KEY_LABELER] = state[W_LABELER]
+    per_bucket = st.slider(
+        "Pairs per bucket",
+        1,
+        30,
+        key=W_PER_BUCKET,
+        help="Label until every similarity bucket has this many decided labels.",
+    )
+    seed = st.number_input("Seed", 0, 10**6, key=KEY_AUDIT_SEED)
+    mode = st.radio(
+        "Queue",
+        AUDIT_QUEUES,
+        key=W_QUEUE,
+        help="*quota per bucket*: every similarity bucket gets *pairs per bucket* decided labels. *active*: the "
+        "pair whose label narrows precision and recall at the threshold most, until both are known to "
+        f"+/-{STOP_HALF_WIDTH:g}. *SimHash vs MinHash disagree*: pairs one method flags at its threshold and the "
+        "other does not. *labelers disagree*: pairs labeled both duplicate and not; your label there is the "
+        f"adjudicated final one (labeler '{ADJUDICATOR}').",
+    )
+adjudicating = mode == "labelers disagree"
+other = other_method(config, state.get(KEY_THRESHOLDS, {}))
+sim_cfg, mh_cfg = (config, other) if config.method == "simhash" else (other, config)
+LABEL_KEYS = (("duplicate", "d"), ("not", "n"), ("unsure", "u"))  # the label buttons and their keys
+MOVE_KEYS = (("Previous", "k", -1), ("Next", "j", 1))
+KEY_HINT = (
+    "Are the two pages the same content? **d** duplicate · **n** not · **u** unsure. The highlighted kind "
+    "(keys 1-8) is the suggested one and is saved with the label; press another to change it. **s** skip · "
+    "**z** undo · **j** / **k** next / previous"
+)
+SCROLL_TO_TOP = "<script>/* pair {0:d} {1:d} */ document.querySelector('[data-testid=\"stMain\"]')?.scrollTo(0, 0);</script>"
+LIST_COLUMNS = ["label", "category", "labeler", "bucket", "url_a", "url_b", "note", "labeled_at"]
+
+
+def make_queue(view: LabelView) -> pd.DataFrame:
+    """The pairs still to label in the chosen queue, in the order they come."""
+    matched, labels = view.matched, view.labels
+    if mode == "active":
+        return active_queue(pairs, matched, view.tallies, config, seed=int(seed), skipped=skipped)
+    if mode == "SimHash vs MinHash disagree":
+        other_pairs = get_candidate_pairs(store, path, other.fingerprint_key, other.similarity, other)
+        sim_pairs, mh_pairs = (pairs, other_pairs) if config.method == "simhash" else (other_pairs, pairs)
+        queue = method_disagreements(
+            sim_pairs, mh_pairs, simhash_bits=int(sim_cfg.threshold), minhash_threshold=mh_cfg.threshold
         )
-    elif current is not None and adjudicating:
-        theirs = labels_by_labeler(pairs[(pairs[PAIR_KEY] == current[PAIR_KEY]).all(axis=1)], labels)
+        done = set(labels[PAIR_KEY].itertuples(index=False, name=None)) | skipped
+        done_urls = {(a, b) for a, ma, b, mb in done if not ma and not mb}
+        keep = [
+            k not in done and (k[0], k[2]) not in done_urls
+            for k in queue[PAIR_KEY].itertuples(index=False, name=None)
+        ]
+        return queue[keep].reset_index(drop=True)
+    if adjudicating:
+        contested = matched[matched["contested"]] if "contested" in matched else matched.iloc[:0]
+        queue = contested[PAIR_KEY].merge(pairs[[*PAIR_KEY, "page_a", "page_b", "bucket"]], on=PAIR_KEY)
+        queue = queue[[k not in skipped for k in queue[PAIR_KEY].itertuples(index=False, name=None)]]
+        return queue.reset_index(drop=True)
+    return audit_queue(
+        pairs,
+        matched,
+        per_bucket=per_bucket,
+        seed=int(seed),
+        skipped=skipped,
+        focus=config.threshold,
+        positions=view.index.exact,
+    )
+
+
+def queue_done_message(view: LabelView) -> None:
+    """Say why the queue is empty, and what to do next."""
+    if mode == "active":
+        d = decision_at(view.tallies, config)
+        st.success(
+            f"Stop: precision at {config.threshold:g} is {d.precision:.2f} [{d.precision_low:.2f}-"
+            f"{d.precision_high:.2f}], recall {d.recall:.2f} [{d.recall_low:.2f}-{d.recall_high:.2f}]"
+            + (
+                f", both within +/-{STOP_HALF_WIDTH:g}."
+                if d.done
+                else "; no pair left that narrows them (every pair is labeled or skipped)."
+            )
+        )
+    elif mode == "SimHash vs MinHash disagree":
+        st.success(
+            f"SimHash at {int(sim_cfg.threshold)} bits and MinHash at {mh_cfg.threshold:g} {mh_cfg.similarity} "
+            "flag the same pairs, apart from pairs labeled or skipped."
+        )
+    elif adjudicating:
+        st.success("No contested pair: every pair the labelers disagree on has an adjudicated label.")
+    else:
+        n_decided = int(view.matched["label"].isin(["duplicate", "not"]).sum())
+        st.success(
+            f"Every bucket has {per_bucket} decided labels, or no unlabeled pair left ({n_decided} decided "
+            f"labels at this setting, {len(skipped)} pairs skipped). For more, raise *Pairs per bucket* in the "
+            "sidebar (under *Labeling*); whether you can stop: *Progress per bucket and the stop rule* below, "
+            "or the **Tune** page."
+        )
+
+
+def where_caption(current: pd.Series | None, queue: pd.DataFrame, position: int, view: LabelView) -> str:
+    """Which pair of which queue is shown, and why it comes now."""
+    if current is None:
+        return "Pair opened from the Clusters page, the list of labeled pairs, or undo" + (
+            f" · your label is the adjudicated final one (labeler '{ADJUDICATOR}')" if adjudicating else ""
+        )
+    n = f"Pair {position + 1} of {len(queue)}"
+    if mode == "SimHash vs MinHash disagree":
+        bits, score = current["simhash_bits"], current["minhash_score"]
+        return (
+            f"{n} SimHash and MinHash disagree on · flagged by {current['flagged_by']} only · SimHash "
+            f"{'no candidate' if pd.isna(bits) else f'{int(bits)} bits'} (threshold {int(sim_cfg.threshold)}) "
+            f"· MinHash {mh_cfg.similarity} {'no candidate' if pd.isna(score) else f'{score:.2f}'} (threshold "
+            f"{mh_cfg.threshold:g})"
+        )
+    if adjudicating:
+        theirs = labels_by_labeler(pairs[(pairs[PAIR_KEY] == current[PAIR_KEY]).all(axis=1)], view.labels)
         given = ", ".join(
             f"{md_escape(w if isinstance(w, str) and w else 'unnamed')}: {lab}"
             for w, lab in zip(theirs["labeler"], theirs["label"], strict=True)
         )
-        where = (
-            f"Pair {position + 1} of {len(queue)} contested · bucket {current['bucket']:g} · {given} · your "
-            f"label is the adjudicated final one"
+        return f"{n} contested · bucket {current['bucket']:g} · {given} · your label is the adjudicated final one"
+    if mode == "active":
+        return (
+            f"{n} left in the buckets that narrow the decision · bucket {current['bucket']:g}: one more label "
+            f"there narrows precision and recall at {config.threshold:g} most"
         )
-    elif current is not None and mode == "active":
-        where = (
-            f"Pair {position + 1} of {len(queue)} left in the buckets that narrow the decision · bucket "
-            f"{current['bucket']:g}: one more label there narrows precision and recall at {config.threshold:g} most"
-        )
-    elif current is not None:
-        where = (
-            f"Pair {position + 1} of {len(queue)} to label · bucket {current['bucket']:g} · nearest the "
-            f"threshold first · {per_bucket} decided labels per bucket"
-        )
-    else:
-        where = "Pair opened from the Clusters page, the list of labeled pairs, or undo" + (
-            f" · your label is the adjudicated final one (labeler '{ADJUDICATOR}')" if adjudicating else ""
-        )
-    st.caption(where)
+    return (
+        f"{n} to label · similarity bucket {current['bucket']:g} · nearest the threshold first · {per_bucket} "
+        "decided labels per bucket"
+    )
+
+
+def label_bar(detail: PairDetail, category: str | None, current: pd.Series | None, n_queue: int) -> None:
+    """Every action on a key: the labels, skip, undo, previous / next, the eight categories, a note."""
     bar = st.columns([1.3, 1.3, 1, 1, 1, 1, 1])
-    bar[0].button(
-        "Duplicate",
-        type="primary",
-        shortcut="d",
-        width="stretch",
-        on_click=label_pair,
-        args=("duplicate",),
-    )
-    bar[1].button(
-        "Not duplicate",
-        shortcut="n",
-        width="stretch",
-        on_click=label_pair,
-        args=("not",),
-    )
-    bar[2].button(
-        "Unsure",
-        shortcut="u",
-        width="stretch",
-        on_click=label_pair,
-        args=("unsure",),
-    )
+    for col, (choice, shortcut) in zip(bar, LABEL_KEYS, strict=False):
+        col.button(
+            LABEL_NAMES[choice],
+            type="primary" if choice == "duplicate" else "secondary",
+            shortcut=shortcut,
+            width="stretch",
+            on_click=label_pair,
+            args=(choice,),
+        )
     bar[3].button("Skip", shortcut="s", width="stretch", on_click=skip)
     bar[4].button("Undo", shortcut="z", width="stretch", on_click=undo, disabled=not history)
-    bar[5].button(
-        "Previous",
-        shortcut="k",
-        width="stretch",
-        on_click=move,
-        args=(-1,),
-        disabled=current is None or len(queue) < 2,
-    )
-    bar[6].button(
-        "Next",
-        shortcut="j",
-        width="stretch",
-        on_click=move,
-        args=(1,),
-        disabled=current is None or len(queue) < 2,
-    )
+    for col, (name, shortcut, step) in zip(bar[5:], MOVE_KEYS, strict=True):
+        col.button(
+            name,
+            shortcut=shortcut,
+            width="stretch",
+            on_click=move,
+            args=(step,),
+            disabled=current is None or n_queue < 2,
+        )
     # Two rows of four: eight in one row cut the longer names ("templated siblings") at 1400 px.
     cats = [*st.columns(CATEGORY_KEYS // 2), *st.columns(CATEGORY_KEYS // 2)]
     for i, name in enumerate(CATEGORIES[:CATEGORY_KEYS]):
         cats[i].button(
             name,
-            key=f"neardup.audit.cat.{i}",
+            key=f"{W_AUDIT_CATEGORY}{i}",
             shortcut=str(i + 1),
             width="stretch",
             type="primary" if name == category else "secondary",
@@ -394,7 +403,9 @@ if detail is not None:
         f"{md_escape(detail.category_reason)})."
     )
 
-    # --- the pair ----------------------------------------------------------------------------
+
+def show_pair(detail: PairDetail) -> None:
+    """The two pages side by side (earlier fetch left), their scores, and the word diff or the one text."""
     L, R = detail.left, detail.right
     changed = sum(s.n_words for s in detail.segments if s.op in ("delete", "insert", "replace"))
     st.caption(
@@ -427,9 +438,9 @@ if detail is not None:
 
     t1, t2 = st.columns(2)
     with t1:
-        show_html = st.toggle("Raw HTML (as source, never rendered)", key="neardup.audit.show_html")
+        show_html = st.toggle("Raw HTML (as source, never rendered)", key=W_AUDIT_SHOW_HTML)
     with t2:
-        show_stripped = st.toggle("What normalization removed", key="neardup.audit.show_stripped")
+        show_stripped = st.toggle("What normalization removed", key=W_AUDIT_SHOW_STRIPPED)
     if show_html or show_stripped:
         h1, h2 = st.columns(2)
         for col, page in ((h1, L), (h2, R)):
@@ -444,71 +455,152 @@ if detail is not None:
                 if show_stripped:
                     removals_table(html, config)
 
-else:
-    st.button("Undo the last label", shortcut="z", on_click=undo, disabled=not history)
 
-# --- progress and the labeled pairs --------------------------------------------------------------
-n_contested = int(matched["contested"].sum()) if "contested" in matched else 0
-with st.expander(
-    f"Progress: {int(tallies['labeled'].sum())} labeled pairs at this setting "
-    f"({len(labels)} labels in all" + (f", {n_contested} contested pairs" if n_contested else "") + ")"
-):
-    st.dataframe(tallies[["bucket", "pairs", "labeled", "duplicates"]], hide_index=True, width="stretch")
-
-with st.expander("Labeled pairs"):
+def labeled_list(view: LabelView) -> None:
+    """Every label (filter by label, category, labeler, bucket); a selected row's pair can be reopened."""
+    labels = view.labels
     if labels.empty:
         st.caption("No labels yet.")
-    else:
-        listed = labels.merge(pairs[[*PAIR_KEY, "page_a", "page_b", "bucket"]], on=PAIR_KEY, how="left")
-        f1, f2, f3, f4 = st.columns(4)
-        by_label = f1.multiselect("Label", sorted(listed["label"].unique()), key="neardup.audit.list.label")
-        by_cat = f2.multiselect(
-            "Category", sorted(listed["category"].dropna().unique()), key="neardup.audit.list.cat"
-        )
-        by_who = f3.multiselect(
-            "Labeler", sorted(listed["labeler"].dropna().unique()), key="neardup.audit.list.who"
-        )
-        by_bucket = f4.multiselect(
-            "Bucket",
-            sorted(listed["bucket"].dropna().unique()),
-            format_func=lambda b: f"{b:g}",
-            key="neardup.audit.list.bucket",
-            help="Pairs that are no candidate at this setting have no bucket.",
-        )
-        keep = pd.Series(True, index=listed.index)
-        for column, picked in (
-            ("label", by_label),
-            ("category", by_cat),
-            ("labeler", by_who),
-            ("bucket", by_bucket),
-        ):
-            if picked:
-                keep &= listed[column].isin(picked)
-        shown = listed[keep]
-        shown = shown.sort_values("labeled_at", ascending=False).reset_index(drop=True)
-        cols = ["label", "category", "labeler", "bucket", "url_a", "url_b", "note", "labeled_at"]
-        event = st.dataframe(
-            shown[cols],
-            hide_index=True,
-            width="stretch",
-            height=260,
-            on_select="rerun",
-            selection_mode="single-row",
-            key="neardup.audit.list",
-        )
-        rows = event.selection.rows if event and event.selection else []
-        if rows and not pd.isna(shown.iloc[rows[0]]["page_a"]):
-            row = shown.iloc[rows[0]]
-            if st.button("Open this pair to change its label"):
-                state[KEY_AUDIT_PAIR] = (int(row["page_a"]), int(row["page_b"]))
-                st.rerun()
-        elif rows:
-            st.caption("That pair is no candidate pair at this setting.")
-
-# Prefetch the pair that comes next, so the click that leads there finds it read and diffed. The arguments
-# are the ones the pair is drawn with, keep_order too: st.cache_resource keys on the arguments as passed.
-if current is not None and len(queue) > 1:
-    nxt = queue.iloc[(position + 1) % len(queue)]
-    get_pair_detail(
-        store, path, int(nxt["page_a"]), int(nxt["page_b"]), config.fingerprint_key, config, keep_order=False
+        return
+    listed = labels.merge(pairs[[*PAIR_KEY, "page_a", "page_b", "bucket"]], on=PAIR_KEY, how="left")
+    f1, f2, f3, f4 = st.columns(4)
+    by_label = f1.multiselect("Label", sorted(listed["label"].unique()), key=W_AUDIT_LIST_LABEL)
+    by_cat = f2.multiselect(
+        "Category", sorted(listed["category"].dropna().unique()), key=W_AUDIT_LIST_CATEGORY
     )
+    by_who = f3.multiselect("Labeler", sorted(listed["labeler"].dropna().unique()), key=W_AUDIT_LIST_LABELER)
+    by_bucket = f4.multiselect(
+        "Bucket",
+        sorted(listed["bucket"].dropna().unique()),
+        format_func=lambda b: f"{b:g}",
+        key=W_AUDIT_LIST_BUCKET,
+        help="Pairs that are no candidate at this setting have no bucket.",
+    )
+    keep = pd.Series(True, index=listed.index)
+    for column, picked in (
+        ("label", by_label),
+        ("category", by_cat),
+        ("labeler", by_who),
+        ("bucket", by_bucket),
+    ):
+        if picked:
+            keep &= listed[column].isin(picked)
+    shown = listed[keep].sort_values("labeled_at", ascending=False).reset_index(drop=True)
+    event = st.dataframe(
+        shown[LIST_COLUMNS],
+        hide_index=True,
+        width="stretch",
+        height=260,
+        on_select="rerun",
+        selection_mode="single-row",
+        key=W_AUDIT_LIST,
+    )
+    rows = event.selection.rows if event and event.selection else []
+    if rows and not pd.isna(shown.iloc[rows[0]]["page_a"]):
+        row = shown.iloc[rows[0]]
+        st.button(
+            "Open this pair to change its label",
+            key=W_AUDIT_LIST_OPEN,
+            on_click=open_pair,
+            args=((int(row["page_a"]), int(row["page_b"])),),
+        )
+    elif rows:
+        st.caption("That pair is no candidate pair at this setting.")
+
+
+@st.fragment
+def labeling() -> None:
+    """The label bar, the pair, the progress and the labeled pairs: what a key press reruns. One lease on
+    the file for all of it (a write lease when a label is to be written): every store call in it reuses it."""
+    with store.writing() if state.get(KEY_AUDIT_PENDING) else store.reading():
+        draw_labeling()
+
+
+def draw_labeling() -> None:
+    view = write_pending(label_view(store, pairs, state.get(KEY_AUDIT_LABELS)))
+    state[KEY_AUDIT_LABELS] = view
+    if message := state.pop(KEY_FLASH, None):  # a fragment run does not pass open_database, which shows it
+        st.toast(message)
+    queue = make_queue(view)
+    position = state.get(KEY_AUDIT_POS, 0)
+    opened = state.get(KEY_AUDIT_PAIR)
+    current: pd.Series | None = None
+    page_a = page_b = None
+    if opened:
+        page_a, page_b = opened
+    elif queue.empty:
+        queue_done_message(view)
+    else:
+        position %= len(queue)
+        current = queue.iloc[position]
+        page_a, page_b = int(current["page_a"]), int(current["page_b"])
+
+    # A pair opened from elsewhere keeps its order (Clusters: the representative on the left).
+    detail = (
+        get_pair_detail(store, path, page_a, page_b, config.fingerprint_key, config, keep_order=bool(opened))
+        if page_a and page_b
+        else None
+    )
+    key = pair_key(detail) if detail else None
+    # The pair the label and category keys apply to, set before anything of it is drawn: a run that drew the
+    # next pair's caption but was cut short before its buttons leaves the previous run's buttons (and their
+    # arguments) on screen, so the callbacks read the pair from here, not from arguments bound when a button
+    # was drawn.
+    state[KEY_AUDIT_SHOWN] = (
+        (key, (int(detail.left["page_id"]), int(detail.right["page_id"])), detail.category, adjudicating)
+        if detail is not None and key is not None
+        else None
+    )
+    if detail is not None and key is not None:
+        # A new pair opens at its top (the label bar), wherever the last one was scrolled to. The script is
+        # a constant but for the two page ids, so the same pair drawn again (a category key) does not run it.
+        with st.container(gap=None):  # the script's element takes no room
+            st.html(SCROLL_TO_TOP.format(*state[KEY_AUDIT_SHOWN][1]), unsafe_allow_javascript=True)
+            st.caption(where_caption(current, queue, position, view))
+        st.caption(KEY_HINT)
+        label_bar(detail, chosen.get(key, detail.category), current, len(queue))
+        show_pair(detail)
+    else:
+        st.button("Undo the last label", shortcut="z", on_click=undo, disabled=not history)
+
+    n_contested = int(view.matched["contested"].sum()) if "contested" in view.matched else 0
+    st.caption(
+        f"Progress: {int(view.tallies['labeled'].sum())} labeled pairs at this setting ({len(view.labels)} "
+        "labels in all" + (f", {n_contested} contested pairs" if n_contested else "") + ")"
+    )
+    if st.toggle("Progress per bucket and the stop rule", key=W_AUDIT_SHOW_PROGRESS):
+        d = decision_at(view.tallies, config)
+        st.markdown(
+            f"At the threshold {config.threshold:g}: precision {d.precision:.2f} [{d.precision_low:.2f}-"
+            f"{d.precision_high:.2f}], recall {d.recall:.2f} [{d.recall_low:.2f}-{d.recall_high:.2f}]. "
+            + (
+                f"Both are known to +/-{STOP_HALF_WIDTH:g}: you can stop labeling."
+                if d.done
+                else f"About {int(d.more.sum())} more labels would bring both to +/-{STOP_HALF_WIDTH:g} (the "
+                "*active* queue in the sidebar serves them)."
+                if d.reachable
+                else f"Labeling every pair left would not bring both to +/-{STOP_HALF_WIDTH:g}."
+            )
+        )
+        st.dataframe(
+            view.tallies[["bucket", "pairs", "labeled", "duplicates"]], hide_index=True, width="stretch"
+        )
+    if st.toggle("Labeled pairs", key=W_AUDIT_SHOW_LABELED, help="Filter, reopen a pair, change its label."):
+        labeled_list(view)
+
+    # Prefetch the pair that comes next, so the key that leads there finds it read and diffed. The arguments
+    # are the ones the pair is drawn with, keep_order too: st.cache_resource keys on the arguments as passed.
+    if current is not None and len(queue) > 1:
+        nxt = queue.iloc[(position + 1) % len(queue)]
+        get_pair_detail(
+            store,
+            path,
+            int(nxt["page_a"]),
+            int(nxt["page_b"]),
+            config.fingerprint_key,
+            config,
+            keep_order=False,
+        )
+
+
+labeling()

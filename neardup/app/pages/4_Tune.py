@@ -20,7 +20,7 @@ from neardup.labels import (
     thin_buckets,
 )
 from neardup.ui.data import get_candidate_pairs
-from neardup.ui.state import set_config
+from neardup.ui.state import W_TUNE_LABELER_1, W_TUNE_LABELER_2, W_TUNE_USE, set_config
 from neardup.ui.widgets import flash, open_database
 
 st.set_page_config(page_title="neardup · Tune", layout="wide")
@@ -93,7 +93,7 @@ if suggested is not None:
     c2.write(reason)
     if config.threshold == suggested:
         c1.success("In use on every page.")
-    elif c1.button("Use this threshold", type="primary"):
+    elif c1.button("Use this threshold", type="primary", key=W_TUNE_USE):
         set_config(
             config.replace(threshold=int(suggested) if config.method == "simhash" else float(suggested))
         )
@@ -185,9 +185,9 @@ if overlap.empty:
     )
 else:
     c1, c2 = st.columns(2)
-    first = c1.selectbox("Labeler", overlap["first"].unique(), key="neardup.tune.labeler_1")
+    first = c1.selectbox("Labeler", overlap["first"].unique(), key=W_TUNE_LABELER_1)
     seconds = overlap.loc[overlap["first"] == first, "second"]
-    second = c2.selectbox("and labeler", seconds, key="neardup.tune.labeler_2") if len(seconds) else None
+    second = c2.selectbox("and labeler", seconds, key=W_TUNE_LABELER_2) if len(seconds) else None
     if second is not None:
         table = agreement_table(ratings, first, second)
         overall = table.iloc[0]
