@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from neardup import audit, engine
+from neardup import analysis, audit
 from neardup.config import Config
 from neardup.store import Store
 
@@ -57,7 +57,7 @@ def main() -> None:
     cluster = dict(zip(truth["url"], truth["true_cluster"], strict=True))
     config = Config()
     with Store(args.db, read_only=True) as store:
-        pairs = audit.candidate_pairs(engine.load_fingerprints(store, config), config)
+        pairs = audit.candidate_pairs(analysis.load_fingerprints(store, config), config)
         right: collections.Counter[str] = collections.Counter()
         total: collections.Counter[str] = collections.Counter()
         wrong: collections.Counter[tuple[str, str]] = collections.Counter()

@@ -253,7 +253,7 @@ def test_explore_histogram_ends_at_one_and_shows_every_labeled_share(
 ) -> None:
     add_contained_copy(store, tmp_path)
     config = Config()
-    pairs = audit.candidate_pairs(engine.load_fingerprints(store, config, jobs=1), config)
+    pairs = audit.candidate_pairs(load_fingerprints(store, config, jobs=1), config)
     assert (pairs["score"] == 1.0).sum() == 1  # the cut copy
     lowest = pairs["bucket"].min()
     for row in pairs[pairs["bucket"] == lowest].itertuples():  # a share of 0% in the lowest bucket
@@ -536,7 +536,7 @@ def test_audit_says_what_the_keys_mean_and_where_the_stop_rule_is(db: str, store
     at.toggle(key=W_AUDIT_SHOW_PROGRESS).set_value(True).run()
     assert not at.exception
     config = Config()
-    pairs = audit.candidate_pairs(engine.load_fingerprints(store, config, jobs=1), config)
+    pairs = audit.candidate_pairs(load_fingerprints(store, config, jobs=1), config)
     d = decision_at(bucket_tallies(pairs["bucket"], audit.labeled_pairs(pairs, store.labels())), config)
     assert any(
         m.value.startswith(f"At the threshold 0.8: precision {d.precision:.2f} [{d.precision_low:.2f}-")
