@@ -36,7 +36,7 @@ from neardup import engine  # noqa: E402
 from neardup.analysis import analyze, load_fingerprints  # noqa: E402
 from neardup.config import Config  # noqa: E402
 from neardup.evaluate import load_truth, pairwise_scores, recall_per_kind  # noqa: E402
-from neardup.normalize import parse_page  # noqa: E402
+from neardup.normalize import parse_configured  # noqa: E402
 from neardup.shingles import shingle_set32_of, text_words  # noqa: E402
 from neardup.store import Store  # noqa: E402
 
@@ -48,13 +48,7 @@ def shingle_sets(path: str, config: Config) -> list[np.ndarray]:
     with gzip.open(path, "rt", encoding="utf-8") as f:
         for line in f:
             html = json.loads(line)["html"]
-            text = parse_page(
-                html,
-                mode=config.normalize,
-                strip_tags=config.strip_tags,
-                extractor=config.extractor,
-                comments=config.comments,
-            ).text
+            text = parse_configured(html, config).text
             out.append(shingle_set32_of(text_words(text)[1], config.shingle_size))
     return out
 

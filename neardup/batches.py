@@ -19,7 +19,7 @@ import pyarrow as pa
 
 from .config import Config
 from .ingest import LineBlock, RawLine, validate
-from .normalize import degenerate_reason, parse_page
+from .normalize import degenerate_reason, parse_configured
 from .shingles import shingle_set32_of, text_words
 from .sketch import sketch_many
 
@@ -30,13 +30,7 @@ def _text_row(
 ) -> tuple[dict[str, Any], np.ndarray]:
     """The `texts` row of one page and its word hashes (for sketching)."""
     if html is not None:
-        parsed = parse_page(
-            html,
-            mode=config.normalize,
-            strip_tags=config.strip_tags,
-            extractor=config.extractor,
-            comments=config.comments,
-        )
+        parsed = parse_configured(html, config)
         text, title, too_complex, main_words = parsed.text, parsed.title, parsed.degenerate, parsed.main_words
     else:
         text, title, too_complex, main_words = " ".join((text_in or "").split()), "", None, None

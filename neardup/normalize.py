@@ -28,7 +28,7 @@ import re
 from dataclasses import dataclass
 
 from . import _html
-from .config import DEFAULT_STRIP_TAGS
+from .config import DEFAULT_STRIP_TAGS, Config
 
 # The extractor keeps only a heading of link-heavy listing pages; below this many words of main text
 # the page is normalized by tag stripping instead (measured: 460 of 5,000 make_crawl pages).
@@ -107,6 +107,17 @@ def parse_page(
     except _html.PageTooComplex:
         return ParsedPage("", "", TOO_COMPLEX)
     return ParsedPage(text, title, main_words=main_words)
+
+
+def parse_configured(html: str, config: Config) -> ParsedPage:
+    """`parse_page` under `config`'s normalization (its mode, strip tags, extractor and comments switch)."""
+    return parse_page(
+        html,
+        mode=config.normalize,
+        strip_tags=config.strip_tags,
+        extractor=config.extractor,
+        comments=config.comments,
+    )
 
 
 def _parse_resiliparse(html: str, strip_tags: tuple[str, ...], comments: bool) -> ParsedPage:

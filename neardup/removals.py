@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from .config import Config
 from .diff import word_diff
-from .normalize import MAIN_FALLBACK_WORDS, TOO_COMPLEX, parse_page, stripped_parts
+from .normalize import MAIN_FALLBACK_WORDS, TOO_COMPLEX, parse_configured, parse_page, stripped_parts
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,13 +46,7 @@ def _stripped(html: str, config: Config) -> list[Removal]:
 
 def removals(html: str, config: Config) -> Removals:
     """What `config`'s normalization removed from `html` (see the module docstring), biggest first."""
-    parsed = parse_page(
-        html,
-        mode=config.normalize,
-        strip_tags=config.strip_tags,
-        extractor=config.extractor,
-        comments=config.comments,
-    )
+    parsed = parse_configured(html, config)
     if parsed.degenerate == TOO_COMPLEX:
         return Removals(f"{TOO_COMPLEX}: not parsed, so nothing of it is text", [])
     stripped = _stripped(html, config)
