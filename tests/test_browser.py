@@ -55,12 +55,13 @@ VIEWPORT = {"width": 1400, "height": 900}
 SHOTS = Path(os.environ.get("NEARDUP_SCREENSHOTS") or tempfile.mkdtemp(prefix="neardup-shots-"))
 TIMEOUT_MS = 60_000
 
-# (path, text the page shows once its script has run to the end, screenshot)
-PAGES = [
+# (path, text the page shows once its script has run to the end, screenshot). The Audit page's is taken on
+# the sample (tests/test_browser_labeling.py), where unlabeled pairs are left to show.
+PAGES: list[tuple[str, str, str | None]] = [
     ("/", "Next:", "home.png"),
     ("/Load", "Rejected records", "load.png"),
     ("/Explore", "Per host", "explore.png"),
-    ("/Audit", "Labeled pairs", "audit.png"),
+    ("/Audit", "Labeled pairs", None),
     ("/Tune", "Per bucket", "tune.png"),
     ("/Clusters", "Compare with the representative", "clusters.png"),
     ("/Export", "Import labels", "export.png"),
@@ -338,7 +339,8 @@ def test_every_page_renders_and_is_captured(server: Server, browser: Browser) ->
     for path, marker, shot in PAGES:
         open_page(page, server.url, path, marker)
         assert_clean(browser, path)
-        screenshot(page, shot)
+        if shot:
+            screenshot(page, shot)
     # the home page tells the real numbers
     open_page(page, server.url, "/", "Next:")
     assert (

@@ -18,6 +18,7 @@ from test_browser import (
     assert_clean,
     launch_browser,
     open_page,
+    screenshot,
     settled_value,
     slider_thumb,
     start_app,
@@ -94,14 +95,14 @@ TRUNCATED_JS = """names => names.filter(name => {
 def test_category_buttons_show_their_whole_names(sample_server: Server, sample_browser: Browser) -> None:
     """At 1400x900 every category button (keys 1-8) shows its whole name, above the pair's URLs."""
     page = sample_browser.page
-    page.goto(sample_server.url + "/Audit")  # the first visit loads and fingerprints the sample
-    page.get_by_text("Labeled pairs").first.wait_for(timeout=600_000)
+    page.goto(sample_server.url + "/")  # the first visit loads and fingerprints the sample
+    page.get_by_text("Next:").first.wait_for(timeout=600_000)
     open_page(page, sample_server.url, "/Audit", "Labeled pairs")
     names = list(CATEGORIES[:8])
     assert page.evaluate(TRUNCATED_JS, names) == []
     last = page.get_by_role("button", name=CATEGORIES[7]).first.bounding_box()
     assert last and last["y"] + last["height"] <= 900
-    page.screenshot(path=str(sample_server.log.parent / "audit_1400.png"))
+    screenshot(page, "audit.png")
     assert_clean(sample_browser, "/Audit")
 
 
