@@ -398,11 +398,20 @@ def press_on(page: object, thumb: object, key: str, times: int, expected: float)
     it shows `expected`."""
     for _ in range(times):
         before = float(thumb.input_value())
-        thumb.focus()
-        page.keyboard.press(key)
-        page.wait_for_function(
-            "([el, v]) => Math.abs(parseFloat(el.value) - v) > 1e-6", arg=[thumb.element_handle(), before]
-        )
+        for attempt in range(3):  # a press that lands while a rerun remounts the slider is lost: press again
+            wait_idle(page)
+            thumb.focus()
+            page.keyboard.press(key)
+            try:
+                page.wait_for_function(
+                    "([el, v]) => Math.abs(parseFloat(el.value) - v) > 1e-6",
+                    arg=[thumb.element_handle(), before],
+                    timeout=15_000,
+                )
+                break
+            except PlaywrightTimeoutError:
+                if attempt == 2:
+                    raise
     page.wait_for_function(
         "([el, v]) => Math.abs(parseFloat(el.value) - v) < 1e-6", arg=[thumb.element_handle(), expected]
     )
