@@ -314,17 +314,24 @@ def lsh_buckets_datasketch(signatures: np.ndarray, bands: int, rows: int, seed: 
 _MIX = np.uint64(0x9E3779B97F4A7C15)
 
 
-def _band_groups(block: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(order, run_starts) grouping the rows of one band (n x rows, uint32) that are equal.
-
-    Rows are sorted by one 64-bit key mixed from their values (one argsort of uint64, ~7x faster than a
-    lexsort over the columns). Equal rows have equal keys; if two different rows ever share a key, the
-    band is grouped by a lexsort of the rows themselves, so the groups are exact either way.
-    """
+def band_keys(block: np.ndarray) -> np.ndarray:
+    """One 64-bit key per row of a band (n x rows, uint32), mixed from its values: equal rows have equal
+    keys (different rows rarely do: callers that need exact buckets compare the rows where keys match)."""
     with np.errstate(over="ignore"):
         key = block[:, 0].astype(np.uint64)
         for col in range(1, block.shape[1]):
             key = fmix64(key * _MIX + block[:, col])
+    return key
+
+
+def _band_groups(block: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(order, run_starts) grouping the rows of one band (n x rows, uint32) that are equal.
+
+    Rows are sorted by their `band_keys` (one argsort of uint64, ~7x faster than a lexsort over the
+    columns). Equal rows have equal keys; if two different rows ever share a key, the band is grouped by a
+    lexsort of the rows themselves, so the groups are exact either way.
+    """
+    key = band_keys(block)
     order = np.argsort(key, kind="stable")
     sorted_keys, sorted_rows = key[order], block[order]
     key_change = sorted_keys[1:] != sorted_keys[:-1]
@@ -686,10 +693,7 @@ def containment_lsh_pairs(
         for band in range(bands):
             block = sigs[:, band * rows : (band + 1) * rows]
             with np.errstate(over="ignore"):
-                key = block[:, 0].astype(np.uint64)
-                for col in range(1, rows):
-                    key = fmix64(key * _MIX + block[:, col])
-                key = key * _MIX
+                key = band_keys(block) * _MIX
                 keys = np.concatenate(
                     [fmix64(key + own) | index_bit]
                     + [fmix64(key + own + np.uint64(d)) & query_bit for d in distances]

@@ -286,6 +286,12 @@ class Config:
         return f"k={self.shingle_size}|perm={self.num_perm}|seed={self.seed}"
 
     @property
+    def searches_partial_copies(self) -> bool:
+        """Whether the candidate search adds the size-partitioned pass: `partial_copies` applies to
+        MinHash containment only."""
+        return self.partial_copies and self.method == "minhash" and self.similarity == "containment"
+
+    @property
     def fingerprint_key(self) -> str:
         """Identifies fingerprints and candidate pairs: everything but the threshold."""
         parts = [self.norm_key, self.method, f"k={self.shingle_size}"]
@@ -297,7 +303,7 @@ class Config:
                 f"floor={self.minhash_floor}",
                 f"ratio={self.min_size_ratio}",
                 f"min_shingles={self.min_contained_shingles}",
-                *(["partial"] if self.partial_copies and self.similarity == "containment" else []),
+                *(["partial"] if self.searches_partial_copies else []),
                 f"verify={self.verify}",
             ]
         else:

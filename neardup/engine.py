@@ -30,7 +30,6 @@ from .candidates import (
 )
 from .config import Config
 from .errors import NotACrawlDump
-from .incremental import extend_fingerprints
 from .ingest import detect_format, file_sha256, read_batches
 from .parallel import parallel_map, prefetch
 from .store import ROW_GROUP_ROWS, Store
@@ -295,6 +294,8 @@ def ensure_fingerprints(
         return cached
     with store.writing():
         ensure_texts(store, config, progress=progress, jobs=jobs)
+        from .incremental import extend_fingerprints  # it builds on this module's steps
+
         cached = _current_fingerprints(store, config) or extend_fingerprints(
             store, config, progress=progress, jobs=jobs
         )
@@ -350,7 +351,7 @@ def _compute_fingerprints(
             min_size_ratio=config.min_size_ratio,
             seed=config.seed,
             min_shingles=config.min_contained_shingles,
-            partial_copies=config.partial_copies,
+            partial_copies=config.searches_partial_copies,
         )
         del sigs  # ~0.5 GB at 1M texts; the verification needs the room
         if config.verify == "exact":

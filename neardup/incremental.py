@@ -22,7 +22,6 @@ whole set and no pair of two stored units).
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
 from itertools import combinations
 from typing import Any
 
@@ -33,6 +32,7 @@ from .batches import signatures
 from .candidates import (
     BUCKET_CAP,
     CandidateStats,
+    band_keys,
     block_masks,
     choose_r,
     concat_ranges,
@@ -41,26 +41,9 @@ from .candidates import (
     verify_pairs,
 )
 from .config import Config
+from .engine import Progress, ensure_sketches, no_progress, verify_exact
 from .simhash import hamming_many
 from .store import Store
-
-Progress = Callable[[str, int, int], None]
-_MIX = np.uint64(0x9E3779B97F4A7C15)
-
-
-def _noop(stage: str, done: int, total: int) -> None:
-    pass
-
-
-def _row_keys(block: np.ndarray) -> np.ndarray:
-    """A 64-bit key per row of a band (n x rows, uint32): equal rows, equal keys (rows are compared again
-    where keys match, so a collision costs a comparison, never a pair)."""
-    key = np.zeros(len(block), dtype=np.uint64)
-    with np.errstate(over="ignore"):
-        for col in range(block.shape[1]):
-            key = (key ^ block[:, col].astype(np.uint64)) * _MIX
-            key ^= key >> np.uint64(29)
-    return key
 
 
 class BucketCapped(Exception):
@@ -111,7 +94,7 @@ def minhash_new_pairs(
     kept: list[tuple[np.ndarray, ...]] = []
     for band in range(bands):
         block = sigs[:, band * rows : (band + 1) * rows]
-        i, j = _new_pairs_in_table(_row_keys(block), n_old, bucket_cap, stats)
+        i, j = _new_pairs_in_table(band_keys(block), n_old, bucket_cap, stats)
         same_rows = (block[i] == block[j]).all(axis=1)  # a key collision is no bucket
         codes = _distinct_codes(i[same_rows], j[same_rows], n)
         stats.candidates += len(codes)
@@ -165,22 +148,20 @@ def _merged_stats(stored: dict[str, Any], new: CandidateStats) -> dict[str, Any]
 
 
 def extend_fingerprints(
-    store: Store, config: Config, *, progress: Progress = _noop, jobs: int | None = None
+    store: Store, config: Config, *, progress: Progress = no_progress, jobs: int | None = None
 ) -> dict[str, Any] | None:
     """Bring the stored fingerprint set of `config` up to date with the texts that came after it, when the
     stored units are a prefix of today's (see the module docstring); returns the updated set, or None when
     the stored set cannot be extended (none, numbered otherwise, or a bucket cap or table change) and must
     be computed again. Runs inside the caller's `store.writing()`."""
-    from . import engine  # the pipeline imports this module: its stages are read at call time
-
-    if config.partial_copies and config.similarity == "containment":
+    if config.searches_partial_copies:
         return None  # the size-partitioned pass is not extended: its size classes span the whole set
     key = config.fingerprint_key
     stored = store.fingerprint_set(key)
     if stored is None:
         return None
     t0 = time.perf_counter()
-    engine.ensure_sketches(store, config, progress=progress, jobs=jobs)
+    ensure_sketches(store, config, progress=progress, jobs=jobs)
     minhash = config.method == "minhash"
     new = store.appended_units(
         key, config.norm_key, config.sketch_key, with_minhash=minhash, min_words=config.min_words
@@ -206,7 +187,7 @@ def extend_fingerprints(
     if minhash and config.verify == "exact":
         del sigs  # the verification needs the room
         unit_keys = np.concatenate((old["exact_key"].to_numpy(), new["exact_key"].to_numpy()))
-        a, b, jac, cont = engine.verify_exact(
+        a, b, jac, cont = verify_exact(
             store, config, unit_keys, n_shingles, a, b, stats, progress=progress, jobs=jobs
         )
     new["simhash" if minhash else "minhash"] = None

@@ -400,7 +400,7 @@ def run_spark(
         raise ConfigError(f"input format must be auto, jsonl, parquet or warc, not {input_format!r}")
     if not inputs:
         raise NotACrawlDump("no input given")
-    if config.partial_copies and config.method == "minhash" and config.similarity == "containment":
+    if config.searches_partial_copies:
         raise ConfigError(
             "partial_copies is computed by the local engine only (`neardup ingest` / `report`): "
             "set partial_copies: false for `neardup spark`"
