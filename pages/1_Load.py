@@ -1,5 +1,5 @@
-"""The 1_Load page in a source checkout: runs neardup/app/pages/1_Load.py."""
+"""The 1_Load page in a source checkout: runs neardup/app/views/1_Load.py (see neardup.app.run_page)."""
 
-from neardup.app import run_packaged
+from neardup.app import run_page
 
-run_packaged("pages/1_Load.py", globals())
+run_page("1_Load.py", globals())

@@ -1,5 +1,5 @@
-"""The 2_Explore page in a source checkout: runs neardup/app/pages/2_Explore.py."""
+"""The 2_Explore page in a source checkout: runs neardup/app/views/2_Explore.py (see neardup.app.run_page)."""
 
-from neardup.app import run_packaged
+from neardup.app import run_page
 
-run_packaged("pages/2_Explore.py", globals())
+run_page("2_Explore.py", globals())

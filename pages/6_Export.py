@@ -1,5 +1,5 @@
-"""The 6_Export page in a source checkout: runs neardup/app/pages/6_Export.py."""
+"""The 6_Export page in a source checkout: runs neardup/app/views/6_Export.py (see neardup.app.run_page)."""
 
-from neardup.app import run_packaged
+from neardup.app import run_page
 
-run_packaged("pages/6_Export.py", globals())
+run_page("6_Export.py", globals())

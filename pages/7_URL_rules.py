@@ -1,5 +1,5 @@
-"""The 7_URL_rules page in a source checkout: runs neardup/app/pages/7_URL_rules.py."""
+"""The 7_URL_rules page in a source checkout: runs neardup/app/views/7_URL_rules.py (see neardup.app.run_page)."""
 
-from neardup.app import run_packaged
+from neardup.app import run_page
 
-run_packaged("pages/7_URL_rules.py", globals())
+run_page("7_URL_rules.py", globals())

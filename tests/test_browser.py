@@ -15,6 +15,7 @@ import os
 import random
 import re
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -169,12 +170,13 @@ class Server:
     xss_urls: list[str] = field(default_factory=list)
 
     def stop(self) -> None:
+        """Stop the server's process group (`neardup app` runs streamlit as a child)."""
         if self.proc.poll() is None:
-            self.proc.terminate()
+            os.killpg(self.proc.pid, signal.SIGTERM)
             try:
                 self.proc.wait(timeout=20)
             except subprocess.TimeoutExpired:
-                self.proc.kill()
+                os.killpg(self.proc.pid, signal.SIGKILL)
                 self.proc.wait(timeout=10)
 
 
@@ -193,36 +195,44 @@ def wait_for_health(server: Server, timeout_s: float = 90) -> None:
     pytest.fail(f"streamlit did not answer within {timeout_s} s:\n{server.log.read_text()[-3000:]}")
 
 
-def start_app(db: Path, tmp: Path, env: dict[str, str] | None = None) -> tuple[str, subprocess.Popen, Path]:
-    """`streamlit run app.py` over `db` on a free port: (base URL, process, log file)."""
+def start_app(
+    db: Path, tmp: Path, env: dict[str, str] | None = None, *, packaged: bool = False
+) -> tuple[str, subprocess.Popen, Path]:
+    """`streamlit run app.py` over `db` on a free port (with `packaged`: `neardup app --db db`, which runs
+    the packaged Home.py): (base URL, process, log file). The process leads its own process group."""
     port = free_port()
-    log = tmp / "streamlit.log"
+    log = tmp / f"streamlit-{port}.log"
     env = {**os.environ, "NEARDUP_DB": str(db), **(env or {})}
     env.pop("NEARDUP_CONFIG", None)
+    address = ["--server.address" if not packaged else "--address", "127.0.0.1"]
+    if packaged:
+        cli = "import sys; from neardup.cli import main; sys.exit(main(sys.argv[1:]))"  # the `neardup` script
+        cmd = ["-c", cli, "app", "--db", str(db), "--headless", "--port", str(port), *address]
+    else:
+        cmd = [
+            "-m",
+            "streamlit",
+            "run",
+            "app.py",
+            "--server.headless",
+            "true",
+            "--server.port",
+            str(port),
+            *address,
+            "--browser.gatherUsageStats",
+            "false",
+            # others may edit the pages while this runs: no reruns on file changes
+            "--server.fileWatcherType",
+            "none",
+        ]
     with log.open("wb") as out:
         proc = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "streamlit",
-                "run",
-                "app.py",
-                "--server.headless",
-                "true",
-                "--server.port",
-                str(port),
-                "--server.address",
-                "127.0.0.1",
-                "--browser.gatherUsageStats",
-                "false",
-                # others may edit the pages while this runs: no reruns on file changes
-                "--server.fileWatcherType",
-                "none",
-            ],
+            [sys.executable, *cmd],
             cwd=ROOT,
             env=env,
             stdout=out,
             stderr=subprocess.STDOUT,
+            start_new_session=True,
         )
     return f"http://127.0.0.1:{port}", proc, log
 
@@ -333,6 +343,69 @@ def click_button(page: object, name: str) -> None:
 
 
 # --- the tests (they share one server; the last one stops it) ----------------------------------
+# The sidebar menu st.navigation draws (Home.py): (icon, title) in its order.
+NAV_MENU = [
+    ("home", "Home"),
+    ("upload_file", "Load"),
+    ("bar_chart", "Explore"),
+    ("compare", "Audit"),
+    ("tune", "Tune"),
+    ("workspaces", "Clusters"),
+    ("download", "Export"),
+    ("link", "URL rules"),
+]
+
+
+def sidebar_menu(page: object) -> list[tuple[str, str]]:
+    """The entries of the sidebar page menu once it is drawn: (icon name, title) each."""
+    links = page.locator('[data-testid="stSidebarNav"] [data-testid="stSidebarNavLink"]')
+    links.first.wait_for()
+    entries = links.evaluate_all(
+        """els => els.map(a => {
+            const icon = a.querySelector('[data-testid="stIconMaterial"]')?.textContent.trim() || "";
+            return [icon, a.innerText.replace(icon, "").trim()];
+        })"""
+    )
+    return [tuple(e) for e in entries]
+
+
+@pytest.fixture(scope="module")
+def small_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The small crawl for servers of their own (DuckDB lets one process write a file)."""
+    return build_small_db(tmp_path_factory.mktemp("fresh"))
+
+
+@pytest.mark.parametrize("packaged", [False, True], ids=["streamlit-run-app.py", "neardup-app"])
+def test_a_fresh_server_opens_any_page_with_the_app_menu(
+    small_db: Path, tmp_path: Path, packaged: bool
+) -> None:
+    """The first request of a new server goes straight to a page: Streamlit finds a `pages/` folder next to
+    the main script, and until a run has called st.navigation it serves that folder's scripts as pages of
+    their own (a menu of file names, "app" for the main script). The page must come with the app's menu."""
+    if not Path(CHROMIUM).exists():
+        pytest.fail(f"the browser test needs Debian's Chromium at {CHROMIUM}: apt-get install chromium")
+    db = tmp_path / "neardup.duckdb"
+    shutil.copyfile(small_db, db)
+    url, proc, log = start_app(db, tmp_path, packaged=packaged)
+    srv = Server(url, db, proc, log, 300, 0)
+    try:
+        wait_for_health(srv)
+        with launch_browser() as b:
+            open_page(b.page, url, "/Audit", "Labeled pairs")
+            assert sidebar_menu(b.page) == NAV_MENU
+            assert b.page.locator("h1", has_text="Audit pairs").count() == 1
+            assert_clean(b, "/Audit first")
+            # another page in a new session of the same server
+            other = b.page.context.new_page()
+            other.set_default_timeout(TIMEOUT_MS)
+            open_page(other, url, "/Tune", "Per bucket")
+            assert sidebar_menu(other) == NAV_MENU
+            assert other.locator("h1", has_text="Tune the threshold from labels").count() == 1
+            other.close()
+    finally:
+        srv.stop()
+
+
 def test_every_page_renders_and_is_captured(server: Server, browser: Browser) -> None:
     SHOTS.mkdir(exist_ok=True)
     page = browser.page

@@ -80,14 +80,14 @@ def test_wheel_holds_the_app_and_the_sample(installed: Path, tmp_path: Path) -> 
     probe = (
         "import neardup, neardup.app, neardup.engine, neardup.spark.run, neardup.ui.widgets;"
         "print(neardup.__file__); print(neardup.app.HOME.is_file());"
-        "print(sorted(p.name for p in (neardup.app.APP_DIR / 'pages').glob('*.py')));"
+        "print(sorted(p.name for p in neardup.app.VIEWS.glob('*.py')));"
         "print(neardup.engine.SAMPLE_CRAWL.is_file())"
     )
     out = _run([str(installed / "python"), "-c", probe], cwd=tmp_path, env=_clean_env()).splitlines()
     assert Path(out[0]).is_relative_to(installed.parent), out[0]
     assert out[1:] == [
         "True",
-        str(sorted(p.name for p in (ROOT / "neardup" / "app" / "pages").glob("*.py"))),
+        str(sorted(p.name for p in (ROOT / "neardup" / "app" / "views").glob("*.py"))),
         "True",
     ]
 

@@ -1,4 +1,4 @@
-"""neardup audit app: the home page and the navigation between the pages in `pages/`.
+"""neardup audit app: the home page and the navigation between the pages in `views/` (neardup.app.PAGES).
 
 Start it with `neardup app` or `streamlit run app.py` (NEARDUP_DB=...).
 """
@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from neardup.app import HOME, PAGES, in_navigation, main_script, navigating, page_script
 from neardup.report import describe_setting
 from neardup.ui import FAVICON
 from neardup.ui.data import get_analysis
@@ -74,17 +75,19 @@ def home() -> None:
     )
 
 
-# The favicon is a file the app serves: a Material icon here is fetched from a font CDN on every load.
-st.set_page_config(page_title="neardup", page_icon=str(FAVICON), layout="wide")
-st.navigation(
-    [
-        st.Page(home, title="Home", icon=":material/home:", default=True),
-        st.Page("pages/1_Load.py", title="Load", icon=":material/upload_file:", url_path="Load"),
-        st.Page("pages/2_Explore.py", title="Explore", icon=":material/bar_chart:", url_path="Explore"),
-        st.Page("pages/3_Audit.py", title="Audit", icon=":material/compare:", url_path="Audit"),
-        st.Page("pages/4_Tune.py", title="Tune", icon=":material/tune:", url_path="Tune"),
-        st.Page("pages/5_Clusters.py", title="Clusters", icon=":material/workspaces:", url_path="Clusters"),
-        st.Page("pages/6_Export.py", title="Export", icon=":material/download:", url_path="Export"),
-        st.Page("pages/7_URL_rules.py", title="URL rules", icon=":material/link:", url_path="URL_rules"),
-    ]
-).run()
+if in_navigation():
+    home()  # this script (or app.py, which runs it) as the navigation's Home page
+else:
+    # The favicon is a file the app serves: a Material icon here is fetched from a font CDN on every load.
+    st.set_page_config(page_title="neardup", page_icon=str(FAVICON), layout="wide")
+    # Home is the main script itself (what AppTest's switch_page("app.py") names), run again as a page.
+    with navigating():
+        st.navigation(
+            [
+                st.Page(main_script() or HOME, title="Home", icon=":material/home:", default=True),
+                *(
+                    st.Page(page_script(p.file), title=p.title, icon=p.icon, url_path=p.url_path)
+                    for p in PAGES
+                ),
+            ]
+        ).run()

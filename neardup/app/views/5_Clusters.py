@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from neardup.app import page_script
 from neardup.audit import cluster_members, cluster_table
 from neardup.clusters import describe_rule
 from neardup.ui.data import get_analysis
@@ -96,4 +97,4 @@ if len(others):
     choice = st.selectbox("Compare with the representative", list(labels), format_func=labels.__getitem__)
     if st.button("Open this pair in Audit"):
         st.session_state[KEY_AUDIT_PAIR] = (int(rep["page_id"]), int(choice))
-        st.switch_page("pages/3_Audit.py")
+        st.switch_page(page_script("3_Audit.py"))
