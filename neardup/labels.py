@@ -34,20 +34,32 @@ CATEGORIES = (
 MIN_LABELS_PER_BUCKET = 5
 
 
+BUCKET_WIDTH = 0.05  # a MinHash bucket: [edge, edge + 0.05), the last one [0.95, 1.0] with 1.0 in it
+
+
 def bucket_edges(config: Config) -> np.ndarray:
-    """Bucket lower edges: one per bit for simhash (0..max), 0.05 wide for minhash (floor..1)."""
+    """Bucket lower edges: one per bit for simhash (0..max), 0.05 wide for minhash (floor..0.95)."""
     if config.method == "simhash":
         return np.arange(0, config.simhash_max_bits + 1, dtype=np.float64)
     lo = math.floor(config.minhash_floor * 20) / 20
-    return np.round(np.arange(lo, 1.0001, 0.05), 2)
+    return np.round(np.arange(lo, 1.0 - BUCKET_WIDTH / 2, BUCKET_WIDTH), 2)
 
 
 def bucket_of(scores: np.ndarray, config: Config) -> np.ndarray:
-    """Bucket label per pair score: the bit count for simhash, the 0.05 bucket's lower edge for minhash."""
+    """Bucket label per pair score: the bit count for simhash, the 0.05 bucket's lower edge for minhash (a
+    score of 1.0 is in the last bucket, 0.95: every bucket is as wide as the others, as Explore draws them)."""
     s = np.asarray(scores, dtype=np.float64)
     if config.method == "simhash":
         return s
-    return np.round(np.floor(s * 20 + 1e-9) / 20, 2)
+    return np.round(np.minimum(np.floor(s * 20 + 1e-9) / 20, 1.0 - BUCKET_WIDTH), 2)
+
+
+def bucket_range(bucket: float, config: Config) -> str:
+    """The scores a bucket holds, as shown: "3 bits", "[0.80, 0.85)", "[0.95, 1.00]"."""
+    if config.method == "simhash":
+        return f"{bucket:g} bits"
+    high = bucket + BUCKET_WIDTH
+    return f"[{bucket:.2f}, {high:.2f}" + ("]" if high >= 1.0 - 1e-9 else ")")
 
 
 def is_duplicate_at(bucket: np.ndarray | float, config: Config, threshold: float | None = None) -> np.ndarray:
@@ -283,13 +295,17 @@ def thin_buckets(tallies: pd.DataFrame) -> pd.DataFrame:
 
 
 def suggest_threshold(
-    est: pd.DataFrame, tallies: pd.DataFrame, *, min_precision: float = 0.95
+    est: pd.DataFrame, tallies: pd.DataFrame, config: Config, *, min_precision: float = 0.95
 ) -> tuple[float | None, str]:
-    """The threshold with the best estimated F1 among those whose estimated precision is >= min_precision.
+    """The threshold that finds the most duplicates (highest estimated recall; then highest precision, then
+    the fewest flagged pairs in buckets without labels) among those whose estimated precision is at least
+    `min_precision`, and the one line that says why.
 
-    The rule uses the point estimates (a Wilson lower bound of 95% needs about 70 duplicate labels in
-    the flagged buckets, more than an audit of a few dozen pairs gives); the reason states the
-    interval and the label count, so the evidence behind the suggestion stays visible.
+    Thresholds that flag the same buckets are the same decision on these pairs (a bucket without pairs
+    between them changes nothing): of those, the one nearest the threshold in use is suggested, so the
+    suggestion is the threshold in use whenever that is as good. The rule uses the point estimates (a Wilson
+    lower bound of 95% needs about 70 duplicate labels per bucket, more than an audit of a few dozen pairs
+    gives); the line states the interval and the label count, so the evidence behind it stays visible.
     """
     if est.empty or est["labels"].sum() == 0:
         return None, "no labels yet: label pairs in the Audit page first"
@@ -299,19 +315,30 @@ def suggest_threshold(
             None,
             f"no threshold reaches an estimated precision of {min_precision:.0%} with the labels so far",
         )
-    f1 = 2 * ok["precision"] * ok["recall"] / (ok["precision"] + ok["recall"])
-    best = ok.loc[f1.idxmax()]
+    best = ok.sort_values(
+        ["recall", "precision", "unlabeled_pairs"], ascending=[False, False, True], kind="stable"
+    ).iloc[0]
+    buckets = tallies["bucket"].to_numpy(np.float64)
+    flagged = is_duplicate_at(buckets, config, float(best["threshold"]))
+    same = [
+        float(t)
+        for t in np.unique(np.append(bucket_edges(config), config.threshold))
+        if (is_duplicate_at(buckets, config, float(t)) == flagged).all()
+    ]
+    suggested = min(same, key=lambda t: (abs(t - config.threshold), t))
+    lo, hi = min(same), max(same)
+    reason = (
+        f"It finds the most duplicates (recall {best['recall']:.2f} [{best['recall_low']:.2f}-"
+        f"{best['recall_high']:.2f}]) of the thresholds whose estimated precision is {min_precision:.0%} or more "
+        f"(precision {best['precision']:.2f} [95% interval {best['precision_low']:.2f}-"
+        f"{best['precision_high']:.2f}]; {int(tallies['labeled'].sum())} labels)"
+        + (f"; any threshold from {lo:g} to {hi:g} flags the same pairs." if hi > lo else ".")
+    )
     thin = thin_buckets(tallies)
     thin = thin[thin["labeled"] > 0]
-    reason = (
-        f"best estimated F1 ({f1.max():.2f}: precision {best['precision']:.2f} "
-        f"[95% interval {best['precision_low']:.2f}-{best['precision_high']:.2f}], recall {best['recall']:.2f} "
-        f"[{best['recall_low']:.2f}-{best['recall_high']:.2f}]) among thresholds with an estimated precision of "
-        f"at least {min_precision:.0%}; based on {int(tallies['labeled'].sum())} labels"
-    )
     if len(thin):
-        reason += f"; {len(thin)} bucket(s) have fewer than {MIN_LABELS_PER_BUCKET} labels"
-    return float(best["threshold"]), reason
+        reason += f" {len(thin)} bucket(s) have fewer than {MIN_LABELS_PER_BUCKET} labels."
+    return suggested, reason
 
 
 # --- agreement between two labelers -----------------------------------------------------------------

@@ -738,17 +738,32 @@ def test_tune_without_then_with_labels(
     # the lowest bucket's threshold flags every pair, the "not"s among them
     assert est.loc[lowest, "pairs_flagged"] == len(pairs)
     assert est.loc[lowest, "precision"] == pytest.approx(1 - n_low / len(pairs))
-    # the loosest threshold with an estimated precision of 95% or more has the best F1: the second bucket
-    assert metrics(at)["Suggested threshold"] == f"{second:g}"
+    # the threshold in use (0.8, between the lowest bucket and the second) flags what the second bucket's
+    # threshold flags: every duplicate and nothing else, so it is the suggestion, and the text quotes it
+    config_in_use = at.session_state["neardup.config"]
+    assert lowest < config_in_use.threshold <= second
+    assert metrics(at)["Suggested threshold"] == f"{config_in_use.threshold:g}"
+    assert any("In use on every page" in s.value for s in at.success)
+    assert any(m.value.startswith(f"Precision at {config_in_use.threshold:g} is 1.00") for m in at.success)
+    assert not [b for b in at.button if b.label == "Use this threshold"]
+    # at the lowest bucket's threshold the "not"s are flagged: the suggestion is the nearest threshold that
+    # flags the second bucket and up, and the line says which thresholds are the same
+    slider = next(s for s in at.sidebar.slider if s.label.startswith("Threshold"))
+    slider.set_value(float(lowest)).run()
+    nearest = round(lowest + 0.05, 2)
+    assert metrics(at)["Suggested threshold"] == f"{nearest:g}"
+    assert any(
+        f"any threshold from {nearest:g} to {second:g} flags the same pairs" in m.value for m in at.markdown
+    )
     use = [b for b in at.button if b.label == "Use this threshold"]
     use[0].click().run()
     assert not at.exception
-    assert at.session_state["neardup.config"].threshold == pytest.approx(second)
+    assert at.session_state["neardup.config"].threshold == pytest.approx(nearest)
     # it says so, and the sidebar slider (the setting every page reads) shows it
-    assert any(f"Threshold set to {second:g}" in t.value for t in at.toast)
+    assert any(f"Threshold set to {nearest:g}" in t.value for t in at.toast)
     assert any("In use on every page" in s.value for s in at.success)
     slider = next(s for s in at.sidebar.slider if s.label.startswith("Threshold"))
-    assert slider.value == pytest.approx(second)
+    assert slider.value == pytest.approx(nearest)
     assert not [b for b in at.button if b.label == "Use this threshold"]
     # the thin-bucket warning names no bucket whose every pair is labeled
     assert not any("fewer than" in w.value for w in at.warning)

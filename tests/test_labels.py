@@ -16,7 +16,9 @@ from neardup.labels import (
     agreement,
     agreement_table,
     audit_queue,
+    bucket_edges,
     bucket_of,
+    bucket_range,
     bucket_tallies,
     consensus_labels,
     decision_at,
@@ -66,7 +68,24 @@ def test_wilson_contains_the_point_estimate_and_narrows_with_n() -> None:
 # --- buckets -----------------------------------------------------------------------------------
 def test_bucket_of_minhash_is_the_lower_005_edge() -> None:
     scores = np.array([0.3, 0.349, 0.35, 0.8, 0.8499, 0.85, 0.95, 0.999, 1.0])
-    assert bucket_of(scores, MINHASH).tolist() == [0.3, 0.3, 0.35, 0.8, 0.8, 0.85, 0.95, 0.95, 1.0]
+    # 1.0 is in the last bucket, [0.95, 1.0]: no bucket of its own
+    assert bucket_of(scores, MINHASH).tolist() == [0.3, 0.3, 0.35, 0.8, 0.8, 0.85, 0.95, 0.95, 0.95]
+
+
+@pytest.mark.parametrize("config", [MINHASH, MINHASH.replace(similarity="jaccard"), SIMHASH])
+def test_buckets_are_the_edges_explore_draws(config: Config) -> None:
+    """One definition of the buckets: each score's bucket (Audit, Tune) is an edge of the Explore histogram."""
+    edges = bucket_edges(config)
+    if config.method == "simhash":
+        scores = np.arange(0, config.simhash_max_bits + 1, dtype=np.float64)
+    else:
+        scores = np.linspace(config.minhash_floor, 1.0, 1001)
+    assert set(bucket_of(scores, config).tolist()) == set(edges.tolist())
+    assert bucket_range(float(edges[-1]), config) == (
+        "[0.95, 1.00]" if config.method == "minhash" else "8 bits"
+    )
+    if config.method == "minhash":
+        assert bucket_range(0.8, config) == "[0.80, 0.85)"
 
 
 def test_bucket_of_minhash_survives_float_noise() -> None:
@@ -229,33 +248,58 @@ def test_estimates_simhash_flag_buckets_at_or_below_the_threshold() -> None:
     assert est.loc[3.0, "recall"] == pytest.approx(1.0)
 
 
-def test_suggest_threshold_takes_best_f1_subject_to_the_precision_floor() -> None:
-    est = estimates(_tallies(10), MINHASH)
-    # 0.8 has the best F1 (0.91) but an estimated precision of 0.83; 0.9 is the best with >= 95%
-    threshold, reason = suggest_threshold(est, _tallies(10))
+def test_suggest_threshold_finds_the_most_duplicates_above_the_precision_floor() -> None:
+    at_09 = MINHASH.replace(threshold=0.9)
+    est = estimates(_tallies(10), at_09)
+    # 0.8 finds every duplicate but has an estimated precision of 0.83; 0.9 finds the most of those >= 95%
+    threshold, reason = suggest_threshold(est, _tallies(10), at_09)
     assert threshold == 0.9
-    assert "F1" in reason and "based on 50 labels" in reason
+    assert "most duplicates" in reason and "50 labels" in reason
     assert f"{est.set_index('threshold').loc[0.9, 'precision_low']:.2f}" in reason  # the interval is stated
-    # a looser floor admits 0.8, whose F1 is higher
-    threshold, _ = suggest_threshold(est, _tallies(10), min_precision=0.8)
+    # a looser floor admits 0.8, which finds more
+    threshold, _ = suggest_threshold(est, _tallies(10), at_09, min_precision=0.8)
     assert threshold == 0.8
     # an unreachable floor gives no suggestion, and says why
-    threshold, reason = suggest_threshold(est, _tallies(10), min_precision=1.01)
+    threshold, reason = suggest_threshold(est, _tallies(10), at_09, min_precision=1.01)
     assert threshold is None
     assert "101%" in reason
 
 
-def test_suggest_threshold_prefers_f1_among_several_qualifying_thresholds() -> None:
+def test_suggest_threshold_moves_the_threshold_in_use_least() -> None:
+    # the 0.85 bucket has no pairs: from 0.8, 0.85 flags what 0.9 flags, and is the nearer
+    est = estimates(_tallies(10), MINHASH)
+    threshold, reason = suggest_threshold(est, _tallies(10), MINHASH)
+    assert threshold == 0.85
+    assert reason.endswith("any threshold from 0.85 to 0.9 flags the same pairs.")
+
+
+def test_suggest_threshold_keeps_the_threshold_in_use_when_it_flags_the_same_pairs() -> None:
+    # pairs only at 0.95 and above, all duplicates: 0.8 (in use) flags the same pairs as 0.95, so it stays,
+    # whatever precision the text quotes for it
+    tallies = bucket_tallies(_pair_buckets({0.95: 37}), _labels({0.95: (10, 0)}))
+    threshold, reason = suggest_threshold(estimates(tallies, MINHASH), tallies, MINHASH)
+    assert threshold == MINHASH.threshold
+    assert f"any threshold from {MINHASH.minhash_floor:g} to 0.95 flags the same pairs" in reason
+    assert decision_at(tallies, MINHASH).precision == 1.0
+    # the same for simhash: bits 0-1 hold the pairs, 3 bits (in use) flags them all
+    tallies = bucket_tallies(_pair_buckets({0.0: 20, 1.0: 10}), _labels({0.0: (5, 0), 1.0: (5, 0)}))
+    threshold, reason = suggest_threshold(estimates(tallies, SIMHASH), tallies, SIMHASH)
+    assert threshold == SIMHASH.threshold
+    assert f"from 1 to {SIMHASH.simhash_max_bits} flags the same pairs" in reason
+
+
+def test_suggest_threshold_prefers_the_most_duplicates_among_several_qualifying_thresholds() -> None:
     # all buckets are pure duplicates: every threshold has precision 1, the loosest has recall 1
-    sizes = {0.8: 100, 0.9: 100, 1.0: 100}
+    sizes = {0.8: 100, 0.9: 100, 0.95: 100}
     tallies = bucket_tallies(_pair_buckets(sizes), _labels({b: (100, 0) for b in sizes}))
-    threshold, _ = suggest_threshold(estimates(tallies, MINHASH), tallies)
+    at_095 = MINHASH.replace(threshold=0.95)
+    threshold, _ = suggest_threshold(estimates(tallies, at_095), tallies, at_095)
     assert threshold == 0.8
 
 
 def test_suggest_threshold_without_labels() -> None:
     tallies = bucket_tallies(_pair_buckets(SIZES), pd.DataFrame(columns=["bucket", "label"]))
-    threshold, reason = suggest_threshold(estimates(tallies, MINHASH), tallies)
+    threshold, reason = suggest_threshold(estimates(tallies, MINHASH), tallies, MINHASH)
     assert threshold is None
     assert "no labels" in reason
 
@@ -263,7 +307,7 @@ def test_suggest_threshold_without_labels() -> None:
 def test_suggest_threshold_mentions_thin_buckets() -> None:
     sizes = {0.9: 100, 1.0: 100}
     tallies = bucket_tallies(_pair_buckets(sizes), _labels({1.0: (100, 0), 0.9: (2, 0)}))
-    threshold, reason = suggest_threshold(estimates(tallies, MINHASH), tallies, min_precision=0.5)
+    threshold, reason = suggest_threshold(estimates(tallies, MINHASH), tallies, MINHASH, min_precision=0.5)
     assert threshold is not None
     assert "1 bucket(s) have fewer than 5 labels" in reason
 

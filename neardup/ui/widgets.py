@@ -10,7 +10,7 @@ import streamlit as st
 
 from ..config import Config, default_threshold
 from ..errors import NeardupError
-from ..labels import bucket_edges
+from ..labels import BUCKET_WIDTH, bucket_edges, bucket_range
 from ..removals import removals
 from ..store import Store
 from .data import clear_caches, get_store, load_sample_if_empty, sample_source
@@ -215,7 +215,6 @@ def remove_source_form(store: Store, sources: pd.DataFrame) -> None:
 
 
 # --- charts and tables shared by the pages ---------------------------------------------------------------
-BUCKET_WIDTH = 0.05  # a MinHash bucket's width (`neardup.labels.bucket_of`)
 COUNT_AXES = ("log", "linear")  # the Explore histogram's count axis (W_COUNT_AXIS)
 
 
@@ -273,23 +272,15 @@ def similarity_figure(
     """Candidate pairs per bucket (`pairs`: a `bucket` column), the labeled duplicate share per bucket
     (`decided`: `bucket` and `label`, duplicate or not) on a second axis, and the threshold as a dashed line.
 
-    MinHash bars span their bucket [edge, edge + 0.05), from the floor up (empty buckets show as gaps); the
-    last spans [0.95, 1.0] with 1.0 in it, so no bar reaches past a similarity of 1. SimHash has one bar per
-    bit. `count_axis`: "log" or "linear"."""
+    MinHash bars span their bucket (`neardup.labels.bucket_of`: [edge, edge + 0.05), the last [0.95, 1.0]),
+    from the floor up (empty buckets show as gaps), so no bar reaches past a similarity of 1. SimHash has one
+    bar per bit. `count_axis`: "log" or "linear"."""
     simhash = config.method == "simhash"
-
-    def binned(bucket: pd.Series) -> pd.Series:
-        if simhash:
-            return bucket
-        return bucket.clip(upper=1.0 - BUCKET_WIDTH).round(2)  # 1.0 is in the last bin
-
-    counts = binned(pairs["bucket"]).value_counts().sort_index()
+    counts = pairs["bucket"].value_counts().sort_index()
     if simhash:
         bar = go.Bar(x=counts.index, y=counts.to_numpy(), name="candidate pairs", marker_color="#4C78A8")
     else:
-        edges = bucket_edges(config)
-        counts = counts.reindex(edges[edges < 1.0 - 1e-9], fill_value=0)
-        upper = counts.index + BUCKET_WIDTH
+        counts = counts.reindex(bucket_edges(config), fill_value=0)
         bar = go.Bar(
             x=counts.index,
             y=counts.to_numpy(),
@@ -298,15 +289,12 @@ def similarity_figure(
             name="candidate pairs",
             marker_color="#4C78A8",
             marker_line=dict(color="white", width=1),
-            customdata=[
-                f"[{lo:.2f}, {hi:.2f}" + ("]" if hi >= 1.0 - 1e-9 else ")")
-                for lo, hi in zip(counts.index, upper, strict=True)
-            ],
+            customdata=[bucket_range(b, config) for b in counts.index],
             hovertemplate="%{customdata}: %{y:,} pairs<extra></extra>",
         )
     fig = go.Figure(bar)
     if len(decided):
-        share = decided.groupby(binned(decided["bucket"]))["label"].apply(lambda s: (s == "duplicate").mean())
+        share = decided.groupby("bucket")["label"].apply(lambda s: (s == "duplicate").mean())
         share = share.reindex(counts.index)  # unlabeled buckets stay gaps, not interpolated
         mid = 0 if simhash else BUCKET_WIDTH / 2  # at the middle of the bucket's bar
         fig.add_trace(

@@ -12,6 +12,7 @@ from neardup.labels import (
     MIN_LABELS_PER_BUCKET,
     STOP_HALF_WIDTH,
     agreement_table,
+    bucket_range,
     bucket_tallies,
     decision_at,
     estimates,
@@ -86,7 +87,7 @@ st.caption(
     "share; the combination is conservative, so they are wider than the true 95% intervals."
 )
 
-suggested, reason = suggest_threshold(est, tallies)
+suggested, reason = suggest_threshold(est, tallies, config)
 if suggested is not None:
     c1, c2 = st.columns([1, 3])
     c1.metric("Suggested threshold", f"{suggested:g}")
@@ -164,7 +165,8 @@ st.dataframe(
 )
 st.markdown("**Per bucket** (labels, duplicate rate, Wilson 95%)")
 st.dataframe(
-    tallies,
+    tallies.assign(scores=[bucket_range(b, config) for b in tallies["bucket"]]),
+    column_order=["bucket", "scores", *tallies.columns.drop("bucket")],
     hide_index=True,
     width="stretch",
     column_config={
