@@ -38,6 +38,7 @@ W_NORMALIZE = "neardup.setting.normalize"
 W_SHINGLE = "neardup.setting.shingle_size"
 W_SIMILARITY = "neardup.setting.similarity"
 KEY_THRESHOLDS = "neardup.setting.thresholds"  # scale -> last threshold, kept while its slider is hidden
+KEY_SIDEBAR_DRAWN = "neardup.setting.drawn"  # (page, widget keys) the last run drew in the sidebar
 # The Audit and Tune pages' own keys.
 KEY_AUDIT_LABELS = "neardup.audit.labels"  # ui.data.LabelView: the labels as of their last version
 W_AUDIT_CATEGORY = "neardup.audit.cat."  # + the category's index: its button (keys 1-8)

@@ -7,6 +7,7 @@ from typing import Literal, overload
 import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
+from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from ..config import Config, default_threshold
 from ..errors import NeardupError
@@ -19,6 +20,7 @@ from .state import (
     KEY_CONFIG,
     KEY_CONFIG_SYNC,
     KEY_FLASH,
+    KEY_SIDEBAR_DRAWN,
     KEY_THRESHOLDS,
     SHINGLE_RANGE,
     W_METHOD,
@@ -39,8 +41,16 @@ from .state import (
 
 def _seed_widgets(config: Config) -> None:
     """Give each sidebar widget its value: its own last value, else (first run, or code changed the setting)
-    the setting's. Widgets take no `value=`: session state is their one
-    source of truth, so a rerun never makes a new widget that forgets the user's last change."""
+    the setting's. Widgets take no `value=`: session state is their one source of truth, so a rerun never
+    makes a new widget that forgets the user's last change.
+
+    A value assigned here is pushed to the browser with the run's widget, over what the widget shows. So a
+    widget this run draws is assigned only when code changed the setting or the last run did not draw it
+    (another page: a widget's id includes its page; or another method or similarity): Streamlit keeps the
+    state of the widgets the last run drew, and of assigned keys. Assigned on every run, it would undo each
+    key press that lands while a run is under way: that run pushes the value from before the press. The keys
+    of the widgets this run hides (the other scales' thresholds) are assigned on every run, which keeps their
+    last values and pushes nothing."""
     state = st.session_state
     sync = state.pop(KEY_CONFIG_SYNC, False)
     thresholds = state.setdefault(
@@ -61,10 +71,26 @@ def _seed_widgets(config: Config) -> None:
         W_SIMILARITY: config.similarity,
         **{w_threshold(scale): v for scale, v in thresholds.items()},
     }
+    # the widgets this run draws: the method radio's and the similarity radio's values say which
+    method = state[W_METHOD] if W_METHOD in state and not sync else config.method
+    similarity = state[W_SIMILARITY] if W_SIMILARITY in state and not sync else config.similarity
+    drawn = {W_METHOD, W_NORMALIZE, W_SHINGLE}
+    drawn |= {w_threshold("simhash")} if method == "simhash" else {W_SIMILARITY, w_threshold(similarity)}
+    page = _page_id()
+    last_page, last_drawn = state.get(KEY_SIDEBAR_DRAWN, ("", ()))
+    kept = set(last_drawn) if last_page == page else set()
+    state[KEY_SIDEBAR_DRAWN] = (page, tuple(sorted(drawn)))
     for key, value in values.items():
-        # Assigned on every run, even to its own value: Streamlit drops a widget's state when another page
-        # (a different widget id) or a run without that widget comes first; an assigned key is kept.
-        state[key] = value if sync or key not in state else state[key]
+        if sync or key not in state:
+            state[key] = value
+        elif key not in drawn or key not in kept:
+            state[key] = state[key]
+
+
+def _page_id() -> str:
+    """The page this run draws (its script hash; "" outside a script run)."""
+    ctx = get_script_run_ctx()
+    return ctx.page_script_hash if ctx else ""
 
 
 def setting_sidebar() -> Config:
