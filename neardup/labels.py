@@ -251,8 +251,11 @@ def bucket_tallies(pair_buckets: pd.Series, labeled: pd.DataFrame) -> pd.DataFra
     return pd.DataFrame(rows)
 
 
-def estimates(tallies: pd.DataFrame, config: Config) -> pd.DataFrame:
-    """Estimated precision and recall over all candidate pairs, per candidate threshold (bucket edge).
+def estimates(
+    tallies: pd.DataFrame, config: Config, thresholds: Sequence[float] | np.ndarray | None = None
+) -> pd.DataFrame:
+    """Estimated precision and recall over all candidate pairs, per threshold in `thresholds` (default: the
+    edges of the buckets that hold pairs).
 
     precision(t) = sum_{b dup at t} N_b p_b / sum_{b dup at t} N_b
     recall(t)    = sum_{b dup at t} N_b p_b / sum_b N_b p_b   (relative to the duplicates among candidates)
@@ -263,7 +266,7 @@ def estimates(tallies: pd.DataFrame, config: Config) -> pd.DataFrame:
     total_dup = (t["pairs"] * t["rate"]).sum()
     total_dup_lo = (t["pairs"] * t["rate_low"]).sum()
     total_dup_hi = (t["pairs"] * t["rate_high"]).sum()
-    for threshold in tallies["bucket"]:
+    for threshold in tallies["bucket"] if thresholds is None else thresholds:
         inside = t[is_duplicate_at(t["bucket"].to_numpy(), config, threshold)]
         all_inside = tallies[is_duplicate_at(tallies["bucket"].to_numpy(), config, threshold)]
         n = inside["pairs"].sum()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
@@ -12,6 +13,7 @@ from neardup.labels import (
     MIN_LABELS_PER_BUCKET,
     STOP_HALF_WIDTH,
     agreement_table,
+    bucket_edges,
     bucket_range,
     bucket_tallies,
     decision_at,
@@ -30,7 +32,9 @@ store, path, config = open_database()
 pairs = get_candidate_pairs(store, path, config.fingerprint_key, config.similarity, config)
 labels = store.labels()
 tallies = bucket_tallies(pairs["bucket"], labeled_pairs(pairs, labels))
-est = estimates(tallies, config)
+# every bucket edge and the threshold in use, so the curves and the table show it and what the buckets
+# between hold (an edge above an empty bucket flags what the next one up flags)
+est = estimates(tallies, config, np.union1d(bucket_edges(config), [config.threshold]))
 
 st.markdown(
     "Pairs were sampled per similarity bucket, so each bucket's labeled duplicate share is weighted by the "
