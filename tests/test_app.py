@@ -27,6 +27,7 @@ from streamlit.testing.v1 import app_test as app_test_module
 
 from neardup import audit, engine
 from neardup.analysis import Analysis, analyze, load_fingerprints
+from neardup.app import HOME
 from neardup.config import Config, save_config
 from neardup.csvsafe import to_csv
 from neardup.export import COLUMNS, clusters_frame
@@ -161,6 +162,24 @@ def test_every_page_runs_on_its_own(db: str) -> None:
         at = AppTest.from_file(str(ROOT / page), default_timeout=TIMEOUT).run()
         assert not at.exception, (page, at.exception)
         assert at.title[0].value == title
+
+
+def test_the_packaged_app_serves_its_views(db: str) -> None:
+    """`neardup app` runs neardup/app/Home.py, whose folder has views/ and no pages/: every page, the switch
+    from Clusters to Audit and the way back Home work there as in a checkout."""
+    at = AppTest.from_file(str(HOME), default_timeout=TIMEOUT).run()
+    assert not at.exception, at.exception
+    assert at.title[0].value.startswith("neardup")
+    for page, title in PAGES.items():
+        at.switch_page(page.replace("pages/", "views/")).run()
+        assert not at.exception, (page, at.exception)
+        assert at.title[0].value == title
+    at.switch_page("views/5_Clusters.py").run()
+    button(at, "Open this pair in Audit").click().run()
+    assert not at.exception, at.exception
+    assert at.title[0].value == "Audit pairs"
+    at.switch_page("Home.py").run()
+    assert at.title[0].value.startswith("neardup")
 
 
 # --- home: the numbers and the threshold slider ------------------------------------------------
