@@ -123,7 +123,7 @@ def test_the_engine_finds_a_cut_short_copy_only_with_partial_copies(tmp_path: Pa
             ingest_file(store, dump, config, jobs=1)
             return analyze(load_fingerprints(store, config, jobs=1), config).numbers.redundant_pages
 
-    with_pass, without = redundant(Config(partial_copies=True)), redundant(Config())
+    with_pass, without = redundant(Config()), redundant(Config(partial_copies=False))
     assert without < with_pass <= 12 and with_pass >= 10
     with pytest.raises(ConfigError):
         Config.from_dict({"partial_copies": "yes"})
