@@ -377,7 +377,7 @@ def test_parquet_input_matches_local(session: object, tmp_path: Path) -> None:
     assert manifest["numbers"] == numbers
 
 
-def test_partial_copies_match_the_local_engine(tmp_path: Path) -> None:
+def test_partial_copies_match_the_local_engine(session: object, tmp_path: Path) -> None:
     """The size-class pass (`partial_copies`) on Spark: sample records plus long articles with their
     syndicated copies cut short at 40%, which the one LSH index finds only by chance. Spark's pairs,
     clusters, representatives, numbers and candidate statistics equal the local engine's with the pass,
@@ -393,8 +393,10 @@ def test_partial_copies_match_the_local_engine(tmp_path: Path) -> None:
             lines.append(json.dumps({"url": f"https://{host}/a/{d}", "status": 200, "html": html}).encode())
     dump = tmp_path / "crawl.jsonl"
     dump.write_bytes(b"\n".join(lines) + b"\n")
+    from neardup.spark import run_spark
+
     config = Config(partial_copies=True)
-    manifest = _spark_run(dump, tmp_path / "out", config)
+    manifest = run_spark(session, [str(dump)], str(tmp_path / "out"), config)
     with Store(tmp_path / "local.duckdb") as store:
         engine.ingest_file(store, dump, config, jobs=1)
         pairs = _assert_matches_local(tmp_path / "out", manifest, store, config)

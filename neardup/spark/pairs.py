@@ -13,6 +13,7 @@ from ..batches import signatures
 from ..candidates import (
     BUCKET_CAP,
     CandidateStats,
+    add_size_class_pass,
     block_masks,
     choose_r,
     lsh_params,
@@ -139,7 +140,7 @@ def minhash_pairs(
     cands = buckets.select("members").mapInArrow(per_batch(arrow.lsh_bucket_pairs), ddl(arrow.PAIR_IDS))
     if config.searches_partial_copies:
         cands = cands.unionByName(size_class_candidates(units, config, stats))
-    stats.warn_capped("LSH", BUCKET_CAP)  # one warning for both passes, as locally
+    stats.warn_capped("LSH", BUCKET_CAP)  # the one index's buckets, as locally
     cands = cands.dropDuplicates(["a", "b"])
     sig = units.select("unit_id", "minhash", "n_shingles")
     if n * config.num_perm * 4 <= BROADCAST_SIGNATURES_BYTES:
@@ -167,7 +168,7 @@ def minhash_pairs(
 def size_class_candidates(units: DataFrame, config: Config, stats: CandidateStats) -> DataFrame:
     """The candidates (a, b) of `candidates.containment_lsh_pairs` as a groupBy on (table, bucket): the same
     size classes, tables and keys (computed in the workers with the local functions), the same cap and
-    counts, added to `stats` as `minhash_pairs` adds them locally (its notes too). The verification is
+    counts, added to `stats` as `minhash_pairs` adds them locally (`candidates.add_size_class_pass`). The verification is
     the LSH candidates': `minhash_pairs` verifies the union."""
     from pyspark.sql import functions as F
 
@@ -191,16 +192,15 @@ def size_class_candidates(units: DataFrame, config: Config, stats: CandidateStat
         F.sum(F.when(n > BUCKET_CAP, n).otherwise(0)).alias("capped_members"),
         F.sum(F.when(kept, F.col("n_q") * F.col("n_x")).otherwise(0)).cast("bigint").alias("pairs"),
     ).collect()[0]
-    stats.merge(
-        CandidateStats(
-            tables=sum(t.bands for t in tables),
-            candidates=int(row["pairs"] or 0),
-            largest_bucket=int(row["largest"] or 0),
-            capped_buckets=int(row["capped"] or 0),
-            capped_members=int(row["capped_members"] or 0),
-        )
+    partial = CandidateStats(
+        tables=sum(t.bands for t in tables),
+        candidates=int(row["pairs"] or 0),
+        largest_bucket=int(row["largest"] or 0),
+        capped_buckets=int(row["capped"] or 0),
+        capped_members=int(row["capped_members"] or 0),
+        notes=[t.note for t in tables],
     )
-    stats.notes.extend(t.note for t in tables)
+    add_size_class_pass(stats, partial, BUCKET_CAP)
     buckets = (
         entries.join(sizes.filter(kept).select("table", "bucket"), ["table", "bucket"])
         .groupBy("table", "bucket")
