@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import functools
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from itertools import combinations
@@ -527,12 +527,11 @@ def minhash_pairs(
             sizes,
             floor=floor,
             min_size_ratio=min_size_ratio,
-            lowest_ratio=min_size_ratio / SIZE_CLASS_FACTOR,
+            lowest_ratio=partial_copy_ratio(min_size_ratio),
             min_shingles=min_shingles,
             bucket_cap=bucket_cap,
         )
-        stats.merge(partial)  # its counters; the one capped warning below counts both passes
-        stats.notes.extend(partial.notes)
+        add_size_class_pass(stats, partial, bucket_cap)
         kept.append((pa_ * n + pb_, pjac, pcont))
     stats.warn_capped("LSH", bucket_cap)
     if not kept:
@@ -615,20 +614,78 @@ def exact_scores(
 SIZE_CLASS_FACTOR = 2**0.5
 # datasketch's choice of bands x rows integrates its error curves (~10-50 ms a threshold): once per threshold.
 _size_class_params = functools.cache(lsh_params)
+_INDEXED = np.uint64(1)  # the lowest bit of a size-class key: an indexed entry, not a query
 
 
-def _cross_pairs(
+def partial_copy_ratio(min_size_ratio: float) -> float:
+    """The lowest size ratio the size-partitioned pass looks for under `partial_copies`: one size class
+    below the guard's ratio (a cut-short copy at 35% of its original at the default 0.5)."""
+    return min_size_ratio / SIZE_CLASS_FACTOR
+
+
+@dataclass(frozen=True, slots=True)
+class SizeClassTables:
+    """The LSH bands x rows of the size-class distances that share them (each band is one table)."""
+
+    bands: int
+    rows: int
+    distances: tuple[int, ...]
+
+    @property
+    def note(self) -> str:
+        """The line the candidate statistics carry for these tables."""
+        apart = ", ".join(map(str, self.distances))
+        return f"size classes {apart} apart: LSH bands x rows = {self.bands} x {self.rows}"
+
+
+def size_class_tables(
+    lowest_ratio: float, num_perm: int, containment: float = CONTAINMENT_INDEXED
+) -> list[SizeClassTables]:
+    """The tables of `containment_lsh_pairs`: class distances d = 2, 3, ... down to size ratios of
+    `lowest_ratio`, each with the bands x rows datasketch picks for the Jaccard that containment
+    `containment` implies at the distance's lowest ratio q (c*q / (1 + q - c*q)); distances with the
+    same bands x rows share their tables."""
+    params: dict[tuple[int, int], list[int]] = {}
+    d = 2
+    while SIZE_CLASS_FACTOR ** -(d - 1) > lowest_ratio:
+        q_lo = max(SIZE_CLASS_FACTOR ** -(d + 1), lowest_ratio)
+        bands_rows = _size_class_params(containment * q_lo / (1 + q_lo - containment * q_lo), num_perm)
+        params.setdefault(bands_rows, []).append(d)
+        d += 1
+    return [SizeClassTables(b, r, tuple(ds)) for (b, r), ds in params.items()]
+
+
+def size_classes(n_shingles: np.ndarray) -> np.ndarray:
+    """The size class of each set (int64): floor(log(size) / log(SIZE_CLASS_FACTOR)), empty sets in class 0."""
+    sizes = np.asarray(n_shingles, dtype=np.float64)
+    return np.floor(np.log(np.maximum(sizes, 1)) / np.log(SIZE_CLASS_FACTOR)).astype(np.int64)
+
+
+def size_class_keys(block: np.ndarray, size_class: np.ndarray, distances: Sequence[int]) -> np.ndarray:
+    """The bucket keys of one band (n x rows, uint32) of sets in `size_class`: n indexed entries (lowest bit
+    1, in the set's own class) then n query entries per distance d (lowest bit 0, in the class d above the
+    set's). A query and an indexed entry share a bucket (all bits but the lowest) when their band rows are
+    equal and the indexed set is d classes above the query's; entry k % n is set k % n."""
+    own = np.asarray(size_class).astype(np.uint64)
+    with np.errstate(over="ignore"):
+        key = band_keys(block) * _MIX
+        return np.concatenate(
+            [fmix64(key + own) | _INDEXED] + [fmix64(key + own + np.uint64(d)) & ~_INDEXED for d in distances]
+        )
+
+
+def cross_pairs(
     keys: np.ndarray, ids: np.ndarray, cap: int, stats: CandidateStats
 ) -> tuple[np.ndarray, np.ndarray]:
     """Every (query, indexed) pair of `ids` in one bucket. `keys`: a bucket in all bits but the lowest, which
-    is 0 for a query entry and 1 for an indexed one. Buckets of more than `cap` entries are not expanded
-    (counted in `stats`)."""
+    is 0 for a query entry and 1 for an indexed one (`size_class_keys`). Buckets of more than `cap` entries
+    are not expanded (counted in `stats`, with the largest bucket)."""
     order = np.argsort(keys)  # a bucket's queries before its indexed entries
     sk = keys[order]
     bucket = sk >> np.uint64(1)
     starts = np.concatenate(([0], np.flatnonzero(bucket[1:] != bucket[:-1]) + 1))
     sizes = np.diff(np.concatenate((starts, [len(sk)])))
-    n_x = np.add.reduceat((sk & np.uint64(1)).astype(np.int64), starts)
+    n_x = np.add.reduceat((sk & _INDEXED).astype(np.int64), starts)
     n_q = sizes - n_x
     big = sizes > cap
     if big.any():
@@ -641,6 +698,22 @@ def _cross_pairs(
     q_pos = concat_ranges(starts, n_q)
     x_pos = concat_ranges(np.repeat(starts + n_q, n_q), per_query)
     return ids[order[np.repeat(q_pos, per_query)]], ids[order[x_pos]]
+
+
+def add_size_class_pass(stats: CandidateStats, partial: CandidateStats, bucket_cap: int) -> None:
+    """Add the size-class pass's tables and candidates to the one index's `stats`, and its notes. Its buckets
+    above `bucket_cap` are a note, not the capped-bucket warning, and not in the capped counts: its 3-row
+    bands are loose by design, and a site's templated pages of like sizes crowd them with no boilerplate
+    being fingerprinted (26 such buckets at 100k make_crawl pages, where the one index has none); the pairs
+    in them are left to the one index."""
+    stats.tables += partial.tables
+    stats.candidates += partial.candidates
+    stats.notes.extend(partial.notes)
+    if partial.capped_buckets:
+        stats.notes.append(
+            f"{partial.capped_buckets} size-class bucket(s) with more than {bucket_cap} members "
+            f"({partial.capped_members} members) were not expanded: their pairs are left to the one index"
+        )
 
 
 def containment_lsh_pairs(
@@ -658,13 +731,13 @@ def containment_lsh_pairs(
 
     `minhash_pairs` sizes one index for the containment `containment` at the guard's size ratio: a copy
     that is a smaller share of its original (a cut-short copy at 30-50%) has a lower Jaccard and is found
-    only by chance. Here the sets are partitioned by size (`SIZE_CLASS_FACTOR`); a set is a query into the
-    classes d = 2, 3, ... above its own, down to size ratios of `lowest_ratio`, and each class distance
-    gets the bands x rows datasketch picks for the Jaccard that containment `containment` implies at the
-    distance's lowest ratio q (c*q / (1 + q - c*q)). Only pairs of those classes are candidates, so the
-    looser index does not pair every two pages of similar size. Pairs are verified with the signature
-    estimates as `minhash_pairs` verifies them (containment at least `floor`, `size_guard`); the same
-    return shape, the stats counting this pass's tables and candidates. Approximate, as any LSH.
+    only by chance. Here the sets are partitioned by size (`size_classes`); a set is a query into the
+    classes d = 2, 3, ... above its own, down to size ratios of `lowest_ratio`, with the bands x rows of
+    `size_class_tables` (`size_class_keys` are the buckets, `cross_pairs` the pairs). Only pairs of those
+    classes are candidates, so the looser index does not pair every two pages of similar size. Pairs are
+    verified with the signature estimates as `minhash_pairs` verifies them (containment at least `floor`,
+    `size_guard`); the same return shape, the stats counting this pass's tables and candidates.
+    Approximate, as any LSH.
     """
     sigs = np.ascontiguousarray(signatures, dtype=np.uint32)
     n = len(sigs)
@@ -673,32 +746,14 @@ def containment_lsh_pairs(
     sizes = np.asarray(n_shingles, dtype=np.float64)
     if n < 2:
         return empty
-    size_class = np.floor(np.log(np.maximum(sizes, 1)) / np.log(SIZE_CLASS_FACTOR)).astype(np.int64)
+    size_class = size_classes(sizes)
     found: list[tuple[np.ndarray, ...]] = []
-    # Class distances that share bands x rows share the tables: each band's keys are sorted once.
-    params: dict[tuple[int, int], list[int]] = {}
-    d = 2
-    while SIZE_CLASS_FACTOR ** -(d - 1) > lowest_ratio:
-        q_lo = max(SIZE_CLASS_FACTOR ** -(d + 1), lowest_ratio)
-        bands_rows = _size_class_params(containment * q_lo / (1 + q_lo - containment * q_lo), sigs.shape[1])
-        params.setdefault(bands_rows, []).append(d)
-        d += 1
-    own = size_class.astype(np.uint64)
-    query_bit, index_bit = ~np.uint64(1), np.uint64(1)
-    for (bands, rows), distances in params.items():
-        stats.notes.append(
-            f"size classes {', '.join(map(str, distances))} apart: LSH bands x rows = {bands} x {rows}"
-        )
-        ids = np.tile(np.arange(n, dtype=np.int64), len(distances) + 1)
-        for band in range(bands):
-            block = sigs[:, band * rows : (band + 1) * rows]
-            with np.errstate(over="ignore"):
-                key = band_keys(block) * _MIX
-                keys = np.concatenate(
-                    [fmix64(key + own) | index_bit]
-                    + [fmix64(key + own + np.uint64(d)) & query_bit for d in distances]
-                )
-            i, j = _cross_pairs(keys, ids, bucket_cap, stats)
+    for tables in size_class_tables(lowest_ratio, sigs.shape[1], containment):
+        stats.notes.append(tables.note)
+        ids = np.tile(np.arange(n, dtype=np.int64), len(tables.distances) + 1)
+        for band in range(tables.bands):
+            block = sigs[:, band * tables.rows : (band + 1) * tables.rows]
+            i, j = cross_pairs(size_class_keys(block, size_class, tables.distances), ids, bucket_cap, stats)
             stats.tables += 1
             stats.candidates += len(i)
             for lo in range(0, len(i), VERIFY_CHUNK):

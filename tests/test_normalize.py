@@ -392,3 +392,31 @@ def test_a_loading_shell_with_a_long_template_is_set_aside() -> None:
     assert text_row(article, None, 200, Config())["degenerate"] is None
     # and so is the same shell without the telling title: markup alone does not decide
     assert text_row(_shell("<p>app</p>", "Valley Courier"), None, 200, Config())["degenerate"] is None
+
+
+def test_markup_noise_does_not_make_a_short_article_too_short() -> None:
+    """Two fetches of one 67-word article, the second in a container the main extractor drops (main text: a
+    couple of words): it falls back to the stripped text, so both are content with the same article words,
+    not one content page and one "too short"."""
+    rng = random.Random(1)
+    article = " ".join(rng.choice(VOCAB) for _ in range(67))
+    texts = []
+    for container in ("post-body", "sidebar"):
+        html = (
+            "<html><head><title>Budget</title></head><body><header><a href='/'>Home</a> <a href='/news'>News</a>"
+            f"</header><div class='{container}'><p>{article}</p></div><footer>Copyright Example</footer></body></html>"
+        )
+        parsed = normalize.parse_page(html, mode="main")
+        n_words = len(words(parsed.text))
+        reason = degenerate_reason(
+            parsed.text,
+            title=parsed.title,
+            status=200,
+            n_words=n_words,
+            min_words=30,
+            main_words=parsed.main_words,
+        )
+        assert reason is None, (container, parsed)
+        texts.append(parsed.text)
+    assert normalize.parse_page(html, mode="main").main_words < normalize.MAIN_FALLBACK_WORDS
+    assert article in texts[0] and article in texts[1]

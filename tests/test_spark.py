@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -21,7 +22,6 @@ from neardup import engine
 from neardup.analysis import analyze, load_fingerprints
 from neardup.cli import main
 from neardup.config import Config, load_config
-from neardup.errors import ConfigError
 from neardup.store import Store
 
 pytestmark = pytest.mark.filterwarnings("ignore:PySpark does not yet fully support pandas:FutureWarning")
@@ -134,19 +134,18 @@ def test_pages_ids_lines_and_errors_match(runs: dict, local: Store) -> None:
     assert manifest["sources"][0]["n_loaded"] == N_RECORDS and manifest["sources"][0]["n_errors"] == 4
 
 
-@pytest.mark.parametrize("name", list(SETTINGS))
-def test_fingerprints_pairs_and_clusters_match(runs: dict, local: Store, name: str) -> None:
-    config = SETTINGS[name]
-    out, manifest = runs[name]
-    fp = load_fingerprints(local, config, jobs=1)
+def _assert_matches_local(out: Path, manifest: dict, store: Store, config: Config) -> pd.DataFrame:
+    """Spark's units, pairs, clusters, representatives, numbers and candidate statistics equal the local
+    engine's on the same records under `config`; returns the pairs."""
+    fp = load_fingerprints(store, config, jobs=1)
     analysis = analyze(fp, config)
 
     # fingerprints per exact key (and the same unit numbering)
     units = _parquet(out, "units").sort_values("unit_id").reset_index(drop=True)
-    want_units = local.units(config.fingerprint_key, with_signatures=True)
+    want_units = store.units(config.fingerprint_key, with_signatures=True)
     assert units["exact_key"].tolist() == want_units["exact_key"].tolist()
     assert units["n_shingles"].tolist() == want_units["n_shingles"].tolist()
-    if name == "simhash":
+    if config.method == "simhash":
         got_fp = units["simhash"].to_numpy(dtype=np.int64).view(np.uint64)
         assert (got_fp == want_units["simhash"].to_numpy(dtype=np.uint64)).all()
     else:
@@ -154,9 +153,9 @@ def test_fingerprints_pairs_and_clusters_match(runs: dict, local: Store, name: s
 
     # the same verified pairs with the same similarities, down to the loosest threshold
     pairs = _parquet(out, "pairs")
-    want_pairs = local.pairs(config.fingerprint_key)
+    want_pairs = store.pairs(config.fingerprint_key)
     assert len(pairs) == len(want_pairs) > 0
-    score_cols = ["hamming_bits"] if name == "simhash" else ["jaccard", "containment"]
+    score_cols = ["hamming_bits"] if config.method == "simhash" else ["jaccard", "containment"]
     got = pairs.set_index(["a", "b"]).sort_index()[score_cols]
     want = want_pairs.set_index(["a", "b"]).sort_index()[score_cols]
     pd.testing.assert_frame_equal(got, want, check_dtype=False)
@@ -170,12 +169,20 @@ def test_fingerprints_pairs_and_clusters_match(runs: dict, local: Store, name: s
     assert clusters["cluster_id"].tolist() == content["cluster_id"].astype(int).tolist()
     for col in ["cluster_size", "representative_id", "representative_url", "why", "is_representative"]:
         assert clusters[col].tolist() == content[col].tolist(), col
-    assert ("newest fetch" if name == "simhash" else "earliest fetch") in set(clusters["why"])
     as_urls = {frozenset(g) for g in clusters.groupby("cluster_id")["url"].agg(frozenset)}
     assert as_urls == {frozenset(g) for g in content.groupby("cluster_id")["url"].agg(frozenset)}
     assert manifest["numbers"] == analysis.numbers
     assert analysis.numbers["near_duplicates"] > 0
     assert manifest["candidate_stats"] == fp.stats.as_dict()
+    return pairs
+
+
+@pytest.mark.parametrize("name", list(SETTINGS))
+def test_fingerprints_pairs_and_clusters_match(runs: dict, local: Store, name: str) -> None:
+    out, manifest = runs[name]
+    _assert_matches_local(out, manifest, local, SETTINGS[name])
+    clusters = _parquet(out, "clusters")
+    assert ("newest fetch" if name == "simhash" else "earliest fetch") in set(clusters["why"])
 
 
 def test_open_gives_the_same_report(
@@ -309,13 +316,14 @@ def test_simhash_bucket_cap_matches_local(
     assert stats == want
 
 
+@pytest.mark.parametrize("partial_copies", [False, True])
 def test_minhash_join_path_and_cap_match_local(
-    session: object, local: Store, monkeypatch: pytest.MonkeyPatch
+    session: object, local: Store, monkeypatch: pytest.MonkeyPatch, partial_copies: bool
 ) -> None:
     from neardup.candidates import minhash_pairs
     from neardup.spark import pairs as spark_pairs
 
-    config = SETTINGS["minhash"]
+    config = replace(SETTINGS["minhash"], partial_copies=partial_copies)
     frame, units = _units_frame(session, local, config)
     sigs = np.frombuffer(b"".join(units["minhash"]), dtype=np.uint32).reshape(len(units), -1)
     monkeypatch.setattr(spark_pairs, "BUCKET_CAP", 2)
@@ -328,12 +336,15 @@ def test_minhash_join_path_and_cap_match_local(
         floor=config.minhash_floor,
         min_size_ratio=config.min_size_ratio,
         seed=config.seed,
+        min_shingles=config.min_contained_shingles,
         bucket_cap=2,
+        partial_copies=partial_copies,
     )
     got = _pandas(pairs).sort_values(["a", "b"])
     assert list(zip(got["a"], got["b"], strict=True)) == list(zip(a, b, strict=True))
     assert (got["jaccard"].to_numpy() == jac).all() and (got["containment"].to_numpy() == cont).all()
     assert want.capped_buckets > 0
+    assert any("size classes" in note for note in stats.notes) == partial_copies
     assert stats == want
 
 
@@ -366,12 +377,35 @@ def test_parquet_input_matches_local(session: object, tmp_path: Path) -> None:
     assert manifest["numbers"] == numbers
 
 
-def test_partial_copies_are_refused_with_what_to_do(session: object, dump: Path, tmp_path: Path) -> None:
+def test_partial_copies_match_the_local_engine(session: object, tmp_path: Path) -> None:
+    """The size-class pass (`partial_copies`) on Spark: sample records plus long articles with their
+    syndicated copies cut short at 40%, which the one LSH index finds only by chance. Spark's pairs,
+    clusters, representatives, numbers and candidate statistics equal the local engine's with the pass,
+    and the pass finds copies the index alone does not."""
+    import random
+
+    rng = random.Random(9)
+    lines = sample_lines(200)
+    for d in range(12):
+        title, words = f"Report {d}", words_text(rng, 1500).split()
+        for host, body in (("news.example", words), ("wire.example", words[:600])):
+            html = page_html(title, " ".join(body))
+            lines.append(json.dumps({"url": f"https://{host}/a/{d}", "status": 200, "html": html}).encode())
+    dump = tmp_path / "crawl.jsonl"
+    dump.write_bytes(b"\n".join(lines) + b"\n")
     from neardup.spark import run_spark
 
-    with pytest.raises(ConfigError, match="partial_copies: false"):
-        run_spark(session, [str(dump)], str(tmp_path / "out"), Config(partial_copies=True))  # type: ignore[arg-type]
-    assert not (tmp_path / "out").exists()
+    config = Config(partial_copies=True)
+    manifest = run_spark(session, [str(dump)], str(tmp_path / "out"), config)
+    with Store(tmp_path / "local.duckdb") as store:
+        engine.ingest_file(store, dump, config, jobs=1)
+        pairs = _assert_matches_local(tmp_path / "out", manifest, store, config)
+        without = replace(config, partial_copies=False)
+        engine.ensure_fingerprints(store, without, jobs=1)
+        index_only = store.pairs(without.fingerprint_key)
+    with_pass = set(zip(pairs["a"], pairs["b"], strict=True))
+    assert set(zip(index_only["a"], index_only["b"], strict=True)) < with_pass
+    assert any("size classes" in note for note in manifest["candidate_stats"]["notes"])
 
 
 def test_url_rules_merge_url_variants_as_locally(session: object, tmp_path: Path) -> None:

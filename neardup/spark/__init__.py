@@ -14,8 +14,11 @@ the Arrow sibling of `mapInPandas`: no pandas round trip for raw bytes and times
 - candidates: SimHash pigeonhole tables (`candidates.block_masks`, `candidates.choose_r`) and MinHash
   LSH bands (`candidates.lsh_params(lsh_threshold(...))`) become a groupBy on (table, key); buckets
   above `candidates.BUCKET_CAP` members are counted, not expanded; pairs are enumerated inside a
-  bucket with `candidates.pairs_in_runs` and verified with the local estimates. The pair set equals
-  the local engine's (tests/test_spark.py checks it).
+  bucket with `candidates.pairs_in_runs` and verified with the local estimates. Under `partial_copies`
+  the size-class tables of `candidates.containment_lsh_pairs` (`size_class_tables`, keys from
+  `size_class_keys` in the workers) are a groupBy on (table, bucket) too, their (query, indexed) pairs
+  enumerated with `candidates.cross_pairs`. The pair set equals the local engine's (tests/test_spark.py
+  checks it).
 - clusters: connected components by alternating large-star / small-star on DataFrames, checkpointed
   every few rounds (the driver finishes once the edges fit it); cluster ids and representatives (`clusters.pick_representatives`)
   follow the local rule.

@@ -20,11 +20,15 @@ from ..analysis import ruled_urls
 from ..batches import fingerprint_batch, ingest_batch, set_batch, signatures
 from ..candidates import (
     CandidateStats,
+    SizeClassTables,
     above_floor,
+    cross_pairs,
     exact_scores,
     intersection_sizes,
     pairs_in_runs,
     score_estimates,
+    size_class_keys,
+    size_classes,
 )
 from ..clusters import pick_representatives
 from ..config import Config
@@ -81,6 +85,10 @@ UNIT_MINHASH = pa.schema(
 UNIT_SET = pa.schema([("unit_id", pa.int32()), ("shingles", pa.binary())])
 PAIR_BITS = pa.schema([("a", pa.int32()), ("b", pa.int32()), ("hamming_bits", pa.int16())])
 PAIR_IDS = pa.schema([("a", pa.int32()), ("b", pa.int32())])
+# An entry of the size-class tables: `bucket` is a `size_class_keys` key without its lowest bit (`indexed`).
+SIZE_CLASS_ENTRY = pa.schema(
+    [("table", pa.int32()), ("bucket", pa.int64()), ("indexed", pa.int8()), ("unit_id", pa.int32())]
+)
 PAIR_EST = pa.schema(
     [("a", pa.int32()), ("b", pa.int32()), ("jaccard", pa.float64()), ("containment", pa.float64())]
 )
@@ -96,6 +104,7 @@ REPS = pa.schema(
 
 _SPARK_TYPES = {
     pa.string(): "string",
+    pa.int8(): "tinyint",
     pa.int16(): "smallint",
     pa.int32(): "int",
     pa.int64(): "bigint",
@@ -274,12 +283,9 @@ def simhash_bucket_pairs(batch: pa.RecordBatch, max_bits: int) -> Iterator[pa.Re
         )
 
 
-def lsh_bucket_pairs(batch: pa.RecordBatch) -> Iterator[pa.RecordBatch]:
-    """All pairs within LSH buckets (candidates; verified after de-duplication)."""
-    flat, i, j = _bucket_pairs(batch.column("members"))
-    units = flat.to_numpy(zero_copy_only=False).astype(np.int64)
-    # A pair shares many bands: drop repeats within the batch before the shuffle does.
-    a, b = units[i], units[j]
+def _pair_ids(a: np.ndarray, b: np.ndarray) -> Iterator[pa.RecordBatch]:
+    """Candidate pairs (min, max) as `PAIR_IDS` batches; a pair shares many bands: repeats within the
+    batch are dropped before the shuffle does."""
     code = np.unique(np.minimum(a, b) << 32 | np.maximum(a, b))
     a, b = code >> 32, code & 0xFFFFFFFF
     for s in range(0, len(a), PAIR_BATCH):
@@ -290,6 +296,58 @@ def lsh_bucket_pairs(batch: pa.RecordBatch) -> Iterator[pa.RecordBatch]:
             ],
             schema=PAIR_IDS,
         )
+
+
+def lsh_bucket_pairs(batch: pa.RecordBatch) -> Iterator[pa.RecordBatch]:
+    """All pairs within LSH buckets (candidates; verified after de-duplication)."""
+    flat, i, j = _bucket_pairs(batch.column("members"))
+    units = flat.to_numpy(zero_copy_only=False).astype(np.int64)
+    yield from _pair_ids(units[i], units[j])
+
+
+def size_class_entries(
+    batch: pa.RecordBatch, tables: Sequence[SizeClassTables], num_perm: int
+) -> Iterator[pa.RecordBatch]:
+    """The entries of `candidates.containment_lsh_pairs`'s tables for units (columns unit_id, minhash,
+    n_shingles): in each table (the bands of `tables`, numbered in order) a unit's indexed entry and one
+    query entry per class distance, keyed with the local engine's `size_classes` and `size_class_keys`."""
+    sigs = signatures(batch.column("minhash").to_pylist(), num_perm)
+    classes = size_classes(batch.column("n_shingles").to_numpy(zero_copy_only=False))
+    units = batch.column("unit_id").to_numpy(zero_copy_only=False).astype(np.int32)
+    parts: list[tuple[np.ndarray, ...]] = []
+    table = 0
+    for t in tables:
+        ids = np.tile(units, len(t.distances) + 1)
+        for band in range(t.bands):
+            keys = size_class_keys(sigs[:, band * t.rows : (band + 1) * t.rows], classes, t.distances)
+            parts.append((np.full(len(keys), table, np.int32), keys, ids))
+            table += 1
+    if not parts:
+        return
+    table_col, keys, ids = (np.concatenate(p) for p in zip(*parts, strict=True))
+    yield pa.RecordBatch.from_arrays(
+        [
+            pa.array(table_col),
+            pa.array((keys >> np.uint64(1)).astype(np.int64)),
+            pa.array((keys & np.uint64(1)).astype(np.int8)),
+            pa.array(ids),
+        ],
+        schema=SIZE_CLASS_ENTRY,
+    )
+
+
+def size_class_bucket_pairs(batch: pa.RecordBatch) -> Iterator[pa.RecordBatch]:
+    """The (query, indexed) pairs within size-class buckets (column members: structs indexed, unit_id),
+    with the local engine's `cross_pairs` (the cap was applied before); candidates, verified after
+    de-duplication."""
+    members = batch.column("members")
+    sizes = members.value_lengths().to_numpy(zero_copy_only=False).astype(np.int64)
+    flat = members.flatten()
+    indexed = flat.field("indexed").to_numpy(zero_copy_only=False).astype(np.uint64)
+    units = flat.field("unit_id").to_numpy(zero_copy_only=False).astype(np.int64)
+    keys = np.repeat(np.arange(len(sizes), dtype=np.uint64), sizes) << np.uint64(1) | indexed
+    i, j = cross_pairs(keys, units, np.iinfo(np.int64).max, CandidateStats())
+    yield from _pair_ids(i, j)
 
 
 def _scored(batch: pa.RecordBatch, keep: np.ndarray, jac: np.ndarray, cont: np.ndarray) -> pa.RecordBatch:

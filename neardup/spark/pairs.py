@@ -1,5 +1,6 @@
-"""Candidate pairs as joins: `candidates.simhash_pairs` and `candidates.minhash_pairs` on DataFrames,
-with the same tables or bands, bucket cap, verification and statistics as the local engine."""
+"""Candidate pairs as joins: `candidates.simhash_pairs` and `candidates.minhash_pairs` (with the size-class
+pass `candidates.containment_lsh_pairs` under `partial_copies`) on DataFrames, with the same tables or
+bands, bucket cap, verification and statistics as the local engine."""
 
 from __future__ import annotations
 
@@ -12,10 +13,13 @@ from ..batches import signatures
 from ..candidates import (
     BUCKET_CAP,
     CandidateStats,
+    add_size_class_pass,
     block_masks,
     choose_r,
     lsh_params,
     lsh_threshold,
+    partial_copy_ratio,
+    size_class_tables,
 )
 from ..config import Config
 from . import arrow
@@ -34,12 +38,11 @@ def signed64(x: int) -> int:
     return x - (1 << 64) if x >= 1 << 63 else x
 
 
-def _buckets(
-    keyed: DataFrame, table: str, member: Any, *, n_tables: int, kind: str, stats: CandidateStats
-) -> DataFrame:
+def _buckets(keyed: DataFrame, table: str, member: Any, *, n_tables: int, stats: CandidateStats) -> DataFrame:
     """The buckets (`table`, key) of `keyed` with 2 to BUCKET_CAP rows, each as its list of `member`
     (column "members"); the bucket counts go into `stats` as `candidates` counts them locally: the
-    pairs of the buckets kept (buckets of one table are disjoint), and the buckets above the cap."""
+    pairs of the buckets kept (buckets of one table are disjoint), and the buckets above the cap; the
+    caller adds the capped-bucket warning once its counts are complete."""
     from pyspark.sql import functions as F
 
     sizes = keyed.groupBy(table, "key").agg(F.count("*").alias("size")).persist()
@@ -56,7 +59,6 @@ def _buckets(
     stats.largest_bucket = int(row["largest"] or 0)
     stats.capped_buckets = int(row["capped"] or 0)
     stats.capped_members = int(row["capped_members"] or 0)
-    stats.warn_capped(kind, BUCKET_CAP)
     return (
         keyed.join(sizes.filter(kept).select(table, "key"), [table, "key"])
         .groupBy(table, "key")
@@ -98,7 +100,8 @@ def simhash_pairs(
         .select("table", (F.col("simhash").bitwiseAND(F.col("mask"))).alias("key"), "unit_id", "simhash")
     )
     member = F.struct("unit_id", "simhash")
-    buckets = _buckets(keyed, "table", member, n_tables=len(tables), kind="SimHash", stats=stats)
+    buckets = _buckets(keyed, "table", member, n_tables=len(tables), stats=stats)
+    stats.warn_capped("SimHash", BUCKET_CAP)
     found = buckets.select("members").mapInArrow(
         per_batch(arrow.simhash_bucket_pairs, max_bits), ddl(arrow.PAIR_BITS)
     )
@@ -133,12 +136,12 @@ def minhash_pairs(
         .crossJoin(band_df)
         .select("band", F.expr(f"substring(minhash, pos, {rows * 4})").alias("key"), "unit_id")
     )
-    buckets = _buckets(keyed, "band", "unit_id", n_tables=bands, kind="LSH", stats=stats)
-    cands = (
-        buckets.select("members")
-        .mapInArrow(per_batch(arrow.lsh_bucket_pairs), ddl(arrow.PAIR_IDS))
-        .dropDuplicates(["a", "b"])
-    )
+    buckets = _buckets(keyed, "band", "unit_id", n_tables=bands, stats=stats)
+    cands = buckets.select("members").mapInArrow(per_batch(arrow.lsh_bucket_pairs), ddl(arrow.PAIR_IDS))
+    if config.searches_partial_copies:
+        cands = cands.unionByName(size_class_candidates(units, config, stats))
+    stats.warn_capped("LSH", BUCKET_CAP)  # the one index's buckets, as locally
+    cands = cands.dropDuplicates(["a", "b"])
     sig = units.select("unit_id", "minhash", "n_shingles")
     if n * config.num_perm * 4 <= BROADCAST_SIGNATURES_BYTES:
         # The signature matrix fits every worker: verify against a broadcast copy, no shuffle join.
@@ -160,6 +163,50 @@ def minhash_pairs(
     joined = cands.join(sa, "a").join(sb, "b").select("a", "b", "sig_a", "sig_b", "n_a", "n_b")
     verify = per_batch(arrow.minhash_estimates, config)
     return _estimated(joined.mapInArrow(verify, ddl(arrow.PAIR_EST))), stats
+
+
+def size_class_candidates(units: DataFrame, config: Config, stats: CandidateStats) -> DataFrame:
+    """The candidates (a, b) of `candidates.containment_lsh_pairs` as a groupBy on (table, bucket): the same
+    size classes, tables and keys (computed in the workers with the local functions), the same cap and
+    counts, added to `stats` as `minhash_pairs` adds them locally (`candidates.add_size_class_pass`). The verification is
+    the LSH candidates': `minhash_pairs` verifies the union."""
+    from pyspark.sql import functions as F
+
+    tables = size_class_tables(partial_copy_ratio(config.min_size_ratio), config.num_perm)
+    entries = (
+        units.select("unit_id", "minhash", "n_shingles")
+        .mapInArrow(per_batch(arrow.size_class_entries, tables, config.num_perm), ddl(arrow.SIZE_CLASS_ENTRY))
+        .persist()
+    )  # read twice: the bucket sizes, then the kept buckets' members
+    sizes = (
+        entries.groupBy("table", "bucket")
+        .agg(F.count("*").alias("size"), F.sum("indexed").alias("n_x"))
+        .withColumn("n_q", F.col("size") - F.col("n_x"))
+        .persist()
+    )
+    n = F.col("size")
+    kept = (F.col("n_q") > 0) & (F.col("n_x") > 0) & (n <= BUCKET_CAP)
+    row = sizes.agg(
+        F.max(n).alias("largest"),
+        F.sum(F.when(n > BUCKET_CAP, 1).otherwise(0)).alias("capped"),
+        F.sum(F.when(n > BUCKET_CAP, n).otherwise(0)).alias("capped_members"),
+        F.sum(F.when(kept, F.col("n_q") * F.col("n_x")).otherwise(0)).cast("bigint").alias("pairs"),
+    ).collect()[0]
+    partial = CandidateStats(
+        tables=sum(t.bands for t in tables),
+        candidates=int(row["pairs"] or 0),
+        largest_bucket=int(row["largest"] or 0),
+        capped_buckets=int(row["capped"] or 0),
+        capped_members=int(row["capped_members"] or 0),
+        notes=[t.note for t in tables],
+    )
+    add_size_class_pass(stats, partial, BUCKET_CAP)
+    buckets = (
+        entries.join(sizes.filter(kept).select("table", "bucket"), ["table", "bucket"])
+        .groupBy("table", "bucket")
+        .agg(F.collect_list(F.struct("indexed", "unit_id")).alias("members"))
+    )
+    return buckets.select("members").mapInArrow(per_batch(arrow.size_class_bucket_pairs), ddl(arrow.PAIR_IDS))
 
 
 def exact_pairs(

@@ -400,11 +400,6 @@ def run_spark(
         raise ConfigError(f"input format must be auto, jsonl, parquet or warc, not {input_format!r}")
     if not inputs:
         raise NotACrawlDump("no input given")
-    if config.searches_partial_copies:
-        raise ConfigError(
-            "partial_copies is computed by the local engine only (`neardup ingest` / `report`): "
-            "set partial_copies: false for `neardup spark`"
-        )
     out = out_dir.rstrip("/")
     if exists(spark, out) and not overwrite:
         fs, p = hadoop_path(spark, out)
