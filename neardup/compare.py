@@ -136,7 +136,9 @@ def _changes(pages: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
 def compare_sources(
     fp: Fingerprints, config: Config, baseline: int, current: int, names: tuple[str, str]
 ) -> Comparison:
-    """Two sources of one database, clustered together at `config`'s setting."""
+    """Two sources of one database, clustered together at `config`'s setting, as if they were all the
+    database holds: each side's numbers are its own, and texts join only through pages of the two.
+    `fp` may hold other sources too (the same result as `load_fingerprints` of the two alone)."""
     src = fp.pages["source_id"].to_numpy()
     on_base, on_cur = src == baseline, src == current
     base = analyze(subset_fingerprints(fp, on_base), config)
@@ -213,7 +215,7 @@ def open_comparison(
         b, c = resolve_source(sources, baseline), resolve_source(sources, current)
         if b == c:
             raise NeardupError(f"--baseline and --current name the same source ({b})")
-        fp = load_fingerprints(store, config, jobs=jobs)
+        fp = load_fingerprints(store, config, jobs=jobs, source_ids=[b, c])
     return compare_sources(fp, config, b, c, (baseline, current))
 
 
