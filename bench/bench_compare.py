@@ -73,7 +73,7 @@ def run_stage(stage: str, db: Path, arg: str, method: str, code: Path = ROOT) ->
 def crawl(work: Path, pages: int, seed: int) -> Path:
     out = work / f"crawl_{pages}_s{seed}.jsonl.gz"
     if not out.exists():
-        tmp = out.with_suffix(".tmp")
+        tmp = out.with_name(f"part_{out.name}")  # ends in .gz: make_crawl compresses by the name
         subprocess.run(
             [sys.executable, str(MAKE_CRAWL), "--pages", str(pages), "--seed", str(seed), "--out", str(tmp)],
             check=True,

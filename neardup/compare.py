@@ -20,7 +20,7 @@ from .analysis import Analysis, Fingerprints, analyze, load_fingerprints, subset
 from .clusters import components
 from .config import Config
 from .errors import NeardupError
-from .store import Store
+from .store import Store, is_database_file
 
 NUMBERS = ("total_pages", "exact_duplicates", "near_duplicates", "unique_pages", "redundant_pct")
 CHANGES = ("new", "gone", "grown", "shrunk", "same")
@@ -201,8 +201,9 @@ def per_source_numbers(fp: Fingerprints, config: Config, sources: pd.DataFrame) 
 def open_comparison(
     db: str, baseline: str, current: str, config: Config, *, jobs: int | None = None
 ) -> Comparison:
-    """`neardup compare`: two source names of `db`, or two database files."""
-    if Path(baseline).is_file() and Path(current).is_file():
+    """`neardup compare`: two source names of `db`, or two database files (crawl dumps of those names in
+    the working directory are the sources loaded from them)."""
+    if is_database_file(baseline) and is_database_file(current):
         analyses = []
         for path in (baseline, current):
             with Store(path, on_demand=True) as store:

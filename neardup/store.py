@@ -113,6 +113,15 @@ def _source_unit_params(fingerprint_key: str, source_ids: Sequence[int]) -> list
     return [fingerprint_key, fingerprint_key, [int(s) for s in source_ids]]
 
 
+def is_database_file(path: str | Path) -> bool:
+    """Whether `path` is a DuckDB database file (its header names the format), not e.g. a crawl dump."""
+    try:
+        with open(path, "rb") as f:
+            return f.read(12)[8:12] == b"DUCK"
+    except OSError:
+        return False
+
+
 def sql_literal(value: str) -> str:
     """A quoted SQL string, for the few statements that cannot bind parameters (ATTACH, view definitions)."""
     return "'" + value.replace("'", "''") + "'"

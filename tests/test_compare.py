@@ -77,6 +77,16 @@ def test_sources_of_one_database(crawls: dict[str, Path]) -> None:
     assert hosts.loc["m.news.example.com", "pages_baseline"] == 0
 
 
+def test_source_names_that_are_files_here_name_sources(
+    crawls: dict[str, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Run where the crawl files are, their names are the sources they were loaded from, not databases."""
+    monkeypatch.chdir(crawls["one"].parent)
+    assert Path("base.jsonl").is_file() and Path("current.jsonl").is_file()
+    cmp = open_comparison(str(crawls["one"]), "base.jsonl", "current.jsonl", Config(), jobs=1)
+    assert cmp.matched_by == "cluster" and cmp.counts() == EXPECTED
+
+
 def test_two_database_files_match_by_text(crawls: dict[str, Path]) -> None:
     cmp = open_comparison("unused.duckdb", str(crawls["base"]), str(crawls["cur"]), Config(), jobs=1)
     assert cmp.matched_by == "exact text"
