@@ -11,7 +11,8 @@ holds a previous crawl of that many pages (a third seed, loaded after the base),
 also compared with that one: the last two crawls of a database that holds more.
 
 Each `--code NAME=DIR` runs the stages on the tree at DIR (e.g. an older commit, `git archive`d), in turn
-within each repeat, on the same base database. Each stage runs in a fresh process with one job (no
+within each repeat, on the same base database (with `--one-build`, only the comparisons: the added crawl is
+ingested once per repeat, by the first tree). Each stage's numbers go to stderr as it ends. Each stage runs in a fresh process with one job (no
 worker processes), so its CPU time is the process's own (DuckDB's threads included) and does not depend on
 how busy the shared machine is; wall time does. Prints Markdown: median wall and CPU seconds and the peak
 RSS per stage.
@@ -124,6 +125,12 @@ def main() -> None:
         metavar="NAME=DIR",
         help="measure the tree at DIR under NAME (repeatable; default: this tree)",
     )
+    ap.add_argument(
+        "--one-build",
+        action="store_true",
+        help="ingest and fingerprints once per repeat, with the first --code; the others only compare "
+        "(for trees whose ingest and fingerprint code is the same)",
+    )
     args = ap.parse_args()
     codes = [tuple(c.split("=", 1)) for c in args.code or [f"{args.label or 'this tree'}={ROOT}"]]
     args.work.mkdir(parents=True, exist_ok=True)
@@ -143,18 +150,29 @@ def main() -> None:
     runs: dict[str, dict[str, list[tuple[float, ...]]]] = {
         name: {stage: [] for stage in stage_names} for name, _ in codes
     }
+
+    def measured(name: str, stage: str, got: tuple[float, ...]) -> None:
+        runs[name][stage].append(got)
+        print(
+            f"{name} {stage}: {got[1]:.2f} CPU s, {got[0]:.2f} s, {got[2]:,.0f} MB",
+            file=sys.stderr,
+            flush=True,
+        )
+
+    db = base_db.with_name(f"added_{os.getpid()}.duckdb")
     for _ in range(args.repeat):
-        for name, code in codes:
-            db = base_db.with_name(f"added_{os.getpid()}.duckdb")
-            shutil.copyfile(base_db, db)
-            stages = runs[name]
-            stages["ingest"].append(run_stage("ingest", db, str(add_file), args.method, Path(code)))
-            stages["fingerprints"].append(run_stage("fingerprints", db, "", args.method, Path(code)))
+        for i, (name, code) in enumerate(codes):
+            if i == 0 or not args.one_build:
+                shutil.copyfile(base_db, db)
+                for stage, arg in (("ingest", str(add_file)), ("fingerprints", "")):
+                    measured(name, stage, run_stage(stage, db, arg, args.method, Path(code)))
             for stage, baseline in baselines.items():
-                stages[stage].append(
-                    run_stage("compare", db, f"{baseline.name},{add_file.name}", args.method, Path(code))
-                )
-            db.unlink()
+                arg = f"{baseline.name},{add_file.name}"
+                measured(name, stage, run_stage("compare", db, arg, args.method, Path(code)))
+        db.unlink()
+    if args.one_build:  # the first tree's ingest and fingerprints, in every column
+        for name, _ in codes[1:]:
+            runs[name] |= {stage: runs[codes[0][0]][stage] for stage in ("ingest", "fingerprints")}
     load1 = os.getloadavg()
     than = f" (then a {args.baseline_pages:,}-page crawl)" if args.baseline_pages else ""
     print(
