@@ -1,13 +1,21 @@
 """Crawl over crawl: the cost of adding a crawl to a database and comparing it with the one before.
 
     python bench/bench_compare.py --base-pages 100000 --add-pages 10000 [--repeat 3] [--method minhash]
+        [--baseline-pages 10000] [--code before=/tmp/old-tree --code after=.]
 
 Builds (once, cached under --work) a database of a synthetic base crawl (`/work/shared/tools/make_crawl.py`)
 with its fingerprints, then `--repeat` times: copies it, ingests a second crawl (another seed) as a new
 source, brings the fingerprints up to date (`engine.ensure_fingerprints`) and runs `neardup compare`
-(`compare.open_comparison`) of the two sources. Each stage runs in a fresh process with one job (no
+(`compare.open_comparison`) of the base crawl and the added one. With `--baseline-pages`, the database also
+holds a previous crawl of that many pages (a third seed, loaded after the base), and the added crawl is
+also compared with that one: the last two crawls of a database that holds more.
+
+Each `--code NAME=DIR` runs the stages on the tree at DIR (e.g. an older commit, `git archive`d), in turn
+within each repeat, on the same base database (with `--one-build`, only the comparisons: the added crawl is
+ingested once per repeat, by the first tree). Each stage's numbers go to stderr as it ends. Each stage runs in a fresh process with one job (no
 worker processes), so its CPU time is the process's own (DuckDB's threads included) and does not depend on
-how busy the shared machine is; wall time does. Prints Markdown: median wall and CPU seconds per stage.
+how busy the shared machine is; wall time does. Prints Markdown: median wall and CPU seconds and the peak
+RSS per stage.
 """
 
 from __future__ import annotations
@@ -27,7 +35,7 @@ MAKE_CRAWL = Path("/work/shared/tools/make_crawl.py")
 
 # One stage in a child process; prints {"seconds": wall, "cpu": CPU seconds of the stage itself}.
 _STAGE = r"""
-import json, sys, time
+import json, resource, sys, time
 from neardup import engine
 from neardup.compare import open_comparison
 from neardup.config import Config
@@ -45,27 +53,28 @@ elif stage == "compare":
     baseline, current = arg.split(",")
     cmp = open_comparison(db, baseline, current, config, jobs=1)
     print(len(cmp.repeats), file=sys.stderr)
-print(json.dumps({"seconds": time.perf_counter() - t0, "cpu": time.process_time() - c0}))
+rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+print(json.dumps({"seconds": time.perf_counter() - t0, "cpu": time.process_time() - c0, "rss": rss}))
 """
 
 
-def run_stage(stage: str, db: Path, arg: str, method: str) -> tuple[float, float]:
-    """(wall seconds, CPU seconds) of the stage."""
+def run_stage(stage: str, db: Path, arg: str, method: str, code: Path = ROOT) -> tuple[float, float, float]:
+    """(wall seconds, CPU seconds, peak RSS MB of the process) of the stage, on the tree at `code`."""
     out = subprocess.run(
         [sys.executable, "-c", _STAGE, stage, str(db), arg, method],
         check=True,
         capture_output=True,
         text=True,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        env={**os.environ, "PYTHONPATH": str(code)},
     )
     got = json.loads(out.stdout.strip().splitlines()[-1])
-    return got["seconds"], got["cpu"]
+    return got["seconds"], got["cpu"], got["rss"]
 
 
 def crawl(work: Path, pages: int, seed: int) -> Path:
     out = work / f"crawl_{pages}_s{seed}.jsonl.gz"
     if not out.exists():
-        tmp = out.with_suffix(".tmp")
+        tmp = out.with_name(f"part_{out.name}")  # ends in .gz: make_crawl compresses by the name
         subprocess.run(
             [sys.executable, str(MAKE_CRAWL), "--pages", str(pages), "--seed", str(seed), "--out", str(tmp)],
             check=True,
@@ -74,10 +83,35 @@ def crawl(work: Path, pages: int, seed: int) -> Path:
     return out
 
 
+def built(
+    db: Path, files: list[Path], method: str, start: Path | None = None
+) -> dict[str, tuple[float, ...]]:
+    """Build `db` (unless it exists) from a copy of `start` or empty, the files ingested in turn, with its
+    fingerprints; the cost of each stage."""
+    if db.exists():
+        return {}
+    tmp = db.with_suffix(".tmp")
+    tmp.unlink(missing_ok=True)
+    if start is not None:
+        shutil.copyfile(start, tmp)
+    cost = {}
+    for f in files:
+        cost[f"ingest {f.name}"] = run_stage("ingest", tmp, str(f), method)
+    cost[f"fingerprints of {db.name}"] = run_stage("fingerprints", tmp, "", method)
+    tmp.rename(db)
+    return cost
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--base-pages", type=int, default=100_000)
     ap.add_argument("--add-pages", type=int, default=10_000)
+    ap.add_argument(
+        "--baseline-pages",
+        type=int,
+        default=0,
+        help="a previous crawl of this many pages, loaded after the base, is the baseline (default: the base)",
+    )
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--method", default="minhash", choices=("minhash", "simhash"))
     ap.add_argument("--work", type=Path, default=Path("/tmp/cmpbench"))
@@ -85,32 +119,64 @@ def main() -> None:
     ap.add_argument(
         "--base-label", help="use the base database built under this label (default: --label's own)"
     )
+    ap.add_argument(
+        "--code",
+        action="append",
+        metavar="NAME=DIR",
+        help="measure the tree at DIR under NAME (repeatable; default: this tree)",
+    )
+    ap.add_argument(
+        "--one-build",
+        action="store_true",
+        help="ingest and fingerprints once per repeat, with the first --code; the others only compare "
+        "(for trees whose ingest and fingerprint code is the same)",
+    )
     args = ap.parse_args()
+    codes = [tuple(c.split("=", 1)) for c in args.code or [f"{args.label or 'this tree'}={ROOT}"]]
     args.work.mkdir(parents=True, exist_ok=True)
     base_file = crawl(args.work, args.base_pages, 42)
     add_file = crawl(args.work, args.add_pages, 43)
     load0 = os.getloadavg()
-    base_db = (
-        args.work / f"base_{args.base_pages}_{args.method}_{args.base_label or args.label or 'x'}.duckdb"
-    )
-    build: dict[str, tuple[float, float]] = {}
-    if not base_db.exists():
-        tmp = base_db.with_suffix(".tmp")
-        tmp.unlink(missing_ok=True)
-        build["ingest"] = run_stage("ingest", tmp, str(base_file), args.method)
-        build["fingerprints"] = run_stage("fingerprints", tmp, "", args.method)
-        tmp.rename(base_db)
-    runs: dict[str, list[tuple[float, float]]] = {"ingest": [], "fingerprints": [], "compare": []}
+    stem = f"base_{args.base_pages}_{args.method}_{args.base_label or args.label or 'x'}"
+    base_db = args.work / f"{stem}.duckdb"
+    build = built(base_db, [base_file], args.method)
+    baselines = {"compare with the base crawl": base_file}
+    if args.baseline_pages:
+        previous = crawl(args.work, args.baseline_pages, 44)
+        baselines[f"compare with the previous {args.baseline_pages:,}-page crawl"] = previous
+        start, base_db = base_db, args.work / f"{stem}_then_{args.baseline_pages}.duckdb"
+        build |= built(base_db, [previous], args.method, start)
+    stage_names = ["ingest", "fingerprints", *baselines]
+    runs: dict[str, dict[str, list[tuple[float, ...]]]] = {
+        name: {stage: [] for stage in stage_names} for name, _ in codes
+    }
+
+    def measured(name: str, stage: str, got: tuple[float, ...]) -> None:
+        runs[name][stage].append(got)
+        print(
+            f"{name} {stage}: {got[1]:.2f} CPU s, {got[0]:.2f} s, {got[2]:,.0f} MB",
+            file=sys.stderr,
+            flush=True,
+        )
+
+    db = base_db.with_name(f"added_{os.getpid()}.duckdb")
     for _ in range(args.repeat):
-        db = base_db.with_name(f"added_{os.getpid()}.duckdb")
-        shutil.copyfile(base_db, db)
-        runs["ingest"].append(run_stage("ingest", db, str(add_file), args.method))
-        runs["fingerprints"].append(run_stage("fingerprints", db, "", args.method))
-        runs["compare"].append(run_stage("compare", db, f"{base_file.name},{add_file.name}", args.method))
+        for i, (name, code) in enumerate(codes):
+            if i == 0 or not args.one_build:
+                shutil.copyfile(base_db, db)
+                for stage, arg in (("ingest", str(add_file)), ("fingerprints", "")):
+                    measured(name, stage, run_stage(stage, db, arg, args.method, Path(code)))
+            for stage, baseline in baselines.items():
+                arg = f"{baseline.name},{add_file.name}"
+                measured(name, stage, run_stage("compare", db, arg, args.method, Path(code)))
         db.unlink()
+    if args.one_build:  # the first tree's ingest and fingerprints, in every column
+        for name, _ in codes[1:]:
+            runs[name] |= {stage: runs[codes[0][0]][stage] for stage in ("ingest", "fingerprints")}
     load1 = os.getloadavg()
+    than = f" (then a {args.baseline_pages:,}-page crawl)" if args.baseline_pages else ""
     print(
-        f"### {args.base_pages:,} + {args.add_pages:,} pages, {args.method} - "
+        f"### {args.base_pages:,} + {args.add_pages:,} pages{than}, {args.method} - "
         f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} - {args.label}\n"
     )
     print(
@@ -120,18 +186,31 @@ def main() -> None:
     if build:
         print(
             "base build: "
-            + ", ".join(f"{k} {w:.1f} s wall / {c:.1f} s CPU" for k, (w, c) in build.items())
+            + ", ".join(
+                f"{k} {r[0]:.1f} s wall / {r[1]:.1f} s CPU / {r[2]:,.0f} MB" for k, r in build.items()
+            )
             + "\n"
         )
-    print("| stage (adding the crawl) | wall s | CPU s |")
-    print("|---|---:|---:|")
-    total_w = total_c = 0.0
-    for stage, rs in runs.items():
-        w = statistics.median(r[0] for r in rs)
-        c = statistics.median(r[1] for r in rs)
-        total_w, total_c = total_w + w, total_c + c
-        print(f"| {stage} | {w:.2f} | {c:.2f} |")
-    print(f"| **all three** | **{total_w:.2f}** | **{total_c:.2f}** |")
+    names = [name for name, _ in codes]
+    print(
+        "| stage (adding the crawl) | "
+        + " | ".join(f"{n}: CPU s | {n}: wall s | {n}: peak RSS MB" for n in names)
+        + " |"
+    )
+    print("|---|" + "---:|---:|---:|" * len(names))
+    totals = {n: [0.0, 0.0] for n in names}  # ingest, fingerprints and the comparison with the base
+    for i, stage in enumerate(stage_names):
+        cells = []
+        for n in names:
+            rs = runs[n][stage]
+            c, w = statistics.median(r[1] for r in rs), statistics.median(r[0] for r in rs)
+            if i < 3:
+                totals[n][0] += c
+                totals[n][1] += w
+            cells.append(f"{c:.2f} | {w:.2f} | {statistics.median(r[2] for r in rs):,.0f}")
+        print(f"| {stage} | " + " | ".join(cells) + " |")
+    cells = [f"**{c:.2f}** | **{w:.2f}** |" for c, w in totals.values()]
+    print("| **ingest + fingerprints + compare with the base** | " + " | ".join(cells) + " |")
 
 
 if __name__ == "__main__":

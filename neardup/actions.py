@@ -9,6 +9,8 @@ tighten normalization); a degenerate page is a scrape failure, not a duplicate.
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pandas as pd
 
@@ -28,12 +30,17 @@ ACTIONS: dict[str, str] = {
 UNIQUE_ACTION = "keep"  # a cluster of one page
 
 
+# A market as a host's first label: a country or language code (`uk.`, `de.`), or language-region (`en-gb.`).
+_MARKET_LABEL = re.compile(r"^[a-z]{2}(-[a-z]{2})?\.(?=.+\.)")
+
+
 def site_name(host: str) -> str:
-    """A host without its mobile / www prefix and its last label: `m.shop.example.de` -> `shop.example`.
-    Hosts that differ only there are one site in several markets (no public-suffix list: `example.co.uk`
-    and `example.de` count as different sites)."""
+    """A host without its mobile / www / market prefix and its last label: `m.shop.example.de` and
+    `uk.shop.example.com` -> `shop.example`. Hosts that differ only there are one site in several markets
+    (no public-suffix list: `example.co.uk` and `example.de` count as different sites)."""
     for prefix in ("www.", "m."):
         host = host.removeprefix(prefix)
+    host = _MARKET_LABEL.sub("", host, count=1)
     return host.rsplit(".", 1)[0] if "." in host else host
 
 

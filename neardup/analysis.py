@@ -79,12 +79,30 @@ def ruled_urls(
 
 
 def load_fingerprints(
-    store: Store, config: Config, *, progress: Progress = no_progress, jobs: int | None = None
+    store: Store,
+    config: Config,
+    *,
+    progress: Progress = no_progress,
+    jobs: int | None = None,
+    source_ids: Sequence[int] | None = None,
 ) -> Fingerprints:
+    """The fingerprints of the database's pages at `config`'s setting (computed first where missing).
+
+    With `source_ids`, those of the sources' pages only: their units, renumbered 0..n-1 in unit id order,
+    and the pairs of two of them, so the read grows with those sources, not with the database. Clustering
+    them (`analyze`) gives the clusters of the full load restricted to those sources, as
+    `subset_fingerprints` does (units joined only through pages of other sources are not joined).
+    """
     fset = ensure_fingerprints(store, config, progress=progress, jobs=jobs)
     key = config.fingerprint_key
-    units = store.units(key, with_signatures=config.method == "minhash")
-    pages = store.page_table(config.norm_key, min_words=config.min_words)
+    units = store.units(key, with_signatures=config.method == "minhash", source_ids=source_ids)
+    pages = store.page_table(config.norm_key, min_words=config.min_words, source_ids=source_ids)
+    pairs = store.pair_arrays(key, source_ids=source_ids)
+    if source_ids is not None:
+        stored_ids = units["unit_id"].to_numpy(dtype=np.int64)
+        for end in ("a", "b"):
+            pairs[end] = np.searchsorted(stored_ids, pairs[end]).astype(pairs[end].dtype)
+        units["unit_id"] = np.arange(len(units), dtype=np.int64)
     if config.url_rules:  # the config's URL rules rewrite the canonical URLs (see `neardup rules`)
         pages["canonical_url"], pages["rel_canonical"] = ruled_urls(
             pages["url"], pages["rel_canonical"], config.url_rules
@@ -107,7 +125,7 @@ def load_fingerprints(
         config,
         pages,
         len(units),
-        store.pair_arrays(key),
+        pairs,
         simhash,
         minhash,
         CandidateStats.from_dict(fset["stats"]),
@@ -120,15 +138,22 @@ def load_fingerprints(
 
 def subset_fingerprints(fp: Fingerprints, keep: np.ndarray) -> Fingerprints:
     """The fingerprints of the pages where `keep` (a boolean mask over `fp.pages`) is true, e.g. of one
-    source: the units and pairs are shared, only the pages and their counts change."""
+    source, as if they were all there is: the units are shared, the pairs are those of two units of
+    the kept content pages (no pair through a text only other pages have)."""
     arrays = {k: v[keep] for k, v in fp.arrays.items()}
     content = arrays["unit"] >= 0
-    fixed_counts = {
-        "md5": len(np.unique(arrays["md5"][content])),
-        "units": len(np.unique(arrays["unit"][content])),
-    }
+    kept_units = np.unique(arrays["unit"][content])
+    fixed_counts = {"md5": len(np.unique(arrays["md5"][content])), "units": len(kept_units)}
+    is_kept = np.zeros(fp.n_units, dtype=bool)
+    is_kept[kept_units] = True
+    on = is_kept[fp.pairs["a"]] & is_kept[fp.pairs["b"]]
+    pairs = fp.pairs if on.all() else {k: v[on] for k, v in fp.pairs.items()}
     return dataclasses.replace(
-        fp, pages=fp.pages[keep].reset_index(drop=True), arrays=arrays, fixed_counts=fixed_counts
+        fp,
+        pages=fp.pages[keep].reset_index(drop=True),
+        arrays=arrays,
+        fixed_counts=fixed_counts,
+        pairs=pairs,
     )
 
 

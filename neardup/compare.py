@@ -20,7 +20,7 @@ from .analysis import Analysis, Fingerprints, analyze, load_fingerprints, subset
 from .clusters import components
 from .config import Config
 from .errors import NeardupError
-from .store import Store
+from .store import Store, is_database_file
 
 NUMBERS = ("total_pages", "exact_duplicates", "near_duplicates", "unique_pages", "redundant_pct")
 CHANGES = ("new", "gone", "grown", "shrunk", "same")
@@ -136,7 +136,9 @@ def _changes(pages: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
 def compare_sources(
     fp: Fingerprints, config: Config, baseline: int, current: int, names: tuple[str, str]
 ) -> Comparison:
-    """Two sources of one database, clustered together at `config`'s setting."""
+    """Two sources of one database, clustered together at `config`'s setting, as if they were all the
+    database holds: each side's numbers are its own, and texts join only through pages of the two.
+    `fp` may hold other sources too (the same result as `load_fingerprints` of the two alone)."""
     src = fp.pages["source_id"].to_numpy()
     on_base, on_cur = src == baseline, src == current
     base = analyze(subset_fingerprints(fp, on_base), config)
@@ -199,8 +201,9 @@ def per_source_numbers(fp: Fingerprints, config: Config, sources: pd.DataFrame) 
 def open_comparison(
     db: str, baseline: str, current: str, config: Config, *, jobs: int | None = None
 ) -> Comparison:
-    """`neardup compare`: two source names of `db`, or two database files."""
-    if Path(baseline).is_file() and Path(current).is_file():
+    """`neardup compare`: two source names of `db`, or two database files (crawl dumps of those names in
+    the working directory are the sources loaded from them)."""
+    if is_database_file(baseline) and is_database_file(current):
         analyses = []
         for path in (baseline, current):
             with Store(path, on_demand=True) as store:
@@ -213,7 +216,7 @@ def open_comparison(
         b, c = resolve_source(sources, baseline), resolve_source(sources, current)
         if b == c:
             raise NeardupError(f"--baseline and --current name the same source ({b})")
-        fp = load_fingerprints(store, config, jobs=jobs)
+        fp = load_fingerprints(store, config, jobs=jobs, source_ids=[b, c])
     return compare_sources(fp, config, b, c, (baseline, current))
 
 

@@ -98,6 +98,30 @@ _NOT_A_UNIT = (
 )
 
 
+# The units of a fingerprint set (parameters: its key twice, then a list of source ids) whose texts are
+# those of pages of the given sources: what a comparison of a few sources of a large database reads.
+_SOURCE_UNITS = (
+    "SELECT u.unit_id FROM units u WHERE u.fingerprint_key = ? AND u.exact_key IN ("
+    "SELECT t.exact_key FROM texts t JOIN pages p ON p.page_id = t.page_id "
+    "WHERE t.norm_key = (SELECT norm_key FROM fingerprint_sets WHERE fingerprint_key = ?) "
+    "AND p.source_id IN (SELECT UNNEST(?::INTEGER[])))"
+)
+
+
+def _source_unit_params(fingerprint_key: str, source_ids: Sequence[int]) -> list[Any]:
+    """The parameters of `_SOURCE_UNITS`."""
+    return [fingerprint_key, fingerprint_key, [int(s) for s in source_ids]]
+
+
+def is_database_file(path: str | Path) -> bool:
+    """Whether `path` is a DuckDB database file (its header names the format), not e.g. a crawl dump."""
+    try:
+        with open(path, "rb") as f:
+            return f.read(12)[8:12] == b"DUCK"
+    except OSError:
+        return False
+
+
 def sql_literal(value: str) -> str:
     """A quoted SQL string, for the few statements that cannot bind parameters (ATTACH, view definitions)."""
     return "'" + value.replace("'", "''") + "'"
@@ -799,16 +823,25 @@ class Store:
         cur.unregister("text_batch")
 
     @_reads
-    def page_table(self, norm_key: str, *, min_words: int | None = None) -> pd.DataFrame:
-        """One row per page (no HTML): what clustering and the report need; `degenerate` under `min_words`."""
+    def page_table(
+        self, norm_key: str, *, min_words: int | None = None, source_ids: Sequence[int] | None = None
+    ) -> pd.DataFrame:
+        """One row per page (no HTML): what clustering and the report need; `degenerate` under `min_words`.
+        With `source_ids`, the pages of those sources only."""
         degenerate, params = _degenerate(min_words)
+        sources, source_params = "", []
+        if source_ids is not None:
+            sources, source_params = (
+                " AND p.source_id IN (SELECT UNNEST(?::INTEGER[]))",
+                [[int(s) for s in source_ids]],
+            )
         return (
             self.cursor()
             .execute(
                 "SELECT p.page_id, p.source_id, p.line, p.url, p.canonical_url, p.host, p.fetched_at, p.status, p.md5, p.rel_canonical, "
                 f"t.exact_key, {degenerate} AS degenerate, t.n_words FROM pages p JOIN texts t ON t.page_id = p.page_id "
-                "WHERE t.norm_key = ? ORDER BY p.page_id",
-                [*params, norm_key],
+                f"WHERE t.norm_key = ?{sources} ORDER BY p.page_id",
+                [*params, norm_key, *source_params],
             )
             .df()
         )
@@ -1103,13 +1136,26 @@ class Store:
         cur.execute("COMMIT")
 
     @_reads
-    def units(self, fingerprint_key: str, *, with_signatures: bool = False) -> pd.DataFrame:
+    def units(
+        self,
+        fingerprint_key: str,
+        *,
+        with_signatures: bool = False,
+        source_ids: Sequence[int] | None = None,
+    ) -> pd.DataFrame:
+        """The units of a fingerprint set by unit id; with `source_ids`, those of the sources' pages only."""
         cols = "unit_id, exact_key, n_shingles, simhash" + (", minhash" if with_signatures else "")
+        sources, params = "", []
+        if source_ids is not None:
+            sources, params = (
+                f" AND unit_id IN ({_SOURCE_UNITS})",
+                _source_unit_params(fingerprint_key, source_ids),
+            )
         return (
             self.cursor()
             .execute(
-                f"SELECT {cols} FROM units WHERE fingerprint_key = ? ORDER BY unit_id",
-                [fingerprint_key],
+                f"SELECT {cols} FROM units WHERE fingerprint_key = ?{sources} ORDER BY unit_id",
+                [fingerprint_key, *params],
             )
             .df()
         )
@@ -1126,16 +1172,22 @@ class Store:
         )
 
     @_reads
-    def pair_arrays(self, fingerprint_key: str) -> dict[str, np.ndarray]:
-        """Pairs as numpy arrays (fast path for re-clustering at a new threshold)."""
-        tbl = (
-            self.cursor()
-            .execute(
-                "SELECT a, b, hamming_bits, jaccard, containment FROM pairs WHERE fingerprint_key = ?",
-                [fingerprint_key],
-            )
-            .fetchnumpy()
+    def pair_arrays(
+        self, fingerprint_key: str, *, source_ids: Sequence[int] | None = None
+    ) -> dict[str, np.ndarray]:
+        """Pairs as numpy arrays (fast path for re-clustering at a new threshold); with `source_ids`, the
+        pairs of two units of the sources' pages (`units(source_ids=...)`) only."""
+        query, params = (
+            "SELECT a, b, hamming_bits, jaccard, containment FROM pairs WHERE fingerprint_key = ?",
+            [],
         )
+        if source_ids is not None:
+            query = (
+                f"WITH su AS MATERIALIZED ({_SOURCE_UNITS}) {query} "
+                "AND a IN (SELECT unit_id FROM su) AND b IN (SELECT unit_id FROM su)"
+            )
+            params = _source_unit_params(fingerprint_key, source_ids)
+        tbl = self.cursor().execute(query, [*params, fingerprint_key]).fetchnumpy()
         return {k: np.asarray(v) for k, v in tbl.items()}
 
     # --- labels -----------------------------------------------------------------------------

@@ -53,6 +53,10 @@ def test_every_category_has_an_action() -> None:
 def test_site_name() -> None:
     assert site_name("m.shop.example.de") == site_name("www.shop.example.fr") == "shop.example"
     assert site_name("localhost") == "localhost"
+    # a market as the first label (the sample's uk. and de. shops), with a language-region pair too
+    assert site_name("uk.voltbarn.com") == site_name("www.voltbarn.com") == site_name("voltbarn.com")
+    assert site_name("de.shop.example.com") == site_name("en-gb.shop.example.com") == "shop.example"
+    assert site_name("news.example.com") != site_name("example.com")
 
 
 def test_categories_suggested_from_urls() -> None:

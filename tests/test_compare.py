@@ -6,11 +6,12 @@ import json
 import random
 from pathlib import Path
 
+import pandas as pd
 import pytest
 from conftest import make_crawl, page_html, words_text, write_jsonl
 
 from neardup import engine
-from neardup.analysis import load_fingerprints
+from neardup.analysis import analyze, load_fingerprints
 from neardup.cli import main
 from neardup.compare import compare_sources, open_comparison, per_source_numbers, resolve_source
 from neardup.config import Config
@@ -76,6 +77,16 @@ def test_sources_of_one_database(crawls: dict[str, Path]) -> None:
     assert hosts.loc["m.news.example.com", "pages_baseline"] == 0
 
 
+def test_source_names_that_are_files_here_name_sources(
+    crawls: dict[str, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Run where the crawl files are, their names are the sources they were loaded from, not databases."""
+    monkeypatch.chdir(crawls["one"].parent)
+    assert Path("base.jsonl").is_file() and Path("current.jsonl").is_file()
+    cmp = open_comparison(str(crawls["one"]), "base.jsonl", "current.jsonl", Config(), jobs=1)
+    assert cmp.matched_by == "cluster" and cmp.counts() == EXPECTED
+
+
 def test_two_database_files_match_by_text(crawls: dict[str, Path]) -> None:
     cmp = open_comparison("unused.duckdb", str(crawls["base"]), str(crawls["cur"]), Config(), jobs=1)
     assert cmp.matched_by == "exact text"
@@ -114,3 +125,73 @@ def test_cli_compare(crawls: dict[str, Path], tmp_path: Path, capsys: pytest.Cap
     assert main(argv) == 0
     assert "1 new, 5 gone, 1 grown" in capsys.readouterr().out
     assert main(["compare", "--db", str(crawls["one"]), "--baseline", "1", "--current", "1"]) == 2
+
+
+def _edited(words: list[str], start: int, rng: random.Random) -> list[str]:
+    """`words` with a block of 60 from `start` replaced."""
+    return words[:start] + words_text(rng, 60).split() + words[start + 60 :]
+
+
+@pytest.fixture(scope="module")
+def three_sources(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """base.jsonl and current.jsonl with a story each whose texts are not duplicates of each other at
+    0.8 (about 0.78 Jaccard), and between them in load order other.jsonl, with a text near both (about
+    0.89): the full database joins the two stories through other.jsonl, the two sources alone do not."""
+    tmp = tmp_path_factory.mktemp("three")
+    rng = random.Random(7)
+    story = words_text(rng, 400).split()
+    bridge = _edited(story, 0, rng)
+    far = _edited(bridge, 340, rng)
+
+    def record(url: str, words: list[str], day: str) -> dict:
+        return {"url": url, "html": page_html("Story", " ".join(words)), "fetched_at": day, "status": 200}
+
+    base = [*make_crawl().records, record("https://news.example.com/bridged", story, "2024-05-01")]
+    other = [
+        *make_crawl(seed=11, n_unique=30).records,
+        record("https://news.example.com/bridged?v=2", bridge, "2024-05-15"),
+    ]
+    current = [*_current_records(), record("https://news.example.com/bridged?v=3", far, "2024-06-06")]
+    db = tmp / "three.duckdb"
+    with Store(db) as store:
+        for name, records in (("base", base), ("other", other), ("current", current)):
+            engine.ingest_file(store, write_jsonl(tmp / f"{name}.jsonl", records), Config(), jobs=1)
+        engine.ensure_fingerprints(store, Config(), jobs=1)
+    return db
+
+
+@pytest.mark.parametrize("method", ["minhash", "simhash"])
+def test_two_sources_read_alone_compare_as_the_full_load(three_sources: Path, method: str) -> None:
+    config = Config(method=method, threshold=0.8 if method == "minhash" else 3)
+    with Store(three_sources) as store:
+        full = load_fingerprints(store, config, jobs=1)
+        alone = load_fingerprints(store, config, jobs=1, source_ids=[1, 3])
+    assert set(alone.pages["source_id"]) == {1, 3} and 2 in set(full.pages["source_id"])
+    assert alone.n_units < full.n_units and len(alone.pairs["a"]) < len(full.pairs["a"])
+    got = compare_sources(alone, config, 1, 3, ("a", "b"))
+    want = compare_sources(full, config, 1, 3, ("a", "b"))
+    for part in ("numbers", "hosts", "clusters", "repeats"):
+        pd.testing.assert_frame_equal(getattr(got, part), getattr(want, part))
+    assert got.counts() == EXPECTED | {"new": 1}  # the story of current.jsonl's own
+    cmp = open_comparison(str(three_sources), "base.jsonl", "current.jsonl", config, jobs=1)
+    pd.testing.assert_frame_equal(cmp.clusters, want.clusters)
+    pd.testing.assert_frame_equal(cmp.repeats, want.repeats)
+
+
+def test_a_third_source_joins_nothing_in_a_comparison(three_sources: Path) -> None:
+    config = Config()
+    with Store(three_sources) as store:
+        full = load_fingerprints(store, config, jobs=1)
+        sources = store.sources()
+    pages = analyze(full, config).pages.set_index("url")
+    bridged = [f"https://news.example.com/bridged{q}" for q in ("", "?v=2", "?v=3")]
+    assert pages.loc[bridged, "cluster_id"].nunique() == 1  # one cluster through other.jsonl's page
+    cmp = compare_sources(full, config, 1, 3, ("a", "b"))
+    assert bridged[2] not in set(cmp.repeats["url"])
+    # each side's numbers are the source's own, as in the trend over sources
+    trend = per_source_numbers(full, config, sources).set_index("source_id")
+    unique = cmp.numbers.set_index("metric").loc["unique_pages"]
+    assert (unique["baseline"], unique["current"]) == (
+        trend.at[1, "unique_pages"],
+        trend.at[3, "unique_pages"],
+    )
