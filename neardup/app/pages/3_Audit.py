@@ -23,7 +23,14 @@ from neardup.labels import (
     audit_queue,
     decision_at,
 )
-from neardup.ui.data import LabelView, get_candidate_pairs, get_pair_detail, label_view, label_view_after
+from neardup.ui.data import (
+    LabelView,
+    get_candidate_pairs,
+    get_pair_detail,
+    label_view,
+    label_view_after,
+    prefetch_pair_detail,
+)
 from neardup.ui.render import md_escape, show_diff
 from neardup.ui.state import (
     AUDIT_QUEUES,
@@ -537,7 +544,7 @@ def draw_labeling() -> None:
 
     # A pair opened from elsewhere keeps its order (Clusters: the representative on the left).
     detail = (
-        get_pair_detail(store, path, page_a, page_b, config.fingerprint_key, config, keep_order=bool(opened))
+        get_pair_detail(store, path, page_a, page_b, config, keep_order=bool(opened))
         if page_a and page_b
         else None
     )
@@ -588,19 +595,11 @@ def draw_labeling() -> None:
     if st.toggle("Labeled pairs", key=W_AUDIT_SHOW_LABELED, help="Filter, reopen a pair, change its label."):
         labeled_list(view)
 
-    # Prefetch the pair that comes next, so the key that leads there finds it read and diffed. The arguments
-    # are the ones the pair is drawn with, keep_order too: st.cache_resource keys on the arguments as passed.
+    # The pair that comes next is read and diffed on a background thread while this one is read, so the key
+    # that leads there only draws it (and this run is over as soon as this pair is drawn).
     if current is not None and len(queue) > 1:
         nxt = queue.iloc[(position + 1) % len(queue)]
-        get_pair_detail(
-            store,
-            path,
-            int(nxt["page_a"]),
-            int(nxt["page_b"]),
-            config.fingerprint_key,
-            config,
-            keep_order=False,
-        )
+        prefetch_pair_detail(store, path, int(nxt["page_a"]), int(nxt["page_b"]), config)
 
 
 labeling()
