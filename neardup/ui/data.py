@@ -250,6 +250,21 @@ def label_view_after(store: Store, view: LabelView, written: audit.PairKey | Non
     return LabelView(view.pairs, view.index, version, labels, matched, tallies)
 
 
+# A LabelView version no store has: the view is to be read again from the store.
+STALE_VERSION = (-1, -1)
+
+
+def label_view_with(view: LabelView, row: dict[str, Any]) -> LabelView:
+    """`view` with the label `row` (a `Store.labels()` row) as if it were written, and `view`'s version: the
+    caller writes it, then sets the version the store has after the write (or STALE_VERSION)."""
+    labels = audit.labels_with(view.labels, row)
+    key: audit.PairKey = (row["url_a"], row["md5_a"], row["url_b"], row["md5_b"])
+    matched = audit.labeled_pairs_after(view.pairs, labels, view.matched, key, index=view.index)
+    return LabelView(
+        view.pairs, view.index, view.version, labels, matched, bucket_tallies(view.pairs["bucket"], matched)
+    )
+
+
 @st.cache_resource(show_spinner=False, max_entries=4)
 def get_learned_rules(_store: Store, path: str, config: Config) -> rules.LearnedRules:
     """URL rules learned from the clusters at a setting (read-only)."""
