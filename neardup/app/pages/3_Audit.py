@@ -290,9 +290,10 @@ other = other_method(config, state.get(KEY_THRESHOLDS, {}))
 sim_cfg, mh_cfg = (config, other) if config.method == "simhash" else (other, config)
 LABEL_KEYS = (("duplicate", "d"), ("not", "n"), ("unsure", "u"))  # the label buttons and their keys
 MOVE_KEYS = (("Previous", "k", -1), ("Next", "j", 1))
+SUGGESTED_ICON, CHOSEN_ICON = ":material/lightbulb:", ":material/check_circle:"
 KEY_HINT = (
-    "Are the two pages the same content? **d** duplicate · **n** not · **u** unsure. The highlighted kind "
-    "(keys 1-8) is the suggested one and is saved with the label; press another to change it. **s** skip · "
+    "Are the two pages the same content? **d** duplicate · **n** not · **u** unsure. The kind in blue "
+    "(keys 1-8) is saved with the label, at first the suggested one (the bulb); press another to change it. **s** skip · "
     "**z** undo · **j** / **k** next / previous"
 )
 SCROLL_TO_TOP = "<script>/* pair {0:d} {1:d} */ document.querySelector('[data-testid=\"stMain\"]')?.scrollTo(0, 0);</script>"
@@ -421,24 +422,27 @@ def label_bar(detail: PairDetail, category: str | None, current: pd.Series | Non
         )
     # Two rows of four: eight in one row cut the longer names ("templated siblings") at 1400 px.
     cats = [*st.columns(CATEGORY_KEYS // 2), *st.columns(CATEGORY_KEYS // 2)]
+    # The chosen kind is in bold blue, not filled (a filled button reads as the Duplicate action); the
+    # suggested one has a bulb, the chosen one a tick where it is not the suggested one.
     for i, name in enumerate(CATEGORIES[:CATEGORY_KEYS]):
         cats[i].button(
-            name,
+            f":blue[**{name}**]" if name == category else name,
             key=f"{W_AUDIT_CATEGORY}{i}",
             shortcut=str(i + 1),
             width="stretch",
-            type="primary" if name == category else "secondary",
+            icon=SUGGESTED_ICON if name == detail.category else CHOSEN_ICON if name == category else None,
+            help=f"Suggested: {md_escape(detail.category_reason)}" if name == detail.category else None,
             on_click=choose_category,
             args=(name,),
         )
     note_col, why_col = st.columns([1, 2])
     note_col.text_input("Note", key=W_NOTE, placeholder="optional note", label_visibility="collapsed")
-    suggestion = f"Suggested category: **{md_escape(detail.category)}**, {md_escape(detail.category_reason)}."
+    suggestion = f"{SUGGESTED_ICON} Suggested category: **{md_escape(detail.category)}**, {md_escape(detail.category_reason)}."
     why_col.markdown(
         suggestion
         if category == detail.category
-        else f"Category: **{md_escape(category or 'none')}** (suggested: {md_escape(detail.category)}, "
-        f"{md_escape(detail.category_reason)})."
+        else f"Category: :blue[**{md_escape(category or 'none')}**] ({SUGGESTED_ICON} suggested: "
+        f"{md_escape(detail.category)}, {md_escape(detail.category_reason)})."
     )
 
 
