@@ -11,7 +11,7 @@ the next key. Prints the median and the max in milliseconds, and the load averag
 --breakdown also prints, per key press (medians): when the first and the last websocket message of the
 rerun arrived and when the pair was drawn (the browser's clock, from the keydown), when the run was over,
 and the CPU milliseconds the app server and the browser's processes spent on it (/proc, from the key to
-the run's end).
+the run's end; means, as /proc counts 10 ms ticks).
 """
 
 from __future__ import annotations
@@ -146,7 +146,9 @@ def start(tree: Path, db: Path, log: Path) -> tuple[str, subprocess.Popen[bytes]
     raise SystemExit(f"the app did not start: {log.read_text()[-2000:]}")
 
 
-def run(tree: Path, db_in: Path, n_labels: int, parts: list[dict[str, float]] | None = None) -> list[float]:
+def run(
+    tree: Path, db_in: Path, n_labels: int, parts: list[dict[str, float]] | None = None, think_ms: int = 0
+) -> list[float]:
     tmp = Path(tempfile.mkdtemp(prefix="bench_audit_browser_"))
     db = tmp / "bench.duckdb"
     shutil.copyfile(db_in, db)
@@ -169,6 +171,7 @@ def run(tree: Path, db_in: Path, n_labels: int, parts: list[dict[str, float]] | 
             times_ms = []
             chromium = [pid for pid in descendants(os.getpid()) if pid != proc.pid]
             for i in range(n_labels):
+                page.wait_for_timeout(think_ms)
                 key = "d" if i % 2 else "n"
                 if parts is None:
                     times_ms.append(key_to_next_pair_ms(page, key))
@@ -192,22 +195,37 @@ def main() -> None:
     )
     ap.add_argument("--repeat", type=int, default=1, help="rounds over the trees")
     ap.add_argument("--breakdown", action="store_true", help="time the parts of each key press")
+    ap.add_argument(
+        "--think-ms",
+        type=int,
+        default=0,
+        help="wait this long before each key, as a person reads the pair (the app's file is closed 1 s "
+        "after its last use; 0: the next key once the run is over)",
+    )
     args = ap.parse_args()
     trees = args.tree or [ROOT]
     for round_ in range(args.repeat):
         for tree in trees:
             before = loadavg()
             parts: list[dict[str, float]] | None = [] if args.breakdown else None
-            times = run(tree.resolve(), args.db, args.labels, parts)
+            times = run(tree.resolve(), args.db, args.labels, parts, args.think_ms)
             print(
-                f"round {round_ + 1} {tree}: {len(times)} labels, median {statistics.median(times):.0f} ms, "
+                f"round {round_ + 1} {tree} think {args.think_ms} ms: {len(times)} labels, median {statistics.median(times):.0f} ms, "
                 f"max {max(times):.0f} ms; load average {before} -> {loadavg()}",
                 flush=True,
             )
             if parts:
                 print(
                     "  medians: "
-                    + ", ".join(f"{k} {statistics.median(p[k] for p in parts):.1f}" for k in parts[0]),
+                    + ", ".join(
+                        f"{k} {statistics.median(p[k] for p in parts):.1f}"
+                        for k in parts[0]
+                        if "CPU" not in k
+                    )
+                    + "; means (10 ms clock ticks): "
+                    + ", ".join(
+                        f"{k} {statistics.mean(p[k] for p in parts):.0f}" for k in parts[0] if "CPU" in k
+                    ),
                     flush=True,
                 )
 
