@@ -626,8 +626,13 @@ def draw_labeling(view: LabelView) -> tuple[int, int] | None:
             st.html(SCROLL_TO_TOP.format(*state[KEY_AUDIT_SHOWN][1]), unsafe_allow_javascript=True)
             st.caption(where_caption(current, queue, position, view))
         st.caption(KEY_HINT)
-        label_bar(detail, chosen.get(key, detail.category), current, len(queue))
+        # The pair is sent before the label bar above it (its 25 widgets are the same from pair to pair; the
+        # last run's stay on screen meanwhile, and their keys act on KEY_AUDIT_SHOWN): the URLs and the diff
+        # the analyst reads next reach the browser first.
+        bar = st.container()
         show_pair(detail)
+        with bar:
+            label_bar(detail, chosen.get(key, detail.category), current, len(queue))
     else:
         st.button("Undo the last label", shortcut="z", on_click=undo, disabled=not history)
 
