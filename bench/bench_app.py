@@ -58,7 +58,9 @@ def label_key(pairs, cfg: Config, labels, matched, index, row: dict) -> object:
     key = (row["url_a"], row["md5_a"], row["url_b"], row["md5_b"])
     matched = audit.labeled_pairs_after(pairs, after, matched, key, index=index)
     bucket_tallies(pairs["bucket"], matched)
-    return audit_queue(pairs, matched, per_bucket=5, seed=7, skipped=set(), focus=cfg.threshold)
+    return audit_queue(
+        pairs, matched, per_bucket=5, seed=7, skipped=set(), focus=cfg.threshold, positions=index.exact
+    )
 
 
 def page_calls(fp: Fingerprints, cfg: Config, labels, pairs) -> dict:
