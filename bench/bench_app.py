@@ -4,9 +4,12 @@
 
 With --input, the dump is ingested into a fresh --db first (and fingerprints computed for the default
 setting). Then, per method, for 5 thresholds: `analysis.analyze` (Home, Explore, Clusters, Export),
-`labeled_pairs` + `audit_queue` + `bucket_tallies` (Audit, on every label; `candidate_pairs` is cached per
-setting), `pair_detail` (Audit: the pages, scores, diff and suggested category of a pair; cached per pair and
-prefetched for the next one), `audit.tune_tables` (Tune), `audit.cluster_table` (Clusters) and
+`labeled_pairs` + `audit_queue` + `bucket_tallies` (Audit, when the labels are read again; `candidate_pairs`
+is cached per setting), what an Audit label key computes before the next pair is drawn (`audit.labels_with` +
+`labeled_pairs_after` + `bucket_tallies` + `audit_queue`: the label put into the kept labels) and after it
+(`Store.labels_version`, twice around the write), `pair_detail` (Audit: the pages, scores, diff and
+suggested category of a pair; prefetched on a background thread for the next one) and its two
+`Store.page` reads, `audit.tune_tables` (Tune), `audit.cluster_table` (Clusters) and
 `export.clusters_frame` (Export). Prints medians in milliseconds.
 """
 
@@ -15,6 +18,7 @@ from __future__ import annotations
 import argparse
 import statistics
 import time
+from datetime import UTC, datetime
 from pathlib import Path
 
 from neardup import audit, engine
@@ -29,13 +33,15 @@ STORE: Store
 THRESHOLDS = {"minhash": [0.7, 0.75, 0.8, 0.85, 0.9], "simhash": [2, 3, 4, 5, 6]}
 
 
-def median_ms(fn, repeat: int = 5) -> float:
-    times = []
+def median_ms(fn, repeat: int = 5) -> tuple[float, float]:
+    """Median wall and CPU milliseconds (this process, DuckDB's threads included) of `repeat` calls."""
+    wall, cpu = [], []
     for _ in range(repeat):
-        t = time.perf_counter()
+        t, c = time.perf_counter(), time.process_time()
         fn()
-        times.append(time.perf_counter() - t)
-    return 1000 * statistics.median(times)
+        cpu.append(time.process_time() - c)
+        wall.append(time.perf_counter() - t)
+    return 1000 * statistics.median(wall), 1000 * statistics.median(cpu)
 
 
 def audit_rerun(pairs, cfg: Config, labels) -> object:
@@ -45,17 +51,45 @@ def audit_rerun(pairs, cfg: Config, labels) -> object:
     return audit_queue(pairs, matched, per_bucket=5, seed=7, skipped=set(), focus=cfg.threshold)
 
 
+def label_key(pairs, cfg: Config, labels, matched, index, row: dict) -> object:
+    """What an Audit label key computes before the next pair is drawn: the label put into the kept labels,
+    the labeled pairs and tallies after it, the queue."""
+    after = audit.labels_with(labels, row)
+    key = (row["url_a"], row["md5_a"], row["url_b"], row["md5_b"])
+    matched = audit.labeled_pairs_after(pairs, after, matched, key, index=index)
+    bucket_tallies(pairs["bucket"], matched)
+    return audit_queue(
+        pairs, matched, per_bucket=5, seed=7, skipped=set(), focus=cfg.threshold, positions=index.exact
+    )
+
+
 def page_calls(fp: Fingerprints, cfg: Config, labels, pairs) -> dict:
     """What a page recomputes after a threshold move (`candidate_pairs` is cached per setting in the app)."""
     analysis = analyze(fp, cfg)
     first = audit_rerun(pairs, cfg, labels).iloc[0]
     a, b = int(first["page_a"]), int(first["page_b"])
+    index = audit.pair_index(pairs)
+    matched = audit.labeled_pairs(pairs, labels, index=index)
+    row = {
+        **{c: first[c] for c in audit.PAIR_KEY},
+        **{"label": "duplicate", "category": None, "note": None, "labeler": None, "setting": None},
+        "labeled_at": datetime.now(UTC).replace(tzinfo=None),
+    }
     return {
         "analyze (Home, Explore, Clusters, Export)": lambda: analyze(fp, cfg),
         "labeled_pairs + audit_queue + bucket_tallies (Audit, per label)": lambda: audit_rerun(
             pairs, cfg, labels
         ),
+        "label key before the draw: labels_with + labeled_pairs_after + tallies + queue (Audit)": lambda: (
+            label_key(pairs, cfg, labels, matched, index, row)
+        ),
+        "label key after the draw: labels_version x2 (Audit; and the write)": lambda: [
+            STORE.labels_version() for _ in range(2)
+        ],
         "pair_detail (Audit, once per pair, prefetched)": lambda: audit.pair_detail(STORE, a, b, cfg),
+        "Store.page x2, source=False (in pair_detail)": lambda: [
+            STORE.page(p, cfg.norm_key, source=False) for p in (a, b)
+        ],
         "tune_tables (Tune)": lambda: audit.tune_tables(fp, cfg, labels),
         "cluster_table (Clusters)": lambda: audit.cluster_table(analysis.pages),
         "clusters_frame (Export preview)": lambda: clusters_frame(analysis),
@@ -77,23 +111,25 @@ def main() -> None:
         engine.ingest_file(store, args.input, Config())
         print(f"ingested {store.count_pages():,} pages in {time.perf_counter() - t:.0f} s")
     print(f"{store.count_pages():,} pages\n")
-    print("| method | page function | median ms over 5 thresholds x 5 runs |")
-    print("|---|---|---:|")
+    print("| method | page function | median ms over 5 thresholds x 5 runs | median CPU ms |")
+    print("|---|---|---:|---:|")
     for method in ("minhash", "simhash"):
         base = Config().with_method(method)
         t = time.perf_counter()
         fp = load_fingerprints(store, base)
-        print(f"| {method} | (load_fingerprints, once per setting: {time.perf_counter() - t:.1f} s) | |")
+        print(f"| {method} | (load_fingerprints, once per setting: {time.perf_counter() - t:.1f} s) | | |")
         labels = store.labels()
         t = time.perf_counter()
         pairs = audit.candidate_pairs(fp, base)
-        print(f"| {method} | (candidate_pairs, once per setting: {time.perf_counter() - t:.1f} s) | |")
-        rows: dict[str, list[float]] = {}
+        print(f"| {method} | (candidate_pairs, once per setting: {time.perf_counter() - t:.1f} s) | | |")
+        rows: dict[str, list[tuple[float, float]]] = {}
         for threshold in THRESHOLDS[method]:
             for name, fn in page_calls(fp, base.replace(threshold=threshold), labels, pairs).items():
                 rows.setdefault(name, []).append(median_ms(fn))
         for name, values in rows.items():
-            print(f"| {method} | {name} | {statistics.median(values):,.0f} |")
+            wall = statistics.median(w for w, _ in values)
+            cpu = statistics.median(c for _, c in values)
+            print(f"| {method} | {name} | {wall:,.1f} | {cpu:,.1f} |")
 
 
 if __name__ == "__main__":

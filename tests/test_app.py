@@ -576,10 +576,12 @@ def test_audit_label_shows_the_prefetched_pair_without_reading_it_again(
 
     monkeypatch.setattr(audit, "pair_detail", counted)
     at = run_app("pages/3_Audit.py")
+    ui_data.PAIR_DETAILS.wait()  # the next pair is prefetched on a background thread
     assert len(computed) == 2  # the pair shown and the next one, prefetched
     prefetched = computed[1]
     button(at, "Duplicate").click().run()
     assert not at.exception
+    ui_data.PAIR_DETAILS.wait()
     # the pair shown now is the one prefetched: only the pair after it is read
     assert len(computed) == 3 and prefetched not in computed[2:]
     assert len(store.labels()) == 1

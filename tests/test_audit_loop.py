@@ -13,7 +13,7 @@ from neardup import audit
 from neardup.diff import word_diff
 from neardup.labels import audit_queue, bucket_tallies
 from neardup.store import Store
-from neardup.ui.data import label_view, label_view_after
+from neardup.ui.data import label_view, label_view_after, label_view_with
 
 PAIRS = pd.DataFrame(
     [
@@ -77,6 +77,41 @@ def test_labeled_pairs_after_one_label_match_the_full_recompute(store: Store) ->
         matched = after
     assert set(matched["label"]) == {"not", "unsure"} and matched["contested"].any()  # ana and ben tie
     assert len(matched) == 5  # every candidate pair, the fetch of a by the URL-only label
+
+
+def nulls_as_none(matched: pd.DataFrame) -> pd.DataFrame:
+    found = canonical(matched)
+    return found.where(found.notna(), None)
+
+
+def test_label_view_with_a_label_is_the_view_read_after_writing_it(store: Store) -> None:
+    """A label key draws from label_view_with (the label put into the kept view) and writes it after: that
+    view's labels, labeled pairs and tallies are the ones read from the store once the label is written."""
+    view = label_view(store, PAIRS, None)
+    writes = [
+        (("a", "1", "b", "2"), "duplicate", "ana"),
+        (("a", "1", "b", "2"), "not", "ben"),  # a second labeler: contested
+        (("d", "4", "e", "5"), "duplicate", None),
+        (("d", "4", "e", "5"), "unsure", None),  # changed by the same (unnamed) labeler
+        (("a", "", "c", ""), "not", "ana"),  # URL-only
+    ]
+    for i, ((a, ma, b, mb), label, labeler) in enumerate(writes):
+        when = pd.Timestamp("2026-01-01") + pd.Timedelta(minutes=i)
+        row = {
+            **dict(zip(audit.PAIR_KEY, (a, ma, b, mb), strict=True)),
+            **{"label": label, "category": "syndicated", "note": None, "labeler": labeler, "setting": None},
+            "labeled_at": when.to_pydatetime(),
+        }
+        drawn = label_view_with(view, row)
+        store.record_label(
+            a, b, md5_a=ma, md5_b=mb, label=label, category="syndicated", labeler=labeler, labeled_at=when
+        )
+        read = label_view(store, PAIRS, None)
+        # (a column of strings and nulls comes from DuckDB with NaN or with None for the nulls)
+        pd.testing.assert_frame_equal(nulls_as_none(drawn.matched), nulls_as_none(read.matched))
+        pd.testing.assert_frame_equal(drawn.tallies, read.tallies, check_dtype=False)
+        assert len(drawn.labels) == len(read.labels)
+        view = drawn
 
 
 def test_label_view_is_kept_until_a_label_changes(store: Store, tmp_path: Path) -> None:

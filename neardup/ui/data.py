@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import functools
 import os
+import threading
 import time
+from collections import OrderedDict
+from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import wait as wait_futures
 from dataclasses import dataclass
 from typing import Any
 
@@ -123,19 +127,88 @@ def get_candidate_pairs(
     return audit.candidate_pairs(fp, _config)
 
 
-@st.cache_resource(show_spinner=False, max_entries=32)
+PairDetailKey = tuple[str, int, int, str, bool]  # (path, page_a, page_b, fingerprint key, keep_order)
+
+
+class PairDetails:
+    """`audit.pair_detail` of each pair, computed once: on the thread that first asks for it (`get`), or
+    ahead of time on a background thread (`prefetch`: the Audit page's next pair, read and diffed while the
+    analyst reads this one, so the key that leads there only draws it). A pair asked for while its prefetch
+    runs waits for that one. The latest `max_entries` pairs are kept; a failed computation is not, so the
+    next `get` raises its error where the page can show it."""
+
+    def __init__(self, max_entries: int = 32) -> None:
+        self.max_entries = max_entries
+        self._lock = threading.Lock()
+        self._details: OrderedDict[PairDetailKey, Future[audit.PairDetail]] = OrderedDict()
+        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="neardup-prefetch")
+
+    def _slot(self, key: PairDetailKey) -> tuple[Future[audit.PairDetail], bool]:
+        """The future of `key` and whether it is new (the caller is to compute it)."""
+        with self._lock:
+            if (future := self._details.get(key)) is not None:
+                self._details.move_to_end(key)
+                return future, False
+            future = self._details[key] = Future()
+            while len(self._details) > self.max_entries:
+                self._details.popitem(last=False)
+            return future, True
+
+    def _compute(
+        self, future: Future[audit.PairDetail], key: PairDetailKey, store: Store, config: Config
+    ) -> None:
+        _, page_a, page_b, _, keep_order = key
+        try:
+            future.set_result(audit.pair_detail(store, page_a, page_b, config, keep_order=keep_order))
+        except BaseException as exc:
+            with self._lock:
+                if self._details.get(key) is future:
+                    del self._details[key]
+            future.set_exception(exc)
+
+    def get(self, store: Store, key: PairDetailKey, config: Config) -> audit.PairDetail:
+        future, new = self._slot(key)
+        if new:
+            self._compute(future, key, store, config)
+        return future.result()
+
+    def prefetch(self, store: Store, key: PairDetailKey, config: Config) -> None:
+        future, new = self._slot(key)
+        if new:
+            self._pool.submit(self._compute, future, key, store, config)
+
+    def wait(self) -> None:
+        """Until every prefetch started so far is done."""
+        with self._lock:
+            pending = list(self._details.values())
+        wait_futures(pending)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._details.clear()
+
+
+PAIR_DETAILS = PairDetails()
+
+
 def get_pair_detail(
-    _store: Store,
+    store: Store,
     path: str,
     page_a: int,
     page_b: int,
-    fingerprint_key: str,
-    _config: Config,
+    config: Config,
     *,
     keep_order: bool = False,
 ) -> audit.PairDetail:
-    """Both pages, their scores and diff: read and computed once per pair (the next pair is prefetched)."""
-    return audit.pair_detail(_store, page_a, page_b, _config, keep_order=keep_order)
+    """Both pages, their scores and diff: read and computed once per pair (see `prefetch_pair_detail`)."""
+    return PAIR_DETAILS.get(store, (path, page_a, page_b, config.fingerprint_key, keep_order), config)
+
+
+def prefetch_pair_detail(
+    store: Store, path: str, page_a: int, page_b: int, config: Config, *, keep_order: bool = False
+) -> None:
+    """Start computing what `get_pair_detail` with these arguments returns, on a background thread."""
+    PAIR_DETAILS.prefetch(store, (path, page_a, page_b, config.fingerprint_key, keep_order), config)
 
 
 @dataclass(frozen=True, slots=True)
@@ -177,6 +250,21 @@ def label_view_after(store: Store, view: LabelView, written: audit.PairKey | Non
     return LabelView(view.pairs, view.index, version, labels, matched, tallies)
 
 
+# A LabelView version no store has: the view is to be read again from the store.
+STALE_VERSION = (-1, -1)
+
+
+def label_view_with(view: LabelView, row: dict[str, Any]) -> LabelView:
+    """`view` with the label `row` (a `Store.labels()` row) as if it were written, and `view`'s version: the
+    caller writes it, then sets the version the store has after the write (or STALE_VERSION)."""
+    labels = audit.labels_with(view.labels, row)
+    key: audit.PairKey = (row["url_a"], row["md5_a"], row["url_b"], row["md5_b"])
+    matched = audit.labeled_pairs_after(view.pairs, labels, view.matched, key, index=view.index)
+    return LabelView(
+        view.pairs, view.index, view.version, labels, matched, bucket_tallies(view.pairs["bucket"], matched)
+    )
+
+
 @st.cache_resource(show_spinner=False, max_entries=4)
 def get_learned_rules(_store: Store, path: str, config: Config) -> rules.LearnedRules:
     """URL rules learned from the clusters at a setting (read-only)."""
@@ -207,4 +295,4 @@ def clear_caches() -> None:
     get_fingerprints.clear()
     get_analysis.clear()
     get_candidate_pairs.clear()
-    get_pair_detail.clear()
+    PAIR_DETAILS.clear()

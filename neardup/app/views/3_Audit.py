@@ -8,13 +8,16 @@ next pair is prefetched; the per-bucket table and the labeled pairs list are dra
 
 from __future__ import annotations
 
+import json
+from dataclasses import replace
+from datetime import UTC, datetime
 from typing import Any
 
-import numpy as np
 import pandas as pd
 import streamlit as st
 
-from neardup.audit import PAIR_KEY, PairDetail, PairKey, labels_by_labeler, method_disagreements
+from neardup.audit import PAIR_KEY, PairDetail, PairKey, label_in, labels_by_labeler, method_disagreements
+from neardup.errors import NeardupError
 from neardup.labels import (
     ADJUDICATOR,
     CATEGORIES,
@@ -23,7 +26,16 @@ from neardup.labels import (
     audit_queue,
     decision_at,
 )
-from neardup.ui.data import LabelView, get_candidate_pairs, get_pair_detail, label_view, label_view_after
+from neardup.ui.data import (
+    STALE_VERSION,
+    LabelView,
+    get_candidate_pairs,
+    get_pair_detail,
+    label_view,
+    label_view_after,
+    label_view_with,
+    prefetch_pair_detail,
+)
 from neardup.ui.render import md_escape, show_diff
 from neardup.ui.state import (
     AUDIT_QUEUES,
@@ -85,53 +97,62 @@ def leave_pair() -> None:
     state[W_NOTE] = ""
 
 
-def label_in(labels: pd.DataFrame, key: PairKey, labeler: str | None) -> dict[str, Any] | None:
-    """This labeler's label of pair `key` in `labels` (Store.labels()), as Store.label_of gives it."""
-    mine = labels["labeler"].isna() if labeler is None else labels["labeler"] == labeler
-    same = np.logical_and.reduce([labels[c].to_numpy() == v for c, v in zip(PAIR_KEY, key, strict=True)])
-    rows = labels[mine.to_numpy() & same]
-    return None if rows.empty else rows.iloc[-1].to_dict()
-
-
-def write_label(
+def note_label(
     view: LabelView,
     choice: str,
     key: PairKey,
     pages: tuple[int, int],
     suggested: str | None,
     adjudicate: bool = False,
-) -> None:
-    category = chosen.get(key, suggested)
+) -> tuple[LabelView, dict[str, Any]]:
+    """`view` with this label in it, and the label as a `Store.labels()` row, for `save_label` to write.
+    Undo's entry and the confirmation are made here; the pair is left."""
     labeler = ADJUDICATOR if adjudicate else state.get(W_LABELER) or None
     a, ma, b, mb = key
-    previous = label_in(view.labels, key, labeler)  # what undo puts back (`view` is current)
-    store.record_label(
-        a,
-        b,
-        md5_a=ma,
-        md5_b=mb,
-        label=choice,
-        category=category,
-        note=state.get(W_NOTE) or None,
-        labeler=labeler,
-        setting=config.to_dict(),
-    )
+    row = {
+        "url_a": a,
+        "md5_a": ma,
+        "url_b": b,
+        "md5_b": mb,
+        "label": choice,
+        "category": chosen.get(key, suggested),
+        "note": state.get(W_NOTE) or None,
+        "labeler": labeler,
+        "labeled_at": datetime.now(UTC).replace(tzinfo=None),
+        "setting": json.dumps(config.to_dict()),
+    }
     history.append(
         {
             "key": key,
             "pages": pages,
             "labeler": labeler,
-            "previous": previous,
+            "previous": label_in(view.labels, key, labeler),  # what undo puts back
             "label": choice,
-            "category": category,
+            "category": row["category"],
         }
     )
     leave_pair()
     flash(
         ("Adjudicated: " if adjudicate else "Labeled ")
         + LABEL_NAMES[choice].lower()
-        + (f" · {category}" if category else "")
+        + (f" · {row['category']}" if row["category"] else "")
         + " · z undoes it"
+    )
+    return label_view_with(view, row), row
+
+
+def save_label(row: dict[str, Any]) -> None:
+    store.record_label(
+        row["url_a"],
+        row["url_b"],
+        md5_a=row["md5_a"],
+        md5_b=row["md5_b"],
+        label=row["label"],
+        category=row["category"],
+        note=row["note"],
+        labeler=row["labeler"],
+        setting=config.to_dict(),
+        labeled_at=row["labeled_at"],
     )
 
 
@@ -160,21 +181,38 @@ def write_undo() -> None:
     flash(f"Undone: {LABEL_NAMES[entry['label']].lower()} · the pair is open again")
 
 
-def write_pending(view: LabelView) -> LabelView:
-    """Write the labels and undos the callbacks of this run queued, and `view` after them.
-
-    They are written here, after every callback of this rerun and before anything is read: keys pressed
-    within one round trip ("6" then "d") reach the server as one rerun whose callbacks run in the order the
-    buttons were drawn (the label bar first), so a label written by its own callback would miss the category
-    chosen with it."""
-    for action, args in state.pop(KEY_AUDIT_PENDING, []):
+def write_pending(view: LabelView, pending: list[tuple[str, tuple[Any, ...]]]) -> LabelView:
+    """Write the labels and undos the callbacks of this run queued, and `view` after them (read again from
+    the store). They are written after every callback of this rerun: keys pressed within one round trip
+    ("6" then "d") reach the server as one rerun whose callbacks run in the order the buttons were drawn
+    (the label bar first), so a label written by its own callback would miss the category chosen with it."""
+    for action, args in pending:
         if action == "label":
-            write_label(view, *args)
-            view = label_view_after(store, view, args[1])
+            before = view
+            view, row = note_label(view, *args)
+            save_label(row)
+            view = label_view_after(store, before, args[1])
         else:
             write_undo()
             view = label_view_after(store, view, None)
     return view
+
+
+def save_labels(before: tuple[int, int], view: LabelView, rows: list[dict[str, Any]]) -> None:
+    """Write the labels a run drew the next pair without (`view` has them), once it is drawn, and keep
+    `view` as current if no other session changed a label since `before` (else it is read again)."""
+    try:
+        with store.writing():
+            found = store.labels_version()
+            for row in rows:
+                save_label(row)
+            after = store.labels_version()
+    except NeardupError as exc:
+        del history[-len(rows) :]
+        state[KEY_AUDIT_LABELS] = replace(view, version=STALE_VERSION)
+        st.toast(f"The label was not saved: {exc}")
+        return
+    state[KEY_AUDIT_LABELS] = replace(view, version=after if found == before else STALE_VERSION)
 
 
 def pair_key(detail: PairDetail) -> PairKey:
@@ -252,9 +290,10 @@ other = other_method(config, state.get(KEY_THRESHOLDS, {}))
 sim_cfg, mh_cfg = (config, other) if config.method == "simhash" else (other, config)
 LABEL_KEYS = (("duplicate", "d"), ("not", "n"), ("unsure", "u"))  # the label buttons and their keys
 MOVE_KEYS = (("Previous", "k", -1), ("Next", "j", 1))
+SUGGESTED_ICON, CHOSEN_ICON = ":material/lightbulb:", ":material/check_circle:"
 KEY_HINT = (
-    "Are the two pages the same content? **d** duplicate · **n** not · **u** unsure. The highlighted kind "
-    "(keys 1-8) is the suggested one and is saved with the label; press another to change it. **s** skip · "
+    "Are the two pages the same content? **d** duplicate · **n** not · **u** unsure. The kind in blue "
+    "(keys 1-8) is saved with the label, at first the suggested one (the bulb); press another to change it. **s** skip · "
     "**z** undo · **j** / **k** next / previous"
 )
 SCROLL_TO_TOP = "<script>/* pair {0:d} {1:d} */ document.querySelector('[data-testid=\"stMain\"]')?.scrollTo(0, 0);</script>"
@@ -383,24 +422,27 @@ def label_bar(detail: PairDetail, category: str | None, current: pd.Series | Non
         )
     # Two rows of four: eight in one row cut the longer names ("templated siblings") at 1400 px.
     cats = [*st.columns(CATEGORY_KEYS // 2), *st.columns(CATEGORY_KEYS // 2)]
+    # The chosen kind is in bold blue, not filled (a filled button reads as the Duplicate action); the
+    # suggested one has a bulb, the chosen one a tick where it is not the suggested one.
     for i, name in enumerate(CATEGORIES[:CATEGORY_KEYS]):
         cats[i].button(
-            name,
+            f":blue[**{name}**]" if name == category else name,
             key=f"{W_AUDIT_CATEGORY}{i}",
             shortcut=str(i + 1),
             width="stretch",
-            type="primary" if name == category else "secondary",
+            icon=SUGGESTED_ICON if name == detail.category else CHOSEN_ICON if name == category else None,
+            help=f"Suggested: {md_escape(detail.category_reason)}" if name == detail.category else None,
             on_click=choose_category,
             args=(name,),
         )
     note_col, why_col = st.columns([1, 2])
     note_col.text_input("Note", key=W_NOTE, placeholder="optional note", label_visibility="collapsed")
-    suggestion = f"Suggested category: **{md_escape(detail.category)}**, {md_escape(detail.category_reason)}."
+    suggestion = f"{SUGGESTED_ICON} Suggested category: **{md_escape(detail.category)}**, {md_escape(detail.category_reason)}."
     why_col.markdown(
         suggestion
         if category == detail.category
-        else f"Category: **{md_escape(category or 'none')}** (suggested: {md_escape(detail.category)}, "
-        f"{md_escape(detail.category_reason)})."
+        else f"Category: :blue[**{md_escape(category or 'none')}**] ({SUGGESTED_ICON} suggested: "
+        f"{md_escape(detail.category)}, {md_escape(detail.category_reason)})."
     )
 
 
@@ -510,15 +552,41 @@ def labeled_list(view: LabelView) -> None:
 
 @st.fragment
 def labeling() -> None:
-    """The label bar, the pair, the progress and the labeled pairs: what a key press reruns. One lease on
-    the file for all of it (a write lease when a label is to be written): every store call in it reuses it."""
-    with store.writing() if state.get(KEY_AUDIT_PENDING) else store.reading():
-        draw_labeling()
+    """The label bar, the pair, the progress and the labeled pairs: what a key press reruns.
+
+    A label key draws the next pair from the labels this session keeps, the new label put in, and writes
+    it once that is drawn (the pair itself was prefetched): the key reads nothing before the draw. Any other
+    run reads the labels' version first (one lease on the file for the run, a write lease when an undo is to
+    be written: every store call in it reuses it)."""
+    pending: list[tuple[str, tuple[Any, ...]]] = state.pop(KEY_AUDIT_PENDING, [])
+    kept: LabelView | None = state.get(KEY_AUDIT_LABELS)
+    if (
+        pending
+        and all(action == "label" for action, _ in pending)
+        and kept is not None
+        and kept.pairs is pairs
+        and kept.version != STALE_VERSION
+    ):
+        view, rows = kept, []
+        for _, args in pending:
+            view, row = note_label(view, *args)
+            rows.append(row)
+        state[KEY_AUDIT_LABELS] = view
+        upcoming = draw_labeling(view)
+        save_labels(kept.version, view, rows)
+    else:
+        with store.writing() if pending else store.reading():
+            view = write_pending(label_view(store, pairs, kept), pending)
+            state[KEY_AUDIT_LABELS] = view
+            upcoming = draw_labeling(view)
+    # The pair that comes next is read and diffed on a background thread while this one is read, so the key
+    # that leads there only draws it.
+    if upcoming is not None:
+        prefetch_pair_detail(store, path, *upcoming, config)
 
 
-def draw_labeling() -> None:
-    view = write_pending(label_view(store, pairs, state.get(KEY_AUDIT_LABELS)))
-    state[KEY_AUDIT_LABELS] = view
+def draw_labeling(view: LabelView) -> tuple[int, int] | None:
+    """Draw the fragment from `view`; the pages of the pair that comes next in the queue, if any."""
     if message := state.pop(KEY_FLASH, None):  # a fragment run does not pass open_database, which shows it
         st.toast(message)
     queue = make_queue(view)
@@ -537,7 +605,7 @@ def draw_labeling() -> None:
 
     # A pair opened from elsewhere keeps its order (Clusters: the representative on the left).
     detail = (
-        get_pair_detail(store, path, page_a, page_b, config.fingerprint_key, config, keep_order=bool(opened))
+        get_pair_detail(store, path, page_a, page_b, config, keep_order=bool(opened))
         if page_a and page_b
         else None
     )
@@ -558,8 +626,13 @@ def draw_labeling() -> None:
             st.html(SCROLL_TO_TOP.format(*state[KEY_AUDIT_SHOWN][1]), unsafe_allow_javascript=True)
             st.caption(where_caption(current, queue, position, view))
         st.caption(KEY_HINT)
-        label_bar(detail, chosen.get(key, detail.category), current, len(queue))
+        # The pair is sent before the label bar above it (its 25 widgets are the same from pair to pair; the
+        # last run's stay on screen meanwhile, and their keys act on KEY_AUDIT_SHOWN): the URLs and the diff
+        # the analyst reads next reach the browser first.
+        bar = st.container()
         show_pair(detail)
+        with bar:
+            label_bar(detail, chosen.get(key, detail.category), current, len(queue))
     else:
         st.button("Undo the last label", shortcut="z", on_click=undo, disabled=not history)
 
@@ -588,19 +661,10 @@ def draw_labeling() -> None:
     if st.toggle("Labeled pairs", key=W_AUDIT_SHOW_LABELED, help="Filter, reopen a pair, change its label."):
         labeled_list(view)
 
-    # Prefetch the pair that comes next, so the key that leads there finds it read and diffed. The arguments
-    # are the ones the pair is drawn with, keep_order too: st.cache_resource keys on the arguments as passed.
-    if current is not None and len(queue) > 1:
-        nxt = queue.iloc[(position + 1) % len(queue)]
-        get_pair_detail(
-            store,
-            path,
-            int(nxt["page_a"]),
-            int(nxt["page_b"]),
-            config.fingerprint_key,
-            config,
-            keep_order=False,
-        )
+    if current is None or len(queue) < 2:
+        return None
+    nxt = queue.iloc[(position + 1) % len(queue)]
+    return int(nxt["page_a"]), int(nxt["page_b"])
 
 
 labeling()
