@@ -1,4 +1,4 @@
-"""Crawl dump formats -> validated records. Bad records become (line, reason); nothing is fatal
+"""Crawl dump formats -> validated records. Bad records become (line, `Reject`); nothing is fatal
 but a file that is not a crawl dump at all.
 
 Formats: JSON lines (`.jsonl`, `.ndjson`, `.json`, optionally `.gz`), CSV (`.csv`, `.csv.gz`) with a
@@ -25,6 +25,7 @@ from urllib.parse import urljoin
 
 from . import _html
 from .errors import NotACrawlDump
+from .rejects import Reject, RejectKind
 from .urls import canonicalize_url, host_of
 from .warc import WarcBatches, WarcCapture, is_framed_warc, is_warc_head
 
@@ -58,10 +59,10 @@ _HREF = re.compile(rb"""\bhref\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s>]+))""", re.IG
 @dataclass(frozen=True, slots=True)
 class RawLine:
     """One unparsed record: a JSON line's bytes, a dict from CSV / Parquet, a WARC record (its number in
-    the file) or the reason a WARC record is malformed."""
+    the file) or why a record is rejected as it is read (a malformed WARC record, a CSV record too long)."""
 
     line: int
-    payload: bytes | dict[str, Any] | WarcCapture | str
+    payload: bytes | dict[str, Any] | WarcCapture | Reject
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,7 +75,7 @@ class LineBlock:
     first_line: int
     data: bytes
     # Why the line after `data`'s lines is rejected: a compressed file that ends early, a line too long.
-    error: str | None = None
+    error: Reject | None = None
     # Set with `error` when a gzip member fails its CRC: the lines from this one on, already read or not,
     # are not what was compressed and must not be kept.
     discard_from: int | None = None
@@ -171,12 +172,13 @@ def _plain(f: BinaryIO) -> Iterator[bytes | _Member | _Break]:
         yield piece
 
 
-def _break_reason(brk: _Break, first_line: int, partial: bool) -> str:
+def _break_reason(brk: _Break, first_line: int, partial: bool) -> Reject:
     if brk.kind == "truncated":
         where = "inside this record" if partial else "here"
-        return (
-            f"truncated compressed file: {brk.detail}; reading stopped {where}. The complete lines before "
-            "are loaded (a cut-off member has no CRC to check them against)"
+        return Reject(
+            RejectKind.TRUNCATED_FILE,
+            f"{RejectKind.TRUNCATED_FILE}: {brk.detail}; reading stopped {where}. The complete lines before "
+            "are loaded (a cut-off member has no CRC to check them against)",
         )
     if brk.kind == "corrupt":
         since = (
@@ -186,11 +188,12 @@ def _break_reason(brk: _Break, first_line: int, partial: bool) -> str:
                 f"the lines before line {first_line} passed their members' CRC; this member's lines and all after it are"
             )
         )
-        return (
-            f"corrupt compressed file: {brk.detail} in the gzip member that starts at byte {brk.offset:,} "
-            f"(line {first_line}). gzip checks a member only at its end, so {since} not loaded"
+        return Reject(
+            RejectKind.CORRUPT_FILE,
+            f"{RejectKind.CORRUPT_FILE}: {brk.detail} in the gzip member that starts at byte {brk.offset:,} "
+            f"(line {first_line}). gzip checks a member only at its end, so {since} not loaded",
         )
-    return f"trailing data after the last gzip member: {brk.detail}, ignored"
+    return Reject(RejectKind.TRAILING_DATA, f"{RejectKind.TRAILING_DATA}: {brk.detail}, ignored")
 
 
 def read_batches(
@@ -322,8 +325,11 @@ def _before_long_line(
     yield LineBlock(
         line + newlines,
         b"",
-        f"line too long: over {max_line_bytes:,} bytes "
-        f"(pages are limited to {MAX_PAGE_BYTES / 1e6:.0f} MB), skipped unread",
+        Reject(
+            RejectKind.LINE_TOO_LONG,
+            f"{RejectKind.LINE_TOO_LONG}: over {max_line_bytes:,} bytes "
+            f"(pages are limited to {MAX_PAGE_BYTES / 1e6:.0f} MB), skipped unread",
+        ),
     )
 
 
@@ -429,7 +435,7 @@ def read_raw(path: Path, fmt: str, *, max_line_bytes: int = MAX_LINE_BYTES) -> I
 
 
 class _CsvTooLong(Exception):
-    """The CSV record being read is over the limit; it has been skipped to its end."""
+    """The CSV record being read is over the limit; it has been skipped to its end. `args[0]`: the `Reject`."""
 
 
 class _CsvLines:
@@ -493,13 +499,17 @@ class _CsvLines:
 
     def _too_long(self, raw: bytes) -> None:
         if len(raw) > self._max:  # readline stopped inside the line
-            reason = f"line too long: line {self.line} is over {self._max:,} bytes"
+            kind, where = RejectKind.LINE_TOO_LONG, f"line {self.line} is over {self._max:,} bytes"
             while not raw.endswith((b"\n", b"\r")) and (raw := self._read()):
                 self._quotes += raw.count(b'"')
         else:
-            reason = f"record too long: over {self._max:,} bytes from line {self._record_start}"
+            kind, where = (
+                RejectKind.RECORD_TOO_LONG,
+                f"over {self._max:,} bytes from line {self._record_start}",
+            )
         self.skip_record()
-        raise _CsvTooLong(f"{reason} (pages are limited to {MAX_PAGE_BYTES / 1e6:.0f} MB), skipped")
+        limit = f"pages are limited to {MAX_PAGE_BYTES / 1e6:.0f} MB"
+        raise _CsvTooLong(Reject(kind, f"{kind}: {where} ({limit}), skipped"))
 
     def skip_record(self) -> None:
         """Read on to the end of the current record, unkept."""
@@ -525,7 +535,9 @@ def _csv_records(path: Path, f: BinaryIO, max_line_bytes: int) -> Iterator[RawLi
     lines = _CsvLines(f, max_line_bytes)
     try:
         fieldnames = csv.DictReader(lines.lines()).fieldnames
-    except (_CsvTooLong, csv.Error) as exc:
+    except _CsvTooLong as exc:
+        raise NotACrawlDump(f"{path}: a CSV whose header row cannot be read ({exc.args[0].detail})") from None
+    except csv.Error as exc:
         raise NotACrawlDump(f"{path}: a CSV whose header row cannot be read ({exc})") from None
     if not fieldnames or "url" not in fieldnames:
         raise NotACrawlDump(f"{path}: a CSV without a 'url' column (columns: {fieldnames})")
@@ -547,10 +559,10 @@ def _csv_records(path: Path, f: BinaryIO, max_line_bytes: int) -> Iterator[RawLi
                 start = lines.line + 1
             return
         except _CsvTooLong as exc:
-            yield RawLine(start, str(exc))
+            yield RawLine(start, exc.args[0])
         except csv.Error as exc:
             lines.skip_record()
-            yield RawLine(start, f"malformed CSV: {exc}")
+            yield RawLine(start, Reject(RejectKind.MALFORMED_CSV, f"{RejectKind.MALFORMED_CSV}: {exc}"))
 
 
 def _parquet_rows(batch: Any) -> list[dict[str, Any]]:
@@ -652,8 +664,11 @@ def _finite(value: Any) -> Any:
     return value
 
 
-def _surrogate_reason(field: str) -> str:
-    return f"invalid Unicode in field {field!a}: an unpaired surrogate escape"
+def _surrogate_reason(field: str) -> Reject:
+    return Reject(
+        RejectKind.INVALID_UNICODE,
+        f"{RejectKind.INVALID_UNICODE} in field {field!a}: an unpaired surrogate escape",
+    )
 
 
 class _Unstorable(ValueError):
@@ -684,7 +699,7 @@ def _extra_json(extra: dict[str, Any]) -> str:
         raise
 
 
-_TOO_DEEP = "JSON nested too deeply (Python reads about 1,000 levels)"
+_TOO_DEEP = Reject(RejectKind.TOO_DEEP, f"{RejectKind.TOO_DEEP} (Python reads about 1,000 levels)")
 
 
 def _int_or_digits(digits: str) -> int | str:
@@ -709,7 +724,11 @@ def _holds_float(value: Any) -> bool:
     return False
 
 
-def decode_json_line(payload: bytes, *, fast: bool = True) -> dict[str, Any] | str:
+def _not_an_object(value: object) -> Reject:
+    return Reject(RejectKind.NOT_AN_OBJECT, f"{RejectKind.NOT_AN_OBJECT} but a {type(value).__name__}")
+
+
+def decode_json_line(payload: bytes, *, fast: bool = True) -> dict[str, Any] | Reject:
     """A JSON line's object, or the reason it is rejected: what `json` makes of it, the same value and the
     same reason. `fast` decodes with orjson where it is sure to agree: orjson refuses what only `json` reads
     (NaN, Infinity, 1e400, lone surrogate escapes, a byte-order mark, invalid UTF-8, integers beyond 64
@@ -723,15 +742,17 @@ def decode_json_line(payload: bytes, *, fast: bool = True) -> dict[str, Any] | s
             pass
         else:
             if not (_holds_float(rec) and _LONG_DIGITS.search(payload)):
-                return rec if isinstance(rec, dict) else f"not a JSON object but a {type(rec).__name__}"
+                return rec if isinstance(rec, dict) else _not_an_object(rec)
     try:
         line = payload.decode("utf-8")
     except UnicodeDecodeError as exc:
-        return f"invalid UTF-8 at byte {exc.start}"
+        return Reject(RejectKind.INVALID_UTF8, f"{RejectKind.INVALID_UTF8} at byte {exc.start}")
     try:
         rec = json.loads(line)
     except json.JSONDecodeError as exc:
-        return f"malformed JSON: {exc.msg} (column {exc.colno})"
+        return Reject(
+            RejectKind.MALFORMED_JSON, f"{RejectKind.MALFORMED_JSON}: {exc.msg} (column {exc.colno})"
+        )
     except RecursionError:
         return _TOO_DEEP
     except ValueError:  # an integer of more digits than int() takes (sys.get_int_max_str_digits)
@@ -740,35 +761,40 @@ def decode_json_line(payload: bytes, *, fast: bool = True) -> dict[str, Any] | s
         except RecursionError:
             return _TOO_DEEP
     if not isinstance(rec, dict):
-        return f"not a JSON object but a {type(rec).__name__}"
+        return _not_an_object(rec)
     return rec
 
 
-def validate(raw: RawLine) -> dict[str, Any] | str:
-    """A clean record dict, or the reason the record is rejected."""
+_MISSING_URL = Reject(RejectKind.MISSING_URL, str(RejectKind.MISSING_URL))
+_MISSING_PAGE = Reject(RejectKind.MISSING_PAGE, str(RejectKind.MISSING_PAGE))
+_EMPTY_PAGE = Reject(RejectKind.EMPTY_PAGE, f"{RejectKind.EMPTY_PAGE} (html is blank)")
+
+
+def validate(raw: RawLine) -> dict[str, Any] | Reject:
+    """A clean record dict, or why the record is rejected."""
     payload = raw.payload
-    if isinstance(payload, WarcCapture | str):  # a WARC record; a str is a malformed one's reason
-        payload = payload.record() if isinstance(payload, WarcCapture) else payload
-        if isinstance(payload, str):
-            return payload
+    if isinstance(payload, WarcCapture):
+        payload = payload.record()
+    if isinstance(payload, Reject):  # rejected as it was read
+        return payload
     if isinstance(payload, bytes):
         rec = decode_json_line(payload)
-        if isinstance(rec, str):
+        if isinstance(rec, Reject):
             return rec
     else:
         rec = payload
         if (key := _unencodable_field(rec)) is not None:
-            return f"invalid UTF-8 in field {key!a}"
+            return Reject(RejectKind.INVALID_UTF8, f"{RejectKind.INVALID_UTF8} in field {key!a}")
     url = rec.get("url")
     if not isinstance(url, str) or not url.strip():
-        return "missing url"
+        return _MISSING_URL
     html = rec.get("html")
     text = rec.get("text")
     html = html if isinstance(html, str) and html.strip() else None
     text = text if isinstance(text, str) and text.strip() else None
     if html is None and text is None:
         present = [k for k in ("html", "text") if k in rec]
-        return "empty page (html is blank)" if present else "missing html or text"
+        return _EMPTY_PAGE if present else _MISSING_PAGE
     # Valid UTF-8 JSON can still escape half of a surrogate pair ("\ud800"), which no UTF-8 text can hold.
     # (A CSV or Parquet row was checked field by field above.) The MD5 and size are read from the str's
     # cached UTF-8 form, which the parser and Arrow read as well: the page is encoded once.
@@ -781,7 +807,10 @@ def validate(raw: RawLine) -> dict[str, Any] | str:
     except UnicodeEncodeError:
         return _surrogate_reason("url")
     if size > MAX_PAGE_BYTES:
-        return f"page too large ({size / 1e6:.1f} MB > {MAX_PAGE_BYTES / 1e6:.0f} MB)"
+        return Reject(
+            RejectKind.PAGE_TOO_LARGE,
+            f"{RejectKind.PAGE_TOO_LARGE} ({size / 1e6:.1f} MB > {MAX_PAGE_BYTES / 1e6:.0f} MB)",
+        )
     canonical = canonicalize_url(url)
     rel = _rel_canonical(html) if html is not None else None
     extra = {k: v for k, v in rec.items() if k not in ("url", "html", "text", "fetched_at", "status")}
