@@ -20,23 +20,16 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from itertools import islice
 from pathlib import Path
-from typing import Any, BinaryIO, cast
+from typing import Any, BinaryIO
 from urllib.parse import urljoin
 
 from . import _html
 from .errors import NotACrawlDump
+from .inflate import ZLIB_ERRORS, fast_zlib, open_gzip
 from .rejects import Reject, RejectKind
 from .urls import canonicalize_url, host_of
 from .warc import WarcBatches, WarcCapture, is_framed_warc, is_warc_head
 
-try:  # ISA-L's inflate: the same bytes as zlib at ~2.7x its speed on .jsonl.gz dumps (bench/RESULTS.md)
-    from isal import igzip as _gzip
-    from isal import isal_zlib as _zlib
-except ImportError:  # a platform without isal wheels: the standard library
-    _gzip = gzip  # type: ignore[misc]
-    _zlib = zlib  # type: ignore[misc]
-# isal's stubs type isal_zlib.error as an instance; it is the exception class zlib.error mirrors
-_ZLIB_ERRORS: tuple[type[Exception], ...] = (zlib.error, cast(type[Exception], _zlib.error))
 try:  # orjson decodes a page-sized JSON line in half the time of `json` (bench/RESULTS.md)
     import orjson as _orjson
 except ImportError:  # a platform without orjson wheels: `json` alone
@@ -120,7 +113,7 @@ def _inflated(f: BinaryIO) -> Iterator[bytes | _Member | _Break]:
     at its end) vouches for the pieces since its `_Member`; the bounded pieces keep a gz bomb's memory flat."""
     read_total = 0  # compressed bytes read from the file
     member = 0  # compressed byte where the current member starts
-    d = _zlib.decompressobj(31)
+    d = fast_zlib.decompressobj(31)
     yield _Member(0)
     data, full, started = b"", False, False
     while True:
@@ -138,7 +131,7 @@ def _inflated(f: BinaryIO) -> Iterator[bytes | _Member | _Break]:
             started = True
         try:
             out = d.decompress(data, READ_BYTES)
-        except _ZLIB_ERRORS as exc:
+        except ZLIB_ERRORS as exc:
             yield _Break("corrupt", str(exc), member)
             return
         full = len(out) == READ_BYTES
@@ -148,7 +141,7 @@ def _inflated(f: BinaryIO) -> Iterator[bytes | _Member | _Break]:
         if d.eof:
             data, full = d.unused_data, False
             member = read_total - len(data)
-            d, started = _zlib.decompressobj(31), False
+            d, started = fast_zlib.decompressobj(31), False
             yield _Member(member)
     if started and not d.eof:
         yield _Break(
@@ -398,7 +391,7 @@ def _inflate_head(path: Path) -> bytes:
 def _open_binary(path: Path) -> BinaryIO:
     with open(path, "rb") as f:
         magic = f.read(2)
-    return _gzip.open(path, "rb") if magic == GZIP_MAGIC else open(path, "rb")
+    return open_gzip(path) if magic == GZIP_MAGIC else open(path, "rb")
 
 
 def read_raw(path: Path, fmt: str, *, max_line_bytes: int = MAX_LINE_BYTES) -> Iterator[RawLine]:
@@ -596,7 +589,8 @@ def _parquet_rows(batch: Any) -> list[dict[str, Any]]:
     return [dict(zip(columns, values, strict=True)) for values in zip(*columns.values(), strict=True)]
 
 
-def _rel_canonical(html: str) -> str | None:
+def rel_canonical_href(html: str) -> str | None:
+    """The href of the page's first `<link rel=canonical>` in its first 64 KB, as written; None without one."""
     head = html[:65536].encode("utf-8", "surrogatepass")
     m = next((t for t in _LINK_TAG.finditer(head) if _REL_CANONICAL.search(t.group(0))), None)
     if not m:
@@ -617,7 +611,7 @@ def _resolve(base: str, href: str) -> str | None:
         return None
 
 
-def _parse_time(value: Any) -> datetime | None:
+def parse_time(value: Any) -> datetime | None:
     """`value` as a naive UTC time, or None when it is none: a boolean, a number outside 1970..5138, text
     that is not ISO 8601, a time that leaves years 1..9999 when shifted to UTC."""
     if value is None or value == "" or isinstance(value, bool):
@@ -812,11 +806,11 @@ def validate(raw: RawLine) -> dict[str, Any] | Reject:
             f"{RejectKind.PAGE_TOO_LARGE} ({size / 1e6:.1f} MB > {MAX_PAGE_BYTES / 1e6:.0f} MB)",
         )
     canonical = canonicalize_url(url)
-    rel = _rel_canonical(html) if html is not None else None
+    rel = rel_canonical_href(html) if html is not None else None
     extra = {k: v for k, v in rec.items() if k not in ("url", "html", "text", "fetched_at", "status")}
     # A fetched_at or status that is not one is left empty; its value is kept with the other fields.
     fetched_raw = rec.get("fetched_at")
-    fetched_at = _parse_time(fetched_raw)
+    fetched_at = parse_time(fetched_raw)
     if fetched_at is None and fetched_raw is not None and fetched_raw != "":
         extra["fetched_at"] = fetched_raw
     status_raw = rec.get("status")

@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO
 from fastwarc.warc import ArchiveIterator, WarcRecordType
 from resiliparse.parse.encoding import bytes_to_str, detect_encoding, map_encoding_to_html5
 
+from .inflate import open_gzip
 from .rejects import Reject, RejectKind
 
 if TYPE_CHECKING:
@@ -410,7 +411,7 @@ class WarcBatches:
     bad records (malformed, cut off) as `RawLine(record number, Reject)`, which `validate` returns as is.
 
     A file gzipped per record is read by FastWARC's own inflate, so offsets are those of the records'
-    gzip members; one gzipped as a single stream is inflated by ISA-L (`ingest._gzip`) and offsets are
+    gzip members; one gzipped as a single stream is inflated by ISA-L (`inflate.open_gzip`) and offsets are
     into the decompressed stream (`warc_offset_in` says which). After iteration, `skipped` counts the
     records that are not pages by WARC-Type, and `revisits` the revisit records linked to their record."""
 
@@ -434,9 +435,7 @@ class WarcBatches:
 
     def _open(self) -> BinaryIO:
         if self._one_stream:
-            from .ingest import _gzip
-
-            return _gzip.open(self.path, "rb")
+            return open_gzip(self.path)
         return open(self.path, "rb")
 
     def __iter__(self) -> Iterator[list[RawLine]]:

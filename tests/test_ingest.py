@@ -973,19 +973,19 @@ def test_members_cut_mid_line_keep_only_the_lines_before_the_failed_member(
 
 
 def test_rel_canonical_is_read_from_the_link_tag() -> None:
-    from neardup.ingest import _rel_canonical
+    from neardup.ingest import rel_canonical_href
 
     assert (
-        _rel_canonical("<head><link rel='stylesheet' href='/s.css'><LINK REL=Canonical HREF=/a></head>")
+        rel_canonical_href("<head><link rel='stylesheet' href='/s.css'><LINK REL=Canonical HREF=/a></head>")
         == "/a"
     )
-    assert _rel_canonical('<link href="/b" rel="canonical">') == "/b"
-    assert _rel_canonical('<link rel="canonical">') is None
-    assert _rel_canonical("<link rel=stylesheet href=/x><p>rel=canonical href=/y</p>") is None
+    assert rel_canonical_href('<link href="/b" rel="canonical">') == "/b"
+    assert rel_canonical_href('<link rel="canonical">') is None
+    assert rel_canonical_href("<link rel=stylesheet href=/x><p>rel=canonical href=/y</p>") is None
     # many unclosed '<link's (10.7 s): each scanned up to the next '<', not to the end of the head
-    assert _rel_canonical("<html><head>" + "<link " * 13_000) is None
-    assert _rel_canonical("<html><head>" + "<link rel" * 7_000) is None
-    assert _rel_canonical("<link " * 10_000 + "<link rel=canonical href=/z>") == "/z"
+    assert rel_canonical_href("<html><head>" + "<link " * 13_000) is None
+    assert rel_canonical_href("<html><head>" + "<link rel" * 7_000) is None
+    assert rel_canonical_href("<link " * 10_000 + "<link rel=canonical href=/z>") == "/z"
 
 
 @pytest.mark.parametrize("gz", [False, True])
