@@ -87,8 +87,9 @@ def ingest_records(
 
 
 def _unexpected(exc: BaseException) -> Reject:
-    kind = RejectKind.UNREADABLE
-    return Reject(kind, f"{kind} (please report this): {type(exc).__name__}: {ascii(str(exc))[1:-1][:200]}")
+    return RejectKind.UNREADABLE.reject(
+        f" (please report this): {type(exc).__name__}: {ascii(str(exc))[1:-1][:200]}"
+    )
 
 
 def ingest_batch(

@@ -168,9 +168,8 @@ def _plain(f: BinaryIO) -> Iterator[bytes | _Member | _Break]:
 def _break_reason(brk: _Break, first_line: int, partial: bool) -> Reject:
     if brk.kind == "truncated":
         where = "inside this record" if partial else "here"
-        return Reject(
-            RejectKind.TRUNCATED_FILE,
-            f"{RejectKind.TRUNCATED_FILE}: {brk.detail}; reading stopped {where}. The complete lines before "
+        return RejectKind.TRUNCATED_FILE.reject(
+            f": {brk.detail}; reading stopped {where}. The complete lines before "
             "are loaded (a cut-off member has no CRC to check them against)",
         )
     if brk.kind == "corrupt":
@@ -181,12 +180,11 @@ def _break_reason(brk: _Break, first_line: int, partial: bool) -> Reject:
                 f"the lines before line {first_line} passed their members' CRC; this member's lines and all after it are"
             )
         )
-        return Reject(
-            RejectKind.CORRUPT_FILE,
-            f"{RejectKind.CORRUPT_FILE}: {brk.detail} in the gzip member that starts at byte {brk.offset:,} "
+        return RejectKind.CORRUPT_FILE.reject(
+            f": {brk.detail} in the gzip member that starts at byte {brk.offset:,} "
             f"(line {first_line}). gzip checks a member only at its end, so {since} not loaded",
         )
-    return Reject(RejectKind.TRAILING_DATA, f"{RejectKind.TRAILING_DATA}: {brk.detail}, ignored")
+    return RejectKind.TRAILING_DATA.reject(f": {brk.detail}, ignored")
 
 
 def read_batches(
@@ -318,9 +316,8 @@ def _before_long_line(
     yield LineBlock(
         line + newlines,
         b"",
-        Reject(
-            RejectKind.LINE_TOO_LONG,
-            f"{RejectKind.LINE_TOO_LONG}: over {max_line_bytes:,} bytes "
+        RejectKind.LINE_TOO_LONG.reject(
+            f": over {max_line_bytes:,} bytes "
             f"(pages are limited to {MAX_PAGE_BYTES / 1e6:.0f} MB), skipped unread",
         ),
     )
@@ -502,7 +499,7 @@ class _CsvLines:
             )
         self.skip_record()
         limit = f"pages are limited to {MAX_PAGE_BYTES / 1e6:.0f} MB"
-        raise _CsvTooLong(Reject(kind, f"{kind}: {where} ({limit}), skipped"))
+        raise _CsvTooLong(kind.reject(f": {where} ({limit}), skipped"))
 
     def skip_record(self) -> None:
         """Read on to the end of the current record, unkept."""
@@ -555,7 +552,7 @@ def _csv_records(path: Path, f: BinaryIO, max_line_bytes: int) -> Iterator[RawLi
             yield RawLine(start, exc.args[0])
         except csv.Error as exc:
             lines.skip_record()
-            yield RawLine(start, Reject(RejectKind.MALFORMED_CSV, f"{RejectKind.MALFORMED_CSV}: {exc}"))
+            yield RawLine(start, RejectKind.MALFORMED_CSV.reject(f": {exc}"))
 
 
 def _parquet_rows(batch: Any) -> list[dict[str, Any]]:
@@ -659,9 +656,8 @@ def _finite(value: Any) -> Any:
 
 
 def _surrogate_reason(field: str) -> Reject:
-    return Reject(
-        RejectKind.INVALID_UNICODE,
-        f"{RejectKind.INVALID_UNICODE} in field {field!a}: an unpaired surrogate escape",
+    return RejectKind.INVALID_UNICODE.reject(
+        f" in field {field!a}: an unpaired surrogate escape",
     )
 
 
@@ -693,7 +689,7 @@ def _extra_json(extra: dict[str, Any]) -> str:
         raise
 
 
-_TOO_DEEP = Reject(RejectKind.TOO_DEEP, f"{RejectKind.TOO_DEEP} (Python reads about 1,000 levels)")
+_TOO_DEEP = RejectKind.TOO_DEEP.reject(" (Python reads about 1,000 levels)")
 
 
 def _int_or_digits(digits: str) -> int | str:
@@ -719,7 +715,7 @@ def _holds_float(value: Any) -> bool:
 
 
 def _not_an_object(value: object) -> Reject:
-    return Reject(RejectKind.NOT_AN_OBJECT, f"{RejectKind.NOT_AN_OBJECT} but a {type(value).__name__}")
+    return RejectKind.NOT_AN_OBJECT.reject(f" but a {type(value).__name__}")
 
 
 def decode_json_line(payload: bytes, *, fast: bool = True) -> dict[str, Any] | Reject:
@@ -740,13 +736,11 @@ def decode_json_line(payload: bytes, *, fast: bool = True) -> dict[str, Any] | R
     try:
         line = payload.decode("utf-8")
     except UnicodeDecodeError as exc:
-        return Reject(RejectKind.INVALID_UTF8, f"{RejectKind.INVALID_UTF8} at byte {exc.start}")
+        return RejectKind.INVALID_UTF8.reject(f" at byte {exc.start}")
     try:
         rec = json.loads(line)
     except json.JSONDecodeError as exc:
-        return Reject(
-            RejectKind.MALFORMED_JSON, f"{RejectKind.MALFORMED_JSON}: {exc.msg} (column {exc.colno})"
-        )
+        return RejectKind.MALFORMED_JSON.reject(f": {exc.msg} (column {exc.colno})")
     except RecursionError:
         return _TOO_DEEP
     except ValueError:  # an integer of more digits than int() takes (sys.get_int_max_str_digits)
@@ -759,9 +753,9 @@ def decode_json_line(payload: bytes, *, fast: bool = True) -> dict[str, Any] | R
     return rec
 
 
-_MISSING_URL = Reject(RejectKind.MISSING_URL, str(RejectKind.MISSING_URL))
-_MISSING_PAGE = Reject(RejectKind.MISSING_PAGE, str(RejectKind.MISSING_PAGE))
-_EMPTY_PAGE = Reject(RejectKind.EMPTY_PAGE, f"{RejectKind.EMPTY_PAGE} (html is blank)")
+_MISSING_URL = RejectKind.MISSING_URL.reject()
+_MISSING_PAGE = RejectKind.MISSING_PAGE.reject()
+_EMPTY_PAGE = RejectKind.EMPTY_PAGE.reject(" (html is blank)")
 
 
 def validate(raw: RawLine) -> dict[str, Any] | Reject:
@@ -778,7 +772,7 @@ def validate(raw: RawLine) -> dict[str, Any] | Reject:
     else:
         rec = payload
         if (key := _unencodable_field(rec)) is not None:
-            return Reject(RejectKind.INVALID_UTF8, f"{RejectKind.INVALID_UTF8} in field {key!a}")
+            return RejectKind.INVALID_UTF8.reject(f" in field {key!a}")
     url = rec.get("url")
     if not isinstance(url, str) or not url.strip():
         return _MISSING_URL
@@ -801,9 +795,8 @@ def validate(raw: RawLine) -> dict[str, Any] | Reject:
     except UnicodeEncodeError:
         return _surrogate_reason("url")
     if size > MAX_PAGE_BYTES:
-        return Reject(
-            RejectKind.PAGE_TOO_LARGE,
-            f"{RejectKind.PAGE_TOO_LARGE} ({size / 1e6:.1f} MB > {MAX_PAGE_BYTES / 1e6:.0f} MB)",
+        return RejectKind.PAGE_TOO_LARGE.reject(
+            f" ({size / 1e6:.1f} MB > {MAX_PAGE_BYTES / 1e6:.0f} MB)",
         )
     canonical = canonicalize_url(url)
     rel = rel_canonical_href(html) if html is not None else None

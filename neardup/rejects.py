@@ -1,8 +1,9 @@
 """Why a record of a crawl dump is not loaded: a `Reject` of a `RejectKind` from a closed set, with the
 sentence a user reads.
 
-Every reject source (`ingest`, `warc`, `batches`, the store's duplicate check) returns one; the store keeps
-both in `ingest_errors` (`kind`, `reason`), and the ingest summary, the app and Spark count by `kind`.
+Every reject source (`ingest`, `warc`, `batches`; the store's duplicate check in SQL) makes one with
+`RejectKind.reject`, so its detail begins with the kind's words; the store keeps both in `ingest_errors`
+(`kind`, `reason`), and the ingest summary, the report, the app and Spark count by the kind.
 """
 
 from __future__ import annotations
@@ -43,6 +44,10 @@ class RejectKind(StrEnum):
     # a record the checks above do not know (a bug to report), and a repeat of an earlier record
     UNREADABLE = "unreadable record"
     DUPLICATE = "duplicate record"
+
+    def reject(self, rest: str = "", variant: str = "") -> Reject:
+        """A `Reject` of this kind whose detail is the kind's words followed by `rest` (where and why)."""
+        return Reject(self, f"{self}{rest}", variant)
 
 
 # The kinds that say part of a compressed file was not read (`engine.FileSummary.broken`).

@@ -122,10 +122,8 @@ class WarcCapture:
         the record is not a page."""
         where = f"offset {self.offset}" if self.offset is not None else f"record {self.record_id}"
         if self.warc_type == "revisit" and self.original is None:
-            kind = RejectKind.REVISIT_WITHOUT_RECORD
-            return Reject(
-                kind,
-                f"{kind}: {self.refers_to or 'no WARC-Refers-To or payload digest'} "
+            return RejectKind.REVISIT_WITHOUT_RECORD.reject(
+                f": {self.refers_to or 'no WARC-Refers-To or payload digest'} "
                 f"is not in this file ({where}, {self.url})",
             )
         extra: dict[str, Any] = {
@@ -157,15 +155,12 @@ class WarcCapture:
         )
         own = parse_http(self.block) if http_block else None
         if isinstance(own, str):
-            return Reject(
-                RejectKind.BROKEN_HTTP_HEADER, f"{RejectKind.BROKEN_HTTP_HEADER}: {own} ({where}, {self.url})"
-            )
+            return RejectKind.BROKEN_HTTP_HEADER.reject(f": {own} ({where}, {self.url})")
         if self.original is not None:
             http = parse_http(source.block)
             if isinstance(http, str):
-                return Reject(
-                    RejectKind.BROKEN_HTTP_HEADER,
-                    f"{RejectKind.BROKEN_HTTP_HEADER}: {http} in the record it refers to ({where}, {self.url})",
+                return RejectKind.BROKEN_HTTP_HEADER.reject(
+                    f": {http} in the record it refers to ({where}, {self.url})",
                 )
             status = http[0] if own is None or own[0] in (None, 304) else own[0]
             headers, body = http[1], http[2]
@@ -175,12 +170,11 @@ class WarcCapture:
             status, headers, body = own
         body, failed = decode_body(body, headers)
         if failed:
-            kind = RejectKind.UNDECODABLE_ENCODING
-            return Reject(kind, f"{kind} {failed} ({where}, {self.url})", failed)
+            return RejectKind.UNDECODABLE_ENCODING.reject(f" {failed} ({where}, {self.url})", failed)
         content_type = headers.get("content-type", "")
         mime = sniff_mime(body, content_type)
         if mime not in HTML_TYPES:
-            return Reject(RejectKind.NOT_HTML, f"{RejectKind.NOT_HTML} {mime} ({where}, {self.url})", mime)
+            return RejectKind.NOT_HTML.reject(f" {mime} ({where}, {self.url})", mime)
         html, charset, charset_source = decode_html(body, content_type)
         extra["charset"] = charset
         extra["charset_source"] = charset_source
@@ -547,8 +541,7 @@ class WarcBatches:
                             if held is not None:
                                 yield held_number, held
                                 held = None
-                            kind = RejectKind.RECORD_CUT_OFF
-                            yield number, Reject(kind, f"{kind}: {got} (offset {pos}, {url})")
+                            yield number, RejectKind.RECORD_CUT_OFF.reject(f": {got} (offset {pos}, {url})")
                             continue
                         if self._framed and pos == prev_pos:  # lz4 / zstd frames holding several records
                             self._framed, self._no_offsets = False, True
@@ -581,12 +574,10 @@ class WarcBatches:
                 if held is not None:
                     end = None if self._members else self._record_end(held.offset or 0, len(held.block))
                     if end is not None and resume is not None and end != resume:
-                        kind = RejectKind.BAD_CONTENT_LENGTH
                         yield (
                             held_number,
-                            Reject(
-                                kind,
-                                f"{kind} (offset {held.offset}, {held.url}): "
+                            RejectKind.BAD_CONTENT_LENGTH.reject(
+                                f" (offset {held.offset}, {held.url}): "
                                 f"{len(held.block):,} bytes end the record at byte {end:,}, "
                                 f"the next record starts at {resume:,}",
                             ),
@@ -600,8 +591,7 @@ class WarcBatches:
                     if resume is not None
                     else "the rest of the file is lost"
                 )
-                kind = RejectKind.MALFORMED_RECORD
-                yield number, Reject(kind, f"{kind} ({where}: {error}); {tail}")
+                yield number, RejectKind.MALFORMED_RECORD.reject(f" ({where}: {error}); {tail}")
                 if resume is None:
                     break
                 start = resume
