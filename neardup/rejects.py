@@ -47,7 +47,7 @@ class RejectKind(StrEnum):
 
     def reject(self, rest: str = "", variant: str = "") -> Reject:
         """A `Reject` of this kind whose detail is the kind's words followed by `rest` (where and why)."""
-        return Reject(self, f"{self}{rest}", variant)
+        return Reject(self, self + rest, variant)  # str's +: a plain str, without Enum's formatting
 
 
 # The kinds that say part of a compressed file was not read (`engine.FileSummary.broken`).
