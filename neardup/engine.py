@@ -175,9 +175,8 @@ def ingest_file(
                     summary.loaded -= n_pages
                     summary.errors -= len(dropped)
                     done_records -= n_pages + len(dropped)
-                    reasons.subtract(
-                        dropped
-                    )  # kinds: a JSON line's reject has no variant, its kind is its label
+                    # kinds, which count as labels: the rejects of a JSON line have no variant
+                    reasons.subtract(dropped)
                 if bad and bad[0][1].kind in BROKEN_FILE:  # a block's own error comes first
                     summary.broken = bad[0][1].detail
                 done_records += good.num_rows + len(bad)

@@ -393,7 +393,7 @@ def _open_binary(path: Path) -> BinaryIO:
 
 def read_raw(path: Path, fmt: str, *, max_line_bytes: int = MAX_LINE_BYTES) -> Iterator[RawLine]:
     """Stream the records of a file without parsing their content (parsing runs in workers). A CSV record
-    with a line over `max_line_bytes`, or longer than it in all, is a reason (see `_csv_records`)."""
+    with a line over `max_line_bytes`, or longer than it in all, is a `Reject` (see `_csv_records`)."""
     if fmt == "warc":
         yield from WarcBatches(path).records()
     elif fmt == "jsonl":
@@ -519,7 +519,7 @@ _LONE_CR = re.compile(rb"(?<=\r)(?!\n)")
 
 def _csv_records(path: Path, f: BinaryIO, max_line_bytes: int) -> Iterator[RawLine]:
     """The records of a CSV file with a header row, as `csv.DictReader` gives them (the header's names as
-    keys), each named by its first line. A record over `max_line_bytes` (see `_CsvLines`) or that `csv` cannot read is a reason, and the
+    keys), each named by its first line. A record over `max_line_bytes` (see `_CsvLines`) or that `csv` cannot read is a `Reject`, and the
     next record is read from the line after it."""
     csv.field_size_limit(max(csv.field_size_limit(), max_line_bytes))
     lines = _CsvLines(f, max_line_bytes)
@@ -719,8 +719,8 @@ def _not_an_object(value: object) -> Reject:
 
 
 def decode_json_line(payload: bytes, *, fast: bool = True) -> dict[str, Any] | Reject:
-    """A JSON line's object, or the reason it is rejected: what `json` makes of it, the same value and the
-    same reason. `fast` decodes with orjson where it is sure to agree: orjson refuses what only `json` reads
+    """A JSON line's object, or why it is rejected: what `json` makes of it, the same value and the
+    same `Reject`. `fast` decodes with orjson where it is sure to agree: orjson refuses what only `json` reads
     (NaN, Infinity, 1e400, lone surrogate escapes, a byte-order mark, invalid UTF-8, integers beyond 64
     bits but for one case, deep nesting), and those lines go to `json`, which names the reason; the one
     case it reads otherwise, an integer beyond 64 bits read as a float, needs a float in the record and a
