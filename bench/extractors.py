@@ -52,7 +52,7 @@ def main() -> None:
     args = ap.parse_args()
     path = Path(args.input) if args.input else local_bench.ensure_crawl(10_000, 42, None)[0]
     fmt = detect_format(path)
-    recs = [r for r in map(validate, islice(read_raw(path, fmt), args.pages)) if not isinstance(r, str)]
+    recs = [r for r in map(validate, islice(read_raw(path, fmt), args.pages)) if isinstance(r, dict)]
     htmls = [r["html"] for r in recs if r.get("html")]
     n = len(htmls)
     kb = sum(map(len, htmls)) / n / 1024

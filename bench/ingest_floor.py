@@ -64,7 +64,7 @@ def main(argv: list[str] | None = None) -> int:
     crawl = args.input or local_bench.ensure_crawl(args.crawl_pages, 42, None)[0]
     config = Config(normalize=args.normalize)
     raw = list(islice(read_raw(crawl, detect_format(crawl)), args.pages))
-    recs = [r for r in map(validate, raw) if not isinstance(r, str)]
+    recs = [r for r in map(validate, raw) if isinstance(r, dict)]
     parsed = [parse_page(r["html"], mode=config.normalize) for r in recs]
     tokens = [text_words(p.text) for p in parsed]
     content = [

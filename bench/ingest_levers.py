@@ -42,7 +42,7 @@ import pyarrow as pa
 from neardup import _html, batches, engine
 from neardup import store as store_mod
 from neardup.config import Config
-from neardup.ingest import _rel_canonical, detect_format, file_sha256, read_batches, read_raw
+from neardup.ingest import detect_format, file_sha256, read_batches, read_raw, rel_canonical_href
 from neardup.store import Store
 
 
@@ -204,7 +204,7 @@ def main() -> None:
     )
     print("| lever | what | CPU ms/page |\n|---|---|---:|")
     if "rel" in only:
-        ms = median_of(lambda: [_rel_canonical(h) for h in htmls], n, args.repeats)
+        ms = median_of(lambda: [rel_canonical_href(h) for h in htmls], n, args.repeats)
         print(f"| (a) rel=canonical | regex scan of the first 64 KB in `validate` | {ms:.3f} |")
     if "md5" in only:
         fresh: list[str] = []

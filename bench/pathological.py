@@ -129,7 +129,7 @@ PATHS = ("main", "resiliparse", "strip", "parts", "canonical")
 def run_one(shape: str, size: int, path: str) -> dict:
     """In the child: build the page, warm up, time one call."""
     from neardup.config import DEFAULT_STRIP_TAGS
-    from neardup.ingest import _rel_canonical
+    from neardup.ingest import rel_canonical_href
     from neardup.normalize import parse_page, stripped_parts
 
     calls: dict[str, Callable[[str], object]] = {
@@ -137,7 +137,7 @@ def run_one(shape: str, size: int, path: str) -> dict:
         "resiliparse": lambda h: parse_page(h, mode="main", extractor="resiliparse"),
         "strip": lambda h: parse_page(h, mode="strip"),
         "parts": lambda h: stripped_parts(h, strip_tags=DEFAULT_STRIP_TAGS),
-        "canonical": _rel_canonical,
+        "canonical": rel_canonical_href,
     }
     build = SHAPES[shape][0]
     html = build(size)

@@ -20,6 +20,7 @@ import pyarrow as pa
 from .config import Config
 from .ingest import LineBlock, RawLine, validate
 from .normalize import degenerate_reason, parse_configured
+from .rejects import Reject, RejectKind
 from .shingles import shingle_set32_of, text_words
 from .sketch import sketch_many
 
@@ -60,15 +61,18 @@ def text_row(html: str | None, text_in: str | None, status: int | None, config: 
 
 def ingest_records(
     lines: Iterable[RawLine], config: Config
-) -> tuple[list[dict[str, Any]], list[tuple[int, str]], list[np.ndarray]]:
-    """Validate and normalize records: the good ones (with their word hashes, for sketching) and (line, reason)."""
-    good, bad, tokens = [], [], []
+) -> tuple[list[dict[str, Any]], list[tuple[int, Reject]], list[np.ndarray]]:
+    """Validate and normalize records: the good ones (with their word hashes, for sketching) and the
+    rejects as (line, `Reject`)."""
+    good: list[dict[str, Any]] = []
+    bad: list[tuple[int, Reject]] = []
+    tokens: list[np.ndarray] = []
     if isinstance(lines, LineBlock) and lines.error is not None:
         bad.append((lines.error_line, lines.error))
     for raw in lines:
         try:
             rec = validate(raw)
-            if isinstance(rec, str):
+            if isinstance(rec, Reject):
                 bad.append((raw.line, rec))
                 continue
             row, toks = _text_row(rec["html"], rec["text_in"], rec["status"], config)
@@ -82,13 +86,15 @@ def ingest_records(
     return good, bad, tokens
 
 
-def _unexpected(exc: BaseException) -> str:
-    return f"unreadable record (please report this): {type(exc).__name__}: {ascii(str(exc))[1:-1][:200]}"
+def _unexpected(exc: BaseException) -> Reject:
+    return RejectKind.UNREADABLE.reject(
+        f" (please report this): {type(exc).__name__}: {ascii(str(exc))[1:-1][:200]}"
+    )
 
 
 def ingest_batch(
     args: tuple[Iterable[RawLine], Config],
-) -> tuple[list[dict[str, Any]], list[tuple[int, str]]]:
+) -> tuple[list[dict[str, Any]], list[tuple[int, Reject]]]:
     good, bad, _ = ingest_records(*args)
     return good, bad
 
@@ -136,7 +142,7 @@ _INGEST_SCHEMA = pa.schema(
 
 def ingest_arrow(
     args: tuple[Iterable[RawLine], Config],
-) -> tuple[pa.Table, pa.Table, list[tuple[int, str]], int | None]:
+) -> tuple[pa.Table, pa.Table, list[tuple[int, Reject]], int | None]:
     """Records -> (pages with texts, sketches of the content pages, rejects, the line from which earlier
     pages must be dropped (`LineBlock.discard_from`)), built in the worker: the tables cross the process
     boundary as a few buffers and DuckDB scans them without Python objects. Sketching here reuses the
@@ -161,7 +167,7 @@ def _no_pages() -> tuple[pa.Table, pa.Table]:
 
 
 def _arrow_rows(
-    good: list[dict[str, Any]], tokens: list[np.ndarray], bad: list[tuple[int, str]]
+    good: list[dict[str, Any]], tokens: list[np.ndarray], bad: list[tuple[int, Reject]]
 ) -> tuple[pa.Table, list[dict[str, Any]], list[np.ndarray]]:
     """The pages table row by row, when the batch as a whole does not convert: rows that do not go to `bad`."""
     tables, kept, kept_tokens = [], [], []
@@ -175,10 +181,6 @@ def _arrow_rows(
         kept_tokens.append(toks)
     table = pa.concat_tables(tables) if tables else _INGEST_SCHEMA.empty_table()
     return table, kept, kept_tokens
-
-
-def reason_kind(reason: str) -> str:
-    return reason.split(":")[0].split(" (")[0].split(" at byte")[0]
 
 
 # --- sketches, fingerprints and shingle sets -----------------------------------------------------

@@ -161,16 +161,19 @@ def cmd_report(args: argparse.Namespace) -> int:
         if store.count_pages() == 0:
             raise NeardupError(f"{args.db} holds no pages: run `neardup ingest DUMP --db {args.db}` first")
         analysis = _analysis(args, store)
+        rejected = store.rejects_by_kind()
     limits = merge(analysis.config.gate, args.fail_over or [])
     verdict = evaluate(analysis.numbers, limits) if limits else None
     if args.json:
         print(
             json.dumps(
-                report_dict(analysis, top_hosts=args.top_hosts, verdict=verdict), indent=2, default=str
+                report_dict(analysis, top_hosts=args.top_hosts, verdict=verdict, rejected=rejected),
+                indent=2,
+                default=str,
             )
         )
     else:
-        print(report_text(analysis, top_hosts=args.top_hosts, verdict=verdict))
+        print(report_text(analysis, top_hosts=args.top_hosts, verdict=verdict, rejected=rejected))
     if verdict is None or verdict.passed:
         return 0
     for check in verdict.failed:

@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from .batches import ingest_arrow, normalize_batch, reason_kind, set_batch, signatures, sketch_batch
+from .batches import ingest_arrow, normalize_batch, set_batch, signatures, sketch_batch
 from .candidates import (
     CandidateStats,
     above_floor,
@@ -32,6 +32,7 @@ from .config import Config
 from .errors import NotACrawlDump
 from .ingest import detect_format, file_sha256, read_batches
 from .parallel import parallel_map, prefetch
+from .rejects import BROKEN_FILE, Reject, RejectKind
 from .store import ROW_GROUP_ROWS, Store
 from .warc import WarcBatches
 
@@ -45,8 +46,6 @@ INSERT_ROWS = 2048
 # hold 0.3-2 GB in this process, twice over while the previous insert is written.
 INSERT_BYTES = 64 << 20
 INSERT_ERRORS = 50_000  # rejects are small rows: one insert of many is what makes a flood of them quick
-# The kinds of reject that say part of a compressed file was not read (FileSummary.broken).
-_BROKEN_KINDS = ("truncated compressed file", "corrupt compressed file")
 # Below this many records a worker pool costs more than it saves.
 PARALLEL_MIN = 2000
 
@@ -64,7 +63,7 @@ class FileSummary:
     loaded: int = 0
     errors: int = 0
     seconds: float = 0.0
-    reasons: dict[str, int] = field(default_factory=dict)
+    reasons: dict[str, int] = field(default_factory=dict)  # rejected records by `Reject.label`
     # Why part of the file was not read (a truncated or corrupt compressed file), as in `ingest_errors`.
     broken: str | None = None
     # WARC: records that are not pages, by WARC-Type (request, metadata, warcinfo), and how many revisit
@@ -96,7 +95,7 @@ def ingest_file(
 ) -> FileSummary:
     """Load one crawl dump (and normalize it under `config`). Re-ingesting the same bytes is a no-op.
 
-    Bad records go to `ingest_errors` as (line, reason). A file with no usable record at all raises
+    Bad records go to `ingest_errors` as (line, kind, reason). A file with no usable record at all raises
     `NotACrawlDump` and leaves the database as it was.
     """
     path = Path(path)
@@ -127,14 +126,16 @@ def ingest_file(
             done_records = 0
             pending: list[pa.Table] = []  # DuckDB appends fewer, larger batches faster
             pending_sketches: list[pa.Table] = []
-            pending_errors: list[tuple[int, str]] = []
+            pending_errors: list[tuple[int, Reject]] = []
             n_pending = 0
             pending_bytes = 0
             # DuckDB writes in a thread (it releases the GIL), one batch at a time, while this thread keeps
             # the workers fed: otherwise they idle for every append.
             writing: Future[None] | None = None
 
-            def write(batch: pa.Table, sketches: pa.Table, errors: list[tuple[int, str]], full: bool) -> None:
+            def write(
+                batch: pa.Table, sketches: pa.Table, errors: list[tuple[int, Reject]], full: bool
+            ) -> None:
                 store.add_errors(source_id, str(path), errors)
                 if batch.num_rows:
                     store.add_ingested(
@@ -174,12 +175,12 @@ def ingest_file(
                     summary.loaded -= n_pages
                     summary.errors -= len(dropped)
                     done_records -= n_pages + len(dropped)
-                    reasons.subtract(reason_kind(r) for r in dropped)
-                if bad and bad[0][1].startswith(_BROKEN_KINDS):  # a block's own error comes first
-                    summary.broken = bad[0][1]
+                    # kinds, which count as labels: the rejects of a JSON line have no variant
+                    reasons.subtract(dropped)
+                if bad and bad[0][1].kind in BROKEN_FILE:  # a block's own error comes first
+                    summary.broken = bad[0][1].detail
                 done_records += good.num_rows + len(bad)
-                for _, reason in bad:
-                    reasons[reason_kind(reason)] += 1
+                reasons.update(reject.label for _, reject in bad)
                 pending.append(good)
                 pending_sketches.append(sketches)
                 pending_errors.extend(bad)
@@ -205,7 +206,7 @@ def ingest_file(
                 summary.skipped, summary.revisits = dict(reader.skipped), reader.revisits
             dup = store.reject_duplicate_records(source_id, str(path))
             if dup:
-                reasons["duplicate record"] += dup
+                reasons[RejectKind.DUPLICATE] += dup
                 summary.loaded -= dup
                 summary.errors += dup
             if summary.loaded == 0 and summary.broken is not None:
@@ -222,7 +223,7 @@ def ingest_file(
             raise
         finally:
             writer.shutdown(wait=True)
-    summary.reasons = dict(reasons)
+    summary.reasons = {str(kind): n for kind, n in reasons.items()}
     summary.seconds = time.perf_counter() - t0
     return summary
 

@@ -1,4 +1,4 @@
-"""Crawl dump formats -> validated records. Bad records become (line, reason); nothing is fatal
+"""Crawl dump formats -> validated records. Bad records become (line, `Reject`); nothing is fatal
 but a file that is not a crawl dump at all.
 
 Formats: JSON lines (`.jsonl`, `.ndjson`, `.json`, optionally `.gz`), CSV (`.csv`, `.csv.gz`) with a
@@ -20,22 +20,16 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from itertools import islice
 from pathlib import Path
-from typing import Any, BinaryIO, cast
+from typing import Any, BinaryIO
 from urllib.parse import urljoin
 
 from . import _html
 from .errors import NotACrawlDump
+from .inflate import ZLIB_ERRORS, fast_zlib, open_gzip
+from .rejects import Reject, RejectKind
 from .urls import canonicalize_url, host_of
 from .warc import WarcBatches, WarcCapture, is_framed_warc, is_warc_head
 
-try:  # ISA-L's inflate: the same bytes as zlib at ~2.7x its speed on .jsonl.gz dumps (bench/RESULTS.md)
-    from isal import igzip as _gzip
-    from isal import isal_zlib as _zlib
-except ImportError:  # a platform without isal wheels: the standard library
-    _gzip = gzip  # type: ignore[misc]
-    _zlib = zlib  # type: ignore[misc]
-# isal's stubs type isal_zlib.error as an instance; it is the exception class zlib.error mirrors
-_ZLIB_ERRORS: tuple[type[Exception], ...] = (zlib.error, cast(type[Exception], _zlib.error))
 try:  # orjson decodes a page-sized JSON line in half the time of `json` (bench/RESULTS.md)
     import orjson as _orjson
 except ImportError:  # a platform without orjson wheels: `json` alone
@@ -58,10 +52,10 @@ _HREF = re.compile(rb"""\bhref\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s>]+))""", re.IG
 @dataclass(frozen=True, slots=True)
 class RawLine:
     """One unparsed record: a JSON line's bytes, a dict from CSV / Parquet, a WARC record (its number in
-    the file) or the reason a WARC record is malformed."""
+    the file) or why a record is rejected as it is read (a malformed WARC record, a CSV record too long)."""
 
     line: int
-    payload: bytes | dict[str, Any] | WarcCapture | str
+    payload: bytes | dict[str, Any] | WarcCapture | Reject
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,7 +68,7 @@ class LineBlock:
     first_line: int
     data: bytes
     # Why the line after `data`'s lines is rejected: a compressed file that ends early, a line too long.
-    error: str | None = None
+    error: Reject | None = None
     # Set with `error` when a gzip member fails its CRC: the lines from this one on, already read or not,
     # are not what was compressed and must not be kept.
     discard_from: int | None = None
@@ -119,7 +113,7 @@ def _inflated(f: BinaryIO) -> Iterator[bytes | _Member | _Break]:
     at its end) vouches for the pieces since its `_Member`; the bounded pieces keep a gz bomb's memory flat."""
     read_total = 0  # compressed bytes read from the file
     member = 0  # compressed byte where the current member starts
-    d = _zlib.decompressobj(31)
+    d = fast_zlib.decompressobj(31)
     yield _Member(0)
     data, full, started = b"", False, False
     while True:
@@ -137,7 +131,7 @@ def _inflated(f: BinaryIO) -> Iterator[bytes | _Member | _Break]:
             started = True
         try:
             out = d.decompress(data, READ_BYTES)
-        except _ZLIB_ERRORS as exc:
+        except ZLIB_ERRORS as exc:
             yield _Break("corrupt", str(exc), member)
             return
         full = len(out) == READ_BYTES
@@ -147,7 +141,7 @@ def _inflated(f: BinaryIO) -> Iterator[bytes | _Member | _Break]:
         if d.eof:
             data, full = d.unused_data, False
             member = read_total - len(data)
-            d, started = _zlib.decompressobj(31), False
+            d, started = fast_zlib.decompressobj(31), False
             yield _Member(member)
     if started and not d.eof:
         yield _Break(
@@ -171,12 +165,12 @@ def _plain(f: BinaryIO) -> Iterator[bytes | _Member | _Break]:
         yield piece
 
 
-def _break_reason(brk: _Break, first_line: int, partial: bool) -> str:
+def _break_reason(brk: _Break, first_line: int, partial: bool) -> Reject:
     if brk.kind == "truncated":
         where = "inside this record" if partial else "here"
-        return (
-            f"truncated compressed file: {brk.detail}; reading stopped {where}. The complete lines before "
-            "are loaded (a cut-off member has no CRC to check them against)"
+        return RejectKind.TRUNCATED_FILE.reject(
+            f": {brk.detail}; reading stopped {where}. The complete lines before "
+            "are loaded (a cut-off member has no CRC to check them against)",
         )
     if brk.kind == "corrupt":
         since = (
@@ -186,11 +180,11 @@ def _break_reason(brk: _Break, first_line: int, partial: bool) -> str:
                 f"the lines before line {first_line} passed their members' CRC; this member's lines and all after it are"
             )
         )
-        return (
-            f"corrupt compressed file: {brk.detail} in the gzip member that starts at byte {brk.offset:,} "
-            f"(line {first_line}). gzip checks a member only at its end, so {since} not loaded"
+        return RejectKind.CORRUPT_FILE.reject(
+            f": {brk.detail} in the gzip member that starts at byte {brk.offset:,} "
+            f"(line {first_line}). gzip checks a member only at its end, so {since} not loaded",
         )
-    return f"trailing data after the last gzip member: {brk.detail}, ignored"
+    return RejectKind.TRAILING_DATA.reject(f": {brk.detail}, ignored")
 
 
 def read_batches(
@@ -322,8 +316,10 @@ def _before_long_line(
     yield LineBlock(
         line + newlines,
         b"",
-        f"line too long: over {max_line_bytes:,} bytes "
-        f"(pages are limited to {MAX_PAGE_BYTES / 1e6:.0f} MB), skipped unread",
+        RejectKind.LINE_TOO_LONG.reject(
+            f": over {max_line_bytes:,} bytes "
+            f"(pages are limited to {MAX_PAGE_BYTES / 1e6:.0f} MB), skipped unread",
+        ),
     )
 
 
@@ -392,12 +388,12 @@ def _inflate_head(path: Path) -> bytes:
 def _open_binary(path: Path) -> BinaryIO:
     with open(path, "rb") as f:
         magic = f.read(2)
-    return _gzip.open(path, "rb") if magic == GZIP_MAGIC else open(path, "rb")
+    return open_gzip(path) if magic == GZIP_MAGIC else open(path, "rb")
 
 
 def read_raw(path: Path, fmt: str, *, max_line_bytes: int = MAX_LINE_BYTES) -> Iterator[RawLine]:
     """Stream the records of a file without parsing their content (parsing runs in workers). A CSV record
-    with a line over `max_line_bytes`, or longer than it in all, is a reason (see `_csv_records`)."""
+    with a line over `max_line_bytes`, or longer than it in all, is a `Reject` (see `_csv_records`)."""
     if fmt == "warc":
         yield from WarcBatches(path).records()
     elif fmt == "jsonl":
@@ -429,7 +425,7 @@ def read_raw(path: Path, fmt: str, *, max_line_bytes: int = MAX_LINE_BYTES) -> I
 
 
 class _CsvTooLong(Exception):
-    """The CSV record being read is over the limit; it has been skipped to its end."""
+    """The CSV record being read is over the limit; it has been skipped to its end. `args[0]`: the `Reject`."""
 
 
 class _CsvLines:
@@ -493,13 +489,17 @@ class _CsvLines:
 
     def _too_long(self, raw: bytes) -> None:
         if len(raw) > self._max:  # readline stopped inside the line
-            reason = f"line too long: line {self.line} is over {self._max:,} bytes"
+            kind, where = RejectKind.LINE_TOO_LONG, f"line {self.line} is over {self._max:,} bytes"
             while not raw.endswith((b"\n", b"\r")) and (raw := self._read()):
                 self._quotes += raw.count(b'"')
         else:
-            reason = f"record too long: over {self._max:,} bytes from line {self._record_start}"
+            kind, where = (
+                RejectKind.RECORD_TOO_LONG,
+                f"over {self._max:,} bytes from line {self._record_start}",
+            )
         self.skip_record()
-        raise _CsvTooLong(f"{reason} (pages are limited to {MAX_PAGE_BYTES / 1e6:.0f} MB), skipped")
+        limit = f"pages are limited to {MAX_PAGE_BYTES / 1e6:.0f} MB"
+        raise _CsvTooLong(kind.reject(f": {where} ({limit}), skipped"))
 
     def skip_record(self) -> None:
         """Read on to the end of the current record, unkept."""
@@ -519,13 +519,15 @@ _LONE_CR = re.compile(rb"(?<=\r)(?!\n)")
 
 def _csv_records(path: Path, f: BinaryIO, max_line_bytes: int) -> Iterator[RawLine]:
     """The records of a CSV file with a header row, as `csv.DictReader` gives them (the header's names as
-    keys), each named by its first line. A record over `max_line_bytes` (see `_CsvLines`) or that `csv` cannot read is a reason, and the
+    keys), each named by its first line. A record over `max_line_bytes` (see `_CsvLines`) or that `csv` cannot read is a `Reject`, and the
     next record is read from the line after it."""
     csv.field_size_limit(max(csv.field_size_limit(), max_line_bytes))
     lines = _CsvLines(f, max_line_bytes)
     try:
         fieldnames = csv.DictReader(lines.lines()).fieldnames
-    except (_CsvTooLong, csv.Error) as exc:
+    except _CsvTooLong as exc:
+        raise NotACrawlDump(f"{path}: a CSV whose header row cannot be read ({exc.args[0].detail})") from None
+    except csv.Error as exc:
         raise NotACrawlDump(f"{path}: a CSV whose header row cannot be read ({exc})") from None
     if not fieldnames or "url" not in fieldnames:
         raise NotACrawlDump(f"{path}: a CSV without a 'url' column (columns: {fieldnames})")
@@ -547,10 +549,10 @@ def _csv_records(path: Path, f: BinaryIO, max_line_bytes: int) -> Iterator[RawLi
                 start = lines.line + 1
             return
         except _CsvTooLong as exc:
-            yield RawLine(start, str(exc))
+            yield RawLine(start, exc.args[0])
         except csv.Error as exc:
             lines.skip_record()
-            yield RawLine(start, f"malformed CSV: {exc}")
+            yield RawLine(start, RejectKind.MALFORMED_CSV.reject(f": {exc}"))
 
 
 def _parquet_rows(batch: Any) -> list[dict[str, Any]]:
@@ -584,7 +586,8 @@ def _parquet_rows(batch: Any) -> list[dict[str, Any]]:
     return [dict(zip(columns, values, strict=True)) for values in zip(*columns.values(), strict=True)]
 
 
-def _rel_canonical(html: str) -> str | None:
+def rel_canonical_href(html: str) -> str | None:
+    """The href of the page's first `<link rel=canonical>` in its first 64 KB, as written; None without one."""
     head = html[:65536].encode("utf-8", "surrogatepass")
     m = next((t for t in _LINK_TAG.finditer(head) if _REL_CANONICAL.search(t.group(0))), None)
     if not m:
@@ -605,7 +608,7 @@ def _resolve(base: str, href: str) -> str | None:
         return None
 
 
-def _parse_time(value: Any) -> datetime | None:
+def parse_time(value: Any) -> datetime | None:
     """`value` as a naive UTC time, or None when it is none: a boolean, a number outside 1970..5138, text
     that is not ISO 8601, a time that leaves years 1..9999 when shifted to UTC."""
     if value is None or value == "" or isinstance(value, bool):
@@ -652,8 +655,10 @@ def _finite(value: Any) -> Any:
     return value
 
 
-def _surrogate_reason(field: str) -> str:
-    return f"invalid Unicode in field {field!a}: an unpaired surrogate escape"
+def _surrogate_reason(field: str) -> Reject:
+    return RejectKind.INVALID_UNICODE.reject(
+        f" in field {field!a}: an unpaired surrogate escape",
+    )
 
 
 class _Unstorable(ValueError):
@@ -684,7 +689,7 @@ def _extra_json(extra: dict[str, Any]) -> str:
         raise
 
 
-_TOO_DEEP = "JSON nested too deeply (Python reads about 1,000 levels)"
+_TOO_DEEP = RejectKind.TOO_DEEP.reject(" (Python reads about 1,000 levels)")
 
 
 def _int_or_digits(digits: str) -> int | str:
@@ -709,9 +714,13 @@ def _holds_float(value: Any) -> bool:
     return False
 
 
-def decode_json_line(payload: bytes, *, fast: bool = True) -> dict[str, Any] | str:
-    """A JSON line's object, or the reason it is rejected: what `json` makes of it, the same value and the
-    same reason. `fast` decodes with orjson where it is sure to agree: orjson refuses what only `json` reads
+def _not_an_object(value: object) -> Reject:
+    return RejectKind.NOT_AN_OBJECT.reject(f" but a {type(value).__name__}")
+
+
+def decode_json_line(payload: bytes, *, fast: bool = True) -> dict[str, Any] | Reject:
+    """A JSON line's object, or why it is rejected: what `json` makes of it, the same value and the
+    same `Reject`. `fast` decodes with orjson where it is sure to agree: orjson refuses what only `json` reads
     (NaN, Infinity, 1e400, lone surrogate escapes, a byte-order mark, invalid UTF-8, integers beyond 64
     bits but for one case, deep nesting), and those lines go to `json`, which names the reason; the one
     case it reads otherwise, an integer beyond 64 bits read as a float, needs a float in the record and a
@@ -723,15 +732,15 @@ def decode_json_line(payload: bytes, *, fast: bool = True) -> dict[str, Any] | s
             pass
         else:
             if not (_holds_float(rec) and _LONG_DIGITS.search(payload)):
-                return rec if isinstance(rec, dict) else f"not a JSON object but a {type(rec).__name__}"
+                return rec if isinstance(rec, dict) else _not_an_object(rec)
     try:
         line = payload.decode("utf-8")
     except UnicodeDecodeError as exc:
-        return f"invalid UTF-8 at byte {exc.start}"
+        return RejectKind.INVALID_UTF8.reject(f" at byte {exc.start}")
     try:
         rec = json.loads(line)
     except json.JSONDecodeError as exc:
-        return f"malformed JSON: {exc.msg} (column {exc.colno})"
+        return RejectKind.MALFORMED_JSON.reject(f": {exc.msg} (column {exc.colno})")
     except RecursionError:
         return _TOO_DEEP
     except ValueError:  # an integer of more digits than int() takes (sys.get_int_max_str_digits)
@@ -740,35 +749,40 @@ def decode_json_line(payload: bytes, *, fast: bool = True) -> dict[str, Any] | s
         except RecursionError:
             return _TOO_DEEP
     if not isinstance(rec, dict):
-        return f"not a JSON object but a {type(rec).__name__}"
+        return _not_an_object(rec)
     return rec
 
 
-def validate(raw: RawLine) -> dict[str, Any] | str:
-    """A clean record dict, or the reason the record is rejected."""
+_MISSING_URL = RejectKind.MISSING_URL.reject()
+_MISSING_PAGE = RejectKind.MISSING_PAGE.reject()
+_EMPTY_PAGE = RejectKind.EMPTY_PAGE.reject(" (html is blank)")
+
+
+def validate(raw: RawLine) -> dict[str, Any] | Reject:
+    """A clean record dict, or why the record is rejected."""
     payload = raw.payload
-    if isinstance(payload, WarcCapture | str):  # a WARC record; a str is a malformed one's reason
-        payload = payload.record() if isinstance(payload, WarcCapture) else payload
-        if isinstance(payload, str):
-            return payload
+    if isinstance(payload, WarcCapture):
+        payload = payload.record()
+    if isinstance(payload, Reject):  # rejected as it was read
+        return payload
     if isinstance(payload, bytes):
         rec = decode_json_line(payload)
-        if isinstance(rec, str):
+        if isinstance(rec, Reject):
             return rec
     else:
         rec = payload
         if (key := _unencodable_field(rec)) is not None:
-            return f"invalid UTF-8 in field {key!a}"
+            return RejectKind.INVALID_UTF8.reject(f" in field {key!a}")
     url = rec.get("url")
     if not isinstance(url, str) or not url.strip():
-        return "missing url"
+        return _MISSING_URL
     html = rec.get("html")
     text = rec.get("text")
     html = html if isinstance(html, str) and html.strip() else None
     text = text if isinstance(text, str) and text.strip() else None
     if html is None and text is None:
         present = [k for k in ("html", "text") if k in rec]
-        return "empty page (html is blank)" if present else "missing html or text"
+        return _EMPTY_PAGE if present else _MISSING_PAGE
     # Valid UTF-8 JSON can still escape half of a surrogate pair ("\ud800"), which no UTF-8 text can hold.
     # (A CSV or Parquet row was checked field by field above.) The MD5 and size are read from the str's
     # cached UTF-8 form, which the parser and Arrow read as well: the page is encoded once.
@@ -781,13 +795,15 @@ def validate(raw: RawLine) -> dict[str, Any] | str:
     except UnicodeEncodeError:
         return _surrogate_reason("url")
     if size > MAX_PAGE_BYTES:
-        return f"page too large ({size / 1e6:.1f} MB > {MAX_PAGE_BYTES / 1e6:.0f} MB)"
+        return RejectKind.PAGE_TOO_LARGE.reject(
+            f" ({size / 1e6:.1f} MB > {MAX_PAGE_BYTES / 1e6:.0f} MB)",
+        )
     canonical = canonicalize_url(url)
-    rel = _rel_canonical(html) if html is not None else None
+    rel = rel_canonical_href(html) if html is not None else None
     extra = {k: v for k, v in rec.items() if k not in ("url", "html", "text", "fetched_at", "status")}
     # A fetched_at or status that is not one is left empty; its value is kept with the other fields.
     fetched_raw = rec.get("fetched_at")
-    fetched_at = _parse_time(fetched_raw)
+    fetched_at = parse_time(fetched_raw)
     if fetched_at is None and fetched_raw is not None and fetched_raw != "":
         extra["fetched_at"] = fetched_raw
     status_raw = rec.get("status")

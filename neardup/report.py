@@ -31,8 +31,15 @@ def describe_setting(analysis: Analysis) -> str:
     return f"normalize={c.normalization}, {c.method}, shingles of {c.shingle_size} words, {rule}"
 
 
-def report_dict(analysis: Analysis, *, top_hosts: int = 10, verdict: Verdict | None = None) -> dict[str, Any]:
-    """The report as data; `gate` holds the verdict on the limits (null without limits)."""
+def report_dict(
+    analysis: Analysis,
+    *,
+    top_hosts: int = 10,
+    verdict: Verdict | None = None,
+    rejected: dict[str, int] | None = None,
+) -> dict[str, Any]:
+    """The report as data; `gate` holds the verdict on the limits (null without limits), `rejected_by_kind`
+    the records the ingest rejected, by `RejectKind` (`Store.rejects_by_kind`; null when not given)."""
     degenerate = (
         analysis.pages["degenerate"].dropna().map(lambda r: r.split(" ")[0] if r.startswith("status") else r)
     )
@@ -40,6 +47,7 @@ def report_dict(analysis: Analysis, *, top_hosts: int = 10, verdict: Verdict | N
         "setting": analysis.config.to_dict(),
         "numbers": analysis.numbers.as_dict(),
         "degenerate_by_reason": {str(k): int(v) for k, v in degenerate.value_counts().items()},
+        "rejected_by_kind": rejected,
         "top_hosts": analysis.hosts.head(top_hosts).to_dict(orient="records"),
         "warnings": analysis.warnings,
         "gate": verdict.as_dict() if verdict is not None else None,
@@ -47,7 +55,13 @@ def report_dict(analysis: Analysis, *, top_hosts: int = 10, verdict: Verdict | N
     }
 
 
-def report_text(analysis: Analysis, *, top_hosts: int = 10, verdict: Verdict | None = None) -> str:
+def report_text(
+    analysis: Analysis,
+    *,
+    top_hosts: int = 10,
+    verdict: Verdict | None = None,
+    rejected: dict[str, int] | None = None,
+) -> str:
     n = analysis.numbers
     total = max(n["total_pages"], 1)
     lines = [f"neardup report  ({describe_setting(analysis)})", ""]
@@ -64,6 +78,12 @@ def report_text(analysis: Analysis, *, top_hosts: int = 10, verdict: Verdict | N
     if d["degenerate_by_reason"]:
         reasons = ", ".join(f"{k} {v}" for k, v in d["degenerate_by_reason"].items())
         lines += ["", f"  degenerate by reason: {reasons}"]
+    if rejected:
+        kinds = ", ".join(f"{kind} {n:,}" for kind, n in rejected.items())
+        lines += [
+            "",
+            f"  records rejected at ingest ({sum(rejected.values()):,}, not counted above): {kinds}",
+        ]
     hosts = analysis.hosts.head(top_hosts)
     if len(hosts):
         lines += ["", "  top hosts by redundant pages:"]

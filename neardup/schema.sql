@@ -32,11 +32,13 @@ CREATE TABLE IF NOT EXISTS pages (
     extra JSON                           -- any other fields of the record
 );
 
+-- Rejected records: one row each, or one for the part of a file that could not be read.
 CREATE TABLE IF NOT EXISTS ingest_errors (
     source_id INTEGER,
     source VARCHAR NOT NULL,
-    line BIGINT,
-    reason VARCHAR NOT NULL
+    line BIGINT,                         -- as in pages (a WARC file: the record's number in it)
+    kind VARCHAR NOT NULL,               -- rejects.RejectKind: what is wrong, the key reports count by
+    reason VARCHAR NOT NULL              -- the sentence a user reads: the kind's words, where and why
 );
 
 -- Normalized text, once per normalization setting.

@@ -27,10 +27,14 @@ import pyarrow as pa
 
 from .errors import DatabaseLocked, NeardupError, SchemaError
 from .normalize import TOO_SHORT
+from .rejects import Reject, RejectKind
 
-SCHEMA_VERSION = "3"
-# Older versions this one upgrades in place on a writable open (read-only opens read them as they are).
-UPGRADABLE_VERSIONS = ("2",)
+SCHEMA_VERSION = "4"
+# Older versions this one upgrades in place on a writable open (read-only opens read them as they are),
+# oldest first: a file of one of them takes the upgrade steps from its version on (`Store._upgrade`).
+UPGRADABLE_VERSIONS = ("2", "3")
+# The versions whose `ingest_errors` has no `kind` column.
+_BEFORE_REJECT_KINDS = ("2", "3")
 DEFAULT_DB = "neardup.duckdb"
 DUCKDB_MEMORY = "1GB"
 # Tables are stored in row groups of this many rows (DuckDB's default is 122,880). A checkpoint
@@ -125,6 +129,17 @@ def is_database_file(path: str | Path) -> bool:
 def sql_literal(value: str) -> str:
     """A quoted SQL string, for the few statements that cannot bind parameters (ATTACH, view definitions)."""
     return "'" + value.replace("'", "''") + "'"
+
+
+def kind_of_reason_sql(column: str) -> str:
+    """SQL for the `RejectKind` of a reject written before kinds had a column of their own: the kind whose
+    words begin `column` (the longest that does; every `Reject.detail` begins with its kind's words), and
+    an unreadable record for a text no kind begins."""
+    whens = " ".join(
+        f"WHEN starts_with({column}, {sql_literal(k)}) THEN {sql_literal(k)}"
+        for k in sorted(RejectKind, key=len, reverse=True)
+    )
+    return f"CASE {whens} ELSE {sql_literal(RejectKind.UNREADABLE)} END"
 
 
 # How long an open waits for another process's lock (a short write: a label, an app page's read) before
@@ -571,7 +586,7 @@ class Store:
             cur.execute("INSERT INTO meta VALUES ('schema_version', ?)", [SCHEMA_VERSION])
         cur.execute("COMMIT")
         if self._upgrade_from is not None:
-            self._upgrade_labels_per_labeler()
+            self._upgrade(self._upgrade_from)
             self._upgrade_from = None
         self.drop_incomplete_sources()
 
@@ -709,25 +724,34 @@ class Store:
             cur.execute("CHECKPOINT")
 
     @_writes
-    def add_errors(self, source_id: int, source: str, errors: Sequence[tuple[int | None, str]]) -> None:
-        """Record rejected records as (line, reason), in one insert from Arrow (`executemany` takes ~5 ms a row)."""
+    def add_errors(self, source_id: int, source: str, errors: Sequence[tuple[int | None, Reject]]) -> None:
+        """Record rejected records as (line, `Reject`), in one insert from Arrow (`executemany` takes ~5 ms a
+        row)."""
         if not errors:
             return
-        lines, reasons = zip(*errors, strict=True)
+        lines = [line for line, _ in errors]
+        kinds = [reject.kind for _, reject in errors]
+        details = [reject.detail for _, reject in errors]
         cur = self.cursor()
         cur.register(
             "error_batch",
-            pa.table({"line": pa.array(lines, pa.int64()), "reason": pa.array(reasons, pa.string())}),
+            pa.table(
+                {
+                    "line": pa.array(lines, pa.int64()),
+                    "kind": pa.array(kinds, pa.string()),
+                    "reason": pa.array(details, pa.string()),
+                }
+            ),
         )
         cur.execute(
-            "INSERT INTO ingest_errors SELECT ?, ?, line, reason FROM error_batch", [source_id, source]
+            "INSERT INTO ingest_errors SELECT ?, ?, line, kind, reason FROM error_batch", [source_id, source]
         )
         cur.unregister("error_batch")
 
     @_writes
     def discard_lines(self, source_id: int, first_line: int) -> tuple[int, list[str]]:
         """Remove the pages and rejects of a source from `first_line` on (the part of a file that turned out
-        corrupt); returns how many pages went and the reasons of the rejects that went."""
+        corrupt); returns how many pages went and the kinds of the rejects that went."""
         cur = self.cursor()
         cur.execute("BEGIN TRANSACTION")
         n_pages = _one(
@@ -735,10 +759,10 @@ class Store:
                 "SELECT count(*) FROM pages WHERE source_id = ? AND line >= ?", [source_id, first_line]
             ).fetchone()
         )
-        reasons = [
-            r
-            for (r,) in cur.execute(
-                "SELECT reason FROM ingest_errors WHERE source_id = ? AND line >= ?", [source_id, first_line]
+        kinds = [
+            k
+            for (k,) in cur.execute(
+                "SELECT kind FROM ingest_errors WHERE source_id = ? AND line >= ?", [source_id, first_line]
             ).fetchall()
         ]
         cur.execute(
@@ -748,7 +772,7 @@ class Store:
         cur.execute("DELETE FROM pages WHERE source_id = ? AND line >= ?", [source_id, first_line])
         cur.execute("DELETE FROM ingest_errors WHERE source_id = ? AND line >= ?", [source_id, first_line])
         cur.execute("COMMIT")
-        return int(n_pages), reasons
+        return int(n_pages), kinds
 
     @_writes
     def reject_duplicate_records(self, source_id: int, source: str) -> int:
@@ -766,9 +790,9 @@ class Store:
         cur.execute(f"CREATE OR REPLACE TEMP TABLE duplicate_rows AS {dup}", [source_id])
         n = _one(cur.execute("SELECT count(*) FROM duplicate_rows").fetchone())
         cur.execute(
-            "INSERT INTO ingest_errors SELECT ?, ?, line, "
-            "'duplicate record: same url, fetched_at and content as line ' || first_line FROM duplicate_rows",
-            [source_id, source],
+            "INSERT INTO ingest_errors SELECT ?, ?, line, ?, "
+            "? || ': same url, fetched_at and content as line ' || first_line FROM duplicate_rows",
+            [source_id, source, RejectKind.DUPLICATE, RejectKind.DUPLICATE],
         )
         cur.execute("DELETE FROM texts WHERE page_id IN (SELECT page_id FROM duplicate_rows)")
         cur.execute("DELETE FROM pages WHERE page_id IN (SELECT page_id FROM duplicate_rows)")
@@ -780,12 +804,34 @@ class Store:
     def count_pages(self) -> int:
         return int(_one(self.cursor().execute("SELECT count(*) FROM pages").fetchone()))
 
+    def _reject_kind_sql(self) -> str:
+        """The `kind` of an `ingest_errors` row: its column, or in a file of an older schema opened read-only
+        (so not upgraded) the kind its reason begins with."""
+        return kind_of_reason_sql("reason") if self._upgrade_from in _BEFORE_REJECT_KINDS else "kind"
+
     @_reads
     def ingest_errors(self, limit: int | None = None) -> pd.DataFrame:
-        sql = "SELECT source, line, reason FROM ingest_errors ORDER BY source_id, line"
+        """The rejected records: source, line, kind (a `RejectKind` value), reason."""
+        sql = (
+            f"SELECT source, line, {self._reject_kind_sql()} AS kind, reason FROM ingest_errors "
+            "ORDER BY source_id, line"
+        )
         if limit is not None:
             return self.cursor().execute(sql + " LIMIT ?", [limit]).df()
         return self.cursor().execute(sql).df()
+
+    @_reads
+    def rejects_by_kind(self) -> dict[str, int]:
+        """How many records were rejected, by kind (a `RejectKind` value), most first."""
+        rows = (
+            self.cursor()
+            .execute(
+                f"SELECT {self._reject_kind_sql()} AS kind, count(*) AS n FROM ingest_errors "
+                "GROUP BY kind ORDER BY n DESC, kind"
+            )
+            .fetchall()
+        )
+        return {str(kind): int(n) for kind, n in rows}
 
     @_reads
     def pages_without_text(self, norm_key: str, batch_rows: int) -> Iterator[pd.DataFrame]:
@@ -1202,10 +1248,19 @@ class Store:
     # writing one table at once conflict ("Conflict on update"): label writes take turns on this lock.
     _LABEL_WRITES = threading.Lock()
 
-    def _upgrade_labels_per_labeler(self) -> None:
-        """Schema 2 -> 3: labels keyed by (pair, labeler) instead of by pair, rows kept as they are."""
+    def _upgrade(self, version: str) -> None:
+        """A file of an older schema `version` brought to SCHEMA_VERSION in one transaction, its rows kept:
+        each step takes one version to the next."""
+        steps = {"2": self._upgrade_labels_per_labeler, "3": self._upgrade_reject_kinds}
         cur = self.cursor()
         cur.execute("BEGIN TRANSACTION")
+        for older in UPGRADABLE_VERSIONS[UPGRADABLE_VERSIONS.index(version) :]:
+            steps[older](cur)
+        cur.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", [SCHEMA_VERSION])
+        cur.execute("COMMIT")
+
+    def _upgrade_labels_per_labeler(self, cur: duckdb.DuckDBPyConnection) -> None:
+        """Schema 2 -> 3: labels keyed by (pair, labeler) instead of by pair, rows kept as they are."""
         cur.execute("ALTER TABLE labels RENAME TO labels_v2")
         cur.execute(self._ddl["labels"])  # schema.sql's, as _check_schema parsed it
         cur.execute(
@@ -1213,8 +1268,17 @@ class Store:
             "note, coalesce(labeler, ''), labeled_at, setting FROM labels_v2"
         )
         cur.execute("DROP TABLE labels_v2")
-        cur.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", [SCHEMA_VERSION])
-        cur.execute("COMMIT")
+
+    def _upgrade_reject_kinds(self, cur: duckdb.DuckDBPyConnection) -> None:
+        """Schema 3 -> 4: each reject's kind in a column of its own, read once from the words its reason
+        begins with."""
+        cur.execute("ALTER TABLE ingest_errors RENAME TO ingest_errors_v3")
+        cur.execute(self._ddl["ingest_errors"])
+        cur.execute(
+            "INSERT INTO ingest_errors (source_id, source, line, kind, reason) "
+            f"SELECT source_id, source, line, {kind_of_reason_sql('reason')}, reason FROM ingest_errors_v3"
+        )
+        cur.execute("DROP TABLE ingest_errors_v3")
 
     @_writes
     def _write_labels(self, rows: list[list[Any]]) -> None:
@@ -1493,9 +1557,11 @@ class Store:
         sources: list[dict[str, Any]],
         has_html: bool,
         copy: bool = False,
+        error_kinds: bool = True,
     ) -> None:
         """Replace pages, texts, units, pairs and ingest_errors of this (new) database by views over the
-        Parquet a Spark run wrote under `out_dir` (`copy=True`: tables loaded from it). Labels stay a table."""
+        Parquet a Spark run wrote under `out_dir` (`copy=True`: tables loaded from it). Labels stay a table.
+        `error_kinds=False`: the run's `errors` have no `kind` column (an older output format)."""
         if self.count_pages() or len(self.sources()):
             raise NeardupError(
                 f"{self.path} already holds pages: open a Spark output into a new database file"
@@ -1528,8 +1594,8 @@ class Store:
             "pairs": f"SELECT {lit(fingerprint_key)} AS fingerprint_key, a::INTEGER AS a, b::INTEGER AS b, "
             f"hamming_bits::SMALLINT AS hamming_bits, jaccard::DOUBLE AS jaccard, "
             f"containment::DOUBLE AS containment FROM {src('pairs')}",
-            "ingest_errors": f"SELECT source_id::INTEGER AS source_id, source, line::BIGINT AS line, reason "
-            f"FROM {src('errors')}",
+            "ingest_errors": f"SELECT source_id::INTEGER AS source_id, source, line::BIGINT AS line, "
+            f"{'kind' if error_kinds else kind_of_reason_sql('reason')} AS kind, reason FROM {src('errors')}",
         }
         now = datetime.now(UTC).replace(tzinfo=None)
         cur = self.cursor()

@@ -39,6 +39,9 @@ from typing import TYPE_CHECKING, Any, BinaryIO
 from fastwarc.warc import ArchiveIterator, WarcRecordType
 from resiliparse.parse.encoding import bytes_to_str, detect_encoding, map_encoding_to_html5
 
+from .inflate import open_gzip
+from .rejects import Reject, RejectKind
+
 if TYPE_CHECKING:
     from .ingest import RawLine
 
@@ -114,14 +117,14 @@ class WarcCapture:
     # A revisit whose record (at this offset) is read in the pass after the first (`WarcBatches._deferred`).
     pending: int | None = None
 
-    def record(self) -> dict[str, Any] | str:
+    def record(self) -> dict[str, Any] | Reject:
         """The ingest record (`url`, `html` or `text`, `fetched_at`, `status`, provenance fields), or why
         the record is not a page."""
         where = f"offset {self.offset}" if self.offset is not None else f"record {self.record_id}"
         if self.warc_type == "revisit" and self.original is None:
-            return (
-                f"revisit without its record: {self.refers_to or 'no WARC-Refers-To or payload digest'} "
-                f"is not in this file ({where}, {self.url})"
+            return RejectKind.REVISIT_WITHOUT_RECORD.reject(
+                f": {self.refers_to or 'no WARC-Refers-To or payload digest'} "
+                f"is not in this file ({where}, {self.url})",
             )
         extra: dict[str, Any] = {
             "warc_file": self.warc_file,
@@ -152,11 +155,13 @@ class WarcCapture:
         )
         own = parse_http(self.block) if http_block else None
         if isinstance(own, str):
-            return f"{own} ({where}, {self.url})"
+            return RejectKind.BROKEN_HTTP_HEADER.reject(f": {own} ({where}, {self.url})")
         if self.original is not None:
             http = parse_http(source.block)
             if isinstance(http, str):
-                return f"{http} in the record it refers to ({where}, {self.url})"
+                return RejectKind.BROKEN_HTTP_HEADER.reject(
+                    f": {http} in the record it refers to ({where}, {self.url})",
+                )
             status = http[0] if own is None or own[0] in (None, 304) else own[0]
             headers, body = http[1], http[2]
         elif own is None:  # resource: the block is the payload
@@ -165,11 +170,11 @@ class WarcCapture:
             status, headers, body = own
         body, failed = decode_body(body, headers)
         if failed:
-            return f"undecodable Content-Encoding {failed} ({where}, {self.url})"
+            return RejectKind.UNDECODABLE_ENCODING.reject(f" {failed} ({where}, {self.url})", failed)
         content_type = headers.get("content-type", "")
         mime = sniff_mime(body, content_type)
         if mime not in HTML_TYPES:
-            return f"not HTML {mime} ({where}, {self.url})"
+            return RejectKind.NOT_HTML.reject(f" {mime} ({where}, {self.url})", mime)
         html, charset, charset_source = decode_html(body, content_type)
         extra["charset"] = charset
         extra["charset_source"] = charset_source
@@ -186,7 +191,7 @@ _HEADER = re.compile(
 
 def parse_http(block: bytes) -> tuple[int | None, dict[str, str], bytes] | str:
     """(status, the Content-Type / Content-Encoding / Transfer-Encoding headers by lower-case name, body)
-    of an HTTP response block, or what is wrong with it."""
+    of an HTTP response block, or what is wrong with its header."""
     end = block.find(b"\r\n\r\n")
     sep = 4
     if end < 0:
@@ -196,7 +201,7 @@ def parse_http(block: bytes) -> tuple[int | None, dict[str, str], bytes] | str:
     head = block[:end]
     m = _STATUS_LINE.match(head)
     if m is None:
-        return "broken HTTP header: no status line"
+        return "no status line"
     headers: dict[str, str] = {}
     for name, value in _HEADER.findall(head, m.end()):
         key, text = name.decode("ascii").lower(), value.strip().decode("latin-1")
@@ -397,10 +402,10 @@ _PAGE_SOURCES = WarcRecordType.response | WarcRecordType.resource
 
 class WarcBatches:
     """The page-like records of a WARC file as batches of `RawLine(record number, WarcCapture)`, with
-    bad records (malformed, cut off) as `RawLine(record number, reason)`, which `validate` returns as is.
+    bad records (malformed, cut off) as `RawLine(record number, Reject)`, which `validate` returns as is.
 
     A file gzipped per record is read by FastWARC's own inflate, so offsets are those of the records'
-    gzip members; one gzipped as a single stream is inflated by ISA-L (`ingest._gzip`) and offsets are
+    gzip members; one gzipped as a single stream is inflated by ISA-L (`inflate.open_gzip`) and offsets are
     into the decompressed stream (`warc_offset_in` says which). After iteration, `skipped` counts the
     records that are not pages by WARC-Type, and `revisits` the revisit records linked to their record."""
 
@@ -424,9 +429,7 @@ class WarcBatches:
 
     def _open(self) -> BinaryIO:
         if self._one_stream:
-            from .ingest import _gzip
-
-            return _gzip.open(self.path, "rb")
+            return open_gzip(self.path)
         return open(self.path, "rb")
 
     def __iter__(self) -> Iterator[list[RawLine]]:
@@ -460,8 +463,8 @@ class WarcBatches:
             offset_in=self.offset_in,
         )
 
-    def _records(self) -> Iterator[tuple[int, WarcCapture | str]]:
-        """(record number, capture or reason) for every page-like or bad record; the others are counted.
+    def _records(self) -> Iterator[tuple[int, WarcCapture | Reject]]:
+        """(record number, capture or `Reject`) for every page-like or bad record; the others are counted.
 
         In a file gzipped as one stream a record is found again only by inflating the stream up to it, so
         a revisit of a record no longer kept (`_remember`) waits for one more pass that reads all of
@@ -502,7 +505,7 @@ class WarcBatches:
         for pos in sorted(by_pos):
             yield from linked(pos, self._read_at(pos))
 
-    def _scan(self) -> Iterator[tuple[int, WarcCapture | str]]:
+    def _scan(self) -> Iterator[tuple[int, WarcCapture | Reject]]:
         """`_records` in file order, a revisit whose record must be read again marked `pending`."""
         by_id: dict[str, int] = {}  # record id -> offset of a response / resource
         by_digest: dict[str, int] = {}  # payload digest -> offset of the first with it
@@ -538,7 +541,7 @@ class WarcBatches:
                             if held is not None:
                                 yield held_number, held
                                 held = None
-                            yield number, f"record cut off: {got} (offset {pos}, {url})"
+                            yield number, RejectKind.RECORD_CUT_OFF.reject(f": {got} (offset {pos}, {url})")
                             continue
                         if self._framed and pos == prev_pos:  # lz4 / zstd frames holding several records
                             self._framed, self._no_offsets = False, True
@@ -573,10 +576,10 @@ class WarcBatches:
                     if end is not None and resume is not None and end != resume:
                         yield (
                             held_number,
-                            (
-                                f"bad Content-Length (offset {held.offset}, {held.url}): "
+                            RejectKind.BAD_CONTENT_LENGTH.reject(
+                                f" (offset {held.offset}, {held.url}): "
                                 f"{len(held.block):,} bytes end the record at byte {end:,}, "
-                                f"the next record starts at {resume:,}"
+                                f"the next record starts at {resume:,}",
                             ),
                         )
                     else:
@@ -588,7 +591,7 @@ class WarcBatches:
                     if resume is not None
                     else "the rest of the file is lost"
                 )
-                yield number, f"malformed record ({where}: {error}); {tail}"
+                yield number, RejectKind.MALFORMED_RECORD.reject(f" ({where}: {error}); {tail}")
                 if resume is None:
                     break
                 start = resume

@@ -901,8 +901,12 @@ def test_load_a_server_side_path(
     assert any("10 pages loaded, 2 records rejected" in s.value for s in at.success)
     assert store.count_pages() == before + 10
     errors = at.dataframe[-1].value
-    assert errors[["line", "reason"]].values.tolist()[:1] == [[11, "missing url"]]
-    assert errors.iloc[1]["reason"].startswith("malformed JSON")
+    assert errors[["line", "kind", "reason"]].values.tolist()[:1] == [[11, "missing url", "missing url"]]
+    assert errors.iloc[1]["kind"] == "malformed JSON" and errors.iloc[1]["reason"].startswith(
+        "malformed JSON:"
+    )
+    shown = [c.value.replace("\\", "") for c in at.caption]  # Markdown escapes taken out
+    assert "1 malformed JSON, 1 missing url" in shown, shown
     # the same bytes again: nothing to do
     button(at, "Load this path").click().run()
     assert any("already loaded" in i.value for i in at.info)

@@ -59,6 +59,10 @@ def test_ingest_reports_rejects_and_is_idempotent(
     code, out, _ = _run(capsys, "ingest", str(dump), "--db", db, "--jobs", "1")
     assert code == 0
     assert "already loaded" in out
+    assert _report_json(capsys, db)["rejected_by_kind"] == {"malformed JSON": 1, "missing url": 1}
+    code, out, _ = _run(capsys, "report", "--db", db, "--jobs", "1")
+    assert code == 0
+    assert "records rejected at ingest (2, not counted above): malformed JSON 1, missing url 1" in out
 
 
 def test_report_text(db: str, capsys: pytest.CaptureFixture[str]) -> None:
@@ -75,6 +79,7 @@ def test_report_text(db: str, capsys: pytest.CaptureFixture[str]) -> None:
 
 def test_report_json_has_the_numbers(db: str, capsys: pytest.CaptureFixture[str]) -> None:
     d = _report_json(capsys, db)
+    assert d["rejected_by_kind"] == {}
     n = d["numbers"]
     assert n["total_pages"] == 40
     assert n["content_pages"] + n["degenerate_pages"] == 40

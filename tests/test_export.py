@@ -17,7 +17,7 @@ from neardup.analysis import analyze, load_fingerprints
 from neardup.cli import main
 from neardup.config import Config
 from neardup.export import REMOVED_COLUMNS, clusters_frame, removed_frame
-from neardup.ingest import _parse_time
+from neardup.ingest import parse_time
 from neardup.minhash import estimate_jaccard
 from neardup.store import Store
 
@@ -73,9 +73,9 @@ def test_kept_dump_is_one_page_per_cluster_as_loaded(
     kept = _read_jsonl_gz(kept_path)
     assert len(kept) == numbers["unique_pages"] == 16
     assert len({r["cluster_id"] for r in kept}) == len(kept)
-    by_url_time = {(r["url"], _parse_time(r["fetched_at"])): r for r in records}
+    by_url_time = {(r["url"], parse_time(r["fetched_at"])): r for r in records}
     for rec in kept:
-        loaded = by_url_time[(rec["url"], _parse_time(rec["fetched_at"]))]
+        loaded = by_url_time[(rec["url"], parse_time(rec["fetched_at"]))]
         assert rec["html"] == loaded["html"] and rec["status"] == loaded["status"]
         assert (rec["lang"], rec["depth"], rec["tags"], rec["mixed"]) == (
             loaded["lang"],

@@ -26,7 +26,8 @@ from hypothesis import strategies as st
 from neardup import engine
 from neardup.config import Config
 from neardup.ingest import MAX_LINE_BYTES, MAX_PAGE_BYTES
-from neardup.store import Store
+from neardup.rejects import RejectKind
+from neardup.store import Store, kind_of_reason_sql
 
 CONFIG = Config()
 ROOT = Path(__file__).resolve().parent.parent
@@ -292,6 +293,11 @@ def test_a_hostile_dump_loads_every_good_record_and_names_every_bad_one(tmp_path
         sources = store.sources()
         rejected = dict(zip(errors["line"].astype(int), errors["reason"], strict=True))
         assert len(rejected) == len(errors)  # one reason a line
+        # each reject is stored with its kind, the words its reason begins with, as an older file's
+        # upgrade reads them from its reasons
+        assert all(r.startswith(RejectKind(k)) for k, r in zip(errors["kind"], errors["reason"], strict=True))
+        mismatched = f"SELECT count(*) FROM ingest_errors WHERE kind <> {kind_of_reason_sql('reason')}"
+        assert store.cursor().execute(mismatched).fetchone() == (0,)
         pages = {int(row["line"]): row for row in table.to_dict("records")}
         assert len(pages) == len(table)
         assert len(pages) + len(errors) == len(recs)

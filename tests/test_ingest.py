@@ -41,6 +41,7 @@ from neardup.ingest import (
     read_raw,
     validate,
 )
+from neardup.rejects import Reject, RejectKind
 from neardup.store import Store
 
 CONFIG = Config()
@@ -635,7 +636,7 @@ def test_an_endless_line_is_skipped_as_it_streams(tmp_path: Path) -> None:
     assert peak < 2 * limit + 2 * block + 4 * READ_BYTES, peak
     assert [r.line for b in blocks for r in b] == [1, 3]
     errors = [(b.error_line, b.error) for b in blocks if b.error]
-    assert len(errors) == 1 and errors[0][0] == 2 and errors[0][1].startswith("line too long")
+    assert len(errors) == 1 and errors[0][0] == 2 and errors[0][1].kind == RejectKind.LINE_TOO_LONG
 
 
 def test_a_line_over_the_limit_is_a_named_reject(store: Store, tmp_path: Path) -> None:
@@ -763,9 +764,9 @@ def test_validate_never_raises_and_what_it_keeps_is_storable(
     raw = RawLine(1, json.dumps(rec).encode("utf-8") if as_json else rec)
     got = validate(raw)
     pages, _, bad, _ = ingest_arrow(([raw], CONFIG))  # what a worker hands back: normalized, in Arrow
-    assert (pages.num_rows, len(bad)) == ((0, 1) if isinstance(got, str) else (1, 0))
-    if isinstance(got, str):
-        assert got.isascii() or got.encode("utf-8")
+    assert (pages.num_rows, len(bad)) == ((0, 1) if isinstance(got, Reject) else (1, 0))
+    if isinstance(got, Reject):
+        assert got.detail.startswith(got.kind) and got.detail.encode("utf-8")
         return
     for value in got.values():
         if isinstance(value, str):
@@ -972,19 +973,19 @@ def test_members_cut_mid_line_keep_only_the_lines_before_the_failed_member(
 
 
 def test_rel_canonical_is_read_from_the_link_tag() -> None:
-    from neardup.ingest import _rel_canonical
+    from neardup.ingest import rel_canonical_href
 
     assert (
-        _rel_canonical("<head><link rel='stylesheet' href='/s.css'><LINK REL=Canonical HREF=/a></head>")
+        rel_canonical_href("<head><link rel='stylesheet' href='/s.css'><LINK REL=Canonical HREF=/a></head>")
         == "/a"
     )
-    assert _rel_canonical('<link href="/b" rel="canonical">') == "/b"
-    assert _rel_canonical('<link rel="canonical">') is None
-    assert _rel_canonical("<link rel=stylesheet href=/x><p>rel=canonical href=/y</p>") is None
+    assert rel_canonical_href('<link href="/b" rel="canonical">') == "/b"
+    assert rel_canonical_href('<link rel="canonical">') is None
+    assert rel_canonical_href("<link rel=stylesheet href=/x><p>rel=canonical href=/y</p>") is None
     # many unclosed '<link's (10.7 s): each scanned up to the next '<', not to the end of the head
-    assert _rel_canonical("<html><head>" + "<link " * 13_000) is None
-    assert _rel_canonical("<html><head>" + "<link rel" * 7_000) is None
-    assert _rel_canonical("<link " * 10_000 + "<link rel=canonical href=/z>") == "/z"
+    assert rel_canonical_href("<html><head>" + "<link " * 13_000) is None
+    assert rel_canonical_href("<html><head>" + "<link rel" * 7_000) is None
+    assert rel_canonical_href("<link " * 10_000 + "<link rel=canonical href=/z>") == "/z"
 
 
 @pytest.mark.parametrize("gz", [False, True])
@@ -1021,11 +1022,16 @@ def test_a_csv_line_over_the_limit_is_a_named_reject_read_in_bounded_memory(tmp_
     assert peak < 10 * limit + 4 * READ_BYTES, peak
     got = [(r.line, r.payload["url"] if isinstance(r.payload, dict) else r.payload) for r in records]
     assert [line for line, _ in got] == [2, 3, 4, 6, 8, 9, 209]
-    assert [url for _, url in got if url.startswith("https")] == [f"https://e.com/{k}" for k in "abcd"]
-    reasons = [url for _, url in got if not url.startswith("https")]
-    assert reasons[0].startswith("line too long: line 3 is over 100,000 bytes")
-    assert reasons[1].startswith("line too long: line 7 is over 100,000 bytes")
-    assert reasons[2].startswith("record too long: over 100,000 bytes from line 9")
+    assert [u for _, u in got if isinstance(u, str)] == [f"https://e.com/{k}" for k in "abcd"]
+    rejects = [r for _, r in got if isinstance(r, Reject)]
+    assert [r.kind for r in rejects] == [
+        RejectKind.LINE_TOO_LONG,
+        RejectKind.LINE_TOO_LONG,
+        RejectKind.RECORD_TOO_LONG,
+    ]
+    assert rejects[0].detail.startswith("line too long: line 3 is over 100,000 bytes")
+    assert rejects[1].detail.startswith("line too long: line 7 is over 100,000 bytes")
+    assert rejects[2].detail.startswith("record too long: over 100,000 bytes from line 9")
 
 
 def test_a_csv_with_a_long_line_loads_the_rest(store: Store, tmp_path: Path) -> None:

@@ -161,9 +161,7 @@ def test_parse_page_reads_the_title() -> None:
 def test_stripped_parts_are_the_bs4_references_on_the_sample() -> None:
     sample = SAMPLE_CRAWL
     records = [
-        r
-        for r in map(validate, islice(read_raw(sample, detect_format(sample)), 400))
-        if not isinstance(r, str)
+        r for r in map(validate, islice(read_raw(sample, detect_format(sample)), 400)) if isinstance(r, dict)
     ]
     pages = [r["html"] for r in records if r.get("html")]
     assert len(pages) == 400

@@ -9,6 +9,7 @@ splits, so page ids and line numbers have to be stitched across splits.
 from __future__ import annotations
 
 import json
+import shutil
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
@@ -127,9 +128,9 @@ def test_pages_ids_lines_and_errors_match(runs: dict, local: Store) -> None:
     # ids have a gap where the repeated record was rejected, as locally
     assert len(pages) == N_RECORDS and pages["page_id"].max() == N_RECORDS + 1
     errors = _parquet(out, "errors")
-    got = sorted(zip(errors["line"], errors["reason"], strict=True))
+    got = sorted(zip(errors["line"], errors["kind"], errors["reason"], strict=True))
     want_err = local.ingest_errors()
-    assert got == sorted(zip(want_err["line"], want_err["reason"], strict=True))
+    assert got == sorted(zip(want_err["line"], want_err["kind"], want_err["reason"], strict=True))
     assert len(got) == 4
     assert manifest["sources"][0]["n_loaded"] == N_RECORDS and manifest["sources"][0]["n_errors"] == 4
 
@@ -203,6 +204,9 @@ def test_open_gives_the_same_report(
         assert got["numbers"] == want["numbers"]
         assert got["top_hosts"] == want["top_hosts"]
         assert got["degenerate_by_reason"] == want["degenerate_by_reason"]
+        assert (
+            got["rejected_by_kind"] == want["rejected_by_kind"] and sum(got["rejected_by_kind"].values()) == 4
+        )
     with Store(db) as store:
         assert store.count_pages() == N_RECORDS
         assert len(store.ingest_errors()) == 4
@@ -213,6 +217,28 @@ def test_open_gives_the_same_report(
     # another method cannot be computed from views over a run without HTML: a clear error, exit 2
     assert main(["report", "--db", str(db), "--method", "simhash"]) == 2
     assert "reads the Spark output" in capsys.readouterr().err
+
+
+def test_an_output_of_format_1_opens_with_the_kinds_read_from_the_reasons(
+    runs: dict, local: Store, tmp_path: Path
+) -> None:
+    import pyarrow.parquet as pq
+
+    out, _ = runs["minhash"]
+    old = tmp_path / "format1"
+    shutil.copytree(out, old)
+    for part in (old / "errors").glob("*.parquet"):  # errors as format 1 wrote them: no kind column
+        pq.write_table(pq.read_table(part).drop_columns(["kind"]), part)
+    manifest = json.loads((old / "_MANIFEST.json").read_text(encoding="utf-8"))
+    (old / "_MANIFEST.json").write_text(json.dumps({**manifest, "neardup_spark": 1}), encoding="utf-8")
+    db = tmp_path / "old.duckdb"
+    assert main(["open", str(old), "--db", str(db)]) == 0
+    with Store(db) as store:
+        got = store.ingest_errors()
+    want = local.ingest_errors()
+    assert sorted(zip(got["line"], got["kind"], strict=True)) == sorted(
+        zip(want["line"], want["kind"], strict=True)
+    )
 
 
 def test_open_copy_computes_other_methods(
@@ -506,10 +532,11 @@ def test_warc_files_match_the_local_engine(warc_dir: Path, tmp_path: Path) -> No
     ]
     errors = _parquet(out, "errors")
     want_err = store.ingest_errors()
-    assert sorted(zip(errors["line"], errors["reason"], strict=True)) == sorted(
-        zip(want_err["line"], want_err["reason"], strict=True)
+    assert sorted(zip(errors["line"], errors["kind"], errors["reason"], strict=True)) == sorted(
+        zip(want_err["line"], want_err["kind"], want_err["reason"], strict=True)
     )
     assert [r for r in errors["reason"] if r.startswith("not HTML image/png")]
+    assert "not HTML" in set(errors["kind"])
     fp = load_fingerprints(store, config, jobs=1)
     analysis = analyze(fp, config)
     assert manifest["numbers"] == analysis.numbers

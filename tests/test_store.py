@@ -18,8 +18,10 @@ import pytest
 import yaml
 from conftest import make_crawl, page_html, words_text, write_jsonl
 
+from neardup import store as store_module
 from neardup.cli import main
 from neardup.errors import NeardupError
+from neardup.rejects import Reject, RejectKind
 from neardup.store import Store
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -190,13 +192,13 @@ def test_in_process_readers_and_writers_share_one_connection(tmp_path: Path, db:
     with store.reading():
         assert store.count_pages() == 40
         with pytest.raises(NeardupError, match="a write cannot start inside a read"):
-            store.add_errors(1, "x", [(1, "reason")])
-    store.add_errors(1, "x", [(1, "reason")])
+            store.add_errors(1, "x", [(1, Reject(RejectKind.MISSING_URL, "missing url"))])
+    store.add_errors(1, "x", [(1, Reject(RejectKind.MISSING_URL, "missing url"))])
     with store.writing():
         assert store.count_pages() == 40  # reads share the open read-write connection
     store.close()
     with Store(db, read_only=True) as ro, pytest.raises(NeardupError, match="opened read-only"):
-        ro.add_errors(1, "x", [(1, "reason")])
+        ro.add_errors(1, "x", [(1, Reject(RejectKind.MISSING_URL, "missing url"))])
 
 
 def test_on_demand_store_closes_the_file_when_idle(tmp_path: Path, db: Path) -> None:
@@ -397,3 +399,53 @@ def test_a_held_store_can_be_closed_on_another_thread_and_a_read_only_one_refuse
         assert again.count_pages() == 40
     with Store(db, read_only=True), pytest.raises(NeardupError, match="open read-only in this process"):
         Store(db)
+
+
+def test_a_schema_3_file_gets_its_reject_kinds_in_place(tmp_path: Path, crawl_file: Path) -> None:
+    """A file of the schema before `ingest_errors.kind`: read-only, its kinds are read from the reasons;
+    opened for writing it is upgraded once, each row taking the kind an ingest writes today."""
+    good = crawl_file.read_bytes().splitlines()[0]
+    bad = [
+        b'{"url": "", "html": "<p>x</p>"}',
+        b'{"url": "https://e.com/1", "html": ',
+        b"[1, 2]",
+        b'{"url": "https://e.com/\xff", "html": "<p>x</p>"}',
+        b'{"url": "https://e.com/2", "html": "  "}',
+        b'{"url": "https://e.com/3"}',
+        good,  # a repeat of line 1
+    ]
+    dump = tmp_path / "mixed.jsonl"
+    dump.write_bytes(b"\n".join([good, *bad]) + b"\n")
+    path = tmp_path / "old.duckdb"
+    assert main(["ingest", str(dump), "--db", str(path), "--jobs", "1"]) == 0
+    with Store(path) as store:
+        written = store.ingest_errors()
+    assert written["kind"].tolist() == [
+        "missing url",
+        "malformed JSON",
+        "not a JSON object",
+        "invalid UTF-8",
+        "empty page",
+        "missing html or text",
+        "duplicate record",
+    ]
+    con = duckdb.connect(str(path))  # the same rows as schema 3 held them: no kind column
+    con.execute("ALTER TABLE ingest_errors DROP COLUMN kind")
+    con.execute("INSERT INTO ingest_errors VALUES (1, 'x', 99, 'a reason no kind begins')")
+    con.execute("UPDATE meta SET value = '3' WHERE key = 'schema_version'")
+    con.close()
+    want = [*written["kind"], "unreadable record"]
+    with Store(path, read_only=True) as old:  # read as it is
+        assert old.ingest_errors()["kind"].tolist() == want
+        assert old.rejects_by_kind()["missing url"] == 1
+    with Store(path) as store:
+        errors = store.ingest_errors()
+        assert errors["kind"].tolist() == want
+        assert errors["reason"].tolist()[:-1] == written["reason"].tolist()
+        assert store.cursor().execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() == (
+            store_module.SCHEMA_VERSION,
+        )
+        columns = store.cursor().execute("SELECT * FROM ingest_errors LIMIT 0").description
+        assert [c[0] for c in columns] == ["source_id", "source", "line", "kind", "reason"]
+    with Store(path) as again:  # the upgrade ran once
+        assert again.rejects_by_kind() == {kind: 1 for kind in want}

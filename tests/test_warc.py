@@ -28,6 +28,7 @@ from neardup.analysis import analyze, load_fingerprints
 from neardup.config import Config
 from neardup.errors import NotACrawlDump
 from neardup.ingest import detect_format, read_raw, validate
+from neardup.rejects import RejectKind
 from neardup.report import report_dict
 from neardup.store import Store
 
@@ -48,7 +49,10 @@ def _pages(store: Store) -> list[dict[str, Any]]:
 
 
 def _errors(store: Store) -> list[tuple[int, str]]:
-    return [(int(r.line), r.reason) for r in store.ingest_errors().itertuples()]
+    errors = store.ingest_errors()
+    # each reject is stored with its kind, the words its reason begins with
+    assert all(r.startswith(RejectKind(k)) for k, r in zip(errors["kind"], errors["reason"], strict=True))
+    return [(int(r.line), r.reason) for r in errors.itertuples()]
 
 
 def _numbers(store: Store) -> dict[str, Any]:

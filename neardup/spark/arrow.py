@@ -54,6 +54,7 @@ RECORD = pa.schema(
         ("n_lines", pa.int64()),
         ("n_good", pa.int64()),
         ("n_bad", pa.int64()),  # kind = chunk
+        ("error_kind", pa.string()),  # kind = error: a `RejectKind` value
         ("reason", pa.string()),  # kind = error
         ("url", pa.string()),
         ("canonical_url", pa.string()),
@@ -146,8 +147,10 @@ def _record_rows(
             row["html"] = None
         rows.append(row)
         counts[1] += 1
-    for line, reason in bad:
-        rows.append({**base, "kind": "error", "idx": line, "reason": reason})
+    for line, reject in bad:
+        rows.append(
+            {**base, "kind": "error", "idx": line, "error_kind": reject.kind, "reason": reject.detail}
+        )
         counts[2] += 1
     return rows
 

@@ -18,7 +18,9 @@ if TYPE_CHECKING:
 
 MANIFEST = "_MANIFEST.json"
 OUTPUTS = ("pages", "units", "pairs", "clusters", "errors")
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
+# The formats `neardup open` reads; 1 has no `kind` column in `errors` (it is read from the reason).
+READABLE_FORMATS = (1, 2)
 
 
 def report_numbers_of(pages: DataFrame, clusters: DataFrame, n_units: int, n_edges: int) -> dict[str, Any]:
@@ -72,7 +74,7 @@ def read_manifest(out_dir: str | Path) -> dict[str, Any]:
             "a run that failed part-way leaves none"
         )
     manifest = json.loads(path.read_text(encoding="utf-8"))
-    if manifest.get("neardup_spark") != FORMAT_VERSION:
+    if manifest.get("neardup_spark") not in READABLE_FORMATS:
         raise NeardupError(
             f"{out_dir} was written by an incompatible neardup (format {manifest.get('neardup_spark')})"
         )
@@ -104,6 +106,7 @@ def open_output(out_dir: str | Path, db_path: str | Path, *, copy: bool = False)
             sources=manifest["sources"],
             has_html=bool(manifest.get("keep_html")),
             copy=copy,
+            error_kinds=manifest["neardup_spark"] >= 2,
         )
     return manifest
 

@@ -20,10 +20,10 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ..batches import reason_kind
 from ..candidates import CandidateStats
 from ..config import Config
 from ..errors import ConfigError, NeardupError, NotACrawlDump
+from ..rejects import RejectKind
 from . import arrow
 from .arrow import ddl, per_batch
 from .components import connected_components, dense_index
@@ -160,7 +160,10 @@ def number_pages(
         "degenerate",
     )
     errors = keyed.filter(F.col("kind") == "error").select(
-        "source_id", (F.col("line_start") + F.col("idx") + 1).alias("line"), "reason"
+        "source_id",
+        (F.col("line_start") + F.col("idx") + 1).alias("line"),
+        F.col("error_kind").alias("kind"),
+        "reason",
     )
     # A record that repeats an earlier one (same url, fetch time and bytes) is rejected, as locally.
     slim = pages.select("page_id", "source_id", "line", "url", "fetched_at", "md5")
@@ -193,8 +196,9 @@ def number_pages(
     dup_errors = dups.select(
         "source_id",
         "line",
+        F.lit(str(RejectKind.DUPLICATE)).alias("kind"),
         F.concat(
-            F.lit("duplicate record: same url, fetched_at and content as line "),
+            F.lit(f"{RejectKind.DUPLICATE}: same url, fetched_at and content as line "),
             F.col("first_line").cast("string"),
         ).alias("reason"),
     )
@@ -205,7 +209,7 @@ def number_pages(
         [(s["source_id"], s["path"]) for s in sources], "source_id int, source string"
     )
     errors = errors.unionByName(dup_errors).join(F.broadcast(path_of), "source_id")
-    errors.select("source_id", "source", "line", "reason").orderBy("source_id", "line").write.mode(
+    errors.select("source_id", "source", "line", "kind", "reason").orderBy("source_id", "line").write.mode(
         "overwrite"
     ).parquet(f"{out}/errors")
     for sid, n in dups.groupBy("source_id").count().collect():
@@ -215,13 +219,13 @@ def number_pages(
     dups.unpersist()
     empty = [s for s in sources if s["n_loaded"] == 0]
     if empty:
-        reasons = (
+        rows = (
             errors.filter(F.col("source_id").isin([s["source_id"] for s in empty]))
-            .select("reason")
-            .limit(1000)
+            .select("kind")
+            .distinct()
             .collect()
         )
-        kinds = sorted({reason_kind(r["reason"]) for r in reasons})
+        kinds = sorted(r["kind"] for r in rows)
         raise NotACrawlDump(
             f"{empty[0]['path']}: not a crawl dump: no usable record ({', '.join(kinds[:3]) or 'no records'})"
         )

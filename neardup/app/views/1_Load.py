@@ -99,9 +99,14 @@ errors = store.ingest_errors(limit=5000)
 if errors.empty:
     st.success("No record was rejected.")
 else:
+    by_kind = store.rejects_by_kind()
+    st.caption(md_escape(", ".join(f"{n:,} {kind}" for kind, n in by_kind.items())))
     st.dataframe(
         errors,
         hide_index=True,
         width="stretch",
-        column_config={"line": st.column_config.NumberColumn(format="%d")},
+        column_config={
+            "line": st.column_config.NumberColumn(format="%d"),
+            "kind": st.column_config.TextColumn("kind", help="What is wrong; the reason says where and why."),
+        },
     )
