@@ -256,8 +256,8 @@ def engine_child(args: argparse.Namespace) -> None:
 
     # Not timed: facts about the data.
     cur = store.cursor()
-    info["avg_html_bytes"] = cur.execute("SELECT avg(strlen(html)) FROM pages").fetchone()[0]
     info["pages"] = store.count_pages()
+    info["avg_html_bytes"] = store.html_bytes() / max(1, info["pages"])
     info["content_pages"] = cur.execute(
         "SELECT count(*) FROM texts WHERE norm_key = ? AND degenerate IS NULL", [base.norm_key]
     ).fetchone()[0]
@@ -438,8 +438,9 @@ def _partial_info(log: Path, samples: list, db: Path) -> dict[str, Any]:
 
     try:
         con = duckdb.connect(str(db), read_only=True)
-        info["avg_html_bytes"] = con.execute("SELECT avg(strlen(html)) FROM pages").fetchone()[0] or 0
         info["pages"] = con.execute("SELECT count(*) FROM pages").fetchone()[0]
+        html = con.execute("SELECT coalesce(sum(strlen(html)), 0) + coalesce(sum(html_bytes), 0) FROM pages")
+        info["avg_html_bytes"] = html.fetchone()[0] / max(1, info["pages"])
         info["content_pages"] = con.execute("SELECT count(*) FROM texts WHERE degenerate IS NULL").fetchone()[
             0
         ]
@@ -908,10 +909,11 @@ def render(
     )
     lines.append("")
     lines.append(
-        "| stage | seconds | pages/s | CPU s (tree) | cores busy (tree / main process) | peak RSS MB (tree) "
-        "| peak PSS MB |"
+        "| stage | seconds | pages/s | MB/s of HTML | CPU s (tree) | cores busy (tree / main process) "
+        "| peak RSS MB (tree) | peak PSS MB |"
     )
-    lines.append("|---|---:|---:|---:|---:|---:|---:|")
+    lines.append("|---|---:|---:|---:|---:|---:|---:|---:|")
+    html_mb = pages * info["avg_html_bytes"] / 1e6
     st = {s["name"]: s for s in info["stages"]}
 
     def row(label: str, s: dict[str, Any] | None) -> None:
@@ -926,7 +928,8 @@ def render(
         if s.get("aborted"):
             label, secs = f"{label} - **ABORTED** ({info['aborted']})", f"> {secs}"
         lines.append(
-            f"| {label} | {secs} | {_fmt_rate(pages, s['seconds'])} | {s['cpu_s']:.1f} | {busy} | "
+            f"| {label} | {secs} | {_fmt_rate(pages, s['seconds'])} | {html_mb / max(s['seconds'], 1e-9):,.1f} "
+            f"| {s['cpu_s']:.1f} | {busy} | "
             f"{s['peak_rss_mb']:,.0f} | {s['peak_pss_mb']:,.0f} |"
         )
 
@@ -959,7 +962,7 @@ def render(
         lines.append(
             f"| {m}: re-cluster + re-report, median of {len(mi['recluster_s'])} thresholds "
             f"({', '.join(f'{t:g}' for t in mi['recluster_thresholds'])}) | {med:.3f} | "
-            f"{_fmt_rate(pages, med)} | | | | |"
+            f"{_fmt_rate(pages, med)} | | | | | |"
         )
         e2e[m] = (
             ing["seconds"]
@@ -970,15 +973,15 @@ def render(
     for m, secs in e2e.items():
         lines.append(
             f"| **end to end, {m}** (ingest -> first report) | **{secs:.1f}** | {_fmt_rate(pages, secs)} "
-            "| | | | |"
+            f"| **{html_mb / secs:,.1f}** | | | | |"
         )
     for m, secs in unfinished.items():
         lines.append(
-            f"| **end to end, {m}** (ingest -> first report) | **did not finish** (> {secs:.1f}) | | | | | |"
+            f"| **end to end, {m}** (ingest -> first report) | **did not finish** (> {secs:.1f}) | | | | | | |"
         )
     lines.append(
         f"| whole engine run ({' + '.join(args.methods)}; incl. re-cluster loops, truth scoring) | {info['wall_s']:.1f} | {_fmt_rate(pages, info['wall_s'])} "
-        f"| {info['wall_cpu_s']:.0f} | {info['wall_cpu_s'] / info['wall_s']:.2f} / "
+        f"| {html_mb / info['wall_s']:,.1f} | {info['wall_cpu_s']:.0f} | {info['wall_cpu_s'] / info['wall_s']:.2f} / "
         f"{info.get('wall_main_cpu_s', float('nan')) / info['wall_s']:.2f} | {info['peak_rss_mb']:,.0f} "
         f"| {info['peak_pss_mb']:,.0f} |"
     )

@@ -88,7 +88,7 @@ def one(path: Path, jobs: int | None) -> dict[str, float]:
         t, cpu = time.perf_counter(), time.process_time()
         summary = engine.ingest_file(store, path, Config(), jobs=jobs)
         seconds, cpu_s = time.perf_counter() - t, time.process_time() - cpu
-        html_mb = store.cursor().execute("SELECT sum(strlen(html)) / 1e6 FROM pages").fetchone()[0]
+        html_mb = store.html_bytes() / 1e6
     return {
         "seconds": seconds,
         "cpu_s": cpu_s,

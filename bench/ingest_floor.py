@@ -27,12 +27,13 @@ from pathlib import Path
 BENCH = Path(__file__).resolve().parent
 sys.path.insert(0, str(BENCH))
 
+import pyarrow as pa  # noqa: E402
 import xxhash  # noqa: E402
 
 import bench as local_bench  # noqa: E402  (crawl cache)
-from neardup.batches import sketch_table  # noqa: E402
+from neardup.batches import html_blocks, sketch_table  # noqa: E402
 from neardup.config import Config  # noqa: E402
-from neardup.ingest import _inflated, decode_json_line, detect_format, read_raw, validate  # noqa: E402
+from neardup.ingest import BLOCK_BYTES, _inflated, decode_json_line, detect_format, read_raw, validate  # noqa: E402
 from neardup.normalize import degenerate_reason, parse_page  # noqa: E402
 from neardup.shingles import text_words  # noqa: E402
 from neardup.sketch import sketch_many  # noqa: E402
@@ -89,6 +90,16 @@ def main(argv: list[str] | None = None) -> int:
             for i in range(0, len(content), 500)
         ]
 
+    # the html column of the worker batches: pages in runs of about a JSON-lines block (`ingest.BLOCK_BYTES`)
+    html_tables, run, run_bytes = [], [], 0
+    for r in recs:
+        run.append(r["html"])
+        run_bytes += len(r["html"])
+        if run_bytes >= BLOCK_BYTES:
+            html_tables.append(pa.table({"html": pa.array(run, pa.string())}))
+            run, run_bytes = [], 0
+    if run:
+        html_tables.append(pa.table({"html": pa.array(run, pa.string())}))
     lines = [r.payload for r in raw if isinstance(r.payload, bytes)]
     bodies = [r["html"].encode("utf-8") for r in recs]
 
@@ -147,6 +158,11 @@ def main(argv: list[str] | None = None) -> int:
             True,
         ),
         ("sketch: shingle hashes, SimHash, MinHash, compiled", lambda: sketch(True), True),
+        (
+            "raw HTML into Zstandard blocks (`batches.html_blocks`, ~2 MB of pages a block)",
+            lambda: [html_blocks(t) for t in html_tables],
+            True,
+        ),
         ("... the same, reference path (numpy, batches of 500)", lambda: sketch(False), False),
         (
             "Arrow table of the sketches",

@@ -117,7 +117,7 @@ def normalize_batch(args: tuple[pd.DataFrame, Config]) -> pd.DataFrame:
 
 
 # --- ingest: records -> Arrow tables ------------------------------------------------------------
-# What an ingest worker returns per batch; the main process adds page ids (see `Store.add_ingested`).
+# The records as validated and normalized (`ingest_records`), one row per page.
 _INGEST_SCHEMA = pa.schema(
     [
         ("line", pa.int64()),
@@ -138,6 +138,79 @@ _INGEST_SCHEMA = pa.schema(
         ("degenerate", pa.string()),
     ]
 )
+# What an ingest worker returns per batch: the same with the raw HTML moved into compressed blocks
+# (`html_blocks`); the main process adds page ids (see `Store.add_ingested`).
+_PAGES_SCHEMA = pa.schema(
+    [
+        *_INGEST_SCHEMA,
+        ("html_back", pa.int32()),
+        ("html_start", pa.int32()),
+        ("html_bytes", pa.int32()),
+        ("html_block_raw", pa.int32()),
+        ("html_block_data", pa.binary()),
+    ]
+)
+# A block of raw HTML closes once it holds this many bytes (a JSON-lines batch, `ingest.BLOCK_BYTES`, is
+# about one block): reading one page inflates at most this plus a page. Zstandard (pyarrow's) at level 3
+# finds the template a block's pages share; per page, deflate or brotli alone makes a file ~3x larger,
+# and brotli over the same blocks costs twice the CPU (bench/RESULTS.md).
+HTML_BLOCK_BYTES = 2 << 20
+HTML_CODEC = "zstd"
+HTML_LEVEL = 3
+
+
+@functools.cache
+def html_codec() -> pa.Codec:
+    """The codec of `html_blocks.data` (one per process: a codec does not pickle)."""
+    return pa.Codec(HTML_CODEC, compression_level=HTML_LEVEL)
+
+
+def html_blocks(table: pa.Table) -> pa.Table:
+    """`table` (`_INGEST_SCHEMA`) with its raw HTML compressed, in runs of consecutive pages of about
+    `HTML_BLOCK_BYTES`, into `html_block_data` (and the run's size, `html_block_raw`) on each run's first
+    row; every row with HTML names its run's first row by `html_back` (rows back) and its bytes in the
+    inflated run by `html_start` and `html_bytes`. The `html` column is left empty: the pages cross back
+    to the main process compressed."""
+    n = table.num_rows
+    html = table.column("html").combine_chunks()
+    back = np.zeros(n, np.int32)
+    start = np.zeros(n, np.int32)
+    size = np.zeros(n, np.int32)
+    data: list[bytes | None] = [None] * n
+    raw: list[int | None] = [None] * n
+    valid = html.is_valid().to_numpy(zero_copy_only=False) if n else np.zeros(0, bool)
+    if valid.any():
+        offsets = np.frombuffer(html.buffers()[1], np.int32)[html.offset : html.offset + n + 1]
+        utf8 = memoryview(html.buffers()[2])
+        size[:] = np.diff(offsets)
+        size[~valid] = 0
+
+        def close(head: int, rows: list[int]) -> None:
+            run = b"".join(utf8[offsets[i] : offsets[i + 1]] for i in rows)
+            data[head], raw[head] = html_codec().compress(run, asbytes=True), len(run)
+
+        rows: list[int] = []
+        filled = 0
+        for i in np.flatnonzero(valid).tolist():
+            if not rows:
+                head = i
+            rows.append(i)
+            back[i], start[i] = i - head, filled
+            filled += int(size[i])
+            if filled >= HTML_BLOCK_BYTES:
+                close(head, rows)
+                rows, filled = [], 0
+        if rows:
+            close(head, rows)
+    i = table.schema.get_field_index("html")
+    return (
+        table.set_column(i, "html", pa.nulls(n, pa.string()))
+        .append_column("html_back", pa.array(back, pa.int32(), mask=~valid))
+        .append_column("html_start", pa.array(start, pa.int32(), mask=~valid))
+        .append_column("html_bytes", pa.array(size, pa.int32(), mask=~valid))
+        .append_column("html_block_raw", pa.array(raw, pa.int32()))
+        .append_column("html_block_data", pa.array(data, pa.binary()))
+    )
 
 
 def ingest_arrow(
@@ -157,13 +230,13 @@ def ingest_arrow(
         table, good, tokens = _arrow_rows(good, tokens, bad)
     content = [i for i, rec in enumerate(good) if rec["degenerate"] is None]
     sketches = sketch_table([good[i]["exact_key"] for i in content], [tokens[i] for i in content], config)
-    return table, sketches, bad, getattr(lines, "discard_from", None)
+    return html_blocks(table), sketches, bad, getattr(lines, "discard_from", None)
 
 
 @functools.cache
 def _no_pages() -> tuple[pa.Table, pa.Table]:
     """The pages and sketches tables of a batch without a page (building them costs ~0.7 ms a batch)."""
-    return _INGEST_SCHEMA.empty_table(), sketch_table([], [], Config())
+    return _PAGES_SCHEMA.empty_table(), sketch_table([], [], Config())
 
 
 def _arrow_rows(

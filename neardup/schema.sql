@@ -23,13 +23,28 @@ CREATE TABLE IF NOT EXISTS pages (
     host VARCHAR NOT NULL,
     fetched_at TIMESTAMP,
     status INTEGER,
-    -- raw HTML, or NULL when the record gave plain text. DuckDB's analysis picks ZSTD for page-sized HTML anyway; naming it
-    -- skips trying the others on every row group (with text and minhash below: -14% of the ingest's DuckDB CPU)
+    -- raw HTML as a column: pages loaded under schema 3 or earlier and Spark runs (an ingest stores it in
+    -- html_blocks, below; NULL here then). NULL when the record gave plain text.
     html VARCHAR USING COMPRESSION zstd,
     text_in VARCHAR,                     -- the record's own `text` field, used when there is no HTML
     md5 VARCHAR NOT NULL,                -- of the raw HTML (or text): byte-identical duplicates
     rel_canonical VARCHAR,               -- canonicalized <link rel=canonical>, read from the raw head
-    extra JSON                           -- any other fields of the record
+    extra JSON,                          -- any other fields of the record
+    -- where the raw HTML is: html_blocks.block_id, and its UTF-8 bytes [html_start, html_start + html_bytes)
+    -- in that block once inflated; NULL when `html` holds it or the record gave plain text
+    html_block BIGINT,
+    html_start INTEGER,
+    html_bytes INTEGER
+);
+
+-- Raw HTML, compressed by the ingest workers (Store.add_ingested): the UTF-8 of a run of consecutive
+-- pages (about 2 MB, batches.HTML_BLOCK_BYTES) one after another, compressed as one Zstandard frame
+-- (batches.html_codec), so that pages sharing a template compress against each other (the file stays
+-- about as small as under DuckDB's own ZSTD) while one page is read by inflating its block alone.
+CREATE TABLE IF NOT EXISTS html_blocks (
+    block_id BIGINT NOT NULL,            -- the page_id of its first page
+    raw_bytes INTEGER NOT NULL,          -- the run's size inflated
+    data BLOB NOT NULL USING COMPRESSION uncompressed  -- compressed already: DuckDB's methods find nothing
 );
 
 -- Rejected records: one row each, or one for the part of a file that could not be read.

@@ -25,6 +25,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
+from .batches import html_codec
 from .errors import DatabaseLocked, NeardupError, SchemaError
 from .normalize import TOO_SHORT
 from .rejects import Reject, RejectKind
@@ -387,6 +388,11 @@ def _leased(write: bool) -> Callable[[F], F]:
 
 
 _reads, _writes = _leased(False), _leased(True)
+_PAGE_COLUMNS = (
+    "page_id, source_id, line, url, canonical_url, host, fetched_at, status, html, text_in, md5, rel_canonical, "
+    "extra, html_block, html_start, html_bytes"
+)
+_BLOCK_COLUMNS = ("html_block", "html_start", "html_bytes")
 
 
 class Store:
@@ -431,6 +437,9 @@ class Store:
         self._file = _CONNECTIONS.file(self.path)
         self._closed = True
         self._upgrade_from: str | None = None  # an older schema version _init_schema upgrades
+        # Whether `pages` has the html_blocks columns (not in a file of schema 3 or earlier opened
+        # read-only, nor in the view over a Spark run's Parquet from before them).
+        self._blocks = True
         if self._file.bulk and self._file.users:
             raise DatabaseLocked(f"{self.path} is being bulk-loaded in this process; retry when it is done")
         exists = Path(self.path).exists()
@@ -566,7 +575,20 @@ class Store:
                 "give neardup a new file (--db)"
             )
         self._ddl = statements
+        self._blocks = "pages" not in objects or self._pages_have_blocks(cur)
         return [name for name in statements if name not in objects]
+
+    @staticmethod
+    def _pages_have_blocks(cur: duckdb.DuckDBPyConnection) -> bool:
+        return bool(
+            _one(
+                cur.execute(
+                    "SELECT count(*) FROM information_schema.columns WHERE table_catalog = ? "
+                    "AND table_name = 'pages' AND column_name = 'html_block'",
+                    [ALIAS],
+                ).fetchone()
+            )
+        )
 
     def _has_incomplete_sources(self) -> bool:
         with self._lease(write=False):
@@ -635,6 +657,11 @@ class Store:
         cur.execute(
             "DELETE FROM texts WHERE page_id IN (SELECT page_id FROM pages WHERE source_id = ?)", [source_id]
         )
+        if self._blocks:  # a block holds pages of one source only
+            cur.execute(
+                "DELETE FROM html_blocks WHERE block_id IN (SELECT html_block FROM pages WHERE source_id = ?)",
+                [source_id],
+            )
         cur.execute("DELETE FROM pages WHERE source_id = ?", [source_id])
         cur.execute("DELETE FROM ingest_errors WHERE source_id = ?", [source_id])
         cur.execute("DELETE FROM sources WHERE source_id = ?", [source_id])
@@ -703,15 +730,22 @@ class Store:
         checkpoint: bool = False,
     ) -> None:
         """Pages, their normalized texts and (optionally) sketches from one ingest batch, in one transaction;
-        then a checkpoint if asked (see `bulk_load`)."""
+        then a checkpoint if asked (see `bulk_load`). The batch holds its HTML compressed, as an ingest
+        worker builds it (`batches.html_blocks`): page ids are consecutive, so a block's id, the page id
+        of its first page, is each page's id less its `html_back`."""
         cur = self.cursor()
         cur.register("ingest_batch", batch)
         cur.execute("BEGIN TRANSACTION")
         if sketches is not None:
             self._insert_sketches(cur, sketches, sketch_key)
         cur.execute(
-            "INSERT INTO pages SELECT page_id, ?, line, url, canonical_url, host, fetched_at, status, "
-            "html, text_in, md5, rel_canonical, extra FROM ingest_batch",
+            "INSERT INTO html_blocks SELECT page_id - html_back, html_block_raw, html_block_data "
+            "FROM ingest_batch WHERE html_block_data IS NOT NULL"
+        )
+        cur.execute(
+            f"INSERT INTO pages ({_PAGE_COLUMNS}) SELECT page_id, ?, line, url, canonical_url, host, fetched_at, "
+            "status, NULL, text_in, md5, rel_canonical, extra, page_id - html_back, html_start, html_bytes "
+            "FROM ingest_batch",
             [source_id],
         )
         cur.execute(
@@ -770,6 +804,7 @@ class Store:
             [source_id, first_line],
         )
         cur.execute("DELETE FROM pages WHERE source_id = ? AND line >= ?", [source_id, first_line])
+        self._drop_unused_blocks(cur)
         cur.execute("DELETE FROM ingest_errors WHERE source_id = ? AND line >= ?", [source_id, first_line])
         cur.execute("COMMIT")
         return int(n_pages), kinds
@@ -796,9 +831,93 @@ class Store:
         )
         cur.execute("DELETE FROM texts WHERE page_id IN (SELECT page_id FROM duplicate_rows)")
         cur.execute("DELETE FROM pages WHERE page_id IN (SELECT page_id FROM duplicate_rows)")
+        if n:
+            self._drop_unused_blocks(cur)
         cur.execute("DROP TABLE duplicate_rows")
         cur.execute("COMMIT")
         return int(n)
+
+    def _drop_unused_blocks(self, cur: duckdb.DuckDBPyConnection) -> None:
+        """The HTML blocks none of whose pages is left (the caller's transaction): a block may hold pages
+        on both sides of a partial delete."""
+        if self._blocks:
+            cur.execute(
+                "DELETE FROM html_blocks WHERE block_id NOT IN "
+                "(SELECT DISTINCT html_block FROM pages WHERE html_block IS NOT NULL)"
+            )
+
+    def _html_columns(self, alias: str = "") -> str:
+        """The columns `_inflate` reads the raw HTML from, as NULLs where `pages` lacks the block columns."""
+        if self._blocks:
+            return ", ".join(f"{alias}{c}" for c in ("html", *_BLOCK_COLUMNS))
+        return f"{alias}html, NULL::BIGINT AS html_block, NULL::INTEGER AS html_start, NULL::INTEGER AS html_bytes"
+
+    def _inflate(
+        self, cur: duckdb.DuckDBPyConnection, table: pa.Table, kept: dict[int, bytes] | None = None
+    ) -> pa.Table:
+        """`table` (with `_html_columns`) with each page's raw HTML in `html`, from its block where it is
+        in one; the block columns dropped. Each block is read and inflated once per call; `kept` carries
+        the last one over to the next call (a block may straddle two batches of a scan in page order)."""
+        blocks = table.column("html_block")
+        if blocks.null_count == table.num_rows:
+            return table.drop_columns(list(_BLOCK_COLUMNS))
+        ids = [int(b) for b in np.unique(blocks.drop_null().to_numpy())]
+        inflated = {b: kept[b] for b in ids if kept and b in kept}
+        wanted = [b for b in ids if b not in inflated]
+        if wanted:
+            codec = html_codec()
+            for block_id, raw_bytes, data in cur.execute(
+                "SELECT block_id, raw_bytes, data FROM html_blocks WHERE block_id BETWEEN ? AND ? "
+                "AND block_id = ANY(?)",
+                [wanted[0], wanted[-1], wanted],
+            ).fetchall():
+                inflated[block_id] = codec.decompress(data, decompressed_size=raw_bytes, asbytes=True)
+        # The column is built from the inflated bytes as they are (valid UTF-8: the ingest encoded it).
+        pieces: list[bytes] = []
+        valid = np.zeros(table.num_rows, bool)
+        rows = zip(
+            table.column("html").to_pylist(),
+            blocks.to_pylist(),
+            *(table.column(c).to_pylist() for c in _BLOCK_COLUMNS[1:]),
+            strict=True,
+        )
+        for i, (html, block, start, size) in enumerate(rows):
+            if block is not None:
+                if block not in inflated:
+                    raise NeardupError(
+                        f"{self.path} is damaged: the HTML block {block} of a page is missing; re-ingest its source"
+                    )
+                pieces.append(inflated[block][start : start + size])
+                valid[i] = True
+            else:  # in the column (loaded under an older schema), or none
+                pieces.append(b"" if html is None else html.encode("utf-8"))
+                valid[i] = html is not None
+        if kept is not None:
+            kept.clear()
+            kept[ids[-1]] = inflated[ids[-1]]
+        offsets = np.zeros(len(pieces) + 1, np.int64)
+        np.cumsum([len(p) for p in pieces], out=offsets[1:])
+        column = pa.Array.from_buffers(
+            pa.large_string(),
+            len(pieces),
+            [pa.array(valid).buffers()[1], pa.py_buffer(offsets), pa.py_buffer(b"".join(pieces))],
+        )
+        if offsets[-1] < 2**31:  # the type DuckDB gives (a batch of the largest pages stays large)
+            column = column.cast(pa.string())
+        i = table.schema.get_field_index("html")
+        return table.set_column(i, "html", column).drop_columns(list(_BLOCK_COLUMNS))
+
+    @_reads
+    def html_bytes(self) -> int:
+        """Bytes of raw HTML (UTF-8) in `pages`, without inflating it."""
+        blocks = "coalesce(sum(html_bytes), 0)" if self._blocks else "0"
+        return int(
+            _one(
+                self.cursor()
+                .execute(f"SELECT coalesce(sum(strlen(html)), 0) + {blocks} FROM pages")
+                .fetchone()
+            )
+        )
 
     @_reads
     def count_pages(self) -> int:
@@ -836,12 +955,13 @@ class Store:
     @_reads
     def pages_without_text(self, norm_key: str, batch_rows: int) -> Iterator[pd.DataFrame]:
         """Pages not yet normalized under `norm_key`, in batches (memory stays flat)."""
-        yield from self._batches(
-            "SELECT page_id, html, text_in, status FROM pages p WHERE NOT EXISTS "
+        cur, kept = self.cursor(), dict[int, bytes]()
+        for rb in cur.sql(
+            f"SELECT page_id, {self._html_columns()}, text_in, status FROM pages p WHERE NOT EXISTS "
             "(SELECT 1 FROM texts t WHERE t.norm_key = ? AND t.page_id = p.page_id) ORDER BY page_id",
-            [norm_key],
-            batch_rows,
-        )
+            params=[norm_key],
+        ).to_arrow_reader(batch_rows):
+            yield self._inflate(self.cursor(), pa.Table.from_batches([rb]), kept).to_pandas()
 
     @_reads
     def count_pages_without_text(self, norm_key: str) -> int:
@@ -899,16 +1019,18 @@ class Store:
         one page id range, which the row groups' min/max statistics narrow to the row groups holding it
         (pages are stored in page id order), so memory stays at one batch of HTML."""
         ids = np.asarray(page_ids, dtype=np.int64)
-        cur = self.cursor()
+        cur, kept = self.cursor(), dict[int, bytes]()
         for start in range(0, len(ids), batch_rows):
             chunk = ids[start : start + batch_rows]
             cur.register("wanted_pages", pa.table({"page_id": pa.array(chunk, pa.int64())}))
-            yield cur.sql(
-                "SELECT page_id, url, html, text_in, fetched_at, status, extra::VARCHAR AS extra FROM pages "
-                "WHERE page_id BETWEEN ? AND ? AND page_id IN (SELECT page_id FROM wanted_pages) ORDER BY page_id",
+            table = cur.sql(
+                f"SELECT page_id, url, {self._html_columns()}, text_in, fetched_at, status, extra::VARCHAR AS extra "
+                "FROM pages WHERE page_id BETWEEN ? AND ? AND page_id IN (SELECT page_id FROM wanted_pages) "
+                "ORDER BY page_id",
                 params=[int(chunk[0]), int(chunk[-1])],
             ).to_arrow_table()
             cur.unregister("wanted_pages")
+            yield self._inflate(cur, table, kept)
 
     @_reads
     def extra_fields(self, batch_rows: int = 65_536) -> Iterator[list[str]]:
@@ -923,32 +1045,39 @@ class Store:
         self, page_id: int, norm_key: str, *, min_words: int | None = None, source: bool = True
     ) -> dict[str, Any] | None:
         """A page with its text; `degenerate` under `min_words`. `source=False` leaves out the raw `html` and
-        `text_in` (`page_source` reads them): they are most of a page's bytes, and DuckDB inflates the
-        compressed column around the row to read one."""
+        `text_in` (`page_source` reads them): they are most of a page's bytes."""
         degenerate, params = _degenerate(min_words)
-        columns = "p.*" if source else "p.* EXCLUDE (html, text_in)"
-        df = (
-            self.cursor()
-            .execute(
-                f"SELECT {columns}, t.text, t.title, t.n_words, t.exact_key, {degenerate} AS degenerate FROM pages p "
-                "LEFT JOIN texts t ON t.page_id = p.page_id AND t.norm_key = ? WHERE p.page_id = ?",
-                [*params, norm_key, page_id],
-            )
-            .df()
+        columns = (
+            "p.* EXCLUDE (" + ", ".join(("html", "text_in", *(_BLOCK_COLUMNS if self._blocks else ()))) + ")"
         )
-        return None if df.empty else df.iloc[0].to_dict()
+        cur = self.cursor()
+        df = cur.execute(
+            f"SELECT {columns}, t.text, t.title, t.n_words, t.exact_key, {degenerate} AS degenerate FROM pages p "
+            "LEFT JOIN texts t ON t.page_id = p.page_id AND t.norm_key = ? WHERE p.page_id = ?",
+            [*params, norm_key, page_id],
+        ).df()
+        if df.empty:
+            return None
+        row: dict[str, Any] = df.iloc[0].to_dict()
+        if source:
+            row["html"], row["text_in"] = self._source(cur, page_id)
+        return row
+
+    def _source(self, cur: duckdb.DuckDBPyConnection, page_id: int) -> tuple[str | None, str | None]:
+        """A page's raw HTML and `text_in`: one block is inflated, the page's neighbours with it."""
+        table = cur.sql(
+            f"SELECT {self._html_columns()}, text_in FROM pages WHERE page_id = ?", params=[page_id]
+        ).to_arrow_table()
+        if not table.num_rows:
+            raise KeyError(f"page {page_id} is not in the database")
+        row = self._inflate(cur, table).to_pylist()[0]
+        return row["html"], row["text_in"]
 
     @_reads
     def page_source(self, page_id: int) -> str:
         """A page as loaded: its raw HTML, or the text it came as when the dump had no HTML ("" if neither)."""
-        row = (
-            self.cursor()
-            .execute("SELECT coalesce(html, text_in, '') FROM pages WHERE page_id = ?", [page_id])
-            .fetchone()
-        )
-        if row is None:
-            raise KeyError(f"page {page_id} is not in the database")
-        return str(row[0])
+        html, text_in = self._source(self.cursor(), page_id)
+        return html if html is not None else text_in or ""
 
     # --- fingerprints and pairs -------------------------------------------------------------
     @_reads
@@ -1251,13 +1380,36 @@ class Store:
     def _upgrade(self, version: str) -> None:
         """A file of an older schema `version` brought to SCHEMA_VERSION in one transaction, its rows kept:
         each step takes one version to the next."""
-        steps = {"2": self._upgrade_labels_per_labeler, "3": self._upgrade_reject_kinds}
+        steps = {"2": self._upgrade_labels_per_labeler, "3": self._upgrade_to_4}
         cur = self.cursor()
         cur.execute("BEGIN TRANSACTION")
         for older in UPGRADABLE_VERSIONS[UPGRADABLE_VERSIONS.index(version) :]:
             steps[older](cur)
         cur.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", [SCHEMA_VERSION])
         cur.execute("COMMIT")
+        self._blocks = self._pages_have_blocks(cur)
+
+    def _upgrade_to_4(self, cur: duckdb.DuckDBPyConnection) -> None:
+        """Schema 3 -> 4: the rejects' kinds, and the html_blocks columns of `pages`."""
+        self._upgrade_reject_kinds(cur)
+        self._upgrade_html_blocks(cur)
+
+    def _upgrade_html_blocks(self, cur: duckdb.DuckDBPyConnection) -> None:
+        """`pages` gains the html_blocks columns; the HTML loaded before stays in `html`, where the readers
+        find it (a Spark run's view keeps its own columns)."""
+        kind = _one(
+            cur.execute(
+                "SELECT table_type FROM information_schema.tables WHERE table_catalog = ? AND table_name = 'pages'",
+                [ALIAS],
+            ).fetchone()
+        )
+        if kind == "BASE TABLE" and not self._pages_have_blocks(cur):
+            for column, sql_type in (
+                ("html_block", "BIGINT"),
+                ("html_start", "INTEGER"),
+                ("html_bytes", "INTEGER"),
+            ):
+                cur.execute(f"ALTER TABLE pages ADD COLUMN {column} {sql_type}")
 
     def _upgrade_labels_per_labeler(self, cur: duckdb.DuckDBPyConnection) -> None:
         """Schema 2 -> 3: labels keyed by (pair, labeler) instead of by pair, rows kept as they are."""
@@ -1577,7 +1729,8 @@ class Store:
         selects = {
             "pages": f"SELECT page_id::BIGINT AS page_id, source_id::INTEGER AS source_id, line::BIGINT AS line, url, "
             f"canonical_url, host, fetched_at::TIMESTAMP AS fetched_at, status::INTEGER AS status, "
-            f"{html} AS html, NULL::VARCHAR AS text_in, md5, rel_canonical, extra::JSON AS extra "
+            f"{html} AS html, NULL::VARCHAR AS text_in, md5, rel_canonical, extra::JSON AS extra, "
+            f"NULL::BIGINT AS html_block, NULL::INTEGER AS html_start, NULL::INTEGER AS html_bytes "
             f"FROM {src('pages')}",
             "texts": f"SELECT {lit(norm_key)} AS norm_key, page_id::BIGINT AS page_id, text, title, "
             f"n_words::INTEGER AS n_words, exact_key, degenerate FROM {src('pages')}",

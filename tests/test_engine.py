@@ -410,8 +410,10 @@ def test_bulk_load_restores_automatic_checkpoints(tmp_path: Path) -> None:
 
 def _stored(store: Store) -> dict[str, list[tuple]]:
     cur = store.cursor()
+    pages = cur.execute("SELECT page_id, line, url, md5 FROM pages ORDER BY page_id").fetchall()
+    html = [h for t in store.page_records(np.array([p[0] for p in pages]), 64) for h in t["html"].to_pylist()]
     return {
-        "pages": cur.execute("SELECT page_id, line, url, md5, html FROM pages ORDER BY page_id").fetchall(),
+        "pages": [(*p, h) for p, h in zip(pages, html, strict=True)],
         "texts": cur.execute("SELECT page_id, text, exact_key FROM texts ORDER BY page_id").fetchall(),
         "sketches": cur.execute("SELECT * FROM sketches ORDER BY ALL").fetchall(),
         "errors": cur.execute("SELECT line, reason FROM ingest_errors ORDER BY line").fetchall(),

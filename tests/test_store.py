@@ -14,12 +14,16 @@ import threading
 from pathlib import Path
 
 import duckdb
+import numpy as np
+import pyarrow as pa
 import pytest
 import yaml
-from conftest import make_crawl, page_html, words_text, write_jsonl
+from conftest import Crawl, make_crawl, page_html, words_text, write_jsonl
 
+from neardup import engine
 from neardup import store as store_module
 from neardup.cli import main
+from neardup.config import Config
 from neardup.errors import NeardupError
 from neardup.rejects import Reject, RejectKind
 from neardup.store import Store
@@ -449,3 +453,68 @@ def test_a_schema_3_file_gets_its_reject_kinds_in_place(tmp_path: Path, crawl_fi
         assert [c[0] for c in columns] == ["source_id", "source", "line", "kind", "reason"]
     with Store(path) as again:  # the upgrade ran once
         assert again.rejects_by_kind() == {kind: 1 for kind in want}
+
+
+def _html_of(store: Store) -> dict[int, str | None]:
+    ids = np.array(sorted(store.page_table(Config().norm_key)["page_id"]))
+    return {r["page_id"]: r["html"] for t in store.page_records(ids, 7) for r in t.to_pylist()}
+
+
+def test_a_schema_3_file_reads_its_html_column_and_takes_new_pages_in_blocks(
+    tmp_path: Path, crawl: Crawl, crawl_file: Path
+) -> None:
+    # A file of schema 3 holds the raw HTML in pages.html: it reads the same read-only and after the upgrade,
+    # and the pages loaded after the upgrade go into html_blocks beside it.
+    path = tmp_path / "old.duckdb"
+    with Store(path) as store:
+        engine.ingest_file(store, crawl_file, Config(), jobs=1)
+    want = {i + 1: r["html"] for i, r in enumerate(crawl.records)}
+    con = duckdb.connect(str(path))  # the same file as schema 3 wrote it
+    con.register("old_html", pa.table({"page_id": list(want), "html": list(want.values())}))
+    con.execute("UPDATE pages SET html = old_html.html FROM old_html WHERE pages.page_id = old_html.page_id")
+    for column in ("html_block", "html_start", "html_bytes"):
+        con.execute(f"ALTER TABLE pages DROP COLUMN {column}")
+    con.execute("DROP TABLE html_blocks")
+    con.execute("UPDATE meta SET value = '3' WHERE key = 'schema_version'")
+    con.close()
+    with Store(path, read_only=True) as old:  # read as it is
+        assert _html_of(old) == want
+        assert old.page_source(5) == want[5] and old.page(5, Config().norm_key)["html"] == want[5]
+    more = _second_dump(tmp_path)
+    with Store(path) as store:
+        assert _html_of(store) == want
+        summary = engine.ingest_file(store, more, Config(), jobs=1)
+        n_blocks, in_column = (
+            store.cursor()
+            .execute("SELECT (SELECT count(*) FROM html_blocks), count(html) FROM pages")
+            .fetchone()
+        )
+        assert n_blocks >= 1 and in_column == len(want)
+        added = {
+            len(want) + i + 1: json.loads(line)["html"]
+            for i, line in enumerate(more.read_text().splitlines())
+        }
+        assert summary.loaded == len(added)
+        assert _html_of(store) == {**want, **added}
+        # a new normalization reads every page's HTML, from the column and from the blocks
+        assert engine.ensure_texts(store, Config(normalize="strip"), jobs=1) == len(want) + len(added)
+    with Store(path, read_only=True) as again:
+        assert (
+            again.cursor().execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0] == "4"
+        )
+
+
+def test_html_blocks_go_with_their_last_page(tmp_path: Path, crawl: Crawl) -> None:
+    # Pages share a compressed block: a rejected repeat leaves its neighbours' HTML readable, and a block
+    # goes when no page of it is left.
+    records = crawl.records[:6] + [crawl.records[2]] + crawl.records[6:9]  # line 7 repeats line 3
+    dump = write_jsonl(tmp_path / "repeat.jsonl", records)
+    with Store(tmp_path / "b.duckdb") as store:
+        summary = engine.ingest_file(store, dump, Config(), jobs=1)
+        assert summary.reasons == {"duplicate record": 1}
+        assert sorted(h for h in _html_of(store).values() if h) == sorted(
+            r["html"] for i, r in enumerate(records) if i != 6
+        )
+        assert store.cursor().execute("SELECT count(*) FROM html_blocks").fetchone()[0] == 1
+        store.remove_source(int(store.sources()["source_id"][0]))
+        assert store.cursor().execute("SELECT count(*) FROM html_blocks").fetchone()[0] == 0

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import brotli
+import numpy as np
 import pytest
 from conftest import page_html, words_text
 from warcio.archiveiterator import ArchiveIterator as WarcioIterator
@@ -41,8 +42,14 @@ def _ingest(tmp_path: Path, path: Path, name: str = "db.duckdb") -> tuple[Store,
 
 
 def _pages(store: Store) -> list[dict[str, Any]]:
-    df = store.cursor().execute("SELECT line, url, status, md5, html, extra FROM pages ORDER BY line").df()
-    rows = df.to_dict(orient="records")
+    df = store.cursor().execute("SELECT page_id, line, url, status, md5, extra FROM pages ORDER BY line").df()
+    html = {
+        r["page_id"]: r["html"]
+        for t in store.page_records(np.sort(df["page_id"].to_numpy()), 256)
+        for r in t.to_pylist()
+    }
+    df["html"] = df["page_id"].map(html)  # the raw HTML is read through the store
+    rows = df.drop(columns="page_id").to_dict(orient="records")
     for r in rows:
         r["extra"] = json.loads(r["extra"]) if r["extra"] else {}
     return rows
