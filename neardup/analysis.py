@@ -116,11 +116,7 @@ def load_fingerprints(
     else:
         minhash = signatures(units["minhash"], config.num_perm)
     arrays, hosts = _page_arrays(pages)
-    content = arrays["unit"] >= 0
-    fixed_counts = {
-        "md5": len(np.unique(arrays["md5"][content])),
-        "units": len(np.unique(arrays["unit"][content])),
-    }
+    fixed_counts = _fixed_counts(arrays, len(units))[0]
     return Fingerprints(
         config,
         pages,
@@ -136,16 +132,21 @@ def load_fingerprints(
     )
 
 
+def _fixed_counts(arrays: dict[str, np.ndarray], n_units: int) -> tuple[dict[str, int], np.ndarray]:
+    """`Fingerprints.fixed_counts` of the pages' arrays, and which of the `n_units` units their content
+    pages hold (counted with bincount: the codes are dense, a hash of them costs more)."""
+    content = arrays["unit"] >= 0
+    has_unit = np.bincount(arrays["unit"][content], minlength=n_units) > 0
+    md5s = np.count_nonzero(np.bincount(arrays["md5"][content]))
+    return {"md5": int(md5s), "units": int(np.count_nonzero(has_unit))}, has_unit
+
+
 def subset_fingerprints(fp: Fingerprints, keep: np.ndarray) -> Fingerprints:
     """The fingerprints of the pages where `keep` (a boolean mask over `fp.pages`) is true, e.g. of one
     source, as if they were all there is: the units are shared, the pairs are those of two units of
     the kept content pages (no pair through a text only other pages have)."""
     arrays = {k: v[keep] for k, v in fp.arrays.items()}
-    content = arrays["unit"] >= 0
-    kept_units = np.unique(arrays["unit"][content])
-    fixed_counts = {"md5": len(np.unique(arrays["md5"][content])), "units": len(kept_units)}
-    is_kept = np.zeros(fp.n_units, dtype=bool)
-    is_kept[kept_units] = True
+    fixed_counts, is_kept = _fixed_counts(arrays, fp.n_units)
     on = is_kept[fp.pairs["a"]] & is_kept[fp.pairs["b"]]
     pairs = fp.pairs if on.all() else {k: v[on] for k, v in fp.pairs.items()}
     return dataclasses.replace(

@@ -97,20 +97,21 @@ def _changes(pages: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Cluster changes and repeats from pages with side ("baseline" / "current"), group (the joint cluster),
     page_id, url and exact_key."""
     content = pages[pages["group"].notna()]
-    counts = pd.crosstab(content["group"], content["side"]).reindex(
-        columns=["baseline", "current"], fill_value=0
-    )
-    b, c = counts["baseline"], counts["current"]
+    # Pages per group and side (a crosstab, counted with bincount: pandas' crosstab runs Python per group).
+    codes, groups = pd.factorize(content["group"], sort=True)
+    on_base = (content["side"] == "baseline").to_numpy()
+    b = np.bincount(codes[on_base], minlength=len(groups))
+    c = np.bincount(codes[~on_base], minlength=len(groups))
     change = np.select(
         [(c >= 2) & (b < 2), (b >= 2) & (c < 2), (b >= 2) & (c > b), (b >= 2) & (c < b)],
         ["new", "gone", "grown", "shrunk"],
         "same",
     )
     clusters = pd.DataFrame(
-        {"group": counts.index, "baseline_pages": b.to_numpy(), "current_pages": c.to_numpy()}
+        {"group": np.asarray(groups, dtype=np.int64), "baseline_pages": b, "current_pages": c}
     )
     clusters["change"] = change
-    clusters = clusters[(b.to_numpy() >= 2) | (c.to_numpy() >= 2)]
+    clusters = clusters[(b >= 2) | (c >= 2)]
     example = content.sort_values("page_id").groupby("group")["url"].first()
     clusters["example_url"] = clusters["group"].map(example)
     order = {k: i for i, k in enumerate(CHANGES)}
