@@ -140,12 +140,20 @@ def labeled_pairs_after(
     return pd.concat([matched, row[matched.columns]], ignore_index=True)
 
 
+def _label_rows(labels: pd.DataFrame, key: PairKey, labeler: str | None) -> np.ndarray:
+    """Which rows of `labels` (`Store.labels()`) are `labeler`'s labels of pair `key` (a null labeler: the
+    rows without one)."""
+    who = labels["labeler"]
+    same = (who.isna() if labeler is None else who == labeler).to_numpy(dtype=bool, copy=True)
+    for column, value in zip(PAIR_KEY, key, strict=True):
+        same &= labels[column].to_numpy() == value
+    return same
+
+
 def label_in(labels: pd.DataFrame, key: PairKey, labeler: str | None) -> dict[str, Any] | None:
     """This labeler's label of pair `key` in `labels` (`Store.labels()`), as `Store.label_of` gives it: a
     missing value is None (a column of strings and nulls comes as NaN, which a write would keep as 'nan')."""
-    mine = labels["labeler"].isna() if labeler is None else labels["labeler"] == labeler
-    same = np.logical_and.reduce([labels[c].to_numpy() == v for c, v in zip(PAIR_KEY, key, strict=True)])
-    rows = labels[mine.to_numpy() & same]
+    rows = labels[_label_rows(labels, key, labeler)]
     if rows.empty:
         return None
     return {k: None if not isinstance(v, str) and pd.isna(v) else v for k, v in rows.iloc[-1].items()}
@@ -155,11 +163,8 @@ def labels_with(labels: pd.DataFrame, row: dict[str, Any]) -> pd.DataFrame:
     """`labels` (`Store.labels()`) once `Store.record_label` has stored `row` (one row of that frame, the
     sides in sorted order as the store keeps them): this labeler's earlier label of the pair replaced, the
     new one last, the newest. The Audit page draws the next pair from this and writes the label after."""
-    same = np.ones(len(labels), dtype=bool)
-    for column in PAIR_KEY:
-        same &= labels[column].to_numpy() == row[column]
-    who = labels["labeler"]
-    same &= (who.isna() if row["labeler"] is None else who == row["labeler"]).to_numpy(dtype=bool)
+    key: PairKey = (row["url_a"], row["md5_a"], row["url_b"], row["md5_b"])
+    same = _label_rows(labels, key, row["labeler"])
     added = pd.DataFrame([row], columns=labels.columns)
     kept = labels[~same]
     return added if kept.empty else pd.concat([kept, added], ignore_index=True)
