@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any
 
 import numpy as np
@@ -211,7 +211,8 @@ class BucketTally:
 
 
 def bucket_tallies(pair_buckets: pd.Series, labeled: pd.DataFrame) -> pd.DataFrame:
-    """Per bucket: candidate pairs, labeled pairs (duplicate / not; unsure excluded), duplicate rate + Wilson."""
+    """Per bucket: candidate pairs, labeled pairs (duplicate / not; unsure excluded), duplicate rate and its
+    bounds (`_bucket_bounds`: Wilson 95%; [0, 1] without labels; the rate itself where every pair is labeled)."""
     sizes = pair_buckets.value_counts().sort_index()
     n_any: dict[float, int] = {}
     n_decided: dict[float, int] = {}
@@ -231,24 +232,27 @@ def bucket_tallies(pair_buckets: pd.Series, labeled: pd.DataFrame) -> pd.DataFra
             if label in ("duplicate", "not"):
                 n_decided[bucket] = n_decided.get(bucket, 0) + 1
                 n_dups[bucket] = n_dups.get(bucket, 0) + int(label == "duplicate")
-    rows = []
-    for bucket, n_pairs in sizes.items():
-        n_lab, n_dup = n_decided.get(bucket, 0), n_dups.get(bucket, 0)
-        lo, hi = wilson(n_dup, n_lab)
-        rows.append(
-            BucketTally(
-                float(bucket),
-                int(n_pairs),
-                n_lab,
-                n_dup,
-                n_dup / n_lab if n_lab else float("nan"),
-                lo,
-                hi,
-                int(n_pairs) - n_any.get(bucket, 0),
-                n_contested.get(bucket, 0),
-            )
+    rows = [
+        BucketTally(
+            float(bucket),
+            int(n_pairs),
+            n_decided.get(bucket, 0),
+            n_dups.get(bucket, 0),
+            n_dups.get(bucket, 0) / n_decided[bucket] if n_decided.get(bucket) else float("nan"),
+            0.0,
+            1.0,
+            int(n_pairs) - n_any.get(bucket, 0),
+            n_contested.get(bucket, 0),
         )
-    return pd.DataFrame(rows)
+        for bucket, n_pairs in sizes.items()
+    ]
+    out = pd.DataFrame(rows, columns=[f.name for f in fields(BucketTally)])
+    lo, hi = _bucket_bounds(
+        out["pairs"].to_numpy(np.float64),
+        out["labeled"].to_numpy(np.float64),
+        out["duplicates"].to_numpy(np.float64),
+    )
+    return out.assign(rate_low=lo, rate_high=hi)
 
 
 def estimates(
@@ -259,34 +263,37 @@ def estimates(
 
     precision(t) = sum_{b dup at t} N_b p_b / sum_{b dup at t} N_b
     recall(t)    = sum_{b dup at t} N_b p_b / sum_b N_b p_b   (relative to the duplicates among candidates)
-    Buckets without labels contribute nothing and are counted in `unlabeled_pairs`.
+    The point estimates leave buckets without labels out (they are counted in `unlabeled_pairs`); the
+    intervals are the stop rule's (`decision_at`): Wilson 95% per bucket combined as weighted sums, a bucket
+    without labels anything from 0 to 1 and a fully labeled bucket exactly its rate, so one threshold has one
+    interval wherever it is shown.
     """
-    t = tallies[tallies["labeled"] > 0]
+    n_pairs = tallies["pairs"].to_numpy(np.float64)
+    n = tallies["labeled"].to_numpy(np.float64)
+    dups = tallies["duplicates"].to_numpy(np.float64)
+    buckets = tallies["bucket"].to_numpy(np.float64)
+    known = n > 0
+    found = np.where(known, n_pairs * dups / np.maximum(n, 1), 0.0)
+    lo, hi = _bucket_bounds(n_pairs, n, dups)
+    total_dup = found.sum()
     rows = []
-    total_dup = (t["pairs"] * t["rate"]).sum()
-    total_dup_lo = (t["pairs"] * t["rate_low"]).sum()
-    total_dup_hi = (t["pairs"] * t["rate_high"]).sum()
-    for threshold in tallies["bucket"] if thresholds is None else thresholds:
-        inside = t[is_duplicate_at(t["bucket"].to_numpy(), config, threshold)]
-        all_inside = tallies[is_duplicate_at(tallies["bucket"].to_numpy(), config, threshold)]
-        n = inside["pairs"].sum()
-        dup = (inside["pairs"] * inside["rate"]).sum()
-        dup_lo = (inside["pairs"] * inside["rate_low"]).sum()
-        dup_hi = (inside["pairs"] * inside["rate_high"]).sum()
-        outside_lo = total_dup_lo - dup_lo
-        outside_hi = total_dup_hi - dup_hi
+    for threshold in buckets if thresholds is None else thresholds:
+        inside = is_duplicate_at(buckets, config, threshold)
+        n_known = n_pairs[inside & known].sum()
+        dup = found[inside].sum()
+        p_lo, p_hi, r_lo, r_hi = _decision(n_pairs, inside, lo, hi)
         rows.append(
             {
                 "threshold": threshold,
-                "pairs_flagged": int(all_inside["pairs"].sum()),
-                "labels": int(inside["labeled"].sum()),
-                "unlabeled_pairs": int(all_inside.loc[all_inside["labeled"] == 0, "pairs"].sum()),
-                "precision": dup / n if n else float("nan"),
-                "precision_low": dup_lo / n if n else float("nan"),
-                "precision_high": dup_hi / n if n else float("nan"),
+                "pairs_flagged": int(n_pairs[inside].sum()),
+                "labels": int(n[inside].sum()),
+                "unlabeled_pairs": int(n_pairs[inside & ~known].sum()),
+                "precision": dup / n_known if n_known else float("nan"),
+                "precision_low": p_lo if n_known else float("nan"),
+                "precision_high": p_hi if n_known else float("nan"),
                 "recall": dup / total_dup if total_dup else float("nan"),
-                "recall_low": dup_lo / (dup_lo + outside_hi) if dup_lo + outside_hi else float("nan"),
-                "recall_high": dup_hi / (dup_hi + outside_lo) if dup_hi + outside_lo else float("nan"),
+                "recall_low": r_lo if total_dup else float("nan"),
+                "recall_high": r_hi if total_dup else float("nan"),
             }
         )
     return pd.DataFrame(rows)

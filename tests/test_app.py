@@ -766,6 +766,13 @@ def test_tune_without_then_with_labels(
     assert metrics(at)["Suggested threshold"] == f"{config_in_use.threshold:g}"
     assert any("In use on every page" in s.value for s in at.success)
     assert any(m.value.startswith(f"Precision at {config_in_use.threshold:g} is 1.00") for m in at.success)
+    # the headline states the interval of the table's row at the threshold in use: one interval per threshold
+    row = est.loc[config_in_use.threshold]
+    stated = (
+        f"[{row['precision_low']:.2f}-{row['precision_high']:.2f}], recall {row['recall']:.2f} "
+        f"[{row['recall_low']:.2f}-{row['recall_high']:.2f}]"
+    )
+    assert any(stated in m.value for m in at.success), stated
     assert not [b for b in at.button if b.label == "Use this threshold"]
     # at the lowest bucket's threshold the "not"s are flagged: the suggestion is the nearest threshold that
     # flags the second bucket and up, and the line says which thresholds are the same

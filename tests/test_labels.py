@@ -538,3 +538,22 @@ def test_active_queue_starts_in_the_bucket_of_largest_gain_and_stops() -> None:
     )
     tallies = bucket_tallies(pairs["bucket"], full)
     assert active_queue(pairs, full, tallies, MINHASH, seed=7, skipped=set()).empty
+
+
+def test_the_table_and_the_decision_state_one_interval_at_the_threshold() -> None:
+    # an unlabeled bucket flagged at 0.7 and a fully labeled bucket: both enter the table's interval as they
+    # enter the stop rule's, so the Tune page shows one interval at the threshold in use
+    spec = {0.7: (40, 0, 0), 0.8: (10, 9, 1), 0.9: (100, 12, 1)}
+    tallies = _tally_frame(spec)
+    for threshold in (0.7, 0.8, 0.9):
+        config = MINHASH.replace(threshold=threshold)
+        row = estimates(tallies, config, [threshold]).iloc[0]
+        d = decision_at(tallies, config)
+        assert (row["precision"], row["recall"]) == (pytest.approx(d.precision), pytest.approx(d.recall))
+        got = [row[f"{m}_{end}"] for m in ("precision", "recall") for end in ("low", "high")]
+        want = [d.precision_low, d.precision_high, d.recall_low, d.recall_high]
+        assert got == pytest.approx(want)
+    # the census bucket's rate is known: no interval around it in the per-bucket table
+    t = tallies.set_index("bucket")
+    assert (t.loc[0.8, "rate_low"], t.loc[0.8, "rate_high"]) == (0.9, 0.9)
+    assert t.loc[0.9, "rate_low"] == pytest.approx(wilson(12, 13)[0])

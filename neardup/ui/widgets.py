@@ -250,6 +250,7 @@ def hosts_table(hosts: pd.DataFrame, *, height: int) -> None:
     st.dataframe(
         hosts,
         hide_index=True,
+        placeholder="–",
         width="stretch",
         height=height,
         column_config={
@@ -377,6 +378,7 @@ def removals_table(html: str, config: Config) -> None:
     st.dataframe(
         pd.DataFrame([(p.where, p.words, p.text) for p in found.parts], columns=["where", "words", "text"]),
         hide_index=True,
+        placeholder="–",
         width="stretch",
         column_config={
             "where": st.column_config.TextColumn(

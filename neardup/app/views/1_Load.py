@@ -80,6 +80,7 @@ else:
     st.dataframe(
         sources,
         hide_index=True,
+        placeholder="–",
         width="stretch",
         column_config={
             "source_id": st.column_config.NumberColumn("source", width="small"),
@@ -104,6 +105,7 @@ else:
     st.dataframe(
         errors,
         hide_index=True,
+        placeholder="–",
         width="stretch",
         column_config={
             "line": st.column_config.NumberColumn(format="%d"),

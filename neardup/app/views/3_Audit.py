@@ -531,6 +531,7 @@ def labeled_list(view: LabelView) -> None:
     event = st.dataframe(
         shown[LIST_COLUMNS],
         hide_index=True,
+        placeholder="–",
         width="stretch",
         height=260,
         on_select="rerun",
@@ -656,7 +657,10 @@ def draw_labeling(view: LabelView) -> tuple[int, int] | None:
             )
         )
         st.dataframe(
-            view.tallies[["bucket", "pairs", "labeled", "duplicates"]], hide_index=True, width="stretch"
+            view.tallies[["bucket", "pairs", "labeled", "duplicates"]],
+            hide_index=True,
+            placeholder="–",
+            width="stretch",
         )
     if st.toggle("Labeled pairs", key=W_AUDIT_SHOW_LABELED, help="Filter, reopen a pair, change its label."):
         labeled_list(view)

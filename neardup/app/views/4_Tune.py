@@ -39,8 +39,10 @@ est = estimates(tallies, config, np.union1d(bucket_edges(config), [config.thresh
 st.markdown(
     "Pairs were sampled per similarity bucket, so each bucket's labeled duplicate share is weighted by the "
     "bucket's size. **Precision** is the estimated share of true duplicates among the pairs a threshold flags; "
-    "**recall** the share of all duplicates among candidate pairs that it flags. Intervals are Wilson 95% "
-    "per bucket, combined conservatively. *Unsure* labels are left out."
+    "**recall** the share of all duplicates among candidate pairs that it flags. *Unsure* labels are left out. "
+    "Each interval is the Wilson 95% interval per bucket, combined as weighted sums; a bucket without labels "
+    "counts as anything from 0% to 100% duplicates and a fully labeled bucket as exactly its share. The "
+    "combination is conservative: the intervals are wider than true 95% intervals."
 )
 n_labels = int(tallies["labeled"].sum())
 if n_labels == 0:
@@ -85,12 +87,6 @@ else:
             "pairs left in the buckets that matter)."
         )
     )
-st.caption(
-    "The stop rule's intervals are the Wilson intervals per bucket combined as below, except that a bucket "
-    "without labels counts as anything from 0% to 100% duplicates and a fully labeled bucket as exactly its "
-    "share; the combination is conservative, so they are wider than the true 95% intervals."
-)
-
 suggested, reason = suggest_threshold(est, tallies, config)
 if suggested is not None:
     c1, c2 = st.columns([1, 3])
@@ -160,21 +156,42 @@ st.markdown("**Per threshold**")
 st.dataframe(
     est,
     hide_index=True,
+    placeholder="–",
     width="stretch",
     column_config={
-        c: st.column_config.NumberColumn(format="%.2f")
-        for c in est.columns
-        if "precision" in c or "recall" in c
+        "threshold": st.column_config.NumberColumn("threshold", format="%g"),
+        "pairs_flagged": st.column_config.NumberColumn("flagged", help="candidate pairs it flags"),
+        "labels": st.column_config.NumberColumn("labels", help="decided labels among the flagged pairs"),
+        "unlabeled_pairs": st.column_config.NumberColumn(
+            "unlabeled", help="flagged pairs in buckets without a decided label"
+        ),
+        **{
+            c: st.column_config.NumberColumn(
+                c.replace("precision_", "").replace("recall_", "") + (" (95%)" if "_" in c else ""),
+                help=c.replace("_", ", 95% interval, ") if "_" in c else None,
+                format="%.2f",
+            )
+            for c in est.columns
+            if "precision" in c or "recall" in c
+        },
     },
 )
-st.markdown("**Per bucket** (labels, duplicate rate, Wilson 95%)")
+st.markdown("**Per bucket** (labels, duplicate rate and its 95% interval; exact where every pair is labeled)")
 st.dataframe(
     tallies.assign(scores=[bucket_range(b, config) for b in tallies["bucket"]]),
     column_order=["bucket", "scores", *tallies.columns.drop("bucket")],
     hide_index=True,
+    placeholder="–",
     width="stretch",
     column_config={
-        c: st.column_config.NumberColumn(format="%.2f") for c in ("rate", "rate_low", "rate_high")
+        "bucket": st.column_config.NumberColumn("bucket", format="%g"),
+        "labeled": st.column_config.NumberColumn("decided labels"),
+        "rate": st.column_config.NumberColumn("duplicate rate", format="%.2f"),
+        "rate_low": st.column_config.NumberColumn("95% low", format="%.2f"),
+        "rate_high": st.column_config.NumberColumn("95% high", format="%.2f"),
+        "unlabeled": st.column_config.NumberColumn(
+            "pairs left", help="pairs without a label (an unsure label counts as one)"
+        ),
     },
 )
 
@@ -212,6 +229,7 @@ else:
         st.dataframe(
             table,
             hide_index=True,
+            placeholder="–",
             width="stretch",
             column_config={c: st.column_config.NumberColumn(format="%.2f") for c in ("raw", "kappa", "ac1")},
         )

@@ -28,6 +28,7 @@ st.caption(
 event = st.dataframe(
     clusters,
     hide_index=True,
+    placeholder="–",
     width="stretch",
     height=300,
     on_select="rerun",
@@ -56,6 +57,7 @@ unit = "Hamming bits" if config.method == "simhash" else config.similarity
 st.dataframe(
     members.assign(url_differs=members["url_differs"].mask(members["is_representative"], "(representative)")),
     hide_index=True,
+    placeholder="–",
     width="stretch",
     column_order=[
         "page_id",

@@ -25,7 +25,7 @@ st.code(describe_setting(analysis), language=None, wrap_lines=True)
 clusters = clusters_frame(analysis, store.labels())  # a cluster's labeled category picks its suggested action
 # The downloads sit on top but are drawn after an import below has run, so labels.csv holds what it added.
 downloads = st.container()
-st.dataframe(clusters.head(200), hide_index=True, width="stretch")
+st.dataframe(clusters.head(200), hide_index=True, placeholder="–", width="stretch")
 st.caption(f"First 200 of {len(clusters):,} rows.")
 
 st.subheader("Import labels")

@@ -41,6 +41,7 @@ else:
     st.dataframe(
         table,
         hide_index=True,
+        placeholder="–",
         width="stretch",
         column_config={
             "precision": st.column_config.NumberColumn(format="%.2f"),
@@ -71,13 +72,13 @@ else:
 rejected = learned.table(accepted=False)
 if len(rejected):
     with st.expander(f"Rejected candidates ({len(rejected):,}), with counter-examples"):
-        st.dataframe(rejected, hide_index=True, width="stretch")
+        st.dataframe(rejected, hide_index=True, placeholder="–", width="stretch")
 
 st.subheader("Crawl traps")
 if learned.traps.empty:
     st.caption("No URL pattern family with many URLs and few distinct texts.")
 else:
-    st.dataframe(learned.traps, hide_index=True, width="stretch")
+    st.dataframe(learned.traps, hide_index=True, placeholder="–", width="stretch")
 
 st.subheader("Crawl over crawl")
 trend = get_source_trend(store, path, config)
@@ -114,11 +115,13 @@ m[1].metric("Gone", counts["gone"])
 m[2].metric("Grown", counts["grown"])
 m[3].metric("Shrunk", counts["shrunk"])
 m[4].metric("Current pages duplicating the baseline", f"{len(cmp.repeats):,}")
-st.dataframe(cmp.numbers, hide_index=True, width="stretch")
+st.dataframe(cmp.numbers, hide_index=True, placeholder="–", width="stretch")
 st.markdown("**Per host**")
-st.dataframe(cmp.hosts, hide_index=True, width="stretch")
+st.dataframe(cmp.hosts, hide_index=True, placeholder="–", width="stretch")
 st.markdown("**Changed clusters**")
-st.dataframe(cmp.clusters[cmp.clusters["change"] != "same"], hide_index=True, width="stretch")
+st.dataframe(
+    cmp.clusters[cmp.clusters["change"] != "same"], hide_index=True, placeholder="–", width="stretch"
+)
 st.markdown("**Current pages that duplicate a baseline page**")
-st.dataframe(cmp.repeats.head(500), hide_index=True, width="stretch")
+st.dataframe(cmp.repeats.head(500), hide_index=True, placeholder="–", width="stretch")
 st.download_button("repeats.csv", to_csv(cmp.repeats) or "", file_name="repeats.csv", mime="text/csv")
