@@ -341,7 +341,8 @@ def suggest_threshold(
         f"It finds the most duplicates (recall {best['recall']:.2f} [{best['recall_low']:.2f}-"
         f"{best['recall_high']:.2f}]) of the thresholds whose estimated precision is {min_precision:.0%} or more "
         f"(precision {best['precision']:.2f} [95% interval {best['precision_low']:.2f}-"
-        f"{best['precision_high']:.2f}]; {int(tallies['labeled'].sum())} labels)"
+        f"{best['precision_high']:.2f}]; from {int(tallies['labeled'].sum())} decided labels, "
+        f"{int(best['labels'])} of them on pairs it flags)"
         + (f"; any threshold from {lo:g} to {hi:g} flags the same pairs." if hi > lo else ".")
     )
     thin = thin_buckets(tallies)

@@ -254,7 +254,7 @@ def test_suggest_threshold_finds_the_most_duplicates_above_the_precision_floor()
     # 0.8 finds every duplicate but has an estimated precision of 0.83; 0.9 finds the most of those >= 95%
     threshold, reason = suggest_threshold(est, _tallies(10), at_09)
     assert threshold == 0.9
-    assert "most duplicates" in reason and "50 labels" in reason
+    assert "most duplicates" in reason and "from 50 decided labels, 20 of them on pairs it flags" in reason
     assert f"{est.set_index('threshold').loc[0.9, 'precision_low']:.2f}" in reason  # the interval is stated
     # a looser floor admits 0.8, which finds more
     threshold, _ = suggest_threshold(est, _tallies(10), at_09, min_precision=0.8)
