@@ -161,7 +161,7 @@ def test_keys_on_the_buttons_undo_and_the_next_pair_opens_at_its_top(
     key_to_next_pair_ms(page, "z")  # undo: the labeled pair again, opened, and no label left
     reopened = page.evaluate(PAIR_SHOWN_JS)
     assert reopened.split("|")[1:] == first.split("|")[1:] and labeled != first
-    page.get_by_text("Pair opened from the Clusters page, the list of labeled pairs, or undo").wait_for()
+    page.get_by_text("Pair reopened by undo").wait_for()
     page.get_by_text("Progress: 0 labeled pairs at this setting (0 labels in all)").wait_for()
 
     # the labeled pairs list and its filters are drawn once switched on
