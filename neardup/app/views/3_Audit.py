@@ -321,8 +321,17 @@ SUGGESTED_ICON, CHOSEN_ICON = ":material/lightbulb:", ":material/check_circle:"
 KEY_HINT = (
     "Are the two pages the same content? **d** duplicate · **n** not · **u** unsure. The kind in blue "
     "(keys 1-8) is saved with the label, at first the suggested one (the bulb); press another to change it. **s** skip · "
-    "**z** undo · **j** / **k** next / previous"
+    "**z** undo · **j** / **k** next / previous · **Esc** leaves a sidebar field"
 )
+# A sidebar field keeps the keyboard focus once clicked or typed in (a slider takes the arrows, a text box
+# the letters), and Streamlit gives no shortcut to a focused field: Esc there hands the keys back to the page.
+ESCAPE_LEAVES_SIDEBAR = """<script>if (!window.neardupEscapeLeavesSidebar) {
+    window.neardupEscapeLeavesSidebar = true;
+    document.addEventListener("keydown", e => {
+        const field = document.activeElement;
+        if (e.key === "Escape" && field?.closest('[data-testid="stSidebar"]')) field.blur();
+    }, true);
+}</script>"""
 SCROLL_TO_TOP = "<script>/* pair {0:d} {1:d} */ document.querySelector('[data-testid=\"stMain\"]')?.scrollTo(0, 0);</script>"
 LIST_COLUMNS = ["label", "category", "labeler", "bucket", "url_a", "url_b", "note", "labeled_at"]
 
@@ -713,4 +722,6 @@ def draw_labeling(view: LabelView) -> tuple[int, int] | None:
     return int(nxt["page_a"]), int(nxt["page_b"])
 
 
+with st.container(gap=None):  # the script's element takes no room
+    st.html(ESCAPE_LEAVES_SIDEBAR, unsafe_allow_javascript=True)
 labeling()
