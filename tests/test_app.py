@@ -211,6 +211,19 @@ def test_home_metrics_follow_the_threshold_slider(db: str, store: Store) -> None
     assert metrics(at)["Pairs at threshold"] == f"{tighter['pairs_at_threshold']:,}"
 
 
+def test_home_answers_its_question_in_one_sentence(db: str, store: Store) -> None:
+    """The title asks how much is duplicated: the first line under it answers, in the metrics' numbers."""
+    at = run_app()
+    n = default_analysis(store).numbers
+    answer = at.markdown[0].value
+    assert answer.startswith(
+        f"**{n['redundant_pct']:.1f}% of the {n['total_pages']:,} pages are redundant** "
+        f"({n['redundant_pages']:,}: {n['exact_duplicates']:,} exact and {n['near_duplicates']:,} near duplicates)"
+    ), answer
+    assert f"keeps {n['unique_pages']:,}" in answer
+    assert metrics(at)["Redundant"] == f"{n['redundant_pct']:.1f}%"
+
+
 def _decoded(node: Any) -> Any:
     """A Plotly JSON spec with its typed arrays ({"dtype", "bdata"}: base64 numbers) as lists."""
     if isinstance(node, dict):
@@ -897,14 +910,17 @@ def test_export_downloads_match_the_store(
     assert len(csv) == store.count_pages() == 300
     expected = clusters_frame(default_analysis(store))
     assert data.decode("utf-8") == to_csv(expected)
-    assert f"First 200 of {len(csv):,} rows." in [c.value for c in at.caption]
+    captions = [c.value for c in at.caption]
+    assert f"Below: clusters.csv, its first 200 of {len(csv):,} rows." in captions
     yaml_text = download(at, downloads, "dupcheck.yaml").decode("utf-8")
     assert "threshold: 0.8" in yaml_text and "method: minhash" in yaml_text
     [labels_button] = [d for d in at.get("download_button") if d.label == "labels.csv"]
-    assert labels_button.proto.disabled  # nothing to export yet
+    assert labels_button.proto.disabled  # nothing to export yet, and the page says why
+    assert "No labels yet: label pairs on the Audit page (or import a colleague's below)." in captions
 
     store.record_label("https://a.example/", "https://b.example/", label="duplicate", labeler="ana")
     at.run()
+    assert any(c.value.startswith("1 label, ") for c in at.caption)
     exported = pd.read_csv(io.BytesIO(download(at, downloads, "labels.csv")))
     assert exported[["url_a", "url_b", "label", "labeler"]].values.tolist() == [
         ["https://a.example/", "https://b.example/", "duplicate", "ana"]
