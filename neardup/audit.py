@@ -296,7 +296,8 @@ def suggest_category(
             and n_changed <= 2
             and _PRICE.search(" ".join(s.left + " " + s.right for s in changed))
         ):
-            return "stale re-crawl", f"same URL fetched later, a price changed ({n_changed:,} words)"
+            words = f"{n_changed:,} word" + ("" if n_changed == 1 else "s")
+            return "stale re-crawl", f"same URL fetched later, a price changed ({words})"
         rewritten = _rewritten_words(segments)
         if rewritten >= STALE_CHANGED_WORDS:
             return "stale re-crawl", f"same URL fetched later, {rewritten:,} words of the text rewritten"

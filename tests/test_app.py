@@ -37,6 +37,7 @@ from neardup.labels import (
     LABELS,
     agreement,
     audit_queue,
+    bucket_range,
     bucket_tallies,
     decision_at,
 )
@@ -50,6 +51,7 @@ from neardup.ui.state import (
     W_AUDIT_SHOW_PROGRESS,
     W_COUNT_AXIS,
     W_NORMALIZE,
+    W_PER_BUCKET,
     W_QUEUE,
     other_method,
 )
@@ -207,6 +209,19 @@ def test_home_metrics_follow_the_threshold_slider(db: str, store: Store) -> None
     at.switch_page("pages/2_Explore.py").run()
     assert not at.exception
     assert metrics(at)["Pairs at threshold"] == f"{tighter['pairs_at_threshold']:,}"
+
+
+def test_home_answers_its_question_in_one_sentence(db: str, store: Store) -> None:
+    """The title asks how much is duplicated: the first line under it answers, in the metrics' numbers."""
+    at = run_app()
+    n = default_analysis(store).numbers
+    answer = at.markdown[0].value
+    assert answer.startswith(
+        f"**{n['redundant_pct']:.1f}% of the {n['total_pages']:,} pages are redundant** "
+        f"({n['redundant_pages']:,}: {n['exact_duplicates']:,} exact and {n['near_duplicates']:,} near duplicates)"
+    ), answer
+    assert f"keeps {n['unique_pages']:,}" in answer
+    assert metrics(at)["Redundant"] == f"{n['redundant_pct']:.1f}%"
 
 
 def _decoded(node: Any) -> Any:
@@ -412,9 +427,29 @@ def test_audit_labels_skips_and_undo_until_the_quota_is_met(db: str, store: Stor
     assert tuple(last[audit.PAIR_KEY]) not in set(
         store.labels()[audit.PAIR_KEY].itertuples(index=False, name=None)
     )
-    assert any("opened from" in c.value for c in at.caption)
+    assert any(c.value.startswith("Pair reopened by undo") for c in at.caption)
     shown = [canonicalize_url(c.value) for c in at.code][:2]
     assert sorted(shown) == [last["url_a"], last["url_b"]]
+
+
+def test_audit_more_pairs_key_raises_the_quota_once_the_queue_is_done(db: str, store: Store) -> None:
+    """Once every bucket has its labels, a key raises the quota to 5 more than the least labeled bucket with
+    pairs left has: more pairs without the sidebar's slider (which, focused, takes the label keys)."""
+    at = run_app("pages/3_Audit.py")
+    at.sidebar.slider(key=W_PER_BUCKET).set_value(1).run()
+    for _ in range(40):
+        if not any(c.value.startswith("Pair ") for c in at.caption):
+            break
+        button(at, "Duplicate").click().run()
+    assert any("Every bucket has 1 decided label" in s.value for s in at.success)
+    more = button(at, "More pairs: 6 per bucket")
+    assert more.proto.shortcut == "m"
+    more.click().run()
+    assert not at.exception, at.exception
+    assert at.sidebar.slider(key=W_PER_BUCKET).value == 6
+    assert queue_length(at) >= 1
+    button(at, "Duplicate").click().run()  # the labels go on at the new quota
+    assert not at.exception
 
 
 def choose_queue(at: AppTest, name: str) -> None:
@@ -532,12 +567,13 @@ def test_audit_reopened_pair_takes_a_changed_label_and_undo_puts_the_first_back(
     at.session_state[KEY_AUDIT_PAIR] = pages  # what "Open this pair to change its label" sets
     at.run()
     assert any(c.value.startswith("Pair opened from") for c in at.caption)
+    assert not any("undo" in c.value for c in at.caption if c.value.startswith("Pair "))  # not undo's
     button(at, "Not duplicate").click().run()
     assert not at.exception
     labels = store.labels()
     assert len(labels) == 1 and tuple(labels.iloc[0][audit.PAIR_KEY]) == expected
     assert labels.iloc[0]["label"] == "not"
-    assert any("1 labeled pairs at this setting (1 labels in all)" in c.value for c in at.caption)
+    assert any("1 labeled pair at this setting (1 label in all)" in c.value for c in at.caption)
 
     button(at, "Undo").click().run()
     assert not at.exception
@@ -550,12 +586,16 @@ def test_audit_reopened_pair_takes_a_changed_label_and_undo_puts_the_first_back(
 
 def test_audit_says_what_the_keys_mean_and_where_the_stop_rule_is(db: str, store: Store) -> None:
     at = run_app("pages/3_Audit.py")
+    config = Config()
+    pairs = audit.candidate_pairs(load_fingerprints(store, config, jobs=1), config)
+    first = pairs[(pairs[audit.PAIR_KEY] == list(first_sampled_pair(store))).all(axis=1)].iloc[0]
+    where = next(c.value for c in at.caption if c.value.startswith("Pair "))
+    # the bucket as the scores it holds, in the threshold's unit, not its lower edge alone
+    assert f"similarity bucket {bucket_range(first['bucket'], config)} containment" in where
     assert any(c.value.startswith("Are the two pages the same content? **d** duplicate") for c in at.caption)
     button(at, "Duplicate").click().run()
     at.toggle(key=W_AUDIT_SHOW_PROGRESS).set_value(True).run()
     assert not at.exception
-    config = Config()
-    pairs = audit.candidate_pairs(load_fingerprints(store, config, jobs=1), config)
     d = decision_at(bucket_tallies(pairs["bucket"], audit.labeled_pairs(pairs, store.labels())), config)
     assert any(
         m.value.startswith(f"At the threshold 0.8: precision {d.precision:.2f} [{d.precision_low:.2f}-")
@@ -877,14 +917,17 @@ def test_export_downloads_match_the_store(
     assert len(csv) == store.count_pages() == 300
     expected = clusters_frame(default_analysis(store))
     assert data.decode("utf-8") == to_csv(expected)
-    assert f"First 200 of {len(csv):,} rows." in [c.value for c in at.caption]
+    captions = [c.value for c in at.caption]
+    assert f"Below: clusters.csv, its first 200 of {len(csv):,} rows." in captions
     yaml_text = download(at, downloads, "dupcheck.yaml").decode("utf-8")
     assert "threshold: 0.8" in yaml_text and "method: minhash" in yaml_text
     [labels_button] = [d for d in at.get("download_button") if d.label == "labels.csv"]
-    assert labels_button.proto.disabled  # nothing to export yet
+    assert labels_button.proto.disabled  # nothing to export yet, and the page says why
+    assert "No labels yet: label pairs on the Audit page (or import a colleague's below)." in captions
 
     store.record_label("https://a.example/", "https://b.example/", label="duplicate", labeler="ana")
     at.run()
+    assert any(c.value.startswith("1 label, ") for c in at.caption)
     exported = pd.read_csv(io.BytesIO(download(at, downloads, "labels.csv")))
     assert exported[["url_a", "url_b", "label", "labeler"]].values.tolist() == [
         ["https://a.example/", "https://b.example/", "duplicate", "ana"]

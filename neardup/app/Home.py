@@ -25,6 +25,14 @@ def home() -> None:
     analysis = get_analysis(store, path, config)
     n = analysis.numbers
     st.caption(f"Database {md_escape(path)} · {n_pages:,} pages · {describe_setting(analysis)}")
+    # The title's answer in words: the metrics below split it, and Redundant is not the first of them.
+    st.markdown(
+        f"**{n['redundant_pct']:.1f}% of the {n['total_pages']:,} pages are redundant** "
+        f"({n['redundant_pages']:,}: {n['exact_duplicates']:,} exact and {n['near_duplicates']:,} near duplicates); "
+        f"deduplication keeps {n['unique_pages']:,}"
+        + (f" and sets {n['degenerate_pages']:,} aside as no content" if n["degenerate_pages"] else "")
+        + "."
+    )
 
     c1, c2, c3 = st.columns(3)
     c1.metric(

@@ -24,6 +24,11 @@ WORD_JOINER = "\u2060"
 _AUTOLINK = re.compile(r"(?i)(https?|mailto|xmpp)(?=:)|(www)(?=\.)|(@)")
 
 
+def counted(n: int, noun: str) -> str:
+    """`n` and `noun`, the noun plural unless `n` is 1: "1 labeled pair", "2,048 labeled pairs"."""
+    return f"{n:,} {noun}{'' if n == 1 else 's'}"
+
+
 def md_escape(text: str) -> str:
     """Escape `text` for Streamlit Markdown: whitespace collapsed, bare URLs and e-mail addresses broken by
     a word joiner, every ASCII punctuation escaped."""

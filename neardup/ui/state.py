@@ -15,6 +15,11 @@ KEY_CONFIG_SYNC = "neardup.config.sync"  # set when code (not a widget) changed 
 KEY_LABELER = "neardup.labeler"
 KEY_AUDIT_POS = "neardup.audit.position"
 KEY_AUDIT_PAIR = "neardup.audit.pair"  # (page_a, page_b) opened from another page
+# what opened KEY_AUDIT_PAIR (one of OPENED_BY_*), for its caption
+KEY_AUDIT_OPENED_BY = "neardup.audit.opened_by"
+OPENED_BY_CLUSTERS, OPENED_BY_LIST, OPENED_BY_UNDO = "clusters", "list", "undo"
+# set by the "more pairs per bucket" key: the next run is the whole app's
+KEY_AUDIT_MORE = "neardup.audit.more"
 KEY_AUDIT_SEED = "neardup.audit.seed"
 KEY_AUDIT_SKIPPED = "neardup.audit.skipped"  # label keys skipped in this session
 KEY_AUDIT_HISTORY = "neardup.audit.history"  # this session's label writes, newest last: what undo reverts

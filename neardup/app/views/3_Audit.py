@@ -24,6 +24,7 @@ from neardup.labels import (
     STOP_HALF_WIDTH,
     active_queue,
     audit_queue,
+    bucket_range,
     decision_at,
 )
 from neardup.ui.data import (
@@ -36,12 +37,14 @@ from neardup.ui.data import (
     label_view_with,
     prefetch_pair_detail,
 )
-from neardup.ui.render import md_escape, show_diff
+from neardup.ui.render import counted, md_escape, show_diff
 from neardup.ui.state import (
     AUDIT_QUEUES,
     KEY_AUDIT_CATEGORY,
     KEY_AUDIT_HISTORY,
     KEY_AUDIT_LABELS,
+    KEY_AUDIT_MORE,
+    KEY_AUDIT_OPENED_BY,
     KEY_AUDIT_PAIR,
     KEY_AUDIT_PENDING,
     KEY_AUDIT_POS,
@@ -51,6 +54,9 @@ from neardup.ui.state import (
     KEY_FLASH,
     KEY_LABELER,
     KEY_THRESHOLDS,
+    OPENED_BY_CLUSTERS,
+    OPENED_BY_LIST,
+    OPENED_BY_UNDO,
     W_AUDIT_CATEGORY,
     W_AUDIT_LIST,
     W_AUDIT_LIST_BUCKET,
@@ -72,6 +78,8 @@ from neardup.ui.widgets import flash, open_database, removals_table
 from neardup.warc import describe_record
 
 CATEGORY_KEYS = 8  # categories on the keys 1-8
+PER_BUCKET_MAX = 30  # the Pairs per bucket slider's end
+MORE_PER_BUCKET = 5  # the "more pairs" key: this many more pairs in the least labeled bucket with pairs left
 LABEL_NAMES = {"duplicate": "Duplicate", "not": "Not duplicate", "unsure": "Unsure"}
 
 st.set_page_config(page_title="neardup · Audit", layout="wide")
@@ -94,6 +102,7 @@ for widget_key in (W_PER_BUCKET, KEY_AUDIT_SEED, W_LABELER, W_QUEUE):
 
 def leave_pair() -> None:
     state.pop(KEY_AUDIT_PAIR, None)
+    state.pop(KEY_AUDIT_OPENED_BY, None)
     state[W_NOTE] = ""
 
 
@@ -178,6 +187,7 @@ def write_undo() -> None:
             labeled_at=prev["labeled_at"],
         )
     state[KEY_AUDIT_PAIR] = entry["pages"]
+    state[KEY_AUDIT_OPENED_BY] = OPENED_BY_UNDO
     flash(f"Undone: {LABEL_NAMES[entry['label']].lower()} · the pair is open again")
 
 
@@ -256,6 +266,23 @@ def choose_category(category: str) -> None:
 
 def open_pair(pages: tuple[int, int]) -> None:
     state[KEY_AUDIT_PAIR] = pages
+    state[KEY_AUDIT_OPENED_BY] = OPENED_BY_LIST
+
+
+def more_per_bucket(quota: int) -> None:
+    # The slider is in the sidebar, outside the fragment this key reruns: the fragment asks for a run of
+    # the whole app (KEY_AUDIT_MORE), which draws the slider at its new value and the queue it makes.
+    state[W_PER_BUCKET] = quota
+    state[KEY_AUDIT_MORE] = True
+
+
+def more_quota(tallies: pd.DataFrame, per_bucket: int) -> int | None:
+    """The quota that brings MORE_PER_BUCKET more pairs to the least labeled bucket with pairs left (a
+    quota at or under a bucket's labels brings none there); None when no quota brings more."""
+    left = tallies[tallies["unlabeled"] > 0]
+    if left.empty or per_bucket >= PER_BUCKET_MAX:
+        return None
+    return min(max(int(left["labeled"].min()) + MORE_PER_BUCKET, per_bucket + 1), PER_BUCKET_MAX)
 
 
 pairs = get_candidate_pairs(store, path, config.fingerprint_key, config.similarity, config)
@@ -270,7 +297,7 @@ with st.sidebar:
     per_bucket = st.slider(
         "Pairs per bucket",
         1,
-        30,
+        PER_BUCKET_MAX,
         key=W_PER_BUCKET,
         help="Label until every similarity bucket has this many decided labels.",
     )
@@ -294,8 +321,17 @@ SUGGESTED_ICON, CHOSEN_ICON = ":material/lightbulb:", ":material/check_circle:"
 KEY_HINT = (
     "Are the two pages the same content? **d** duplicate · **n** not · **u** unsure. The kind in blue "
     "(keys 1-8) is saved with the label, at first the suggested one (the bulb); press another to change it. **s** skip · "
-    "**z** undo · **j** / **k** next / previous"
+    "**z** undo · **j** / **k** next / previous · **Esc** leaves a sidebar field"
 )
+# A sidebar field keeps the keyboard focus once clicked or typed in (a slider takes the arrows, a text box
+# the letters), and Streamlit gives no shortcut to a focused field: Esc there hands the keys back to the page.
+ESCAPE_LEAVES_SIDEBAR = """<script>if (!window.neardupEscapeLeavesSidebar) {
+    window.neardupEscapeLeavesSidebar = true;
+    document.addEventListener("keydown", e => {
+        const field = document.activeElement;
+        if (e.key === "Escape" && field?.closest('[data-testid="stSidebar"]')) field.blur();
+    }, true);
+}</script>"""
 SCROLL_TO_TOP = "<script>/* pair {0:d} {1:d} */ document.querySelector('[data-testid=\"stMain\"]')?.scrollTo(0, 0);</script>"
 LIST_COLUMNS = ["label", "category", "labeler", "bucket", "url_a", "url_b", "note", "labeled_at"]
 
@@ -357,17 +393,31 @@ def queue_done_message(view: LabelView) -> None:
     else:
         n_decided = int(view.matched["label"].isin(["duplicate", "not"]).sum())
         st.success(
-            f"Every bucket has {per_bucket} decided labels, or no unlabeled pair left ({n_decided} decided "
-            f"labels at this setting, {len(skipped)} pairs skipped). For more, raise *Pairs per bucket* in the "
-            "sidebar (under *Labeling*); whether you can stop: *Progress per bucket and the stop rule* below, "
-            "or the **Tune** page."
+            f"Every bucket has {counted(per_bucket, 'decided label')}, or no unlabeled pair left "
+            f"({counted(n_decided, 'decided label')} at this setting, {counted(len(skipped), 'pair')} skipped). "
+            "For more, press **m** (or raise *Pairs per bucket* in the sidebar, under *Labeling*); whether you "
+            "can stop: *Progress per bucket and the stop rule* below, or the **Tune** page."
         )
+        if (quota := more_quota(view.tallies, per_bucket)) is not None:
+            st.button(
+                f"More pairs: {quota} per bucket",
+                shortcut="m",
+                on_click=more_per_bucket,
+                args=(quota,),
+                help="Sets *Pairs per bucket* in the sidebar, from the keyboard: the slider there, once "
+                "clicked, keeps the focus and takes the label keys.",
+            )
 
 
 def where_caption(current: pd.Series | None, queue: pd.DataFrame, position: int, view: LabelView) -> str:
     """Which pair of which queue is shown, and why it comes now."""
     if current is None:
-        return "Pair opened from the Clusters page, the list of labeled pairs, or undo" + (
+        opened_by = {
+            OPENED_BY_UNDO: "Pair reopened by undo: its label is taken back, label it again",
+            OPENED_BY_LIST: "Pair opened from the list of labeled pairs: a new label replaces yours",
+            OPENED_BY_CLUSTERS: "Pair opened from the Clusters page: the representative on the left",
+        }
+        return opened_by.get(state.get(KEY_AUDIT_OPENED_BY, ""), "Pair opened from another page") + (
             f" · your label is the adjudicated final one (labeler '{ADJUDICATOR}')" if adjudicating else ""
         )
     n = f"Pair {position + 1} of {len(queue)}"
@@ -391,9 +441,10 @@ def where_caption(current: pd.Series | None, queue: pd.DataFrame, position: int,
             f"{n} left in the buckets that narrow the decision · bucket {current['bucket']:g}: one more label "
             f"there narrows precision and recall at {config.threshold:g} most"
         )
+    unit = "" if config.method == "simhash" else f" {config.similarity}"  # a SimHash bucket says "3 bits"
     return (
-        f"{n} to label · similarity bucket {current['bucket']:g} · nearest the threshold first · {per_bucket} "
-        "decided labels per bucket"
+        f"{n} to label · similarity bucket {bucket_range(current['bucket'], config)}{unit} · nearest the "
+        f"threshold first · {counted(per_bucket, 'decided label')} per bucket"
     )
 
 
@@ -453,7 +504,7 @@ def show_pair(detail: PairDetail) -> None:
     st.caption(
         f"SimHash {detail.simhash_bits} bits · MinHash Jaccard (est.) {detail.minhash_jaccard:.2f} · exact "
         f"Jaccard {detail.exact_jaccard:.2f} · exact containment {detail.exact_containment:.2f} "
-        f"({config.shingle_size}-word shingles) · {changed:,} changed words"
+        f"({config.shingle_size}-word shingles) · {counted(changed, 'changed word')}"
     )
     left, right = st.columns(2)
     for col, page, side in ((left, L, "earlier fetch"), (right, R, "later fetch")):
@@ -559,6 +610,8 @@ def labeling() -> None:
     it once that is drawn (the pair itself was prefetched): the key reads nothing before the draw. Any other
     run reads the labels' version first (one lease on the file for the run, a write lease when an undo is to
     be written: every store call in it reuses it)."""
+    if state.pop(KEY_AUDIT_MORE, False):
+        st.rerun(scope="app")
     pending: list[tuple[str, tuple[Any, ...]]] = state.pop(KEY_AUDIT_PENDING, [])
     kept: LabelView | None = state.get(KEY_AUDIT_LABELS)
     if (
@@ -639,8 +692,10 @@ def draw_labeling(view: LabelView) -> tuple[int, int] | None:
 
     n_contested = int(view.matched["contested"].sum()) if "contested" in view.matched else 0
     st.caption(
-        f"Progress: {int(view.tallies['labeled'].sum())} labeled pairs at this setting ({len(view.labels)} "
-        "labels in all" + (f", {n_contested} contested pairs" if n_contested else "") + ")"
+        f"Progress: {counted(int(view.tallies['labeled'].sum()), 'labeled pair')} at this setting ("
+        f"{counted(len(view.labels), 'label')} in all"
+        + (f", {counted(n_contested, 'contested pair')}" if n_contested else "")
+        + ")"
     )
     if st.toggle("Progress per bucket and the stop rule", key=W_AUDIT_SHOW_PROGRESS):
         d = decision_at(view.tallies, config)
@@ -671,4 +726,6 @@ def draw_labeling(view: LabelView) -> tuple[int, int] | None:
     return int(nxt["page_a"]), int(nxt["page_b"])
 
 
+with st.container(gap=None):  # the script's element takes no room
+    st.html(ESCAPE_LEAVES_SIDEBAR, unsafe_allow_javascript=True)
 labeling()

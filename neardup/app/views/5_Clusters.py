@@ -8,7 +8,7 @@ from neardup.app import page_script
 from neardup.audit import cluster_members, cluster_table
 from neardup.clusters import describe_rule
 from neardup.ui.data import get_analysis
-from neardup.ui.state import KEY_AUDIT_PAIR, W_CLUSTERS_TABLE
+from neardup.ui.state import KEY_AUDIT_OPENED_BY, KEY_AUDIT_PAIR, OPENED_BY_CLUSTERS, W_CLUSTERS_TABLE
 from neardup.ui.widgets import open_database
 
 st.set_page_config(page_title="neardup · Clusters", layout="wide")
@@ -99,4 +99,5 @@ if len(others):
     choice = st.selectbox("Compare with the representative", list(labels), format_func=labels.__getitem__)
     if st.button("Open this pair in Audit"):
         st.session_state[KEY_AUDIT_PAIR] = (int(rep["page_id"]), int(choice))
+        st.session_state[KEY_AUDIT_OPENED_BY] = OPENED_BY_CLUSTERS
         st.switch_page(page_script("3_Audit.py"))

@@ -11,7 +11,7 @@ from neardup.errors import NeardupError
 from neardup.export import clusters_frame
 from neardup.report import describe_setting
 from neardup.ui.data import get_analysis
-from neardup.ui.render import md_escape
+from neardup.ui.render import counted, md_escape
 from neardup.ui.state import KEY_LABELS_UPLOAD
 from neardup.ui.widgets import open_database
 
@@ -25,8 +25,8 @@ st.code(describe_setting(analysis), language=None, wrap_lines=True)
 clusters = clusters_frame(analysis, store.labels())  # a cluster's labeled category picks its suggested action
 # The downloads sit on top but are drawn after an import below has run, so labels.csv holds what it added.
 downloads = st.container()
+st.caption(f"Below: clusters.csv, its first {min(200, len(clusters)):,} of {len(clusters):,} rows.")
 st.dataframe(clusters.head(200), hide_index=True, placeholder="–", width="stretch")
-st.caption(f"First 200 of {len(clusters):,} rows.")
 
 st.subheader("Import labels")
 uploaded = st.file_uploader(
@@ -54,20 +54,21 @@ with downloads:
         "clusters.csv",
         "text/csv",
         type="primary",
-        help="One row per page: cluster, representative, similarity, setting, suggested action.",
     )
-    c2.download_button(
-        "dupcheck.yaml",
-        dump_config(config),
-        "dupcheck.yaml",
-        "application/yaml",
-        help="Replays this setting: neardup report --config dupcheck.yaml",
+    c1.caption(
+        f"{counted(len(clusters), 'page')}, one row each: cluster, representative, similarity, suggested action."
     )
+    c2.download_button("dupcheck.yaml", dump_config(config), "dupcheck.yaml", "application/yaml")
+    c2.caption("This setting, to replay it: `neardup report --config dupcheck.yaml`.")
     c3.download_button(
         "labels.csv",
         to_csv(labels),
         "labels.csv",
         "text/csv",
         disabled=labels.empty,
-        help=f"{len(labels)} labels",
+    )
+    c3.caption(
+        "No labels yet: label pairs on the Audit page (or import a colleague's below)."
+        if labels.empty
+        else f"{counted(len(labels), 'label')}, every labeler's: the pair, label, category, note, labeler, time."
     )
