@@ -65,7 +65,6 @@ st.dataframe(
         "similarity_to_representative",
         "fetched_at",
         "host",
-        "is_representative",
         "rel_canonical",
         "url",
         "canonical_url",
@@ -84,7 +83,7 @@ st.dataframe(
             help=f"In the threshold's unit ({unit}): the stored pair's score where the member and the "
             "representative are a candidate pair, else an estimate from their fingerprints.",
         ),
-        "is_representative": st.column_config.CheckboxColumn("representative"),
+        "fetched_at": st.column_config.DatetimeColumn("fetched", format="YYYY-MM-DD HH:mm"),
         "rel_canonical": st.column_config.TextColumn("rel=canonical"),
         "url": st.column_config.TextColumn("URL as fetched", width="large"),
         "canonical_url": st.column_config.TextColumn("canonical URL", width="large"),
