@@ -8,9 +8,12 @@ with its fingerprints, then `--repeat` times: copies it, ingests a second crawl 
 source, brings the fingerprints up to date (`engine.ensure_fingerprints`) and runs `neardup compare`
 (`compare.open_comparison`) of the base crawl and the added one. With `--baseline-pages`, the database also
 holds a previous crawl of that many pages (a third seed, loaded after the base), and the added crawl is
-also compared with that one: the last two crawls of a database that holds more. Each comparison runs twice:
-the first stores the baseline's own analysis (`compare.source_summary`, where the tree keeps it), the second
-reads it, as every later comparison with that baseline at that setting does.
+also compared with that one: the last two crawls of a database that holds more.
+
+A tree that stores each source's own analysis (`compare.source_summary`) stores the baselines' first, before
+the crawl is added (stage "analyse": what an earlier comparison with them leaves in the database; a tree
+without it skips the stage), so the comparisons read it. Each comparison runs twice: the first opening of
+the file after the fingerprint stage also replays that stage's write-ahead log.
 
 Each `--code NAME=DIR` runs the stages on the tree at DIR (e.g. an older commit, `git archive`d), in turn
 within each repeat, on the same base database (with `--one-build`, only the comparisons: the added crawl is
@@ -51,6 +54,13 @@ if stage == "ingest":
 elif stage == "fingerprints":
     with Store(db) as store:
         engine.ensure_fingerprints(store, config, jobs=1)
+elif stage == "analyse":  # the baselines' own analyses stored, where the tree keeps them
+    from neardup import compare
+    if hasattr(compare, "source_summary"):
+        with Store(db) as store:
+            sources = store.sources()
+            for name in arg.split(","):
+                compare.source_summary(store, config, compare.resolve_source(sources, name), jobs=1)
 elif stage == "compare":
     baseline, current = arg.split(",")
     cmp = open_comparison(db, baseline, current, config, jobs=1)
@@ -130,8 +140,8 @@ def main() -> None:
     ap.add_argument(
         "--one-build",
         action="store_true",
-        help="ingest and fingerprints once per repeat, with the first --code; the others only compare "
-        "(for trees whose ingest and fingerprint code is the same)",
+        help="analyse, ingest and fingerprints once per repeat, with the first --code; the others only "
+        "compare (for trees whose store and fingerprint code is the same)",
     )
     args = ap.parse_args()
     codes = [tuple(c.split("=", 1)) for c in args.code or [f"{args.label or 'this tree'}={ROOT}"]]
@@ -148,7 +158,7 @@ def main() -> None:
         baselines[f"compare with the previous {args.baseline_pages:,}-page crawl"] = previous
         start, base_db = base_db, args.work / f"{stem}_then_{args.baseline_pages}.duckdb"
         build |= built(base_db, [previous], args.method, start)
-    stage_names = ["ingest", "fingerprints", *[s for b in baselines for s in (b, f"{b}, again")]]
+    stage_names = ["analyse", "ingest", "fingerprints", *[s for b in baselines for s in (b, f"{b}, again")]]
     runs: dict[str, dict[str, list[tuple[float, ...]]]] = {
         name: {stage: [] for stage in stage_names} for name, _ in codes
     }
@@ -166,7 +176,12 @@ def main() -> None:
         for i, (name, code) in enumerate(codes):
             if i == 0 or not args.one_build:
                 shutil.copyfile(base_db, db)
-                for stage, arg in (("ingest", str(add_file)), ("fingerprints", "")):
+                baseline_names = ",".join(b.name for b in baselines.values())
+                for stage, arg in (
+                    ("analyse", baseline_names),
+                    ("ingest", str(add_file)),
+                    ("fingerprints", ""),
+                ):
                     measured(name, stage, run_stage(stage, db, arg, args.method, Path(code)))
             for stage, baseline in baselines.items():
                 arg = f"{baseline.name},{add_file.name}"
@@ -175,7 +190,7 @@ def main() -> None:
         db.unlink()
     if args.one_build:  # the first tree's ingest and fingerprints, in every column
         for name, _ in codes[1:]:
-            runs[name] |= {stage: runs[codes[0][0]][stage] for stage in ("ingest", "fingerprints")}
+            runs[name] |= {stage: runs[codes[0][0]][stage] for stage in ("analyse", "ingest", "fingerprints")}
     load1 = os.getloadavg()
     than = f" (then a {args.baseline_pages:,}-page crawl)" if args.baseline_pages else ""
     print(

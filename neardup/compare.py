@@ -133,12 +133,17 @@ def _changes(pages: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
         .first()
         .add_prefix("baseline_")
     )
-    repeats = content[content["side"] == "current"].join(first_base, on="group", how="inner")
-    repeats = repeats.assign(same_text=repeats["exact_key"] == repeats["baseline_exact_key"])
-    repeats = repeats[["page_id", "url", "baseline_page_id", "baseline_url", "same_text"]].reset_index(
-        drop=True
-    )
+    repeats = _repeats(content[content["side"] == "current"], first_base)
     return clusters, repeats
+
+
+def _repeats(current: pd.DataFrame, first_base: pd.DataFrame) -> pd.DataFrame:
+    """`Comparison.repeats`: the current content pages (page_id, url, exact_key, group) in a group with a
+    baseline page, with the group's first baseline page (`first_base`, by group: baseline_page_id,
+    baseline_url, baseline_exact_key)."""
+    repeats = current.join(first_base, on="group", how="inner")
+    repeats = repeats.assign(same_text=repeats["exact_key"] == repeats["baseline_exact_key"])
+    return repeats[["page_id", "url", "baseline_page_id", "baseline_url", "same_text"]].reset_index(drop=True)
 
 
 def _cluster_changes(
@@ -228,14 +233,20 @@ def _store_summary(store: Store, config: Config, source_id: int, fp: Fingerprint
         numbers=own.numbers.as_dict(),
         hosts=own.hosts[["host", "pages", "redundant", "redundant_pct"]],
         clusters=clusters,
-        units=pd.DataFrame({"unit_id": fp.unit_ids[units], "cluster_id": cluster[first_of_unit]}),
+        units=pd.DataFrame(
+            {
+                "unit_id": fp.unit_ids[units],
+                "exact_key": pages["exact_key"].to_numpy()[np.flatnonzero(content)[first_of_unit]],
+                "cluster_id": cluster[first_of_unit],
+            }
+        ),
     )
 
 
 def source_summary(store: Store, config: Config, source_id: int, *, jobs: int | None = None) -> SourceSummary:
     """A source's own numbers and hosts at `config`'s setting, from the store; computed from its pages and
-    stored first when the store has none (or they were dropped: the source's fingerprint set was
-    recomputed). Its clusters are stored with them, for `compare_with_stored`."""
+    stored first when the store has none (or they were dropped: the pairs between its units changed when
+    the fingerprint set was computed again). Its clusters are stored with them, for `compare_with_stored`."""
     key = analysis_key(config)
     stored = store.source_analysis(source_id, key)
     if stored is None:
@@ -346,18 +357,17 @@ def compare_with_stored(
         1 + np.flatnonzero(is_listed), sides[0][listed], sides[1][listed], urls[listed]
     )
 
-    with_base = first_base[cur_group] >= 0
-    at = first_base[cur_group[with_base]]
-    repeat_rows = rows[with_base]
-    exact_key = fp.pages["exact_key"].to_numpy()[repeat_rows]
-    repeats = pd.DataFrame(
-        {
-            "page_id": fp.arrays["page_id"][repeat_rows],
-            "url": fp.pages["url"].to_numpy()[repeat_rows],
-            "baseline_page_id": touched["first_page_id"].to_numpy()[at],
-            "baseline_url": touched["first_url"].to_numpy()[at],
-            "same_text": exact_key == touched["first_exact_key"].to_numpy()[at],
-        }
+    at = first_base[has_base]
+    repeats = _repeats(
+        fp.pages.iloc[rows][["page_id", "url", "exact_key"]].assign(group=cur_group),
+        pd.DataFrame(
+            {
+                "baseline_page_id": touched["first_page_id"].to_numpy()[at],
+                "baseline_url": touched["first_url"].to_numpy()[at],
+                "baseline_exact_key": touched["first_exact_key"].to_numpy()[at],
+            },
+            index=has_base,
+        ).astype({"baseline_url": fp.pages["url"].dtype, "baseline_exact_key": fp.pages["exact_key"].dtype}),
     )
     return Comparison(*names, _side_numbers(base, cur), _side_hosts(base, cur), clusters, repeats, "cluster")
 

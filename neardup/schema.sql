@@ -133,13 +133,15 @@ CREATE TABLE IF NOT EXISTS labels (
 -- and the cluster of each of its units, so that comparing a new crawl with it reads these instead of the
 -- source's pages, units and pairs. `analysis_key` names the setting (compare.analysis_key: fingerprint key,
 -- threshold, representative rule, URL rules). It stays valid while the source's units and the pairs between
--- them do: another source's pages only append units and pairs with a new unit. Its rows go with the source
--- and whenever its fingerprint set is written anew (the unit ids change).
+-- them do: another source's pages only append units and pairs with a new unit, and a fingerprint set
+-- computed anew keeps it when the pairs between its units are the same ones (`pairs_digest`; its unit ids
+-- are renumbered by exact_key). Its rows go with the source.
 CREATE TABLE IF NOT EXISTS source_analyses (
     source_id INTEGER NOT NULL,
     analysis_key VARCHAR NOT NULL,
     fingerprint_key VARCHAR NOT NULL,
     numbers JSON NOT NULL,               -- analysis.ReportNumbers
+    pairs_digest VARCHAR NOT NULL,       -- the count and a hash sum of the pairs of two of its units
     computed_at TIMESTAMP NOT NULL
 );
 
@@ -169,5 +171,6 @@ CREATE TABLE IF NOT EXISTS source_units (
     source_id INTEGER NOT NULL,
     analysis_key VARCHAR NOT NULL,
     unit_id INTEGER NOT NULL,
+    exact_key VARCHAR NOT NULL,
     cluster_id BIGINT NOT NULL
 );

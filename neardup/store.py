@@ -1253,8 +1253,8 @@ class Store:
         cur.execute("BEGIN TRANSACTION")
         for table in ("fingerprint_sets", "units", "pairs"):
             cur.execute(f"DELETE FROM {table} WHERE fingerprint_key = ?", [fingerprint_key])
-        self._drop_source_analyses(cur, fingerprint_key)  # of the old unit ids
         self._insert_fingerprints(cur, fingerprint_key, units, pairs)
+        self._renumber_source_analyses(cur, fingerprint_key)
         cur.execute(
             "INSERT INTO fingerprint_sets VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
             [
@@ -1387,14 +1387,46 @@ class Store:
 
     # --- each source's own analysis (compare) -----------------------------------------------
     @staticmethod
-    def _drop_source_analyses(cur: duckdb.DuckDBPyConnection, fingerprint_key: str) -> None:
-        """Every source's stored analysis at a setting of `fingerprint_key`, inside the caller's transaction."""
-        for table in _SOURCE_ANALYSIS_TABLES:
-            cur.execute(
-                f"DELETE FROM {table} WHERE (source_id, analysis_key) IN (SELECT source_id, analysis_key "
-                "FROM source_analyses WHERE fingerprint_key = ?)",
-                [fingerprint_key],
+    def _pairs_digest(cur: duckdb.DuckDBPyConnection, fingerprint_key: str, analysis: list[Any]) -> str:
+        """The count and a hash sum of the pairs of two units of a stored analysis (`analysis`: its source
+        id and key), by the units' texts and the pairs' scores: the same whatever the unit ids."""
+        return str(
+            _one(
+                cur.execute(
+                    "SELECT count(*) || ':' || coalesce(sum(hash(least(ua.exact_key, ub.exact_key), "
+                    "greatest(ua.exact_key, ub.exact_key), p.hamming_bits, p.jaccard, p.containment)::HUGEINT), 0) "
+                    "FROM pairs p JOIN source_units ua ON ua.unit_id = p.a JOIN source_units ub ON ub.unit_id = p.b "
+                    "WHERE p.fingerprint_key = ? AND ua.source_id = ? AND ua.analysis_key = ? "
+                    "AND ub.source_id = ua.source_id AND ub.analysis_key = ua.analysis_key",
+                    [fingerprint_key, *analysis],
+                ).fetchone()
             )
+        )
+
+    def _renumber_source_analyses(self, cur: duckdb.DuckDBPyConnection, fingerprint_key: str) -> None:
+        """After a fingerprint set of `fingerprint_key` was written anew (inside that transaction): each
+        source's stored analysis takes its units' new ids, and is dropped unless all its units are still
+        units and the pairs between them are the ones it was computed from."""
+        for source_id, analysis_key, digest in cur.execute(
+            "SELECT source_id, analysis_key, pairs_digest FROM source_analyses WHERE fingerprint_key = ?",
+            [fingerprint_key],
+        ).fetchall():
+            analysis = [source_id, analysis_key]
+            cur.execute(
+                "UPDATE source_units s SET unit_id = u.unit_id FROM units u WHERE u.fingerprint_key = ? "
+                "AND u.exact_key = s.exact_key AND s.source_id = ? AND s.analysis_key = ?",
+                [fingerprint_key, *analysis],
+            )
+            lost = _one(
+                cur.execute(
+                    "SELECT count(*) FROM source_units s WHERE s.source_id = ? AND s.analysis_key = ? AND NOT EXISTS "
+                    "(SELECT 1 FROM units u WHERE u.fingerprint_key = ? AND u.exact_key = s.exact_key)",
+                    [*analysis, fingerprint_key],
+                ).fetchone()
+            )
+            if lost or self._pairs_digest(cur, fingerprint_key, analysis) != digest:
+                for table in _SOURCE_ANALYSIS_TABLES:
+                    cur.execute(f"DELETE FROM {table} WHERE source_id = ? AND analysis_key = ?", analysis)
 
     @_writes
     def save_source_analysis(
@@ -1410,7 +1442,8 @@ class Store:
     ) -> None:
         """Store one source's own analysis at a setting (replacing any stored before): its numbers, its
         hosts (host, pages, redundant, redundant_pct, in the report's order), its clusters (cluster_id,
-        pages, first_page_id, first_url, first_exact_key) and its units' clusters (unit_id, cluster_id)."""
+        pages, first_page_id, first_url, first_exact_key) and its units' clusters (unit_id, exact_key,
+        cluster_id)."""
         cur = self.cursor()
         key = [int(source_id), analysis_key]
         cur.execute("BEGIN TRANSACTION")
@@ -1424,14 +1457,20 @@ class Store:
                     "position, host, pages, redundant, redundant_pct",
                 ),
                 ("source_clusters", clusters, "cluster_id, pages, first_page_id, first_url, first_exact_key"),
-                ("source_units", units, "unit_id, cluster_id"),
+                ("source_units", units, "unit_id, exact_key, cluster_id"),
             ):
                 cur.register("analysis_batch", frame)
                 cur.execute(f"INSERT INTO {table} SELECT ?, ?, {columns} FROM analysis_batch", key)
                 cur.unregister("analysis_batch")
             cur.execute(
-                "INSERT INTO source_analyses VALUES (?, ?, ?, ?, ?)",
-                [*key, fingerprint_key, json.dumps(numbers), datetime.now(UTC).replace(tzinfo=None)],
+                "INSERT INTO source_analyses VALUES (?, ?, ?, ?, ?, ?)",
+                [
+                    *key,
+                    fingerprint_key,
+                    json.dumps(numbers),
+                    self._pairs_digest(cur, fingerprint_key, key),
+                    datetime.now(UTC).replace(tzinfo=None),
+                ],
             )
         except BaseException:
             cur.execute("ROLLBACK")
