@@ -78,6 +78,7 @@ def run_stage(stage: str, db: Path, arg: str, method: str, code: Path = ROOT) ->
         capture_output=True,
         text=True,
         env={**os.environ, "PYTHONPATH": str(code)},
+        cwd=code,  # `python -c` puts the working directory first on sys.path, before PYTHONPATH
     )
     got = json.loads(out.stdout.strip().splitlines()[-1])
     return got["seconds"], got["cpu"], got["rss"]
