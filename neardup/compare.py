@@ -259,6 +259,14 @@ def source_summary(store: Store, config: Config, source_id: int, *, jobs: int | 
     return SourceSummary(ReportNumbers(**numbers), hosts)
 
 
+def _lookup(sorted_ids: np.ndarray, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The position of each of `ids` in `sorted_ids` (sorted, distinct), and whether it is there."""
+    at = np.searchsorted(sorted_ids, ids)
+    found = at < len(sorted_ids)
+    found[found] = sorted_ids[at[found]] == ids[found]
+    return at, found
+
+
 def compare_with_stored(
     store: Store,
     config: Config,
@@ -295,18 +303,16 @@ def compare_with_stored(
 
     def node(ids: np.ndarray) -> np.ndarray:
         """The node of each stored unit id: a current unit's own, else its baseline cluster's, else -1."""
-        at = np.minimum(np.searchsorted(units, ids), max(n_units - 1, 0))
-        in_cur = (units[at] == ids) if n_units else np.zeros(len(ids), dtype=bool)
-        at_b = np.minimum(np.searchsorted(base_units, ids), max(len(base_units) - 1, 0))
-        in_base = (base_units[at_b] == ids) if len(base_units) else np.zeros(len(ids), dtype=bool)
-        cluster_node = n_units + np.searchsorted(reached, base_cluster[at_b] if len(base_units) else ids)
-        return np.where(in_cur, at, np.where(in_base, cluster_node, -1))
+        out = np.full(len(ids), -1, dtype=np.int64)
+        at, in_base = _lookup(base_units, ids)
+        out[in_base] = n_units + np.searchsorted(reached, base_cluster[at[in_base]])
+        at, in_cur = _lookup(units, ids)
+        out[in_cur] = at[in_cur]
+        return out
 
     na, nb = node(ends_a), node(ends_b)
     both = (na >= 0) & (nb >= 0)
-    shared = np.searchsorted(units, base_units)  # current units the baseline holds too
-    is_shared = shared < n_units
-    is_shared[is_shared] = units[shared[is_shared]] == base_units[is_shared]
+    shared, is_shared = _lookup(units, base_units)  # current units the baseline holds too
     edges_a = np.concatenate([na[both], shared[is_shared]])
     edges_b = np.concatenate([nb[both], n_units + np.searchsorted(reached, base_cluster[is_shared])])
     group = components(n_units + len(reached), edges_a, edges_b)
