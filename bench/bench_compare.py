@@ -10,6 +10,11 @@ source, brings the fingerprints up to date (`engine.ensure_fingerprints`) and ru
 holds a previous crawl of that many pages (a third seed, loaded after the base), and the added crawl is
 also compared with that one: the last two crawls of a database that holds more.
 
+A tree that stores each source's own analysis (`compare.source_summary`) stores the baselines' first, before
+the crawl is added (stage "analyse": what an earlier comparison with them leaves in the database; a tree
+without it skips the stage), so the comparisons read it. Each comparison runs twice: the first opening of
+the file after the fingerprint stage also replays that stage's write-ahead log.
+
 Each `--code NAME=DIR` runs the stages on the tree at DIR (e.g. an older commit, `git archive`d), in turn
 within each repeat, on the same base database (with `--one-build`, only the comparisons: the added crawl is
 ingested once per repeat, by the first tree). Each stage's numbers go to stderr as it ends. Each stage runs in a fresh process with one job (no
@@ -49,6 +54,13 @@ if stage == "ingest":
 elif stage == "fingerprints":
     with Store(db) as store:
         engine.ensure_fingerprints(store, config, jobs=1)
+elif stage == "analyse":  # the baselines' own analyses stored, where the tree keeps them
+    from neardup import compare
+    if hasattr(compare, "source_summary"):
+        with Store(db) as store:
+            sources = store.sources()
+            for name in arg.split(","):
+                compare.source_summary(store, config, compare.resolve_source(sources, name), jobs=1)
 elif stage == "compare":
     baseline, current = arg.split(",")
     cmp = open_comparison(db, baseline, current, config, jobs=1)
@@ -66,6 +78,7 @@ def run_stage(stage: str, db: Path, arg: str, method: str, code: Path = ROOT) ->
         capture_output=True,
         text=True,
         env={**os.environ, "PYTHONPATH": str(code)},
+        cwd=code,  # `python -c` puts the working directory first on sys.path, before PYTHONPATH
     )
     got = json.loads(out.stdout.strip().splitlines()[-1])
     return got["seconds"], got["cpu"], got["rss"]
@@ -128,8 +141,8 @@ def main() -> None:
     ap.add_argument(
         "--one-build",
         action="store_true",
-        help="ingest and fingerprints once per repeat, with the first --code; the others only compare "
-        "(for trees whose ingest and fingerprint code is the same)",
+        help="analyse, ingest and fingerprints once per repeat, with the first --code; the others only "
+        "compare (for trees whose store and fingerprint code is the same)",
     )
     args = ap.parse_args()
     codes = [tuple(c.split("=", 1)) for c in args.code or [f"{args.label or 'this tree'}={ROOT}"]]
@@ -146,7 +159,7 @@ def main() -> None:
         baselines[f"compare with the previous {args.baseline_pages:,}-page crawl"] = previous
         start, base_db = base_db, args.work / f"{stem}_then_{args.baseline_pages}.duckdb"
         build |= built(base_db, [previous], args.method, start)
-    stage_names = ["ingest", "fingerprints", *baselines]
+    stage_names = ["analyse", "ingest", "fingerprints", *[s for b in baselines for s in (b, f"{b}, again")]]
     runs: dict[str, dict[str, list[tuple[float, ...]]]] = {
         name: {stage: [] for stage in stage_names} for name, _ in codes
     }
@@ -164,15 +177,21 @@ def main() -> None:
         for i, (name, code) in enumerate(codes):
             if i == 0 or not args.one_build:
                 shutil.copyfile(base_db, db)
-                for stage, arg in (("ingest", str(add_file)), ("fingerprints", "")):
+                baseline_names = ",".join(b.name for b in baselines.values())
+                for stage, arg in (
+                    ("analyse", baseline_names),
+                    ("ingest", str(add_file)),
+                    ("fingerprints", ""),
+                ):
                     measured(name, stage, run_stage(stage, db, arg, args.method, Path(code)))
             for stage, baseline in baselines.items():
                 arg = f"{baseline.name},{add_file.name}"
                 measured(name, stage, run_stage("compare", db, arg, args.method, Path(code)))
+                measured(name, f"{stage}, again", run_stage("compare", db, arg, args.method, Path(code)))
         db.unlink()
     if args.one_build:  # the first tree's ingest and fingerprints, in every column
         for name, _ in codes[1:]:
-            runs[name] |= {stage: runs[codes[0][0]][stage] for stage in ("ingest", "fingerprints")}
+            runs[name] |= {stage: runs[codes[0][0]][stage] for stage in ("analyse", "ingest", "fingerprints")}
     load1 = os.getloadavg()
     than = f" (then a {args.baseline_pages:,}-page crawl)" if args.baseline_pages else ""
     print(
@@ -198,19 +217,21 @@ def main() -> None:
         + " |"
     )
     print("|---|" + "---:|---:|---:|" * len(names))
-    totals = {n: [0.0, 0.0] for n in names}  # ingest, fingerprints and the comparison with the base
-    for i, stage in enumerate(stage_names):
+    # ingest, fingerprints and the comparison with the base when its analysis is stored
+    totals = {n: [0.0, 0.0] for n in names}
+    total_stages = {"ingest", "fingerprints", f"{next(iter(baselines))}, again"}
+    for stage in stage_names:
         cells = []
         for n in names:
             rs = runs[n][stage]
             c, w = statistics.median(r[1] for r in rs), statistics.median(r[0] for r in rs)
-            if i < 3:
+            if stage in total_stages:
                 totals[n][0] += c
                 totals[n][1] += w
             cells.append(f"{c:.2f} | {w:.2f} | {statistics.median(r[2] for r in rs):,.0f}")
         print(f"| {stage} | " + " | ".join(cells) + " |")
     cells = [f"**{c:.2f}** | **{w:.2f}** |" for c, w in totals.values()]
-    print("| **ingest + fingerprints + compare with the base** | " + " | ".join(cells) + " |")
+    print("| **ingest + fingerprints + compare with the base, again** | " + " | ".join(cells) + " |")
 
 
 if __name__ == "__main__":

@@ -45,6 +45,8 @@ class Fingerprints:
     # Threshold-independent: distinct MD5s ("md5") and distinct texts ("units") among content pages.
     fixed_counts: dict[str, int] = field(default_factory=dict)
     n_shingles: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.int64))  # per unit
+    # The stored unit id of each unit, where they were renumbered (a load of some sources); else None.
+    unit_ids: np.ndarray | None = None
 
 
 def _page_arrays(pages: pd.DataFrame) -> tuple[dict[str, np.ndarray], np.ndarray]:
@@ -98,6 +100,7 @@ def load_fingerprints(
     units = store.units(key, with_signatures=config.method == "minhash", source_ids=source_ids)
     pages = store.page_table(config.norm_key, min_words=config.min_words, source_ids=source_ids)
     pairs = store.pair_arrays(key, source_ids=source_ids)
+    stored_ids = None
     if source_ids is not None:
         stored_ids = units["unit_id"].to_numpy(dtype=np.int64)
         for end in ("a", "b"):
@@ -129,6 +132,7 @@ def load_fingerprints(
         hosts,
         fixed_counts,
         units["n_shingles"].to_numpy(dtype=np.int64),
+        stored_ids,
     )
 
 
@@ -160,14 +164,24 @@ def subset_fingerprints(fp: Fingerprints, keep: np.ndarray) -> Fingerprints:
 
 def pair_scores(fp: Fingerprints, config: Config) -> np.ndarray:
     """The similarity that `config.threshold` applies to, per stored pair (bits for simhash)."""
+    return scores_of_pairs(fp.pairs, config)
+
+
+def scores_of_pairs(pairs: Mapping[str, np.ndarray], config: Config) -> np.ndarray:
+    """`pair_scores` of pair arrays as `Store.pair_arrays` reads them."""
     if config.method == "simhash":
-        return fp.pairs["hamming_bits"].astype(np.int64)
-    return fp.pairs["jaccard" if config.similarity == "jaccard" else "containment"].astype(np.float64)
+        return pairs["hamming_bits"].astype(np.int64)
+    return pairs["jaccard" if config.similarity == "jaccard" else "containment"].astype(np.float64)
 
 
 def pairs_at_threshold(fp: Fingerprints, config: Config) -> np.ndarray:
     """Boolean mask over stored pairs: which are duplicates at `config.threshold`."""
-    scores = pair_scores(fp, config)
+    return duplicate_pairs(fp.pairs, config)
+
+
+def duplicate_pairs(pairs: Mapping[str, np.ndarray], config: Config) -> np.ndarray:
+    """`pairs_at_threshold` of pair arrays as `Store.pair_arrays` reads them."""
+    scores = scores_of_pairs(pairs, config)
     return scores <= config.threshold if config.method == "simhash" else scores >= config.threshold
 
 

@@ -2,13 +2,16 @@
 clusters that are new, gone or grown, and the pages of the current crawl that duplicate a baseline page.
 
 Within one database the two crawls are sources, clustered together at the setting: a current page
-duplicates a baseline page when they share a cluster. Across two database files only the exact texts can
+duplicates a baseline page when they share a cluster. Each source's own analysis at a setting is kept in
+the database (`source_summary`), so comparing a new crawl with a large one reads the large one's stored
+clusters and the pairs of the new crawl's texts, not its pages, units and pairs. Across two database files only the exact texts can
 be matched (each file holds its own sketches): there a current page duplicates a baseline page when their
 words are the same, and two clusters are one when they share a text.
 """
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -16,7 +19,15 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .analysis import Analysis, Fingerprints, analyze, load_fingerprints, subset_fingerprints
+from .analysis import (
+    Analysis,
+    Fingerprints,
+    ReportNumbers,
+    analyze,
+    duplicate_pairs,
+    load_fingerprints,
+    subset_fingerprints,
+)
 from .clusters import components
 from .config import Config
 from .errors import NeardupError
@@ -70,14 +81,22 @@ def resolve_source(sources: pd.DataFrame, name: str) -> int:
     raise NeardupError(f"{name!r} {what} of this database; name one by id or file name: {known}")
 
 
-def _side_numbers(base: Analysis, cur: Analysis) -> pd.DataFrame:
+@dataclass(slots=True)
+class SourceSummary:
+    """A source's own numbers and hosts at a setting, as `analyze` of its pages alone gives them."""
+
+    numbers: ReportNumbers
+    hosts: pd.DataFrame  # host, pages, redundant, redundant_pct
+
+
+def _side_numbers(base: Analysis | SourceSummary, cur: Analysis | SourceSummary) -> pd.DataFrame:
     rows = [(k, base.numbers[k], cur.numbers[k]) for k in NUMBERS]
     df = pd.DataFrame(rows, columns=["metric", "baseline", "current"])
     df["change"] = (df["current"] - df["baseline"]).round(2)
     return df
 
 
-def _side_hosts(base: Analysis, cur: Analysis) -> pd.DataFrame:
+def _side_hosts(base: Analysis | SourceSummary, cur: Analysis | SourceSummary) -> pd.DataFrame:
     cols = ["host", "pages", "redundant", "redundant_pct"]
     hosts = base.hosts[cols].merge(
         cur.hosts[cols], on="host", how="outer", suffixes=("_baseline", "_current")
@@ -102,22 +121,10 @@ def _changes(pages: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
     on_base = (content["side"] == "baseline").to_numpy()
     b = np.bincount(codes[on_base], minlength=len(groups))
     c = np.bincount(codes[~on_base], minlength=len(groups))
-    change = np.select(
-        [(c >= 2) & (b < 2), (b >= 2) & (c < 2), (b >= 2) & (c > b), (b >= 2) & (c < b)],
-        ["new", "gone", "grown", "shrunk"],
-        "same",
-    )
-    clusters = pd.DataFrame(
-        {"group": np.asarray(groups, dtype=np.int64), "baseline_pages": b, "current_pages": c}
-    )
-    clusters["change"] = change
-    clusters = clusters[(b >= 2) | (c >= 2)]
     example = content.sort_values("page_id").groupby("group")["url"].first()
-    clusters["example_url"] = clusters["group"].map(example)
-    order = {k: i for i, k in enumerate(CHANGES)}
-    clusters = clusters.sort_values(
-        ["change", "current_pages"], key=lambda s: s.map(order) if s.name == "change" else -s, kind="stable"
-    ).reset_index(drop=True)
+    listed = (b >= 2) | (c >= 2)
+    groups = np.asarray(groups, dtype=np.int64)[listed]
+    clusters = _cluster_changes(groups, b[listed], c[listed], example.reindex(groups).to_numpy())
 
     first_base = (
         content[content["side"] == "baseline"]
@@ -126,12 +133,37 @@ def _changes(pages: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
         .first()
         .add_prefix("baseline_")
     )
-    repeats = content[content["side"] == "current"].join(first_base, on="group", how="inner")
+    repeats = _repeats(content[content["side"] == "current"], first_base)
+    return clusters, repeats
+
+
+def _repeats(current: pd.DataFrame, first_base: pd.DataFrame) -> pd.DataFrame:
+    """`Comparison.repeats`: the current content pages (page_id, url, exact_key, group) in a group with a
+    baseline page, with the group's first baseline page (`first_base`, by group: baseline_page_id,
+    baseline_url, baseline_exact_key)."""
+    repeats = current.join(first_base, on="group", how="inner")
     repeats = repeats.assign(same_text=repeats["exact_key"] == repeats["baseline_exact_key"])
-    repeats = repeats[["page_id", "url", "baseline_page_id", "baseline_url", "same_text"]].reset_index(
-        drop=True
+    return repeats[["page_id", "url", "baseline_page_id", "baseline_url", "same_text"]].reset_index(drop=True)
+
+
+def _cluster_changes(
+    cluster: np.ndarray, baseline_pages: np.ndarray, current_pages: np.ndarray, example_url: np.ndarray
+) -> pd.DataFrame:
+    """`Comparison.clusters` of the joint clusters with two or more pages on a side, in cluster id order:
+    their pages on each side and the URL of their first page."""
+    b, c = baseline_pages, current_pages
+    change = np.select(
+        [(c >= 2) & (b < 2), (b >= 2) & (c < 2), (b >= 2) & (c > b), (b >= 2) & (c < b)],
+        ["new", "gone", "grown", "shrunk"],
+        "same",
     )
-    return clusters.rename(columns={"group": "cluster"}), repeats
+    clusters = pd.DataFrame({"cluster": cluster, "baseline_pages": b, "current_pages": c})
+    clusters["change"] = change
+    clusters["example_url"] = example_url
+    order = {k: i for i, k in enumerate(CHANGES)}
+    return clusters.sort_values(
+        ["change", "current_pages"], key=lambda s: s.map(order) if s.name == "change" else -s, kind="stable"
+    ).reset_index(drop=True)
 
 
 def compare_sources(
@@ -150,6 +182,199 @@ def compare_sources(
         group=joint["cluster_id"],
     )
     clusters, repeats = _changes(pages)
+    return Comparison(*names, _side_numbers(base, cur), _side_hosts(base, cur), clusters, repeats, "cluster")
+
+
+def analysis_key(config: Config) -> str:
+    """Names the setting a source's own analysis is stored under: its fingerprint key and what clustering
+    and the per-host numbers depend on besides (the threshold, the representative rule, the URL rules)."""
+    return json.dumps(
+        {
+            "fingerprint_key": config.fingerprint_key,
+            "threshold": config.threshold,
+            "representative": list(config.representative),
+            "url_rules": [r.as_dict() for r in config.url_rules],
+        },
+        sort_keys=True,
+    )
+
+
+def _own_fingerprints(store: Store, config: Config, source_id: int, *, jobs: int | None) -> Fingerprints:
+    """The fingerprints of one source's pages as if they were all there is (`subset_fingerprints`: the
+    pairs of two units of its content pages), with the stored unit ids."""
+    fp = load_fingerprints(store, config, jobs=jobs, source_ids=[source_id])
+    return subset_fingerprints(fp, np.ones(len(fp.pages), dtype=bool))
+
+
+def _store_summary(store: Store, config: Config, source_id: int, fp: Fingerprints, own: Analysis) -> None:
+    """Keep a source's own analysis (`own`, of `fp`, its fingerprints alone) in the store."""
+    assert fp.unit_ids is not None
+    pages = own.pages
+    content = pages["cluster_id"].notna().to_numpy()
+    cluster = pages["cluster_id"].to_numpy(dtype=np.int64, na_value=0)[content]
+    page_id = fp.arrays["page_id"][content]
+    order = np.lexsort((page_id, cluster))
+    ids, first = np.unique(cluster[order], return_index=True)
+    rows = np.flatnonzero(content)[order[first]]
+    clusters = pd.DataFrame(
+        {
+            "cluster_id": ids,
+            "pages": np.bincount(cluster)[ids],
+            "first_page_id": fp.arrays["page_id"][rows],
+            "first_url": pages["url"].to_numpy()[rows],
+            "first_exact_key": pages["exact_key"].to_numpy()[rows],
+        }
+    )
+    units, first_of_unit = np.unique(fp.arrays["unit"][content], return_index=True)
+    store.save_source_analysis(
+        source_id,
+        analysis_key(config),
+        fingerprint_key=config.fingerprint_key,
+        numbers=own.numbers.as_dict(),
+        hosts=own.hosts[["host", "pages", "redundant", "redundant_pct"]],
+        clusters=clusters,
+        units=pd.DataFrame(
+            {
+                "unit_id": fp.unit_ids[units],
+                "exact_key": pages["exact_key"].to_numpy()[np.flatnonzero(content)[first_of_unit]],
+                "cluster_id": cluster[first_of_unit],
+            }
+        ),
+    )
+
+
+def source_summary(store: Store, config: Config, source_id: int, *, jobs: int | None = None) -> SourceSummary:
+    """A source's own numbers and hosts at `config`'s setting, from the store; computed from its pages and
+    stored first when the store has none (or they were dropped: the pairs between its units changed when
+    the fingerprint set was computed again). Its clusters are stored with them, for `compare_with_stored`."""
+    key = analysis_key(config)
+    stored = store.source_analysis(source_id, key)
+    if stored is None:
+        fp = _own_fingerprints(store, config, source_id, jobs=jobs)
+        own = analyze(fp, config)
+        _store_summary(store, config, source_id, fp, own)
+        stored = store.source_analysis(source_id, key)
+        assert stored is not None
+    numbers, hosts = stored
+    return SourceSummary(ReportNumbers(**numbers), hosts)
+
+
+def _lookup(sorted_ids: np.ndarray, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The position of each of `ids` in `sorted_ids` (sorted, distinct), and whether it is there."""
+    at = np.searchsorted(sorted_ids, ids)
+    found = at < len(sorted_ids)
+    found[found] = sorted_ids[at[found]] == ids[found]
+    return at, found
+
+
+def compare_with_stored(
+    store: Store,
+    config: Config,
+    baseline: int,
+    current: int,
+    names: tuple[str, str],
+    *,
+    jobs: int | None = None,
+) -> Comparison:
+    """`compare_sources` of two sources of `store`, reading the baseline's stored analysis (`source_summary`)
+    instead of its pages: the current source's pages, units and the pairs with one of its units are read,
+    and of the baseline its numbers, hosts, clusters of two or more pages and the clusters those pairs
+    reach. The same result as `compare_sources`; the cost grows with the current source."""
+    base = source_summary(store, config, baseline, jobs=jobs)
+    key = analysis_key(config)
+    fp = _own_fingerprints(store, config, current, jobs=jobs)
+    assert fp.unit_ids is not None
+    cur = analyze(fp, config)
+
+    # Joint clusters: the baseline's clusters joined by the current source's units (a unit both hold is in
+    # its baseline cluster) and by the pairs at the threshold with a current unit. Nodes: the current units
+    # with content pages (0..n_units-1), then the baseline clusters these reach.
+    content = fp.arrays["unit"] >= 0
+    local = np.unique(fp.arrays["unit"][content])
+    units = fp.unit_ids[local]  # sorted: both are
+    pairs = store.pairs_of_units(config.fingerprint_key, units)
+    keep = duplicate_pairs(pairs, config)
+    ends_a, ends_b = pairs["a"][keep].astype(np.int64), pairs["b"][keep].astype(np.int64)
+    base_units, base_cluster = store.source_unit_clusters(
+        baseline, key, np.union1d(units, np.concatenate([ends_a, ends_b]))
+    )
+    reached = np.unique(base_cluster)
+    n_units = len(units)
+
+    def node(ids: np.ndarray) -> np.ndarray:
+        """The node of each stored unit id: a current unit's own, else its baseline cluster's, else -1."""
+        out = np.full(len(ids), -1, dtype=np.int64)
+        at, in_base = _lookup(base_units, ids)
+        out[in_base] = n_units + np.searchsorted(reached, base_cluster[at[in_base]])
+        at, in_cur = _lookup(units, ids)
+        out[in_cur] = at[in_cur]
+        return out
+
+    na, nb = node(ends_a), node(ends_b)
+    both = (na >= 0) & (nb >= 0)
+    shared, is_shared = _lookup(units, base_units)  # current units the baseline holds too
+    edges_a = np.concatenate([na[both], shared[is_shared]])
+    edges_b = np.concatenate([nb[both], n_units + np.searchsorted(reached, base_cluster[is_shared])])
+    group = components(n_units + len(reached), edges_a, edges_b)
+
+    # Each joint group's pages on each side and first page; the baseline's clusters no current unit reaches
+    # are groups of their own.
+    rows = np.flatnonzero(content)
+    cur_group = group[np.searchsorted(local, fp.arrays["unit"][rows])]
+    cur_page = fp.arrays["page_id"][rows]
+    stored = store.source_clusters(baseline, key, min_pages=2, cluster_ids=reached)
+    is_reached = np.isin(stored["cluster_id"].to_numpy(), reached)
+    touched = stored[is_reached]
+    touched_group = group[n_units + np.searchsorted(reached, touched["cluster_id"].to_numpy())]
+    n_groups = int(group.max(initial=-1)) + 1
+    b = np.bincount(touched_group, weights=touched["pages"].to_numpy(), minlength=n_groups).astype(np.int64)
+    c = np.bincount(cur_group, minlength=n_groups)
+    # The first baseline page of each group, and its first page of either side.
+    by_first = np.lexsort((touched["first_page_id"].to_numpy(), touched_group))
+    has_base, first_touched = np.unique(touched_group[by_first], return_index=True)
+    first_base = np.full(n_groups, -1, dtype=np.int64)
+    first_base[has_base] = by_first[first_touched]
+    by_page = np.lexsort((cur_page, cur_group))
+    has_cur, first_cur = np.unique(cur_group[by_page], return_index=True)
+    first_page = np.full(n_groups, np.iinfo(np.int64).max)
+    first_url = np.empty(n_groups, dtype=object)
+    first_page[has_cur] = cur_page[by_page[first_cur]]
+    first_url[has_cur] = fp.pages["url"].to_numpy()[rows[by_page[first_cur]]]
+    base_first = touched["first_page_id"].to_numpy()[first_base[has_base]]
+    earlier = base_first < first_page[has_base]
+    first_page[has_base[earlier]] = base_first[earlier]
+    first_url[has_base[earlier]] = touched["first_url"].to_numpy()[first_base[has_base]][earlier]
+
+    alone = stored[~is_reached]
+    size = np.concatenate([b + c, alone["pages"].to_numpy()])
+    first = np.concatenate([first_page, alone["first_page_id"].to_numpy()])
+    sides = (
+        np.concatenate([b, alone["pages"].to_numpy()]),
+        np.concatenate([c, np.zeros(len(alone), dtype=np.int64)]),
+    )
+    urls = np.concatenate([first_url, alone["first_url"].to_numpy()])
+    # Joint cluster ids as `analyze` numbers them: by size, largest first, then by first page id. Only
+    # clusters of two or more pages are listed, and all of them rank before the single pages.
+    multi = np.flatnonzero(size >= 2)
+    ranked = multi[np.lexsort((first[multi], -size[multi]))]
+    is_listed = (sides[0][ranked] >= 2) | (sides[1][ranked] >= 2)
+    listed = ranked[is_listed]
+    clusters = _cluster_changes(
+        1 + np.flatnonzero(is_listed), sides[0][listed], sides[1][listed], urls[listed]
+    )
+
+    at = first_base[has_base]
+    repeats = _repeats(
+        fp.pages.iloc[rows][["page_id", "url", "exact_key"]].assign(group=cur_group),
+        pd.DataFrame(
+            {
+                "baseline_page_id": touched["first_page_id"].to_numpy()[at],
+                "baseline_url": touched["first_url"].to_numpy()[at],
+                "baseline_exact_key": touched["first_exact_key"].to_numpy()[at],
+            },
+            index=has_base,
+        ).astype({"baseline_url": fp.pages["url"].dtype, "baseline_exact_key": fp.pages["exact_key"].dtype}),
+    )
     return Comparison(*names, _side_numbers(base, cur), _side_hosts(base, cur), clusters, repeats, "cluster")
 
 
@@ -217,8 +442,7 @@ def open_comparison(
         b, c = resolve_source(sources, baseline), resolve_source(sources, current)
         if b == c:
             raise NeardupError(f"--baseline and --current name the same source ({b})")
-        fp = load_fingerprints(store, config, jobs=jobs, source_ids=[b, c])
-    return compare_sources(fp, config, b, c, (baseline, current))
+        return compare_with_stored(store, config, b, c, (baseline, current), jobs=jobs)
 
 
 def comparison_text(cmp: Comparison, *, top: int = 10) -> str:

@@ -128,3 +128,49 @@ CREATE TABLE IF NOT EXISTS labels (
     setting JSON,
     PRIMARY KEY (url_a, md5_a, url_b, md5_b, labeler)
 );
+
+-- Each source's own analysis at one setting (compare.source_summary): its numbers, its hosts, its clusters
+-- and the cluster of each of its units, so that comparing a new crawl with it reads these instead of the
+-- source's pages, units and pairs. `analysis_key` names the setting (compare.analysis_key: fingerprint key,
+-- threshold, representative rule, URL rules). It stays valid while the source's units and the pairs between
+-- them do: another source's pages only append units and pairs with a new unit, and a fingerprint set
+-- computed anew keeps it when the pairs between its units are the same ones (`pairs_digest`; its unit ids
+-- are renumbered by exact_key). Its rows go with the source.
+CREATE TABLE IF NOT EXISTS source_analyses (
+    source_id INTEGER NOT NULL,
+    analysis_key VARCHAR NOT NULL,
+    fingerprint_key VARCHAR NOT NULL,
+    numbers JSON NOT NULL,               -- analysis.ReportNumbers
+    pairs_digest VARCHAR NOT NULL,       -- the count and a hash sum of the pairs of two of its units
+    computed_at TIMESTAMP NOT NULL
+);
+
+CREATE TABLE IF NOT EXISTS source_hosts (
+    source_id INTEGER NOT NULL,
+    analysis_key VARCHAR NOT NULL,
+    position INTEGER NOT NULL,           -- the report's order: most redundant pages first
+    host VARCHAR NOT NULL,
+    pages BIGINT NOT NULL,
+    redundant BIGINT NOT NULL,
+    redundant_pct DOUBLE NOT NULL
+);
+
+-- One row per cluster of content pages (singletons included), with its first page by page id.
+CREATE TABLE IF NOT EXISTS source_clusters (
+    source_id INTEGER NOT NULL,
+    analysis_key VARCHAR NOT NULL,
+    cluster_id BIGINT NOT NULL,
+    pages BIGINT NOT NULL,
+    first_page_id BIGINT NOT NULL,
+    first_url VARCHAR NOT NULL,
+    first_exact_key VARCHAR NOT NULL
+);
+
+-- The cluster of each unit of the source's content pages.
+CREATE TABLE IF NOT EXISTS source_units (
+    source_id INTEGER NOT NULL,
+    analysis_key VARCHAR NOT NULL,
+    unit_id INTEGER NOT NULL,
+    exact_key VARCHAR NOT NULL,
+    cluster_id BIGINT NOT NULL
+);

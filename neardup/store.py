@@ -30,10 +30,10 @@ from .errors import DatabaseLocked, NeardupError, SchemaError
 from .normalize import TOO_SHORT
 from .rejects import Reject, RejectKind
 
-SCHEMA_VERSION = "4"
+SCHEMA_VERSION = "5"
 # Older versions this one upgrades in place on a writable open (read-only opens read them as they are),
 # oldest first: a file of one of them takes the upgrade steps from its version on (`Store._upgrade`).
-UPGRADABLE_VERSIONS = ("2", "3")
+UPGRADABLE_VERSIONS = ("2", "3", "4")
 # The versions whose `ingest_errors` has no `kind` column.
 _BEFORE_REJECT_KINDS = ("2", "3")
 DEFAULT_DB = "neardup.duckdb"
@@ -101,6 +101,10 @@ _ONE_TEXT_PER_KEY = (
 _NOT_A_UNIT = (
     "AND NOT EXISTS (SELECT 1 FROM units u WHERE u.fingerprint_key = ? AND u.exact_key = t.exact_key)"
 )
+
+
+# The tables of each source's own analysis (`Store.save_source_analysis`), the one with its key last.
+_SOURCE_ANALYSIS_TABLES = ("source_hosts", "source_clusters", "source_units", "source_analyses")
 
 
 # The units of a fingerprint set (parameters: its key twice, then a list of source ids) whose texts are
@@ -666,6 +670,8 @@ class Store:
         cur.execute("DELETE FROM ingest_errors WHERE source_id = ?", [source_id])
         cur.execute("DELETE FROM sources WHERE source_id = ?", [source_id])
         cur.execute("DELETE FROM sketches WHERE exact_key NOT IN (SELECT exact_key FROM texts)")
+        for table in _SOURCE_ANALYSIS_TABLES:  # a later source may take its id
+            cur.execute(f"DELETE FROM {table} WHERE source_id = ?", [source_id])
 
     @_writes
     def drop_source(self, source_id: int) -> None:
@@ -690,7 +696,7 @@ class Store:
         )
         cur.execute("BEGIN TRANSACTION")
         self._delete_source_rows(cur, source_id)
-        for table in ("pairs", "units", "fingerprint_sets"):
+        for table in ("pairs", "units", "fingerprint_sets", *_SOURCE_ANALYSIS_TABLES):
             cur.execute(f"DELETE FROM {table}")
         cur.execute("COMMIT")
         return n_pages
@@ -1248,6 +1254,7 @@ class Store:
         for table in ("fingerprint_sets", "units", "pairs"):
             cur.execute(f"DELETE FROM {table} WHERE fingerprint_key = ?", [fingerprint_key])
         self._insert_fingerprints(cur, fingerprint_key, units, pairs)
+        self._renumber_source_analyses(cur, fingerprint_key)
         cur.execute(
             "INSERT INTO fingerprint_sets VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
             [
@@ -1365,6 +1372,166 @@ class Store:
         tbl = self.cursor().execute(query, [*params, fingerprint_key]).fetchnumpy()
         return {k: np.asarray(v) for k, v in tbl.items()}
 
+    @_reads
+    def pairs_of_units(self, fingerprint_key: str, unit_ids: np.ndarray) -> dict[str, np.ndarray]:
+        """The pairs (as `pair_arrays`) with at least one of the given units."""
+        cur = self.cursor()
+        cur.register("wanted_units", pa.table({"unit_id": np.asarray(unit_ids, dtype=np.int32)}))
+        tbl = cur.execute(
+            "SELECT a, b, hamming_bits, jaccard, containment FROM pairs WHERE fingerprint_key = ? "
+            "AND (a IN (SELECT unit_id FROM wanted_units) OR b IN (SELECT unit_id FROM wanted_units))",
+            [fingerprint_key],
+        ).fetchnumpy()
+        cur.unregister("wanted_units")
+        return {k: np.asarray(v) for k, v in tbl.items()}
+
+    # --- each source's own analysis (compare) -----------------------------------------------
+    @staticmethod
+    def _pairs_digest(cur: duckdb.DuckDBPyConnection, fingerprint_key: str, analysis: list[Any]) -> str:
+        """The count and a hash sum of the pairs of two units of a stored analysis (`analysis`: its source
+        id and key), by the units' texts and the pairs' scores: the same whatever the unit ids."""
+        return str(
+            _one(
+                cur.execute(
+                    "SELECT count(*) || ':' || coalesce(sum(hash(least(ua.exact_key, ub.exact_key), "
+                    "greatest(ua.exact_key, ub.exact_key), p.hamming_bits, p.jaccard, p.containment)::HUGEINT), 0) "
+                    "FROM pairs p JOIN source_units ua ON ua.unit_id = p.a JOIN source_units ub ON ub.unit_id = p.b "
+                    "WHERE p.fingerprint_key = ? AND ua.source_id = ? AND ua.analysis_key = ? "
+                    "AND ub.source_id = ua.source_id AND ub.analysis_key = ua.analysis_key",
+                    [fingerprint_key, *analysis],
+                ).fetchone()
+            )
+        )
+
+    def _renumber_source_analyses(self, cur: duckdb.DuckDBPyConnection, fingerprint_key: str) -> None:
+        """After a fingerprint set of `fingerprint_key` was written anew (inside that transaction): each
+        source's stored analysis takes its units' new ids, and is dropped unless all its units are still
+        units and the pairs between them are the ones it was computed from."""
+        for source_id, analysis_key, digest in cur.execute(
+            "SELECT source_id, analysis_key, pairs_digest FROM source_analyses WHERE fingerprint_key = ?",
+            [fingerprint_key],
+        ).fetchall():
+            analysis = [source_id, analysis_key]
+            cur.execute(
+                "UPDATE source_units s SET unit_id = u.unit_id FROM units u WHERE u.fingerprint_key = ? "
+                "AND u.exact_key = s.exact_key AND s.source_id = ? AND s.analysis_key = ?",
+                [fingerprint_key, *analysis],
+            )
+            lost = _one(
+                cur.execute(
+                    "SELECT count(*) FROM source_units s WHERE s.source_id = ? AND s.analysis_key = ? AND NOT EXISTS "
+                    "(SELECT 1 FROM units u WHERE u.fingerprint_key = ? AND u.exact_key = s.exact_key)",
+                    [*analysis, fingerprint_key],
+                ).fetchone()
+            )
+            if lost or self._pairs_digest(cur, fingerprint_key, analysis) != digest:
+                for table in _SOURCE_ANALYSIS_TABLES:
+                    cur.execute(f"DELETE FROM {table} WHERE source_id = ? AND analysis_key = ?", analysis)
+
+    @_writes
+    def save_source_analysis(
+        self,
+        source_id: int,
+        analysis_key: str,
+        *,
+        fingerprint_key: str,
+        numbers: dict[str, Any],
+        hosts: pd.DataFrame,
+        clusters: pd.DataFrame,
+        units: pd.DataFrame,
+    ) -> None:
+        """Store one source's own analysis at a setting (replacing any stored before): its numbers, its
+        hosts (host, pages, redundant, redundant_pct, in the report's order), its clusters (cluster_id,
+        pages, first_page_id, first_url, first_exact_key) and its units' clusters (unit_id, exact_key,
+        cluster_id)."""
+        cur = self.cursor()
+        key = [int(source_id), analysis_key]
+        cur.execute("BEGIN TRANSACTION")
+        try:
+            for table in _SOURCE_ANALYSIS_TABLES:
+                cur.execute(f"DELETE FROM {table} WHERE source_id = ? AND analysis_key = ?", key)
+            for table, frame, columns in (
+                (
+                    "source_hosts",
+                    hosts.assign(position=np.arange(len(hosts))),
+                    "position, host, pages, redundant, redundant_pct",
+                ),
+                ("source_clusters", clusters, "cluster_id, pages, first_page_id, first_url, first_exact_key"),
+                ("source_units", units, "unit_id, exact_key, cluster_id"),
+            ):
+                cur.register("analysis_batch", frame)
+                cur.execute(f"INSERT INTO {table} SELECT ?, ?, {columns} FROM analysis_batch", key)
+                cur.unregister("analysis_batch")
+            cur.execute(
+                "INSERT INTO source_analyses VALUES (?, ?, ?, ?, ?, ?)",
+                [
+                    *key,
+                    fingerprint_key,
+                    json.dumps(numbers),
+                    self._pairs_digest(cur, fingerprint_key, key),
+                    datetime.now(UTC).replace(tzinfo=None),
+                ],
+            )
+        except BaseException:
+            cur.execute("ROLLBACK")
+            raise
+        cur.execute("COMMIT")
+
+    @_reads
+    def source_analysis(
+        self, source_id: int, analysis_key: str
+    ) -> tuple[dict[str, Any], pd.DataFrame] | None:
+        """A source's stored analysis at a setting: its numbers and its hosts (as saved, in their order);
+        None when none is stored (or the file, opened read-only at an older schema, has no such table)."""
+        cur = self.cursor()
+        key = [int(source_id), analysis_key]
+        try:
+            row = cur.execute(
+                "SELECT numbers FROM source_analyses WHERE source_id = ? AND analysis_key = ?", key
+            ).fetchone()
+        except duckdb.CatalogException:
+            return None
+        if row is None:
+            return None
+        hosts = cur.execute(
+            "SELECT host, pages, redundant, redundant_pct FROM source_hosts WHERE source_id = ? "
+            "AND analysis_key = ? ORDER BY position",
+            key,
+        ).df()
+        return json.loads(row[0]), hosts
+
+    @_reads
+    def source_clusters(
+        self, source_id: int, analysis_key: str, *, min_pages: int, cluster_ids: np.ndarray
+    ) -> pd.DataFrame:
+        """A source's stored clusters of at least `min_pages` pages and those of `cluster_ids`, by id."""
+        cur = self.cursor()
+        cur.register("wanted_clusters", pa.table({"cluster_id": np.asarray(cluster_ids, dtype=np.int64)}))
+        df = cur.execute(
+            "SELECT cluster_id, pages, first_page_id, first_url, first_exact_key FROM source_clusters "
+            "WHERE source_id = ? AND analysis_key = ? AND (pages >= ? OR cluster_id IN "
+            "(SELECT cluster_id FROM wanted_clusters)) ORDER BY cluster_id",
+            [int(source_id), analysis_key, int(min_pages)],
+        ).df()
+        cur.unregister("wanted_clusters")
+        return df
+
+    @_reads
+    def source_unit_clusters(
+        self, source_id: int, analysis_key: str, unit_ids: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """(unit ids, their clusters) of those of `unit_ids` that are units of the source's content pages,
+        by unit id, from its stored analysis."""
+        cur = self.cursor()
+        cur.register("wanted_units", pa.table({"unit_id": np.asarray(unit_ids, dtype=np.int32)}))
+        got = cur.execute(
+            "SELECT unit_id, cluster_id FROM source_units WHERE source_id = ? AND analysis_key = ? "
+            "AND unit_id IN (SELECT unit_id FROM wanted_units) ORDER BY unit_id",
+            [int(source_id), analysis_key],
+        ).fetchnumpy()
+        cur.unregister("wanted_units")
+        return np.asarray(got["unit_id"], dtype=np.int64), np.asarray(got["cluster_id"], dtype=np.int64)
+
     # --- labels -----------------------------------------------------------------------------
     _LABEL_COLUMNS = "url_a, md5_a, url_b, md5_b, label, category, note, labeler, labeled_at, setting"
     _LABEL_UPSERT = (
@@ -1380,7 +1547,7 @@ class Store:
     def _upgrade(self, version: str) -> None:
         """A file of an older schema `version` brought to SCHEMA_VERSION in one transaction, its rows kept:
         each step takes one version to the next."""
-        steps = {"2": self._upgrade_labels_per_labeler, "3": self._upgrade_to_4}
+        steps = {"2": self._upgrade_labels_per_labeler, "3": self._upgrade_to_4, "4": self._upgrade_to_5}
         cur = self.cursor()
         cur.execute("BEGIN TRANSACTION")
         for older in UPGRADABLE_VERSIONS[UPGRADABLE_VERSIONS.index(version) :]:
@@ -1393,6 +1560,13 @@ class Store:
         """Schema 3 -> 4: the rejects' kinds, and the html_blocks columns of `pages`."""
         self._upgrade_reject_kinds(cur)
         self._upgrade_html_blocks(cur)
+
+    def _upgrade_to_5(self, cur: duckdb.DuckDBPyConnection) -> None:
+        """Schema 4 -> 5: the tables of each source's own analysis (empty: a comparison fills them). The
+        version changes with them because a neardup of schema 4 rewrites fingerprint sets without dropping
+        the analyses of their old unit ids: it must not open a file that holds some."""
+        for table in _SOURCE_ANALYSIS_TABLES:
+            cur.execute(self._ddl[table])
 
     def _upgrade_html_blocks(self, cur: duckdb.DuckDBPyConnection) -> None:
         """`pages` gains the html_blocks columns; the HTML loaded before stays in `html`, where the readers

@@ -4,16 +4,24 @@ from __future__ import annotations
 
 import json
 import random
+import shutil
 from pathlib import Path
 
 import pandas as pd
 import pytest
 from conftest import make_crawl, page_html, words_text, write_jsonl
 
-from neardup import engine
+from neardup import compare, engine
 from neardup.analysis import analyze, load_fingerprints
 from neardup.cli import main
-from neardup.compare import compare_sources, open_comparison, per_source_numbers, resolve_source
+from neardup.compare import (
+    Comparison,
+    analysis_key,
+    compare_sources,
+    open_comparison,
+    per_source_numbers,
+    resolve_source,
+)
 from neardup.config import Config
 from neardup.errors import NeardupError
 from neardup.store import Store
@@ -157,6 +165,7 @@ def three_sources(tmp_path_factory: pytest.TempPathFactory) -> Path:
         for name, records in (("base", base), ("other", other), ("current", current)):
             engine.ingest_file(store, write_jsonl(tmp / f"{name}.jsonl", records), Config(), jobs=1)
         engine.ensure_fingerprints(store, Config(), jobs=1)
+    shutil.copyfile(db, tmp / "unanalysed.duckdb")  # before any comparison stores an analysis in it
     return db
 
 
@@ -194,4 +203,140 @@ def test_a_third_source_joins_nothing_in_a_comparison(three_sources: Path) -> No
     assert (unique["baseline"], unique["current"]) == (
         trend.at[1, "unique_pages"],
         trend.at[3, "unique_pages"],
+    )
+
+
+# --- each source's own analysis, stored -------------------------------------------------------
+
+
+def _full_comparison(db: Path, config: Config, baseline: int, current: int) -> Comparison:
+    """The comparison of two sources from the whole database's fingerprints, nothing stored read."""
+    with Store(db) as store:
+        fp = load_fingerprints(store, config, jobs=1)
+    return compare_sources(fp, config, baseline, current, ("a", "b"))
+
+
+def _assert_same(got: Comparison, want: Comparison) -> None:
+    for part in ("numbers", "hosts", "clusters", "repeats"):
+        pd.testing.assert_frame_equal(getattr(got, part), getattr(want, part))
+
+
+def _is_stored(db: Path, source_id: int, config: Config) -> bool:
+    with Store(db) as store:
+        return store.source_analysis(source_id, analysis_key(config)) is not None
+
+
+def _computing_fails(monkeypatch: pytest.MonkeyPatch) -> None:
+    def fail(*args: object, **kwargs: object) -> None:
+        raise AssertionError("a source's analysis was computed, not read")
+
+    monkeypatch.setattr(compare, "_store_summary", fail)
+
+
+@pytest.fixture
+def three_copy(three_sources: Path, tmp_path: Path) -> Path:
+    db = tmp_path / "three.duckdb"
+    shutil.copyfile(three_sources.with_name("unanalysed.duckdb"), db)
+    return db
+
+
+@pytest.mark.parametrize("method", ["minhash", "simhash"])
+@pytest.mark.parametrize(("baseline", "current"), [(1, 3), (3, 1), (1, 2), (2, 3)])
+def test_a_comparison_through_the_stored_analysis_is_the_full_one(
+    three_copy: Path, method: str, baseline: int, current: int
+) -> None:
+    config = Config(method=method, threshold=0.8 if method == "minhash" else 3)
+    want = _full_comparison(three_copy, config, baseline, current)
+    assert not _is_stored(three_copy, baseline, config)
+    first = open_comparison(str(three_copy), str(baseline), str(current), config, jobs=1)
+    assert _is_stored(three_copy, baseline, config)
+    again = open_comparison(str(three_copy), str(baseline), str(current), config, jobs=1)
+    _assert_same(first, want)
+    _assert_same(again, want)
+
+
+def test_a_second_comparison_reads_the_stored_analysis(
+    three_copy: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    first = open_comparison(str(three_copy), "1", "3", Config(), jobs=1)
+    _computing_fails(monkeypatch)
+    _assert_same(open_comparison(str(three_copy), "1", "3", Config(), jobs=1), first)
+    # another threshold is another setting: its analysis is computed
+    with pytest.raises(AssertionError, match="computed, not read"):
+        open_comparison(str(three_copy), "1", "3", Config(threshold=0.9), jobs=1)
+
+
+@pytest.mark.parametrize("partial_copies", [True, False])
+def test_a_crawl_added_later_is_compared_with_the_stored_analysis(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, partial_copies: bool
+) -> None:
+    """The baseline's analysis, stored by a comparison with one crawl, serves the comparison with a crawl
+    loaded after it, whether the fingerprint set is extended (partial_copies off) or computed again with
+    the units renumbered (on: the size classes span the whole set)."""
+    config = Config(partial_copies=partial_copies)
+    db = tmp_path / "db.duckdb"
+    files = {
+        "base": write_jsonl(tmp_path / "base.jsonl", make_crawl().records),
+        "other": write_jsonl(tmp_path / "other.jsonl", make_crawl(seed=11, n_unique=30).records),
+        "current": write_jsonl(tmp_path / "current.jsonl", _current_records()),
+    }
+    with Store(db) as store:
+        for name in ("base", "other"):
+            engine.ingest_file(store, files[name], config, jobs=1)
+    open_comparison(str(db), "base.jsonl", "other.jsonl", config, jobs=1)
+    with Store(db) as store:
+        units_before = store.units(config.fingerprint_key)
+        engine.ingest_file(store, files["current"], config, jobs=1)
+        engine.ensure_fingerprints(store, config, jobs=1)
+        renumbered = units_before.merge(store.units(config.fingerprint_key), on="exact_key")
+    assert (renumbered["unit_id_x"] != renumbered["unit_id_y"]).any() == partial_copies
+    _computing_fails(monkeypatch)
+    got = open_comparison(str(db), "base.jsonl", "current.jsonl", config, jobs=1)
+    assert got.counts() == EXPECTED and len(got.repeats) == 17
+    monkeypatch.undo()
+    _assert_same(got, _full_comparison(db, config, 1, 3))
+
+
+def test_changed_pairs_or_a_removed_source_drop_the_stored_analysis(three_copy: Path) -> None:
+    config = Config()
+    key, analysis = config.fingerprint_key, analysis_key(config)
+    open_comparison(str(three_copy), "1", "3", config, jobs=1)
+    with Store(three_copy) as store:
+        fset = store.fingerprint_set(key)
+        assert fset is not None
+        base_units = store.source_unit_clusters(1, analysis, store.units(key)["unit_id"].to_numpy())[0]
+        units, pairs = store.units(key, with_signatures=True), store.pairs(key)
+        # the set written again with its units in another order, the same pairs between the same texts
+        shuffled = units.sample(frac=1, random_state=1)
+        renumber = dict(zip(shuffled["unit_id"], units["unit_id"], strict=True))
+        ends = pairs[["a", "b"]].apply(lambda end: end.map(renumber))
+        same = pairs.assign(a=ends.min(axis=1), b=ends.max(axis=1))
+
+        def write(pairs: pd.DataFrame) -> None:
+            store.save_fingerprints(
+                key,
+                norm_key=config.norm_key,
+                method=config.method,
+                shingle_size=config.shingle_size,
+                units=shuffled.assign(unit_id=units["unit_id"].to_numpy()),
+                pairs=pairs,
+                stats=fset["stats"],
+                seconds=0.0,
+            )
+
+        write(same)
+        assert store.source_analysis(1, analysis) is not None  # kept, renumbered
+        ours = store.source_unit_clusters(1, analysis, units["unit_id"].to_numpy())[0]
+        assert set(ours) == {renumber[u] for u in base_units}
+        inside = same[same["a"].isin(ours) & same["b"].isin(ours)]
+        assert len(inside)
+        write(same.drop(index=inside.index[0]))  # one pair between two of the baseline's units less
+        assert store.source_analysis(1, analysis) is None
+    open_comparison(str(three_copy), "1", "3", config, jobs=1)
+    with Store(three_copy) as store:
+        assert store.source_analysis(1, analysis) is not None
+        store.remove_source(2)
+        assert store.source_analysis(1, analysis) is None
+    _assert_same(
+        open_comparison(str(three_copy), "1", "3", config, jobs=1), _full_comparison(three_copy, config, 1, 3)
     )

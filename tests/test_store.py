@@ -22,7 +22,9 @@ from conftest import Crawl, make_crawl, page_html, words_text, write_jsonl
 
 from neardup import engine
 from neardup import store as store_module
+from neardup.analysis import analyze, load_fingerprints
 from neardup.cli import main
+from neardup.compare import analysis_key, source_summary
 from neardup.config import Config
 from neardup.errors import NeardupError
 from neardup.rejects import Reject, RejectKind
@@ -500,8 +502,35 @@ def test_a_schema_3_file_reads_its_html_column_and_takes_new_pages_in_blocks(
         assert engine.ensure_texts(store, Config(normalize="strip"), jobs=1) == len(want) + len(added)
     with Store(path, read_only=True) as again:
         assert (
-            again.cursor().execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0] == "4"
+            again.cursor().execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0]
+            == store_module.SCHEMA_VERSION
         )
+
+
+def test_a_schema_4_file_gains_the_tables_of_the_sources_analyses(tmp_path: Path, crawl_file: Path) -> None:
+    """A file of the schema before each source's stored analysis reads as it is (nothing stored), and opened
+    for writing it gains the tables, once, and stores an analysis as a new file does."""
+    config = Config()
+    path = tmp_path / "old.duckdb"
+    with Store(path) as store:
+        engine.ingest_file(store, crawl_file, config, jobs=1)
+        engine.ensure_fingerprints(store, config, jobs=1)
+        want = analyze(load_fingerprints(store, config, jobs=1), config)
+    con = duckdb.connect(str(path))  # the same file as schema 4 wrote it
+    for table in ("source_analyses", "source_hosts", "source_clusters", "source_units"):
+        con.execute(f"DROP TABLE {table}")
+    con.execute("UPDATE meta SET value = '4' WHERE key = 'schema_version'")
+    con.close()
+    with Store(path, read_only=True) as old:
+        assert old.source_analysis(1, analysis_key(config)) is None
+    with Store(path) as store:
+        version = store.cursor().execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+        assert version == (store_module.SCHEMA_VERSION,)
+        got = source_summary(store, config, 1, jobs=1)
+        assert store.source_analysis(1, analysis_key(config)) is not None
+    assert got.numbers == want.numbers
+    with Store(path, read_only=True) as again:  # the upgrade ran once, the analysis is kept
+        assert source_summary(again, config, 1).hosts.equals(got.hosts)
 
 
 def test_html_blocks_go_with_their_last_page(tmp_path: Path, crawl: Crawl) -> None:
