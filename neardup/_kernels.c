@@ -160,6 +160,26 @@ static size_t distinct64(uint64_t *v, size_t m, uint64_t *table, unsigned char *
     return out;
 }
 
+/* AVX2 multiplies eight 32-bit lanes at once, where SSE2 has no 32-bit multiply: the MinHash loop is
+   compiled for both and the loader picks one for the CPU (GCC and clang on x86-64 with ifunc support). */
+#if defined(__x86_64__) && defined(__GNUC__) && defined(__linux__)
+#define CPU_CLONES __attribute__((target_clones("avx2", "default")))
+#else
+#define CPU_CLONES
+#endif
+
+/* mins[p] = min(mins[p], a[p] * fmix32(low32(h)) + b[p]) over the n hashes h. */
+CPU_CLONES static void minhash_update(const uint64_t *hashes, size_t n, const uint32_t *a, const uint32_t *b,
+                                      uint32_t *mins, size_t num_perm) {
+    for (size_t i = 0; i < n; i++) {
+        uint32_t x = fmix32((uint32_t)hashes[i]);
+        for (size_t p = 0; p < num_perm; p++) {
+            uint32_t v = a[p] * x + b[p];
+            mins[p] = v < mins[p] ? v : mins[p];
+        }
+    }
+}
+
 /* One argument's buffer: its object, the item size it must hold, whether it is written, its name. */
 typedef struct { PyObject *obj; Py_ssize_t itemsize; int writable; const char *name; } BufferSpec;
 
@@ -229,16 +249,11 @@ static PyObject *sketch(PyObject *self, PyObject *args) {
         }
         size_t m = shingle_hashes((const uint64_t *)wh.buf, n, (size_t)k, sh);
         n_distinct = distinct64(sh, m, table, used, cap);
-        const uint32_t *a = av.buf, *b = bv.buf;
+        minhash_update(sh, n_distinct, av.buf, bv.buf, mins, num_perm);
         for (size_t i = 0; i < n_distinct; i++) {
             uint64_t h = sh[i];
             /* SimHash: a histogram of byte values per byte position, turned into bit counts below. */
             for (int byte = 0; byte < 8; byte++) hist[byte][(h >> (8 * byte)) & 0xFF]++;
-            uint32_t x = fmix32((uint32_t)h);
-            for (size_t p = 0; p < num_perm; p++) {
-                uint32_t v = a[p] * x + b[p];
-                mins[p] = v < mins[p] ? v : mins[p];
-            }
         }
         for (int byte = 0; byte < 8; byte++) {
             for (int bit = 0; bit < 8; bit++) {

@@ -186,7 +186,11 @@ def html_blocks(table: pa.Table) -> pa.Table:
         size[~valid] = 0
 
         def close(head: int, rows: list[int]) -> None:
-            run = b"".join(utf8[offsets[i] : offsets[i + 1]] for i in rows)
+            # A run's pages are consecutive in the buffer (a null takes no bytes): compressed where they lie.
+            first, end = int(offsets[rows[0]]), int(offsets[rows[-1] + 1])
+            run = utf8[first:end]
+            if end - first != sum(int(size[i]) for i in rows):
+                run = memoryview(b"".join(utf8[offsets[i] : offsets[i + 1]] for i in rows))
             data[head], raw[head] = html_codec().compress(run, asbytes=True), len(run)
 
         rows: list[int] = []

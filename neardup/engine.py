@@ -30,8 +30,8 @@ from .candidates import (
 )
 from .config import Config
 from .errors import NotACrawlDump
-from .ingest import detect_format, file_sha256, read_batches
-from .parallel import parallel_map, prefetch
+from .ingest import detect_format, file_sha256, read_batches, shared_lines
+from .parallel import SharedSlots, default_jobs, parallel_map, prefetch
 from .rejects import BROKEN_FILE, Reject, RejectKind
 from .store import ROW_GROUP_ROWS, Store
 from .warc import WarcBatches
@@ -111,17 +111,23 @@ def ingest_file(
     next_id = store.next_page_id()
     rows = store.count_pages()  # rows of `pages` so far: where its row groups fill up
     writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="neardup-writer")
+    slots: SharedSlots | None = None
     with store.bulk_load():  # checkpoints where row groups fill up, and once at the end
         try:
             small = size < 4_000_000  # about PARALLEL_MIN pages of typical HTML
+            n_jobs = 1 if small else jobs or default_jobs()
             reader = read_batches(path, fmt, batch_records=BATCH)
             read_bytes = 0
+
+            # Workers read the lines of a JSON-lines dump from shared memory (see `SharedSlots`).
+            if n_jobs > 1 and fmt == "jsonl" and SharedSlots.available():
+                slots = SharedSlots()
 
             def batches() -> Iterator[tuple[Any, Config]]:
                 nonlocal read_bytes
                 for chunk in prefetch(reader):
                     read_bytes = getattr(chunk, "end_byte", 0) or read_bytes
-                    yield chunk, config
+                    yield (chunk if slots is None else shared_lines(chunk, slots)), config
 
             done_records = 0
             pending: list[pa.Table] = []  # DuckDB appends fewer, larger batches faster
@@ -164,9 +170,9 @@ def ingest_file(
                     pending_errors.clear()
                     n_pending = pending_bytes = 0
 
-            for good, sketches, bad, discard_from in parallel_map(
-                ingest_arrow, batches(), jobs=1 if small else jobs
-            ):
+            for good, sketches, bad, discard_from in parallel_map(ingest_arrow, batches(), jobs=n_jobs):
+                if slots is not None:
+                    slots.done()
                 if discard_from is not None:  # a gzip member failed its CRC: its pages so far go too
                     flush()
                     if writing is not None:
@@ -223,6 +229,8 @@ def ingest_file(
             raise
         finally:
             writer.shutdown(wait=True)
+            if slots is not None:
+                slots.close()
     summary.reasons = {str(kind): n for kind, n in reasons.items()}
     summary.seconds = time.perf_counter() - t0
     return summary

@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 import time
 
+from neardup.parallel import SlotRef, shared_view
+
 IMPORTED_AT = time.monotonic()  # CLOCK_MONOTONIC: one clock for every process on the machine
 
 
@@ -21,3 +23,7 @@ def fail_on_three(x: int) -> int:
     if x == 3:
         raise ValueError(f"bad batch {x}")
     return x
+
+
+def shared_payload(ref: SlotRef) -> bytes:
+    return shared_view(ref)[: ref.size]

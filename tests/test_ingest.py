@@ -35,12 +35,15 @@ from neardup.ingest import (
     READ_BYTES,
     LineBlock,
     RawLine,
+    count_newlines,
     decode_json_line,
     detect_format,
     read_batches,
     read_raw,
+    shared_lines,
     validate,
 )
+from neardup.parallel import SharedSlots
 from neardup.rejects import Reject, RejectKind
 from neardup.store import Store
 
@@ -474,6 +477,33 @@ def test_line_blocks_give_the_records_of_read_raw(
     blocks = list(read_batches(path, "jsonl", block_bytes=block_bytes))
     assert all(isinstance(b, LineBlock) for b in blocks)
     assert [(r.line, r.payload) for b in blocks for r in b] == want
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(
+        st.binary(max_size=40).map(lambda b: b.replace(b"\n", b"")) | st.sampled_from([b"", b"  ", b"\r"]),
+        max_size=30,
+    ),
+    st.integers(min_value=1, max_value=64),
+)
+def test_lines_in_shared_memory_are_the_blocks_lines(
+    tmp_path_factory: pytest.TempPathFactory, lines: list[bytes], block_bytes: int
+) -> None:
+    path = tmp_path_factory.mktemp("shared") / "d.jsonl"
+    path.write_bytes(b"\n".join(lines))
+    blocks = list(read_batches(path, "jsonl", block_bytes=block_bytes))
+    with SharedSlots() as slots:
+        got = []
+        for b in blocks:  # each slot is reused once its batch is done, as the engine does
+            got.extend((r.line, r.payload) for r in shared_lines(b, slots))
+            slots.done()
+    assert got == [(r.line, r.payload) for b in blocks for r in b]
+
+
+@given(st.binary(max_size=300), st.integers(min_value=1, max_value=5))
+def test_count_newlines_is_bytes_count(data: bytes, scan: int) -> None:
+    assert count_newlines(data, scan=scan) == data.count(b"\n")
 
 
 def test_gzip_dump_reads_in_blocks_with_line_numbers(tmp_path: Path) -> None:

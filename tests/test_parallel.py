@@ -13,13 +13,29 @@ from pathlib import Path
 import parallel_probe as probe
 import pytest
 
-from neardup.parallel import parallel_map, prefetch
+from neardup.parallel import SharedSlots, SlotRef, parallel_map, prefetch
 
 
 def test_results_come_back_in_input_order_from_other_processes() -> None:
     assert list(parallel_map(probe.square_slowly, range(20), jobs=2)) == [x * x for x in range(20)]
     pids = {pid for _, pid, _ in parallel_map(probe.whoami, range(8), jobs=2)}
     assert os.getpid() not in pids and 1 <= len(pids) <= 2
+
+
+@pytest.mark.skipif(not SharedSlots.available(), reason="no memfd or /proc")
+def test_workers_read_what_was_shared() -> None:
+    payloads = [os.urandom(n) for n in (10, 5 << 20, 3, 1 << 20, 0, 7 << 20)]
+    with SharedSlots() as slots:
+
+        def refs() -> Iterator[SlotRef]:
+            for p in payloads:
+                yield slots.share(p)
+
+        got = []
+        for data in parallel_map(probe.shared_payload, refs(), jobs=2):
+            got.append(data)
+            slots.done()
+    assert got == payloads
 
 
 def test_one_job_runs_in_this_process() -> None:
