@@ -63,7 +63,7 @@ PAGES: list[tuple[str, str, str | None]] = [
     ("/Load", "Rejected records", "load.png"),
     ("/Explore", "Per host", "explore.png"),
     ("/Audit", "Labeled pairs", None),
-    ("/Tune", "Per bucket", "tune.png"),
+    ("/Tune", "How precision, recall", "tune.png"),
     ("/Clusters", "Compare with the representative", "clusters.png"),
     ("/Export", "Import labels", "export.png"),
 ]
@@ -398,7 +398,7 @@ def test_a_fresh_server_opens_any_page_with_the_app_menu(
             # another page in a new session of the same server
             other = b.page.context.new_page()
             other.set_default_timeout(TIMEOUT_MS)
-            open_page(other, url, "/Tune", "Per bucket")
+            open_page(other, url, "/Tune", "How precision, recall")
             assert sidebar_menu(other) == NAV_MENU
             assert other.locator("h1", has_text="Tune the threshold from labels").count() == 1
             other.close()

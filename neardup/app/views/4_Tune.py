@@ -36,6 +36,16 @@ tallies = bucket_tallies(pairs["bucket"], labeled_pairs(pairs, labels))
 # between hold (an edge above an empty bucket flags what the next one up flags)
 est = estimates(tallies, config, np.union1d(bucket_edges(config), [config.threshold]))
 
+with st.expander("How precision, recall and their intervals are estimated"):
+    st.markdown(
+        "Pairs were sampled per similarity bucket, so each bucket's labeled duplicate share is weighted by the "
+        "bucket's size. **Precision** is the estimated share of true duplicates among the pairs a threshold flags; "
+        "**recall** the share of all duplicates among candidate pairs that it flags. *Unsure* labels are left out. "
+        "Each interval is the Wilson 95% interval per bucket, combined as weighted sums; a bucket without labels "
+        "counts as anything from 0% to 100% duplicates and a fully labeled bucket as exactly its share. The "
+        "combination is conservative: the intervals are wider than true 95% intervals."
+    )
+
 n_labels = int(tallies["labeled"].sum())
 if n_labels == 0:
     st.info("No labels at this setting yet. Label pairs on the **Audit** page, then come back.")
@@ -96,16 +106,6 @@ st.caption(
     if n_contested
     else f"{n_labels} decided labels at this setting; no pair is contested."
 )
-
-with st.expander("How precision, recall and their intervals are estimated"):
-    st.markdown(
-        "Pairs were sampled per similarity bucket, so each bucket's labeled duplicate share is weighted by the "
-        "bucket's size. **Precision** is the estimated share of true duplicates among the pairs a threshold flags; "
-        "**recall** the share of all duplicates among candidate pairs that it flags. *Unsure* labels are left out. "
-        "Each interval is the Wilson 95% interval per bucket, combined as weighted sums; a bucket without labels "
-        "counts as anything from 0% to 100% duplicates and a fully labeled bucket as exactly its share. The "
-        "combination is conservative: the intervals are wider than true 95% intervals."
-    )
 
 fig = go.Figure()
 for name, colour, band in (
