@@ -232,27 +232,22 @@ def bucket_tallies(pair_buckets: pd.Series, labeled: pd.DataFrame) -> pd.DataFra
             if label in ("duplicate", "not"):
                 n_decided[bucket] = n_decided.get(bucket, 0) + 1
                 n_dups[bucket] = n_dups.get(bucket, 0) + int(label == "duplicate")
-    rows = [
-        BucketTally(
-            float(bucket),
-            int(n_pairs),
-            n_decided.get(bucket, 0),
-            n_dups.get(bucket, 0),
-            n_dups.get(bucket, 0) / n_decided[bucket] if n_decided.get(bucket) else float("nan"),
-            0.0,
-            1.0,
-            int(n_pairs) - n_any.get(bucket, 0),
-            n_contested.get(bucket, 0),
-        )
-        for bucket, n_pairs in sizes.items()
-    ]
-    out = pd.DataFrame(rows, columns=[f.name for f in fields(BucketTally)])
-    lo, hi = _bucket_bounds(
-        out["pairs"].to_numpy(np.float64),
-        out["labeled"].to_numpy(np.float64),
-        out["duplicates"].to_numpy(np.float64),
-    )
-    return out.assign(rate_low=lo, rate_high=hi)
+    pairs = sizes.to_numpy(np.int64)
+    decided = np.array([n_decided.get(b, 0) for b in sizes.index], np.int64)
+    dups = np.array([n_dups.get(b, 0) for b in sizes.index], np.int64)
+    lo, hi = _bucket_bounds(pairs.astype(np.float64), decided.astype(np.float64), dups.astype(np.float64))
+    columns = {
+        "bucket": sizes.index.to_numpy(np.float64),
+        "pairs": pairs,
+        "labeled": decided,
+        "duplicates": dups,
+        "rate": np.where(decided > 0, dups / np.maximum(decided, 1), np.nan),
+        "rate_low": lo,
+        "rate_high": hi,
+        "unlabeled": pairs - np.array([n_any.get(b, 0) for b in sizes.index], np.int64),
+        "contested": np.array([n_contested.get(b, 0) for b in sizes.index], np.int64),
+    }
+    return pd.DataFrame({f.name: columns[f.name] for f in fields(BucketTally)})
 
 
 def estimates(
@@ -274,7 +269,7 @@ def estimates(
     buckets = tallies["bucket"].to_numpy(np.float64)
     known = n > 0
     found = np.where(known, n_pairs * dups / np.maximum(n, 1), 0.0)
-    lo, hi = _bucket_bounds(n_pairs, n, dups)
+    lo, hi = tallies["rate_low"].to_numpy(np.float64), tallies["rate_high"].to_numpy(np.float64)
     total_dup = found.sum()
     rows = []
     for threshold in buckets if thresholds is None else thresholds:
