@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import functools
 from collections import deque
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from itertools import combinations
@@ -48,6 +48,10 @@ class CandidateStats:
     # them fell below the floor (their estimate had passed it).
     verified_exact: int = 0
     rejected_exact: int = 0
+    # The size-class pass's buckets above the cap: a note, not the warning (`add_size_class_pass`); counted
+    # so that a fingerprint set extended with new texts can state them as a full computation would.
+    size_class_capped_buckets: int = 0
+    size_class_capped_members: int = 0
     notes: list[str] = field(default_factory=list)  # information (e.g. the LSH bands x rows)
     warnings: list[str] = field(default_factory=list)  # what the report shows as warnings
 
@@ -77,6 +81,8 @@ class CandidateStats:
             "capped_members": self.capped_members,
             "verified_exact": self.verified_exact,
             "rejected_exact": self.rejected_exact,
+            "size_class_capped_buckets": self.size_class_capped_buckets,
+            "size_class_capped_members": self.size_class_capped_members,
             "notes": [*self.notes, *self.warnings],
         }
 
@@ -95,6 +101,8 @@ class CandidateStats:
             capped_members=int(stored.get("capped_members", 0)),
             verified_exact=int(stored.get("verified_exact", 0)),
             rejected_exact=int(stored.get("rejected_exact", 0)),
+            size_class_capped_buckets=int(stored.get("size_class_capped_buckets", 0)),
+            size_class_capped_members=int(stored.get("size_class_capped_members", 0)),
             notes=notes[:n_info],
             warnings=notes[n_info:],
         )
@@ -700,6 +708,14 @@ def cross_pairs(
     return ids[order[np.repeat(q_pos, per_query)]], ids[order[x_pos]]
 
 
+def size_class_capped_note(buckets: int, members: int, bucket_cap: int) -> str:
+    """The note on the size-class pass's buckets above `bucket_cap` (`add_size_class_pass`)."""
+    return (
+        f"{buckets} size-class bucket(s) with more than {bucket_cap} members "
+        f"({members} members) were not expanded: their pairs are left to the one index"
+    )
+
+
 def add_size_class_pass(stats: CandidateStats, partial: CandidateStats, bucket_cap: int) -> None:
     """Add the size-class pass's tables and candidates to the one index's `stats`, and its notes. Its buckets
     above `bucket_cap` are a note, not the capped-bucket warning, and not in the capped counts: its 3-row
@@ -709,11 +725,13 @@ def add_size_class_pass(stats: CandidateStats, partial: CandidateStats, bucket_c
     stats.tables += partial.tables
     stats.candidates += partial.candidates
     stats.notes.extend(partial.notes)
+    stats.size_class_capped_buckets += partial.capped_buckets
+    stats.size_class_capped_members += partial.capped_members
     if partial.capped_buckets:
-        stats.notes.append(
-            f"{partial.capped_buckets} size-class bucket(s) with more than {bucket_cap} members "
-            f"({partial.capped_members} members) were not expanded: their pairs are left to the one index"
-        )
+        stats.notes.append(size_class_capped_note(partial.capped_buckets, partial.capped_members, bucket_cap))
+
+
+PairFinder = Callable[[np.ndarray, np.ndarray, int, CandidateStats], tuple[np.ndarray, np.ndarray]]
 
 
 def containment_lsh_pairs(
@@ -726,6 +744,7 @@ def containment_lsh_pairs(
     min_shingles: int = 0,
     containment: float = CONTAINMENT_INDEXED,
     bucket_cap: int = BUCKET_CAP,
+    pairs_of: PairFinder = cross_pairs,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, CandidateStats]:
     """Candidate pairs of a set and a much larger one, for containment: LSH Ensemble (Zhu et al., VLDB 2016).
 
@@ -733,7 +752,8 @@ def containment_lsh_pairs(
     that is a smaller share of its original (a cut-short copy at 30-50%) has a lower Jaccard and is found
     only by chance. Here the sets are partitioned by size (`size_classes`); a set is a query into the
     classes d = 2, 3, ... above its own, down to size ratios of `lowest_ratio`, with the bands x rows of
-    `size_class_tables` (`size_class_keys` are the buckets, `cross_pairs` the pairs). Only pairs of those
+    `size_class_tables` (`size_class_keys` are the buckets, `pairs_of` the pairs: `cross_pairs`, or the
+    pairs with a new set when a stored result is extended, `incremental.new_cross_pairs`). Only pairs of those
     classes are candidates, so the looser index does not pair every two pages of similar size. Pairs are
     verified with the signature estimates as `minhash_pairs` verifies them (containment at least `floor`,
     `size_guard`); the same return shape, the stats counting this pass's tables and candidates.
@@ -753,7 +773,7 @@ def containment_lsh_pairs(
         ids = np.tile(np.arange(n, dtype=np.int64), len(tables.distances) + 1)
         for band in range(tables.bands):
             block = sigs[:, band * tables.rows : (band + 1) * tables.rows]
-            i, j = cross_pairs(size_class_keys(block, size_class, tables.distances), ids, bucket_cap, stats)
+            i, j = pairs_of(size_class_keys(block, size_class, tables.distances), ids, bucket_cap, stats)
             stats.tables += 1
             stats.candidates += len(i)
             for lo in range(0, len(i), VERIFY_CHUNK):

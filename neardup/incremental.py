@@ -4,14 +4,15 @@ A stored fingerprint set keeps its unit ids: the units (distinct content texts) 
 numbered after the stored ones (in exact_key order among themselves). A full computation numbers all units
 in exact_key order instead; ids are internal, and everything shown (pairs of pages, scores, clusters, the
 report) is the same either way. The pairs among stored units stay as stored; the new units are looked up
-in the same LSH bands (MinHash) or pigeonhole tables (SimHash) a full computation builds over all units,
-their candidate pairs with any unit are verified the same way (MinHash estimates, then the exact shingle
-sets for `verify: exact`), and the pairs that pass are appended. tests/test_incremental.py checks the
-result against a full computation.
+in the same LSH bands (MinHash; under `partial_copies` also the size-class tables of
+`candidates.containment_lsh_pairs`) or pigeonhole tables (SimHash) a full computation builds over all
+units, their candidate pairs with any unit are verified the same way (MinHash estimates, then the exact
+shingle sets for `verify: exact`), and the pairs that pass are appended. tests/test_incremental.py checks
+the result against a full computation.
 
 Two things a new unit can change make the full computation differ from stored pairs plus new ones: a bucket
-that grows past `BUCKET_CAP` (the full computation no longer expands the stored pairs in it) and, for
-SimHash, a unit count at which `choose_r` picks other tables (the statistics differ). Then this returns
+that grows past `BUCKET_CAP` while it holds a stored pair (the full computation no longer expands it) and,
+for SimHash, a unit count at which `choose_r` picks other tables (the statistics differ). Then this returns
 None and the caller computes everything again.
 
 What this costs grows with the new units except for one pass over the stored fingerprints: each band's
@@ -21,6 +22,7 @@ whole set and no pair of two stored units).
 
 from __future__ import annotations
 
+import functools
 import time
 from itertools import combinations
 from typing import Any
@@ -36,8 +38,11 @@ from .candidates import (
     block_masks,
     choose_r,
     concat_ranges,
+    containment_lsh_pairs,
     lsh_params,
     lsh_threshold,
+    partial_copy_ratio,
+    size_class_capped_note,
     verify_pairs,
 )
 from .config import Config
@@ -75,6 +80,50 @@ def _new_pairs_in_table(
     return partners[other], me[other]
 
 
+def new_cross_pairs(
+    keys: np.ndarray, ids: np.ndarray, cap: int, stats: CandidateStats, *, n_old: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """`candidates.cross_pairs` restricted to the (query, indexed) pairs with a new set (id >= `n_old`).
+
+    Only the buckets holding a new entry are sorted. One above `cap` is not expanded, as in the full
+    pass, and counted the way the full pass would count it beside the stored counts: a bucket capped before
+    adds its new members, one the new entries push over the cap adds itself. If a bucket pushed over the
+    cap held a stored pair, the full pass would no longer find that pair there: `BucketCapped`."""
+    new_entry = ids >= n_old
+    buckets = keys >> np.uint64(1)
+    new_buckets = np.unique(buckets[new_entry])
+    if not len(new_buckets):
+        return np.empty(0, np.int64), np.empty(0, np.int64)
+    pos = np.minimum(np.searchsorted(new_buckets, buckets), len(new_buckets) - 1)
+    members = np.flatnonzero(new_buckets[pos] == buckets)
+    # By bucket, its queries before its indexed entries (`keys`), and new entries first within each.
+    order = members[np.lexsort((~new_entry[members], keys[members]))]
+    sk, new = keys[order], new_entry[order]
+    bucket = sk >> np.uint64(1)
+    starts = np.concatenate(([0], np.flatnonzero(bucket[1:] != bucket[:-1]) + 1))
+    sizes = np.diff(np.concatenate((starts, [len(sk)])))
+    indexed = (sk & np.uint64(1)).astype(np.int64)
+    n_x = np.add.reduceat(indexed, starts)
+    n_q = sizes - n_x
+    new_x = np.add.reduceat(indexed * new, starts)
+    new_q = np.add.reduceat(new.astype(np.int64), starts) - new_x
+    n_new = new_q + new_x
+    stats.largest_bucket = max(stats.largest_bucket, int(sizes.max()))
+    over, was_over = sizes > cap, sizes - n_new > cap
+    if (over & ~was_over & (n_q > new_q) & (n_x > new_x)).any():
+        raise BucketCapped
+    stats.capped_buckets += int((over & ~was_over).sum())
+    stats.capped_members += int(sizes[over & ~was_over].sum() + n_new[over & was_over].sum())
+    keep = ~over & (n_q > 0) & (n_x > 0)
+    starts, n_q, n_x, new_q, new_x = starts[keep], n_q[keep], n_x[keep], new_q[keep], new_x[keep]
+    # A new query with every indexed entry, and a stored query with every new indexed entry.
+    q_pos = np.concatenate((concat_ranges(starts, new_q), concat_ranges(starts + new_q, n_q - new_q)))
+    per_query = np.concatenate((np.repeat(n_x, new_q), np.repeat(new_x, n_q - new_q)))
+    x_start = np.concatenate((np.repeat(starts + n_q, new_q), np.repeat(starts + n_q, n_q - new_q)))
+    x_pos = concat_ranges(x_start, per_query)
+    return ids[order[np.repeat(q_pos, per_query)]], ids[order[x_pos]]
+
+
 def _distinct_codes(i: np.ndarray, j: np.ndarray, n: int) -> np.ndarray:
     return np.unique(np.minimum(i, j) * n + np.maximum(i, j))
 
@@ -83,8 +132,9 @@ def minhash_new_pairs(
     sigs: np.ndarray, n_shingles: np.ndarray, n_old: int, config: Config, *, bucket_cap: int = BUCKET_CAP
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, CandidateStats]:
     """`candidates.minhash_pairs` restricted to the pairs with a unit at or after `n_old`: the same bands,
-    the same estimates and floor. Raises `BucketCapped` where the full computation would cap a bucket
-    that holds a new unit."""
+    the same estimates and floor, and under `partial_copies` the same size-class pass (`new_cross_pairs`),
+    its candidates and capped buckets counted in the stats as `add_size_class_pass` counts them. Raises
+    `BucketCapped` where the full computation would cap a bucket that holds a new unit and a stored pair."""
     n = len(sigs)
     stats = CandidateStats()
     bands, rows = lsh_params(
@@ -109,6 +159,21 @@ def minhash_new_pairs(
             min_shingles=config.min_contained_shingles,
         )
         kept.append((codes[keep], jac[keep], cont[keep]))
+    if config.searches_partial_copies:
+        pa, pb, pjac, pcont, partial = containment_lsh_pairs(
+            sigs,
+            sizes,
+            floor=config.minhash_floor,
+            min_size_ratio=config.min_size_ratio,
+            lowest_ratio=partial_copy_ratio(config.min_size_ratio),
+            min_shingles=config.min_contained_shingles,
+            bucket_cap=bucket_cap,
+            pairs_of=functools.partial(new_cross_pairs, n_old=n_old),
+        )
+        stats.candidates += partial.candidates
+        stats.size_class_capped_buckets += partial.capped_buckets
+        stats.size_class_capped_members += partial.capped_members
+        kept.append((pa * n + pb, pjac, pcont))
     codes, jac, cont = (np.concatenate(parts) for parts in zip(*kept, strict=True))
     codes, first = np.unique(codes, return_index=True)
     return codes // n, codes % n, jac[first], cont[first], stats
@@ -137,14 +202,28 @@ def simhash_new_pairs(
     return a, b, hamming_many(fps[a], fps[b]), stats
 
 
-def _merged_stats(stored: dict[str, Any], new: CandidateStats) -> dict[str, Any]:
+def _merged_stats(
+    stored: dict[str, Any], new: CandidateStats, bucket_cap: int = BUCKET_CAP
+) -> dict[str, Any]:
     """The statistics of the whole set: the stored ones plus what the new units added (the tables are the
-    same ones, capped buckets unchanged: a bucket with a new unit is never capped here)."""
-    out = dict(stored)
-    for name in ("candidates", "verified_exact", "rejected_exact"):
-        out[name] = int(stored.get(name, 0)) + getattr(new, name)
-    out["largest_bucket"] = max(int(stored.get("largest_bucket", 0)), new.largest_bucket)
-    return out
+    same ones; the one index's capped buckets unchanged: a bucket with a new unit is never capped there;
+    the size-class pass's capped buckets counted on, and their note stated again)."""
+    out = CandidateStats.from_dict(stored)
+    out.candidates += new.candidates
+    out.verified_exact += new.verified_exact
+    out.rejected_exact += new.rejected_exact
+    out.largest_bucket = max(out.largest_bucket, new.largest_bucket)
+    if new.size_class_capped_buckets or new.size_class_capped_members:
+        note = size_class_capped_note(
+            out.size_class_capped_buckets, out.size_class_capped_members, bucket_cap
+        )
+        at = out.notes.index(note) if out.size_class_capped_buckets else len(out.notes)
+        out.size_class_capped_buckets += new.size_class_capped_buckets
+        out.size_class_capped_members += new.size_class_capped_members
+        out.notes[at : at + 1 if out.size_class_capped_buckets else at] = [
+            size_class_capped_note(out.size_class_capped_buckets, out.size_class_capped_members, bucket_cap)
+        ]
+    return out.as_dict()
 
 
 def extend_fingerprints(
@@ -154,11 +233,11 @@ def extend_fingerprints(
     stored units are a prefix of today's (see the module docstring); returns the updated set, or None when
     the stored set cannot be extended (none, numbered otherwise, or a bucket cap or table change) and must
     be computed again. Runs inside the caller's `store.writing()`."""
-    if config.searches_partial_copies:
-        return None  # the size-partitioned pass is not extended: its size classes span the whole set
     key = config.fingerprint_key
     stored = store.fingerprint_set(key)
-    if stored is None:
+    if stored is None or (
+        config.searches_partial_copies and "size_class_capped_buckets" not in stored["stats"]
+    ):  # a set stored before the size-class pass counted its capped buckets: its note cannot be extended
         return None
     t0 = time.perf_counter()
     ensure_sketches(store, config, progress=progress, jobs=jobs)

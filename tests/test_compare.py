@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 from conftest import make_crawl, page_html, words_text, write_jsonl
 
-from neardup import compare, engine
+from neardup import compare, engine, incremental
 from neardup.analysis import analyze, load_fingerprints
 from neardup.cli import main
 from neardup.compare import (
@@ -266,14 +266,14 @@ def test_a_second_comparison_reads_the_stored_analysis(
         open_comparison(str(three_copy), "1", "3", Config(threshold=0.9), jobs=1)
 
 
-@pytest.mark.parametrize("partial_copies", [True, False])
+@pytest.mark.parametrize("recomputed", [True, False])
 def test_a_crawl_added_later_is_compared_with_the_stored_analysis(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, partial_copies: bool
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, recomputed: bool
 ) -> None:
     """The baseline's analysis, stored by a comparison with one crawl, serves the comparison with a crawl
-    loaded after it, whether the fingerprint set is extended (partial_copies off) or computed again with
-    the units renumbered (on: the size classes span the whole set)."""
-    config = Config(partial_copies=partial_copies)
+    loaded after it, whether the fingerprint set is extended or computed again with the units renumbered
+    (as when a new text pushes a bucket over the cap: `incremental.extend_fingerprints` gives up)."""
+    config = Config()
     db = tmp_path / "db.duckdb"
     files = {
         "base": write_jsonl(tmp_path / "base.jsonl", make_crawl().records),
@@ -287,9 +287,12 @@ def test_a_crawl_added_later_is_compared_with_the_stored_analysis(
     with Store(db) as store:
         units_before = store.units(config.fingerprint_key)
         engine.ingest_file(store, files["current"], config, jobs=1)
-        engine.ensure_fingerprints(store, config, jobs=1)
+        with monkeypatch.context() as patch:
+            if recomputed:
+                patch.setattr(incremental, "extend_fingerprints", lambda *args, **kwargs: None)
+            engine.ensure_fingerprints(store, config, jobs=1)
         renumbered = units_before.merge(store.units(config.fingerprint_key), on="exact_key")
-    assert (renumbered["unit_id_x"] != renumbered["unit_id_y"]).any() == partial_copies
+    assert (renumbered["unit_id_x"] != renumbered["unit_id_y"]).any() == recomputed
     _computing_fails(monkeypatch)
     got = open_comparison(str(db), "base.jsonl", "current.jsonl", config, jobs=1)
     assert got.counts() == EXPECTED and len(got.repeats) == 17

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import dataclasses
+import functools
+import random
 from pathlib import Path
 from typing import Any
 
@@ -11,17 +14,37 @@ import pytest
 from conftest import make_crawl, write_jsonl
 
 from neardup import analysis, engine
+from neardup.candidates import CandidateStats, containment_lsh_pairs, partial_copy_ratio
 from neardup.config import Config
-from neardup.incremental import BucketCapped, extend_fingerprints, minhash_new_pairs
+from neardup.incremental import BucketCapped, extend_fingerprints, minhash_new_pairs, new_cross_pairs
+from neardup.shingles import text_words
+from neardup.sketch import sketch_many
 from neardup.store import Store
+
+
+def _cut_short(seed: int) -> list[dict[str, Any]]:
+    """Long articles, each with a syndicated copy of its first 40%: pairs only the size-class pass of
+    `partial_copies` finds (the one index is sized for copies down to half their original)."""
+    rng = random.Random(seed)
+    records = []
+    for d in range(6):
+        words = [f"s{seed}d{d}w{rng.randrange(10**6)}" for _ in range(1500)]
+        for i, body in enumerate((words, words[:600])):
+            html = f"<html><body><article><p>{' '.join(body)}</p></article></body></html>"
+            records.append({"url": f"https://site{i}.example/{seed}/{d}", "html": html, "status": 200})
+    return records
 
 
 def _crawls(tmp_path: Path) -> tuple[Path, Path]:
     """A base crawl and an added one: the added crawl repeats base texts, edits some of them (pairs of a
-    stored and a new unit) and brings stories of its own with their edits (pairs of two new units)."""
+    stored and a new unit) and brings stories of its own with their edits (pairs of two new units); of the
+    cut-short copies, it brings the copy of a stored original, the original of a stored copy, and both."""
     recs = make_crawl(seed=3, n_articles=8, n_edits=6).records
+    short = _cut_short(7)
     added = recs[1::2] + [dict(r, fetched_at="2024-06-01") for r in make_crawl(seed=5).records]
-    return write_jsonl(tmp_path / "base.jsonl", recs[::2]), write_jsonl(tmp_path / "added.jsonl", added)
+    base = recs[::2] + short[:4] + short[5:8:2]
+    added += short[4:8:2] + short[8:]
+    return write_jsonl(tmp_path / "base.jsonl", base), write_jsonl(tmp_path / "added.jsonl", added)
 
 
 def _state(store: Store, config: Config) -> dict[str, Any]:
@@ -45,11 +68,16 @@ def _state(store: Store, config: Config) -> dict[str, Any]:
     }
 
 
-@pytest.mark.parametrize("method", ["minhash", "simhash"])
-def test_added_crawl_gives_the_full_computation(tmp_path: Path, method: str) -> None:
-    # The size-class pass (`partial_copies`) is computed again, not extended: MinHash here without it.
-    minhash = Config(method="minhash", partial_copies=False)
-    config = minhash if method == "minhash" else Config(method="simhash", threshold=4)
+CONFIGS = {
+    "minhash": Config(method="minhash"),  # partial_copies: the one index and the size-class pass
+    "minhash, one index": Config(method="minhash", partial_copies=False),
+    "simhash": Config(method="simhash", threshold=4),
+}
+
+
+@pytest.mark.parametrize("name", CONFIGS)
+def test_added_crawl_gives_the_full_computation(tmp_path: Path, name: str) -> None:
+    config = CONFIGS[name]
     base, added = _crawls(tmp_path)
     with Store(tmp_path / "full.duckdb") as store:
         for f in (base, added):
@@ -74,6 +102,13 @@ def test_added_crawl_gives_the_full_computation(tmp_path: Path, method: str) -> 
         pd.testing.assert_frame_equal(incremental[name], full[name], check_exact=True)
     assert incremental["counts"] == full["counts"]
     assert incremental["stats"] == full["stats"]
+    if config.searches_partial_copies:  # pairs of the size-class pass are among those extended
+        with Store(tmp_path / "one_index.duckdb") as store:
+            one_index = dataclasses.replace(config, partial_copies=False)
+            for f in (base, added):
+                engine.ingest_file(store, f, one_index, jobs=1)
+            engine.ensure_fingerprints(store, one_index, jobs=1)
+            assert store.fingerprint_set(one_index.fingerprint_key)["n_pairs"] < full["counts"][1]
 
 
 def test_a_bucket_the_full_computation_caps_is_not_extended() -> None:
@@ -82,3 +117,72 @@ def test_a_bucket_the_full_computation_caps_is_not_extended() -> None:
     sigs = np.ones((3, 128), dtype=np.uint32)
     with pytest.raises(BucketCapped):
         minhash_new_pairs(sigs, np.full(3, 50), 2, Config(), bucket_cap=2)
+
+
+def _size_class_pairs(
+    sigs: np.ndarray, sizes: np.ndarray, cap: int, n_old: int | None = None
+) -> tuple[set[tuple[int, int]], CandidateStats]:
+    """The size-class pass's pairs and stats: of all sets, or (`n_old`) only the pairs with a set at or
+    after `n_old`."""
+    pairs_of = functools.partial(new_cross_pairs, n_old=n_old) if n_old is not None else None
+    a, b, _, _, stats = containment_lsh_pairs(
+        sigs,
+        sizes,
+        floor=0.7,
+        min_size_ratio=0.5,
+        min_shingles=150,
+        lowest_ratio=partial_copy_ratio(0.5),
+        bucket_cap=cap,
+        **({"pairs_of": pairs_of} if pairs_of else {}),
+    )
+    return set(zip(a.tolist(), b.tolist(), strict=True)), stats
+
+
+def _assert_extends(sigs: np.ndarray, sizes: np.ndarray, n_old: int, cap: int) -> set[tuple[int, int]]:
+    """The size-class pass over the first `n_old` sets plus its pairs with a later set is the pass over all:
+    the same pairs, candidates and capped buckets. Returns the pairs with a later set."""
+    full, full_stats = _size_class_pairs(sigs, sizes, cap)
+    old, old_stats = _size_class_pairs(sigs[:n_old], sizes[:n_old], cap)
+    new, new_stats = _size_class_pairs(sigs, sizes, cap, n_old)
+    assert old | new == full and not old & new
+    assert all(max(pair) >= n_old for pair in new)
+    for name in ("candidates", "capped_buckets", "capped_members"):
+        assert getattr(old_stats, name) + getattr(new_stats, name) == getattr(full_stats, name), name
+    return new
+
+
+@pytest.mark.parametrize("n_old", [1, 9, 20, 31])
+def test_size_class_pairs_with_new_sets_complete_the_stored_ones(n_old: int) -> None:
+    """Originals of 1,500 shingles and their copies of the first 40%, in shuffled order: stored copies of
+    new originals, new copies of stored originals, pairs within each side."""
+    rng = random.Random(5)
+    texts = []
+    for d in range(16):
+        words = [f"w{d}x{rng.randrange(10**6)}" for _ in range(1500)]
+        texts += [" ".join(words), " ".join(words[:600])]
+    rng.shuffle(texts)
+    sets = sketch_many([text_words(t)[1] for t in texts], 5, Config().num_perm, Config().seed)
+    new = _assert_extends(sets.minhash, sets.n_shingles, n_old, cap=2000)
+    assert new and (n_old in (1, 31) or any(min(pair) < n_old for pair in new))
+
+
+def _crowded(n: int) -> tuple[np.ndarray, np.ndarray]:
+    """`n` signatures whose every 4th 3-row band is one bucket (`test_containment_lsh`'s crowded case), of
+    two sizes two classes apart: the bucket holds queries and indexed entries."""
+    rng = np.random.default_rng(3)
+    sigs = rng.integers(0, 2**32, size=(n, Config().num_perm), dtype=np.uint32)
+    sigs[:, np.arange(Config().num_perm) % 4 != 3] = 7
+    return sigs, np.resize([100, 250], n)
+
+
+def test_a_size_class_bucket_capped_before_grows_without_a_recompute() -> None:
+    sigs, sizes = _crowded(26)
+    _assert_extends(sigs, sizes, 20, cap=5)  # 20 stored entries: capped before the 6 new ones came
+
+
+def test_a_size_class_bucket_the_new_sets_push_over_the_cap_is_not_extended() -> None:
+    """Four stored entries, two of each size, pair in the bucket; with three new ones it is above the cap of
+    five: the full computation no longer expands it, so the stored pairs from it would be wrong."""
+    sigs, sizes = _crowded(7)
+    with pytest.raises(BucketCapped):
+        _size_class_pairs(sigs, sizes, 5, n_old=4)
