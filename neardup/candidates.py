@@ -10,6 +10,7 @@ a larger r means longer keys, fewer false candidates, more tables. `choose_r` pi
 from __future__ import annotations
 
 import functools
+import re
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -30,6 +31,7 @@ from .simhash import hamming_many
 BUCKET_CAP = 2000
 # Ends the warning about capped buckets (`CandidateStats.warn_capped`).
 CAPPED_NOTE = "were not expanded: boilerplate is being fingerprinted"
+_SIZE_CLASS_CAPPED = re.compile(r"(\d+) size-class bucket\(s\) with more than \d+ members \((\d+) members\)")
 _U32 = np.uint64(32)
 EXACT_CHUNK = 1 << 21  # shingles looked up at once in exact verification (~40 MB of work arrays)
 VERIFY_CHUNK = (
@@ -93,6 +95,10 @@ class CandidateStats:
         notes = list(stored.get("notes", []))
         capped = int(stored.get("capped_buckets", 0))
         n_info = len(notes) - (1 if capped and notes else 0)
+        size_class_capped: list[Any] = [stored.get(f"size_class_capped_{k}") for k in ("buckets", "members")]
+        if None in size_class_capped:  # stored by a version that kept them in the note only
+            said = [m for m in map(_SIZE_CLASS_CAPPED.match, notes[:n_info]) if m]
+            size_class_capped = [said[0][1], said[0][2]] if said else [0, 0]
         return cls(
             tables=int(stored.get("tables", 0)),
             candidates=int(stored.get("candidates", 0)),
@@ -101,8 +107,8 @@ class CandidateStats:
             capped_members=int(stored.get("capped_members", 0)),
             verified_exact=int(stored.get("verified_exact", 0)),
             rejected_exact=int(stored.get("rejected_exact", 0)),
-            size_class_capped_buckets=int(stored.get("size_class_capped_buckets", 0)),
-            size_class_capped_members=int(stored.get("size_class_capped_members", 0)),
+            size_class_capped_buckets=int(size_class_capped[0]),
+            size_class_capped_members=int(size_class_capped[1]),
             notes=notes[:n_info],
             warnings=notes[n_info:],
         )
@@ -709,7 +715,8 @@ def cross_pairs(
 
 
 def size_class_capped_note(buckets: int, members: int, bucket_cap: int) -> str:
-    """The note on the size-class pass's buckets above `bucket_cap` (`add_size_class_pass`)."""
+    """The note on the size-class pass's buckets above `bucket_cap` (`add_size_class_pass`; its counts are
+    read back by `_SIZE_CLASS_CAPPED`)."""
     return (
         f"{buckets} size-class bucket(s) with more than {bucket_cap} members "
         f"({members} members) were not expanded: their pairs are left to the one index"

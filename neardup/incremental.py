@@ -235,9 +235,7 @@ def extend_fingerprints(
     be computed again. Runs inside the caller's `store.writing()`."""
     key = config.fingerprint_key
     stored = store.fingerprint_set(key)
-    if stored is None or (
-        config.searches_partial_copies and "size_class_capped_buckets" not in stored["stats"]
-    ):  # a set stored before the size-class pass counted its capped buckets: its note cannot be extended
+    if stored is None:
         return None
     t0 = time.perf_counter()
     ensure_sketches(store, config, progress=progress, jobs=jobs)

@@ -148,3 +148,6 @@ def test_crowded_size_class_buckets_are_a_note_not_the_boilerplate_warning() -> 
     assert stats.largest_bucket == index_only.largest_bucket
     assert any("size-class" in note and "not expanded" in note for note in stats.notes), stats.notes
     assert CandidateStats.from_dict(stats.as_dict()) == stats
+    # A set stored with the counts in the note only is read with them.
+    note_only = {k: v for k, v in stats.as_dict().items() if not k.startswith("size_class_capped")}
+    assert CandidateStats.from_dict(note_only) == stats and stats.size_class_capped_buckets > 0
