@@ -55,14 +55,26 @@ class BucketCapped(Exception):
     """A bucket with a new unit holds more than `BUCKET_CAP` units: the full computation is needed."""
 
 
+def _positions_in(keys: np.ndarray, wanted: np.ndarray) -> np.ndarray:
+    """The positions of `keys` equal to a value of `wanted` (sorted, distinct uint64). The keys are hashes,
+    uniform in their low bits: a table of the wanted values' low bits (about 1 in 64 entries set) rules out
+    most keys with one gather each, and only the rest are searched in `wanted` (a binary search of every
+    key costs 7-8x more: 54 against 8 ms for 330k keys and 30k wanted)."""
+    bits = max(16, len(wanted).bit_length() + 6)
+    low = np.uint64((1 << bits) - 1)
+    table = np.zeros(1 << bits, dtype=bool)
+    table[wanted & low] = True
+    maybe = np.flatnonzero(table[keys & low])
+    pos = np.minimum(np.searchsorted(wanted, keys[maybe]), len(wanted) - 1)
+    return maybe[wanted[pos] == keys[maybe]]
+
+
 def _new_pairs_in_table(
     keys: np.ndarray, n_old: int, cap: int, stats: CandidateStats
 ) -> tuple[np.ndarray, np.ndarray]:
     """Pairs (i, j), i != j, of units with equal `keys` where j is a new unit (id >= n_old), each pair once
     per direction it is found; raises `BucketCapped` if such a bucket holds more than `cap` units."""
-    new_keys = np.unique(keys[n_old:])
-    pos = np.minimum(np.searchsorted(new_keys, keys), len(new_keys) - 1)
-    members = np.flatnonzero(new_keys[pos] == keys)  # every unit in a bucket with a new unit
+    members = _positions_in(keys, np.unique(keys[n_old:]))  # every unit in a bucket with a new unit
     order = members[np.argsort(keys[members], kind="stable")]
     sorted_keys = keys[order]
     starts = np.concatenate(([0], np.flatnonzero(sorted_keys[1:] != sorted_keys[:-1]) + 1))
@@ -94,8 +106,7 @@ def new_cross_pairs(
     new_buckets = np.unique(buckets[new_entry])
     if not len(new_buckets):
         return np.empty(0, np.int64), np.empty(0, np.int64)
-    pos = np.minimum(np.searchsorted(new_buckets, buckets), len(new_buckets) - 1)
-    members = np.flatnonzero(new_buckets[pos] == buckets)
+    members = _positions_in(buckets, new_buckets)
     # By bucket, its queries before its indexed entries (`keys`), and new entries first within each.
     order = members[np.lexsort((~new_entry[members], keys[members]))]
     sk, new = keys[order], new_entry[order]
