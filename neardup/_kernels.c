@@ -431,18 +431,65 @@ done:
     return res;
 }
 
+/* --- LSH band keys ----------------------------------------------------------------------- */
+
+PyDoc_STRVAR(band_keys_doc,
+"band_keys(block, out) -> None\n\n"
+"One 64-bit key per row of a band (n x rows, uint32; the rows may be spaced, each row's values back to\n"
+"back: a column slice of a signature matrix), into out (uint64, n): the row's first value, then for each\n"
+"further value v, key = fmix64(key * 0x9E3779B97F4A7C15 + v) (wrapping), as candidates.band_keys computes\n"
+"it with numpy. Runs without the GIL.");
+
+static PyObject *band_keys(PyObject *self, PyObject *args) {
+    PyObject *block_obj, *out_obj;
+    if (!PyArg_ParseTuple(args, "OO", &block_obj, &out_obj)) return NULL;
+    Py_buffer bv;
+    if (PyObject_GetBuffer(block_obj, &bv, PyBUF_RECORDS_RO) < 0) return NULL;
+    const BufferSpec specs[] = {{out_obj, 8, 1, "out"}};
+    Py_buffer ov;
+    if (get_buffers(specs, &ov, 1) < 0) {
+        PyBuffer_Release(&bv);
+        return NULL;
+    }
+    PyObject *res = NULL;
+    if (bv.ndim != 2 || bv.itemsize != 4 || bv.strides[1] != 4 || bv.shape[1] < 1 || bv.strides[0] < 0 ||
+        (size_t)ov.len / 8 != (size_t)bv.shape[0]) {
+        PyErr_SetString(PyExc_ValueError, "band_keys: block must be n x rows uint32 with rows back to back, "
+                        "out n uint64");
+        goto done;
+    }
+    const char *base = bv.buf;
+    size_t n = (size_t)bv.shape[0], rows = (size_t)bv.shape[1], stride = (size_t)bv.strides[0];
+    uint64_t *out = ov.buf;
+    Py_BEGIN_ALLOW_THREADS
+    for (size_t i = 0; i < n; i++) {
+        const uint32_t *row = (const uint32_t *)(base + i * stride);
+        uint64_t key = row[0];
+        for (size_t c = 1; c < rows; c++) key = fmix64(key * 0x9E3779B97F4A7C15ULL + row[c]);
+        out[i] = key;
+    }
+    Py_END_ALLOW_THREADS
+    Py_INCREF(Py_None);
+    res = Py_None;
+done:
+    release_buffers(&ov, 1);
+    PyBuffer_Release(&bv);
+    return res;
+}
+
 static PyMethodDef methods[] = {
     {"tokenize", tokenize, METH_O, tokenize_doc},
     {"sketch", sketch, METH_VARARGS, sketch_doc},
     {"shingle_set32", shingle_set32, METH_VARARGS, shingle_set32_doc},
     {"count_equal", count_equal, METH_VARARGS, count_equal_doc},
     {"intersect_counts", intersect_counts, METH_VARARGS, intersect_counts_doc},
+    {"band_keys", band_keys, METH_VARARGS, band_keys_doc},
     {NULL, NULL, 0, NULL},
 };
 
 static struct PyModuleDef module = {
     PyModuleDef_HEAD_INIT, "neardup._kernels",
-    "Compiled kernels (tokenize, sketch, shingle_set32, count_equal, intersect_counts); see neardup/_kernels.c.", -1, methods,
+    "Compiled kernels (tokenize, sketch, shingle_set32, count_equal, intersect_counts, band_keys); see neardup/_kernels.c.", -1, methods,
 };
 
 PyMODINIT_FUNC PyInit__kernels(void) {

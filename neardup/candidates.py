@@ -328,9 +328,23 @@ def lsh_buckets_datasketch(signatures: np.ndarray, bands: int, rows: int, seed: 
 _MIX = np.uint64(0x9E3779B97F4A7C15)
 
 
-def band_keys(block: np.ndarray) -> np.ndarray:
+def band_keys(block: np.ndarray, *, compiled: bool = True) -> np.ndarray:
     """One 64-bit key per row of a band (n x rows, uint32), mixed from its values: equal rows have equal
-    keys (different rows rarely do: callers that need exact buckets compare the rows where keys match)."""
+    keys (different rows rarely do: callers that need exact buckets compare the rows where keys match).
+    Compiled (`kernels.band_keys`, on the column slice where it lies): one pass over the rows; the numpy
+    reference makes a pass over the n keys per column and gathers each column across the rows."""
+    if (
+        compiled
+        and kernels is not None
+        and block.dtype == np.uint32
+        and block.ndim == 2
+        and block.shape[1] > 1
+    ):
+        if block.strides[1] != 4 or block.strides[0] < 0:
+            block = np.ascontiguousarray(block)
+        out = np.empty(len(block), dtype=np.uint64)
+        kernels.band_keys(block, out)
+        return out
     with np.errstate(over="ignore"):
         key = block[:, 0].astype(np.uint64)
         for col in range(1, block.shape[1]):

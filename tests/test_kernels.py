@@ -14,6 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from neardup.batches import text_row
+from neardup.candidates import band_keys
 from neardup.config import Config
 from neardup.minhash import minhash_many, permutations
 from neardup.shingles import (
@@ -130,3 +131,27 @@ def test_sketch_rejects_mismatched_permutations() -> None:
 def _sample_records(n: int) -> list[dict]:
     with gzip.open(SAMPLE, "rt", encoding="utf-8") as f:
         return [json.loads(line) for line in islice(f, n)]
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    n=st.integers(0, 40),
+    width=st.integers(1, 40),
+    lo=st.integers(0, 39),
+    rows=st.integers(1, 8),
+    step=st.integers(1, 3),
+    seed=st.integers(0, 2**32 - 1),
+)
+def test_band_keys_equal_the_numpy_path(n: int, width: int, lo: int, rows: int, step: int, seed: int) -> None:
+    """On a column slice of a signature matrix (every `step`-th row too): the keys numpy computes."""
+    sigs = np.random.default_rng(seed).integers(0, 2**32, size=(n, max(width, lo + rows)), dtype=np.uint32)
+    block = sigs[::step, lo : lo + rows]
+    got = band_keys(block)
+    assert got.dtype == np.uint64 and np.array_equal(got, band_keys(block, compiled=False))
+
+
+def test_band_keys_rejects_a_block_of_another_shape() -> None:
+    with pytest.raises(ValueError, match="band_keys"):
+        kernels.band_keys(np.zeros((4, 3), np.uint32), np.empty(3, np.uint64))
+    with pytest.raises(ValueError, match="band_keys"):
+        kernels.band_keys(np.zeros(4, np.uint32), np.empty(4, np.uint64))
