@@ -308,12 +308,26 @@ def suggest_category(
     if bool(_PRINT_URL.search(ua.path + "?" + ua.query)) != bool(_PRINT_URL.search(ub.path + "?" + ub.query)):
         return "print version", f"a print marker in one URL, containment {exact_containment:.2f}"
     if ua.hostname != ub.hostname:
-        if _without_region(ua.hostname or "", ua.path) == _without_region(ub.hostname or "", ub.path):
+        (site_a, path_a), (site_b, path_b) = (
+            _without_region(ua.hostname or "", ua.path),
+            _without_region(ub.hostname or "", ub.path),
+        )
+        if site_a != site_b:
+            return "syndicated", f"different hosts, containment {exact_containment:.2f}"
+        if path_a == path_b:
             return (
                 "regional mirror",
                 f"hosts or paths differ by a region or language label ({ua.hostname}, {ub.hostname})",
             )
-        return "syndicated", f"different hosts, containment {exact_containment:.2f}"
+        # One shop in two markets at other paths: another product in the same template (its spec table
+        # and family text), unless the text is all but the same (a localized slug of one product).
+        markets = (
+            f"one site in two markets ({ua.hostname}, {ub.hostname}) at other paths, "
+            f"exact containment {exact_containment:.2f}"
+        )
+        if exact_containment < SIBLING_CONTAINMENT:
+            return "templated siblings", f"{markets}: a shared template"
+        return "regional mirror", markets
     if same_text:
         return "URL variant", "same host, the same text at two URLs"
     if exact_containment < SIBLING_CONTAINMENT:

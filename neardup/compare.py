@@ -267,28 +267,26 @@ def _lookup(sorted_ids: np.ndarray, ids: np.ndarray) -> tuple[np.ndarray, np.nda
     return at, found
 
 
-def compare_with_stored(
-    store: Store,
-    config: Config,
-    baseline: int,
-    current: int,
-    names: tuple[str, str],
-    *,
-    jobs: int | None = None,
-) -> Comparison:
-    """`compare_sources` of two sources of `store`, reading the baseline's stored analysis (`source_summary`)
-    instead of its pages: the current source's pages, units and the pairs with one of its units are read,
-    and of the baseline its numbers, hosts, clusters of two or more pages and the clusters those pairs
-    reach. The same result as `compare_sources`; the cost grows with the current source."""
-    base = source_summary(store, config, baseline, jobs=jobs)
-    key = analysis_key(config)
-    fp = _own_fingerprints(store, config, current, jobs=jobs)
-    assert fp.unit_ids is not None
-    cur = analyze(fp, config)
+@dataclass(slots=True)
+class _JointGroups:
+    """The joint clusters of the current source's content pages and the baseline clusters they reach."""
 
-    # Joint clusters: the baseline's clusters joined by the current source's units (a unit both hold is in
-    # its baseline cluster) and by the pairs at the threshold with a current unit. Nodes: the current units
-    # with content pages (0..n_units-1), then the baseline clusters these reach.
+    group: np.ndarray  # the group of each node: the current units, then the `reached` baseline clusters
+    reached: np.ndarray  # the baseline cluster ids a current unit or a pair with one reaches, sorted
+    rows: np.ndarray  # the current source's content pages, as rows of its `Fingerprints.pages`
+    row_group: np.ndarray  # the group of each of `rows`
+
+    def of_clusters(self, cluster_ids: np.ndarray) -> np.ndarray:
+        """The group of each of `cluster_ids` (reached baseline clusters)."""
+        n_units = len(self.group) - len(self.reached)
+        return self.group[n_units + np.searchsorted(self.reached, cluster_ids)]
+
+
+def _joint_groups(store: Store, config: Config, baseline: int, fp: Fingerprints) -> _JointGroups:
+    """The baseline's stored clusters joined by the current source's units (`fp`): a unit both sources hold
+    is in its baseline cluster, and a pair at the threshold with a current unit joins its two ends. Nodes:
+    the current units with content pages (0..n_units-1), then the baseline clusters these reach."""
+    assert fp.unit_ids is not None
     content = fp.arrays["unit"] >= 0
     local = np.unique(fp.arrays["unit"][content])
     units = fp.unit_ids[local]  # sorted: both are
@@ -296,7 +294,7 @@ def compare_with_stored(
     keep = duplicate_pairs(pairs, config)
     ends_a, ends_b = pairs["a"][keep].astype(np.int64), pairs["b"][keep].astype(np.int64)
     base_units, base_cluster = store.source_unit_clusters(
-        baseline, key, np.union1d(units, np.concatenate([ends_a, ends_b]))
+        baseline, analysis_key(config), np.union1d(units, np.concatenate([ends_a, ends_b]))
     )
     reached = np.unique(base_cluster)
     n_units = len(units)
@@ -316,65 +314,111 @@ def compare_with_stored(
     edges_a = np.concatenate([na[both], shared[is_shared]])
     edges_b = np.concatenate([nb[both], n_units + np.searchsorted(reached, base_cluster[is_shared])])
     group = components(n_units + len(reached), edges_a, edges_b)
-
-    # Each joint group's pages on each side and first page; the baseline's clusters no current unit reaches
-    # are groups of their own.
     rows = np.flatnonzero(content)
-    cur_group = group[np.searchsorted(local, fp.arrays["unit"][rows])]
-    cur_page = fp.arrays["page_id"][rows]
-    stored = store.source_clusters(baseline, key, min_pages=2, cluster_ids=reached)
-    is_reached = np.isin(stored["cluster_id"].to_numpy(), reached)
-    touched = stored[is_reached]
-    touched_group = group[n_units + np.searchsorted(reached, touched["cluster_id"].to_numpy())]
-    n_groups = int(group.max(initial=-1)) + 1
+    return _JointGroups(group, reached, rows, group[np.searchsorted(local, fp.arrays["unit"][rows])])
+
+
+@dataclass(slots=True)
+class _GroupCounts:
+    """Per joint group (0..n-1): its pages on each side and its first page of either side; and of the
+    groups with a baseline cluster, the one with the group's first baseline page."""
+
+    baseline_pages: np.ndarray
+    current_pages: np.ndarray
+    first_page_id: np.ndarray
+    first_url: np.ndarray
+    with_baseline: np.ndarray  # the groups holding a baseline cluster, sorted
+    first_cluster: np.ndarray  # for each of them, the row of `touched` with its first baseline page
+
+
+def _group_counts(joint: _JointGroups, fp: Fingerprints, touched: pd.DataFrame) -> _GroupCounts:
+    """Each joint group's pages on each side and first page, from the current pages of `joint` and the
+    stored baseline clusters it reaches (`touched`: cluster_id, pages, first_page_id, first_url)."""
+    touched_group = joint.of_clusters(touched["cluster_id"].to_numpy())
+    cur_group = joint.row_group
+    cur_page = fp.arrays["page_id"][joint.rows]
+    n_groups = int(joint.group.max(initial=-1)) + 1
     b = np.bincount(touched_group, weights=touched["pages"].to_numpy(), minlength=n_groups).astype(np.int64)
     c = np.bincount(cur_group, minlength=n_groups)
     # The first baseline page of each group, and its first page of either side.
     by_first = np.lexsort((touched["first_page_id"].to_numpy(), touched_group))
     has_base, first_touched = np.unique(touched_group[by_first], return_index=True)
-    first_base = np.full(n_groups, -1, dtype=np.int64)
-    first_base[has_base] = by_first[first_touched]
+    first_cluster = by_first[first_touched]
     by_page = np.lexsort((cur_page, cur_group))
     has_cur, first_cur = np.unique(cur_group[by_page], return_index=True)
     first_page = np.full(n_groups, np.iinfo(np.int64).max)
     first_url = np.empty(n_groups, dtype=object)
     first_page[has_cur] = cur_page[by_page[first_cur]]
-    first_url[has_cur] = fp.pages["url"].to_numpy()[rows[by_page[first_cur]]]
-    base_first = touched["first_page_id"].to_numpy()[first_base[has_base]]
+    first_url[has_cur] = fp.pages["url"].to_numpy()[joint.rows[by_page[first_cur]]]
+    base_first = touched["first_page_id"].to_numpy()[first_cluster]
     earlier = base_first < first_page[has_base]
     first_page[has_base[earlier]] = base_first[earlier]
-    first_url[has_base[earlier]] = touched["first_url"].to_numpy()[first_base[has_base]][earlier]
+    first_url[has_base[earlier]] = touched["first_url"].to_numpy()[first_cluster][earlier]
+    return _GroupCounts(b, c, first_page, first_url, has_base, first_cluster)
 
-    alone = stored[~is_reached]
+
+def _ranked_cluster_changes(counts: _GroupCounts, alone: pd.DataFrame) -> pd.DataFrame:
+    """`Comparison.clusters` of the joint groups (`counts`) and of the baseline's stored clusters that no
+    current unit reaches (`alone`, each a group of its own), with the joint cluster ids `analyze` gives."""
+    b, c = counts.baseline_pages, counts.current_pages
     size = np.concatenate([b + c, alone["pages"].to_numpy()])
-    first = np.concatenate([first_page, alone["first_page_id"].to_numpy()])
+    first = np.concatenate([counts.first_page_id, alone["first_page_id"].to_numpy()])
     sides = (
         np.concatenate([b, alone["pages"].to_numpy()]),
         np.concatenate([c, np.zeros(len(alone), dtype=np.int64)]),
     )
-    urls = np.concatenate([first_url, alone["first_url"].to_numpy()])
+    urls = np.concatenate([counts.first_url, alone["first_url"].to_numpy()])
     # Joint cluster ids as `analyze` numbers them: by size, largest first, then by first page id. Only
     # clusters of two or more pages are listed, and all of them rank before the single pages.
     multi = np.flatnonzero(size >= 2)
     ranked = multi[np.lexsort((first[multi], -size[multi]))]
     is_listed = (sides[0][ranked] >= 2) | (sides[1][ranked] >= 2)
     listed = ranked[is_listed]
-    clusters = _cluster_changes(
-        1 + np.flatnonzero(is_listed), sides[0][listed], sides[1][listed], urls[listed]
-    )
+    return _cluster_changes(1 + np.flatnonzero(is_listed), sides[0][listed], sides[1][listed], urls[listed])
 
-    at = first_base[has_base]
-    repeats = _repeats(
-        fp.pages.iloc[rows][["page_id", "url", "exact_key"]].assign(group=cur_group),
+
+def _stored_repeats(
+    joint: _JointGroups, fp: Fingerprints, counts: _GroupCounts, touched: pd.DataFrame
+) -> pd.DataFrame:
+    """`Comparison.repeats`: the current pages in a joint group with a baseline cluster, each with the
+    group's first baseline page (from the stored clusters, `touched`)."""
+    at = counts.first_cluster
+    return _repeats(
+        fp.pages.iloc[joint.rows][["page_id", "url", "exact_key"]].assign(group=joint.row_group),
         pd.DataFrame(
             {
                 "baseline_page_id": touched["first_page_id"].to_numpy()[at],
                 "baseline_url": touched["first_url"].to_numpy()[at],
                 "baseline_exact_key": touched["first_exact_key"].to_numpy()[at],
             },
-            index=has_base,
+            index=counts.with_baseline,
         ).astype({"baseline_url": fp.pages["url"].dtype, "baseline_exact_key": fp.pages["exact_key"].dtype}),
     )
+
+
+def compare_with_stored(
+    store: Store,
+    config: Config,
+    baseline: int,
+    current: int,
+    names: tuple[str, str],
+    *,
+    jobs: int | None = None,
+) -> Comparison:
+    """`compare_sources` of two sources of `store`, reading the baseline's stored analysis (`source_summary`)
+    instead of its pages: the current source's pages, units and the pairs with one of its units are read,
+    and of the baseline its numbers, hosts, clusters of two or more pages and the clusters those pairs
+    reach. The same result as `compare_sources`; the cost grows with the current source."""
+    base = source_summary(store, config, baseline, jobs=jobs)
+    fp = _own_fingerprints(store, config, current, jobs=jobs)
+    cur = analyze(fp, config)
+    joint = _joint_groups(store, config, baseline, fp)
+    stored = store.source_clusters(baseline, analysis_key(config), min_pages=2, cluster_ids=joint.reached)
+    is_reached = np.isin(stored["cluster_id"].to_numpy(), joint.reached)
+    touched = stored[is_reached]
+    counts = _group_counts(joint, fp, touched)
+    clusters = _ranked_cluster_changes(counts, stored[~is_reached])
+    repeats = _stored_repeats(joint, fp, counts, touched)
     return Comparison(*names, _side_numbers(base, cur), _side_hosts(base, cur), clusters, repeats, "cluster")
 
 

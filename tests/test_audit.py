@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import random
 from collections.abc import Iterator
 from datetime import datetime, timedelta
@@ -9,7 +10,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from conftest import Crawl, make_crawl, page_html, words_text, write_jsonl
+from conftest import Crawl, make_crawl, page_html, sample_lines, words_text, write_jsonl
 
 from neardup import audit, engine
 from neardup.analysis import analyze, load_fingerprints
@@ -663,3 +664,41 @@ def test_a_schema_2_labels_table_is_upgraded_in_place(tmp_path: Path) -> None:
         assert mine.loc[["", "ana", "ben"], "label"].tolist() == ["unsure", "not", "not"]
     with Store(path) as again:  # the upgrade ran once
         assert len(again.labels()) == 3
+
+
+# --- the suggested category of two pages of one shop in two markets -----------------------------------
+# Three records of the sample crawl: two products of one family on voltbarn.com (one spec table, other
+# SKU, colour and description) and the second one's regional mirror on uk.voltbarn.com.
+WHITE = "https://voltbarn.com/item/vo-10895/voltbarn-chemont-2-power-bank-white/"
+RED = "https://voltbarn.com/item/vo-10897/voltbarn-chemont-2-power-bank-red/"
+RED_UK = "https://uk.voltbarn.com/item/vo-10897/voltbarn-chemont-2-power-bank-red/"
+
+
+@pytest.fixture(scope="module")
+def one_shop(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Store, dict[str, int]]]:
+    """The three records ingested, and the page id of each URL."""
+    wanted = {WHITE, RED, RED_UK}
+    records = [r for r in (json.loads(line) for line in sample_lines(3000) if line) if r["url"] in wanted]
+    assert {r["url"] for r in records} == wanted
+    tmp = tmp_path_factory.mktemp("one_shop")
+    store = Store(tmp / "shop.duckdb")
+    engine.ingest_file(store, write_jsonl(tmp / "shop.jsonl", records), Config(), jobs=1)
+    yield store, {r["url"]: i + 1 for i, r in enumerate(records)}
+    store.close()
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "category"),
+    [
+        (WHITE, RED_UK, "templated siblings"),  # another product, in the other market
+        (RED, RED_UK, "regional mirror"),  # the same product in two markets
+        (WHITE, RED, "templated siblings"),  # two products on one host
+    ],
+    ids=["other product, other market", "same product, other market", "other product, one host"],
+)
+def test_one_shop_in_two_markets_is_a_mirror_only_of_the_same_product(
+    one_shop: tuple[Store, dict[str, int]], a: str, b: str, category: str
+) -> None:
+    store, page_ids = one_shop
+    detail = audit.pair_detail(store, page_ids[a], page_ids[b], Config())
+    assert detail.category == category, detail.category_reason

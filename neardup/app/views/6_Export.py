@@ -47,18 +47,24 @@ if uploaded is not None and st.session_state.get(KEY_LABELS_UPLOAD) != (uploaded
 labels = store.labels()
 with downloads:
     c1, c2, c3 = st.columns(3)
-    # The CSV is written when the button is clicked, not on every rerun (0.9 s at 100k pages).
+    # The CSV is written when the button is clicked, not on every rerun (0.9 s at 100k pages). Each run
+    # gives such a button a new file id and drops the last run's at its end, and the browser asks for the
+    # file after it asked for the click's rerun: a rerun on the click could drop the id before the request
+    # is served, and the click downloads nothing. Nothing here changes on a download, so none reruns.
     c1.download_button(
         "clusters.csv",
         lambda: to_csv(clusters),
         "clusters.csv",
         "text/csv",
         type="primary",
+        on_click="ignore",
     )
     c1.caption(
         f"{counted(len(clusters), 'page')}, one row each: cluster, representative, similarity, suggested action."
     )
-    c2.download_button("dupcheck.yaml", dump_config(config), "dupcheck.yaml", "application/yaml")
+    c2.download_button(
+        "dupcheck.yaml", dump_config(config), "dupcheck.yaml", "application/yaml", on_click="ignore"
+    )
     c2.caption("This setting, to replay it: `neardup report --config dupcheck.yaml`.")
     c3.download_button(
         "labels.csv",
@@ -66,6 +72,7 @@ with downloads:
         "labels.csv",
         "text/csv",
         disabled=labels.empty,
+        on_click="ignore",
     )
     c3.caption(
         "No labels yet: label pairs on the Audit page (or import a colleague's below)."
