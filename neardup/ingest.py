@@ -13,6 +13,7 @@ import gzip
 import hashlib
 import json
 import math
+import mmap
 import re
 import zlib
 from collections.abc import Callable, Iterable, Iterator
@@ -56,7 +57,9 @@ class RawLine:
     the file) or why a record is rejected as it is read (a malformed WARC record, a CSV record too long)."""
 
     line: int
-    payload: bytes | dict[str, Any] | WarcCapture | Reject
+    # A JSON line is a view of its block's buffer (bytes, or a worker's shared-memory slot): it is decoded
+    # where it lies, and is valid while its batch is worked on.
+    payload: bytes | memoryview | dict[str, Any] | WarcCapture | Reject
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,9 +84,7 @@ class LineBlock:
         return self.first_line + self.data.count(b"\n")
 
     def __iter__(self) -> Iterator[RawLine]:
-        for i, line in enumerate(self.data.split(b"\n"), start=self.first_line):
-            if line.strip():
-                yield RawLine(i, line)
+        return _split_lines(self.data, self.first_line, len(self.data))
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,15 +96,23 @@ class SharedLines:
     slot: SlotRef
 
     def __iter__(self) -> Iterator[RawLine]:
-        view, end = shared_view(self.slot), self.slot.size
-        i, start = self.first_line, 0
-        while start < end:
-            nl = view.find(b"\n", start, end)
-            stop = end if nl < 0 else nl
-            line = view[start:stop]
-            if line.strip():
-                yield RawLine(i, line)
-            i, start = i + 1, stop + 1
+        return _split_lines(shared_view(self.slot), self.first_line, self.slot.size)
+
+
+_ASCII_SPACE = frozenset(b" \t\n\r\x0b\x0c")  # what `bytes.strip` strips
+
+
+def _split_lines(buf: bytes | mmap.mmap, first_line: int, end: int) -> Iterator[RawLine]:
+    """The lines of `buf[:end]` but blank ones, numbered from `first_line`, as views of `buf`: a page-sized
+    line is not copied before it is decoded."""
+    view = memoryview(buf)
+    i, start = first_line, 0
+    while start < end:
+        nl = buf.find(b"\n", start, end)
+        stop = end if nl < 0 else nl
+        if start < stop and (view[start] not in _ASCII_SPACE or bytes(view[start:stop]).strip()):
+            yield RawLine(i, view[start:stop])
+        i, start = i + 1, stop + 1
 
 
 def shared_lines(block: Iterable[RawLine], slots: SharedSlots) -> Iterable[RawLine]:
@@ -323,17 +332,27 @@ def _line_blocks(
             continue
         if size < block_bytes or size == tail:  # no newline yet: one long line, read on
             continue
-        data = b"".join(parts)
-        cut = len(data) - tail
-        yield LineBlock(line, data[:cut], end_byte=position())
+        yield LineBlock(line, _cut_lines(parts, tail), end_byte=position())
         line += nl
-        parts[:] = [data[cut:]] if tail else []
         size, nl = tail, 0
     if skipping:  # the file ends inside the long line: it is named already
         return
     data = b"".join(parts)
     if data:
         yield LineBlock(line, data, end_byte=position())
+
+
+def _cut_lines(parts: list[bytes], tail: int) -> bytes:
+    """The bytes of `parts` but their last `tail` (the line being read), joined in one copy; `parts` is
+    left holding the tail."""
+    k, rest = len(parts) - 1, tail
+    while rest > len(parts[k]):
+        rest -= len(parts[k])
+        k -= 1
+    cut = len(parts[k]) - rest
+    data = b"".join([*parts[:k], memoryview(parts[k])[:cut]])
+    parts[:] = [parts[k][cut:], *parts[k + 1 :]] if tail else []
+    return data
 
 
 def count_newlines(data: bytes, *, scan: int = 64) -> int:
@@ -760,7 +779,7 @@ def _not_an_object(value: object) -> Reject:
     return RejectKind.NOT_AN_OBJECT.reject(f" but a {type(value).__name__}")
 
 
-def decode_json_line(payload: bytes, *, fast: bool = True) -> dict[str, Any] | Reject:
+def decode_json_line(payload: bytes | memoryview, *, fast: bool = True) -> dict[str, Any] | Reject:
     """A JSON line's object, or why it is rejected: what `json` makes of it, the same value and the
     same `Reject`. `fast` decodes with orjson where it is sure to agree: orjson refuses what only `json` reads
     (NaN, Infinity, 1e400, lone surrogate escapes, a byte-order mark, invalid UTF-8, integers beyond 64
@@ -776,7 +795,7 @@ def decode_json_line(payload: bytes, *, fast: bool = True) -> dict[str, Any] | R
             if not (_holds_float(rec) and _LONG_DIGITS.search(payload)):
                 return rec if isinstance(rec, dict) else _not_an_object(rec)
     try:
-        line = payload.decode("utf-8")
+        line = str(payload, "utf-8")
     except UnicodeDecodeError as exc:
         return RejectKind.INVALID_UTF8.reject(f" at byte {exc.start}")
     try:
@@ -807,7 +826,7 @@ def validate(raw: RawLine) -> dict[str, Any] | Reject:
         payload = payload.record()
     if isinstance(payload, Reject):  # rejected as it was read
         return payload
-    if isinstance(payload, bytes):
+    if isinstance(payload, bytes | memoryview):
         rec = decode_json_line(payload)
         if isinstance(rec, Reject):
             return rec

@@ -496,9 +496,20 @@ def test_lines_in_shared_memory_are_the_blocks_lines(
     with SharedSlots() as slots:
         got = []
         for b in blocks:  # each slot is reused once its batch is done, as the engine does
-            got.extend((r.line, r.payload) for r in shared_lines(b, slots))
+            # a line is a view of its slot, valid while its batch is worked on: copied out before the reuse
+            got.extend((r.line, bytes(r.payload)) for r in shared_lines(b, slots))
             slots.done()
     assert got == [(r.line, r.payload) for b in blocks for r in b]
+
+
+def test_a_line_viewed_from_shared_memory_validates_as_its_bytes(tmp_path: Path) -> None:
+    lines = [_line(_good(i)) for i in range(5)] + [b'{"url": "x"}\n', b"[1]\n", b'{"url": \xff}\n']
+    path = tmp_path / "d.jsonl"
+    path.write_bytes(b"".join(lines))
+    (block,) = read_batches(path, "jsonl")
+    with SharedSlots() as slots:
+        viewed = [(r.line, validate(r)) for r in shared_lines(block, slots)]
+    assert viewed == [(i, validate(RawLine(i, line.rstrip(b"\n")))) for i, line in enumerate(lines, start=1)]
 
 
 @given(st.binary(max_size=300), st.integers(min_value=1, max_value=5))
@@ -512,7 +523,7 @@ def test_gzip_dump_reads_in_blocks_with_line_numbers(tmp_path: Path) -> None:
     path.write_bytes(gzip.compress(raw))
     recs = [r for b in read_batches(path, "jsonl", block_bytes=3000) for r in b]
     assert [r.line for r in recs] == [*range(1, 41), 42]
-    assert json.loads(recs[-1].payload) == {"url": "x"}
+    assert json.loads(bytes(recs[-1].payload)) == {"url": "x"}
 
 
 def test_csv_batches_are_lists_of_records(tmp_path: Path) -> None:
