@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import gzip
+import hashlib
 import io
 import json
 import shutil
@@ -24,8 +25,9 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from neardup import engine
+from neardup import ingest as ingest_module
 from neardup import store as store_module
-from neardup.batches import ingest_arrow
+from neardup.batches import ingest_arrow, ingest_records
 from neardup.config import Config
 from neardup.errors import DatabaseLocked, NotACrawlDump
 from neardup.ingest import (
@@ -1081,3 +1083,18 @@ def test_a_csv_with_a_long_line_loads_the_rest(store: Store, tmp_path: Path) -> 
     summary = engine.ingest_file(store, path, CONFIG, jobs=1)
     assert (summary.loaded, summary.errors) == (2, 1)
     assert store.ingest_errors()["line"].tolist() == [3]
+
+
+@pytest.mark.parametrize("kernels", [True, False], ids=["md5_many", "no-kernels"])
+def test_a_batch_hashed_together_has_each_page_md5(monkeypatch: pytest.MonkeyPatch, kernels: bool) -> None:
+    # with the kernels the pages are hashed after validation, together; without them, one by one as before
+    if not kernels:
+        monkeypatch.setattr(ingest_module, "_kernels", None)
+    pages = ["<p>Grüße 😀</p>" * n for n in (1, 5, 300, 4000)] + ["<p>x</p>" * 9000]
+    lines = [json.dumps({"url": f"https://a.example/{i}", "html": p}).encode() for i, p in enumerate(pages)]
+    lines.append(json.dumps({"url": "https://a.example/t", "text": "only text"}).encode())
+    lines.append(json.dumps({"url": "https://a.example/s", "html": "<p>\ud800</p>"}).encode())
+    good, bad, _ = ingest_records([RawLine(i, line) for i, line in enumerate(lines, start=1)], CONFIG)
+    want = [hashlib.md5(p.encode("utf-8")).hexdigest() for p in [*pages, "only text"]]
+    assert [rec["md5"] for rec in good] == want
+    assert [(line, reject.kind) for line, reject in bad] == [(len(lines), RejectKind.INVALID_UNICODE)]
