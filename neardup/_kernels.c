@@ -180,6 +180,209 @@ CPU_CLONES static void minhash_update(const uint64_t *hashes, size_t n, const ui
     }
 }
 
+/* --- MD5 of many pages at once ------------------------------------------------------------------------------
+   One MD5 is a chain of dependent 32-bit steps (~5 cycles a byte): eight messages hashed side by side in the
+   lanes of one vector run in about the time of one. A lane that reaches its message's last whole block hands
+   the tail and the padding to the one-lane code and takes the next message. Same digests as hashlib.md5. */
+static const uint32_t md5_K[64] = {
+    0xd76aa478, 0xe8c7b756, 0x242070db, 0xc1bdceee, 0xf57c0faf, 0x4787c62a, 0xa8304613, 0xfd469501,
+    0x698098d8, 0x8b44f7af, 0xffff5bb1, 0x895cd7be, 0x6b901122, 0xfd987193, 0xa679438e, 0x49b40821,
+    0xf61e2562, 0xc040b340, 0x265e5a51, 0xe9b6c7aa, 0xd62f105d, 0x02441453, 0xd8a1e681, 0xe7d3fbc8,
+    0x21e1cde6, 0xc33707d6, 0xf4d50d87, 0x455a14ed, 0xa9e3e905, 0xfcefa3f8, 0x676f02d9, 0x8d2a4c8a,
+    0xfffa3942, 0x8771f681, 0x6d9d6122, 0xfde5380c, 0xa4beea44, 0x4bdecfa9, 0xf6bb4b60, 0xbebfbc70,
+    0x289b7ec6, 0xeaa127fa, 0xd4ef3085, 0x04881d05, 0xd9d4d039, 0xe6db99e5, 0x1fa27cf8, 0xc4ac5665,
+    0xf4292244, 0x432aff97, 0xab9423a7, 0xfc93a039, 0x655b59c3, 0x8f0ccc92, 0xffeff47d, 0x85845dd1,
+    0x6fa87e4f, 0xfe2ce6e0, 0xa3014314, 0x4e0811a1, 0xf7537e82, 0xbd3af235, 0x2ad7d2bb, 0xeb86d391,
+};
+static const uint32_t md5_init[4] = {0x67452301, 0xefcdab89, 0x98badcfe, 0x10325476};
+
+#define MD5_F(b, c, d) ((d) ^ ((b) & ((c) ^ (d))))
+#define MD5_G(b, c, d) ((c) ^ ((d) & ((b) ^ (c))))
+#define MD5_H(b, c, d) ((b) ^ (c) ^ (d))
+#define MD5_I(b, c, d) ((c) ^ ((b) | ~(d)))
+#define MD5_STEP(f, a, b, c, d, m, k, s) \
+    do {                                  \
+        a += f(b, c, d) + (m) + (k);      \
+        a = (a << (s)) | (a >> (32 - (s))); \
+        a += b;                           \
+    } while (0)
+/* The 64 steps over the block's words M[0..15], for scalars and for vectors alike. */
+#define MD5_ROUNDS(a, b, c, d, M)                                                                       \
+    do {                                                                                                \
+        for (int i = 0; i < 16; i += 4) {                                                               \
+            MD5_STEP(MD5_F, a, b, c, d, M[i], md5_K[i], 7);                                             \
+            MD5_STEP(MD5_F, d, a, b, c, M[i + 1], md5_K[i + 1], 12);                                    \
+            MD5_STEP(MD5_F, c, d, a, b, M[i + 2], md5_K[i + 2], 17);                                    \
+            MD5_STEP(MD5_F, b, c, d, a, M[i + 3], md5_K[i + 3], 22);                                    \
+        }                                                                                               \
+        for (int i = 16; i < 32; i += 4) {                                                              \
+            MD5_STEP(MD5_G, a, b, c, d, M[(5 * i + 1) & 15], md5_K[i], 5);                              \
+            MD5_STEP(MD5_G, d, a, b, c, M[(5 * i + 6) & 15], md5_K[i + 1], 9);                          \
+            MD5_STEP(MD5_G, c, d, a, b, M[(5 * i + 11) & 15], md5_K[i + 2], 14);                        \
+            MD5_STEP(MD5_G, b, c, d, a, M[(5 * i + 16) & 15], md5_K[i + 3], 20);                        \
+        }                                                                                               \
+        for (int i = 32; i < 48; i += 4) {                                                              \
+            MD5_STEP(MD5_H, a, b, c, d, M[(3 * i + 5) & 15], md5_K[i], 4);                              \
+            MD5_STEP(MD5_H, d, a, b, c, M[(3 * i + 8) & 15], md5_K[i + 1], 11);                         \
+            MD5_STEP(MD5_H, c, d, a, b, M[(3 * i + 11) & 15], md5_K[i + 2], 16);                        \
+            MD5_STEP(MD5_H, b, c, d, a, M[(3 * i + 14) & 15], md5_K[i + 3], 23);                        \
+        }                                                                                               \
+        for (int i = 48; i < 64; i += 4) {                                                              \
+            MD5_STEP(MD5_I, a, b, c, d, M[(7 * i) & 15], md5_K[i], 6);                                  \
+            MD5_STEP(MD5_I, d, a, b, c, M[(7 * i + 7) & 15], md5_K[i + 1], 10);                         \
+            MD5_STEP(MD5_I, c, d, a, b, M[(7 * i + 14) & 15], md5_K[i + 2], 15);                        \
+            MD5_STEP(MD5_I, b, c, d, a, M[(7 * i + 21) & 15], md5_K[i + 3], 21);                        \
+        }                                                                                               \
+    } while (0)
+
+static inline uint32_t load_le32(const unsigned char *p) {
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+static void md5_block(uint32_t st[4], const unsigned char *p) {
+    uint32_t M[16];
+    for (int w = 0; w < 16; w++) M[w] = load_le32(p + 4 * w);
+    uint32_t a = st[0], b = st[1], c = st[2], d = st[3];
+    MD5_ROUNDS(a, b, c, d, M);
+    st[0] += a, st[1] += b, st[2] += c, st[3] += d;
+}
+
+#define MD5_LANES 8
+typedef uint32_t md5_vec __attribute__((vector_size(4 * MD5_LANES)));
+
+/* `blocks` 64-byte blocks of each lane's message from `at[l]` (a lane whose `step` is 0 rereads one block). */
+CPU_CLONES static void md5_lanes(md5_vec st[4], const unsigned char *const at[MD5_LANES],
+                                 const size_t step[MD5_LANES], size_t blocks) {
+    for (size_t n = 0; n < blocks; n++) {
+        md5_vec M[16];
+        for (int w = 0; w < 16; w++)
+            for (int l = 0; l < MD5_LANES; l++) M[w][l] = load_le32(at[l] + n * step[l] + 4 * w);
+        md5_vec a = st[0], b = st[1], c = st[2], d = st[3];
+        MD5_ROUNDS(a, b, c, d, M);
+        st[0] += a, st[1] += b, st[2] += c, st[3] += d;
+    }
+}
+
+/* The message's tail (under 64 bytes of its `len`) and the padding, on state `st`; the hex digest into `hex`. */
+static void md5_finish(uint32_t st[4], const unsigned char *tail, size_t len, char hex[32]) {
+    unsigned char last[128] = {0};
+    size_t rest = len % 64;
+    memcpy(last, tail, rest);
+    last[rest] = 0x80;
+    size_t size = rest < 56 ? 64 : 128;
+    uint64_t bits = (uint64_t)len * 8;
+    for (int i = 0; i < 8; i++) last[size - 8 + i] = (unsigned char)(bits >> (8 * i));
+    md5_block(st, last);
+    if (size == 128) md5_block(st, last + 64);
+    static const char digits[] = "0123456789abcdef";
+    for (int i = 0; i < 16; i++) {
+        unsigned char byte = (unsigned char)(st[i / 4] >> (8 * (i % 4)));
+        hex[2 * i] = digits[byte >> 4];
+        hex[2 * i + 1] = digits[byte & 15];
+    }
+}
+
+/* The hex MD5s of `n` messages into `hex` (32 characters each). */
+static void md5_many_bytes(const unsigned char *const *msg, const size_t *len, size_t n, char *hex) {
+    static const unsigned char idle[64] = {0};
+    md5_vec st[4];
+    const unsigned char *at[MD5_LANES];
+    size_t step[MD5_LANES], left[MD5_LANES], which[MD5_LANES];
+    int busy[MD5_LANES];
+    size_t next = 0;
+    for (int l = 0; l < MD5_LANES; l++) busy[l] = 0;
+    for (;;) {
+        int any = 0;
+        for (int l = 0; l < MD5_LANES; l++) {
+            while (!busy[l] || left[l] == 0) { /* its whole blocks done: the lane finishes, takes the next */
+                if (busy[l]) {
+                    uint32_t s[4] = {st[0][l], st[1][l], st[2][l], st[3][l]};
+                    md5_finish(s, at[l], len[which[l]], hex + 32 * which[l]);
+                    busy[l] = 0;
+                }
+                if (next == n) break;
+                which[l] = next++;
+                at[l] = msg[which[l]], left[l] = len[which[l]] / 64, step[l] = 64, busy[l] = 1;
+                for (int k = 0; k < 4; k++) st[k][l] = md5_init[k];
+            }
+            any |= busy[l];
+        }
+        if (!any) return;
+        size_t blocks = SIZE_MAX;
+        for (int l = 0; l < MD5_LANES; l++)
+            if (busy[l] && left[l] < blocks) blocks = left[l];
+        for (int l = 0; l < MD5_LANES; l++)
+            if (!busy[l]) at[l] = idle, step[l] = 0;
+        md5_lanes(st, at, step, blocks);
+        for (int l = 0; l < MD5_LANES; l++)
+            if (busy[l]) at[l] += blocks * 64, left[l] -= blocks;
+    }
+}
+
+PyDoc_STRVAR(utf8_size_doc,
+             "utf8_size(s: str, /) -> int\n\n"
+             "The length of s's UTF-8, which CPython caches on the str (md5_many, the parser and pyarrow read\n"
+             "that form). UnicodeEncodeError for a lone surrogate, as s.encode('utf-8') raises.");
+
+static PyObject *utf8_size(PyObject *self, PyObject *arg) {
+    if (!PyUnicode_Check(arg)) {
+        PyErr_Format(PyExc_TypeError, "utf8_size takes a str, not %.100s", Py_TYPE(arg)->tp_name);
+        return NULL;
+    }
+    Py_ssize_t n;
+    if (!PyUnicode_AsUTF8AndSize(arg, &n)) return NULL;
+    return PyLong_FromSsize_t(n);
+}
+
+PyDoc_STRVAR(md5_many_doc,
+             "md5_many(pages: list[str | bytes], /) -> list[str]\n\n"
+             "The hex MD5 of each page's bytes (a str's UTF-8, read from the form CPython caches on it), as\n"
+             "hashlib.md5(page).hexdigest() gives, eight pages at a time. UnicodeEncodeError for a str with a\n"
+             "lone surrogate.");
+
+static PyObject *md5_many(PyObject *self, PyObject *arg) {
+    PyObject *seq = PySequence_Fast(arg, "md5_many takes a list of str or bytes");
+    if (!seq) return NULL;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    PyObject **items = PySequence_Fast_ITEMS(seq);
+    PyObject *out = NULL;
+    const unsigned char **msg = PyMem_Malloc(sizeof(*msg) * (size_t)(n ? n : 1));
+    size_t *len = PyMem_Malloc(sizeof(*len) * (size_t)(n ? n : 1));
+    char *hex = PyMem_Malloc(32 * (size_t)(n ? n : 1));
+    if (!msg || !len || !hex) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        Py_ssize_t size;
+        const char *p;
+        if (PyUnicode_Check(items[i])) {
+            p = PyUnicode_AsUTF8AndSize(items[i], &size);
+            if (!p) goto done;
+        } else if (PyBytes_Check(items[i])) {
+            p = PyBytes_AS_STRING(items[i]), size = PyBytes_GET_SIZE(items[i]);
+        } else {
+            PyErr_Format(PyExc_TypeError, "md5_many: a str or bytes expected, not %.100s",
+                         Py_TYPE(items[i])->tp_name);
+            goto done;
+        }
+        msg[i] = (const unsigned char *)p, len[i] = (size_t)size;
+    }
+    md5_many_bytes(msg, len, (size_t)n, hex); /* the list holds every page meanwhile */
+    out = PyList_New(n);
+    for (Py_ssize_t i = 0; out && i < n; i++) {
+        PyObject *s = PyUnicode_FromStringAndSize(hex + 32 * i, 32);
+        if (!s) Py_CLEAR(out);
+        else PyList_SET_ITEM(out, i, s);
+    }
+done:
+    PyMem_Free(msg);
+    PyMem_Free(len);
+    PyMem_Free(hex);
+    Py_DECREF(seq);
+    return out;
+}
+
 /* One argument's buffer: its object, the item size it must hold, whether it is written, its name. */
 typedef struct { PyObject *obj; Py_ssize_t itemsize; int writable; const char *name; } BufferSpec;
 
@@ -484,12 +687,14 @@ static PyMethodDef methods[] = {
     {"count_equal", count_equal, METH_VARARGS, count_equal_doc},
     {"intersect_counts", intersect_counts, METH_VARARGS, intersect_counts_doc},
     {"band_keys", band_keys, METH_VARARGS, band_keys_doc},
+    {"md5_many", md5_many, METH_O, md5_many_doc},
+    {"utf8_size", utf8_size, METH_O, utf8_size_doc},
     {NULL, NULL, 0, NULL},
 };
 
 static struct PyModuleDef module = {
     PyModuleDef_HEAD_INIT, "neardup._kernels",
-    "Compiled kernels (tokenize, sketch, shingle_set32, count_equal, intersect_counts, band_keys); see neardup/_kernels.c.", -1, methods,
+    "Compiled kernels (tokenize, sketch, shingle_set32, count_equal, intersect_counts, band_keys, md5_many, utf8_size); see neardup/_kernels.c.", -1, methods,
 };
 
 PyMODINIT_FUNC PyInit__kernels(void) {

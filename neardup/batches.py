@@ -18,7 +18,7 @@ import pandas as pd
 import pyarrow as pa
 
 from .config import Config
-from .ingest import LineBlock, RawLine, validate
+from .ingest import LineBlock, RawLine, add_md5s, validate
 from .normalize import degenerate_reason, parse_configured
 from .rejects import Reject, RejectKind
 from .shingles import shingle_set32_of, text_words
@@ -71,7 +71,7 @@ def ingest_records(
         bad.append((lines.error_line, lines.error))
     for raw in lines:
         try:
-            rec = validate(raw)
+            rec = validate(raw, md5=False)
             if isinstance(rec, Reject):
                 bad.append((raw.line, rec))
                 continue
@@ -83,6 +83,7 @@ def ingest_records(
         rec.update(row)
         good.append(rec)
         tokens.append(toks)
+    add_md5s(good)
     return good, bad, tokens
 
 

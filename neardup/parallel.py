@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import mmap
 import multiprocessing as mp
@@ -265,7 +266,10 @@ def shared_view(ref: SlotRef) -> mmap.mmap:
     if cached is not None and cached[0] == ref.token:
         return cached[1]
     if cached is not None:
-        cached[1].close()
+        # A line still viewed (in an exception's traceback, say) keeps the old map alive until it goes:
+        # the map is then unmapped by its last reference instead.
+        with contextlib.suppress(BufferError):
+            cached[1].close()
         del _mapped[key]
     fd = os.open(f"/proc/{ref.pid}/fd/{ref.fd}", os.O_RDONLY | os.O_CLOEXEC)
     try:

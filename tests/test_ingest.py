@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import gzip
+import hashlib
 import io
 import json
 import shutil
@@ -24,8 +25,9 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from neardup import engine
+from neardup import ingest as ingest_module
 from neardup import store as store_module
-from neardup.batches import ingest_arrow
+from neardup.batches import ingest_arrow, ingest_records
 from neardup.config import Config
 from neardup.errors import DatabaseLocked, NotACrawlDump
 from neardup.ingest import (
@@ -496,9 +498,20 @@ def test_lines_in_shared_memory_are_the_blocks_lines(
     with SharedSlots() as slots:
         got = []
         for b in blocks:  # each slot is reused once its batch is done, as the engine does
-            got.extend((r.line, r.payload) for r in shared_lines(b, slots))
+            # a line is a view of its slot, valid while its batch is worked on: copied out before the reuse
+            got.extend((r.line, bytes(r.payload)) for r in shared_lines(b, slots))
             slots.done()
     assert got == [(r.line, r.payload) for b in blocks for r in b]
+
+
+def test_a_line_viewed_from_shared_memory_validates_as_its_bytes(tmp_path: Path) -> None:
+    lines = [_line(_good(i)) for i in range(5)] + [b'{"url": "x"}\n', b"[1]\n", b'{"url": \xff}\n']
+    path = tmp_path / "d.jsonl"
+    path.write_bytes(b"".join(lines))
+    (block,) = read_batches(path, "jsonl")
+    with SharedSlots() as slots:
+        viewed = [(r.line, validate(r)) for r in shared_lines(block, slots)]
+    assert viewed == [(i, validate(RawLine(i, line.rstrip(b"\n")))) for i, line in enumerate(lines, start=1)]
 
 
 @given(st.binary(max_size=300), st.integers(min_value=1, max_value=5))
@@ -512,7 +525,7 @@ def test_gzip_dump_reads_in_blocks_with_line_numbers(tmp_path: Path) -> None:
     path.write_bytes(gzip.compress(raw))
     recs = [r for b in read_batches(path, "jsonl", block_bytes=3000) for r in b]
     assert [r.line for r in recs] == [*range(1, 41), 42]
-    assert json.loads(recs[-1].payload) == {"url": "x"}
+    assert json.loads(bytes(recs[-1].payload)) == {"url": "x"}
 
 
 def test_csv_batches_are_lists_of_records(tmp_path: Path) -> None:
@@ -1070,3 +1083,18 @@ def test_a_csv_with_a_long_line_loads_the_rest(store: Store, tmp_path: Path) -> 
     summary = engine.ingest_file(store, path, CONFIG, jobs=1)
     assert (summary.loaded, summary.errors) == (2, 1)
     assert store.ingest_errors()["line"].tolist() == [3]
+
+
+@pytest.mark.parametrize("kernels", [True, False], ids=["md5_many", "no-kernels"])
+def test_a_batch_hashed_together_has_each_page_md5(monkeypatch: pytest.MonkeyPatch, kernels: bool) -> None:
+    # with the kernels the pages are hashed after validation, together; without them, one by one as before
+    if not kernels:
+        monkeypatch.setattr(ingest_module, "_kernels", None)
+    pages = ["<p>Grüße 😀</p>" * n for n in (1, 5, 300, 4000)] + ["<p>x</p>" * 9000]
+    lines = [json.dumps({"url": f"https://a.example/{i}", "html": p}).encode() for i, p in enumerate(pages)]
+    lines.append(json.dumps({"url": "https://a.example/t", "text": "only text"}).encode())
+    lines.append(json.dumps({"url": "https://a.example/s", "html": "<p>\ud800</p>"}).encode())
+    good, bad, _ = ingest_records([RawLine(i, line) for i, line in enumerate(lines, start=1)], CONFIG)
+    want = [hashlib.md5(p.encode("utf-8")).hexdigest() for p in [*pages, "only text"]]
+    assert [rec["md5"] for rec in good] == want
+    assert [(line, reject.kind) for line, reject in bad] == [(len(lines), RejectKind.INVALID_UNICODE)]

@@ -155,3 +155,34 @@ def test_band_keys_rejects_a_block_of_another_shape() -> None:
         kernels.band_keys(np.zeros((4, 3), np.uint32), np.empty(3, np.uint64))
     with pytest.raises(ValueError, match="band_keys"):
         kernels.band_keys(np.zeros(4, np.uint32), np.empty(4, np.uint64))
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(
+        st.binary(max_size=300)
+        | st.integers(min_value=0, max_value=200_000).map(
+            lambda n: bytes(range(256)) * (n // 256) + b"x" * (n % 7)
+        ),
+        max_size=40,
+    )
+)
+def test_md5_many_is_hashlib_md5_of_each(pages: list[bytes]) -> None:
+    # lengths around the padding's edges (55, 56, 64) and messages of many blocks in lanes that finish apart
+    assert kernels.md5_many(pages) == [hashlib.md5(p).hexdigest() for p in pages]
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.text(ALPHABET, max_size=200), max_size=20))
+def test_md5_many_of_a_str_is_the_md5_of_its_utf8(pages: list[str]) -> None:
+    assert kernels.md5_many(pages) == [hashlib.md5(p.encode("utf-8")).hexdigest() for p in pages]
+    assert [kernels.utf8_size(p) for p in pages] == [len(p.encode("utf-8")) for p in pages]
+
+
+def test_md5_many_and_utf8_size_refuse_a_lone_surrogate() -> None:
+    with pytest.raises(UnicodeEncodeError):
+        kernels.md5_many(["ok", "\ud800"])
+    with pytest.raises(UnicodeEncodeError):
+        kernels.utf8_size("\udfff")
+    with pytest.raises(TypeError):
+        kernels.md5_many([1])  # type: ignore[list-item]

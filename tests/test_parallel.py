@@ -13,7 +13,7 @@ from pathlib import Path
 import parallel_probe as probe
 import pytest
 
-from neardup.parallel import SharedSlots, SlotRef, parallel_map, prefetch
+from neardup.parallel import SharedSlots, SlotRef, parallel_map, prefetch, shared_view
 
 
 def test_results_come_back_in_input_order_from_other_processes() -> None:
@@ -36,6 +36,16 @@ def test_workers_read_what_was_shared() -> None:
             got.append(data)
             slots.done()
     assert got == payloads
+
+
+@pytest.mark.skipif(not SharedSlots.available(), reason="no memfd or /proc")
+def test_a_slot_mapped_again_while_a_view_of_its_old_map_lives() -> None:
+    with SharedSlots() as slots:
+        ref = slots.share(b"first batch")
+        old = memoryview(shared_view(ref))[:5]  # a line still held, as in an exception's traceback
+        again = SlotRef(ref.pid, ref.fd, ref.token + 1000, ref.capacity, ref.size)  # the descriptor reused
+        assert shared_view(again)[: ref.size] == b"first batch"
+        assert old == b"first"
 
 
 def test_one_job_runs_in_this_process() -> None:
