@@ -636,6 +636,13 @@ done:
 
 /* --- LSH band keys ----------------------------------------------------------------------- */
 
+/* A band's key of one row of `rows` values (candidates.band_keys). */
+static inline uint64_t row_key(const uint32_t *row, size_t rows) {
+    uint64_t key = row[0];
+    for (size_t c = 1; c < rows; c++) key = fmix64(key * 0x9E3779B97F4A7C15ULL + row[c]);
+    return key;
+}
+
 PyDoc_STRVAR(band_keys_doc,
 "band_keys(block, out) -> None\n\n"
 "One 64-bit key per row of a band (n x rows, uint32; the rows may be spaced, each row's values back to\n"
@@ -666,16 +673,58 @@ static PyObject *band_keys(PyObject *self, PyObject *args) {
     uint64_t *out = ov.buf;
     Py_BEGIN_ALLOW_THREADS
     for (size_t i = 0; i < n; i++) {
-        const uint32_t *row = (const uint32_t *)(base + i * stride);
-        uint64_t key = row[0];
-        for (size_t c = 1; c < rows; c++) key = fmix64(key * 0x9E3779B97F4A7C15ULL + row[c]);
-        out[i] = key;
+        out[i] = row_key((const uint32_t *)(base + i * stride), rows);
     }
     Py_END_ALLOW_THREADS
     Py_INCREF(Py_None);
     res = Py_None;
 done:
     release_buffers(&ov, 1);
+    PyBuffer_Release(&bv);
+    return res;
+}
+
+PyDoc_STRVAR(size_class_keys_doc,
+"size_class_keys(block, own, distances, out) -> None\n\n"
+"The size-class bucket keys of one band (block as for band_keys; own: each row's size class, int64;\n"
+"distances: int64, D of them) into out (uint64, n * (1 + D)): with m = band key * 0x9E3779B97F4A7C15,\n"
+"out[i] = fmix64(m + own[i]) | 1 (the indexed entry), out[(1 + j) * n + i] = fmix64(m + own[i] + d_j) & ~1\n"
+"(the queries), as candidates.size_class_keys computes them with numpy. Runs without the GIL.");
+
+static PyObject *size_class_keys(PyObject *self, PyObject *args) {
+    PyObject *block_obj, *own_obj, *dist_obj, *out_obj;
+    if (!PyArg_ParseTuple(args, "OOOO", &block_obj, &own_obj, &dist_obj, &out_obj)) return NULL;
+    Py_buffer bv;
+    if (PyObject_GetBuffer(block_obj, &bv, PyBUF_RECORDS_RO) < 0) return NULL;
+    const BufferSpec specs[] = {{own_obj, 8, 0, "own"}, {dist_obj, 8, 0, "distances"}, {out_obj, 8, 1, "out"}};
+    Py_buffer views[3];
+    if (get_buffers(specs, views, 3) < 0) {
+        PyBuffer_Release(&bv);
+        return NULL;
+    }
+    PyObject *res = NULL;
+    size_t n = bv.ndim == 2 ? (size_t)bv.shape[0] : 0, n_d = (size_t)views[1].len / 8;
+    if (bv.ndim != 2 || bv.itemsize != 4 || bv.strides[1] != 4 || bv.shape[1] < 1 || bv.strides[0] < 0 ||
+        (size_t)views[0].len / 8 != n || (size_t)views[2].len / 8 != n * (1 + n_d)) {
+        PyErr_SetString(PyExc_ValueError, "size_class_keys: block must be n x rows uint32 with rows back to "
+                        "back, own n int64, out n * (1 + len(distances)) uint64");
+        goto done;
+    }
+    const char *base = bv.buf;
+    size_t rows = (size_t)bv.shape[1], stride = (size_t)bv.strides[0];
+    const uint64_t *own = views[0].buf, *dist = views[1].buf;
+    uint64_t *out = views[2].buf;
+    Py_BEGIN_ALLOW_THREADS
+    for (size_t i = 0; i < n; i++) {
+        uint64_t m = row_key((const uint32_t *)(base + i * stride), rows) * 0x9E3779B97F4A7C15ULL + own[i];
+        out[i] = fmix64(m) | 1;
+        for (size_t j = 0; j < n_d; j++) out[(1 + j) * n + i] = fmix64(m + dist[j]) & ~(uint64_t)1;
+    }
+    Py_END_ALLOW_THREADS
+    Py_INCREF(Py_None);
+    res = Py_None;
+done:
+    release_buffers(views, 3);
     PyBuffer_Release(&bv);
     return res;
 }
@@ -687,6 +736,7 @@ static PyMethodDef methods[] = {
     {"count_equal", count_equal, METH_VARARGS, count_equal_doc},
     {"intersect_counts", intersect_counts, METH_VARARGS, intersect_counts_doc},
     {"band_keys", band_keys, METH_VARARGS, band_keys_doc},
+    {"size_class_keys", size_class_keys, METH_VARARGS, size_class_keys_doc},
     {"md5_many", md5_many, METH_O, md5_many_doc},
     {"utf8_size", utf8_size, METH_O, utf8_size_doc},
     {NULL, NULL, 0, NULL},
@@ -694,7 +744,7 @@ static PyMethodDef methods[] = {
 
 static struct PyModuleDef module = {
     PyModuleDef_HEAD_INIT, "neardup._kernels",
-    "Compiled kernels (tokenize, sketch, shingle_set32, count_equal, intersect_counts, band_keys, md5_many, utf8_size); see neardup/_kernels.c.", -1, methods,
+    "Compiled kernels (tokenize, sketch, shingle_set32, count_equal, intersect_counts, band_keys, size_class_keys, md5_many, utf8_size); see neardup/_kernels.c.", -1, methods,
 };
 
 PyMODINIT_FUNC PyInit__kernels(void) {

@@ -689,11 +689,22 @@ def size_classes(n_shingles: np.ndarray) -> np.ndarray:
     return np.floor(np.log(np.maximum(sizes, 1)) / np.log(SIZE_CLASS_FACTOR)).astype(np.int64)
 
 
-def size_class_keys(block: np.ndarray, size_class: np.ndarray, distances: Sequence[int]) -> np.ndarray:
+def size_class_keys(
+    block: np.ndarray, size_class: np.ndarray, distances: Sequence[int], *, compiled: bool = True
+) -> np.ndarray:
     """The bucket keys of one band (n x rows, uint32) of sets in `size_class`: n indexed entries (lowest bit
     1, in the set's own class) then n query entries per distance d (lowest bit 0, in the class d above the
     set's). A query and an indexed entry share a bucket (all bits but the lowest) when their band rows are
-    equal and the indexed set is d classes above the query's; entry k % n is set k % n."""
+    equal and the indexed set is d classes above the query's; entry k % n is set k % n. Compiled
+    (`kernels.size_class_keys`): one pass over the rows; numpy: a pass over the n keys per column and per
+    mixing step of each entry."""
+    if compiled and kernels is not None and block.dtype == np.uint32 and block.ndim == 2 and block.shape[1]:
+        if block.strides[1] != 4 or block.strides[0] < 0:
+            block = np.ascontiguousarray(block)
+        out = np.empty(len(block) * (1 + len(distances)), dtype=np.uint64)
+        own_class = np.ascontiguousarray(size_class, dtype=np.int64)
+        kernels.size_class_keys(block, own_class, np.asarray(distances, dtype=np.int64), out)
+        return out
     own = np.asarray(size_class).astype(np.uint64)
     with np.errstate(over="ignore"):
         key = band_keys(block) * _MIX

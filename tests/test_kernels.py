@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from neardup.batches import text_row
-from neardup.candidates import band_keys
+from neardup.candidates import band_keys, size_class_keys
 from neardup.config import Config
 from neardup.minhash import minhash_many, permutations
 from neardup.shingles import (
@@ -186,3 +186,29 @@ def test_md5_many_and_utf8_size_refuse_a_lone_surrogate() -> None:
         kernels.utf8_size("\udfff")
     with pytest.raises(TypeError):
         kernels.md5_many([1])  # type: ignore[list-item]
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    n=st.integers(0, 30),
+    rows=st.integers(1, 6),
+    step=st.integers(1, 3),
+    distances=st.lists(st.integers(1, 6), max_size=4),
+    seed=st.integers(0, 2**32 - 1),
+)
+def test_size_class_keys_equal_the_numpy_path(
+    n: int, rows: int, step: int, distances: list[int], seed: int
+) -> None:
+    rng = np.random.default_rng(seed)
+    block = rng.integers(0, 2**32, size=(n, 20), dtype=np.uint32)[::step, 3 : 3 + rows]
+    size_class = rng.integers(0, 40, size=len(block))
+    got = size_class_keys(block, size_class, distances)
+    assert np.array_equal(got, size_class_keys(block, size_class, distances, compiled=False))
+
+
+def test_size_class_keys_rejects_arrays_that_do_not_fit() -> None:
+    block, own, dist = np.zeros((4, 3), np.uint32), np.zeros(4, np.int64), np.array([2, 3], np.int64)
+    with pytest.raises(ValueError, match="size_class_keys"):
+        kernels.size_class_keys(block, own, dist, np.empty(8, np.uint64))  # needs 4 * 3
+    with pytest.raises(ValueError, match="size_class_keys"):
+        kernels.size_class_keys(block, own[:3], dist, np.empty(12, np.uint64))
