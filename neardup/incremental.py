@@ -225,13 +225,19 @@ def _merged_stats(
     out.rejected_exact += new.rejected_exact
     out.largest_bucket = max(out.largest_bucket, new.largest_bucket)
     if new.size_class_capped_buckets or new.size_class_capped_members:
-        note = size_class_capped_note(
+        stated = size_class_capped_note(
             out.size_class_capped_buckets, out.size_class_capped_members, bucket_cap
         )
-        at = out.notes.index(note) if out.size_class_capped_buckets else len(out.notes)
+        # The stored note is replaced where it stands; without one, the note goes last, as the full pass
+        # writes it after the size-class tables' notes.
+        if out.size_class_capped_buckets:
+            at = out.notes.index(stated)
+            end = at + 1
+        else:
+            at = end = len(out.notes)
         out.size_class_capped_buckets += new.size_class_capped_buckets
         out.size_class_capped_members += new.size_class_capped_members
-        out.notes[at : at + 1 if out.size_class_capped_buckets else at] = [
+        out.notes[at:end] = [
             size_class_capped_note(out.size_class_capped_buckets, out.size_class_capped_members, bucket_cap)
         ]
     return out.as_dict()

@@ -14,9 +14,15 @@ import pytest
 from conftest import make_crawl, write_jsonl
 
 from neardup import analysis, engine
-from neardup.candidates import CandidateStats, containment_lsh_pairs, partial_copy_ratio
+from neardup.candidates import CandidateStats, containment_lsh_pairs, minhash_pairs, partial_copy_ratio
 from neardup.config import Config
-from neardup.incremental import BucketCapped, extend_fingerprints, minhash_new_pairs, new_cross_pairs
+from neardup.incremental import (
+    BucketCapped,
+    _merged_stats,
+    extend_fingerprints,
+    minhash_new_pairs,
+    new_cross_pairs,
+)
 from neardup.shingles import text_words
 from neardup.sketch import sketch_many
 from neardup.store import Store
@@ -186,3 +192,29 @@ def test_a_size_class_bucket_the_new_sets_push_over_the_cap_is_not_extended() ->
     sigs, sizes = _crowded(7)
     with pytest.raises(BucketCapped):
         _size_class_pairs(sigs, sizes, 5, n_old=4)
+
+
+def test_the_statistics_of_an_extended_set_are_the_full_computations() -> None:
+    """Stored statistics with size-class buckets capped before (their note), extended by six new entries:
+    the counts and the note are those of the full computation."""
+    config = Config()
+    sigs, sizes = _crowded(26)
+
+    def full(n: int) -> CandidateStats:
+        *_, stats = minhash_pairs(
+            sigs[:n],
+            sizes[:n],
+            similarity=config.similarity,
+            floor=config.minhash_floor,
+            min_size_ratio=config.min_size_ratio,
+            seed=config.seed,
+            min_shingles=config.min_contained_shingles,
+            bucket_cap=5,
+            partial_copies=True,
+        )
+        return stats
+
+    stored = full(20)
+    assert stored.size_class_capped_buckets > 0
+    *_, new = minhash_new_pairs(sigs, sizes, 20, config, bucket_cap=5)
+    assert _merged_stats(stored.as_dict(), new, bucket_cap=5) == full(26).as_dict()
