@@ -246,6 +246,16 @@ _PRICE = re.compile(r"[$€£]\s?\d|\d[.,]\d\d\b")
 SIBLING_CONTAINMENT = 0.9
 
 
+def _is_price_change(seg: Segment) -> bool:
+    """A replacement of at most two words on each side, a price on both ("$18.99" -> "$16.99")."""
+    return (
+        seg.op == "replace"
+        and seg.n_words <= 2
+        and bool(_PRICE.search(seg.left))
+        and bool(_PRICE.search(seg.right))
+    )
+
+
 def _rewritten_words(segments: list[Segment]) -> int:
     """Words replaced inside the text: not the changes before its first unchanged run (a banner or promo
     line that rotates between fetches), and not a block only inserted or only deleted (a box)."""
@@ -298,6 +308,14 @@ def suggest_category(
         ):
             words = f"{n_changed:,} word" + ("" if n_changed == 1 else "s")
             return "stale re-crawl", f"same URL fetched later, a price changed ({words})"
+        # A price replaced on its own stales the page even when a banner rotated in the same fetch; a
+        # banner's own prices come in a longer line ("Free shipping on orders over $50").
+        price = next((seg for seg in changed if _is_price_change(seg)), None)
+        if price is not None:
+            return (
+                "stale re-crawl",
+                f"same URL fetched later, a price changed ({price.left} -> {price.right})",
+            )
         rewritten = _rewritten_words(segments)
         if rewritten >= STALE_CHANGED_WORDS:
             return "stale re-crawl", f"same URL fetched later, {rewritten:,} words of the text rewritten"

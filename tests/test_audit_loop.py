@@ -177,6 +177,18 @@ def refetch_category(before: str, after: str) -> str:
         ),
         # a price
         (f"{BODY} now $427.99 {REST}", f"{BODY} now $470.99 {REST}", "stale re-crawl"),
+        # a price, and the banner rotated in the same fetch (the sample's shop pages)
+        (
+            f"New: download our app for iOS and Android {BODY} now $18.99 {REST}",
+            f"Spring sale: up to 40% off selected items {BODY} now $16.99 {REST}",
+            "stale re-crawl",
+        ),
+        # only the banner, which names a price of its own
+        (
+            f"Free shipping on orders over $50 {BODY} now $18.99 {REST}",
+            f"Spring sale: up to 40% off selected items {BODY} now $18.99 {REST}",
+            "noise re-fetch",
+        ),
         (BODY, BODY, "noise re-fetch"),
     ],
 )
