@@ -328,22 +328,23 @@ def lsh_buckets_datasketch(signatures: np.ndarray, bands: int, rows: int, seed: 
 _MIX = np.uint64(0x9E3779B97F4A7C15)
 
 
+def _kernel_rows(block: np.ndarray) -> np.ndarray | None:
+    """A band (n x rows) as the compiled kernels read it, uint32 with each row's values back to back (a column
+    slice of the signatures is, as it lies); None where the numpy path runs (no kernels, another dtype)."""
+    if kernels is None or block.dtype != np.uint32 or block.ndim != 2 or not block.shape[1]:
+        return None
+    return block if block.strides[1] == 4 and block.strides[0] >= 0 else np.ascontiguousarray(block)
+
+
 def band_keys(block: np.ndarray, *, compiled: bool = True) -> np.ndarray:
     """One 64-bit key per row of a band (n x rows, uint32), mixed from its values: equal rows have equal
     keys (different rows rarely do: callers that need exact buckets compare the rows where keys match).
     Compiled (`kernels.band_keys`, on the column slice where it lies): one pass over the rows; the numpy
     reference makes a pass over the n keys per column and gathers each column across the rows."""
-    if (
-        compiled
-        and kernels is not None
-        and block.dtype == np.uint32
-        and block.ndim == 2
-        and block.shape[1] > 1
-    ):
-        if block.strides[1] != 4 or block.strides[0] < 0:
-            block = np.ascontiguousarray(block)
-        out = np.empty(len(block), dtype=np.uint64)
-        kernels.band_keys(block, out)
+    rows = _kernel_rows(block) if compiled and block.shape[1] > 1 else None  # one column: numpy's cast
+    if rows is not None:
+        out = np.empty(len(rows), dtype=np.uint64)
+        kernels.band_keys(rows, out)
         return out
     with np.errstate(over="ignore"):
         key = block[:, 0].astype(np.uint64)
@@ -698,16 +699,15 @@ def size_class_keys(
     equal and the indexed set is d classes above the query's; entry k % n is set k % n. Compiled
     (`kernels.size_class_keys`): one pass over the rows; numpy: a pass over the n keys per column and per
     mixing step of each entry."""
-    if compiled and kernels is not None and block.dtype == np.uint32 and block.ndim == 2 and block.shape[1]:
-        if block.strides[1] != 4 or block.strides[0] < 0:
-            block = np.ascontiguousarray(block)
-        out = np.empty(len(block) * (1 + len(distances)), dtype=np.uint64)
+    rows = _kernel_rows(block) if compiled else None
+    if rows is not None:
+        out = np.empty(len(rows) * (1 + len(distances)), dtype=np.uint64)
         own_class = np.ascontiguousarray(size_class, dtype=np.int64)
-        kernels.size_class_keys(block, own_class, np.asarray(distances, dtype=np.int64), out)
+        kernels.size_class_keys(rows, own_class, np.asarray(distances, dtype=np.int64), out)
         return out
     own = np.asarray(size_class).astype(np.uint64)
     with np.errstate(over="ignore"):
-        key = band_keys(block) * _MIX
+        key = band_keys(block, compiled=compiled) * _MIX
         return np.concatenate(
             [fmix64(key + own) | _INDEXED] + [fmix64(key + own + np.uint64(d)) & ~_INDEXED for d in distances]
         )
