@@ -269,6 +269,30 @@ def signatures(blobs: Sequence[bytes], num_perm: int) -> np.ndarray:
     return np.frombuffer(b"".join(blobs), dtype=np.uint32).reshape(len(blobs), -1)
 
 
+def signature_matrix(column: pa.ChunkedArray | pa.Array, num_perm: int) -> np.ndarray:
+    """`signatures` from a binary Arrow column of them, each chunk's data buffer taken as it lies when its
+    values are the `num_perm` x 4 bytes each (what the store writes), else through their bytes objects."""
+    chunks = column.chunks if isinstance(column, pa.ChunkedArray) else [column]
+    width = 4 * num_perm
+    parts = []
+    for chunk in chunks:
+        if not len(chunk):
+            continue
+        if chunk.null_count or chunk.type not in (pa.binary(), pa.large_binary()):
+            raise ValueError("a MinHash signature column holds a null or a value that is no bytes")
+        offsets = np.frombuffer(
+            chunk.buffers()[1], np.int64 if chunk.type == pa.large_binary() else np.int32
+        )[chunk.offset : chunk.offset + len(chunk) + 1]
+        if (np.diff(offsets) == width).all():
+            data = np.frombuffer(chunk.buffers()[2], np.uint8)[offsets[0] : offsets[-1]]
+            parts.append(data.view(np.uint32).reshape(len(chunk), num_perm))
+        else:
+            parts.append(signatures(chunk.to_pylist(), num_perm))
+    if not parts:
+        return np.empty((0, num_perm), np.uint32)
+    return np.concatenate(parts) if len(parts) > 1 else parts[0]  # read-only, over Arrow's buffer
+
+
 def fingerprint_batch(args: tuple[list[str], Config]) -> tuple[np.ndarray, np.ndarray]:
     """Shingle-set sizes and the fingerprints of `config.method` for texts (the Spark path's unit of work)."""
     texts, config = args

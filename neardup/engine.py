@@ -248,14 +248,25 @@ def ingest(
 
 
 # --- texts, sketches, fingerprints and pairs -----------------------------------------------------
+# The key of a fingerprint set's statistics that records the pages it was made from (`Store.page_coverage`):
+# a set with it is checked, and extended, by page ids instead of by counting every text and unit.
+COVERAGE = "pages_covered"
+
+
 def ensure_texts(
-    store: Store, config: Config, *, progress: Progress = no_progress, jobs: int | None = None
+    store: Store,
+    config: Config,
+    *,
+    progress: Progress = no_progress,
+    jobs: int | None = None,
+    since: int = -1,
 ) -> int:
-    """Normalize the pages that have no text yet under `config.norm_key`; returns how many were done."""
-    total = store.count_pages_without_text(config.norm_key)
+    """Normalize the pages (after page id `since`) that have no text yet under `config.norm_key`; returns
+    how many were done."""
+    total = store.count_pages_without_text(config.norm_key, since=since)
     if total == 0:
         return 0
-    batches = ((df, config) for df in store.pages_without_text(config.norm_key, BATCH))
+    batches = ((df, config) for df in store.pages_without_text(config.norm_key, BATCH, since=since))
     done = 0
     for out in parallel_map(normalize_batch, batches, jobs=1 if total < PARALLEL_MIN else jobs):
         store.add_texts(out)
@@ -265,17 +276,25 @@ def ensure_texts(
 
 
 def ensure_sketches(
-    store: Store, config: Config, *, progress: Progress = no_progress, jobs: int | None = None
+    store: Store,
+    config: Config,
+    *,
+    progress: Progress = no_progress,
+    jobs: int | None = None,
+    since: int = -1,
 ) -> int:
-    """Sketch the distinct content texts that have no sketch under `config.sketch_key` yet (the ingest
-    sketches its own setting as it goes, so this runs for a new shingle size or normalization)."""
-    total = store.count_unsketched(config.norm_key, config.sketch_key, min_words=config.min_words)
+    """Sketch the distinct content texts (of the pages after page id `since`) that have no sketch under
+    `config.sketch_key` yet (the ingest sketches its own setting as it goes, so this runs for a new shingle
+    size or normalization)."""
+    total = store.count_unsketched(
+        config.norm_key, config.sketch_key, min_words=config.min_words, since=since
+    )
     if total == 0:
         return 0
     batches = (
         (df["exact_key"].tolist(), df["text"].tolist(), config)
         for df in store.unsketched_texts(
-            config.norm_key, config.sketch_key, BATCH * 4, min_words=config.min_words
+            config.norm_key, config.sketch_key, BATCH * 4, min_words=config.min_words, since=since
         )
     )
     done = 0
@@ -302,7 +321,9 @@ def ensure_fingerprints(
     if cached is not None:
         return cached
     with store.writing():
-        ensure_texts(store, config, progress=progress, jobs=jobs)
+        stored = store.fingerprint_set(config.fingerprint_key)
+        since = added_since(store, stored) if stored is not None else None
+        ensure_texts(store, config, progress=progress, jobs=jobs, since=-1 if since is None else since)
         from .incremental import extend_fingerprints  # it builds on this module's steps
 
         cached = _current_fingerprints(store, config) or extend_fingerprints(
@@ -313,13 +334,30 @@ def ensure_fingerprints(
         return _compute_fingerprints(store, config, progress=progress, jobs=jobs)
 
 
+def added_since(store: Store, fingerprint_set: dict[str, Any]) -> int | None:
+    """The last page id a stored fingerprint set covers, when the pages up to it are the ones it was made
+    from (pages were only added since: their ids are greater); None when the set does not say (stored by an
+    earlier version, or by Spark) or a page it covered is gone."""
+    coverage = fingerprint_set["stats"].get(COVERAGE)
+    if coverage is None or store.pages_after(coverage) is None:
+        return None
+    return int(coverage["last_page_id"])
+
+
 def _current_fingerprints(store: Store, config: Config) -> dict[str, Any] | None:
     """The stored fingerprint set of `config`, if every page has its text and the set covers every text
     (a dump loaded after the fingerprints were computed brings new texts: `ensure_fingerprints` then extends
-    the set with them, `incremental.extend_fingerprints`, or computes it again where it cannot)."""
+    the set with them, `incremental.extend_fingerprints`, or computes it again where it cannot). A set that
+    records the pages it covers (`COVERAGE`) is current when no page came or went since; one without is
+    checked by counting the texts and units."""
     with store.reading():
         cached = store.fingerprint_set(config.fingerprint_key)
-        if cached is None or store.count_pages_without_text(config.norm_key):
+        if cached is None:
+            return None
+        coverage = cached["stats"].get(COVERAGE)
+        if coverage is not None:
+            return cached if store.pages_after(coverage) == 0 else None
+        if store.count_pages_without_text(config.norm_key):
             return None
         return (
             cached
@@ -333,6 +371,7 @@ def _compute_fingerprints(
 ) -> dict[str, Any]:
     key = config.fingerprint_key
     t0 = time.perf_counter()
+    coverage = store.page_coverage()  # every page has its text (`ensure_texts`, under the same lease)
     ensure_sketches(store, config, progress=progress, jobs=jobs)
     progress("candidates", 0, 1)
     units = store.unit_sketches(
@@ -393,7 +432,7 @@ def _compute_fingerprints(
         shingle_size=config.shingle_size,
         units=units,
         pairs=pairs,
-        stats=stats.as_dict(),
+        stats={**stats.as_dict(), COVERAGE: coverage},
         seconds=time.perf_counter() - t0,
     )
     return store.fingerprint_set(key)  # type: ignore[return-value]

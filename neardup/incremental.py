@@ -46,7 +46,7 @@ from .candidates import (
     verify_pairs,
 )
 from .config import Config
-from .engine import Progress, ensure_sketches, no_progress, verify_exact
+from .engine import COVERAGE, Progress, added_since, ensure_sketches, no_progress, verify_exact
 from .simhash import hamming_many
 from .store import Store
 
@@ -255,21 +255,36 @@ def extend_fingerprints(
     if stored is None:
         return None
     t0 = time.perf_counter()
-    ensure_sketches(store, config, progress=progress, jobs=jobs)
+    since = added_since(store, stored)
+    coverage = store.page_coverage()  # the pages as they are now, every one with its text
+    ensure_sketches(store, config, progress=progress, jobs=jobs, since=-1 if since is None else since)
     minhash = config.method == "minhash"
     new = store.appended_units(
-        key, config.norm_key, config.sketch_key, with_minhash=minhash, min_words=config.min_words
+        key, config.norm_key, config.sketch_key, with_minhash=minhash, min_words=config.min_words, since=since
     )
-    if new is None or not len(new):
+    if new is None or (not len(new) and since is None):
         return None
+    if not len(new):  # the pages added bring no new content text: the set covers them as it is
+        store.append_fingerprints(
+            key,
+            units=None,
+            pairs=None,
+            stats={**stored["stats"], COVERAGE: coverage},
+            seconds=stored["seconds"],
+        )
+        return store.fingerprint_set(key)
     progress("candidates", 0, 1)
-    old = store.units(key, with_signatures=minhash)
+    if minhash:
+        old, old_sigs = store.unit_signatures(key, config.num_perm)
+    else:
+        old = store.units(key)
     n_old = len(old)
     new.insert(0, "unit_id", np.arange(n_old, n_old + len(new), dtype=np.int32))
     n_shingles = np.concatenate((old["n_shingles"].to_numpy(np.int32), new["n_shingles"].to_numpy(np.int32)))
     try:
         if minhash:
-            sigs = signatures(pd.concat((old["minhash"], new["minhash"]), ignore_index=True), config.num_perm)
+            sigs = np.concatenate((old_sigs, signatures(new["minhash"], config.num_perm)))
+            del old_sigs
             a, b, jac, cont, stats = minhash_new_pairs(sigs, n_shingles, n_old, config)
         else:
             fps = np.concatenate((old["simhash"].to_numpy(np.uint64), new["simhash"].to_numpy(np.uint64)))
@@ -298,7 +313,7 @@ def extend_fingerprints(
         key,
         units=new,
         pairs=pairs,
-        stats=_merged_stats(stored["stats"], stats),
+        stats={**_merged_stats(stored["stats"], stats), COVERAGE: coverage},
         seconds=time.perf_counter() - t0,
     )
     return store.fingerprint_set(key)

@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from .batches import html_codec
+from .batches import html_codec, signature_matrix
 from .errors import DatabaseLocked, NeardupError, SchemaError
 from .normalize import TOO_SHORT
 from .rejects import Reject, RejectKind
@@ -959,29 +959,57 @@ class Store:
         return {str(kind): int(n) for kind, n in rows}
 
     @_reads
-    def pages_without_text(self, norm_key: str, batch_rows: int) -> Iterator[pd.DataFrame]:
-        """Pages not yet normalized under `norm_key`, in batches (memory stays flat)."""
+    def pages_without_text(
+        self, norm_key: str, batch_rows: int, *, since: int = -1
+    ) -> Iterator[pd.DataFrame]:
+        """Pages not yet normalized under `norm_key` (of those after page id `since`), in batches (memory
+        stays flat)."""
         cur, kept = self.cursor(), dict[int, bytes]()
         for rb in cur.sql(
-            f"SELECT page_id, {self._html_columns()}, text_in, status FROM pages p WHERE NOT EXISTS "
-            "(SELECT 1 FROM texts t WHERE t.norm_key = ? AND t.page_id = p.page_id) ORDER BY page_id",
-            params=[norm_key],
+            f"SELECT page_id, {self._html_columns()}, text_in, status FROM pages p WHERE p.page_id > ? AND "
+            "NOT EXISTS (SELECT 1 FROM texts t WHERE t.norm_key = ? AND t.page_id > ? AND t.page_id = p.page_id) "
+            "ORDER BY page_id",
+            params=[since, norm_key, since],
         ).to_arrow_reader(batch_rows):
             yield self._inflate(self.cursor(), pa.Table.from_batches([rb]), kept).to_pandas()
 
     @_reads
-    def count_pages_without_text(self, norm_key: str) -> int:
+    def count_pages_without_text(self, norm_key: str, *, since: int = -1) -> int:
+        """The pages (after page id `since`) not yet normalized under `norm_key`."""
         return int(
             _one(
                 self.cursor()
                 .execute(
-                    "SELECT count(*) FROM pages p WHERE NOT EXISTS "
-                    "(SELECT 1 FROM texts t WHERE t.norm_key = ? AND t.page_id = p.page_id)",
-                    [norm_key],
+                    "SELECT count(*) FROM pages p WHERE p.page_id > ? AND NOT EXISTS "
+                    "(SELECT 1 FROM texts t WHERE t.norm_key = ? AND t.page_id > ? AND t.page_id = p.page_id)",
+                    [since, norm_key, since],
                 )
                 .fetchone()
             )
         )
+
+    @_reads
+    def page_coverage(self) -> dict[str, int]:
+        """The pages there are, as a fingerprint set records them (`pages_after`): the last page id and the
+        count. Page ids only grow (`next_page_id`), so pages added later have greater ids."""
+        last, n = self.cursor().execute(
+            "SELECT coalesce(max(page_id), -1), count(*) FROM pages"
+        ).fetchone() or (
+            -1,
+            0,
+        )
+        return {"last_page_id": int(last), "pages": int(n)}
+
+    @_reads
+    def pages_after(self, coverage: dict[str, int]) -> int | None:
+        """How many pages came after `coverage` (`page_coverage`) was taken, or None when a page it counted
+        is gone (the pages up to its last id are not the same count). One pass over the page ids."""
+        last = int(coverage["last_page_id"])
+        upto, after = self.cursor().execute(
+            "SELECT count(*) FILTER (WHERE page_id <= ?), count(*) FILTER (WHERE page_id > ?) FROM pages",
+            [last, last],
+        ).fetchone() or (0, 0)
+        return None if int(upto) != int(coverage["pages"]) else int(after)
 
     @_writes
     def add_texts(self, batch: pa.Table | pd.DataFrame) -> None:
@@ -1114,30 +1142,40 @@ class Store:
 
     @_reads
     def unsketched_texts(
-        self, norm_key: str, sketch_key: str, batch_rows: int, *, min_words: int | None = None
+        self,
+        norm_key: str,
+        sketch_key: str,
+        batch_rows: int,
+        *,
+        min_words: int | None = None,
+        since: int = -1,
     ) -> Iterator[pd.DataFrame]:
-        """Distinct content texts (under `min_words`) that have no sketch under `sketch_key` yet, in batches."""
+        """Distinct content texts (under `min_words`) that have no sketch under `sketch_key` yet, in batches;
+        of the pages after page id `since` only."""
         content, params = _is_content(min_words)
         yield from self._batches(
             _ONE_TEXT_PER_KEY.format(
                 content=content,
-                where="AND NOT EXISTS (SELECT 1 FROM sketches s "
+                where="AND t.page_id > ? AND NOT EXISTS (SELECT 1 FROM sketches s "
                 "WHERE s.sketch_key = ? AND s.exact_key = t.exact_key)",
             ),
-            [norm_key, *params, sketch_key, norm_key],
+            [norm_key, *params, since, sketch_key, norm_key],
             batch_rows,
         )
 
     @_reads
-    def count_unsketched(self, norm_key: str, sketch_key: str, *, min_words: int | None = None) -> int:
+    def count_unsketched(
+        self, norm_key: str, sketch_key: str, *, min_words: int | None = None, since: int = -1
+    ) -> int:
+        """`unsketched_texts`' count."""
         content, params = _is_content(min_words)
         return int(
             _one(
                 self.cursor()
                 .execute(
-                    f"SELECT count(DISTINCT exact_key) FROM texts t WHERE norm_key = ? AND {content} "
+                    f"SELECT count(DISTINCT exact_key) FROM texts t WHERE norm_key = ? AND {content} AND t.page_id > ? "
                     "AND NOT EXISTS (SELECT 1 FROM sketches s WHERE s.sketch_key = ? AND s.exact_key = t.exact_key)",
-                    [norm_key, *params, sketch_key],
+                    [norm_key, *params, since, sketch_key],
                 )
                 .fetchone()
             )
@@ -1170,8 +1208,10 @@ class Store:
         with_minhash: bool,
         min_words: int | None,
         not_in_set: str | None = None,
+        since: int = -1,
     ) -> pd.DataFrame:
-        """`unit_sketches`, leaving out the texts that are units of fingerprint set `not_in_set`."""
+        """`unit_sketches`, leaving out the texts that are units of fingerprint set `not_in_set`, of the
+        pages after page id `since`."""
         cols = "s.exact_key, any_value(s.n_shingles) AS n_shingles, any_value(s.simhash) AS simhash" + (
             ", any_value(s.minhash) AS minhash" if with_minhash else ""
         )
@@ -1181,9 +1221,9 @@ class Store:
             self.cursor()
             .execute(
                 f"SELECT {cols} FROM sketches s SEMI JOIN "
-                f"(SELECT exact_key FROM texts t WHERE norm_key = ? AND {content} {where}) u "
+                f"(SELECT exact_key FROM texts t WHERE norm_key = ? AND {content} AND t.page_id > ? {where}) u "
                 "ON u.exact_key = s.exact_key WHERE s.sketch_key = ? GROUP BY s.exact_key ORDER BY s.exact_key",
-                [norm_key, *params, *more, sketch_key],
+                [norm_key, *params, since, *more, sketch_key],
             )
             .df()
         )
@@ -1197,10 +1237,13 @@ class Store:
         *,
         with_minhash: bool,
         min_words: int | None = None,
+        since: int | None = None,
     ) -> pd.DataFrame | None:
         """The sketches of the content texts that are not units of the stored fingerprint set of
         `fingerprint_key` (exact_key order, as `unit_sketches`), when every stored unit is still a content
-        text (pages were only added since); None when one is not, or there is no stored set."""
+        text (pages were only added since); None when one is not, or there is no stored set. `since`, the
+        last page id the set covers where the pages up to it are unchanged (`pages_after`), says where the
+        added pages start: only their texts are read."""
         content, params = _is_content(min_words)
         cur = self.cursor()
         if (
@@ -1210,6 +1253,15 @@ class Store:
             is None
         ):
             return None
+        if since is not None:
+            return self._unit_sketches(
+                norm_key,
+                sketch_key,
+                with_minhash=with_minhash,
+                min_words=min_words,
+                not_in_set=fingerprint_key,
+                since=since,
+            )
         gone = _one(
             cur.execute(
                 "SELECT count(*) FROM units u WHERE u.fingerprint_key = ? AND NOT EXISTS "
@@ -1289,23 +1341,25 @@ class Store:
         self,
         fingerprint_key: str,
         *,
-        units: pd.DataFrame,
-        pairs: pd.DataFrame,
+        units: pd.DataFrame | None,
+        pairs: pd.DataFrame | None,
         stats: dict[str, Any],
         seconds: float,
     ) -> None:
         """Add units (ids after the stored ones) and the pairs they are in to a stored fingerprint set, and
-        bring its counts, statistics and time up to date, in one transaction."""
+        bring its counts, statistics and time up to date, in one transaction (units and pairs None: the
+        statistics only)."""
         cur = self.cursor()
         cur.execute("BEGIN TRANSACTION")
         try:
-            self._insert_fingerprints(cur, fingerprint_key, units, pairs)
+            if units is not None and pairs is not None:
+                self._insert_fingerprints(cur, fingerprint_key, units, pairs)
             cur.execute(
                 "UPDATE fingerprint_sets SET n_units = n_units + ?, n_pairs = n_pairs + ?, stats = ?, "
                 "seconds = ?, computed_at = ? WHERE fingerprint_key = ?",
                 [
-                    len(units),
-                    len(pairs),
+                    0 if units is None else len(units),
+                    0 if pairs is None else len(pairs),
                     json.dumps(stats),
                     seconds,
                     datetime.now(UTC).replace(tzinfo=None),
@@ -1341,6 +1395,23 @@ class Store:
             )
             .df()
         )
+
+    @_reads
+    def unit_signatures(self, fingerprint_key: str, num_perm: int) -> tuple[pd.DataFrame, np.ndarray]:
+        """The units of a fingerprint set by unit id (as `units`) and their MinHash signatures as one
+        (n x num_perm) uint32 matrix, read from the stored bytes through Arrow without a Python object per
+        unit."""
+        table = (
+            self.cursor()
+            .sql(
+                "SELECT unit_id, exact_key, n_shingles, simhash, minhash FROM units WHERE fingerprint_key = ? "
+                "ORDER BY unit_id",
+                params=[fingerprint_key],
+            )
+            .to_arrow_table()
+        )
+        sigs = signature_matrix(table.column("minhash"), num_perm)
+        return table.drop_columns(["minhash"]).to_pandas(), sigs
 
     @_reads
     def pairs(self, fingerprint_key: str) -> pd.DataFrame:

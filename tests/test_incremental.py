@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import json
 import random
 from pathlib import Path
 from typing import Any
@@ -74,6 +75,15 @@ def _state(store: Store, config: Config) -> dict[str, Any]:
     }
 
 
+def _computed_at_once(db: Path, config: Config, *dumps: Path) -> dict[str, Any]:
+    """The state of a fingerprint set computed in full after every dump is loaded."""
+    with Store(db) as store:
+        for f in dumps:
+            engine.ingest_file(store, f, config, jobs=1)
+        engine.ensure_fingerprints(store, config, jobs=1)
+        return _state(store, config)
+
+
 CONFIGS = {
     "minhash": Config(method="minhash"),  # partial_copies: the one index and the size-class pass
     "minhash, one index": Config(method="minhash", partial_copies=False),
@@ -85,11 +95,7 @@ CONFIGS = {
 def test_added_crawl_gives_the_full_computation(tmp_path: Path, name: str) -> None:
     config = CONFIGS[name]
     base, added = _crawls(tmp_path)
-    with Store(tmp_path / "full.duckdb") as store:
-        for f in (base, added):
-            engine.ingest_file(store, f, config, jobs=1)
-        engine.ensure_fingerprints(store, config, jobs=1)
-        full = _state(store, config)
+    full = _computed_at_once(tmp_path / "full.duckdb", config, base, added)
     with Store(tmp_path / "incremental.duckdb") as store:
         engine.ingest_file(store, base, config, jobs=1)
         n_old = engine.ensure_fingerprints(store, config, jobs=1)["n_units"]
@@ -218,3 +224,90 @@ def test_the_statistics_of_an_extended_set_are_the_full_computations() -> None:
     assert stored.size_class_capped_buckets > 0
     *_, new = minhash_new_pairs(sigs, sizes, 20, config, bucket_cap=5)
     assert _merged_stats(stored.as_dict(), new, bucket_cap=5) == full(26).as_dict()
+
+
+def _without_coverage(store: Store, config: Config) -> None:
+    """The stored set as a version that did not record the pages it covers wrote it."""
+    key = config.fingerprint_key
+    stats = store.fingerprint_set(key)["stats"]
+    stats.pop(engine.COVERAGE)
+    with store.writing():
+        store.cursor().execute(
+            "UPDATE fingerprint_sets SET stats = ? WHERE fingerprint_key = ?", [json.dumps(stats), key]
+        )
+
+
+def test_a_set_without_the_pages_it_covers_extends_by_its_counts(tmp_path: Path) -> None:
+    config = Config()
+    base, added = _crawls(tmp_path)
+    full = _computed_at_once(tmp_path / "full.duckdb", config, base, added)
+    with Store(tmp_path / "incremental.duckdb") as store:
+        engine.ingest_file(store, base, config, jobs=1)
+        engine.ensure_fingerprints(store, config, jobs=1)
+        _without_coverage(store, config)
+        assert engine.ensure_fingerprints(store, config, jobs=1)["stats"].get(engine.COVERAGE) is None
+        engine.ingest_file(store, added, config, jobs=1)
+        with store.writing():
+            assert extend_fingerprints(store, config) is not None
+        incremental = _state(store, config)
+    for name in ("units", "pairs", "clusters"):
+        pd.testing.assert_frame_equal(incremental[name], full[name], check_exact=True)
+    assert incremental["stats"] == full["stats"]  # the coverage recorded again
+
+
+def test_pages_without_a_new_text_are_covered_without_a_computation(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A re-fetch of stored texts at other URLs, and a page too short to be content, bring no unit: the
+    set covers them as it is."""
+    config = Config()
+    base, _ = _crawls(tmp_path)
+    records = [json.loads(line) for line in base.read_text().splitlines()]
+    again = [dict(r, url=r["url"] + "?again=1") for r in records[:5]]
+    again.append({"url": "https://site0.example/short", "html": "<p>Too short.</p>", "status": 200})
+    added = write_jsonl(tmp_path / "again.jsonl", again)
+    with Store(tmp_path / "db.duckdb") as store:
+        engine.ingest_file(store, base, config, jobs=1)
+        before = engine.ensure_fingerprints(store, config, jobs=1)
+        engine.ingest_file(store, added, config, jobs=1)
+
+        def no_full_computation(*args: object, **kwargs: object) -> None:
+            raise AssertionError("the set was computed again")
+
+        monkeypatch.setattr(engine, "_compute_fingerprints", no_full_computation)
+        after = engine.ensure_fingerprints(store, config, jobs=1)
+        assert (after["n_units"], after["n_pairs"]) == (before["n_units"], before["n_pairs"])
+        assert after["stats"][engine.COVERAGE] == store.page_coverage()
+        assert engine._current_fingerprints(store, config) is not None
+
+
+def test_a_covered_page_gone_is_counted_again(tmp_path: Path) -> None:
+    """A page the set was made from is gone (its text a unit of its own) and pages were added: the set
+    is the full computation over the pages there are."""
+    config = Config()
+    base, added = _crawls(tmp_path)
+    with Store(tmp_path / "db.duckdb") as store:
+        engine.ingest_file(store, base, config, jobs=1)
+        engine.ensure_fingerprints(store, config, jobs=1)
+        engine.ingest_file(store, added, config, jobs=1)
+        with store.writing():
+            cur = store.cursor()
+            gone = cur.execute(
+                "SELECT min(page_id) FROM texts WHERE degenerate IS NULL AND exact_key IN "
+                "(SELECT exact_key FROM texts GROUP BY exact_key HAVING count(*) = 1)"
+            ).fetchone()[0]
+            cur.execute("DELETE FROM texts WHERE page_id = ?", [gone])
+            cur.execute("DELETE FROM pages WHERE page_id = ?", [gone])
+        assert (
+            store.pages_after(store.fingerprint_set(config.fingerprint_key)["stats"][engine.COVERAGE]) is None
+        )
+        engine.ensure_fingerprints(store, config, jobs=1)
+        extended = _state(store, config)
+        with store.writing():
+            for table in ("fingerprint_sets", "units", "pairs"):
+                store.cursor().execute(f"DELETE FROM {table}")
+        engine.ensure_fingerprints(store, config, jobs=1)
+        computed = _state(store, config)
+    for name in ("units", "pairs", "clusters"):
+        pd.testing.assert_frame_equal(extended[name], computed[name], check_exact=True)
+    assert extended["counts"] == computed["counts"]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pyarrow as pa
 import pytest
 from datasketch import MinHash
 
@@ -135,3 +136,20 @@ def test_estimated_containment_close_to_exact() -> None:
     sig = minhash_many([small, big])
     est = float(estimate_containment(estimate_jaccard(sig[0], sig[1]), 1000, 4000))
     assert abs(est - 0.9) < 0.15
+
+
+def test_signature_matrix_reads_the_stored_bytes_as_signatures() -> None:
+    from neardup.batches import signature_matrix, signatures
+
+    rng = np.random.default_rng(3)
+    sigs = rng.integers(0, 2**32, size=(7, 16), dtype=np.uint32)
+    blobs = [row.tobytes() for row in sigs]
+    column = pa.chunked_array([pa.array(blobs[:3], pa.binary()), pa.array(blobs[3:], pa.binary())])
+    np.testing.assert_array_equal(signature_matrix(column, 16), sigs)
+    np.testing.assert_array_equal(signature_matrix(pa.array(blobs, pa.binary()).slice(2, 4), 16), sigs[2:6])
+    np.testing.assert_array_equal(signature_matrix(pa.array(blobs, pa.large_binary()), 16), sigs)
+    assert signature_matrix(pa.chunked_array([], pa.binary()), 16).shape == (0, 16)
+    odd = [blobs[0][:60], blobs[1] + blobs[2][:4]]  # not 64 bytes each: the bytes objects' path
+    np.testing.assert_array_equal(signature_matrix(pa.array(odd, pa.binary()), 16), signatures(odd, 16))
+    with pytest.raises(ValueError):
+        signature_matrix(pa.array([blobs[0], None], pa.binary()), 16)
