@@ -729,6 +729,65 @@ done:
     return res;
 }
 
+PyDoc_STRVAR(members_in_doc,
+"members_in(keys, shift, wanted, out) -> int\n\n"
+"The positions i, in ascending order, where keys[i] >> shift is one of the values of wanted (sorted and\n"
+"distinct: the search assumes it), written to the first entries of out; returns how many. keys, wanted:\n"
+"uint64; out: int64, as long as keys. A bit table of the wanted values' low bits (about one bit in 64 set)\n"
+"rules out most keys before a binary search. Runs without the GIL.");
+
+static PyObject *members_in(PyObject *self, PyObject *args) {
+    PyObject *k_obj, *w_obj, *out_obj;
+    int shift;
+    if (!PyArg_ParseTuple(args, "OiOO", &k_obj, &shift, &w_obj, &out_obj)) return NULL;
+    if (shift < 0 || shift > 63) {
+        PyErr_SetString(PyExc_ValueError, "members_in: shift must be 0 to 63");
+        return NULL;
+    }
+    const BufferSpec specs[] = {{k_obj, 8, 0, "keys"}, {w_obj, 8, 0, "wanted"}, {out_obj, 8, 1, "out"}};
+    Py_buffer views[3];
+    if (get_buffers(specs, views, 3) < 0) return NULL;
+    Py_buffer kv = views[0], wv = views[1], ov = views[2];
+    PyObject *res = NULL;
+    size_t n = (size_t)kv.len / 8, m = (size_t)wv.len / 8;
+    if ((size_t)ov.len / 8 != n) {
+        PyErr_SetString(PyExc_ValueError, "members_in: out must be as long as keys");
+        goto done;
+    }
+    unsigned bits = 16;
+    while (bits < 32 && ((size_t)1 << (bits - 6)) < m) bits++;
+    const uint64_t mask = ((uint64_t)1 << bits) - 1;
+    uint8_t *table = calloc(((size_t)1 << bits) / 8, 1);
+    if (table == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    const uint64_t *keys = kv.buf, *wanted = wv.buf;
+    int64_t *out = ov.buf;
+    size_t count = 0;
+    Py_BEGIN_ALLOW_THREADS
+    for (size_t j = 0; j < m; j++) {
+        uint64_t lo = wanted[j] & mask;
+        table[lo >> 3] |= (uint8_t)(1u << (lo & 7));
+    }
+    for (size_t i = 0; i < n; i++) {
+        uint64_t v = keys[i] >> shift, lo = v & mask;
+        if (!((table[lo >> 3] >> (lo & 7)) & 1)) continue;
+        size_t a = 0, b = m;  /* the first wanted value >= v */
+        while (a < b) {
+            size_t mid = a + (b - a) / 2;
+            if (wanted[mid] < v) a = mid + 1; else b = mid;
+        }
+        if (a < m && wanted[a] == v) out[count++] = (int64_t)i;
+    }
+    Py_END_ALLOW_THREADS
+    free(table);
+    res = PyLong_FromSize_t(count);
+done:
+    release_buffers(views, 3);
+    return res;
+}
+
 static PyMethodDef methods[] = {
     {"tokenize", tokenize, METH_O, tokenize_doc},
     {"sketch", sketch, METH_VARARGS, sketch_doc},
@@ -737,6 +796,7 @@ static PyMethodDef methods[] = {
     {"intersect_counts", intersect_counts, METH_VARARGS, intersect_counts_doc},
     {"band_keys", band_keys, METH_VARARGS, band_keys_doc},
     {"size_class_keys", size_class_keys, METH_VARARGS, size_class_keys_doc},
+    {"members_in", members_in, METH_VARARGS, members_in_doc},
     {"md5_many", md5_many, METH_O, md5_many_doc},
     {"utf8_size", utf8_size, METH_O, utf8_size_doc},
     {NULL, NULL, 0, NULL},
@@ -744,7 +804,7 @@ static PyMethodDef methods[] = {
 
 static struct PyModuleDef module = {
     PyModuleDef_HEAD_INIT, "neardup._kernels",
-    "Compiled kernels (tokenize, sketch, shingle_set32, count_equal, intersect_counts, band_keys, size_class_keys, md5_many, utf8_size); see neardup/_kernels.c.", -1, methods,
+    "Compiled kernels (tokenize, sketch, shingle_set32, count_equal, intersect_counts, band_keys, size_class_keys, members_in, md5_many, utf8_size); see neardup/_kernels.c.", -1, methods,
 };
 
 PyMODINIT_FUNC PyInit__kernels(void) {

@@ -212,3 +212,34 @@ def test_size_class_keys_rejects_arrays_that_do_not_fit() -> None:
         kernels.size_class_keys(block, own, dist, np.empty(8, np.uint64))  # needs 4 * 3
     with pytest.raises(ValueError, match="size_class_keys"):
         kernels.size_class_keys(block, own[:3], dist, np.empty(12, np.uint64))
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.integers(0, 2**64 - 1), max_size=300),
+    st.lists(st.integers(0, 2**64 - 1), max_size=40),
+    st.integers(0, 63),
+    st.integers(0, 5),
+)
+def test_members_in_finds_the_keys_the_numpy_path_finds(
+    keys: list[int], others: list[int], shift: int, repeats: int
+) -> None:
+    """The compiled lookup of `incremental._positions_in` against its numpy path: keys drawn from the
+    wanted values (shifted back), others not, low bits alike and not."""
+    from neardup.incremental import _positions_in
+
+    arr = np.array(keys + [k << shift & (2**64 - 1) for k in others] * repeats, dtype=np.uint64)
+    wanted = np.unique(np.array(others + keys[:3], dtype=np.uint64) >> np.uint64(shift))
+    got = _positions_in(arr, wanted, shift=shift)
+    expected = _positions_in(arr, wanted, shift=shift, compiled=False)
+    np.testing.assert_array_equal(got, expected)
+    np.testing.assert_array_equal(expected, np.flatnonzero(np.isin(arr >> np.uint64(shift), wanted)))
+
+
+def test_members_in_checks_its_arguments() -> None:
+    keys = np.arange(10, dtype=np.uint64)
+    with pytest.raises(ValueError):
+        kernels.members_in(keys, 64, keys, np.empty(10, np.int64))
+    with pytest.raises(ValueError):
+        kernels.members_in(keys, 0, keys, np.empty(9, np.int64))
+    assert kernels.members_in(keys, 0, np.empty(0, np.uint64), np.empty(10, np.int64)) == 0
