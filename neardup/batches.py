@@ -269,28 +269,35 @@ def signatures(blobs: Sequence[bytes], num_perm: int) -> np.ndarray:
     return np.frombuffer(b"".join(blobs), dtype=np.uint32).reshape(len(blobs), -1)
 
 
-def signature_matrix(column: pa.ChunkedArray | pa.Array, num_perm: int) -> np.ndarray:
-    """`signatures` from a binary Arrow column of them, each chunk's data buffer taken as it lies when its
-    values are the `num_perm` x 4 bytes each (what the store writes), else through their bytes objects."""
-    chunks = column.chunks if isinstance(column, pa.ChunkedArray) else [column]
+def signature_matrix(num_perm: int, *columns: pa.ChunkedArray | pa.Array | Sequence[bytes]) -> np.ndarray:
+    """`signatures` of the columns' values, one after the other, in one matrix. A binary Arrow column's
+    chunks are copied from their data buffers as they lie when each value is the `num_perm` x 4 bytes the
+    store writes (no bytes object per value); other values go through `signatures`."""
     width = 4 * num_perm
-    parts = []
-    for chunk in chunks:
-        if not len(chunk):
+    pieces: list[pa.Array | Sequence[bytes]] = []
+    for column in columns:
+        pieces.extend(column.chunks if isinstance(column, pa.ChunkedArray) else [column])
+    out = np.empty((sum(len(p) for p in pieces), num_perm), dtype=np.uint32)
+    at = 0
+    for piece in pieces:
+        n = len(piece)
+        if not n:
             continue
-        if chunk.null_count or chunk.type not in (pa.binary(), pa.large_binary()):
+        if not isinstance(piece, pa.Array):
+            out[at : at + n] = signatures(piece, num_perm)
+        elif piece.null_count or piece.type not in (pa.binary(), pa.large_binary()):
             raise ValueError("a MinHash signature column holds a null or a value that is no bytes")
-        offsets = np.frombuffer(
-            chunk.buffers()[1], np.int64 if chunk.type == pa.large_binary() else np.int32
-        )[chunk.offset : chunk.offset + len(chunk) + 1]
-        if (np.diff(offsets) == width).all():
-            data = np.frombuffer(chunk.buffers()[2], np.uint8)[offsets[0] : offsets[-1]]
-            parts.append(data.view(np.uint32).reshape(len(chunk), num_perm))
         else:
-            parts.append(signatures(chunk.to_pylist(), num_perm))
-    if not parts:
-        return np.empty((0, num_perm), np.uint32)
-    return np.concatenate(parts) if len(parts) > 1 else parts[0]  # read-only, over Arrow's buffer
+            offsets = np.frombuffer(
+                piece.buffers()[1], np.int64 if piece.type == pa.large_binary() else np.int32
+            )[piece.offset : piece.offset + n + 1]
+            if (np.diff(offsets) == width).all():
+                data = np.frombuffer(piece.buffers()[2], np.uint8)[offsets[0] : offsets[-1]]
+                out[at : at + n] = data.view(np.uint32).reshape(n, num_perm)
+            else:
+                out[at : at + n] = signatures(piece.to_pylist(), num_perm)
+        at += n
+    return out
 
 
 def fingerprint_batch(args: tuple[list[str], Config]) -> tuple[np.ndarray, np.ndarray]:

@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .batches import signatures
+from .batches import signature_matrix
 from .candidates import (
     BUCKET_CAP,
     CandidateStats,
@@ -286,7 +286,7 @@ def extend_fingerprints(
         return store.fingerprint_set(key)
     progress("candidates", 0, 1)
     if minhash:
-        old, old_sigs = store.unit_signatures(key, config.num_perm)
+        old, old_sigs = store.unit_signatures(key)
     else:
         old = store.units(key)
     n_old = len(old)
@@ -294,7 +294,7 @@ def extend_fingerprints(
     n_shingles = np.concatenate((old["n_shingles"].to_numpy(np.int32), new["n_shingles"].to_numpy(np.int32)))
     try:
         if minhash:
-            sigs = np.concatenate((old_sigs, signatures(new["minhash"], config.num_perm)))
+            sigs = signature_matrix(config.num_perm, old_sigs, new["minhash"].tolist())
             del old_sigs
             a, b, jac, cont, stats = minhash_new_pairs(sigs, n_shingles, n_old, config)
         else:

@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from .batches import html_codec, signature_matrix
+from .batches import html_codec
 from .errors import DatabaseLocked, NeardupError, SchemaError
 from .normalize import TOO_SHORT
 from .rejects import Reject, RejectKind
@@ -1397,10 +1397,9 @@ class Store:
         )
 
     @_reads
-    def unit_signatures(self, fingerprint_key: str, num_perm: int) -> tuple[pd.DataFrame, np.ndarray]:
-        """The units of a fingerprint set by unit id (as `units`) and their MinHash signatures as one
-        (n x num_perm) uint32 matrix, read from the stored bytes through Arrow without a Python object per
-        unit."""
+    def unit_signatures(self, fingerprint_key: str) -> tuple[pd.DataFrame, pa.ChunkedArray]:
+        """The units of a fingerprint set by unit id (as `units`) and their MinHash signatures' stored bytes
+        as an Arrow column (`batches.signature_matrix` reads it without a Python object per unit)."""
         table = (
             self.cursor()
             .sql(
@@ -1410,8 +1409,7 @@ class Store:
             )
             .to_arrow_table()
         )
-        sigs = signature_matrix(table.column("minhash"), num_perm)
-        return table.drop_columns(["minhash"]).to_pandas(), sigs
+        return table.drop_columns(["minhash"]).to_pandas(), table.column("minhash")
 
     @_reads
     def pairs(self, fingerprint_key: str) -> pd.DataFrame:

@@ -145,11 +145,12 @@ def test_signature_matrix_reads_the_stored_bytes_as_signatures() -> None:
     sigs = rng.integers(0, 2**32, size=(7, 16), dtype=np.uint32)
     blobs = [row.tobytes() for row in sigs]
     column = pa.chunked_array([pa.array(blobs[:3], pa.binary()), pa.array(blobs[3:], pa.binary())])
-    np.testing.assert_array_equal(signature_matrix(column, 16), sigs)
-    np.testing.assert_array_equal(signature_matrix(pa.array(blobs, pa.binary()).slice(2, 4), 16), sigs[2:6])
-    np.testing.assert_array_equal(signature_matrix(pa.array(blobs, pa.large_binary()), 16), sigs)
-    assert signature_matrix(pa.chunked_array([], pa.binary()), 16).shape == (0, 16)
+    np.testing.assert_array_equal(signature_matrix(16, column), sigs)
+    np.testing.assert_array_equal(signature_matrix(16, pa.array(blobs, pa.binary()).slice(2, 4)), sigs[2:6])
+    np.testing.assert_array_equal(signature_matrix(16, pa.array(blobs, pa.large_binary())), sigs)
+    np.testing.assert_array_equal(signature_matrix(16, column.slice(1, 3), blobs[5:]), sigs[[1, 2, 3, 5, 6]])
+    assert signature_matrix(16, pa.chunked_array([], pa.binary()), []).shape == (0, 16)
     odd = [blobs[0][:60], blobs[1] + blobs[2][:4]]  # not 64 bytes each: the bytes objects' path
-    np.testing.assert_array_equal(signature_matrix(pa.array(odd, pa.binary()), 16), signatures(odd, 16))
+    np.testing.assert_array_equal(signature_matrix(16, pa.array(odd, pa.binary())), signatures(odd, 16))
     with pytest.raises(ValueError):
-        signature_matrix(pa.array([blobs[0], None], pa.binary()), 16)
+        signature_matrix(16, pa.array([blobs[0], None], pa.binary()))
