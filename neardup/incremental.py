@@ -119,8 +119,8 @@ def new_cross_pairs(
     members = _positions_in(keys, new_buckets, shift=1)
     # By bucket, its queries before its indexed entries (`keys`), and new entries first within each.
     member_keys, member_new = keys[members], ids[members] >= n_old
-    order = members[np.lexsort((~member_new, member_keys))]
-    sk, new = keys[order], ids[order] >= n_old
+    by_bucket = np.lexsort((~member_new, member_keys))
+    order, sk, new = members[by_bucket], member_keys[by_bucket], member_new[by_bucket]
     bucket = sk >> np.uint64(1)
     starts = np.concatenate(([0], np.flatnonzero(bucket[1:] != bucket[:-1]) + 1))
     sizes = np.diff(np.concatenate((starts, [len(sk)])))
