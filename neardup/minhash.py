@@ -32,11 +32,15 @@ _S16, _S13 = np.uint32(16), np.uint32(13)
 
 @lru_cache(maxsize=8)
 def permutations(num_perm: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
-    """datasketch's permutation parameters (a, b) for this size and seed."""
-    from datasketch import MinHash
-
-    a, b = MinHash(num_perm=num_perm, seed=seed, scheme=SCHEME).permutations
-    return np.asarray(a, dtype=np.uint32), np.asarray(b, dtype=np.uint32)
+    """datasketch's permutation parameters (a, b) for this size and seed: the draws its `MinHash` makes for
+    the affine32 scheme (odd a, any b, from numpy's RandomState(seed)), made here so that sketching, which
+    every ingest worker does, does not import datasketch (and scipy with it: ~0.4 CPU-s a process). A test
+    compares them with datasketch's own."""
+    gen = np.random.RandomState(seed)
+    a = gen.randint(0, 1 << 31, num_perm, dtype=np.uint32) * np.uint32(2) + np.uint32(1)
+    b = gen.randint(0, 1 << 32, num_perm, dtype=np.uint32)
+    a.flags.writeable = b.flags.writeable = False  # cached: shared by every caller
+    return a, b
 
 
 def _fmix32(h: np.ndarray) -> np.ndarray:

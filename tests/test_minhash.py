@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+from pathlib import Path
+
 import numpy as np
 import pyarrow as pa
 import pytest
@@ -17,6 +21,7 @@ from neardup.minhash import (
 )
 from neardup.shingles import jaccard, shingle_hashes, words
 
+REPO = Path(__file__).resolve().parent.parent
 _VOCAB = [f"w{i}" for i in range(3000)]
 
 
@@ -81,6 +86,27 @@ def test_permutations_are_datasketchs() -> None:
     ref = MinHash(num_perm=128, seed=1).permutations
     assert np.array_equal(a, np.asarray(ref[0], dtype=np.uint32))
     assert np.array_equal(b, np.asarray(ref[1], dtype=np.uint32))
+
+
+@pytest.mark.parametrize(("num_perm", "seed"), [(128, 1), (256, 7), (64, 2**32 - 1), (1, 0)])
+def test_permutations_are_datasketchs_for_any_size_and_seed(num_perm: int, seed: int) -> None:
+    a, b = permutations(num_perm, seed)
+    ref = MinHash(num_perm=num_perm, seed=seed, scheme="affine32").permutations
+    assert a.dtype == b.dtype == np.uint32
+    assert np.array_equal(a, ref[0]) and np.array_equal(b, ref[1])
+    assert (a % 2 == 1).all()  # odd: each permutation is a bijection of the 32-bit values
+
+
+def test_sketching_does_not_import_datasketch() -> None:
+    """Every ingest worker sketches; datasketch pulls in scipy (~0.4 CPU-s an import), so the permutations are
+    drawn without it."""
+    code = (
+        "import sys, numpy as np\n"
+        "from neardup.sketch import sketch_many\n"
+        "sketch_many([np.arange(40, dtype=np.uint64)], 5)\n"
+        "sys.exit(3 if 'datasketch' in sys.modules or 'scipy' in sys.modules else 0)\n"
+    )
+    assert subprocess.run([sys.executable, "-c", code], cwd=REPO).returncode == 0
 
 
 def test_lean_wraps_the_signature() -> None:
