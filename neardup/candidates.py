@@ -298,12 +298,29 @@ def lsh_threshold(floor: float, similarity: str, min_size_ratio: float) -> float
     return max(0.05, c * q / (1 + q - c * q))
 
 
+@functools.cache
 def lsh_params(threshold: float, num_perm: int) -> tuple[int, int]:
-    """Bands and rows that datasketch's MinHashLSH chooses for this threshold (equal FP/FN weights)."""
-    from datasketch import MinHashLSH
+    """Bands and rows that datasketch's MinHashLSH chooses for this threshold (equal FP/FN weights): of all
+    b x r <= num_perm, the first in (b, r) order with the least false-positive area of the S-curve
+    1 - (1 - s^r)^b below the threshold plus false-negative area above it. The curve is a polynomial of
+    degree b * r <= num_perm, so Gauss-Legendre nodes integrate it exactly (datasketch integrates each
+    (b, r) with scipy's `quad`: the same choice, a test compares them, without importing datasketch and
+    scipy.integrate, ~1 CPU-s, in each process that searches candidates). Unlike MinHashLSH, a choice of
+    one band is returned, not refused (num_perm 16 above ~0.87)."""
+    b = np.concatenate([np.full(num_perm // k, k) for k in range(1, num_perm + 1)]).astype(np.float64)
+    r = np.concatenate([np.arange(1, num_perm // k + 1) for k in range(1, num_perm + 1)]).astype(np.float64)
+    nodes, weights = np.polynomial.legendre.leggauss(num_perm // 2 + 1)  # exact to degree num_perm + 1
 
-    lsh = MinHashLSH(threshold=threshold, num_perm=num_perm)
-    return lsh.b, lsh.r
+    def area(lo: float, hi: float, curve: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:
+        s = (hi - lo) / 2 * nodes + (hi + lo) / 2
+        return np.asarray(curve(s[None, :]) @ weights * ((hi - lo) / 2))
+
+    def s_curve(s: np.ndarray) -> np.ndarray:
+        return np.asarray(1 - (1 - s ** r[:, None]) ** b[:, None])
+
+    error = 0.5 * area(0.0, threshold, s_curve) + 0.5 * area(threshold, 1.0, lambda s: 1 - s_curve(s))
+    best = int(np.argmin(error))  # the first of equal minima, as datasketch's strict `<` keeps
+    return int(b[best]), int(r[best])
 
 
 def lsh_buckets_datasketch(signatures: np.ndarray, bands: int, rows: int, seed: int) -> list[np.ndarray]:
@@ -641,8 +658,6 @@ def exact_scores(
 # Sets are put in size classes that grow by this factor; two sets d classes apart have a size ratio in
 # (SIZE_CLASS_FACTOR ** -(d + 1), SIZE_CLASS_FACTOR ** -(d - 1)).
 SIZE_CLASS_FACTOR = 2**0.5
-# datasketch's choice of bands x rows integrates its error curves (~10-50 ms a threshold): once per threshold.
-_size_class_params = functools.cache(lsh_params)
 _INDEXED = np.uint64(1)  # the lowest bit of a size-class key: an indexed entry, not a query
 
 
@@ -678,7 +693,7 @@ def size_class_tables(
     d = 2
     while SIZE_CLASS_FACTOR ** -(d - 1) > lowest_ratio:
         q_lo = max(SIZE_CLASS_FACTOR ** -(d + 1), lowest_ratio)
-        bands_rows = _size_class_params(containment * q_lo / (1 + q_lo - containment * q_lo), num_perm)
+        bands_rows = lsh_params(containment * q_lo / (1 + q_lo - containment * q_lo), num_perm)
         params.setdefault(bands_rows, []).append(d)
         d += 1
     return [SizeClassTables(b, r, tuple(ds)) for (b, r), ds in params.items()]

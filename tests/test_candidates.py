@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import math
+import subprocess
+import sys
 from functools import reduce
 from math import comb
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -218,6 +221,51 @@ def test_lsh_buckets_equal_datasketch_at_engine_params() -> None:
     mine = sorted(tuple(b.tolist()) for b in lsh_buckets(sigs, bands, rows))
     ref = sorted(tuple(b.tolist()) for b in lsh_buckets_datasketch(sigs, bands, rows, seed=1))
     assert mine == ref
+
+
+def _datasketch_params(threshold: float, num_perm: int) -> tuple[int, int]:
+    """What `MinHashLSH(threshold, num_perm)` picks (it raises where that is one band; the choice is this)."""
+    from datasketch.lsh import _optimal_param
+
+    return _optimal_param(threshold, num_perm, 0.5, 0.5)
+
+
+# Every threshold the engine asks for: the one index over its guard ratios and floors, and the size-class
+# tables of `partial_copies` down to their lowest ratio.
+_ENGINE_THRESHOLDS = sorted(
+    {
+        lsh_threshold(f, sim, q)
+        for f in (0.3, 0.5, 0.7, 0.8, 0.9)
+        for sim in ("jaccard", "containment")
+        for q in (0.05, 0.2, 0.35, 0.5, 0.7, 0.9)
+    }
+    | {
+        candidates.CONTAINMENT_INDEXED * q / (1 + q - candidates.CONTAINMENT_INDEXED * q)
+        for q in np.geomspace(0.05, 1.0, 40)
+    }
+)
+
+
+@pytest.mark.parametrize("num_perm", [16, 64, 128, 256])
+def test_lsh_params_are_datasketchs(num_perm: int) -> None:
+    thresholds = [*np.round(np.arange(0.02, 1.0, 0.02), 2), *_ENGINE_THRESHOLDS]
+    mine = [lsh_params(float(t), num_perm) for t in thresholds]
+    assert mine == [_datasketch_params(float(t), num_perm) for t in thresholds]
+
+
+def test_fingerprints_do_not_import_datasketch() -> None:
+    """The candidate search runs in every fingerprint step, of the CLI, the app and an added crawl: choosing
+    its bands must not cost datasketch's and scipy's import (~1 CPU-s)."""
+    code = (
+        "import sys\n"
+        "from neardup.candidates import lsh_params, size_class_tables\n"
+        "lsh_params(0.36, 128); size_class_tables(0.35, 128)\n"
+        "sys.exit(3 if 'datasketch' in sys.modules or 'scipy.integrate' in sys.modules else 0)\n"
+    )
+    assert (
+        subprocess.run([sys.executable, "-c", code], cwd=Path(__file__).resolve().parent.parent).returncode
+        == 0
+    )
 
 
 def test_lsh_threshold_below_the_floor() -> None:
