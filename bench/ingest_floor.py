@@ -176,12 +176,12 @@ def main(argv: list[str] | None = None) -> int:
             True,
         ),
         ("sketch: shingle hashes, SimHash, MinHash, compiled", lambda: sketch(True), True),
+        ("... the same, reference path (numpy, batches of 500)", lambda: sketch(False), False),
         (
             "raw HTML into Zstandard blocks (`batches.html_blocks`, ~2 MB of pages a block)",
             lambda: [html_blocks(t) for t in html_tables],
             True,
         ),
-        ("... the same, reference path (numpy, batches of 500)", lambda: sketch(False), False),
         (
             "Arrow table of the sketches",
             lambda: [
