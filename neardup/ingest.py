@@ -819,6 +819,12 @@ def decode_json_line(payload: bytes | memoryview, *, fast: bool = True) -> dict[
     return rec
 
 
+def has_content(value: str) -> bool:
+    """`bool(value.strip())` without its copy of a page that ends in a newline (~0.1 ms for 100 KB): the
+    scan stops at the first character that is not whitespace, in the sense `strip` uses."""
+    return bool(value) and not value.isspace()
+
+
 _MISSING_URL = RejectKind.MISSING_URL.reject()
 _MISSING_PAGE = RejectKind.MISSING_PAGE.reject()
 _EMPTY_PAGE = RejectKind.EMPTY_PAGE.reject(" (html is blank)")
@@ -845,8 +851,8 @@ def validate(raw: RawLine, *, md5: bool = True) -> dict[str, Any] | Reject:
         return _MISSING_URL
     html = rec.get("html")
     text = rec.get("text")
-    html = html if isinstance(html, str) and html.strip() else None
-    text = text if isinstance(text, str) and text.strip() else None
+    html = html if isinstance(html, str) and has_content(html) else None
+    text = text if isinstance(text, str) and has_content(text) else None
     if html is None and text is None:
         present = [k for k in ("html", "text") if k in rec]
         return _EMPTY_PAGE if present else _MISSING_PAGE

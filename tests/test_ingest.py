@@ -1098,3 +1098,15 @@ def test_a_batch_hashed_together_has_each_page_md5(monkeypatch: pytest.MonkeyPat
     want = [hashlib.md5(p.encode("utf-8")).hexdigest() for p in [*pages, "only text"]]
     assert [rec["md5"] for rec in good] == want
     assert [(line, reject.kind) for line, reject in bad] == [(len(lines), RejectKind.INVALID_UNICODE)]
+
+
+_SPACES = " \t\n\r\x0b\x0c\x1c\x1d\x1e\x1f\x85\xa0\u1680\u2000\u2028\u2029\u202f\u205f\u3000"
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=st.sampled_from(_SPACES) | st.characters(), max_size=30))
+def test_a_page_is_blank_exactly_when_it_strips_to_nothing(value: str) -> None:
+    """`validate` tells a blank html or text by `has_content`, which does not copy a page the way `strip` does."""
+    assert ingest_module.has_content(value) == bool(value.strip())
+    rec = validate(RawLine(1, json.dumps({"url": "https://a.example/", "html": value}).encode()))
+    assert isinstance(rec, Reject) != bool(value.strip())
