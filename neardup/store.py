@@ -231,6 +231,11 @@ def _attach(path: str, *, write: bool, bulk: bool, lock_wait_s: float) -> duckdb
         # by default it may use 80% of RAM and the main process grew to 2.4 GB over a 100k-page load
         # (1.45 GB with 1 GB). Operators that need more spill to disk. NEARDUP_DUCKDB_MEMORY overrides.
         con.execute("SET memory_limit = ?", [os.environ.get("NEARDUP_DUCKDB_MEMORY", DUCKDB_MEMORY)])
+        # What exceeds it spills where DuckDB spills for a file it opens itself, beside the file (for the
+        # in-memory connection the file is attached to, it would be `.tmp/` in the working directory),
+        # unless the file's folder is read-only.
+        if os.access(os.path.dirname(os.path.abspath(path)), os.W_OK):
+            con.execute("SET temp_directory = ?", [f"{path}.tmp"])
         if write:
             # Checkpoint (compress and write out) after every 512 MB of log rather than DuckDB's 16 MB: a
             # bulk load then re-compresses the open row group ~30x less often (bench/RESULTS.md).

@@ -547,3 +547,26 @@ def test_html_blocks_go_with_their_last_page(tmp_path: Path, crawl: Crawl) -> No
         assert store.cursor().execute("SELECT count(*) FROM html_blocks").fetchone()[0] == 1
         store.remove_source(int(store.sources()["source_id"][0]))
         assert store.cursor().execute("SELECT count(*) FROM html_blocks").fetchone()[0] == 0
+
+
+def test_duckdb_spills_beside_the_database_not_into_the_working_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The file is attached to an in-memory connection, whose spill directory DuckDB puts in the working
+    directory (`.tmp/`); a large sort or join of a report run from a repository left one there."""
+    work = tmp_path / "work"
+    work.mkdir()
+    monkeypatch.chdir(work)
+    monkeypatch.setenv("NEARDUP_DUCKDB_MEMORY", "100MB")
+    db = tmp_path / "data" / "crawl.duckdb"
+    db.parent.mkdir()
+    with Store(db) as store, store.reading():
+        cur = store.cursor()
+        assert cur.execute("SELECT current_setting('temp_directory')").fetchone() == (f"{db}.tmp",)
+        # 20M rows to sort under a 100 MB cap: DuckDB spills
+        got = cur.execute(
+            "SELECT count(*), max(x) FROM (SELECT range AS x FROM range(20000000) ORDER BY hash(range))"
+        )
+        assert got.fetchone() == (20000000, 19999999)
+        assert (db.parent / "crawl.duckdb.tmp").is_dir()
+    assert list(work.iterdir()) == []
