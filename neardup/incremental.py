@@ -34,7 +34,7 @@ from .batches import signature_matrix
 from .candidates import (
     BUCKET_CAP,
     CandidateStats,
-    band_keys,
+    band_key_columns,
     block_masks,
     choose_r,
     concat_ranges,
@@ -164,9 +164,9 @@ def minhash_new_pairs(
     )
     sizes = np.asarray(n_shingles, dtype=np.float64)
     kept: list[tuple[np.ndarray, ...]] = []
-    for band in range(bands):
+    for band, keys in band_key_columns(sigs, bands, rows):
         block = sigs[:, band * rows : (band + 1) * rows]
-        i, j = _new_pairs_in_table(band_keys(block), n_old, bucket_cap, stats)
+        i, j = _new_pairs_in_table(keys, n_old, bucket_cap, stats)
         same_rows = (block[i] == block[j]).all(axis=1)  # a key collision is no bucket
         codes = _distinct_codes(i[same_rows], j[same_rows], n)
         stats.candidates += len(codes)

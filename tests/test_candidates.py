@@ -484,3 +484,56 @@ def test_band_groups_are_exact_even_when_keys_collide(rows: int, monkeypatch: py
     # a key that keeps one bit: different rows share keys, and the grouping must still be by rows
     monkeypatch.setattr(candidates, "fmix64", lambda h: h & np.uint64(1))
     assert _groups(*candidates._band_groups(block)) == want
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    n=st.integers(0, 300),
+    rows=st.integers(1, 5),
+    bands=st.integers(1, 7),
+    chunk=st.sampled_from([1, 7, 64, 2048]),
+    group_bytes=st.sampled_from([1, 200, 1 << 20]),
+    seed=st.integers(0, 2**16),
+)
+def test_band_key_columns_are_each_bands_keys(
+    n: int, rows: int, bands: int, chunk: int, group_bytes: int, seed: int
+) -> None:
+    """Made a group of bands at a time over chunks of rows, the keys are each band's own, in band order."""
+    sigs = np.random.default_rng(seed).integers(0, 2**32, (n, rows * bands + 3), dtype=np.uint32)
+    sigs[n // 2 :: 3, :rows] = sigs[0, :rows] if n else 0  # some equal band rows
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(candidates, "KEY_CHUNK_ROWS", chunk)
+        mp.setattr(candidates, "KEY_GROUP_BYTES", group_bytes)
+        got = list(candidates.band_key_columns(sigs, bands, rows))
+    assert [b for b, _ in got] == list(range(bands))
+    for band, keys in got:
+        assert np.array_equal(
+            keys, candidates.band_keys(sigs[:, band * rows : (band + 1) * rows], compiled=False)
+        )
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    n=st.integers(0, 300),
+    rows=st.integers(1, 5),
+    bands=st.integers(1, 6),
+    distances=st.lists(st.integers(1, 6), min_size=0, max_size=3, unique=True),
+    chunk=st.sampled_from([1, 7, 64, 2048]),
+    group_bytes=st.sampled_from([1, 500, 1 << 20]),
+    seed=st.integers(0, 2**16),
+)
+def test_size_class_key_columns_are_each_bands_keys(
+    n: int, rows: int, bands: int, distances: list[int], chunk: int, group_bytes: int, seed: int
+) -> None:
+    rng = np.random.default_rng(seed)
+    sigs = rng.integers(0, 2**32, (n, rows * bands), dtype=np.uint32)
+    classes = rng.integers(0, 30, n).astype(np.int64)
+    tables = candidates.SizeClassTables(bands, rows, tuple(distances))
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(candidates, "KEY_CHUNK_ROWS", chunk)
+        mp.setattr(candidates, "KEY_GROUP_BYTES", group_bytes)
+        got = list(candidates.size_class_key_columns(sigs, classes, tables))
+    assert [b for b, _ in got] == list(range(bands))
+    for band, keys in got:
+        block = sigs[:, band * rows : (band + 1) * rows]
+        assert np.array_equal(keys, candidates.size_class_keys(block, classes, distances, compiled=False))
