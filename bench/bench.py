@@ -82,6 +82,7 @@ TARGET_PEAK_MB = 4096.0
 TARGET_SIMHASH_X = 20.0
 TARGET_MINHASH_X = 10.0
 TARGET_RECLUSTER_S = 0.3
+AT_100K = 110_000  # the 100k targets are judged on crawls up to this size (larger ones are scale runs)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -1152,9 +1153,10 @@ def render(
             )
             continue
         extra = f" (linear to 100k: ~{secs * scale:.0f} s)" if pages < 90_000 else ""
+        met = verdict(secs * max(scale, 1.0) <= TARGET_E2E_S) if pages <= AT_100K else "- (a target at 100k)"
         lines.append(
             f"| 100k pages ingest -> report <= {TARGET_E2E_S:.0f} s on 2 cores ({m}) | {secs:.1f} s at "
-            f"{pages:,} pages{extra} | {verdict(secs * max(scale, 1.0) <= TARGET_E2E_S)} |"
+            f"{pages:,} pages{extra} | {met} |"
         )
     for m, secs in unfinished.items():
         lines.append(
@@ -1180,8 +1182,8 @@ def render(
     for m in info["methods"]:
         med = statistics.median(info["methods"][m]["recluster_s"])
         lines.append(
-            f"| threshold change re-clusters + re-reports <= {TARGET_RECLUSTER_S} s ({m}) | {med:.3f} s "
-            f"| {verdict(med <= TARGET_RECLUSTER_S)} |"
+            f"| threshold change re-clusters + re-reports <= {TARGET_RECLUSTER_S} s at 100k pages ({m}) | {med:.3f} s "
+            f"at {pages:,} pages | {verdict(med <= TARGET_RECLUSTER_S) if pages <= AT_100K else '- (a target at 100k)'} |"
         )
     return "\n".join(lines) + "\n"
 
