@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import subprocess
 import sys
+from collections.abc import Callable, Iterator
 from functools import reduce
 from math import comb
 from pathlib import Path
@@ -486,6 +487,16 @@ def test_band_groups_are_exact_even_when_keys_collide(rows: int, monkeypatch: py
     assert _groups(*candidates._band_groups(block)) == want
 
 
+def _in_small_steps(
+    columns: Callable[[], Iterator[tuple[int, np.ndarray]]], chunk: int, group_bytes: int
+) -> list[tuple[int, np.ndarray]]:
+    """The (band, keys) of `columns()` made with chunks of `chunk` rows and groups of `group_bytes` of keys."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(candidates, "KEY_CHUNK_ROWS", chunk)
+        mp.setattr(candidates, "KEY_GROUP_BYTES", group_bytes)
+        return list(columns())
+
+
 @settings(max_examples=60, deadline=None)
 @given(
     n=st.integers(0, 300),
@@ -501,10 +512,7 @@ def test_band_key_columns_are_each_bands_keys(
     """Made a group of bands at a time over chunks of rows, the keys are each band's own, in band order."""
     sigs = np.random.default_rng(seed).integers(0, 2**32, (n, rows * bands + 3), dtype=np.uint32)
     sigs[n // 2 :: 3, :rows] = sigs[0, :rows] if n else 0  # some equal band rows
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(candidates, "KEY_CHUNK_ROWS", chunk)
-        mp.setattr(candidates, "KEY_GROUP_BYTES", group_bytes)
-        got = list(candidates.band_key_columns(sigs, bands, rows))
+    got = _in_small_steps(lambda: candidates.band_key_columns(sigs, bands, rows), chunk, group_bytes)
     assert [b for b, _ in got] == list(range(bands))
     for band, keys in got:
         assert np.array_equal(
@@ -529,10 +537,9 @@ def test_size_class_key_columns_are_each_bands_keys(
     sigs = rng.integers(0, 2**32, (n, rows * bands), dtype=np.uint32)
     classes = rng.integers(0, 30, n).astype(np.int64)
     tables = candidates.SizeClassTables(bands, rows, tuple(distances))
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(candidates, "KEY_CHUNK_ROWS", chunk)
-        mp.setattr(candidates, "KEY_GROUP_BYTES", group_bytes)
-        got = list(candidates.size_class_key_columns(sigs, classes, tables))
+    got = _in_small_steps(
+        lambda: candidates.size_class_key_columns(sigs, classes, tables), chunk, group_bytes
+    )
     assert [b for b, _ in got] == list(range(bands))
     for band, keys in got:
         block = sigs[:, band * rows : (band + 1) * rows]
