@@ -305,8 +305,8 @@ def lsh_params(threshold: float, num_perm: int) -> tuple[int, int]:
     1 - (1 - s^r)^b below the threshold plus false-negative area above it. The curve is a polynomial of
     degree b * r <= num_perm, so Gauss-Legendre nodes integrate it exactly (datasketch integrates each
     (b, r) with scipy's `quad`: the same choice, a test compares them, without importing datasketch and
-    scipy.integrate, ~1 CPU-s, in each process that searches candidates). Unlike MinHashLSH, a choice of
-    one band is returned, not refused (num_perm 16 above ~0.87)."""
+    scipy.integrate, 0.2-0.3 CPU-s, in each process that searches candidates). Unlike MinHashLSH, a choice
+    of one band is returned, not refused (num_perm 16 above ~0.87)."""
     b = np.concatenate([np.full(num_perm // k, k) for k in range(1, num_perm + 1)]).astype(np.float64)
     r = np.concatenate([np.arange(1, num_perm // k + 1) for k in range(1, num_perm + 1)]).astype(np.float64)
     nodes, weights = np.polynomial.legendre.leggauss(num_perm // 2 + 1)  # exact to degree num_perm + 1

@@ -820,7 +820,7 @@ def decode_json_line(payload: bytes | memoryview, *, fast: bool = True) -> dict[
 
 
 def has_content(value: str) -> bool:
-    """`bool(value.strip())` without its copy of a page that ends in a newline (~0.1 ms for 100 KB): the
+    """`bool(value.strip())` without its copy of a page that ends in a newline (~0.015 ms for 100 KB): the
     scan stops at the first character that is not whitespace, in the sense `strip` uses."""
     return bool(value) and not value.isspace()
 

@@ -256,7 +256,7 @@ def test_lsh_params_are_datasketchs(num_perm: int) -> None:
 
 def test_fingerprints_do_not_import_datasketch() -> None:
     """The candidate search runs in every fingerprint step, of the CLI, the app and an added crawl: choosing
-    its bands must not cost datasketch's and scipy's import (~1 CPU-s)."""
+    its bands must not cost datasketch's and scipy's import (0.2-0.3 CPU-s)."""
     code = (
         "import sys\n"
         "from neardup.candidates import lsh_params, size_class_tables\n"
