@@ -21,7 +21,10 @@ What it measures
      interleaved so that machine noise hits both sides alike): SimHash per-bit Python recipe vs
      `simhash_many`; datasketch `update()` per shingle vs `minhash_many`; all-pairs Hamming vs the
      pigeonhole banding of `simhash_pairs` (and the pairs are checked equal); datasketch MinHashLSH
-     inserts vs `lsh_buckets` (buckets checked equal).
+     inserts vs `lsh_buckets` (buckets checked equal). Then the whole per-page recipe from the raw record
+     (`run_recipe_peers`, --recipe-pages of the dump): BeautifulSoup (lxml) + datasketch MinHash and
+     BeautifulSoup + the per-bit SimHash vs the ingest worker's batch, in pages/s and MB/s of HTML, and
+     neardup's end to end against the faster of them.
 
   4. Guards and noise: the engine's process tree is killed (by pid) past --max-rss-mb (default 60% of
      RAM, at most 16 GB) or --max-engine-s (default 3600 s); the stages finished before that are still
