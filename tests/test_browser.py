@@ -581,10 +581,15 @@ RECORD_SLIDER_JS = """label => { window.__shown = []; let last = null; const tic
         .find(s => s.innerText.includes(label))?.querySelector('input[type=range]');
     if (el && el.value !== last) { window.__shown.push(parseFloat(el.value)); last = el.value; }
     requestAnimationFrame(tick); }; tick(); }"""
-SCRIPT_RUNNING_JS = (
-    "() => document.querySelector('[data-testid=\"stApp\"]')?.getAttribute('data-test-script-state')"
-    " === 'running'"
-)
+# Counts the script runs that start (the app element's state turning to 'running'), seen by a mutation
+# observer: a rerun shorter than a frame can start and end between two polls of the attribute.
+COUNT_RUNS_JS = """() => { window.__runs = 0; const app = document.querySelector('[data-testid="stApp"]');
+    new MutationObserver(() => { if (app.getAttribute('data-test-script-state') === 'running') window.__runs++; })
+        .observe(app, {attributes: true, attributeFilter: ['data-test-script-state']}); }"""
+# The press's rerun has started, or is over already: then the URL holds the value the press set (a quick run's
+# 'running' and 'notRunning' can reach the page in one render, which no observer sees).
+RUN_STARTED_JS = """expected => window.__runs > 0
+    || new URLSearchParams(location.search).get('threshold') === expected"""
 
 
 def test_a_key_press_during_a_rerun_is_kept(server: Server, browser: Browser) -> None:
@@ -593,15 +598,19 @@ def test_a_key_press_during_a_rerun_is_kept(server: Server, browser: Browser) ->
     page = browser.page
     label = "Threshold (min containment)"
     open_page(page, server.url, "/Explore", "Per host")
+    page.evaluate(COUNT_RUNS_JS)
     for key, step in (("ArrowLeft", -0.01), ("ArrowRight", 0.01)):
         thumb = slider_thumb(page, label)
         start = settled_value(page, thumb)
         page.evaluate(RECORD_SLIDER_JS, label)
-        for _ in range(4):
+        for i in range(4):
             wait_idle(page)
             thumb.focus()
+            page.evaluate("() => { window.__runs = 0; }")
             page.keyboard.press(key)
-            page.wait_for_function(SCRIPT_RUNNING_JS, polling="raf")
+            page.wait_for_function(
+                RUN_STARTED_JS, arg=f"{round(start + (2 * i + 1) * step, 2):g}", polling="raf"
+            )
             page.keyboard.press(key)
         assert settled_value(page, thumb) == round(start + 8 * step, 2), key
         shown = page.evaluate("() => window.__shown")
