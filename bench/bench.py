@@ -796,17 +796,17 @@ def run_recipe_peers(crawl: Path, args: argparse.Namespace) -> dict[str, Any] | 
     if fmt != "jsonl":
         print(f"recipe peers skipped: a {fmt} dump (they read JSON lines)", file=sys.stderr)
         return None
-    lines = []
+    lines, html_bytes = [], 0
     for raw in read_raw(crawl, fmt):
-        rec = json_mod.loads(bytes(raw.payload))
-        if isinstance(rec.get("html"), str) and rec["html"].strip():
+        html = json_mod.loads(bytes(raw.payload)).get("html")
+        if isinstance(html, str) and html.strip():
             lines.append(raw)
+            html_bytes += len(html.encode("utf-8"))
         if len(lines) >= args.recipe_pages:
             break
     if len(lines) < 10:
         print("recipe peers skipped: fewer than 10 pages with HTML", file=sys.stderr)
         return None
-    html_bytes = sum(len(json_mod.loads(bytes(r.payload))["html"].encode("utf-8")) for r in lines)
     config = Config()
     k = config.shingle_size
 
