@@ -5,6 +5,8 @@ from __future__ import annotations
 import gzip
 import json
 import random
+import subprocess
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,6 +20,19 @@ from neardup.store import Store
 
 # The bundled sample crawl (3,000 synthetic pages with ground truth), from the checkout.
 SAMPLE_CRAWL = Path(__file__).resolve().parent.parent / "sample_data" / "crawl.jsonl.gz"
+
+
+def modules_imported_by(code: str) -> set[str]:
+    """The modules a fresh interpreter holds after running `code` (what an import costs a worker process)."""
+    out = subprocess.run(
+        [sys.executable, "-c", f"{code}\nimport sys\nprint(*sys.modules, sep='\\n')"],
+        cwd=Path(__file__).resolve().parent.parent,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return set(out.stdout.split())
+
 
 VOCAB = [
     "river",
