@@ -77,13 +77,6 @@ def test_batching_does_not_change_a_signature() -> None:
     assert np.array_equal(together, alone)
 
 
-def test_permutations_are_datasketchs() -> None:
-    a, b = permutations(128, 1)
-    ref = MinHash(num_perm=128, seed=1).permutations
-    assert np.array_equal(a, np.asarray(ref[0], dtype=np.uint32))
-    assert np.array_equal(b, np.asarray(ref[1], dtype=np.uint32))
-
-
 @pytest.mark.parametrize(("num_perm", "seed"), [(128, 1), (256, 7), (64, 2**32 - 1), (1, 0)])
 def test_permutations_are_datasketchs_for_any_size_and_seed(num_perm: int, seed: int) -> None:
     a, b = permutations(num_perm, seed)
