@@ -67,6 +67,7 @@ REPO = BENCH.parent
 DATA = BENCH / "data"
 RESULTS = BENCH / "RESULTS.md"
 sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "tests"))  # oracles.py: the naive peers, which are the tests' references too
 
 PAGE = os.sysconf("SC_PAGE_SIZE")
 TICK = os.sysconf("SC_CLK_TCK")
@@ -587,19 +588,13 @@ def run_peers(db: str, args: argparse.Namespace) -> list[dict[str, Any]]:
     import duckdb
     import numpy as np
     from datasketch import MinHash
+    from oracles import lsh_buckets_datasketch, minhash_update_loop, simhash_naive, simhash_pairs_bruteforce
 
-    from neardup.candidates import (
-        lsh_buckets,
-        lsh_buckets_datasketch,
-        lsh_params,
-        lsh_threshold,
-        simhash_pairs,
-        simhash_pairs_bruteforce,
-    )
+    from neardup.candidates import lsh_buckets, lsh_params, lsh_threshold, simhash_pairs
     from neardup.config import Config
-    from neardup.minhash import SCHEME, minhash_many, minhash_update_loop
+    from neardup.minhash import SCHEME, minhash_many
     from neardup.shingles import distinct, shingle_hashes, shingles, words
-    from neardup.simhash import simhash_many, simhash_naive
+    from neardup.simhash import simhash_many
 
     rng = np.random.default_rng(args.seed)
     base = Config()
@@ -785,12 +780,12 @@ def run_recipe_peers(crawl: Path, args: argparse.Namespace) -> dict[str, Any] | 
 
     from bs4 import BeautifulSoup
     from datasketch import MinHash
+    from oracles import simhash_naive
 
     from neardup.batches import ingest_arrow
     from neardup.config import Config
     from neardup.ingest import detect_format, read_raw
     from neardup.shingles import shingle_hashes, shingles, words
-    from neardup.simhash import simhash_naive
 
     fmt = detect_format(crawl)
     if fmt != "jsonl":

@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from .minhash import estimate_containment, estimate_jaccard, lean
+from .minhash import estimate_containment, estimate_jaccard
 from .parallel import default_jobs
 from .shingles import fmix64, kernels
 from .simhash import hamming_many
@@ -257,24 +257,6 @@ def simhash_pairs(
     return a, b, hamming_many(fps[a], fps[b]), stats
 
 
-def simhash_pairs_bruteforce(
-    fingerprints: np.ndarray, max_bits: int
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """All pairs within `max_bits`, by comparing every pair (the reference and the naive peer)."""
-    fps = np.asarray(fingerprints, dtype=np.uint64)
-    out_a, out_b = [], []
-    for i in range(len(fps) - 1):
-        d = hamming_many(fps[i], fps[i + 1 :])
-        js = np.flatnonzero(d <= max_bits) + i + 1
-        out_a.append(np.full(len(js), i, dtype=np.int64))
-        out_b.append(js)
-    if not out_a:
-        e = np.empty(0, np.int64)
-        return e, e, np.empty(0, np.uint8)
-    a, b = np.concatenate(out_a), np.concatenate(out_b)
-    return a, b, hamming_many(fps[a], fps[b])
-
-
 # Containment the LSH index is sized to find as reliably as Jaccard pairs at the floor.
 CONTAINMENT_INDEXED = 0.8
 
@@ -321,25 +303,6 @@ def lsh_params(threshold: float, num_perm: int) -> tuple[int, int]:
     error = 0.5 * area(0.0, threshold, s_curve) + 0.5 * area(threshold, 1.0, lambda s: 1 - s_curve(s))
     best = int(np.argmin(error))  # the first of equal minima, as datasketch's strict `<` keeps
     return int(b[best]), int(r[best])
-
-
-def lsh_buckets_datasketch(signatures: np.ndarray, bands: int, rows: int, seed: int) -> list[np.ndarray]:
-    """Buckets (member arrays, 2+ members) of a datasketch MinHashLSH index over the signatures.
-
-    The reference for `lsh_buckets`: one `insert` per document and band in Python (slow at scale).
-    """
-    from datasketch import MinHashLSH
-
-    lsh = MinHashLSH(num_perm=signatures.shape[1], params=(bands, rows))
-    with lsh.insertion_session() as session:
-        for i in range(len(signatures)):
-            session.insert(i, lean(signatures[i], seed), check_duplication=False)
-    out = []
-    for table in lsh.hashtables:
-        for key, count in table.itemcounts().items():
-            if count > 1:
-                out.append(np.sort(np.fromiter(table.get(key), dtype=np.int64)))
-    return out
 
 
 _MIX = np.uint64(0x9E3779B97F4A7C15)
@@ -434,7 +397,7 @@ def _lsh_tables(signatures: np.ndarray, bands: int, rows: int) -> Iterator[tuple
 
 
 def lsh_buckets(signatures: np.ndarray, bands: int, rows: int) -> list[np.ndarray]:
-    """The same buckets as `lsh_buckets_datasketch`, computed with a sort per band (numpy)."""
+    """The same buckets as datasketch's MinHashLSH (`tests/oracles.py`), computed with a sort per band (numpy)."""
     out = []
     n = len(signatures)
     for order, starts in _lsh_tables(signatures, bands, rows):

@@ -13,12 +13,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from functools import lru_cache
-from typing import TYPE_CHECKING
 
 import numpy as np
-
-if TYPE_CHECKING:  # datasketch is imported where used: it pulls in scipy.integrate, slow in every worker
-    from datasketch import LeanMinHash
 
 SCHEME = "affine32"
 EMPTY = np.uint32(0xFFFFFFFF)
@@ -103,20 +99,3 @@ def estimate_containment(jaccard_est: np.ndarray, size_a: np.ndarray, size_b: np
     inter = j / (1.0 + j) * (sa + sb)
     smaller = np.maximum(np.minimum(sa, sb), 1.0)
     return np.clip(inter / smaller, 0.0, 1.0)
-
-
-def lean(signature: np.ndarray, seed: int) -> LeanMinHash:
-    """A datasketch LeanMinHash around one signature row (for MinHashLSH)."""
-    from datasketch import LeanMinHash
-
-    return LeanMinHash(seed=seed, hashvalues=signature, scheme=SCHEME)
-
-
-def minhash_update_loop(shingle_texts: Sequence[str], num_perm: int = 128, seed: int = 1) -> np.ndarray:
-    """The naive way: datasketch's default hash (SHA-1) and one `update()` per shingle (benchmark peer)."""
-    from datasketch import MinHash
-
-    m = MinHash(num_perm=num_perm, seed=seed)
-    for s in shingle_texts:
-        m.update(s.encode("utf-8"))
-    return m.hashvalues

@@ -3,8 +3,7 @@
 Two modes, both parsed once by lexbor (vendored, compiled into `neardup._html`):
 - `strip`: the classic recipe. Remove `nav, footer, script, style, form, header, aside, noscript,
   iframe, svg, template` (configurable) and hidden inputs, take the remaining text nodes, collapse
-  whitespace. `normalize_html_bs4` is the BeautifulSoup reference, and a test proves the two give the
-  same words.
+  whitespace. A test proves it gives the same words as BeautifulSoup does (`tests/oracles.py`).
 - `main`: main-content extraction, which also drops boilerplate that sits inside the content area or in a
   `<div id="header">` template. Two extractors:
   - `neardup` (default): resiliparse's rules in C (`neardup/_html.c`: 1.1's public rules, changed where
@@ -163,48 +162,16 @@ def normalize_html(
     return parse_page(html, mode=mode, strip_tags=strip_tags, extractor=extractor, comments=comments).text
 
 
-def normalize_html_bs4(html: str, *, strip_tags: tuple[str, ...] = DEFAULT_STRIP_TAGS) -> str:
-    """Reference implementation of `strip` mode with BeautifulSoup + lxml (slow, clear)."""
-    from bs4 import BeautifulSoup
-
-    soup = BeautifulSoup(html, "lxml")
-    for node in soup.find_all(list(strip_tags)):
-        node.decompose()
-    for node in soup.find_all("input", attrs={"type": "hidden"}):
-        node.decompose()
-    for node in soup.find_all("title"):  # the head's title is not body text
-        node.decompose()
-    body = soup.body
-    return _collapse(body.get_text(" ") if body is not None else "")
-
-
 def stripped_parts(html: str, *, strip_tags: tuple[str, ...] = DEFAULT_STRIP_TAGS) -> list[tuple[str, str]]:
     """What `strip` mode removes, as (tag, text) pairs in document order (head included), for showing an
     analyst: the elements named in `strip_tags`, outside one another, with their text (none for script and
     style). Parsed as strip mode parses (lexbor, bounded); a page too complex to parse is one pair,
-    (TOO_COMPLEX, the bound it is over). `stripped_parts_bs4` is the BeautifulSoup reference."""
+    (TOO_COMPLEX, the bound it is over). A test compares it with BeautifulSoup
+    (`tests/oracles.py`)."""
     try:
         return _html.stripped_parts(html, strip_tags)
     except _html.PageTooComplex as exc:
         return [(TOO_COMPLEX, str(exc))]
-
-
-def stripped_parts_bs4(
-    html: str, *, strip_tags: tuple[str, ...] = DEFAULT_STRIP_TAGS
-) -> list[tuple[str, str]]:
-    """Reference implementation of `stripped_parts` with BeautifulSoup + lxml (slow: seconds on a page of
-    100,000 elements)."""
-    from bs4 import BeautifulSoup
-
-    soup = BeautifulSoup(html, "lxml")
-    parts = []
-    for node in soup.find_all(list(strip_tags)):
-        if node.parent is None:  # inside an element already removed
-            continue
-        text = _collapse(node.get_text(" ")) if node.name not in ("script", "style") else ""
-        parts.append((node.name, text))
-        node.decompose()
-    return parts
 
 
 # --- degenerate pages -------------------------------------------------------------------------

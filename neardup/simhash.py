@@ -59,12 +59,3 @@ def simhash_many(docs: Sequence[np.ndarray], *, distinct: bool = False) -> np.nd
 def simhash64(shingle_hashes: np.ndarray) -> int:
     """SimHash of one document (see `simhash_many`)."""
     return int(simhash_many([np.asarray(shingle_hashes, dtype=np.uint64)])[0])
-
-
-def simhash_naive(shingle_hashes: Sequence[int]) -> int:
-    """The classic per-bit pure-Python recipe; the reference the bulk version is tested and benchmarked against."""
-    votes = [0] * 64
-    for h in set(int(x) for x in shingle_hashes):
-        for bit in range(64):
-            votes[bit] += 1 if (h >> bit) & 1 else -1
-    return sum(1 << bit for bit in range(64) if votes[bit] > 0)

@@ -12,6 +12,7 @@ import pytest
 from conftest import modules_imported_by
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from oracles import lsh_buckets_datasketch, simhash_pairs_bruteforce
 
 from neardup import candidates
 from neardup.candidates import (
@@ -21,12 +22,10 @@ from neardup.candidates import (
     exact_scores,
     intersection_sizes,
     lsh_buckets,
-    lsh_buckets_datasketch,
     lsh_params,
     lsh_threshold,
     minhash_pairs,
     simhash_pairs,
-    simhash_pairs_bruteforce,
     size_guard,
     verify_pairs,
 )

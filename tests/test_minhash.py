@@ -7,12 +7,12 @@ import pyarrow as pa
 import pytest
 from conftest import modules_imported_by
 from datasketch import MinHash
+from oracles import lean
 
 from neardup.minhash import (
     EMPTY,
     estimate_containment,
     estimate_jaccard,
-    lean,
     minhash_many,
     permutations,
 )

@@ -10,6 +10,7 @@ import pytest
 from conftest import SAMPLE_CRAWL, VOCAB
 from hypothesis import given
 from hypothesis import strategies as st
+from oracles import normalize_html_bs4, stripped_parts_bs4
 
 from neardup import normalize
 from neardup.config import DEFAULT_STRIP_TAGS
@@ -18,10 +19,8 @@ from neardup.normalize import (
     TOO_COMPLEX,
     degenerate_reason,
     normalize_html,
-    normalize_html_bs4,
     parse_page,
     stripped_parts,
-    stripped_parts_bs4,
 )
 from neardup.shingles import words
 
