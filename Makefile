@@ -6,7 +6,8 @@ PY     := $(VENV)/bin/python
 DB     ?=
 SAMPLE := sample_data/crawl.jsonl.gz
 
-.PHONY: run test install system-deps lint bench sample screenshots clean
+# `make test-fast`: the tests that need nothing beyond the venv (no Chromium, JVM or wget; markers in pyproject.toml).
+.PHONY: run test test-fast install system-deps lint bench sample screenshots clean
 
 $(VENV)/.installed: pyproject.toml setup.py neardup/_kernels.c neardup/_html.c neardup/vendor/lexbor/core/hash.c
 	$(PYTHON) -m venv $(VENV)
@@ -32,6 +33,9 @@ lint: install
 
 test: install system-deps lint
 	$(PY) -m pytest -q
+
+test-fast: install lint
+	$(PY) -m pytest -q -m "not browser and not spark and not wheel and not wget"
 
 # The README's screenshots (docs/*.png), taken by the browser tests; `make test` writes them to a temporary folder.
 screenshots: install system-deps

@@ -247,3 +247,19 @@ def empty_db(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
     st.cache_resource.clear()
     yield path
     st.cache_resource.clear()
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """A test module that drives the browser is marked `browser` (`make test-fast` leaves it out): one that
+    imports Playwright, or the harness that launches it, without the mark is a collection error."""
+    unmarked = sorted(
+        {
+            item.module.__name__
+            for item in items
+            if item.module is not None
+            and {"launch_browser", "sync_playwright"} & set(vars(item.module))
+            and item.get_closest_marker("browser") is None
+        }
+    )
+    if unmarked:
+        raise pytest.UsageError(f"browser tests without the `browser` mark: {', '.join(unmarked)}")

@@ -39,6 +39,8 @@ from neardup.labels import sample_pairs
 from neardup.store import Store
 from neardup.urls import canonicalize_url
 
+pytestmark = pytest.mark.browser
+
 ROOT = Path(__file__).resolve().parent.parent
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = [

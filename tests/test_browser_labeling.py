@@ -29,6 +29,8 @@ from test_browser import (
 from neardup.labels import CATEGORIES
 from neardup.store import Store
 
+pytestmark = pytest.mark.browser
+
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE = ROOT / "sample_data" / "crawl.jsonl.gz"
 

@@ -25,7 +25,10 @@ from neardup.cli import main
 from neardup.config import Config, load_config
 from neardup.store import Store
 
-pytestmark = pytest.mark.filterwarnings("ignore:PySpark does not yet fully support pandas:FutureWarning")
+pytestmark = [
+    pytest.mark.spark,
+    pytest.mark.filterwarnings("ignore:PySpark does not yet fully support pandas:FutureWarning"),
+]
 
 N_RECORDS = 600
 SPARK_CONF = [

@@ -156,6 +156,7 @@ def wget_crawl(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str
     return warc, files, base
 
 
+@pytest.mark.wget
 def test_a_wget_crawl_loads_every_html_page(tmp_path, wget_crawl):
     warc, files, base = wget_crawl
     assert detect_format(warc) == "warc"
@@ -189,6 +190,7 @@ def test_a_wget_crawl_loads_every_html_page(tmp_path, wget_crawl):
     store.close()
 
 
+@pytest.mark.wget
 def test_a_wget_crawl_reports_as_its_jsonl_form(tmp_path, wget_crawl):
     """The JSON lines of the same fetches, read with warcio (the oracle), give the same report."""
     warc, files, base = wget_crawl

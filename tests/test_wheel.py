@@ -27,6 +27,8 @@ from pathlib import Path
 import pytest
 from test_browser import CHROMIUM, assert_clean, free_port, launch_browser, open_page
 
+pytestmark = [pytest.mark.wheel, pytest.mark.browser]
+
 ROOT = Path(__file__).resolve().parent.parent
 # What the build does not read: the copy of the tree the wheel is built from leaves them out.
 NOT_BUILT = (".git", ".venv", "build", "*.egg-info", "__pycache__", "*.duckdb*", "tests", "bench")
