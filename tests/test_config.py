@@ -321,3 +321,15 @@ def test_with_shingle_size_keeps_min_words_at_least_the_shingle_size() -> None:
     assert (back.shingle_size, back.min_words) == (4, 4)
     with pytest.raises(ConfigError, match="shingle_size must be an integer from 1 to 20, not 0"):
         Config().with_shingle_size(0)
+
+
+def test_the_readme_config_block_is_the_default_config_with_every_key(tmp_path):
+    """The README's dupcheck.yaml block loads as the defaults and names every key `neardup export` writes, in
+    its order: a setting added, renamed or given another default fails here until the README says so."""
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## The config file (`dupcheck.yaml`)", 1)[1]
+    block = section.split("```yaml\n", 1)[1].split("```", 1)[0]
+    (tmp_path / "dupcheck.yaml").write_text(block, encoding="utf-8")
+    assert load_config(tmp_path / "dupcheck.yaml") == Config()
+    written = yaml.safe_load(dump_config(Config()))
+    assert list(yaml.safe_load(block)) == list(written)
