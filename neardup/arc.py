@@ -216,15 +216,16 @@ class ArcBatches:
                 resume = _next_header_line(f, pos + 1, self._fields)
                 tail = f"reading resumed at offset {offset_of(resume)}" if resume is not None else rest
                 shown = line[:60].decode("latin-1").rstrip("\r\n")
-                if held is not None:
+                if held is not None:  # the record before ends short of its Archive-length's end
                     yield RejectKind.BAD_CONTENT_LENGTH.reject(
-                        f" (offset {held[1]}, {held[2]}): its Archive-length does not end it where "
-                        "the next header line starts",
+                        f" (offset {held[1]}, {held[2]}): its Archive-length ends it at a line that is "
+                        f"not an ARC header line ({shown!r}, offset {offset_of(pos)}); {tail}",
                     )
                     held = None
-                yield RejectKind.MALFORMED_RECORD.reject(
-                    f" (offset {offset_of(pos)}: not an ARC header line: {shown!r}); {tail}"
-                )
+                else:
+                    yield RejectKind.MALFORMED_RECORD.reject(
+                        f" (offset {offset_of(pos)}: not an ARC header line: {shown!r}); {tail}"
+                    )
                 if resume is None:
                     break
                 f.seek(resume)
