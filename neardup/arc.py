@@ -179,17 +179,26 @@ class ArcBatches:
                 yield RejectKind.CORRUPT_FILE.reject(f": {exc}; the records before it are kept")
 
     def _member_items(self) -> Iterator[ArchiveCapture | Reject]:
+        """The records of each gzip member. A member that ends early (the file cut inside it, a member
+        that does not inflate or is a bomb) keeps the complete records read from it; the one it cut is
+        named once, by the member's reject."""
         with open(self.path, "rb") as f:
             for member in _gzip_members(f):
-                if member.data:
-                    yield from self._parse(
+                items = list(
+                    self._parse(
                         io.BytesIO(member.data),
                         _at_member(member.offset),
                         overflow=member.overflow,
                         rest="the rest of its gzip member is skipped",
                     )
+                )
                 if member.error is not None:
-                    yield member_reject(member, self.name)
+                    while items and isinstance(items[-1], Reject) and items[-1].kind in _CUT_KINDS:
+                        items.pop()
+                yield from items
+                if member.error is not None:
+                    head = parse_header_line(member.data.split(b"\n", 1)[0], self._fields)
+                    yield member_reject(member, self.name, head.url if head is not None else None)
 
     # --- records in a stream ---------------------------------------------------------------------
     def _parse(
@@ -319,14 +328,21 @@ def _at_member(start: int) -> Callable[[int], int | None]:
     return lambda pos: start if pos == 0 else None
 
 
-def member_reject(member: _Member, name: str) -> Reject:
+_CUT_KINDS = frozenset({RejectKind.RECORD_CUT_OFF, RejectKind.MALFORMED_RECORD, RejectKind.RECORD_TOO_LONG})
+
+
+def member_reject(member: _Member, name: str, url: str | None) -> Reject:
     """The reject for a gzip member that ends early: the file cut inside it, or a member that does not
     inflate (reading resumed at the next member)."""
+    record = f" ({url})" if url else ""
     if member.error == "cut off":
         return RejectKind.TRUNCATED_FILE.reject(
-            f": {name} ends inside the gzip member at offset {member.offset}; the records before it are kept"
+            f": {name} ends inside the gzip member at offset {member.offset}{record}; "
+            "the records before it are kept"
         )
-    return RejectKind.CORRUPT_FILE.reject(f": the gzip member at offset {member.offset} {member.error}")
+    return RejectKind.CORRUPT_FILE.reject(
+        f": the gzip member at offset {member.offset}{record} {member.error}"
+    )
 
 
 def _gzip_members(f: BinaryIO) -> Iterator[_Member]:

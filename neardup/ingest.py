@@ -419,6 +419,14 @@ def file_sha256(path: Path, chunk: int = 1 << 20) -> str:
     return h.hexdigest()
 
 
+_ARCHIVE_NAMES = {
+    ".warc": "a WARC file (no WARC/ header)",
+    ".wet": "a WARC file (no WARC/ header)",
+    ".arc": "an ARC file (no filedesc:// header)",
+    ".wacz": "a WACZ file (no ZIP with a datapackage.json or archive/)",
+}
+
+
 def detect_format(path: Path) -> str:
     """'jsonl', 'csv', 'parquet', 'warc', 'arc' or 'wacz', from the magic bytes and the name; NotACrawlDump
     otherwise."""
@@ -435,7 +443,7 @@ def detect_format(path: Path) -> str:
         try:
             with gzip.open(path, "rb") as g:
                 head = g.read(4096)
-        except (OSError, EOFError) as exc:
+        except (OSError, EOFError, zlib.error) as exc:  # zlib.error: a later member is corrupt
             head = _inflate_head(path)  # a file cut short still has a readable start (read_batches keeps it)
             if not head:
                 raise NotACrawlDump(f"{path}: a broken gzip file ({exc})") from None
@@ -443,10 +451,9 @@ def detect_format(path: Path) -> str:
         return "warc"
     if is_arc_head(head):
         return "arc"
-    if name.endswith((".warc", ".wet", ".arc", ".wacz")):
-        raise NotACrawlDump(
-            f"{path}: named {name[name.rfind('.') :]} but not one (no WARC/ or filedesc:// header, or not a WACZ ZIP)"
-        )
+    suffix = name[name.rfind(".") :]
+    if suffix in _ARCHIVE_NAMES:
+        raise NotACrawlDump(f"{path}: named {suffix} but not {_ARCHIVE_NAMES[suffix]}")
     if name.endswith(".parquet"):
         raise NotACrawlDump(f"{path}: named .parquet but not a Parquet file")
     if name.endswith(".csv"):
