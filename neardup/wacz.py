@@ -17,7 +17,7 @@ name), a member is copied at most `MAX_MEMBER_BYTES` and at most `MAX_RATIO` tim
 (a ZIP bomb stops there), a pages list is read at most `MAX_PAGES_BYTES`. A member that cannot be read
 (encrypted, a name with `..`, too large, a bad CRC, not a WARC) and a bad line of a pages list are each
 a `bad WACZ member` reject; the other members are read. A file that is not a readable ZIP, or has more
-than `MAX_MEMBERS` members, is not a crawl dump.
+than `MAX_MEMBERS` members, is one `corrupt compressed file` reject (so ingest refuses it, naming why).
 """
 
 from __future__ import annotations
@@ -32,7 +32,6 @@ from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
 
 from .archives import ArchiveCapture
-from .errors import NotACrawlDump
 from .rejects import Reject, RejectKind
 from .urls import canonicalize_url
 from .warc import FRAMED_MAGIC, WarcBatches, WarcCapture, is_warc_head
@@ -58,7 +57,7 @@ def is_wacz(path: Path) -> bool:
     try:
         with zipfile.ZipFile(path) as z:
             names = [_inner(n) for n in z.namelist()[:MAX_MEMBERS]]
-    except (zipfile.BadZipFile, OSError, ValueError, NotImplementedError):
+    except (zipfile.BadZipFile, OSError, ValueError, NotImplementedError, EOFError):
         return path.name.lower().endswith(".wacz")  # a broken WACZ: refused by `WaczBatches` with its cause
     return "datapackage.json" in names or any(n.startswith("archive/") for n in names)
 
@@ -91,13 +90,6 @@ class WaczBatches:
         self.batch_records = batch_records
         self.skipped: Counter[str] = Counter()
         self.revisits = 0
-        try:
-            with zipfile.ZipFile(self.path) as z:
-                infos = z.infolist()
-        except (zipfile.BadZipFile, OSError, ValueError, NotImplementedError) as exc:
-            raise NotACrawlDump(f"{self.path}: not a readable WACZ (ZIP) file ({exc})") from None
-        if len(infos) > MAX_MEMBERS:
-            raise NotACrawlDump(f"{self.path}: a WACZ of {len(infos):,} members (at most {MAX_MEMBERS:,})")
 
     def __iter__(self) -> Iterator[list[RawLine]]:
         from .ingest import RawLine
@@ -116,7 +108,21 @@ class WaczBatches:
             yield from batch
 
     def _items(self) -> Iterator[ArchiveCapture | Reject]:
-        with zipfile.ZipFile(self.path) as z, tempfile.TemporaryDirectory(prefix="neardup-wacz-") as tmp:
+        try:
+            z = zipfile.ZipFile(self.path)
+        except (zipfile.BadZipFile, OSError, ValueError, NotImplementedError, EOFError) as exc:
+            yield RejectKind.CORRUPT_FILE.reject(f": {self.name} is not a readable ZIP ({exc})")
+            return
+        with z:
+            if len(z.infolist()) > MAX_MEMBERS:
+                yield RejectKind.CORRUPT_FILE.reject(
+                    f": {self.name} has {len(z.infolist()):,} members (a WACZ is read to {MAX_MEMBERS:,})"
+                )
+                return
+            yield from self._members(z)
+
+    def _members(self, z: zipfile.ZipFile) -> Iterator[ArchiveCapture | Reject]:
+        with tempfile.TemporaryDirectory(prefix="neardup-wacz-") as tmp:
             lists: dict[str, tuple[set[str], set[str]]] = {}
             for info in z.infolist():
                 inner = _inner(info.filename)

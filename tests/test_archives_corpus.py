@@ -200,3 +200,29 @@ def test_a_zip_that_is_not_a_wacz_is_refused(tmp_path: Path) -> None:
         z.writestr("a.jpg", b"\xff\xd8\xff" + bytes(10))
     with pytest.raises(NotACrawlDump, match="not a crawl dump"):
         detect_format(path)
+
+
+def test_spark_reads_arc_and_wacz_files_as_the_local_engine(tmp_path: Path) -> None:
+    """`neardup spark` over a directory of an ARC, a WACZ and a WARC file: the same pages (URL, line,
+    archive offset and WACZ mark) and errors as `neardup ingest` of the same files."""
+    import pandas as pd
+
+    inputs = tmp_path / "inputs"
+    inputs.mkdir()
+    for name in ("alexa-layout-v2.arc", "webrecorder-layout.wacz", "wget-1.21.warc.gz"):  # no page twice
+        (inputs / name).write_bytes((CORPUS / name).read_bytes())
+    out = tmp_path / "out"
+    conf = ["--master", "local[2]", "--conf", "spark.sql.shuffle.partitions=4"]
+    assert cli.main(["spark", str(inputs), "--out", str(out), *conf]) == 0
+    db = tmp_path / "local.duckdb"
+    assert cli.main(["ingest", *[str(p) for p in sorted(inputs.iterdir())], "--db", str(db)]) == 0
+    store = Store(str(db))
+    want = store.cursor().execute("SELECT page_id, line, url, extra FROM pages ORDER BY page_id").df()
+    got = pd.read_parquet(out / "pages").sort_values("page_id").reset_index(drop=True)
+    assert got["url"].tolist() == want["url"].tolist() and got["line"].tolist() == want["line"].tolist()
+    keys = ("warc_offset", "archive_format", "wacz_page")
+    assert [[json.loads(e).get(k) for k in keys] for e in got["extra"]] == [
+        [json.loads(e).get(k) for k in keys] for e in want["extra"]
+    ]
+    errors = pd.read_parquet(out / "errors")
+    assert sorted(errors["reason"]) == sorted(store.ingest_errors()["reason"])

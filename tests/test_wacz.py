@@ -16,10 +16,12 @@ from test_arc import ingest_hostile
 from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
-from neardup import wacz
+from neardup import engine, wacz
+from neardup.config import Config
 from neardup.errors import NotACrawlDump
 from neardup.ingest import detect_format, validate
 from neardup.rejects import Reject, RejectKind
+from neardup.store import Store
 
 
 def warc(urls: list[str], *, gz: bool = True) -> bytes:
@@ -111,8 +113,13 @@ def test_an_encrypted_or_corrupt_member_is_named(tmp_path: Path) -> None:
 def test_a_broken_zip_or_one_that_is_no_wacz_is_refused(tmp_path: Path) -> None:
     path = make_wacz(tmp_path / "cut.wacz", [("archive/a.warc.gz", warc(["http://a.example/"]))])
     path.write_bytes(path.read_bytes()[:-30])  # the central directory's end is gone
-    with pytest.raises(NotACrawlDump, match="not a readable WACZ"):
-        wacz.WaczBatches(path)
+    pages, rejects = read(path)
+    assert not pages and [r.kind for r in rejects] == [RejectKind.CORRUPT_FILE]
+    with (
+        Store(str(tmp_path / "db.duckdb")) as store,
+        pytest.raises(NotACrawlDump, match="not a readable ZIP"),
+    ):
+        engine.ingest_file(store, path, Config(), jobs=1)
     other = make_wacz(tmp_path / "photos.zip", [("img/a.jpg", b"\xff\xd8\xff")])
     with pytest.raises(NotACrawlDump, match="not a crawl dump"):
         detect_format(other)
