@@ -41,6 +41,49 @@ _ZH = "这是一个中文网页。北京今天天气很好，我们去公园散�
 _RU = "Это русская страница о погоде в Москве. Сегодня солнечно и тепло, мы гуляли в парке. " * 8
 _DE = "Grüße aus Köln: schöne Äpfel und süße Brötchen über den Flüssen. " * 8
 _EN = "A plain page about the weather, in English words only, for the index of the site. " * 8
+_WORDS = [
+    "river",
+    "harbour",
+    "market",
+    "bridge",
+    "council",
+    "museum",
+    "garden",
+    "station",
+    "library",
+    "theatre",
+    "school",
+    "village",
+    "forest",
+    "mountain",
+    "valley",
+    "lake",
+    "island",
+    "coast",
+    "festival",
+    "harvest",
+    "winter",
+    "summer",
+    "autumn",
+    "spring",
+    "morning",
+    "evening",
+    "painter",
+    "writer",
+    "baker",
+    "farmer",
+    "sailor",
+    "doctor",
+    "teacher",
+    "builder",
+    "singer",
+    "walker",
+    "reader",
+    "keeper",
+]
+_STORY = " ".join(_WORDS[(i * 7 + i // 5) % len(_WORDS)] for i in range(400))
+# the same article with one sentence changed: a near duplicate for the audit
+_STORY_EDITED = _STORY.replace(_STORY[800:860], "the council closed the old bridge for repairs this week")
 
 
 def _html(title: str, body: str, head: str = "") -> str:
@@ -58,7 +101,15 @@ PAGES: dict[str, tuple[str, bytes, str]] = {
             _EN
             + "".join(
                 f"<a href='{p}'>{p}</a> "
-                for p in ("/ja.html", "/zh.html", "/ru.html", "/de.html", "/copy/de.html")
+                for p in (
+                    "/ja.html",
+                    "/zh.html",
+                    "/ru.html",
+                    "/de.html",
+                    "/copy/de.html",
+                    "/news/a.html",
+                    "/news/a-print.html",
+                )
             )
             + "<img src='/logo.png'>",
         ).encode(),
@@ -84,6 +135,12 @@ PAGES: dict[str, tuple[str, bytes, str]] = {
             "iso-8859-1"
         ),
         "süße Brötchen",
+    ),
+    "/news/a.html": ("text/html; charset=utf-8", _html("News", _STORY, "").encode(), _STORY[:40]),
+    "/news/a-print.html": (
+        "text/html; charset=utf-8",
+        _html("News", _STORY_EDITED).encode(),
+        "repairs this week",
     ),
     "/logo.png": ("image/png", b"\x89PNG\r\n\x1a\n" + bytes(120), ""),
 }
@@ -332,7 +389,8 @@ def write_waczs(out: Path) -> None:
         warcs[f"archive/rec-2024030510150{i}-corpus.warc.gz"] = buf.getvalue()
     header = json.dumps({"format": "json-pages-1.0", "id": "pages", "title": "All Pages"})
     seeds = [header] + [
-        json.dumps({"id": f"p{i}", "url": base + p, "ts": ISO, "title": p}) for i, p in enumerate(paths[:2])
+        json.dumps({"id": f"p{i}", "url": base + p, "ts": ISO, "title": p})
+        for i, p in enumerate([*paths[:2], "/news/a.html"])
     ]
     extra = [json.dumps({"format": "json-pages-1.0", "id": "extra-pages", "title": "Extra Pages"})] + [
         json.dumps({"id": f"e{i}", "url": base + p, "ts": ISO}) for i, p in enumerate(paths[2:4])
