@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
+from .arc import ArcBatches
 from .batches import ingest_arrow, normalize_batch, set_batch, signatures, sketch_batch
 from .candidates import (
     CandidateStats,
@@ -34,6 +35,7 @@ from .ingest import detect_format, file_sha256, read_batches, shared_lines
 from .parallel import SharedSlots, default_jobs, parallel_map, prefetch
 from .rejects import BROKEN_FILE, Reject, RejectKind
 from .store import ROW_GROUP_ROWS, Store
+from .wacz import WaczBatches
 from .warc import WarcBatches
 
 # The bundled sample crawl (3,000 synthetic pages with ground truth): package data (neardup/sample_data).
@@ -208,7 +210,7 @@ def ingest_file(
                 writing.result()
             reasons = +reasons  # drop the kinds a discard took to zero
             summary.records = summary.loaded + summary.errors
-            if isinstance(reader, WarcBatches):
+            if isinstance(reader, WarcBatches | ArcBatches | WaczBatches):
                 summary.skipped, summary.revisits = dict(reader.skipped), reader.revisits
             dup = store.reject_duplicate_records(source_id, str(path))
             if dup:

@@ -2,7 +2,7 @@
 but a file that is not a crawl dump at all.
 
 Formats: JSON lines (`.jsonl`, `.ndjson`, `.json`, optionally `.gz`), CSV (`.csv`, `.csv.gz`) with a
-header row, Parquet, WARC / WARC.gz / WET (read by `warc.py`). Fields: `url` (required), `html` or `text` (one required), optional
+header row, Parquet, WARC / WARC.gz / WET (read by `warc.py`), ARC / ARC.gz (`arc.py`), WACZ (`wacz.py`). Fields: `url` (required), `html` or `text` (one required), optional
 `fetched_at`, `status`; any other field is kept as JSON in `extra`.
 """
 
@@ -25,11 +25,14 @@ from typing import Any, BinaryIO
 from urllib.parse import urljoin
 
 from . import _html
+from .arc import ArcBatches, is_arc_head
+from .archives import ArchiveCapture
 from .errors import NotACrawlDump
 from .inflate import ZLIB_ERRORS, fast_zlib, open_gzip
 from .parallel import SharedSlots, SlotRef, shared_view
 from .rejects import Reject, RejectKind
 from .urls import canonicalize_url, host_of
+from .wacz import WaczBatches, is_wacz
 from .warc import WarcBatches, WarcCapture, is_framed_warc, is_warc_head
 
 try:  # the pages of a batch hashed together (`add_md5s`)
@@ -64,7 +67,7 @@ class RawLine:
     line: int
     # A JSON line is a view of its block's buffer (bytes, or a worker's shared-memory slot): it is decoded
     # where it lies, and is valid while its batch is worked on.
-    payload: bytes | memoryview | dict[str, Any] | WarcCapture | Reject
+    payload: bytes | memoryview | dict[str, Any] | WarcCapture | ArchiveCapture | Reject
 
 
 @dataclass(frozen=True, slots=True)
@@ -231,6 +234,14 @@ def _break_reason(brk: _Break, first_line: int, partial: bool) -> Reject:
     return RejectKind.TRAILING_DATA.reject(f": {brk.detail}, ignored")
 
 
+# The web archive formats, by `detect_format`'s name: each reader counts the records it skips.
+ARCHIVE_READERS: dict[str, type[WarcBatches | ArcBatches | WaczBatches]] = {
+    "warc": WarcBatches,
+    "arc": ArcBatches,
+    "wacz": WaczBatches,
+}
+
+
 def read_batches(
     path: Path,
     fmt: str,
@@ -241,14 +252,14 @@ def read_batches(
 ) -> Iterable[Iterable[RawLine]]:
     """The records of a file in batches for the workers: `LineBlock`s of about `block_bytes` for JSON lines
     (a batch ends at a newline: a longer line is a batch of its own), lists of `batch_records` otherwise
-    (for WARC a `WarcBatches`, which counts the records it skips).
+    (for WARC, ARC and WACZ a reader of `ARCHIVE_READERS`, which counts the records it skips).
 
     A JSON line longer than `max_line_bytes` is dropped as it streams and named in an error block, so the
     reader holds at most about `block_bytes + max_line_bytes` whatever the file. A compressed file that
     ends early keeps its complete lines; one whose CRC or deflate data fails gives an error block with
     `discard_from` set: the lines of the failed member (and after) must not be kept."""
-    if fmt == "warc":
-        return WarcBatches(path, batch_records=batch_records)
+    if fmt in ARCHIVE_READERS:
+        return ARCHIVE_READERS[fmt](path, batch_records=batch_records)
     return _read_batches(
         path, fmt, batch_records=batch_records, block_bytes=block_bytes, max_line_bytes=max_line_bytes
     )
@@ -408,8 +419,17 @@ def file_sha256(path: Path, chunk: int = 1 << 20) -> str:
     return h.hexdigest()
 
 
+_ARCHIVE_NAMES = {
+    ".warc": "a WARC file (no WARC/ header)",
+    ".wet": "a WARC file (no WARC/ header)",
+    ".arc": "an ARC file (no filedesc:// header)",
+    ".wacz": "a WACZ file (no ZIP with a datapackage.json or archive/)",
+}
+
+
 def detect_format(path: Path) -> str:
-    """'jsonl', 'csv', 'parquet' or 'warc', from the magic bytes and the name; NotACrawlDump otherwise."""
+    """'jsonl', 'csv', 'parquet', 'warc', 'arc' or 'wacz', from the magic bytes and the name; NotACrawlDump
+    otherwise."""
     if not path.is_file():
         raise NotACrawlDump(f"{path}: no such file")
     with open(path, "rb") as f:
@@ -417,18 +437,23 @@ def detect_format(path: Path) -> str:
     name = path.name.lower().removesuffix(".gz")
     if head[:4] == PARQUET_MAGIC:
         return "parquet"
+    if is_wacz(path):
+        return "wacz"
     if head[:2] == GZIP_MAGIC:
         try:
             with gzip.open(path, "rb") as g:
                 head = g.read(4096)
-        except (OSError, EOFError) as exc:
+        except (OSError, EOFError, zlib.error) as exc:  # zlib.error: a later member is corrupt
             head = _inflate_head(path)  # a file cut short still has a readable start (read_batches keeps it)
             if not head:
                 raise NotACrawlDump(f"{path}: a broken gzip file ({exc})") from None
     if is_warc_head(head) or is_framed_warc(path):
         return "warc"
-    if name.endswith((".warc", ".wet")):
-        raise NotACrawlDump(f"{path}: named {name[name.rfind('.') :]} but not a WARC file (no WARC/ header)")
+    if is_arc_head(head):
+        return "arc"
+    suffix = name[name.rfind(".") :]
+    if suffix in _ARCHIVE_NAMES:
+        raise NotACrawlDump(f"{path}: named {suffix} but not {_ARCHIVE_NAMES[suffix]}")
     if name.endswith(".parquet"):
         raise NotACrawlDump(f"{path}: named .parquet but not a Parquet file")
     if name.endswith(".csv"):
@@ -437,7 +462,7 @@ def detect_format(path: Path) -> str:
         return "jsonl"
     raise NotACrawlDump(
         f"{path}: not a crawl dump (expected .jsonl, .jsonl.gz, .ndjson, .csv or .parquet with url and html fields,"
-        " or a WARC file)"
+        " or a WARC, ARC or WACZ file)"
     )
 
 
@@ -460,8 +485,8 @@ def _open_binary(path: Path) -> BinaryIO:
 def read_raw(path: Path, fmt: str, *, max_line_bytes: int = MAX_LINE_BYTES) -> Iterator[RawLine]:
     """Stream the records of a file without parsing their content (parsing runs in workers). A CSV record
     with a line over `max_line_bytes`, or longer than it in all, is a `Reject` (see `_csv_records`)."""
-    if fmt == "warc":
-        yield from WarcBatches(path).records()
+    if fmt in ARCHIVE_READERS:
+        yield from ARCHIVE_READERS[fmt](path).records()
     elif fmt == "jsonl":
         with _open_binary(path) as f:
             for i, line in enumerate(f, start=1):
@@ -834,7 +859,7 @@ def validate(raw: RawLine, *, md5: bool = True) -> dict[str, Any] | Reject:
     """A clean record dict, or why the record is rejected. With `md5=False` the record's `md5` may be left
     None for `add_md5s`, which hashes a batch's pages together."""
     payload = raw.payload
-    if isinstance(payload, WarcCapture):
+    if isinstance(payload, WarcCapture | ArchiveCapture):
         payload = payload.record()
     if isinstance(payload, Reject):  # rejected as it was read
         return payload

@@ -41,6 +41,8 @@ class RejectKind(StrEnum):
     UNDECODABLE_ENCODING = "undecodable Content-Encoding"
     NOT_HTML = "not HTML"
     REVISIT_WITHOUT_RECORD = "revisit without its record"
+    # one member of a WACZ (a ZIP), or a line of its pages list
+    BAD_WACZ_MEMBER = "bad WACZ member"
     # a record the checks above do not know (a bug to report), and a repeat of an earlier record
     UNREADABLE = "unreadable record"
     DUPLICATE = "duplicate record"

@@ -1062,3 +1062,27 @@ def test_load_a_warc_gives_the_report_of_its_jsonl_form(
         c.value for c in at.caption if c.value.startswith(md_escape("crawl.warc.gz · record <urn:uuid:"))
     ]
     assert len(records) == 2 and all("byte offset" in r for r in records), [c.value for c in at.caption]
+
+
+def test_load_a_wacz_names_its_member_and_pages_list_on_the_audit_page(
+    empty_db: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """A WACZ of the archive corpus through the Load page; the Audit page names, for each side, the WACZ,
+    its WARC member, whether the WACZ's pages list names the page, and the record's byte offset."""
+    monkeypatch.setattr(ui_data, "SAMPLE", tmp_path / "no-sample.jsonl.gz")
+    monkeypatch.setenv("NEARDUP_DATA_DIR", str(tmp_path))
+    wacz = tmp_path / "crawl.wacz"
+    wacz.write_bytes((ROOT / "tests" / "data" / "archives" / "webrecorder-layout.wacz").read_bytes())
+    at = run_app()
+    at.switch_page("pages/1_Load.py").run()
+    at.text_input[0].set_value(str(wacz)).run()
+    button(at, "Load this path").click().run()
+    assert not at.exception
+    assert any("9 pages loaded" in s.value for s in at.success)
+    at.switch_page("pages/3_Audit.py").run()
+    assert not at.exception
+    records = [c.value for c in at.caption if c.value.startswith(md_escape("crawl.wacz · archive/rec-"))]
+    assert len(records) == 2, [c.value for c in at.caption]
+    assert all("pages list" in r and "byte offset" in r for r in records)
+    # the article is a seed of the pages list, its near copy is not
+    assert sorted("a page the crawler was asked for" in r for r in records) == [False, True]

@@ -32,7 +32,8 @@ from ..candidates import (
 )
 from ..clusters import pick_representatives
 from ..config import Config
-from ..ingest import RawLine
+from ..errors import NotACrawlDump
+from ..ingest import ARCHIVE_READERS, RawLine, detect_format
 from ..simhash import hamming_many
 from ..urls import UrlRule
 from ..warc import WarcBatches
@@ -155,14 +156,24 @@ def _record_rows(
     return rows
 
 
+def archive_batches(path: Path) -> Iterable[list[RawLine]]:
+    """The local engine's reader of a web archive file by its bytes (`ingest.ARCHIVE_READERS`: WARC,
+    ARC, WACZ); a file detection refuses is read as WARC, whose reader names what is wrong in it."""
+    try:
+        fmt = detect_format(path)
+    except NotACrawlDump:
+        fmt = "warc"
+    return ARCHIVE_READERS.get(fmt, WarcBatches)(path, batch_records=256)
+
+
 def warc_records(batch: pa.RecordBatch, config: Config, keep_html: bool) -> Iterator[pa.RecordBatch]:
-    """Read each WARC file named in the rows with the local engine's reader (`warc.WarcBatches`) and
+    """Read each WARC, ARC or WACZ file named in the rows with the local engine's reader (`archive_batches`) and
     validate + normalize its records with `ingest_batch`: one file is one split, its record numbers
     are its lines."""
     for src, file in zip(batch.column(SRC).to_pylist(), batch.column(FILE).to_pylist(), strict=True):
         base = {"src": src, "file": file, "block_start": 0}
         c = [0, 0, 0]  # records, good, bad
-        for chunk in WarcBatches(Path(display_path(file)), batch_records=256):
+        for chunk in archive_batches(Path(display_path(file))):
             raws = [RawLine(raw.line - 1, raw.payload) for raw in chunk]
             c[0] = raws[-1].line + 1
             if rows := _record_rows(base, raws, config, c, keep_html):

@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 
 # Pages are large: Arrow batches of this many records keep the Python workers' memory flat.
 ARROW_BATCH = 500
-WARC_SUFFIXES = (".warc", ".warc.gz", ".wet", ".wet.gz", ".arc.gz")
+WARC_SUFFIXES = (".warc", ".warc.gz", ".wet", ".wet.gz", ".arc", ".arc.gz", ".wacz")  # read as archives
 # Bookkeeping columns that travel with each raw record (names no crawl field uses).
 SRC, FILE, START = "__nd_src", "__nd_file", "__nd_block"
 
@@ -128,7 +128,7 @@ def input_format(path: str, forced: str) -> str:
         return "warc"
     if local.is_file():  # by its magic bytes, as locally
         try:
-            if detect_format(local) == "warc":
+            if detect_format(local) in ("warc", "arc", "wacz"):  # one reader path: `arrow.archive_batches`
                 return "warc"
         except NotACrawlDump:
             pass  # read as JSON lines: every line is a rejected record, as before

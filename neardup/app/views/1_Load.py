@@ -22,13 +22,27 @@ config = current_config()
 
 st.markdown(
     "JSON lines (`.jsonl`, `.jsonl.gz`, `.ndjson`), CSV or Parquet with a `url` and an `html` (or `text`) "
-    "field, or a crawler's WARC (`.warc`, `.warc.gz`, WET). Bad records are listed below and skipped; the "
-    "same file twice is loaded once."
+    "field, or a crawler's WARC (`.warc`, `.warc.gz`, WET), ARC (`.arc`, `.arc.gz`) or WACZ. Bad records "
+    "are listed below and skipped; the same file twice is loaded once."
 )
 upload_col, path_col = st.columns(2)
 with upload_col:
     uploaded = st.file_uploader(
-        "Upload a dump", type=["jsonl", "gz", "ndjson", "json", "csv", "parquet", "warc", "warc.gz", "wet"]
+        "Upload a dump",
+        type=[
+            "jsonl",
+            "gz",
+            "ndjson",
+            "json",
+            "csv",
+            "parquet",
+            "warc",
+            "warc.gz",
+            "wet",
+            "arc",
+            "arc.gz",
+            "wacz",
+        ],
     )
 with path_col:
     typed_path = st.text_input(

@@ -16,6 +16,7 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
+from neardup.archives import describe_archive_record
 from neardup.audit import PAIR_KEY, PairDetail, PairKey, label_in, labels_by_labeler, method_disagreements
 from neardup.errors import NeardupError
 from neardup.labels import (
@@ -75,7 +76,6 @@ from neardup.ui.state import (
     other_method,
 )
 from neardup.ui.widgets import flash, open_database, removals_table
-from neardup.warc import describe_record
 
 CATEGORY_KEYS = 8  # categories on the keys 1-8
 PER_BUCKET_MAX = 30  # the Pairs per bucket slider's end
@@ -516,7 +516,7 @@ def show_pair(detail: PairDetail) -> None:
                 f"{md_escape(page['host'])} · status {page['status'] if not pd.isna(page['status']) else '?'}"
                 f" · {page['n_words']:,} words"
             )
-            if (record := describe_record(page.get("extra"))) is not None:
+            if (record := describe_archive_record(page.get("extra"))) is not None:
                 st.caption(md_escape(record))
     if detail.same_text:
         st.markdown(f"**Main text: identical on both sides** ({L['n_words']:,} words), shown once")
