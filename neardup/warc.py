@@ -31,19 +31,19 @@ import json
 import re
 import zlib
 from collections import Counter, OrderedDict
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO, cast
 
 from fastwarc.warc import ArchiveIterator, WarcRecordType
 from resiliparse.parse.encoding import bytes_to_str, detect_encoding, map_encoding_to_html5
 
-from .inflate import open_gzip
+from .inflate import GzipBreak, GzipStream
 from .rejects import Reject, RejectKind
 
 if TYPE_CHECKING:
-    from .ingest import RawLine
+    from .ingest import LineBlock, RawLine
 
 WARC_MAGIC = b"WARC/"
 FRAMED_MAGIC = (b"\x04\x22\x4d\x18", b"\x28\xb5\x2f\xfd")  # LZ4 frame, Zstandard frame
@@ -74,6 +74,9 @@ _BINARY_MAGIC = (
 )
 _BOMS = ((codecs.BOM_UTF8, "utf-8"), (codecs.BOM_UTF16_LE, "utf-16-le"), (codecs.BOM_UTF16_BE, "utf-16-be"))
 _RESYNC_WINDOW = 1 << 20
+# A record's version line after the previous record's end (WARC/0.17, 0.18, 1.0, 1.1, ...).
+_NEXT_HEADER = re.compile(rb"\r?\n\r?\nWARC/\d+\.\d+\r?\n")
+_VERSION_LINE = re.compile(rb"\nWARC/\d+\.\d+\r?\n")
 RECENT_BYTES = 32 << 20  # page records kept for revisits: ~2,500 pages of 13 KB
 
 
@@ -112,19 +115,29 @@ class WarcCapture:
     truncated: str | None  # WARC-Truncated: length | time | disconnect | unspecified
     # A revisit: the record it stands for (its block, id and offset); None when it is not in the file.
     original: WarcCapture | None = None
-    refers_to: str | None = None
+    refers_to: str | None = None  # WARC-Refers-To: the record id of the record a revisit stands for
     offset_in: str = "file"  # or "gunzipped stream": a file gzipped whole has no per-record offsets
     # A revisit whose record (at this offset) is read in the pass after the first (`WarcBatches._deferred`).
     pending: int | None = None
+    # A revisit whose record is not among the records before it: looked for at the end of the file.
+    forward: bool = False
+    refers_to_url: str | None = None  # WARC-Refers-To-Target-URI
+    refers_to_date: str | None = None  # WARC-Refers-To-Date
+    # A revisit whose record is in no file but a page an earlier ingest stored (`WarcBatches.stored_pages`).
+    stored: StoredPage | None = None
 
     def record(self) -> dict[str, Any] | Reject:
         """The ingest record (`url`, `html` or `text`, `fetched_at`, `status`, provenance fields), or why
         the record is not a page."""
         where = f"offset {self.offset}" if self.offset is not None else f"record {self.record_id}"
+        if not self.url.strip():
+            return RejectKind.MISSING_URL.reject(f": no WARC-Target-URI ({where}, {self.warc_type} record)")
+        if self.warc_type == "revisit" and self.stored is not None:
+            return self._stored_record(self.stored, where)
         if self.warc_type == "revisit" and self.original is None:
             return RejectKind.REVISIT_WITHOUT_RECORD.reject(
-                f": {self.refers_to or 'no WARC-Refers-To or payload digest'} "
-                f"is not in this file ({where}, {self.url})",
+                f": {self.refers_to or self.payload_digest or 'no WARC-Refers-To or payload digest'} "
+                f"is neither in this file nor a page of the database ({where}, {self.url})",
             )
         extra: dict[str, Any] = {
             "warc_file": self.warc_file,
@@ -176,9 +189,46 @@ class WarcCapture:
         if mime not in HTML_TYPES:
             return RejectKind.NOT_HTML.reject(f" {mime} ({where}, {self.url})", mime)
         html, charset, charset_source = decode_html(body, content_type)
+        if not html or html.isspace():
+            return RejectKind.EMPTY_PAGE.reject(f" (html is blank; {where}, {self.url})")
         extra["charset"] = charset
         extra["charset_source"] = charset_source
         return {"url": self.url, "html": html, "fetched_at": self.date, "status": status, **extra}
+
+    def _stored_record(self, stored: StoredPage, where: str) -> dict[str, Any] | Reject:
+        """A revisit as a copy of a page an earlier ingest stored: its HTML, this record's URL and date."""
+        own = parse_http(self.block) if self.block else None
+        status = stored.status if isinstance(own, str) or own is None or own[0] in (None, 304) else own[0]
+        extra: dict[str, Any] = {
+            "warc_file": self.warc_file,
+            "warc_record_id": self.record_id,
+            "warc_type": self.warc_type,
+            "payload_digest": self.payload_digest,
+            "refers_to_page_id": stored.page_id,
+            **{f"refers_to_{k}": v for k, v in stored.warc.items()},
+        }
+        if self.offset is not None:
+            extra["warc_offset"] = self.offset
+            if self.offset_in != "file":
+                extra["warc_offset_in"] = self.offset_in
+        if self.truncated:
+            extra["warc_truncated"] = self.truncated
+        return {"url": self.url, "html": stored.html, "fetched_at": self.date, "status": status, **extra}
+
+
+@dataclass(frozen=True, slots=True)
+class StoredPage:
+    """A page an earlier ingest stored, standing for a revisit's record: its id, raw HTML, status, and
+    where its record is (`warc`: file, record_id, offset, as its `extra` names them)."""
+
+    page_id: int
+    html: str
+    status: int | None
+    warc: dict[str, Any]
+
+
+# (payload digest, WARC-Refers-To-Target-URI, WARC-Refers-To-Date) -> the stored page, or None
+StoredPageLookup = Callable[[str, str | None, str | None], StoredPage | None]
 
 
 _STATUS_LINE = re.compile(rb"\s*HTTP/\d(?:\.\d)?[ \t]+(\d{3})(?:\s|$)")
@@ -405,11 +455,13 @@ class WarcBatches:
     bad records (malformed, cut off) as `RawLine(record number, Reject)`, which `validate` returns as is.
 
     A file gzipped per record is read by FastWARC's own inflate, so offsets are those of the records'
-    gzip members; one gzipped as a single stream is inflated by ISA-L (`inflate.open_gzip`) and offsets are
+    gzip members; one gzipped as a single stream is inflated by ISA-L (`inflate.GzipStream`) and offsets are
     into the decompressed stream (`warc_offset_in` says which). After iteration, `skipped` counts the
     records that are not pages by WARC-Type, and `revisits` the revisit records linked to their record."""
 
-    def __init__(self, path: Path, *, batch_records: int = 256) -> None:
+    def __init__(
+        self, path: Path, *, batch_records: int = 256, stored_pages: StoredPageLookup | None = None
+    ) -> None:
         self.path = Path(path)
         self.name = self.path.name
         self.batch_records = batch_records
@@ -426,17 +478,35 @@ class WarcBatches:
         self._recent: OrderedDict[int, WarcCapture] = OrderedDict()
         self._recent_bytes = 0
         self.offset_in = "gunzipped stream" if one_stream else "file"
+        self._by_id: dict[str, int] = {}  # record id -> offset of a response / resource
+        self._by_digest: dict[str, int] = {}  # payload digest -> offset of the first with it
+        # Looks up a page stored by an earlier ingest for a revisit whose record is not in this file.
+        self.stored_pages = stored_pages
+        # Where a file gzipped as one stream stops early (cut short, or failing its CRC), by any read of it.
+        self._break: GzipBreak | None = None
 
     def _open(self) -> BinaryIO:
         if self._one_stream:
-            return open_gzip(self.path)
+            return cast(BinaryIO, GzipStream(self.path, on_break=self._on_break))
         return open(self.path, "rb")
 
-    def __iter__(self) -> Iterator[list[RawLine]]:
-        from .ingest import RawLine
+    def _on_break(self, brk: GzipBreak) -> None:
+        if self._break is None or brk.at < self._break.at:
+            self._break = brk
+
+    def __iter__(self) -> Iterator[list[RawLine] | LineBlock]:
+        """Batches of records; a one-stream file failing its CRC ends in a `LineBlock` holding the reject,
+        with `discard_from` 1: the records sent before came from a stream that failed its check."""
+        from .ingest import LineBlock, RawLine
 
         batch: list[RawLine] = []
         for number, item in self._records():
+            if isinstance(item, Reject) and item.kind == RejectKind.CORRUPT_FILE:
+                if batch:
+                    yield batch
+                    batch = []
+                yield LineBlock(number, b"", item, discard_from=1)
+                continue
             batch.append(RawLine(number, item))
             if len(batch) >= self.batch_records:
                 yield batch
@@ -445,8 +515,14 @@ class WarcBatches:
             yield batch
 
     def records(self) -> Iterator[RawLine]:
+        from .ingest import LineBlock, RawLine
+
         for batch in self:
-            yield from batch
+            if isinstance(batch, LineBlock):
+                assert batch.error is not None
+                yield RawLine(batch.error_line, batch.error)
+            else:
+                yield from batch
 
     def _capture(self, rec: Any, pos: int, block: bytes, h: dict[str, str]) -> WarcCapture:
         return WarcCapture(
@@ -461,22 +537,56 @@ class WarcBatches:
             payload_digest=h.get("warc-payload-digest"),
             truncated=h.get("warc-truncated"),
             offset_in=self.offset_in,
+            refers_to=h.get("warc-refers-to"),
+            refers_to_url=(h.get("warc-refers-to-target-uri") or "").strip("<> ") or None,
+            refers_to_date=h.get("warc-refers-to-date"),
         )
 
     def _records(self) -> Iterator[tuple[int, WarcCapture | Reject]]:
         """(record number, capture or `Reject`) for every page-like or bad record; the others are counted.
 
-        In a file gzipped as one stream a record is found again only by inflating the stream up to it, so
-        a revisit of a record no longer kept (`_remember`) waits for one more pass that reads all of
-        them; those come last, each with its own record number."""
+        A revisit whose record is not among those read before it waits for the end of the file: its
+        record may come later in the file (a file holding two sessions), else it may be a page stored by
+        an earlier ingest (`stored_pages`). In a file gzipped as one stream a record is found again only by
+        inflating the stream up to it, so a revisit of a record no longer kept (`_remember`) waits for one
+        more pass that reads all of them. The waiting revisits come last, each with its own record number."""
         waiting: list[tuple[int, WarcCapture]] = []
         for number, item in self._scan():
-            if isinstance(item, WarcCapture) and item.pending is not None:
+            if isinstance(item, WarcCapture) and (item.pending is not None or item.forward):
                 waiting.append((number, item))
             else:
                 yield number, item
-        if waiting:
-            yield from self._deferred(waiting)
+        if self._break is not None and self._break.kind == "corrupt":
+            return  # nothing read from the file is kept
+        reread: list[tuple[int, WarcCapture]] = []
+        for number, cap in waiting:
+            if cap.forward:
+                pos = self._by_id.get(cap.refers_to or "") if cap.refers_to else None
+                if pos is None and cap.payload_digest:
+                    pos = self._by_digest.get(cap.payload_digest)
+                if pos is None:
+                    yield number, self._stored_copy(cap)
+                    continue
+                cap = replace(cap, forward=False, pending=pos)
+            if self._one_stream and cap.pending not in self._recent:
+                reread.append((number, cap))
+            else:
+                original = self._read_at(cap.pending) if cap.pending is not None else None
+                if original is not None:
+                    self.revisits += 1
+                yield number, replace(cap, original=original, pending=None)
+        if reread:
+            yield from self._deferred(reread)
+
+    def _stored_copy(self, cap: WarcCapture) -> WarcCapture:
+        """A revisit whose record is not in this file, linked to a stored page of the same payload (one
+        indexed lookup); as it is when there is none (it is then a bad record saying so)."""
+        if self.stored_pages is None or not cap.payload_digest:
+            return replace(cap, forward=False)
+        stored = self.stored_pages(cap.payload_digest, cap.refers_to_url, cap.refers_to_date)
+        if stored is not None:
+            self.revisits += 1
+        return replace(cap, forward=False, stored=stored)
 
     def _deferred(self, waiting: list[tuple[int, WarcCapture]]) -> Iterator[tuple[int, WarcCapture]]:
         """The waiting revisits linked to their records, read in one pass over the stream (one seek each
@@ -500,21 +610,22 @@ class WarcBatches:
                         yield from linked(pos, self._capture(rec, pos, rec.reader.read(), _headers(rec)))
                     if pos >= last:
                         break
-            except (OSError, EOFError):  # a malformed record: the rest are sought one by one
+            except OSError:  # a malformed record: the rest are sought one by one
                 pass
         for pos in sorted(by_pos):
             yield from linked(pos, self._read_at(pos))
 
     def _scan(self) -> Iterator[tuple[int, WarcCapture | Reject]]:
-        """`_records` in file order, a revisit whose record must be read again marked `pending`."""
-        by_id: dict[str, int] = {}  # record id -> offset of a response / resource
-        by_digest: dict[str, int] = {}  # payload digest -> offset of the first with it
+        """`_records` in file order, a revisit whose record must be read again marked `pending`, one whose
+        record is not among those before it marked `forward`."""
+        by_id, by_digest = self._by_id, self._by_digest
         # The last capture is held back one record: a read error right after it can still flag its length.
         held: WarcCapture | None = None
         held_number = 0
         number = 0
         prev_pos = -1
         start = 0
+        last_start = (0, "")  # offset and URL of the last record begun: where a cut falls
         with self._open() as f:
             while True:
                 f.seek(start)
@@ -526,22 +637,41 @@ class WarcBatches:
                         pos = last_pos = rec.stream_pos
                         rtype = rec.record_type
                         if not rtype & _PAGE_TYPES:
+                            got = rec.reader.consume()
+                            if got < rec.content_length:  # the file ends inside it
+                                last_start = (pos, f"a {_type_name(rtype)} record")
+                                if self._break is not None:
+                                    break
+                                if held is not None:
+                                    yield held_number, held
+                                    held = None
+                                yield (
+                                    number,
+                                    RejectKind.RECORD_CUT_OFF.reject(
+                                        f": {_type_name(rtype)} record, {got:,} of {rec.content_length:,} "
+                                        f"bytes (offset {pos})"
+                                    ),
+                                )
+                                continue
                             self.skipped[_type_name(rtype)] += 1
                             continue
                         block = rec.reader.read()
                         h = _headers(rec)
                         declared = h.get("content-length")
                         if declared is None or len(block) < rec.content_length:
-                            got = (
+                            url = h.get("warc-target-uri") or "no URL"
+                            last_start = (pos, url)
+                            if self._break is not None:  # the compressed file ends inside it: said below
+                                break
+                            shown = (
                                 f"{len(block):,} of {rec.content_length:,} bytes"
                                 if declared is not None
                                 else "in its WARC header"
                             )
-                            url = h.get("warc-target-uri") or "no URL"
                             if held is not None:
                                 yield held_number, held
                                 held = None
-                            yield number, RejectKind.RECORD_CUT_OFF.reject(f": {got} (offset {pos}, {url})")
+                            yield number, RejectKind.RECORD_CUT_OFF.reject(f": {shown} (offset {pos}, {url})")
                             continue
                         if self._framed and pos == prev_pos:  # lz4 / zstd frames holding several records
                             self._framed, self._no_offsets = False, True
@@ -552,10 +682,10 @@ class WarcBatches:
                         if self._no_offsets:
                             cap = replace(cap, offset=None)
                         if rtype == WarcRecordType.revisit:
-                            cap = self._link(cap, h.get("warc-refers-to"), by_id, by_digest)
+                            cap = self._link(cap, by_id, by_digest)
                         elif rtype & _PAGE_SOURCES:
                             if cap.record_id:
-                                by_id[cap.record_id] = pos
+                                by_id.setdefault(cap.record_id, pos)
                             if cap.payload_digest:
                                 by_digest.setdefault(cap.payload_digest, pos)
                             self._remember(cap)
@@ -564,9 +694,7 @@ class WarcBatches:
                         held, held_number = cap, number
                 except OSError as exc:  # FastWARC: "Invalid WARC header", a broken gzip member
                     error = str(exc) or type(exc).__name__
-                except EOFError as exc:  # ISA-L: a one-stream file cut short
-                    error = f"compressed file cut short ({exc})"
-                if error is None:
+                if error is None or self._break is not None:
                     break
                 number += 1
                 after = last_pos if last_pos >= 0 else start
@@ -597,21 +725,43 @@ class WarcBatches:
                 start = resume
         if held is not None:
             yield held_number, held
+        if self._break is not None:
+            yield number + 1, self._break_reject(last_start)
 
-    def _link(
-        self, cap: WarcCapture, refers_to: str | None, by_id: dict[str, int], by_digest: dict[str, int]
-    ) -> WarcCapture:
+    def _break_reject(self, last_start: tuple[int, str]) -> Reject:
+        """The one reject that stands for the part of a one-stream gzip file that cannot be read."""
+        brk = self._break
+        assert brk is not None
+        if brk.kind == "truncated":
+            inside = (
+                f" inside the record at offset {last_start[0]} ({last_start[1]})"
+                if last_start[1] and last_start[0] < brk.at
+                else ""
+            )
+            return RejectKind.TRUNCATED_FILE.reject(
+                f": {brk.detail}; the gunzipped stream stops at offset {brk.at}{inside}. "
+                "The complete records before are loaded (a cut-off gzip stream has no CRC to check them against)"
+            )
+        return RejectKind.CORRUPT_FILE.reject(
+            f": {brk.detail} in the gzip member that starts at byte {brk.member:,}, after {brk.at:,} bytes "
+            "inflated. gzip checks a member only at its end, so none of its records are loaded"
+        )
+
+    def _link(self, cap: WarcCapture, by_id: dict[str, int], by_digest: dict[str, int]) -> WarcCapture:
         """A revisit with the record it refers to attached (read again from its offset): by
-        WARC-Refers-To, else by the payload digest."""
+        WARC-Refers-To, else by the payload digest; marked `forward` when neither is among the records read."""
+        refers_to = cap.refers_to
         pos = by_id.get(refers_to) if refers_to else None
         if pos is None and cap.payload_digest:
             pos = by_digest.get(cap.payload_digest)
-        if pos is not None and self._one_stream and pos not in self._recent:
-            return replace(cap, refers_to=refers_to or cap.payload_digest, pending=pos)
-        original = self._read_at(pos) if pos is not None else None
+        if pos is None:
+            return replace(cap, forward=True)
+        if self._one_stream and pos not in self._recent:
+            return replace(cap, pending=pos)
+        original = self._read_at(pos)
         if original is not None:
             self.revisits += 1
-        return replace(cap, original=original, refers_to=refers_to or cap.payload_digest)
+        return replace(cap, original=original)
 
     def _remember(self, cap: WarcCapture) -> None:
         """Keep the latest page records, up to `RECENT_BYTES`: a revisit mostly points at one of them,
@@ -660,13 +810,9 @@ class WarcBatches:
                             return pos + i
                         i = window.find(_GZIP_MAGIC, i + 1)
                 else:
-                    found = [
-                        i
-                        for m in (b"\nWARC/1.0\r\n", b"\nWARC/1.1\r\n")
-                        if 0 <= (i := window.find(m)) < _RESYNC_WINDOW
-                    ]
-                    if found:
-                        return pos + min(found) + 1
+                    m = _VERSION_LINE.search(window)
+                    if m is not None and m.start() < _RESYNC_WINDOW:
+                        return pos + m.start() + 1
                 if len(window) <= _RESYNC_WINDOW:
                     return None
                 pos += _RESYNC_WINDOW
@@ -679,12 +825,18 @@ def _compression(path: Path) -> tuple[bool, bool]:
         data = f.read(1 << 20)
     if data[:3] != _GZIP_MAGIC:
         return False, False
-    try:
-        first = zlib.decompressobj(wbits=31).decompress(data)
-    except zlib.error:
-        return True, False
+    d, first = zlib.decompressobj(wbits=31), b""
+    for i in range(
+        0, len(data), 512
+    ):  # in pieces: a bad CRC at the end of a small file keeps what came before
+        try:
+            first += d.decompress(data[i : i + 512])
+        except zlib.error:
+            break
+        if d.eof:
+            break
     # Another record's header inside the first member: the file is compressed as one stream.
-    return True, b"\r\n\r\nWARC/1." in first
+    return True, _NEXT_HEADER.search(first) is not None
 
 
 def _warc_member_at(f: BinaryIO, pos: int) -> bool:
