@@ -166,7 +166,8 @@ class WarcCapture:
             self.content_type is None
             or self.content_type.lower().startswith(("application/http", "message/http"))
         )
-        own = parse_http(self.block) if http_block else None
+        # a revisit's block may be empty (the standard allows it): the record it refers to has the header
+        own = parse_http(self.block) if http_block and (self.original is None or self.block.strip()) else None
         if isinstance(own, str):
             return RejectKind.BROKEN_HTTP_HEADER.reject(f": {own} ({where}, {self.url})")
         if self.original is not None:
@@ -181,7 +182,17 @@ class WarcCapture:
             status, headers, body = 200, {"content-type": self.content_type or ""}, self.block
         else:
             status, headers, body = own
-        body, failed = decode_body(body, headers)
+        from .ingest import MAX_PAGE_BYTES  # (ingest imports this module)
+
+        # A page's bytes may be twice its UTF-8 (UTF-16 of ASCII): `validate` judges the decoded page.
+        limit = 2 * MAX_PAGE_BYTES
+        try:
+            body, failed = decode_body(body, headers, limit=limit)
+        except BodyTooLarge as exc:
+            return RejectKind.PAGE_TOO_LARGE.reject(
+                f": Content-Encoding {exc.args[0]} inflates past {limit / 1e6:.0f} MB, "
+                f"inflating stopped there ({where}, {self.url})",
+            )
         if failed:
             return RejectKind.UNDECODABLE_ENCODING.reject(f" {failed} ({where}, {self.url})", failed)
         content_type = headers.get("content-type", "")
@@ -283,29 +294,44 @@ def _dechunk(body: bytes) -> bytes | None:
             pos += 1
 
 
-def _inflate(body: bytes, coding: str) -> bytes:
+_DECODE_ERRORS = (zlib.error, OSError)
+
+
+class BodyTooLarge(Exception):
+    """A Content-Encoding that inflates past the limit: `args[0]` is the coding."""
+
+
+def _inflate(body: bytes, coding: str, limit: int) -> bytes:
+    """`body` decoded from `coding`, inflated at most `limit` bytes (`BodyTooLarge` past it): a bomb of a
+    few KB that inflates to gigabytes costs `limit` bytes of memory, never its whole."""
     if coding in ("gzip", "x-gzip"):
-        d = zlib.decompressobj(wbits=31)
-        out = d.decompress(body)
-        while d.unused_data.startswith(_GZIP_MAGIC):  # concatenated members
+        d = zlib.decompressobj(31)
+        out = d.decompress(body, limit + 1)
+        while len(out) <= limit and d.eof and d.unused_data.startswith(_GZIP_MAGIC):  # concatenated members
             rest = d.unused_data
-            d = zlib.decompressobj(wbits=31)
-            out += d.decompress(rest)
-        return out
-    if coding == "deflate":  # zlib-wrapped as the standard says, or raw deflate as some servers send
+            d = zlib.decompressobj(31)
+            out += d.decompress(rest, limit + 1 - len(out))
+    elif coding == "deflate":  # zlib-wrapped as the standard says, or raw deflate as some servers send
         try:
-            return zlib.decompress(body)
+            d = zlib.decompressobj(15)
+            out = d.decompress(body, limit + 1)
         except zlib.error:
-            return zlib.decompress(body, wbits=-15)
-    if coding == "br":
+            d = zlib.decompressobj(-15)
+            out = d.decompress(body, limit + 1)
+    elif coding == "br":
         from fastwarc.stream_io import BrotliReader
 
-        return BrotliReader(io.BytesIO(body)).read()
-    raise ValueError(coding)
+        out = BrotliReader(io.BytesIO(body)).read(limit + 1)
+    else:
+        raise ValueError(coding)
+    if len(out) > limit:
+        raise BodyTooLarge(coding)
+    return out
 
 
-def decode_body(body: bytes, headers: dict[str, str]) -> tuple[bytes, str | None]:
-    """The payload with chunked transfer and Content-Encoding undone; (body, the coding that failed)."""
+def decode_body(body: bytes, headers: dict[str, str], *, limit: int) -> tuple[bytes, str | None]:
+    """The payload with chunked transfer and Content-Encoding undone; (body, the coding that failed).
+    Each coding inflates at most `limit` bytes: `BodyTooLarge` names one that goes past it."""
     if "chunked" in headers.get("transfer-encoding", "").lower():
         dechunked = _dechunk(body)
         if dechunked is not None:
@@ -313,10 +339,10 @@ def decode_body(body: bytes, headers: dict[str, str]) -> tuple[bytes, str | None
     codings = [c.strip().lower() for c in headers.get("content-encoding", "").split(",")]
     for coding in reversed([c for c in codings if c and c != "identity"]):
         try:
-            body = _inflate(body, coding)
+            body = _inflate(body, coding, limit)
         except ValueError:  # an unknown coding: the bytes decide below
             continue
-        except (zlib.error, OSError):  # a payload stored decoded, or broken (BrotliReader raises OSError)
+        except _DECODE_ERRORS:  # a payload stored decoded, or broken (BrotliReader raises OSError)
             if sniff_mime(body, "") in HTML_TYPES:
                 continue
             return body, coding[:20]

@@ -142,3 +142,52 @@ def test_a_cut_inside_a_metadata_record_is_reported(tmp_path):
 
 def _http_block(body: bytes, headers: list[tuple[str, str]]) -> bytes:
     return _http("200 OK", headers).to_bytes() + body
+
+
+# --- decompression bombs inside records -----------------------------------------------------------
+_PEAK_PROBE = """
+import resource, sys, json
+from pathlib import Path
+from neardup.ingest import validate
+from neardup.warc import WarcBatches, WarcCapture
+(raw,) = [r for r in WarcBatches(Path(sys.argv[1])).records() if isinstance(r.payload, WarcCapture)]
+before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+rec = validate(raw)
+after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+print(json.dumps({"reason": getattr(rec, "detail", None), "grew_kb": after - before}))
+"""
+
+
+@pytest.mark.parametrize("coding", ["gzip", "deflate", "br", "gzip, gzip"])
+def test_a_content_encoding_bomb_is_inflated_only_to_the_page_limit(tmp_path, coding):
+    """A 200 MB page in a few hundred KB (1,000x): rejected as too large, with the peak memory of the
+    process that decodes it growing by a small part of that (the limit is 16 MB of bytes)."""
+    import json
+    import subprocess
+    import sys
+
+    from bombs import bomb
+
+    body = bomb(coding, 200)
+    assert len(body) < 400_000
+    path = tmp_path / "bomb.warc.gz"
+    a = Archive(path)
+    a.response(
+        "http://bomb.test/",
+        body,
+        headers=[("Content-Type", "text/html"), ("Content-Encoding", coding)],
+    )
+    a.close()
+    env = {"PYTHONPATH": f"{ROOT}", "PATH": "/usr/bin:/bin"}
+    out = subprocess.run(
+        [sys.executable, "-c", _PEAK_PROBE, str(path)],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+        check=True,
+    )
+    result = json.loads(out.stdout)
+    assert result["reason"].startswith(f"page too large: Content-Encoding {coding.split(',')[-1].strip()}")
+    assert "http://bomb.test/" in result["reason"] and "offset" in result["reason"]
+    assert result["grew_kb"] < 48 * 1024, result  # the bomb is 200 MB: whole, it would add 200-400 MB
