@@ -136,6 +136,7 @@ def ingest_file(
                     yield (chunk if slots is None else shared_lines(chunk, slots)), config
 
             done_records = 0
+            first_reject: str | None = None
             pending: list[pa.Table] = []  # DuckDB appends fewer, larger batches faster
             pending_sketches: list[pa.Table] = []
             pending_errors: list[tuple[int, Reject]] = []
@@ -192,6 +193,8 @@ def ingest_file(
                 # a block's own error comes first; a WARC file's last
                 if broken := next((r.detail for _, r in bad if r.kind in BROKEN_FILE), None):
                     summary.broken = broken
+                if first_reject is None and bad:
+                    first_reject = bad[0][1].detail
                 done_records += good.num_rows + len(bad)
                 reasons.update(reject.label for _, reject in bad)
                 pending.append(good)
@@ -227,6 +230,8 @@ def ingest_file(
                 raise NotACrawlDump(f"{path}: {summary.broken}; nothing loaded")
             if summary.loaded == 0:
                 detail = ", ".join(f"{n} x {r}" for r, n in reasons.most_common(3)) or "no records"
+                if summary.errors == 1 and first_reject is not None:  # the one reason: say it whole
+                    detail = first_reject
                 raise NotACrawlDump(f"{path}: not a crawl dump: no usable record ({detail})")
             store.finish_source(
                 source_id, n_records=summary.records, n_loaded=summary.loaded, n_errors=summary.errors

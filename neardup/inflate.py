@@ -30,6 +30,7 @@ def open_gzip(path: Path) -> BinaryIO:
 
 _GZIP_MAGIC = b"\x1f\x8b"
 _READ_BYTES = 1 << 18
+_HISTORY_BYTES = 4 << 20
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,7 +50,8 @@ class GzipStream(io.RawIOBase):
     """A gzip file's decompressed bytes (all members in turn) that end at a break instead of raising:
     what was inflated before a cut or a CRC failure is read as usual, then EOF, and `broken` says why.
     (A reader that raises mid-read loses the complete records its parser buffered.) Seekable: forward by
-    inflating on, backward by inflating again from the start, as gzip files are."""
+    inflating on, backward into the last `_HISTORY_BYTES` read from what is kept of them (a parser that read
+    ahead of a record it resumes at), further back by inflating again from the start."""
 
     def __init__(self, path: Path, *, on_break: Callable[[GzipBreak], None] | None = None) -> None:
         super().__init__()
@@ -70,6 +72,9 @@ class GzipStream(io.RawIOBase):
         self._done = False
         self._out = b""  # inflated bytes, read up to `_off`
         self._off = 0
+        self._out_start = 0  # where `_out` starts in the decompressed stream
+        self._history: list[tuple[int, bytes]] = []  # the pieces before `_out`: (start, bytes)
+        self._history_bytes = 0
         self._pos = 0  # decompressed bytes read
 
     def readable(self) -> bool:
@@ -86,10 +91,36 @@ class GzipStream(io.RawIOBase):
         if whence == io.SEEK_END:
             raise io.UnsupportedOperation("a gzip stream has no known end")
         if target < self._pos:
-            self._restart()
+            self._rewind(target)
         while self._pos < target and self._piece(target - self._pos):
             pass
         return self._pos
+
+    def _rewind(self, target: int) -> None:
+        """Go back to `target`: within the pieces kept, else from the start."""
+        if target >= self._out_start:
+            self._off, self._pos = target - self._out_start, target
+            return
+        kept = [i for i, (start, _) in enumerate(self._history) if start <= target]
+        if not kept:
+            self._restart()
+            return
+        first = kept[-1]
+        start = self._history[first][0]
+        self._out = b"".join([piece for _, piece in self._history[first:]] + [self._out])
+        self._out_start, self._off, self._pos = start, target - start, target
+        del self._history[first:]
+        self._history_bytes = sum(len(piece) for _, piece in self._history)
+
+    def _keep(self) -> None:
+        """Keep the piece read to its end among the last pieces, up to `_HISTORY_BYTES`."""
+        if self._out:
+            self._history.append((self._out_start, self._out))
+            self._history_bytes += len(self._out)
+            self._out_start += len(self._out)
+            self._out = b""
+            while self._history_bytes > _HISTORY_BYTES and len(self._history) > 1:
+                self._history_bytes -= len(self._history.pop(0)[1])
 
     def _fill(self) -> None:
         """Inflate the next piece into `_out` (at most `_READ_BYTES`); `_done` at the end or a break."""
@@ -112,6 +143,7 @@ class GzipStream(io.RawIOBase):
                     self._done = True
                     return
                 self._started = True
+            self._keep()
             try:
                 self._out, self._off = self._d.decompress(self._in, _READ_BYTES), 0
                 self._full = len(self._out) == _READ_BYTES

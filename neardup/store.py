@@ -840,7 +840,7 @@ class Store:
         to `ingest_errors`. A re-fetch (another time) is kept: it is what the audit is about."""
         cur = self.cursor()
         dup = (
-            "SELECT p.page_id, p.line, first.line AS first_line FROM pages p JOIN ("
+            "SELECT p.page_id, p.line, first.line AS first_line, p.url, p.extra FROM pages p JOIN ("
             "  SELECT url, fetched_at, md5, min(page_id) AS first_id, arg_min(line, page_id) AS line FROM pages "
             "  GROUP BY url, fetched_at, md5 HAVING count(*) > 1) first "
             "ON p.url = first.url AND p.fetched_at IS NOT DISTINCT FROM first.fetched_at AND p.md5 = first.md5 "
@@ -851,7 +851,9 @@ class Store:
         n = _one(cur.execute("SELECT count(*) FROM duplicate_rows").fetchone())
         cur.execute(
             "INSERT INTO ingest_errors SELECT ?, ?, line, ?, "
-            "? || ': same url, fetched_at and content as line ' || first_line FROM duplicate_rows",
+            "? || ': same url, fetched_at and content as line ' || first_line "
+            # a WARC record: where it is, as its other rejects say
+            "|| coalesce(' (offset ' || (extra->>'warc_offset') || ', ' || url || ')', '') FROM duplicate_rows",
             [source_id, source, RejectKind.DUPLICATE, RejectKind.DUPLICATE],
         )
         cur.execute("DELETE FROM texts WHERE page_id IN (SELECT page_id FROM duplicate_rows)")

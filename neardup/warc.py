@@ -32,6 +32,7 @@ import re
 import zlib
 from collections import Counter, OrderedDict
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO, cast
@@ -125,6 +126,8 @@ class WarcCapture:
     refers_to_date: str | None = None  # WARC-Refers-To-Date
     # A revisit whose record is in no file but a page an earlier ingest stored (`WarcBatches.stored_pages`).
     stored: StoredPage | None = None
+    # A revisit whose record is in the file but cut off (at this offset): rejected as that record is.
+    record_cut: int | None = None
 
     def record(self) -> dict[str, Any] | Reject:
         """The ingest record (`url`, `html` or `text`, `fetched_at`, `status`, provenance fields), or why
@@ -134,6 +137,10 @@ class WarcCapture:
             return RejectKind.MISSING_URL.reject(f": no WARC-Target-URI ({where}, {self.warc_type} record)")
         if self.warc_type == "revisit" and self.stored is not None:
             return self._stored_record(self.stored, where)
+        if self.warc_type == "revisit" and self.original is None and self.record_cut is not None:
+            return RejectKind.REVISIT_WITHOUT_RECORD.reject(
+                f": the record it refers to (offset {self.record_cut}) is cut off ({where}, {self.url})"
+            )
         if self.warc_type == "revisit" and self.original is None:
             return RejectKind.REVISIT_WITHOUT_RECORD.reject(
                 f": {self.refers_to or self.payload_digest or 'no WARC-Refers-To or payload digest'} "
@@ -162,9 +169,12 @@ class WarcCapture:
             return {"url": self.url, "text": text, "fetched_at": self.date, **extra}
 
         # A response that is not HTTP (Heritrix's `dns:` records, text/dns) is read as a resource.
+        # WARC/0.17 writers gave a response the payload's Content-Type (text/html): its block still starts
+        # with the HTTP status line.
         http_block = self.warc_type != "resource" and (
             self.content_type is None
             or self.content_type.lower().startswith(("application/http", "message/http"))
+            or _STATUS_LINE.match(self.block, 0, 64) is not None
         )
         # a revisit's block may be empty (the standard allows it): the record it refers to has the header
         own = parse_http(self.block) if http_block and (self.original is None or self.block.strip()) else None
@@ -506,6 +516,8 @@ class WarcBatches:
         self.offset_in = "gunzipped stream" if one_stream else "file"
         self._by_id: dict[str, int] = {}  # record id -> offset of a response / resource
         self._by_digest: dict[str, int] = {}  # payload digest -> offset of the first with it
+        self._cut: dict[str, int] = {}  # record id or payload digest -> offset of a record cut off
+        self._aux_streams: dict[str, BinaryIO] = {}
         # Looks up a page stored by an earlier ingest for a revisit whose record is not in this file.
         self.stored_pages = stored_pages
         # Where a file gzipped as one stream stops early (cut short, or failing its CRC), by any read of it.
@@ -515,6 +527,19 @@ class WarcBatches:
         if self._one_stream:
             return cast(BinaryIO, GzipStream(self.path, on_break=self._on_break))
         return open(self.path, "rb")
+
+    @contextmanager
+    def _aux(self, name: str) -> Iterator[BinaryIO]:
+        """A stream for the reads beside the main pass (`_next_record`, `_record_end`), one per use. A file
+        gzipped as one stream keeps it open: those reads go forward, and a new stream would inflate the
+        file again from its start for each (quadratic in a stream of many malformed records)."""
+        if not self._one_stream:
+            with open(self.path, "rb") as f:
+                yield f
+            return
+        if name not in self._aux_streams:
+            self._aux_streams[name] = self._open()
+        yield self._aux_streams[name]
 
     def _on_break(self, brk: GzipBreak) -> None:
         if self._break is None or brk.at < self._break.at:
@@ -577,11 +602,16 @@ class WarcBatches:
         inflating the stream up to it, so a revisit of a record no longer kept (`_remember`) waits for one
         more pass that reads all of them. The waiting revisits come last, each with its own record number."""
         waiting: list[tuple[int, WarcCapture]] = []
-        for number, item in self._scan():
-            if isinstance(item, WarcCapture) and (item.pending is not None or item.forward):
-                waiting.append((number, item))
-            else:
-                yield number, item
+        try:
+            for number, item in self._scan():
+                if isinstance(item, WarcCapture) and (item.pending is not None or item.forward):
+                    waiting.append((number, item))
+                else:
+                    yield number, item
+        finally:
+            for f in self._aux_streams.values():
+                f.close()
+            self._aux_streams.clear()
         if self._break is not None and self._break.kind == "corrupt":
             return  # nothing read from the file is kept
         reread: list[tuple[int, WarcCapture]] = []
@@ -591,7 +621,13 @@ class WarcBatches:
                 if pos is None and cap.payload_digest:
                     pos = self._by_digest.get(cap.payload_digest)
                 if pos is None:
-                    yield number, self._stored_copy(cap)
+                    cut = self._cut.get(cap.refers_to or "") if cap.refers_to else None
+                    if cut is None and cap.payload_digest:
+                        cut = self._cut.get(cap.payload_digest)
+                    if cut is not None:
+                        yield number, replace(cap, forward=False, record_cut=cut)
+                    else:
+                        yield number, self._stored_copy(cap)
                     continue
                 cap = replace(cap, forward=False, pending=pos)
             if self._one_stream and cap.pending not in self._recent:
@@ -633,7 +669,11 @@ class WarcBatches:
                 for rec in ArchiveIterator(f, parse_http=False):
                     pos = rec.stream_pos
                     if pos in by_pos:
-                        yield from linked(pos, self._capture(rec, pos, rec.reader.read(), _headers(rec)))
+                        block = rec.reader.read()
+                        whole = len(block) >= rec.content_length
+                        yield from linked(
+                            pos, self._capture(rec, pos, block, _headers(rec)) if whole else None
+                        )
                     if pos >= last:
                         break
             except OSError:  # a malformed record: the rest are sought one by one
@@ -652,6 +692,14 @@ class WarcBatches:
         prev_pos = -1
         start = 0
         last_start = (0, "")  # offset and URL of the last record begun: where a cut falls
+        if (bad_line := self._lf_only_header()) is not None:
+            yield (
+                1,
+                RejectKind.MALFORMED_RECORD.reject(
+                    f" (at offset 0: {bad_line}); nothing of the file is read"
+                ),
+            )
+            return
         with self._open() as f:
             while True:
                 f.seek(start)
@@ -687,6 +735,7 @@ class WarcBatches:
                         if declared is None or len(block) < rec.content_length:
                             url = h.get("warc-target-uri") or "no URL"
                             last_start = (pos, url)
+                            self._note_cut(h, pos)
                             if self._break is not None:  # the compressed file ends inside it: said below
                                 break
                             shown = (
@@ -773,6 +822,34 @@ class WarcBatches:
             "inflated. gzip checks a member only at its end, so none of its records are loaded"
         )
 
+    def _lf_only_header(self) -> str | None:
+        """The first line of the first record's WARC header, named, when it ends in LF alone (a hand-written
+        file): the standard ends header lines in CRLF, and FastWARC reads no record of such a file."""
+        if self._members:
+            with open(self.path, "rb") as raw:
+                try:
+                    head = zlib.decompressobj(wbits=31).decompress(raw.read(1 << 16), 4096)
+                except zlib.error:
+                    return None
+        else:
+            with self._open() as f:
+                head = f.read(4096)
+        if not is_warc_head(head):  # LZ4 or Zstandard frames: FastWARC's to read
+            return None
+        for number, line in enumerate(head.split(b"\n")[:-1], start=1):
+            if not line.endswith(b"\r"):
+                shown = line[:60].decode("utf-8", "replace")
+                return f"line {number} of the WARC header, {shown!r}, ends in LF without CR (WARC ends header lines in CRLF)"
+            if line == b"\r":
+                return None
+        return None
+
+    def _note_cut(self, h: dict[str, str], pos: int) -> None:
+        """Remember a cut-off record, so that a revisit of it is rejected as it is (not linked elsewhere)."""
+        for key in (h.get("warc-record-id"), h.get("warc-payload-digest")):
+            if key:
+                self._cut.setdefault(key, pos)
+
     def _link(self, cap: WarcCapture, by_id: dict[str, int], by_digest: dict[str, int]) -> WarcCapture:
         """A revisit with the record it refers to attached (read again from its offset): by
         WARC-Refers-To, else by the payload digest; marked `forward` when neither is among the records read."""
@@ -805,13 +882,16 @@ class WarcBatches:
         with self._open() as f:
             f.seek(pos)
             for rec in ArchiveIterator(f, parse_http=False):
-                return self._capture(rec, pos, rec.reader.read(), _headers(rec))
+                block = rec.reader.read()
+                if len(block) < rec.content_length:  # cut off: rejected itself, so not a revisit's copy
+                    return None
+                return self._capture(rec, pos, block, _headers(rec))
         return None
 
     def _record_end(self, offset: int, content_length: int) -> int | None:
         """Where an uncompressed record at `offset` ends by its Content-Length (its header, the block and
         the CRLF CRLF after it)."""
-        with self._open() as f:
+        with self._aux("record_end") as f:
             f.seek(offset)
             head = f.read(64 << 10)
         header_end = head.find(b"\r\n\r\n")
@@ -819,7 +899,7 @@ class WarcBatches:
 
     def _next_record(self, start: int) -> int | None:
         """The offset of the next readable record header at or after `start`, or None."""
-        with self._open() as f:
+        with self._aux("next_record") as f:
             pos = start
             while True:
                 try:

@@ -191,3 +191,159 @@ def test_a_content_encoding_bomb_is_inflated_only_to_the_page_limit(tmp_path, co
     assert result["reason"].startswith(f"page too large: Content-Encoding {coding.split(',')[-1].strip()}")
     assert "http://bomb.test/" in result["reason"] and "offset" in result["reason"]
     assert result["grew_kb"] < 48 * 1024, result  # the bomb is 200 MB: whole, it would add 200-400 MB
+
+
+# --- old WARC versions, LF-only headers, rejects that say where -----------------------------------
+def _record(
+    url: str, body: bytes, *, version: bytes = b"1.0", warc_content_type: bytes | None = None
+) -> bytes:
+    from warcio.warcwriter import WARCWriter
+
+    buf = io.BytesIO()
+    w = WARCWriter(buf, gzip=False)
+    w.write_record(
+        w.create_warc_record(
+            url,
+            "response",
+            payload=io.BytesIO(body),
+            http_headers=_http("200 OK", [("Content-Type", "text/html")]),
+        )
+    )
+    data = buf.getvalue().replace(b"WARC/1.0\r\n", b"WARC/" + version + b"\r\n", 1)
+    if warc_content_type is not None:
+        data = data.replace(
+            b"Content-Type: application/http; msgtype=response", b"Content-Type: " + warc_content_type
+        )
+    return data
+
+
+def _with_length(data: bytes, change: int) -> bytes:
+    head, _, rest = data.partition(b"Content-Length: ")
+    n, _, rest = rest.partition(b"\r\n")
+    return head + b"Content-Length: %d\r\n" % (int(n) + change) + rest
+
+
+@pytest.mark.parametrize("version", [b"0.17", b"0.18", b"1.0"])
+def test_a_bad_content_length_in_any_warc_version_resyncs_at_the_next_record(tmp_path, version):
+    out = b"".join(
+        _with_length(
+            _record(f"http://v.test/{i}", _doc(i).encode(), version=version), {2: 40, 4: -40}.get(i, 0)
+        )
+        for i in range(6)
+    )
+    path = tmp_path / "old.warc"
+    path.write_bytes(out)
+    store, _ = _ingest(tmp_path, path)
+    pages = _pages(store)
+    assert [p["url"] for p in pages] == [
+        "http://v.test/0",
+        "http://v.test/1",
+        "http://v.test/3",
+        "http://v.test/5",
+    ]
+    assert not any("WARC-Type" in p["html"] for p in pages)  # no page holds the next record's header
+    bad = [r for _, r in _errors(store) if r.startswith("bad Content-Length")]
+    assert len(bad) == 2 and "http://v.test/2" in bad[0] and "http://v.test/4" in bad[1]
+    store.close()
+
+
+def test_a_warc_017_response_typed_text_html_is_read_without_its_http_header(tmp_path):
+    path = tmp_path / "v017.warc"
+    path.write_bytes(
+        _record("http://o.test/", _doc(1).encode(), version=b"0.17", warc_content_type=b"text/html")
+    )
+    store, _ = _ingest(tmp_path, path)
+    (page,) = _pages(store)
+    assert page["html"] == _doc(1) and page["status"] == 200
+    store.close()
+
+
+def test_lf_only_warc_headers_name_the_first_bad_line(tmp_path):
+    body = b"HTTP/1.1 200 OK\nContent-Type: text/html\n\n" + _doc(1).encode()
+    rec = (
+        b"WARC/1.0\nWARC-Type: response\nWARC-Target-URI: http://l.test/\nWARC-Date: 2020-01-01T00:00:00Z\n"
+        b"WARC-Record-ID: <urn:uuid:1>\nContent-Type: application/http; msgtype=response\n"
+        b"Content-Length: %d\n\n%s\n\n" % (len(body), body)
+    )
+    path = tmp_path / "lf.warc"
+    path.write_bytes(rec)
+    store = Store(tmp_path / "db.duckdb")
+    with pytest.raises(NotACrawlDump) as exc:
+        engine.ingest_file(store, path, Config(), jobs=1)
+    assert "line 1 of the WARC header, 'WARC/1.0', ends in LF without CR" in str(exc.value)
+    store.close()
+
+
+def test_a_record_cut_short_and_the_revisit_of_it_are_rejected_alike(tmp_path):
+    """The file ends one byte into the block's last byte: the record is cut off, and the revisit written
+    before it (a second session first) does not load its bytes either."""
+    from test_warc_revisits import _heritrix_revisit  # noqa: F401  (the same writer)
+    from warcio.warcwriter import WARCWriter
+
+    record_bytes = io.BytesIO()
+    w = WARCWriter(record_bytes, gzip=False)
+    record = w.create_warc_record(
+        "http://s.test/a",
+        "response",
+        payload=io.BytesIO(_doc(1).encode()),
+        http_headers=_http("200 OK", [("Content-Type", "text/html")]),
+    )
+    w.write_record(record)
+    path = tmp_path / "short.warc"
+    a = Archive(path, gz=False)
+    revisit = a.w.create_revisit_record(
+        "http://s.test/a",
+        record.rec_headers.get_header("WARC-Payload-Digest"),
+        "http://s.test/a",
+        record.rec_headers.get_header("WARC-Date"),
+        http_headers=_http("200 OK", [("Content-Type", "text/html")]),
+    )
+    revisit.rec_headers.add_header("WARC-Refers-To", record.rec_headers.get_header("WARC-Record-ID"))
+    a.w.write_record(revisit)
+    a.w.write_record(
+        a.w.create_warc_record(
+            "http://s.test/b",
+            "response",
+            payload=io.BytesIO(_doc(2).encode()),
+            http_headers=_http("200 OK", [("Content-Type", "text/html")]),
+        )
+    )
+    a.close()
+    with open(path, "ab") as f:
+        f.write(record_bytes.getvalue()[:-5])  # the block less its last byte, and no CRLF CRLF
+    store, _ = _ingest(tmp_path, path)
+    assert [p["url"] for p in _pages(store)] == ["http://s.test/b"]
+    reasons = sorted(r for _, r in _errors(store))
+    assert len(reasons) == 2
+    assert reasons[0].startswith("record cut off") and "http://s.test/a" in reasons[0]
+    assert reasons[1].startswith("revisit without its record: the record it refers to (offset")
+    assert "is cut off" in reasons[1]
+    store.close()
+
+
+def test_warc_rejects_name_the_record_offset_and_url(tmp_path):
+    a = Archive(tmp_path / "where.warc.gz")
+    a.response("http://w.test/page", _doc(1).encode())
+    a.response("http://w.test/blank", b"   \n  ")
+    a.w.write_record(
+        a.w.create_warc_record(
+            "",
+            "response",
+            payload=io.BytesIO(_doc(2).encode()),
+            http_headers=_http("200 OK", [("Content-Type", "text/html")]),
+        )
+    )
+    a.close()
+    again = tmp_path / "again.warc.gz"
+    new = gzip.compress(_record("http://w.test/new", _doc(3).encode()))
+    again.write_bytes(a.path.read_bytes() + new)  # the same records, and one more
+    store, _ = _ingest(tmp_path, a.path)
+    engine.ingest_file(store, again, Config(), jobs=1)
+    reasons = [r for _, r in _errors(store)]
+    blank = [r for r in reasons if r.startswith("empty page")]
+    missing = [r for r in reasons if r.startswith("missing url")]
+    dup = [r for r in reasons if r.startswith("duplicate record")]
+    assert blank and all("offset" in r and "http://w.test/blank" in r for r in blank), reasons
+    assert missing and all("offset" in r for r in missing), reasons
+    assert dup and all("offset" in r and "http://w.test/page" in r for r in dup), reasons
+    store.close()
