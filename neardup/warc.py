@@ -565,15 +565,21 @@ class WarcBatches:
         if batch:
             yield batch
 
-    def records(self) -> Iterator[RawLine]:
+    def record_lists(self) -> Iterator[list[RawLine]]:
+        """The batches as lists, a failed stream's `LineBlock` as its one reject (for a reader that
+        cannot take back the records it was given before: it keeps them)."""
         from .ingest import LineBlock, RawLine
 
         for batch in self:
             if isinstance(batch, LineBlock):
                 assert batch.error is not None
-                yield RawLine(batch.error_line, batch.error)
+                yield [RawLine(batch.error_line, batch.error)]
             else:
-                yield from batch
+                yield batch
+
+    def records(self) -> Iterator[RawLine]:
+        for batch in self.record_lists():
+            yield from batch
 
     def _capture(self, rec: Any, pos: int, block: bytes, h: dict[str, str]) -> WarcCapture:
         return WarcCapture(
@@ -931,16 +937,16 @@ def _compression(path: Path) -> tuple[bool, bool]:
         data = f.read(1 << 20)
     if data[:3] != _GZIP_MAGIC:
         return False, False
-    d, first = zlib.decompressobj(wbits=31), b""
-    for i in range(
-        0, len(data), 512
-    ):  # in pieces: a bad CRC at the end of a small file keeps what came before
+    # In pieces: a bad CRC at the end of a small file keeps what came before it.
+    d, pieces = zlib.decompressobj(wbits=31), []
+    for i in range(0, len(data), 1024):
         try:
-            first += d.decompress(data[i : i + 512])
+            pieces.append(d.decompress(data[i : i + 1024]))
         except zlib.error:
             break
         if d.eof:
             break
+    first = b"".join(pieces)
     # Another record's header inside the first member: the file is compressed as one stream.
     return True, _NEXT_HEADER.search(first) is not None
 

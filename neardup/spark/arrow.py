@@ -162,7 +162,8 @@ def warc_records(batch: pa.RecordBatch, config: Config, keep_html: bool) -> Iter
     for src, file in zip(batch.column(SRC).to_pylist(), batch.column(FILE).to_pylist(), strict=True):
         base = {"src": src, "file": file, "block_start": 0}
         c = [0, 0, 0]  # records, good, bad
-        for chunk in WarcBatches(Path(display_path(file)), batch_records=256):
+        # a one-stream WARC.gz failing its CRC: its reject comes last, the records before stay (rows sent)
+        for chunk in WarcBatches(Path(display_path(file)), batch_records=256).record_lists():
             raws = [RawLine(raw.line - 1, raw.payload) for raw in chunk]
             c[0] = raws[-1].line + 1
             if rows := _record_rows(base, raws, config, c, keep_html):
