@@ -8,14 +8,17 @@ Content-Encoding decoding, the HTML test, the charset.
 Records:
 - `response` (an HTTP response): a page; status from the status line, `fetched_at` from WARC-Date, url
   from WARC-Target-URI. `resource`: a page with status 200. `conversion` (WET): a plain-text page.
-- `revisit`: a page holding the payload of the record it refers to (same file, by WARC-Refers-To or
-  by payload digest), so the report counts it as a byte-identical duplicate; `extra` names that record.
-  A revisit whose record is not in the file is a bad record saying so.
+- `revisit`: a page holding the payload of the record it refers to (in the same file, before or after
+  it, by WARC-Refers-To or by payload digest; else a page an earlier ingest stored with the same payload
+  digest, `WarcBatches.stored_pages`), so the report counts it as a byte-identical duplicate; `extra`
+  names that record (or page). A revisit whose record is in neither is a bad record saying so.
 - `request`, `metadata`, `warcinfo`, `continuation`: skipped and counted (`WarcBatches.skipped`).
 - A payload that is not HTML (by Content-Type, else by sniffing) is a bad record `not HTML <mime>`.
 - A malformed record (an unreadable header, a Content-Length that overruns the next record, a record
   cut off at the end of the file) is a bad record naming its byte offset; reading resumes at the next
-  record header found in the file.
+  record header (`WARC/x.y`) found in the file. A file gzipped as one stream that is cut short keeps every
+  complete record and ends in one "truncated compressed file" reject; one failing its CRC keeps none.
+- A Content-Encoding is inflated at most to twice the page limit: a bomb is a "page too large" reject.
 
 Every page keeps in `extra`: `warc_file`, `warc_record_id`, `warc_offset` (of the record in the file as
 stored, compressed or not; for a file gzipped as one stream, where no record has an offset of its own,
