@@ -277,7 +277,6 @@ def test_lf_only_warc_headers_name_the_first_bad_line(tmp_path):
 def test_a_record_cut_short_and_the_revisit_of_it_are_rejected_alike(tmp_path):
     """The file ends one byte into the block's last byte: the record is cut off, and the revisit written
     before it (a second session first) does not load its bytes either."""
-    from test_warc_revisits import _heritrix_revisit  # noqa: F401  (the same writer)
     from warcio.warcwriter import WARCWriter
 
     record_bytes = io.BytesIO()
