@@ -34,6 +34,7 @@ from .errors import NotACrawlDump
 from .ingest import detect_format, file_sha256, read_batches, shared_lines
 from .parallel import SharedSlots, default_jobs, parallel_map, prefetch
 from .rejects import BROKEN_FILE, Reject, RejectKind
+from .revisits import stored_page_lookup
 from .store import ROW_GROUP_ROWS, Store
 from .wacz import WaczBatches
 from .warc import WarcBatches
@@ -118,7 +119,12 @@ def ingest_file(
         try:
             small = size < 4_000_000  # about PARALLEL_MIN pages of typical HTML
             n_jobs = 1 if small else jobs or default_jobs()
-            reader = read_batches(path, fmt, batch_records=BATCH)
+            reader = read_batches(
+                path,
+                fmt,
+                batch_records=BATCH,
+                stored_pages=stored_page_lookup(store) if fmt == "warc" else None,
+            )
             read_bytes = 0
 
             # Workers read the lines of a JSON-lines dump from shared memory (see `SharedSlots`).
@@ -132,6 +138,7 @@ def ingest_file(
                     yield (chunk if slots is None else shared_lines(chunk, slots)), config
 
             done_records = 0
+            first_reject: str | None = None
             pending: list[pa.Table] = []  # DuckDB appends fewer, larger batches faster
             pending_sketches: list[pa.Table] = []
             pending_errors: list[tuple[int, Reject]] = []
@@ -185,8 +192,11 @@ def ingest_file(
                     done_records -= n_pages + len(dropped)
                     # kinds, which count as labels: the rejects of a JSON line have no variant
                     reasons.subtract(dropped)
-                if bad and bad[0][1].kind in BROKEN_FILE:  # a block's own error comes first
-                    summary.broken = bad[0][1].detail
+                # a block's own error comes first; a WARC file's last
+                if broken := next((r.detail for _, r in bad if r.kind in BROKEN_FILE), None):
+                    summary.broken = broken
+                if first_reject is None and bad:
+                    first_reject = bad[0][1].detail
                 done_records += good.num_rows + len(bad)
                 reasons.update(reject.label for _, reject in bad)
                 pending.append(good)
@@ -210,17 +220,20 @@ def ingest_file(
                 writing.result()
             reasons = +reasons  # drop the kinds a discard took to zero
             summary.records = summary.loaded + summary.errors
-            if isinstance(reader, WarcBatches | ArcBatches | WaczBatches):
-                summary.skipped, summary.revisits = dict(reader.skipped), reader.revisits
             dup = store.reject_duplicate_records(source_id, str(path))
             if dup:
                 reasons[RejectKind.DUPLICATE] += dup
                 summary.loaded -= dup
                 summary.errors += dup
+            if isinstance(reader, WarcBatches | ArcBatches | WaczBatches):  # revisits loaded, not set aside
+                summary.skipped = dict(reader.skipped)
+                summary.revisits = store.count_warc_revisits(source_id) if reader.revisits else 0
             if summary.loaded == 0 and summary.broken is not None:
                 raise NotACrawlDump(f"{path}: {summary.broken}; nothing loaded")
             if summary.loaded == 0:
                 detail = ", ".join(f"{n} x {r}" for r, n in reasons.most_common(3)) or "no records"
+                if summary.errors == 1 and first_reject is not None:  # the one reason: say it whole
+                    detail = first_reject
                 raise NotACrawlDump(f"{path}: not a crawl dump: no usable record ({detail})")
             store.finish_source(
                 source_id, n_records=summary.records, n_loaded=summary.loaded, n_errors=summary.errors

@@ -33,7 +33,7 @@ from .parallel import SharedSlots, SlotRef, shared_view
 from .rejects import Reject, RejectKind
 from .urls import canonicalize_url, host_of
 from .wacz import WaczBatches, is_wacz
-from .warc import WarcBatches, WarcCapture, is_framed_warc, is_warc_head
+from .warc import StoredPageLookup, WarcBatches, WarcCapture, is_framed_warc, is_warc_head
 
 try:  # the pages of a batch hashed together (`add_md5s`)
     from . import _kernels
@@ -249,6 +249,7 @@ def read_batches(
     batch_records: int = 256,
     block_bytes: int = BLOCK_BYTES,
     max_line_bytes: int = MAX_LINE_BYTES,
+    stored_pages: StoredPageLookup | None = None,
 ) -> Iterable[Iterable[RawLine]]:
     """The records of a file in batches for the workers: `LineBlock`s of about `block_bytes` for JSON lines
     (a batch ends at a newline: a longer line is a batch of its own), lists of `batch_records` otherwise
@@ -257,7 +258,10 @@ def read_batches(
     A JSON line longer than `max_line_bytes` is dropped as it streams and named in an error block, so the
     reader holds at most about `block_bytes + max_line_bytes` whatever the file. A compressed file that
     ends early keeps its complete lines; one whose CRC or deflate data fails gives an error block with
-    `discard_from` set: the lines of the failed member (and after) must not be kept."""
+    `discard_from` set: the lines of the failed member (and after) must not be kept. `stored_pages` finds
+    the stored page a WARC revisit stands for when its record is not in the file."""
+    if fmt == "warc":
+        return WarcBatches(path, batch_records=batch_records, stored_pages=stored_pages)
     if fmt in ARCHIVE_READERS:
         return ARCHIVE_READERS[fmt](path, batch_records=batch_records)
     return _read_batches(

@@ -47,6 +47,16 @@ CREATE TABLE IF NOT EXISTS html_blocks (
     data BLOB NOT NULL USING COMPRESSION uncompressed  -- compressed already: DuckDB's methods find nothing
 );
 
+-- The WARC payload digest of each page read from a WARC response, resource or revisit record: a revisit
+-- whose record is in another file is a copy of the stored page of its digest (Store.page_by_payload),
+-- found by the index on payload_digest (Store._INDEXES): one lookup per revisit, not a scan of `pages`.
+-- Rows whose page is gone (a removed source, a rejected duplicate) are never matched: the page is read too.
+CREATE TABLE IF NOT EXISTS warc_payloads (
+    payload_digest VARCHAR NOT NULL,     -- WARC-Payload-Digest as written ("sha1:<base32>")
+    page_id BIGINT NOT NULL,
+    source_id INTEGER NOT NULL
+);
+
 -- Rejected records: one row each, or one for the part of a file that could not be read.
 CREATE TABLE IF NOT EXISTS ingest_errors (
     source_id INTEGER,

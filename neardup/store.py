@@ -402,6 +402,11 @@ _PAGE_COLUMNS = (
     "extra, html_block, html_start, html_bytes"
 )
 _BLOCK_COLUMNS = ("html_block", "html_start", "html_bytes")
+# The indexes of schema.sql's tables, made with them: only where a point lookup needs one (an index slows
+# every insert into its table).
+_INDEXES = {
+    "warc_payloads": "CREATE INDEX IF NOT EXISTS warc_payloads_digest ON warc_payloads (payload_digest)",
+}
 
 
 class Store:
@@ -613,6 +618,8 @@ class Store:
         cur.execute("BEGIN TRANSACTION")
         for table in missing:
             cur.execute(self._ddl[table])
+            if table in _INDEXES:
+                cur.execute(_INDEXES[table])
         if "meta" in missing:
             cur.execute("INSERT INTO meta VALUES ('schema_version', ?)", [SCHEMA_VERSION])
         cur.execute("COMMIT")
@@ -672,6 +679,7 @@ class Store:
                 [source_id],
             )
         cur.execute("DELETE FROM pages WHERE source_id = ?", [source_id])
+        cur.execute("DELETE FROM warc_payloads WHERE source_id = ?", [source_id])
         cur.execute("DELETE FROM ingest_errors WHERE source_id = ?", [source_id])
         cur.execute("DELETE FROM sources WHERE source_id = ?", [source_id])
         cur.execute("DELETE FROM sketches WHERE exact_key NOT IN (SELECT exact_key FROM texts)")
@@ -763,6 +771,12 @@ class Store:
             "INSERT INTO texts SELECT ?, page_id, text, title, n_words, exact_key, degenerate FROM ingest_batch",
             [norm_key],
         )
+        cur.execute(
+            "INSERT INTO warc_payloads SELECT d, page_id, ? FROM ("
+            "  SELECT json_extract_string(extra, '$.payload_digest') AS d, page_id FROM ingest_batch"
+            "  WHERE contains(extra, '\"payload_digest\"')) WHERE d IS NOT NULL",
+            [source_id],
+        )
         cur.execute("COMMIT")
         cur.unregister("ingest_batch")
         if checkpoint:
@@ -826,7 +840,7 @@ class Store:
         to `ingest_errors`. A re-fetch (another time) is kept: it is what the audit is about."""
         cur = self.cursor()
         dup = (
-            "SELECT p.page_id, p.line, first.line AS first_line FROM pages p JOIN ("
+            "SELECT p.page_id, p.line, first.line AS first_line, p.url, p.extra FROM pages p JOIN ("
             "  SELECT url, fetched_at, md5, min(page_id) AS first_id, arg_min(line, page_id) AS line FROM pages "
             "  GROUP BY url, fetched_at, md5 HAVING count(*) > 1) first "
             "ON p.url = first.url AND p.fetched_at IS NOT DISTINCT FROM first.fetched_at AND p.md5 = first.md5 "
@@ -837,7 +851,9 @@ class Store:
         n = _one(cur.execute("SELECT count(*) FROM duplicate_rows").fetchone())
         cur.execute(
             "INSERT INTO ingest_errors SELECT ?, ?, line, ?, "
-            "? || ': same url, fetched_at and content as line ' || first_line FROM duplicate_rows",
+            "? || ': same url, fetched_at and content as line ' || first_line "
+            # a WARC record: where it is, as its other rejects say
+            "|| coalesce(' (offset ' || (extra->>'warc_offset') || ', ' || url || ')', '') FROM duplicate_rows",
             [source_id, source, RejectKind.DUPLICATE, RejectKind.DUPLICATE],
         )
         cur.execute("DELETE FROM texts WHERE page_id IN (SELECT page_id FROM duplicate_rows)")
@@ -1111,6 +1127,55 @@ class Store:
             raise KeyError(f"page {page_id} is not in the database")
         row = self._inflate(cur, table).to_pylist()[0]
         return row["html"], row["text_in"]
+
+    @_reads
+    def count_warc_revisits(self, source_id: int) -> int:
+        """The pages of a source loaded from WARC revisit records."""
+        return int(
+            _one(
+                self.cursor()
+                .execute(
+                    "SELECT count(*) FROM pages WHERE source_id = ? "
+                    "AND json_extract_string(extra, '$.warc_type') = 'revisit'",
+                    [source_id],
+                )
+                .fetchone()
+            )
+        )
+
+    @_reads
+    def page_by_payload(
+        self, payload_digest: str, url: str | None = None, fetched_at: datetime | None = None
+    ) -> tuple[int, str | None, int | None, str | None] | None:
+        """(page_id, raw HTML, status, extra) of a stored page with this WARC payload digest: the one at
+        `url` fetched at `fetched_at` if there is one, else at `url`, else the first. One index lookup on the
+        digest, then the candidates' rows by page id (their row groups only)."""
+        cur = self.cursor()
+        ids = [
+            r[0]
+            for r in cur.execute(
+                "SELECT page_id FROM warc_payloads WHERE payload_digest = ? LIMIT 1000", [payload_digest]
+            ).fetchall()
+        ]
+        if not ids:
+            return None
+        rows = cur.execute(
+            "SELECT page_id, url, fetched_at, status, extra FROM pages WHERE page_id IN "
+            "(SELECT unnest(?::BIGINT[])) AND page_id BETWEEN ? AND ? ORDER BY page_id",
+            [ids, min(ids), max(ids)],
+        ).fetchall()
+        if not rows:
+            return None
+        best = min(
+            rows,
+            key=lambda r: (
+                url is not None and r[1] != url,
+                fetched_at is not None and r[2] != fetched_at,
+                r[0],
+            ),
+        )
+        html, _ = self._source(cur, best[0])
+        return int(best[0]), html, best[3], best[4]
 
     @_reads
     def page_source(self, page_id: int) -> str:

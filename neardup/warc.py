@@ -8,14 +8,17 @@ Content-Encoding decoding, the HTML test, the charset.
 Records:
 - `response` (an HTTP response): a page; status from the status line, `fetched_at` from WARC-Date, url
   from WARC-Target-URI. `resource`: a page with status 200. `conversion` (WET): a plain-text page.
-- `revisit`: a page holding the payload of the record it refers to (same file, by WARC-Refers-To or
-  by payload digest), so the report counts it as a byte-identical duplicate; `extra` names that record.
-  A revisit whose record is not in the file is a bad record saying so.
+- `revisit`: a page holding the payload of the record it refers to (in the same file, before or after
+  it, by WARC-Refers-To or by payload digest; else a page an earlier ingest stored with the same payload
+  digest, `WarcBatches.stored_pages`), so the report counts it as a byte-identical duplicate; `extra`
+  names that record (or page). A revisit whose record is in neither is a bad record saying so.
 - `request`, `metadata`, `warcinfo`, `continuation`: skipped and counted (`WarcBatches.skipped`).
 - A payload that is not HTML (by Content-Type, else by sniffing) is a bad record `not HTML <mime>`.
 - A malformed record (an unreadable header, a Content-Length that overruns the next record, a record
   cut off at the end of the file) is a bad record naming its byte offset; reading resumes at the next
-  record header found in the file.
+  record header (`WARC/x.y`) found in the file. A file gzipped as one stream that is cut short keeps every
+  complete record and ends in one "truncated compressed file" reject; one failing its CRC keeps none.
+- A Content-Encoding is inflated at most to twice the page limit: a bomb is a "page too large" reject.
 
 Every page keeps in `extra`: `warc_file`, `warc_record_id`, `warc_offset` (of the record in the file as
 stored, compressed or not; for a file gzipped as one stream, where no record has an offset of its own,
@@ -31,19 +34,20 @@ import json
 import re
 import zlib
 from collections import Counter, OrderedDict
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO, cast
 
 from fastwarc.warc import ArchiveIterator, WarcRecordType
 from resiliparse.parse.encoding import bytes_to_str, detect_encoding, map_encoding_to_html5
 
-from .inflate import open_gzip
+from .inflate import GzipBreak, GzipStream
 from .rejects import Reject, RejectKind
 
 if TYPE_CHECKING:
-    from .ingest import RawLine
+    from .ingest import LineBlock, RawLine
 
 WARC_MAGIC = b"WARC/"
 FRAMED_MAGIC = (b"\x04\x22\x4d\x18", b"\x28\xb5\x2f\xfd")  # LZ4 frame, Zstandard frame
@@ -74,6 +78,9 @@ _BINARY_MAGIC = (
 )
 _BOMS = ((codecs.BOM_UTF8, "utf-8"), (codecs.BOM_UTF16_LE, "utf-16-le"), (codecs.BOM_UTF16_BE, "utf-16-be"))
 _RESYNC_WINDOW = 1 << 20
+# A record's version line after the previous record's end (WARC/0.17, 0.18, 1.0, 1.1, ...).
+_NEXT_HEADER = re.compile(rb"\r?\n\r?\nWARC/\d+\.\d+\r?\n")
+_VERSION_LINE = re.compile(rb"\nWARC/\d+\.\d+\r?\n")
 RECENT_BYTES = 32 << 20  # page records kept for revisits: ~2,500 pages of 13 KB
 
 
@@ -112,19 +119,35 @@ class WarcCapture:
     truncated: str | None  # WARC-Truncated: length | time | disconnect | unspecified
     # A revisit: the record it stands for (its block, id and offset); None when it is not in the file.
     original: WarcCapture | None = None
-    refers_to: str | None = None
+    refers_to: str | None = None  # WARC-Refers-To: the record id of the record a revisit stands for
     offset_in: str = "file"  # or "gunzipped stream": a file gzipped whole has no per-record offsets
     # A revisit whose record (at this offset) is read in the pass after the first (`WarcBatches._deferred`).
     pending: int | None = None
+    # A revisit whose record is not among the records before it: looked for at the end of the file.
+    forward: bool = False
+    refers_to_url: str | None = None  # WARC-Refers-To-Target-URI
+    refers_to_date: str | None = None  # WARC-Refers-To-Date
+    # A revisit whose record is in no file but a page an earlier ingest stored (`WarcBatches.stored_pages`).
+    stored: StoredPage | None = None
+    # A revisit whose record is in the file but cut off (at this offset): rejected as that record is.
+    record_cut: int | None = None
 
     def record(self) -> dict[str, Any] | Reject:
         """The ingest record (`url`, `html` or `text`, `fetched_at`, `status`, provenance fields), or why
         the record is not a page."""
         where = f"offset {self.offset}" if self.offset is not None else f"record {self.record_id}"
+        if not self.url.strip():
+            return RejectKind.MISSING_URL.reject(f": no WARC-Target-URI ({where}, {self.warc_type} record)")
+        if self.warc_type == "revisit" and self.stored is not None:
+            return self._stored_record(self.stored, where)
+        if self.warc_type == "revisit" and self.original is None and self.record_cut is not None:
+            return RejectKind.REVISIT_WITHOUT_RECORD.reject(
+                f": the record it refers to (offset {self.record_cut}) is cut off ({where}, {self.url})"
+            )
         if self.warc_type == "revisit" and self.original is None:
             return RejectKind.REVISIT_WITHOUT_RECORD.reject(
-                f": {self.refers_to or 'no WARC-Refers-To or payload digest'} "
-                f"is not in this file ({where}, {self.url})",
+                f": {self.refers_to or self.payload_digest or 'no WARC-Refers-To or payload digest'} "
+                f"is neither in this file nor a page of the database ({where}, {self.url})",
             )
         extra: dict[str, Any] = {
             "warc_file": self.warc_file,
@@ -149,11 +172,15 @@ class WarcCapture:
             return {"url": self.url, "text": text, "fetched_at": self.date, **extra}
 
         # A response that is not HTTP (Heritrix's `dns:` records, text/dns) is read as a resource.
+        # WARC/0.17 writers gave a response the payload's Content-Type (text/html): its block still starts
+        # with the HTTP status line.
         http_block = self.warc_type != "resource" and (
             self.content_type is None
             or self.content_type.lower().startswith(("application/http", "message/http"))
+            or _STATUS_LINE.match(self.block, 0, 64) is not None
         )
-        own = parse_http(self.block) if http_block else None
+        # a revisit's block may be empty (the standard allows it): the record it refers to has the header
+        own = parse_http(self.block) if http_block and (self.original is None or self.block.strip()) else None
         if isinstance(own, str):
             return RejectKind.BROKEN_HTTP_HEADER.reject(f": {own} ({where}, {self.url})")
         if self.original is not None:
@@ -168,7 +195,17 @@ class WarcCapture:
             status, headers, body = 200, {"content-type": self.content_type or ""}, self.block
         else:
             status, headers, body = own
-        body, failed = decode_body(body, headers)
+        from .ingest import MAX_PAGE_BYTES  # (ingest imports this module)
+
+        # A page's bytes may be twice its UTF-8 (UTF-16 of ASCII): `validate` judges the decoded page.
+        limit = 2 * MAX_PAGE_BYTES
+        try:
+            body, failed = decode_body(body, headers, limit=limit)
+        except BodyTooLarge as exc:
+            return RejectKind.PAGE_TOO_LARGE.reject(
+                f": Content-Encoding {exc.args[0]} inflates past {limit / 1e6:.0f} MB, "
+                f"inflating stopped there ({where}, {self.url})",
+            )
         if failed:
             return RejectKind.UNDECODABLE_ENCODING.reject(f" {failed} ({where}, {self.url})", failed)
         content_type = headers.get("content-type", "")
@@ -176,9 +213,46 @@ class WarcCapture:
         if mime not in HTML_TYPES:
             return RejectKind.NOT_HTML.reject(f" {mime} ({where}, {self.url})", mime)
         html, charset, charset_source = decode_html(body, content_type)
+        if not html or html.isspace():
+            return RejectKind.EMPTY_PAGE.reject(f" (html is blank; {where}, {self.url})")
         extra["charset"] = charset
         extra["charset_source"] = charset_source
         return {"url": self.url, "html": html, "fetched_at": self.date, "status": status, **extra}
+
+    def _stored_record(self, stored: StoredPage, where: str) -> dict[str, Any] | Reject:
+        """A revisit as a copy of a page an earlier ingest stored: its HTML, this record's URL and date."""
+        own = parse_http(self.block) if self.block else None
+        status = stored.status if isinstance(own, str) or own is None or own[0] in (None, 304) else own[0]
+        extra: dict[str, Any] = {
+            "warc_file": self.warc_file,
+            "warc_record_id": self.record_id,
+            "warc_type": self.warc_type,
+            "payload_digest": self.payload_digest,
+            "refers_to_page_id": stored.page_id,
+            **{f"refers_to_{k}": v for k, v in stored.warc.items()},
+        }
+        if self.offset is not None:
+            extra["warc_offset"] = self.offset
+            if self.offset_in != "file":
+                extra["warc_offset_in"] = self.offset_in
+        if self.truncated:
+            extra["warc_truncated"] = self.truncated
+        return {"url": self.url, "html": stored.html, "fetched_at": self.date, "status": status, **extra}
+
+
+@dataclass(frozen=True, slots=True)
+class StoredPage:
+    """A page an earlier ingest stored, standing for a revisit's record: its id, raw HTML, status, and
+    where its record is (`warc`: file, record_id, offset, as its `extra` names them)."""
+
+    page_id: int
+    html: str
+    status: int | None
+    warc: dict[str, Any]
+
+
+# (payload digest, WARC-Refers-To-Target-URI, WARC-Refers-To-Date) -> the stored page, or None
+StoredPageLookup = Callable[[str, str | None, str | None], StoredPage | None]
 
 
 _STATUS_LINE = re.compile(rb"\s*HTTP/\d(?:\.\d)?[ \t]+(\d{3})(?:\s|$)")
@@ -233,29 +307,44 @@ def _dechunk(body: bytes) -> bytes | None:
             pos += 1
 
 
-def _inflate(body: bytes, coding: str) -> bytes:
+_DECODE_ERRORS = (zlib.error, OSError)
+
+
+class BodyTooLarge(Exception):
+    """A Content-Encoding that inflates past the limit: `args[0]` is the coding."""
+
+
+def _inflate(body: bytes, coding: str, limit: int) -> bytes:
+    """`body` decoded from `coding`, inflated at most `limit` bytes (`BodyTooLarge` past it): a bomb of a
+    few KB that inflates to gigabytes costs `limit` bytes of memory, never its whole."""
     if coding in ("gzip", "x-gzip"):
-        d = zlib.decompressobj(wbits=31)
-        out = d.decompress(body)
-        while d.unused_data.startswith(_GZIP_MAGIC):  # concatenated members
+        d = zlib.decompressobj(31)
+        out = d.decompress(body, limit + 1)
+        while len(out) <= limit and d.eof and d.unused_data.startswith(_GZIP_MAGIC):  # concatenated members
             rest = d.unused_data
-            d = zlib.decompressobj(wbits=31)
-            out += d.decompress(rest)
-        return out
-    if coding == "deflate":  # zlib-wrapped as the standard says, or raw deflate as some servers send
+            d = zlib.decompressobj(31)
+            out += d.decompress(rest, limit + 1 - len(out))
+    elif coding == "deflate":  # zlib-wrapped as the standard says, or raw deflate as some servers send
         try:
-            return zlib.decompress(body)
+            d = zlib.decompressobj(15)
+            out = d.decompress(body, limit + 1)
         except zlib.error:
-            return zlib.decompress(body, wbits=-15)
-    if coding == "br":
+            d = zlib.decompressobj(-15)
+            out = d.decompress(body, limit + 1)
+    elif coding == "br":
         from fastwarc.stream_io import BrotliReader
 
-        return BrotliReader(io.BytesIO(body)).read()
-    raise ValueError(coding)
+        out = BrotliReader(io.BytesIO(body)).read(limit + 1)
+    else:
+        raise ValueError(coding)
+    if len(out) > limit:
+        raise BodyTooLarge(coding)
+    return out
 
 
-def decode_body(body: bytes, headers: dict[str, str]) -> tuple[bytes, str | None]:
-    """The payload with chunked transfer and Content-Encoding undone; (body, the coding that failed)."""
+def decode_body(body: bytes, headers: dict[str, str], *, limit: int) -> tuple[bytes, str | None]:
+    """The payload with chunked transfer and Content-Encoding undone; (body, the coding that failed).
+    Each coding inflates at most `limit` bytes: `BodyTooLarge` names one that goes past it."""
     if "chunked" in headers.get("transfer-encoding", "").lower():
         dechunked = _dechunk(body)
         if dechunked is not None:
@@ -263,10 +352,10 @@ def decode_body(body: bytes, headers: dict[str, str]) -> tuple[bytes, str | None
     codings = [c.strip().lower() for c in headers.get("content-encoding", "").split(",")]
     for coding in reversed([c for c in codings if c and c != "identity"]):
         try:
-            body = _inflate(body, coding)
+            body = _inflate(body, coding, limit)
         except ValueError:  # an unknown coding: the bytes decide below
             continue
-        except (zlib.error, OSError):  # a payload stored decoded, or broken (BrotliReader raises OSError)
+        except _DECODE_ERRORS:  # a payload stored decoded, or broken (BrotliReader raises OSError)
             if sniff_mime(body, "") in HTML_TYPES:
                 continue
             return body, coding[:20]
@@ -405,11 +494,13 @@ class WarcBatches:
     bad records (malformed, cut off) as `RawLine(record number, Reject)`, which `validate` returns as is.
 
     A file gzipped per record is read by FastWARC's own inflate, so offsets are those of the records'
-    gzip members; one gzipped as a single stream is inflated by ISA-L (`inflate.open_gzip`) and offsets are
+    gzip members; one gzipped as a single stream is inflated by ISA-L (`inflate.GzipStream`) and offsets are
     into the decompressed stream (`warc_offset_in` says which). After iteration, `skipped` counts the
     records that are not pages by WARC-Type, and `revisits` the revisit records linked to their record."""
 
-    def __init__(self, path: Path, *, batch_records: int = 256) -> None:
+    def __init__(
+        self, path: Path, *, batch_records: int = 256, stored_pages: StoredPageLookup | None = None
+    ) -> None:
         self.path = Path(path)
         self.name = self.path.name
         self.batch_records = batch_records
@@ -426,17 +517,50 @@ class WarcBatches:
         self._recent: OrderedDict[int, WarcCapture] = OrderedDict()
         self._recent_bytes = 0
         self.offset_in = "gunzipped stream" if one_stream else "file"
+        self._by_id: dict[str, int] = {}  # record id -> offset of a response / resource
+        self._by_digest: dict[str, int] = {}  # payload digest -> offset of the first with it
+        self._cut: dict[str, int] = {}  # record id or payload digest -> offset of a record cut off
+        self._aux_streams: dict[str, BinaryIO] = {}
+        # Looks up a page stored by an earlier ingest for a revisit whose record is not in this file.
+        self.stored_pages = stored_pages
+        # Where a file gzipped as one stream stops early (cut short, or failing its CRC), by any read of it.
+        self._break: GzipBreak | None = None
 
     def _open(self) -> BinaryIO:
         if self._one_stream:
-            return open_gzip(self.path)
+            return cast(BinaryIO, GzipStream(self.path, on_break=self._on_break))
         return open(self.path, "rb")
 
-    def __iter__(self) -> Iterator[list[RawLine]]:
-        from .ingest import RawLine
+    @contextmanager
+    def _aux(self, name: str) -> Iterator[BinaryIO]:
+        """A stream for the reads beside the main pass (`_next_record`, `_record_end`), one per use. A file
+        gzipped as one stream keeps it open: those reads go forward, and a new stream would inflate the
+        file again from its start for each (quadratic in a stream of many malformed records)."""
+        if not self._one_stream:
+            with open(self.path, "rb") as f:
+                yield f
+            return
+        if name not in self._aux_streams:
+            self._aux_streams[name] = self._open()
+        yield self._aux_streams[name]
+
+    def _on_break(self, brk: GzipBreak) -> None:
+        if self._break is None or brk.at < self._break.at:
+            self._break = brk
+
+    def __iter__(self) -> Iterator[list[RawLine] | LineBlock]:
+        """Batches of records; a one-stream file failing its CRC ends in a `LineBlock` holding the reject,
+        with `discard_from` 1: the records sent before came from a stream that failed its check."""
+        from .ingest import LineBlock, RawLine
 
         batch: list[RawLine] = []
         for number, item in self._records():
+            if isinstance(item, Reject) and item.kind == RejectKind.CORRUPT_FILE:
+                if batch:
+                    yield batch
+                    batch = []
+                yield LineBlock(number, b"", item, discard_from=1)
+                continue
             batch.append(RawLine(number, item))
             if len(batch) >= self.batch_records:
                 yield batch
@@ -444,8 +568,20 @@ class WarcBatches:
         if batch:
             yield batch
 
-    def records(self) -> Iterator[RawLine]:
+    def record_lists(self) -> Iterator[list[RawLine]]:
+        """The batches as lists, a failed stream's `LineBlock` as its one reject (for a reader that
+        cannot take back the records it was given before: it keeps them)."""
+        from .ingest import LineBlock, RawLine
+
         for batch in self:
+            if isinstance(batch, LineBlock):
+                assert batch.error is not None
+                yield [RawLine(batch.error_line, batch.error)]
+            else:
+                yield batch
+
+    def records(self) -> Iterator[RawLine]:
+        for batch in self.record_lists():
             yield from batch
 
     def _capture(self, rec: Any, pos: int, block: bytes, h: dict[str, str]) -> WarcCapture:
@@ -461,22 +597,67 @@ class WarcBatches:
             payload_digest=h.get("warc-payload-digest"),
             truncated=h.get("warc-truncated"),
             offset_in=self.offset_in,
+            refers_to=h.get("warc-refers-to"),
+            refers_to_url=(h.get("warc-refers-to-target-uri") or "").strip("<> ") or None,
+            refers_to_date=h.get("warc-refers-to-date"),
         )
 
     def _records(self) -> Iterator[tuple[int, WarcCapture | Reject]]:
         """(record number, capture or `Reject`) for every page-like or bad record; the others are counted.
 
-        In a file gzipped as one stream a record is found again only by inflating the stream up to it, so
-        a revisit of a record no longer kept (`_remember`) waits for one more pass that reads all of
-        them; those come last, each with its own record number."""
+        A revisit whose record is not among those read before it waits for the end of the file: its
+        record may come later in the file (a file holding two sessions), else it may be a page stored by
+        an earlier ingest (`stored_pages`). In a file gzipped as one stream a record is found again only by
+        inflating the stream up to it, so a revisit of a record no longer kept (`_remember`) waits for one
+        more pass that reads all of them. The waiting revisits come last, each with its own record number."""
         waiting: list[tuple[int, WarcCapture]] = []
-        for number, item in self._scan():
-            if isinstance(item, WarcCapture) and item.pending is not None:
-                waiting.append((number, item))
+        try:
+            for number, item in self._scan():
+                if isinstance(item, WarcCapture) and (item.pending is not None or item.forward):
+                    waiting.append((number, item))
+                else:
+                    yield number, item
+        finally:
+            for f in self._aux_streams.values():
+                f.close()
+            self._aux_streams.clear()
+        if self._break is not None and self._break.kind == "corrupt":
+            return  # nothing read from the file is kept
+        reread: list[tuple[int, WarcCapture]] = []
+        for number, cap in waiting:
+            if cap.forward:
+                pos = self._by_id.get(cap.refers_to or "") if cap.refers_to else None
+                if pos is None and cap.payload_digest:
+                    pos = self._by_digest.get(cap.payload_digest)
+                if pos is None:
+                    cut = self._cut.get(cap.refers_to or "") if cap.refers_to else None
+                    if cut is None and cap.payload_digest:
+                        cut = self._cut.get(cap.payload_digest)
+                    if cut is not None:
+                        yield number, replace(cap, forward=False, record_cut=cut)
+                    else:
+                        yield number, self._stored_copy(cap)
+                    continue
+                cap = replace(cap, forward=False, pending=pos)
+            if self._one_stream and cap.pending not in self._recent:
+                reread.append((number, cap))
             else:
-                yield number, item
-        if waiting:
-            yield from self._deferred(waiting)
+                original = self._read_at(cap.pending) if cap.pending is not None else None
+                if original is not None:
+                    self.revisits += 1
+                yield number, replace(cap, original=original, pending=None)
+        if reread:
+            yield from self._deferred(reread)
+
+    def _stored_copy(self, cap: WarcCapture) -> WarcCapture:
+        """A revisit whose record is not in this file, linked to a stored page of the same payload (one
+        indexed lookup); as it is when there is none (it is then a bad record saying so)."""
+        if self.stored_pages is None or not cap.payload_digest:
+            return replace(cap, forward=False)
+        stored = self.stored_pages(cap.payload_digest, cap.refers_to_url, cap.refers_to_date)
+        if stored is not None:
+            self.revisits += 1
+        return replace(cap, forward=False, stored=stored)
 
     def _deferred(self, waiting: list[tuple[int, WarcCapture]]) -> Iterator[tuple[int, WarcCapture]]:
         """The waiting revisits linked to their records, read in one pass over the stream (one seek each
@@ -497,24 +678,37 @@ class WarcBatches:
                 for rec in ArchiveIterator(f, parse_http=False):
                     pos = rec.stream_pos
                     if pos in by_pos:
-                        yield from linked(pos, self._capture(rec, pos, rec.reader.read(), _headers(rec)))
+                        block = rec.reader.read()
+                        whole = len(block) >= rec.content_length
+                        yield from linked(
+                            pos, self._capture(rec, pos, block, _headers(rec)) if whole else None
+                        )
                     if pos >= last:
                         break
-            except (OSError, EOFError):  # a malformed record: the rest are sought one by one
+            except OSError:  # a malformed record: the rest are sought one by one
                 pass
         for pos in sorted(by_pos):
             yield from linked(pos, self._read_at(pos))
 
     def _scan(self) -> Iterator[tuple[int, WarcCapture | Reject]]:
-        """`_records` in file order, a revisit whose record must be read again marked `pending`."""
-        by_id: dict[str, int] = {}  # record id -> offset of a response / resource
-        by_digest: dict[str, int] = {}  # payload digest -> offset of the first with it
+        """`_records` in file order, a revisit whose record must be read again marked `pending`, one whose
+        record is not among those before it marked `forward`."""
+        by_id, by_digest = self._by_id, self._by_digest
         # The last capture is held back one record: a read error right after it can still flag its length.
         held: WarcCapture | None = None
         held_number = 0
         number = 0
         prev_pos = -1
         start = 0
+        last_start = (0, "")  # offset and URL of the last record begun: where a cut falls
+        if (bad_line := self._lf_only_header()) is not None:
+            yield (
+                1,
+                RejectKind.MALFORMED_RECORD.reject(
+                    f" (at offset 0: {bad_line}); nothing of the file is read"
+                ),
+            )
+            return
         with self._open() as f:
             while True:
                 f.seek(start)
@@ -526,22 +720,42 @@ class WarcBatches:
                         pos = last_pos = rec.stream_pos
                         rtype = rec.record_type
                         if not rtype & _PAGE_TYPES:
+                            got = rec.reader.consume()
+                            if got < rec.content_length:  # the file ends inside it
+                                last_start = (pos, f"a {_type_name(rtype)} record")
+                                if self._break is not None:
+                                    break
+                                if held is not None:
+                                    yield held_number, held
+                                    held = None
+                                yield (
+                                    number,
+                                    RejectKind.RECORD_CUT_OFF.reject(
+                                        f": {_type_name(rtype)} record, {got:,} of {rec.content_length:,} "
+                                        f"bytes (offset {pos})"
+                                    ),
+                                )
+                                continue
                             self.skipped[_type_name(rtype)] += 1
                             continue
                         block = rec.reader.read()
                         h = _headers(rec)
                         declared = h.get("content-length")
                         if declared is None or len(block) < rec.content_length:
-                            got = (
+                            url = h.get("warc-target-uri") or "no URL"
+                            last_start = (pos, url)
+                            self._note_cut(h, pos)
+                            if self._break is not None:  # the compressed file ends inside it: said below
+                                break
+                            shown = (
                                 f"{len(block):,} of {rec.content_length:,} bytes"
                                 if declared is not None
                                 else "in its WARC header"
                             )
-                            url = h.get("warc-target-uri") or "no URL"
                             if held is not None:
                                 yield held_number, held
                                 held = None
-                            yield number, RejectKind.RECORD_CUT_OFF.reject(f": {got} (offset {pos}, {url})")
+                            yield number, RejectKind.RECORD_CUT_OFF.reject(f": {shown} (offset {pos}, {url})")
                             continue
                         if self._framed and pos == prev_pos:  # lz4 / zstd frames holding several records
                             self._framed, self._no_offsets = False, True
@@ -552,10 +766,10 @@ class WarcBatches:
                         if self._no_offsets:
                             cap = replace(cap, offset=None)
                         if rtype == WarcRecordType.revisit:
-                            cap = self._link(cap, h.get("warc-refers-to"), by_id, by_digest)
+                            cap = self._link(cap, by_id, by_digest)
                         elif rtype & _PAGE_SOURCES:
                             if cap.record_id:
-                                by_id[cap.record_id] = pos
+                                by_id.setdefault(cap.record_id, pos)
                             if cap.payload_digest:
                                 by_digest.setdefault(cap.payload_digest, pos)
                             self._remember(cap)
@@ -564,9 +778,7 @@ class WarcBatches:
                         held, held_number = cap, number
                 except OSError as exc:  # FastWARC: "Invalid WARC header", a broken gzip member
                     error = str(exc) or type(exc).__name__
-                except EOFError as exc:  # ISA-L: a one-stream file cut short
-                    error = f"compressed file cut short ({exc})"
-                if error is None:
+                if error is None or self._break is not None:
                     break
                 number += 1
                 after = last_pos if last_pos >= 0 else start
@@ -597,21 +809,71 @@ class WarcBatches:
                 start = resume
         if held is not None:
             yield held_number, held
+        if self._break is not None:
+            yield number + 1, self._break_reject(last_start)
 
-    def _link(
-        self, cap: WarcCapture, refers_to: str | None, by_id: dict[str, int], by_digest: dict[str, int]
-    ) -> WarcCapture:
+    def _break_reject(self, last_start: tuple[int, str]) -> Reject:
+        """The one reject that stands for the part of a one-stream gzip file that cannot be read."""
+        brk = self._break
+        assert brk is not None
+        if brk.kind == "truncated":
+            inside = (
+                f" inside the record at offset {last_start[0]} ({last_start[1]})"
+                if last_start[1] and last_start[0] < brk.at
+                else ""
+            )
+            return RejectKind.TRUNCATED_FILE.reject(
+                f": {brk.detail}; the gunzipped stream stops at offset {brk.at}{inside}. "
+                "The complete records before are loaded (a cut-off gzip stream has no CRC to check them against)"
+            )
+        return RejectKind.CORRUPT_FILE.reject(
+            f": {brk.detail} in the gzip member that starts at byte {brk.member:,}, after {brk.at:,} bytes "
+            "inflated. gzip checks a member only at its end, so none of its records are loaded"
+        )
+
+    def _lf_only_header(self) -> str | None:
+        """The first line of the first record's WARC header, named, when it ends in LF alone (a hand-written
+        file): the standard ends header lines in CRLF, and FastWARC reads no record of such a file."""
+        if self._members:
+            with open(self.path, "rb") as raw:
+                try:
+                    head = zlib.decompressobj(wbits=31).decompress(raw.read(1 << 16), 4096)
+                except zlib.error:
+                    return None
+        else:
+            with self._open() as f:
+                head = f.read(4096)
+        if not is_warc_head(head):  # LZ4 or Zstandard frames: FastWARC's to read
+            return None
+        for number, line in enumerate(head.split(b"\n")[:-1], start=1):
+            if not line.endswith(b"\r"):
+                shown = line[:60].decode("utf-8", "replace")
+                return f"line {number} of the WARC header, {shown!r}, ends in LF without CR (WARC ends header lines in CRLF)"
+            if line == b"\r":
+                return None
+        return None
+
+    def _note_cut(self, h: dict[str, str], pos: int) -> None:
+        """Remember a cut-off record, so that a revisit of it is rejected as it is (not linked elsewhere)."""
+        for key in (h.get("warc-record-id"), h.get("warc-payload-digest")):
+            if key:
+                self._cut.setdefault(key, pos)
+
+    def _link(self, cap: WarcCapture, by_id: dict[str, int], by_digest: dict[str, int]) -> WarcCapture:
         """A revisit with the record it refers to attached (read again from its offset): by
-        WARC-Refers-To, else by the payload digest."""
+        WARC-Refers-To, else by the payload digest; marked `forward` when neither is among the records read."""
+        refers_to = cap.refers_to
         pos = by_id.get(refers_to) if refers_to else None
         if pos is None and cap.payload_digest:
             pos = by_digest.get(cap.payload_digest)
-        if pos is not None and self._one_stream and pos not in self._recent:
-            return replace(cap, refers_to=refers_to or cap.payload_digest, pending=pos)
-        original = self._read_at(pos) if pos is not None else None
+        if pos is None:
+            return replace(cap, forward=True)
+        if self._one_stream and pos not in self._recent:
+            return replace(cap, pending=pos)
+        original = self._read_at(pos)
         if original is not None:
             self.revisits += 1
-        return replace(cap, original=original, refers_to=refers_to or cap.payload_digest)
+        return replace(cap, original=original)
 
     def _remember(self, cap: WarcCapture) -> None:
         """Keep the latest page records, up to `RECENT_BYTES`: a revisit mostly points at one of them,
@@ -629,13 +891,16 @@ class WarcBatches:
         with self._open() as f:
             f.seek(pos)
             for rec in ArchiveIterator(f, parse_http=False):
-                return self._capture(rec, pos, rec.reader.read(), _headers(rec))
+                block = rec.reader.read()
+                if len(block) < rec.content_length:  # cut off: rejected itself, so not a revisit's copy
+                    return None
+                return self._capture(rec, pos, block, _headers(rec))
         return None
 
     def _record_end(self, offset: int, content_length: int) -> int | None:
         """Where an uncompressed record at `offset` ends by its Content-Length (its header, the block and
         the CRLF CRLF after it)."""
-        with self._open() as f:
+        with self._aux("record_end") as f:
             f.seek(offset)
             head = f.read(64 << 10)
         header_end = head.find(b"\r\n\r\n")
@@ -643,7 +908,7 @@ class WarcBatches:
 
     def _next_record(self, start: int) -> int | None:
         """The offset of the next readable record header at or after `start`, or None."""
-        with self._open() as f:
+        with self._aux("next_record") as f:
             pos = start
             while True:
                 try:
@@ -660,13 +925,9 @@ class WarcBatches:
                             return pos + i
                         i = window.find(_GZIP_MAGIC, i + 1)
                 else:
-                    found = [
-                        i
-                        for m in (b"\nWARC/1.0\r\n", b"\nWARC/1.1\r\n")
-                        if 0 <= (i := window.find(m)) < _RESYNC_WINDOW
-                    ]
-                    if found:
-                        return pos + min(found) + 1
+                    m = _VERSION_LINE.search(window)
+                    if m is not None and m.start() < _RESYNC_WINDOW:
+                        return pos + m.start() + 1
                 if len(window) <= _RESYNC_WINDOW:
                     return None
                 pos += _RESYNC_WINDOW
@@ -679,12 +940,18 @@ def _compression(path: Path) -> tuple[bool, bool]:
         data = f.read(1 << 20)
     if data[:3] != _GZIP_MAGIC:
         return False, False
-    try:
-        first = zlib.decompressobj(wbits=31).decompress(data)
-    except zlib.error:
-        return True, False
+    # In pieces: a bad CRC at the end of a small file keeps what came before it.
+    d, pieces = zlib.decompressobj(wbits=31), []
+    for i in range(0, len(data), 1024):
+        try:
+            pieces.append(d.decompress(data[i : i + 1024]))
+        except zlib.error:
+            break
+        if d.eof:
+            break
+    first = b"".join(pieces)
     # Another record's header inside the first member: the file is compressed as one stream.
-    return True, b"\r\n\r\nWARC/1." in first
+    return True, _NEXT_HEADER.search(first) is not None
 
 
 def _warc_member_at(f: BinaryIO, pos: int) -> bool:

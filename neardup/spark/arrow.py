@@ -158,12 +158,14 @@ def _record_rows(
 
 def archive_batches(path: Path) -> Iterable[list[RawLine]]:
     """The local engine's reader of a web archive file by its bytes (`ingest.ARCHIVE_READERS`: WARC,
-    ARC, WACZ); a file detection refuses is read as WARC, whose reader names what is wrong in it."""
+    ARC, WACZ); a file detection refuses is read as WARC, whose reader names what is wrong in it. A one-stream
+    WARC.gz failing its CRC gives its reject last: the records before it stay (their rows are sent)."""
     try:
         fmt = detect_format(path)
     except NotACrawlDump:
         fmt = "warc"
-    return ARCHIVE_READERS.get(fmt, WarcBatches)(path, batch_records=256)
+    reader = ARCHIVE_READERS.get(fmt, WarcBatches)(path, batch_records=256)
+    return reader.record_lists() if isinstance(reader, WarcBatches) else reader
 
 
 def warc_records(batch: pa.RecordBatch, config: Config, keep_html: bool) -> Iterator[pa.RecordBatch]:
