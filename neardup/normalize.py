@@ -511,6 +511,15 @@ MAX_WORDS_AFTER_GATE = 150
 TOO_SHORT = "too short"
 
 
+def short_fetch_margin(min_words: int) -> int:
+    """How many words short of `min_words` a fetch may be and still be content when another fetch of its page
+    (the same canonical URL) reaches them: a third of min_words (10 at the default 30; a widget's line or two).
+    A page near min_words so gets one verdict in all its fetches, whose volatile parts (a rotating promo line,
+    a "most read" entry) differ by a few words. Applied where the pages are seen together: the store's queries
+    (`store._SHORT_FETCH_KEYS`) and Spark's `keep_short_fetches`."""
+    return min_words // 3
+
+
 def _gate_reason(text: str, *, n_words: int, main_words: int | None) -> str | None:
     """`paywall` or `login` when a gate's prompt ends a short main text (see MAX_TEASER_WORDS), else None.
     Where main extraction found under MAIN_FALLBACK_WORDS words the text is the stripped page around them:
