@@ -143,7 +143,8 @@ class Config:
     # original (a cut-short syndicated copy at 35-50% of its size), which the one LSH index finds only by
     # chance. It adds 0.003-0.015 CPU-ms/page to the candidate search, 1.1-1.65x (bench/RESULTS.md).
     partial_copies: bool = True
-    # Degenerate below this many words of main text (never below the shingle size).
+    # Degenerate below this many words of main text (never below the shingle size); a fetch up to a third short
+    # of it is content where another fetch of its page reaches it (normalize.short_fetch_margin).
     min_words: int = DEFAULT_MIN_WORDS
     simhash_max_bits: int = SIMHASH_MAX_BITS
     minhash_min_similarity: float = MINHASH_MIN_SIMILARITY

@@ -301,7 +301,8 @@ _CONSENT = (
     "zanim przejdziesz dalej",
     "cenimy twoją prywatność",
 )
-# Paywalls: a teaser and a subscription offer instead of the text.
+# Paywalls: a teaser and a subscription offer instead of the text (matched on a short page, like every list
+# here; `_PAYWALL_GATE` and `_LOGIN` also decide on a teaser page, `_gate_reason`).
 _PAYWALL = (
     "subscribe to continue reading",
     "to continue reading, subscribe",
@@ -323,6 +324,95 @@ _PAYWALL = (
     "conteúdo exclusivo para assinantes",
     "ten artykuł jest dostępny tylko dla subskrybentów",
     "treść dostępna tylko dla subskrybentów",
+)
+# What a paywall says where the article stops: the reader is asked to pay to read on. Each phrase speaks of
+# reading on or of this article being kept for subscribers, so that a newsletter box ("subscribe to our
+# newsletter"), a "Subscribe" link or a membership box under a free article ("Already a subscriber? Log in",
+# "exclusive offers for subscribers") is not one.
+_PAYWALL_GATE = (
+    "subscribe to continue reading",
+    "to continue reading, subscribe",
+    "subscribe to keep reading",
+    "subscribe to read the full article",
+    "subscribe to read the rest",
+    "subscribe to unlock this article",
+    "continue reading with a subscription",
+    "this article is for subscribers",
+    "this content is for subscribers only",
+    "this article is exclusive to subscribers",
+    "you have reached your limit of free articles",
+    "you've reached your free article limit",
+    "weiterlesen mit",
+    "um diesen artikel weiterzulesen",
+    "abonnieren sie, um weiterzulesen",
+    "dieser artikel ist nur für abonnenten",
+    "cet article est réservé aux abonnés",
+    "article réservé aux abonnés",
+    "abonnez-vous pour lire la suite",
+    "de cet article à lire",
+    "este contenido es exclusivo para suscriptores",
+    "suscríbete para seguir leyendo",
+    "suscríbete para continuar leyendo",
+    "questo articolo è riservato agli abbonati",
+    "contenuto riservato agli abbonati",
+    "abbonati per continuare a leggere",
+    "dit artikel is alleen voor abonnees",
+    "word abonnee om verder te lezen",
+    "neem een abonnement om verder te lezen",
+    "este conteúdo é exclusivo para assinantes",
+    "assine para continuar lendo",
+    "assine para continuar a ler",
+    "ten artykuł jest dostępny tylko dla subskrybentów",
+    "wykup subskrypcję, aby czytać dalej",
+)
+# Login walls: the site's sign-in prompt instead of the page. Each phrase asks to sign in to read, view or go on,
+# so that a header's "Log in" link or a comment form's "You must be logged in to post a comment" is not one.
+_LOGIN = (
+    "log in to continue reading",
+    "sign in to continue reading",
+    "log in to read the full article",
+    "sign in to read the full article",
+    "log in to read this article",
+    "sign in to read this article",
+    "please log in to view this",
+    "please sign in to view this",
+    "you must be logged in to view",
+    "you must be logged in to read",
+    "you need to be logged in to view",
+    "create a free account to continue reading",
+    "register to continue reading",
+    "sign in to continue to",
+    "melden sie sich an, um weiterzulesen",
+    "melde dich an, um weiterzulesen",
+    "registrieren sie sich, um weiterzulesen",
+    "bitte melden sie sich an, um",
+    "sie müssen angemeldet sein, um",
+    "connectez-vous pour lire la suite",
+    "connectez-vous pour continuer",
+    "identifiez-vous pour lire la suite",
+    "vous devez être connecté pour",
+    "inicia sesión para seguir leyendo",
+    "inicia sesión para continuar",
+    "regístrate para seguir leyendo",
+    "debes iniciar sesión para",
+    "accedi per continuare a leggere",
+    "accedi per continuare",
+    "registrati per continuare a leggere",
+    "devi effettuare l'accesso per",
+    "log in om verder te lezen",
+    "log in om door te gaan",
+    "registreer je om verder te lezen",
+    "je moet ingelogd zijn om",
+    "u moet ingelogd zijn om",
+    "faça login para continuar",
+    "entre para continuar lendo",
+    "inicie sessão para continuar",
+    "você precisa estar logado para",
+    "cadastre-se para continuar lendo",
+    "zaloguj się, aby czytać dalej",
+    "zaloguj się, aby kontynuować",
+    "zaloguj się, aby przeczytać",
+    "musisz być zalogowany, aby",
 )
 # Parked domains: a registrar's for-sale page on a host that once had content.
 _PARKED = (
@@ -348,10 +438,23 @@ _PATTERNS = [
         ("loading", _LOADING),
         ("consent", _CONSENT),
         ("paywall", _PAYWALL),
+        ("login", _LOGIN),
         ("parked", _PARKED),
     )
     for phrase in phrases
 ]
+_GATES = [
+    (reason, phrase.casefold())
+    for reason, phrases in (("paywall", _PAYWALL_GATE), ("login", _LOGIN))
+    for phrase in phrases
+]
+# Every word of a gate phrase but its last is a whole word of a text where the phrase starts a word (the text's
+# spaces are single): a phrase is searched for only in a text holding its longest such word, which a set of the
+# text's words tells in one pass. On a realsize crawl's pages the rule costs ~1.2% of the parse's CPU this way,
+# ~7% with a search of every phrase in every short text.
+_GATES_BY_WORD: dict[str, list[tuple[str, str]]] = {}
+for _reason, _phrase in _GATES:
+    _GATES_BY_WORD.setdefault(max(_phrase.split(" ")[:-1], key=len), []).append((_reason, _phrase))
 _TITLE_404 = re.compile(r"^\s*(404|not found|page not found|error|access denied|forbidden|just a moment)\b")
 
 # A matched phrase in the body marks a page degenerate only when the page is short: a long article
@@ -360,7 +463,56 @@ MAX_WORDS_BODY_MATCH = 150
 MAX_WORDS_TITLE_MATCH = 400
 
 
+# A paywall or login wall inside the site's own template shows the article's first lines as a teaser, then the
+# gate's prompt where the article would go on: the main text is short and the prompt ends it. A page is a
+# gate when a gate phrase (`_GATES`) follows at most MAX_TEASER_WORDS words of main text and at most
+# MAX_WORDS_AFTER_GATE follow it (the offer: prices, what a subscription gives, "already a subscriber?").
+# An article that quotes a gate's words has its own text around them; a template's "Subscribe" link or
+# newsletter box is no gate phrase and is not main text. Calibrated on a 3,000-page `make_sample.py --profile
+# realsize` crawl (seed 11): its 45 walls hold 70-253 words before the prompt and 21-41 from it on; its articles
+# hold 400-1,500 words, and none of its 411 content pages of at most 550 words holds a gate phrase. The margins
+# are wide for real teasers (a first screen of text) and offers (a list of plans).
+MAX_TEASER_WORDS = 400
+MAX_WORDS_AFTER_GATE = 150
+
 TOO_SHORT = "too short"
+
+
+def short_fetch_margin(min_words: int) -> int:
+    """How many words short of `min_words` a fetch may be and still be content when another fetch of its page
+    (the same canonical URL) reaches them: a third of min_words (10 at the default 30; a widget's line or two).
+    A page near min_words so gets one verdict in all its fetches, whose volatile parts (a rotating promo line,
+    a "most read" entry) differ by a few words. Applied where the pages are seen together: the store's queries
+    (`store._SHORT_FETCH_KEYS`) and Spark's `keep_short_fetches`."""
+    return min_words // 3
+
+
+def _gate_reason(text: str, *, n_words: int, main_words: int | None) -> str | None:
+    """`paywall` or `login` when a gate's prompt ends a short main text (see MAX_TEASER_WORDS), else None.
+    Where main extraction found under MAIN_FALLBACK_WORDS words the text is the stripped page around them:
+    a gate phrase anywhere in it decides, the teaser being those few words."""
+    main = n_words if main_words is None else main_words
+    if main > MAX_TEASER_WORDS + MAX_WORDS_AFTER_GATE:
+        return None
+    text_cf = text.casefold()
+    # where the prompt may start: anywhere on a fallback page, else among the last MAX_WORDS_AFTER_GATE words
+    if main < MAIN_FALLBACK_WORDS:
+        words = text_cf.split(" ")
+    else:
+        words = text_cf.rsplit(" ", MAX_WORDS_AFTER_GATE)[-MAX_WORDS_AFTER_GATE:]
+    start = len(text_cf) - sum(map(len, words)) - len(words) + 1
+    first: tuple[int, str] | None = None
+    for word in _GATES_BY_WORD.keys() & set(words):
+        for reason, phrase in _GATES_BY_WORD[word]:
+            at = text_cf.find(phrase, start)
+            while at > 0 and text_cf[at - 1] != " ":  # the phrase starts a word
+                at = text_cf.find(phrase, at + 1)
+            if at >= 0 and (first is None or at < first[0]):
+                first = (at, reason)
+    if first is None:
+        return None
+    at, reason = first
+    return reason if main < MAIN_FALLBACK_WORDS or text_cf.count(" ", 0, at) <= MAX_TEASER_WORDS else None
 
 
 def degenerate_reason(
@@ -374,8 +526,9 @@ def degenerate_reason(
 ) -> str | None:
     """Why a page cannot be fingerprinted as content, or None when it can.
 
-    Reasons: `status NNN` (not 2xx), `blocked`, `soft-404`, `loading`, `consent`, `paywall`, `parked`
-    (matched phrases on a short page, or in the title), `too short` (fewer than `min_words` words of main text).
+    Reasons: `status NNN` (not 2xx), `blocked`, `soft-404`, `loading`, `consent`, `paywall`, `login`, `parked`
+    (matched phrases on a short page, or in the title), `paywall` or `login` besides for a teaser that a gate's
+    prompt ends (`_gate_reason`), `too short` (fewer than `min_words` words of main text).
     `main_words`: the words main extraction found before falling back to the stripped text (`ParsedPage`). The
     title rule counts those: the template a page without main content falls back to (a mega-menu: 440 words on
     the realsize profile's "Loading..." shells) says nothing of how short the page is.
@@ -394,6 +547,9 @@ def degenerate_reason(
         for reason, phrase in _PATTERNS:
             if phrase in head:
                 return reason
+    gate = _gate_reason(text, n_words=n_words, main_words=main_words)
+    if gate is not None:
+        return gate
     if n_words < min_words:  # tried last: the store re-applies it for another min_words
         return TOO_SHORT
     return None

@@ -43,6 +43,11 @@ is the same document ("c<docid>"); every variant shares its original's cluster. 
   degenerate_consent  a consent platform's wall ("Before you continue to ...", "Bevor Sie zu ... weitergehen",
                     ...: English, German, French, Spanish, Italian, Dutch, Portuguese, Polish) served at an
                     article's URL; cluster deg-consent
+  degenerate_paywall | degenerate_login  (realsize and realtail only) a paywall or login wall at an article's
+                    URL inside the site's own template: the article's headline, byline and first 1-3 paragraphs
+                    as a teaser, then the gate's prompt, in the same eight languages; clusters deg-paywall |
+                    deg-login. News articles of these profiles end with a membership box ("Already a subscriber?
+                    Log in ..."): a paywall's words on a page that is content.
 Every variant is fetched on a later day than its original (so it also comes later in the file).
 
 Hard negatives (kind `original`, each its own cluster, NOT duplicates of each other):
@@ -996,9 +1001,10 @@ def article_extras(d, s):
     return "".join(out)
 
 
-def main_article(d, s, edit=None, inject=None, attribution="", extras=True, cut=None):
+def main_article(d, s, edit=None, inject=None, attribution="", extras=True, cut=None, gate=None):
     """The article container's content; `extras`: the site's own author box, related list and comments (a copy
-    on another site has none); `cut`: only the first `cut` paragraphs and a link to the rest."""
+    on another site has none); `cut`: only the first `cut` paragraphs and a link to the rest, or with `gate`
+    (HTML) that gate in place of the rest (a paywall or login wall's teaser)."""
     sem, date = s.style != "divsoup", long_date(d.date)
     out = [
         attribution,
@@ -1020,6 +1026,9 @@ def main_article(d, s, edit=None, inject=None, attribution="", extras=True, cut=
         out.append(("<h2>%s</h2>\n" % d.subheads[k] if k in d.subheads else "") + "<p>%s</p>\n" % " ".join(p))
         if inject and k == inject[0]:
             out.append(inject[1])
+    if gate is not None:
+        out.append(gate)
+        return "".join(out)
     if cut is not None:
         out.append(
             '<p class="read-more">Continue reading at <a href="%s">%s</a>.</p>\n' % (d.url, d.site.name)
@@ -1036,6 +1045,8 @@ def main_article(d, s, edit=None, inject=None, attribution="", extras=True, cut=
         '<div class="tags">Filed under: %s</div>\n'
         % ", ".join('<a href="/tag/%s">%s</a>' % (slugify(t), t) for t in d.tags)
     )
+    if PROFILE["bulk"] and s.kind == "news":
+        out.append(MEMBERSHIP_BOX % {"site": s.name})
     if extras:
         out.append(article_extras(d, s))
     return "".join(out)
@@ -1256,6 +1267,140 @@ value="%(url)s"><input type="hidden" name="consent_token" value="%(token)s">%(bu
 <script>window.__cmp={"v":2,"token":"%(token)s"};</script></body></html>
 """
 
+# Real-size profiles: a news site's box under every free article, inside the article container (so in its main
+# text): the words of a paywall's offer on a page that is content.
+MEMBERSHIP_BOX = (
+    '<div class="membership-cta"><h3>Support local journalism</h3><p>Enjoy unlimited access to %(site)s, the app '
+    "and the daily newsletter from $1 a week. Already a subscriber? Log in to manage your account.</p></div>\n"
+)
+# Paywall and login walls served at an article's URL inside the site's own template, in place of the article
+# after its first lines (lang: heading, offer, the line under the buttons). Each heading is a gate's usual
+# wording (neardup.normalize._PAYWALL_GATE, _LOGIN).
+GATES = {
+    "paywall": {
+        "en": (
+            "Subscribe to continue reading",
+            "Get unlimited digital access to %site for $1 a week for the first three months, then $4 a week. "
+            "Includes the app, the e-paper and every newsletter. Cancel anytime.",
+            "Already a subscriber? Log in",
+        ),
+        "en-meter": (
+            "You have reached your limit of free articles",
+            "Subscribe now for unlimited access to award-winning local journalism, the puzzles and the daily "
+            "briefing. Plans start at $1 for your first month.",
+            "Already a subscriber? Sign in",
+        ),
+        "de": (
+            "Jetzt weiterlesen mit %site Plus",
+            "Alle Artikel auf %site lesen: die ersten vier Wochen für 1 Euro, danach 9,99 Euro im Monat. "
+            "Jederzeit kündbar.",
+            "Sie sind bereits Abonnent? Hier anmelden",
+        ),
+        "fr": (
+            "Cet article est réservé aux abonnés",
+            "Il vous reste 78 % de cet article à lire. Abonnez-vous pour lire la suite : 1 euro le premier mois, "
+            "sans engagement.",
+            "Vous êtes déjà abonné ? Connectez-vous",
+        ),
+        "es": (
+            "Este contenido es exclusivo para suscriptores",
+            "Suscríbete para seguir leyendo: acceso ilimitado a %site por 1 euro el primer mes. Cancela cuando "
+            "quieras.",
+            "¿Ya eres suscriptor? Inicia sesión",
+        ),
+        "it": (
+            "Questo articolo è riservato agli abbonati",
+            "Abbonati per continuare a leggere: accesso illimitato a %site a 1 euro per il primo mese. Disdici "
+            "quando vuoi.",
+            "Sei già abbonato? Accedi",
+        ),
+        "nl": (
+            "Dit artikel is alleen voor abonnees",
+            "Word abonnee om verder te lezen: onbeperkt toegang tot %site voor 1 euro per week. Maandelijks "
+            "opzegbaar.",
+            "Ben je al abonnee? Log in",
+        ),
+        "pt": (
+            "Este conteúdo é exclusivo para assinantes",
+            "Assine para continuar lendo: acesso ilimitado ao %site por 1,90 no primeiro mês. Cancele quando "
+            "quiser.",
+            "Já é assinante? Entre",
+        ),
+        "pl": (
+            "Ten artykuł jest dostępny tylko dla subskrybentów",
+            "Wykup subskrypcję, aby czytać dalej: nieograniczony dostęp do %site za 1 zł przez pierwszy miesiąc.",
+            "Masz już subskrypcję? Zaloguj się",
+        ),
+    },
+    "login": {
+        "en": (
+            "Log in to continue reading",
+            "Sign in with your %site account to read the rest of this story. It is free and takes less than a "
+            "minute.",
+            "Don't have an account? Register. Forgot your password?",
+        ),
+        "en-register": (
+            "Create a free account to continue reading",
+            "Register with your email address to read this story and get five free articles every month.",
+            "Already registered? Sign in",
+        ),
+        "de": (
+            "Melden Sie sich an, um weiterzulesen",
+            "Mit Ihrem kostenlosen %site-Konto lesen Sie diesen Artikel ganz und erhalten unseren Newsletter.",
+            "Noch kein Konto? Jetzt registrieren. Passwort vergessen?",
+        ),
+        "fr": (
+            "Connectez-vous pour lire la suite",
+            "Créez gratuitement votre compte %site pour lire cet article en entier.",
+            "Pas encore de compte ? Inscrivez-vous. Mot de passe oublié ?",
+        ),
+        "es": (
+            "Inicia sesión para seguir leyendo",
+            "Regístrate gratis en %site para leer esta noticia completa.",
+            "¿No tienes cuenta? Regístrate. ¿Olvidaste tu contraseña?",
+        ),
+        "it": (
+            "Accedi per continuare a leggere",
+            "Registrati gratuitamente a %site per leggere l'articolo completo.",
+            "Non hai un account? Registrati. Password dimenticata?",
+        ),
+        "nl": (
+            "Log in om verder te lezen",
+            "Maak gratis een %site-account aan om dit artikel helemaal te lezen.",
+            "Nog geen account? Registreer je. Wachtwoord vergeten?",
+        ),
+        "pt": (
+            "Faça login para continuar",
+            "Cadastre-se gratuitamente no %site para ler a matéria completa.",
+            "Não tem conta? Cadastre-se. Esqueceu a senha?",
+        ),
+        "pl": (
+            "Zaloguj się, aby czytać dalej",
+            "Załóż bezpłatne konto w %site, aby przeczytać cały artykuł.",
+            "Nie masz konta? Zarejestruj się. Nie pamiętasz hasła?",
+        ),
+    },
+}
+# The gate's box as sites mark it up (a class main extraction keeps: the prompt is in the page's main text).
+GATE_BOX = {
+    "paywall": [
+        '<div class="paywall" id="gateway-content"><h2>%(heading)s</h2><p>%(offer)s</p><form method="post" '
+        'action="/subscribe/checkout"><input type="hidden" name="offer" value="%(token)s"><button type="submit">'
+        "Subscribe</button></form><p>%(under)s</p></div>\n",
+        '<section class="article-gate meter-wall" data-gate="hard"><p class="gate-title"><strong>%(heading)s</strong>'
+        '</p><p>%(offer)s</p><p><a class="button" href="/offers?ref=gate">See the offers</a></p><p>%(under)s</p>'
+        "</section>\n",
+    ],
+    "login": [
+        '<div class="regwall" id="registration-wall"><h2>%(heading)s</h2><p>%(offer)s</p><form method="post" '
+        'action="/account/signin"><label>Email <input type="email" name="email"></label><label>Password <input '
+        'type="password" name="password"></label><input type="hidden" name="continue" value="%(token)s"><button '
+        'type="submit">Continue</button></form><p>%(under)s</p></div>\n',
+        '<div class="article-locked"><p class="locked-title"><strong>%(heading)s</strong></p><p>%(offer)s</p>'
+        '<p><a class="button" href="/account/signin?next=%(token)s">Continue</a></p><p>%(under)s</p></div>\n',
+    ],
+}
+
 
 def iso(t):
     return t.strftime("%Y-%m-%dT%H:%M:%SZ")
@@ -1450,8 +1595,11 @@ class Crawl:
         PROFILE = PROFILES[profile]
         self.rng = random.Random(seed)
         n_deg, n_dup = round(pages * 0.025), max(round(pages * 0.17), len(VARIANT_WEIGHTS))
+        # real-size profiles: paywall and login walls at articles' URLs besides (their own rng: the sample's
+        # bytes do not change)
+        n_gate = round(pages * 0.015) if PROFILE["bulk"] else 0
         self.records = []
-        self.docs = self.make_docs(pages - n_deg - n_dup)
+        self.docs = self.make_docs(pages - n_deg - n_dup - n_gate)
         for d in self.docs:
             self.emit(d.ts, self.render(d, d.url, d.ts), "c%d" % d.id, "original")
         kinds = list(VARIANT_WEIGHTS)  # every kind at least once, then by weight
@@ -1459,6 +1607,9 @@ class Crawl:
             self.variant(self.rng.choice([d for d in self.docs if ELIGIBLE.get(kind, bool)(d)]), kind)
         for _ in range(n_deg):
             self.degenerate()
+        grng = random.Random("gates-%d" % seed)
+        for i in range(n_gate):
+            self.gate(grng, "paywall" if i % 5 < 3 else "login")
         # per-day, per-site crawl batches (registered domain), time order inside a batch
         self.records.sort(
             key=lambda r: (r[0].date(), ".".join(r[2]["url"].split("/")[2].split(".")[-2:]), r[:2])
@@ -1648,6 +1799,26 @@ class Crawl:
         d.url, ts = s.url(d.path), BASE + timedelta(seconds=rng.randrange(20 * 86400))
         main = main.replace("%site", s.name).replace("%ref", "%x" % rng.getrandbits(40))
         rec = self.render(d, d.url, ts, status=rng.choice(statuses), main=main)
+        self.emit(ts, rec, "deg-" + kind, "degenerate_" + kind)
+
+    def gate(self, rng, kind):
+        """A paywall or login wall at one of the articles' URLs (a later fetch than the article, or a URL variant
+        of it), inside the site's own template: the article's headline, byline and first lines, then the gate.
+        The teaser is part of the article, so it is contained in it."""
+        d = rng.choice([d for d in self.docs if d.type == "article"])
+        s, lang = d.site, rng.choice(sorted(GATES[kind]))
+        heading, offer, under = (x.replace("%site", s.name) for x in GATES[kind][lang])
+        box = rng.choice(GATE_BOX[kind]) % {
+            "heading": heading,
+            "offer": offer,
+            "under": under,
+            "token": "%016x" % rng.getrandbits(64),
+        }
+        # the first paragraph, or the first two or three (a teaser of 40-300 words)
+        cut = rng.choice([1, 1, 2, 2, 3])
+        ts = d.ts + timedelta(seconds=rng.randint(3600, 9 * 86400))
+        url = rng.choice([d.url, d.url, s.url(d.path, query="utm_source=twitter&utm_medium=social")])
+        rec = self.render(d, url, ts, main=main_article(d, s, cut=cut, gate=box), lang=lang[:2])
         self.emit(ts, rec, "deg-" + kind, "degenerate_" + kind)
 
     def consent_wall(self, s):

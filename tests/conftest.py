@@ -204,6 +204,28 @@ def make_crawl(seed: int = 3, n_articles: int = 6, n_edits: int = 4, n_unique: i
     return crawl
 
 
+def short_page_fetches() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """A 25-word brief fetched under two URL variants, then again with a "most read" widget's seven words more (32
+    words, past min_words 30); a 25-word brief fetched once; a page fetched as a 15-word stub (past the margin)
+    and as a 35-word page; long articles around them. The brief's third fetch comes in the second list."""
+    rng = random.Random(11)
+    brief, alone, stub = (words_text(rng, 25), words_text(rng, 25), words_text(rng, 35))
+
+    def page(url: str, body: str, widget: str = "") -> dict[str, Any]:
+        html = f"<html><body><article><p>{body}</p>{widget}</article></body></html>"
+        return {"url": url, "html": html, "status": 200, "fetched_at": "2024-05-01T10:00:00Z"}
+
+    widget = "<div class='most-read'>Most read: ferry timetable changes this week</div>"
+    first = [
+        page("https://news.example/brief/ferry?utm_source=newsletter", brief),
+        page("http://www.news.example/brief/ferry/", brief),
+        page("https://news.example/brief/other", alone),
+        page("https://news.example/stub", " ".join(stub.split()[:15])),
+        page("https://news.example/stub?ref=home", stub),
+    ] + [page(f"https://news.example/story/{i}", words_text(rng, 300)) for i in range(6)]
+    return first, [page("https://news.example/brief/ferry", brief, widget)]
+
+
 def write_jsonl(path: Path, records: list[dict[str, Any]]) -> Path:
     path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
     return path

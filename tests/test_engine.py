@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from conftest import Crawl, make_crawl, page_html, words_text, write_jsonl
+from conftest import Crawl, make_crawl, page_html, short_page_fetches, words_text, write_jsonl
 
 from neardup import engine
 from neardup.analysis import Analysis, ReportNumbers, analyze, load_fingerprints
@@ -456,3 +456,46 @@ def test_report_numbers_are_typed_and_read_as_a_mapping(loaded: tuple[Store, Cra
     assert list(n.as_dict())[:3] == ["total_pages", "content_pages", "degenerate_pages"]
     with pytest.raises(KeyError):
         n["as_dict"]
+
+
+def _verdicts(store: Store, config: Config) -> pd.DataFrame:
+    return _analysis(store, config).pages.set_index("url")[["degenerate", "cluster_id", "n_words"]]
+
+
+def test_a_short_page_gets_one_verdict_in_all_its_fetches(tmp_path: Path) -> None:
+    """Two URL variants of a 25-word page and a fetch of it with a widget's seven words more (32, min_words 30):
+    all three content, in one cluster, not two set aside as too short and one clustered. A page without a
+    fetch that reaches min_words stays too short in every fetch, and so does a fetch further below than the
+    margin (a third of min_words)."""
+    first, later = short_page_fetches()
+    with Store(tmp_path / "d.duckdb") as store:
+        engine.ingest_file(store, write_jsonl(tmp_path / "a.jsonl", first + later), Config(), jobs=1)
+        v = _verdicts(store, Config())
+        brief = v.loc[[r["url"] for r in first[:2] + later]]
+        assert brief["n_words"].tolist() == [25, 25, 32]
+        assert brief["degenerate"].isna().all() and brief["cluster_id"].nunique() == 1, brief
+        assert v.loc["https://news.example/brief/other", "degenerate"] == "too short"
+        assert v.loc["https://news.example/stub", "degenerate"] == "too short"
+        assert pd.isna(v.loc["https://news.example/stub?ref=home", "degenerate"])
+        # at min_words 40 no fetch of the brief reaches it: all three are too short
+        stricter = _verdicts(store, Config(min_words=40)).loc[brief.index]
+        assert (stricter["degenerate"] == "too short").all(), stricter
+
+
+def test_a_fetch_added_later_gives_its_page_the_verdict_a_full_computation_gives(tmp_path: Path) -> None:
+    """The 32-word fetch comes in a crawl added after the fingerprints of the first were stored: the two
+    25-word fetches stored as too short become content, as when both crawls are loaded at once."""
+    first, later = short_page_fetches()
+    config = Config()
+    with Store(tmp_path / "full.duckdb") as store:
+        engine.ingest_file(store, write_jsonl(tmp_path / "all.jsonl", first + later), config, jobs=1)
+        full = _analysis(store, config).pages
+    with Store(tmp_path / "added.duckdb") as store:
+        engine.ingest_file(store, write_jsonl(tmp_path / "first.jsonl", first), config, jobs=1)
+        assert _verdicts(store, config).loc[first[0]["url"], "degenerate"] == "too short"
+        engine.ingest_file(store, write_jsonl(tmp_path / "later.jsonl", later), config, jobs=1)
+        added = _analysis(store, config).pages
+    cols = ["url", "degenerate", "cluster_id"]
+    pd.testing.assert_frame_equal(added[cols], full[cols])
+    brief = added.set_index("url").loc[[r["url"] for r in first[:2] + later]]
+    assert brief["degenerate"].isna().all() and brief["cluster_id"].nunique() == 1

@@ -7,7 +7,7 @@ import sys
 from itertools import islice
 
 import pytest
-from conftest import SAMPLE_CRAWL, VOCAB
+from conftest import SAMPLE_CRAWL, VOCAB, words_text
 from hypothesis import given
 from hypothesis import strategies as st
 from oracles import normalize_html_bs4, stripped_parts_bs4
@@ -417,3 +417,166 @@ def test_markup_noise_does_not_make_a_short_article_too_short() -> None:
         texts.append(parsed.text)
     assert normalize.parse_page(html, mode="main").main_words < normalize.MAIN_FALLBACK_WORDS
     assert article in texts[0] and article in texts[1]
+
+
+# --- paywall and login walls inside a site's template ------------------------------------------------------
+def _news_page(main: str, *, title: str = "Harbor council approves the ferry budget") -> str:
+    """A real-size news page (~90 KB) around `main`, the article container's content: a header with "Log in" and
+    "Subscribe" links, a mega-menu, inline bundle scripts and page-state JSON, a sidebar newsletter box, a footer
+    with "Subscribe" and "Sign in" links."""
+    rng = random.Random(title)
+    menu = "".join(
+        f"<li><a href='/s/{i}'>{' '.join(rng.choice(VOCAB) for _ in range(3))}</a></li>" for i in range(120)
+    )
+    bundle = ";".join(
+        f"var m{i}=function(a,b){{return a.x{i}(b,{rng.randint(0, 9999)})}}" for i in range(2200)
+    )
+    state = ",".join(f'"k{i}":"{rng.getrandbits(64):x}"' for i in range(600))
+    return (
+        f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>{title} | The Harbor Ledger</title>"
+        "<style>.paywall{padding:2rem}.regwall{border:1px solid}</style></head><body>"
+        "<header class='site-header'><a href='/'>The Harbor Ledger</a> <a href='/account/login'>Log in</a> "
+        "<a href='/subscribe'>Subscribe</a></header>"
+        f"<nav class='mega-menu'><ul>{menu}</ul></nav>"
+        f"<main id='main'><article class='article'>{main}</article>"
+        "<aside class='sidebar'><h3>Get the newsletter</h3><p>The best of the Ledger in your inbox. Subscribe to "
+        "our newsletter, unsubscribe any time.</p><form><input type='email'><button>Subscribe</button></form></aside>"
+        "</main><footer><p>Subscribe | Sign in | Manage your subscription | Privacy | Terms</p><p>Copyright 2026 "
+        f"The Harbor Ledger.</p></footer><script>{bundle}</script>"
+        f"<script id='__NEXT_DATA__' type='application/json'>{{{state}}}</script></body></html>"
+    )
+
+
+def _article_main(paragraphs: list[str], *, tail: str = "") -> str:
+    head = (
+        "<h1>Harbor council approves the ferry budget</h1><p class='standfirst'>The vote ends a year of debate "
+        "over the night crossings.</p><div class='byline'>By Nina Lake &middot; March 4, 2026</div>"
+    )
+    return head + "".join(f"<p>{p}</p>" for p in paragraphs) + tail
+
+
+_THREAD = (
+    "<section id='comments' class='comments'><h2>12 comments</h2><ol>"
+    + "".join(
+        f"<li class='comment'><p>{words_text(random.Random(i), 40)}</p><a href='#r{i}'>Reply</a></li>"
+        for i in range(12)
+    )
+    + "</ol><p class='must-log-in'>You must be logged in to post a comment. <a href='/account/login'>Log in</a>"
+    "</p></section>"
+)
+_MEMBERSHIP = (
+    "<div class='membership-cta'><h3>Support local journalism</h3><p>Enjoy unlimited access to the Ledger from $1 "
+    "a week. Already a subscriber? Log in to manage your account.</p></div>"
+)
+
+
+def _reason_of(html: str) -> str | None:
+    from neardup.batches import text_row
+    from neardup.config import Config
+
+    return text_row(html, None, 200, Config())["degenerate"]
+
+
+def _paragraphs(seed: int, n: int, words_each: int = 60) -> list[str]:
+    return [words_text(random.Random(seed * 100 + i), words_each) for i in range(n)]
+
+
+@pytest.mark.parametrize(
+    ("gate", "expected"),
+    [
+        (
+            "<div class='paywall'><h2>Subscribe to continue reading</h2><p>Get unlimited digital access for $1 a week "
+            "for three months. Cancel anytime.</p><form><button>Subscribe</button></form><p>Already a subscriber? "
+            "Log in</p></div>",
+            "paywall",
+        ),
+        (
+            "<section class='article-gate'><p><strong>You have reached your limit of free articles</strong></p><p>"
+            "Subscribe now for unlimited access.</p></section>",
+            "paywall",
+        ),
+        (
+            "<div class='paywall'><p>Il vous reste 78 % de cet article à lire.</p><p>Abonnez-vous pour lire la "
+            "suite.</p></div>",
+            "paywall",
+        ),
+        (
+            "<div class='paywall'><p>Jetzt weiterlesen mit Ledger Plus</p><p>4 Wochen für 1 Euro.</p></div>",
+            "paywall",
+        ),
+        (
+            "<div class='regwall'><h2>Log in to continue reading</h2><p>Sign in with your Ledger account to read the "
+            "rest of this story.</p><form><label>Email <input type='email'></label><label>Password <input "
+            "type='password'></label></form><p>Don't have an account? Register.</p></div>",
+            "login",
+        ),
+        ("<div class='article-locked'><p>Create a free account to continue reading.</p></div>", "login"),
+        ("<div class='regwall'><p>Zaloguj się, aby czytać dalej</p></div>", "login"),
+    ],
+)
+def test_a_teaser_with_a_gate_in_a_real_size_template_is_set_aside(gate: str, expected: str) -> None:
+    """The article's headline and first paragraphs (here 120-240 words, over the short-page rule's 150), then a
+    paywall or login prompt, inside a 90 KB template whose header, sidebar and footer say "Log in" and
+    "Subscribe": a scrape failure. The full article in the same template, its membership box ("Already a
+    subscriber? Log in") and comment thread ("You must be logged in to post a comment") included, is content."""
+    for n in (2, 4):
+        teaser = _news_page(_article_main(_paragraphs(1, n), tail=gate))
+        assert len(teaser) > 80_000
+        assert _reason_of(teaser) == expected, n
+    article = _news_page(_article_main(_paragraphs(1, 12), tail=_MEMBERSHIP + _THREAD))
+    assert _reason_of(article) is None
+
+
+def test_a_short_article_with_subscribe_and_login_words_around_it_is_content() -> None:
+    """A 150-word brief (short enough for the gate rule) whose template says "Log in" and "Subscribe", with the
+    membership box under it in the article container and a comment thread asking to log in to comment."""
+    brief = _news_page(_article_main(_paragraphs(2, 2, 70), tail=_MEMBERSHIP + _THREAD))
+    parsed = normalize.parse_page(brief, mode="main")
+    assert "already a subscriber? log in" in parsed.text.casefold()  # the box is main text
+    assert len(words(parsed.text)) < normalize.MAX_TEASER_WORDS
+    assert _reason_of(brief) is None
+
+
+def test_an_article_quoting_a_gate_is_content() -> None:
+    """A story about paywalls quotes the gate's words in its text: its own text goes on after them."""
+    quote = (
+        "<p>Readers who reach the tenth story of the month now see a box that says subscribe to continue reading, "
+        "and the council's own bulletin answers it.</p>"
+    )
+    html = _news_page(
+        _article_main(_paragraphs(3, 2), tail=quote + "".join(f"<p>{p}</p>" for p in _paragraphs(4, 4)))
+    )
+    assert _reason_of(html) is None
+    # the same words as the end of a teaser are a gate
+    assert _reason_of(_news_page(_article_main(_paragraphs(3, 2), tail=quote))) == "paywall"
+
+
+def test_a_gate_after_a_long_article_is_not_a_teaser() -> None:
+    """Past MAX_TEASER_WORDS of text before the prompt the page holds the article: content."""
+    paragraphs = _paragraphs(5, 9)  # 540 words
+    gate = "<div class='paywall'><h2>Subscribe to continue reading</h2></div>"
+    assert _reason_of(_news_page(_article_main(paragraphs, tail=gate))) is None
+    assert _reason_of(_news_page(_article_main(paragraphs[:3], tail=gate))) == "paywall"
+
+
+def test_a_gate_on_a_page_without_main_content_is_set_aside() -> None:
+    """Main extraction finds a few words (the teaser in a container it drops): the text is the stripped template,
+    and a gate phrase anywhere in it decides."""
+    shell = _shell(
+        "<div class='widget'><p>Council approves ferry budget.</p><p>Log in to continue reading.</p></div>",
+        "Ferry budget",
+    )
+    parsed = normalize.parse_page(shell, mode="main")
+    assert parsed.main_words is not None and parsed.main_words < normalize.MAIN_FALLBACK_WORDS
+    assert _reason_of(shell) == "login"
+    assert (
+        _reason_of(_shell("<div class='widget'><p>Council approves ferry budget.</p></div>", "Ferry budget"))
+        is None
+    )
+
+
+def test_every_gate_phrase_sets_a_teaser_aside() -> None:
+    teaser = " ".join(_paragraphs(6, 3))  # 180 words: past the short-page rule
+    for reason, phrase in normalize._GATES:
+        assert _reason(f"{teaser} {phrase} {FILLER}") == reason, phrase
+        assert _reason(f"{teaser} {phrase} {LONG}") is None, phrase

@@ -5,11 +5,14 @@ true documents (templated siblings, shared disclaimers, another article in the s
 no degenerate page (soft-404, access denied, loading shell) clustered with anything.
 
 Every gate runs on both forms of the sample: the JSON lines and the WARC.gz of the same fetches
-(windows-1252, gzip-encoded, chunked and revisit records), which must give the same numbers.
+(windows-1252, gzip-encoded, chunked and revisit records), which must give the same numbers. A real-size
+crawl (`make_sample.py --profile realsize`) holds the paywall and login walls the sample has not.
 """
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -20,7 +23,8 @@ from neardup.config import Config
 from neardup.evaluate import load_truth, pairwise_scores, recall_per_kind
 from neardup.store import Store
 
-SAMPLE = Path(__file__).resolve().parent.parent / "sample_data"
+ROOT = Path(__file__).resolve().parent.parent
+SAMPLE = ROOT / "sample_data"
 
 
 FORMS = ["crawl.jsonl.gz", "crawl.warc.gz"]
@@ -134,3 +138,50 @@ def test_both_forms_give_the_same_numbers(tmp_path_factory, truth):
     finally:
         for s in stores:
             s.close()
+
+
+@pytest.fixture(scope="module")
+def realsize(tmp_path_factory):
+    """A real-size crawl (`make_sample.py --profile realsize`, 400 pages, ~100 KB each: inline scripts, comment
+    threads, news articles ending with a membership box) with paywall and login walls at articles' URLs."""
+    tmp = tmp_path_factory.mktemp("realsize")
+    crawl, truth = tmp / "real.jsonl.gz", tmp / "truth.csv"
+    subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "scripts" / "make_sample.py"),
+            "--profile",
+            "realsize",
+            "--pages",
+            "400",
+            "--seed",
+            "5",
+            "--out",
+            str(crawl),
+            "--truth",
+            str(truth),
+        ],
+        check=True,
+        capture_output=True,
+    )
+    store = Store(tmp / "real.duckdb")
+    engine.ingest_file(store, crawl, Config(), jobs=1)
+    yield store, load_truth(truth)
+    store.close()
+
+
+def test_paywall_and_login_teasers_are_set_aside_on_real_size_pages(realsize):
+    """Each wall shows its article's headline and first paragraphs in the site's own template, contained in the
+    article: set aside with its reason, never in the article's cluster; no content page is set aside (the news
+    articles' membership box says "Already a subscriber? Log in", every template "Subscribe")."""
+    store, truth = realsize
+    pages = _pages(store, Config())
+    kinds = pages.merge(truth[["line", "kind"]], on="line")
+    for kind in ("degenerate_paywall", "degenerate_login"):
+        walls = kinds[kinds["kind"] == kind]
+        assert len(walls) >= 2, kind
+        assert (walls["degenerate"] == kind.removeprefix("degenerate_")).all(), walls
+        assert walls["cluster_id"].isna().all()
+    s = pairwise_scores(pages, truth)
+    assert s.precision == 1.0 and s.recall >= 0.998, s
+    assert s.degenerate_caught == s.degenerate_total and s.content_set_aside == 0, s

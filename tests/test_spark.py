@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from conftest import SAMPLE_CRAWL, page_html, sample_lines, words_text
+from conftest import SAMPLE_CRAWL, page_html, sample_lines, short_page_fetches, words_text
 
 from neardup import engine
 from neardup.analysis import analyze, load_fingerprints
@@ -545,3 +545,24 @@ def test_warc_files_match_the_local_engine(warc_dir: Path, tmp_path: Path) -> No
     assert manifest["numbers"] == analysis.numbers
     assert [s["path"] for s in manifest["sources"]] == [str(f) for f in sorted(warc_dir.iterdir())]
     store.close()
+
+
+def test_a_short_page_gets_one_verdict_in_all_its_fetches_as_locally(session: object, tmp_path: Path) -> None:
+    """Sample records plus a 25-word page fetched under two URL variants and once with a widget's seven words
+    more (past min_words 30): Spark keeps the short fetches as content as the local engine does, and its
+    units, pairs, clusters and numbers equal the local engine's."""
+    first, later = short_page_fetches()
+    lines = sample_lines(200) + [json.dumps(r).encode() for r in first + later]
+    dump = tmp_path / "crawl.jsonl"
+    dump.write_bytes(b"\n".join(lines) + b"\n")
+    from neardup.spark import run_spark
+
+    config = Config()
+    manifest = run_spark(session, [str(dump)], str(tmp_path / "out"), config)
+    pages = _parquet(tmp_path / "out", "pages").set_index("url")
+    brief = pages.loc[[r["url"] for r in first[:2] + later]]
+    assert brief["degenerate"].isna().all(), brief
+    assert pages.loc["https://news.example/brief/other", "degenerate"] == "too short"
+    with Store(tmp_path / "local.duckdb") as store:
+        engine.ingest_file(store, dump, config, jobs=1)
+        _assert_matches_local(tmp_path / "out", manifest, store, config)

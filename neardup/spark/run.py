@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 from ..candidates import CandidateStats
 from ..config import Config
 from ..errors import ConfigError, NeardupError, NotACrawlDump
+from ..normalize import TOO_SHORT, short_fetch_margin
 from ..rejects import RejectKind
 from . import arrow
 from .arrow import ddl, per_batch
@@ -232,6 +233,31 @@ def number_pages(
     return pages, sources
 
 
+def keep_short_fetches(pages: DataFrame, min_words: int) -> DataFrame:
+    """`pages` with the texts a few words short of `min_words` content where a fetch of their page (the same
+    canonical URL) reaches it (`normalize.short_fetch_margin`), as the local store decides them
+    (`store._SHORT_FETCH_KEYS`): one verdict for a page in all its fetches."""
+    from pyspark.sql import functions as F
+
+    ok = F.col("degenerate").isNull() | (F.col("degenerate") == TOO_SHORT)
+    floor = min_words - short_fetch_margin(min_words)
+    reaching = pages.filter(ok & (F.col("n_words") >= min_words)).select("canonical_url")
+    short = pages.filter(ok & (F.col("n_words") >= floor) & (F.col("n_words") < min_words))
+    kept = [
+        r["exact_key"]
+        for r in short.join(reaching, "canonical_url", "left_semi").select("exact_key").distinct().collect()
+    ]
+    if not kept:
+        return pages
+    keys = pages.sparkSession.createDataFrame([(k, True) for k in kept], "exact_key string, kept boolean")
+    return (
+        pages.join(F.broadcast(keys), "exact_key", "left")
+        .withColumn("degenerate", F.when(F.col("kept"), F.lit(None)).otherwise(F.col("degenerate")))
+        .drop("kept")
+        .select(*pages.columns)
+    )
+
+
 def apply_url_rules(pages: DataFrame, config: Config, work: str) -> DataFrame:
     """`pages` with canonical_url and rel_canonical rewritten by the config's URL rules, as the local
     engine rewrites them when it loads the fingerprints; the written `pages` keep the URLs as ingested,
@@ -418,6 +444,7 @@ def run_spark(
             records = ingest_and_normalize(spark, inputs, input_format, config, keep_html, work)
         with clock.stage("page ids"):
             pages, sources = number_pages(spark, records, inputs, keep_html, out, work)
+            pages = keep_short_fetches(pages, config.min_words)
         with clock.stage("fingerprints"):
             units = fingerprint_units(pages, config, out, work)
         with clock.stage("candidates"):
