@@ -116,7 +116,10 @@ def setting_from_params(base: Config, params: Mapping[str, str]) -> Config:
             base = base.with_shingle_size(shingle_size)
         if "threshold" in params:
             value = float(params["threshold"])
-            changes["threshold"] = int(value) if changes.get("method", base.method) == "simhash" else value
+            # A whole number of bits is an int; anything else (8.99, -0.5, inf) goes to the config as it came,
+            # which names it, rather than being truncated into range.
+            simhash = changes.get("method", base.method) == "simhash"
+            changes["threshold"] = int(value) if simhash and value.is_integer() else value
     except ValueError as exc:
         raise ConfigError(f"bad setting in the link: {exc}") from exc
     return base.replace(**changes)
@@ -162,7 +165,12 @@ def current_config() -> Config:
         try:
             config = setting_from_params(base, params)
         except ConfigError as exc:
-            st.warning(f"The link's setting was not used ({exc}); the default setting is shown.")
+            from .render import md_escape
+
+            # The values come from the link: whoever wrote it chose them, so none may become Markdown.
+            st.warning(
+                f"The link's setting was not used ({md_escape(str(exc))}); the default setting is shown."
+            )
             config = base
         st.session_state[KEY_CONFIG] = config
     return st.session_state[KEY_CONFIG]

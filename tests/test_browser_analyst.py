@@ -1,0 +1,129 @@
+"""A real browser against the app as an analyst meets it: a hostile link's setting, `neardup app` started
+from any directory and stopped by a signal, the deduplicated dump downloaded from the Export page.
+
+Each test runs a server of its own over a copy of the small crawl (tests/test_app.py's `build_small_db`).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import urllib.parse
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from test_app import build_small_db
+from test_browser import (
+    CHROMIUM,
+    PAGES,
+    ROOT,
+    Browser,
+    Server,
+    assert_clean,
+    free_port,
+    launch_browser,
+    screenshot,
+    wait_for_health,
+    wait_idle,
+)
+
+
+@pytest.fixture(scope="module")
+def small_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    if not Path(CHROMIUM).exists():
+        pytest.fail(f"the browser test needs Debian's Chromium at {CHROMIUM}: apt-get install chromium")
+    return build_small_db(tmp_path_factory.mktemp("analyst"))
+
+
+def start_neardup_app(db: Path, cwd: Path, log: Path, *extra: str) -> tuple[str, subprocess.Popen]:
+    """`neardup app --db db` started in `cwd` (a folder without .streamlit/), in a session of its own."""
+    port = free_port()
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+    env.pop("NEARDUP_CONFIG", None)
+    env.pop("NEARDUP_DB", None)
+    cli = "import sys; from neardup.cli import main; sys.exit(main(sys.argv[1:]))"  # the `neardup` script
+    cmd = [sys.executable, "-c", cli, "app", "--db", str(db), "--headless", "--port", str(port)]
+    with log.open("wb") as out:
+        proc = subprocess.Popen(
+            [*cmd, "--address", "127.0.0.1", *extra],
+            cwd=cwd,
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+    return f"http://127.0.0.1:{port}", proc
+
+
+@pytest.fixture
+def app_server(small_db: Path, tmp_path: Path) -> Iterator[Server]:
+    """`neardup app` from an empty folder over a copy of the small crawl."""
+    db = tmp_path / "neardup.duckdb"
+    shutil.copyfile(small_db, db)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    log = tmp_path / "app.log"
+    url, proc = start_neardup_app(db, elsewhere, log)
+    srv = Server(url, db, proc, log, 300, 0)
+    try:
+        wait_for_health(srv)
+        yield srv
+    finally:
+        srv.stop()
+
+
+@pytest.fixture
+def browser() -> Iterator[Browser]:
+    with launch_browser() as b:
+        yield b
+
+
+# --- the setting in a link is data, never markup ------------------------------------------------------
+EVIL = "https://evil.example"
+
+
+def test_a_links_setting_is_shown_as_text_and_bad_numbers_are_named(
+    app_server: Server, browser: Browser
+) -> None:
+    page = browser.page
+    requests: list[str] = []
+    page.on("request", lambda r: requests.append(r.url))
+    alert = '[data-testid="stAlertContentWarning"]'
+
+    def opened(path: str, query: str) -> str:
+        page.goto(f"{app_server.url}{path}?{query}")
+        page.locator(alert).first.wait_for()
+        wait_idle(page)
+        assert_clean(browser, f"{path}?{query}")
+        return page.locator(alert).first.inner_text()
+
+    link = f"[Your session expired: sign in again]({EVIL}/login)"
+    shown = opened("/", "normalize=" + urllib.parse.quote(link))
+    assert link in shown.replace("\u2060", "")
+    assert page.locator("a[href*='evil.example']").count() == 0
+    screenshot(page, "link_setting_as_text.png")
+
+    pixel = f"![x]({EVIL}/pixel.png)"
+    shown = opened("/Explore", "method=" + urllib.parse.quote(pixel))
+    assert pixel in shown.replace("\u2060", "")
+    page.wait_for_timeout(500)
+    assert page.locator("img[src*='evil.example']").count() == 0
+    elsewhere = [u for u in requests if urllib.parse.urlsplit(u).hostname != "127.0.0.1"]
+    assert not elsewhere, elsewhere
+
+    # a threshold no setting can have: one warning naming it on every page, never a traceback
+    for value in ("inf", "1e400"):
+        for path, _, _ in PAGES:
+            shown = opened(path, f"method=simhash&threshold={value}")
+            assert "threshold" in shown and "default setting" in shown, (path, shown)
+    for query, named in (
+        ("method=simhash&threshold=-0.5", "-0.5"),
+        ("method=simhash&threshold=8.99", "8.99"),
+        ("method=minhash&threshold=-0.5", "-0.5"),
+    ):
+        shown = opened("/Explore", query)
+        assert named in shown, (query, shown)
