@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any, NoReturn
@@ -285,6 +284,11 @@ def app_database(named: str | None) -> tuple[Path, bool]:
     return Path(named or DEFAULT_DB), named is None
 
 
+# The server's options on its command line, not in a ./.streamlit/config.toml that only a start inside the
+# checkout reads: the same upload limit (a real WARC is over Streamlit's 200 MB) wherever the app is started.
+APP_SERVER_OPTIONS = ("--server.maxUploadSize", "2000", "--theme.base", "light")
+
+
 def cmd_app(args: argparse.Namespace) -> int:
     db, first_look = app_database(args.db)
     if first_look and not db.exists() and SAMPLE.exists():
@@ -313,10 +317,16 @@ def cmd_app(args: argparse.Namespace) -> int:
         "false",
         "--client.toolbarMode",
         "minimal",
+        *APP_SERVER_OPTIONS,
     ]
     if args.headless:
         cmd += ["--server.headless", "true"]
-    return subprocess.call(cmd, env=env)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    # Streamlit replaces this process (same pid): a kill or kill -9 of `neardup app` stops the server itself,
+    # where a child would be left holding the port.
+    os.execve(sys.executable, cmd, env)
+    return 0  # reached only where execve is stubbed out
 
 
 def cmd_spark(args: argparse.Namespace) -> int:

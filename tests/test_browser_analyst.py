@@ -6,10 +6,13 @@ Each test runs a server of its own over a copy of the small crawl (tests/test_ap
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
+import time
 import urllib.parse
 import urllib.request
 from collections.abc import Iterator
@@ -26,10 +29,13 @@ from test_browser import (
     assert_clean,
     free_port,
     launch_browser,
+    open_page,
     screenshot,
     wait_for_health,
     wait_idle,
 )
+
+from neardup.store import Store
 
 
 @pytest.fixture(scope="module")
@@ -127,3 +133,80 @@ def test_a_links_setting_is_shown_as_text_and_bad_numbers_are_named(
     ):
         shown = opened("/Explore", query)
         assert named in shown, (query, shown)
+
+
+# --- `neardup app` started anywhere serves the same app, and a signal stops all of it -----------------
+def upload_limit(page: object) -> str:
+    """The limit the Load page's uploader states ("Limit 2GB per file • ...")."""
+    return page.locator('[data-testid="stFileUploaderDropzoneInstructions"]').first.inner_text()
+
+
+def test_the_app_started_elsewhere_takes_large_uploads_and_keeps_their_names(
+    app_server: Server, browser: Browser, tmp_path: Path
+) -> None:
+    page = browser.page
+    open_page(page, app_server.url, "/Load", "Rejected records")
+    limit = upload_limit(page)
+    assert "2GB" in limit.replace(" ", "") or "2000MB" in limit.replace(" ", ""), limit
+    dump = tmp_path / "shop crawl 2026-12.jsonl"
+    rows = [
+        {"url": f"https://upload.example/p{i}", "html": f"<p>{' '.join(['word'] * 40)} page number {i}</p>"}
+        for i in range(5)
+    ]
+    dump.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    page.locator('[data-testid="stFileUploaderDropzoneInput"]').set_input_files(str(dump))
+    page.get_by_text("5 pages loaded").wait_for()
+    wait_idle(page)
+    assert_clean(browser, "/Load after an upload")
+    screenshot(page, "load_upload_name.png")
+    app_server.stop()
+    with Store(app_server.db, read_only=True) as store:
+        listed = list(store.sources()["path"])
+        rejects = store.ingest_errors(limit=10)
+    assert listed[-1] == dump.name, listed  # the small crawl's own source is listed first
+    assert rejects.empty
+
+
+def session_processes(sid: int) -> list[int]:
+    """The live processes of the session `sid` (a process started with start_new_session leads it)."""
+    out = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if fields[0] != "Z" and int(fields[3]) == sid:  # state, ppid, pgrp, session
+            out.append(int(entry.name))
+    return out
+
+
+def answers(url: str) -> bool:
+    try:
+        with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as resp:
+            return resp.status == 200
+    except OSError:
+        return False
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGKILL], ids=["kill", "kill-9"])
+def test_a_signal_to_neardup_app_stops_its_server(
+    small_db: Path, tmp_path: Path, sig: signal.Signals
+) -> None:
+    db = tmp_path / "neardup.duckdb"
+    shutil.copyfile(small_db, db)
+    url, proc = start_neardup_app(db, tmp_path, tmp_path / "app.log")
+    srv = Server(url, db, proc, tmp_path / "app.log", 300, 0)
+    try:
+        wait_for_health(srv)
+        os.kill(proc.pid, sig)  # the pid `neardup app` was started as, not its process group
+        proc.wait(timeout=30)
+        deadline = time.monotonic() + 30
+        while (session_processes(proc.pid) or answers(url)) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert not session_processes(proc.pid), "a process of `neardup app` outlived it"
+        assert not answers(url)
+    finally:
+        for pid in session_processes(proc.pid):
+            os.kill(pid, signal.SIGKILL)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
@@ -317,7 +318,7 @@ def test_app_passes_the_path_rule_to_the_app(
 ) -> None:
     # the command `neardup app` would run, with its environment (the server itself is the browser test's)
     started: list[tuple[list[str], dict[str, str]]] = []
-    monkeypatch.setattr(subprocess, "call", lambda cmd, env: started.append((cmd, env)) or 0)
+    monkeypatch.setattr(os, "execve", lambda exe, cmd, env: started.append((cmd, env)))
     monkeypatch.setenv("NEARDUP_ALLOW_ANY_PATH", "1")  # an inherited value does not decide
     assert main(["app", "--db", db, "--headless", *flag]) == 0
     [(cmd, env)] = started
