@@ -17,8 +17,8 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from .actions import cluster_actions
 from .analysis import Analysis, Fingerprints, similarity_to
+from .categories import page_categories
 from .csvsafe import to_csv
 from .errors import NeardupError
 from .store import Store
@@ -37,15 +37,18 @@ COLUMNS = [
     "category",
     "category_from",
     "suggested_action",
+    "cluster_category",
 ]
 
 
-def clusters_frame(analysis: Analysis, labels: pd.DataFrame | None = None) -> pd.DataFrame:
+def clusters_frame(store: Store, analysis: Analysis, labels: pd.DataFrame | None = None) -> pd.DataFrame:
     """One row per page. Degenerate pages have no cluster and name their reason in `degenerate`.
 
-    `category` is the cluster's labeled category (`labels`, as `Store.labels` gives them) or else one
-    suggested from its URLs (`category_from`: "label" / "URLs"), and `suggested_action` what the audit's
-    decision table does about it (`neardup.actions`).
+    `category` is what the page is relative to its representative: the category of its labeled pair with
+    the representative (`labels`, as `Store.labels` gives them), else the Audit page's rule over their URLs
+    and texts (`category_from`: "label" / "URLs and text"; "" for a representative or a unique page);
+    `suggested_action` what the rule table does about it and `cluster_category` the cluster's, from its
+    copies (`neardup.categories`).
 
     `similarity_to_representative` is in the threshold's unit (`analysis.similarity_to`): Hamming bits for
     simhash; for minhash the containment or the Jaccard, as `similarity` says, the stored pair's score
@@ -68,7 +71,7 @@ def clusters_frame(analysis: Analysis, labels: pd.DataFrame | None = None) -> pd
             "degenerate": p["degenerate"].fillna(""),
         }
     )
-    out = out.join(cluster_actions(p, labels))
+    out = out.join(page_categories(store, analysis, labels))
     return out[COLUMNS]
 
 
@@ -78,8 +81,10 @@ def write_csv(df: pd.DataFrame, path: str | Path) -> int:
     return len(df)
 
 
-def write_clusters_csv(analysis: Analysis, path: str | Path, labels: pd.DataFrame | None = None) -> int:
-    return write_csv(clusters_frame(analysis, labels), path)
+def write_clusters_csv(
+    store: Store, analysis: Analysis, path: str | Path, labels: pd.DataFrame | None = None
+) -> int:
+    return write_csv(clusters_frame(store, analysis, labels), path)
 
 
 # --- the pages deduplication removes, and what each matched ----------------------------------------
@@ -95,10 +100,14 @@ REMOVED_COLUMNS = [
     "similarity_from",
     "method",
     "threshold",
+    "category",
+    "suggested_action",
 ]
 
 
-def removed_frame(analysis: Analysis, fp: Fingerprints) -> pd.DataFrame:
+def removed_frame(
+    store: Store, analysis: Analysis, fp: Fingerprints, labels: pd.DataFrame | None = None
+) -> pd.DataFrame:
     """One row per removed page (a content page that is not its cluster's representative): the page kept
     in its place (`representative_url` and `cluster_id` find it in the kept dump) and their similarity in
     the threshold's unit (`measure`: hamming_bits, jaccard or containment).
@@ -119,6 +128,7 @@ def removed_frame(analysis: Analysis, fp: Fingerprints) -> pd.DataFrame:
     same = ua == ub
     measure = "hamming_bits" if c.method == "simhash" else c.similarity
     sim, source = similarity_to(fp, ua, ub, c)
+    kind = page_categories(store, analysis, labels).iloc[removed]
 
     return pd.DataFrame(
         {
@@ -133,12 +143,16 @@ def removed_frame(analysis: Analysis, fp: Fingerprints) -> pd.DataFrame:
             "similarity_from": source,
             "method": c.method,
             "threshold": int(c.threshold) if c.method == "simhash" else c.threshold,
+            "category": kind["category"].to_numpy(),
+            "suggested_action": kind["suggested_action"].to_numpy(),
         }
     )[REMOVED_COLUMNS]
 
 
-def write_removed_csv(analysis: Analysis, fp: Fingerprints, path: str | Path) -> int:
-    return write_csv(removed_frame(analysis, fp), path)
+def write_removed_csv(
+    store: Store, analysis: Analysis, fp: Fingerprints, path: str | Path, labels: pd.DataFrame | None = None
+) -> int:
+    return write_csv(removed_frame(store, analysis, fp, labels), path)
 
 
 # --- the pages deduplication keeps, as they were loaded ---------------------------------------------

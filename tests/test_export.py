@@ -208,15 +208,15 @@ def test_a_page_joined_through_a_chain_gets_an_estimate(tmp_path: Path) -> None:
     config = Config()
     fp = load_fingerprints(store, config, jobs=1)
     analysis = analyze(fp, config)
-    store.close()
     assert analysis.numbers["largest_cluster"] == 4
-    df = removed_frame(analysis, fp).set_index("url")
+    df = removed_frame(store, analysis, fp).set_index("url")
     assert (df["representative_url"] == "https://e.com/0").all()
     assert df.loc["https://e.com/1", "similarity_from"] == "stored pair"
     assert df.loc["https://e.com/1", "similarity"] >= 0.8
     assert df.loc["https://e.com/3", "similarity_from"] == "minhash estimate"
     assert 0.4 < df.loc["https://e.com/3", "similarity"] < 0.8
-    shown = clusters_frame(analysis).set_index("url").loc[df.index, "similarity_to_representative"]
+    shown = clusters_frame(store, analysis).set_index("url").loc[df.index, "similarity_to_representative"]
+    store.close()
     assert (shown == df["similarity"]).all()
 
 
@@ -235,11 +235,11 @@ def test_similarity_to_representative_is_in_the_thresholds_unit(tmp_path: Path) 
         fp = load_fingerprints(store, config, jobs=1)
         analysis = analyze(fp, config)
         assert analysis.numbers["largest_cluster"] == 2 and len(fp.pairs["a"]) == 1
-        df = clusters_frame(analysis).set_index("url").loc["https://e.com/a?print=1"]
+        df = clusters_frame(store, analysis).set_index("url").loc["https://e.com/a?print=1"]
         assert df["representative_url"] == "https://e.com/a"
         shown[config.similarity] = df["similarity_to_representative"]
         assert shown[config.similarity] == round(float(fp.pairs[config.similarity][0]), 4)
-        removed = removed_frame(analysis, fp).set_index("url").loc["https://e.com/a?print=1"]
+        removed = removed_frame(store, analysis, fp).set_index("url").loc["https://e.com/a?print=1"]
         assert removed["similarity"] == shown[config.similarity]
     store.close()
     assert shown["containment"] == 1.0

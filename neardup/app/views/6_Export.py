@@ -22,7 +22,7 @@ analysis = get_analysis(store, path, config)
 st.markdown("The files below are written at this setting (the sidebar's, also in this page's link):")
 st.code(describe_setting(analysis), language=None, wrap_lines=True)
 
-clusters = clusters_frame(analysis, store.labels())  # a cluster's labeled category picks its suggested action
+clusters = clusters_frame(store, analysis, store.labels())  # a labeled pair's category names its copy's
 # The downloads sit on top but are drawn after an import below has run, so labels.csv holds what it added.
 downloads = st.container()
 st.caption(f"Below: clusters.csv, its first {min(200, len(clusters)):,} of {len(clusters):,} rows.")
