@@ -287,6 +287,34 @@ def get_comparison(
     return compare.compare_sources(fp, config, baseline, current, (str(baseline), str(current)))
 
 
+# The state of each database as this process last read it (`data_state`): one state for every session.
+_DATA_STATES: dict[str, tuple[int, int, int, int]] = {}
+_DATA_STATES_LOCK = threading.Lock()
+
+
+def data_state(store: Store) -> tuple[int, int, int, int]:
+    """What an ingest or a source's removal changes: (pages, last page id, sources, last source id). Page and
+    source ids only grow, so an ingest and a removal of the same size still change it."""
+    coverage = store.page_coverage()
+    sources = store.sources()
+    last_source = int(sources["source_id"].max()) if len(sources) else -1
+    return coverage["pages"], coverage["last_page_id"], len(sources), last_source
+
+
+def refresh_if_changed(store: Store) -> bool:
+    """At the top of every run: when the database changed since this process last looked (`neardup ingest`
+    from outside, another session's load or removal), drop every cached result derived from it, so that
+    each page of this run reads one analysis of the new state. Returns whether it changed."""
+    state = data_state(store)
+    with _DATA_STATES_LOCK:
+        before = _DATA_STATES.get(store.path)
+        _DATA_STATES[store.path] = state
+    if before is None or before == state:
+        return False
+    clear_caches()
+    return True
+
+
 def clear_caches() -> None:
     """After new data (an ingest): drop everything derived from the database."""
     get_learned_rules.clear()
