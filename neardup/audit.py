@@ -234,11 +234,13 @@ def pair_detail(
     )
 
 
-def cluster_table(pages: pd.DataFrame) -> pd.DataFrame:
-    """Duplicate clusters (2+ pages) by size: id, size, representative URL, hosts."""
+def cluster_table(pages: pd.DataFrame, categories: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Duplicate clusters (2+ pages) by size: id, size, representative URL, hosts; with `categories`
+    (`categories.page_categories` of these pages) the cluster's category too."""
     clustered = pages[pages["cluster_size"].fillna(0) > 1]
+    columns = ["cluster_id", "size", "representative_url", "why", "hosts"]
     if clustered.empty:
-        return pd.DataFrame(columns=["cluster_id", "size", "representative_url", "why", "hosts"])
+        return pd.DataFrame(columns=columns if categories is None else [*columns, "category"])
     g = clustered.groupby("cluster_id")
     out = pd.DataFrame(
         {
@@ -247,12 +249,26 @@ def cluster_table(pages: pd.DataFrame) -> pd.DataFrame:
             "why": g["why"].first(),
             "hosts": g["host"].nunique(),
         }
-    ).reset_index()
+    )
+    if categories is not None:
+        out["category"] = (
+            categories.loc[clustered.index, "cluster_category"].groupby(clustered["cluster_id"]).first()
+        )
+    out = out.reset_index()
     return out.sort_values(["size", "cluster_id"], ascending=[False, True]).reset_index(drop=True)
 
 
-def cluster_members(pages: pd.DataFrame, cluster_id: int) -> pd.DataFrame:
+def cluster_members(
+    pages: pd.DataFrame, cluster_id: int, categories: pd.DataFrame | None = None
+) -> pd.DataFrame:
+    """The pages of a cluster, its representative first; with `categories` (`categories.page_categories`)
+    each page's category and suggested action relative to the representative."""
     members = pages[pages["cluster_id"] == cluster_id]
+    if categories is not None:
+        members = members.assign(
+            category=categories.loc[members.index, "category"],
+            action=categories.loc[members.index, "suggested_action"],
+        )
     cols = [
         "page_id",
         "url",
@@ -262,6 +278,7 @@ def cluster_members(pages: pd.DataFrame, cluster_id: int) -> pd.DataFrame:
         "is_representative",
         "similarity_to_representative",
         "rel_canonical",
+        *(["category", "action"] if categories is not None else []),
     ]
     out = members.sort_values(["is_representative", "page_id"], ascending=[False, True])[cols].reset_index(
         drop=True

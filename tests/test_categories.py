@@ -171,3 +171,31 @@ def test_cluster_category_is_the_most_frequent_first_listed_in_a_tie() -> None:
     assert cluster_category(pd.Series(["print version", "URL variant", "URL variant"])) == "URL variant"
     assert cluster_category(pd.Series(["syndicated", "URL variant"])) == "URL variant"
     assert cluster_category(pd.Series([], dtype=object)) == ""
+
+
+def test_the_clusters_page_shows_each_copys_category_and_action(
+    analyzed: tuple[Store, analysis.Analysis, dict[str, str]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import streamlit as st
+    from streamlit.testing.v1 import AppTest
+    from test_app import APP, TIMEOUT
+
+    store, _, _ = analyzed
+    monkeypatch.setenv("NEARDUP_DB", store.path)
+    monkeypatch.delenv("NEARDUP_CONFIG", raising=False)
+    st.cache_resource.clear()
+    try:
+        at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
+        at.switch_page("pages/5_Clusters.py").run()
+        assert not at.exception, at.exception
+        clusters, members = at.dataframe[0].value, at.dataframe[1].value
+    finally:
+        st.cache_resource.clear()
+    # the largest cluster, shown first: the story at six URLs
+    assert clusters.loc[0, "size"] == 6 and clusters.loc[0, "category"] == "URL variant"
+    assert set(clusters["category"]) == {"URL variant", "noise re-fetch", "syndicated", "regional mirror"}
+    by_url = members.set_index("url")
+    assert by_url.loc[f"{HOST}/story?print=1", "category"] == "print version"
+    assert by_url.loc[f"{HOST}/story.php", "action"] == ACTIONS["URL variant"]
+    assert by_url.loc[f"{HOST}/story", "action"] == REPRESENTATIVE_ACTION
+    assert not members["action"].str.contains("keep both").any()

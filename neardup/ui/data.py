@@ -18,6 +18,7 @@ from streamlit.delta_generator import DeltaGenerator
 
 from .. import audit, compare, engine, rules
 from ..analysis import Analysis, Fingerprints, analyze, load_fingerprints
+from ..categories import page_categories
 from ..config import Config
 from ..ingest import file_sha256
 from ..labels import bucket_tallies
@@ -287,6 +288,14 @@ def get_comparison(
     return compare.compare_sources(fp, config, baseline, current, (str(baseline), str(current)))
 
 
+@st.cache_resource(show_spinner=False, max_entries=4)
+def get_page_categories(
+    _store: Store, path: str, config: Config, labels_version: tuple[int, int]
+) -> pd.DataFrame:
+    """`categories.page_categories` at a setting, with the labels as of `labels_version`."""
+    return page_categories(_store, get_analysis(_store, path, config), _store.labels())
+
+
 # The state of each database as this process last read it (`data_state`): one state for every session.
 _DATA_STATES: dict[str, tuple[int, int, int, int]] = {}
 _DATA_STATES_LOCK = threading.Lock()
@@ -322,5 +331,6 @@ def clear_caches() -> None:
     get_comparison.clear()
     get_fingerprints.clear()
     get_analysis.clear()
+    get_page_categories.clear()
     get_candidate_pairs.clear()
     PAIR_DETAILS.clear()
