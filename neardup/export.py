@@ -9,7 +9,7 @@ import gzip
 import json
 import os
 from collections.abc import Callable, Iterator
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, Any
 
@@ -257,16 +257,16 @@ def _extra_types(store: Store) -> dict[str, pa.DataType | None]:
 
 
 def kept_format(path: str | Path) -> str:
-    """ "jsonl.gz", "jsonl" or "parquet", from the name of a --kept path."""
+    """ "jsonl.gz", "jsonl", "parquet" or "warc.gz", from the name of a --kept path."""
     name = Path(path).name.lower()
-    for fmt in ("jsonl.gz", "jsonl", "parquet"):
+    for fmt in ("jsonl.gz", "jsonl", "parquet", "warc.gz"):
         if name.endswith("." + fmt):
             return fmt
-    raise NeardupError(f"--kept writes .jsonl.gz, .jsonl or .parquet, not {Path(path).name}")
+    raise NeardupError(f"--kept writes .jsonl.gz, .jsonl, .parquet or .warc.gz, not {Path(path).name}")
 
 
 def write_kept(store: Store, analysis: Analysis, path: str | Path) -> int:
-    """Write the kept pages to `path` (.jsonl.gz, .jsonl or .parquet), streaming: one batch of pages in
+    """Write the kept pages to `path` (.jsonl.gz, .jsonl, .parquet or .warc.gz), streaming: one batch of pages in
     memory at a time. Written beside the target and renamed into place when complete. Returns the count."""
     path = Path(path)
     fmt = kept_format(path)
@@ -275,6 +275,8 @@ def write_kept(store: Store, analysis: Analysis, path: str | Path) -> int:
     try:
         if fmt == "parquet":
             n = _write_kept_parquet(store, analysis, tmp)
+        elif fmt == "warc.gz":
+            n = _write_kept_warc(store, analysis, tmp)
         else:
             opener: Callable[..., IO[str]] = gzip.open if fmt == "jsonl.gz" else open
             level = {"compresslevel": KEPT_GZIP_LEVEL} if fmt == "jsonl.gz" else {}
@@ -287,6 +289,48 @@ def write_kept(store: Store, analysis: Analysis, path: str | Path) -> int:
         os.replace(tmp, path)
     finally:
         tmp.unlink(missing_ok=True)
+    return n
+
+
+def warc_response(rec: dict[str, Any]) -> bytes:
+    """One kept page as a WARC/1.1 response record (uncompressed): its URL, fetch time and status, the HTML
+    as stored (UTF-8, so the Content-Type says so), and the record ID it was loaded from when it came from a
+    WARC file (the same record), else a new one. Header values are the record's own: CR and LF in them
+    (hostile input) are dropped so that no header can be added."""
+    import uuid
+
+    def clean(value: object) -> str:
+        return str(value).replace("\r", "").replace("\n", "")
+
+    html = rec.get("html")
+    kind = "html" if html is not None else "plain"
+    body = str(html if html is not None else rec.get("text") or "").encode("utf-8")
+    status = int(rec["status"]) if rec.get("status") is not None else 200
+    http = (
+        f"HTTP/1.1 {status} {'OK' if status == 200 else 'Status'}\r\n"
+        f"Content-Type: text/{kind}; charset=utf-8\r\nContent-Length: {len(body)}\r\n\r\n"
+    ).encode("ascii") + body
+    fetched = rec.get("fetched_at")
+    date = (fetched if isinstance(fetched, datetime) else datetime.now(UTC)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    record_id = rec.get("warc_record_id") or f"<urn:uuid:{uuid.uuid4()}>"
+    headers = (
+        "WARC/1.1\r\nWARC-Type: response\r\n"
+        f"WARC-Record-ID: {clean(record_id)}\r\nWARC-Date: {date}\r\n"
+        f"WARC-Target-URI: {clean(rec['url'])}\r\n"
+        "Content-Type: application/http; msgtype=response\r\n"
+        f"Content-Length: {len(http)}\r\n\r\n"
+    )
+    return headers.encode("utf-8") + http + b"\r\n\r\n"
+
+
+def _write_kept_warc(store: Store, analysis: Analysis, path: Path) -> int:
+    """The kept pages as WARC response records, one gzip member each (as crawlers write .warc.gz)."""
+    n = 0
+    with path.open("wb") as f:
+        for batch in kept_records(store, analysis):
+            for rec in batch:
+                f.write(gzip.compress(warc_response(rec), compresslevel=KEPT_GZIP_LEVEL))
+            n += len(batch)
     return n
 
 
@@ -316,3 +360,26 @@ def _write_kept_parquet(store: Store, analysis: Analysis, path: Path) -> int:
             writer.write_table(pa.Table.from_pylist(batch, schema=schema))
             n += len(batch)
     return n
+
+
+# --- the kept dump as a download (the Export page) ---------------------------------------------------
+def kept_download_format(store: Store) -> str:
+    """The kept dump's format for the database's sources: that of the dumps loaded ("parquet" when every
+    source is Parquet, "warc.gz" when every source is a WARC file, else "jsonl.gz": JSON lines and CSV
+    records as JSON lines)."""
+    formats = set(store.sources()["format"])
+    if formats == {"parquet"}:
+        return "parquet"
+    if formats == {"warc"}:
+        return "warc.gz"
+    return "jsonl.gz"
+
+
+def kept_bytes(store: Store, analysis: Analysis, fmt: str) -> bytes:
+    """The kept dump in `fmt` (as `kept_download_format` names it), whole in memory: for a download."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="neardup-kept-") as tmp:
+        path = Path(tmp) / f"kept.{fmt}"
+        write_kept(store, analysis, path)
+        return path.read_bytes()

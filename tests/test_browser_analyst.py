@@ -6,6 +6,7 @@ Each test runs a server of its own over a copy of the small crawl (tests/test_ap
 
 from __future__ import annotations
 
+import gzip
 import json
 import os
 import shutil
@@ -18,6 +19,7 @@ import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
+import pandas as pd
 import pytest
 from test_app import build_small_db
 from test_browser import (
@@ -27,6 +29,7 @@ from test_browser import (
     Browser,
     Server,
     assert_clean,
+    click_button,
     free_port,
     launch_browser,
     open_page,
@@ -210,3 +213,34 @@ def test_a_signal_to_neardup_app_stops_its_server(
     finally:
         for pid in session_processes(proc.pid):
             os.kill(pid, signal.SIGKILL)
+
+
+# --- the deduplicated dump and the removed pages, from the Export page ------------------------------
+def test_export_page_downloads_the_kept_dump_and_the_removed_pages(
+    app_server: Server, browser: Browser, tmp_path: Path
+) -> None:
+    page = browser.page
+    open_page(page, app_server.url, "/Export", "Import labels")
+    screenshot(page, "export_kept_removed.png")
+    got = {}
+    for name in ("kept.jsonl.gz", "removed.csv"):
+        with page.expect_download(timeout=60_000) as info:
+            click_button(page, name)
+        assert info.value.suggested_filename == name
+        got[name] = tmp_path / name
+        info.value.save_as(got[name])
+    assert_clean(browser, "/Export after the downloads")
+    with gzip.open(got["kept.jsonl.gz"], "rt", encoding="utf-8") as f:
+        kept = [json.loads(line) for line in f]
+    removed = pd.read_csv(got["removed.csv"])
+    app_server.stop()
+    with Store(app_server.db, read_only=True) as store:
+        n_pages, n_errors = store.count_pages(), len(store.ingest_errors(limit=10))
+    # the small crawl: 300 pages, 241 kept, 51 removed, 8 set aside as degenerate (the Home page's numbers)
+    assert (n_pages, n_errors) == (300, 0)
+    assert (len(kept), len(removed)) == (241, 51)
+    assert {"url", "html", "fetched_at", "cluster_id"} <= set(kept[0])
+    assert set(removed["representative_url"]) <= {r["url"] for r in kept}
+    assert {"similarity", "category", "suggested_action"} <= set(removed.columns)
+    assert removed["category"].notna().all()
+    assert not removed["suggested_action"].str.contains("keep both").any()

@@ -255,3 +255,40 @@ def test_export_needs_an_output(tmp_path: Path, capsys: pytest.CaptureFixture[st
     code, _, err = _run(capsys, "export", "--db", db, "--jobs", "1", "--kept", str(tmp_path / "kept.csv"))
     assert code == 2 and "--kept writes .jsonl.gz, .jsonl or .parquet" in err
     assert not list(tmp_path.glob("*kept*"))
+
+
+def test_the_kept_dump_of_a_warc_crawl_is_warc_records(tmp_path: Path, crawl: Crawl) -> None:
+    """A crawl loaded from WARC (written by scripts/jsonl_to_warc.py) is kept as WARC: response records
+    with the IDs of the records they were loaded from, which neardup (and FastWARC) read back page for page."""
+    import subprocess
+    import sys
+
+    from fastwarc.warc import ArchiveIterator, WarcRecordType
+
+    from neardup.export import kept_download_format, kept_pages, write_kept
+
+    root = Path(__file__).resolve().parent.parent
+    src = write_jsonl(tmp_path / "crawl.jsonl", crawl.records)
+    warc = tmp_path / "crawl.warc.gz"
+    subprocess.run(
+        [sys.executable, str(root / "scripts" / "jsonl_to_warc.py"), str(src), str(warc)], check=True
+    )
+    config = Config()
+    with Store(tmp_path / "warc.duckdb") as store:
+        engine.ingest_file(store, warc, config, jobs=1)
+        assert kept_download_format(store) == "warc.gz"
+        analysis = analyze(load_fingerprints(store, config, jobs=1), config)
+        ids, _ = kept_pages(analysis)
+        pages = analysis.pages.set_index("page_id").loc[ids]
+        out = tmp_path / "kept.warc.gz"
+        assert write_kept(store, analysis, out) == len(ids)
+        extras = [e for t in store.page_records(ids, 1024) for e in t.column("extra").to_pylist()]
+        originals = [json.loads(e)["warc_record_id"] for e in extras]
+    with out.open("rb") as f:
+        records = list(ArchiveIterator(f, record_types=WarcRecordType.response))
+    assert [r.headers["WARC-Target-URI"] for r in records] == list(pages["url"])
+    assert [r.record_id for r in records] == originals
+    with Store(tmp_path / "again.duckdb") as again:
+        summary = engine.ingest_file(again, out, config, jobs=1)
+        assert (summary.loaded, summary.errors) == (len(ids), 0)
+        assert sorted(again.page_table(config.norm_key)["url"]) == sorted(pages["url"])
