@@ -9,6 +9,7 @@ from __future__ import annotations
 import gzip
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -244,3 +245,40 @@ def test_export_page_downloads_the_kept_dump_and_the_removed_pages(
     assert {"similarity", "category", "suggested_action"} <= set(removed.columns)
     assert removed["category"].notna().all()
     assert not removed["suggested_action"].str.contains("keep both").any()
+
+
+# --- an ingest from outside is read by the next run, on every page -----------------------------------
+def test_an_outside_ingest_is_read_on_the_next_reload(
+    app_server: Server, browser: Browser, tmp_path: Path
+) -> None:
+    page = browser.page
+
+    def home_numbers() -> tuple[int, int]:
+        open_page(page, app_server.url, "/", "Next:")
+        header = page.get_by_text("Database ", exact=False).first.inner_text()
+        answer = page.get_by_text("pages are redundant", exact=False).first.inner_text()
+        shown = int(re.search(r"· ([\d,]+) pages ·", header).group(1).replace(",", ""))
+        counted = int(re.search(r"of the ([\d,]+) pages", answer).group(1).replace(",", ""))
+        return shown, counted
+
+    assert home_numbers() == (300, 300)
+    open_page(page, app_server.url, "/Explore", "Per host")
+    more = tmp_path / "more.jsonl"
+    rows = [
+        {"url": f"https://later.example/p{i}", "html": f"<p>{'alpha beta gamma ' * 30} n{i}</p>"}
+        for i in range(4)
+    ]
+    more.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+    cli = "import sys; from neardup.cli import main; sys.exit(main(sys.argv[1:]))"
+    done = subprocess.run(
+        [sys.executable, "-c", cli, "ingest", str(more), "--db", str(app_server.db), "--jobs", "1"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert home_numbers() == (304, 304)
+    assert_clean(browser, "/ after an outside ingest")
+    screenshot(page, "home_after_outside_ingest.png")
