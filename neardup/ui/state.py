@@ -35,6 +35,7 @@ W_COMPARE_BASELINE = "neardup.compare.baseline"  # URL rules page: the two sourc
 W_COMPARE_CURRENT = "neardup.compare.current"
 W_QUEUE = "neardup.audit.queue"  # which queue the Audit page serves (one of AUDIT_QUEUES)
 AUDIT_QUEUES = ("quota per bucket", "active", "SimHash vs MinHash disagree", "labelers disagree")
+ACTIVE_QUEUE = AUDIT_QUEUES[1]  # the pairs whose labels narrow the threshold decision most (Tune sends there)
 KEY_FLASH = "neardup.flash"  # a confirmation shown once on the next run (st.toast does not survive st.rerun)
 
 # Sidebar widget keys. The threshold has one slider per scale (bits, Jaccard, containment): their ranges differ.
@@ -60,6 +61,7 @@ W_AUDIT_LIST_OPEN = "neardup.audit.list.open"
 W_TUNE_LABELER_1 = "neardup.tune.labeler_1"  # the two labelers whose agreement Tune shows
 W_TUNE_LABELER_2 = "neardup.tune.labeler_2"
 W_TUNE_USE = "neardup.tune.use_threshold"
+W_TUNE_LABEL_MORE = "neardup.tune.label_more"  # opens Audit's active queue
 
 # Keys of the pages' own widgets and state.
 W_COUNT_AXIS = "neardup.explore.count_axis"  # the Explore histogram's count axis: log or linear

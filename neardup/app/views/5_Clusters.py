@@ -66,9 +66,9 @@ st.dataframe(
     column_order=[
         "page_id",
         "url_differs",
+        "similarity_to_representative",
         "category",
         "action",
-        "similarity_to_representative",
         "fetched_at",
         "host",
         "rel_canonical",
