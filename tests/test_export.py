@@ -253,7 +253,7 @@ def test_export_needs_an_output(tmp_path: Path, capsys: pytest.CaptureFixture[st
     code, out, err = _run(capsys, "export", "--db", db)
     assert code == 2 and out == "" and "at least one of --out" in err
     code, _, err = _run(capsys, "export", "--db", db, "--jobs", "1", "--kept", str(tmp_path / "kept.csv"))
-    assert code == 2 and "--kept writes .jsonl.gz, .jsonl or .parquet" in err
+    assert code == 2 and "--kept writes .jsonl.gz, .jsonl, .parquet or .warc.gz" in err
     assert not list(tmp_path.glob("*kept*"))
 
 
