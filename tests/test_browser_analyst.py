@@ -282,3 +282,50 @@ def test_an_outside_ingest_is_read_on_the_next_reload(
     assert home_numbers() == (304, 304)
     assert_clean(browser, "/ after an outside ingest")
     screenshot(page, "home_after_outside_ingest.png")
+
+
+# --- Tune on a few labels -----------------------------------------------------------------------------
+def test_tune_on_a_few_labels_offers_the_pairs_that_decide_it(small_db: Path, tmp_path: Path) -> None:
+    """Three labels in the lowest bucket: no primary "Use this threshold"; the primary button is the one
+    that opens Audit's active queue, which it does."""
+    from neardup import audit
+    from neardup.analysis import load_fingerprints
+    from neardup.config import Config
+
+    db = tmp_path / "neardup.duckdb"
+    shutil.copyfile(small_db, db)
+    config = Config()
+    with Store(db) as store:
+        pairs = audit.candidate_pairs(load_fingerprints(store, config, jobs=1), config)
+        lowest = pairs[pairs["bucket"] == pairs["bucket"].min()].head(3)
+        for row in lowest.itertuples():
+            store.record_label(row.url_a, row.url_b, md5_a=row.md5_a, md5_b=row.md5_b, label="duplicate")
+    url, proc = start_neardup_app(db, tmp_path, tmp_path / "app.log")
+    srv = Server(url, db, proc, tmp_path / "app.log", 300, 3)
+    try:
+        wait_for_health(srv)
+        with launch_browser() as b:
+            page = b.page
+            open_page(page, url, "/Tune", "How precision, recall")
+            assert page.get_by_text("You can stop labeling").count() == 0
+            use = page.get_by_role("button").filter(has_text="Use this threshold")
+            if use.count():
+                assert use.first.get_attribute("data-testid") != "stBaseButton-primary"
+                assert page.get_by_text("Provisional: the stop rule is not met").count() == 1
+            more = page.get_by_role("button").filter(
+                has_text=re.compile(r"^Label the \d+ pairs that decide this")
+            )
+            assert more.first.get_attribute("data-testid") == "stBaseButton-primary"
+            screenshot(page, "tune_few_labels.png")
+            more.first.click()
+            page.locator("h1", has_text="Audit").wait_for()
+            wait_idle(page)
+            checked = page.locator(
+                '[data-testid="stSidebar"] [role="radiogroup"] input[type="radio"]:checked'
+            )
+            values = checked.evaluate_all("els => els.map(e => e.closest('label').innerText.trim())")
+            assert "active" in values, values
+            assert_clean(b, "/Audit from Tune")
+            screenshot(page, "audit_from_tune.png")
+    finally:
+        srv.stop()
