@@ -7,15 +7,23 @@ DB     ?=
 SAMPLE := sample_data/crawl.jsonl.gz
 
 # `make test-fast`: the tests that need nothing beyond the venv (no Chromium, JVM or wget; markers in pyproject.toml).
-.PHONY: run test test-fast install system-deps lint bench sample screenshots clean
+.PHONY: run test test-fast install install-dev system-deps lint bench sample screenshots clean
 
+# What running needs (neardup and its dependencies); the dev extra (pytest, Playwright, Spark, mypy, ...)
+# only for the targets that test, lint or take screenshots.
 $(VENV)/.installed: pyproject.toml setup.py neardup/_kernels.c neardup/_html.c neardup/vendor/lexbor/core/hash.c
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e .
+	touch $@
+
+$(VENV)/.installed-dev: $(VENV)/.installed
 	$(PY) -m pip install --quiet -e '.[dev]'
 	touch $@
 
 install: $(VENV)/.installed
+
+install-dev: $(VENV)/.installed-dev
 
 run: install
 	$(VENV)/bin/neardup app $(if $(DB),--db $(DB))
@@ -26,22 +34,22 @@ system-deps:
 
 LINTED := neardup tests bench scripts app.py pages setup.py
 
-lint: install
+lint: install-dev
 	$(PY) -m ruff check $(LINTED)
 	$(PY) -m ruff format --check $(LINTED)
 	$(PY) -m mypy  # neardup/, as [tool.mypy] in pyproject.toml says
 
-test: install system-deps lint
+test: install-dev system-deps lint
 	$(PY) -m pytest -q
 
-test-fast: install lint
+test-fast: install-dev lint
 	$(PY) -m pytest -q -m "not browser and not spark and not wheel and not wget"
 
 # The README's screenshots (docs/*.png), taken by the browser tests; `make test` writes them to a temporary folder.
-screenshots: install system-deps
+screenshots: install-dev system-deps
 	NEARDUP_SCREENSHOTS=docs $(PY) -m pytest -q tests/test_browser.py tests/test_browser_labeling.py
 
-bench: install
+bench: install-dev
 	$(PY) bench/bench.py --pages 100000
 
 sample:

@@ -92,8 +92,8 @@ def page_calls(fp: Fingerprints, cfg: Config, labels, pairs) -> dict:
         ],
         "tune_tables (Tune)": lambda: audit.tune_tables(fp, cfg, labels),
         "cluster_table (Clusters)": lambda: audit.cluster_table(analysis.pages),
-        "clusters_frame (Export preview)": lambda: clusters_frame(analysis),
-        "clusters.csv (Export, on click only)": lambda: to_csv(clusters_frame(analysis)),
+        "clusters_frame (Export preview)": lambda: clusters_frame(STORE, analysis),
+        "clusters.csv (Export, on click only)": lambda: to_csv(clusters_frame(STORE, analysis)),
     }
 
 

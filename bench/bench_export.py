@@ -62,7 +62,7 @@ def main() -> None:
             for name, write in [
                 ("kept.jsonl.gz", lambda p: write_kept(store, analysis, p)),
                 ("kept.parquet", lambda p: write_kept(store, analysis, p)),
-                ("removed.csv", lambda p: write_removed_csv(analysis, fp, p)),
+                ("removed.csv", lambda p: write_removed_csv(store, analysis, fp, p)),
             ]:
                 path = Path(tmp) / name
                 start_kb = _status_kb("VmRSS")

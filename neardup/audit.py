@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import urlsplit
 
 import numpy as np
 import pandas as pd
 
 from .analysis import Fingerprints, pair_scores
+from .categories import suggest_category
 from .config import Config
 from .diff import Segment, word_diff
 from .labels import bucket_of, bucket_tallies, consensus_labels, estimates
@@ -217,7 +216,10 @@ def pair_detail(
     sigs = minhash_many([ha, hb], config.num_perm, config.seed)
     segments = word_diff(left["text"] or "", right["text"] or "")
     c = containment(sa, sb)
-    category, reason = suggest_category(left, right, exact_containment=c, segments=segments)
+    same_text = wa == wb
+    category, reason = suggest_category(
+        left, right, exact_containment=c, segments=segments, same_text=same_text
+    )
     return PairDetail(
         left=left,
         right=right,
@@ -226,141 +228,19 @@ def pair_detail(
         simhash_bits=hamming(int(fps[0]), int(fps[1])),
         minhash_jaccard=float(estimate_jaccard(sigs[0], sigs[1])),
         segments=segments,
-        same_text=wa == wb,
+        same_text=same_text,
         category=category,
         category_reason=reason,
     )
 
 
-_PRINT_URL = re.compile(
-    r"(?:^|[/?&=._-])(?:print|printable|drucken|druckversion|imprimir|imprimer)(?:$|[/?&=._-])", re.IGNORECASE
-)
-_REGION_LABEL = re.compile(r"^[a-z]{2}(?:-[a-z]{2})?$")  # de, en-us: a language or region in a host or path
-_DIGIT = re.compile(r"\d")
-# A re-fetch that rewrote a sentence or more inside its text is a stale re-crawl (the sample crawl's edits
-# replace a sentence); fewer rewritten words are noise (tokens, dates, counters), unless they are a price, and
-# so are a box added or taken out whole and a changed first line (a rotated banner or promo line).
-STALE_CHANGED_WORDS = 8
-_PRICE = re.compile(r"[$€£]\s?\d|\d[.,]\d\d\b")
-# Pages of one host with less exact containment than this share a template, not their content.
-SIBLING_CONTAINMENT = 0.9
-
-
-def _is_price_change(seg: Segment) -> bool:
-    """A replacement of at most two words on each side, a price on both ("$18.99" -> "$16.99")."""
-    return (
-        seg.op == "replace"
-        and seg.n_words <= 2
-        and bool(_PRICE.search(seg.left))
-        and bool(_PRICE.search(seg.right))
-    )
-
-
-def _rewritten_words(segments: list[Segment]) -> int:
-    """Words replaced inside the text: not the changes before its first unchanged run (a banner or promo
-    line that rotates between fetches), and not a block only inserted or only deleted (a box)."""
-    started = False
-    n = 0
-    for seg in segments:
-        if seg.op in ("equal", "fold"):
-            started = True
-        elif started and seg.op == "replace":
-            n += seg.n_words
-    return n
-
-
-def _without_region(host: str, path: str) -> tuple[str, str]:
-    labels = host.split(".")
-    if len(labels) > 2 and _REGION_LABEL.match(labels[0]):
-        labels = labels[1:]
-    parts = path.split("/")
-    if len(parts) > 2 and _REGION_LABEL.match(parts[1].lower()):
-        parts = [parts[0], *parts[2:]]
-    return ".".join(labels), "/".join(parts)
-
-
-def suggest_category(
-    left: dict[str, Any], right: dict[str, Any], *, exact_containment: float, segments: list[Segment]
-) -> tuple[str, str]:
-    """The likely kind of duplicate (one of labels.CATEGORIES) and the evidence, from the URLs, hosts and
-    texts of a pair. A heuristic for the analyst to confirm: the label is theirs."""
-    for page in (left, right):
-        if isinstance(page.get("degenerate"), str) and page["degenerate"]:
-            return "degenerate", f"{page['url']} is set aside: {page['degenerate']}"
-    changed = [seg for seg in segments if seg.op in ("delete", "insert", "replace")]
-    n_changed = sum(seg.n_words for seg in changed)
-    n_words = max(int(left.get("n_words") or 0), int(right.get("n_words") or 0), 1)
-    numbers_changed = any(_DIGIT.search(seg.left + " " + seg.right) for seg in changed)
-    same_text = not changed
-    ua, ub = urlsplit(left["canonical_url"]), urlsplit(right["canonical_url"])
-    if left["canonical_url"] == right["canonical_url"]:
-        if left["url"] != right["url"]:
-            return "URL variant", (
-                "same canonical URL: only tracking parameters, scheme, www or a slash differ"
-                + (", same text" if same_text else f"; {n_changed:,} words differ")
-            )
-        if same_text:
-            return "noise re-fetch", "the same URL fetched again, same text"
-        if (
-            numbers_changed
-            and n_changed <= 2
-            and _PRICE.search(" ".join(s.left + " " + s.right for s in changed))
-        ):
-            words = f"{n_changed:,} word" + ("" if n_changed == 1 else "s")
-            return "stale re-crawl", f"same URL fetched later, a price changed ({words})"
-        # A price replaced on its own stales the page even when a banner rotated in the same fetch; a
-        # banner's own prices come in a longer line ("Free shipping on orders over $50").
-        price = next((seg for seg in changed if _is_price_change(seg)), None)
-        if price is not None:
-            return (
-                "stale re-crawl",
-                f"same URL fetched later, a price changed ({price.left} -> {price.right})",
-            )
-        rewritten = _rewritten_words(segments)
-        if rewritten >= STALE_CHANGED_WORDS:
-            return "stale re-crawl", f"same URL fetched later, {rewritten:,} words of the text rewritten"
-        return "noise re-fetch", (
-            f"same URL, {n_changed:,} of {n_words:,} words differ: "
-            + ("a box added or removed, or the first line" if rewritten == 0 else "a few words")
-        )
-    if bool(_PRINT_URL.search(ua.path + "?" + ua.query)) != bool(_PRINT_URL.search(ub.path + "?" + ub.query)):
-        return "print version", f"a print marker in one URL, containment {exact_containment:.2f}"
-    if ua.hostname != ub.hostname:
-        (site_a, path_a), (site_b, path_b) = (
-            _without_region(ua.hostname or "", ua.path),
-            _without_region(ub.hostname or "", ub.path),
-        )
-        if site_a != site_b:
-            return "syndicated", f"different hosts, containment {exact_containment:.2f}"
-        if path_a == path_b:
-            return (
-                "regional mirror",
-                f"hosts or paths differ by a region or language label ({ua.hostname}, {ub.hostname})",
-            )
-        # One shop in two markets at other paths: another product in the same template (its spec table
-        # and family text), unless the text is all but the same (a localized slug of one product).
-        markets = (
-            f"one site in two markets ({ua.hostname}, {ub.hostname}) at other paths, "
-            f"exact containment {exact_containment:.2f}"
-        )
-        if exact_containment < SIBLING_CONTAINMENT:
-            return "templated siblings", f"{markets}: a shared template"
-        return "regional mirror", markets
-    if same_text:
-        return "URL variant", "same host, the same text at two URLs"
-    if exact_containment < SIBLING_CONTAINMENT:
-        return (
-            "templated siblings",
-            f"same host, exact containment {exact_containment:.2f}: a shared template",
-        )
-    return "URL variant", f"same host, two URLs, containment {exact_containment:.2f}"
-
-
-def cluster_table(pages: pd.DataFrame) -> pd.DataFrame:
-    """Duplicate clusters (2+ pages) by size: id, size, representative URL, hosts."""
+def cluster_table(pages: pd.DataFrame, categories: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Duplicate clusters (2+ pages) by size: id, size, representative URL, hosts; with `categories`
+    (`categories.page_categories` of these pages) the cluster's category too."""
     clustered = pages[pages["cluster_size"].fillna(0) > 1]
+    columns = ["cluster_id", "size", "representative_url", "why", "hosts"]
     if clustered.empty:
-        return pd.DataFrame(columns=["cluster_id", "size", "representative_url", "why", "hosts"])
+        return pd.DataFrame(columns=columns if categories is None else [*columns, "category"])
     g = clustered.groupby("cluster_id")
     out = pd.DataFrame(
         {
@@ -369,12 +249,26 @@ def cluster_table(pages: pd.DataFrame) -> pd.DataFrame:
             "why": g["why"].first(),
             "hosts": g["host"].nunique(),
         }
-    ).reset_index()
+    )
+    if categories is not None:
+        out["category"] = (
+            categories.loc[clustered.index, "cluster_category"].groupby(clustered["cluster_id"]).first()
+        )
+    out = out.reset_index()
     return out.sort_values(["size", "cluster_id"], ascending=[False, True]).reset_index(drop=True)
 
 
-def cluster_members(pages: pd.DataFrame, cluster_id: int) -> pd.DataFrame:
+def cluster_members(
+    pages: pd.DataFrame, cluster_id: int, categories: pd.DataFrame | None = None
+) -> pd.DataFrame:
+    """The pages of a cluster, its representative first; with `categories` (`categories.page_categories`)
+    each page's category and suggested action relative to the representative."""
     members = pages[pages["cluster_id"] == cluster_id]
+    if categories is not None:
+        members = members.assign(
+            category=categories.loc[members.index, "category"],
+            action=categories.loc[members.index, "suggested_action"],
+        )
     cols = [
         "page_id",
         "url",
@@ -384,6 +278,7 @@ def cluster_members(pages: pd.DataFrame, cluster_id: int) -> pd.DataFrame:
         "is_representative",
         "similarity_to_representative",
         "rel_canonical",
+        *(["category", "action"] if categories is not None else []),
     ]
     out = members.sort_values(["is_representative", "page_id"], ascending=[False, True])[cols].reset_index(
         drop=True

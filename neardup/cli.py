@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any, NoReturn
@@ -190,6 +189,10 @@ def cmd_export(args: argparse.Namespace) -> int:
         raise NeardupError("export needs at least one of --out CSV, --kept FILE, --removed CSV")
     if args.kept:
         kept_format(args.kept)
+    if args.config_out and Path(args.config_out).exists():
+        raise NeardupError(
+            f"--config-out {args.config_out} exists: name a new file (it is never overwritten)"
+        )
     with _open(args) as store:
         fp, config = _fingerprints(args, store)
         analysis = analyze(fp, config)
@@ -198,16 +201,34 @@ def cmd_export(args: argparse.Namespace) -> int:
         if args.kept:
             kept = write_kept(store, analysis, args.kept)
             print(f"wrote {args.kept} ({kept:,} pages kept: one per cluster, degenerate pages left out)")
-    if args.removed:
-        removed = write_removed_csv(analysis, fp, args.removed)
-        print(f"wrote {args.removed} ({removed:,} removed pages, each with the page kept in its place)")
-    if args.out:
-        write_clusters_csv(analysis, args.out, labels)
-        print(f"wrote {args.out} ({n['total_pages']:,} rows, {n['duplicate_clusters']:,} duplicate clusters)")
-    yaml_path = Path(args.config_out) if args.config_out else Path(outputs[0]).with_name("dupcheck.yaml")
+        if args.removed:
+            removed = write_removed_csv(store, analysis, fp, args.removed, labels)
+            print(f"wrote {args.removed} ({removed:,} removed pages, each with the page kept in its place)")
+        if args.out:
+            write_clusters_csv(store, analysis, args.out, labels)
+            print(
+                f"wrote {args.out} ({n['total_pages']:,} rows, {n['duplicate_clusters']:,} duplicate clusters)"
+            )
+    if args.config_out:
+        yaml_path = Path(args.config_out)
+    else:
+        beside = Path(outputs[0]).with_name("dupcheck.yaml")
+        yaml_path = free_name(beside)
+        if yaml_path != beside:
+            print(f"{beside} exists and is kept: the setting goes to {yaml_path.name}")
     save_config(analysis.config, yaml_path)
     print(f"wrote {yaml_path} (replay: neardup report --config {yaml_path} --db {args.db})")
     return 0
+
+
+def free_name(path: Path) -> Path:
+    """`path` if no file is there, else the first of `stem-1.suffix`, `stem-2.suffix`, ... that is free."""
+    n = 0
+    candidate = path
+    while candidate.exists():
+        n += 1
+        candidate = path.with_name(f"{path.stem}-{n}{path.suffix}")
+    return candidate
 
 
 def cmd_rules(args: argparse.Namespace) -> int:
@@ -285,6 +306,11 @@ def app_database(named: str | None) -> tuple[Path, bool]:
     return Path(named or DEFAULT_DB), named is None
 
 
+# The server's options on its command line, not in a ./.streamlit/config.toml that only a start inside the
+# checkout reads: the same upload limit (a real WARC is over Streamlit's 200 MB) wherever the app is started.
+APP_SERVER_OPTIONS = ("--server.maxUploadSize", "2000", "--theme.base", "light")
+
+
 def cmd_app(args: argparse.Namespace) -> int:
     db, first_look = app_database(args.db)
     if first_look and not db.exists() and SAMPLE.exists():
@@ -313,10 +339,16 @@ def cmd_app(args: argparse.Namespace) -> int:
         "false",
         "--client.toolbarMode",
         "minimal",
+        *APP_SERVER_OPTIONS,
     ]
     if args.headless:
         cmd += ["--server.headless", "true"]
-    return subprocess.call(cmd, env=env)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    # Streamlit replaces this process (same pid): a kill or kill -9 of `neardup app` stops the server itself,
+    # where a child would be left holding the port.
+    os.execve(sys.executable, cmd, env)
+    return 0  # reached only where execve is stubbed out
 
 
 def cmd_spark(args: argparse.Namespace) -> int:
@@ -407,7 +439,10 @@ def build_parser() -> argparse.ArgumentParser:
         help="CSV of the removed pages: the representative each duplicates (same "
         "cluster_id in the kept dump), similarity in the threshold's unit, method",
     )
-    p.add_argument("--config-out", help="YAML path (default: dupcheck.yaml beside the first output)")
+    p.add_argument(
+        "--config-out",
+        help="YAML path, never overwritten (default: dupcheck.yaml beside the first output, else dupcheck-N.yaml)",
+    )
     p.set_defaults(func=cmd_export)
 
     p = sub.add_parser(

@@ -95,21 +95,26 @@ def ingest_file(
     *,
     progress: Progress = no_progress,
     jobs: int | None = None,
+    name: str | None = None,
 ) -> FileSummary:
     """Load one crawl dump (and normalize it under `config`). Re-ingesting the same bytes is a no-op.
+
+    `name` is what the source is listed as (its rejects and the Load page's sources): an upload's own file
+    name rather than the temporary copy read; the path by default.
 
     Bad records go to `ingest_errors` as (line, kind, reason). A file with no usable record at all raises
     `NotACrawlDump` and leaves the database as it was.
     """
     path = Path(path)
+    shown = name or str(path)
     t0 = time.perf_counter()
     fmt = detect_format(path)
     sha = file_sha256(path)
     if store.source_by_hash(sha) is not None:
-        return FileSummary(str(path), "already loaded")
+        return FileSummary(shown, "already loaded")
     size = path.stat().st_size
-    source_id = store.begin_source(str(path), sha, fmt)
-    summary = FileSummary(str(path), "loaded")
+    source_id = store.begin_source(shown, sha, fmt)
+    summary = FileSummary(shown, "loaded")
     reasons: Counter[str] = Counter()
     next_id = store.next_page_id()
     rows = store.count_pages()  # rows of `pages` so far: where its row groups fill up
@@ -151,7 +156,7 @@ def ingest_file(
             def write(
                 batch: pa.Table, sketches: pa.Table, errors: list[tuple[int, Reject]], full: bool
             ) -> None:
-                store.add_errors(source_id, str(path), errors)
+                store.add_errors(source_id, shown, errors)
                 if batch.num_rows:
                     store.add_ingested(
                         batch, source_id, config.norm_key, sketches, config.sketch_key, checkpoint=full
@@ -220,7 +225,7 @@ def ingest_file(
                 writing.result()
             reasons = +reasons  # drop the kinds a discard took to zero
             summary.records = summary.loaded + summary.errors
-            dup = store.reject_duplicate_records(source_id, str(path))
+            dup = store.reject_duplicate_records(source_id, shown)
             if dup:
                 reasons[RejectKind.DUPLICATE] += dup
                 summary.loaded -= dup

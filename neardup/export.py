@@ -9,7 +9,7 @@ import gzip
 import json
 import os
 from collections.abc import Callable, Iterator
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, Any
 
@@ -17,8 +17,8 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from .actions import cluster_actions
 from .analysis import Analysis, Fingerprints, similarity_to
+from .categories import page_categories
 from .csvsafe import to_csv
 from .errors import NeardupError
 from .store import Store
@@ -37,15 +37,18 @@ COLUMNS = [
     "category",
     "category_from",
     "suggested_action",
+    "cluster_category",
 ]
 
 
-def clusters_frame(analysis: Analysis, labels: pd.DataFrame | None = None) -> pd.DataFrame:
+def clusters_frame(store: Store, analysis: Analysis, labels: pd.DataFrame | None = None) -> pd.DataFrame:
     """One row per page. Degenerate pages have no cluster and name their reason in `degenerate`.
 
-    `category` is the cluster's labeled category (`labels`, as `Store.labels` gives them) or else one
-    suggested from its URLs (`category_from`: "label" / "URLs"), and `suggested_action` what the audit's
-    decision table does about it (`neardup.actions`).
+    `category` is what the page is relative to its representative: the category of its labeled pair with
+    the representative (`labels`, as `Store.labels` gives them), else the Audit page's rule over their URLs
+    and texts (`category_from`: "label" / "URLs and text"; "" for a representative or a unique page);
+    `suggested_action` what the rule table does about it and `cluster_category` the cluster's, from its
+    copies (`neardup.categories`).
 
     `similarity_to_representative` is in the threshold's unit (`analysis.similarity_to`): Hamming bits for
     simhash; for minhash the containment or the Jaccard, as `similarity` says, the stored pair's score
@@ -68,7 +71,7 @@ def clusters_frame(analysis: Analysis, labels: pd.DataFrame | None = None) -> pd
             "degenerate": p["degenerate"].fillna(""),
         }
     )
-    out = out.join(cluster_actions(p, labels))
+    out = out.join(page_categories(store, analysis, labels))
     return out[COLUMNS]
 
 
@@ -78,8 +81,10 @@ def write_csv(df: pd.DataFrame, path: str | Path) -> int:
     return len(df)
 
 
-def write_clusters_csv(analysis: Analysis, path: str | Path, labels: pd.DataFrame | None = None) -> int:
-    return write_csv(clusters_frame(analysis, labels), path)
+def write_clusters_csv(
+    store: Store, analysis: Analysis, path: str | Path, labels: pd.DataFrame | None = None
+) -> int:
+    return write_csv(clusters_frame(store, analysis, labels), path)
 
 
 # --- the pages deduplication removes, and what each matched ----------------------------------------
@@ -95,10 +100,14 @@ REMOVED_COLUMNS = [
     "similarity_from",
     "method",
     "threshold",
+    "category",
+    "suggested_action",
 ]
 
 
-def removed_frame(analysis: Analysis, fp: Fingerprints) -> pd.DataFrame:
+def removed_frame(
+    store: Store, analysis: Analysis, fp: Fingerprints, labels: pd.DataFrame | None = None
+) -> pd.DataFrame:
     """One row per removed page (a content page that is not its cluster's representative): the page kept
     in its place (`representative_url` and `cluster_id` find it in the kept dump) and their similarity in
     the threshold's unit (`measure`: hamming_bits, jaccard or containment).
@@ -119,6 +128,7 @@ def removed_frame(analysis: Analysis, fp: Fingerprints) -> pd.DataFrame:
     same = ua == ub
     measure = "hamming_bits" if c.method == "simhash" else c.similarity
     sim, source = similarity_to(fp, ua, ub, c)
+    kind = page_categories(store, analysis, labels).iloc[removed]
 
     return pd.DataFrame(
         {
@@ -133,12 +143,16 @@ def removed_frame(analysis: Analysis, fp: Fingerprints) -> pd.DataFrame:
             "similarity_from": source,
             "method": c.method,
             "threshold": int(c.threshold) if c.method == "simhash" else c.threshold,
+            "category": kind["category"].to_numpy(),
+            "suggested_action": kind["suggested_action"].to_numpy(),
         }
     )[REMOVED_COLUMNS]
 
 
-def write_removed_csv(analysis: Analysis, fp: Fingerprints, path: str | Path) -> int:
-    return write_csv(removed_frame(analysis, fp), path)
+def write_removed_csv(
+    store: Store, analysis: Analysis, fp: Fingerprints, path: str | Path, labels: pd.DataFrame | None = None
+) -> int:
+    return write_csv(removed_frame(store, analysis, fp, labels), path)
 
 
 # --- the pages deduplication keeps, as they were loaded ---------------------------------------------
@@ -243,16 +257,16 @@ def _extra_types(store: Store) -> dict[str, pa.DataType | None]:
 
 
 def kept_format(path: str | Path) -> str:
-    """ "jsonl.gz", "jsonl" or "parquet", from the name of a --kept path."""
+    """ "jsonl.gz", "jsonl", "parquet" or "warc.gz", from the name of a --kept path."""
     name = Path(path).name.lower()
-    for fmt in ("jsonl.gz", "jsonl", "parquet"):
+    for fmt in ("jsonl.gz", "jsonl", "parquet", "warc.gz"):
         if name.endswith("." + fmt):
             return fmt
-    raise NeardupError(f"--kept writes .jsonl.gz, .jsonl or .parquet, not {Path(path).name}")
+    raise NeardupError(f"--kept writes .jsonl.gz, .jsonl, .parquet or .warc.gz, not {Path(path).name}")
 
 
 def write_kept(store: Store, analysis: Analysis, path: str | Path) -> int:
-    """Write the kept pages to `path` (.jsonl.gz, .jsonl or .parquet), streaming: one batch of pages in
+    """Write the kept pages to `path` (.jsonl.gz, .jsonl, .parquet or .warc.gz), streaming: one batch of pages in
     memory at a time. Written beside the target and renamed into place when complete. Returns the count."""
     path = Path(path)
     fmt = kept_format(path)
@@ -261,6 +275,8 @@ def write_kept(store: Store, analysis: Analysis, path: str | Path) -> int:
     try:
         if fmt == "parquet":
             n = _write_kept_parquet(store, analysis, tmp)
+        elif fmt == "warc.gz":
+            n = _write_kept_warc(store, analysis, tmp)
         else:
             opener: Callable[..., IO[str]] = gzip.open if fmt == "jsonl.gz" else open
             level = {"compresslevel": KEPT_GZIP_LEVEL} if fmt == "jsonl.gz" else {}
@@ -273,6 +289,48 @@ def write_kept(store: Store, analysis: Analysis, path: str | Path) -> int:
         os.replace(tmp, path)
     finally:
         tmp.unlink(missing_ok=True)
+    return n
+
+
+def warc_response(rec: dict[str, Any]) -> bytes:
+    """One kept page as a WARC/1.1 response record (uncompressed): its URL, fetch time and status, the HTML
+    as stored (UTF-8, so the Content-Type says so), and the record ID it was loaded from when it came from a
+    WARC file (the same record), else a new one. Header values are the record's own: CR and LF in them
+    (hostile input) are dropped so that no header can be added."""
+    import uuid
+
+    def clean(value: object) -> str:
+        return str(value).replace("\r", "").replace("\n", "")
+
+    html = rec.get("html")
+    kind = "html" if html is not None else "plain"
+    body = str(html if html is not None else rec.get("text") or "").encode("utf-8")
+    status = int(rec["status"]) if rec.get("status") is not None else 200
+    http = (
+        f"HTTP/1.1 {status} {'OK' if status == 200 else 'Status'}\r\n"
+        f"Content-Type: text/{kind}; charset=utf-8\r\nContent-Length: {len(body)}\r\n\r\n"
+    ).encode("ascii") + body
+    fetched = rec.get("fetched_at")
+    date = (fetched if isinstance(fetched, datetime) else datetime.now(UTC)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    record_id = rec.get("warc_record_id") or f"<urn:uuid:{uuid.uuid4()}>"
+    headers = (
+        "WARC/1.1\r\nWARC-Type: response\r\n"
+        f"WARC-Record-ID: {clean(record_id)}\r\nWARC-Date: {date}\r\n"
+        f"WARC-Target-URI: {clean(rec['url'])}\r\n"
+        "Content-Type: application/http; msgtype=response\r\n"
+        f"Content-Length: {len(http)}\r\n\r\n"
+    )
+    return headers.encode("utf-8") + http + b"\r\n\r\n"
+
+
+def _write_kept_warc(store: Store, analysis: Analysis, path: Path) -> int:
+    """The kept pages as WARC response records, one gzip member each (as crawlers write .warc.gz)."""
+    n = 0
+    with path.open("wb") as f:
+        for batch in kept_records(store, analysis):
+            for rec in batch:
+                f.write(gzip.compress(warc_response(rec), compresslevel=KEPT_GZIP_LEVEL))
+            n += len(batch)
     return n
 
 
@@ -302,3 +360,26 @@ def _write_kept_parquet(store: Store, analysis: Analysis, path: Path) -> int:
             writer.write_table(pa.Table.from_pylist(batch, schema=schema))
             n += len(batch)
     return n
+
+
+# --- the kept dump as a download (the Export page) ---------------------------------------------------
+def kept_download_format(store: Store) -> str:
+    """The kept dump's format for the database's sources: that of the dumps loaded ("parquet" when every
+    source is Parquet, "warc.gz" when every source is a WARC file, else "jsonl.gz": JSON lines and CSV
+    records as JSON lines)."""
+    formats = set(store.sources()["format"])
+    if formats == {"parquet"}:
+        return "parquet"
+    if formats == {"warc"}:
+        return "warc.gz"
+    return "jsonl.gz"
+
+
+def kept_bytes(store: Store, analysis: Analysis, fmt: str) -> bytes:
+    """The kept dump in `fmt` (as `kept_download_format` names it), whole in memory: for a download."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="neardup-kept-") as tmp:
+        path = Path(tmp) / f"kept.{fmt}"
+        write_kept(store, analysis, path)
+        return path.read_bytes()

@@ -258,7 +258,8 @@ def estimates(
 
     precision(t) = sum_{b dup at t} N_b p_b / sum_{b dup at t} N_b
     recall(t)    = sum_{b dup at t} N_b p_b / sum_b N_b p_b   (relative to the duplicates among candidates)
-    The point estimates leave buckets without labels out (they are counted in `unlabeled_pairs`); the
+    The point estimates leave buckets without labels out (they are counted in `unlabeled_pairs`; a threshold
+    that flags only such buckets has no point estimate, NaN, and the widest interval); the
     intervals are the stop rule's (`decision_at`): Wilson 95% per bucket combined as weighted sums, a bucket
     without labels anything from 0 to 1 and a fully labeled bucket exactly its rate, so one threshold has one
     interval wherever it is shown.
@@ -286,7 +287,8 @@ def estimates(
                 "precision": dup / n_known if n_known else float("nan"),
                 "precision_low": p_lo if n_known else float("nan"),
                 "precision_high": p_hi if n_known else float("nan"),
-                "recall": dup / total_dup if total_dup else float("nan"),
+                # a threshold flagging only unlabeled buckets has an unknown recall, not 0: its interval says how wide
+                "recall": dup / total_dup if total_dup and n_known else float("nan"),
                 "recall_low": r_lo if total_dup else float("nan"),
                 "recall_high": r_hi if total_dup else float("nan"),
             }

@@ -915,7 +915,7 @@ def test_export_downloads_match_the_store(
     csv = pd.read_csv(io.BytesIO(data))
     assert list(csv.columns) == COLUMNS
     assert len(csv) == store.count_pages() == 300
-    expected = clusters_frame(default_analysis(store))
+    expected = clusters_frame(store, default_analysis(store))
     assert data.decode("utf-8") == to_csv(expected)
     captions = [c.value for c in at.caption]
     assert f"Below: clusters.csv, its first 200 of {len(csv):,} rows." in captions

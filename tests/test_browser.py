@@ -171,7 +171,7 @@ class Server:
     xss_urls: list[str] = field(default_factory=list)
 
     def stop(self) -> None:
-        """Stop the server's process group (`neardup app` runs streamlit as a child)."""
+        """Stop the server's process group."""
         if self.proc.poll() is None:
             os.killpg(self.proc.pid, signal.SIGTERM)
             try:

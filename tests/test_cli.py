@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
@@ -144,6 +145,7 @@ def test_export_and_replay(db: str, tmp_path: Path, capsys: pytest.CaptureFixtur
             "category",
             "category_from",
             "suggested_action",
+            "cluster_category",
         ]
     )
     assert len(df) == len(crawl.records)
@@ -317,11 +319,33 @@ def test_app_passes_the_path_rule_to_the_app(
 ) -> None:
     # the command `neardup app` would run, with its environment (the server itself is the browser test's)
     started: list[tuple[list[str], dict[str, str]]] = []
-    monkeypatch.setattr(subprocess, "call", lambda cmd, env: started.append((cmd, env)) or 0)
+    monkeypatch.setattr(os, "execve", lambda exe, cmd, env: started.append((cmd, env)))
     monkeypatch.setenv("NEARDUP_ALLOW_ANY_PATH", "1")  # an inherited value does not decide
     assert main(["app", "--db", db, "--headless", *flag]) == 0
     [(cmd, env)] = started
     assert env["NEARDUP_ALLOW_ANY_PATH"] == value and "streamlit" in cmd
+
+
+def test_export_never_overwrites_a_dupcheck_yaml(
+    db: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A hand-edited dupcheck.yaml beside the output is kept: the setting goes to a new name, said so; an
+    existing --config-out is refused before anything is written."""
+    edited = "# my hand-tuned setting\nthreshold: 0.9\n"
+    (tmp_path / "dupcheck.yaml").write_text(edited)
+    out_csv = tmp_path / "clusters.csv"
+    code, out, _ = _run(capsys, "export", "--db", db, "--jobs", "1", "--out", str(out_csv))
+    assert code == 0
+    assert (tmp_path / "dupcheck.yaml").read_text() == edited
+    assert "dupcheck-1.yaml" in out and "dupcheck.yaml exists and is kept" in out
+    assert load_config(tmp_path / "dupcheck-1.yaml").threshold == 0.8
+    out_csv.unlink()
+    code, _, err = _run(
+        capsys, "export", "--db", db, "--out", str(out_csv), "--config-out", str(tmp_path / "dupcheck.yaml")
+    )
+    assert code == 2 and len(err.strip().splitlines()) == 1 and "never overwritten" in err
+    assert (tmp_path / "dupcheck.yaml").read_text() == edited
+    assert not out_csv.exists()
 
 
 def test_readme_cli_table_is_the_parsers() -> None:

@@ -208,15 +208,15 @@ def test_a_page_joined_through_a_chain_gets_an_estimate(tmp_path: Path) -> None:
     config = Config()
     fp = load_fingerprints(store, config, jobs=1)
     analysis = analyze(fp, config)
-    store.close()
     assert analysis.numbers["largest_cluster"] == 4
-    df = removed_frame(analysis, fp).set_index("url")
+    df = removed_frame(store, analysis, fp).set_index("url")
     assert (df["representative_url"] == "https://e.com/0").all()
     assert df.loc["https://e.com/1", "similarity_from"] == "stored pair"
     assert df.loc["https://e.com/1", "similarity"] >= 0.8
     assert df.loc["https://e.com/3", "similarity_from"] == "minhash estimate"
     assert 0.4 < df.loc["https://e.com/3", "similarity"] < 0.8
-    shown = clusters_frame(analysis).set_index("url").loc[df.index, "similarity_to_representative"]
+    shown = clusters_frame(store, analysis).set_index("url").loc[df.index, "similarity_to_representative"]
+    store.close()
     assert (shown == df["similarity"]).all()
 
 
@@ -235,11 +235,11 @@ def test_similarity_to_representative_is_in_the_thresholds_unit(tmp_path: Path) 
         fp = load_fingerprints(store, config, jobs=1)
         analysis = analyze(fp, config)
         assert analysis.numbers["largest_cluster"] == 2 and len(fp.pairs["a"]) == 1
-        df = clusters_frame(analysis).set_index("url").loc["https://e.com/a?print=1"]
+        df = clusters_frame(store, analysis).set_index("url").loc["https://e.com/a?print=1"]
         assert df["representative_url"] == "https://e.com/a"
         shown[config.similarity] = df["similarity_to_representative"]
         assert shown[config.similarity] == round(float(fp.pairs[config.similarity][0]), 4)
-        removed = removed_frame(analysis, fp).set_index("url").loc["https://e.com/a?print=1"]
+        removed = removed_frame(store, analysis, fp).set_index("url").loc["https://e.com/a?print=1"]
         assert removed["similarity"] == shown[config.similarity]
     store.close()
     assert shown["containment"] == 1.0
@@ -253,5 +253,42 @@ def test_export_needs_an_output(tmp_path: Path, capsys: pytest.CaptureFixture[st
     code, out, err = _run(capsys, "export", "--db", db)
     assert code == 2 and out == "" and "at least one of --out" in err
     code, _, err = _run(capsys, "export", "--db", db, "--jobs", "1", "--kept", str(tmp_path / "kept.csv"))
-    assert code == 2 and "--kept writes .jsonl.gz, .jsonl or .parquet" in err
+    assert code == 2 and "--kept writes .jsonl.gz, .jsonl, .parquet or .warc.gz" in err
     assert not list(tmp_path.glob("*kept*"))
+
+
+def test_the_kept_dump_of_a_warc_crawl_is_warc_records(tmp_path: Path, crawl: Crawl) -> None:
+    """A crawl loaded from WARC (written by scripts/jsonl_to_warc.py) is kept as WARC: response records
+    with the IDs of the records they were loaded from, which neardup (and FastWARC) read back page for page."""
+    import subprocess
+    import sys
+
+    from fastwarc.warc import ArchiveIterator, WarcRecordType
+
+    from neardup.export import kept_download_format, kept_pages, write_kept
+
+    root = Path(__file__).resolve().parent.parent
+    src = write_jsonl(tmp_path / "crawl.jsonl", crawl.records)
+    warc = tmp_path / "crawl.warc.gz"
+    subprocess.run(
+        [sys.executable, str(root / "scripts" / "jsonl_to_warc.py"), str(src), str(warc)], check=True
+    )
+    config = Config()
+    with Store(tmp_path / "warc.duckdb") as store:
+        engine.ingest_file(store, warc, config, jobs=1)
+        assert kept_download_format(store) == "warc.gz"
+        analysis = analyze(load_fingerprints(store, config, jobs=1), config)
+        ids, _ = kept_pages(analysis)
+        pages = analysis.pages.set_index("page_id").loc[ids]
+        out = tmp_path / "kept.warc.gz"
+        assert write_kept(store, analysis, out) == len(ids)
+        extras = [e for t in store.page_records(ids, 1024) for e in t.column("extra").to_pylist()]
+        originals = [json.loads(e)["warc_record_id"] for e in extras]
+    with out.open("rb") as f:
+        records = list(ArchiveIterator(f, record_types=WarcRecordType.response))
+    assert [r.headers["WARC-Target-URI"] for r in records] == list(pages["url"])
+    assert [r.record_id for r in records] == originals
+    with Store(tmp_path / "again.duckdb") as again:
+        summary = engine.ingest_file(again, out, config, jobs=1)
+        assert (summary.loaded, summary.errors) == (len(ids), 0)
+        assert sorted(again.page_table(config.norm_key)["url"]) == sorted(pages["url"])

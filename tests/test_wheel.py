@@ -104,7 +104,7 @@ def served(installed: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterato
     log = elsewhere.parent / f"{elsewhere.name}.log"
     cmd = [str(installed / "neardup"), "app", "--headless", "--port", str(port), "--address", "127.0.0.1"]
     with log.open("wb") as out:
-        # its own process group: `neardup app` runs streamlit as a child, stopped with it
+        # its own process group, stopped whole (`neardup app` becomes the Streamlit server: no child)
         proc = subprocess.Popen(
             cmd, cwd=elsewhere, env=_clean_env(), stdout=out, stderr=subprocess.STDOUT, start_new_session=True
         )

@@ -18,6 +18,7 @@ from streamlit.delta_generator import DeltaGenerator
 
 from .. import audit, compare, engine, rules
 from ..analysis import Analysis, Fingerprints, analyze, load_fingerprints
+from ..categories import page_categories
 from ..config import Config
 from ..ingest import file_sha256
 from ..labels import bucket_tallies
@@ -287,6 +288,42 @@ def get_comparison(
     return compare.compare_sources(fp, config, baseline, current, (str(baseline), str(current)))
 
 
+@st.cache_resource(show_spinner=False, max_entries=4)
+def get_page_categories(
+    _store: Store, path: str, config: Config, labels_version: tuple[int, int]
+) -> pd.DataFrame:
+    """`categories.page_categories` at a setting, with the labels as of `labels_version`."""
+    return page_categories(_store, get_analysis(_store, path, config), _store.labels())
+
+
+# The state of each database as this process last read it (`data_state`): one state for every session.
+_DATA_STATES: dict[str, tuple[int, int, int, int]] = {}
+_DATA_STATES_LOCK = threading.Lock()
+
+
+def data_state(store: Store) -> tuple[int, int, int, int]:
+    """What an ingest or a source's removal changes: (pages, last page id, sources, last source id). Page and
+    source ids only grow, so an ingest and a removal of the same size still change it."""
+    coverage = store.page_coverage()
+    sources = store.sources()
+    last_source = int(sources["source_id"].max()) if len(sources) else -1
+    return coverage["pages"], coverage["last_page_id"], len(sources), last_source
+
+
+def refresh_if_changed(store: Store) -> bool:
+    """At the top of every run: when the database changed since this process last looked (`neardup ingest`
+    from outside, another session's load or removal), drop every cached result derived from it, so that
+    each page of this run reads one analysis of the new state. Returns whether it changed."""
+    state = data_state(store)
+    with _DATA_STATES_LOCK:
+        before = _DATA_STATES.get(store.path)
+        _DATA_STATES[store.path] = state
+    if before is None or before == state:
+        return False
+    clear_caches()
+    return True
+
+
 def clear_caches() -> None:
     """After new data (an ingest): drop everything derived from the database."""
     get_learned_rules.clear()
@@ -294,5 +331,6 @@ def clear_caches() -> None:
     get_comparison.clear()
     get_fingerprints.clear()
     get_analysis.clear()
+    get_page_categories.clear()
     get_candidate_pairs.clear()
     PAIR_DETAILS.clear()

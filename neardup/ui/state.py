@@ -35,6 +35,7 @@ W_COMPARE_BASELINE = "neardup.compare.baseline"  # URL rules page: the two sourc
 W_COMPARE_CURRENT = "neardup.compare.current"
 W_QUEUE = "neardup.audit.queue"  # which queue the Audit page serves (one of AUDIT_QUEUES)
 AUDIT_QUEUES = ("quota per bucket", "active", "SimHash vs MinHash disagree", "labelers disagree")
+ACTIVE_QUEUE = AUDIT_QUEUES[1]  # the pairs whose labels narrow the threshold decision most (Tune sends there)
 KEY_FLASH = "neardup.flash"  # a confirmation shown once on the next run (st.toast does not survive st.rerun)
 
 # Sidebar widget keys. The threshold has one slider per scale (bits, Jaccard, containment): their ranges differ.
@@ -60,6 +61,7 @@ W_AUDIT_LIST_OPEN = "neardup.audit.list.open"
 W_TUNE_LABELER_1 = "neardup.tune.labeler_1"  # the two labelers whose agreement Tune shows
 W_TUNE_LABELER_2 = "neardup.tune.labeler_2"
 W_TUNE_USE = "neardup.tune.use_threshold"
+W_TUNE_LABEL_MORE = "neardup.tune.label_more"  # opens Audit's active queue
 
 # Keys of the pages' own widgets and state.
 W_COUNT_AXIS = "neardup.explore.count_axis"  # the Explore histogram's count axis: log or linear
@@ -116,7 +118,10 @@ def setting_from_params(base: Config, params: Mapping[str, str]) -> Config:
             base = base.with_shingle_size(shingle_size)
         if "threshold" in params:
             value = float(params["threshold"])
-            changes["threshold"] = int(value) if changes.get("method", base.method) == "simhash" else value
+            # A whole number of bits is an int; anything else (8.99, -0.5, inf) goes to the config as it came,
+            # which names it, rather than being truncated into range.
+            simhash = changes.get("method", base.method) == "simhash"
+            changes["threshold"] = int(value) if simhash and value.is_integer() else value
     except ValueError as exc:
         raise ConfigError(f"bad setting in the link: {exc}") from exc
     return base.replace(**changes)
@@ -162,7 +167,12 @@ def current_config() -> Config:
         try:
             config = setting_from_params(base, params)
         except ConfigError as exc:
-            st.warning(f"The link's setting was not used ({exc}); the default setting is shown.")
+            from .render import md_escape
+
+            # The values come from the link: whoever wrote it chose them, so none may become Markdown.
+            st.warning(
+                f"The link's setting was not used ({md_escape(str(exc))}); the default setting is shown."
+            )
             config = base
         st.session_state[KEY_CONFIG] = config
     return st.session_state[KEY_CONFIG]

@@ -14,7 +14,7 @@ from ..errors import NeardupError
 from ..labels import BUCKET_WIDTH, bucket_edges, bucket_range
 from ..removals import removals
 from ..store import Store
-from .data import clear_caches, get_store, load_sample_if_empty, sample_source
+from .data import clear_caches, get_store, load_sample_if_empty, refresh_if_changed, sample_source
 from .render import md_escape
 from .state import (
     KEY_CONFIG,
@@ -174,6 +174,7 @@ def open_database(*, setting: bool = True) -> tuple[Store, str, Config | None]:
     try:  # a foreign or damaged file, or one a CLI ingest is writing: one line, not a traceback
         store = get_store(path)
         loaded_sample = load_sample_if_empty(store)
+        refresh_if_changed(store)
         sample = sample_source(store)
         n_pages = store.count_pages()
     except NeardupError as exc:

@@ -53,10 +53,13 @@ with path_col:
     load_path = st.button("Load this path", disabled=not typed_path)
 
 
-def run_ingest(file_path: Path, shown_name: str, *, detail: bool) -> None:
+def run_ingest(file_path: Path, shown_name: str, *, detail: bool, upload: bool = False) -> None:
+    """Load `file_path`; an upload is listed under its own name (`shown_name`), not the temporary copy's."""
     progress, bar = progress_bar(f"Loading {shown_name}")
     try:
-        summary = engine.ingest_file(store, file_path, config, progress=progress)
+        summary = engine.ingest_file(
+            store, file_path, config, progress=progress, name=shown_name if upload else None
+        )
     except NeardupError as exc:
         bar.empty()
         st.error(md_escape(shown_error(exc, path=file_path, shown=shown_name, detail=detail)))
@@ -77,7 +80,7 @@ def run_ingest(file_path: Path, shown_name: str, *, detail: bool) -> None:
 if uploaded is not None and st.session_state.get(KEY_LAST_UPLOAD) != (uploaded.name, uploaded.size):
     st.session_state[KEY_LAST_UPLOAD] = (uploaded.name, uploaded.size)
     with tempfile.TemporaryDirectory() as tmp:
-        run_ingest(save_upload(uploaded, uploaded.name, Path(tmp)), uploaded.name, detail=True)
+        run_ingest(save_upload(uploaded, uploaded.name, Path(tmp)), uploaded.name, detail=True, upload=True)
 if load_path:
     try:
         dump = server_path(typed_path)

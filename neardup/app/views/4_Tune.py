@@ -7,6 +7,7 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
+from neardup.app import page_script
 from neardup.audit import labeled_pairs, labels_by_labeler
 from neardup.labels import (
     ADJUDICATOR,
@@ -23,7 +24,15 @@ from neardup.labels import (
     thin_buckets,
 )
 from neardup.ui.data import get_candidate_pairs
-from neardup.ui.state import W_TUNE_LABELER_1, W_TUNE_LABELER_2, W_TUNE_USE, set_config
+from neardup.ui.state import (
+    ACTIVE_QUEUE,
+    W_QUEUE,
+    W_TUNE_LABEL_MORE,
+    W_TUNE_LABELER_1,
+    W_TUNE_LABELER_2,
+    W_TUNE_USE,
+    set_config,
+)
 from neardup.ui.widgets import flash, open_database
 
 st.set_page_config(page_title="neardup · Tune", layout="wide")
@@ -74,14 +83,32 @@ else:
             "pairs left in the buckets that matter)."
         )
     )
+    if (
+        decision.reachable
+        and int(top.sum())
+        and st.button(
+            f"Label the {int(top.sum())} pairs that decide this",
+            type="primary",
+            key=W_TUNE_LABEL_MORE,
+            help="Opens the Audit page on its active queue: the pairs whose labels narrow this decision most.",
+        )
+    ):
+        st.session_state[W_QUEUE] = ACTIVE_QUEUE
+        st.switch_page(page_script("3_Audit.py"))
 suggested, reason = suggest_threshold(est, tallies, config)
 if suggested is not None:
     c1, c2 = st.columns([1, 3])
     c1.metric("Suggested threshold", f"{suggested:g}")
     c2.write(reason)
+    if not decision.done:
+        c2.caption(
+            f"Provisional: the stop rule is not met at {config.threshold:g} (precision and recall not yet known "
+            f"to +/-{STOP_HALF_WIDTH:g}), so this is no recommendation yet."
+        )
     if config.threshold == suggested:
         c1.success("In use on every page.")
-    elif c1.button("Use this threshold", type="primary", key=W_TUNE_USE):
+    # primary only once the labels are enough to decide (the stop rule); before that, one choice among others
+    elif c1.button("Use this threshold", type="primary" if decision.done else "secondary", key=W_TUNE_USE):
         set_config(
             config.replace(threshold=int(suggested) if config.method == "simhash" else float(suggested))
         )

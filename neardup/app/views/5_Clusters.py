@@ -7,7 +7,7 @@ import streamlit as st
 from neardup.app import page_script
 from neardup.audit import cluster_members, cluster_table
 from neardup.clusters import describe_rule
-from neardup.ui.data import get_analysis
+from neardup.ui.data import get_analysis, get_page_categories
 from neardup.ui.state import KEY_AUDIT_OPENED_BY, KEY_AUDIT_PAIR, OPENED_BY_CLUSTERS, W_CLUSTERS_TABLE
 from neardup.ui.widgets import open_database
 
@@ -15,7 +15,8 @@ st.set_page_config(page_title="neardup · Clusters", layout="wide")
 st.title("Clusters")
 store, path, config = open_database()
 analysis = get_analysis(store, path, config)
-clusters = cluster_table(analysis.pages)
+categories = get_page_categories(store, path, config, store.labels_version())
+clusters = cluster_table(analysis.pages, categories)
 if clusters.empty:
     st.info("No duplicate clusters at this threshold.")
     st.stop()
@@ -40,12 +41,15 @@ event = st.dataframe(
         "representative_url": st.column_config.TextColumn("representative (canonical URL)"),
         "why": st.column_config.TextColumn("chosen as"),
         "hosts": st.column_config.NumberColumn("hosts", width="small"),
+        "category": st.column_config.TextColumn(
+            "category", help="The cluster's: its copies' most frequent (each copy's is in the table below)."
+        ),
     },
 )
 rows = event.selection.rows if event and event.selection else []
 cluster_id = int(clusters.iloc[rows[0]]["cluster_id"]) if rows else int(clusters.iloc[0]["cluster_id"])
 
-members = cluster_members(analysis.pages, cluster_id)
+members = cluster_members(analysis.pages, cluster_id, categories)
 rep = members[members["is_representative"]].iloc[0]
 st.subheader(f"Cluster {cluster_id}: {len(members)} pages")
 st.caption(f"Representative, canonical URL ({clusters.set_index('cluster_id').loc[cluster_id, 'why']}):")
@@ -63,6 +67,8 @@ st.dataframe(
         "page_id",
         "url_differs",
         "similarity_to_representative",
+        "category",
+        "action",
         "fetched_at",
         "host",
         "rel_canonical",
@@ -83,6 +89,12 @@ st.dataframe(
             help=f"In the threshold's unit ({unit}): the stored pair's score where the member and the "
             "representative are a candidate pair, else an estimate from their fingerprints.",
         ),
+        "category": st.column_config.TextColumn(
+            "category",
+            help="What this copy is relative to the representative (a labeled pair's category, else the rule "
+            "the Audit page suggests with).",
+        ),
+        "action": st.column_config.TextColumn("suggested action", width="medium"),
         "fetched_at": st.column_config.DatetimeColumn("fetched", format="YYYY-MM-DD HH:mm"),
         "rel_canonical": st.column_config.TextColumn("rel=canonical"),
         "url": st.column_config.TextColumn("URL as fetched", width="large"),

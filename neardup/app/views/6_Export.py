@@ -1,4 +1,5 @@
-"""Export: clusters.csv, dupcheck.yaml, labels.csv; import a colleague's labels."""
+"""Export: clusters.csv, dupcheck.yaml, labels.csv, the deduplicated dump and the removed pages; import a
+colleague's labels."""
 
 from __future__ import annotations
 
@@ -8,9 +9,9 @@ import streamlit as st
 from neardup.config import dump_config
 from neardup.csvsafe import to_csv
 from neardup.errors import NeardupError
-from neardup.export import clusters_frame
+from neardup.export import clusters_frame, kept_bytes, kept_download_format, removed_frame
 from neardup.report import describe_setting
-from neardup.ui.data import get_analysis
+from neardup.ui.data import get_analysis, get_fingerprints
 from neardup.ui.render import counted, md_escape
 from neardup.ui.state import KEY_LABELS_UPLOAD
 from neardup.ui.widgets import open_database
@@ -22,7 +23,7 @@ analysis = get_analysis(store, path, config)
 st.markdown("The files below are written at this setting (the sidebar's, also in this page's link):")
 st.code(describe_setting(analysis), language=None, wrap_lines=True)
 
-clusters = clusters_frame(analysis, store.labels())  # a cluster's labeled category picks its suggested action
+clusters = clusters_frame(store, analysis, store.labels())  # a labeled pair's category names its copy's
 # The downloads sit on top but are drawn after an import below has run, so labels.csv holds what it added.
 downloads = st.container()
 st.caption(f"Below: clusters.csv, its first {min(200, len(clusters)):,} of {len(clusters):,} rows.")
@@ -78,4 +79,42 @@ with downloads:
         "No labels yet: label pairs on the Audit page (or import a colleague's below)."
         if labels.empty
         else f"{counted(len(labels), 'label')}, every labeler's: the pair, label, category, note, labeler, time."
+    )
+    # The deduplicated dump and what it left out: written on the click (deferred), as clusters.csv is.
+    n = analysis.numbers
+    kept_fmt = kept_download_format(store)
+    kept_name = f"kept.{kept_fmt}"
+    d1, d2, _ = st.columns(3)
+    d1.download_button(
+        kept_name,
+        lambda: kept_bytes(store, analysis, kept_fmt),
+        kept_name,
+        "application/octet-stream",
+        on_click="ignore",
+    )
+    d1.caption(
+        f"The deduplicated dump: {counted(int(n['unique_pages']), 'page')}, one per cluster, as loaded plus "
+        "`cluster_id` (degenerate pages left out)"
+        + (
+            "; WARC response records with their record IDs, the HTML as stored (UTF-8)."
+            if kept_fmt == "warc.gz"
+            else "."
+        )
+        + " For a large crawl: `neardup export --kept`."
+    )
+    removed_labels = labels
+    d2.download_button(
+        "removed.csv",
+        lambda: to_csv(
+            removed_frame(
+                store, analysis, get_fingerprints(store, path, config.fingerprint_key, config), removed_labels
+            )
+        ),
+        "removed.csv",
+        "text/csv",
+        on_click="ignore",
+    )
+    d2.caption(
+        f"{counted(int(n['redundant_pages']), 'removed page')}, one row each: the page kept in its place, their "
+        "similarity, the copy's category and action."
     )

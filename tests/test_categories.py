@@ -1,0 +1,201 @@
+"""Each copy's category and action relative to the page kept in its place (`neardup.categories`), on a
+crawl ingested and analyzed for real: the Audit page's rule applied to (copy, representative)."""
+
+from __future__ import annotations
+
+import random
+
+import pandas as pd
+import pytest
+from conftest import page_html, words_text, write_jsonl
+
+from neardup import analysis, engine
+from neardup.categories import (
+    ACTIONS,
+    KEEP_ACTION,
+    NEWER_STALE_ACTION,
+    REPRESENTATIVE_ACTION,
+    cluster_category,
+    page_categories,
+    removed_action,
+)
+from neardup.config import Config
+from neardup.export import clusters_frame
+from neardup.store import Store
+
+HOST = "https://news.example.com"
+
+
+def print_html(title: str, body: str) -> str:
+    return f"<html><head><title>{title}</title></head><body><h1>{title}</h1><p>{body}</p></body></html>"
+
+
+def other_template(title: str, body: str) -> str:
+    return (
+        f"<html><head><title>{title}</title></head><body><div class='masthead'>Daily Reprints</div>"
+        f"<main><article><h1>{title}</h1><p>{body}</p><p>First published by Example News.</p></article></main>"
+        "<footer>Reprinted with permission.</footer></body></html>"
+    )
+
+
+def build_records() -> tuple[list[dict[str, object]], dict[str, str]]:
+    """Records and the category each copy must get (by URL and fetch day)."""
+    rng = random.Random(5)
+    recs: list[dict[str, object]] = []
+    want: dict[str, str] = {}
+
+    def add(url: str, html: str, day: str, category: str | None) -> None:
+        recs.append({"url": url, "html": html, "fetched_at": f"2024-{day}T10:00:00Z", "status": 200})
+        if category:
+            want[f"{url}@{day}"] = category
+
+    # one article at same-host URLs a frontier should have folded, and its print copy
+    body = words_text(rng, 400)
+    add(f"{HOST}/story", page_html("Story", body), "01-01", None)
+    add(f"{HOST}/story?print=1", print_html("Story", body), "01-02", "print version")
+    for i, tail in enumerate(("?from=homepage", ";jsessionid=0AF3B29C", "?PHPSESSID=9d8c7b6a", ".php")):
+        add(f"{HOST}/story{tail}", page_html("Story", body), f"01-0{3 + i}", "URL variant")
+    # one URL fetched three times: the same text, then a sentence rewritten
+    body2 = words_text(rng, 400)
+    edited = body2.split(" ")
+    edited[200:212] = [
+        "the",
+        "council",
+        "voted",
+        "on",
+        "Tuesday",
+        "to",
+        "close",
+        "the",
+        "harbour",
+        "road",
+        "for",
+        "repairs",
+    ]
+    add(f"{HOST}/report", page_html("Report", body2, csrf="aaa"), "02-01", None)
+    add(f"{HOST}/report", page_html("Report", body2, csrf="bbb"), "02-02", "noise re-fetch")
+    add(f"{HOST}/report", page_html("Report", " ".join(edited), csrf="ccc"), "02-03", "stale re-crawl")
+    # an article republished on another site, and a shop page in another market
+    body3 = words_text(rng, 400)
+    add(f"{HOST}/essay", page_html("Essay", body3), "03-01", None)
+    add(
+        "https://reprints.example.org/2024/essay-reprint",
+        other_template("Essay", body3),
+        "03-02",
+        "syndicated",
+    )
+    body4 = words_text(rng, 300)
+    add("https://shop.example.com/kettle", page_html("Kettle", body4), "04-01", None)
+    add("https://de.shop.example.com/kettle", page_html("Kettle", body4), "04-02", "regional mirror")
+    for i in range(6):
+        add(f"{HOST}/other-{i}", page_html(f"Other {i}", words_text(rng, 300)), "05-01", None)
+    return recs, want
+
+
+@pytest.fixture(scope="module")
+def analyzed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Store, analysis.Analysis, dict[str, str]]:
+    tmp = tmp_path_factory.mktemp("categories")
+    recs, want = build_records()
+    store = Store(tmp / "crawl.duckdb")
+    config = Config()
+    assert engine.ingest_file(store, write_jsonl(tmp / "crawl.jsonl", recs), config, jobs=1).loaded == len(
+        recs
+    )
+    return store, analysis.analyze(analysis.load_fingerprints(store, config), config), want
+
+
+def keyed(a: analysis.Analysis, out: pd.DataFrame) -> pd.DataFrame:
+    pages = a.pages.join(out)
+    day = pd.to_datetime(pages["fetched_at"]).dt.strftime("%m-%d")
+    return pages.set_index(pages["url"] + "@" + day)
+
+
+def test_each_copy_gets_its_own_category_relative_to_its_representative(
+    analyzed: tuple[Store, analysis.Analysis, dict[str, str]],
+) -> None:
+    store, a, want = analyzed
+    pages = keyed(a, page_categories(store, a))
+    removed = pages[pages["cluster_id"].notna() & ~pages["is_representative"].astype(bool)]
+    assert set(removed.index) == set(want), "the crawl's copies are the removed pages"
+    got = removed["category"].to_dict()
+    assert got == want
+    assert (removed["category_from"] == "URLs and text").all()
+    for key, row in removed.iterrows():
+        # the representative is the shortest URL, fetched first: the stale re-crawl is the newer fetch
+        newer = want[key] == "stale re-crawl"
+        assert row["suggested_action"] == removed_action(want[key], newer_than_kept=newer), key
+    assert removed.loc[f"{HOST}/report@02-03", "suggested_action"] == NEWER_STALE_ACTION
+
+
+def test_a_removed_page_is_never_told_to_keep_both(
+    analyzed: tuple[Store, analysis.Analysis, dict[str, str]],
+) -> None:
+    store, a, _ = analyzed
+    frame = clusters_frame(store, a)
+    removed = frame[frame["cluster_id"].notna() & ~frame["is_representative"].astype(bool)]
+    assert len(removed) == 9
+    assert not removed["suggested_action"].str.contains("keep both").any()
+    kept = frame[frame["is_representative"].astype(bool)]
+    assert set(kept["suggested_action"]) == {KEEP_ACTION, REPRESENTATIVE_ACTION}
+    assert (kept.loc[kept["cluster_size"] > 1, "suggested_action"] == REPRESENTATIVE_ACTION).all()
+    # a cluster's category is its copies' most frequent: the article's four URL variants over its print copy
+    story = frame.loc[frame["url"] == f"{HOST}/story", "cluster_category"].item()
+    assert story == "URL variant"
+
+
+def test_a_label_of_the_pair_with_the_representative_names_the_copys_category(
+    analyzed: tuple[Store, analysis.Analysis, dict[str, str]],
+) -> None:
+    store, a, _ = analyzed
+    pages = a.pages.set_index("url")
+    copy = pages.loc[f"{HOST}/story?print=1"]
+    rep = pages.loc[f"{HOST}/story"]
+    labels = pd.DataFrame(
+        {
+            "url_a": [rep["canonical_url"]],
+            "md5_a": [rep["md5"]],
+            "url_b": [copy["canonical_url"]],
+            "md5_b": [copy["md5"]],
+            "label": ["duplicate"],
+            "category": ["syndicated"],
+            "labeled_at": [pd.Timestamp("2024-06-01")],
+        }
+    )
+    out = keyed(a, page_categories(store, a, labels))
+    row = out.loc[f"{HOST}/story?print=1@01-02"]
+    assert (row["category"], row["category_from"]) == ("syndicated", "label")
+    assert row["suggested_action"] == ACTIONS["syndicated"]
+
+
+def test_cluster_category_is_the_most_frequent_first_listed_in_a_tie() -> None:
+    assert cluster_category(pd.Series(["print version", "URL variant", "URL variant"])) == "URL variant"
+    assert cluster_category(pd.Series(["syndicated", "URL variant"])) == "URL variant"
+    assert cluster_category(pd.Series([], dtype=object)) == ""
+
+
+def test_the_clusters_page_shows_each_copys_category_and_action(
+    analyzed: tuple[Store, analysis.Analysis, dict[str, str]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import streamlit as st
+    from streamlit.testing.v1 import AppTest
+    from test_app import APP, TIMEOUT
+
+    store, _, _ = analyzed
+    monkeypatch.setenv("NEARDUP_DB", store.path)
+    monkeypatch.delenv("NEARDUP_CONFIG", raising=False)
+    st.cache_resource.clear()
+    try:
+        at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
+        at.switch_page("pages/5_Clusters.py").run()
+        assert not at.exception, at.exception
+        clusters, members = at.dataframe[0].value, at.dataframe[1].value
+    finally:
+        st.cache_resource.clear()
+    # the largest cluster, shown first: the story at six URLs
+    assert clusters.loc[0, "size"] == 6 and clusters.loc[0, "category"] == "URL variant"
+    assert set(clusters["category"]) == {"URL variant", "noise re-fetch", "syndicated", "regional mirror"}
+    by_url = members.set_index("url")
+    assert by_url.loc[f"{HOST}/story?print=1", "category"] == "print version"
+    assert by_url.loc[f"{HOST}/story.php", "action"] == ACTIONS["URL variant"]
+    assert by_url.loc[f"{HOST}/story", "action"] == REPRESENTATIVE_ACTION
+    assert not members["action"].str.contains("keep both").any()
