@@ -8,7 +8,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any, NoReturn, TextIO
 
 import yaml
 
@@ -17,6 +17,7 @@ from .analysis import Analysis, Fingerprints, analyze, load_fingerprints
 from .app import HOME
 from .config import Config, load_config
 from .errors import ConfigError, NeardupError
+from .escapes import escape_controls
 from .gate import Limit, evaluate, merge, parse_option
 from .paths import ALLOW_ANY_PATH_ENV
 from .store import DEFAULT_DB, Store
@@ -24,9 +25,15 @@ from .store import DEFAULT_DB, Store
 SAMPLE = engine.SAMPLE_CRAWL
 
 
+def _say(*parts: object, file: TextIO | None = None, flush: bool = False) -> None:
+    """`print`, for every line the CLI writes: crawled URLs and file names in it cannot drive the terminal
+    (their control characters are shown as escapes, `escapes.escape_controls`)."""
+    print(escape_controls(" ".join(map(str, parts))), file=file or sys.stdout, flush=flush)
+
+
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:  # one line, exit 2
-        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+        self.exit(2, escape_controls(f"{self.prog}: error: {message} (see {self.prog} --help)") + "\n")
 
 
 def _tqdm_progress() -> engine.Progress:
@@ -121,19 +128,19 @@ def cmd_ingest(args: argparse.Namespace) -> int:
         for path in args.paths:
             s = engine.ingest_file(store, path, config, progress=progress, jobs=args.jobs)
             if s.status == "already loaded":
-                print(f"{path}: already loaded (same bytes), nothing to do")
+                _say(f"{path}: already loaded (same bytes), nothing to do")
                 continue
             detail = ", ".join(f"{n} {r}" for r, n in sorted(s.reasons.items(), key=lambda kv: -kv[1]))
-            print(
+            _say(
                 f"{path}: {s.loaded:,} pages loaded, {s.errors:,} records rejected"
                 f"{' (' + detail + ')' if detail else ''} in {s.seconds:.1f} s"
             )
             if s.broken is not None:
-                print(f"{path}: {s.broken}")
+                _say(f"{path}: {s.broken}")
             for note in s.notes():
-                print(f"  {note}")
+                _say(f"  {note}")
         if len(store.ingest_errors(limit=1)):
-            print(f"rejected records are listed in the ingest_errors table of {args.db}")
+            _say(f"rejected records are listed in the ingest_errors table of {args.db}")
     return 0
 
 
@@ -165,7 +172,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     limits = merge(analysis.config.gate, args.fail_over or [])
     verdict = evaluate(analysis.numbers, limits) if limits else None
     if args.json:
-        print(
+        _say(
             json.dumps(
                 report_dict(analysis, top_hosts=args.top_hosts, verdict=verdict, rejected=rejected),
                 indent=2,
@@ -173,11 +180,11 @@ def cmd_report(args: argparse.Namespace) -> int:
             )
         )
     else:
-        print(report_text(analysis, top_hosts=args.top_hosts, verdict=verdict, rejected=rejected))
+        _say(report_text(analysis, top_hosts=args.top_hosts, verdict=verdict, rejected=rejected))
     if verdict is None or verdict.passed:
         return 0
     for check in verdict.failed:
-        print(f"neardup: gate failed: {check.line()}", file=sys.stderr)
+        _say(f"neardup: gate failed: {check.line()}", file=sys.stderr)
     return 1
 
 
@@ -197,16 +204,16 @@ def cmd_export(args: argparse.Namespace) -> int:
         labels = store.labels()
         if args.kept:
             kept = write_kept(store, analysis, args.kept)
-            print(f"wrote {args.kept} ({kept:,} pages kept: one per cluster, degenerate pages left out)")
+            _say(f"wrote {args.kept} ({kept:,} pages kept: one per cluster, degenerate pages left out)")
     if args.removed:
         removed = write_removed_csv(analysis, fp, args.removed)
-        print(f"wrote {args.removed} ({removed:,} removed pages, each with the page kept in its place)")
+        _say(f"wrote {args.removed} ({removed:,} removed pages, each with the page kept in its place)")
     if args.out:
         write_clusters_csv(analysis, args.out, labels)
-        print(f"wrote {args.out} ({n['total_pages']:,} rows, {n['duplicate_clusters']:,} duplicate clusters)")
+        _say(f"wrote {args.out} ({n['total_pages']:,} rows, {n['duplicate_clusters']:,} duplicate clusters)")
     yaml_path = Path(args.config_out) if args.config_out else Path(outputs[0]).with_name("dupcheck.yaml")
     save_config(analysis.config, yaml_path)
-    print(f"wrote {yaml_path} (replay: neardup report --config {yaml_path} --db {args.db})")
+    _say(f"wrote {yaml_path} (replay: neardup report --config {yaml_path} --db {args.db})")
     return 0
 
 
@@ -221,7 +228,7 @@ def cmd_rules(args: argparse.Namespace) -> int:
     config = analysis.config.replace(url_rules=learned.rules)
     crawler = crawler_rules(learned.rules)
     if args.json:
-        print(
+        _say(
             json.dumps(
                 {
                     "rules": [s.as_dict() for s in learned.accepted],
@@ -234,10 +241,10 @@ def cmd_rules(args: argparse.Namespace) -> int:
             )
         )
     else:
-        print(rules_text(learned))
+        _say(rules_text(learned))
     if args.out:
         save_config(config, args.out)
-        print(f"wrote {args.out} (url_rules applied by: neardup report --config {args.out} --db {args.db})")
+        _say(f"wrote {args.out} (url_rules applied by: neardup report --config {args.out} --db {args.db})")
     if args.crawler_out:
         path = Path(args.crawler_out)
         text = (
@@ -246,7 +253,7 @@ def cmd_rules(args: argparse.Namespace) -> int:
             else yaml.safe_dump(crawler, sort_keys=False)
         )
         path.write_text(text, encoding="utf-8")
-        print(f"wrote {path} ({len(crawler)} hosts)")
+        _say(f"wrote {path} ({len(crawler)} hosts)")
     return 0
 
 
@@ -256,14 +263,14 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
     cmp = open_comparison(args.db, args.baseline, args.current, config_from_args(args), jobs=args.jobs)
     if args.json:
-        print(json.dumps(cmp.as_dict(top=args.top), indent=2, default=str))
+        _say(json.dumps(cmp.as_dict(top=args.top), indent=2, default=str))
     else:
-        print(comparison_text(cmp, top=args.top))
+        _say(comparison_text(cmp, top=args.top))
     if args.repeats_out:
         from .csvsafe import to_csv
 
         to_csv(cmp.repeats, args.repeats_out)
-        print(f"wrote {args.repeats_out} ({len(cmp.repeats):,} current pages that duplicate a baseline page)")
+        _say(f"wrote {args.repeats_out} ({len(cmp.repeats):,} current pages that duplicate a baseline page)")
     return 0
 
 
@@ -273,7 +280,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     with _open(args) as store:
         analysis = _analysis(args, store)
     scores = pairwise_scores(analysis.pages, load_truth(args.truth))
-    print(json.dumps(scores.as_dict(), indent=2))
+    _say(json.dumps(scores.as_dict(), indent=2))
     return 0
 
 
@@ -288,7 +295,7 @@ def app_database(named: str | None) -> tuple[Path, bool]:
 def cmd_app(args: argparse.Namespace) -> int:
     db, first_look = app_database(args.db)
     if first_look and not db.exists() and SAMPLE.exists():
-        print(f"no database named and none at {db}: loading the bundled sample {SAMPLE.name} first")
+        _say(f"no database named and none at {db}: loading the bundled sample {SAMPLE.name} first")
         with Store(db, bulk=True) as store:
             config = Config()
             engine.ingest_file(store, SAMPLE, config, progress=_tqdm_progress(), jobs=args.jobs)
@@ -339,12 +346,12 @@ def cmd_spark(args: argparse.Namespace) -> int:
             input_format=args.input_format,
             keep_html=args.keep_html,
             overwrite=args.overwrite,
-            log=lambda msg: print(f"spark: {msg}", file=sys.stderr, flush=True),
+            log=lambda msg: _say(f"spark: {msg}", file=sys.stderr, flush=True),
         )
     finally:
         session.stop()
     n, c = m["numbers"], m["counts"]
-    print(
+    _say(
         f"wrote {args.out}: {c['pages']:,} pages ({c['errors']:,} records rejected), {c['units']:,} distinct texts, "
         f"{c['pairs']:,} pairs, {n['unique_pages']:,} clusters ({n['redundant_pct']}% redundant) "
         f"in {m['timings_s']['total']:.1f} s; audit it with: neardup open {args.out} --db FILE"
@@ -357,7 +364,7 @@ def cmd_open(args: argparse.Namespace) -> int:
 
     m = open_output(args.dir, args.db, copy=args.copy)
     how = "copied into" if args.copy else "read in place by"
-    print(
+    _say(
         f"{args.dir} ({m['counts']['pages']:,} pages, {m['fingerprint_key']}) is {how} {args.db}; "
         f"replay: neardup report --db {args.db} --config {args.dir}/dupcheck.yaml"
     )
@@ -515,13 +522,13 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return args.func(args)
     except ConfigError as exc:
-        print(f"neardup: error: {exc}", file=sys.stderr)
+        _say(f"neardup: error: {exc}", file=sys.stderr)
         return 2
     except NeardupError as exc:
-        print(f"neardup: error: {exc}", file=sys.stderr)
+        _say(f"neardup: error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
-        print("neardup: interrupted; nothing half-written was kept", file=sys.stderr)
+        _say("neardup: interrupted; nothing half-written was kept", file=sys.stderr)
         return 130
 
 
