@@ -16,10 +16,13 @@ from . import engine, rules
 from .analysis import Analysis, Fingerprints, analyze, load_fingerprints
 from .app import HOME
 from .config import Config, load_config
-from .errors import ConfigError, NeardupError
+from .dbfile import no_room
+from .errors import ConfigError, NeardupError, NotACrawlDump
 from .escapes import escape_controls
 from .gate import Limit, evaluate, merge, parse_option
+from .ingest import check_dump
 from .paths import ALLOW_ANY_PATH_ENV
+from .rejects import RejectKind
 from .store import DEFAULT_DB, Store
 
 SAMPLE = engine.SAMPLE_CRAWL
@@ -122,26 +125,77 @@ def _open(args: argparse.Namespace, *, must_exist: bool = True, bulk: bool = Fal
 
 
 def cmd_ingest(args: argparse.Namespace) -> int:
+    """Load each file it can; each refused one is one line on stderr and makes the exit code 2. The inputs
+    are checked before the database is opened, and a database this run made is removed again when
+    nothing was kept in it (every file refused, a full disk, an interrupt)."""
     config = config_from_args(args)
-    with _open(args, must_exist=False, bulk=True) as store:
+    refused = 0
+
+    def refuse(exc: NeardupError) -> None:
+        nonlocal refused
+        refused += 1
+        _say(f"neardup: error: {exc}", file=sys.stderr)
+
+    paths = []
+    for path in args.paths:
+        try:
+            check_dump(Path(path))
+            paths.append(path)
+        except NotACrawlDump as exc:
+            refuse(exc)
+    if not paths:
+        return 2
+    new = not Path(args.db).exists()
+    store = _open(args, must_exist=False, bulk=True)
+    kept = not new
+    path = paths[0]
+    try:
         progress = _tqdm_progress()
-        for path in args.paths:
-            s = engine.ingest_file(store, path, config, progress=progress, jobs=args.jobs)
-            if s.status == "already loaded":
-                _say(f"{path}: already loaded (same bytes), nothing to do")
+        for path in paths:
+            try:
+                s = engine.ingest_file(store, path, config, progress=progress, jobs=args.jobs)
+            except NotACrawlDump as exc:
+                refuse(exc)
                 continue
-            detail = ", ".join(f"{n} {r}" for r, n in sorted(s.reasons.items(), key=lambda kv: -kv[1]))
-            _say(
-                f"{path}: {s.loaded:,} pages loaded, {s.errors:,} records rejected"
-                f"{' (' + detail + ')' if detail else ''} in {s.seconds:.1f} s"
-            )
-            if s.broken is not None:
-                _say(f"{path}: {s.broken}")
-            for note in s.notes():
-                _say(f"  {note}")
-        if len(store.ingest_errors(limit=1)):
-            _say(f"rejected records are listed in the ingest_errors table of {args.db}")
-    return 0
+            kept = True
+            _ingest_summary(path, s)
+        rejected = len(store.ingest_errors(limit=1)) > 0
+        if kept:
+            store.close()
+        else:
+            store.discard()
+    except BaseException as exc:
+        if kept:
+            store.close()
+        else:
+            store.discard()
+        what = no_room(exc)
+        if what is None:
+            raise
+        raise NeardupError(f"{what} at {args.db}: nothing of {path} was kept") from None
+    if rejected:
+        _say(f"rejected records are listed in the ingest_errors table of {args.db}")
+    return 2 if refused else 0
+
+
+def _ingest_summary(path: str, s: engine.FileSummary) -> None:
+    if s.status == "already loaded":
+        _say(f"{path}: already loaded (same bytes), nothing to do")
+        return
+    detail = ", ".join(f"{n} {r}" for r, n in sorted(s.reasons.items(), key=lambda kv: -kv[1]))
+    if s.loaded == 0:
+        dup = s.reasons.get(RejectKind.DUPLICATE, 0)
+        other = f", {s.errors - dup:,} rejected" if s.errors > dup else ""
+        _say(f"{path}: no new page (its {dup:,} records are loaded already{other})")
+    else:
+        _say(
+            f"{path}: {s.loaded:,} pages loaded, {s.errors:,} records rejected"
+            f"{' (' + detail + ')' if detail else ''} in {s.seconds:.1f} s"
+        )
+    if s.broken is not None:
+        _say(f"{path}: {s.broken}")
+    for note in s.notes():
+        _say(f"  {note}")
 
 
 def _fingerprints(args: argparse.Namespace, store: Store) -> tuple[Fingerprints, Config]:

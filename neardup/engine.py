@@ -96,7 +96,8 @@ def ingest_file(
     """Load one crawl dump (and normalize it under `config`). Re-ingesting the same bytes is a no-op.
 
     Bad records go to `ingest_errors` as (line, kind, reason). A file with no usable record at all raises
-    `NotACrawlDump` and leaves the database as it was.
+    `NotACrawlDump` and leaves the database as it was; one whose records are loaded already (from other
+    bytes: another file, another order) is a source with no new page.
     """
     path = Path(path)
     t0 = time.perf_counter()
@@ -217,7 +218,7 @@ def ingest_file(
                 summary.errors += dup
             if summary.loaded == 0 and summary.broken is not None:
                 raise NotACrawlDump(f"{path}: {summary.broken}; nothing loaded")
-            if summary.loaded == 0:
+            if summary.loaded == 0 and not dup:  # a file of pages loaded already is a source of none new
                 detail = ", ".join(f"{n} x {r}" for r, n in reasons.most_common(3)) or "no records"
                 raise NotACrawlDump(f"{path}: not a crawl dump: no usable record ({detail})")
             store.finish_source(

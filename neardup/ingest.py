@@ -15,6 +15,7 @@ import json
 import math
 import mmap
 import re
+import stat
 import zlib
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
@@ -409,9 +410,21 @@ def file_sha256(path: Path, chunk: int = 1 << 20) -> str:
 
 
 def detect_format(path: Path) -> str:
-    """'jsonl', 'csv', 'parquet' or 'warc', from the magic bytes and the name; NotACrawlDump otherwise."""
-    if not path.is_file():
-        raise NotACrawlDump(f"{path}: no such file")
+    """'jsonl', 'csv', 'parquet' or 'warc', from the magic bytes and the name; NotACrawlDump otherwise,
+    and for what is not a regular file (a folder, a device such as /dev/null, a FIFO: a dump is read twice,
+    for its hash and its records) or is empty."""
+    try:
+        mode = path.stat().st_mode
+    except FileNotFoundError:
+        raise NotACrawlDump(f"{path}: no such file") from None
+    except OSError as exc:
+        raise NotACrawlDump(f"{path}: cannot be read ({exc.strerror})") from None
+    if stat.S_ISDIR(mode):
+        raise NotACrawlDump(f"{path}: a folder, not a crawl dump (give the files in it)")
+    if not stat.S_ISREG(mode):
+        raise NotACrawlDump(f"{path}: not a regular file (a device, FIFO or socket), not a crawl dump")
+    if path.stat().st_size == 0:
+        raise NotACrawlDump(f"{path}: an empty file, not a crawl dump")
     with open(path, "rb") as f:
         head = f.read(4096)
     name = path.name.lower().removesuffix(".gz")
@@ -439,6 +452,15 @@ def detect_format(path: Path) -> str:
         f"{path}: not a crawl dump (expected .jsonl, .jsonl.gz, .ndjson, .csv or .parquet with url and html fields,"
         " or a WARC file)"
     )
+
+
+def check_dump(path: Path) -> str:
+    """The format of a crawl dump (`detect_format`), after reading its start: a CSV or Parquet file
+    without a url column raises `NotACrawlDump` here, before anything is written for it."""
+    fmt = detect_format(path)
+    if fmt in ("csv", "parquet"):
+        next(iter(read_raw(path, fmt)), None)  # the generator, and its file, close as it is dropped
+    return fmt
 
 
 def _inflate_head(path: Path) -> bytes:

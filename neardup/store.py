@@ -26,6 +26,7 @@ import pandas as pd
 import pyarrow as pa
 
 from .batches import html_codec
+from .dbfile import remove_database_file
 from .errors import DatabaseLocked, NeardupError, SchemaError
 from .normalize import TOO_SHORT
 from .rejects import Reject, RejectKind
@@ -218,7 +219,11 @@ def _attach(path: str, *, write: bool, bulk: bool, lock_wait_s: float) -> duckdb
         while True:
             try:
                 con.execute(f"ATTACH {sql_literal(path)} AS {ALIAS} ({', '.join(options)})")
-                break
+                if os.path.exists(path):
+                    break
+                # removed by the process that held its lock (a new file it kept nothing in): make it anew
+                con.execute(f"DETACH {ALIAS}")
+                continue
             except duckdb.IOException as exc:
                 if "Could not set lock" not in str(exc) or time.monotonic() + delay_s > deadline:
                     raise _open_error(path, exc, write=write) from None
@@ -277,6 +282,7 @@ class _File:
         self.pins = 0  # users that are held stores (open until closed, on any thread)
         self.writers_waiting = 0
         self.linger: threading.Timer | None = None
+        self.discard = False  # remove the file as the connection closes (Store.discard)
         self.held = threading.local()  # leases this thread holds (a thread never waits for itself)
 
     def acquire(self, *, write: bool, bulk: bool, lock_wait_s: float, pin: bool = False) -> None:
@@ -350,10 +356,18 @@ class _File:
         if con is None:
             return
         try:
-            if self.bulk:  # bulk: nothing is in a log, the checkpoint makes it durable
-                con.execute("CHECKPOINT")
+            if self.discard:  # removed while still locked: no other process opens what is removed
+                remove_database_file(self.path)
+            elif self.bulk:  # bulk: nothing is in a log, the checkpoint makes it durable
+                try:
+                    con.execute("CHECKPOINT")
+                except duckdb.Error as exc:
+                    # A failed write (a full disk) invalidates the database, and the error was raised
+                    # to the write already: the file keeps what its last checkpoint wrote.
+                    if "has been invalidated" not in str(exc):
+                        raise
         finally:
-            self.bulk = False
+            self.bulk = self.discard = False
             con.close()
 
 
@@ -513,6 +527,17 @@ class Store:
             if not self.on_demand:
                 self._file.release(linger_s=0.0, pin=True)
             self._file.close_idle()
+
+    def discard(self) -> None:
+        """Close a bulk store and remove its file, log and spill folder: a file this process made and kept
+        nothing in (a refused or failed first ingest). The file is removed before its lock is released."""
+        if not self.bulk:
+            raise RuntimeError("only a bulk store has its file to itself, to remove it")
+        if self._closed:
+            remove_database_file(self.path)
+            return
+        self._file.discard = True
+        self.close()
 
     def __enter__(self) -> Store:
         return self
