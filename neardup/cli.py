@@ -145,9 +145,8 @@ def cmd_ingest(args: argparse.Namespace) -> int:
             refuse(exc)
     if not paths:
         return 2
-    new = not Path(args.db).exists()
     store = _open(args, must_exist=False, bulk=True)
-    kept = not new
+    kept = not store.created  # a file another process made (maybe at the same time) is never removed
     path = paths[0]
     try:
         progress = _tqdm_progress()

@@ -460,6 +460,7 @@ class Store:
         self._file = _CONNECTIONS.file(self.path)
         self._closed = True
         self._upgrade_from: str | None = None  # an older schema version _init_schema upgrades
+        self.created = False  # whether this store made the file's schema (it was new, or empty)
         # Whether `pages` has the html_blocks columns (not in a file of schema 3 or earlier opened
         # read-only, nor in the view over a Spark run's Parquet from before them).
         self._blocks = True
@@ -476,7 +477,7 @@ class Store:
         self._closed = False
         try:
             if not read_only and (missing or self._upgrade_from or self._has_incomplete_sources()):
-                self._init_schema(missing)
+                self._init_schema()
         except BaseException:
             self.close()
             raise
@@ -631,16 +632,21 @@ class Store:
             )
 
     @_writes
-    def _init_schema(self, missing: list[str]) -> None:
+    def _init_schema(self) -> None:
         """A new file gets every table and the meta row; an older one gains the tables added since; a
-        load that died part-way is dropped."""
+        load that died part-way is dropped. The file is checked again under this write lease, which no
+        other process can share: another may have made the schema since the read that led here (two
+        first ingests into one new file: the tables are made once, by the first to write)."""
+        missing = self._check_schema()
         cur = self.cursor()
-        cur.execute("BEGIN TRANSACTION")
-        for table in missing:
-            cur.execute(self._ddl[table])
-        if "meta" in missing:
-            cur.execute("INSERT INTO meta VALUES ('schema_version', ?)", [SCHEMA_VERSION])
-        cur.execute("COMMIT")
+        if missing:
+            cur.execute("BEGIN TRANSACTION")
+            for table in missing:
+                cur.execute(self._ddl[table])
+            if "meta" in missing:
+                cur.execute("INSERT INTO meta VALUES ('schema_version', ?)", [SCHEMA_VERSION])
+                self.created = True
+            cur.execute("COMMIT")
         if self._upgrade_from is not None:
             self._upgrade(self._upgrade_from)
             self._upgrade_from = None
