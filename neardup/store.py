@@ -148,6 +148,24 @@ def kind_of_reason_sql(column: str) -> str:
     return f"CASE {whens} ELSE {sql_literal(RejectKind.UNREADABLE)} END"
 
 
+# What a neardup database holds besides its meta row, in every schema it opens (the oldest it upgrades
+# included) and in a `neardup open` file (views): a file with neardup's meta row but not these is another
+# application's, which may keep a meta(key, value) table with a schema_version row too.
+_NEARDUP_SIGNATURE = {
+    "sources": ("source_id", "sha256", "status"),
+    "pages": ("page_id", "url", "canonical_url", "md5"),
+    "ingest_errors": ("source", "reason"),
+}
+# What else than tables and views a file may hold that makes it another application's (parameter: the
+# alias, four times).
+_OTHER_OBJECTS = (
+    "SELECT 'sequence', sequence_name FROM duckdb_sequences() WHERE database_name = ? "
+    "UNION ALL SELECT 'macro', function_name FROM duckdb_functions() WHERE database_name = ? AND NOT internal "
+    "UNION ALL SELECT 'type', type_name FROM duckdb_types() WHERE database_name = ? AND NOT internal "
+    "UNION ALL SELECT 'schema', schema_name FROM duckdb_schemas() WHERE database_name = ? AND NOT internal"
+)
+
+
 # How long an open waits for another process's lock (a short write: a label, an app page's read) before
 # it names the holder; NEARDUP_LOCK_WAIT_S overrides. An on-demand store keeps the file open this long after
 # its last use, so one app page's queries share one open (attaching costs a few ms; see bench/bench_app.py).
@@ -596,6 +614,12 @@ class Store:
                     f"{self.path} is not a neardup database (it has a meta table without neardup's "
                     "schema_version): give neardup a new file (--db)"
                 )
+            lacking = self._lacks_neardup_columns(cur)
+            if lacking:
+                raise SchemaError(
+                    f"{self.path} is not a neardup database (it has a meta table with a schema_version row, "
+                    f"but not neardup's {', '.join(lacking)}): give neardup a new file (--db)"
+                )
             if row[0] in UPGRADABLE_VERSIONS:
                 self._upgrade_from = row[0]
             elif row[0] != SCHEMA_VERSION:
@@ -609,9 +633,33 @@ class Store:
                 f"{self.path} is another application's database (tables: {shown}), not a neardup one: "
                 "give neardup a new file (--db)"
             )
+        elif other := cur.execute(_OTHER_OBJECTS, [ALIAS] * 4).fetchall():
+            shown = ", ".join(f"{kind} {name}" for kind, name in other[:5]) + (
+                ", ..." if len(other) > 5 else ""
+            )
+            raise SchemaError(
+                f"{self.path} is another application's database ({shown}), not a neardup one: "
+                "give neardup a new file (--db)"
+            )
         self._ddl = statements
         self._blocks = "pages" not in objects or self._pages_have_blocks(cur)
         return [name for name in statements if name not in objects]
+
+    @staticmethod
+    def _lacks_neardup_columns(cur: duckdb.DuckDBPyConnection) -> list[str]:
+        """The tables or columns of `_NEARDUP_SIGNATURE` the file lacks, as `table.column`."""
+        have = set(
+            cur.execute(
+                "SELECT table_name || '.' || column_name FROM information_schema.columns WHERE table_catalog = ?",
+                [ALIAS],
+            ).fetchall()
+        )
+        return [
+            f"{table}.{column}"
+            for table, columns in _NEARDUP_SIGNATURE.items()
+            for column in columns
+            if (f"{table}.{column}",) not in have
+        ]
 
     @staticmethod
     def _pages_have_blocks(cur: duckdb.DuckDBPyConnection) -> bool:
