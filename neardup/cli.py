@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -31,7 +32,21 @@ SAMPLE = engine.SAMPLE_CRAWL
 def _say(*parts: object, file: TextIO | None = None, flush: bool = False) -> None:
     """`print`, for every line the CLI writes: crawled URLs and file names in it cannot drive the terminal
     (their control characters are shown as escapes, `escapes.escape_controls`)."""
-    print(escape_controls(" ".join(map(str, parts))), file=file or sys.stdout, flush=flush)
+    stream = file or sys.stdout
+    try:
+        print(escape_controls(" ".join(map(str, parts))), file=stream, flush=flush)
+    except BrokenPipeError:  # the reader stopped (`| head`): the work goes on, its lines are dropped
+        _reader_gone(stream)
+
+
+def _reader_gone(stream: TextIO) -> None:
+    """Point `stream`'s file descriptor at /dev/null: its reader has gone, and what is still buffered for
+    it (flushed as the process exits) and what is written later would raise BrokenPipeError again."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, stream.fileno())
+    finally:
+        os.close(devnull)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -573,7 +588,14 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
-        return args.func(args)
+        code: int = args.func(args)
+        sys.stdout.flush()
+        return code
+    except BrokenPipeError:
+        # A reader that stops early (`neardup export --out /dev/stdout | head -1`) ends the output: quietly,
+        # with SIGPIPE's exit status, as `yes | head -1` ends.
+        _reader_gone(sys.stdout)
+        return 128 + signal.SIGPIPE
     except ConfigError as exc:
         _say(f"neardup: error: {exc}", file=sys.stderr)
         return 2
