@@ -160,8 +160,11 @@ def cmd_ingest(args: argparse.Namespace) -> int:
             refuse(exc)
     if not paths:
         return 2
+    new = not Path(args.db).exists()
     store = _open(args, must_exist=False, bulk=True)
-    kept = not store.created  # a file another process made (maybe at the same time) is never removed
+    # Only a file this run made, tables and all, is removed: never one that was there (an empty DuckDB
+    # file a user gave), nor one another process made at the same time.
+    kept = not (new and store.created)
     path = paths[0]
     try:
         progress = _tqdm_progress()

@@ -237,10 +237,11 @@ def _attach(path: str, *, write: bool, bulk: bool, lock_wait_s: float) -> duckdb
         while True:
             try:
                 con.execute(f"ATTACH {sql_literal(path)} AS {ALIAS} ({', '.join(options)})")
-                if os.path.exists(path):
+                if os.path.exists(path) or time.monotonic() > deadline:
                     break
                 # removed by the process that held its lock (a new file it kept nothing in): make it anew
                 con.execute(f"DETACH {ALIAS}")
+                time.sleep(delay_s)
                 continue
             except duckdb.IOException as exc:
                 if "Could not set lock" not in str(exc) or time.monotonic() + delay_s > deadline:

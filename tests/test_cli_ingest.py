@@ -7,6 +7,7 @@ import os
 from collections.abc import Callable
 from pathlib import Path
 
+import duckdb
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
@@ -129,3 +130,13 @@ def test_a_file_whose_pages_are_all_loaded_is_a_source_with_no_new_page(
         sources = store.sources()
         assert sorted(sources["path"]) == sorted([str(first), str(again)])
         assert sorted(sources["n_loaded"]) == [0, 10]
+
+
+def test_a_refused_ingest_keeps_an_empty_database_file_it_was_given(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db = tmp_path / "given.duckdb"
+    duckdb.connect(str(db)).close()
+    code, _, err = _run(capsys, "ingest", _only_bad_records(tmp_path), "--db", str(db), "--jobs", "1")
+    assert code == 2 and "no usable record" in err
+    assert db.exists()
