@@ -5,9 +5,10 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import signal
 import sys
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any, NoReturn, TextIO
 
 import yaml
 
@@ -15,17 +16,41 @@ from . import engine, rules
 from .analysis import Analysis, Fingerprints, analyze, load_fingerprints
 from .app import HOME
 from .config import Config, load_config
-from .errors import ConfigError, NeardupError
+from .dbfile import no_room
+from .errors import ConfigError, NeardupError, NotACrawlDump
+from .escapes import escape_controls
 from .gate import Limit, evaluate, merge, parse_option
+from .ingest import check_dump
 from .paths import ALLOW_ANY_PATH_ENV
+from .rejects import RejectKind
 from .store import DEFAULT_DB, Store
 
 SAMPLE = engine.SAMPLE_CRAWL
 
 
+def _say(*parts: object, file: TextIO | None = None, flush: bool = False) -> None:
+    """`print`, for every line the CLI writes: crawled URLs and file names in it cannot drive the terminal
+    (their control characters are shown as escapes, `escapes.escape_controls`)."""
+    stream = file or sys.stdout
+    try:
+        print(escape_controls(" ".join(map(str, parts))), file=stream, flush=flush)
+    except BrokenPipeError:  # the reader stopped (`| head`): the work goes on, its lines are dropped
+        _reader_gone(stream)
+
+
+def _reader_gone(stream: TextIO) -> None:
+    """Point `stream`'s file descriptor at /dev/null: its reader has gone, and what is still buffered for
+    it (flushed as the process exits) and what is written later would raise BrokenPipeError again."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, stream.fileno())
+    finally:
+        os.close(devnull)
+
+
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:  # one line, exit 2
-        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+        self.exit(2, escape_controls(f"{self.prog}: error: {message} (see {self.prog} --help)") + "\n")
 
 
 def _tqdm_progress() -> engine.Progress:
@@ -114,26 +139,79 @@ def _open(args: argparse.Namespace, *, must_exist: bool = True, bulk: bool = Fal
 
 
 def cmd_ingest(args: argparse.Namespace) -> int:
+    """Load each file it can; each refused one is one line on stderr and makes the exit code 2. The inputs
+    are checked before the database is opened, and a database this run made is removed again when
+    nothing was kept in it (every file refused, a full disk, an interrupt)."""
     config = config_from_args(args)
-    with _open(args, must_exist=False, bulk=True) as store:
+    refused = 0
+
+    def refuse(exc: NeardupError) -> None:
+        nonlocal refused
+        refused += 1
+        _say(f"neardup: error: {exc}", file=sys.stderr)
+
+    paths = []
+    for path in args.paths:
+        try:
+            check_dump(Path(path))
+            paths.append(path)
+        except NotACrawlDump as exc:
+            refuse(exc)
+    if not paths:
+        return 2
+    new = not Path(args.db).exists()
+    store = _open(args, must_exist=False, bulk=True)
+    # Only a file this run made, tables and all, is removed: never one that was there (an empty DuckDB
+    # file a user gave), nor one another process made at the same time.
+    kept = not (new and store.created)
+    path = paths[0]
+    try:
         progress = _tqdm_progress()
-        for path in args.paths:
-            s = engine.ingest_file(store, path, config, progress=progress, jobs=args.jobs)
-            if s.status == "already loaded":
-                print(f"{path}: already loaded (same bytes), nothing to do")
+        for path in paths:
+            try:
+                s = engine.ingest_file(store, path, config, progress=progress, jobs=args.jobs)
+            except NotACrawlDump as exc:
+                refuse(exc)
                 continue
-            detail = ", ".join(f"{n} {r}" for r, n in sorted(s.reasons.items(), key=lambda kv: -kv[1]))
-            print(
-                f"{path}: {s.loaded:,} pages loaded, {s.errors:,} records rejected"
-                f"{' (' + detail + ')' if detail else ''} in {s.seconds:.1f} s"
-            )
-            if s.broken is not None:
-                print(f"{path}: {s.broken}")
-            for note in s.notes():
-                print(f"  {note}")
-        if len(store.ingest_errors(limit=1)):
-            print(f"rejected records are listed in the ingest_errors table of {args.db}")
-    return 0
+            kept = True
+            _ingest_summary(path, s)
+        rejected = len(store.ingest_errors(limit=1)) > 0
+        if kept:
+            store.close()
+        else:
+            store.discard()
+    except BaseException as exc:
+        if kept:
+            store.close()
+        else:
+            store.discard()
+        what = no_room(exc)
+        if what is None:
+            raise
+        raise NeardupError(f"{what} at {args.db}: nothing of {path} was kept") from None
+    if rejected:
+        _say(f"rejected records are listed in the ingest_errors table of {args.db}")
+    return 2 if refused else 0
+
+
+def _ingest_summary(path: str, s: engine.FileSummary) -> None:
+    if s.status == "already loaded":
+        _say(f"{path}: already loaded (same bytes), nothing to do")
+        return
+    detail = ", ".join(f"{n} {r}" for r, n in sorted(s.reasons.items(), key=lambda kv: -kv[1]))
+    if s.loaded == 0:
+        dup = s.reasons.get(RejectKind.DUPLICATE, 0)
+        other = f", {s.errors - dup:,} rejected" if s.errors > dup else ""
+        _say(f"{path}: no new page (its {dup:,} records are loaded already{other})")
+    else:
+        _say(
+            f"{path}: {s.loaded:,} pages loaded, {s.errors:,} records rejected"
+            f"{' (' + detail + ')' if detail else ''} in {s.seconds:.1f} s"
+        )
+    if s.broken is not None:
+        _say(f"{path}: {s.broken}")
+    for note in s.notes():
+        _say(f"  {note}")
 
 
 def _fingerprints(args: argparse.Namespace, store: Store) -> tuple[Fingerprints, Config]:
@@ -164,7 +242,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     limits = merge(analysis.config.gate, args.fail_over or [])
     verdict = evaluate(analysis.numbers, limits) if limits else None
     if args.json:
-        print(
+        _say(
             json.dumps(
                 report_dict(analysis, top_hosts=args.top_hosts, verdict=verdict, rejected=rejected),
                 indent=2,
@@ -172,11 +250,11 @@ def cmd_report(args: argparse.Namespace) -> int:
             )
         )
     else:
-        print(report_text(analysis, top_hosts=args.top_hosts, verdict=verdict, rejected=rejected))
+        _say(report_text(analysis, top_hosts=args.top_hosts, verdict=verdict, rejected=rejected))
     if verdict is None or verdict.passed:
         return 0
     for check in verdict.failed:
-        print(f"neardup: gate failed: {check.line()}", file=sys.stderr)
+        _say(f"neardup: gate failed: {check.line()}", file=sys.stderr)
     return 1
 
 
@@ -200,13 +278,13 @@ def cmd_export(args: argparse.Namespace) -> int:
         labels = store.labels()
         if args.kept:
             kept = write_kept(store, analysis, args.kept)
-            print(f"wrote {args.kept} ({kept:,} pages kept: one per cluster, degenerate pages left out)")
+            _say(f"wrote {args.kept} ({kept:,} pages kept: one per cluster, degenerate pages left out)")
         if args.removed:
             removed = write_removed_csv(store, analysis, fp, args.removed, labels)
-            print(f"wrote {args.removed} ({removed:,} removed pages, each with the page kept in its place)")
+            _say(f"wrote {args.removed} ({removed:,} removed pages, each with the page kept in its place)")
         if args.out:
             write_clusters_csv(store, analysis, args.out, labels)
-            print(
+            _say(
                 f"wrote {args.out} ({n['total_pages']:,} rows, {n['duplicate_clusters']:,} duplicate clusters)"
             )
     if args.config_out:
@@ -215,9 +293,9 @@ def cmd_export(args: argparse.Namespace) -> int:
         beside = Path(outputs[0]).with_name("dupcheck.yaml")
         yaml_path = free_name(beside)
         if yaml_path != beside:
-            print(f"{beside} exists and is kept: the setting goes to {yaml_path.name}")
+            _say(f"{beside} exists and is kept: the setting goes to {yaml_path.name}")
     save_config(analysis.config, yaml_path)
-    print(f"wrote {yaml_path} (replay: neardup report --config {yaml_path} --db {args.db})")
+    _say(f"wrote {yaml_path} (replay: neardup report --config {yaml_path} --db {args.db})")
     return 0
 
 
@@ -242,7 +320,7 @@ def cmd_rules(args: argparse.Namespace) -> int:
     config = analysis.config.replace(url_rules=learned.rules)
     crawler = crawler_rules(learned.rules)
     if args.json:
-        print(
+        _say(
             json.dumps(
                 {
                     "rules": [s.as_dict() for s in learned.accepted],
@@ -255,10 +333,10 @@ def cmd_rules(args: argparse.Namespace) -> int:
             )
         )
     else:
-        print(rules_text(learned))
+        _say(rules_text(learned))
     if args.out:
         save_config(config, args.out)
-        print(f"wrote {args.out} (url_rules applied by: neardup report --config {args.out} --db {args.db})")
+        _say(f"wrote {args.out} (url_rules applied by: neardup report --config {args.out} --db {args.db})")
     if args.crawler_out:
         path = Path(args.crawler_out)
         text = (
@@ -267,7 +345,7 @@ def cmd_rules(args: argparse.Namespace) -> int:
             else yaml.safe_dump(crawler, sort_keys=False)
         )
         path.write_text(text, encoding="utf-8")
-        print(f"wrote {path} ({len(crawler)} hosts)")
+        _say(f"wrote {path} ({len(crawler)} hosts)")
     return 0
 
 
@@ -277,14 +355,14 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
     cmp = open_comparison(args.db, args.baseline, args.current, config_from_args(args), jobs=args.jobs)
     if args.json:
-        print(json.dumps(cmp.as_dict(top=args.top), indent=2, default=str))
+        _say(json.dumps(cmp.as_dict(top=args.top), indent=2, default=str))
     else:
-        print(comparison_text(cmp, top=args.top))
+        _say(comparison_text(cmp, top=args.top))
     if args.repeats_out:
         from .csvsafe import to_csv
 
         to_csv(cmp.repeats, args.repeats_out)
-        print(f"wrote {args.repeats_out} ({len(cmp.repeats):,} current pages that duplicate a baseline page)")
+        _say(f"wrote {args.repeats_out} ({len(cmp.repeats):,} current pages that duplicate a baseline page)")
     return 0
 
 
@@ -294,7 +372,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     with _open(args) as store:
         analysis = _analysis(args, store)
     scores = pairwise_scores(analysis.pages, load_truth(args.truth))
-    print(json.dumps(scores.as_dict(), indent=2))
+    _say(json.dumps(scores.as_dict(), indent=2))
     return 0
 
 
@@ -314,7 +392,7 @@ APP_SERVER_OPTIONS = ("--server.maxUploadSize", "2000", "--theme.base", "light")
 def cmd_app(args: argparse.Namespace) -> int:
     db, first_look = app_database(args.db)
     if first_look and not db.exists() and SAMPLE.exists():
-        print(f"no database named and none at {db}: loading the bundled sample {SAMPLE.name} first")
+        _say(f"no database named and none at {db}: loading the bundled sample {SAMPLE.name} first")
         with Store(db, bulk=True) as store:
             config = Config()
             engine.ingest_file(store, SAMPLE, config, progress=_tqdm_progress(), jobs=args.jobs)
@@ -371,12 +449,12 @@ def cmd_spark(args: argparse.Namespace) -> int:
             input_format=args.input_format,
             keep_html=args.keep_html,
             overwrite=args.overwrite,
-            log=lambda msg: print(f"spark: {msg}", file=sys.stderr, flush=True),
+            log=lambda msg: _say(f"spark: {msg}", file=sys.stderr, flush=True),
         )
     finally:
         session.stop()
     n, c = m["numbers"], m["counts"]
-    print(
+    _say(
         f"wrote {args.out}: {c['pages']:,} pages ({c['errors']:,} records rejected), {c['units']:,} distinct texts, "
         f"{c['pairs']:,} pairs, {n['unique_pages']:,} clusters ({n['redundant_pct']}% redundant) "
         f"in {m['timings_s']['total']:.1f} s; audit it with: neardup open {args.out} --db FILE"
@@ -389,7 +467,7 @@ def cmd_open(args: argparse.Namespace) -> int:
 
     m = open_output(args.dir, args.db, copy=args.copy)
     how = "copied into" if args.copy else "read in place by"
-    print(
+    _say(
         f"{args.dir} ({m['counts']['pages']:,} pages, {m['fingerprint_key']}) is {how} {args.db}; "
         f"replay: neardup report --db {args.db} --config {args.dir}/dupcheck.yaml"
     )
@@ -548,15 +626,22 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
-        return args.func(args)
+        code: int = args.func(args)
+        sys.stdout.flush()
+        return code
+    except BrokenPipeError:
+        # A reader that stops early (`neardup export --out /dev/stdout | head -1`) ends the output: quietly,
+        # with SIGPIPE's exit status, as `yes | head -1` ends.
+        _reader_gone(sys.stdout)
+        return 128 + signal.SIGPIPE
     except ConfigError as exc:
-        print(f"neardup: error: {exc}", file=sys.stderr)
+        _say(f"neardup: error: {exc}", file=sys.stderr)
         return 2
     except NeardupError as exc:
-        print(f"neardup: error: {exc}", file=sys.stderr)
+        _say(f"neardup: error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
-        print("neardup: interrupted; nothing half-written was kept", file=sys.stderr)
+        _say("neardup: interrupted; nothing half-written was kept", file=sys.stderr)
         return 130
 
 

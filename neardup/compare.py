@@ -31,6 +31,7 @@ from .analysis import (
 from .clusters import components
 from .config import Config
 from .errors import NeardupError
+from .escapes import escape_controls
 from .store import Store, is_database_file
 
 NUMBERS = ("total_pages", "exact_duplicates", "near_duplicates", "unique_pages", "redundant_pct")
@@ -506,7 +507,7 @@ def comparison_text(cmp: Comparison, *, top: int = 10) -> str:
     ]
     for h in cmp.hosts.head(top).itertuples():
         lines.append(
-            f"    {h.host:<30} {h.pages_baseline:>7,} -> {h.pages_current:>7,} pages  "
+            f"    {escape_controls(h.host, keep=''):<30} {h.pages_baseline:>7,} -> {h.pages_current:>7,} pages  "
             f"{h.redundant_pct_baseline:>5.1f}% -> {h.redundant_pct_current:>5.1f}%"
         )
     changed = cmp.clusters[cmp.clusters["change"] != "same"].head(top)
@@ -514,6 +515,6 @@ def comparison_text(cmp: Comparison, *, top: int = 10) -> str:
         lines += ["", "  changed clusters:"]
         for c in changed.itertuples():
             lines.append(
-                f"    {c.change:<7} {c.baseline_pages:>4} -> {c.current_pages:>4} pages  {c.example_url}"
+                f"    {c.change:<7} {c.baseline_pages:>4} -> {c.current_pages:>4} pages  {escape_controls(c.example_url, keep='')}"
             )
     return "\n".join(lines)

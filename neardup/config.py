@@ -12,7 +12,8 @@ from typing import Any, Literal, get_args
 import yaml
 
 from ._html import MAX_STRIP_TAGS  # what the extractor takes
-from .errors import ConfigError
+from .errors import SHOWN_VALUE_CHARS as SHOWN_VALUE_CHARS  # quoted values are cut to it (re-exported)
+from .errors import ConfigError, show_value
 from .gate import Limit, check_limit, parse_limit
 from .urls import UrlRule
 
@@ -66,8 +67,6 @@ MIN_CONTAINED_SHINGLES = 150
 MAX_SEED = 2**32 - 1
 # A config file is a screenful of settings; anything larger is not one.
 MAX_CONFIG_BYTES = 64 * 1024
-# Values quoted in an error message are cut to this many characters.
-SHOWN_VALUE_CHARS = 80
 
 # The type of every setting, checked before its range: (kind, allowed values of a choice).
 # "int" takes integers only (a bool is not one), "float" any finite real number, "tags" a tuple of strings.
@@ -95,12 +94,6 @@ _FIELD_KINDS: dict[str, tuple[str, tuple[str, ...]]] = {
     "gate": ("own", ()),
     "url_rules": ("own", ()),
 }
-
-
-def show_value(value: object) -> str:
-    """`repr(value)` cut to SHOWN_VALUE_CHARS, for error messages that quote a user's value."""
-    text = repr(value)
-    return text if len(text) <= SHOWN_VALUE_CHARS else text[: SHOWN_VALUE_CHARS - 3] + "..."
 
 
 def _is_int(value: object) -> bool:
@@ -242,7 +235,7 @@ class Config:
                 f"(earliest or newest, not both), not {list(rule) if isinstance(rule, tuple) else rule!r}"
             )
         if not isinstance(self.gate, tuple) or not all(isinstance(g, Limit) for g in self.gate):
-            raise ConfigError(f"gate must be a mapping of metric: limit, not {self.gate!r}")
+            raise ConfigError(f"gate must be a mapping of metric: limit, not {show_value(self.gate)}")
         for limit in self.gate:
             check_limit(limit)
         if len({g.metric for g in self.gate}) != len(self.gate):
@@ -443,6 +436,8 @@ def load_config(path: str | Path) -> Config:
     try:
         if p.is_dir():
             raise ConfigError(f"config file {p} is a directory")
+        if p.exists() and not p.is_file():  # a FIFO would block the read until someone writes to it
+            raise ConfigError(f"config file {p} is not a regular file (a FIFO, device or socket)")
         with p.open("rb") as f:
             raw = f.read(MAX_CONFIG_BYTES + 1)
     except FileNotFoundError:

@@ -1,9 +1,15 @@
-"""Every CSV neardup writes goes through `to_csv`, which defuses spreadsheet formulas.
+"""Every CSV neardup writes goes through `to_csv`, which defuses spreadsheet formulas and shows control
+characters as escapes.
 
 Crawled URLs and analysts' notes are untrusted, and a cell such as `=HYPERLINK(...)` is run when the
 file is opened in a spreadsheet. OWASP's rule (CSV injection): a text cell that begins with `= + - @`,
 a tab or a carriage return gets a leading single quote, which spreadsheets show as text. Numeric
 columns are left alone, so a negative number stays a number.
+
+A crawled URL may also hold ESC, BEL, NUL or a line end: inside a quoted cell they are valid CSV, but they
+drive a terminal the file is shown in (`cat`, `less -R`) and split the row for every line-based tool
+(`grep`, `wc -l`, `head`). They are written as escapes (`escapes.escape_controls`). A labels file keeps
+them (`keep_controls`): it is read back by `Store.import_labels`, which matches its URLs and notes exactly.
 """
 
 from __future__ import annotations
@@ -12,6 +18,8 @@ from pathlib import Path
 from typing import overload
 
 import pandas as pd
+
+from .escapes import CONTROLS, escape_controls
 
 FORMULA_TRIGGERS = ("=", "+", "-", "@", "\t", "\r")
 # A cell `defuse_formulas` changed (a regular expression, as DuckDB's regexp_matches takes it): reading
@@ -32,15 +40,30 @@ def defuse_formulas(df: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-@overload
-def to_csv(df: pd.DataFrame, path: None = None) -> str: ...
-@overload
-def to_csv(df: pd.DataFrame, path: str | Path) -> None: ...
+def escape_control_cells(df: pd.DataFrame) -> pd.DataFrame:
+    """A copy of `df` in which every control character of a text cell, line ends included, is an escape."""
+    out = df.copy()
+    for name in out.columns:
+        col = out[name]
+        if col.dtype != object and not isinstance(col.dtype, pd.StringDtype):
+            continue
+        risky = col.str.contains(CONTROLS).fillna(False).astype(bool)
+        if risky.any():
+            out[name] = col.where(~risky, col[risky].map(lambda v: escape_controls(v, keep="")))
+    return out
 
 
-def to_csv(df: pd.DataFrame, path: str | Path | None = None) -> str | None:
-    """`df` as CSV (to `path`, or returned as text when no path is given), formulas defused.
+@overload
+def to_csv(df: pd.DataFrame, path: None = None, *, keep_controls: bool = False) -> str: ...
+@overload
+def to_csv(df: pd.DataFrame, path: str | Path, *, keep_controls: bool = False) -> None: ...
+
+
+def to_csv(df: pd.DataFrame, path: str | Path | None = None, *, keep_controls: bool = False) -> str | None:
+    """`df` as CSV (to `path`, or returned as text when no path is given), formulas defused and, unless
+    `keep_controls`, control characters escaped.
 
     Lines end in CRLF as RFC 4180 has it: Python's csv module quotes a field only for the characters of
     the line terminator, so with a bare "\n" a carriage return inside a note would split its row."""
-    return defuse_formulas(df).to_csv(path, index=False, lineterminator="\r\n")
+    safe = defuse_formulas(df if keep_controls else escape_control_cells(df))
+    return safe.to_csv(path, index=False, lineterminator="\r\n")

@@ -103,7 +103,8 @@ def ingest_file(
     name rather than the temporary copy read; the path by default.
 
     Bad records go to `ingest_errors` as (line, kind, reason). A file with no usable record at all raises
-    `NotACrawlDump` and leaves the database as it was.
+    `NotACrawlDump` and leaves the database as it was; one whose records are loaded already (from other
+    bytes: another file, another order) is a source with no new page.
     """
     path = Path(path)
     shown = name or str(path)
@@ -235,7 +236,7 @@ def ingest_file(
                 summary.revisits = store.count_warc_revisits(source_id) if reader.revisits else 0
             if summary.loaded == 0 and summary.broken is not None:
                 raise NotACrawlDump(f"{path}: {summary.broken}; nothing loaded")
-            if summary.loaded == 0:
+            if summary.loaded == 0 and not dup:  # a file of pages loaded already is a source of none new
                 detail = ", ".join(f"{n} x {r}" for r, n in reasons.most_common(3)) or "no records"
                 if summary.errors == 1 and first_reject is not None:  # the one reason: say it whole
                     detail = first_reject

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from .errors import ConfigError
+from .errors import ConfigError, cut_text, show_value
 
 # Gate metric -> (key in analysis.analyze's numbers, unit). "%" metrics are shares of all pages (the base
 # the report's percentages use); "pages" and "clusters" metrics are counts.
@@ -45,34 +45,35 @@ class Limit:
 def parse_limit(metric: str, value: Any) -> Limit:
     """A `Limit` from a metric name and its limit ("20%", "400", or a YAML number for a count)."""
     if metric not in METRICS:
-        raise ConfigError(f"unknown gate metric {metric!r}: use one of {', '.join(METRICS)}")
+        raise ConfigError(f"unknown gate metric {show_value(metric)}: use one of {', '.join(METRICS)}")
     unit = METRICS[metric][1]
     text = (
         str(value).strip() if isinstance(value, str | int | float) and not isinstance(value, bool) else None
     )
     if text is None:
-        raise ConfigError(f"gate limit for {metric} must be a number, not {value!r}")
+        raise ConfigError(f"gate limit for {metric} must be a number, not {show_value(value)}")
     percent = text.endswith("%")
+    written = cut_text(text)
     if percent and unit != "%":
-        raise ConfigError(f"gate limit {metric}={text}: {metric} is a count of {unit}, not a percentage")
+        raise ConfigError(f"gate limit {metric}={written}: {metric} is a count of {unit}, not a percentage")
     if not percent and unit == "%":
         raise ConfigError(
-            f"gate limit {metric}={text}: {metric} is a share of all pages; write it as {text}%"
+            f"gate limit {metric}={written}: {metric} is a share of all pages; write it as {written}%"
         )
     number = text.removesuffix("%").strip()
     try:
         limit = float(number)
     except ValueError:
-        raise ConfigError(f"gate limit {metric}={text}: {number!r} is not a number") from None
+        raise ConfigError(f"gate limit {metric}={written}: {show_value(number)} is not a number") from None
     return check_limit(Limit(metric, limit), written=text)
 
 
 def check_limit(limit: Limit, *, written: str | None = None) -> Limit:
     """`limit` if its metric exists and its value is in range for the metric's unit; else ConfigError."""
     if limit.metric not in METRICS:
-        raise ConfigError(f"unknown gate metric {limit.metric!r}: use one of {', '.join(METRICS)}")
+        raise ConfigError(f"unknown gate metric {show_value(limit.metric)}: use one of {', '.join(METRICS)}")
     unit, value = METRICS[limit.metric][1], limit.value
-    shown = f"{limit.metric}={written if written is not None else value}"
+    shown = f"{limit.metric}={cut_text(written) if written is not None else value}"
     if not isinstance(value, float | int) or isinstance(value, bool):
         raise ConfigError(f"gate limit {shown}: not a number")
     if unit == "%":
@@ -87,7 +88,7 @@ def parse_option(text: str) -> Limit:
     """A `Limit` from `--fail-over METRIC=LIMIT`."""
     metric, sep, value = text.partition("=")
     if not sep:
-        raise ConfigError(f"--fail-over takes METRIC=LIMIT (e.g. redundant=20%), not {text!r}")
+        raise ConfigError(f"--fail-over takes METRIC=LIMIT (e.g. redundant=20%), not {show_value(text)}")
     return parse_limit(metric.strip(), value)
 
 

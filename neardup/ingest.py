@@ -15,6 +15,7 @@ import json
 import math
 import mmap
 import re
+import stat
 import zlib
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
@@ -433,9 +434,20 @@ _ARCHIVE_NAMES = {
 
 def detect_format(path: Path) -> str:
     """'jsonl', 'csv', 'parquet', 'warc', 'arc' or 'wacz', from the magic bytes and the name; NotACrawlDump
-    otherwise."""
-    if not path.is_file():
-        raise NotACrawlDump(f"{path}: no such file")
+    otherwise, and for what is not a regular file (a folder, a device such as /dev/null, a FIFO: a dump is
+    read twice, for its hash and its records) or is empty."""
+    try:
+        mode = path.stat().st_mode
+    except FileNotFoundError:
+        raise NotACrawlDump(f"{path}: no such file") from None
+    except OSError as exc:
+        raise NotACrawlDump(f"{path}: cannot be read ({exc.strerror})") from None
+    if stat.S_ISDIR(mode):
+        raise NotACrawlDump(f"{path}: a folder, not a crawl dump (give the files in it)")
+    if not stat.S_ISREG(mode):
+        raise NotACrawlDump(f"{path}: not a regular file (a device, FIFO or socket), not a crawl dump")
+    if path.stat().st_size == 0:
+        raise NotACrawlDump(f"{path}: an empty file, not a crawl dump")
     with open(path, "rb") as f:
         head = f.read(4096)
     name = path.name.lower().removesuffix(".gz")
@@ -468,6 +480,15 @@ def detect_format(path: Path) -> str:
         f"{path}: not a crawl dump (expected .jsonl, .jsonl.gz, .ndjson, .csv or .parquet with url and html fields,"
         " or a WARC, ARC or WACZ file)"
     )
+
+
+def check_dump(path: Path) -> str:
+    """The format of a crawl dump (`detect_format`), after reading its start: a CSV or Parquet file
+    without a url column raises `NotACrawlDump` here, before anything is written for it."""
+    fmt = detect_format(path)
+    if fmt in ("csv", "parquet"):
+        next(iter(read_raw(path, fmt)), None)  # the generator, and its file, close as it is dropped
+    return fmt
 
 
 def _inflate_head(path: Path) -> bytes:
@@ -540,11 +561,25 @@ class _CsvLines:
         self._record_bytes = 0
         self._quotes = 0  # quotes read in the current record
         self._record_start = 1
+        self._record_raw: list[bytes] = []  # the current record's lines as read (at most `max_bytes`)
         self._first = True
 
     def new_record(self) -> None:
         self._record_bytes = self._quotes = 0
         self._record_start = self.line + 1
+        self._record_raw = []
+
+    def record_text(self) -> str:
+        """The lines of the current record read so far, as `lines()` gives them."""
+        return b"".join(self._record_raw).decode("utf-8", "surrogateescape")
+
+    def reread_after_first_line(self) -> int:
+        """Give the current record's lines after its first back to `lines()`, to be read again as records
+        of their own; the number of the last line the record had reached."""
+        reached = self.line
+        self._pending.extend(reversed(self._record_raw[1:]))
+        self.line = self._record_start
+        return reached
 
     def _read(self) -> bytes:
         if self._pending:
@@ -578,6 +613,7 @@ class _CsvLines:
             self.line += 1
             self._quotes += raw.count(b'"')
             self._record_bytes += len(raw)
+            self._record_raw.append(raw)
             if self._record_bytes > max_bytes:
                 self._too_long(raw)
             yield raw.decode("utf-8", "surrogateescape")
@@ -592,30 +628,43 @@ class _CsvLines:
                 RejectKind.RECORD_TOO_LONG,
                 f"over {self._max:,} bytes from line {self._record_start}",
             )
-        self.skip_record()
+        if not self.skip_record():
+            where += ", to the end of the file: a quote it opens is never closed"
         limit = f"pages are limited to {MAX_PAGE_BYTES / 1e6:.0f} MB"
         raise _CsvTooLong(kind.reject(f": {where} ({limit}), skipped"))
 
-    def skip_record(self) -> None:
-        """Read on to the end of the current record, unkept."""
+    def skip_record(self) -> bool:
+        """Read on to the end of the current record, unkept; False if the file ends inside it."""
+        self._record_raw = []
         ended = True  # called at a line's end
         while self._quotes % 2 or not ended:
             raw = self._read()
             if not raw:
-                return
+                return False
             if ended:
                 self.line += 1
             ended = raw.endswith((b"\n", b"\r"))
             self._quotes += raw.count(b'"')
+        return True
 
 
 _LONE_CR = re.compile(rb"(?<=\r)(?!\n)")
 
 
+# What Python's csv says, in strict mode only, of a quoted field that is not closed where a field ends:
+# a character after its closing quote, or the end of the file inside it.
+_STRICT_ONLY_CSV_ERRORS = re.compile(r"expected after|unexpected end of data")
+
+
 def _csv_records(path: Path, f: BinaryIO, max_line_bytes: int) -> Iterator[RawLine]:
     """The records of a CSV file with a header row, as `csv.DictReader` gives them (the header's names as
-    keys), each named by its first line. A record over `max_line_bytes` (see `_CsvLines`) or that `csv` cannot read is a `Reject`, and the
-    next record is read from the line after it."""
+    keys), each named by its first line. A record over `max_line_bytes` (see `_CsvLines`) or that `csv`
+    cannot read is a `Reject`, and the next record is read from the line after it.
+
+    Quoted fields are read strictly: a quote never closed would otherwise take the rows after it into its
+    field (up to the next quote, or to the end of the file) without a word. A record of several lines whose
+    quoted field does not close where a field ends is rejected as an unterminated quote, and its lines after
+    the first are read again as records. On one line, `"a"b` reads as `ab`, as `csv` reads it leniently."""
     csv.field_size_limit(max(csv.field_size_limit(), max_line_bytes))
     lines = _CsvLines(f, max_line_bytes)
     try:
@@ -627,27 +676,45 @@ def _csv_records(path: Path, f: BinaryIO, max_line_bytes: int) -> Iterator[RawLi
     if not fieldnames or "url" not in fieldnames:
         raise NotACrawlDump(f"{path}: a CSV without a 'url' column (columns: {fieldnames})")
     names, n_names = list(fieldnames), len(fieldnames)
+
+    def record(row: list[str]) -> dict[Any, Any]:
+        rec: dict[Any, Any] = dict(zip(names, row, strict=False))
+        if len(row) != n_names:  # as DictReader: extra cells under None, missing ones None
+            if len(row) > n_names:
+                rec[None] = row[n_names:]
+            else:
+                rec.update(dict.fromkeys(names[len(row) :]))
+        return rec
+
     while True:
         lines.new_record()
         start = lines.line + 1
         try:
-            for row in csv.reader(lines.lines()):
+            for row in csv.reader(lines.lines(), strict=True):
                 if row:  # a blank line is no record
-                    rec: dict[Any, Any] = dict(zip(names, row, strict=False))
-                    if len(row) != n_names:  # as DictReader: extra cells under None, missing ones None
-                        if len(row) > n_names:
-                            rec[None] = row[n_names:]
-                        else:
-                            rec.update(dict.fromkeys(names[len(row) :]))
-                    yield RawLine(start, rec)
+                    yield RawLine(start, record(row))
                 lines.new_record()
                 start = lines.line + 1
             return
         except _CsvTooLong as exc:
             yield RawLine(start, exc.args[0])
         except csv.Error as exc:
-            lines.skip_record()
-            yield RawLine(start, RejectKind.MALFORMED_CSV.reject(f": {exc}"))
+            if not _STRICT_ONLY_CSV_ERRORS.search(str(exc)):
+                lines.skip_record()
+                yield RawLine(start, RejectKind.MALFORMED_CSV.reject(f": {exc}"))
+            elif lines.line == start:
+                row = next(csv.reader([lines.record_text()]), [])
+                if row:
+                    yield RawLine(start, record(row))
+            else:
+                reached = lines.reread_after_first_line()
+                yield RawLine(
+                    start,
+                    RejectKind.MALFORMED_CSV.reject(
+                        f": a quote opened on line {start} is not closed where a field ends "
+                        f"(read on to line {reached}); the lines after it are read as records"
+                    ),
+                )
 
 
 def _parquet_rows(batch: Any) -> list[dict[str, Any]]:

@@ -26,6 +26,7 @@ import pandas as pd
 import pyarrow as pa
 
 from .batches import html_codec
+from .dbfile import remove_database_file
 from .errors import DatabaseLocked, NeardupError, SchemaError
 from .normalize import TOO_SHORT, short_fetch_margin
 from .rejects import Reject, RejectKind
@@ -171,6 +172,24 @@ def kind_of_reason_sql(column: str) -> str:
     return f"CASE {whens} ELSE {sql_literal(RejectKind.UNREADABLE)} END"
 
 
+# What a neardup database holds besides its meta row, in every schema it opens (the oldest it upgrades
+# included) and in a `neardup open` file (views): a file with neardup's meta row but not these is another
+# application's, which may keep a meta(key, value) table with a schema_version row too.
+_NEARDUP_SIGNATURE = {
+    "sources": ("source_id", "sha256", "status"),
+    "pages": ("page_id", "url", "canonical_url", "md5"),
+    "ingest_errors": ("source", "reason"),
+}
+# What else than tables and views a file may hold that makes it another application's (parameter: the
+# alias, four times).
+_OTHER_OBJECTS = (
+    "SELECT 'sequence', sequence_name FROM duckdb_sequences() WHERE database_name = ? "
+    "UNION ALL SELECT 'macro', function_name FROM duckdb_functions() WHERE database_name = ? AND NOT internal "
+    "UNION ALL SELECT 'type', type_name FROM duckdb_types() WHERE database_name = ? AND NOT internal "
+    "UNION ALL SELECT 'schema', schema_name FROM duckdb_schemas() WHERE database_name = ? AND NOT internal"
+)
+
+
 # How long an open waits for another process's lock (a short write: a label, an app page's read) before
 # it names the holder; NEARDUP_LOCK_WAIT_S overrides. An on-demand store keeps the file open this long after
 # its last use, so one app page's queries share one open (attaching costs a few ms; see bench/bench_app.py).
@@ -242,7 +261,12 @@ def _attach(path: str, *, write: bool, bulk: bool, lock_wait_s: float) -> duckdb
         while True:
             try:
                 con.execute(f"ATTACH {sql_literal(path)} AS {ALIAS} ({', '.join(options)})")
-                break
+                if os.path.exists(path) or time.monotonic() > deadline:
+                    break
+                # removed by the process that held its lock (a new file it kept nothing in): make it anew
+                con.execute(f"DETACH {ALIAS}")
+                time.sleep(delay_s)
+                continue
             except duckdb.IOException as exc:
                 if "Could not set lock" not in str(exc) or time.monotonic() + delay_s > deadline:
                     raise _open_error(path, exc, write=write) from None
@@ -301,6 +325,7 @@ class _File:
         self.pins = 0  # users that are held stores (open until closed, on any thread)
         self.writers_waiting = 0
         self.linger: threading.Timer | None = None
+        self.discard = False  # remove the file as the connection closes (Store.discard)
         self.held = threading.local()  # leases this thread holds (a thread never waits for itself)
 
     def acquire(self, *, write: bool, bulk: bool, lock_wait_s: float, pin: bool = False) -> None:
@@ -374,10 +399,18 @@ class _File:
         if con is None:
             return
         try:
-            if self.bulk:  # bulk: nothing is in a log, the checkpoint makes it durable
-                con.execute("CHECKPOINT")
+            if self.discard:  # removed while still locked: no other process opens what is removed
+                remove_database_file(self.path)
+            elif self.bulk:  # bulk: nothing is in a log, the checkpoint makes it durable
+                try:
+                    con.execute("CHECKPOINT")
+                except duckdb.Error as exc:
+                    # A failed write (a full disk) invalidates the database, and the error was raised
+                    # to the write already: the file keeps what its last checkpoint wrote.
+                    if "has been invalidated" not in str(exc):
+                        raise
         finally:
-            self.bulk = False
+            self.bulk = self.discard = False
             con.close()
 
 
@@ -477,6 +510,7 @@ class Store:
         self._upgrade_from: str | None = None  # an older schema version _init_schema upgrades
         # `_short_fetch_keys` by (norm_key, min_words, the pages' last id and count, the texts' count)
         self._short_fetches: dict[tuple[str, int, int, int, int], list[str]] = {}
+        self.created = False  # whether this store made the file's schema (it was new, or empty)
         # Whether `pages` has the html_blocks columns (not in a file of schema 3 or earlier opened
         # read-only, nor in the view over a Spark run's Parquet from before them).
         self._blocks = True
@@ -493,7 +527,7 @@ class Store:
         self._closed = False
         try:
             if not read_only and (missing or self._upgrade_from or self._has_incomplete_sources()):
-                self._init_schema(missing)
+                self._init_schema()
         except BaseException:
             self.close()
             raise
@@ -544,6 +578,17 @@ class Store:
             if not self.on_demand:
                 self._file.release(linger_s=0.0, pin=True)
             self._file.close_idle()
+
+    def discard(self) -> None:
+        """Close a bulk store and remove its file, log and spill folder: a file this process made and kept
+        nothing in (a refused or failed first ingest). The file is removed before its lock is released."""
+        if not self.bulk:
+            raise RuntimeError("only a bulk store has its file to itself, to remove it")
+        if self._closed:
+            remove_database_file(self.path)
+            return
+        self._file.discard = True
+        self.close()
 
     def __enter__(self) -> Store:
         return self
@@ -601,6 +646,12 @@ class Store:
                     f"{self.path} is not a neardup database (it has a meta table without neardup's "
                     "schema_version): give neardup a new file (--db)"
                 )
+            lacking = self._lacks_neardup_columns(cur)
+            if lacking:
+                raise SchemaError(
+                    f"{self.path} is not a neardup database (it has a meta table with a schema_version row, "
+                    f"but not neardup's {', '.join(lacking)}): give neardup a new file (--db)"
+                )
             if row[0] in UPGRADABLE_VERSIONS:
                 self._upgrade_from = row[0]
             elif row[0] != SCHEMA_VERSION:
@@ -614,9 +665,33 @@ class Store:
                 f"{self.path} is another application's database (tables: {shown}), not a neardup one: "
                 "give neardup a new file (--db)"
             )
+        elif other := cur.execute(_OTHER_OBJECTS, [ALIAS] * 4).fetchall():
+            shown = ", ".join(f"{kind} {name}" for kind, name in other[:5]) + (
+                ", ..." if len(other) > 5 else ""
+            )
+            raise SchemaError(
+                f"{self.path} is another application's database ({shown}), not a neardup one: "
+                "give neardup a new file (--db)"
+            )
         self._ddl = statements
         self._blocks = "pages" not in objects or self._pages_have_blocks(cur)
         return [name for name in statements if name not in objects]
+
+    @staticmethod
+    def _lacks_neardup_columns(cur: duckdb.DuckDBPyConnection) -> list[str]:
+        """The tables or columns of `_NEARDUP_SIGNATURE` the file lacks, as `table.column`."""
+        have = set(
+            cur.execute(
+                "SELECT table_name || '.' || column_name FROM information_schema.columns WHERE table_catalog = ?",
+                [ALIAS],
+            ).fetchall()
+        )
+        return [
+            f"{table}.{column}"
+            for table, columns in _NEARDUP_SIGNATURE.items()
+            for column in columns
+            if (f"{table}.{column}",) not in have
+        ]
 
     @staticmethod
     def _pages_have_blocks(cur: duckdb.DuckDBPyConnection) -> bool:
@@ -637,18 +712,23 @@ class Store:
             )
 
     @_writes
-    def _init_schema(self, missing: list[str]) -> None:
+    def _init_schema(self) -> None:
         """A new file gets every table and the meta row; an older one gains the tables added since; a
-        load that died part-way is dropped."""
+        load that died part-way is dropped. The file is checked again under this write lease, which no
+        other process can share: another may have made the schema since the read that led here (two
+        first ingests into one new file: the tables are made once, by the first to write)."""
+        missing = self._check_schema()
         cur = self.cursor()
-        cur.execute("BEGIN TRANSACTION")
-        for table in missing:
-            cur.execute(self._ddl[table])
-            if table in _INDEXES:
-                cur.execute(_INDEXES[table])
-        if "meta" in missing:
-            cur.execute("INSERT INTO meta VALUES ('schema_version', ?)", [SCHEMA_VERSION])
-        cur.execute("COMMIT")
+        if missing:
+            cur.execute("BEGIN TRANSACTION")
+            for table in missing:
+                cur.execute(self._ddl[table])
+                if table in _INDEXES:
+                    cur.execute(_INDEXES[table])
+            if "meta" in missing:
+                cur.execute("INSERT INTO meta VALUES ('schema_version', ?)", [SCHEMA_VERSION])
+                self.created = True
+            cur.execute("COMMIT")
         if self._upgrade_from is not None:
             self._upgrade(self._upgrade_from)
             self._upgrade_from = None

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from urllib.parse import parse_qsl, quote, urlencode, urlsplit, urlunsplit
 
-from .errors import ConfigError
+from .errors import ConfigError, show_value
 
 TRACKING_PARAMS = frozenset({"gclid", "fbclid", "msclkid", "mc_cid", "mc_eid", "ref", "src"})
 
@@ -73,15 +73,19 @@ class UrlRule:
 
     def __post_init__(self) -> None:
         if self.kind not in RULE_KINDS:
-            raise ConfigError(f"url rule kind must be one of {', '.join(RULE_KINDS)}, not {self.kind!r}")
+            raise ConfigError(
+                f"url rule kind must be one of {', '.join(RULE_KINDS)}, not {show_value(self.kind)}"
+            )
         if not isinstance(self.host, str) or not self.host or not isinstance(self.name, str):
-            raise ConfigError(f"a url rule needs a host and a name, not {self.host!r} / {self.name!r}")
+            raise ConfigError(
+                f"a url rule needs a host and a name, not {show_value(self.host)} / {show_value(self.name)}"
+            )
         if self.kind == "host_alias" and not (self.name.endswith(".") and len(self.name) > 1):
             raise ConfigError(
-                f"a host_alias url rule name is a label ending in '.', such as 'm.', not {self.name!r}"
+                f"a host_alias url rule name is a label ending in '.', such as 'm.', not {show_value(self.name)}"
             )
         if self.kind not in ("fold_case", "host_alias") and (not self.name or "/" in self.name):
-            raise ConfigError(f"a {self.kind} url rule needs a name without '/', not {self.name!r}")
+            raise ConfigError(f"a {self.kind} url rule needs a name without '/', not {show_value(self.name)}")
 
     def as_dict(self) -> dict[str, str]:
         d = {"host": self.host, "kind": self.kind}

@@ -257,10 +257,10 @@ def test_not_a_dump_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
     code, _, err = _run(capsys, "ingest", str(png), "--db", db, "--jobs", "1")
     assert code == 2
     _one_line_error(err, "image.png", "not a crawl dump")
-    # nothing was loaded: a report says so, in one line
+    # nothing was loaded, and no database made: a report says so, in one line
     code, _, err = _run(capsys, "report", "--db", db)
     assert code == 2
-    _one_line_error(err, "holds no pages")
+    _one_line_error(err, "no database at")
 
 
 def test_bad_config_file_exits_2(db: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -261,6 +261,20 @@ HOSTILE_CONFIGS = [
     (b"seed: 1" + b"0" * 5000 + b"\n", "an integer of 5,001 digits is not a setting (line 1, column 7)"),
     (b"strip_tags: [" + b"a b " * 300 + b"]\n", "strip_tags must be a non-empty list of tag names"),
     (b"seed: 1\n" + b"#" * MAX_CONFIG_BYTES, "larger than 64 KB"),
+    # a long value is quoted cut, recognisable by its start
+    (b"gate:\n  redundant: " + b"9" * 50_000 + b"%\n", "gate limit redundant=9999"),
+    (b"gate:\n  largest_cluster: " + b"x" * 50_000 + b"\n", "gate limit largest_cluster=xxxx"),
+    (b"gate: [" + b",".join([b"1"] * 25_000) + b"]\n", "gate must be a mapping of metric: limit, not [1, 1"),
+    (b"gate:\n  ? '" + b"m" * 50_000 + b"'\n  : 5\n", "unknown gate metric 'mmmm"),
+    (b"url_rules:\n  - {host: a.com, kind: '" + b"k" * 50_000 + b"', name: x}\n", "url rule kind must be"),
+    (
+        b"url_rules:\n  - {host: a.com, kind: drop_param, name: '" + b"n/" * 25_000 + b"'}\n",
+        "needs a name without",
+    ),
+    (
+        b"url_rules:\n  - {host: a.com, kind: host_alias, name: '" + b"h" * 50_000 + b"'}\n",
+        "host_alias url rule",
+    ),
 ]
 
 

@@ -36,7 +36,7 @@ def test_text_cells_that_start_a_formula_get_a_quote() -> None:
     assert out["text"].tolist()[6:8] == ["plain", "a=b"] and pd.isna(out["text"].iloc[8])
     # numbers stay numbers, negative ones included
     assert out["score"].tolist() == df["score"].tolist() and out["n"].dtype == "Int64"
-    back = pd.read_csv(io.StringIO(to_csv(df)))
+    back = pd.read_csv(io.StringIO(to_csv(df, keep_controls=True)))  # a labels file: tab and CR kept
     assert back["score"].tolist() == df["score"].tolist()
     assert all(not str(v).startswith(FORMULA_TRIGGERS) for v in back["text"].dropna())
     # the pattern import_labels removes the quote by matches exactly the defused cells
@@ -48,9 +48,12 @@ def test_text_cells_that_start_a_formula_get_a_quote() -> None:
 
 
 def test_a_carriage_return_in_a_cell_keeps_its_row() -> None:
+    """A labels file keeps its notes' line ends (read back as they are); every other CSV escapes them."""
     df = pd.DataFrame({"note": ["line one\rline two", "x\ny"], "n": [1, 2]})
-    back = pd.read_csv(io.StringIO(to_csv(df)))
+    back = pd.read_csv(io.StringIO(to_csv(df, keep_controls=True)))
     assert back["note"].tolist() == df["note"].tolist() and back["n"].tolist() == [1, 2]
+    back = pd.read_csv(io.StringIO(to_csv(df)))
+    assert back["note"].tolist() == ["line one\\rline two", "x\\ny"] and back["n"].tolist() == [1, 2]
 
 
 def test_string_dtype_columns_are_defused_too() -> None:

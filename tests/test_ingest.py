@@ -348,11 +348,12 @@ def test_not_a_crawl_dump_keeps_existing_data(store: Store, tmp_path: Path) -> N
     assert store.count_pages() == 3
     assert len(store.sources()) == 1
     assert store.ingest_errors().empty
-    # a file of only duplicates of loaded records is not usable either
+    # a file of only duplicates of loaded records is a source with no new page
     dup = write_jsonl(tmp_path / "dups.jsonl", [_good(0), _good(1)])
-    with pytest.raises(NotACrawlDump, match="duplicate record"):
-        engine.ingest_file(store, dup, CONFIG, jobs=1)
+    s = engine.ingest_file(store, dup, CONFIG, jobs=1)
+    assert (s.loaded, s.errors, s.reasons) == (0, 2, {"duplicate record": 2})
     assert store.count_pages() == 3
+    assert len(store.sources()) == 2
 
 
 def test_missing_file_is_not_a_dump(tmp_path: Path) -> None:

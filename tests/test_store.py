@@ -28,7 +28,7 @@ from neardup.compare import analysis_key, source_summary
 from neardup.config import Config
 from neardup.errors import NeardupError
 from neardup.rejects import Reject, RejectKind
-from neardup.store import Store
+from neardup.store import SCHEMA_VERSION, Store
 
 ROOT = Path(__file__).resolve().parent.parent
 ENV = {**os.environ, "PYTHONPATH": str(ROOT)}
@@ -245,6 +245,12 @@ def _truncated(tmp_path: Path, db: Path, fraction: float) -> Path:
         "other_app",
         "own_pages_table",
         "meta_without_version",
+        "meta_with_version",
+        "meta_with_version_and_sources",
+        "only_sequence",
+        "only_macro",
+        "only_enum",
+        "only_schema",
         "sqlite",
         "text",
         "empty_file",
@@ -265,6 +271,25 @@ def test_a_file_that_is_not_a_neardup_database_is_refused_unwritten(
     elif kind == "meta_without_version":
         _foreign_duckdb(path, "meta")
         expect = "not a neardup database"
+    elif kind.startswith("meta_with_version"):  # another application's meta(key, value), with the same row
+        con = duckdb.connect(str(path))
+        con.execute("CREATE TABLE meta (key VARCHAR PRIMARY KEY, value VARCHAR)")
+        con.execute("INSERT INTO meta VALUES ('schema_version', ?)", [SCHEMA_VERSION])
+        if kind.endswith("sources"):
+            con.execute("CREATE TABLE sources (id INTEGER, name VARCHAR)")
+        con.close()
+        expect = "not a neardup database"
+    elif kind.startswith("only_"):  # objects that are no table
+        con = duckdb.connect(str(path))
+        con.execute(
+            {
+                "only_sequence": "CREATE SEQUENCE invoice_ids",
+                "only_macro": "CREATE MACRO add_tax(x) AS x * 1.2",
+                "only_enum": "CREATE TYPE mood AS ENUM ('sad', 'ok')",
+                "only_schema": "CREATE SCHEMA billing",
+            }[kind]
+        )
+        con.close()
     elif kind == "sqlite":
         path = tmp_path / "app.sqlite"
         sqlite3.connect(path).execute("CREATE TABLE pages (url TEXT)").connection.commit()

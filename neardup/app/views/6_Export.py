@@ -69,7 +69,7 @@ with downloads:
     c2.caption("This setting, to replay it: `neardup report --config dupcheck.yaml`.")
     c3.download_button(
         "labels.csv",
-        to_csv(labels),
+        to_csv(labels, keep_controls=True),  # read back by import_labels, which matches URLs exactly
         "labels.csv",
         "text/csv",
         disabled=labels.empty,
