@@ -1105,9 +1105,10 @@ _SPACES = " \t\n\r\x0b\x0c\x1c\x1d\x1e\x1f\x85\xa0\u1680\u2000\u2028\u2029\u202f
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.text(alphabet=st.sampled_from(_SPACES) | st.characters(), max_size=30))
+@given(st.text(alphabet=st.sampled_from(_SPACES) | st.characters(exclude_categories=["Cs"]), max_size=30))
 def test_a_page_is_blank_exactly_when_it_strips_to_nothing(value: str) -> None:
-    """`validate` tells a blank html or text by `has_content`, which does not copy a page the way `strip` does."""
+    """`validate` tells a blank html or text by `has_content`, which does not copy a page the way `strip` does.
+    Lone surrogates are left out: a page holding one is invalid Unicode, blank or not (the test above)."""
     assert ingest_module.has_content(value) == bool(value.strip())
     rec = validate(RawLine(1, json.dumps({"url": "https://a.example/", "html": value}).encode()))
     assert isinstance(rec, Reject) != bool(value.strip())
