@@ -14,7 +14,7 @@ import re
 from collections import Counter
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urlsplit
+from urllib.parse import SplitResult, urlsplit
 
 import numpy as np
 import pandas as pd
@@ -85,6 +85,14 @@ def _rewritten_words(segments: list[Segment]) -> int:
     return n
 
 
+def _split(url: str) -> SplitResult:
+    """The URL's parts, or no parts for one `urlsplit` refuses (a crawled URL with an unbalanced `[`)."""
+    try:
+        return urlsplit(url)
+    except ValueError:
+        return urlsplit("")
+
+
 def _without_region(host: str, path: str) -> tuple[str, str]:
     labels = host.split(".")
     if len(labels) > 2 and _REGION_LABEL.match(labels[0]):
@@ -118,7 +126,7 @@ def suggest_category(
     n_words = max(int(left.get("n_words") or 0), int(right.get("n_words") or 0), 1)
     numbers_changed = any(_DIGIT.search(seg.left + " " + seg.right) for seg in changed)
     same_text = not changed if same_text is None else same_text
-    ua, ub = urlsplit(left["canonical_url"]), urlsplit(right["canonical_url"])
+    ua, ub = _split(left["canonical_url"]), _split(right["canonical_url"])
     if left["canonical_url"] == right["canonical_url"]:
         if left["url"] != right["url"]:
             return "URL variant", (
@@ -210,7 +218,7 @@ def _needs_text(member: dict[str, Any], rep: dict[str, Any]) -> bool:
         return False
     if member["canonical_url"] == rep["canonical_url"]:
         return True
-    ua, ub = urlsplit(member["canonical_url"]), urlsplit(rep["canonical_url"])
+    ua, ub = _split(member["canonical_url"]), _split(rep["canonical_url"])
     if bool(_PRINT_URL.search(ua.path + "?" + ua.query)) != bool(_PRINT_URL.search(ub.path + "?" + ub.query)):
         return False
     return _without_region(ua.hostname or "", "")[0] == _without_region(ub.hostname or "", "")[0]
