@@ -15,6 +15,7 @@ import os
 import signal
 import subprocess
 import sys
+import tarfile
 import time
 import urllib.request
 from collections.abc import Iterator
@@ -28,6 +29,7 @@ from test_spark import _assert_matches_local
 
 from neardup import engine
 from neardup.config import Config
+from neardup.spark.pyenv import base_python, pack_environment
 from neardup.store import Store
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -168,24 +170,57 @@ def _neardup_spark(cluster: Cluster, out: Path, *args: str) -> subprocess.Comple
     """`neardup spark` as a user's shell runs it, against the cluster."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYSPARK_")}
     env["SPARK_LOCAL_IP"] = "127.0.0.1"
-    cmd = [sys.executable, "-m", "neardup.cli", "spark", *args, "--out", str(out)]
-    cmd += ["--master", cluster.master, *DRIVER_CONF]
+    cmd = [sys.executable, "-m", "neardup.cli", "spark", "--out", str(out), "--master", cluster.master]
+    cmd += [*DRIVER_CONF, *args]  # the test's own settings last: they override DRIVER_CONF's
     return subprocess.run(cmd, env=env, cwd=out.parent, capture_output=True, text=True, timeout=600)
 
 
 @pytest.fixture(scope="module")
-def env_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tmp_path_factory.mktemp("env_cache")
+def packed(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """This environment packed into an empty cache folder, as `neardup spark` packs it."""
+    said: list[str] = []
+    archive = pack_environment(tmp_path_factory.mktemp("env_cache"), log=said.append)
+    assert len(said) == 1 and said[0].startswith("packing the executors' Python environment")
+    return archive
+
+
+def test_the_archive_is_a_venv_of_neardup_and_its_dependencies(packed: Path) -> None:
+    site = "lib/python{}.{}/site-packages".format(*sys.version_info[:2])
+    with tarfile.open(packed) as tar:
+        members = {m.name: m for m in tar.getmembers()}
+        cfg = tar.extractfile("pyvenv.cfg").read().decode()  # type: ignore[union-attr]
+    assert members["bin/python"].issym() and members["bin/python"].linkname == str(base_python())
+    assert f"home = {base_python().parent}" in cfg
+    names = set(members)
+    for ext in ("_html", "_kernels"):  # the compiled extensions, as built here
+        assert {n for n in names if n.startswith(f"{site}/neardup/{ext}.") and n.endswith(".so")}
+    for module in (
+        "neardup/spark/arrow.py",
+        "numpy/__init__.py",
+        "pyarrow/__init__.py",
+        "xxhash/__init__.py",
+    ):
+        assert f"{site}/{module}" in names, module
+    assert not {n for n in names if n.startswith((f"{site}/pyspark/", f"{site}/py4j/"))}  # the cluster's
+    assert not {n for n in names if "/__pycache__/" in n or n.startswith(f"{site}/neardup/vendor/")}
+
+
+def test_the_same_environment_is_packed_once(packed: Path) -> None:
+    said: list[str] = []
+    mtime = packed.stat().st_mtime_ns
+    assert pack_environment(packed.parent, log=said.append) == packed
+    assert said == [] and packed.stat().st_mtime_ns == mtime
 
 
 def test_a_cluster_without_neardup_gives_the_local_engines_result(
-    cluster: Cluster, env_cache: Path, tmp_path: Path
+    cluster: Cluster, packed: Path, tmp_path: Path
 ) -> None:
     out = tmp_path / "out"
-    done = _neardup_spark(cluster, out, str(SAMPLE_CRAWL), "--env-cache", str(env_cache))
+    done = _neardup_spark(cluster, out, str(SAMPLE_CRAWL), "--env-cache", str(packed.parent))
     assert done.returncode == 0, done.stderr[-5000:]
-    (archive,) = env_cache.glob("neardup-env-*.tar.gz")
-    assert f"executors' environment: {archive}" in done.stderr
+    # the driver found the archive packed above for the same environment, and shipped it
+    assert f"executors' environment: {packed}" in done.stderr and "packing" not in done.stderr
+    assert "executors ready: Python {}.{}".format(*sys.version_info[:2]) in done.stderr
     manifest = json.loads((out / "_MANIFEST.json").read_text(encoding="utf-8"))
     assert manifest["spark"]["master"] == cluster.master
 
@@ -212,3 +247,26 @@ def test_without_shipping_the_probe_says_what_the_executors_lack(cluster: Cluste
     assert "--python-env" in line
     assert "Traceback" not in done.stderr and "\tat org.apache" not in done.stderr
     assert not (out / "_MANIFEST.json").exists()
+
+
+def test_a_cluster_that_cannot_start_an_executor_fails_within_the_probe_timeout(
+    cluster: Cluster, tmp_path: Path
+) -> None:
+    out = tmp_path / "out"
+    # more memory than the worker offers: the master never starts an executor for this application
+    done = _neardup_spark(
+        cluster,
+        out,
+        str(SAMPLE_CRAWL),
+        "--python-env",
+        "none",
+        "--conf",
+        "spark.executor.memory=4g",
+        "--conf",
+        "neardup.probeTimeout=10",
+    )
+    assert done.returncode == 2
+    errors = [ln for ln in done.stderr.splitlines() if ln.startswith("neardup: error:")]
+    assert len(errors) == 1, done.stderr[-5000:]
+    assert "no executor ran the probe task within 10 s" in errors[0]
+    assert "spark.executor.memory" in errors[0]

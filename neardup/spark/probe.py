@@ -145,7 +145,7 @@ def _first_line(exc: BaseException) -> str:
     return (lines[0] if lines else type(exc).__name__)[:300]
 
 
-def run_probe(spark: SparkSession, timeout: float) -> ExecutorReport:
+def run_probe(spark: SparkSession, timeout: float, *, shipped: bool) -> ExecutorReport:
     """One task on an executor, cancelled after `timeout` seconds."""
     sc = spark.sparkContext
     result: list[Any] = []
@@ -174,7 +174,7 @@ def run_probe(spark: SparkSession, timeout: float) -> ExecutorReport:
     if failure:
         raise SparkUnavailable(
             f"the executors cannot run Python for `neardup spark`: {_first_line(failure[0])}"
-            f"{_python_hint(spark)}"
+            f"{_python_hint(sc.pythonExec, shipped)}"
         )
     python, python_version, pyspark_version, missing = result[0]
     return ExecutorReport(python, python_version, pyspark_version, missing)
@@ -186,8 +186,12 @@ def _driver_pyspark() -> str:
     return str(pyspark.__version__)
 
 
-def _python_hint(spark: SparkSession) -> str:
-    python = spark.sparkContext.pythonExec
+def _python_hint(python: str, shipped: bool) -> str:
+    if shipped:
+        return (
+            f" (their Python is {python!r} of the shipped archive: a venv archive links to the driver's "
+            "base Python, which every node needs at the same path; a conda-pack archive holds its own)"
+        )
     return (
         f" (their Python is {python!r}: let `neardup spark` ship its environment, the default, or pass "
         "--python-env with an archive built for the cluster)"
@@ -196,6 +200,34 @@ def _python_hint(spark: SparkSession) -> str:
 
 def _minor(version: str) -> str:
     return ".".join(version.split(".")[:2])
+
+
+def check_executors(
+    report: ExecutorReport, *, driver_python: str, driver_spark: str, python_exec: str, shipped: bool
+) -> None:
+    """SparkUnavailable unless the executors run the driver's Python X.Y and Spark X.Y and imported
+    neardup; the message says what they lack and how to give it to them."""
+    if report.python_version != driver_python:
+        raise SparkUnavailable(
+            f"the executors run Python {report.python_version} ({report.python}), this driver Python "
+            f"{driver_python}: pyspark needs the same on both sides{_python_hint(python_exec, shipped)}"
+        )
+    if report.pyspark_version != "?" and _minor(report.pyspark_version) != _minor(driver_spark):
+        raise SparkUnavailable(
+            f"the cluster runs Spark {report.pyspark_version}, this driver pyspark {driver_spark}: "
+            f"install the cluster's version here (pip install 'pyspark=={_minor(report.pyspark_version)}.*')"
+        )
+    if report.missing:
+        how = (
+            "the shipped environment does not hold it, or not for the executors' platform: pack it on a "
+            "machine like the nodes, or pass --python-env with an archive built for them"
+            if shipped
+            else "ship neardup's environment (leave out --python-env none), pass --python-env with an "
+            "archive built for the cluster, or install neardup[spark] on every node"
+        )
+        raise SparkUnavailable(
+            f"the executors' Python ({report.python}) cannot import {report.missing}: {how}"
+        )
 
 
 def probe_executors(
@@ -207,29 +239,14 @@ def probe_executors(
     level = spark.conf.get("neardup.logLevel", "WARN") or "WARN"
     sc.setLogLevel("OFF")  # a failed probe task is reported in one line below, not as Spark's trace
     try:
-        report = run_probe(spark, timeout)
+        report = run_probe(spark, timeout, shipped=shipped)
     finally:
         sc.setLogLevel(level)
-    driver_py = "{}.{}".format(*sys.version_info[:2])
-    if report.python_version != driver_py:
-        raise SparkUnavailable(
-            f"the executors run Python {report.python_version} ({report.python}), this driver Python "
-            f"{driver_py}: pyspark needs the same on both sides{_python_hint(spark)}"
-        )
-    driver_spark = _driver_pyspark()
-    if report.pyspark_version != "?" and _minor(report.pyspark_version) != _minor(driver_spark):
-        raise SparkUnavailable(
-            f"the cluster runs Spark {report.pyspark_version}, this driver pyspark {driver_spark}: "
-            f"install the cluster's version here (pip install 'pyspark=={_minor(report.pyspark_version)}.*')"
-        )
-    if report.missing:
-        how = (
-            "the shipped environment lacks it: rebuild the archive (--env-cache to a fresh folder)"
-            if shipped
-            else "ship neardup's environment (leave out --python-env none), pass --python-env with an "
-            "archive built for the cluster, or install neardup[spark] on every node"
-        )
-        raise SparkUnavailable(
-            f"the executors' Python ({report.python}) cannot import {report.missing}: {how}"
-        )
+    check_executors(
+        report,
+        driver_python="{}.{}".format(*sys.version_info[:2]),
+        driver_spark=_driver_pyspark(),
+        python_exec=sc.pythonExec,
+        shipped=shipped,
+    )
     return report

@@ -29,7 +29,7 @@ import sys
 import sysconfig
 import tarfile
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
@@ -178,7 +178,7 @@ def _venv_files(tar: tarfile.TarFile) -> None:
         tar.addfile(link)
 
 
-def pack_environment(cache_dir: Path | None = None) -> Path:
+def pack_environment(cache_dir: Path | None = None, *, log: Callable[[str], None] | None = None) -> Path:
     """The archive of this environment for the executors (`.tar.gz`, venv-pack's layout), from the cache
     when one with the same content is there, else written to it (atomically)."""
     cache = cache_dir or default_cache_dir()
@@ -186,6 +186,9 @@ def pack_environment(cache_dir: Path | None = None) -> Path:
     archive = cache / f"neardup-env-{environment_key(files)}.tar.gz"
     if archive.is_file():
         return archive
+    size = sum(f.source.stat().st_size for f in files)
+    if log:
+        log(f"packing the executors' Python environment ({len(files):,} files, {size / 1e6:,.0f} MB) ...")
     try:
         cache.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=".packing-", suffix=".tar.gz", dir=cache)

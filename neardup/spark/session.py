@@ -118,8 +118,7 @@ def shipped_archive(python_env: str, env_cache: Path | None, say: Callable[[str]
     """The `spark.archives` entry (`ARCHIVE#environment`) for `--python-env`: this environment packed
     ("auto"), or a prebuilt archive, local or any URI Spark reads."""
     if python_env == "auto":
-        say("packing the executors' Python environment (once per environment, then cached) ...")
-        archive = str(pack_environment(env_cache))
+        archive = str(pack_environment(env_cache, log=say))
         say(f"executors' environment: {archive}")
         return f"{archive}#{ARCHIVE_ALIAS}"
     path, _, alias = python_env.partition("#")
