@@ -270,3 +270,21 @@ def test_a_cluster_that_cannot_start_an_executor_fails_within_the_probe_timeout(
     assert len(errors) == 1, done.stderr[-5000:]
     assert "no executor ran the probe task within 10 s" in errors[0]
     assert "spark.executor.memory" in errors[0]
+
+
+def test_an_archive_whose_python_the_nodes_lack_fails_in_one_line(cluster: Cluster, tmp_path: Path) -> None:
+    # a venv archive made on another machine: its bin/python links to a Python these nodes do not have
+    archive = tmp_path / "elsewhere.tar.gz"
+    with tarfile.open(archive, "w:gz") as tar:
+        link = tarfile.TarInfo("bin/python")
+        link.type, link.linkname = tarfile.SYMTYPE, "/opt/no-such-python/bin/python3.11"
+        tar.addfile(link)
+    out = tmp_path / "out"
+    done = _neardup_spark(cluster, out, str(SAMPLE_CRAWL), "--python-env", str(archive))
+    assert done.returncode == 2
+    errors = [ln for ln in done.stderr.splitlines() if ln.startswith("neardup: error:")]
+    assert len(errors) == 1, done.stderr[-5000:]
+    assert "the executors cannot run Python for `neardup spark`" in errors[0]
+    assert 'java.io.IOException: Cannot run program "./environment/bin/python"' in errors[0]
+    assert "the same path" in errors[0] and "Job aborted" not in errors[0]
+    assert "Traceback" not in done.stderr and "\tat org.apache" not in done.stderr

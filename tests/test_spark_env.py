@@ -102,3 +102,32 @@ def test_the_environment_key_follows_the_content(tmp_path: Path) -> None:
     f.write_text("x = 2\n")
     assert environment_key(files) != key
     assert environment_key([ShippedFile(f, "lib/python3.11/site-packages/other.py", "")]) != key
+
+
+def test_a_failed_probe_task_is_told_by_its_own_error() -> None:
+    from neardup.spark.probe import _first_line
+
+    jvm = RuntimeError(
+        "An error occurred while calling z:org.apache.spark.api.python.PythonRDD.collectAndServe.\n"
+        ": org.apache.spark.SparkException: Job aborted due to stage failure: Task 0 in stage 0.0 failed 4 "
+        "times, most recent failure: Lost task 0.3 in stage 0.0 (TID 3) (127.0.0.1 executor 0): "
+        'java.io.IOException: Cannot run program "./environment/bin/python": error=2, No such file\n'
+        "\tat java.base/java.lang.ProcessBuilder.start(ProcessBuilder.java:1143)\n"
+        "Caused by: java.io.IOException: error=2, No such file or directory\n"
+    )
+    assert (
+        _first_line(jvm)
+        == 'java.io.IOException: Cannot run program "./environment/bin/python": error=2, No such file'
+    )
+    python = RuntimeError(
+        ": org.apache.spark.SparkException: Job aborted due to stage failure: Task 0 in stage 0.0 failed 4 "
+        "times, most recent failure: Lost task 0.3 in stage 0.0 (TID 3) (127.0.0.1 executor 0): "
+        "org.apache.spark.api.python.PythonException: Traceback (most recent call last):\n"
+        '  File "/x/pyspark.zip/pyspark/worker.py", line 1, in main\n'
+        "pyspark.errors.exceptions.base.PySparkRuntimeError: [PYTHON_VERSION_MISMATCH] Python in worker "
+        "has different version (3, 10) than that in driver 3.11\n"
+        "\tat org.apache.spark.api.python.BasePythonRunner$ReaderIterator.handlePythonException(x.scala:1)\n"
+    )
+    assert _first_line(python).startswith(
+        "pyspark.errors.exceptions.base.PySparkRuntimeError: [PYTHON_VERSION"
+    )

@@ -132,16 +132,17 @@ def _probe_function() -> Any:
 
 
 def _first_line(exc: BaseException) -> str:
-    """The line of a py4j / JVM error that says what happened (a Python error's last line, else the
-    first), without the stack trace."""
-    text = str(exc).strip()
-    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
-    for ln in reversed(lines):  # a Python worker's traceback ends with its exception
-        if re.match(r"^[A-Za-z_.]*(Error|Exception)\b.*:", ln) and not ln.startswith(("at ", "py4j")):
-            return ln[:300]
+    """The line of a py4j / JVM error that says what happened, without the stack trace: a failed task's
+    own error (after "most recent failure: ... executor N): ") unless it is a Python traceback, whose
+    last line is taken then, else the first line."""
+    lines = [ln.strip() for ln in str(exc).strip().splitlines() if ln.strip()]
     for ln in lines:
-        if "Caused by:" in ln or "Exception:" in ln:
-            return ln.split("Exception:", 1)[-1].strip()[:300]
+        task = re.search(r"most recent failure: .*?\): (.+)", ln)
+        if task and not task.group(1).endswith("Traceback (most recent call last):"):
+            return task.group(1)[:300]
+    for ln in reversed(lines):  # a Python worker's traceback ends with its exception
+        if re.match(r"^[A-Za-z_.]*(Error|Exception)\b.*:", ln):
+            return ln[:300]
     return (lines[0] if lines else type(exc).__name__)[:300]
 
 
