@@ -4,6 +4,7 @@ content hash. tests/test_spark_cluster.py runs them against a standalone cluster
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -131,3 +132,21 @@ def test_a_failed_probe_task_is_told_by_its_own_error() -> None:
     assert _first_line(python).startswith(
         "pyspark.errors.exceptions.base.PySparkRuntimeError: [PYTHON_VERSION"
     )
+
+
+def test_the_cache_keeps_the_most_recently_used_archives(tmp_path: Path) -> None:
+    from neardup.spark.pyenv import prune_cache
+
+    for age, key in enumerate("abcde"):
+        archive = tmp_path / f"neardup-env-{key}.tar.gz"
+        archive.write_bytes(b"x")
+        os.utime(archive, (1_000_000 - age, 1_000_000 - age))  # a is the newest
+    (tmp_path / "other.tar.gz").write_bytes(b"x")
+    deleted = prune_cache(tmp_path, keep=3)
+    assert sorted(p.name for p in deleted) == ["neardup-env-d.tar.gz", "neardup-env-e.tar.gz"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "neardup-env-a.tar.gz",
+        "neardup-env-b.tar.gz",
+        "neardup-env-c.tar.gz",
+        "other.tar.gz",
+    ]

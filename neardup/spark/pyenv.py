@@ -45,6 +45,8 @@ EXECUTOR_PYTHON = f"./{ARCHIVE_ALIAS}/bin/python"
 PROVIDED_BY_SPARK = frozenset({"pyspark", "py4j"})
 # Parts of the package folder that are not the package: C sources, build leftovers, the sample link.
 NOT_SHIPPED = frozenset({"__pycache__", "vendor", "sample_data"})
+# Archives kept in the cache folder, the most recently used first (~220 MB each).
+KEEP_ARCHIVES = 3
 # gzip level 1: ~3x level 6's speed for ~10% more bytes; the archive is written once per environment.
 GZIP_LEVEL = 1
 
@@ -185,6 +187,7 @@ def pack_environment(cache_dir: Path | None = None, *, log: Callable[[str], None
     files = list(shipped_files())
     archive = cache / f"neardup-env-{environment_key(files)}.tar.gz"
     if archive.is_file():
+        os.utime(archive)  # recently used: kept by prune_cache
         return archive
     size = sum(f.source.stat().st_size for f in files)
     if log:
@@ -213,4 +216,14 @@ def pack_environment(cache_dir: Path | None = None, *, log: Callable[[str], None
     finally:
         if os.path.exists(tmp):
             os.unlink(tmp)
+    prune_cache(cache)
     return archive
+
+
+def prune_cache(cache: Path, keep: int = KEEP_ARCHIVES) -> list[Path]:
+    """Delete all but the `keep` most recently used archives in `cache` (each change to neardup's own
+    files makes a new one); returns the deleted."""
+    archives = sorted(cache.glob("neardup-env-*.tar.gz"), key=lambda p: p.stat().st_mtime, reverse=True)
+    for old in archives[keep:]:
+        old.unlink(missing_ok=True)
+    return archives[keep:]
