@@ -439,7 +439,17 @@ def cmd_spark(args: argparse.Namespace) -> int:
         if not sep or not key:
             raise NeardupError(f"--conf takes KEY=VALUE, not {item!r}")
         conf[key.strip()] = value.strip()
-    session = spark_session(args.master, conf=conf)
+
+    def log(msg: str) -> None:
+        _say(f"spark: {msg}", file=sys.stderr, flush=True)
+
+    session = spark_session(
+        args.master,
+        conf=conf,
+        python_env=args.python_env,
+        env_cache=Path(args.env_cache) if args.env_cache else None,
+        log=log,
+    )
     try:
         m = run_spark(
             session,
@@ -449,7 +459,7 @@ def cmd_spark(args: argparse.Namespace) -> int:
             input_format=args.input_format,
             keep_html=args.keep_html,
             overwrite=args.overwrite,
-            log=lambda msg: _say(f"spark: {msg}", file=sys.stderr, flush=True),
+            log=log,
         )
     finally:
         session.stop()
@@ -587,6 +597,19 @@ def build_parser() -> argparse.ArgumentParser:
         "--master", default="local[*]", help="local[N], spark://HOST:PORT, yarn, ... (default: %(default)s)"
     )
     p.add_argument("--conf", action="append", metavar="KEY=VALUE", help="a Spark setting (repeatable)")
+    p.add_argument(
+        "--python-env",
+        default="auto",
+        metavar="auto|ARCHIVE|none",
+        help="the executors' Python on a cluster: auto packs this environment and ships it (cached); "
+        "ARCHIVE ships a prebuilt venv-pack / conda-pack archive (path or URI); none uses the nodes' own "
+        "(default: %(default)s)",
+    )
+    p.add_argument(
+        "--env-cache",
+        metavar="DIR",
+        help="where packed environments are kept (default: $NEARDUP_CACHE_DIR or ~/.cache/neardup, spark-env/)",
+    )
     p.add_argument("--input-format", choices=["auto", "jsonl", "parquet", "warc"], default="auto")
     p.add_argument(
         "--keep-html", action="store_true", help="keep the raw HTML in pages (for the app's HTML view)"

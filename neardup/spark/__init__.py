@@ -27,7 +27,9 @@ Output under DIR (Parquet): `pages`, `units`, `pairs`, `clusters`, `errors`, plu
 `_MANIFEST.json` (written last: a directory without it is not a finished run). `neardup open DIR`
 makes a DuckDB file whose tables are views over these files, for the app and `neardup report`.
 
-Modules: `session` (the SparkSession, files, inputs), `arrow` (the work in the Python workers, one
+Modules: `session` (the SparkSession, files, inputs), `pyenv` (the executors' Python environment,
+packed and cached for `spark.archives`), `probe` (Java, the master and an executor checked before any
+work), `arrow` (the work in the Python workers, one
 `mapInArrow` wrapper), `pairs` (candidates as joins), `components` (dense numbering, connected
 components), `run` (`run_spark`, one function per named, timed stage), `output` (report numbers,
 manifest, `neardup open`).

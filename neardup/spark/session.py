@@ -3,16 +3,16 @@
 from __future__ import annotations
 
 import os
-import shutil
 import sys
-import tempfile
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import NeardupError, NotACrawlDump
 from ..ingest import detect_format
+from .probe import PROBE_TIMEOUT_S, check_java, check_master, probe_executors
+from .pyenv import ARCHIVE_ALIAS, EXECUTOR_PYTHON, pack_environment
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -25,20 +25,33 @@ SRC, FILE, START = "__nd_src", "__nd_file", "__nd_block"
 
 
 def spark_session(
-    master: str = "local[*]", *, conf: dict[str, str] | None = None, app_name: str = "neardup"
+    master: str = "local[*]",
+    *,
+    conf: dict[str, str] | None = None,
+    app_name: str = "neardup",
+    python_env: str = "auto",
+    env_cache: Path | None = None,
+    log: Callable[[str], None] | None = None,
 ) -> SparkSession:
-    """A session for `run_spark`. Local masters run the workers on this interpreter; other masters
-    get the `neardup` package shipped as a zip (its dependencies must be on the executors)."""
+    """A session for `run_spark`, checked before any work: Java, the master, and (on a cluster) an
+    executor that imports neardup under the driver's Python and Spark versions (`probe`).
+
+    Local masters run the workers on this interpreter. On a cluster the executors' Python comes from
+    `python_env`: "auto" packs this environment (`pyenv.pack_environment`, cached in `env_cache`) and
+    ships it with `spark.archives`; an archive path or URI (HDFS, S3, ...) ships that one instead;
+    "none" uses the executors' own Python (neardup installed on every node)."""
     # Batches cross to Python as Arrow (mapInArrow), never through pyspark's pandas conversion.
     warnings.filterwarnings(
         "ignore", message="PySpark does not yet fully support pandas", category=FutureWarning
     )
+    say = log or (lambda msg: None)
     try:
         from pyspark.sql import SparkSession
     except ImportError:
         raise NeardupError(
             "pyspark is not installed: pip install 'neardup[spark]' (needs Java 17+)"
         ) from None
+    check_java()
     local = master.startswith("local")
     defaults: dict[str, str] = {}
     if local:
@@ -48,6 +61,8 @@ def spark_session(
         inside = master[len("local[") : -1] if master.startswith("local[") else "1"
         cores = (os.cpu_count() or 2) if inside in ("*", "") else int(inside.split(",")[0])
         defaults["spark.sql.shuffle.partitions"] = str(4 * cores)
+    else:
+        check_master(master)
     settings = {
         **defaults,
         "spark.sql.session.timeZone": "UTC",
@@ -57,21 +72,64 @@ def spark_session(
         "spark.sql.files.maxPartitionBytes": "32m",
         **(conf or {}),
     }
+    executor_python = None
+    if not local and python_env != "none":
+        archive = shipped_archive(python_env, env_cache, say)
+        archives = settings.get("spark.archives")
+        settings["spark.archives"] = f"{archives},{archive}" if archives else archive
+        executor_python = settings["spark.pyspark.python"] = EXECUTOR_PYTHON
     builder = SparkSession.builder.master(master).appName(app_name)
     for key, value in settings.items():
         builder = builder.config(key, value)
+    # pyspark takes the executors' Python from this variable when the context starts
+    before = os.environ.get("PYSPARK_PYTHON")
+    if executor_python:
+        os.environ["PYSPARK_PYTHON"] = executor_python
     try:
         spark = builder.getOrCreate()
     except Exception as exc:  # py4j / JVM launch errors carry no common type
         raise NeardupError(
             f"cannot start Spark ({master}): {str(exc).splitlines()[0]} (is Java 17+ installed and on PATH?)"
         ) from None
+    finally:
+        if executor_python:
+            _restore_env("PYSPARK_PYTHON", before)
     spark.sparkContext.setLogLevel(settings.get("neardup.logLevel", "WARN"))
     if not local:
-        pkg = Path(__file__).resolve().parent.parent
-        tmp = tempfile.mkdtemp(prefix="neardup-pyfiles-")
-        spark.sparkContext.addPyFile(shutil.make_archive(f"{tmp}/neardup", "zip", pkg.parent, pkg.name))
+        timeout = float(settings.get("neardup.probeTimeout", PROBE_TIMEOUT_S))
+        say(f"probing the executors (up to {timeout:.0f} s) ...")
+        try:
+            report = probe_executors(spark, timeout=timeout, shipped=python_env != "none")
+        except BaseException:
+            spark.stop()
+            raise
+        say(f"executors ready: Python {report.python_version}, Spark {report.pyspark_version}")
     return spark
+
+
+def _restore_env(name: str, value: str | None) -> None:
+    if value is None:
+        os.environ.pop(name, None)
+    else:
+        os.environ[name] = value
+
+
+def shipped_archive(python_env: str, env_cache: Path | None, say: Callable[[str], None]) -> str:
+    """The `spark.archives` entry (`ARCHIVE#environment`) for `--python-env`: this environment packed
+    ("auto"), or a prebuilt archive, local or any URI Spark reads."""
+    if python_env == "auto":
+        archive = str(pack_environment(env_cache, log=say))
+        say(f"executors' environment: {archive}")
+        return f"{archive}#{ARCHIVE_ALIAS}"
+    path, _, alias = python_env.partition("#")
+    if alias and alias != ARCHIVE_ALIAS:
+        raise NeardupError(f"--python-env {python_env}: the archive is unpacked as #{ARCHIVE_ALIAS}")
+    if "://" not in path and not Path(path).is_file():
+        raise NeardupError(
+            f"--python-env {path}: no such archive (a .tar.gz / .zip of a venv-pack or conda-pack "
+            "environment, a local path or a URI the cluster reads)"
+        )
+    return f"{path if '://' in path else Path(path).resolve()}#{ARCHIVE_ALIAS}"
 
 
 # --- files, through Hadoop's file system (local, HDFS, object stores alike) -----------------------
