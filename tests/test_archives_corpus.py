@@ -202,6 +202,7 @@ def test_a_zip_that_is_not_a_wacz_is_refused(tmp_path: Path) -> None:
         detect_format(path)
 
 
+@pytest.mark.spark
 def test_spark_reads_arc_and_wacz_files_as_the_local_engine(tmp_path: Path) -> None:
     """`neardup spark` over a directory of an ARC, a WACZ and a WARC file: the same pages (URL, line,
     archive offset and WACZ mark) and errors as `neardup ingest` of the same files."""

@@ -41,6 +41,8 @@ from test_browser import (
 
 from neardup.store import Store
 
+pytestmark = pytest.mark.browser
+
 
 @pytest.fixture(scope="module")
 def small_db(tmp_path_factory: pytest.TempPathFactory) -> Path:

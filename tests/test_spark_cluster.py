@@ -32,6 +32,8 @@ from neardup.config import Config
 from neardup.spark.pyenv import base_python, pack_environment
 from neardup.store import Store
 
+pytestmark = pytest.mark.spark
+
 ROOT = Path(__file__).resolve().parent.parent
 # One worker of one core; small heaps: the box is shared.
 PR_SET_PDEATHSIG = 1  # prctl(2)

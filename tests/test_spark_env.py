@@ -15,6 +15,8 @@ from neardup.cli import main
 from neardup.spark.probe import ExecutorReport, SparkUnavailable, check_executors
 from neardup.spark.pyenv import ShippedFile, environment_key
 
+pytestmark = pytest.mark.spark
+
 
 def _one_error_line(err: str) -> str:
     lines = [ln for ln in err.splitlines() if ln.strip()]
