@@ -99,7 +99,7 @@ def scores_line(ev: PairEvidence) -> str:
         longest = ev.passages[0].n_words
         shared = (
             f"{len(ev.passages)} shared passage{'s' if len(ev.passages) != 1 else ''} (the longest "
-            f"{longest:,} words) cover {ev.share_a:.0%} of the left text and {ev.share_b:.0%} of the right"
+            f"{longest:,} words) cover{'s' if len(ev.passages) == 1 else ''} {ev.share_a:.0%} of the left text and {ev.share_b:.0%} of the right"
         )
     else:
         shared = f"no shared passage of {ev.min_passage_words} words or more"
