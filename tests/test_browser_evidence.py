@@ -204,7 +204,7 @@ def test_audit_shows_why_each_pair_matched(server: Server, browser: Browser) -> 
     page.get_by_text("Shared passages highlighted in both texts").first.click()
     wait_idle(page)
     expander = page.locator('[data-testid="stExpander"]', has_text="Shared passages highlighted")
-    expander.locator('[data-testid="stDataFrame"]').wait_for()
+    expander.get_by_text(re.compile(r"^Passages: 1: \d+ words")).wait_for()
     assert_clean(browser, "/Audit evidence")
 
 

@@ -255,20 +255,12 @@ def show_passages(ev: PairEvidence) -> None:
         marks = [(getattr(p, start), p.n_words, i) for i, p in enumerate(ev.passages)]
         with col, st.container(height=TEXT_HEIGHT):
             st.markdown(highlighted_markdown(words, marks))
-    st.dataframe(
-        pd.DataFrame(
-            {
-                "passage": range(1, len(ev.passages) + 1),
-                "words": [p.n_words for p in ev.passages],
-                "left from word": [p.start_a + 1 for p in ev.passages],
-                "right from word": [p.start_b + 1 for p in ev.passages],
-                "begins": [" ".join(ev.words_a.words[p.start_a : p.start_a + 12]) for p in ev.passages],
-            }
-        ),
-        hide_index=True,
-        width="stretch",
-        height=min(36 * (len(ev.passages) + 1) + 2, 220),
+    places = "; ".join(
+        f"{i + 1}: {p.n_words:,} words, from word {p.start_a + 1:,} on the left and {p.start_b + 1:,} on the right"
+        for i, p in enumerate(ev.passages[:12])
     )
+    more = f"; and {len(ev.passages) - 12:,} shorter" if len(ev.passages) > 12 else ""
+    st.caption(f"Passages: {places}{more}.")
 
 
 def page_urls(fp: Fingerprints, page_ids: Sequence[int]) -> dict[int, str]:

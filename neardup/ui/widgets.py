@@ -249,7 +249,8 @@ COUNT_AXES = ("log", "linear")  # the Explore histogram's count axis (W_COUNT_AX
 def hosts_table(hosts: pd.DataFrame, *, height: int) -> None:
     """The per-host rollup (`Analysis.hosts`), most redundant pages first; a host picked in it opens its
     clusters and pairs (`drilldown.open_host`)."""
-    st.markdown("**Redundant pages per host** (pick a host to see its clusters and pairs)")
+    st.markdown("**Redundant pages per host**")
+    st.caption("Pick a host (the box at the start of its row) to see its clusters and pairs.")
     event = st.dataframe(
         hosts,
         hide_index=True,
