@@ -23,7 +23,7 @@ from ..evidence import MinHashTrace, PairEvidence, SimHashTrace, TextWords, pair
 from ..store import Store
 from .data import get_fingerprints
 from .render import md_escape
-from .state import W_EVIDENCE_LEFT, W_EVIDENCE_RIGHT
+from .state import W_EVIDENCE_LEFT, W_EVIDENCE_RIGHT, W_EVIDENCE_SHOW_PASSAGES
 
 # Passages take these colours in turn (red and green are the diff's deletions and insertions); the same
 # passage has the same colour and number in both texts.
@@ -226,8 +226,9 @@ def show_pair_evidence(
     *,
     expanded: bool = False,
 ) -> PairEvidence:
-    """Why `left` and `right` (`Store.page` rows with their text) match: a few lines, then (in an expander)
-    the shared passages highlighted in both texts; the chain when they are one cluster but no direct link."""
+    """Why `left` and `right` (`Store.page` rows with their text) match: a few lines, then the shared passages
+    highlighted in both texts (`expanded`: at once; else behind a switch, drawn only while it is on); the
+    chain when they are one cluster but no direct link."""
     ev = get_pair_evidence(store, path, config, left, right)
     st.markdown(scores_line(ev))
     st.markdown(candidate_line(ev, config) + " " + link_line(ev, config))
@@ -236,7 +237,11 @@ def show_pair_evidence(
         chain = graph.page_chain(ev.unit_a, ev.page_a, ev.unit_b, ev.page_b)
         if chain is not None:
             show_chain(store, path, config, chain, graph)
-    with st.expander(f"Shared passages highlighted in both texts ({len(ev.passages)})", expanded=expanded):
+    title = f"Shared passages highlighted in both texts ({len(ev.passages)})"
+    if expanded:
+        st.markdown(f"**{title}**")
+        show_passages(ev)
+    elif st.toggle(title, key=W_EVIDENCE_SHOW_PASSAGES):  # drawn only while on, as the page's other views
         show_passages(ev)
     return ev
 

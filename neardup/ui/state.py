@@ -80,6 +80,7 @@ W_FILTER_URL = "neardup.clusters.filter.url"
 W_HOST_PAIRS = "neardup.clusters.host_pairs"  # the pairs of the filtered host (a selected row shows evidence)
 W_EVIDENCE_LEFT = "neardup.clusters.evidence.left"  # the two members whose evidence Clusters shows
 W_EVIDENCE_RIGHT = "neardup.clusters.evidence.right"
+W_EVIDENCE_SHOW_PASSAGES = "neardup.evidence.show_passages"  # Audit: the highlighted passages, drawn while on
 # The Clusters filters in the URL: ?host=...&category=...&size=2-5&url=print
 FILTER_PARAMS = {
     "host": W_FILTER_HOST,
