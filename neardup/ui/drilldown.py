@@ -54,12 +54,13 @@ def _seed(hosts: list[str], categories: list[str], low: int, high: int) -> None:
         state[W_FILTER_SIZE] = (low, high)
         state[W_FILTER_URL] = ""
         return
-    if W_FILTER_HOST not in state:
+    if W_FILTER_HOST not in state or state[W_FILTER_HOST] not in (ANY_HOST, *hosts):  # another threshold
         host = params.get("host")
         state[W_FILTER_HOST] = host if host in hosts else ANY_HOST
     if W_FILTER_CATEGORY not in state:
-        wanted = params.get_all("category")
-        state[W_FILTER_CATEGORY] = [c for c in wanted if c in categories]
+        state[W_FILTER_CATEGORY] = [c for c in params.get_all("category") if c in categories]
+    elif not set(state[W_FILTER_CATEGORY]) <= set(categories):
+        state[W_FILTER_CATEGORY] = [c for c in state[W_FILTER_CATEGORY] if c in categories]
     if W_FILTER_SIZE not in state or not (low <= state[W_FILTER_SIZE][0] <= state[W_FILTER_SIZE][1] <= high):
         state[W_FILTER_SIZE] = _size_from_param(params.get("size", ""), low, high)
     if W_FILTER_URL not in state:
