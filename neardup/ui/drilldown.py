@@ -10,9 +10,10 @@ import streamlit as st
 
 from ..app import page_script
 from ..config import Config
-from ..drilldown import ClusterFilter, host_pairs
+from ..drilldown import ClusterFilter, cluster_categories, host_pairs
 from ..store import Store
 from .data import get_candidate_pairs
+from .evidence import FINGERPRINT_MEMO, fingerprints, show_pair_evidence
 from .render import md_escape
 from .state import (
     FILTER_PARAMS,
@@ -25,6 +26,14 @@ from .state import (
 )
 
 ANY_HOST = "(any host)"
+
+
+def get_cluster_categories(store: Store, path: str, config: Config, pages: pd.DataFrame) -> pd.Series:
+    """`drilldown.cluster_categories` at a setting, once per version of the labels."""
+    key = ("categories", config, store.labels_version())
+    return FINGERPRINT_MEMO.get(
+        fingerprints(store, path, config), key, lambda: cluster_categories(pages, store.labels())
+    )
 
 
 def open_host(host: str) -> None:
@@ -125,8 +134,6 @@ def _to_url(flt: ClusterFilter, low: int, high: int) -> None:
 
 def show_host_pairs(store: Store, path: str, config: Config, host: str, pages: pd.DataFrame) -> None:
     """The pairs at the threshold with a page on `host`; a picked pair's evidence below them."""
-    from .evidence import show_pair_evidence  # it reads the fingerprints through .data
-
     pairs = host_pairs(
         get_candidate_pairs(store, path, config.fingerprint_key, config.similarity, config),
         pages,

@@ -60,7 +60,7 @@ class FingerprintMemo:
         return value
 
 
-_MEMO = FingerprintMemo()
+FINGERPRINT_MEMO = FingerprintMemo()
 
 
 def fingerprints(store: Store, path: str, config: Config) -> Fingerprints:
@@ -70,7 +70,7 @@ def fingerprints(store: Store, path: str, config: Config) -> Fingerprints:
 def get_link_graph(store: Store, path: str, config: Config) -> LinkGraph:
     """The links at the setting's threshold (built once per threshold and fingerprints)."""
     fp = fingerprints(store, path, config)
-    return _MEMO.get(fp, ("links", config), lambda: link_graph(fp, config))
+    return FINGERPRINT_MEMO.get(fp, ("links", config), lambda: link_graph(fp, config))
 
 
 def get_pair_evidence(
@@ -79,7 +79,7 @@ def get_pair_evidence(
     """`evidence.pair_evidence` of two `Store.page` rows, once per pair and setting."""
     fp = fingerprints(store, path, config)
     key = ("pair", config, int(left["page_id"]), int(right["page_id"]))
-    return _MEMO.get(fp, key, lambda: pair_evidence(fp, config, left, right))
+    return FINGERPRINT_MEMO.get(fp, key, lambda: pair_evidence(fp, config, left, right))
 
 
 # --- text, from the evidence's fields ---------------------------------------------------------------

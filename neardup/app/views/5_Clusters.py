@@ -8,9 +8,9 @@ import streamlit as st
 from neardup.app import page_script
 from neardup.audit import cluster_members, cluster_table
 from neardup.clusters import describe_rule
-from neardup.drilldown import cluster_categories, filter_clusters
+from neardup.drilldown import filter_clusters
 from neardup.ui.data import get_analysis
-from neardup.ui.drilldown import cluster_filters, show_host_pairs
+from neardup.ui.drilldown import cluster_filters, get_cluster_categories, show_host_pairs
 from neardup.ui.evidence import show_cluster_links, show_member_evidence
 from neardup.ui.state import KEY_AUDIT_OPENED_BY, KEY_AUDIT_PAIR, OPENED_BY_CLUSTERS, W_CLUSTERS_TABLE
 from neardup.ui.widgets import open_database
@@ -24,7 +24,7 @@ if clusters.empty:
     st.info("No duplicate clusters at this threshold.")
     st.stop()
 
-categories = cluster_categories(analysis.pages, store.labels())
+categories = get_cluster_categories(store, path, config, analysis.pages)
 flt = cluster_filters(clusters, analysis.pages, sorted(categories.unique()))
 all_clusters, clusters = clusters, filter_clusters(clusters, analysis.pages, flt, categories)
 st.caption(
