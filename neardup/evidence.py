@@ -467,7 +467,7 @@ def unit_of_page(fp: Fingerprints, page_id: int) -> int:
     """The unit (distinct text) of a page in `fp`; -1 for a degenerate page. KeyError if it is not there."""
     rows = np.flatnonzero(fp.arrays["page_id"] == page_id)
     if not len(rows):
-        raise KeyError(f"page {page_id} is not in the database")
+        raise KeyError(f"page {page_id} is not in these fingerprints")
     return int(fp.arrays["unit"][rows[0]])
 
 

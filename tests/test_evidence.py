@@ -253,3 +253,12 @@ def test_every_stored_simhash_pair_is_explained(sample: Store) -> None:
         assert len(trace.agreeing_blocks) >= r  # the pigeonhole
         fa, fb = int(fp.simhash[fp.pairs["a"][i]]), int(fp.simhash[fp.pairs["b"][i]])
         assert (fa ^ fb).bit_count() == trace.hamming_bits
+
+
+def test_a_page_not_in_the_fingerprints_is_named(sample: Store) -> None:
+    fp = load_fingerprints(sample, MINHASH, jobs=1)
+    page = {"page_id": int(fp.arrays["page_id"][0]), "text": "some words here and there"}
+    with pytest.raises(KeyError, match="page 999999 is not in these fingerprints"):
+        pair_evidence(fp, MINHASH, page, {"page_id": 999_999, "text": "other words"})
+    with pytest.raises(ValueError, match="same setting"):
+        pair_evidence(fp, SIMHASH, page, page)

@@ -225,11 +225,17 @@ def show_pair_evidence(
     right: Mapping[str, Any],
     *,
     expanded: bool = False,
-) -> PairEvidence:
+) -> PairEvidence | None:
     """Why `left` and `right` (`Store.page` rows with their text) match: a few lines, then the shared passages
     highlighted in both texts (`expanded`: at once; else behind a switch, drawn only while it is on); the
     chain when they are one cluster but no direct link."""
-    ev = get_pair_evidence(store, path, config, left, right)
+    try:
+        ev = get_pair_evidence(store, path, config, left, right)
+    except KeyError as exc:  # a page loaded after these fingerprints were read
+        st.caption(
+            f"No evidence for this pair: {md_escape(str(exc.args[0]))}; it comes with the next analysis."
+        )
+        return None
     st.markdown(scores_line(ev))
     st.markdown(candidate_line(ev, config) + " " + link_line(ev, config))
     if not ev.linked and min(ev.unit_a, ev.unit_b) >= 0:
