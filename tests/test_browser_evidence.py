@@ -172,6 +172,9 @@ def test_clusters_shows_the_chain_the_weak_link_and_the_passages(server: Server,
     page.get_by_text("Joined through 1 page").wait_for()
     assert page.get_by_text("no shared passage of 5 words or more").count() == 1
     assert page.get_by_text("no candidate pair").count() >= 1
+    # drawn after the chain's line (a run's elements arrive one by one): waited for, not counted at once
+    page.locator('[data-testid="stAlert"]', has_text="weakest link").wait_for()
+    wait_idle(page)
     assert page.locator('[data-testid="stAlert"]', has_text="weakest link").count() == 1
     # an end and the page between: the shared passage in both texts, hostile text as text
     pick(page, "and member", f"{HOST}/middle")
@@ -198,7 +201,10 @@ def test_audit_shows_why_each_pair_matched(server: Server, browser: Browser) -> 
     page = browser.page
     open_page(page, server.url, "/Audit", "Labeled pairs")
     page.get_by_text("Why they match:").wait_for()
-    candidate = page.locator('[data-testid="stMarkdownContainer"]', has_text="Candidate:").first.inner_text()
+    line = page.locator('[data-testid="stMarkdownContainer"]', has_text="Candidate:").first
+    line.wait_for()
+    wait_idle(page)
+    candidate = line.inner_text()
     assert "LSH bands" in candidate and "exact verification kept it" in candidate
     assert page.get_by_text(re.compile(r"^Passages: 1: ")).count() == 0  # drawn only when asked for
     page.get_by_text("Shared passages highlighted in both texts").first.click()
