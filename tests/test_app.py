@@ -696,7 +696,8 @@ def test_clusters_open_a_pair_in_audit_and_label_it(db: str, store: Store) -> No
     column = json.loads(at.dataframe[1].proto.columns)["similarity_to_representative"]
     assert column["label"] == "similarity to rep. (containment)"  # the unit the threshold is in
     rep = members[members["is_representative"]].iloc[0]
-    other = members.loc[at.selectbox[0].value]  # a member page, by id
+    compare = next(s for s in at.selectbox if s.label == "Compare with the representative")
+    other = members.loc[compare.value]  # a member page, by id
     assert not other["is_representative"]
 
     button(at, "Open this pair in Audit").click().run()

@@ -72,6 +72,24 @@ KEY_LABELS_UPLOAD = "neardup.labels_upload"  # (name, size) of the labels.csv th
 W_REMOVE_FORM = "neardup.load.remove"  # the Load page's "Remove this source" form
 W_REMOVE_SOURCE = "neardup.load.remove_source"
 W_REMOVE_CONFIRM = "neardup.load.remove_confirm"
+# Evidence and drill-down (Home, Explore, Clusters).
+W_HOSTS_TABLE = "neardup.hosts.table"  # the per-host table of Home and Explore (a selected host drills down)
+KEY_DRILL_HOST = "neardup.drill.host"  # the host a click drilled down to: Clusters sets its filters from it
+W_FILTER_HOST = "neardup.clusters.filter.host"  # the Clusters page's filters
+W_FILTER_CATEGORY = "neardup.clusters.filter.category"
+W_FILTER_SIZE = "neardup.clusters.filter.size"
+W_FILTER_URL = "neardup.clusters.filter.url"
+W_HOST_PAIRS = "neardup.clusters.host_pairs"  # the pairs of the filtered host (a selected row shows evidence)
+W_EVIDENCE_LEFT = "neardup.clusters.evidence.left"  # the two members whose evidence Clusters shows
+W_EVIDENCE_RIGHT = "neardup.clusters.evidence.right"
+W_EVIDENCE_SHOW_PASSAGES = "neardup.evidence.show_passages"  # Audit: the highlighted passages, drawn while on
+# The Clusters filters in the URL: ?host=...&category=...&size=2-5&url=print
+FILTER_PARAMS = {
+    "host": W_FILTER_HOST,
+    "category": W_FILTER_CATEGORY,
+    "size": W_FILTER_SIZE,
+    "url": W_FILTER_URL,
+}
 
 
 def w_threshold(scale: str) -> str:

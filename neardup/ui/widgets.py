@@ -15,6 +15,7 @@ from ..labels import BUCKET_WIDTH, bucket_edges, bucket_range
 from ..removals import removals
 from ..store import Store
 from .data import clear_caches, get_store, load_sample_if_empty, refresh_if_changed, sample_source
+from .drilldown import open_host
 from .render import md_escape
 from .state import (
     KEY_CONFIG,
@@ -23,6 +24,7 @@ from .state import (
     KEY_SIDEBAR_DRAWN,
     KEY_THRESHOLDS,
     SHINGLE_RANGE,
+    W_HOSTS_TABLE,
     W_METHOD,
     W_NORMALIZE,
     W_REMOVE_CONFIRM,
@@ -246,14 +248,19 @@ COUNT_AXES = ("log", "linear")  # the Explore histogram's count axis (W_COUNT_AX
 
 
 def hosts_table(hosts: pd.DataFrame, *, height: int) -> None:
-    """The per-host rollup (`Analysis.hosts`), most redundant pages first."""
+    """The per-host rollup (`Analysis.hosts`), most redundant pages first; a host picked in it opens its
+    clusters and pairs (`drilldown.open_host`)."""
     st.markdown("**Redundant pages per host**")
-    st.dataframe(
+    st.caption("Pick a host (the box at the start of its row) to see its clusters and pairs.")
+    event = st.dataframe(
         hosts,
         hide_index=True,
         placeholder="–",
         width="stretch",
         height=height,
+        on_select="rerun",
+        selection_mode="single-row",
+        key=W_HOSTS_TABLE,
         column_config={
             "pages": st.column_config.NumberColumn("pages", help="Content pages of the host."),
             "redundant": st.column_config.NumberColumn(
@@ -263,6 +270,9 @@ def hosts_table(hosts: pd.DataFrame, *, height: int) -> None:
             "redundant_pct": st.column_config.NumberColumn("redundant %", format="%.1f"),
         },
     )
+    rows = event.selection.rows if event and event.selection else []
+    if rows:
+        open_host(str(hosts.iloc[rows[0]]["host"]))
 
 
 def cluster_size_figure(sizes: pd.Series) -> go.Figure:

@@ -38,6 +38,7 @@ from neardup.ui.data import (
     label_view_with,
     prefetch_pair_detail,
 )
+from neardup.ui.evidence import show_pair_evidence
 from neardup.ui.render import counted, md_escape, show_diff
 from neardup.ui.state import (
     AUDIT_QUEUES,
@@ -518,6 +519,7 @@ def show_pair(detail: PairDetail) -> None:
             )
             if (record := describe_archive_record(page.get("extra"))) is not None:
                 st.caption(md_escape(record))
+    show_pair_evidence(store, path, config, L, R)
     if detail.same_text:
         st.markdown(f"**Main text: identical on both sides** ({L['n_words']:,} words), shown once")
         with st.container(height=420):

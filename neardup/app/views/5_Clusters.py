@@ -1,4 +1,5 @@
-"""Clusters: by size, members with the representative and why; open a member pair in Audit."""
+"""Clusters: by size, filtered by host, category, size and URL text; members with the representative and why,
+how the cluster holds together, the evidence for two members; open a member pair in Audit."""
 
 from __future__ import annotations
 
@@ -7,7 +8,10 @@ import streamlit as st
 from neardup.app import page_script
 from neardup.audit import cluster_members, cluster_table
 from neardup.clusters import describe_rule
+from neardup.drilldown import filter_clusters
 from neardup.ui.data import get_analysis, get_page_categories
+from neardup.ui.drilldown import cluster_filters, show_host_pairs
+from neardup.ui.evidence import show_cluster_links, show_member_evidence
 from neardup.ui.state import KEY_AUDIT_OPENED_BY, KEY_AUDIT_PAIR, OPENED_BY_CLUSTERS, W_CLUSTERS_TABLE
 from neardup.ui.widgets import open_database
 
@@ -21,11 +25,20 @@ if clusters.empty:
     st.info("No duplicate clusters at this threshold.")
     st.stop()
 
+flt = cluster_filters(clusters, analysis.pages, sorted(clusters["category"].dropna().astype(str).unique()))
+all_clusters, clusters = clusters, filter_clusters(clusters, analysis.pages, flt)
 st.caption(
-    f"{len(clusters):,} duplicate clusters; the representative is {describe_rule(config.representative)}. "
+    f"{len(clusters):,} duplicate clusters"
+    + (f" of {len(all_clusters):,} (filtered)" if flt.active else "")
+    + f"; the representative is {describe_rule(config.representative)}. "
     "URLs here are canonical (tracking parameters, scheme, www and trailing slash normalized) unless "
     "named as fetched."
 )
+if flt.host is not None:
+    show_host_pairs(store, path, config, flt.host, analysis.pages)
+if clusters.empty:
+    st.info("No duplicate cluster passes these filters.")
+    st.stop()
 event = st.dataframe(
     clusters,
     hide_index=True,
@@ -101,6 +114,9 @@ st.dataframe(
         "canonical_url": st.column_config.TextColumn("canonical URL", width="large"),
     },
 )
+
+show_cluster_links(store, path, config, int(rep["page_id"]))
+show_member_evidence(store, path, config, members)
 
 others = members[~members["is_representative"]]
 if len(others):

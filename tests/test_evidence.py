@@ -1,0 +1,264 @@
+"""Pair evidence: shared passages against a brute-force tiling, scores and candidate traces against what the
+engine stored for the bundled sample's pairs."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from conftest import SAMPLE_CRAWL
+
+from neardup import engine
+from neardup.analysis import Fingerprints, load_fingerprints
+from neardup.audit import unit_pages
+from neardup.candidates import choose_r
+from neardup.config import Config
+from neardup.evidence import (
+    MinHashTrace,
+    SimHashTrace,
+    pair_evidence,
+    shared_passages,
+    text_words_with_spans,
+)
+from neardup.shingles import containment, jaccard, shingles, words
+from neardup.store import Store
+
+MINHASH = Config()
+SIMHASH = Config(method="simhash", threshold=6)
+
+
+def tiling_brute_force(a: list[str], b: list[str], k: int) -> list[tuple[int, int, int]]:
+    """Greedy string tiling by trying every start in both texts: the longest run of equal words in neither
+    tiling yet, the first in A then in B among equals, until none is `k` long."""
+    used_a, used_b = [False] * len(a), [False] * len(b)
+    out = []
+    while True:
+        best = None
+        for i in range(len(a)):
+            for j in range(len(b)):
+                n = 0
+                while (
+                    i + n < len(a)
+                    and j + n < len(b)
+                    and not used_a[i + n]
+                    and not used_b[j + n]
+                    and a[i + n] == b[j + n]
+                ):
+                    n += 1
+                if n >= k and (best is None or n > best[2]):
+                    best = (i, j, n)
+        if best is None:
+            return sorted(out, key=lambda p: (-p[2], p[0]))
+        i, j, n = best
+        for t in range(n):
+            used_a[i + t] = used_b[j + t] = True
+        out.append(best)
+
+
+def passages_of(a: list[str], b: list[str], k: int) -> list[tuple[int, int, int]]:
+    return [(p.start_a, p.start_b, p.n_words) for p in shared_passages(tuple(a), tuple(b), k)]
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_shared_passages_equal_a_brute_force_tiling(seed: int) -> None:
+    """Random texts built from shared blocks (moved, repeated, cut) and noise, over a small vocabulary so
+    runs meet and repeat."""
+    rng = random.Random(seed)
+    vocab = [f"w{i}" for i in range(rng.choice([3, 6, 30]))]
+    blocks = [[rng.choice(vocab) for _ in range(rng.randint(1, 15))] for _ in range(4)]
+
+    def text() -> list[str]:
+        out: list[str] = []
+        for _ in range(rng.randint(0, 6)):
+            out += (
+                rng.choice(blocks)
+                if rng.random() < 0.7
+                else [rng.choice(vocab) for _ in range(rng.randint(1, 5))]
+            )
+        return out
+
+    a, b = text(), text()
+    for k in (1, 3, 5):
+        assert passages_of(a, b, k) == tiling_brute_force(a, b, k), (a, b, k)
+
+
+def test_shared_passages_by_hand() -> None:
+    a = [
+        "the",
+        "quick",
+        "brown",
+        "fox",
+        "jumps",
+        "over",
+        "the",
+        "lazy",
+        "dog",
+        "near",
+        "the",
+        "river",
+        "bank",
+    ]
+    b = ["near", "the", "river", "bank", "the", "quick", "brown", "fox", "sleeps"]
+    assert passages_of(a, b, 3) == [(0, 4, 4), (9, 0, 4)]  # moved: found in both orders
+    assert passages_of(a, b, 5) == []
+    assert passages_of(a, [], 1) == [] and passages_of([], a, 1) == []
+    # a repeated passage in one text pairs with one copy in the other
+    assert passages_of(["x", "y", "z", "x", "y", "z"], ["x", "y", "z"], 2) == [(0, 0, 3)]
+
+
+def test_words_with_spans_locate_the_words_shingles_see() -> None:
+    text = "Ünïcode ﬁne-print: «Straße» 2,5 km — DÉJÀ vu"
+    found = text_words_with_spans(text)
+    assert found.words == tuple(words(text))
+    for w, s, e in zip(found.words, found.starts, found.ends, strict=True):
+        assert words(text[s:e]) == [w]
+    assert text[slice(*found.span(2, 2))] == "print: «Straße"
+
+
+@pytest.fixture(scope="module")
+def sample(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Store]:
+    path = Path(tmp_path_factory.mktemp("evidence")) / "sample.duckdb"
+    with Store(path) as store:
+        engine.ingest_file(store, SAMPLE_CRAWL, MINHASH, jobs=1)
+        yield store
+
+
+def page_pairs(
+    store: Store, fp: Fingerprints, config: Config
+) -> Iterator[tuple[int, dict[str, Any], dict[str, Any]]]:
+    """Each stored pair as two `Store.page`-like rows (page id and text) of the first page of each unit."""
+    first = unit_pages(fp)["page_id"]
+    units = store.units(config.fingerprint_key)
+    keys = units["exact_key"].tolist()
+    text_of = {
+        k: t
+        for df in store.unit_texts(config.norm_key, keys, 4096)
+        for k, t in zip(df["exact_key"], df["text"], strict=True)
+    }
+    texts = [text_of[k] for k in keys]
+    for i, (a, b) in enumerate(zip(fp.pairs["a"], fp.pairs["b"], strict=True)):
+        yield (
+            i,
+            {"page_id": int(first[a]), "text": texts[a]},
+            {"page_id": int(first[b]), "text": texts[b]},
+        )
+
+
+def test_every_stored_minhash_pair_is_explained(sample: Store) -> None:
+    """On the sample's stored pairs: the exact scores are the stored ones, the replayed search finds each
+    pair (in a band of the one index with an estimate at the floor, or in the size-class pass), and the
+    passages are equal words in both texts."""
+    fp = load_fingerprints(sample, MINHASH, jobs=1)
+    assert len(fp.pairs["a"]) > 100
+    by_pass = {"index": 0, "size class only": 0}
+    for i, left, right in page_pairs(sample, fp, MINHASH):
+        ev = pair_evidence(fp, MINHASH, left, right)
+        assert ev.scores.jaccard == pytest.approx(fp.pairs["jaccard"][i], abs=1e-12)
+        assert ev.scores.containment == pytest.approx(fp.pairs["containment"][i], abs=1e-12)
+        assert ev.stored_score == pytest.approx(fp.pairs["containment"][i])
+        trace = ev.candidate
+        assert isinstance(trace, MinHashTrace) and trace.stored
+        assert (trace.bands, trace.rows) == (32, 4)
+        sig_a, sig_b = fp.minhash[ev.unit_a], fp.minhash[ev.unit_b]
+        assert trace.estimate_jaccard == np.mean(sig_a == sig_b)
+        for hit in trace.hits:
+            cols = slice(hit.band * trace.rows, (hit.band + 1) * trace.rows)
+            assert (sig_a[cols] == sig_b[cols]).all()
+        assert len(trace.hits) == sum(
+            (sig_a[r * 4 : r * 4 + 4] == sig_b[r * 4 : r * 4 + 4]).all() for r in range(32)
+        )
+        in_index = trace.found_by_index and trace.estimate_passed
+        assert in_index or trace.size_class_found
+        by_pass["index" if in_index else "size class only"] += 1
+        assert trace.exact_passed
+        wa, wb = ev.words_a.words, ev.words_b.words
+        for p in ev.passages:
+            assert p.n_words >= MINHASH.shingle_size
+            assert wa[p.start_a : p.start_a + p.n_words] == wb[p.start_b : p.start_b + p.n_words]
+        assert ev.linked == (fp.pairs["containment"][i] >= MINHASH.threshold)
+    assert by_pass["size class only"] >= 1  # the sample's cut-short syndicated copies
+
+
+def test_scores_equal_the_set_definitions(sample: Store) -> None:
+    fp = load_fingerprints(sample, MINHASH, jobs=1)
+    for _, left, right in list(page_pairs(sample, fp, MINHASH))[:30]:
+        ev = pair_evidence(fp, MINHASH, left, right)
+        sa, sb = shingles(left["text"], MINHASH.shingle_size), shingles(right["text"], MINHASH.shingle_size)
+        assert ev.scores.jaccard == pytest.approx(jaccard(sa, sb), abs=0.01)  # 32-bit shingle values
+        assert ev.scores.containment_a_in_b == pytest.approx(len(sa & sb) / len(sa), abs=0.01)
+        assert ev.scores.containment_b_in_a == pytest.approx(len(sa & sb) / len(sb), abs=0.01)
+        if ev.scores.size_guard_passed:
+            assert ev.scores.containment == pytest.approx(containment(sa, sb), abs=0.01)
+
+
+def test_passages_of_real_pairs_equal_the_brute_force(sample: Store) -> None:
+    fp = load_fingerprints(sample, MINHASH, jobs=1)
+    checked = 0
+    for _, left, right in list(page_pairs(sample, fp, MINHASH))[::25]:
+        a, b = words(left["text"])[:120], words(right["text"])[:120]
+        assert passages_of(a, b, 5) == tiling_brute_force(a, b, 5)
+        checked += 1
+    assert checked >= 10
+
+
+def test_a_pair_that_is_no_candidate_says_so(sample: Store) -> None:
+    fp = load_fingerprints(sample, MINHASH, jobs=1)
+    first = unit_pages(fp)["page_id"]
+    stored = set(zip(fp.pairs["a"].tolist(), fp.pairs["b"].tolist(), strict=True))
+    a, b = next((a, b) for a in range(5) for b in range(a + 1, 50) if (a, b) not in stored)
+    ev = pair_evidence(
+        fp,
+        MINHASH,
+        sample.page(int(first[a]), MINHASH.norm_key, source=False),
+        sample.page(int(first[b]), MINHASH.norm_key, source=False),
+    )
+    trace = ev.candidate
+    assert isinstance(trace, MinHashTrace) and not trace.stored and ev.stored_score is None
+    assert not ev.linked
+    assert not (
+        (trace.found_by_index and trace.estimate_passed) or trace.size_class_found and trace.exact_passed
+    )
+
+
+def test_same_text_has_no_trace(sample: Store) -> None:
+    fp = load_fingerprints(sample, MINHASH, jobs=1)
+    unit = fp.arrays["unit"]
+    counts = np.bincount(unit[unit >= 0])
+    u = int(np.flatnonzero(counts > 1)[0])
+    p1, p2 = fp.arrays["page_id"][unit == u][:2]
+    ev = pair_evidence(
+        fp,
+        MINHASH,
+        sample.page(int(p1), MINHASH.norm_key, source=False),
+        sample.page(int(p2), MINHASH.norm_key, source=False),
+    )
+    assert ev.same_text and ev.linked and ev.candidate is None
+    assert ev.scores.jaccard == 1.0 and ev.share_a == 1.0 == ev.share_b
+    assert len(ev.passages) == 1
+
+
+def test_every_stored_simhash_pair_is_explained(sample: Store) -> None:
+    fp = load_fingerprints(sample, SIMHASH, jobs=1)
+    r = choose_r(fp.n_units, SIMHASH.simhash_max_bits)
+    assert len(fp.pairs["a"]) > 100
+    for i, left, right in page_pairs(sample, fp, SIMHASH):
+        trace = pair_evidence(fp, SIMHASH, left, right).candidate
+        assert isinstance(trace, SimHashTrace) and trace.stored and trace.found
+        assert trace.hamming_bits == fp.pairs["hamming_bits"][i]
+        assert trace.r == r and trace.n_blocks == SIMHASH.simhash_max_bits + r
+        assert len(trace.agreeing_blocks) >= r  # the pigeonhole
+        fa, fb = int(fp.simhash[fp.pairs["a"][i]]), int(fp.simhash[fp.pairs["b"][i]])
+        assert (fa ^ fb).bit_count() == trace.hamming_bits
+
+
+def test_a_page_not_in_the_fingerprints_is_named(sample: Store) -> None:
+    fp = load_fingerprints(sample, MINHASH, jobs=1)
+    page = {"page_id": int(fp.arrays["page_id"][0]), "text": "some words here and there"}
+    with pytest.raises(KeyError, match="page 999999 is not in these fingerprints"):
+        pair_evidence(fp, MINHASH, page, {"page_id": 999_999, "text": "other words"})
+    with pytest.raises(ValueError, match="same setting"):
+        pair_evidence(fp, SIMHASH, page, page)
