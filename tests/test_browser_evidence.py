@@ -40,6 +40,8 @@ from neardup.analysis import load_fingerprints
 from neardup.config import Config
 from neardup.store import Store
 
+pytestmark = pytest.mark.browser
+
 HOST = "chain.example"
 PAYLOADS = (
     "<script>alert(1)</script>",
