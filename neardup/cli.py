@@ -488,7 +488,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="neardup", description="Audit exact and near duplicates in a web crawl dump.")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
-    p = sub.add_parser("ingest", help="load crawl dumps (JSONL[.gz], CSV, Parquet) into the database")
+    p = sub.add_parser(
+        "ingest",
+        help="load crawl dumps (JSONL[.gz], CSV, Parquet, WARC[.gz], WET, ARC, WACZ) into the database",
+    )
     p.add_argument("paths", nargs="+", help="crawl dump files")
     _add_common(p, setting=False)
     p.set_defaults(func=cmd_ingest)
