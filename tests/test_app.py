@@ -494,6 +494,19 @@ def test_audit_simhash_minhash_disagreement_queue(db: str, store: Store) -> None
     assert queue_length(at) == len(expected) - 1  # the labeled pair leaves the queue
 
 
+def test_audit_disagreement_queue_on_a_fresh_database_computes_the_other_method(db: str) -> None:
+    """Only the app has the file open (read-only between writes), and the other method has no fingerprints
+    yet: they are computed (a write) before the queue is read, not inside its read."""
+    at = run_app("pages/3_Audit.py")
+    choose_queue(at, "SimHash vs MinHash disagree")
+    assert not at.exception, at.exception
+    assert queue_length(at) >= 2
+    button(at, "Not duplicate").click().run()
+    assert not at.exception, at.exception
+    with Store(db, read_only=True) as store:
+        assert len(store.labels()) == 1
+
+
 def test_audit_labelers_disagree_queue_takes_the_adjudicated_label(db: str, store: Store) -> None:
     a, ma, b, mb = first_sampled_pair(store)
     store.record_label(a, b, md5_a=ma, md5_b=mb, label="duplicate", labeler="ana")
@@ -563,7 +576,7 @@ def test_audit_reopened_pair_takes_a_changed_label_and_undo_puts_the_first_back(
     expected = first_sampled_pair(store)
     button(at, "Duplicate").click().run()
     first = store.labels().iloc[0]
-    pages = at.session_state[KEY_AUDIT_HISTORY][-1]["pages"]
+    pages = at.session_state[KEY_AUDIT_HISTORY].saved[-1].pages
     at.session_state[KEY_AUDIT_PAIR] = pages  # what "Open this pair to change its label" sets
     at.run()
     assert any(c.value.startswith("Pair opened from") for c in at.caption)

@@ -16,8 +16,16 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from neardup.audit import PAIR_KEY, PairDetail, PairKey, label_in, labels_by_labeler, method_disagreements
-from neardup.errors import NeardupError
+from neardup.audit import (
+    PAIR_KEY,
+    PairDetail,
+    PairKey,
+    label_in,
+    labels_by_labeler,
+    labels_with,
+    method_disagreements,
+)
+from neardup.errors import DatabaseLocked
 from neardup.labels import (
     ADJUDICATOR,
     CATEGORIES,
@@ -28,15 +36,15 @@ from neardup.labels import (
     decision_at,
 )
 from neardup.ui.data import (
-    STALE_VERSION,
     LabelView,
     get_candidate_pairs,
+    get_label_store,
     get_pair_detail,
     label_view,
-    label_view_after,
     label_view_with,
     prefetch_pair_detail,
 )
+from neardup.ui.labeling import GivenLabel, LabelSession
 from neardup.ui.render import counted, md_escape, show_diff
 from neardup.ui.state import (
     AUDIT_QUEUES,
@@ -81,13 +89,15 @@ CATEGORY_KEYS = 8  # categories on the keys 1-8
 PER_BUCKET_MAX = 30  # the Pairs per bucket slider's end
 MORE_PER_BUCKET = 5  # the "more pairs" key: this many more pairs in the least labeled bucket with pairs left
 LABEL_NAMES = {"duplicate": "Duplicate", "not": "Not duplicate", "unsure": "Unsure"}
+WAITING_RETRY_S = 1.0  # how often labels waiting for a busy file are tried again
 
 st.set_page_config(page_title="neardup · Audit", layout="wide")
 st.title("Audit pairs")
 store, path, config = open_database()
+quick_store = get_label_store(path)  # label writes and prefetches: a short wait for the file, no linger
 state = st.session_state
 skipped: set[tuple[str, ...]] = state.setdefault(KEY_AUDIT_SKIPPED, set())
-history: list[dict[str, Any]] = state.setdefault(KEY_AUDIT_HISTORY, [])
+session: LabelSession = state.setdefault(KEY_AUDIT_HISTORY, LabelSession())
 chosen: dict[tuple[str, ...], str | None] = state.setdefault(KEY_AUDIT_CATEGORY, {})
 state.setdefault(W_PER_BUCKET, 5)
 state.setdefault(KEY_AUDIT_SEED, 7)
@@ -106,16 +116,25 @@ def leave_pair() -> None:
     state[W_NOTE] = ""
 
 
-def note_label(
-    view: LabelView,
+def labels_given(view: LabelView | None) -> pd.DataFrame | None:
+    """The labels `view` holds with the labels waiting in this tab put in (None without a view)."""
+    if view is None or view.pairs is not pairs:
+        return None
+    labels = view.labels
+    for row in session.rows_waiting():
+        labels = labels_with(labels, row)
+    return labels
+
+
+def give_label(
+    labels: pd.DataFrame | None,
     choice: str,
     key: PairKey,
     pages: tuple[int, int],
     suggested: str | None,
     adjudicate: bool = False,
-) -> tuple[LabelView, dict[str, Any]]:
-    """`view` with this label in it, and the label as a `Store.labels()` row, for `save_label` to write.
-    Undo's entry and the confirmation are made here; the pair is left."""
+) -> GivenLabel:
+    """The label given by a key on the pair shown, as a `Store.labels()` row, with what undo puts back."""
     labeler = ADJUDICATOR if adjudicate else state.get(W_LABELER) or None
     a, ma, b, mb = key
     row = {
@@ -130,99 +149,60 @@ def note_label(
         "labeled_at": datetime.now(UTC).replace(tzinfo=None),
         "setting": json.dumps(config.to_dict()),
     }
-    history.append(
-        {
-            "key": key,
-            "pages": pages,
-            "labeler": labeler,
-            "previous": label_in(view.labels, key, labeler),  # what undo puts back
-            "label": choice,
-            "category": row["category"],
-        }
-    )
-    leave_pair()
-    flash(
-        ("Adjudicated: " if adjudicate else "Labeled ")
-        + LABEL_NAMES[choice].lower()
-        + (f" · {row['category']}" if row["category"] else "")
-        + " · z undoes it"
-    )
-    return label_view_with(view, row), row
+    return GivenLabel(row, pages, label_in(labels, key, labeler) if labels is not None else None)
 
 
-def save_label(row: dict[str, Any]) -> None:
-    store.record_label(
-        row["url_a"],
-        row["url_b"],
-        md5_a=row["md5_a"],
-        md5_b=row["md5_b"],
-        label=row["label"],
-        category=row["category"],
-        note=row["note"],
-        labeler=row["labeler"],
-        setting=config.to_dict(),
-        labeled_at=row["labeled_at"],
+def labeled_message(given: GivenLabel) -> str:
+    row = given.row
+    return (
+        ("Adjudicated: " if row["labeler"] == ADJUDICATOR else "Labeled ")
+        + LABEL_NAMES[row["label"]].lower()
+        + (f" · {md_escape(row['category'])}" if row["category"] else "")
     )
 
 
-def write_undo() -> None:
-    if not history:
+def superseded_message(given: GivenLabel, stored: dict[str, Any]) -> str:
+    return (
+        f"Your label {LABEL_NAMES[given.row['label']].lower()} of {md_escape(given.row['url_a'])} and "
+        f"{md_escape(given.row['url_b'])} was replaced by a later one given elsewhere (another tab or window): "
+        f"{LABEL_NAMES.get(stored['label'], stored['label']).lower()}. Reopen the pair to change it."
+    )
+
+
+def take_back() -> None:
+    """Undo the newest label of this tab and reopen its pair."""
+    undone = session.undo(quick_store)
+    if undone.label is None:
         flash("Nothing to undo in this session.")
-        return
-    entry = history.pop()
-    a, ma, b, mb = entry["key"]
-    prev = entry["previous"]
-    if prev is None:
-        store.delete_label(a, b, md5_a=ma, md5_b=mb, labeler=entry["labeler"])
+    elif undone.busy is not None:
+        flash(f"Not undone: the database is busy ({undone.busy}). Press z again once it is free.")
     else:
-        store.record_label(
-            a,
-            b,
-            md5_a=ma,
-            md5_b=mb,
-            label=prev["label"],
-            category=prev["category"],
-            note=prev["note"],
-            labeler=entry["labeler"],
-            labeled_at=prev["labeled_at"],
+        state[KEY_AUDIT_PAIR] = undone.label.pages
+        state[KEY_AUDIT_OPENED_BY] = OPENED_BY_UNDO
+        flash(
+            f"Undone: {LABEL_NAMES[undone.label.row['label']].lower()} · the pair is open again"
+            if undone.done
+            else "Not undone: a later label of this pair, given elsewhere, replaced yours; the pair is open"
         )
-    state[KEY_AUDIT_PAIR] = entry["pages"]
-    state[KEY_AUDIT_OPENED_BY] = OPENED_BY_UNDO
-    flash(f"Undone: {LABEL_NAMES[entry['label']].lower()} · the pair is open again")
 
 
-def write_pending(view: LabelView, pending: list[tuple[str, tuple[Any, ...]]]) -> LabelView:
-    """Write the labels and undos the callbacks of this run queued, and `view` after them (read again from
-    the store). They are written after every callback of this rerun: keys pressed within one round trip
-    ("6" then "d") reach the server as one rerun whose callbacks run in the order the buttons were drawn
-    (the label bar first), so a label written by its own callback would miss the category chosen with it."""
-    for action, args in pending:
-        if action == "label":
-            before = view
-            view, row = note_label(view, *args)
-            save_label(row)
-            view = label_view_after(store, before, args[1])
-        else:
-            write_undo()
-            view = label_view_after(store, view, None)
-    return view
-
-
-def save_labels(before: tuple[int, int], view: LabelView, rows: list[dict[str, Any]]) -> None:
-    """Write the labels a run drew the next pair without (`view` has them), once it is drawn, and keep
-    `view` as current if no other session changed a label since `before` (else it is read again)."""
-    try:
-        with store.writing():
-            found = store.labels_version()
-            for row in rows:
-                save_label(row)
-            after = store.labels_version()
-    except NeardupError as exc:
-        del history[-len(rows) :]
-        state[KEY_AUDIT_LABELS] = replace(view, version=STALE_VERSION)
-        st.toast(f"The label was not saved: {exc}")
-        return
-    state[KEY_AUDIT_LABELS] = replace(view, version=after if found == before else STALE_VERSION)
+def save_waiting() -> tuple[list[str], bool]:
+    """Write the labels waiting in this tab: what to tell the analyst, and whether the labels read before
+    are still current (no other session wrote one in between)."""
+    saved = session.save(quick_store)
+    messages = [labeled_message(g) + " · z undoes it" for g in saved.kept]
+    messages += [
+        f"Not kept: {labeled_message(g).lower()}; a later label of this pair, given elsewhere, stays"
+        for g in saved.refused
+    ]
+    kept_view: LabelView | None = state.get(KEY_AUDIT_LABELS)
+    current = saved.versions is not None and kept_view is not None and saved.versions[0] == kept_view.version
+    if current and kept_view is not None and saved.versions is not None:
+        view = kept_view
+        for given in saved.kept:
+            view = label_view_with(view, given.row)
+        state[KEY_AUDIT_LABELS] = replace(view, version=saved.versions[1])
+    return messages, current or saved.versions is None
 
 
 def pair_key(detail: PairDetail) -> PairKey:
@@ -314,6 +294,13 @@ with st.sidebar:
     )
 adjudicating = mode == "labelers disagree"
 other = other_method(config, state.get(KEY_THRESHOLDS, {}))
+# The other method's pairs are read here, outside the labeling fragment's read of the file: their
+# fingerprints may have to be computed first, a write, which cannot start inside a read.
+other_pairs = (
+    get_candidate_pairs(store, path, other.fingerprint_key, other.similarity, other)
+    if mode == "SimHash vs MinHash disagree"
+    else None
+)
 sim_cfg, mh_cfg = (config, other) if config.method == "simhash" else (other, config)
 LABEL_KEYS = (("duplicate", "d"), ("not", "n"), ("unsure", "u"))  # the label buttons and their keys
 MOVE_KEYS = (("Previous", "k", -1), ("Next", "j", 1))
@@ -341,8 +328,7 @@ def make_queue(view: LabelView) -> pd.DataFrame:
     matched, labels = view.matched, view.labels
     if mode == "active":
         return active_queue(pairs, matched, view.tallies, config, seed=int(seed), skipped=skipped)
-    if mode == "SimHash vs MinHash disagree":
-        other_pairs = get_candidate_pairs(store, path, other.fingerprint_key, other.similarity, other)
+    if mode == "SimHash vs MinHash disagree" and other_pairs is not None:
         sim_pairs, mh_pairs = (pairs, other_pairs) if config.method == "simhash" else (other_pairs, pairs)
         queue = method_disagreements(
             sim_pairs, mh_pairs, simhash_bits=int(sim_cfg.threshold), minhash_threshold=mh_cfg.threshold
@@ -461,7 +447,9 @@ def label_bar(detail: PairDetail, category: str | None, current: pd.Series | Non
             args=(choice,),
         )
     bar[3].button("Skip", shortcut="s", width="stretch", on_click=skip)
-    bar[4].button("Undo", shortcut="z", width="stretch", on_click=undo, disabled=not history)
+    bar[4].button(
+        "Undo", shortcut="z", width="stretch", on_click=undo, disabled=not (session.saved or session.waiting)
+    )
     for col, (name, shortcut, step) in zip(bar[5:], MOVE_KEYS, strict=True):
         col.button(
             name,
@@ -602,41 +590,87 @@ def labeled_list(view: LabelView) -> None:
         st.caption("That pair is no candidate pair at this setting.")
 
 
+def waiting_labels() -> None:
+    """While labels wait for the file (or it was busy): how many, and a retry every WAITING_RETRY_S."""
+    if session.waiting or session.busy is not None:
+        st.fragment(retry_waiting, run_every=WAITING_RETRY_S)()
+
+
+def retry_waiting() -> None:
+    """Write the waiting labels; once they are written and the file is free, the page is drawn anew."""
+    messages, _ = save_waiting()
+    if not session.waiting:
+        try:
+            quick_store.labels_version()  # the file is free again
+        except DatabaseLocked:
+            pass
+        else:
+            session.busy = None
+            flash(" · ".join(messages) if messages else "The database is free again.")
+            st.rerun(scope="app")
+    st.warning(busy_message(), icon=":material/hourglass_top:")
+
+
+def busy_message() -> str:
+    waiting = len(session.waiting)
+    return (
+        (
+            f"{counted(waiting, 'label')} waiting to be saved: "
+            if waiting
+            else "No label waiting, but the database is busy: "
+        )
+        + f"{md_escape(session.busy or 'the database is busy')}. They stay in this tab and are written as soon as it "
+        "is free (keep this tab open)."
+    )
+
+
 @st.fragment
 def labeling() -> None:
     """The label bar, the pair, the progress and the labeled pairs: what a key press reruns.
 
-    A label key draws the next pair from the labels this session keeps, the new label put in, and writes
-    it once that is drawn (the pair itself was prefetched): the key reads nothing before the draw. Any other
-    run reads the labels' version first (one lease on the file for the run, a write lease when an undo is to
-    be written: every store call in it reuses it)."""
+    The labels and undos the keys gave are written first (committed before the page says so or draws the
+    next pair); while another process holds the file they wait in this tab (`waiting_labels`). The labels
+    are read again only when another session changed them (their version before this tab's write is not
+    the one kept); the pair shown next was prefetched, so a label key reads nothing more."""
     if state.pop(KEY_AUDIT_MORE, False):
         st.rerun(scope="app")
+    messages: list[str] = []
     pending: list[tuple[str, tuple[Any, ...]]] = state.pop(KEY_AUDIT_PENDING, [])
     kept: LabelView | None = state.get(KEY_AUDIT_LABELS)
-    if (
-        pending
-        and all(action == "label" for action, _ in pending)
-        and kept is not None
-        and kept.pairs is pairs
-        and kept.version != STALE_VERSION
-    ):
-        view, rows = kept, []
-        for _, args in pending:
-            view, row = note_label(view, *args)
-            rows.append(row)
-        state[KEY_AUDIT_LABELS] = view
-        upcoming = draw_labeling(view)
-        save_labels(kept.version, view, rows)
-    else:
-        with store.writing() if pending else store.reading():
-            view = write_pending(label_view(store, pairs, kept), pending)
+    undone = False
+    for action, args in pending:
+        if action == "label":
+            session.give(give_label(labels_given(kept), *args))
+            leave_pair()
+        else:
+            take_back()
+            undone = True
+    written, current = save_waiting()
+    messages += written
+    view = state.get(KEY_AUDIT_LABELS) if current and not undone else None
+    if view is None or view.pairs is not pairs:
+        try:
+            with store.reading():
+                view = label_view(store, pairs, state.get(KEY_AUDIT_LABELS))
+        except DatabaseLocked as exc:
+            session.busy = session.busy or str(exc)
+            view = state.get(KEY_AUDIT_LABELS)
+            if view is None or view.pairs is not pairs:
+                waiting_labels()
+                return
+        else:
             state[KEY_AUDIT_LABELS] = view
-            upcoming = draw_labeling(view)
+            messages += [superseded_message(g, stored) for g, stored in session.superseded(view.labels)]
+    for message in messages:
+        st.toast(message)
+    for row in session.rows_waiting():  # drawn as given: the queue moves on while they wait
+        view = label_view_with(view, row)
+    waiting_labels()
+    upcoming = draw_labeling(view)
     # The pair that comes next is read and diffed on a background thread while this one is read, so the key
     # that leads there only draws it.
     if upcoming is not None:
-        prefetch_pair_detail(store, path, *upcoming, config)
+        prefetch_pair_detail(quick_store, path, *upcoming, config)
 
 
 def draw_labeling(view: LabelView) -> tuple[int, int] | None:
@@ -688,7 +722,12 @@ def draw_labeling(view: LabelView) -> tuple[int, int] | None:
         with bar:
             label_bar(detail, chosen.get(key, detail.category), current, len(queue))
     else:
-        st.button("Undo the last label", shortcut="z", on_click=undo, disabled=not history)
+        st.button(
+            "Undo the last label",
+            shortcut="z",
+            on_click=undo,
+            disabled=not (session.saved or session.waiting),
+        )
 
     n_contested = int(view.matched["contested"].sum()) if "contested" in view.matched else 0
     st.caption(
