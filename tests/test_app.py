@@ -507,6 +507,24 @@ def test_audit_disagreement_queue_on_a_fresh_database_computes_the_other_method(
         assert len(store.labels()) == 1
 
 
+def test_a_failing_page_shows_one_line_and_logs_the_traceback(
+    db: str, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]
+) -> None:
+    """No page shows a traceback: an unexpected error is one sentence (what happened, what to do) and
+    its details go to the server log."""
+
+    def broken(*args: Any, **kwargs: Any) -> None:
+        raise RuntimeError("internal detail at /srv/secret/path")
+
+    at = run_app("pages/3_Audit.py")
+    monkeypatch.setattr(audit, "method_disagreements", broken)
+    at.sidebar.radio(key=W_QUEUE).set_value("SimHash vs MinHash disagree").run()
+    assert not at.exception, at.exception
+    (error,) = [e.value for e in at.error]
+    assert "RuntimeError" in error and "reload the page" in error and "secret" not in error
+    assert "RuntimeError: internal detail at /srv/secret/path" in capfd.readouterr().err
+
+
 def test_audit_labelers_disagree_queue_takes_the_adjudicated_label(db: str, store: Store) -> None:
     a, ma, b, mb = first_sampled_pair(store)
     store.record_label(a, b, md5_a=ma, md5_b=mb, label="duplicate", labeler="ana")

@@ -44,6 +44,7 @@ from neardup.ui.data import (
     label_view_with,
     prefetch_pair_detail,
 )
+from neardup.ui.guard import one_line_errors
 from neardup.ui.labeling import GivenLabel, LabelSession
 from neardup.ui.render import counted, md_escape, show_diff
 from neardup.ui.state import (
@@ -626,6 +627,11 @@ def busy_message() -> str:
 
 @st.fragment
 def labeling() -> None:
+    with one_line_errors("the Audit page's labeling"):
+        label_and_draw()
+
+
+def label_and_draw() -> None:
     """The label bar, the pair, the progress and the labeled pairs: what a key press reruns.
 
     The labels and undos the keys gave are written first (committed before the page says so or draws the
