@@ -188,8 +188,8 @@ def take_back() -> None:
 
 
 def save_waiting() -> tuple[list[str], bool]:
-    """Write the labels waiting in this tab: what to tell the analyst, and whether the labels read before
-    are still current (no other session wrote one in between)."""
+    """Write the labels waiting in this tab: what to tell the analyst, and whether the labels kept are
+    known current (labels were written, and no other session wrote one since the labels were read)."""
     saved = session.save(quick_store)
     messages = [labeled_message(g) + " · z undoes it" for g in saved.kept]
     messages += [
@@ -203,7 +203,7 @@ def save_waiting() -> tuple[list[str], bool]:
         for given in saved.kept:
             view = label_view_with(view, given.row)
         state[KEY_AUDIT_LABELS] = replace(view, version=saved.versions[1])
-    return messages, current or saved.versions is None
+    return messages, current
 
 
 def pair_key(detail: PairDetail) -> PairKey:
@@ -671,8 +671,10 @@ def label_and_draw() -> None:
         st.toast(message)
     for row in session.rows_waiting():  # drawn as given: the queue moves on while they wait
         view = label_view_with(view, row)
-    waiting_labels()
+    waiting = st.container()  # above the pair, filled once the pair is drawn (which may find the file busy)
     upcoming = draw_labeling(view)
+    with waiting:
+        waiting_labels()
     # The pair that comes next is read and diffed on a background thread while this one is read, so the key
     # that leads there only draws it.
     if upcoming is not None:
@@ -697,12 +699,22 @@ def draw_labeling(view: LabelView) -> tuple[int, int] | None:
         current = queue.iloc[position]
         page_a, page_b = int(current["page_a"]), int(current["page_b"])
 
-    # A pair opened from elsewhere keeps its order (Clusters: the representative on the left).
-    detail = (
-        get_pair_detail(store, path, page_a, page_b, config, keep_order=bool(opened))
-        if page_a and page_b
-        else None
-    )
+    # No key acts on the pair drawn last while this one is read: it may not come (the file is busy).
+    state[KEY_AUDIT_SHOWN] = None
+    try:  # A pair opened from elsewhere keeps its order (Clusters: the representative on the left).
+        detail = (
+            get_pair_detail(quick_store, path, page_a, page_b, config, keep_order=bool(opened))
+            if page_a and page_b
+            else None
+        )
+    except DatabaseLocked as exc:
+        session.busy = str(exc)
+        st.info(
+            "The next pair shows as soon as the database is free: another process holds it. Labels given "
+            "so far are kept in this tab.",
+            icon=":material/hourglass_top:",
+        )
+        return None
     key = pair_key(detail) if detail else None
     # The pair the label and category keys apply to, set before anything of it is drawn: a run that drew the
     # next pair's caption but was cut short before its buttons leaves the previous run's buttons (and their
