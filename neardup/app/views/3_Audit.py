@@ -45,6 +45,7 @@ from neardup.ui.data import (
     prefetch_pair_detail,
 )
 from neardup.ui.guard import one_line_errors
+from neardup.ui.keys import DIFF_KEY, KEYBOARD_SCRIPT
 from neardup.ui.labeling import GivenLabel, LabelSession
 from neardup.ui.render import counted, md_escape, show_diff
 from neardup.ui.state import (
@@ -94,6 +95,8 @@ WAITING_RETRY_S = 1.0  # how often labels waiting for a busy file are tried agai
 
 st.set_page_config(page_title="neardup · Audit", layout="wide")
 st.title("Audit pairs")
+with st.container(gap=None):  # the script's element takes no room; sent first, it catches the first key
+    st.html(KEYBOARD_SCRIPT, unsafe_allow_javascript=True)
 store, path, config = open_database()
 quick_store = get_label_store(path)  # label writes and prefetches: a short wait for the file, no linger
 state = st.session_state
@@ -309,17 +312,8 @@ SUGGESTED_ICON, CHOSEN_ICON = ":material/lightbulb:", ":material/check_circle:"
 KEY_HINT = (
     "Are the two pages the same content? **d** duplicate · **n** not · **u** unsure. The kind in blue "
     "(keys 1-8) is saved with the label, at first the suggested one (the bulb); press another to change it. **s** skip · "
-    "**z** undo · **j** / **k** next / previous · **Esc** leaves a sidebar field"
+    f"**z** undo · **j** / **k** next / previous · **{DIFF_KEY}** first change and back · **Esc** leaves a field"
 )
-# A sidebar field keeps the keyboard focus once clicked or typed in (a slider takes the arrows, a text box
-# the letters), and Streamlit gives no shortcut to a focused field: Esc there hands the keys back to the page.
-ESCAPE_LEAVES_SIDEBAR = """<script>if (!window.neardupEscapeLeavesSidebar) {
-    window.neardupEscapeLeavesSidebar = true;
-    document.addEventListener("keydown", e => {
-        const field = document.activeElement;
-        if (e.key === "Escape" && field?.closest('[data-testid="stSidebar"]')) field.blur();
-    }, true);
-}</script>"""
 SCROLL_TO_TOP = "<script>/* pair {0:d} {1:d} */ document.querySelector('[data-testid=\"stMain\"]')?.scrollTo(0, 0);</script>"
 LIST_COLUMNS = ["label", "category", "labeler", "bucket", "url_a", "url_b", "note", "labeled_at"]
 
@@ -783,6 +777,4 @@ def draw_labeling(view: LabelView) -> tuple[int, int] | None:
     return int(nxt["page_a"]), int(nxt["page_b"])
 
 
-with st.container(gap=None):  # the script's element takes no room
-    st.html(ESCAPE_LEAVES_SIDEBAR, unsafe_allow_javascript=True)
 labeling()

@@ -1,0 +1,130 @@
+"""The Audit page's keys never go dead, in a real browser at 1400x900: the first key on a fresh page, Esc
+from any field, after a click on a switch, the scroll keys, the key to the first change of the diff."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from test_app import build_small_db
+from test_browser import (
+    CHROMIUM,
+    Browser,
+    Server,
+    assert_clean,
+    launch_browser,
+    open_page,
+    screenshot,
+    start_app,
+    wait_for_health,
+    wait_idle,
+)
+
+PAIR_URLS_JS = """() => [...document.querySelectorAll('[data-testid="stCode"]')].slice(0, 2)
+    .map(c => c.innerText.trim()).join('|')"""
+MAIN_TOP_JS = "() => document.querySelector('[data-testid=\"stMain\"]').scrollTop"
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    if not Path(CHROMIUM).exists():
+        pytest.fail(f"the browser test needs Debian's Chromium at {CHROMIUM}: apt-get install chromium")
+    tmp = tmp_path_factory.mktemp("keys")
+    db = build_small_db(tmp)
+    url, proc, log = start_app(db, tmp)
+    srv = Server(url, db, proc, log, 300, 0)
+    try:
+        wait_for_health(srv)
+        yield srv
+    finally:
+        srv.stop()
+
+
+@pytest.fixture(scope="module")
+def browser(server: Server) -> Iterator[Browser]:
+    with launch_browser() as b:
+        yield b
+
+
+def open_audit(page: object, server: Server) -> str:
+    open_page(page, server.url, "/Audit", "Labeled pairs")
+    page.get_by_text(re.compile(r"^Pair \d+ of \d+")).first.wait_for()
+    return str(page.evaluate(PAIR_URLS_JS))
+
+
+def next_pair_after(page: object, key: str) -> str:
+    """Press `key` (a real key press) and wait for another pair to be drawn."""
+    before = page.evaluate(PAIR_URLS_JS)
+    page.keyboard.press(key)
+    page.wait_for_function(f"() => ({PAIR_URLS_JS})() !== {before!r}", timeout=15_000)
+    wait_idle(page)
+    return str(page.evaluate(PAIR_URLS_JS))
+
+
+def test_the_first_key_on_a_fresh_page_acts(server: Server, browser: Browser) -> None:
+    """A key pressed as soon as the page shows its title (before the pair and its label bar are drawn)
+    acts on the pair once it is: a fresh session's skip shows the second pair."""
+    page = browser.page
+    first = open_audit(page, server)
+    second = next_pair_after(page, "s")
+    for _ in range(3):
+        page.goto(server.url + "/Audit")  # a new session: its queue starts at the first pair again
+        page.get_by_role("heading", name="Audit pairs").wait_for()
+        page.keyboard.press("s")
+        page.wait_for_function(f"() => ({PAIR_URLS_JS})() === {second!r}", timeout=15_000)
+        wait_idle(page)
+        assert page.evaluate(PAIR_URLS_JS) != first
+    assert_clean(browser, "/Audit after an early key")
+
+
+def test_esc_and_a_click_on_a_switch_hand_the_keys_back(server: Server, browser: Browser) -> None:
+    page = browser.page
+    open_audit(page, server)
+    for switch in ("Raw HTML (as source, never rendered)", "What normalization removed", "Labeled pairs"):
+        page.get_by_text(switch, exact=True).click()
+        wait_idle(page)
+        next_pair_after(page, "s")  # straight after the click
+        page.get_by_text(switch, exact=True).click()
+        wait_idle(page)
+        page.keyboard.press("Escape")
+        next_pair_after(page, "s")
+    note = page.get_by_placeholder("optional note")
+    note.click()
+    page.keyboard.type("sd")  # typed into the note, no key acts
+    assert note.input_value() == "sd"
+    page.keyboard.press("Escape")
+    wait_idle(page)
+    next_pair_after(page, "s")
+    assert_clean(browser, "/Audit after Esc and switches")
+
+
+def test_scroll_keys_and_the_first_change_key(server: Server, browser: Browser) -> None:
+    """At 1400x900 the label bar and the pair's URLs are above the fold; PageDown, Space and the arrows
+    scroll a freshly opened page, Home goes back; g jumps to the first change of the diff and back."""
+    page = browser.page
+    open_audit(page, server)
+    for name in ("Duplicate", "Not duplicate", "Skip"):
+        box = page.get_by_role("button", name=name).first.bounding_box()
+        assert box and box["y"] + box["height"] <= 900, name
+    for code in page.locator('[data-testid="stCode"]').all()[:2]:
+        box = code.bounding_box()
+        assert box and box["y"] + box["height"] <= 900
+    screenshot(page, "audit_keys.png")
+    assert page.evaluate(MAIN_TOP_JS) == 0
+    for key in ("PageDown", "Space", "ArrowDown"):
+        page.keyboard.press(key)
+        page.wait_for_function(f"() => ({MAIN_TOP_JS})() > 0")
+        page.keyboard.press("Home")
+        page.wait_for_function(f"() => ({MAIN_TOP_JS})() === 0")
+    # a pair with a change: skip identical ones
+    for _ in range(20):
+        if page.get_by_text("Main text, word diff").count():
+            break
+        next_pair_after(page, "s")
+    page.keyboard.press("g")
+    page.wait_for_function(f"() => ({MAIN_TOP_JS})() > 0")
+    page.keyboard.press("g")
+    page.wait_for_function(f"() => ({MAIN_TOP_JS})() === 0")
+    assert_clean(browser, "/Audit scroll keys")
