@@ -128,3 +128,52 @@ def test_scroll_keys_and_the_first_change_key(server: Server, browser: Browser) 
     page.keyboard.press("g")
     page.wait_for_function(f"() => ({MAIN_TOP_JS})() === 0")
     assert_clean(browser, "/Audit scroll keys")
+
+
+FETCH_CAPTIONS_JS = """() => [...document.querySelectorAll('[data-testid="stCaptionContainer"]')]
+    .map(c => c.innerText).filter(t => /fetch(ed)? ·|fetch time/.test(t))"""
+
+
+def assert_fetch_captions_by_time(page: object) -> None:
+    """The side captioned "earlier fetch" was fetched first, whichever side it is on."""
+    captions = page.evaluate(FETCH_CAPTIONS_JS)[:2]
+    times = {c.split(" · ")[0]: re.search(r"fetched (\S+ \S+)", c).group(1) for c in captions}
+    if "earlier fetch" in times:
+        assert times["earlier fetch"] < times["later fetch"], captions
+
+
+def test_counts_history_and_the_labelers_choices_survive_a_reload(server: Server, browser: Browser) -> None:
+    """ "Pair i of N" counts up; k goes back to the pair just labeled and shows its label, j returns; the
+    name, pairs per bucket and queue are in the URL and survive a reload; earlier / later fetch by time."""
+    page = browser.page
+    open_audit(page, server)
+    name = page.get_by_label("Your name", exact=True).and_(page.get_by_role("textbox"))
+    name.fill("ana")
+    name.press("Enter")
+    wait_idle(page)
+    page.get_by_text("active", exact=True).click()
+    wait_idle(page)
+    page.keyboard.press("Escape")
+    caption = page.get_by_text(re.compile(r"^Pair \d+ of \d+")).first
+    assert re.search(r"^Pair 1 of \d+", caption.inner_text())
+    first = page.evaluate(PAIR_URLS_JS)
+    assert_fetch_captions_by_time(page)
+    second = next_pair_after(page, "d")
+    page.get_by_text(re.compile(r"^Pair 2 of \d+")).first.wait_for()  # the active queue may grow
+    assert next_pair_after(page, "k") == first
+    page.get_by_text("your label: duplicate").first.wait_for()
+    assert_fetch_captions_by_time(page)
+    assert next_pair_after(page, "j") == second
+
+    page.wait_for_function(
+        "() => /labeler=ana/.test(location.search) && /queue=active/.test(location.search)"
+    )
+    page.reload()
+    page.get_by_text(re.compile(r"^Pair \d+ of \d+")).first.wait_for()
+    wait_idle(page)
+    page.wait_for_function(
+        """() => [...document.querySelectorAll('[data-testid="stSidebar"] input[type="text"]')]
+            .some(i => i.value === 'ana')"""
+    )
+    assert page.get_by_role("radio", name="active").is_checked()
+    assert_clean(browser, "/Audit after a reload")

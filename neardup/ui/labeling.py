@@ -10,6 +10,8 @@ whose label was replaced is told on its next run (`superseded`).
 
 from __future__ import annotations
 
+import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -140,3 +142,62 @@ class LabelSession:
 
     def rows_waiting(self) -> list[dict[str, Any]]:
         return [given.row for given in self.waiting]
+
+    def given(self) -> list[GivenLabel]:
+        """Every label this tab gave and still holds, oldest first (what `k` goes back through)."""
+        return [*self.saved, *self.waiting]
+
+
+# The Audit page's labeling choices in its URL (?labeler=ana&per_bucket=10&queue=active): a reload or a
+# shared link keeps who labels, the quota and the queue.
+QUEUE_SLUGS = {
+    "quota per bucket": "quota",
+    "active": "active",
+    "SimHash vs MinHash disagree": "disagree",
+    "labelers disagree": "contested",
+}
+LABELER_MAX_CHARS = 100
+
+
+@dataclass(frozen=True, slots=True)
+class LabelingChoice:
+    """Who labels, the pairs per bucket and the queue (one of QUEUE_SLUGS' keys)."""
+
+    labeler: str
+    per_bucket: int
+    queue: str
+
+    def params(self) -> dict[str, str]:
+        return {"labeler": self.labeler, "per_bucket": str(self.per_bucket), "queue": QUEUE_SLUGS[self.queue]}
+
+
+def choice_from_params(
+    params: Mapping[str, str], default: LabelingChoice, *, per_bucket_max: int
+) -> LabelingChoice:
+    """`default` with what the URL's parameters name; a bad or missing value keeps the default's."""
+    labeler = params.get("labeler", default.labeler)[:LABELER_MAX_CHARS]
+    try:
+        per_bucket = int(params.get("per_bucket", ""))
+    except ValueError:
+        per_bucket = default.per_bucket
+    if not 1 <= per_bucket <= per_bucket_max:
+        per_bucket = default.per_bucket
+    by_slug = {slug: name for name, slug in QUEUE_SLUGS.items()}
+    return LabelingChoice(labeler, per_bucket, by_slug.get(params.get("queue", ""), default.queue))
+
+
+def fetch_sides(left_fetched: Any, right_fetched: Any) -> tuple[str, str]:
+    """The two pages' captions by their fetch times, whichever side each is on."""
+    missing = [v is None or bool(pd.isna(v)) for v in (left_fetched, right_fetched)]
+    if any(missing):
+        return tuple("fetch time unknown" if m else "fetched" for m in missing)  # type: ignore[return-value]
+    left, right = pd.Timestamp(left_fetched), pd.Timestamp(right_fetched)
+    if left == right:
+        return "same fetch time", "same fetch time"
+    return ("earlier fetch", "later fetch") if left < right else ("later fetch", "earlier fetch")
+
+
+def score_text(score: float) -> str:
+    """A score in [0, 1] to two decimals, rounded down: a pair in the bucket [0.75, 0.80) never reads 0.80,
+    and only identical shingle sets read 1.00."""
+    return f"{math.floor(score * 100 + 1e-9) / 100:.2f}"

@@ -46,10 +46,19 @@ from neardup.ui.data import (
 )
 from neardup.ui.guard import one_line_errors
 from neardup.ui.keys import DIFF_KEY, KEYBOARD_SCRIPT
-from neardup.ui.labeling import GivenLabel, LabelSession
+from neardup.ui.labeling import (
+    LABELER_MAX_CHARS,
+    GivenLabel,
+    LabelingChoice,
+    LabelSession,
+    choice_from_params,
+    fetch_sides,
+    score_text,
+)
 from neardup.ui.render import counted, md_escape, show_diff
 from neardup.ui.state import (
     AUDIT_QUEUES,
+    KEY_AUDIT_BACK,
     KEY_AUDIT_CATEGORY,
     KEY_AUDIT_HISTORY,
     KEY_AUDIT_LABELS,
@@ -64,6 +73,7 @@ from neardup.ui.state import (
     KEY_FLASH,
     KEY_LABELER,
     KEY_THRESHOLDS,
+    OPENED_BY_BACK,
     OPENED_BY_CLUSTERS,
     OPENED_BY_LIST,
     OPENED_BY_UNDO,
@@ -103,9 +113,17 @@ state = st.session_state
 skipped: set[tuple[str, ...]] = state.setdefault(KEY_AUDIT_SKIPPED, set())
 session: LabelSession = state.setdefault(KEY_AUDIT_HISTORY, LabelSession())
 chosen: dict[tuple[str, ...], str | None] = state.setdefault(KEY_AUDIT_CATEGORY, {})
-state.setdefault(W_PER_BUCKET, 5)
+# A new session takes who labels, the quota and the queue from the URL (a reload, a shared link).
+if W_QUEUE not in state:
+    linked = choice_from_params(
+        st.query_params,
+        LabelingChoice(state.get(KEY_LABELER, ""), 5, AUDIT_QUEUES[0]),
+        per_bucket_max=PER_BUCKET_MAX,
+    )
+    state.setdefault(W_PER_BUCKET, linked.per_bucket)
+    state[W_QUEUE] = linked.queue
+    state.setdefault(W_LABELER, linked.labeler)
 state.setdefault(KEY_AUDIT_SEED, 7)
-state.setdefault(W_QUEUE, AUDIT_QUEUES[0])
 if W_LABELER not in state:
     state[W_LABELER] = state.get(KEY_LABELER, "")
 for widget_key in (W_PER_BUCKET, KEY_AUDIT_SEED, W_LABELER, W_QUEUE):
@@ -118,6 +136,7 @@ def leave_pair() -> None:
     state.pop(KEY_AUDIT_PAIR, None)
     state.pop(KEY_AUDIT_OPENED_BY, None)
     state[W_NOTE] = ""
+    state[KEY_AUDIT_BACK] = 0
 
 
 def labels_given(view: LabelView | None) -> pd.DataFrame | None:
@@ -237,7 +256,19 @@ def skip() -> None:
 
 
 def move(step: int) -> None:
-    state[KEY_AUDIT_POS] = state.get(KEY_AUDIT_POS, 0) + step
+    """k goes back through the pairs this tab labeled, newest first, j forward again and then on in the
+    queue; without labels to go back to they move in the queue."""
+    given, back = session.given(), state.get(KEY_AUDIT_BACK, 0)
+    back = min(back, len(given))
+    if (step < 0 and back < len(given)) or (step > 0 and back > 1):
+        back -= step
+        state[KEY_AUDIT_PAIR] = given[-back].pages
+        state[KEY_AUDIT_OPENED_BY] = OPENED_BY_BACK
+        state[W_NOTE] = ""
+        state[KEY_AUDIT_BACK] = back
+        return
+    if back == 0:
+        state[KEY_AUDIT_POS] = state.get(KEY_AUDIT_POS, 0) + step
     leave_pair()
 
 
@@ -276,7 +307,12 @@ if pairs.empty:
 
 with st.sidebar:
     st.header("Labeling")
-    st.text_input("Your name", key=W_LABELER, help="Each labeler keeps their own label of a pair.")
+    st.text_input(
+        "Your name",
+        key=W_LABELER,
+        max_chars=LABELER_MAX_CHARS,
+        help="Each labeler keeps their own label of a pair.",
+    )
     state[KEY_LABELER] = state[W_LABELER]
     per_bucket = st.slider(
         "Pairs per bucket",
@@ -297,6 +333,9 @@ with st.sidebar:
         f"adjudicated final one (labeler '{ADJUDICATOR}').",
     )
 adjudicating = mode == "labelers disagree"
+linked_params = LabelingChoice(state[W_LABELER], int(per_bucket), mode).params()
+if any(st.query_params.get(k) != v for k, v in linked_params.items()):
+    st.query_params.update(linked_params)
 other = other_method(config, state.get(KEY_THRESHOLDS, {}))
 # The other method's pairs are read here, outside the labeling fragment's read of the file: their
 # fingerprints may have to be computed first, a write, which cannot start inside a read.
@@ -395,17 +434,19 @@ def where_caption(current: pd.Series | None, queue: pd.DataFrame, position: int,
     if current is None:
         opened_by = {
             OPENED_BY_UNDO: "Pair reopened by undo: its label is taken back, label it again",
+            OPENED_BY_BACK: "A pair you labeled (k goes further back, j forward): a new label replaces yours",
             OPENED_BY_LIST: "Pair opened from the list of labeled pairs: a new label replaces yours",
             OPENED_BY_CLUSTERS: "Pair opened from the Clusters page: the representative on the left",
         }
         return opened_by.get(state.get(KEY_AUDIT_OPENED_BY, ""), "Pair opened from another page") + (
             f" · your label is the adjudicated final one (labeler '{ADJUDICATOR}')" if adjudicating else ""
         )
-    n = f"Pair {position + 1} of {len(queue)}"
+    done = len(session.given()) + len(skipped)  # this tab's labels and skips: the count goes on
+    n = f"Pair {done + position + 1} of {done + len(queue)}"
     if mode == "SimHash vs MinHash disagree":
         bits, score = current["simhash_bits"], current["minhash_score"]
         return (
-            f"{n} SimHash and MinHash disagree on · flagged by {current['flagged_by']} only · SimHash "
+            f"{n} ({len(queue)} left) SimHash and MinHash disagree on · flagged by {current['flagged_by']} only · SimHash "
             f"{'no candidate' if pd.isna(bits) else f'{int(bits)} bits'} (threshold {int(sim_cfg.threshold)}) "
             f"· MinHash {mh_cfg.similarity} {'no candidate' if pd.isna(score) else f'{score:.2f}'} (threshold "
             f"{mh_cfg.threshold:g})"
@@ -416,15 +457,21 @@ def where_caption(current: pd.Series | None, queue: pd.DataFrame, position: int,
             f"{md_escape(w if isinstance(w, str) and w else 'unnamed')}: {lab}"
             for w, lab in zip(theirs["labeler"], theirs["label"], strict=True)
         )
-        return f"{n} contested · bucket {current['bucket']:g} · {given} · your label is the adjudicated final one"
+        return (
+            f"{n} ({len(queue)} left) contested · bucket {bucket_range(current['bucket'], config)} · {given} · your label is the "
+            "adjudicated final one"
+        )
     if mode == "active":
         return (
-            f"{n} left in the buckets that narrow the decision · bucket {current['bucket']:g}: one more label "
+            f"{n} ({len(queue)} left) in the buckets that narrow the decision · bucket "
+            f"{bucket_range(current['bucket'], config)}: one more label "
             f"there narrows precision and recall at {config.threshold:g} most"
         )
     unit = "" if config.method == "simhash" else f" {config.similarity}"  # a SimHash bucket says "3 bits"
     return (
-        f"{n} to label · similarity bucket {bucket_range(current['bucket'], config)}{unit} · nearest the "
+        f"{n} to label ({len(queue)} left) · similarity bucket {bucket_range(current['bucket'], config)}{unit}"
+        + ("" if config.method == "simhash" else f" (this pair {score_text(float(current['score']))})")
+        + " · nearest the "
         f"threshold first · {counted(per_bucket, 'decided label')} per bucket"
     )
 
@@ -445,6 +492,8 @@ def label_bar(detail: PairDetail, category: str | None, current: pd.Series | Non
     bar[4].button(
         "Undo", shortcut="z", width="stretch", on_click=undo, disabled=not (session.saved or session.waiting)
     )
+    back = state.get(KEY_AUDIT_BACK, 0)
+    can_go = {-1: back < len(session.given()), 1: back > 0}  # through this tab's labeled pairs
     for col, (name, shortcut, step) in zip(bar[5:], MOVE_KEYS, strict=True):
         col.button(
             name,
@@ -452,7 +501,7 @@ def label_bar(detail: PairDetail, category: str | None, current: pd.Series | Non
             width="stretch",
             on_click=move,
             args=(step,),
-            disabled=current is None or n_queue < 2,
+            disabled=not can_go[step] and (current is None or n_queue < 2),
         )
     # Two rows of four: eight in one row cut the longer names ("templated siblings") at 1400 px.
     cats = [*st.columns(CATEGORY_KEYS // 2), *st.columns(CATEGORY_KEYS // 2)]
@@ -485,12 +534,13 @@ def show_pair(detail: PairDetail) -> None:
     L, R = detail.left, detail.right
     changed = sum(s.n_words for s in detail.segments if s.op in ("delete", "insert", "replace"))
     st.caption(
-        f"SimHash {detail.simhash_bits} bits · MinHash Jaccard (est.) {detail.minhash_jaccard:.2f} · exact "
-        f"Jaccard {detail.exact_jaccard:.2f} · exact containment {detail.exact_containment:.2f} "
+        f"SimHash {detail.simhash_bits} bits · MinHash Jaccard (est.) {score_text(detail.minhash_jaccard)} · exact "
+        f"Jaccard {score_text(detail.exact_jaccard)} · exact containment {score_text(detail.exact_containment)} "
         f"({config.shingle_size}-word shingles) · {counted(changed, 'changed word')}"
     )
     left, right = st.columns(2)
-    for col, page, side in ((left, L, "earlier fetch"), (right, R, "later fetch")):
+    sides = fetch_sides(L["fetched_at"], R["fetched_at"])
+    for col, page, side in ((left, L, sides[0]), (right, R, sides[1])):
         with col:
             st.code(page["url"], language=None, wrap_lines=True)
             fetched = page["fetched_at"]
@@ -724,7 +774,16 @@ def draw_labeling(view: LabelView) -> tuple[int, int] | None:
         # a constant but for the two page ids, so the same pair drawn again (a category key) does not run it.
         with st.container(gap=None):  # the script's element takes no room
             st.html(SCROLL_TO_TOP.format(*state[KEY_AUDIT_SHOWN][1]), unsafe_allow_javascript=True)
-            st.caption(where_caption(current, queue, position, view))
+            mine = label_in(view.labels, key, ADJUDICATOR if adjudicating else state.get(W_LABELER) or None)
+            st.caption(
+                where_caption(current, queue, position, view)
+                + (
+                    f" · **your label: {LABEL_NAMES.get(mine['label'], mine['label']).lower()}**"
+                    + (f" ({md_escape(mine['category'])})" if mine["category"] else "")
+                    if mine is not None
+                    else ""
+                )
+            )
         st.caption(KEY_HINT)
         # The pair is sent before the label bar above it (its 25 widgets are the same from pair to pair; the
         # last run's stay on screen meanwhile, and their keys act on KEY_AUDIT_SHOWN): the URLs and the diff

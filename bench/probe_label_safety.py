@@ -1,0 +1,244 @@
+"""Hostile probe of the Audit page's labels (issue 31): no label is lost.
+
+Three probes against a real `streamlit run app.py` over the 300-page generated crawl, TRIES tries each:
+- kill: press d, wait for the "Labeled duplicate" confirmation, kill -9 the server at once, restart it:
+  the store holds every confirmed label;
+- tabs: one labeler in two tabs on one pair, the two keys 0-80 ms apart in either order: the label given
+  later is stored, and the other tab says its label was not kept or was replaced;
+- ingest: a real `neardup ingest` of a new 300-page dump starts while a tab labels a pair every 0.3-0.6 s:
+  the ingest finishes (the labeler does not starve it), every label the tab gave is stored once the file is
+  free, and no traceback shows.
+
+    PYTHONPATH=. python bench/probe_label_safety.py [--tries 20] [--only kill,tabs,ingest]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tests"))
+from test_browser import Server, launch_browser, start_app, wait_for_health, wait_idle  # noqa: E402
+
+from neardup.store import Store  # noqa: E402
+
+PAIR_URLS_JS = """() => [...document.querySelectorAll('[data-testid="stCode"]')].slice(0, 2)
+    .map(c => c.innerText.trim()).join('|')"""
+IN_ALL_JS = """() => { const m = document.body.innerText.match(/\\((\\d+) labels? in all/); return m ? +m[1] : -1; }"""
+ENV = {**os.environ, "PYTHONPATH": str(ROOT)}
+
+
+def make_dump(out: Path, seed: int) -> Path:
+    subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "scripts" / "make_sample.py"),
+            "--pages",
+            "300",
+            "--seed",
+            str(seed),
+            "--out",
+            str(out),
+            "--truth",
+            str(out.parent / f"{out.name}.truth.csv"),
+        ],
+        check=True,
+        capture_output=True,
+        env=ENV,
+    )
+    return out
+
+
+def neardup(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "neardup.cli", *args], capture_output=True, text=True, env=ENV, cwd=ROOT
+    )
+
+
+def base_db(tmp: Path) -> Path:
+    db = tmp / "base.duckdb"
+    assert (
+        neardup(
+            "ingest", str(make_dump(tmp / "crawl.jsonl.gz", 3)), "--db", str(db), "--jobs", "1"
+        ).returncode
+        == 0
+    )
+    assert neardup("report", "--db", str(db), "--jobs", "1").returncode == 0  # the fingerprints
+    return db
+
+
+def serve(db: Path, tmp: Path) -> Server:
+    url, proc, log = start_app(db, tmp)
+    srv = Server(url, db, proc, log, 300, 0)
+    wait_for_health(srv)
+    return srv
+
+
+def labels_in(db: Path) -> list[tuple[str, str, str]]:
+    with Store(db, read_only=True, lock_wait_s=60) as store:
+        df = store.labels()
+    return [(r.url_a, r.url_b, r.label) for r in df.itertuples()]
+
+
+def clear_labels(db: Path) -> None:
+    with Store(db, lock_wait_s=60) as store:
+        for r in store.labels().itertuples():
+            store.delete_label(r.url_a, r.url_b, md5_a=r.md5_a, md5_b=r.md5_b, labeler=r.labeler)
+
+
+def open_audit(page: object, srv: Server) -> str:
+    page.goto(srv.url + "/Audit")
+    page.get_by_text(re.compile(r"^Pair \d+ of \d+")).first.wait_for(timeout=120_000)
+    wait_idle(page)
+    return str(page.evaluate(PAIR_URLS_JS))
+
+
+def toast(page: object, text: str, timeout_ms: float = 30_000) -> bool:
+    try:
+        page.locator('[data-testid="stToast"]', has_text=text).first.wait_for(timeout=timeout_ms)
+    except Exception:
+        return False
+    return True
+
+
+def tracebacks(page: object) -> int:
+    return int(page.locator('[data-testid="stException"]').count())
+
+
+def probe_kill(db: Path, tmp: Path, tries: int) -> str:
+    lost = confirmed = 0
+    for i in range(tries):
+        srv = serve(db, tmp)
+        with launch_browser() as browser:
+            open_audit(browser.page, srv)
+            browser.page.keyboard.press("d")
+            ok = toast(browser.page, "Labeled duplicate")
+            os.killpg(srv.proc.pid, signal.SIGKILL)
+            srv.proc.wait(timeout=20)
+        confirmed += ok
+        stored = len(labels_in(db))
+        lost += confirmed - stored if stored < confirmed else 0
+        print(f"kill {i + 1}: confirmed {confirmed}, stored {stored}", flush=True)
+        if stored != confirmed:
+            confirmed = stored  # count each loss once
+    return f"kill -9 right after the confirmation: {tries} tries, {lost} labels lost"
+
+
+def probe_tabs(db: Path, tmp: Path, tries: int) -> str:
+    srv = serve(db, tmp)
+    rng = random.Random(1)
+    kept_later = told = 0
+    try:
+        with launch_browser() as browser:
+            tab1 = browser.page
+            tab2 = tab1.context.new_page()
+            for i in range(tries):
+                clear_labels(db)
+                pair = open_audit(tab1, srv)
+                assert open_audit(tab2, srv) == pair
+                first, second = (tab1, tab2) if i % 2 == 0 else (tab2, tab1)
+                first.keyboard.press("d")
+                time.sleep(rng.uniform(0.0, 0.08))
+                second.keyboard.press("n")  # given later: kept
+                for tab in (first, second):
+                    tab.wait_for_function("() => !document.body.innerText.includes('waiting to be saved')")
+                    wait_idle(tab)
+                stored = labels_in(db)
+                kept_later += [lab for _, _, lab in stored] == ["not"]
+                # the earlier tab is told at once (its write came second) or on its next run
+                first.keyboard.press("s")
+                told += toast(first, "replaced by a later one", 10_000) or toast(first, "Not kept", 1_000)
+                print(f"tabs {i + 1}: stored {[lab for _, _, lab in stored]}, told {told}", flush=True)
+    finally:
+        srv.stop()
+    return f"two tabs, one pair, keys 0-80 ms apart: {tries} tries, later label kept {kept_later}, earlier tab told {told}"
+
+
+def probe_ingest(db: Path, tmp: Path, tries: int) -> str:
+    srv = serve(db, tmp)
+    ingests_ok = lost = given_total = shown_tracebacks = 0
+    try:
+        with launch_browser() as browser:
+            page = browser.page
+            for i in range(tries):
+                clear_labels(db)
+                open_audit(page, srv)
+                dump = make_dump(tmp / f"more-{i}.jsonl.gz", 100 + i)
+                ingest = subprocess.Popen(
+                    [
+                        sys.executable,
+                        "-m",
+                        "neardup.cli",
+                        "ingest",
+                        str(dump),
+                        "--db",
+                        str(db),
+                        "--jobs",
+                        "1",
+                    ],
+                    env=ENV,
+                    cwd=ROOT,
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.STDOUT,
+                    text=True,
+                )
+                presses = 0
+                while ingest.poll() is None:
+                    page.keyboard.press(random.choice("dnu"))
+                    presses += 1
+                    time.sleep(random.uniform(0.3, 0.6))
+                out = ingest.communicate()[0]
+                ingests_ok += ingest.returncode == 0
+                page.wait_for_function(
+                    "() => !document.body.innerText.includes('waiting to be saved')", timeout=60_000
+                )
+                wait_idle(page)
+                shown_tracebacks += tracebacks(page)
+                given = page.evaluate(IN_ALL_JS)
+                stored = len(labels_in(db))
+                given_total += given
+                lost += max(given - stored, 0)
+                print(
+                    f"ingest {i + 1}: exit {ingest.returncode}, {presses} keys, {given} labels given, {stored} stored"
+                    + ("" if ingest.returncode == 0 else f": {out.strip().splitlines()[-1]}"),
+                    flush=True,
+                )
+    finally:
+        srv.stop()
+    return (
+        f"labeling during `neardup ingest`: {tries} tries, {ingests_ok} ingests finished, {given_total} labels "
+        f"given, {lost} lost, {shown_tracebacks} tracebacks"
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--tries", type=int, default=20)
+    parser.add_argument("--only", default="kill,tabs,ingest")
+    args = parser.parse_args()
+    tmp = Path(tempfile.mkdtemp(prefix="neardup-probe-"))
+    try:
+        base = base_db(tmp)
+        results = []
+        for name in args.only.split(","):
+            db = tmp / f"{name}.duckdb"
+            shutil.copyfile(base, db)
+            probe = {"kill": probe_kill, "tabs": probe_tabs, "ingest": probe_ingest}[name]
+            results.append(probe(db, tmp, args.tries))
+        print("\n".join(results))
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
