@@ -7,6 +7,7 @@ import re
 from collections.abc import Iterator
 from pathlib import Path
 
+import pandas as pd
 import pytest
 from test_app import build_small_db
 from test_browser import (
@@ -21,6 +22,9 @@ from test_browser import (
     wait_for_health,
     wait_idle,
 )
+
+from neardup.store import Store
+from neardup.urls import canonicalize_url
 
 PAIR_URLS_JS = """() => [...document.querySelectorAll('[data-testid="stCode"]')].slice(0, 2)
     .map(c => c.innerText.trim()).join('|')"""
@@ -64,14 +68,15 @@ def next_pair_after(page: object, key: str) -> str:
 
 
 def test_the_first_key_on_a_fresh_page_acts(server: Server, browser: Browser) -> None:
-    """A key pressed as soon as the page shows its title (before the pair and its label bar are drawn)
+    """A key pressed as soon as the page starts to draw (before the pair and its label bar are drawn)
     acts on the pair once it is: a fresh session's skip shows the second pair."""
     page = browser.page
     first = open_audit(page, server)
     second = next_pair_after(page, "s")
     for _ in range(3):
         page.goto(server.url + "/Audit")  # a new session: its queue starts at the first pair again
-        page.get_by_role("heading", name="Audit pairs").wait_for()
+        # the page's keyboard script is its first element, sent before the pair and its label bar
+        page.wait_for_function("() => !!window.neardupKeyboard", polling="raf")
         page.keyboard.press("s")
         page.wait_for_function(f"() => ({PAIR_URLS_JS})() === {second!r}", timeout=15_000)
         wait_idle(page)
@@ -177,3 +182,47 @@ def test_counts_history_and_the_labelers_choices_survive_a_reload(server: Server
     )
     assert page.get_by_role("radio", name="active").is_checked()
     assert_clean(browser, "/Audit after a reload")
+
+
+def test_keys_pressed_40_ms_apart_are_all_kept(server: Server, browser: Browser) -> None:
+    """Three skips 40 ms apart skip three pairs; three labels 40 ms apart label three pairs, each the pair
+    it came to (the keys reach the server one rerun at a time)."""
+    order = []
+    slow = browser.page.context.new_page()
+    order.append(open_audit(slow, server))
+    for _ in range(3):
+        order.append(next_pair_after(slow, "s"))
+    slow.close()
+    assert len(set(order)) == 4
+
+    fast = browser.page.context.new_page()  # a new tab: a new session, its queue from the first pair
+    assert open_audit(fast, server) == order[0]
+    for _ in range(3):
+        fast.keyboard.press("s")
+        fast.wait_for_timeout(40)
+    fast.wait_for_function(f"() => ({PAIR_URLS_JS})() === {order[3]!r}", timeout=30_000)
+    wait_idle(fast)
+    fast.close()
+
+    labeling = browser.page.context.new_page()
+    assert open_audit(labeling, server) == order[0]
+    before = len(live_labels(server))
+    for key in "dnd":
+        labeling.keyboard.press(key)
+        labeling.wait_for_timeout(40)
+    labeling.wait_for_function(f"() => ({PAIR_URLS_JS})() === {order[3]!r}", timeout=30_000)
+    wait_idle(labeling)
+    labels = live_labels(server)
+    assert len(labels) == before + 3
+    newest = labels.sort_values("labeled_at").tail(3)
+    assert newest["label"].tolist() == ["duplicate", "not", "duplicate"]
+    shown = [set(pair.split("|")) for pair in order[:3]]
+    for row, urls in zip(newest.itertuples(), shown, strict=True):
+        assert {row.url_a, row.url_b} <= {canonicalize_url(u) for u in urls} | urls
+    labeling.close()
+
+
+def live_labels(server: Server) -> pd.DataFrame:
+    """The labels as another process reads them while the app runs."""
+    with Store(server.db, read_only=True, lock_wait_s=30) as store:
+        return store.labels()

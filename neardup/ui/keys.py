@@ -8,18 +8,23 @@ scrolls. The script makes:
   the focus;
 - `g` scroll to the first change of the word diff, and again back to the top;
 - a label key pressed before the label bar of a freshly opened page is drawn wait (up to
-  `EARLY_KEY_WAIT_MS`) and act once it is, instead of doing nothing.
+  `EARLY_KEY_WAIT_MS`) and act once it is, instead of doing nothing;
+- the label bar's keys reach the server one rerun at a time: a key pressed while the last one's rerun is
+  under way waits for it to end (up to `KEY_RUN_WAIT_MS` for a rerun to start). Streamlit folds the
+  button presses that reach it during one rerun into the next, once each button, in the order the buttons
+  are drawn: three keys 40 ms apart would give one or two actions, on the pair before.
 The script is a constant, so it is sent once per page and installs its listeners once per window.
 """
 
 from __future__ import annotations
 
 EARLY_KEY_WAIT_MS = 15_000
+KEY_RUN_WAIT_MS = 2_000
 DIFF_KEY = "g"
 
 KEYBOARD_SCRIPT = (
     """<script>if (!window.neardupKeyboard) {
-    window.neardupKeyboard = {early: [], barSeen: false};
+    window.neardupKeyboard = {early: [], barSeen: false, sent: 0, ran: false, queued: []};
     const state = window.neardupKeyboard;
     const main = () => document.querySelector('[data-testid="stMain"]');
     const typing = el => !!el && (el.matches('textarea, [contenteditable="true"]')
@@ -32,14 +37,40 @@ KEYBOARD_SCRIPT = (
                 : "Key" + key.toUpperCase(), bubbles: true, cancelable: true}));
         }
     };
+    const idle = () => document.querySelector('[data-testid="stApp"]')?.getAttribute('data-test-script-state')
+        !== 'running';
+    // an early key is sent once the run that draws the label bar is over (its shortcuts are listening)
     const flush = () => {
         if (shortcut("d") || shortcut("s")) state.barSeen = true;
-        while (state.early.length && shortcut(state.early[0].key)) replay(state.early.shift().key);
+        if (state.early.length && shortcut(state.early[0].key) && idle() && !state.sent) {
+            replay(state.early.shift().key);
+        }
         state.early = state.early.filter(k => performance.now() - k.at < """
     + str(EARLY_KEY_WAIT_MS)
     + """);
     };
     new MutationObserver(flush).observe(document.body, {childList: true, subtree: true});
+    const app = () => document.querySelector('[data-testid="stApp"]');
+    const sendNext = () => {
+        state.sent = 0;
+        if (state.queued.length) replay(state.queued.shift());
+    };
+    const watchRuns = () => {
+        const el = app();
+        if (!el) return setTimeout(watchRuns, 50);
+        new MutationObserver(records => {
+            const running = el.getAttribute('data-test-script-state') === 'running';
+            if (running || records.some(r => r.oldValue === 'running')) state.ran = true;
+            if (!running && state.sent && state.ran) sendNext();
+            if (!running) setTimeout(flush, 0);
+        }).observe(el, {attributes: true, attributeFilter: ['data-test-script-state'], attributeOldValue: true});
+    };
+    watchRuns();
+    setInterval(() => {
+        if (state.sent && !state.ran && performance.now() - state.sent > """
+    + str(KEY_RUN_WAIT_MS)
+    + """) sendNext();
+    }, 100);
     const firstChange = () => [...document.querySelectorAll('[data-testid="stMain"] '
         + '[data-testid="stMarkdownContainer"] span')].find(s => /background/.test(s.className + s.getAttribute('style'))
         && !/gray/.test(s.className));
@@ -49,7 +80,20 @@ KEYBOARD_SCRIPT = (
             if (field && field !== document.body) field.blur();
             return;
         }
-        if (e.ctrlKey || e.metaKey || e.altKey || typing(field) || !e.isTrusted) return;
+        if (e.ctrlKey || e.metaKey || e.altKey || typing(field)) return;
+        const typed = e.key.length === 1 ? e.key.toLowerCase() : "";
+        if (/^[dnusz1-8jkm]$/.test(typed) && shortcut(typed)) {
+            if (state.sent) {  // the last key's rerun is under way: this one waits for it
+                state.queued.push(typed);
+                e.stopImmediatePropagation();
+                e.preventDefault();
+            } else {
+                state.sent = performance.now();
+                state.ran = false;
+            }
+            return;
+        }
+        if (!e.isTrusted) return;
         const pane = main();
         const onWidget = field && field !== document.body && field.closest('[data-testid="stMain"]')
             && !field.matches('button');
