@@ -13,7 +13,7 @@ import os
 import re
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 from importlib import resources
@@ -497,11 +497,14 @@ class Store:
         bulk: bool = False,
         on_demand: bool = False,
         lock_wait_s: float | None = None,
+        linger_s: float | None = None,
     ) -> None:
         self.path = str(path)
         self.read_only = read_only
         self.bulk = bulk and not read_only and not on_demand
         self.on_demand = on_demand
+        # how long an on-demand store keeps the file open after its last use (LINGER_S unless given)
+        self.linger_s = (LINGER_S if linger_s is None else linger_s) if on_demand else 0.0
         self.lock_wait_s = (
             float(os.environ.get("NEARDUP_LOCK_WAIT_S", LOCK_WAIT_S)) if lock_wait_s is None else lock_wait_s
         )
@@ -548,7 +551,7 @@ class Store:
                 raise _open_error(self.path, exc, write=write) from None
             raise
         finally:
-            self._file.release(linger_s=LINGER_S if self.on_demand else 0.0)
+            self._file.release(linger_s=self.linger_s)
 
     @contextmanager
     def writing(self) -> Iterator[None]:
@@ -1818,7 +1821,7 @@ class Store:
         f"INSERT INTO labels ({_LABEL_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
         "ON CONFLICT (url_a, md5_a, url_b, md5_b, labeler) DO UPDATE SET label = excluded.label, "
         "category = excluded.category, note = excluded.note, labeled_at = excluded.labeled_at, "
-        "setting = excluded.setting"
+        "setting = excluded.setting WHERE excluded.labeled_at > labels.labeled_at"
     )
     # Tabs of one app are threads of one process sharing one DuckDB instance, where two transactions
     # writing one table at once conflict ("Conflict on update"): label writes take turns on this lock.
@@ -1887,17 +1890,45 @@ class Store:
         cur.execute("DROP TABLE ingest_errors_v3")
 
     @_writes
-    def _write_labels(self, rows: list[list[Any]]) -> None:
-        """Upsert label rows in one transaction: all of them or none."""
+    def _write_labels(self, rows: list[list[Any]]) -> list[bool]:
+        """Upsert label rows in one transaction, all of them or none: whether each was kept (a stored label
+        of the same pair and labeler given later than the row's `labeled_at` stays)."""
+        kept = []
         with self._LABEL_WRITES:
             cur = self.cursor()
             cur.execute("BEGIN TRANSACTION")
             try:
-                cur.executemany(self._LABEL_UPSERT, rows)
+                for row in rows:
+                    kept.append(_one(cur.execute(self._LABEL_UPSERT, row).fetchone()) > 0)
             except BaseException:
                 cur.execute("ROLLBACK")
                 raise
             cur.execute("COMMIT")
+        return kept
+
+    def write_labels(self, labels: Sequence[Mapping[str, Any]]) -> list[bool]:
+        """Store labels (`labels()` rows: url_a, md5_a, url_b, md5_b, label, category, note, labeler,
+        labeled_at, setting as JSON text) in one transaction, committed when this returns; whether each
+        was kept. The latest label of a pair and labeler by `labeled_at` is kept, whichever is written
+        last (two tabs of one labeler, a label queued while the file was busy)."""
+        rows = []
+        for r in labels:
+            (a, ma), (b, mb) = sorted(((r["url_a"], r["md5_a"] or ""), (r["url_b"], r["md5_b"] or "")))
+            rows.append(
+                [
+                    a,
+                    ma,
+                    b,
+                    mb,
+                    r["label"],
+                    r["category"],
+                    r["note"],
+                    r["labeler"] or "",
+                    r["labeled_at"],
+                    r["setting"],
+                ]
+            )
+        return self._write_labels(rows)
 
     @_writes
     def record_label(
@@ -1913,14 +1944,17 @@ class Store:
         labeler: str | None = None,
         setting: dict[str, Any] | None = None,
         labeled_at: datetime | None = None,
-    ) -> None:
-        """Store one label at once, replacing this labeler's earlier label of the same pair (another
-        labeler's label of it stays). A side is (canonical URL, MD5 of the page's bytes); sides are stored
-        in sorted order."""
+    ) -> bool:
+        """Store one label at once, replacing this labeler's label of the same pair given before
+        `labeled_at` (default: now); a later one stays, and this returns False. Another labeler's label of
+        the pair stays. A side is (canonical URL, MD5 of the page's bytes); sides are stored in sorted
+        order."""
         (a, ma), (b, mb) = sorted(((url_a, md5_a or ""), (url_b, md5_b or "")))
         when = labeled_at or datetime.now(UTC).replace(tzinfo=None)
         setting_json = json.dumps(setting) if setting else None
-        self._write_labels([[a, ma, b, mb, label, category, note, labeler or "", when, setting_json]])
+        return self._write_labels([[a, ma, b, mb, label, category, note, labeler or "", when, setting_json]])[
+            0
+        ]
 
     @_reads
     def label_of(
@@ -1949,6 +1983,51 @@ class Store:
             "DELETE FROM labels WHERE url_a = ? AND md5_a = ? AND url_b = ? AND md5_b = ? AND labeler = ?",
             [a, ma, b, mb, labeler or ""],
         )
+
+    @_writes
+    def take_back_label(
+        self,
+        url_a: str,
+        url_b: str,
+        *,
+        md5_a: str = "",
+        md5_b: str = "",
+        labeler: str | None = None,
+        given_at: datetime,
+        previous: Mapping[str, Any] | None = None,
+    ) -> bool:
+        """Undo: the label this labeler gave the pair at `given_at` replaced by `previous` (a `label_of`
+        row: the label it replaced), or removed when there was none; False, and nothing changed, when the
+        stored label is no longer the one given at `given_at` (a later one replaced it)."""
+        (a, ma), (b, mb) = sorted(((url_a, md5_a or ""), (url_b, md5_b or "")))
+        key = [a, ma, b, mb, labeler or ""]
+        where = "url_a = ? AND md5_a = ? AND url_b = ? AND md5_b = ? AND labeler = ? AND labeled_at = ?"
+        with self._LABEL_WRITES:
+            cur = self.cursor()
+            cur.execute("BEGIN TRANSACTION")
+            try:
+                if previous is None:
+                    n = cur.execute(f"DELETE FROM labels WHERE {where}", [*key, given_at]).fetchone()
+                else:
+                    setting = _cell(previous.get("setting"))
+                    n = cur.execute(
+                        "UPDATE labels SET label = ?, category = ?, note = ?, labeled_at = ?, setting = ? "
+                        f"WHERE {where}",
+                        [
+                            previous["label"],
+                            _cell(previous.get("category")),
+                            _cell(previous.get("note")),
+                            pd.Timestamp(previous["labeled_at"]).to_pydatetime(),
+                            setting if setting is None or isinstance(setting, str) else json.dumps(setting),
+                            *key,
+                            given_at,
+                        ],
+                    ).fetchone()
+            except BaseException:
+                cur.execute("ROLLBACK")
+                raise
+            cur.execute("COMMIT")
+        return bool(_one(n))
 
     @_writes
     def import_labels(self, labels: pd.DataFrame, *, now: datetime | None = None) -> int:
@@ -2253,6 +2332,11 @@ class Store:
         """Where this database's data lives if it was opened from a Spark run (dir, mode, keys), else None."""
         rows = self.cursor().execute("SELECT key, value FROM meta WHERE key LIKE 'spark_%'").fetchall()
         return {k.removeprefix("spark_"): v for k, v in rows} or None
+
+
+def _cell(value: Any) -> Any:
+    """A value of a DataFrame row, None where pandas holds a missing value (NaN, NaT, NA)."""
+    return None if value is None or (not isinstance(value, (str, dict, list)) and pd.isna(value)) else value
 
 
 def _shown(value: str) -> str:

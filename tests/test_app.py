@@ -9,6 +9,8 @@ from __future__ import annotations
 import base64
 import io
 import json
+import logging
+import re
 import shutil
 import subprocess
 import sys
@@ -342,8 +344,9 @@ def first_sampled_pair(store: Store, skipped: set[tuple[str, ...]] | None = None
 
 
 def queue_length(at: AppTest) -> int:
+    """The pairs left in the queue, as the caption says ("Pair 3 of 12 ... (10 left)")."""
     caption = next(c.value for c in at.caption if c.value.startswith("Pair "))
-    return int(caption.split(" of ")[1].split()[0])
+    return int(re.search(r"\((\d+) left\)", caption).group(1))
 
 
 def test_audit_duplicate_button_stores_a_label(db: str, store: Store) -> None:
@@ -467,7 +470,7 @@ def test_audit_active_queue_starts_where_a_label_narrows_the_decision_most(db: s
         decision = decision_at(bucket_tallies(pairs["bucket"], matched), config)
         caption = next(c.value for c in at.caption if c.value.startswith("Pair "))
         assert "narrow" in caption
-        assert f"bucket {decision.gain.index[0]:g}:" in caption
+        assert f"bucket {bucket_range(decision.gain.index[0], config)}:" in caption  # the bucket's scores
         n = len(store.labels())
         button(at, "Duplicate").click().run()
         assert not at.exception and len(store.labels()) == n + 1
@@ -492,6 +495,42 @@ def test_audit_simhash_minhash_disagreement_queue(db: str, store: Store) -> None
     row = store.labels().iloc[0]
     assert tuple(row[audit.PAIR_KEY]) == tuple(expected.iloc[0][audit.PAIR_KEY])
     assert queue_length(at) == len(expected) - 1  # the labeled pair leaves the queue
+
+
+def test_audit_disagreement_queue_on_a_fresh_database_computes_the_other_method(db: str) -> None:
+    """Only the app has the file open (read-only between writes), and the other method has no fingerprints
+    yet: they are computed (a write) before the queue is read, not inside its read."""
+    at = run_app("pages/3_Audit.py")
+    choose_queue(at, "SimHash vs MinHash disagree")
+    assert not at.exception, at.exception
+    assert queue_length(at) >= 2
+    button(at, "Not duplicate").click().run()
+    assert not at.exception, at.exception
+    with Store(db, read_only=True) as store:
+        assert len(store.labels()) == 1
+
+
+def test_a_failing_page_shows_one_line_and_logs_the_traceback(
+    db: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No page shows a traceback: an unexpected error is one sentence (what happened, what to do) and
+    its details go to the server log."""
+
+    def broken(*args: Any, **kwargs: Any) -> None:
+        raise RuntimeError("internal detail at /srv/secret/path")
+
+    logged: list[logging.LogRecord] = []
+    handler = logging.Handler()
+    handler.emit = logged.append  # type: ignore[method-assign]
+    logging.getLogger("neardup.app").addHandler(handler)
+    at = run_app("pages/3_Audit.py")
+    monkeypatch.setattr(audit, "method_disagreements", broken)
+    at.sidebar.radio(key=W_QUEUE).set_value("SimHash vs MinHash disagree").run()
+    assert not at.exception, at.exception
+    (error,) = [e.value for e in at.error]
+    assert "RuntimeError" in error and "reload the page" in error and "secret" not in error
+    logging.getLogger("neardup.app").removeHandler(handler)
+    assert [str(r.exc_info[1]) for r in logged if r.exc_info] == ["internal detail at /srv/secret/path"]
 
 
 def test_audit_labelers_disagree_queue_takes_the_adjudicated_label(db: str, store: Store) -> None:
@@ -563,7 +602,7 @@ def test_audit_reopened_pair_takes_a_changed_label_and_undo_puts_the_first_back(
     expected = first_sampled_pair(store)
     button(at, "Duplicate").click().run()
     first = store.labels().iloc[0]
-    pages = at.session_state[KEY_AUDIT_HISTORY][-1]["pages"]
+    pages = at.session_state[KEY_AUDIT_HISTORY].saved[-1].pages
     at.session_state[KEY_AUDIT_PAIR] = pages  # what "Open this pair to change its label" sets
     at.run()
     assert any(c.value.startswith("Pair opened from") for c in at.caption)

@@ -592,6 +592,52 @@ def test_two_labelers_of_one_pair_keep_both_labels(store: Store) -> None:
     assert store.labels()["labeler"].tolist() == ["ben"]
 
 
+def test_the_latest_label_by_time_is_kept_whichever_is_written_last(store: Store) -> None:
+    """Two tabs of one labeler label one pair: the label given later stays even when it is written first
+    (the other tab's write reaches the file after it), and the write says which was kept."""
+    later = {"url_a": "https://a/", "md5_a": "1", "url_b": "https://b/", "md5_b": "2", "label": "not"}
+    later |= {"category": None, "note": None, "labeler": "ana", "labeled_at": T0 + timedelta(seconds=1)}
+    earlier = later | {"label": "duplicate", "labeled_at": T0, "url_a": "https://b/", "md5_a": "2"}
+    earlier |= {"url_b": "https://a/", "md5_b": "1", "setting": None}
+    later["setting"] = None
+    assert store.write_labels([later]) == [True]
+    assert store.write_labels([earlier]) == [False]
+    assert not store.record_label(
+        "https://a/", "https://b/", md5_a="1", md5_b="2", label="unsure", labeler="ana", labeled_at=T0
+    )
+    got = store.label_of("https://a/", "https://b/", md5_a="1", md5_b="2", labeler="ana")
+    assert (got["label"], got["labeled_at"].to_pydatetime()) == ("not", T0 + timedelta(seconds=1))
+    assert store.write_labels([earlier | {"labeled_at": T0 + timedelta(seconds=2)}]) == [True]
+    assert (
+        store.label_of("https://a/", "https://b/", md5_a="1", md5_b="2", labeler="ana")["label"]
+        == "duplicate"
+    )
+
+
+def test_take_back_label_puts_back_the_previous_one_unless_a_later_one_replaced_it(store: Store) -> None:
+    pair = {"md5_a": "1", "md5_b": "2", "labeler": "ana"}
+    store.record_label("https://a/", "https://b/", label="not", category="syndicated", labeled_at=T0, **pair)
+    previous = store.label_of("https://a/", "https://b/", **pair)
+    store.record_label("https://a/", "https://b/", label="duplicate", labeled_at=T0 + timedelta(1), **pair)
+    assert store.take_back_label(
+        "https://b/",
+        "https://a/",
+        md5_a="2",
+        md5_b="1",
+        labeler="ana",
+        given_at=T0 + timedelta(1),
+        previous=previous,
+    )
+    got = store.label_of("https://a/", "https://b/", **pair)
+    assert (got["label"], got["category"], got["labeled_at"].to_pydatetime()) == ("not", "syndicated", T0)
+    # a label another tab gave later is not taken back by this tab's undo
+    store.record_label("https://a/", "https://b/", label="unsure", labeled_at=T0 + timedelta(2), **pair)
+    assert not store.take_back_label("https://a/", "https://b/", given_at=T0 + timedelta(1), **pair)
+    assert store.label_of("https://a/", "https://b/", **pair)["label"] == "unsure"
+    assert store.take_back_label("https://a/", "https://b/", given_at=T0 + timedelta(2), **pair)
+    assert store.label_of("https://a/", "https://b/", **pair) is None
+
+
 def test_concurrent_label_writes_of_one_pair_never_raise(store: Store) -> None:
     """Two tabs labeling the same pair at once: each write lands, none raises, no labeler's row is lost."""
     import threading

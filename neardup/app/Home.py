@@ -11,6 +11,7 @@ from neardup.app import HOME, PAGES, in_navigation, main_script, navigating, pag
 from neardup.report import describe_setting
 from neardup.ui import FAVICON
 from neardup.ui.data import get_analysis
+from neardup.ui.guard import one_line_errors
 from neardup.ui.render import md_escape
 from neardup.ui.widgets import cluster_size_chart, hosts_table, open_database
 
@@ -89,7 +90,7 @@ else:
     # The favicon is a file the app serves: a Material icon here is fetched from a font CDN on every load.
     st.set_page_config(page_title="neardup", page_icon=str(FAVICON), layout="wide")
     # Home is the main script itself (what AppTest's switch_page("app.py") names), run again as a page.
-    with navigating():
+    with navigating(), one_line_errors("a page"):
         st.navigation(
             [
                 st.Page(main_script() or HOME, title="Home", icon=":material/home:", default=True),

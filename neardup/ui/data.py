@@ -27,6 +27,8 @@ from ..store import Store
 # A page waits this long for a CLI write (e.g. a report computing fingerprints) before it says who holds
 # the file; a reload then retries.
 APP_LOCK_WAIT_S = 3.0
+# A label write waits this long for another process's lock before the label waits in the tab instead.
+LABEL_LOCK_WAIT_S = 0.5
 SAMPLE = engine.SAMPLE_CRAWL
 
 
@@ -68,6 +70,15 @@ def progress_bar(text: str) -> tuple[engine.Progress, DeltaGenerator]:
         bar.progress(frac, text=f"{text} ({label})")
 
     return progress, bar
+
+
+@st.cache_resource(show_spinner=False)
+def get_label_store(path: str) -> Store:
+    """The store the Audit page writes labels and prefetches pairs through: the same file and connection as
+    `get_store`'s, but a write waits only LABEL_LOCK_WAIT_S for another process (the label then waits in
+    the tab) and the file is closed as soon as it is done, so an ingest started while an analyst labels
+    steadily finds it free between two labels instead of waiting out its own lock wait."""
+    return Store(path, on_demand=True, lock_wait_s=LABEL_LOCK_WAIT_S, linger_s=0.0)
 
 
 _SAMPLE_TRIED: set[str] = (

@@ -17,12 +17,13 @@ KEY_AUDIT_POS = "neardup.audit.position"
 KEY_AUDIT_PAIR = "neardup.audit.pair"  # (page_a, page_b) opened from another page
 # what opened KEY_AUDIT_PAIR (one of OPENED_BY_*), for its caption
 KEY_AUDIT_OPENED_BY = "neardup.audit.opened_by"
-OPENED_BY_CLUSTERS, OPENED_BY_LIST, OPENED_BY_UNDO = "clusters", "list", "undo"
+OPENED_BY_CLUSTERS, OPENED_BY_LIST, OPENED_BY_UNDO, OPENED_BY_BACK = "clusters", "list", "undo", "back"
+KEY_AUDIT_BACK = "neardup.audit.back"  # how many of this tab's labeled pairs `k` went back (0: the queue)
 # set by the "more pairs per bucket" key: the next run is the whole app's
 KEY_AUDIT_MORE = "neardup.audit.more"
 KEY_AUDIT_SEED = "neardup.audit.seed"
 KEY_AUDIT_SKIPPED = "neardup.audit.skipped"  # label keys skipped in this session
-KEY_AUDIT_HISTORY = "neardup.audit.history"  # this session's label writes, newest last: what undo reverts
+KEY_AUDIT_HISTORY = "neardup.audit.history"  # ui.labeling.LabelSession: this tab's labels, saved and waiting
 KEY_AUDIT_CATEGORY = "neardup.audit.category"  # label key -> the category chosen for that pair
 KEY_AUDIT_SHOWN = (
     "neardup.audit.shown"  # the label key of the pair the last run drew (category keys apply to it)

@@ -17,8 +17,16 @@ import pandas as pd
 import streamlit as st
 
 from neardup.archives import describe_archive_record
-from neardup.audit import PAIR_KEY, PairDetail, PairKey, label_in, labels_by_labeler, method_disagreements
-from neardup.errors import NeardupError
+from neardup.audit import (
+    PAIR_KEY,
+    PairDetail,
+    PairKey,
+    label_in,
+    labels_by_labeler,
+    labels_with,
+    method_disagreements,
+)
+from neardup.errors import DatabaseLocked
 from neardup.labels import (
     ADJUDICATOR,
     CATEGORIES,
@@ -29,19 +37,30 @@ from neardup.labels import (
     decision_at,
 )
 from neardup.ui.data import (
-    STALE_VERSION,
     LabelView,
     get_candidate_pairs,
+    get_label_store,
     get_pair_detail,
     label_view,
-    label_view_after,
     label_view_with,
     prefetch_pair_detail,
 )
 from neardup.ui.evidence import show_pair_evidence
+from neardup.ui.guard import one_line_errors
+from neardup.ui.keys import DIFF_KEY, KEYBOARD_SCRIPT
+from neardup.ui.labeling import (
+    LABELER_MAX_CHARS,
+    GivenLabel,
+    LabelingChoice,
+    LabelSession,
+    choice_from_params,
+    fetch_sides,
+    score_text,
+)
 from neardup.ui.render import counted, md_escape, show_diff
 from neardup.ui.state import (
     AUDIT_QUEUES,
+    KEY_AUDIT_BACK,
     KEY_AUDIT_CATEGORY,
     KEY_AUDIT_HISTORY,
     KEY_AUDIT_LABELS,
@@ -56,6 +75,7 @@ from neardup.ui.state import (
     KEY_FLASH,
     KEY_LABELER,
     KEY_THRESHOLDS,
+    OPENED_BY_BACK,
     OPENED_BY_CLUSTERS,
     OPENED_BY_LIST,
     OPENED_BY_UNDO,
@@ -82,17 +102,29 @@ CATEGORY_KEYS = 8  # categories on the keys 1-8
 PER_BUCKET_MAX = 30  # the Pairs per bucket slider's end
 MORE_PER_BUCKET = 5  # the "more pairs" key: this many more pairs in the least labeled bucket with pairs left
 LABEL_NAMES = {"duplicate": "Duplicate", "not": "Not duplicate", "unsure": "Unsure"}
+WAITING_RETRY_S = 1.0  # how often labels waiting for a busy file are tried again
 
 st.set_page_config(page_title="neardup · Audit", layout="wide")
 st.title("Audit pairs")
+with st.container(gap=None):  # the script's element takes no room; sent first, it catches the first key
+    st.html(KEYBOARD_SCRIPT, unsafe_allow_javascript=True)
 store, path, config = open_database()
+quick_store = get_label_store(path)  # label writes and prefetches: a short wait for the file, no linger
 state = st.session_state
 skipped: set[tuple[str, ...]] = state.setdefault(KEY_AUDIT_SKIPPED, set())
-history: list[dict[str, Any]] = state.setdefault(KEY_AUDIT_HISTORY, [])
+session: LabelSession = state.setdefault(KEY_AUDIT_HISTORY, LabelSession())
 chosen: dict[tuple[str, ...], str | None] = state.setdefault(KEY_AUDIT_CATEGORY, {})
-state.setdefault(W_PER_BUCKET, 5)
+# A new session takes who labels, the quota and the queue from the URL (a reload, a shared link).
+if W_QUEUE not in state:
+    linked = choice_from_params(
+        st.query_params,
+        LabelingChoice(state.get(KEY_LABELER, ""), 5, AUDIT_QUEUES[0]),
+        per_bucket_max=PER_BUCKET_MAX,
+    )
+    state.setdefault(W_PER_BUCKET, linked.per_bucket)
+    state[W_QUEUE] = linked.queue
+    state.setdefault(W_LABELER, linked.labeler)
 state.setdefault(KEY_AUDIT_SEED, 7)
-state.setdefault(W_QUEUE, AUDIT_QUEUES[0])
 if W_LABELER not in state:
     state[W_LABELER] = state.get(KEY_LABELER, "")
 for widget_key in (W_PER_BUCKET, KEY_AUDIT_SEED, W_LABELER, W_QUEUE):
@@ -105,18 +137,28 @@ def leave_pair() -> None:
     state.pop(KEY_AUDIT_PAIR, None)
     state.pop(KEY_AUDIT_OPENED_BY, None)
     state[W_NOTE] = ""
+    state[KEY_AUDIT_BACK] = 0
 
 
-def note_label(
-    view: LabelView,
+def labels_given(view: LabelView | None) -> pd.DataFrame | None:
+    """The labels `view` holds with the labels waiting in this tab put in (None without a view)."""
+    if view is None or view.pairs is not pairs:
+        return None
+    labels = view.labels
+    for row in session.rows_waiting():
+        labels = labels_with(labels, row)
+    return labels
+
+
+def give_label(
+    labels: pd.DataFrame | None,
     choice: str,
     key: PairKey,
     pages: tuple[int, int],
     suggested: str | None,
     adjudicate: bool = False,
-) -> tuple[LabelView, dict[str, Any]]:
-    """`view` with this label in it, and the label as a `Store.labels()` row, for `save_label` to write.
-    Undo's entry and the confirmation are made here; the pair is left."""
+) -> GivenLabel:
+    """The label given by a key on the pair shown, as a `Store.labels()` row, with what undo puts back."""
     labeler = ADJUDICATOR if adjudicate else state.get(W_LABELER) or None
     a, ma, b, mb = key
     row = {
@@ -131,99 +173,60 @@ def note_label(
         "labeled_at": datetime.now(UTC).replace(tzinfo=None),
         "setting": json.dumps(config.to_dict()),
     }
-    history.append(
-        {
-            "key": key,
-            "pages": pages,
-            "labeler": labeler,
-            "previous": label_in(view.labels, key, labeler),  # what undo puts back
-            "label": choice,
-            "category": row["category"],
-        }
-    )
-    leave_pair()
-    flash(
-        ("Adjudicated: " if adjudicate else "Labeled ")
-        + LABEL_NAMES[choice].lower()
-        + (f" · {row['category']}" if row["category"] else "")
-        + " · z undoes it"
-    )
-    return label_view_with(view, row), row
+    return GivenLabel(row, pages, label_in(labels, key, labeler) if labels is not None else None)
 
 
-def save_label(row: dict[str, Any]) -> None:
-    store.record_label(
-        row["url_a"],
-        row["url_b"],
-        md5_a=row["md5_a"],
-        md5_b=row["md5_b"],
-        label=row["label"],
-        category=row["category"],
-        note=row["note"],
-        labeler=row["labeler"],
-        setting=config.to_dict(),
-        labeled_at=row["labeled_at"],
+def labeled_message(given: GivenLabel) -> str:
+    row = given.row
+    return (
+        ("Adjudicated: " if row["labeler"] == ADJUDICATOR else "Labeled ")
+        + LABEL_NAMES[row["label"]].lower()
+        + (f" · {md_escape(row['category'])}" if row["category"] else "")
     )
 
 
-def write_undo() -> None:
-    if not history:
+def superseded_message(given: GivenLabel, stored: dict[str, Any]) -> str:
+    return (
+        f"Your label {LABEL_NAMES[given.row['label']].lower()} of {md_escape(given.row['url_a'])} and "
+        f"{md_escape(given.row['url_b'])} was replaced by a later one given elsewhere (another tab or window): "
+        f"{LABEL_NAMES.get(stored['label'], stored['label']).lower()}. Reopen the pair to change it."
+    )
+
+
+def take_back() -> None:
+    """Undo the newest label of this tab and reopen its pair."""
+    undone = session.undo(quick_store)
+    if undone.label is None:
         flash("Nothing to undo in this session.")
-        return
-    entry = history.pop()
-    a, ma, b, mb = entry["key"]
-    prev = entry["previous"]
-    if prev is None:
-        store.delete_label(a, b, md5_a=ma, md5_b=mb, labeler=entry["labeler"])
+    elif undone.busy is not None:
+        flash(f"Not undone: the database is busy ({undone.busy}). Press z again once it is free.")
     else:
-        store.record_label(
-            a,
-            b,
-            md5_a=ma,
-            md5_b=mb,
-            label=prev["label"],
-            category=prev["category"],
-            note=prev["note"],
-            labeler=entry["labeler"],
-            labeled_at=prev["labeled_at"],
+        state[KEY_AUDIT_PAIR] = undone.label.pages
+        state[KEY_AUDIT_OPENED_BY] = OPENED_BY_UNDO
+        flash(
+            f"Undone: {LABEL_NAMES[undone.label.row['label']].lower()} · the pair is open again"
+            if undone.done
+            else "Not undone: a later label of this pair, given elsewhere, replaced yours; the pair is open"
         )
-    state[KEY_AUDIT_PAIR] = entry["pages"]
-    state[KEY_AUDIT_OPENED_BY] = OPENED_BY_UNDO
-    flash(f"Undone: {LABEL_NAMES[entry['label']].lower()} · the pair is open again")
 
 
-def write_pending(view: LabelView, pending: list[tuple[str, tuple[Any, ...]]]) -> LabelView:
-    """Write the labels and undos the callbacks of this run queued, and `view` after them (read again from
-    the store). They are written after every callback of this rerun: keys pressed within one round trip
-    ("6" then "d") reach the server as one rerun whose callbacks run in the order the buttons were drawn
-    (the label bar first), so a label written by its own callback would miss the category chosen with it."""
-    for action, args in pending:
-        if action == "label":
-            before = view
-            view, row = note_label(view, *args)
-            save_label(row)
-            view = label_view_after(store, before, args[1])
-        else:
-            write_undo()
-            view = label_view_after(store, view, None)
-    return view
-
-
-def save_labels(before: tuple[int, int], view: LabelView, rows: list[dict[str, Any]]) -> None:
-    """Write the labels a run drew the next pair without (`view` has them), once it is drawn, and keep
-    `view` as current if no other session changed a label since `before` (else it is read again)."""
-    try:
-        with store.writing():
-            found = store.labels_version()
-            for row in rows:
-                save_label(row)
-            after = store.labels_version()
-    except NeardupError as exc:
-        del history[-len(rows) :]
-        state[KEY_AUDIT_LABELS] = replace(view, version=STALE_VERSION)
-        st.toast(f"The label was not saved: {exc}")
-        return
-    state[KEY_AUDIT_LABELS] = replace(view, version=after if found == before else STALE_VERSION)
+def save_waiting() -> tuple[list[str], bool]:
+    """Write the labels waiting in this tab: what to tell the analyst, and whether the labels kept are
+    known current (labels were written, and no other session wrote one since the labels were read)."""
+    saved = session.save(quick_store)
+    messages = [labeled_message(g) + " · z undoes it" for g in saved.kept]
+    messages += [
+        f"Not kept: {labeled_message(g).lower()}; a later label of this pair, given elsewhere, stays"
+        for g in saved.refused
+    ]
+    kept_view: LabelView | None = state.get(KEY_AUDIT_LABELS)
+    current = saved.versions is not None and kept_view is not None and saved.versions[0] == kept_view.version
+    if current and kept_view is not None and saved.versions is not None:
+        view = kept_view
+        for given in saved.kept:
+            view = label_view_with(view, given.row)
+        state[KEY_AUDIT_LABELS] = replace(view, version=saved.versions[1])
+    return messages, current
 
 
 def pair_key(detail: PairDetail) -> PairKey:
@@ -254,7 +257,19 @@ def skip() -> None:
 
 
 def move(step: int) -> None:
-    state[KEY_AUDIT_POS] = state.get(KEY_AUDIT_POS, 0) + step
+    """k goes back through the pairs this tab labeled, newest first, j forward again and then on in the
+    queue; without labels to go back to they move in the queue."""
+    given, back = session.given(), state.get(KEY_AUDIT_BACK, 0)
+    back = min(back, len(given))
+    if (step < 0 and back < len(given)) or (step > 0 and back > 1):
+        back -= step
+        state[KEY_AUDIT_PAIR] = given[-back].pages
+        state[KEY_AUDIT_OPENED_BY] = OPENED_BY_BACK
+        state[W_NOTE] = ""
+        state[KEY_AUDIT_BACK] = back
+        return
+    if back == 0:
+        state[KEY_AUDIT_POS] = state.get(KEY_AUDIT_POS, 0) + step
     leave_pair()
 
 
@@ -293,7 +308,12 @@ if pairs.empty:
 
 with st.sidebar:
     st.header("Labeling")
-    st.text_input("Your name", key=W_LABELER, help="Each labeler keeps their own label of a pair.")
+    st.text_input(
+        "Your name",
+        key=W_LABELER,
+        max_chars=LABELER_MAX_CHARS,
+        help="Each labeler keeps their own label of a pair.",
+    )
     state[KEY_LABELER] = state[W_LABELER]
     per_bucket = st.slider(
         "Pairs per bucket",
@@ -314,7 +334,17 @@ with st.sidebar:
         f"adjudicated final one (labeler '{ADJUDICATOR}').",
     )
 adjudicating = mode == "labelers disagree"
+linked_params = LabelingChoice(state[W_LABELER], int(per_bucket), mode).params()
+if any(st.query_params.get(k) != v for k, v in linked_params.items()):
+    st.query_params.update(linked_params)
 other = other_method(config, state.get(KEY_THRESHOLDS, {}))
+# The other method's pairs are read here, outside the labeling fragment's read of the file: their
+# fingerprints may have to be computed first, a write, which cannot start inside a read.
+other_pairs = (
+    get_candidate_pairs(store, path, other.fingerprint_key, other.similarity, other)
+    if mode == "SimHash vs MinHash disagree"
+    else None
+)
 sim_cfg, mh_cfg = (config, other) if config.method == "simhash" else (other, config)
 LABEL_KEYS = (("duplicate", "d"), ("not", "n"), ("unsure", "u"))  # the label buttons and their keys
 MOVE_KEYS = (("Previous", "k", -1), ("Next", "j", 1))
@@ -322,17 +352,8 @@ SUGGESTED_ICON, CHOSEN_ICON = ":material/lightbulb:", ":material/check_circle:"
 KEY_HINT = (
     "Are the two pages the same content? **d** duplicate · **n** not · **u** unsure. The kind in blue "
     "(keys 1-8) is saved with the label, at first the suggested one (the bulb); press another to change it. **s** skip · "
-    "**z** undo · **j** / **k** next / previous · **Esc** leaves a sidebar field"
+    f"**z** undo · **j** / **k** next / previous · **{DIFF_KEY}** first change and back · **Esc** leaves a field"
 )
-# A sidebar field keeps the keyboard focus once clicked or typed in (a slider takes the arrows, a text box
-# the letters), and Streamlit gives no shortcut to a focused field: Esc there hands the keys back to the page.
-ESCAPE_LEAVES_SIDEBAR = """<script>if (!window.neardupEscapeLeavesSidebar) {
-    window.neardupEscapeLeavesSidebar = true;
-    document.addEventListener("keydown", e => {
-        const field = document.activeElement;
-        if (e.key === "Escape" && field?.closest('[data-testid="stSidebar"]')) field.blur();
-    }, true);
-}</script>"""
 SCROLL_TO_TOP = "<script>/* pair {0:d} {1:d} */ document.querySelector('[data-testid=\"stMain\"]')?.scrollTo(0, 0);</script>"
 LIST_COLUMNS = ["label", "category", "labeler", "bucket", "url_a", "url_b", "note", "labeled_at"]
 
@@ -342,8 +363,7 @@ def make_queue(view: LabelView) -> pd.DataFrame:
     matched, labels = view.matched, view.labels
     if mode == "active":
         return active_queue(pairs, matched, view.tallies, config, seed=int(seed), skipped=skipped)
-    if mode == "SimHash vs MinHash disagree":
-        other_pairs = get_candidate_pairs(store, path, other.fingerprint_key, other.similarity, other)
+    if mode == "SimHash vs MinHash disagree" and other_pairs is not None:
         sim_pairs, mh_pairs = (pairs, other_pairs) if config.method == "simhash" else (other_pairs, pairs)
         queue = method_disagreements(
             sim_pairs, mh_pairs, simhash_bits=int(sim_cfg.threshold), minhash_threshold=mh_cfg.threshold
@@ -415,17 +435,19 @@ def where_caption(current: pd.Series | None, queue: pd.DataFrame, position: int,
     if current is None:
         opened_by = {
             OPENED_BY_UNDO: "Pair reopened by undo: its label is taken back, label it again",
+            OPENED_BY_BACK: "A pair you labeled (k goes further back, j forward): a new label replaces yours",
             OPENED_BY_LIST: "Pair opened from the list of labeled pairs: a new label replaces yours",
             OPENED_BY_CLUSTERS: "Pair opened from the Clusters page: the representative on the left",
         }
         return opened_by.get(state.get(KEY_AUDIT_OPENED_BY, ""), "Pair opened from another page") + (
             f" · your label is the adjudicated final one (labeler '{ADJUDICATOR}')" if adjudicating else ""
         )
-    n = f"Pair {position + 1} of {len(queue)}"
+    done = len(session.given()) + len(skipped)  # this tab's labels and skips: the count goes on
+    n = f"Pair {done + position + 1} of {done + len(queue)}"
     if mode == "SimHash vs MinHash disagree":
         bits, score = current["simhash_bits"], current["minhash_score"]
         return (
-            f"{n} SimHash and MinHash disagree on · flagged by {current['flagged_by']} only · SimHash "
+            f"{n} ({len(queue)} left) SimHash and MinHash disagree on · flagged by {current['flagged_by']} only · SimHash "
             f"{'no candidate' if pd.isna(bits) else f'{int(bits)} bits'} (threshold {int(sim_cfg.threshold)}) "
             f"· MinHash {mh_cfg.similarity} {'no candidate' if pd.isna(score) else f'{score:.2f}'} (threshold "
             f"{mh_cfg.threshold:g})"
@@ -436,15 +458,21 @@ def where_caption(current: pd.Series | None, queue: pd.DataFrame, position: int,
             f"{md_escape(w if isinstance(w, str) and w else 'unnamed')}: {lab}"
             for w, lab in zip(theirs["labeler"], theirs["label"], strict=True)
         )
-        return f"{n} contested · bucket {current['bucket']:g} · {given} · your label is the adjudicated final one"
+        return (
+            f"{n} ({len(queue)} left) contested · bucket {bucket_range(current['bucket'], config)} · {given} · your label is the "
+            "adjudicated final one"
+        )
     if mode == "active":
         return (
-            f"{n} left in the buckets that narrow the decision · bucket {current['bucket']:g}: one more label "
+            f"{n} ({len(queue)} left) in the buckets that narrow the decision · bucket "
+            f"{bucket_range(current['bucket'], config)}: one more label "
             f"there narrows precision and recall at {config.threshold:g} most"
         )
     unit = "" if config.method == "simhash" else f" {config.similarity}"  # a SimHash bucket says "3 bits"
     return (
-        f"{n} to label · similarity bucket {bucket_range(current['bucket'], config)}{unit} · nearest the "
+        f"{n} to label ({len(queue)} left) · similarity bucket {bucket_range(current['bucket'], config)}{unit}"
+        + ("" if config.method == "simhash" else f" (this pair {score_text(float(current['score']))})")
+        + " · nearest the "
         f"threshold first · {counted(per_bucket, 'decided label')} per bucket"
     )
 
@@ -462,7 +490,11 @@ def label_bar(detail: PairDetail, category: str | None, current: pd.Series | Non
             args=(choice,),
         )
     bar[3].button("Skip", shortcut="s", width="stretch", on_click=skip)
-    bar[4].button("Undo", shortcut="z", width="stretch", on_click=undo, disabled=not history)
+    bar[4].button(
+        "Undo", shortcut="z", width="stretch", on_click=undo, disabled=not (session.saved or session.waiting)
+    )
+    back = state.get(KEY_AUDIT_BACK, 0)
+    can_go = {-1: back < len(session.given()), 1: back > 0}  # through this tab's labeled pairs
     for col, (name, shortcut, step) in zip(bar[5:], MOVE_KEYS, strict=True):
         col.button(
             name,
@@ -470,7 +502,7 @@ def label_bar(detail: PairDetail, category: str | None, current: pd.Series | Non
             width="stretch",
             on_click=move,
             args=(step,),
-            disabled=current is None or n_queue < 2,
+            disabled=not can_go[step] and (current is None or n_queue < 2),
         )
     # Two rows of four: eight in one row cut the longer names ("templated siblings") at 1400 px.
     cats = [*st.columns(CATEGORY_KEYS // 2), *st.columns(CATEGORY_KEYS // 2)]
@@ -503,12 +535,13 @@ def show_pair(detail: PairDetail) -> None:
     L, R = detail.left, detail.right
     changed = sum(s.n_words for s in detail.segments if s.op in ("delete", "insert", "replace"))
     st.caption(
-        f"SimHash {detail.simhash_bits} bits · MinHash Jaccard (est.) {detail.minhash_jaccard:.2f} · exact "
-        f"Jaccard {detail.exact_jaccard:.2f} · exact containment {detail.exact_containment:.2f} "
+        f"SimHash {detail.simhash_bits} bits · MinHash Jaccard (est.) {score_text(detail.minhash_jaccard)} · exact "
+        f"Jaccard {score_text(detail.exact_jaccard)} · exact containment {score_text(detail.exact_containment)} "
         f"({config.shingle_size}-word shingles) · {counted(changed, 'changed word')}"
     )
     left, right = st.columns(2)
-    for col, page, side in ((left, L, "earlier fetch"), (right, R, "later fetch")):
+    sides = fetch_sides(L["fetched_at"], R["fetched_at"])
+    for col, page, side in ((left, L, sides[0]), (right, R, sides[1])):
         with col:
             st.code(page["url"], language=None, wrap_lines=True)
             fetched = page["fetched_at"]
@@ -604,41 +637,94 @@ def labeled_list(view: LabelView) -> None:
         st.caption("That pair is no candidate pair at this setting.")
 
 
+def waiting_labels() -> None:
+    """While labels wait for the file (or it was busy): how many, and a retry every WAITING_RETRY_S."""
+    if session.waiting or session.busy is not None:
+        st.fragment(retry_waiting, run_every=WAITING_RETRY_S)()
+
+
+def retry_waiting() -> None:
+    """Write the waiting labels; once they are written and the file is free, the page is drawn anew."""
+    messages, _ = save_waiting()
+    if not session.waiting:
+        try:
+            quick_store.labels_version()  # the file is free again
+        except DatabaseLocked:
+            pass
+        else:
+            session.busy = None
+            flash(" · ".join(messages) if messages else "The database is free again.")
+            st.rerun(scope="app")
+    st.warning(busy_message(), icon=":material/hourglass_top:")
+
+
+def busy_message() -> str:
+    waiting = len(session.waiting)
+    return (
+        (
+            f"{counted(waiting, 'label')} waiting to be saved: "
+            if waiting
+            else "No label waiting, but the database is busy: "
+        )
+        + f"{md_escape(session.busy or 'the database is busy')}. They stay in this tab and are written as soon as it "
+        "is free (keep this tab open)."
+    )
+
+
 @st.fragment
 def labeling() -> None:
+    with one_line_errors("the Audit page's labeling"):
+        label_and_draw()
+
+
+def label_and_draw() -> None:
     """The label bar, the pair, the progress and the labeled pairs: what a key press reruns.
 
-    A label key draws the next pair from the labels this session keeps, the new label put in, and writes
-    it once that is drawn (the pair itself was prefetched): the key reads nothing before the draw. Any other
-    run reads the labels' version first (one lease on the file for the run, a write lease when an undo is to
-    be written: every store call in it reuses it)."""
+    The labels and undos the keys gave are written first (committed before the page says so or draws the
+    next pair); while another process holds the file they wait in this tab (`waiting_labels`). The labels
+    are read again only when another session changed them (their version before this tab's write is not
+    the one kept); the pair shown next was prefetched, so a label key reads nothing more."""
     if state.pop(KEY_AUDIT_MORE, False):
         st.rerun(scope="app")
+    messages: list[str] = []
     pending: list[tuple[str, tuple[Any, ...]]] = state.pop(KEY_AUDIT_PENDING, [])
     kept: LabelView | None = state.get(KEY_AUDIT_LABELS)
-    if (
-        pending
-        and all(action == "label" for action, _ in pending)
-        and kept is not None
-        and kept.pairs is pairs
-        and kept.version != STALE_VERSION
-    ):
-        view, rows = kept, []
-        for _, args in pending:
-            view, row = note_label(view, *args)
-            rows.append(row)
-        state[KEY_AUDIT_LABELS] = view
-        upcoming = draw_labeling(view)
-        save_labels(kept.version, view, rows)
-    else:
-        with store.writing() if pending else store.reading():
-            view = write_pending(label_view(store, pairs, kept), pending)
+    undone = False
+    for action, args in pending:
+        if action == "label":
+            session.give(give_label(labels_given(kept), *args))
+            leave_pair()
+        else:
+            take_back()
+            undone = True
+    written, current = save_waiting()
+    messages += written
+    view = state.get(KEY_AUDIT_LABELS) if current and not undone else None
+    if view is None or view.pairs is not pairs:
+        try:
+            with store.reading():
+                view = label_view(store, pairs, state.get(KEY_AUDIT_LABELS))
+        except DatabaseLocked as exc:
+            session.busy = session.busy or str(exc)
+            view = state.get(KEY_AUDIT_LABELS)
+            if view is None or view.pairs is not pairs:
+                waiting_labels()
+                return
+        else:
             state[KEY_AUDIT_LABELS] = view
-            upcoming = draw_labeling(view)
+            messages += [superseded_message(g, stored) for g, stored in session.superseded(view.labels)]
+    for message in messages:
+        st.toast(message)
+    for row in session.rows_waiting():  # drawn as given: the queue moves on while they wait
+        view = label_view_with(view, row)
+    waiting = st.container()  # above the pair, filled once the pair is drawn (which may find the file busy)
+    upcoming = draw_labeling(view)
+    with waiting:
+        waiting_labels()
     # The pair that comes next is read and diffed on a background thread while this one is read, so the key
     # that leads there only draws it.
     if upcoming is not None:
-        prefetch_pair_detail(store, path, *upcoming, config)
+        prefetch_pair_detail(quick_store, path, *upcoming, config)
 
 
 def draw_labeling(view: LabelView) -> tuple[int, int] | None:
@@ -659,12 +745,22 @@ def draw_labeling(view: LabelView) -> tuple[int, int] | None:
         current = queue.iloc[position]
         page_a, page_b = int(current["page_a"]), int(current["page_b"])
 
-    # A pair opened from elsewhere keeps its order (Clusters: the representative on the left).
-    detail = (
-        get_pair_detail(store, path, page_a, page_b, config, keep_order=bool(opened))
-        if page_a and page_b
-        else None
-    )
+    # No key acts on the pair drawn last while this one is read: it may not come (the file is busy).
+    state[KEY_AUDIT_SHOWN] = None
+    try:  # A pair opened from elsewhere keeps its order (Clusters: the representative on the left).
+        detail = (
+            get_pair_detail(quick_store, path, page_a, page_b, config, keep_order=bool(opened))
+            if page_a and page_b
+            else None
+        )
+    except DatabaseLocked as exc:
+        session.busy = str(exc)
+        st.info(
+            "The next pair shows as soon as the database is free: another process holds it. Labels given "
+            "so far are kept in this tab.",
+            icon=":material/hourglass_top:",
+        )
+        return None
     key = pair_key(detail) if detail else None
     # The pair the label and category keys apply to, set before anything of it is drawn: a run that drew the
     # next pair's caption but was cut short before its buttons leaves the previous run's buttons (and their
@@ -680,7 +776,16 @@ def draw_labeling(view: LabelView) -> tuple[int, int] | None:
         # a constant but for the two page ids, so the same pair drawn again (a category key) does not run it.
         with st.container(gap=None):  # the script's element takes no room
             st.html(SCROLL_TO_TOP.format(*state[KEY_AUDIT_SHOWN][1]), unsafe_allow_javascript=True)
-            st.caption(where_caption(current, queue, position, view))
+            mine = label_in(view.labels, key, ADJUDICATOR if adjudicating else state.get(W_LABELER) or None)
+            st.caption(
+                where_caption(current, queue, position, view)
+                + (
+                    f" · **your label: {LABEL_NAMES.get(mine['label'], mine['label']).lower()}**"
+                    + (f" ({md_escape(mine['category'])})" if mine["category"] else "")
+                    if mine is not None
+                    else ""
+                )
+            )
         st.caption(KEY_HINT)
         # The pair is sent before the label bar above it (its 25 widgets are the same from pair to pair; the
         # last run's stay on screen meanwhile, and their keys act on KEY_AUDIT_SHOWN): the URLs and the diff
@@ -690,7 +795,12 @@ def draw_labeling(view: LabelView) -> tuple[int, int] | None:
         with bar:
             label_bar(detail, chosen.get(key, detail.category), current, len(queue))
     else:
-        st.button("Undo the last label", shortcut="z", on_click=undo, disabled=not history)
+        st.button(
+            "Undo the last label",
+            shortcut="z",
+            on_click=undo,
+            disabled=not (session.saved or session.waiting),
+        )
 
     n_contested = int(view.matched["contested"].sum()) if "contested" in view.matched else 0
     st.caption(
@@ -728,6 +838,4 @@ def draw_labeling(view: LabelView) -> tuple[int, int] | None:
     return int(nxt["page_a"]), int(nxt["page_b"])
 
 
-with st.container(gap=None):  # the script's element takes no room
-    st.html(ESCAPE_LEAVES_SIDEBAR, unsafe_allow_javascript=True)
 labeling()

@@ -1,0 +1,130 @@
+"""The Audit page's keyboard in the browser, beside Streamlit's button shortcuts: keys never go dead.
+
+Streamlit gives a focused field every key and a button shortcut none, and the main pane (not the document)
+scrolls. The script makes:
+- Esc hand the keys back to labeling from any field (a sidebar widget, the note, a switch or table of the
+  main area): the focus leaves it; a click on a switch hands them back at once (a switch takes no letter);
+- the scroll keys (PageUp / PageDown, Space, arrows, Home / End) scroll the main pane while no field has
+  the focus;
+- `g` scroll to the first change of the word diff, and again back to the top;
+- a label key pressed before the label bar of a freshly opened page is drawn wait (up to
+  `EARLY_KEY_WAIT_MS`) and act once it is, instead of doing nothing;
+- the label bar's keys reach the server one rerun at a time: a key pressed while the last one's rerun is
+  under way waits for it to end (up to `KEY_RUN_WAIT_MS` for a rerun to start). Streamlit folds the
+  button presses that reach it during one rerun into the next, once each button, in the order the buttons
+  are drawn: three keys 40 ms apart would give one or two actions, on the pair before.
+The script is a constant, so it is sent once per page and installs its listeners once per window.
+"""
+
+from __future__ import annotations
+
+EARLY_KEY_WAIT_MS = 15_000
+KEY_RUN_WAIT_MS = 2_000
+DIFF_KEY = "g"
+
+KEYBOARD_SCRIPT = (
+    """<script>if (!window.neardupKeyboard) {
+    window.neardupKeyboard = {early: [], barSeen: false, sent: 0, ran: false, queued: []};
+    const state = window.neardupKeyboard;
+    const main = () => document.querySelector('[data-testid="stMain"]');
+    const typing = el => !!el && (el.matches('textarea, [contenteditable="true"]')
+        || (el.matches('input') && !['checkbox', 'radio', 'range', 'button'].includes(el.type)));
+    const shortcut = key => [...document.querySelectorAll('[data-testid="stMain"] button kbd')]
+        .find(k => k.innerText.trim().toLowerCase() === key && !k.closest('button').disabled);
+    const replay = key => {
+        for (const type of ["keydown", "keyup"]) {
+            document.body.dispatchEvent(new KeyboardEvent(type, {key, code: /[0-9]/.test(key) ? "Digit" + key
+                : "Key" + key.toUpperCase(), bubbles: true, cancelable: true}));
+        }
+    };
+    const idle = () => document.querySelector('[data-testid="stApp"]')?.getAttribute('data-test-script-state')
+        !== 'running';
+    // an early key is sent once the run that draws the label bar is over (its shortcuts are listening)
+    const flush = () => {
+        if (shortcut("d") || shortcut("s")) state.barSeen = true;
+        if (state.early.length && shortcut(state.early[0].key) && idle() && !state.sent) {
+            replay(state.early.shift().key);
+        }
+        state.early = state.early.filter(k => performance.now() - k.at < """
+    + str(EARLY_KEY_WAIT_MS)
+    + """);
+    };
+    new MutationObserver(flush).observe(document.body, {childList: true, subtree: true});
+    const app = () => document.querySelector('[data-testid="stApp"]');
+    const sendNext = () => {
+        state.sent = 0;
+        if (state.queued.length) replay(state.queued.shift());
+    };
+    const watchRuns = () => {
+        const el = app();
+        if (!el) return setTimeout(watchRuns, 50);
+        new MutationObserver(records => {
+            const running = el.getAttribute('data-test-script-state') === 'running';
+            if (running || records.some(r => r.oldValue === 'running')) state.ran = true;
+            if (!running && state.sent && state.ran) sendNext();
+            if (!running) setTimeout(flush, 0);
+        }).observe(el, {attributes: true, attributeFilter: ['data-test-script-state'], attributeOldValue: true});
+    };
+    watchRuns();
+    setInterval(() => {
+        if (state.sent && !state.ran && performance.now() - state.sent > """
+    + str(KEY_RUN_WAIT_MS)
+    + """) sendNext();
+    }, 100);
+    const firstChange = () => [...document.querySelectorAll('[data-testid="stMain"] '
+        + '[data-testid="stMarkdownContainer"] span')].find(s => /background/.test(s.className + s.getAttribute('style'))
+        && !/gray/.test(s.className));
+    document.addEventListener("keydown", e => {
+        const field = document.activeElement;
+        if (e.key === "Escape") {
+            if (field && field !== document.body) field.blur();
+            return;
+        }
+        if (e.ctrlKey || e.metaKey || e.altKey || typing(field)) return;
+        const typed = e.key.length === 1 ? e.key.toLowerCase() : "";
+        if (/^[dnusz1-8jkm]$/.test(typed) && shortcut(typed)) {
+            if (state.sent) {  // the last key's rerun is under way: this one waits for it
+                state.queued.push(typed);
+                e.stopImmediatePropagation();
+                e.preventDefault();
+            } else {
+                state.sent = performance.now();
+                state.ran = false;
+            }
+            return;
+        }
+        if (!e.isTrusted) return;
+        const pane = main();
+        const onWidget = field && field !== document.body && field.closest('[data-testid="stMain"]')
+            && !field.matches('button');
+        const step = {PageDown: 0.9, PageUp: -0.9, " ": e.shiftKey ? -0.9 : 0.9, ArrowDown: 0.1, ArrowUp: -0.1};
+        if (pane && !onWidget && (e.key in step || e.key === "Home" || e.key === "End")
+                && !(field && field.closest('[data-testid="stSidebar"], [data-testid="stDataFrame"]'))) {
+            e.preventDefault();
+            if (e.key === "Home") pane.scrollTo(0, 0);
+            else if (e.key === "End") pane.scrollTo(0, pane.scrollHeight);
+            else pane.scrollBy(0, step[e.key] * pane.clientHeight);
+            return;
+        }
+        if (e.key === """
+    + repr(DIFF_KEY)
+    + """ && pane) {
+            const change = firstChange();
+            if (change && pane.scrollTop < 10) {
+                pane.scrollBy(0, change.getBoundingClientRect().top - pane.getBoundingClientRect().top - 80);
+            } else pane.scrollTo(0, 0);
+            return;
+        }
+        const key = e.key.length === 1 ? e.key.toLowerCase() : "";
+        if (!state.barSeen && /^[dnusz1-8jk]$/.test(key) && !shortcut(key)) {
+            state.early.push({key, at: performance.now()});
+            e.stopImmediatePropagation();
+        }
+    }, true);
+    document.addEventListener("click", e => {
+        const sw = e.target.closest && e.target.closest('[data-testid="stMain"] [data-testid="stCheckbox"], '
+            + '[data-testid="stMain"] label:has(input[type="checkbox"])');
+        if (sw) setTimeout(() => document.activeElement?.blur(), 0);
+    }, true);
+}</script>"""
+)

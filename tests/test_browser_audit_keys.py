@@ -1,0 +1,228 @@
+"""The Audit page's keys never go dead, in a real browser at 1400x900: the first key on a fresh page, Esc
+from any field, after a click on a switch, the scroll keys, the key to the first change of the diff."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from test_app import build_small_db
+from test_browser import (
+    CHROMIUM,
+    Browser,
+    Server,
+    assert_clean,
+    launch_browser,
+    open_page,
+    screenshot,
+    start_app,
+    wait_for_health,
+    wait_idle,
+)
+
+from neardup.store import Store
+from neardup.urls import canonicalize_url
+
+PAIR_URLS_JS = """() => [...document.querySelectorAll('[data-testid="stCode"]')].slice(0, 2)
+    .map(c => c.innerText.trim()).join('|')"""
+MAIN_TOP_JS = "() => document.querySelector('[data-testid=\"stMain\"]').scrollTop"
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    if not Path(CHROMIUM).exists():
+        pytest.fail(f"the browser test needs Debian's Chromium at {CHROMIUM}: apt-get install chromium")
+    tmp = tmp_path_factory.mktemp("keys")
+    db = build_small_db(tmp)
+    url, proc, log = start_app(db, tmp)
+    srv = Server(url, db, proc, log, 300, 0)
+    try:
+        wait_for_health(srv)
+        yield srv
+    finally:
+        srv.stop()
+
+
+@pytest.fixture(scope="module")
+def browser(server: Server) -> Iterator[Browser]:
+    with launch_browser() as b:
+        yield b
+
+
+def open_audit(page: object, server: Server) -> str:
+    open_page(page, server.url, "/Audit", "Labeled pairs")
+    page.get_by_text(re.compile(r"^Pair \d+ of \d+")).first.wait_for()
+    return str(page.evaluate(PAIR_URLS_JS))
+
+
+def next_pair_after(page: object, key: str) -> str:
+    """Press `key` (a real key press) and wait for another pair to be drawn."""
+    before = page.evaluate(PAIR_URLS_JS)
+    page.keyboard.press(key)
+    page.wait_for_function(f"() => ({PAIR_URLS_JS})() !== {before!r}", timeout=15_000)
+    wait_idle(page)
+    return str(page.evaluate(PAIR_URLS_JS))
+
+
+def test_the_first_key_on_a_fresh_page_acts(server: Server, browser: Browser) -> None:
+    """A key pressed as soon as the page starts to draw (before the pair and its label bar are drawn)
+    acts on the pair once it is: a fresh session's skip shows the second pair."""
+    page = browser.page
+    first = open_audit(page, server)
+    second = next_pair_after(page, "s")
+    for _ in range(3):
+        page.goto(server.url + "/Audit")  # a new session: its queue starts at the first pair again
+        # the page's keyboard script is its first element, sent before the pair and its label bar
+        page.wait_for_function("() => !!window.neardupKeyboard", polling="raf")
+        page.keyboard.press("s")
+        page.wait_for_function(f"() => ({PAIR_URLS_JS})() === {second!r}", timeout=15_000)
+        wait_idle(page)
+        assert page.evaluate(PAIR_URLS_JS) != first
+    assert_clean(browser, "/Audit after an early key")
+
+
+def test_esc_and_a_click_on_a_switch_hand_the_keys_back(server: Server, browser: Browser) -> None:
+    page = browser.page
+    open_audit(page, server)
+    for switch in ("Raw HTML (as source, never rendered)", "What normalization removed", "Labeled pairs"):
+        page.get_by_text(switch, exact=True).click()
+        wait_idle(page)
+        next_pair_after(page, "s")  # straight after the click
+        page.get_by_text(switch, exact=True).click()
+        wait_idle(page)
+        page.keyboard.press("Escape")
+        next_pair_after(page, "s")
+    note = page.get_by_placeholder("optional note")
+    note.click()
+    page.keyboard.type("sd")  # typed into the note, no key acts
+    assert note.input_value() == "sd"
+    page.keyboard.press("Escape")
+    wait_idle(page)
+    next_pair_after(page, "s")
+    assert_clean(browser, "/Audit after Esc and switches")
+
+
+def test_scroll_keys_and_the_first_change_key(server: Server, browser: Browser) -> None:
+    """At 1400x900 the label bar and the pair's URLs are above the fold; PageDown, Space and the arrows
+    scroll a freshly opened page, Home goes back; g jumps to the first change of the diff and back."""
+    page = browser.page
+    open_audit(page, server)
+    for name in ("Duplicate", "Not duplicate", "Skip"):
+        box = page.get_by_role("button", name=name).first.bounding_box()
+        assert box and box["y"] + box["height"] <= 900, name
+    for code in page.locator('[data-testid="stCode"]').all()[:2]:
+        box = code.bounding_box()
+        assert box and box["y"] + box["height"] <= 900
+    screenshot(page, "audit_keys.png")
+    assert page.evaluate(MAIN_TOP_JS) == 0
+    for key in ("PageDown", "Space", "ArrowDown"):
+        page.keyboard.press(key)
+        page.wait_for_function(f"() => ({MAIN_TOP_JS})() > 0")
+        page.keyboard.press("Home")
+        page.wait_for_function(f"() => ({MAIN_TOP_JS})() === 0")
+    # a pair with a change: skip identical ones
+    for _ in range(20):
+        if page.get_by_text("Main text, word diff").count():
+            break
+        next_pair_after(page, "s")
+    page.keyboard.press("g")
+    page.wait_for_function(f"() => ({MAIN_TOP_JS})() > 0")
+    page.keyboard.press("g")
+    page.wait_for_function(f"() => ({MAIN_TOP_JS})() === 0")
+    assert_clean(browser, "/Audit scroll keys")
+
+
+FETCH_CAPTIONS_JS = """() => [...document.querySelectorAll('[data-testid="stCaptionContainer"]')]
+    .map(c => c.innerText).filter(t => /fetch(ed)? ·|fetch time/.test(t))"""
+
+
+def assert_fetch_captions_by_time(page: object) -> None:
+    """The side captioned "earlier fetch" was fetched first, whichever side it is on."""
+    captions = page.evaluate(FETCH_CAPTIONS_JS)[:2]
+    times = {c.split(" · ")[0]: re.search(r"fetched (\S+ \S+)", c).group(1) for c in captions}
+    if "earlier fetch" in times:
+        assert times["earlier fetch"] < times["later fetch"], captions
+
+
+def test_counts_history_and_the_labelers_choices_survive_a_reload(server: Server, browser: Browser) -> None:
+    """ "Pair i of N" counts up; k goes back to the pair just labeled and shows its label, j returns; the
+    name, pairs per bucket and queue are in the URL and survive a reload; earlier / later fetch by time."""
+    page = browser.page
+    open_audit(page, server)
+    name = page.get_by_label("Your name", exact=True).and_(page.get_by_role("textbox"))
+    name.fill("ana")
+    name.press("Enter")
+    wait_idle(page)
+    page.get_by_text("active", exact=True).click()
+    wait_idle(page)
+    page.keyboard.press("Escape")
+    caption = page.get_by_text(re.compile(r"^Pair \d+ of \d+")).first
+    assert re.search(r"^Pair 1 of \d+", caption.inner_text())
+    first = page.evaluate(PAIR_URLS_JS)
+    assert_fetch_captions_by_time(page)
+    second = next_pair_after(page, "d")
+    page.get_by_text(re.compile(r"^Pair 2 of \d+")).first.wait_for()  # the active queue may grow
+    assert next_pair_after(page, "k") == first
+    page.get_by_text("your label: duplicate").first.wait_for()
+    assert_fetch_captions_by_time(page)
+    assert next_pair_after(page, "j") == second
+
+    page.wait_for_function(
+        "() => /labeler=ana/.test(location.search) && /queue=active/.test(location.search)"
+    )
+    page.reload()
+    page.get_by_text(re.compile(r"^Pair \d+ of \d+")).first.wait_for()
+    wait_idle(page)
+    page.wait_for_function(
+        """() => [...document.querySelectorAll('[data-testid="stSidebar"] input[type="text"]')]
+            .some(i => i.value === 'ana')"""
+    )
+    assert page.get_by_role("radio", name="active").is_checked()
+    assert_clean(browser, "/Audit after a reload")
+
+
+def test_keys_pressed_40_ms_apart_are_all_kept(server: Server, browser: Browser) -> None:
+    """Three skips 40 ms apart skip three pairs; three labels 40 ms apart label three pairs, each the pair
+    it came to (the keys reach the server one rerun at a time)."""
+    order = []
+    slow = browser.page.context.new_page()
+    order.append(open_audit(slow, server))
+    for _ in range(3):
+        order.append(next_pair_after(slow, "s"))
+    slow.close()
+    assert len(set(order)) == 4
+
+    fast = browser.page.context.new_page()  # a new tab: a new session, its queue from the first pair
+    assert open_audit(fast, server) == order[0]
+    for _ in range(3):
+        fast.keyboard.press("s")
+        fast.wait_for_timeout(40)
+    fast.wait_for_function(f"() => ({PAIR_URLS_JS})() === {order[3]!r}", timeout=30_000)
+    wait_idle(fast)
+    fast.close()
+
+    labeling = browser.page.context.new_page()
+    assert open_audit(labeling, server) == order[0]
+    before = len(live_labels(server))
+    for key in "dnd":
+        labeling.keyboard.press(key)
+        labeling.wait_for_timeout(40)
+    labeling.wait_for_function(f"() => ({PAIR_URLS_JS})() === {order[3]!r}", timeout=30_000)
+    wait_idle(labeling)
+    labels = live_labels(server)
+    assert len(labels) == before + 3
+    newest = labels.sort_values("labeled_at").tail(3)
+    assert newest["label"].tolist() == ["duplicate", "not", "duplicate"]
+    shown = [set(pair.split("|")) for pair in order[:3]]
+    for row, urls in zip(newest.itertuples(), shown, strict=True):
+        assert {row.url_a, row.url_b} <= {canonicalize_url(u) for u in urls} | urls
+    labeling.close()
+
+
+def live_labels(server: Server) -> pd.DataFrame:
+    """The labels as another process reads them while the app runs."""
+    with Store(server.db, read_only=True, lock_wait_s=30) as store:
+        return store.labels()

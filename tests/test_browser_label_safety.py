@@ -1,0 +1,194 @@
+"""An analyst's labels are never lost, in a real browser against a real server: confirmed only once written
+(kill -9 right after the confirmation keeps it), queued in the tab while another process holds the file,
+the later of two tabs' labels of one pair kept and the other tab told.
+
+Each test runs a server of its own over a copy of the 300-page generated crawl (a test kills it)."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from test_app import build_small_db
+from test_browser import (
+    CHROMIUM,
+    Server,
+    assert_clean,
+    launch_browser,
+    open_page,
+    start_app,
+    wait_for_health,
+    wait_idle,
+)
+
+from neardup.store import Store
+
+ROOT = Path(__file__).resolve().parent.parent
+PAIR_URLS_JS = """() => [...document.querySelectorAll('[data-testid="stCode"]')].slice(0, 2)
+    .map(c => c.innerText.trim()).join('|')"""
+TOASTS_JS = """() => [...document.querySelectorAll('[data-testid="stToast"]')].map(t => t.innerText)"""
+
+
+@pytest.fixture(scope="module")
+def small_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    if not Path(CHROMIUM).exists():
+        pytest.fail(f"the browser test needs Debian's Chromium at {CHROMIUM}: apt-get install chromium")
+    return build_small_db(tmp_path_factory.mktemp("labels"))
+
+
+@contextmanager
+def app_server(small_db: Path, tmp: Path) -> Iterator[Server]:
+    db = tmp / "neardup.duckdb"
+    shutil.copyfile(small_db, db)
+    url, proc, log = start_app(db, tmp)
+    srv = Server(url, db, proc, log, 300, 0)
+    try:
+        wait_for_health(srv)
+        yield srv
+    finally:
+        srv.stop()
+
+
+def kill_9(server: Server) -> None:
+    """SIGKILL to the server's process group: no shutdown, no checkpoint."""
+    os.killpg(server.proc.pid, signal.SIGKILL)
+    server.proc.wait(timeout=20)
+
+
+def stored_labels(db: Path) -> pd.DataFrame:
+    with Store(db) as store:
+        return store.labels()
+
+
+@contextmanager
+def file_held(db: Path, *, write: bool) -> Iterator[subprocess.Popen[str]]:
+    """Another process holding the database (read-write as an ingest does, or read-only as `neardup
+    report` does) until the block ends."""
+    code = (
+        "import sys; from neardup.store import Store; "
+        f"s = Store(sys.argv[1], read_only={not write}, lock_wait_s=30); print('held', flush=True); "
+        "sys.stdin.read(); s.close()"
+    )
+    proc = subprocess.Popen(
+        [sys.executable, "-c", code, str(db)],
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert proc.stdout is not None and proc.stdout.readline().strip() == "held"
+        yield proc
+    finally:
+        assert proc.stdin is not None
+        proc.stdin.close()
+        proc.wait(timeout=30)
+
+
+def open_audit(page: object, server: Server) -> str:
+    open_page(page, server.url, "/Audit", "Labeled pairs")
+    page.get_by_text(re.compile(r"^Pair \d+ of \d+")).first.wait_for()
+    return str(page.evaluate(PAIR_URLS_JS))
+
+
+def wait_toast(page: object, text: str, timeout_ms: float = 60_000) -> None:
+    page.locator('[data-testid="stToast"]', has_text=text).first.wait_for(timeout=timeout_ms)
+
+
+def test_a_label_confirmed_is_written_before_kill_9(small_db: Path, tmp_path: Path) -> None:
+    """While another process reads the file (a write must wait), a label key says the label waits, never
+    "Labeled"; once the file is free the label is written, and only then confirmed: kill -9 right after
+    the confirmation keeps it."""
+    with app_server(small_db, tmp_path) as server, launch_browser() as browser:
+        page = browser.page
+        first = open_audit(page, server)
+        with file_held(server.db, write=False):
+            page.keyboard.press("d")
+            page.get_by_text("1 label waiting to be saved").first.wait_for()
+            assert not any(t.startswith("Labeled") for t in page.evaluate(TOASTS_JS))
+            assert page.evaluate(PAIR_URLS_JS) != first  # the queue moves on while the label waits
+        wait_toast(page, "Labeled duplicate")
+        kill_9(server)
+        assert_clean(browser, "/Audit after a label that waited")
+    labels = stored_labels(server.db)
+    assert labels["label"].tolist() == ["duplicate"]
+
+
+def test_labels_given_while_an_ingest_holds_the_file_are_queued_then_written(
+    small_db: Path, tmp_path: Path
+) -> None:
+    """Another process holds the file read-write (as `neardup ingest` does): labels given meanwhile wait in
+    the tab, with how many on screen and no traceback; they are written once it is free."""
+    with app_server(small_db, tmp_path) as server, launch_browser() as browser:
+        page = browser.page
+        shown = [open_audit(page, server)]
+        with file_held(server.db, write=True):
+            page.keyboard.press("n")
+            page.get_by_text("1 label waiting to be saved").first.wait_for()
+            wait_idle(page)
+            shown.append(page.evaluate(PAIR_URLS_JS))
+            page.keyboard.press("d")
+            page.get_by_text("2 labels waiting to be saved").first.wait_for()
+            wait_idle(page)
+            for key in "dnu":  # no pair on screen while the file is busy: these give nothing
+                page.keyboard.press(key)
+            wait_idle(page)
+            assert_clean(browser, "/Audit while another process writes")
+        wait_toast(page, "Labeled not duplicate")
+        page.get_by_text(re.compile(r"^Pair \d+ of \d+")).first.wait_for()
+        page.wait_for_function("() => !document.body.innerText.includes('waiting to be saved')")
+        wait_idle(page)
+        assert_clean(browser, "/Audit once the file is free")
+        server.stop()
+    labels = stored_labels(server.db)
+    assert sorted(labels["label"]) == ["duplicate", "not"]
+    stored = {f"{a}|{b}" for a, b in zip(labels["url_a"], labels["url_b"], strict=True)}
+    assert len(stored) == 2 and shown[0] != shown[1]
+
+
+def test_two_tabs_keep_the_later_label_and_the_other_tab_is_told(small_db: Path, tmp_path: Path) -> None:
+    """One labeler, two tabs, one pair: the label given later is kept whichever write lands last, and the
+    tab whose label was replaced says so on its next run."""
+    with app_server(small_db, tmp_path) as server, launch_browser() as browser:
+        first = browser.page
+        second = first.context.new_page()
+        assert open_audit(first, server) == open_audit(second, server)
+        # written in the order given: the second replaces the first, whose tab is told on its next key
+        first.keyboard.press("d")
+        wait_toast(first, "Labeled duplicate")
+        second.keyboard.press("n")
+        wait_toast(second, "Labeled not duplicate")
+        first.keyboard.press("s")
+        wait_toast(first, "was replaced by a later one")
+        assert stored_labels_live(server)["label"].tolist() == ["not"]
+
+        # given in one order while the file is busy, written in any: the later one stays (a reload is a
+        # new session: both tabs show the first pair left)
+        pair = open_audit(first, server)
+        assert open_audit(second, server) == pair
+        with file_held(server.db, write=False):
+            second.keyboard.press("u")
+            second.get_by_text("1 label waiting to be saved").first.wait_for()
+            first.keyboard.press("d")
+            first.get_by_text("1 label waiting to be saved").first.wait_for()
+        wait_toast(first, "Labeled duplicate")
+        second.wait_for_function("() => !document.body.innerText.includes('waiting to be saved')")
+        server.stop()
+    labels = stored_labels(server.db)
+    assert sorted(labels["label"]) == ["duplicate", "not"]
+
+
+def stored_labels_live(server: Server) -> pd.DataFrame:
+    """The labels as another process reads them while the app runs (read-only, waiting for a write)."""
+    with Store(server.db, read_only=True, lock_wait_s=30) as store:
+        return store.labels()
