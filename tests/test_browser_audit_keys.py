@@ -26,6 +26,8 @@ from test_browser import (
 from neardup.store import Store
 from neardup.urls import canonicalize_url
 
+pytestmark = pytest.mark.browser
+
 PAIR_URLS_JS = """() => [...document.querySelectorAll('[data-testid="stCode"]')].slice(0, 2)
     .map(c => c.innerText.trim()).join('|')"""
 MAIN_TOP_JS = "() => document.querySelector('[data-testid=\"stMain\"]').scrollTop"

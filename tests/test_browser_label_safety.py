@@ -32,6 +32,8 @@ from test_browser import (
 
 from neardup.store import Store
 
+pytestmark = pytest.mark.browser
+
 ROOT = Path(__file__).resolve().parent.parent
 PAIR_URLS_JS = """() => [...document.querySelectorAll('[data-testid="stCode"]')].slice(0, 2)
     .map(c => c.innerText.trim()).join('|')"""
