@@ -259,7 +259,7 @@ def estimates(
     precision(t) = sum_{b dup at t} N_b p_b / sum_{b dup at t} N_b
     recall(t)    = sum_{b dup at t} N_b p_b / sum_b N_b p_b   (relative to the duplicates among candidates)
     The point estimates leave buckets without labels out (they are counted in `unlabeled_pairs`; a threshold
-    that flags only such buckets has no point estimate, NaN, and the widest interval); the
+    that flags only such buckets has no point estimate, NaN); the intervals cover them instead; the
     intervals are the stop rule's (`decision_at`): Wilson 95% per bucket combined as weighted sums, a bucket
     without labels anything from 0 to 1 and a fully labeled bucket exactly its rate, so one threshold has one
     interval wherever it is shown.
@@ -284,16 +284,29 @@ def estimates(
                 "pairs_flagged": int(n_pairs[inside].sum()),
                 "labels": int(n[inside].sum()),
                 "unlabeled_pairs": int(n_pairs[inside & ~known].sum()),
+                # the points come from labeled buckets only; a threshold flagging only unlabeled buckets has
+                # no point (not 0), and its interval, like every other, lets each unlabeled bucket be 0 to 1
                 "precision": dup / n_known if n_known else float("nan"),
-                "precision_low": p_lo if n_known else float("nan"),
-                "precision_high": p_hi if n_known else float("nan"),
-                # a threshold flagging only unlabeled buckets has an unknown recall, not 0: its interval says how wide
+                "precision_low": p_lo,
+                "precision_high": p_hi,
                 "recall": dup / total_dup if total_dup and n_known else float("nan"),
-                "recall_low": r_lo if total_dup else float("nan"),
-                "recall_high": r_hi if total_dup else float("nan"),
+                "recall_low": r_lo,
+                "recall_high": r_hi,
             }
         )
     return pd.DataFrame(rows)
+
+
+def pairs_without_labels(
+    tallies: pd.DataFrame, config: Config, threshold: float | None = None
+) -> tuple[int, int]:
+    """(candidate pairs in buckets without a decided label, those of them flagged at `threshold`, default the
+    threshold in use): the pairs the point estimates leave out and the intervals count as anything from 0 to 1."""
+    t = config.threshold if threshold is None else threshold
+    unknown = tallies["labeled"].to_numpy() == 0
+    flagged = is_duplicate_at(tallies["bucket"].to_numpy(np.float64), config, t)
+    n_pairs = tallies["pairs"].to_numpy(np.int64)
+    return int(n_pairs[unknown].sum()), int(n_pairs[unknown & flagged].sum())
 
 
 def thin_buckets(tallies: pd.DataFrame) -> pd.DataFrame:

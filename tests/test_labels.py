@@ -25,6 +25,7 @@ from neardup.labels import (
     estimates,
     is_duplicate_at,
     labeler_overlap,
+    pairs_without_labels,
     sample_pairs,
     suggest_threshold,
     thin_buckets,
@@ -557,3 +558,32 @@ def test_the_table_and_the_decision_state_one_interval_at_the_threshold() -> Non
     t = tallies.set_index("bucket")
     assert (t.loc[0.8, "rate_low"], t.loc[0.8, "rate_high"]) == (0.9, 0.9)
     assert t.loc[0.9, "rate_low"] == pytest.approx(wilson(12, 13)[0])
+
+
+def test_unlabeled_buckets_widen_the_interval_and_leave_the_point_alone() -> None:
+    # 0.7 holds 40 pairs without a label, 0.8 is a census of 10 duplicates: flagged together at 0.7
+    spec = {0.7: (40, 0, 0), 0.8: (10, 10, 0)}
+    row = estimates(_tally_frame(spec), MINHASH, [0.7]).iloc[0]
+    assert row["precision"] == 1.0  # from the labeled bucket alone, not (10 + 0) / 50
+    assert row["unlabeled_pairs"] == 40
+    # the 40 unlabeled pairs may hold anything from 0 to 40 duplicates
+    assert (row["precision_low"], row["precision_high"]) == (pytest.approx(10 / 50), 1.0)
+
+
+def test_a_threshold_flagging_only_unlabeled_buckets_has_the_widest_interval_not_none() -> None:
+    # at 0.9 only the unlabeled bucket is flagged: no point, and an interval from 0 to 1
+    spec = {0.8: (10, 0, 10), 0.9: (40, 0, 0)}
+    row = estimates(_tally_frame(spec), MINHASH, [0.9]).iloc[0]
+    assert math.isnan(row["precision"]) and math.isnan(row["recall"])
+    assert (row["precision_low"], row["precision_high"]) == (0.0, 1.0)
+    # no duplicate labeled anywhere: recall is unknown, but the interval still covers it (0 to 1), as the
+    # stop rule's does
+    assert (row["recall_low"], row["recall_high"]) == (0.0, 1.0)
+    d = decision_at(_tally_frame(spec), MINHASH.replace(threshold=0.9))
+    assert (d.precision_low, d.precision_high, d.recall_low, d.recall_high) == (0.0, 1.0, 0.0, 1.0)
+
+
+def test_pairs_without_labels_counts_all_and_flagged() -> None:
+    spec = {0.7: (40, 0, 0), 0.8: (10, 10, 0), 0.9: (25, 0, 0)}
+    assert pairs_without_labels(_tally_frame(spec), MINHASH) == (65, 25)
+    assert pairs_without_labels(_tally_frame(spec), MINHASH, 0.7) == (65, 65)

@@ -28,6 +28,10 @@ def test_tune_on_a_few_labels_recommends_nothing_primary(
     for row in pairs[pairs["bucket"] == buckets[0]].head(3).itertuples():
         store.record_label(row.url_a, row.url_b, md5_a=row.md5_a, md5_b=row.md5_b, label="duplicate")
     at = run_app("pages/4_Tune.py")
+    # the caption says how many pairs the labels do not reach: the interval covers them, the point leaves them out
+    n_unlabeled = int((pairs["bucket"] != buckets[0]).sum())
+    [said] = [c.value for c in at.caption if "in buckets without labels" in c.value]
+    assert f"{n_unlabeled} of the {len(pairs)} candidate pairs are in buckets without labels" in said, said
     est = at.dataframe[0].value.set_index("threshold")
     above = est[est.index > buckets[0]]
     only_unlabeled = above[above["labels"] == 0]

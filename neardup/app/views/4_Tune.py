@@ -20,6 +20,7 @@ from neardup.labels import (
     decision_at,
     estimates,
     labeler_overlap,
+    pairs_without_labels,
     suggest_threshold,
     thin_buckets,
 )
@@ -95,6 +96,13 @@ else:
     ):
         st.session_state[W_QUEUE] = ACTIVE_QUEUE
         st.switch_page(page_script("3_Audit.py"))
+n_unknown, n_unknown_flagged = pairs_without_labels(tallies, config)
+if n_unknown:
+    st.caption(
+        f"{n_unknown} of the {int(tallies['pairs'].sum())} candidate pairs are in buckets without labels "
+        f"({n_unknown_flagged} of them flagged at {config.threshold:g}): the estimates leave them out and the "
+        "intervals count them as anything from 0% to 100% duplicates."
+    )
 suggested, reason = suggest_threshold(est, tallies, config)
 if suggested is not None:
     c1, c2 = st.columns([1, 3])
