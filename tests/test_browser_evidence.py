@@ -240,3 +240,34 @@ def test_a_host_picked_opens_its_clusters_and_pairs(server: Server, browser: Bro
     wait_idle(page)
     page.wait_for_timeout(1000)
     assert "/Clusters" not in page.url
+
+
+GRID_FOCUSED_JS = """() => {
+    const a = document.activeElement;
+    return !!a?.closest('[data-testid="stDataFrame"]') && a.tagName !== 'BUTTON'
+        && !a.closest('[data-testid="stElementToolbar"]');
+}"""
+CLUSTER_SHOWN_JS = (
+    "() => [...document.querySelectorAll('h3')].map(h => h.innerText).find(t => t.startsWith('Cluster '))"
+)
+
+
+def test_a_cluster_is_chosen_by_keyboard_as_the_page_says(server: Server, browser: Browser) -> None:
+    """Clusters without the mouse: Tab into the table, arrows to a row, Shift+Space shows its cluster; the page
+    names those keys (the grid's own, shown nowhere else)."""
+    page = browser.page
+    open_page(page, server.url, "/Clusters", "Compare with the representative")
+    assert page.get_by_text("Shift+Space", exact=False).count() >= 1
+    before = page.evaluate(CLUSTER_SHOWN_JS)
+    page.get_by_role("textbox", name="URL contains").focus()
+    for _ in range(40):
+        page.keyboard.press("Tab")
+        if page.evaluate(GRID_FOCUSED_JS):
+            break
+    assert page.evaluate(GRID_FOCUSED_JS), "no Tab reaches the clusters table"
+    for key in ("ArrowDown", "ArrowDown", "Shift+Space"):
+        page.keyboard.press(key)
+    page.wait_for_function(f"() => ({CLUSTER_SHOWN_JS})() !== {json.dumps(before)}")
+    wait_idle(page)
+    assert page.evaluate(CLUSTER_SHOWN_JS) != before
+    assert_clean(browser, "/Clusters by keyboard")

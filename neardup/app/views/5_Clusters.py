@@ -32,7 +32,7 @@ st.caption(
     + (f" of {len(all_clusters):,} (filtered)" if flt.active else "")
     + f"; the representative is {describe_rule(config.representative)}. "
     "URLs here are canonical (tracking parameters, scheme, www and trailing slash normalized) unless "
-    "named as fetched."
+    "named as fetched. Keys: Tab into the table, arrows to a row, **Shift+Space** shows its cluster."
 )
 if flt.host is not None:
     show_host_pairs(store, path, config, flt.host, analysis.pages)
