@@ -106,7 +106,7 @@ class Walk:
 
     def focus_by_tab(self, predicate_js: str, arg: object) -> str | None:
         """Tab until the focused element satisfies `predicate_js(arg)`: the keys ('Tab x N'), or None. Forward
-        only: a search that also went back by Shift+Tab lost the focus in a table (see the findings)."""
+        only: a search that also went back by Shift+Tab failed on Clusters and Export (see the findings)."""
         n = self.press_until("Tab", MAX_TABS, predicate_js, arg)
         return None if n is None else f"Tab x {n}"
 
@@ -347,11 +347,11 @@ def write_record(w: Walk, out: Path, total_s: float) -> None:
         "- Clusters: a row of the clusters table is chosen with the grid's own keys (Tab into the table, "
         "arrows, Shift+Space); the page's caption names them.",
         "- Export: the download buttons are reached by Tab and pressed with Enter.",
-        "- A table can hold the focus: a variant of this walk that also searched backwards (Shift+Tab, to count "
-        "the fewest presses) selected a cell of Export's clusters.csv table and then reached the download "
-        "button with neither 150 Tab nor 150 Shift+Tab presses (the Clusters table's row keys did nothing on "
-        "that run either). Forward Tab, as recorded here, passes the tables. Not investigated further: the "
-        "tables are Streamlit's data grid.",
+        "- Not explained: a variant of this walk that also searched backwards (Shift+Tab, to count the fewest "
+        "presses) failed twice, its screenshots showing a selected table cell: the Clusters row keys did "
+        "nothing and on Export neither 150 Tab nor 150 Shift+Tab presses reached the download button. A probe "
+        "on a fresh Export page found both keys pass its table (toolbar buttons, grid, on), so the table alone "
+        "does not hold the focus. The walk recorded here tabs forward only.",
         "- Tab counts are forward presses; for a page above the current one in the menu, Shift+Tab takes fewer.",
     ]
     lines.append("")
