@@ -13,10 +13,7 @@ from typing import Any
 
 from .ingest import parse_time
 from .store import Store
-from .warc import StoredPage, StoredPageLookup
-
-# extra field of the stored page -> the name it has after "refers_to_" in the revisit's extra
-_WARC_FIELDS = {"warc_file": "file", "warc_record_id": "record_id", "warc_offset": "offset"}
+from .warc import STORED_WARC_FIELDS, StoredPage, StoredPageLookup
 
 
 def stored_page_lookup(store: Store) -> StoredPageLookup:
@@ -33,7 +30,7 @@ def stored_page_lookup(store: Store) -> StoredPageLookup:
             extra: dict[str, Any] = json.loads(extra_json) if extra_json else {}
         except ValueError:
             extra = {}
-        warc = {name: extra[key] for key, name in _WARC_FIELDS.items() if key in extra}
+        warc = {name: extra[key] for key, name in STORED_WARC_FIELDS.items() if key in extra}
         return StoredPage(page_id=page_id, html=html, status=status, warc=warc)
 
     return lookup

@@ -132,6 +132,25 @@ class WarcCapture:
     # A revisit whose record is in the file but cut off (at this offset): rejected as that record is.
     record_cut: int | None = None
 
+    @property
+    def awaits_stored_page(self) -> bool:
+        """A revisit whose record is not in its file, with a payload digest to find the page of another file
+        by (`StoredPageLookup`): read without a lookup, it is still unlinked."""
+        return (
+            self.warc_type == "revisit"
+            and self.payload_digest is not None
+            and self.original is None
+            and self.stored is None
+            and self.record_cut is None
+            and self.pending is None
+            and not self.forward
+        )
+
+    @property
+    def page_payload_digest(self) -> str | None:
+        """The payload digest its page's `extra` keeps: of the record a revisit stands for, else its own."""
+        return (self.original or self).payload_digest
+
     def record(self) -> dict[str, Any] | Reject:
         """The ingest record (`url`, `html` or `text`, `fetched_at`, `status`, provenance fields), or why
         the record is not a page."""
@@ -250,6 +269,9 @@ class StoredPage:
     status: int | None
     warc: dict[str, Any]
 
+
+# A stored page's extra field -> its key in `StoredPage.warc` (the revisit's extra names it "refers_to_<key>").
+STORED_WARC_FIELDS = {"warc_file": "file", "warc_record_id": "record_id", "warc_offset": "offset"}
 
 # (payload digest, WARC-Refers-To-Target-URI, WARC-Refers-To-Date) -> the stored page, or None
 StoredPageLookup = Callable[[str, str | None, str | None], StoredPage | None]

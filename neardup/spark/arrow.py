@@ -9,7 +9,9 @@ ingest of JSON lines and Parquet (`ingest_fn`) keeps counts across a partition's
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import fields, replace
 from pathlib import Path
 from typing import Any
 
@@ -33,10 +35,10 @@ from ..candidates import (
 from ..clusters import pick_representatives
 from ..config import Config
 from ..errors import NotACrawlDump
-from ..ingest import ARCHIVE_READERS, RawLine, detect_format
+from ..ingest import ARCHIVE_READERS, RawLine, detect_format, parse_time
 from ..simhash import hamming_many
 from ..urls import UrlRule
-from ..warc import WarcBatches
+from ..warc import STORED_WARC_FIELDS, StoredPage, WarcBatches, WarcCapture
 from .session import FILE, SRC, START, display_path
 
 # Pairs emitted per Arrow batch when expanding buckets (a capped bucket alone makes 2M pairs).
@@ -46,7 +48,7 @@ ArrowFn = Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]
 
 RECORD = pa.schema(
     [
-        ("kind", pa.string()),  # page | error | chunk
+        ("kind", pa.string()),  # page | error | chunk | revisit (a WARC revisit of another file's record)
         ("src", pa.int32()),
         ("file", pa.string()),
         ("block_start", pa.int64()),
@@ -71,6 +73,16 @@ RECORD = pa.schema(
         ("n_words", pa.int32()),
         ("exact_key", pa.string()),
         ("degenerate", pa.string()),
+        # a WARC page: the payload digest its extra keeps (its html is kept for the revisits of other files)
+        ("payload_digest", pa.string()),
+        # kind = revisit: WARC-Refers-To-Target-URI / -Date, its block; its other fields are in `extra`
+        ("refers_to_url", pa.string()),
+        ("refers_to_at", pa.timestamp("us")),
+        ("block", pa.binary()),
+        # a page copied from another file's page for a revisit: that page's split and good_idx
+        ("ref_src", pa.int32()),
+        ("ref_file", pa.string()),
+        ("ref_good_idx", pa.int64()),
     ]
 )
 UNIT_SIMHASH = pa.schema(
@@ -135,16 +147,64 @@ def per_batch(fn: Callable[..., Iterable[pa.RecordBatch]], *args: Any) -> ArrowF
 
 
 # --- ingest: validate + normalize with `batches.ingest_batch` -----------------------------------
+# The fields of a revisit's `WarcCapture` that travel in a `kind = revisit` row's `extra` (its block apart).
+_REVISIT_FIELDS = tuple(
+    f.name
+    for f in fields(WarcCapture)
+    if f.name not in ("block", "original", "stored", "pending", "forward", "record_cut")
+)
+# The id a copied page's extra names until its page has one (`run.number_pages` sets it; ids start at 1).
+PAGE_ID_LATER = 0
+
+
 def _record_rows(
-    base: dict[str, Any], raws: list[RawLine], config: Config, counts: list[int], keep_html: bool
+    base: dict[str, Any],
+    raws: list[RawLine],
+    config: Config,
+    counts: list[int],
+    keep_html: bool,
+    keep_payloads: bool = False,
 ) -> list[dict[str, Any]]:
     """`RECORD` rows (pages, errors) of one split's records; `counts` [lines, good, bad] of the split
-    so far: its good and bad counts move on."""
-    good, bad = ingest_batch((raws, config))
+    so far: its good and bad counts move on.
+
+    With `keep_payloads` (WARC files read together), a revisit whose record is not in its file is a
+    `kind = revisit` row holding its place among the good records (`link_revisits` makes it a page or a
+    reject), and the pages with a payload digest keep their html for such revisits."""
+    waiting = {
+        raw.line
+        for raw in raws
+        if keep_payloads and isinstance(raw.payload, WarcCapture) and raw.payload.awaits_stored_page
+    }
+    good, bad = ingest_batch(([raw for raw in raws if raw.line not in waiting] if waiting else raws, config))
+    by_line = {rec["line"]: rec for rec in good}
     rows = []
-    for rec in good:
+    for raw in raws:  # in the reader's order: a page's id follows it
+        cap = raw.payload if isinstance(raw.payload, WarcCapture) else None
+        if cap is not None and raw.line in waiting:
+            rows.append(
+                {
+                    **base,
+                    "kind": "revisit",
+                    "idx": raw.line,
+                    "good_idx": counts[1],
+                    "url": cap.url,
+                    "payload_digest": cap.payload_digest,
+                    "refers_to_url": cap.refers_to_url,
+                    "refers_to_at": parse_time(cap.refers_to_date),
+                    "extra": json.dumps({name: getattr(cap, name) for name in _REVISIT_FIELDS}),
+                    "block": cap.block,
+                }
+            )
+            counts[1] += 1
+            continue
+        rec = by_line.get(raw.line)
+        if rec is None:
+            continue
         row = {**base, **rec, "kind": "page", "idx": rec["line"], "good_idx": counts[1]}
-        if not keep_html:
+        digest = cap.page_payload_digest if cap is not None and keep_payloads else None
+        row["payload_digest"] = digest
+        if not keep_html and digest is None:
             row["html"] = None
         rows.append(row)
         counts[1] += 1
@@ -154,6 +214,35 @@ def _record_rows(
         )
         counts[2] += 1
     return rows
+
+
+def linked_revisits(batch: pa.RecordBatch, config: Config, keep_html: bool) -> Iterator[pa.RecordBatch]:
+    """`kind = revisit` rows (`_record_rows`) joined with the page of another file each stands for
+    (columns orig_html, orig_status, orig_extra, ref_src, ref_file, ref_good_idx; null for none) as `RECORD`
+    rows: a page copied from it as the local engine copies a stored page (`WarcCapture` with `stored`), or
+    the reject the local engine gives, each in the revisit's place (src, file, idx, good_idx)."""
+    for row in batch.to_pylist():
+        cap = WarcCapture(**json.loads(row["extra"]), block=row["block"])
+        if row["orig_html"] is not None:
+            orig = json.loads(row["orig_extra"] or "{}")
+            warc = {n: orig[k] for k, n in STORED_WARC_FIELDS.items() if k in orig}
+            cap = replace(cap, stored=StoredPage(PAGE_ID_LATER, row["orig_html"], row["orig_status"], warc))
+        base = {k: row[k] for k in ("src", "file", "block_start")}
+        good, bad = ingest_batch(([RawLine(row["idx"], cap)], config))
+        out = []
+        for rec in good:
+            page = {**base, **rec, "kind": "page", "idx": row["idx"], "good_idx": row["good_idx"]}
+            page.update({k: row[k] for k in ("ref_src", "ref_file", "ref_good_idx")})
+            page["payload_digest"] = cap.payload_digest
+            if not keep_html:
+                page["html"] = None
+            out.append(page)
+        for line, reject in bad:
+            out.append(
+                {**base, "kind": "error", "idx": line, "good_idx": row["good_idx"]}
+                | {"error_kind": reject.kind, "reason": reject.detail}
+            )
+        yield pa.RecordBatch.from_pylist(out, schema=RECORD)
 
 
 def archive_batches(path: Path) -> Iterable[list[RawLine]]:
@@ -168,17 +257,20 @@ def archive_batches(path: Path) -> Iterable[list[RawLine]]:
     return reader.record_lists() if isinstance(reader, WarcBatches) else reader
 
 
-def warc_records(batch: pa.RecordBatch, config: Config, keep_html: bool) -> Iterator[pa.RecordBatch]:
+def warc_records(
+    batch: pa.RecordBatch, config: Config, keep_html: bool, keep_payloads: bool = False
+) -> Iterator[pa.RecordBatch]:
     """Read each WARC, ARC or WACZ file named in the rows with the local engine's reader (`archive_batches`) and
     validate + normalize its records with `ingest_batch`: one file is one split, its record numbers
-    are its lines."""
+    are its lines. `keep_payloads`: several files, whose revisits may stand for each other's records
+    (`_record_rows`)."""
     for src, file in zip(batch.column(SRC).to_pylist(), batch.column(FILE).to_pylist(), strict=True):
         base = {"src": src, "file": file, "block_start": 0}
         c = [0, 0, 0]  # records, good, bad
         for chunk in archive_batches(Path(display_path(file))):
             raws = [RawLine(raw.line - 1, raw.payload) for raw in chunk]
             c[0] = raws[-1].line + 1
-            if rows := _record_rows(base, raws, config, c, keep_html):
+            if rows := _record_rows(base, raws, config, c, keep_html, keep_payloads):
                 yield pa.RecordBatch.from_pylist(rows, schema=RECORD)
         yield pa.RecordBatch.from_pylist(
             [{**base, "kind": "chunk", "n_lines": c[0], "n_good": c[1], "n_bad": c[2]}],

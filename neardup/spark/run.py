@@ -1,6 +1,7 @@
 """`run_spark`: the audit as named Spark stages, each timed and reported as it ends.
 
 1. `ingest_and_normalize`: validate + normalize every record in the workers, materialized once.
+   `link_revisits`: WARC revisits whose record is in another input file made pages copied from it.
 2. `number_pages`: page ids and line numbers as the local engine gives them; duplicate records and
    bad records go to `errors`.
 3. `fingerprint_units`: one unit per distinct text of content pages, numbered in key order, with its
@@ -30,6 +31,7 @@ from .arrow import ddl, per_batch
 from .components import connected_components, dense_index
 from .output import FORMAT_VERSION, MANIFEST, OUTPUTS, report_numbers_of, write_output_files, written_at
 from .pairs import exact_pairs, minhash_pairs, simhash_pairs
+from .revisits import link_revisits
 from .session import FILE, delete, display_path, exists, hadoop_path, read_inputs
 
 if TYPE_CHECKING:
@@ -87,8 +89,10 @@ def ingest_and_normalize(
     parts = []
     for fmt, raw in read_inputs(spark, list(inputs), input_format).items():
         if fmt == "warc":  # one task per file
-            fn = per_batch(arrow.warc_records, config, keep_html)
-            parts.append(raw.repartition(raw.count(), FILE).mapInArrow(fn, ddl(arrow.RECORD)))
+            n_files = raw.count()
+            # several files: a revisit in one may stand for a record of another (`link_revisits`)
+            fn = per_batch(arrow.warc_records, config, keep_html, n_files > 1)
+            parts.append(raw.repartition(n_files, FILE).mapInArrow(fn, ddl(arrow.RECORD)))
         else:
             parts.append(raw.mapInArrow(arrow.ingest_fn(config, fmt, keep_html), ddl(arrow.RECORD)))
     records = parts[0]
@@ -141,6 +145,27 @@ def number_pages(
         )
     )
     keyed = records.join(off, ["src", "file", "block_start"])
+    # a page copied for a revisit names the page it copies, whose id is known here (`link_revisits`)
+    ref_off = off.select(
+        F.col("src").alias("ref_src"),
+        F.col("file").alias("ref_file"),
+        F.col("block_start").alias("ref_block_start"),
+        F.col("page_start").alias("ref_page_start"),
+    ).filter(F.col("ref_block_start") == 0)
+    keyed = keyed.join(ref_off, ["ref_src", "ref_file"], "left").withColumn(
+        "extra",
+        F.when(
+            F.col("ref_page_start").isNotNull(),
+            F.regexp_replace(
+                "extra",
+                F.lit(f'"refers_to_page_id": {arrow.PAGE_ID_LATER}(?=[,}}])'),
+                F.concat(
+                    F.lit('"refers_to_page_id": '),
+                    (F.col("ref_page_start") + F.col("ref_good_idx") + 1).cast("string"),
+                ),
+            ),
+        ).otherwise(F.col("extra")),
+    )
     pages = keyed.filter(F.col("kind") == "page").select(
         (F.col("page_start") + F.col("good_idx") + 1).alias("page_id"),
         "source_id",
@@ -442,6 +467,8 @@ def run_spark(
     try:
         with clock.stage("ingest+normalize"):
             records = ingest_and_normalize(spark, inputs, input_format, config, keep_html, work)
+        with clock.stage("revisits across files"):
+            records = link_revisits(records, config, keep_html, work)
         with clock.stage("page ids"):
             pages, sources = number_pages(spark, records, inputs, keep_html, out, work)
             pages = keep_short_fetches(pages, config.min_words)
