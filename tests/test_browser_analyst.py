@@ -322,6 +322,10 @@ def test_tune_on_a_few_labels_offers_the_pairs_that_decide_it(small_db: Path, tm
             more.first.click()
             page.locator("h1", has_text="Audit").wait_for()
             wait_idle(page)
+            # the sidebar's labeling widgets come after the page's first pair is drawn
+            page.locator('[data-testid="stSidebar"]').get_by_text("Queue", exact=True).wait_for(
+                timeout=60_000
+            )
             checked = page.locator(
                 '[data-testid="stSidebar"] [role="radiogroup"] input[type="radio"]:checked'
             )

@@ -266,12 +266,21 @@ def test_refuses_a_non_empty_output_dir(dump: Path, runs: dict, capsys: pytest.C
 
 # --- the Spark-native steps on their own, in one session --------------------------------------------
 @pytest.fixture(scope="module")
-def session() -> Iterator[object]:
+def _session_stopped_at_the_end() -> Iterator[None]:
+    yield
+    from pyspark.sql import SparkSession
+
+    if (active := SparkSession.getActiveSession()) is not None:
+        active.stop()
+
+
+@pytest.fixture
+def session(_session_stopped_at_the_end: None) -> object:
+    """The module's local session: the running one, or a new one where an in-process `neardup spark` (which
+    stops its session when it is done) stopped it."""
     from neardup.spark import spark_session
 
-    spark = spark_session("local[2]", conf=dict(kv.split("=", 1) for kv in SPARK_CONF[3::2]))
-    yield spark
-    spark.stop()
+    return spark_session("local[2]", conf=dict(kv.split("=", 1) for kv in SPARK_CONF[3::2]))
 
 
 def _pandas(frame: object) -> pd.DataFrame:

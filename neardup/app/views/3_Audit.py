@@ -114,15 +114,16 @@ state = st.session_state
 skipped: set[tuple[str, ...]] = state.setdefault(KEY_AUDIT_SKIPPED, set())
 session: LabelSession = state.setdefault(KEY_AUDIT_HISTORY, LabelSession())
 chosen: dict[tuple[str, ...], str | None] = state.setdefault(KEY_AUDIT_CATEGORY, {})
-# A new session takes who labels, the quota and the queue from the URL (a reload, a shared link).
-if W_QUEUE not in state:
+# A new session takes who labels, the quota and the queue from the URL (a reload, a shared link); one set
+# already (Tune sends the analyst to the active queue) keeps its value.
+if any(key not in state for key in (W_PER_BUCKET, W_QUEUE, W_LABELER)):
     linked = choice_from_params(
         st.query_params,
         LabelingChoice(state.get(KEY_LABELER, ""), 5, AUDIT_QUEUES[0]),
         per_bucket_max=PER_BUCKET_MAX,
     )
     state.setdefault(W_PER_BUCKET, linked.per_bucket)
-    state[W_QUEUE] = linked.queue
+    state.setdefault(W_QUEUE, linked.queue)
     state.setdefault(W_LABELER, linked.labeler)
 state.setdefault(KEY_AUDIT_SEED, 7)
 if W_LABELER not in state:
