@@ -37,13 +37,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO
 
-from .archives import ArchiveCapture
+from .archives import ArchiveBatches, ArchiveCapture
 from .inflate import open_gzip
 from .rejects import Reject, RejectKind
 from .warc import WarcCapture
 
 if TYPE_CHECKING:
-    from .ingest import RawLine
+    pass
 
 ARC_MAGIC = b"filedesc://"
 _GZIP_MAGIC = b"\x1f\x8b\x08"
@@ -131,7 +131,7 @@ class _Member:
     compressed_end: int  # where the next member starts
 
 
-class ArcBatches:
+class ArcBatches(ArchiveBatches):
     """The records of an ARC file as batches of `RawLine(record number, ArchiveCapture | Reject)`, as
     `warc.WarcBatches` gives a WARC file's. After iteration, `skipped` counts the file header records;
     `revisits` is 0 (ARC has none)."""
@@ -148,22 +148,6 @@ class ArcBatches:
         self._members = gzipped and not one_stream
         self._one_stream = one_stream
         self.offset_in = "gunzipped stream" if one_stream else "file"
-
-    def __iter__(self) -> Iterator[list[RawLine]]:
-        from .ingest import RawLine
-
-        batch: list[RawLine] = []
-        for number, item in enumerate(self._items(), start=1):
-            batch.append(RawLine(number, item))
-            if len(batch) >= self.batch_records:
-                yield batch
-                batch = []
-        if batch:
-            yield batch
-
-    def records(self) -> Iterator[RawLine]:
-        for batch in self:
-            yield from batch
 
     # --- the file, by its compression ------------------------------------------------------------
     def _items(self) -> Iterator[ArchiveCapture | Reject]:

@@ -7,11 +7,15 @@ a page's record is, whichever archive it came from.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .rejects import Reject
 from .warc import WarcCapture, describe_record
+
+if TYPE_CHECKING:
+    from .ingest import RawLine
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,6 +36,32 @@ class ArchiveCapture:
             rec.pop(key, None)
         rec.update(self.fields)
         return rec
+
+
+class ArchiveBatches:
+    """An archive's records in batches for the workers: `_items()` in file order, numbered from 1 (a page or
+    a named error each), `batch_records` to a list."""
+
+    batch_records: int
+
+    def _items(self) -> Iterator[ArchiveCapture | Reject]:
+        raise NotImplementedError
+
+    def __iter__(self) -> Iterator[list[RawLine]]:
+        from .ingest import RawLine
+
+        batch: list[RawLine] = []
+        for number, item in enumerate(self._items(), start=1):
+            batch.append(RawLine(number, item))
+            if len(batch) >= self.batch_records:
+                yield batch
+                batch = []
+        if batch:
+            yield batch
+
+    def records(self) -> Iterator[RawLine]:
+        for batch in self:
+            yield from batch
 
 
 def describe_archive_record(extra: str | dict[str, Any] | None) -> str | None:

@@ -31,13 +31,13 @@ from collections.abc import Iterator
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
 
-from .archives import ArchiveCapture
+from .archives import ArchiveBatches, ArchiveCapture
 from .rejects import Reject, RejectKind
 from .urls import canonicalize_url
 from .warc import FRAMED_MAGIC, WarcBatches, WarcCapture, is_warc_head
 
 if TYPE_CHECKING:
-    from .ingest import RawLine
+    pass
 
 ZIP_MAGIC = b"PK\x03\x04"
 MAX_MEMBERS = 100_000
@@ -79,7 +79,7 @@ def unsafe_name(name: str) -> str | None:
     return None
 
 
-class WaczBatches:
+class WaczBatches(ArchiveBatches):
     """The records of a WACZ's WARC members as batches of `RawLine(record number, capture | Reject)`,
     as `warc.WarcBatches` gives a WARC file's. After iteration, `skipped` and `revisits` add up the
     members'."""
@@ -90,22 +90,6 @@ class WaczBatches:
         self.batch_records = batch_records
         self.skipped: Counter[str] = Counter()
         self.revisits = 0
-
-    def __iter__(self) -> Iterator[list[RawLine]]:
-        from .ingest import RawLine
-
-        batch: list[RawLine] = []
-        for number, item in enumerate(self._items(), start=1):
-            batch.append(RawLine(number, item))
-            if len(batch) >= self.batch_records:
-                yield batch
-                batch = []
-        if batch:
-            yield batch
-
-    def records(self) -> Iterator[RawLine]:
-        for batch in self:
-            yield from batch
 
     def _items(self) -> Iterator[ArchiveCapture | Reject]:
         try:
