@@ -553,7 +553,7 @@ def show_pair(detail: PairDetail) -> None:
             )
             if (record := describe_archive_record(page.get("extra"))) is not None:
                 st.caption(md_escape(record))
-    show_pair_evidence(store, path, config, L, R)
+    show_pair_evidence(store, path, config, L, R, expanded=True)
     if detail.same_text:
         st.markdown(f"**Main text: identical on both sides** ({L['n_words']:,} words), shown once")
         with st.container(height=420):
