@@ -225,10 +225,11 @@ def show_pair_evidence(
     right: Mapping[str, Any],
     *,
     expanded: bool = False,
+    passages: bool = True,
 ) -> PairEvidence | None:
-    """Why `left` and `right` (`Store.page` rows with their text) match: a few lines, then the shared passages
-    highlighted in both texts (`expanded`: at once; else behind a switch, drawn only while it is on); the
-    chain when they are one cluster but no direct link."""
+    """Why `left` and `right` (`Store.page` rows with their text) match: a few lines, then (`passages`) the
+    shared passages highlighted in both texts (`expanded`: at once; else behind a switch, drawn only while
+    it is on); the chain when they are one cluster but no direct link."""
     try:
         ev = get_pair_evidence(store, path, config, left, right)
     except KeyError as exc:  # a page loaded after these fingerprints were read
@@ -244,6 +245,8 @@ def show_pair_evidence(
         if chain is not None:
             show_chain(store, path, config, chain, graph)
     title = f"Shared passages highlighted in both texts ({len(ev.passages)})"
+    if not passages:
+        return ev
     if expanded:
         st.markdown(f"**{title}**")
         show_passages(ev)
