@@ -151,6 +151,17 @@ class WarcCapture:
         """The payload digest its page's `extra` keeps: of the record a revisit stands for, else its own."""
         return (self.original or self).payload_digest
 
+    def _location(self) -> dict[str, Any]:
+        """Where the record lies in its file, for its page's extra fields."""
+        out: dict[str, Any] = {}
+        if self.offset is not None:
+            out["warc_offset"] = self.offset
+            if self.offset_in != "file":
+                out["warc_offset_in"] = self.offset_in
+        if self.truncated:
+            out["warc_truncated"] = self.truncated
+        return out
+
     def record(self) -> dict[str, Any] | Reject:
         """The ingest record (`url`, `html` or `text`, `fetched_at`, `status`, provenance fields), or why
         the record is not a page."""
@@ -173,12 +184,7 @@ class WarcCapture:
             "warc_record_id": self.record_id,
             "warc_type": self.warc_type,
         }
-        if self.offset is not None:
-            extra["warc_offset"] = self.offset
-            if self.offset_in != "file":
-                extra["warc_offset_in"] = self.offset_in
-        if self.truncated:
-            extra["warc_truncated"] = self.truncated
+        extra.update(self._location())
         source = self.original or self
         if source.payload_digest:
             extra["payload_digest"] = source.payload_digest
@@ -250,12 +256,7 @@ class WarcCapture:
             "refers_to_page_id": stored.page_id,
             **{f"refers_to_{k}": v for k, v in stored.warc.items()},
         }
-        if self.offset is not None:
-            extra["warc_offset"] = self.offset
-            if self.offset_in != "file":
-                extra["warc_offset_in"] = self.offset_in
-        if self.truncated:
-            extra["warc_truncated"] = self.truncated
+        extra.update(self._location())
         return {"url": self.url, "html": stored.html, "fetched_at": self.date, "status": status, **extra}
 
 
