@@ -37,7 +37,8 @@ from neardup.shingles import shingle_set32_of, text_words  # noqa: E402
 from neardup.store import Store  # noqa: E402
 
 sys.path.insert(0, str(ROOT / "bench"))
-from candidate_cost import PARTIAL, _cpu_median, search  # noqa: E402
+from candidate_cost import PARTIAL, search  # noqa: E402
+from harness import cpu_median  # noqa: E402
 
 
 def main() -> None:
@@ -60,7 +61,7 @@ def main() -> None:
         print(f"{args.input}: {n_pages:,} pages, {len(sigs):,} units\n")
         base = analyze_misses(store, fp, truth, config)
 
-        base_s, (a, b, _, _, stats) = _cpu_median(lambda: search(sigs, n_sh, config), args.repeat)
+        base_s, (a, b, _, _, stats) = cpu_median(lambda: search(sigs, n_sh, config), args.repeat)
         rows = [("index alone", base_s, stats.candidates, a, b)]
         for lowest in (float(x) for x in args.lowest_ratios.split(",")):
 
@@ -74,7 +75,7 @@ def main() -> None:
                     lowest_ratio=lowest,
                 )
 
-            extra_s, (ea, eb, _, _, estats) = _cpu_median(extra, args.repeat)
+            extra_s, (ea, eb, _, _, estats) = cpu_median(extra, args.repeat)
             codes = np.unique(np.concatenate((a * len(sigs) + b, ea * len(sigs) + eb)))
             rows.append(
                 (

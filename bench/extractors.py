@@ -24,7 +24,8 @@ from pathlib import Path
 BENCH = Path(__file__).resolve().parent
 sys.path.insert(0, str(BENCH))
 
-import bench as local_bench  # noqa: E402  (crawl cache)
+import harness  # noqa: E402  (bench/harness.py: crawl cache, process-tree monitor, machine line)
+
 from neardup.config import DEFAULT_STRIP_TAGS  # noqa: E402
 from neardup.ingest import detect_format, read_raw, validate  # noqa: E402
 from neardup.normalize import parse_page  # noqa: E402
@@ -47,10 +48,10 @@ def jaccard(a: str, b: str, k: int = 5) -> float:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--input", help="a crawl dump (default: the cached 10k make_crawl crawl)")
+    ap.add_argument("--input", help="a crawl dump (default: the cached 10k bench crawl)")
     ap.add_argument("--pages", type=int, default=3000)
     args = ap.parse_args()
-    path = Path(args.input) if args.input else local_bench.ensure_crawl(10_000, 42, None)[0]
+    path = Path(args.input) if args.input else harness.ensure_crawl(10_000, 42)[0]
     fmt = detect_format(path)
     recs = [r for r in map(validate, islice(read_raw(path, fmt), args.pages)) if isinstance(r, dict)]
     htmls = [r["html"] for r in recs if r.get("html")]

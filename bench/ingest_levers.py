@@ -38,6 +38,7 @@ from typing import Any
 import numpy as np
 import orjson
 import pyarrow as pa
+from harness import cpu_median  # bench/harness.py (this directory is on the path of a script run from it)
 
 from neardup import _html, batches, engine
 from neardup import store as store_mod
@@ -46,21 +47,11 @@ from neardup.ingest import detect_format, file_sha256, read_batches, read_raw, r
 from neardup.store import Store
 
 
-def cpu_ms(step: Callable[[], object], n: int) -> float:
-    t = time.process_time()
-    step()
-    return (time.process_time() - t) * 1000 / n
-
-
 def median_of(
     step: Callable[[], object], n: int, repeats: int, setup: Callable[[], object] | None = None
 ) -> float:
-    runs = []
-    for _ in range(repeats + 1):
-        if setup is not None:
-            setup()
-        runs.append(cpu_ms(step, n))
-    return statistics.median(runs[1:])  # the first is a warm-up
+    """Median CPU milliseconds a page of `step` over `n` pages, after a warm-up; `setup` before each run."""
+    return cpu_median(step, repeats, warmup=True, setup=setup)[0] * 1000 / n
 
 
 def _sender(conn: Any, results: list[Any], spool: str | None) -> None:

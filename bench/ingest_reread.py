@@ -27,7 +27,7 @@ from pathlib import Path
 BENCH = Path(__file__).resolve().parent
 sys.path.insert(0, str(BENCH))
 
-import bench as local_bench  # noqa: E402  (/proc polling)
+import harness  # noqa: E402  (bench/harness.py: crawl cache, process-tree monitor, machine line)
 
 INGEST = r"""
 import sys
@@ -84,7 +84,7 @@ def main(argv: list[str] | None = None) -> int:
             for c in codes:
                 db, out = Path(tmp) / "run.duckdb", Path(tmp) / "out.json"
                 shutil.copyfile(dbs[c], db)
-                code, samples, killed = local_bench.run_monitored(
+                code, samples, killed = harness.run_monitored(
                     [
                         "env",
                         f"PYTHONPATH={c}",

@@ -46,7 +46,7 @@ COMPLEX_FUNCTIONS = Counter(
         "_scan": 1,  # warc.py
         # bench, scripts, tests
         "engine_child": 1,  # bench/bench.py
-        "run_monitored": 1,  # bench/bench.py
+        "run_monitored": 1,  # bench/harness.py
         "run_recipe_peers": 1,  # bench/bench.py
         "render": 1,  # bench/bench.py
         "main": 4,  # bench/bench.py, bench_compare.py, ingest_levers.py, ingest_threads.py
