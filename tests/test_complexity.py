@@ -51,6 +51,8 @@ COMPLEX_FUNCTIONS = Counter(
         "render": 1,  # bench/bench.py
         "main": 4,  # bench/bench.py, bench_compare.py, ingest_levers.py, ingest_threads.py
         "variant": 1,  # scripts/make_sample.py
+        "plan": 1,  # scripts/bench_crawl.py
+        "_variant": 1,  # scripts/bench_crawl.py
         "test_a_file_that_is_not_a_neardup_database_is_refused_unwritten": 1,  # tests/test_store.py
     }
 )
