@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """The main-content extractors side by side, on one core: cost per page and how alike their texts are.
 
-    .venv/bin/python bench/extractors.py                 # 3,000 pages of the cached 10k crawl
-    .venv/bin/python bench/extractors.py --pages 6000 --input crawl.jsonl.gz
+    .venv/bin/python bench/studies/extractors.py                 # 3,000 pages of the cached 10k crawl
+    .venv/bin/python bench/studies/extractors.py --pages 6000 --input crawl.jsonl.gz
 
 Times, best of 3 passes over the same pages (CPU time of this process):
   - neardup's extractor (`neardup._html`, resiliparse's rules in C over lexbor), main and strip;
@@ -21,7 +21,7 @@ import time
 from itertools import islice
 from pathlib import Path
 
-BENCH = Path(__file__).resolve().parent
+BENCH = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(BENCH))
 
 import harness  # noqa: E402  (bench/harness.py: crawl cache, process-tree monitor, machine line)

@@ -1,6 +1,6 @@
 """Candidate search with and without reader comment threads in the main text: cost and recall per kind.
 
-    python bench/candidate_cost.py --input crawl.jsonl.gz --truth truth.csv --repeat 5
+    python bench/studies/candidate_cost.py --input crawl.jsonl.gz --truth truth.csv --repeat 5
 
 For each `comments` setting at otherwise default settings: ingest (texts and sketches are computed once, not
 timed), then the candidate search (`candidates.minhash_pairs`: LSH banding and the estimate floor) and the
@@ -18,8 +18,9 @@ from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))  # harness.py
 
 from harness import cpu_median  # noqa: E402  (bench/harness.py)
 

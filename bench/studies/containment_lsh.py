@@ -1,6 +1,6 @@
 """Partial copies the MinHash index misses, and a size-partitioned candidate pass for them (LSH Ensemble).
 
-    python bench/containment_lsh.py --input crawl.jsonl.gz --truth truth.csv --lowest-ratios 0.25,0.125
+    python bench/studies/containment_lsh.py --input crawl.jsonl.gz --truth truth.csv --lowest-ratios 0.25,0.125
 
 At the default settings (one job): ingest, fingerprints, then for every partial copy (print, syndicated and
 cut-short syndicated) not clustered with its original, why: never an LSH candidate (no band equal), a
@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from neardup import analysis, engine  # noqa: E402
