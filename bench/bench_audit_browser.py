@@ -34,8 +34,7 @@ CHROMIUM = "/usr/bin/chromium"
 sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT / "bench"))
 from harness import cpu_ms  # noqa: E402  (bench/harness.py)
-from test_browser import settled_value, slider_thumb, wait_idle  # noqa: E402
-from test_browser_labeling import PAIR_SHOWN_JS, key_to_next_pair_ms  # noqa: E402
+from live_app import PAIR_SHOWN_JS, key_to_next_pair_ms, settled_value, slider_thumb, wait_idle  # noqa: E402  # noqa: E402
 
 # Recorded in the page: the keydown's time, and the time and size of every websocket message.
 WS_HOOK_JS = """

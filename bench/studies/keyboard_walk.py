@@ -30,15 +30,16 @@ from PIL import Image
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tests"))
-from test_browser import (  # noqa: E402
+from live_app import (  # noqa: E402  # noqa: E402
+    PAIR_SHOWN_JS,
     Server,
+    key_to_next_pair_ms,
     launch_browser,
     start_app,
     wait_drawn,
     wait_for_health,
     wait_idle,
 )
-from test_browser_labeling import PAIR_SHOWN_JS, key_to_next_pair_ms  # noqa: E402
 
 MAX_TABS = 150  # Tab presses before a target counts as out of reach by Tab
 NAV_LINK_JS = """name => {

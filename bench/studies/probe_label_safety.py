@@ -28,7 +28,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tests"))
-from test_browser import Server, launch_browser, start_app, wait_for_health, wait_idle  # noqa: E402
+from live_app import Server, launch_browser, start_app, wait_for_health, wait_idle  # noqa: E402
 
 from neardup.store import Store  # noqa: E402
 
