@@ -298,6 +298,12 @@ def small_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return build_small_db(tmp_path_factory.mktemp("small"))
 
 
+@pytest.fixture(scope="module")
+def base_db(small_db: Path) -> Path:
+    """The small crawl's database, by the name the app tests give it."""
+    return small_db
+
+
 @pytest.fixture
 def db(small_db: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
     """A fresh copy of the small database, named by NEARDUP_DB; the app's cached store is dropped."""
