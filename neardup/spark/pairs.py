@@ -38,13 +38,42 @@ def signed64(x: int) -> int:
     return x - (1 << 64) if x >= 1 << 63 else x
 
 
-def _buckets(keyed: DataFrame, table: str, member: Any, *, n_tables: int, stats: CandidateStats) -> DataFrame:
+def touched_buckets(keyed: DataFrame, bucket: list[str], touching: DataFrame | None) -> DataFrame:
+    """The rows of `keyed` in the buckets (columns `bucket`) that hold a unit of `touching` (column
+    unit_id), or all rows without `touching`: the buckets a crawl's new units can add pairs to."""
+    if touching is None:
+        return keyed
+    touched = keyed.join(touching, "unit_id", "left_semi").select(*bucket).distinct()
+    return keyed.join(touched, bucket, "left_semi")
+
+
+def pairs_touching(pairs: DataFrame, touching: DataFrame | None) -> DataFrame:
+    """The pairs (a, b) with a unit of `touching` (column unit_id), or all without `touching`."""
+    if touching is None:
+        return pairs
+    ids = touching.select("unit_id")
+    with_a = pairs.join(ids.withColumnRenamed("unit_id", "a"), "a", "left_semi")
+    with_b = pairs.join(ids.withColumnRenamed("unit_id", "b"), "b", "left_semi")
+    return with_a.unionByName(with_b).dropDuplicates(["a", "b"])
+
+
+def _buckets(
+    keyed: DataFrame,
+    table: str,
+    member: Any,
+    *,
+    n_tables: int,
+    stats: CandidateStats,
+    touching: DataFrame | None = None,
+) -> DataFrame:
     """The buckets (`table`, key) of `keyed` with 2 to BUCKET_CAP rows, each as its list of `member`
     (column "members"); the bucket counts go into `stats` as `candidates` counts them locally: the
     pairs of the buckets kept (buckets of one table are disjoint), and the buckets above the cap; the
-    caller adds the capped-bucket warning once its counts are complete."""
+    caller adds the capped-bucket warning once its counts are complete. With `touching`, only the
+    buckets holding one of its units (`touched_buckets`), and only those are counted."""
     from pyspark.sql import functions as F
 
+    keyed = touched_buckets(keyed, [table, "key"], touching)
     sizes = keyed.groupBy(table, "key").agg(F.count("*").alias("size")).persist()
     n = F.col("size")
     kept = (n >= 2) & (n <= BUCKET_CAP)
@@ -82,9 +111,10 @@ def _no_pairs(spark: SparkSession) -> DataFrame:
 
 
 def simhash_pairs(
-    spark: SparkSession, units: DataFrame, n: int, config: Config
+    spark: SparkSession, units: DataFrame, n: int, config: Config, *, touching: DataFrame | None = None
 ) -> tuple[DataFrame, CandidateStats]:
-    """`candidates.simhash_pairs` as joins: the same tables (block masks, r), cap and stats."""
+    """`candidates.simhash_pairs` as joins: the same tables (block masks, r), cap and stats. With
+    `touching` (column unit_id), only the pairs with one of its units, the stats of their buckets."""
     from pyspark.sql import functions as F
 
     stats = CandidateStats()
@@ -100,25 +130,30 @@ def simhash_pairs(
         .select("table", (F.col("simhash").bitwiseAND(F.col("mask"))).alias("key"), "unit_id", "simhash")
     )
     member = F.struct("unit_id", "simhash")
-    buckets = _buckets(keyed, "table", member, n_tables=len(tables), stats=stats)
+    buckets = _buckets(keyed, "table", member, n_tables=len(tables), stats=stats, touching=touching)
     stats.warn_capped("SimHash", BUCKET_CAP)
     found = buckets.select("members").mapInArrow(
         per_batch(arrow.simhash_bucket_pairs, max_bits), ddl(arrow.PAIR_BITS)
     )
-    pairs = found.dropDuplicates(["a", "b"]).select(
-        "a",
-        "b",
-        "hamming_bits",
-        F.lit(None).cast("double").alias("jaccard"),
-        F.lit(None).cast("double").alias("containment"),
+    pairs = (
+        pairs_touching(found, touching)
+        .dropDuplicates(["a", "b"])
+        .select(
+            "a",
+            "b",
+            "hamming_bits",
+            F.lit(None).cast("double").alias("jaccard"),
+            F.lit(None).cast("double").alias("containment"),
+        )
     )
     return pairs, stats
 
 
 def minhash_pairs(
-    spark: SparkSession, units: DataFrame, n: int, config: Config
+    spark: SparkSession, units: DataFrame, n: int, config: Config, *, touching: DataFrame | None = None
 ) -> tuple[DataFrame, CandidateStats]:
-    """`candidates.minhash_pairs` as joins: the same bands x rows, cap, estimates and stats."""
+    """`candidates.minhash_pairs` as joins: the same bands x rows, cap, estimates and stats. With
+    `touching` (column unit_id), only the pairs with one of its units, the stats of their buckets."""
     from pyspark.sql import functions as F
 
     stats = CandidateStats()
@@ -136,12 +171,12 @@ def minhash_pairs(
         .crossJoin(band_df)
         .select("band", F.expr(f"substring(minhash, pos, {rows * 4})").alias("key"), "unit_id")
     )
-    buckets = _buckets(keyed, "band", "unit_id", n_tables=bands, stats=stats)
+    buckets = _buckets(keyed, "band", "unit_id", n_tables=bands, stats=stats, touching=touching)
     cands = buckets.select("members").mapInArrow(per_batch(arrow.lsh_bucket_pairs), ddl(arrow.PAIR_IDS))
     if config.searches_partial_copies:
-        cands = cands.unionByName(size_class_candidates(units, config, stats))
+        cands = cands.unionByName(size_class_candidates(units, config, stats, touching=touching))
     stats.warn_capped("LSH", BUCKET_CAP)  # the one index's buckets, as locally
-    cands = cands.dropDuplicates(["a", "b"])
+    cands = pairs_touching(cands, touching).dropDuplicates(["a", "b"])
     sig = units.select("unit_id", "minhash", "n_shingles")
     if n * config.num_perm * 4 <= BROADCAST_SIGNATURES_BYTES:
         # The signature matrix fits every worker: verify against a broadcast copy, no shuffle join.
@@ -165,7 +200,9 @@ def minhash_pairs(
     return _estimated(joined.mapInArrow(verify, ddl(arrow.PAIR_EST))), stats
 
 
-def size_class_candidates(units: DataFrame, config: Config, stats: CandidateStats) -> DataFrame:
+def size_class_candidates(
+    units: DataFrame, config: Config, stats: CandidateStats, *, touching: DataFrame | None = None
+) -> DataFrame:
     """The candidates (a, b) of `candidates.containment_lsh_pairs` as a groupBy on (table, bucket): the same
     size classes, tables and keys (computed in the workers with the local functions), the same cap and
     counts, added to `stats` as `minhash_pairs` adds them locally (`candidates.add_size_class_pass`). The verification is
@@ -173,11 +210,11 @@ def size_class_candidates(units: DataFrame, config: Config, stats: CandidateStat
     from pyspark.sql import functions as F
 
     tables = size_class_tables(partial_copy_ratio(config.min_size_ratio), config.num_perm)
-    entries = (
-        units.select("unit_id", "minhash", "n_shingles")
-        .mapInArrow(per_batch(arrow.size_class_entries, tables, config.num_perm), ddl(arrow.SIZE_CLASS_ENTRY))
-        .persist()
-    )  # read twice: the bucket sizes, then the kept buckets' members
+    entries = units.select("unit_id", "minhash", "n_shingles").mapInArrow(
+        per_batch(arrow.size_class_entries, tables, config.num_perm), ddl(arrow.SIZE_CLASS_ENTRY)
+    )
+    # read twice: the bucket sizes, then the kept buckets' members
+    entries = touched_buckets(entries, ["table", "bucket"], touching).persist()
     sizes = (
         entries.groupBy("table", "bucket")
         .agg(F.count("*").alias("size"), F.sum("indexed").alias("n_x"))
@@ -219,11 +256,13 @@ def exact_pairs(
     ids = (
         pairs.select(F.col("a").alias("unit_id")).union(pairs.select(F.col("b").alias("unit_id"))).distinct()
     )
+    # only the paired units' texts reach the groupBy (an exact_key is one text)
+    wanted = units.select("exact_key", "unit_id").join(ids, "unit_id")
     texts = (
-        content.groupBy("exact_key")
+        content.select("exact_key", "text")
+        .join(wanted, "exact_key")
+        .groupBy("unit_id")
         .agg(F.any_value("text").alias("text"))
-        .join(units.select("exact_key", "unit_id"), "exact_key")
-        .join(ids, "unit_id")
     )
     texts.select("unit_id", "text").mapInArrow(
         per_batch(arrow.shingle_sets, config.shingle_size), ddl(arrow.UNIT_SET)
