@@ -11,8 +11,9 @@ clusters and the rewritten `pages` / `clusters` tables; these read the earlier P
 normalize or fingerprint it.
 
 Where the new units could change an earlier pair's fate, all pairs are computed again from the stored
-fingerprints (still without re-ingesting): a bucket holding a new unit grows past `BUCKET_CAP`, the earlier
-run had capped buckets, or (SimHash) the unit count makes `choose_r` pick other tables. A WARC revisit in a
+fingerprints (still without re-ingesting): a bucket grows past `BUCKET_CAP` with the new units (`pairs.
+BucketGrown`; one over it already stays unexpanded), or (SimHash) the unit count makes `choose_r` pick
+other tables. A WARC revisit in a
 new file is linked only to records of the new files.
 """
 
@@ -28,6 +29,7 @@ from . import arrow
 from .arrow import ddl, per_batch
 from .components import dense_index
 from .output import MANIFEST, READABLE_FORMATS
+from .pairs import BucketGrown
 from .run import Pairs, Units, apply_url_rules, verified_pairs, write_pairs
 from .session import exists, read_text
 
@@ -184,29 +186,32 @@ def find_added_pairs(added: AddedUnits, previous: Previous, config: Config, out:
     """The earlier pairs plus the new units' verified pairs, written as `run.find_pairs` writes them;
     all pairs from the stored fingerprints where the new units could change an earlier pair (module doc).
     The candidate statistics are those of the buckets looked up."""
-    spark = added.units.units.sparkSession
     units = added.units
     same_tables = config.method != "simhash" or choose_r(units.n_units, config.simhash_max_bits) == choose_r(
         previous.n_units, config.simhash_max_bits
     )
-    earlier_capped = previous.manifest["candidate_stats"].get("capped_buckets", 0) > 0
-    if same_tables and not earlier_capped:
-        new, stats = verified_pairs(units, config, work, touching=added.new)
-        if not stats.capped_buckets:
-            new = _same_columns(new)
-            new.write.mode("overwrite").parquet(f"{work}/pairs_added")
-            new = spark.read.parquet(f"{work}/pairs_added")
-            n_new = new.count()
-            pairs = new.unionByName(_same_columns(earlier_pairs(previous, added.renumbered)))
-            result = write_pairs(units, pairs, stats, config, out, work)
-            if stats.verified_exact:
-                result.stats.rejected_exact = stats.verified_exact - n_new
-            result.stats.notes.append(
-                f"added to {previous.path}: the candidates of {added.n_new:,} new units, {n_new:,} pairs"
-            )
-            return result
+    if same_tables:
+        try:
+            return _add_pairs(added, previous, config, out, work)
+        except BucketGrown:
+            pass
     pairs, stats = verified_pairs(units, config, work)
-    stats.notes.append(
-        f"added to {previous.path}: all pairs computed again (a capped bucket or other tables)"
-    )
+    stats.notes.append(f"added to {previous.path}: all pairs computed again (a bucket grew past the cap)")
     return write_pairs(units, pairs, stats, config, out, work)
+
+
+def _add_pairs(added: AddedUnits, previous: Previous, config: Config, out: str, work: str) -> Pairs:
+    spark = added.units.units.sparkSession
+    new, stats = verified_pairs(added.units, config, work, touching=added.new)
+    new = _same_columns(new)
+    new.write.mode("overwrite").parquet(f"{work}/pairs_added")
+    new = spark.read.parquet(f"{work}/pairs_added")
+    n_new = new.count()
+    pairs = new.unionByName(_same_columns(earlier_pairs(previous, added.renumbered)))
+    result = write_pairs(added.units, pairs, stats, config, out, work)
+    if stats.verified_exact:
+        result.stats.rejected_exact = stats.verified_exact - n_new
+    result.stats.notes.append(
+        f"added to {previous.path}: the candidates of {added.n_new:,} new units, {n_new:,} pairs"
+    )
+    return result

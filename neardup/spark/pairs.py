@@ -38,13 +38,42 @@ def signed64(x: int) -> int:
     return x - (1 << 64) if x >= 1 << 63 else x
 
 
+class BucketGrown(Exception):
+    """A bucket holding a unit of `touching` grew past `BUCKET_CAP` with it: a full computation no longer
+    expands it, so pairs found in it earlier may be gone; the caller computes all pairs again."""
+
+
 def touched_buckets(keyed: DataFrame, bucket: list[str], touching: DataFrame | None) -> DataFrame:
     """The rows of `keyed` in the buckets (columns `bucket`) that hold a unit of `touching` (column
-    unit_id), or all rows without `touching`: the buckets a crawl's new units can add pairs to."""
+    unit_id), marked (column touching: 1, else null), or all rows without `touching`: the buckets a
+    crawl's new units can add pairs to."""
+    from pyspark.sql import functions as F
+
     if touching is None:
         return keyed
-    touched = keyed.join(touching, "unit_id", "left_semi").select(*bucket).distinct()
-    return keyed.join(touched, bucket, "left_semi")
+    marked = keyed.join(touching.select("unit_id", F.lit(1).alias("touching")), "unit_id", "left")
+    touched = marked.filter(F.col("touching") == 1).select(*bucket).distinct()
+    return marked.join(touched, bucket, "left_semi")
+
+
+def bucket_sizes(keyed: DataFrame, bucket: list[str], touching: DataFrame | None) -> DataFrame:
+    """(`bucket`, size) of `keyed`; with `touching` (`touched_buckets` rows), BucketGrown when one
+    holds more than `BUCKET_CAP` rows and would hold at most that many without the marked units."""
+    from pyspark.sql import functions as F
+
+    if touching is None:
+        return keyed.groupBy(*bucket).agg(F.count("*").alias("size"))
+    sizes = (
+        keyed.groupBy(*bucket)
+        .agg(F.count("*").alias("size"), F.count("touching").alias("n_touching"))
+        .persist()
+    )
+    size = F.col("size")
+    grown = sizes.filter((size > BUCKET_CAP) & (size - F.col("n_touching") <= BUCKET_CAP)).limit(1).count()
+    if grown:
+        sizes.unpersist()
+        raise BucketGrown
+    return sizes.drop("n_touching")
 
 
 def pairs_touching(pairs: DataFrame, touching: DataFrame | None) -> DataFrame:
@@ -74,7 +103,7 @@ def _buckets(
     from pyspark.sql import functions as F
 
     keyed = touched_buckets(keyed, [table, "key"], touching)
-    sizes = keyed.groupBy(table, "key").agg(F.count("*").alias("size")).persist()
+    sizes = bucket_sizes(keyed, [table, "key"], touching).persist()
     n = F.col("size")
     kept = (n >= 2) & (n <= BUCKET_CAP)
     row = sizes.agg(
@@ -215,6 +244,8 @@ def size_class_candidates(
     )
     # read twice: the bucket sizes, then the kept buckets' members
     entries = touched_buckets(entries, ["table", "bucket"], touching).persist()
+    if touching is not None:
+        bucket_sizes(entries, ["table", "bucket"], touching).unpersist()  # BucketGrown, else nothing
     sizes = (
         entries.groupBy("table", "bucket")
         .agg(F.count("*").alias("size"), F.sum("indexed").alias("n_x"))
