@@ -939,8 +939,13 @@ def run_profile(
 # output
 # ------------------------------------------------------------------------------------------------
 def git_commit() -> str:
-    """HEAD's commit, read from .git without running git (empty if unavailable)."""
+    """HEAD's commit, read from .git without running git (a worktree's .git is a file: git is asked)."""
     git = REPO / ".git"
+    if git.is_file():
+        out = subprocess.run(
+            ["git", "-C", str(REPO), "rev-parse", "--short=12", "HEAD"], capture_output=True, text=True
+        )
+        return out.stdout.strip()
     try:
         head = (git / "HEAD").read_text().strip()
         if not head.startswith("ref:"):

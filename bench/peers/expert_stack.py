@@ -154,10 +154,11 @@ def main(argv: list[str] | None = None) -> int:
     numbers = three_numbers(args.crawl, args.jobs)
     end = time.monotonic()
     out = {**numbers, "t_start": start, "t_end": end, "seconds": end - start}
-    print(json.dumps(out))
     if args.json:
         with open(args.json, "w", encoding="utf-8") as f:
             json.dump(out, f)
+    else:
+        print(json.dumps(out))
     return 0
 
 
