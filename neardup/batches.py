@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import threading
 from collections import OrderedDict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -77,8 +76,7 @@ class _ParsedHtml:
 class ParsedPages:
     """The parses of the pages a worker saw last, by (normalization, MD5 of the HTML): a page byte-identical to
     one of them (a re-fetch of an unchanged page, a mirror) takes its text, title and word hashes instead of
-    being parsed again. Bounded by the bytes of text and word hashes held (least recently used out first).
-    Thread-safe: an in-process ingest (a small file, `jobs=1`) may run in several threads of one app."""
+    being parsed again. Bounded by the bytes of text and word hashes held (least recently used out first)."""
 
     MAX_BYTES = 16 << 20
 
@@ -86,26 +84,23 @@ class ParsedPages:
         self.max_bytes = max_bytes
         self._held = 0
         self._pages: OrderedDict[tuple[str, str], tuple[_ParsedHtml, int]] = OrderedDict()
-        self._lock = threading.Lock()
 
     def get(self, norm_key: str, md5: str) -> _ParsedHtml | None:
-        with self._lock:
-            hit = self._pages.get((norm_key, md5))
-            if hit is None:
-                return None
-            self._pages.move_to_end((norm_key, md5))
-            return hit[0]
+        hit = self._pages.get((norm_key, md5))
+        if hit is None:
+            return None
+        self._pages.move_to_end((norm_key, md5))
+        return hit[0]
 
     def put(self, norm_key: str, md5: str, parsed: _ParsedHtml) -> None:
         size = len(parsed.text) + len(parsed.title) + parsed.hashes.nbytes + 200
-        with self._lock:
-            if size > self.max_bytes or (norm_key, md5) in self._pages:
-                return
-            self._pages[(norm_key, md5)] = (parsed, size)
-            self._held += size
-            while self._held > self.max_bytes:
-                _, (_, gone) = self._pages.popitem(last=False)
-                self._held -= gone
+        if size > self.max_bytes or (norm_key, md5) in self._pages:
+            return
+        self._pages[(norm_key, md5)] = (parsed, size)
+        self._held += size
+        while self._held > self.max_bytes:
+            _, (_, gone) = self._pages.popitem(last=False)
+            self._held -= gone
 
 
 _parsed_pages = ParsedPages()  # one per worker process
