@@ -10,9 +10,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
-from collections import OrderedDict
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -61,130 +59,31 @@ def text_row(html: str | None, text_in: str | None, status: int | None, config: 
     return _text_row(html, text_in, status, config)[0]
 
 
-@dataclass(frozen=True, slots=True)
-class _ParsedHtml:
-    """What a page's HTML gives under one normalization, whatever its fetch (the status is applied apart)."""
-
-    text: str
-    title: str
-    too_complex: str | None
-    main_words: int | None
-    exact_key: str
-    hashes: np.ndarray
-
-
-class ParsedPages:
-    """The parses of the pages a worker saw last, by (normalization, MD5 of the HTML): a page byte-identical to
-    one of them (a re-fetch of an unchanged page, a mirror) takes its text, title and word hashes instead of
-    being parsed again. Bounded by the bytes of text and word hashes held (least recently used out first)."""
-
-    MAX_BYTES = 16 << 20
-
-    def __init__(self, max_bytes: int = MAX_BYTES) -> None:
-        self.max_bytes = max_bytes
-        self._held = 0
-        self._pages: OrderedDict[tuple[str, str], tuple[_ParsedHtml, int]] = OrderedDict()
-
-    def get(self, norm_key: str, md5: str) -> _ParsedHtml | None:
-        hit = self._pages.get((norm_key, md5))
-        if hit is None:
-            return None
-        self._pages.move_to_end((norm_key, md5))
-        return hit[0]
-
-    def put(self, norm_key: str, md5: str, parsed: _ParsedHtml) -> None:
-        size = len(parsed.text) + len(parsed.title) + parsed.hashes.nbytes + 200
-        if size > self.max_bytes or (norm_key, md5) in self._pages:
-            return
-        self._pages[(norm_key, md5)] = (parsed, size)
-        self._held += size
-        while self._held > self.max_bytes:
-            _, (_, gone) = self._pages.popitem(last=False)
-            self._held -= gone
-
-
-_parsed_pages = ParsedPages()  # one per worker process
-
-
-def _parse_html(html: str, md5: str, config: Config) -> _ParsedHtml:
-    """`html`'s parse under `config`, from `_parsed_pages` when a page with the same MD5 was parsed already."""
-    parsed = _parsed_pages.get(config.norm_key, md5)
-    if parsed is None:
-        page = parse_configured(html, config)
-        joined, hashes = text_words(page.text)
-        hashes.setflags(write=False)
-        parsed = _ParsedHtml(
-            page.text,
-            page.title,
-            page.degenerate,
-            page.main_words,
-            hashlib.sha256(joined).hexdigest(),
-            hashes,
-        )
-        _parsed_pages.put(config.norm_key, md5, parsed)
-    return parsed
-
-
-def _record_text_row(rec: dict[str, Any], config: Config) -> tuple[dict[str, Any], np.ndarray]:
-    """`_text_row` of a validated record whose `md5` is set: its HTML parsed once per worker (`ParsedPages`)."""
-    if rec["html"] is None:
-        return _text_row(None, rec["text_in"], rec["status"], config)
-    parsed = _parse_html(rec["html"], rec["md5"], config)
-    n_words = len(parsed.hashes)
-    row = {
-        "text": parsed.text,
-        "title": parsed.title,
-        "n_words": n_words,
-        "exact_key": parsed.exact_key,
-        "degenerate": parsed.too_complex
-        or degenerate_reason(
-            parsed.text,
-            title=parsed.title,
-            status=rec["status"],
-            n_words=n_words,
-            min_words=config.min_words,
-            main_words=parsed.main_words,
-        ),
-    }
-    return row, parsed.hashes
-
-
 def ingest_records(
     lines: Iterable[RawLine], config: Config
 ) -> tuple[list[dict[str, Any]], list[tuple[int, Reject]], list[np.ndarray]]:
     """Validate and normalize records: the good ones (with their word hashes, for sketching) and the
-    rejects as (line, `Reject`). The batch's pages are hashed together before any is parsed, so that a page
-    byte-identical to one parsed before (in this batch or an earlier one of the worker) is not parsed again."""
+    rejects as (line, `Reject`)."""
     good: list[dict[str, Any]] = []
     bad: list[tuple[int, Reject]] = []
     tokens: list[np.ndarray] = []
     if isinstance(lines, LineBlock) and lines.error is not None:
         bad.append((lines.error_line, lines.error))
-    valid: list[tuple[int, dict[str, Any], int]] = []  # (line, record, where in `bad` a failure goes)
     for raw in lines:
         try:
             rec = validate(raw, md5=False)
+            if isinstance(rec, Reject):
+                bad.append((raw.line, rec))
+                continue
+            row, toks = _text_row(rec["html"], rec["text_in"], rec["status"], config)
         except Exception as exc:  # a case the checks do not know yet: the record is named, the load goes on
             bad.append((raw.line, _unexpected(exc)))
             continue
-        if isinstance(rec, Reject):
-            bad.append((raw.line, rec))
-            continue
-        valid.append((raw.line, rec, len(bad)))
-    add_md5s([rec for _, rec, _ in valid])
-    failed: list[tuple[int, tuple[int, Reject]]] = []
-    for line, rec, at in valid:
-        try:
-            row, toks = _record_text_row(rec, config)
-        except Exception as exc:  # as above
-            failed.append((at, (line, _unexpected(exc))))
-            continue
-        rec["line"] = line
+        rec["line"] = raw.line
         rec.update(row)
         good.append(rec)
         tokens.append(toks)
-    for at, reject in reversed(failed):  # in line order among the validation's rejects
-        bad.insert(at, reject)
+    add_md5s(good)
     return good, bad, tokens
 
 

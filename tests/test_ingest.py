@@ -16,7 +16,6 @@ from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 
 import duckdb
-import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -25,11 +24,10 @@ from conftest import page_html, write_jsonl
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from neardup import batches as batches_module
 from neardup import engine
 from neardup import ingest as ingest_module
 from neardup import store as store_module
-from neardup.batches import ingest_arrow, ingest_records, text_row
+from neardup.batches import ingest_arrow, ingest_records
 from neardup.config import Config
 from neardup.errors import DatabaseLocked, NotACrawlDump
 from neardup.ingest import (
@@ -1101,72 +1099,6 @@ def test_a_batch_hashed_together_has_each_page_md5(monkeypatch: pytest.MonkeyPat
     want = [hashlib.md5(p.encode("utf-8")).hexdigest() for p in [*pages, "only text"]]
     assert [rec["md5"] for rec in good] == want
     assert [(line, reject.kind) for line, reject in bad] == [(len(lines), RejectKind.INVALID_UNICODE)]
-
-
-def _article(i: int) -> str:
-    body = " ".join(f"word{i}x{j} and the river runs past mill number {j}" for j in range(40))
-    return page_html(f"Article {i}", body)
-
-
-def test_a_page_byte_identical_to_one_parsed_takes_its_parse(monkeypatch: pytest.MonkeyPatch) -> None:
-    # the worker's parses by MD5: a re-fetch of an unchanged page (same batch or a later one) is not parsed
-    # again, and gets the row a parse of its own gives, with its own status
-    monkeypatch.setattr(batches_module, "_parsed_pages", batches_module.ParsedPages())
-    pages = [_article(1), _article(2), _article(1), _article(1)]
-    statuses = [200, 200, 200, 404]
-    lines = [
-        json.dumps({"url": f"https://a.example/{i}", "html": p, "status": s}).encode()
-        for i, (p, s) in enumerate(zip(pages, statuses, strict=True))
-    ]
-    first, _, _ = ingest_records([RawLine(i, line) for i, line in enumerate(lines[:2], start=1)], CONFIG)
-    later, bad, tokens = ingest_records(
-        [RawLine(i, line) for i, line in enumerate(lines[2:], start=3)], CONFIG
-    )
-    good = first + later
-    assert not bad and len(good) == 4
-    for rec, html, status in zip(good, pages, statuses, strict=True):
-        assert {k: rec[k] for k in ("text", "title", "n_words", "exact_key", "degenerate")} == text_row(
-            html, None, status, CONFIG
-        )
-    assert good[2]["text"] is good[0]["text"] and good[3]["text"] is good[0]["text"]  # reused, not parsed
-    assert [rec["degenerate"] for rec in good] == [None, None, None, "status 404"]
-    assert np.array_equal(tokens[0], tokens[1])
-    # the same bytes under another normalization are parsed under it
-    strip = Config(normalize="strip", strip_tags=("script", "style"))
-    (again,), _, _ = ingest_records([RawLine(1, lines[0])], strip)
-    assert again["text"] == text_row(pages[0], None, 200, strip)["text"] != good[0]["text"]
-
-
-def test_the_parses_kept_are_bounded_by_their_bytes() -> None:
-    parsed = [batches_module._parse_html(_article(i), f"md5-{i}", CONFIG) for i in range(3)]
-    size = len(parsed[0].text) + parsed[0].hashes.nbytes
-    kept = batches_module.ParsedPages(max_bytes=int(2.5 * size))
-    for i, page in enumerate(parsed):
-        kept.put(CONFIG.norm_key, f"md5-{i}", page)
-    assert kept.get(CONFIG.norm_key, "md5-2") is parsed[2]
-    assert kept.get(CONFIG.norm_key, "md5-0") is None  # the least recently used went first
-    assert kept.get(CONFIG.norm_key, "md5-1") is parsed[1]
-    assert kept._held <= 2.5 * size
-
-
-def test_a_page_that_fails_its_parse_keeps_its_place_among_the_rejects(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    def fail(html: str, config: Config) -> object:
-        raise RuntimeError("boom")
-
-    monkeypatch.setattr(batches_module, "parse_configured", fail)
-    monkeypatch.setattr(batches_module, "_parsed_pages", batches_module.ParsedPages())
-    lines = [
-        json.dumps({"url": "https://a.example/1", "html": _article(1)}).encode(),
-        b"{not json",
-        json.dumps({"url": "https://a.example/3", "html": _article(3)}).encode(),
-        b"[1]",
-    ]
-    good, bad, _ = ingest_records([RawLine(i, line) for i, line in enumerate(lines, start=1)], CONFIG)
-    assert not good
-    assert [line for line, _ in bad] == [1, 2, 3, 4]
-    assert [r.kind for _, r in bad][0] == [r.kind for _, r in bad][2] == RejectKind.UNREADABLE
 
 
 _SPACES = " \t\n\r\x0b\x0c\x1c\x1d\x1e\x1f\x85\xa0\u1680\u2000\u2028\u2029\u202f\u205f\u3000"
