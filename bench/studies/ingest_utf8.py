@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """What parsing straight from a JSON line's UTF-8 bytes could save: the str round trip of each page, one core.
 
-    .venv/bin/python bench/ingest_utf8.py real.jsonl.gz --pages 2000
+    .venv/bin/python bench/studies/ingest_utf8.py real.jsonl.gz --pages 2000
 
 A worker decodes each JSON line with orjson into a str, then needs the page's UTF-8 again (its MD5, lexbor's
 parse, the Arrow column): free for an ASCII page (CPython keeps its bytes), an encode for the others. Timed
