@@ -34,9 +34,7 @@ W_NOTE = "neardup.audit.note"
 W_PER_BUCKET = "neardup.audit.per_bucket"
 W_COMPARE_BASELINE = "neardup.compare.baseline"  # URL rules page: the two sources compared
 W_COMPARE_CURRENT = "neardup.compare.current"
-W_QUEUE = "neardup.audit.queue"  # which queue the Audit page serves (one of AUDIT_QUEUES)
-AUDIT_QUEUES = ("quota per bucket", "active", "SimHash vs MinHash disagree", "labelers disagree")
-ACTIVE_QUEUE = AUDIT_QUEUES[1]  # the pairs whose labels narrow the threshold decision most (Tune sends there)
+W_QUEUE = "neardup.audit.queue"  # which queue the Audit page serves (a queues.AuditQueue)
 KEY_FLASH = "neardup.flash"  # a confirmation shown once on the next run (st.toast does not survive st.rerun)
 
 # Sidebar widget keys. The threshold has one slider per scale (bits, Jaccard, containment): their ranges differ.

@@ -22,20 +22,12 @@ from neardup.audit import (
     PairDetail,
     PairKey,
     label_in,
-    labels_by_labeler,
     labels_with,
-    method_disagreements,
 )
 from neardup.errors import DatabaseLocked
-from neardup.labels import (
-    ADJUDICATOR,
-    CATEGORIES,
-    STOP_HALF_WIDTH,
-    active_queue,
-    audit_queue,
-    bucket_range,
-    decision_at,
-)
+from neardup.labels import ADJUDICATOR, CATEGORIES, STOP_HALF_WIDTH, decision_at
+from neardup.markdown import score_text
+from neardup.queues import PER_BUCKET_MAX, AuditQueue, QueueBasis, pair_queue, queue_help
 from neardup.ui.data import (
     LabelView,
     get_candidate_pairs,
@@ -55,11 +47,9 @@ from neardup.ui.labeling import (
     LabelSession,
     choice_from_params,
     fetch_sides,
-    score_text,
 )
 from neardup.ui.render import counted, md_escape, show_diff
 from neardup.ui.state import (
-    AUDIT_QUEUES,
     KEY_AUDIT_BACK,
     KEY_AUDIT_CATEGORY,
     KEY_AUDIT_HISTORY,
@@ -99,8 +89,6 @@ from neardup.ui.state import (
 from neardup.ui.widgets import flash, open_database, removals_table
 
 CATEGORY_KEYS = 8  # categories on the keys 1-8
-PER_BUCKET_MAX = 30  # the Pairs per bucket slider's end
-MORE_PER_BUCKET = 5  # the "more pairs" key: this many more pairs in the least labeled bucket with pairs left
 LABEL_NAMES = {"duplicate": "Duplicate", "not": "Not duplicate", "unsure": "Unsure"}
 WAITING_RETRY_S = 1.0  # how often labels waiting for a busy file are tried again
 
@@ -119,7 +107,7 @@ chosen: dict[tuple[str, ...], str | None] = state.setdefault(KEY_AUDIT_CATEGORY,
 if any(key not in state for key in (W_PER_BUCKET, W_QUEUE, W_LABELER)):
     linked = choice_from_params(
         st.query_params,
-        LabelingChoice(state.get(KEY_LABELER, ""), 5, AUDIT_QUEUES[0]),
+        LabelingChoice(state.get(KEY_LABELER, ""), 5, AuditQueue.QUOTA),
         per_bucket_max=PER_BUCKET_MAX,
     )
     state.setdefault(W_PER_BUCKET, linked.per_bucket)
@@ -293,15 +281,6 @@ def more_per_bucket(quota: int) -> None:
     state[KEY_AUDIT_MORE] = True
 
 
-def more_quota(tallies: pd.DataFrame, per_bucket: int) -> int | None:
-    """The quota that brings MORE_PER_BUCKET more pairs to the least labeled bucket with pairs left (a
-    quota at or under a bucket's labels brings none there); None when no quota brings more."""
-    left = tallies[tallies["unlabeled"] > 0]
-    if left.empty or per_bucket >= PER_BUCKET_MAX:
-        return None
-    return min(max(int(left["labeled"].min()) + MORE_PER_BUCKET, per_bucket + 1), PER_BUCKET_MAX)
-
-
 pairs = get_candidate_pairs(store, path, config.fingerprint_key, config.similarity, config)
 if pairs.empty:
     st.info("No candidate pairs at this setting: nothing to audit. Try another method or shingle size.")
@@ -324,18 +303,18 @@ with st.sidebar:
         help="Label until every similarity bucket has this many decided labels.",
     )
     seed = st.number_input("Seed", 0, 10**6, key=KEY_AUDIT_SEED)
-    mode = st.radio(
-        "Queue",
-        AUDIT_QUEUES,
-        key=W_QUEUE,
-        help="*quota per bucket*: every similarity bucket gets *pairs per bucket* decided labels. *active*: the "
-        "pair whose label narrows precision and recall at the threshold most, until both are known to "
-        f"+/-{STOP_HALF_WIDTH:g}. *SimHash vs MinHash disagree*: pairs one method flags at its threshold and the "
-        "other does not. *labelers disagree*: pairs labeled both duplicate and not; your label there is the "
-        f"adjudicated final one (labeler '{ADJUDICATOR}').",
+    kind = AuditQueue(
+        st.radio(
+            "Queue",
+            list(AuditQueue),
+            key=W_QUEUE,
+            format_func=lambda q: AuditQueue(q).display_name,
+            help=queue_help(),
+        )
+        or AuditQueue.QUOTA
     )
-adjudicating = mode == "labelers disagree"
-linked_params = LabelingChoice(state[W_LABELER], int(per_bucket), mode).params()
+adjudicating = kind.adjudicates
+linked_params = LabelingChoice(state[W_LABELER], int(per_bucket), kind).params()
 if any(st.query_params.get(k) != v for k, v in linked_params.items()):
     st.query_params.update(linked_params)
 other = other_method(config, state.get(KEY_THRESHOLDS, {}))
@@ -343,10 +322,10 @@ other = other_method(config, state.get(KEY_THRESHOLDS, {}))
 # fingerprints may have to be computed first, a write, which cannot start inside a read.
 other_pairs = (
     get_candidate_pairs(store, path, other.fingerprint_key, other.similarity, other)
-    if mode == "SimHash vs MinHash disagree"
+    if kind.compares_methods
     else None
 )
-sim_cfg, mh_cfg = (config, other) if config.method == "simhash" else (other, config)
+queue = pair_queue(kind, other_pairs=other_pairs, other=other)
 LABEL_KEYS = (("duplicate", "d"), ("not", "n"), ("unsure", "u"))  # the label buttons and their keys
 MOVE_KEYS = (("Previous", "k", -1), ("Next", "j", 1))
 SUGGESTED_ICON, CHOSEN_ICON = ":material/lightbulb:", ":material/check_circle:"
@@ -359,79 +338,36 @@ SCROLL_TO_TOP = "<script>/* pair {0:d} {1:d} */ document.querySelector('[data-te
 LIST_COLUMNS = ["label", "category", "labeler", "bucket", "url_a", "url_b", "note", "labeled_at"]
 
 
-def make_queue(view: LabelView) -> pd.DataFrame:
-    """The pairs still to label in the chosen queue, in the order they come."""
-    matched, labels = view.matched, view.labels
-    if mode == "active":
-        return active_queue(pairs, matched, view.tallies, config, seed=int(seed), skipped=skipped)
-    if mode == "SimHash vs MinHash disagree" and other_pairs is not None:
-        sim_pairs, mh_pairs = (pairs, other_pairs) if config.method == "simhash" else (other_pairs, pairs)
-        queue = method_disagreements(
-            sim_pairs, mh_pairs, simhash_bits=int(sim_cfg.threshold), minhash_threshold=mh_cfg.threshold
-        )
-        done = set(labels[PAIR_KEY].itertuples(index=False, name=None)) | skipped
-        done_urls = {(a, b) for a, ma, b, mb in done if not ma and not mb}
-        keep = [
-            k not in done and (k[0], k[2]) not in done_urls
-            for k in queue[PAIR_KEY].itertuples(index=False, name=None)
-        ]
-        return queue[keep].reset_index(drop=True)
-    if adjudicating:
-        contested = matched[matched["contested"]] if "contested" in matched else matched.iloc[:0]
-        queue = contested[PAIR_KEY].merge(pairs[[*PAIR_KEY, "page_a", "page_b", "bucket"]], on=PAIR_KEY)
-        queue = queue[[k not in skipped for k in queue[PAIR_KEY].itertuples(index=False, name=None)]]
-        return queue.reset_index(drop=True)
-    return audit_queue(
-        pairs,
-        matched,
+def queue_basis(view: LabelView) -> QueueBasis:
+    return QueueBasis(
+        pairs=pairs,
+        labels=view.labels,
+        matched=view.matched,
+        tallies=view.tallies,
+        config=config,
         per_bucket=per_bucket,
         seed=int(seed),
         skipped=skipped,
-        focus=config.threshold,
         positions=view.index.exact,
     )
 
 
 def queue_done_message(view: LabelView) -> None:
     """Say why the queue is empty, and what to do next."""
-    if mode == "active":
-        d = decision_at(view.tallies, config)
-        st.success(
-            f"Stop: precision at {config.threshold:g} is {d.precision:.2f} [{d.precision_low:.2f}-"
-            f"{d.precision_high:.2f}], recall {d.recall:.2f} [{d.recall_low:.2f}-{d.recall_high:.2f}]"
-            + (
-                f", both within +/-{STOP_HALF_WIDTH:g}."
-                if d.done
-                else "; no pair left that narrows them (every pair is labeled or skipped)."
-            )
+    basis = queue_basis(view)
+    st.success(queue.done_message(basis))
+    if (quota := queue.more_quota(basis)) is not None:
+        st.button(
+            f"More pairs: {quota} per bucket",
+            shortcut="m",
+            on_click=more_per_bucket,
+            args=(quota,),
+            help="Sets *Pairs per bucket* in the sidebar, from the keyboard: the slider there, once "
+            "clicked, keeps the focus and takes the label keys.",
         )
-    elif mode == "SimHash vs MinHash disagree":
-        st.success(
-            f"SimHash at {int(sim_cfg.threshold)} bits and MinHash at {mh_cfg.threshold:g} {mh_cfg.similarity} "
-            "flag the same pairs, apart from pairs labeled or skipped."
-        )
-    elif adjudicating:
-        st.success("No contested pair: every pair the labelers disagree on has an adjudicated label.")
-    else:
-        n_decided = int(view.matched["label"].isin(["duplicate", "not"]).sum())
-        st.success(
-            f"Every bucket has {counted(per_bucket, 'decided label')}, or no unlabeled pair left "
-            f"({counted(n_decided, 'decided label')} at this setting, {counted(len(skipped), 'pair')} skipped). "
-            "For more, press **m** (or raise *Pairs per bucket* in the sidebar, under *Labeling*); whether you "
-            "can stop: *Progress per bucket and the stop rule* below, or the **Tune** page."
-        )
-        if (quota := more_quota(view.tallies, per_bucket)) is not None:
-            st.button(
-                f"More pairs: {quota} per bucket",
-                shortcut="m",
-                on_click=more_per_bucket,
-                args=(quota,),
-                help="Sets *Pairs per bucket* in the sidebar, from the keyboard: the slider there, once "
-                "clicked, keeps the focus and takes the label keys.",
-            )
 
 
-def where_caption(current: pd.Series | None, queue: pd.DataFrame, position: int, view: LabelView) -> str:
+def where_caption(current: pd.Series | None, queued: pd.DataFrame, position: int, view: LabelView) -> str:
     """Which pair of which queue is shown, and why it comes now."""
     if current is None:
         opened_by = {
@@ -444,38 +380,8 @@ def where_caption(current: pd.Series | None, queue: pd.DataFrame, position: int,
             f" · your label is the adjudicated final one (labeler '{ADJUDICATOR}')" if adjudicating else ""
         )
     done = len(session.given()) + len(skipped)  # this tab's labels and skips: the count goes on
-    n = f"Pair {done + position + 1} of {done + len(queue)}"
-    if mode == "SimHash vs MinHash disagree":
-        bits, score = current["simhash_bits"], current["minhash_score"]
-        return (
-            f"{n} ({len(queue)} left) SimHash and MinHash disagree on · flagged by {current['flagged_by']} only · SimHash "
-            f"{'no candidate' if pd.isna(bits) else f'{int(bits)} bits'} (threshold {int(sim_cfg.threshold)}) "
-            f"· MinHash {mh_cfg.similarity} {'no candidate' if pd.isna(score) else f'{score:.2f}'} (threshold "
-            f"{mh_cfg.threshold:g})"
-        )
-    if adjudicating:
-        theirs = labels_by_labeler(pairs[(pairs[PAIR_KEY] == current[PAIR_KEY]).all(axis=1)], view.labels)
-        given = ", ".join(
-            f"{md_escape(w if isinstance(w, str) and w else 'unnamed')}: {lab}"
-            for w, lab in zip(theirs["labeler"], theirs["label"], strict=True)
-        )
-        return (
-            f"{n} ({len(queue)} left) contested · bucket {bucket_range(current['bucket'], config)} · {given} · your label is the "
-            "adjudicated final one"
-        )
-    if mode == "active":
-        return (
-            f"{n} ({len(queue)} left) in the buckets that narrow the decision · bucket "
-            f"{bucket_range(current['bucket'], config)}: one more label "
-            f"there narrows precision and recall at {config.threshold:g} most"
-        )
-    unit = "" if config.method == "simhash" else f" {config.similarity}"  # a SimHash bucket says "3 bits"
-    return (
-        f"{n} to label ({len(queue)} left) · similarity bucket {bucket_range(current['bucket'], config)}{unit}"
-        + ("" if config.method == "simhash" else f" (this pair {score_text(float(current['score']))})")
-        + " · nearest the "
-        f"threshold first · {counted(per_bucket, 'decided label')} per bucket"
-    )
+    counter = f"Pair {done + position + 1} of {done + len(queued)}"
+    return queue.caption(queue_basis(view), current, counter, len(queued))
 
 
 def label_bar(detail: PairDetail, category: str | None, current: pd.Series | None, n_queue: int) -> None:
@@ -734,18 +640,18 @@ def draw_labeling(view: LabelView) -> tuple[int, int] | None:
     """Draw the fragment from `view`; the pages of the pair that comes next in the queue, if any."""
     if message := state.pop(KEY_FLASH, None):  # a fragment run does not pass open_database, which shows it
         st.toast(message)
-    queue = make_queue(view)
+    queued = queue.pairs(queue_basis(view))
     position = state.get(KEY_AUDIT_POS, 0)
     opened = state.get(KEY_AUDIT_PAIR)
     current: pd.Series | None = None
     page_a = page_b = None
     if opened:
         page_a, page_b = opened
-    elif queue.empty:
+    elif queued.empty:
         queue_done_message(view)
     else:
-        position %= len(queue)
-        current = queue.iloc[position]
+        position %= len(queued)
+        current = queued.iloc[position]
         page_a, page_b = int(current["page_a"]), int(current["page_b"])
 
     # No key acts on the pair drawn last while this one is read: it may not come (the file is busy).
@@ -781,7 +687,7 @@ def draw_labeling(view: LabelView) -> tuple[int, int] | None:
             st.html(SCROLL_TO_TOP.format(*state[KEY_AUDIT_SHOWN][1]), unsafe_allow_javascript=True)
             mine = label_in(view.labels, key, ADJUDICATOR if adjudicating else state.get(W_LABELER) or None)
             st.caption(
-                where_caption(current, queue, position, view)
+                where_caption(current, queued, position, view)
                 + (
                     f" · **your label: {LABEL_NAMES.get(mine['label'], mine['label']).lower()}**"
                     + (f" ({md_escape(mine['category'])})" if mine["category"] else "")
@@ -796,7 +702,7 @@ def draw_labeling(view: LabelView) -> tuple[int, int] | None:
         bar = st.container()
         show_pair(detail)
         with bar:
-            label_bar(detail, chosen.get(key, detail.category), current, len(queue))
+            label_bar(detail, chosen.get(key, detail.category), current, len(queued))
     else:
         st.button(
             "Undo the last label",
@@ -835,9 +741,9 @@ def draw_labeling(view: LabelView) -> tuple[int, int] | None:
     if st.toggle("Labeled pairs", key=W_AUDIT_SHOW_LABELED, help="Filter, reopen a pair, change its label."):
         labeled_list(view)
 
-    if current is None or len(queue) < 2:
+    if current is None or len(queued) < 2:
         return None
-    nxt = queue.iloc[(position + 1) % len(queue)]
+    nxt = queued.iloc[(position + 1) % len(queued)]
     return int(nxt["page_a"]), int(nxt["page_b"])
 
 
