@@ -48,8 +48,8 @@ from neardup.store import Store
 from neardup.ui import data as ui_data
 from neardup.ui.render import md_escape
 from neardup.ui.state import (
-    KEY_AUDIT_HISTORY,
     KEY_AUDIT_PAIR,
+    KEY_AUDIT_SESSION,
     W_AUDIT_SHOW_LABELED,
     W_AUDIT_SHOW_PROGRESS,
     W_COUNT_AXIS,
@@ -603,7 +603,7 @@ def test_audit_reopened_pair_takes_a_changed_label_and_undo_puts_the_first_back(
     expected = first_sampled_pair(store)
     button(at, "Duplicate").click().run()
     first = store.labels().iloc[0]
-    pages = at.session_state[KEY_AUDIT_HISTORY].saved[-1].pages
+    pages = at.session_state[KEY_AUDIT_SESSION].labels.saved[-1].pages
     at.session_state[KEY_AUDIT_PAIR] = pages  # what "Open this pair to change its label" sets
     at.run()
     assert any(c.value.startswith("Pair opened from") for c in at.caption)
