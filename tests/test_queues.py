@@ -8,6 +8,7 @@ from datetime import datetime, timedelta
 import numpy as np
 import pandas as pd
 import pytest
+from conftest import modules_imported_by
 
 from neardup import audit
 from neardup.config import Config
@@ -233,3 +234,9 @@ def test_contested_queue_serves_pairs_the_labelers_disagree_on_until_adjudicated
     )
     assert queue.pairs(basis(pairs, settled)).empty
     assert queue.done_message(basis(pairs, settled)).startswith("No contested pair")
+
+
+def test_the_queues_and_their_text_load_without_streamlit() -> None:
+    """The queue logic is the engine's: the CLI, a bench or a test uses it without the app's stack."""
+    loaded = modules_imported_by("import neardup.queues, neardup.markdown")
+    assert "neardup.queues" in loaded and not any(m.split(".")[0] == "streamlit" for m in loaded)
