@@ -25,11 +25,11 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from .batches import html_codec
 from .dbfile import remove_database_file
 from .errors import DatabaseLocked, NeardupError, SchemaError
-from .normalize import TOO_SHORT, short_fetch_margin
+from .htmlcodec import html_codec
 from .rejects import Reject, RejectKind
+from .short_texts import TOO_SHORT, short_fetch_margin
 
 SCHEMA_VERSION = "5"
 # Older versions this one upgrades in place on a writable open (read-only opens read them as they are),
