@@ -6,30 +6,57 @@ One `Store` per database file. DuckDB connections are not thread-safe; every met
 
 from __future__ import annotations
 
-import functools
-import inspect
 import json
-import os
 import re
 import threading
-import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 from importlib import resources
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import duckdb
 import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from .dbfile import remove_database_file
-from .errors import DatabaseLocked, NeardupError, SchemaError
-from .htmlcodec import html_codec
-from .rejects import Reject, RejectKind
-from .short_texts import TOO_SHORT, short_fetch_margin
+from ..errors import NeardupError, SchemaError
+from ..htmlcodec import html_codec
+from ..rejects import Reject, RejectKind
+from ..short_texts import TOO_SHORT, short_fetch_margin
+from .connection import (
+    ALIAS,
+    CHECKPOINT_THRESHOLD,
+    DEFAULT_DB,
+    DUCKDB_MEMORY,
+    LINGER_S,
+    LOCK_WAIT_S,
+    ROW_GROUP_ROWS,
+    StoreCore,
+    one_row,
+    one_value,
+    reads,
+    sql_literal,
+    writes,
+)
+
+__all__ = [
+    "ALIAS",
+    "CHECKPOINT_THRESHOLD",
+    "DEFAULT_DB",
+    "DUCKDB_MEMORY",
+    "LABEL_CLOCK_SKEW",
+    "LINGER_S",
+    "LOCK_WAIT_S",
+    "ROW_GROUP_ROWS",
+    "SCHEMA_VERSION",
+    "UPGRADABLE_VERSIONS",
+    "Store",
+    "is_database_file",
+    "kind_of_reason_sql",
+    "sql_literal",
+]
 
 SCHEMA_VERSION = "5"
 # Older versions this one upgrades in place on a writable open (read-only opens read them as they are),
@@ -37,15 +64,6 @@ SCHEMA_VERSION = "5"
 UPGRADABLE_VERSIONS = ("2", "3", "4")
 # The versions whose `ingest_errors` has no `kind` column.
 _BEFORE_REJECT_KINDS = ("2", "3")
-DEFAULT_DB = "neardup.duckdb"
-DUCKDB_MEMORY = "1GB"
-# Tables are stored in row groups of this many rows (DuckDB's default is 122,880). A checkpoint
-# re-compresses every row group that changed since the last one, so a bulk load checkpoints when a row
-# group of `pages` fills up; at 16k rows (~260 MB of HTML) that stays within the memory cap.
-ROW_GROUP_ROWS = 16_384
-CHECKPOINT_THRESHOLD = "512MB"
-F = TypeVar("F", bound=Callable[..., Any])
-ALIAS = "neardup"  # the attached file's catalog name inside each store's connection
 # An imported label may carry a time this far ahead of this machine's clock (two machines' clocks differ).
 LABEL_CLOCK_SKEW = timedelta(minutes=5)
 # The columns of labels.csv (Store.labels), as import_labels reads and inserts them.
@@ -156,11 +174,6 @@ def is_database_file(path: str | Path) -> bool:
         return False
 
 
-def sql_literal(value: str) -> str:
-    """A quoted SQL string, for the few statements that cannot bind parameters (ATTACH, view definitions)."""
-    return "'" + value.replace("'", "''") + "'"
-
-
 def kind_of_reason_sql(column: str) -> str:
     """SQL for the `RejectKind` of a reject written before kinds had a column of their own: the kind whose
     words begin `column` (the longest that does; every `Reject.detail` begins with its kind's words), and
@@ -190,270 +203,9 @@ _OTHER_OBJECTS = (
 )
 
 
-# How long an open waits for another process's lock (a short write: a label, an app page's read) before
-# it names the holder; NEARDUP_LOCK_WAIT_S overrides. An on-demand store keeps the file open this long after
-# its last use, so one app page's queries share one open (attaching costs a few ms; see bench/bench_app.py).
-LOCK_WAIT_S = 10.0
-LINGER_S = 1.0
 _HEADER_BYTES = 3 * 4096  # DuckDB's file header and its two database headers
-_LOCK_HOLDER = re.compile(r"Conflicting lock is held in (.*?) \(PID (\d+)\)")
 
 
-def _process_command(pid: int) -> str:
-    """What process `pid` runs, shortened for a message: `neardup ingest crawl.jsonl.gz`, or "" if unknown."""
-    try:
-        argv = Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace").split("\0")
-    except OSError:
-        return ""
-    argv = [a for a in argv if a]
-    if argv and Path(argv[0]).name.startswith("python"):
-        argv = argv[1:]
-        if argv[:1] == ["-m"]:
-            argv = argv[1:]
-    if not argv:
-        return ""
-    command = " ".join([Path(argv[0]).name.removesuffix(".cli"), *argv[1:]])  # python -m neardup.cli: neardup
-    return command if len(command) <= 80 else command[:77] + "..."
-
-
-def _open_error(path: str, exc: duckdb.Error, *, write: bool) -> NeardupError:
-    """One line a user can act on for a failed ATTACH."""
-    msg = str(exc)
-    name = Path(path).name
-    held = _LOCK_HOLDER.search(msg)
-    if held:
-        pid = int(held.group(2))
-        command = _process_command(pid)
-        who = f"PID {pid}" + (f" ({command})" if command else "")
-        if "read-only mode" in msg:  # the holder only reads; we asked to write
-            return DatabaseLocked(
-                f"{name} is open read-only by {who}, and writing needs it to itself; "
-                "close that process (or wait for it to finish) and retry"
-            )
-        return DatabaseLocked(
-            f"{name} is open for writing by {who}; wait for it to finish (or close it) and retry"
-        )
-    if "sqlite_scanner" in msg:  # DuckDB knows the file for SQLite's and wants its (never loaded) reader
-        return NeardupError(f"{path} is a SQLite database, not a DuckDB file: give neardup a new file (--db)")
-    if "not a valid DuckDB database" in msg:
-        return NeardupError(f"{path} is not a DuckDB database file: give neardup a new file (--db)")
-    if "Could not read enough bytes" in msg:
-        return NeardupError(f"{path} is damaged (truncated or corrupt): restore it or ingest into a new file")
-    if not write and not Path(path).exists():
-        return NeardupError(f"no database at {path}")
-    return NeardupError(f"cannot open database {path}: {msg.splitlines()[0]}")
-
-
-def _attach(path: str, *, write: bool, bulk: bool, lock_wait_s: float) -> duckdb.DuckDBPyConnection:
-    """A connection with the file attached as `ALIAS`, waiting up to `lock_wait_s` for another process's lock.
-
-    Extensions are never installed or loaded on the fly: DuckDB would otherwise fetch its SQLite reader
-    from the internet to open a SQLite file given as the database."""
-    con = duckdb.connect(config={"autoinstall_known_extensions": False, "autoload_known_extensions": False})
-    options = [f"ROW_GROUP_SIZE {ROW_GROUP_ROWS}"]
-    if not write:
-        options.append("READ_ONLY")
-    if bulk:
-        options.append("RECOVERY_MODE no_wal_writes")
-    deadline = time.monotonic() + lock_wait_s
-    delay_s = 0.02
-    try:
-        while True:
-            try:
-                con.execute(f"ATTACH {sql_literal(path)} AS {ALIAS} ({', '.join(options)})")
-                if os.path.exists(path) or time.monotonic() > deadline:
-                    break
-                # removed by the process that held its lock (a new file it kept nothing in): make it anew
-                con.execute(f"DETACH {ALIAS}")
-                time.sleep(delay_s)
-                continue
-            except duckdb.IOException as exc:
-                if "Could not set lock" not in str(exc) or time.monotonic() + delay_s > deadline:
-                    raise _open_error(path, exc, write=write) from None
-                time.sleep(delay_s)
-                delay_s = min(2 * delay_s, 0.25)
-            except duckdb.Error as exc:
-                raise _open_error(path, exc, write=write) from None
-        con.execute(f"USE {ALIAS}")
-        # DuckDB's own memory (buffer pool, un-checkpointed appends) is capped, so a long load stays flat:
-        # by default it may use 80% of RAM and the main process grew to 2.4 GB over a 100k-page load
-        # (1.45 GB with 1 GB). Operators that need more spill to disk. NEARDUP_DUCKDB_MEMORY overrides.
-        con.execute("SET memory_limit = ?", [os.environ.get("NEARDUP_DUCKDB_MEMORY", DUCKDB_MEMORY)])
-        # What exceeds it spills where DuckDB spills for a file it opens itself, beside the file (for the
-        # in-memory connection the file is attached to, it would be `.tmp/` in the working directory),
-        # unless the file's folder is read-only.
-        if os.access(os.path.dirname(os.path.abspath(path)), os.W_OK):
-            con.execute("SET temp_directory = ?", [f"{path}.tmp"])
-        if write:
-            # Checkpoint (compress and write out) after every 512 MB of log rather than DuckDB's 16 MB: a
-            # bulk load then re-compresses the open row group ~30x less often (bench/RESULTS.md).
-            con.execute("SET checkpoint_threshold = ?", [CHECKPOINT_THRESHOLD])
-    except BaseException:
-        con.close()
-        raise
-    return con
-
-
-def _row(row: tuple[Any, ...] | None) -> tuple[Any, ...]:
-    """The one row an aggregate (count, max) or a pragma always answers."""
-    if row is None:
-        raise RuntimeError("an aggregate query returned no row")
-    return row
-
-
-def _one(row: tuple[Any, ...] | None) -> Any:
-    """The value of the one-row, one-column answer an aggregate always gives."""
-    return _row(row)[0]
-
-
-class _File:
-    """One database file in this process: at most one connection, shared by every Store and thread on it.
-
-    The connection is opened on demand, read-only unless a writer needs it, and counts its users (leases).
-    A write that finds it open read-only waits until the readers are done, then reopens it for writing.
-    The file is attached (not opened as the default database) because only ATTACH takes a row group size
-    and a recovery mode; DuckDB's own instance cache does not cover attached files, so this registry does.
-    """
-
-    def __init__(self, path: str) -> None:
-        self.path = path
-        self.cond = threading.Condition()
-        self.con: duckdb.DuckDBPyConnection | None = None
-        self.writable = False
-        self.bulk = False
-        self.users = 0
-        self.pins = 0  # users that are held stores (open until closed, on any thread)
-        self.writers_waiting = 0
-        self.linger: threading.Timer | None = None
-        self.discard = False  # remove the file as the connection closes (Store.discard)
-        self.held = threading.local()  # leases this thread holds (a thread never waits for itself)
-
-    def acquire(self, *, write: bool, bulk: bool, lock_wait_s: float, pin: bool = False) -> None:
-        mine = getattr(self.held, "n", 0)
-        with self.cond:
-            if bulk and self.users:
-                raise DatabaseLocked(
-                    f"{self.path} is already open in this process; a bulk load needs it to itself"
-                )
-            while True:
-                if self.con is not None:
-                    fits = (self.writable or not write) and (self.bulk or not bulk)
-                    # a reader that holds nothing yet lets a waiting writer go first
-                    if fits and (self.writable or not self.writers_waiting or mine):
-                        break
-                    if not self.users:
-                        self._close()  # idle but not what is needed: reopen below
-                        continue
-                    if write and mine:
-                        raise NeardupError(
-                            f"{self.path} is open read-only here; a write cannot start inside a read"
-                        )
-                    if write and self.pins:
-                        raise NeardupError(
-                            f"{self.path} is open read-only in this process; close it before writing"
-                        )
-                elif write or not self.writers_waiting:
-                    self.con = _attach(self.path, write=write, bulk=bulk, lock_wait_s=lock_wait_s)
-                    self.writable, self.bulk = write, bulk
-                    continue
-                self.writers_waiting += write
-                try:
-                    self.cond.wait()
-                finally:
-                    self.writers_waiting -= write
-            self._cancel_linger()
-            self.users += 1
-            self.pins += pin
-        if not pin:
-            self.held.n = mine + 1
-
-    def release(self, *, linger_s: float, pin: bool = False) -> None:
-        if not pin:
-            self.held.n -= 1
-        with self.cond:
-            self.users -= 1
-            self.pins -= pin
-            if self.users == 0:
-                if self.bulk or linger_s <= 0:
-                    self._close()
-                else:
-                    self.linger = threading.Timer(linger_s, self.close_idle)
-                    self.linger.daemon = True
-                    self.linger.start()
-            self.cond.notify_all()
-
-    def close_idle(self) -> None:
-        with self.cond:
-            if self.con is not None and not self.users:
-                self._close()
-                self.cond.notify_all()
-
-    def _cancel_linger(self) -> None:
-        if self.linger is not None:
-            self.linger.cancel()
-            self.linger = None
-
-    def _close(self) -> None:
-        self._cancel_linger()
-        con, self.con = self.con, None
-        if con is None:
-            return
-        try:
-            if self.discard:  # removed while still locked: no other process opens what is removed
-                remove_database_file(self.path)
-            elif self.bulk:  # bulk: nothing is in a log, the checkpoint makes it durable
-                try:
-                    con.execute("CHECKPOINT")
-                except duckdb.Error as exc:
-                    # A failed write (a full disk) invalidates the database, and the error was raised
-                    # to the write already: the file keeps what its last checkpoint wrote.
-                    if "has been invalidated" not in str(exc):
-                        raise
-        finally:
-            self.bulk = self.discard = False
-            con.close()
-
-
-class _Connections:
-    """The `_File` of each database file open in this process, by real path."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._files: dict[str, _File] = {}
-
-    def file(self, path: str) -> _File:
-        key = os.path.realpath(path)
-        with self._lock:
-            return self._files.setdefault(key, _File(path))
-
-
-_CONNECTIONS = _Connections()
-
-
-def _leased(write: bool) -> Callable[[F], F]:
-    """Run a Store method (or iterate a generator method) holding a read or write lease on the file."""
-
-    def decorate(method: F) -> F:
-        if inspect.isgeneratorfunction(method):
-
-            @functools.wraps(method)
-            def generator(self: Store, *args: Any, **kwargs: Any) -> Any:
-                with self._lease(write=write):
-                    yield from method(self, *args, **kwargs)
-
-            return generator  # type: ignore[return-value]
-
-        @functools.wraps(method)
-        def call(self: Store, *args: Any, **kwargs: Any) -> Any:
-            with self._lease(write=write):
-                return method(self, *args, **kwargs)
-
-        return call  # type: ignore[return-value]
-
-    return decorate
-
-
-_reads, _writes = _leased(False), _leased(True)
 _PAGE_COLUMNS = (
     "page_id, source_id, line, url, canonical_url, host, fetched_at, status, html, text_in, md5, rel_canonical, "
     "extra, html_block, html_start, html_bytes"
@@ -466,7 +218,7 @@ _INDEXES = {
 }
 
 
-class Store:
+class Store(StoreCore):
     """The database file, attached with row groups of `ROW_GROUP_ROWS`.
 
     A held store (the default) opens the file when created and keeps it until `close`: read-write, or
@@ -499,26 +251,19 @@ class Store:
         lock_wait_s: float | None = None,
         linger_s: float | None = None,
     ) -> None:
-        self.path = str(path)
-        self.read_only = read_only
-        self.bulk = bulk and not read_only and not on_demand
-        self.on_demand = on_demand
-        # how long an on-demand store keeps the file open after its last use (LINGER_S unless given)
-        self.linger_s = (LINGER_S if linger_s is None else linger_s) if on_demand else 0.0
-        self.lock_wait_s = (
-            float(os.environ.get("NEARDUP_LOCK_WAIT_S", LOCK_WAIT_S)) if lock_wait_s is None else lock_wait_s
+        super().__init__(
+            path,
+            read_only=read_only,
+            bulk=bulk,
+            on_demand=on_demand,
+            lock_wait_s=lock_wait_s,
+            linger_s=linger_s,
         )
-        self._file = _CONNECTIONS.file(self.path)
-        self._closed = True
         self._upgrade_from: str | None = None  # an older schema version _init_schema upgrades
         # `_short_fetch_keys` by (norm_key, min_words, the pages' last id and count, the texts' count)
         self._short_fetches: dict[tuple[str, int, int, int, int], list[str]] = {}
         self.created = False  # whether this store made the file's schema (it was new, or empty)
-        # Whether `pages` has the html_blocks columns (not in a file of schema 3 or earlier opened
-        # read-only, nor in the view over a Spark run's Parquet from before them).
         self._blocks = True
-        if self._file.bulk and self._file.users:
-            raise DatabaseLocked(f"{self.path} is being bulk-loaded in this process; retry when it is done")
         exists = Path(self.path).exists()
         if read_only and not exists:
             raise NeardupError(f"no database at {self.path}")
@@ -534,78 +279,6 @@ class Store:
         except BaseException:
             self.close()
             raise
-
-    # --- plumbing ---------------------------------------------------------------------------
-    def _lease_enter(self, *, write: bool, bulk: bool = False, pin: bool = False) -> None:
-        if write and self.read_only:
-            raise NeardupError(f"{self.path} was opened read-only; open it again to write")
-        self._file.acquire(write=write, bulk=bulk, lock_wait_s=self.lock_wait_s, pin=pin)
-
-    @contextmanager
-    def _lease(self, *, write: bool, bulk: bool = False) -> Iterator[None]:
-        self._lease_enter(write=write, bulk=bulk)
-        try:
-            yield
-        except duckdb.IOException as exc:
-            if "Could not read enough bytes" in str(exc):  # a lost block of a damaged file: one line
-                raise _open_error(self.path, exc, write=write) from None
-            raise
-        finally:
-            self._file.release(linger_s=self.linger_s)
-
-    @contextmanager
-    def writing(self) -> Iterator[None]:
-        """Keep the file open read-write for a block of writes and reads (an ingest, fingerprints)."""
-        with self._lease(write=True):
-            yield
-
-    @contextmanager
-    def reading(self) -> Iterator[None]:
-        """Keep the file open (read-only, unless it is open for writing already) for a block of reads."""
-        with self._lease(write=False):
-            yield
-
-    def cursor(self) -> duckdb.DuckDBPyConnection:
-        con = self._file.con
-        if con is None or not self._file.users:
-            raise RuntimeError(
-                "a Store method ran without a lease on the file: decorate it with @_reads or @_writes"
-            )
-        cur = con.cursor()
-        cur.execute(f"USE {ALIAS}")  # a cursor starts in the connection's in-memory catalog
-        return cur
-
-    def close(self) -> None:
-        if not self._closed:
-            self._closed = True
-            if not self.on_demand:
-                self._file.release(linger_s=0.0, pin=True)
-            self._file.close_idle()
-
-    def discard(self) -> None:
-        """Close a bulk store and remove its file, log and spill folder: a file this process made and kept
-        nothing in (a refused or failed first ingest). The file is removed before its lock is released."""
-        if not self.bulk:
-            raise RuntimeError("only a bulk store has its file to itself, to remove it")
-        if self._closed:
-            remove_database_file(self.path)
-            return
-        self._file.discard = True
-        self.close()
-
-    def __enter__(self) -> Store:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-    def _batches(
-        self, sql: str, params: list[Any], batch_rows: int, cur: duckdb.DuckDBPyConnection | None = None
-    ) -> Iterator[pd.DataFrame]:
-        """Stream a query's rows as DataFrames of at most `batch_rows` (memory stays flat); on `cur` when
-        the query needs that cursor's registrations."""
-        for rb in (cur or self.cursor()).sql(sql, params=params).to_arrow_reader(batch_rows):
-            yield rb.to_pandas()
 
     def _check_schema(self) -> list[str]:
         """The neardup tables this file lacks; raises unless it is a neardup database of this version or
@@ -627,7 +300,7 @@ class Store:
             # A truncated file opens, and fails only at the first query that reads a lost block (or takes an
             # append into the hole). Every block in use is on disk, after three 4 KB headers; the header's
             # block count is no bound, as it may count free blocks at the end that were never written.
-            block_size, used = _row(
+            block_size, used = one_row(
                 cur.execute(
                     "SELECT block_size, used_blocks FROM pragma_database_size() WHERE database_name = ?",
                     [ALIAS],
@@ -699,7 +372,7 @@ class Store:
     @staticmethod
     def _pages_have_blocks(cur: duckdb.DuckDBPyConnection) -> bool:
         return bool(
-            _one(
+            one_value(
                 cur.execute(
                     "SELECT count(*) FROM information_schema.columns WHERE table_catalog = ? "
                     "AND table_name = 'pages' AND column_name = 'html_block'",
@@ -711,10 +384,12 @@ class Store:
     def _has_incomplete_sources(self) -> bool:
         with self._lease(write=False):
             return bool(
-                _one(self.cursor().execute("SELECT count(*) FROM sources WHERE status <> 'done'").fetchone())
+                one_value(
+                    self.cursor().execute("SELECT count(*) FROM sources WHERE status <> 'done'").fetchone()
+                )
             )
 
-    @_writes
+    @writes
     def _init_schema(self) -> None:
         """A new file gets every table and the meta row; an older one gains the tables added since; a
         load that died part-way is dropped. The file is checked again under this write lease, which no
@@ -738,15 +413,15 @@ class Store:
         self.drop_incomplete_sources()
 
     # --- sources ----------------------------------------------------------------------------
-    @_reads
+    @reads
     def source_by_hash(self, sha256: str) -> dict[str, Any] | None:
         df = self.cursor().execute("SELECT * FROM sources WHERE sha256 = ?", [sha256]).df()
         return None if df.empty else df.iloc[0].to_dict()
 
-    @_writes
+    @writes
     def begin_source(self, path: str, sha256: str, fmt: str) -> int:
         cur = self.cursor()
-        source_id = _one(cur.execute("SELECT coalesce(max(source_id), 0) + 1 FROM sources").fetchone())
+        source_id = one_value(cur.execute("SELECT coalesce(max(source_id), 0) + 1 FROM sources").fetchone())
         cur.execute(
             "INSERT INTO sources (source_id, path, sha256, format, status) VALUES (?, ?, ?, ?, 'loading')",
             [source_id, path, sha256, fmt],
@@ -768,7 +443,7 @@ class Store:
                 self.cursor().execute("SET checkpoint_threshold = ?", [CHECKPOINT_THRESHOLD])
                 self.cursor().execute("CHECKPOINT")
 
-    @_writes
+    @writes
     def finish_source(self, source_id: int, *, n_records: int, n_loaded: int, n_errors: int) -> None:
         self.cursor().execute(
             "UPDATE sources SET status = 'done', n_records = ?, n_loaded = ?, n_errors = ?, loaded_at = ? "
@@ -795,7 +470,7 @@ class Store:
         for table in _SOURCE_ANALYSIS_TABLES:  # a later source may take its id
             cur.execute(f"DELETE FROM {table} WHERE source_id = ?", [source_id])
 
-    @_writes
+    @writes
     def drop_source(self, source_id: int) -> None:
         """Remove everything a source wrote (used when its load fails part-way, before any fingerprints)."""
         cur = self.cursor()
@@ -803,7 +478,7 @@ class Store:
         self._delete_source_rows(cur, source_id)
         cur.execute("COMMIT")
 
-    @_writes
+    @writes
     def remove_source(self, source_id: int) -> int:
         """Take a loaded source out: its pages, texts, sketches and errors, and every fingerprint set (units,
         pairs), which the next analysis recomputes from the pages left. Labels stay: they are keyed by URL and
@@ -814,7 +489,7 @@ class Store:
             )
         cur = self.cursor()
         n_pages = int(
-            _one(cur.execute("SELECT count(*) FROM pages WHERE source_id = ?", [source_id]).fetchone())
+            one_value(cur.execute("SELECT count(*) FROM pages WHERE source_id = ?", [source_id]).fetchone())
         )
         cur.execute("BEGIN TRANSACTION")
         self._delete_source_rows(cur, source_id)
@@ -823,14 +498,14 @@ class Store:
         cur.execute("COMMIT")
         return n_pages
 
-    @_writes
+    @writes
     def drop_incomplete_sources(self) -> None:
         for (source_id,) in (
             self.cursor().execute("SELECT source_id FROM sources WHERE status <> 'done'").fetchall()
         ):
             self.drop_source(source_id)
 
-    @_reads
+    @reads
     def sources(self) -> pd.DataFrame:
         return (
             self.cursor()
@@ -842,11 +517,13 @@ class Store:
         )
 
     # --- pages ------------------------------------------------------------------------------
-    @_reads
+    @reads
     def next_page_id(self) -> int:
-        return int(_one(self.cursor().execute("SELECT coalesce(max(page_id), 0) + 1 FROM pages").fetchone()))
+        return int(
+            one_value(self.cursor().execute("SELECT coalesce(max(page_id), 0) + 1 FROM pages").fetchone())
+        )
 
-    @_writes
+    @writes
     def add_ingested(
         self,
         batch: pa.Table,
@@ -891,7 +568,7 @@ class Store:
         if checkpoint:
             cur.execute("CHECKPOINT")
 
-    @_writes
+    @writes
     def add_errors(self, source_id: int, source: str, errors: Sequence[tuple[int | None, Reject]]) -> None:
         """Record rejected records as (line, `Reject`), in one insert from Arrow (`executemany` takes ~5 ms a
         row)."""
@@ -916,13 +593,13 @@ class Store:
         )
         cur.unregister("error_batch")
 
-    @_writes
+    @writes
     def discard_lines(self, source_id: int, first_line: int) -> tuple[int, list[str]]:
         """Remove the pages and rejects of a source from `first_line` on (the part of a file that turned out
         corrupt); returns how many pages went and the kinds of the rejects that went."""
         cur = self.cursor()
         cur.execute("BEGIN TRANSACTION")
-        n_pages = _one(
+        n_pages = one_value(
             cur.execute(
                 "SELECT count(*) FROM pages WHERE source_id = ? AND line >= ?", [source_id, first_line]
             ).fetchone()
@@ -943,7 +620,7 @@ class Store:
         cur.execute("COMMIT")
         return int(n_pages), kinds
 
-    @_writes
+    @writes
     def reject_duplicate_records(self, source_id: int, source: str) -> int:
         """Move records of this source that repeat an earlier record (same URL, fetch time and bytes)
         to `ingest_errors`. A re-fetch (another time) is kept: it is what the audit is about."""
@@ -957,7 +634,7 @@ class Store:
         )
         cur.execute("BEGIN TRANSACTION")
         cur.execute(f"CREATE OR REPLACE TEMP TABLE duplicate_rows AS {dup}", [source_id])
-        n = _one(cur.execute("SELECT count(*) FROM duplicate_rows").fetchone())
+        n = one_value(cur.execute("SELECT count(*) FROM duplicate_rows").fetchone())
         cur.execute(
             "INSERT INTO ingest_errors SELECT ?, ?, line, ?, "
             "? || ': same url, fetched_at and content as line ' || first_line "
@@ -1043,28 +720,28 @@ class Store:
         i = table.schema.get_field_index("html")
         return table.set_column(i, "html", column).drop_columns(list(_BLOCK_COLUMNS))
 
-    @_reads
+    @reads
     def html_bytes(self) -> int:
         """Bytes of raw HTML (UTF-8) in `pages`, without inflating it."""
         blocks = "coalesce(sum(html_bytes), 0)" if self._blocks else "0"
         return int(
-            _one(
+            one_value(
                 self.cursor()
                 .execute(f"SELECT coalesce(sum(strlen(html)), 0) + {blocks} FROM pages")
                 .fetchone()
             )
         )
 
-    @_reads
+    @reads
     def count_pages(self) -> int:
-        return int(_one(self.cursor().execute("SELECT count(*) FROM pages").fetchone()))
+        return int(one_value(self.cursor().execute("SELECT count(*) FROM pages").fetchone()))
 
     def _reject_kind_sql(self) -> str:
         """The `kind` of an `ingest_errors` row: its column, or in a file of an older schema opened read-only
         (so not upgraded) the kind its reason begins with."""
         return kind_of_reason_sql("reason") if self._upgrade_from in _BEFORE_REJECT_KINDS else "kind"
 
-    @_reads
+    @reads
     def ingest_errors(self, limit: int | None = None) -> pd.DataFrame:
         """The rejected records: source, line, kind (a `RejectKind` value), reason."""
         sql = (
@@ -1075,7 +752,7 @@ class Store:
             return self.cursor().execute(sql + " LIMIT ?", [limit]).df()
         return self.cursor().execute(sql).df()
 
-    @_reads
+    @reads
     def rejects_by_kind(self) -> dict[str, int]:
         """How many records were rejected, by kind (a `RejectKind` value), most first."""
         rows = (
@@ -1088,7 +765,7 @@ class Store:
         )
         return {str(kind): int(n) for kind, n in rows}
 
-    @_reads
+    @reads
     def pages_without_text(
         self, norm_key: str, batch_rows: int, *, since: int = -1
     ) -> Iterator[pd.DataFrame]:
@@ -1103,11 +780,11 @@ class Store:
         ).to_arrow_reader(batch_rows):
             yield self._inflate(self.cursor(), pa.Table.from_batches([rb]), kept).to_pandas()
 
-    @_reads
+    @reads
     def count_pages_without_text(self, norm_key: str, *, since: int = -1) -> int:
         """The pages (after page id `since`) not yet normalized under `norm_key`."""
         return int(
-            _one(
+            one_value(
                 self.cursor()
                 .execute(
                     "SELECT count(*) FROM pages p WHERE p.page_id > ? AND NOT EXISTS "
@@ -1118,7 +795,7 @@ class Store:
             )
         )
 
-    @_reads
+    @reads
     def page_coverage(self) -> dict[str, int]:
         """The pages there are, as a fingerprint set records them (`pages_after`): the last page id and the
         count. Page ids only grow (`next_page_id`), so pages added later have greater ids."""
@@ -1130,7 +807,7 @@ class Store:
         )
         return {"last_page_id": int(last), "pages": int(n)}
 
-    @_reads
+    @reads
     def pages_after(self, coverage: dict[str, int]) -> int | None:
         """How many pages came after `coverage` (`page_coverage`) was taken, or None when a page it counted
         is gone (the pages up to its last id are not the same count). One pass over the page ids."""
@@ -1141,7 +818,7 @@ class Store:
         ).fetchone() or (0, 0)
         return None if int(upto) != int(coverage["pages"]) else int(after)
 
-    @_writes
+    @writes
     def add_texts(self, batch: pa.Table | pd.DataFrame) -> None:
         if isinstance(batch, pd.DataFrame):  # DuckDB scans Arrow faster than object columns
             batch = pa.Table.from_pandas(batch, preserve_index=False)
@@ -1152,7 +829,7 @@ class Store:
         )
         cur.unregister("text_batch")
 
-    @_reads
+    @reads
     def page_table(
         self, norm_key: str, *, min_words: int | None = None, source_ids: Sequence[int] | None = None
     ) -> pd.DataFrame:
@@ -1176,7 +853,7 @@ class Store:
             .df()
         )
 
-    @_reads
+    @reads
     def page_records(self, page_ids: np.ndarray, batch_rows: int) -> Iterator[pa.Table]:
         """The loaded fields (page_id, url, html, text_in, fetched_at, status, extra) of the given pages,
         in batches of at most `batch_rows`, in page id order; `page_ids` must be sorted. Each batch reads
@@ -1196,7 +873,7 @@ class Store:
             cur.unregister("wanted_pages")
             yield self._inflate(cur, table, kept)
 
-    @_reads
+    @reads
     def extra_fields(self, batch_rows: int = 65_536) -> Iterator[list[str]]:
         """The `extra` JSON of every page that has one, in batches (no HTML is read)."""
         for df in self._batches(
@@ -1204,7 +881,7 @@ class Store:
         ):
             yield df["extra"].tolist()
 
-    @_reads
+    @reads
     def page(
         self, page_id: int, norm_key: str, *, min_words: int | None = None, source: bool = True
     ) -> dict[str, Any] | None:
@@ -1237,11 +914,11 @@ class Store:
         row = self._inflate(cur, table).to_pylist()[0]
         return row["html"], row["text_in"]
 
-    @_reads
+    @reads
     def count_warc_revisits(self, source_id: int) -> int:
         """The pages of a source loaded from WARC revisit records."""
         return int(
-            _one(
+            one_value(
                 self.cursor()
                 .execute(
                     "SELECT count(*) FROM pages WHERE source_id = ? "
@@ -1252,7 +929,7 @@ class Store:
             )
         )
 
-    @_reads
+    @reads
     def page_by_payload(
         self, payload_digest: str, url: str | None = None, fetched_at: datetime | None = None
     ) -> tuple[int, str | None, int | None, str | None] | None:
@@ -1286,7 +963,7 @@ class Store:
         html, _ = self._source(cur, best[0])
         return int(best[0]), html, best[3], best[4]
 
-    @_reads
+    @reads
     def page_source(self, page_id: int) -> str:
         """A page as loaded: its raw HTML, or the text it came as when the dump had no HTML ("" if neither)."""
         html, text_in = self._source(self.cursor(), page_id)
@@ -1300,7 +977,7 @@ class Store:
         if min_words is None:
             return []
         cur = self.cursor()
-        last, n_pages, n_texts = _row(
+        last, n_pages, n_texts = one_row(
             cur.execute(
                 "SELECT (SELECT coalesce(max(page_id), -1) FROM pages), (SELECT count(*) FROM pages), "
                 "(SELECT count(*) FROM texts WHERE norm_key = ?)",
@@ -1316,11 +993,11 @@ class Store:
             self._short_fetches[state] = [k for (k,) in keys]
         return self._short_fetches[state]
 
-    @_reads
+    @reads
     def count_units(self, norm_key: str, *, min_words: int | None = None) -> int:
         content, params = _is_content(min_words, self._short_fetch_keys(norm_key, min_words))
         return int(
-            _one(
+            one_value(
                 self.cursor()
                 .execute(
                     f"SELECT count(DISTINCT exact_key) FROM texts t WHERE norm_key = ? AND {content}",
@@ -1338,11 +1015,11 @@ class Store:
         )
         cur.unregister("sketch_batch")
 
-    @_writes
+    @writes
     def add_sketches(self, sketches: pa.Table, sketch_key: str) -> None:
         self._insert_sketches(self.cursor(), sketches, sketch_key)
 
-    @_reads
+    @reads
     def unsketched_texts(
         self,
         norm_key: str,
@@ -1365,14 +1042,14 @@ class Store:
             batch_rows,
         )
 
-    @_reads
+    @reads
     def count_unsketched(
         self, norm_key: str, sketch_key: str, *, min_words: int | None = None, since: int = -1
     ) -> int:
         """`unsketched_texts`' count."""
         content, params = _is_content(min_words, self._short_fetch_keys(norm_key, min_words))
         return int(
-            _one(
+            one_value(
                 self.cursor()
                 .execute(
                     f"SELECT count(DISTINCT exact_key) FROM texts t WHERE norm_key = ? AND {content} AND t.page_id > ? "
@@ -1383,7 +1060,7 @@ class Store:
             )
         )
 
-    @_reads
+    @reads
     def unit_texts(self, norm_key: str, exact_keys: Sequence[str], batch_rows: int) -> Iterator[pd.DataFrame]:
         """(exact_key, text) of the given content texts, in batches, in no particular order."""
         cur = self.cursor()  # the registration lives and dies with this cursor
@@ -1394,7 +1071,7 @@ class Store:
         )
         yield from self._batches(sql, [norm_key, norm_key], batch_rows, cur)
 
-    @_reads
+    @reads
     def unit_sketches(
         self, norm_key: str, sketch_key: str, *, with_minhash: bool, min_words: int | None = None
     ) -> pd.DataFrame:
@@ -1430,7 +1107,7 @@ class Store:
             .df()
         )
 
-    @_reads
+    @reads
     def appended_units(
         self,
         fingerprint_key: str,
@@ -1476,7 +1153,7 @@ class Store:
                 not_in_set=fingerprint_key,
                 since=since,
             )
-        gone = _one(
+        gone = one_value(
             cur.execute(
                 "SELECT count(*) FROM units u WHERE u.fingerprint_key = ? AND NOT EXISTS "
                 f"(SELECT 1 FROM texts t WHERE t.norm_key = ? AND {content} AND t.exact_key = u.exact_key)",
@@ -1489,7 +1166,7 @@ class Store:
             norm_key, sketch_key, with_minhash=with_minhash, min_words=min_words, not_in_set=fingerprint_key
         )
 
-    @_reads
+    @reads
     def fingerprint_set(self, fingerprint_key: str) -> dict[str, Any] | None:
         df = (
             self.cursor()
@@ -1502,7 +1179,7 @@ class Store:
         row["stats"] = json.loads(row["stats"]) if row["stats"] else {}
         return row
 
-    @_writes
+    @writes
     def save_fingerprints(
         self,
         fingerprint_key: str,
@@ -1550,7 +1227,7 @@ class Store:
             cur.execute(f"INSERT INTO {table} SELECT ?, {columns} FROM fingerprint_batch", [fingerprint_key])
             cur.unregister("fingerprint_batch")
 
-    @_writes
+    @writes
     def append_fingerprints(
         self,
         fingerprint_key: str,
@@ -1585,7 +1262,7 @@ class Store:
             raise
         cur.execute("COMMIT")
 
-    @_reads
+    @reads
     def units(
         self,
         fingerprint_key: str,
@@ -1610,7 +1287,7 @@ class Store:
             .df()
         )
 
-    @_reads
+    @reads
     def unit_signatures(self, fingerprint_key: str) -> tuple[pd.DataFrame, pa.ChunkedArray]:
         """The units of a fingerprint set by unit id (as `units`) and their MinHash signatures' stored bytes
         as an Arrow column (`batches.signature_matrix` reads it without a Python object per unit)."""
@@ -1625,7 +1302,7 @@ class Store:
         )
         return table.drop_columns(["minhash"]).to_pandas(), table.column("minhash")
 
-    @_reads
+    @reads
     def pairs(self, fingerprint_key: str) -> pd.DataFrame:
         return (
             self.cursor()
@@ -1636,7 +1313,7 @@ class Store:
             .df()
         )
 
-    @_reads
+    @reads
     def pair_arrays(
         self, fingerprint_key: str, *, source_ids: Sequence[int] | None = None
     ) -> dict[str, np.ndarray]:
@@ -1655,7 +1332,7 @@ class Store:
         tbl = self.cursor().execute(query, [*params, fingerprint_key]).fetchnumpy()
         return {k: np.asarray(v) for k, v in tbl.items()}
 
-    @_reads
+    @reads
     def pairs_of_units(self, fingerprint_key: str, unit_ids: np.ndarray) -> dict[str, np.ndarray]:
         """The pairs (as `pair_arrays`) with at least one of the given units."""
         cur = self.cursor()
@@ -1674,7 +1351,7 @@ class Store:
         """The count and a hash sum of the pairs of two units of a stored analysis (`analysis`: its source
         id and key), by the units' texts and the pairs' scores: the same whatever the unit ids."""
         return str(
-            _one(
+            one_value(
                 cur.execute(
                     "SELECT count(*) || ':' || coalesce(sum(hash(least(ua.exact_key, ub.exact_key), "
                     "greatest(ua.exact_key, ub.exact_key), p.hamming_bits, p.jaccard, p.containment)::HUGEINT), 0) "
@@ -1700,7 +1377,7 @@ class Store:
                 "AND u.exact_key = s.exact_key AND s.source_id = ? AND s.analysis_key = ?",
                 [fingerprint_key, *analysis],
             )
-            lost = _one(
+            lost = one_value(
                 cur.execute(
                     "SELECT count(*) FROM source_units s WHERE s.source_id = ? AND s.analysis_key = ? AND NOT EXISTS "
                     "(SELECT 1 FROM units u WHERE u.fingerprint_key = ? AND u.exact_key = s.exact_key)",
@@ -1711,7 +1388,7 @@ class Store:
                 for table in _SOURCE_ANALYSIS_TABLES:
                     cur.execute(f"DELETE FROM {table} WHERE source_id = ? AND analysis_key = ?", analysis)
 
-    @_writes
+    @writes
     def save_source_analysis(
         self,
         source_id: int,
@@ -1760,7 +1437,7 @@ class Store:
             raise
         cur.execute("COMMIT")
 
-    @_reads
+    @reads
     def source_analysis(
         self, source_id: int, analysis_key: str
     ) -> tuple[dict[str, Any], pd.DataFrame] | None:
@@ -1783,7 +1460,7 @@ class Store:
         ).df()
         return json.loads(row[0]), hosts
 
-    @_reads
+    @reads
     def source_clusters(
         self, source_id: int, analysis_key: str, *, min_pages: int, cluster_ids: np.ndarray
     ) -> pd.DataFrame:
@@ -1799,7 +1476,7 @@ class Store:
         cur.unregister("wanted_clusters")
         return df
 
-    @_reads
+    @reads
     def source_unit_clusters(
         self, source_id: int, analysis_key: str, unit_ids: np.ndarray
     ) -> tuple[np.ndarray, np.ndarray]:
@@ -1854,7 +1531,7 @@ class Store:
     def _upgrade_html_blocks(self, cur: duckdb.DuckDBPyConnection) -> None:
         """`pages` gains the html_blocks columns; the HTML loaded before stays in `html`, where the readers
         find it (a Spark run's view keeps its own columns)."""
-        kind = _one(
+        kind = one_value(
             cur.execute(
                 "SELECT table_type FROM information_schema.tables WHERE table_catalog = ? AND table_name = 'pages'",
                 [ALIAS],
@@ -1889,7 +1566,7 @@ class Store:
         )
         cur.execute("DROP TABLE ingest_errors_v3")
 
-    @_writes
+    @writes
     def _write_labels(self, rows: list[list[Any]]) -> list[bool]:
         """Upsert label rows in one transaction, all of them or none: whether each was kept (a stored label
         of the same pair and labeler given later than the row's `labeled_at` stays)."""
@@ -1899,7 +1576,7 @@ class Store:
             cur.execute("BEGIN TRANSACTION")
             try:
                 for row in rows:
-                    kept.append(_one(cur.execute(self._LABEL_UPSERT, row).fetchone()) > 0)
+                    kept.append(one_value(cur.execute(self._LABEL_UPSERT, row).fetchone()) > 0)
             except BaseException:
                 cur.execute("ROLLBACK")
                 raise
@@ -1930,7 +1607,7 @@ class Store:
             )
         return self._write_labels(rows)
 
-    @_writes
+    @writes
     def record_label(
         self,
         url_a: str,
@@ -1956,7 +1633,7 @@ class Store:
             0
         ]
 
-    @_reads
+    @reads
     def label_of(
         self, url_a: str, url_b: str, *, md5_a: str = "", md5_b: str = "", labeler: str | None = None
     ) -> dict[str, Any] | None:
@@ -1973,7 +1650,7 @@ class Store:
         )
         return None if df.empty else df.iloc[0].to_dict()
 
-    @_writes
+    @writes
     def delete_label(
         self, url_a: str, url_b: str, *, md5_a: str = "", md5_b: str = "", labeler: str | None = None
     ) -> None:
@@ -1984,7 +1661,7 @@ class Store:
             [a, ma, b, mb, labeler or ""],
         )
 
-    @_writes
+    @writes
     def take_back_label(
         self,
         url_a: str,
@@ -2027,9 +1704,9 @@ class Store:
                 cur.execute("ROLLBACK")
                 raise
             cur.execute("COMMIT")
-        return bool(_one(n))
+        return bool(one_value(n))
 
-    @_writes
+    @writes
     def import_labels(self, labels: pd.DataFrame, *, now: datetime | None = None) -> int:
         """Merge labels (e.g. a colleague's labels.csv) and return how many rows of the table were added or
         changed. All or nothing: every row is checked first, and any bad row refuses the whole file with a
@@ -2042,8 +1719,8 @@ class Store:
         is newer, and a row without a time never replaces one (it is stored at `now` when its key is new).
         Within one file only the newest row of a key is kept. Text cells defused by `csvsafe.to_csv` are
         restored."""
-        from .csvsafe import DEFUSED_PATTERN
-        from .labels import LABELS
+        from ..csvsafe import DEFUSED_PATTERN
+        from ..labels import LABELS
 
         need = ["url_a", "url_b", "label"]
         missing = [c for c in need if c not in labels.columns]
@@ -2198,7 +1875,7 @@ class Store:
             raise
         return int(changed)
 
-    @_reads
+    @reads
     def labels_version(self) -> tuple[int, int]:
         """A value that changes whenever a label is written, changed or deleted (the row count and a hash
         over every row): a copy of `labels()` stays current while this stays the same."""
@@ -2213,7 +1890,7 @@ class Store:
         assert row is not None
         return int(row[0]), int(row[1])
 
-    @_reads
+    @reads
     def labels(self) -> pd.DataFrame:
         """Every label, oldest first; `labeler` is None for an unnamed labeler."""
         return (
@@ -2226,7 +1903,7 @@ class Store:
         )
 
     # --- a `neardup spark` run, read in place -------------------------------------------------
-    @_writes
+    @writes
     def attach_parquet_run(
         self,
         out_dir: str,
@@ -2327,7 +2004,7 @@ class Store:
         )
         cur.execute("COMMIT")
 
-    @_reads
+    @reads
     def spark_run(self) -> dict[str, str] | None:
         """Where this database's data lives if it was opened from a Spark run (dir, mode, keys), else None."""
         rows = self.cursor().execute("SELECT key, value FROM meta WHERE key LIKE 'spark_%'").fetchall()
