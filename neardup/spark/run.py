@@ -261,7 +261,7 @@ def number_pages(
 def keep_short_fetches(pages: DataFrame, min_words: int) -> DataFrame:
     """`pages` with the texts a few words short of `min_words` content where a fetch of their page (the same
     canonical URL) reaches it (`short_texts.short_fetch_margin`), as the local store decides them
-    (`store._SHORT_FETCH_KEYS`): one verdict for a page in all its fetches."""
+    (`store.content.SHORT_FETCH_KEYS`): one verdict for a page in all its fetches."""
     from pyspark.sql import functions as F
 
     ok = F.col("degenerate").isNull() | (F.col("degenerate") == TOO_SHORT)

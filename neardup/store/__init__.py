@@ -21,7 +21,6 @@ import pyarrow as pa
 from ..errors import NeardupError, SchemaError
 from ..htmlcodec import html_codec
 from ..rejects import Reject, RejectKind
-from ..short_texts import TOO_SHORT, short_fetch_margin
 from .analyses import AnalysesMixin, renumber_source_analyses
 from .connection import (
     ALIAS,
@@ -32,12 +31,12 @@ from .connection import (
     LOCK_WAIT_S,
     ROW_GROUP_ROWS,
     StoreCore,
-    one_row,
     one_value,
     reads,
     sql_literal,
     writes,
 )
+from .content import ContentRules, degenerate_sql, is_content
 from .schema import (
     BEFORE_REJECT_KINDS,
     SCHEMA_VERSION,
@@ -83,54 +82,6 @@ _LABEL_COLUMNS = (
 )
 
 
-# Whether a text is content, and why not. `degenerate` is stored at normalization with the min_words of that
-# time; the "too short" rule is applied again when a query runs, with the setting's min_words (bound as a
-# parameter), so a report at another min_words counts what it says. A stored 'too short' means no other
-# rule applied (they are tried first): a text is content when it has no other reason and at least
-# min_words words, or is a short fetch its page's other fetches make content (`_SHORT_FETCH_KEYS`). Without a
-# min_words, the decision stored at normalization.
-_NO_OTHER_REASON = "({t}.degenerate IS NULL OR {t}.degenerate = '" + TOO_SHORT + "')"
-# A page near min_words gets one verdict in all its fetches: a fetch of it with a widget's few words fewer than
-# another (a rotating promo line, a "most read" entry) would else be set aside as too short while the other is
-# clustered. So a text of min_words - short_fetch_margin(min_words) words or more is content when one of its
-# pages shares its canonical URL (the same page under a tracking parameter, http or www, a trailing slash, or
-# fetched again) with a fetch of at least min_words words: the verdict is the page's, and an exact duplicate's
-# text takes it from any of its pages. A text further below is another state of the page (an empty shell, a
-# cut fetch) and keeps its own verdict. The texts so kept, by exact key (parameters: norm_key, the margin's
-# floor, min_words twice); `Store._short_fetch_keys` keeps them per state of the pages, as finding them reads
-# every page's canonical URL (~0.25 s at 300k pages).
-_SHORT_FETCH_KEYS = (
-    "SELECT DISTINCT s.exact_key FROM texts s JOIN pages sp ON sp.page_id = s.page_id "
-    "JOIN pages lp ON lp.canonical_url = sp.canonical_url JOIN texts l ON l.page_id = lp.page_id "
-    "AND l.norm_key = s.norm_key WHERE s.norm_key = ? AND s.n_words >= ? AND s.n_words < ? AND l.n_words >= ? AND "
-    + _NO_OTHER_REASON.format(t="s")
-    + " AND "
-    + _NO_OTHER_REASON.format(t="l")
-    + " ORDER BY s.exact_key"
-)
-
-
-def _is_content(min_words: int | None, kept: Sequence[str] = ()) -> tuple[str, list[Any]]:
-    """SQL condition on a `texts` row `t` (and its parameters): the text is content. `kept`: the short
-    fetches' texts their pages make content (`Store._short_fetch_keys`)."""
-    if min_words is None:
-        return "t.degenerate IS NULL", []
-    return (
-        f"{_NO_OTHER_REASON.format(t='t')} AND (t.n_words >= ? OR t.exact_key IN (SELECT UNNEST(?::VARCHAR[])))",
-        [min_words, list(kept)],
-    )
-
-
-def _degenerate(min_words: int | None, kept: Sequence[str] = ()) -> tuple[str, list[Any]]:
-    """SQL expression over a `texts` row `t` (and its parameters): why the text is not content, or NULL."""
-    if min_words is None:
-        return "t.degenerate", []
-    return (
-        f"CASE WHEN t.degenerate IS NOT NULL AND t.degenerate <> '{TOO_SHORT}' THEN t.degenerate "
-        f"WHEN t.n_words < ? AND t.exact_key NOT IN (SELECT UNNEST(?::VARCHAR[])) THEN '{TOO_SHORT}' END"
-    ), [min_words, list(kept)]
-
-
 # One text per distinct content exact_key (any of its pages), for the texts that `content` and `where`
 # select (conditions on `t`, a row of texts). The page is chosen on the small columns and its text
 # fetched by a join: aggregating the texts themselves (any_value(text) ... GROUP BY) copied every text
@@ -170,7 +121,7 @@ _PAGE_COLUMNS = (
 _BLOCK_COLUMNS = ("html_block", "html_start", "html_bytes")
 
 
-class Store(SchemaMixin, SourcesMixin, AnalysesMixin, SparkAttachMixin, StoreCore):
+class Store(SchemaMixin, SourcesMixin, ContentRules, AnalysesMixin, SparkAttachMixin, StoreCore):
     """The database file, attached with row groups of `ROW_GROUP_ROWS`.
 
     A held store (the default) opens the file when created and keeps it until `close`: read-write, or
@@ -558,7 +509,7 @@ class Store(SchemaMixin, SourcesMixin, AnalysesMixin, SparkAttachMixin, StoreCor
     ) -> pd.DataFrame:
         """One row per page (no HTML): what clustering and the report need; `degenerate` under `min_words`.
         With `source_ids`, the pages of those sources only."""
-        degenerate, params = _degenerate(min_words, self._short_fetch_keys(norm_key, min_words))
+        degenerate, params = degenerate_sql(min_words, self._short_fetch_keys(norm_key, min_words))
         sources, source_params = "", []
         if source_ids is not None:
             sources, source_params = (
@@ -610,7 +561,7 @@ class Store(SchemaMixin, SourcesMixin, AnalysesMixin, SparkAttachMixin, StoreCor
     ) -> dict[str, Any] | None:
         """A page with its text; `degenerate` under `min_words`. `source=False` leaves out the raw `html` and
         `text_in` (`page_source` reads them): they are most of a page's bytes."""
-        degenerate, params = _degenerate(min_words, self._short_fetch_keys(norm_key, min_words))
+        degenerate, params = degenerate_sql(min_words, self._short_fetch_keys(norm_key, min_words))
         columns = (
             "p.* EXCLUDE (" + ", ".join(("html", "text_in", *(_BLOCK_COLUMNS if self._blocks else ()))) + ")"
         )
@@ -693,32 +644,9 @@ class Store(SchemaMixin, SourcesMixin, AnalysesMixin, SparkAttachMixin, StoreCor
         return html if html is not None else text_in or ""
 
     # --- fingerprints and pairs -------------------------------------------------------------
-    def _short_fetch_keys(self, norm_key: str, min_words: int | None) -> list[str]:
-        """The texts of `norm_key` short of `min_words` that a fetch of their page reaching it makes content
-        (`_SHORT_FETCH_KEYS`), kept per state of the pages and texts (pages only grow: their last id and count
-        say which; texts of a normalization are only added: their count)."""
-        if min_words is None:
-            return []
-        cur = self.cursor()
-        last, n_pages, n_texts = one_row(
-            cur.execute(
-                "SELECT (SELECT coalesce(max(page_id), -1) FROM pages), (SELECT count(*) FROM pages), "
-                "(SELECT count(*) FROM texts WHERE norm_key = ?)",
-                [norm_key],
-            ).fetchone()
-        )
-        state = (norm_key, min_words, last, n_pages, n_texts)
-        if state not in self._short_fetches:
-            floor = min_words - short_fetch_margin(min_words)
-            keys = cur.execute(_SHORT_FETCH_KEYS, [norm_key, floor, min_words, min_words]).fetchall()
-            if len(self._short_fetches) >= 8:  # a few settings at a time
-                self._short_fetches.clear()
-            self._short_fetches[state] = [k for (k,) in keys]
-        return self._short_fetches[state]
-
     @reads
     def count_units(self, norm_key: str, *, min_words: int | None = None) -> int:
-        content, params = _is_content(min_words, self._short_fetch_keys(norm_key, min_words))
+        content, params = is_content(min_words, self._short_fetch_keys(norm_key, min_words))
         return int(
             one_value(
                 self.cursor()
@@ -754,7 +682,7 @@ class Store(SchemaMixin, SourcesMixin, AnalysesMixin, SparkAttachMixin, StoreCor
     ) -> Iterator[pd.DataFrame]:
         """Distinct content texts (under `min_words`) that have no sketch under `sketch_key` yet, in batches;
         of the pages after page id `since` only."""
-        content, params = _is_content(min_words, self._short_fetch_keys(norm_key, min_words))
+        content, params = is_content(min_words, self._short_fetch_keys(norm_key, min_words))
         yield from self._batches(
             _ONE_TEXT_PER_KEY.format(
                 content=content,
@@ -770,7 +698,7 @@ class Store(SchemaMixin, SourcesMixin, AnalysesMixin, SparkAttachMixin, StoreCor
         self, norm_key: str, sketch_key: str, *, min_words: int | None = None, since: int = -1
     ) -> int:
         """`unsketched_texts`' count."""
-        content, params = _is_content(min_words, self._short_fetch_keys(norm_key, min_words))
+        content, params = is_content(min_words, self._short_fetch_keys(norm_key, min_words))
         return int(
             one_value(
                 self.cursor()
@@ -817,7 +745,7 @@ class Store(SchemaMixin, SourcesMixin, AnalysesMixin, SparkAttachMixin, StoreCor
         cols = "s.exact_key, any_value(s.n_shingles) AS n_shingles, any_value(s.simhash) AS simhash" + (
             ", any_value(s.minhash) AS minhash" if with_minhash else ""
         )
-        content, params = _is_content(min_words, self._short_fetch_keys(norm_key, min_words))
+        content, params = is_content(min_words, self._short_fetch_keys(norm_key, min_words))
         where, more = ("", []) if not_in_set is None else (_NOT_A_UNIT, [not_in_set])
         return (
             self.cursor()
@@ -846,8 +774,8 @@ class Store(SchemaMixin, SourcesMixin, AnalysesMixin, SparkAttachMixin, StoreCor
         text (pages were only added since); None when one is not, or there is no stored set. `since`, the
         last page id the set covers where the pages up to it are unchanged (`pages_after`), says where the
         added pages start: only their texts are read, and the short texts of the pages before it that an
-        added fetch of their page makes content (`_SHORT_FETCH`), which ask for the set to be computed again."""
-        content, params = _is_content(min_words, self._short_fetch_keys(norm_key, min_words))
+        added fetch of their page makes content (`SHORT_FETCH_KEYS`), which ask for the set to be computed again."""
+        content, params = is_content(min_words, self._short_fetch_keys(norm_key, min_words))
         cur = self.cursor()
         if (
             cur.execute(
