@@ -18,8 +18,9 @@ from typing import Any
 
 import pandas as pd
 
-from ..audit import PairKey, label_in
+from ..audit import label_in
 from ..errors import DatabaseLocked
+from ..pairkey import PairKey, key_of
 from ..store import Store
 
 
@@ -34,8 +35,7 @@ class GivenLabel:
 
     @property
     def key(self) -> PairKey:
-        r = self.row
-        return r["url_a"], r["md5_a"], r["url_b"], r["md5_b"]
+        return key_of(self.row)
 
     @property
     def labeler(self) -> str | None:

@@ -16,6 +16,7 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
+from neardup import pairkey
 from neardup.archives import describe_archive_record
 from neardup.audit import (
     PAIR_KEY,
@@ -231,13 +232,8 @@ def save_waiting() -> tuple[list[str], bool]:
 
 
 def pair_key(detail: PairDetail) -> PairKey:
-    (a, ma), (b, mb) = sorted(
-        (
-            (detail.left["canonical_url"], detail.left["md5"]),
-            (detail.right["canonical_url"], detail.right["md5"]),
-        )
-    )
-    return a, ma, b, mb
+    left, right = detail.left, detail.right
+    return pairkey.pair_key(left["canonical_url"], left["md5"], right["canonical_url"], right["md5"])
 
 
 def label_pair(choice: str) -> None:
