@@ -17,9 +17,10 @@ from typing import Any
 
 import pandas as pd
 
-from ..audit import PairKey, label_in
+from ..audit import label_in
 from ..errors import DatabaseLocked
 from ..markdown import score_text as score_text
+from ..pairkey import PairKey, key_of
 from ..queues import AuditQueue
 from ..store import Store
 
@@ -35,8 +36,7 @@ class GivenLabel:
 
     @property
     def key(self) -> PairKey:
-        r = self.row
-        return r["url_a"], r["md5_a"], r["url_b"], r["md5_b"]
+        return key_of(self.row)
 
     @property
     def labeler(self) -> str | None:

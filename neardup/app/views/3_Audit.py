@@ -15,6 +15,7 @@ import pandas as pd
 import streamlit as st
 from streamlit.runtime.state import SessionStateProxy
 
+from neardup import pairkey
 from neardup.audit import PairDetail, PairKey, label_in
 from neardup.errors import DatabaseLocked
 from neardup.labels import ADJUDICATOR
@@ -66,13 +67,8 @@ SCROLL_TO_TOP = "<script>/* pair {0:d} {1:d} */ document.querySelector('[data-te
 
 
 def pair_key(detail: PairDetail) -> PairKey:
-    (a, ma), (b, mb) = sorted(
-        (
-            (detail.left["canonical_url"], detail.left["md5"]),
-            (detail.right["canonical_url"], detail.right["md5"]),
-        )
-    )
-    return a, ma, b, mb
+    left, right = detail.left, detail.right
+    return pairkey.pair_key(left["canonical_url"], left["md5"], right["canonical_url"], right["md5"])
 
 
 def clear_note(audit: AuditSession, state: SessionStateProxy) -> None:
