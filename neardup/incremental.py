@@ -22,6 +22,7 @@ whole set and no pair of two stored units).
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import time
 from itertools import combinations
@@ -42,7 +43,6 @@ from .candidates import (
     lsh_params,
     lsh_threshold,
     partial_copy_ratio,
-    size_class_capped_note,
     verify_pairs,
 )
 from .config import Config
@@ -158,7 +158,7 @@ def minhash_new_pairs(
     its candidates and capped buckets counted in the stats as `add_size_class_pass` counts them. Raises
     `BucketCapped` where the full computation would cap a bucket that holds a new unit and a stored pair."""
     n = len(sigs)
-    stats = CandidateStats()
+    stats = CandidateStats(bucket_cap=bucket_cap)
     bands, rows = lsh_params(
         lsh_threshold(config.minhash_floor, config.similarity, config.min_size_ratio), sigs.shape[1]
     )
@@ -208,7 +208,7 @@ def simhash_new_pairs(
     within `max_bits`, found in the same tables. Raises `BucketCapped` where the full computation would cap
     a bucket that holds a new unit."""
     n = len(fps)
-    stats = CandidateStats()
+    stats = CandidateStats(bucket_cap=bucket_cap)
     r = choose_r(n, max_bits)
     masks = block_masks(max_bits + r)
     found: list[np.ndarray] = []
@@ -224,34 +224,19 @@ def simhash_new_pairs(
     return a, b, hamming_many(fps[a], fps[b]), stats
 
 
-def _merged_stats(
-    stored: dict[str, Any], new: CandidateStats, bucket_cap: int = BUCKET_CAP
-) -> dict[str, Any]:
+def merged_stats(stored: CandidateStats, new: CandidateStats) -> CandidateStats:
     """The statistics of the whole set: the stored ones plus what the new units added (the tables are the
     same ones; the one index's capped buckets unchanged: a bucket with a new unit is never capped there;
-    the size-class pass's capped buckets counted on, and their note stated again)."""
-    out = CandidateStats.from_dict(stored)
-    out.candidates += new.candidates
-    out.verified_exact += new.verified_exact
-    out.rejected_exact += new.rejected_exact
-    out.largest_bucket = max(out.largest_bucket, new.largest_bucket)
-    if new.size_class_capped_buckets or new.size_class_capped_members:
-        stated = size_class_capped_note(
-            out.size_class_capped_buckets, out.size_class_capped_members, bucket_cap
-        )
-        # The stored note is replaced where it stands; without one, the note goes last, as the full pass
-        # writes it after the size-class tables' notes.
-        if out.size_class_capped_buckets:
-            at = out.notes.index(stated)
-            end = at + 1
-        else:
-            at = end = len(out.notes)
-        out.size_class_capped_buckets += new.size_class_capped_buckets
-        out.size_class_capped_members += new.size_class_capped_members
-        out.notes[at:end] = [
-            size_class_capped_note(out.size_class_capped_buckets, out.size_class_capped_members, bucket_cap)
-        ]
-    return out.as_dict()
+    the size-class pass's capped buckets counted on)."""
+    return dataclasses.replace(
+        stored,
+        candidates=stored.candidates + new.candidates,
+        verified_exact=stored.verified_exact + new.verified_exact,
+        rejected_exact=stored.rejected_exact + new.rejected_exact,
+        largest_bucket=max(stored.largest_bucket, new.largest_bucket),
+        size_class_capped_buckets=stored.size_class_capped_buckets + new.size_class_capped_buckets,
+        size_class_capped_members=stored.size_class_capped_members + new.size_class_capped_members,
+    )
 
 
 def extend_fingerprints(
@@ -324,7 +309,10 @@ def extend_fingerprints(
         key,
         units=new,
         pairs=pairs,
-        stats={**_merged_stats(stored["stats"], stats), COVERAGE: coverage},
+        stats={
+            **merged_stats(CandidateStats.from_dict(stored["stats"]), stats).as_dict(),
+            COVERAGE: coverage,
+        },
         seconds=time.perf_counter() - t0,
     )
     return store.fingerprint_set(key)

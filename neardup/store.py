@@ -26,15 +26,16 @@ import pandas as pd
 import pyarrow as pa
 
 from .batches import html_codec
+from .candidate_stats import upgrade_stored_stats
 from .dbfile import remove_database_file
 from .errors import DatabaseLocked, NeardupError, SchemaError
 from .normalize import TOO_SHORT, short_fetch_margin
 from .rejects import Reject, RejectKind
 
-SCHEMA_VERSION = "5"
+SCHEMA_VERSION = "6"
 # Older versions this one upgrades in place on a writable open (read-only opens read them as they are),
 # oldest first: a file of one of them takes the upgrade steps from its version on (`Store._upgrade`).
-UPGRADABLE_VERSIONS = ("2", "3", "4")
+UPGRADABLE_VERSIONS = ("2", "3", "4", "5")
 # The versions whose `ingest_errors` has no `kind` column.
 _BEFORE_REJECT_KINDS = ("2", "3")
 DEFAULT_DB = "neardup.duckdb"
@@ -1499,7 +1500,7 @@ class Store:
         if df.empty:
             return None
         row = df.iloc[0].to_dict()
-        row["stats"] = json.loads(row["stats"]) if row["stats"] else {}
+        row["stats"] = upgrade_stored_stats(json.loads(row["stats"]) if row["stats"] else {})
         return row
 
     @_writes
@@ -1830,7 +1831,12 @@ class Store:
     def _upgrade(self, version: str) -> None:
         """A file of an older schema `version` brought to SCHEMA_VERSION in one transaction, its rows kept:
         each step takes one version to the next."""
-        steps = {"2": self._upgrade_labels_per_labeler, "3": self._upgrade_to_4, "4": self._upgrade_to_5}
+        steps = {
+            "2": self._upgrade_labels_per_labeler,
+            "3": self._upgrade_to_4,
+            "4": self._upgrade_to_5,
+            "5": self._upgrade_candidate_stats,
+        }
         cur = self.cursor()
         cur.execute("BEGIN TRANSACTION")
         for older in UPGRADABLE_VERSIONS[UPGRADABLE_VERSIONS.index(version) :]:
@@ -1850,6 +1856,15 @@ class Store:
         the analyses of their old unit ids: it must not open a file that holds some."""
         for table in _SOURCE_ANALYSIS_TABLES:
             cur.execute(self._ddl[table])
+
+    def _upgrade_candidate_stats(self, cur: duckdb.DuckDBPyConnection) -> None:
+        """Schema 5 -> 6: each fingerprint set's candidate statistics as fields, read once from the text of
+        their notes (`candidate_stats.upgrade_stored_stats`)."""
+        for key, stats in cur.execute("SELECT fingerprint_key, stats FROM fingerprint_sets").fetchall():
+            upgraded = upgrade_stored_stats(json.loads(stats) if stats else {})
+            cur.execute(
+                "UPDATE fingerprint_sets SET stats = ? WHERE fingerprint_key = ?", [json.dumps(upgraded), key]
+            )
 
     def _upgrade_html_blocks(self, cur: duckdb.DuckDBPyConnection) -> None:
         """`pages` gains the html_blocks columns; the HTML loaded before stays in `html`, where the readers

@@ -14,7 +14,7 @@ from conftest import Crawl, make_crawl, page_html, short_page_fetches, words_tex
 
 from neardup import engine
 from neardup.analysis import Analysis, ReportNumbers, analyze, load_fingerprints
-from neardup.candidates import CAPPED_NOTE, CandidateStats
+from neardup.candidate_stats import CAPPED_NOTE, CandidateStats, upgrade_stored_stats
 from neardup.config import Config
 from neardup.ingest import BLOCK_BYTES
 from neardup.shingles import containment, jaccard, shingles, words
@@ -270,20 +270,22 @@ def test_only_capped_bucket_notes_are_warnings(loaded: tuple[Store, Crawl]) -> N
     assert analyze(fp, SETTINGS["minhash"]).warnings[:1] == [capped]
 
 
-def test_candidate_stats_keep_their_stored_form() -> None:
-    """Notes and the capped-bucket warning are stored as one list, information first, and read back
-    apart."""
-    stats = CandidateStats(
-        tables=20, capped_buckets=2, capped_members=5000, notes=["LSH bands x rows = 20 x 6"]
-    )
+def test_candidate_stats_are_stored_as_fields_and_shown_as_text() -> None:
+    """Notes and the capped-bucket warning are rendered from the fields, information apart from the
+    warning; the stored form holds the fields, and the one list of text an older version stored
+    (information first, the warning last) is read into the same fields."""
+    stats = CandidateStats(tables=20, capped_buckets=2, capped_members=5000, lsh_bands=20, lsh_rows=6)
     stats.warn_capped("LSH", 2000)
+    warning = f"2 LSH bucket(s) with more than 2000 members (5000 members) {CAPPED_NOTE}"
+    assert stats.notes == ("LSH bands x rows = 20 x 6",)
+    assert stats.warnings == (warning,)
     stored = stats.as_dict()
-    assert stored["notes"] == [
-        "LSH bands x rows = 20 x 6",
-        f"2 LSH bucket(s) with more than 2000 members (5000 members) {CAPPED_NOTE}",
-    ]
+    assert "notes" not in stored and (stored["lsh_bands"], stored["capped_index"]) == (20, "LSH")
     assert CandidateStats.from_dict(stored) == stats
-    assert CandidateStats.from_dict(CandidateStats(notes=["a note"]).as_dict()).warnings == []
+    older = {"tables": 20, "capped_buckets": 2, "capped_members": 5000, "notes": [*stats.notes, warning]}
+    assert CandidateStats.from_dict(upgrade_stored_stats(older)) == stats  # type: ignore[arg-type]
+    a_note = CandidateStats.from_dict(upgrade_stored_stats({"notes": ["LSH bands x rows = 9 x 13"]}))  # type: ignore[arg-type]
+    assert a_note.warnings == () and a_note.notes == ("LSH bands x rows = 9 x 13",)
 
 
 def test_boilerplate_only_crawl_warns(tmp_path: Path) -> None:

@@ -19,8 +19,8 @@ from neardup.candidates import CandidateStats, containment_lsh_pairs, minhash_pa
 from neardup.config import Config
 from neardup.incremental import (
     BucketCapped,
-    _merged_stats,
     extend_fingerprints,
+    merged_stats,
     minhash_new_pairs,
     new_cross_pairs,
 )
@@ -223,7 +223,8 @@ def test_the_statistics_of_an_extended_set_are_the_full_computations() -> None:
     stored = full(20)
     assert stored.size_class_capped_buckets > 0
     *_, new = minhash_new_pairs(sigs, sizes, 20, config, bucket_cap=5)
-    assert _merged_stats(stored.as_dict(), new, bucket_cap=5) == full(26).as_dict()
+    assert merged_stats(stored, new) == full(26)
+    assert merged_stats(stored, new).notes == full(26).notes
 
 
 def _without_coverage(store: Store, config: Config) -> None:

@@ -397,8 +397,7 @@ def queue_done_message(view: LabelView) -> None:
     if mode == "active":
         d = decision_at(view.tallies, config)
         st.success(
-            f"Stop: precision at {config.threshold:g} is {d.precision:.2f} [{d.precision_low:.2f}-"
-            f"{d.precision_high:.2f}], recall {d.recall:.2f} [{d.recall_low:.2f}-{d.recall_high:.2f}]"
+            f"Stop: {d.summary()}"
             + (
                 f", both within +/-{STOP_HALF_WIDTH:g}."
                 if d.done
@@ -815,8 +814,7 @@ def draw_labeling(view: LabelView) -> tuple[int, int] | None:
     if st.toggle("Progress per bucket and the stop rule", key=W_AUDIT_SHOW_PROGRESS):
         d = decision_at(view.tallies, config)
         st.markdown(
-            f"At the threshold {config.threshold:g}: precision {d.precision:.2f} [{d.precision_low:.2f}-"
-            f"{d.precision_high:.2f}], recall {d.recall:.2f} [{d.recall_low:.2f}-{d.recall_high:.2f}]. "
+            f"{d.summary().capitalize()}. "
             + (
                 f"Both are known to +/-{STOP_HALF_WIDTH:g}: you can stop labeling."
                 if d.done
