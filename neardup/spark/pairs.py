@@ -87,7 +87,7 @@ def simhash_pairs(
     """`candidates.simhash_pairs` as joins: the same tables (block masks, r), cap and stats."""
     from pyspark.sql import functions as F
 
-    stats = CandidateStats()
+    stats = CandidateStats(bucket_cap=BUCKET_CAP)
     if n < 2:
         return _no_pairs(spark), stats
     max_bits = config.simhash_max_bits
@@ -121,7 +121,7 @@ def minhash_pairs(
     """`candidates.minhash_pairs` as joins: the same bands x rows, cap, estimates and stats."""
     from pyspark.sql import functions as F
 
-    stats = CandidateStats()
+    stats = CandidateStats(bucket_cap=BUCKET_CAP)
     if n < 2:
         return _no_pairs(spark), stats
     bands, rows = lsh_params(
