@@ -18,9 +18,10 @@ from .batches import signatures
 from .candidates import CandidateStats, exact_scores
 from .clusters import WHY, components, representative_rows
 from .config import Config
-from .engine import Progress, ensure_fingerprints, no_progress
+from .engine import ensure_fingerprints
 from .minhash import estimate_jaccard
 from .simhash import hamming_many
+from .stages.base import Progress, no_progress
 from .store import Store
 from .urls import UrlRule, apply_url_rules
 
@@ -127,7 +128,7 @@ def load_fingerprints(
         pairs,
         simhash,
         minhash,
-        CandidateStats.from_dict(fset["stats"]),
+        fset.stats,
         arrays,
         hosts,
         fixed_counts,

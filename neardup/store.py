@@ -29,6 +29,7 @@ from .batches import html_codec
 from .candidate_stats import upgrade_stored_stats
 from .dbfile import remove_database_file
 from .errors import DatabaseLocked, NeardupError, SchemaError
+from .fingerprint_set import FingerprintSet
 from .normalize import TOO_SHORT, short_fetch_margin
 from .rejects import Reject, RejectKind
 
@@ -1491,17 +1492,13 @@ class Store:
         )
 
     @_reads
-    def fingerprint_set(self, fingerprint_key: str) -> dict[str, Any] | None:
+    def fingerprint_set(self, fingerprint_key: str) -> FingerprintSet | None:
         df = (
             self.cursor()
             .execute("SELECT * FROM fingerprint_sets WHERE fingerprint_key = ?", [fingerprint_key])
             .df()
         )
-        if df.empty:
-            return None
-        row = df.iloc[0].to_dict()
-        row["stats"] = upgrade_stored_stats(json.loads(row["stats"]) if row["stats"] else {})
-        return row
+        return None if df.empty else FingerprintSet.from_row(df.iloc[0].to_dict())
 
     @_writes
     def save_fingerprints(

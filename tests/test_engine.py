@@ -18,6 +18,7 @@ from neardup.candidate_stats import CAPPED_NOTE, CandidateStats, upgrade_stored_
 from neardup.config import Config
 from neardup.ingest import BLOCK_BYTES
 from neardup.shingles import containment, jaccard, shingles, words
+from neardup.stages import ingest as ingest_stage
 from neardup.store import Store
 
 # simhash distances of the near edits on this crawl are 1..3 bits: 4 leaves a margin
@@ -162,15 +163,15 @@ def test_fingerprints_are_cached(loaded: tuple[Store, Crawl]) -> None:
     config = SETTINGS["simhash"].replace(shingle_size=3)
     first = engine.ensure_fingerprints(store, config, jobs=1)
     second = engine.ensure_fingerprints(store, config, jobs=1)
-    assert first["computed_at"] == second["computed_at"]
-    assert first["n_units"] == second["n_units"] == 20
+    assert first.computed_at == second.computed_at
+    assert first.n_units == second.n_units == 20
     # a threshold change shares the fingerprints; a shingle-size change does not
     assert (
-        engine.ensure_fingerprints(store, config.replace(threshold=1), jobs=1)["computed_at"]
-        == first["computed_at"]
+        engine.ensure_fingerprints(store, config.replace(threshold=1), jobs=1).computed_at
+        == first.computed_at
     )
     other = engine.ensure_fingerprints(store, config.replace(shingle_size=4), jobs=1)
-    assert other["fingerprint_key"] != first["fingerprint_key"]
+    assert other.fingerprint_key != first.fingerprint_key
 
 
 def test_ingest_sketches_the_setting_in_force(tmp_path: Path) -> None:
@@ -437,7 +438,7 @@ def test_inserts_cut_by_bytes_store_what_one_insert_stores(tmp_path: Path, monke
     assert path.stat().st_size > 2 * BLOCK_BYTES  # several read blocks: several worker results
     one = Store(tmp_path / "one.duckdb")
     engine.ingest_file(one, path, Config(), jobs=1)
-    monkeypatch.setattr(engine, "INSERT_BYTES", 1)  # an insert per worker result
+    monkeypatch.setattr(ingest_stage, "INSERT_BYTES", 1)  # an insert per worker result
     many = Store(tmp_path / "many.duckdb")
     summary = engine.ingest_file(many, path, Config(), jobs=1)
     assert summary.loaded == 30 and summary.errors == 5 and summary.records == 35

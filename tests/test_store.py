@@ -23,7 +23,6 @@ from conftest import Crawl, make_crawl, page_html, words_text, write_jsonl
 from neardup import engine
 from neardup import store as store_module
 from neardup.analysis import analyze, load_fingerprints
-from neardup.candidate_stats import CandidateStats
 from neardup.cli import main
 from neardup.compare import analysis_key, source_summary
 from neardup.config import Config
@@ -569,7 +568,7 @@ def test_a_schema_5_file_has_its_candidate_statistics_rewritten_as_fields_once(
     with Store(path) as store:
         engine.ingest_file(store, crawl_file, config, jobs=1)
         fset = engine.ensure_fingerprints(store, config, jobs=1)
-    stats = CandidateStats.from_dict(fset["stats"])
+    stats = fset.stats
     assert stats.lsh_bands and stats.size_class_tables  # notes of two kinds to read back
     counts = (
         "tables",
@@ -580,21 +579,21 @@ def test_a_schema_5_file_has_its_candidate_statistics_rewritten_as_fields_once(
         "verified_exact",
         "rejected_exact",
     )
-    older = {k: v for k, v in fset["stats"].items() if k in counts or k == engine.COVERAGE}
+    older = {k: v for k, v in fset.stored_stats().items() if k in counts or k == engine.COVERAGE}
     older["notes"] = [*stats.notes, *stats.warnings]
     con = duckdb.connect(str(path))  # the same file as schema 5 wrote it
     con.execute("UPDATE fingerprint_sets SET stats = ?", [json.dumps(older)])
     con.execute("UPDATE meta SET value = '5' WHERE key = 'schema_version'")
     con.close()
     with Store(path, read_only=True) as old:
-        assert old.fingerprint_set(config.fingerprint_key)["stats"] == fset["stats"]
+        assert old.fingerprint_set(config.fingerprint_key) == fset
     with Store(path) as store:
         version = store.cursor().execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
         assert version == (store_module.SCHEMA_VERSION,)
     con = duckdb.connect(str(path), read_only=True)
     (stored,) = con.execute("SELECT stats FROM fingerprint_sets").fetchone()
     con.close()
-    assert json.loads(stored) == fset["stats"]
+    assert json.loads(stored) == fset.stored_stats()
 
 
 def test_html_blocks_go_with_their_last_page(tmp_path: Path, crawl: Crawl) -> None:

@@ -1,4 +1,5 @@
-"""Fingerprints brought up to date when a crawl is added: the new texts against every stored one.
+"""The incremental fingerprints stage: a stored set brought up to date when a crawl is added, the new texts
+against every stored one.
 
 A stored fingerprint set keeps its unit ids: the units (distinct content texts) a later crawl brings are
 numbered after the stored ones (in exact_key order among themselves). A full computation numbers all units
@@ -26,15 +27,13 @@ import dataclasses
 import functools
 import time
 from itertools import combinations
-from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from .batches import signature_matrix
-from .candidates import (
-    BUCKET_CAP,
-    CandidateStats,
+from ..batches import signature_matrix
+from ..candidate_stats import BUCKET_CAP, CandidateStats
+from ..candidates import (
     band_key_columns,
     block_masks,
     choose_r,
@@ -45,11 +44,15 @@ from .candidates import (
     partial_copy_ratio,
     verify_pairs,
 )
-from .config import Config
-from .engine import COVERAGE, Progress, added_since, ensure_sketches, no_progress, verify_exact
-from .shingles import kernels
-from .simhash import hamming_many
-from .store import Store
+from ..config import Config
+from ..fingerprint_set import FingerprintSet, stored_stats
+from ..shingles import kernels
+from ..simhash import hamming_many
+from ..store import Store
+from .base import Progress, no_progress
+from .fingerprints import added_since
+from .pairs import UnitPairs, verified_exactly
+from .sketches import ensure_sketches
 
 
 class BucketCapped(Exception):
@@ -241,7 +244,7 @@ def merged_stats(stored: CandidateStats, new: CandidateStats) -> CandidateStats:
 
 def extend_fingerprints(
     store: Store, config: Config, *, progress: Progress = no_progress, jobs: int | None = None
-) -> dict[str, Any] | None:
+) -> FingerprintSet | None:
     """Bring the stored fingerprint set of `config` up to date with the texts that came after it, when the
     stored units are a prefix of today's (see the module docstring); returns the updated set, or None when
     the stored set cannot be extended (none, numbered otherwise, or a bucket cap or table change) and must
@@ -262,14 +265,37 @@ def extend_fingerprints(
         return None
     if not len(new):  # the pages added bring no new content text: the set covers them as it is
         store.append_fingerprints(
-            key,
-            units=None,
-            pairs=None,
-            stats={**stored["stats"], COVERAGE: coverage},
-            seconds=stored["seconds"],
+            key, units=None, pairs=None, stats=stored_stats(stored.stats, coverage), seconds=stored.seconds
         )
         return store.fingerprint_set(key)
     progress("candidates", 0, 1)
+    pairs = new_unit_pairs(store, config, new, progress=progress, jobs=jobs)
+    if pairs is None:
+        return None
+    new["simhash" if minhash else "minhash"] = None
+    progress("candidates", 1, 1)
+    store.append_fingerprints(
+        key,
+        units=new,
+        pairs=pairs.frame(),
+        stats=stored_stats(merged_stats(stored.stats, pairs.stats), coverage),
+        seconds=time.perf_counter() - t0,
+    )
+    return store.fingerprint_set(key)
+
+
+def new_unit_pairs(
+    store: Store,
+    config: Config,
+    new: pd.DataFrame,
+    *,
+    progress: Progress = no_progress,
+    jobs: int | None = None,
+) -> UnitPairs | None:
+    """The pairs with a unit of `new` (`Store.appended_units`; given its unit ids here, after the stored
+    ones), verified as `config` says; None where the full computation would differ (`BucketCapped`, or
+    SimHash tables that change with the unit count)."""
+    key, minhash = config.fingerprint_key, config.method == "minhash"
     if minhash:
         old, old_sigs = store.unit_signatures(key)
     else:
@@ -282,37 +308,17 @@ def extend_fingerprints(
             sigs = signature_matrix(config.num_perm, old_sigs, new["minhash"].tolist())
             del old_sigs
             a, b, jac, cont, stats = minhash_new_pairs(sigs, n_shingles, n_old, config)
+            del sigs  # the verification needs the room
+            found = UnitPairs(a, b, stats, jaccard=jac, containment=cont)
         else:
             fps = np.concatenate((old["simhash"].to_numpy(np.uint64), new["simhash"].to_numpy(np.uint64)))
             if choose_r(len(fps), config.simhash_max_bits) != choose_r(n_old, config.simhash_max_bits):
                 return None
             a, b, bits, stats = simhash_new_pairs(fps, n_old, config.simhash_max_bits)
+            return UnitPairs(a, b, stats, hamming_bits=bits)
     except BucketCapped:
         return None
-    if minhash and config.verify == "exact":
-        del sigs  # the verification needs the room
-        unit_keys = np.concatenate((old["exact_key"].to_numpy(), new["exact_key"].to_numpy()))
-        a, b, jac, cont = verify_exact(
-            store, config, unit_keys, n_shingles, a, b, stats, progress=progress, jobs=jobs
-        )
-    new["simhash" if minhash else "minhash"] = None
-    if minhash:
-        pairs = pd.DataFrame(
-            {"a": a, "b": b, "hamming_bits": pd.array([None] * len(a), dtype="Int16"), "jaccard": jac}
-        ).assign(containment=cont)
-    else:
-        pairs = pd.DataFrame({"a": a, "b": b, "hamming_bits": bits.astype(np.int16)}).assign(
-            jaccard=np.nan, containment=np.nan
-        )
-    progress("candidates", 1, 1)
-    store.append_fingerprints(
-        key,
-        units=new,
-        pairs=pairs,
-        stats={
-            **merged_stats(CandidateStats.from_dict(stored["stats"]), stats).as_dict(),
-            COVERAGE: coverage,
-        },
-        seconds=time.perf_counter() - t0,
-    )
-    return store.fingerprint_set(key)
+    if config.verify != "exact":
+        return found
+    unit_keys = np.concatenate((old["exact_key"].to_numpy(), new["exact_key"].to_numpy()))
+    return verified_exactly(store, config, unit_keys, n_shingles, found, progress=progress, jobs=jobs)
