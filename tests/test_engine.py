@@ -13,7 +13,14 @@ import pytest
 from conftest import Crawl, make_crawl, page_html, short_page_fetches, words_text, write_jsonl
 
 from neardup import engine
-from neardup.analysis import Analysis, ReportNumbers, analyze, load_fingerprints
+from neardup.analysis import (
+    Analysis,
+    ReportNumbers,
+    analyze,
+    load_fingerprints,
+    number_clusters,
+    pairs_at_threshold,
+)
 from neardup.candidate_stats import CAPPED_NOTE, CandidateStats, upgrade_stored_stats
 from neardup.config import Config
 from neardup.ingest import BLOCK_BYTES
@@ -502,3 +509,23 @@ def test_a_fetch_added_later_gives_its_page_the_verdict_a_full_computation_gives
     pd.testing.assert_frame_equal(added[cols], full[cols])
     brief = added.set_index("url").loc[[r["url"] for r in first[:2] + later]]
     assert brief["degenerate"].isna().all() and brief["cluster_id"].nunique() == 1
+
+
+def test_clusters_are_numbered_by_size_then_first_page(loaded: tuple[Store, Crawl]) -> None:
+    store, _ = loaded
+    config = SETTINGS["minhash"]
+    fp = load_fingerprints(store, config, jobs=1)
+    numbering = number_clusters(fp, pairs_at_threshold(fp, config))
+    content = fp.arrays["unit"] >= 0
+    assert (numbering.cluster[~content] == 0).all() and (numbering.size[~content] == 0).all()
+    ids = numbering.cluster[content]
+    assert set(ids) == set(range(1, numbering.n_clusters + 1))
+    assert (np.bincount(ids)[1:] == numbering.sizes).all()
+    assert (np.diff(numbering.sizes) <= 0).all()  # largest first
+    first_page = [
+        fp.arrays["page_id"][numbering.cluster == k].min() for k in range(1, numbering.n_clusters + 1)
+    ]
+    for k in range(1, numbering.n_clusters):  # equal sizes: by first page id
+        if numbering.sizes[k - 1] == numbering.sizes[k]:
+            assert first_page[k - 1] < first_page[k]
+    assert (numbering.size[content] == numbering.sizes[ids - 1]).all()
