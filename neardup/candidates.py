@@ -725,7 +725,7 @@ def containment_lsh_pairs(
     only by chance. Here the sets are partitioned by size (`size_classes`); a set is a query into the
     classes d = 2, 3, ... above its own, down to size ratios of `lowest_ratio`, with the bands x rows of
     `size_class_tables` (`size_class_keys` are the buckets, `pairs_of` the pairs: `cross_pairs`, or the
-    pairs with a new set when a stored result is extended, `incremental.new_cross_pairs`). Only pairs of those
+    pairs with a new set when a stored result is extended, `stages.incremental.new_cross_pairs`). Only pairs of those
     classes are candidates, so the looser index does not pair every two pages of similar size. Pairs are
     verified with the signature estimates as `minhash_pairs` verifies them (containment at least `floor`,
     `size_guard`); the same return shape, the stats counting this pass's tables and candidates.
