@@ -18,9 +18,10 @@ from .batches import signatures
 from .candidates import CandidateStats, exact_scores
 from .clusters import WHY, components, representative_rows
 from .config import Config
-from .engine import Progress, ensure_fingerprints, no_progress
+from .engine import ensure_fingerprints
 from .minhash import estimate_jaccard
 from .simhash import hamming_many
+from .stages.base import Progress, no_progress
 from .store import Store
 from .urls import UrlRule, apply_url_rules
 
@@ -127,7 +128,7 @@ def load_fingerprints(
         pairs,
         simhash,
         minhash,
-        CandidateStats.from_dict(fset["stats"]),
+        fset.stats,
         arrays,
         hosts,
         fixed_counts,
@@ -315,23 +316,25 @@ def similarity_to(
     return sim, source
 
 
-def analyze(fp: Fingerprints, config: Config) -> Analysis:
-    """Cluster at `config.threshold` (same fingerprint key as `fp`) and compute the report numbers.
+@dataclass(frozen=True, slots=True)
+class ClusterNumbering:
+    """Clusters of content pages numbered 1..K by size (largest first), then by first page id."""
 
-    Clusters are the connected components of distinct texts (units) joined by pairs at the threshold;
-    pages inherit their text's cluster, so exact duplicates are always together. Cluster ids run
-    1..K by size (largest first), then by first page id; degenerate pages get none.
-    """
-    if config.fingerprint_key != fp.config.fingerprint_key:
-        raise ValueError("analyze() needs fingerprints computed for the same setting")
-    arr = fp.arrays
-    unit, page_id = arr["unit"], arr["page_id"]
-    n_total = len(unit)
-    content = unit >= 0
-    idx = np.flatnonzero(content)
-    keep = pairs_at_threshold(fp, config)
+    cluster: np.ndarray  # per page: its cluster id; 0 for a degenerate page
+    size: np.ndarray  # per page: the pages of its cluster; 0 for a degenerate page
+    sizes: np.ndarray  # per cluster (by id - 1): its pages
+
+    @property
+    def n_clusters(self) -> int:
+        return len(self.sizes)
+
+
+def number_clusters(fp: Fingerprints, keep: np.ndarray) -> ClusterNumbering:
+    """The clusters of the pairs where `keep` (a mask over `fp.pairs`): connected components of units;
+    pages inherit their unit's, so exact duplicates are always together."""
+    unit, page_id = fp.arrays["unit"], fp.arrays["page_id"]
+    idx = np.flatnonzero(unit >= 0)
     unit_comp = components(fp.n_units, fp.pairs["a"][keep], fp.pairs["b"][keep])
-
     # Components with content pages, numbered compactly (bincount: no sort).
     comp_of = unit_comp[unit[idx]]
     counts_all = np.bincount(comp_of, minlength=int(unit_comp.max(initial=-1)) + 1)
@@ -343,11 +346,24 @@ def analyze(fp: Fingerprints, config: Config) -> Analysis:
     np.minimum.at(first_page, inverse, page_id[idx])
     rank = np.empty(len(present), dtype=np.int64)
     rank[np.lexsort((first_page, -counts))] = np.arange(1, len(present) + 1)
-    cluster = np.zeros(n_total, dtype=np.int64)
+    cluster = np.zeros(len(unit), dtype=np.int64)
     cluster[idx] = rank[inverse]
-    size = np.zeros(n_total, dtype=np.int64)
+    size = np.zeros(len(unit), dtype=np.int64)
     size[idx] = counts[inverse]
+    sizes = np.empty(len(present), dtype=np.int64)
+    sizes[rank - 1] = counts
+    return ClusterNumbering(cluster, size, sizes)
 
+
+def choose_representatives(
+    fp: Fingerprints, numbering: ClusterNumbering, config: Config
+) -> tuple[np.ndarray, np.ndarray]:
+    """(row of each page's representative, -1 for a degenerate page; why it represents its cluster), by
+    `config.representative` (`clusters.representative_rows`)."""
+    arr, cluster, size = fp.arrays, numbering.cluster, numbering.size
+    n_total = len(cluster)
+    content = arr["unit"] >= 0
+    idx = np.flatnonzero(content)
     # A single page is its own representative; the rule only has to run over clusters of two or more.
     rep = np.where(content, np.arange(n_total), -1)
     why_page = np.full(n_total, None, dtype=object)
@@ -359,57 +375,88 @@ def analyze(fp: Fingerprints, config: Config) -> Analysis:
         arr["rel_id"][multi],
         arr["fetched_ns"][multi],
         arr["url_len"][multi],
-        page_id[multi],
+        arr["page_id"][multi],
         config.representative,
     )
-    rep_of_cluster = np.full(len(present) + 1, -1, dtype=np.int64)  # cluster id -> row of its representative
+    n_ids = numbering.n_clusters + 1
+    rep_of_cluster = np.full(n_ids, -1, dtype=np.int64)  # cluster id -> row of its representative
     rep_of_cluster[cluster[multi][rows]] = multi[rows]
-    why_of_cluster = np.empty(len(present) + 1, dtype=object)
+    why_of_cluster = np.empty(n_ids, dtype=object)
     why_of_cluster[cluster[multi][rows]] = WHY[why]
     rep[multi] = rep_of_cluster[cluster[multi]]
     why_page[multi] = why_of_cluster[cluster[multi]]
-    is_rep = rep == np.arange(n_total)
+    return rep, why_page
+
+
+def host_rollup(fp: Fingerprints, is_representative: np.ndarray) -> pd.DataFrame:
+    """Content pages and redundant ones (not their cluster's representative) per host, most redundant first."""
+    content = fp.arrays["unit"] >= 0
+    host = fp.arrays["host"][content]
+    host_pages = np.bincount(host, minlength=len(fp.hosts))
+    redundant = ~is_representative[content]
+    host_redundant = np.bincount(host, weights=redundant, minlength=len(fp.hosts)).astype(np.int64)
+    hosts = pd.DataFrame({"host": fp.hosts, "pages": host_pages, "redundant": host_redundant})
+    hosts = hosts[hosts["pages"] > 0]
+    hosts["redundant_pct"] = (100.0 * hosts["redundant"] / hosts["pages"]).round(1)
+    return hosts.sort_values(["redundant", "pages"], ascending=False, kind="stable").reset_index(drop=True)
+
+
+def analysis_warnings(stats: CandidateStats, numbers: ReportNumbers) -> list[str]:
+    """The report's warnings: the candidate search's (capped buckets), and a cluster so large that
+    boilerplate may be being fingerprinted."""
+    warnings = list(stats.warnings)
+    largest, n_content = numbers.largest_cluster, numbers.content_pages
+    if n_content and largest >= 20 and largest > 0.01 * n_content:
+        warnings.append(
+            f"the largest cluster holds {largest} pages ({100 * largest / n_content:.1f}% of content pages): "
+            "boilerplate may be being fingerprinted; check it, or try normalize: main or a tighter threshold"
+        )
+    return warnings
+
+
+def analyze(fp: Fingerprints, config: Config) -> Analysis:
+    """Cluster at `config.threshold` (same fingerprint key as `fp`) and compute the report numbers.
+
+    Clusters are the connected components of distinct texts (units) joined by pairs at the threshold;
+    pages inherit their text's cluster, so exact duplicates are always together. Cluster ids run
+    1..K by size (largest first), then by first page id; degenerate pages get none.
+    """
+    if config.fingerprint_key != fp.config.fingerprint_key:
+        raise ValueError("analyze() needs fingerprints computed for the same setting")
+    unit, page_id = fp.arrays["unit"], fp.arrays["page_id"]
+    content = unit >= 0
+    idx = np.flatnonzero(content)
+    keep = pairs_at_threshold(fp, config)
+    numbering = number_clusters(fp, keep)
+    rep, why_page = choose_representatives(fp, numbering, config)
+    is_rep = rep == np.arange(len(unit))
     # Similarity to the representative, in the threshold's unit.
-    sim = np.full(n_total, np.nan)
+    sim = np.full(len(unit), np.nan)
     sim[idx] = similarity_to(fp, unit[idx], unit[rep[idx]], config)[0]
 
     na_int = ~content
     canonical = fp.pages["canonical_url"].to_numpy(dtype=object)
     pages = fp.pages.assign(
-        cluster_id=pd.arrays.IntegerArray(cluster, na_int),
-        cluster_size=pd.arrays.IntegerArray(size, na_int),
+        cluster_id=pd.arrays.IntegerArray(numbering.cluster, na_int),
+        cluster_size=pd.arrays.IntegerArray(numbering.size, na_int),
         representative_id=pd.arrays.IntegerArray(np.where(content, page_id[rep], 0), na_int),
         representative_url=np.where(content, canonical[rep], None),
         why=why_page,
         is_representative=is_rep,
         similarity_to_representative=sim,
     )
-
-    n_content = len(idx)
-    n_clusters = len(present)
-    dup_sizes = np.sort(counts[counts > 1])[::-1]
+    sizes = numbering.sizes
+    dup_sizes = np.sort(sizes[sizes > 1])[::-1]
     numbers = report_numbers(
-        total_pages=n_total,
-        content_pages=n_content,
+        total_pages=len(unit),
+        content_pages=len(idx),
         distinct_md5s=fp.fixed_counts["md5"],
         distinct_texts=fp.fixed_counts["units"],
-        clusters=n_clusters,
+        clusters=numbering.n_clusters,
         duplicate_clusters=len(dup_sizes),
-        largest_cluster=int(counts.max()) if n_clusters else 0,
+        largest_cluster=int(sizes.max()) if numbering.n_clusters else 0,
         pairs_at_threshold=int(keep.sum()),
     )
-    host = arr["host"][idx]
-    host_pages = np.bincount(host, minlength=len(fp.hosts))
-    host_redundant = np.bincount(host, weights=~is_rep[idx], minlength=len(fp.hosts)).astype(np.int64)
-    hosts = pd.DataFrame({"host": fp.hosts, "pages": host_pages, "redundant": host_redundant})
-    hosts = hosts[hosts["pages"] > 0]
-    hosts["redundant_pct"] = (100.0 * hosts["redundant"] / hosts["pages"]).round(1)
-    hosts = hosts.sort_values(["redundant", "pages"], ascending=False, kind="stable").reset_index(drop=True)
-    warnings = list(fp.stats.warnings)
-    largest = numbers["largest_cluster"]
-    if n_content and largest >= 20 and largest > 0.01 * n_content:
-        warnings.append(
-            f"the largest cluster holds {largest} pages ({100 * largest / n_content:.1f}% of content pages): "
-            "boilerplate may be being fingerprinted; check it, or try normalize: main or a tighter threshold"
-        )
+    hosts = host_rollup(fp, is_rep)
+    warnings = analysis_warnings(fp.stats, numbers)
     return Analysis(config, pages, numbers, hosts, pd.Series(dup_sizes, name="size"), warnings)

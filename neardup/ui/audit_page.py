@@ -222,8 +222,7 @@ def progress(view: LabelView, config: Config) -> None:
     if st.toggle("Progress per bucket and the stop rule", key=W_AUDIT_SHOW_PROGRESS):
         d = decision_at(view.tallies, config)
         st.markdown(
-            f"At the threshold {config.threshold:g}: precision {d.precision:.2f} [{d.precision_low:.2f}-"
-            f"{d.precision_high:.2f}], recall {d.recall:.2f} [{d.recall_low:.2f}-{d.recall_high:.2f}]. "
+            f"{d.summary().capitalize()}. "
             + (
                 f"Both are known to +/-{STOP_HALF_WIDTH:g}: you can stop labeling."
                 if d.done
