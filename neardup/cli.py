@@ -415,8 +415,10 @@ def cmd_app(args: argparse.Namespace) -> int:
         args.address,
         "--browser.gatherUsageStats",
         "false",
+        # no "Deploy" button, but the toolbar with the running indicator and its Stop button ("minimal"
+        # hides them: a long run would show a still page)
         "--client.toolbarMode",
-        "minimal",
+        "viewer",
         *APP_SERVER_OPTIONS,
     ]
     if args.headless:

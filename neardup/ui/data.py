@@ -114,7 +114,17 @@ def sample_source(store: Store) -> dict[str, Any] | None:
     return store.source_by_hash(sha) if sha else None
 
 
-@st.cache_resource(show_spinner=False, max_entries=4)
+# Entries of the caches below: each holds frames of the crawl's size, and a setting tried is not kept for
+# good (a million-page crawl's fingerprints take over a gigabyte). Two fingerprint keys: the setting's and the
+# other method's (Audit's "SimHash vs MinHash disagree" queue reads both on every run).
+FINGERPRINT_ENTRIES = 2
+PER_THRESHOLD_ENTRIES = 4  # analyses: a threshold moved back and forth is still answered from here
+PER_SETTING_ENTRIES = 2
+
+
+@st.cache_resource(
+    show_spinner="Reading the fingerprints and pages of this setting", max_entries=FINGERPRINT_ENTRIES
+)
 def get_fingerprints(_store: Store, path: str, fingerprint_key: str, _config: Config) -> Fingerprints:
     """Fingerprints for a setting: computed once (with a progress bar), then cached in DuckDB and here."""
     if _store.fingerprint_set(fingerprint_key) is None or _store.count_pages_without_text(_config.norm_key):
@@ -125,13 +135,13 @@ def get_fingerprints(_store: Store, path: str, fingerprint_key: str, _config: Co
     return load_fingerprints(_store, _config)
 
 
-@st.cache_resource(show_spinner=False, max_entries=16)
+@st.cache_resource(show_spinner="Clustering at this setting", max_entries=PER_THRESHOLD_ENTRIES)
 def get_analysis(_store: Store, path: str, config: Config) -> Analysis:
     fp = get_fingerprints(_store, path, config.fingerprint_key, config)
     return analyze(fp, config)
 
 
-@st.cache_resource(show_spinner=False, max_entries=8)
+@st.cache_resource(show_spinner="Reading the candidate pairs", max_entries=FINGERPRINT_ENTRIES)
 def get_candidate_pairs(
     _store: Store, path: str, fingerprint_key: str, similarity: str, _config: Config
 ) -> pd.DataFrame:
@@ -277,20 +287,29 @@ def label_view_with(view: LabelView, row: dict[str, Any]) -> LabelView:
     )
 
 
-@st.cache_resource(show_spinner=False, max_entries=4)
+@st.cache_resource(show_spinner="Parsing the crawl's URLs (once per setting)", max_entries=1)
+def get_url_table(_store: Store, path: str, fingerprint_key: str, _config: Config) -> rules.UrlTable:
+    """What URL rule learning needs that no threshold changes (`rules.url_table`), and the rewritten URLs
+    of the rule sets measured so far: made once per fingerprint key, used at every threshold."""
+    return rules.url_table(get_fingerprints(_store, path, fingerprint_key, _config).pages)
+
+
+@st.cache_resource(show_spinner="Learning URL rules from the clusters", max_entries=PER_SETTING_ENTRIES)
 def get_learned_rules(_store: Store, path: str, config: Config) -> rules.LearnedRules:
-    """URL rules learned from the clusters at a setting (read-only)."""
-    return rules.learn_rules(get_analysis(_store, path, config).pages)
+    """URL rules learned from the clusters at a setting (read-only): the URLs are parsed once per
+    fingerprint key (`get_url_table`), the clusters of the threshold measure the rules."""
+    table = get_url_table(_store, path, config.fingerprint_key, config)
+    return rules.learn_rules(get_analysis(_store, path, config).pages, table=table)
 
 
-@st.cache_resource(show_spinner=False, max_entries=4)
+@st.cache_resource(show_spinner="Counting each source on its own", max_entries=PER_SETTING_ENTRIES)
 def get_source_trend(_store: Store, path: str, config: Config) -> pd.DataFrame:
     """The numbers of each loaded source on its own, in load order."""
     fp = get_fingerprints(_store, path, config.fingerprint_key, config)
     return compare.per_source_numbers(fp, config, _store.sources())
 
 
-@st.cache_resource(show_spinner=False, max_entries=8)
+@st.cache_resource(show_spinner="Comparing the two sources", max_entries=PER_SETTING_ENTRIES)
 def get_comparison(
     _store: Store, path: str, config: Config, baseline: int, current: int
 ) -> compare.Comparison:
@@ -299,7 +318,7 @@ def get_comparison(
     return compare.compare_sources(fp, config, baseline, current, (str(baseline), str(current)))
 
 
-@st.cache_resource(show_spinner=False, max_entries=4)
+@st.cache_resource(show_spinner="Sorting the pages into categories", max_entries=PER_SETTING_ENTRIES)
 def get_page_categories(
     _store: Store, path: str, config: Config, labels_version: tuple[int, int]
 ) -> pd.DataFrame:
@@ -338,6 +357,7 @@ def refresh_if_changed(store: Store) -> bool:
 def clear_caches() -> None:
     """After new data (an ingest): drop everything derived from the database."""
     get_learned_rules.clear()
+    get_url_table.clear()
     get_source_trend.clear()
     get_comparison.clear()
     get_fingerprints.clear()
