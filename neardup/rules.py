@@ -197,6 +197,9 @@ class UrlTable:
         default_factory=OrderedDict
     )
     _saved: dict[tuple[frozenset[UrlRule], tuple[str, ...]], int] = field(default_factory=dict)
+    # Per rule and its host's rules: the pages it merges (`merging`), for the content pages `_content`.
+    _merging: dict[tuple[UrlRule, frozenset[UrlRule]], _Merging] = field(default_factory=dict)
+    _content: np.ndarray | None = None
     # The rules each cluster's URLs propose (`candidate_rules`), by the cluster's fetched URL codes.
     _proposed: dict[tuple[int, ...], frozenset[UrlRule]] = field(default_factory=dict)
 
@@ -223,6 +226,38 @@ class UrlTable:
         while len(self._images) > 1 and sum(len(v) for v in self._images.values()) > budget:
             self._images.popitem(last=False)
         return image
+
+    def merging(self, rule: UrlRule, mine: Sequence[UrlRule], content: np.ndarray) -> _Merging:
+        """The `_Merging` of `rule` among `mine` (the rules of its host), over the pages where `content`
+        (no degenerate page: the same at every threshold of one fingerprint key), kept."""
+        if self._content is None or not np.array_equal(self._content, content):
+            self._content = content
+            self._merging.clear()
+        key = (rule, frozenset(mine))
+        if (found := self._merging.get(key)) is not None:
+            return found
+        names = self.family(mine, bare_host(rule.host))
+        others = [o for o in mine if o != rule]
+        where = self.positions(names)
+        with_rule, without = self.images_of(mine, names), self.images_of(others, names)
+        on = content[where]
+        img, pre, pos = with_rule[on], without[on], where[on]
+        # Only rewritten URLs that the rule gives two or more URLs of before matter.
+        width = int(pre.max(initial=-1)) + 1
+        img_pre = img * width + pre
+        pre_per_img = np.bincount(np.unique(img_pre) // max(width, 1), minlength=int(img.max(initial=-1)) + 1)
+        keep = pre_per_img[img] > 1 if len(img) else np.zeros(0, dtype=bool)
+        img, pre, pos, img_pre = img[keep], pre[keep], pos[keep], img_pre[keep]
+        found = self._merging[key] = _Merging(
+            pos=pos,
+            img=img,
+            pre=pre,
+            img_pre=img_pre,
+            ip_code=np.unique(img_pre, return_inverse=True)[1].reshape(-1),
+            merged=_pairs(img) - _pairs(img_pre),
+            saved=self.saved_of(mine, names) - self.saved_of(others, names),
+        )
+        return found
 
     def saved_of(self, rules: Sequence[UrlRule], names: tuple[str, ...]) -> int:
         """`pages_saved` of the pages of `names` under `rules` (no threshold changes it), kept."""
@@ -261,6 +296,20 @@ class UrlTable:
         if len(page_id) != len(self.page_id) or not np.array_equal(page_id[self.order], self.page_id):
             raise ValueError("the URL table was made of other pages than these (url_table(pages))")
         return pages["cluster_id"].astype("Int64").fillna(-1).to_numpy(dtype=np.int64)[self.order]
+
+
+@dataclass(frozen=True, slots=True)
+class _Merging:
+    """The content pages whose URLs a rule merges with another URL (the rule's host's other rules applied
+    too), in page order, as integer codes: what `_measure` needs that no threshold changes."""
+
+    pos: np.ndarray  # page positions
+    img: np.ndarray  # code of the URL rewritten with the rule
+    pre: np.ndarray  # code of the URL rewritten without it
+    img_pre: np.ndarray  # (img, pre) as one code
+    ip_code: np.ndarray  # (img, pre) numbered 0..k-1
+    merged: int  # URL pairs the rule merges
+    saved: int  # fetches it saves
 
 
 def _trap_pattern(key: UrlKey) -> str:
@@ -362,25 +411,12 @@ def _measure(crawl: _Crawl, rule: UrlRule, rules: Sequence[UrlRule]) -> RuleStat
     only the clusters depend on the threshold."""
     # Only the rules of the rule's host rewrite the pages of its host and its aliases.
     mine = [o for o in rules if _same_host(o, rule)]
-    names = crawl.table.family(mine, bare_host(rule.host))
-    others = [o for o in mine if o != rule]
-    where = crawl.table.positions(names)
-    with_rule, without = crawl.table.images_of(mine, names), crawl.table.images_of(others, names)
-    saved = crawl.table.saved_of(mine, names) - crawl.table.saved_of(others, names)
-    cluster = crawl.cluster[where]
-    on = cluster >= 0
-    img, pre, cl, pos = with_rule[on], without[on], cluster[on], where[on]
-    # Only rewritten URLs that the rule gives two or more URLs of before matter.
-    width = int(pre.max(initial=-1)) + 1
-    img_pre = img * width + pre
-    pre_per_img = np.bincount(np.unique(img_pre) // max(width, 1), minlength=int(img.max(initial=-1)) + 1)
-    keep = pre_per_img[img] > 1 if len(img) else np.zeros(0, dtype=bool)
-    img, pre, cl, pos, img_pre = img[keep], pre[keep], cl[keep], pos[keep], img_pre[keep]
+    merging = crawl.table.merging(rule, mine, crawl.cluster >= 0)
+    img, pre, pos, ip_code = merging.img, merging.pre, merging.pos, merging.ip_code
+    cl = crawl.cluster[pos]
     n_clusters = int(cl.max(initial=-1)) + 1
     img_cl = img * n_clusters + cl
-    ip_code = np.unique(img_pre, return_inverse=True)[1].reshape(-1)
     ip_cl = ip_code * n_clusters + cl
-    merged = _pairs(img) - _pairs(img_pre)
     in_cluster = _pairs(img_cl) - _pairs(ip_cl)
     clusters = 0
     examples: list[tuple[str, str]] = []
@@ -401,7 +437,7 @@ def _measure(crawl: _Crawl, rule: UrlRule, rules: Sequence[UrlRule]) -> RuleStat
             b = rows[(cl[rows] != cl[a]) & (pre[rows] != pre[a])]
             if len(b):
                 examples.append((str(crawl.urls[pos[a]]), str(crawl.urls[pos[b[0]]])))
-    return RuleStats(rule, merged, in_cluster, clusters, saved, examples)
+    return RuleStats(rule, merging.merged, in_cluster, clusters, merging.saved, examples)
 
 
 def crawl_traps(
