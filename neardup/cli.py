@@ -16,7 +16,7 @@ import yaml
 from . import engine, rules
 from .analysis import Analysis, Fingerprints, analyze, load_fingerprints
 from .app import HOME
-from .config import Config, load_config
+from .config import Config, Method, load_config
 from .dbfile import no_room
 from .errors import ConfigError, NeardupError, NotACrawlDump
 from .escapes import escape_controls
@@ -507,7 +507,9 @@ def cmd_fingerprints(args: argparse.Namespace) -> int:
     """Compute and store the fingerprints and candidate pairs of each shingle size and method, so that the
     app and `report` read them instead of computing them when an analyst moves to that setting."""
     base = config_from_args(args)
-    methods = ["minhash", "simhash"] if args.methods == "both" else [args.methods or base.method]
+    methods: list[Method] = (
+        ["minhash", "simhash"] if args.methods == "both" else [args.methods or base.method]
+    )
     with _open(args) as store:
         for method in methods:
             at_method = base if method == base.method else base.with_method(method)

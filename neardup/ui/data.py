@@ -135,10 +135,52 @@ def get_fingerprints(_store: Store, path: str, fingerprint_key: str, _config: Co
     return load_fingerprints(_store, _config)
 
 
-@st.cache_resource(show_spinner="Clustering at this setting", max_entries=PER_THRESHOLD_ENTRIES)
-def get_analysis(_store: Store, path: str, config: Config) -> Analysis:
-    fp = get_fingerprints(_store, path, config.fingerprint_key, config)
-    return analyze(fp, config)
+class AnalysisMemo:
+    """The latest analyses (`max_entries`), of the latest `max_fingerprints` fingerprint sets analysed
+    only: an analysis' pages share the columns of its fingerprints' pages, so one kept after its
+    fingerprints left `get_fingerprints` would keep a crawl-sized frame alive (a cache of its own, keyed on
+    the setting alone, would hold one per setting tried). An analysis is of the fingerprints it was made
+    from: new ones (another read of the store) are analysed again."""
+
+    def __init__(self, max_entries: int, max_fingerprints: int) -> None:
+        self.max_entries, self.max_fingerprints = max_entries, max_fingerprints
+        self._lock = threading.Lock()
+        self._entries: OrderedDict[tuple[str, Config], tuple[Fingerprints, Analysis]] = OrderedDict()
+
+    def get(self, fp: Fingerprints, path: str, config: Config) -> Analysis:
+        key = (path, config)
+        with self._lock:
+            found = self._entries.get(key)
+            if found is not None and found[0] is fp:
+                self._entries.move_to_end(key)
+                return found[1]
+        with st.spinner("Clustering at this setting"):
+            analysis = analyze(fp, config)
+        with self._lock:
+            self._entries[key] = (fp, analysis)
+            self._entries.move_to_end(key)
+            kept: list[Fingerprints] = []  # the latest fingerprint sets, newest first
+            for entry_fp, _ in reversed(self._entries.values()):
+                if len(kept) < self.max_fingerprints and not any(entry_fp is k for k in kept):
+                    kept.append(entry_fp)
+            for k in [k for k, (f, _) in self._entries.items() if not any(f is x for x in kept)]:
+                del self._entries[k]
+            while len(self._entries) > self.max_entries:
+                self._entries.popitem(last=False)
+        return analysis
+
+    def clear(self) -> None:
+        with self._lock:
+            self._entries.clear()
+
+
+ANALYSES = AnalysisMemo(PER_THRESHOLD_ENTRIES, FINGERPRINT_ENTRIES)
+
+
+def get_analysis(store: Store, path: str, config: Config) -> Analysis:
+    """Clusters and numbers at a setting (`analysis.analyze`), kept while its fingerprints are (see
+    `AnalysisMemo`)."""
+    return ANALYSES.get(get_fingerprints(store, path, config.fingerprint_key, config), path, config)
 
 
 @st.cache_resource(show_spinner="Reading the candidate pairs", max_entries=FINGERPRINT_ENTRIES)
@@ -361,7 +403,7 @@ def clear_caches() -> None:
     get_source_trend.clear()
     get_comparison.clear()
     get_fingerprints.clear()
-    get_analysis.clear()
+    ANALYSES.clear()
     get_page_categories.clear()
     get_candidate_pairs.clear()
     PAIR_DETAILS.clear()
