@@ -4,35 +4,15 @@ analyses) and what a threshold move reuses (the URL table of the URL rules page)
 from __future__ import annotations
 
 import gc
-import shutil
-from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
-import streamlit as st
+from app_driver import APP, TIMEOUT
 from streamlit.testing.v1 import AppTest
-from test_app import APP, TIMEOUT, build_small_db
 
 from neardup import rules
 from neardup.analysis import Analysis, Fingerprints
 from neardup.ui import data as ui_data
 from neardup.ui.state import W_METHOD, W_SHINGLE, w_threshold
-
-
-@pytest.fixture(scope="module")
-def base_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return build_small_db(tmp_path_factory.mktemp("app_scale"))
-
-
-@pytest.fixture
-def db(base_db: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
-    path = tmp_path / "neardup.duckdb"
-    shutil.copyfile(base_db, path)
-    monkeypatch.setenv("NEARDUP_DB", str(path))
-    monkeypatch.delenv("NEARDUP_CONFIG", raising=False)
-    st.cache_resource.clear()
-    yield str(path)
-    st.cache_resource.clear()
 
 
 def live(kind: type) -> int:

@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from test_browser import CHROMIUM, Server, launch_browser, start_app, wait_for_health, wait_idle
+from live_app import CHROMIUM, Server, launch_browser, start_app, wait_for_health, wait_idle
 
 from neardup import engine
 from neardup.config import Config
