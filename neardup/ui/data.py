@@ -115,9 +115,10 @@ def sample_source(store: Store) -> dict[str, Any] | None:
 
 
 # Entries of the caches below: each holds frames of the crawl's size, and a setting tried is not kept for
-# good (a million-page crawl's fingerprints take over a gigabyte). Two fingerprint keys: the setting's and the
-# other method's (Audit's "SimHash vs MinHash disagree" queue reads both on every run).
-FINGERPRINT_ENTRIES = 2
+# good (a million-page crawl's fingerprints take over a gigabyte). One fingerprint set: Audit's "SimHash vs
+# MinHash disagree" queue reads the other method's too, but only for its candidate pairs, which are kept
+# (PER_SETTING_ENTRIES), so the setting's own set is read again once, not on every run.
+FINGERPRINT_ENTRIES = 1
 PER_THRESHOLD_ENTRIES = 4  # analyses: a threshold moved back and forth is still answered from here
 PER_SETTING_ENTRIES = 2
 
@@ -183,7 +184,7 @@ def get_analysis(store: Store, path: str, config: Config) -> Analysis:
     return ANALYSES.get(get_fingerprints(store, path, config.fingerprint_key, config), path, config)
 
 
-@st.cache_resource(show_spinner="Reading the candidate pairs", max_entries=FINGERPRINT_ENTRIES)
+@st.cache_resource(show_spinner="Reading the candidate pairs", max_entries=PER_SETTING_ENTRIES)
 def get_candidate_pairs(
     _store: Store, path: str, fingerprint_key: str, similarity: str, _config: Config
 ) -> pd.DataFrame:
