@@ -39,17 +39,24 @@ def get_store(path: str) -> Store:
     return Store(path, on_demand=True, lock_wait_s=APP_LOCK_WAIT_S)
 
 
-def progress_text(stage: str, done: int, total: int, *, elapsed_s: float, pages: int) -> tuple[float, str]:
+def _eta(frac: float, elapsed_s: float) -> str:
+    return f", about {elapsed_s * (1 - frac) / frac:,.0f} s left" if frac > 0.01 and elapsed_s > 0.5 else ""
+
+
+def progress_text(
+    stage: str, done: int, total: int, *, elapsed_s: float, pages: int, stage_elapsed_s: float = 0.0
+) -> tuple[float, str]:
     """(fraction, label) for a progress bar. Stage "read" counts bytes of a known total: a percentage and an
-    ETA from the rate so far; other stages count pages."""
+    ETA from the rate so far; other stages count pages or units, with an ETA from the rate since the stage
+    began (`stage_elapsed_s`; none without it)."""
     if stage == "read" and total:
         frac = min(done / total, 1.0)
-        eta = (
-            f", about {elapsed_s * (1 - frac) / frac:,.0f} s left" if frac > 0.01 and elapsed_s > 0.5 else ""
-        )
-        return frac, f"{frac:.0%} of {total / 1e6:,.1f} MB read, {pages:,} records{eta}"
+        return frac, f"{frac:.0%} of {total / 1e6:,.1f} MB read, {pages:,} records{_eta(frac, elapsed_s)}"
     frac = min(done / total, 1.0) if total else 0.0
-    return frac, f"{stage}: {done:,} / {total:,}" if total else f"{stage}: {done:,}"
+    return (
+        frac,
+        f"{stage}: {done:,} / {total:,}{_eta(frac, stage_elapsed_s)}" if total else f"{stage}: {done:,}",
+    )
 
 
 def progress_bar(text: str) -> tuple[engine.Progress, DeltaGenerator]:
@@ -58,15 +65,21 @@ def progress_bar(text: str) -> tuple[engine.Progress, DeltaGenerator]:
     t0 = time.perf_counter()
     records = 0
     by_bytes = False
+    current, stage_t0 = "", t0
 
     def progress(stage: str, done: int, total: int) -> None:
-        nonlocal records, by_bytes
+        nonlocal records, by_bytes, current, stage_t0
         by_bytes = by_bytes or stage == "read"
         if stage == "ingest":
             records = done
             if by_bytes:  # the bytes read say more than a running count: it goes into their label
                 return
-        frac, label = progress_text(stage, done, total, elapsed_s=time.perf_counter() - t0, pages=records)
+        now = time.perf_counter()
+        if stage != current:
+            current, stage_t0 = stage, now
+        frac, label = progress_text(
+            stage, done, total, elapsed_s=now - t0, pages=records, stage_elapsed_s=now - stage_t0
+        )
         bar.progress(frac, text=f"{text} ({label})")
 
     return progress, bar
