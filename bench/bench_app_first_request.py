@@ -20,6 +20,10 @@ import time
 import urllib.request
 from pathlib import Path
 
+from harness import (  # bench/harness.py (this directory is on the path of a script run from it)
+    commit,
+    machine,
+)
 from playwright.sync_api import sync_playwright
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -71,6 +75,7 @@ def main() -> None:
     ap.add_argument("--db", required=True)
     ap.add_argument("--runs", type=int, default=3)
     args = ap.parse_args()
+    print(f"{machine()}; commit {commit()}; load average {os.getloadavg()[0]:.1f}\n")
     runs = [one_run(str(Path(args.db).resolve())) for _ in range(args.runs)]
     print("| first request | median s |\n|---|---:|")
     print(f"| a sign of work on the page | {statistics.median(w for w, _ in runs):.2f} |")

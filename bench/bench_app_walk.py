@@ -18,6 +18,10 @@ import statistics
 import time
 from pathlib import Path
 
+from harness import (  # bench/harness.py (this directory is on the path of a script run from it)
+    commit,
+    machine,
+)
 from streamlit.testing.v1 import AppTest
 
 from neardup.ui.state import W_METHOD, W_SHINGLE, w_threshold
@@ -52,6 +56,7 @@ def main() -> None:
     os.environ["NEARDUP_DB"] = str(Path(args.db).resolve())
     os.environ.pop("NEARDUP_CONFIG", None)
     os.chdir(ROOT)
+    print(f"{machine()}; commit {commit()}; load average {os.getloadavg()[0]:.1f}\n")
     print(f"| step | seconds | RSS MB |\n|---|---:|---:|\n| (start) | | {rss_mb():,.0f} |")
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=TIMEOUT_S)
     step("Home, first run (default setting)", at, lambda at: None)
