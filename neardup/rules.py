@@ -181,7 +181,6 @@ class UrlTable:
 
     page_id: np.ndarray  # per page, ascending
     order: np.ndarray  # positions of the pages' rows (as given to `url_table`) in page id order
-    keys: list[UrlKey]
     raw: np.ndarray  # code of the URL as fetched per page
     raw_keys: list[UrlKey | None]  # the key of each fetched URL code (None: no http(s) URL)
     base: np.ndarray  # code of the base URL per page (equal codes, equal keys)
@@ -222,7 +221,7 @@ class UrlTable:
             self._images.move_to_end(key)
             return found
         image = self._images[key] = self.images(rules, self.positions(names))
-        budget = IMAGE_CACHE_PAGES * max(len(self.keys), 1)
+        budget = IMAGE_CACHE_PAGES * max(len(self.base), 1)
         while len(self._images) > 1 and sum(len(v) for v in self._images.values()) > budget:
             self._images.popitem(last=False)
         return image
@@ -334,7 +333,6 @@ def url_table(pages: pd.DataFrame) -> UrlTable:
     for key, code in zip(raw_keys, text_codes, strict=True):
         base_keys[code] = key
     base = text_codes[raw_codes].astype(np.int64)
-    keys = [raw_keys[c] for c in raw_codes]
     raw_hosts = np.asarray([bare_host(k.host) for k in raw_keys], dtype=object)
     hosts = raw_hosts[raw_codes] if len(raw_codes) else np.empty(0, dtype=object)
     codes, names = pd.factorize(pd.Series(hosts, dtype=object))
@@ -350,7 +348,6 @@ def url_table(pages: pd.DataFrame) -> UrlTable:
     return UrlTable(
         page_id=pages["page_id"].to_numpy(dtype=np.int64)[order],
         order=order,
-        keys=keys,
         raw=raw_codes.astype(np.int64),
         raw_keys=parsed,
         base=base,
