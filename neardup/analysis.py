@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 
 from .batches import signatures
+from .candidate_stats import CAPPED_NOTE, CAPPED_WARN_SHARE
 from .candidates import CandidateStats, exact_scores
 from .clusters import WHY, components, representative_rows
 from .config import Config
@@ -48,6 +49,9 @@ class Fingerprints:
     n_shingles: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.int64))  # per unit
     # The stored unit id of each unit, where they were renumbered (a load of some sources); else None.
     unit_ids: np.ndarray | None = None
+    # (a * n_units + b of each stored pair, sorted; its order): made by the first `similarity_to`, as no
+    # threshold changes it.
+    pair_index: tuple[np.ndarray, np.ndarray] | None = None
 
 
 def _page_arrays(pages: pd.DataFrame) -> tuple[dict[str, np.ndarray], np.ndarray]:
@@ -160,6 +164,7 @@ def subset_fingerprints(fp: Fingerprints, keep: np.ndarray) -> Fingerprints:
         arrays=arrays,
         fixed_counts=fixed_counts,
         pairs=pairs,
+        pair_index=None,
     )
 
 
@@ -288,14 +293,17 @@ def similarity_to(
     source = np.where(same, "same text", "").astype(object)
 
     lo, hi = np.minimum(ua, ub), np.maximum(ua, ub)
-    stored = fp.pairs["a"].astype(np.int64) * fp.n_units + fp.pairs["b"].astype(np.int64)
+    if fp.pair_index is None:
+        stored = fp.pairs["a"].astype(np.int64) * fp.n_units + fp.pairs["b"].astype(np.int64)
+        order = np.argsort(stored, kind="stable")
+        fp.pair_index = (stored[order], order)
+    stored_sorted, order = fp.pair_index
     want = lo * fp.n_units + hi
     found = np.zeros(len(want), dtype=bool)
-    if len(stored) and len(want):
-        order = np.argsort(stored, kind="stable")
-        pos = np.minimum(np.searchsorted(stored[order], want), len(order) - 1)
-        found = ~same & (stored[order][pos] == want)
-        sim[found] = pair_scores(fp, config)[order][pos[found]]
+    if len(stored_sorted) and len(want):
+        pos = np.minimum(np.searchsorted(stored_sorted, want), len(order) - 1)
+        found = ~same & (stored_sorted[pos] == want)
+        sim[found] = pair_scores(fp, config)[order[pos[found]]]
     source[found] = "stored pair"
 
     rest = ~same & ~found
@@ -314,6 +322,20 @@ def similarity_to(
             sim[rest] = est
             source[rest] = "minhash estimate"
     return sim, source
+
+
+_WHY_STRINGS = pd.array(WHY, dtype="str")
+
+
+def big_cluster_advice(config: Config) -> str:
+    """What to try about a suspiciously big cluster: only settings not already in force."""
+    tried = []
+    if config.normalize != "main":
+        tried.append("normalize: main")
+    tightest = 0 if config.method == "simhash" else 1
+    if config.threshold != tightest:
+        tried.append("a tighter threshold")
+    return "check it, or try " + " or ".join(tried) if tried else "check it"
 
 
 @dataclass(frozen=True, slots=True)
@@ -366,8 +388,8 @@ def choose_representatives(
     idx = np.flatnonzero(content)
     # A single page is its own representative; the rule only has to run over clusters of two or more.
     rep = np.where(content, np.arange(n_total), -1)
-    why_page = np.full(n_total, None, dtype=object)
-    why_page[content] = WHY[2]  # "shortest URL": a single page
+    why_page = np.full(n_total, -1, dtype=np.int64)  # index into WHY, -1 for none
+    why_page[content] = 2  # "shortest URL": a single page
     multi = idx[size[idx] > 1]
     rows, why = representative_rows(
         cluster[multi],
@@ -381,8 +403,8 @@ def choose_representatives(
     n_ids = numbering.n_clusters + 1
     rep_of_cluster = np.full(n_ids, -1, dtype=np.int64)  # cluster id -> row of its representative
     rep_of_cluster[cluster[multi][rows]] = multi[rows]
-    why_of_cluster = np.empty(n_ids, dtype=object)
-    why_of_cluster[cluster[multi][rows]] = WHY[why]
+    why_of_cluster = np.full(n_ids, -1, dtype=np.int64)
+    why_of_cluster[cluster[multi][rows]] = why
     rep[multi] = rep_of_cluster[cluster[multi]]
     why_page[multi] = why_of_cluster[cluster[multi]]
     return rep, why_page
@@ -401,15 +423,17 @@ def host_rollup(fp: Fingerprints, is_representative: np.ndarray) -> pd.DataFrame
     return hosts.sort_values(["redundant", "pages"], ascending=False, kind="stable").reset_index(drop=True)
 
 
-def analysis_warnings(stats: CandidateStats, numbers: ReportNumbers) -> list[str]:
-    """The report's warnings: the candidate search's (capped buckets), and a cluster so large that
-    boilerplate may be being fingerprinted."""
-    warnings = list(stats.warnings)
+def analysis_warnings(fp: Fingerprints, numbers: ReportNumbers, config: Config) -> list[str]:
+    """The report's warnings: the candidate search's (capped buckets, where they are a notable share of
+    the index), and a cluster so large that boilerplate may be being fingerprinted, with advice only of
+    settings not already in force."""
+    notable_caps = fp.stats.capped_share(fp.n_units) >= CAPPED_WARN_SHARE
+    warnings = [w for w in fp.stats.warnings if notable_caps or not w.endswith(CAPPED_NOTE)]
     largest, n_content = numbers.largest_cluster, numbers.content_pages
     if n_content and largest >= 20 and largest > 0.01 * n_content:
         warnings.append(
             f"the largest cluster holds {largest} pages ({100 * largest / n_content:.1f}% of content pages): "
-            "boilerplate may be being fingerprinted; check it, or try normalize: main or a tighter threshold"
+            f"boilerplate may be being fingerprinted; {big_cluster_advice(config)}"
         )
     return warnings
 
@@ -435,13 +459,14 @@ def analyze(fp: Fingerprints, config: Config) -> Analysis:
     sim[idx] = similarity_to(fp, unit[idx], unit[rep[idx]], config)[0]
 
     na_int = ~content
-    canonical = fp.pages["canonical_url"].to_numpy(dtype=object)
+    # Taken from the string columns, not built from Python objects: a threshold move on a large crawl
+    # would spend most of its time converting a million strings.
     pages = fp.pages.assign(
         cluster_id=pd.arrays.IntegerArray(numbering.cluster, na_int),
         cluster_size=pd.arrays.IntegerArray(numbering.size, na_int),
         representative_id=pd.arrays.IntegerArray(np.where(content, page_id[rep], 0), na_int),
-        representative_url=np.where(content, canonical[rep], None),
-        why=why_page,
+        representative_url=fp.pages["canonical_url"].array.take(np.where(content, rep, -1), allow_fill=True),
+        why=_WHY_STRINGS.take(why_page, allow_fill=True),
         is_representative=is_rep,
         similarity_to_representative=sim,
     )
@@ -458,5 +483,5 @@ def analyze(fp: Fingerprints, config: Config) -> Analysis:
         pairs_at_threshold=int(keep.sum()),
     )
     hosts = host_rollup(fp, is_rep)
-    warnings = analysis_warnings(fp.stats, numbers)
+    warnings = analysis_warnings(fp, numbers, config)
     return Analysis(config, pages, numbers, hosts, pd.Series(dup_sizes, name="size"), warnings)
