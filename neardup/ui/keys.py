@@ -6,7 +6,8 @@ scrolls. The script makes:
   main area): the focus leaves it; a click on a switch hands them back at once (a switch takes no letter);
 - the scroll keys (PageUp / PageDown, Space, arrows, Home / End) scroll the main pane while no field has
   the focus;
-- `g` scroll to the first change of the word diff, and again back to the top;
+- `g` scroll to the first change of the word diff (not to a highlighted shared passage), and again back
+  to the top;
 - a label key pressed before the label bar of a freshly opened page is drawn wait (up to
   `EARLY_KEY_WAIT_MS`) and act once it is, instead of doing nothing;
 - the label bar's keys reach the server one rerun at a time: a key pressed while the last one's rerun is
@@ -71,9 +72,10 @@ KEYBOARD_SCRIPT = (
     + str(KEY_RUN_WAIT_MS)
     + """) sendNext();
     }, 100);
+    // a shared passage (evidence.show_passages) is a coloured run too, after its numbered badge: not a change
     const firstChange = () => [...document.querySelectorAll('[data-testid="stMain"] '
         + '[data-testid="stMarkdownContainer"] span')].find(s => /background/.test(s.className + s.getAttribute('style'))
-        && !/gray/.test(s.className));
+        && !/gray|Badge/.test(s.className) && !/Badge/.test(s.previousElementSibling?.className || ''));
     document.addEventListener("keydown", e => {
         const field = document.activeElement;
         if (e.key === "Escape") {

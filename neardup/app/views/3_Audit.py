@@ -553,9 +553,7 @@ def show_pair(detail: PairDetail) -> None:
             )
             if (record := describe_archive_record(page.get("extra"))) is not None:
                 st.caption(md_escape(record))
-    # The passages are on the Clusters page: a switch for them here left the labeling keys dead after a click
-    # on another switch (tests/test_browser_audit_keys.py).
-    show_pair_evidence(store, path, config, L, R, passages=False)
+    show_pair_evidence(store, path, config, L, R)  # the highlighted passages behind a switch
     if detail.same_text:
         st.markdown(f"**Main text: identical on both sides** ({L['n_words']:,} words), shown once")
         with st.container(height=420):
