@@ -296,3 +296,28 @@ def live_labels(server: Server) -> pd.DataFrame:
     """The labels as another process reads them while the app runs."""
     with Store(server.db, read_only=True, lock_wait_s=30) as store:
         return store.labels()
+
+
+def test_page_keys_move_through_the_menu(server: Server, browser: Browser) -> None:
+    """] opens the next page of the menu and [ the one before, on every page (wrapping at the ends); the
+    keys are named on Home and in Audit's key list; typed into a field they are text."""
+    page = browser.page
+    open_audit(page, server)
+    assert page.get_by_text("[ / ] page before / next").count() >= 1
+    for key, path in (("]", "/Tune"), ("]", "/Clusters"), ("[", "/Tune"), ("[", "/Audit"), ("[", "/Explore")):
+        page.keyboard.press(key)
+        page.wait_for_url(re.compile(rf"{path}(\?|$)"))
+        wait_idle(page)
+    page.goto(server.url + "/")
+    page.get_by_text("[ / ] page before / next").first.wait_for()
+    wait_idle(page)
+    page.keyboard.press("[")  # Home is the first: [ wraps to the last page
+    page.wait_for_url(re.compile(r"/URL_rules(\?|$)"))
+    wait_idle(page)
+    open_audit(page, server)
+    note = page.get_by_placeholder("optional note")
+    note.click()
+    page.keyboard.type("a]")
+    assert note.input_value() == "a]"
+    assert re.search(r"/Audit(\?|$)", page.url)
+    assert_clean(browser, "page keys")

@@ -15,6 +15,7 @@ scrolls. The script makes:
   button presses that reach it during one rerun into the next, once each button, in the order the buttons
   are drawn: three keys 40 ms apart would give one or two actions, on the pair before.
 The script is a constant, so it is sent once per page and installs its listeners once per window.
+`PAGE_KEYS_SCRIPT`, sent on every page by the navigation, moves through the app's pages with [ and ].
 """
 
 from __future__ import annotations
@@ -130,3 +131,22 @@ KEYBOARD_SCRIPT = (
     }, true);
 }</script>"""
 )
+
+PAGE_KEYS_HINT = "**[** / **]** page before / next"
+PAGE_KEYS_SCRIPT = """<script>if (!window.neardupPageKeys) {
+    window.neardupPageKeys = true;
+    // [ and ] open the page before / after the current one in the sidebar's menu (wrapping at the ends);
+    // a key typed into a field stays text there
+    document.addEventListener("keydown", e => {
+        if (e.ctrlKey || e.metaKey || e.altKey || (e.key !== "[" && e.key !== "]")) return;
+        const el = document.activeElement;
+        if (el && (el.matches('input, textarea, select, [contenteditable="true"]') || el.isContentEditable)) return;
+        const links = [...document.querySelectorAll('[data-testid="stSidebarNav"] a')];
+        const here = links.findIndex(a => a.getAttribute('aria-current') === 'page'
+            || new URL(a.href).pathname === location.pathname);
+        if (here < 0 || links.length < 2) return;
+        e.preventDefault();
+        e.stopImmediatePropagation();
+        links[(here + (e.key === "]" ? 1 : -1) + links.length) % links.length].click();
+    }, true);
+}</script>"""

@@ -47,7 +47,7 @@ from neardup.ui.data import (
 )
 from neardup.ui.evidence import show_pair_evidence
 from neardup.ui.guard import one_line_errors
-from neardup.ui.keys import DIFF_KEY, KEYBOARD_SCRIPT
+from neardup.ui.keys import DIFF_KEY, KEYBOARD_SCRIPT, PAGE_KEYS_HINT
 from neardup.ui.labeling import (
     LABELER_MAX_CHARS,
     GivenLabel,
@@ -353,7 +353,8 @@ SUGGESTED_ICON, CHOSEN_ICON = ":material/lightbulb:", ":material/check_circle:"
 KEY_HINT = (
     "Are the two pages the same content? **d** duplicate · **n** not · **u** unsure. The kind in blue "
     "(keys 1-8) is saved with the label, at first the suggested one (the bulb); press another to change it. **s** skip · "
-    f"**z** undo · **j** / **k** next / previous · **{DIFF_KEY}** first change and back · **Esc** leaves a field"
+    f"**z** undo · **j** / **k** next / previous · **{DIFF_KEY}** first change and back · **Esc** leaves a field · "
+    f"{PAGE_KEYS_HINT}"
 )
 SCROLL_TO_TOP = "<script>/* pair {0:d} {1:d} */ document.querySelector('[data-testid=\"stMain\"]')?.scrollTo(0, 0);</script>"
 LIST_COLUMNS = ["label", "category", "labeler", "bucket", "url_a", "url_b", "note", "labeled_at"]
