@@ -10,9 +10,9 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from archive_records import ingest_hostile
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from test_arc import ingest_hostile
 from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
