@@ -37,8 +37,8 @@ COMPLEX_FUNCTIONS = Counter(
         "decode_json_line": 1,  # ingest.py
         "validate": 1,  # ingest.py
         "degenerate_reason": 1,  # normalize.py
-        "_attach": 1,  # store.py
-        "_check_schema": 1,  # store.py
+        "_attach": 1,  # store/connection.py
+        "_check_schema": 1,  # store/schema.py
         "_read_pages_list": 1,  # wacz.py
         "record": 1,  # warc.py
         "decode_html": 1,  # warc.py
