@@ -87,6 +87,7 @@ def test_adding_a_crawl_equals_a_full_run(
     # only the new file's records went through ingest and fingerprinting
     assert added["previous"]["pages"] == 200
     assert added["previous"]["new_units"] < full["counts"]["units"] - 150
+    assert not added["previous"]["all_pairs_again"]  # the new units' buckets only
 
 
 def test_refuses_a_previous_run_under_other_settings(

@@ -108,6 +108,7 @@ class AddedUnits:
     new: DataFrame  # unit_id of the units no earlier page has
     n_new: int
     renumbered: DataFrame  # old_id, unit_id of the earlier units
+    all_pairs_again: bool = False  # set by `find_added_pairs` when it could not add (module doc)
 
 
 def fingerprint_added_units(
@@ -195,8 +196,8 @@ def find_added_pairs(added: AddedUnits, previous: Previous, config: Config, out:
             return _add_pairs(added, previous, config, out, work)
         except BucketGrown:
             pass
+    added.all_pairs_again = True
     pairs, stats = verified_pairs(units, config, work)
-    stats.notes.append(f"added to {previous.path}: all pairs computed again (a bucket grew past the cap)")
     return write_pairs(units, pairs, stats, config, out, work)
 
 
@@ -211,7 +212,4 @@ def _add_pairs(added: AddedUnits, previous: Previous, config: Config, out: str, 
     result = write_pairs(added.units, pairs, stats, config, out, work)
     if stats.verified_exact:
         result.stats.rejected_exact = stats.verified_exact - n_new
-    result.stats.notes.append(
-        f"added to {previous.path}: the candidates of {added.n_new:,} new units, {n_new:,} pairs"
-    )
     return result
