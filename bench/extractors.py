@@ -26,8 +26,9 @@ sys.path.insert(0, str(BENCH))
 
 import bench as local_bench  # noqa: E402  (crawl cache)
 from neardup.config import DEFAULT_STRIP_TAGS  # noqa: E402
-from neardup.ingest import detect_format, read_raw, validate  # noqa: E402
+from neardup.ingest import detect_format, read_raw  # noqa: E402
 from neardup.normalize import parse_page  # noqa: E402
+from neardup.records import validate  # noqa: E402
 from neardup.shingles import shingles, words  # noqa: E402
 
 

@@ -42,7 +42,8 @@ import pyarrow as pa
 from neardup import _html, batches, engine
 from neardup import store as store_mod
 from neardup.config import Config
-from neardup.ingest import detect_format, file_sha256, read_batches, read_raw, rel_canonical_href
+from neardup.ingest import detect_format, file_sha256, read_batches, read_raw
+from neardup.records import rel_canonical_href
 from neardup.store import Store
 
 

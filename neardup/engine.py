@@ -19,7 +19,6 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from .arc import ArcBatches
 from .batches import ingest_arrow, normalize_batch, set_batch, signatures, sketch_batch
 from .candidates import (
     CandidateStats,
@@ -31,13 +30,15 @@ from .candidates import (
 )
 from .config import Config
 from .errors import NotACrawlDump
-from .ingest import detect_format, file_sha256, read_batches, shared_lines
+from .ingest import detect_format, file_sha256, read_batches
 from .parallel import SharedSlots, default_jobs, parallel_map, prefetch
+from .readers.arc import ArcBatches
+from .readers.jsonl import shared_lines
+from .readers.wacz import WaczBatches
+from .readers.warc import WarcBatches
 from .rejects import BROKEN_FILE, Reject, RejectKind
 from .revisits import stored_page_lookup
 from .store import ROW_GROUP_ROWS, Store
-from .wacz import WaczBatches
-from .warc import WarcBatches
 
 # The bundled sample crawl (3,000 synthetic pages with ground truth): package data (neardup/sample_data).
 SAMPLE_CRAWL = Path(__file__).resolve().parent / "sample_data" / "crawl.jsonl.gz"

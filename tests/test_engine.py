@@ -16,7 +16,7 @@ from neardup import engine
 from neardup.analysis import Analysis, ReportNumbers, analyze, load_fingerprints
 from neardup.candidates import CAPPED_NOTE, CandidateStats
 from neardup.config import Config
-from neardup.ingest import BLOCK_BYTES
+from neardup.readers.jsonl import BLOCK_BYTES
 from neardup.shingles import containment, jaccard, shingles, words
 from neardup.store import Store
 

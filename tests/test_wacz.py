@@ -1,4 +1,4 @@
-"""WACZ input (`neardup.wacz`): members that cannot be read are named errors and the others load; no
+"""WACZ input (`neardup.readers.wacz`): members that cannot be read are named errors and the others load; no
 member name becomes a path; bombs stop at their bound; hostile ZIPs through the whole ingest path."""
 
 from __future__ import annotations
@@ -16,10 +16,12 @@ from test_arc import ingest_hostile
 from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
-from neardup import engine, wacz
+from neardup import engine
 from neardup.config import Config
 from neardup.errors import NotACrawlDump
-from neardup.ingest import detect_format, validate
+from neardup.ingest import detect_format
+from neardup.readers import wacz
+from neardup.records import validate
 from neardup.rejects import Reject, RejectKind
 from neardup.store import Store
 

@@ -24,11 +24,13 @@ from warcio.archiveiterator import ArchiveIterator as WarcioIterator
 from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
-from neardup import engine, warc
+from neardup import engine
 from neardup.analysis import analyze, load_fingerprints
 from neardup.config import Config
 from neardup.errors import NotACrawlDump
-from neardup.ingest import detect_format, read_raw, validate
+from neardup.ingest import detect_format, read_raw
+from neardup.readers import warc
+from neardup.records import validate
 from neardup.rejects import RejectKind
 from neardup.report import report_dict
 from neardup.store import Store

@@ -16,7 +16,6 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from neardup.archives import describe_archive_record
 from neardup.audit import (
     PAIR_KEY,
     PairDetail,
@@ -36,6 +35,7 @@ from neardup.labels import (
     bucket_range,
     decision_at,
 )
+from neardup.readers.capture import describe_archive_record
 from neardup.ui.data import (
     LabelView,
     get_candidate_pairs,

@@ -29,15 +29,12 @@ import zlib
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path, PurePosixPath
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from .archives import ArchiveBatches, ArchiveCapture
-from .rejects import Reject, RejectKind
-from .urls import canonicalize_url
-from .warc import FRAMED_MAGIC, WarcBatches, WarcCapture, is_warc_head
-
-if TYPE_CHECKING:
-    pass
+from ..rejects import Reject, RejectKind
+from ..urls import canonicalize_url
+from .capture import ArchiveBatches, ArchiveCapture, WarcCapture
+from .warc import FRAMED_MAGIC, WarcBatches, is_warc_head
 
 ZIP_MAGIC = b"PK\x03\x04"
 MAX_MEMBERS = 100_000
