@@ -55,18 +55,22 @@ class WarcCapture:
     record_cut: int | None = None
 
     @property
-    def awaits_stored_page(self) -> bool:
-        """A revisit whose record is not in its file, with a payload digest to find the page of another file
-        by (`StoredPageLookup`): read without a lookup, it is still unlinked."""
+    def unlinked_revisit(self) -> bool:
+        """A revisit whose record is neither in its file nor linked to a stored page (yet)."""
         return (
             self.warc_type == "revisit"
-            and self.payload_digest is not None
             and self.original is None
             and self.stored is None
             and self.record_cut is None
             and self.pending is None
             and not self.forward
         )
+
+    @property
+    def awaits_stored_page(self) -> bool:
+        """A revisit whose record is not in its file, with a payload digest to find the page of another file
+        by (`StoredPageLookup`): read without a lookup, it is still unlinked."""
+        return self.unlinked_revisit and self.payload_digest is not None
 
     @property
     def page_payload_digest(self) -> str | None:

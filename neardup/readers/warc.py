@@ -33,7 +33,7 @@ import zlib
 from collections import Counter, OrderedDict
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, BinaryIO, cast
 
@@ -85,6 +85,22 @@ def _type_name(rtype: WarcRecordType) -> str:
 
 
 _PAGE_SOURCES = WarcRecordType.response | WarcRecordType.resource
+
+
+@dataclass(frozen=True, slots=True)
+class RecordIndex:
+    """The offsets of a WARC file's response and resource records, by WARC-Record-ID and by payload digest
+    (the first record with it)."""
+
+    by_id: dict[str, int]
+    by_digest: dict[str, int]
+
+    def find(self, refers_to: str | None, payload_digest: str | None) -> int | None:
+        """The offset of the record a revisit refers to: by WARC-Refers-To, else by its payload digest."""
+        pos = self.by_id.get(refers_to) if refers_to else None
+        if pos is None and payload_digest:
+            pos = self.by_digest.get(payload_digest)
+        return pos
 
 
 class WarcBatches:
@@ -220,9 +236,7 @@ class WarcBatches:
         reread: list[tuple[int, WarcCapture]] = []
         for number, cap in waiting:
             if cap.forward:
-                pos = self._by_id.get(cap.refers_to or "") if cap.refers_to else None
-                if pos is None and cap.payload_digest:
-                    pos = self._by_digest.get(cap.payload_digest)
+                pos = self.index.find(cap.refers_to, cap.payload_digest)
                 if pos is None:
                     cut = self._cut.get(cap.refers_to or "") if cap.refers_to else None
                     if cut is None and cap.payload_digest:
@@ -456,10 +470,7 @@ class WarcBatches:
     def _link(self, cap: WarcCapture, by_id: dict[str, int], by_digest: dict[str, int]) -> WarcCapture:
         """A revisit with the record it refers to attached (read again from its offset): by
         WARC-Refers-To, else by the payload digest; marked `forward` when neither is among the records read."""
-        refers_to = cap.refers_to
-        pos = by_id.get(refers_to) if refers_to else None
-        if pos is None and cap.payload_digest:
-            pos = by_digest.get(cap.payload_digest)
+        pos = RecordIndex(by_id, by_digest).find(cap.refers_to, cap.payload_digest)
         if pos is None:
             return replace(cap, forward=True)
         if self._one_stream and pos not in self._recent:
@@ -478,6 +489,15 @@ class WarcBatches:
         self._recent_bytes += len(cap.block)
         while self._recent_bytes > RECENT_BYTES and self._recent:
             self._recent_bytes -= len(self._recent.popitem(last=False)[1].block)
+
+    @property
+    def index(self) -> RecordIndex:
+        """Where the response and resource records read so far are in the file."""
+        return RecordIndex(self._by_id, self._by_digest)
+
+    def read_record_at(self, pos: int) -> WarcCapture | None:
+        """The page-like record at offset `pos` (of `index`), or None when it is cut off."""
+        return self._read_at(pos)
 
     def _read_at(self, pos: int) -> WarcCapture | None:
         if (cap := self._recent.get(pos)) is not None:
