@@ -38,6 +38,7 @@ lint: install-dev
 	$(PY) -m ruff check $(LINTED)
 	$(PY) -m ruff format --check $(LINTED)
 	$(PY) -m mypy  # neardup/, as [tool.mypy] in pyproject.toml says
+	$(VENV)/bin/lint-imports  # the layer contract in pyproject.toml ([tool.importlinter])
 
 test: install-dev system-deps lint
 	$(PY) -m pytest -q

@@ -38,22 +38,19 @@ finish at 100k already, so use --methods simhash). It skips the naive peers (the
 run them anyway) and prints the tree RSS at quarters of the ingest so you can check that memory stays
 flat as the dump grows; compare its peak with the 100k run's.
 
-Generated crawls are cached under bench/data/ (git-ignored), named by --pages and --seed.
+Generated crawls (`make_sample.py --profile bench`, the 16 KB bench crawl) are cached under bench/data/
+(git-ignored), named by --pages and --seed.
 """
 
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import os
-import platform
 import random
 import resource
 import shutil
-import signal
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -64,14 +61,19 @@ from typing import Any
 
 BENCH = Path(__file__).resolve().parent
 REPO = BENCH.parent
-DATA = BENCH / "data"
 RESULTS = BENCH / "RESULTS.md"
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "tests"))  # oracles.py: the naive peers, which are the tests' references too
-
-PAGE = os.sysconf("SC_PAGE_SIZE")
-TICK = os.sysconf("SC_CLK_TCK")
-MB = 1024 * 1024
+sys.path.insert(0, str(BENCH))
+from harness import (  # noqa: E402  (bench/harness.py: the crawl cache, the process-tree monitor)
+    DATA,
+    MB,
+    PAGE,
+    commit,
+    ensure_crawl,
+    machine,
+    run_monitored,
+)
 
 # Thresholds for the re-cluster measurement: the first 5 of these that differ from the method's
 # default threshold (which the first report uses).
@@ -91,56 +93,6 @@ AT_100K = 110_000  # the 100k targets are judged on crawls up to this size (larg
 
 # ------------------------------------------------------------------------------------------------
 # input
-# ------------------------------------------------------------------------------------------------
-def find_make_crawl(explicit: str | None) -> Path:
-    candidates = [Path(explicit)] if explicit else []
-    candidates += [
-        REPO.parent / "shared" / "tools" / "make_crawl.py",
-        Path("/work/shared/tools/make_crawl.py"),
-    ]
-    for c in candidates:
-        if c.is_file():
-            return c
-    raise SystemExit(
-        f"make_crawl.py not found (looked at {', '.join(map(str, candidates))}); pass --make-crawl"
-    )
-
-
-def ensure_crawl(pages: int, seed: int, make_crawl: str | None) -> tuple[Path, Path | None]:
-    """The cached crawl for (pages, seed), generated on first use; returns (dump, truth CSV)."""
-    DATA.mkdir(parents=True, exist_ok=True)
-    out = DATA / f"crawl_{pages}_s{seed}.jsonl.gz"
-    truth = DATA / f"crawl_{pages}_s{seed}.truth.csv"
-    if out.is_file() and truth.is_file():
-        return out, truth
-    tool = find_make_crawl(make_crawl)
-    # The tool gzips only when the name ends in .gz: write to partial-*.jsonl.gz, rename when complete.
-    part_out, part_truth = DATA / f"partial-{out.name}", DATA / f"partial-{truth.name}"
-    print(f"generating {pages:,} pages (seed {seed}) with {tool} -> {out}", file=sys.stderr, flush=True)
-    t0 = time.perf_counter()
-    subprocess.run(
-        [
-            sys.executable,
-            str(tool),
-            "--pages",
-            str(pages),
-            "--seed",
-            str(seed),
-            "--out",
-            str(part_out),
-            "--truth",
-            str(part_truth),
-        ],
-        check=True,
-    )
-    part_out.rename(out)
-    part_truth.rename(truth)
-    print(f"generated in {time.perf_counter() - t0:.0f} s", file=sys.stderr, flush=True)
-    return out, truth
-
-
-# ------------------------------------------------------------------------------------------------
-# engine run (child process)
 # ------------------------------------------------------------------------------------------------
 def engine_child(args: argparse.Namespace) -> None:
     """Runs in the child: every stage of the real engine, timestamps (CLOCK_MONOTONIC) to a JSON file."""
@@ -280,126 +232,6 @@ def engine_child(args: argparse.Namespace) -> None:
 # ------------------------------------------------------------------------------------------------
 # /proc polling of a process tree
 # ------------------------------------------------------------------------------------------------
-def _stat(pid: int) -> tuple[int, float, int] | None:
-    """(ppid, cpu seconds, start time) of a process, or None if it is gone."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            s = f.read()
-    except OSError:
-        return None
-    rest = s[s.rindex(b")") + 2 :].split()
-    return int(rest[1]), (int(rest[11]) + int(rest[12])) / TICK, int(rest[19])
-
-
-def _rss_kb(pid: int) -> int:
-    try:
-        with open(f"/proc/{pid}/statm", "rb") as f:
-            return int(f.read().split()[1]) * PAGE // 1024
-    except OSError:
-        return 0
-
-
-def _pss_kb(pid: int) -> int:
-    try:
-        with open(f"/proc/{pid}/smaps_rollup", "rb") as f:
-            for line in f:
-                if line.startswith(b"Pss:"):
-                    return int(line.split()[1])
-    except OSError:
-        pass
-    return 0
-
-
-def machine_busy_s() -> float:
-    """CPU seconds the whole machine has been busy (all processes, all cores), from /proc/stat."""
-    with open("/proc/stat") as f:
-        v = [int(x) for x in f.readline().split()[1:9]]
-    user, nice, system, _idle, _iowait, irq, softirq, steal = v
-    return (user + nice + system + irq + softirq + steal) / TICK
-
-
-def _tree(root: int) -> dict[int, tuple[float, int]]:
-    """Processes of the tree under `root` (inclusive): pid -> (cpu seconds, start time)."""
-    procs: dict[int, tuple[int, float, int]] = {}
-    for name in os.listdir("/proc"):
-        if name.isdigit():
-            st = _stat(int(name))
-            if st is not None:
-                procs[int(name)] = st
-    children: dict[int, list[int]] = {}
-    for pid, (ppid, _, _) in procs.items():
-        children.setdefault(ppid, []).append(pid)
-    out, todo = {}, [root]
-    while todo:
-        pid = todo.pop()
-        if pid in procs:
-            out[pid] = (procs[pid][1], procs[pid][2])
-            todo.extend(children.get(pid, []))
-    return out
-
-
-def run_monitored(
-    cmd: list[str],
-    *,
-    max_rss_mb: float,
-    max_seconds: float = float("inf"),
-    interval: float = 0.2,
-    pss_every: int = 10,
-) -> tuple[int, list[tuple[float, float, float, float, int, float]], str]:
-    """Run `cmd`; sample (t, rss MB, pss MB, cumulative CPU s, processes, largest process MB) of its tree.
-
-    If the tree's RSS passes `max_rss_mb`, every process of the tree is killed (SIGKILL, by pid) before
-    the kernel's OOM killer picks a victim on this shared machine; likewise after `max_seconds`.
-    Returns (exit code, samples, why it was killed or "").
-    """
-    busy0 = machine_busy_s()
-    proc = subprocess.Popen(cmd)
-    samples = []
-    killed = ""
-    _said: list[str] = []
-    cpu_seen: dict[tuple[int, int], float] = {}
-    pss = 0
-    while True:
-        t = time.monotonic()
-        tree = _tree(proc.pid)
-        rss = biggest = 0
-        main_cpu = tree.get(proc.pid, (0.0, 0))[0]
-        # PSS (smaps_rollup) makes the kernel walk every page of the process: ~0.25 of a core for a
-        # 5 GB JVM at 5 polls/s, taken from the run being measured. RSS (statm) is read every poll,
-        # PSS every `pss_every`-th poll (carried forward in between).
-        fresh_pss = len(samples) % pss_every == 0
-        if fresh_pss:
-            pss = 0
-        for pid, (cpu, start) in tree.items():
-            r = _rss_kb(pid)
-            rss += r
-            biggest = max(biggest, r)
-            if fresh_pss:
-                pss += _pss_kb(pid)
-            cpu_seen[(pid, start)] = cpu
-        samples.append(
-            (t, rss / 1024, pss / 1024, sum(cpu_seen.values()), len(tree), biggest / 1024, main_cpu)
-        )
-        if killed:
-            pass
-        elif rss / 1024 > max_rss_mb:
-            killed = f"killed by the memory guard (tree RSS > {max_rss_mb:,.0f} MB)"
-        elif t - samples[0][0] > max_seconds:
-            killed = f"killed by the time guard (engine run > {max_seconds:,.0f} s)"
-        if killed and proc.poll() is None:
-            if not any(s.startswith(killed) for s in _said):
-                print(f"{killed}: killing the process tree", file=sys.stderr, flush=True)
-                _said.append(killed)
-            for pid in sorted(tree, key=lambda p: p == proc.pid):  # workers first, the child last
-                with contextlib.suppress(OSError):
-                    os.kill(pid, signal.SIGKILL)
-        if proc.poll() is not None:
-            break
-        time.sleep(interval)
-    run_monitored.machine_busy = machine_busy_s() - busy0  # type: ignore[attr-defined]
-    return proc.returncode, samples, killed
-
-
 def _cpu_at(samples: list, t: float, col: int = 3) -> float:
     """Cumulative CPU seconds at time t (linear between samples): the tree's (col 3) or the main process's (6)."""
     prev = samples[0]
@@ -905,40 +737,6 @@ def run_profile(
 # ------------------------------------------------------------------------------------------------
 # output
 # ------------------------------------------------------------------------------------------------
-def git_commit() -> str:
-    """HEAD's commit, read from .git without running git (empty if unavailable)."""
-    git = REPO / ".git"
-    try:
-        head = (git / "HEAD").read_text().strip()
-        if not head.startswith("ref:"):
-            return head[:12]
-        ref = head.split(None, 1)[1]
-        if (git / ref).is_file():
-            return (git / ref).read_text().strip()[:12]
-        packed = git / "packed-refs"
-        if packed.is_file():
-            for line in packed.read_text().splitlines():
-                if line.endswith(" " + ref):
-                    return line.split()[0][:12]
-        return f"({ref}, no commit yet)"
-    except OSError:
-        return ""
-
-
-def machine() -> str:
-    cores = len(os.sched_getaffinity(0))
-    model = ""
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                model = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    mem = os.sysconf("SC_PHYS_PAGES") * PAGE / 1024**3
-    return f"nproc {cores} ({model}), {mem:.0f} GB RAM, Python {platform.python_version()}"
-
-
 def _fmt_rate(pages: int, seconds: float) -> str:
     return f"{pages / seconds:,.0f}" if seconds > 0 else "-"
 
@@ -958,7 +756,7 @@ def render(
     lines = []
     stamp = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
     lines.append(
-        f"### {pages:,} pages - {stamp} - commit {git_commit() or 'unknown'}"
+        f"### {pages:,} pages - {stamp} - commit {commit()}"
         + (f" - normalize: {args.normalize}" if args.normalize != "main" else "")
     )
     if info.get("others_cores", 0) > 0.3:
@@ -1219,7 +1017,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         metavar="N",
         help="scale mode, e.g. --scale 1000000: like --pages N, but skips the naive peers (not run by default)",
     )
-    ap.add_argument("--seed", type=int, default=42, help="make_crawl seed and sampling seed (default 42)")
+    ap.add_argument(
+        "--seed", type=int, default=42, help="the bench crawl's seed and the sampling seed (default 42)"
+    )
     ap.add_argument("--truth", help="ground-truth CSV for --input (precision/recall line; optional)")
     ap.add_argument(
         "--jobs", type=int, default=None, help="worker processes for the engine (default: all cores)"
@@ -1272,9 +1072,6 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     )
     ap.add_argument("--keep-db", action="store_true", help="keep the DuckDB file (under bench/data/)")
     ap.add_argument(
-        "--make-crawl", help="path to make_crawl.py (default: ../shared/tools from the repo root)"
-    )
-    ap.add_argument(
         "--profile",
         metavar="STAGES",
         nargs="?",
@@ -1312,7 +1109,7 @@ def main(argv: list[str] | None = None) -> int:
         if not crawl.is_file():
             raise SystemExit(f"no such file: {crawl}")
     else:
-        crawl, truth = ensure_crawl(args.pages, args.seed, args.make_crawl)
+        crawl, truth = ensure_crawl(args.pages, args.seed)
     if args.profile:
         run_profile(crawl, args.profile.split(","), args.top, args.profile_db, tuple(args.methods))
         return 0

@@ -21,6 +21,8 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 
+from harness import median_ms  # bench/harness.py (this directory is on the path of a script run from it)
+
 from neardup import audit, engine
 from neardup.analysis import Fingerprints, analyze, load_fingerprints
 from neardup.config import Config
@@ -31,17 +33,6 @@ from neardup.store import Store
 
 STORE: Store
 THRESHOLDS = {"minhash": [0.7, 0.75, 0.8, 0.85, 0.9], "simhash": [2, 3, 4, 5, 6]}
-
-
-def median_ms(fn, repeat: int = 5) -> tuple[float, float]:
-    """Median wall and CPU milliseconds (this process, DuckDB's threads included) of `repeat` calls."""
-    wall, cpu = [], []
-    for _ in range(repeat):
-        t, c = time.perf_counter(), time.process_time()
-        fn()
-        cpu.append(time.process_time() - c)
-        wall.append(time.perf_counter() - t)
-    return 1000 * statistics.median(wall), 1000 * statistics.median(cpu)
 
 
 def audit_rerun(pairs, cfg: Config, labels) -> object:

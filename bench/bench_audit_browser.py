@@ -32,8 +32,9 @@ from playwright.sync_api import sync_playwright
 ROOT = Path(__file__).resolve().parent.parent
 CHROMIUM = "/usr/bin/chromium"
 sys.path.insert(0, str(ROOT / "tests"))
-from test_browser import settled_value, slider_thumb, wait_idle  # noqa: E402
-from test_browser_labeling import PAIR_SHOWN_JS, key_to_next_pair_ms  # noqa: E402
+sys.path.insert(0, str(ROOT / "bench"))
+from harness import cpu_ms  # noqa: E402  (bench/harness.py)
+from live_app import PAIR_SHOWN_JS, key_to_next_pair_ms, settled_value, slider_thumb, wait_idle  # noqa: E402  # noqa: E402
 
 # Recorded in the page: the keydown's time, and the time and size of every websocket message.
 WS_HOOK_JS = """
@@ -54,19 +55,6 @@ DRAWN_JS = """before => {
     window.__drawn = performance.now();
     return true;
 }"""
-TICK_MS = 1000 / os.sysconf("SC_CLK_TCK")
-
-
-def cpu_ms(pids: list[int]) -> float:
-    """User + system CPU milliseconds of these processes so far (the ones gone count nothing)."""
-    total = 0
-    for pid in pids:
-        try:
-            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        total += int(fields[11]) + int(fields[12])
-    return total * TICK_MS
 
 
 def descendants(root: int) -> list[int]:

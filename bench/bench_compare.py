@@ -3,7 +3,7 @@
     python bench/bench_compare.py --base-pages 100000 --add-pages 10000 [--repeat 3] [--method minhash]
         [--baseline-pages 10000] [--code before=/tmp/old-tree --code after=.]
 
-Builds (once, cached under --work) a database of a synthetic base crawl (`/work/shared/tools/make_crawl.py`)
+Builds (once, cached under --work) a database of a synthetic base crawl (the bench crawl, `bench/harness.py`)
 with its fingerprints, then `--repeat` times: copies it, ingests a second crawl (another seed) as a new
 source, brings the fingerprints up to date (`engine.ensure_fingerprints`) and runs `neardup compare`
 (`compare.open_comparison`) of the base crawl and the added one. With `--baseline-pages`, the database also
@@ -35,8 +35,9 @@ import sys
 import time
 from pathlib import Path
 
+from harness import ensure_crawl  # bench/harness.py (this directory is on the path of a script run from it)
+
 ROOT = Path(__file__).resolve().parent.parent
-MAKE_CRAWL = Path("/work/shared/tools/make_crawl.py")
 
 # One stage in a child process; prints {"seconds": wall, "cpu": CPU seconds of the stage itself}.
 _STAGE = r"""
@@ -82,18 +83,6 @@ def run_stage(stage: str, db: Path, arg: str, method: str, code: Path = ROOT) ->
     )
     got = json.loads(out.stdout.strip().splitlines()[-1])
     return got["seconds"], got["cpu"], got["rss"]
-
-
-def crawl(work: Path, pages: int, seed: int) -> Path:
-    out = work / f"crawl_{pages}_s{seed}.jsonl.gz"
-    if not out.exists():
-        tmp = out.with_name(f"part_{out.name}")  # ends in .gz: make_crawl compresses by the name
-        subprocess.run(
-            [sys.executable, str(MAKE_CRAWL), "--pages", str(pages), "--seed", str(seed), "--out", str(tmp)],
-            check=True,
-        )
-        tmp.rename(out)
-    return out
 
 
 def built(
@@ -147,15 +136,15 @@ def main() -> None:
     args = ap.parse_args()
     codes = [tuple(c.split("=", 1)) for c in args.code or [f"{args.label or 'this tree'}={ROOT}"]]
     args.work.mkdir(parents=True, exist_ok=True)
-    base_file = crawl(args.work, args.base_pages, 42)
-    add_file = crawl(args.work, args.add_pages, 43)
+    base_file = ensure_crawl(args.base_pages, 42)[0]
+    add_file = ensure_crawl(args.add_pages, 43)[0]
     load0 = os.getloadavg()
     stem = f"base_{args.base_pages}_{args.method}_{args.base_label or args.label or 'x'}"
     base_db = args.work / f"{stem}.duckdb"
     build = built(base_db, [base_file], args.method)
     baselines = {"compare with the base crawl": base_file}
     if args.baseline_pages:
-        previous = crawl(args.work, args.baseline_pages, 44)
+        previous = ensure_crawl(args.baseline_pages, 44)[0]
         baselines[f"compare with the previous {args.baseline_pages:,}-page crawl"] = previous
         start, base_db = base_db, args.work / f"{stem}_then_{args.baseline_pages}.duckdb"
         build |= built(base_db, [previous], args.method, start)

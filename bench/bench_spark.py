@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""`neardup spark` on local[N] against the local engine, on a synthetic crawl (make_crawl.py).
+"""`neardup spark` on local[N] against the local engine, on a synthetic crawl (`make_sample.py --profile bench`).
 
     .venv/bin/python bench/bench_spark.py --pages 20000                 # both methods, Spark and local
     .venv/bin/python bench/bench_spark.py --pages 100000 --record       # ... and append to bench/RESULTS_SPARK.md
@@ -36,7 +36,7 @@ REPO = BENCH.parent
 RESULTS = BENCH / "RESULTS_SPARK.md"
 sys.path.insert(0, str(BENCH))
 
-import bench as local_bench  # noqa: E402  (bench/bench.py: crawl cache and process-tree monitor)
+import harness  # noqa: E402  (bench/harness.py: crawl cache, process-tree monitor, machine line)
 
 NEARDUP = [sys.executable, "-m", "neardup.cli"]
 MB = 1024 * 1024
@@ -55,7 +55,7 @@ def plain_copy(gz: Path) -> Path:
 
 def monitored(cmd: list[str], max_rss_mb: float) -> dict[str, Any]:
     t0 = time.monotonic()
-    code, samples, killed = local_bench.run_monitored(cmd, max_rss_mb=max_rss_mb)
+    code, samples, killed = harness.run_monitored(cmd, max_rss_mb=max_rss_mb)
     wall = time.monotonic() - t0
     return {
         "exit": code,
@@ -241,18 +241,17 @@ def main(argv: list[str] | None = None) -> int:
     )
     ap.add_argument("--record", action="store_true", help=f"append the table to {RESULTS.name}")
     ap.add_argument("--json", help="also write the raw measurements here")
-    ap.add_argument("--make-crawl", help="path to make_crawl.py")
     args = ap.parse_args(argv)
 
-    gz, _truth = local_bench.ensure_crawl(args.pages, args.seed, args.make_crawl)
+    gz, _truth = harness.ensure_crawl(args.pages, args.seed)
     spark_input = gz if args.gz else plain_copy(gz)
-    work = Path(tempfile.mkdtemp(prefix="bench-spark-", dir=local_bench.DATA))
+    work = Path(tempfile.mkdtemp(prefix="bench-spark-", dir=harness.DATA))
     info: dict[str, Any] = {
         "pages": args.pages,
         "when": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
         "master": args.master,
         "driver_memory": args.driver_memory,
-        "machine": local_bench.machine(),
+        "machine": harness.machine(),
         "methods": args.methods,
         "spark_input": spark_input.name,
         "spark_input_mb": round(spark_input.stat().st_size / MB),

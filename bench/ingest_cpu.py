@@ -19,7 +19,6 @@ import argparse
 import json
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -28,7 +27,7 @@ from pathlib import Path
 BENCH = Path(__file__).resolve().parent
 sys.path.insert(0, str(BENCH))
 
-import bench as local_bench  # noqa: E402  (/proc polling)
+import harness  # noqa: E402  (bench/harness.py: crawl cache, process-tree monitor, machine line)
 
 # The CPU counted is the tree's up to `end` (the ingest and the store's close); what the child reads after
 # it (the HTML's size, which inflates the column under schema 3) is not. Its query reads either schema.
@@ -55,7 +54,7 @@ open(sys.argv[3], "w").write(json.dumps({"pages": n, "html_bytes": int(html or 0
 def run_once(path: Path, workdir: Path, code: Path) -> dict[str, float]:
     db = workdir / f"bench-{time.monotonic_ns()}.duckdb"
     out = workdir / "out.json"
-    code, samples, killed = local_bench.run_monitored(
+    code, samples, killed = harness.run_monitored(
         ["env", f"PYTHONPATH={code}", sys.executable, "-P", "-c", CHILD, str(path), str(db), str(out)],
         max_rss_mb=8000,
         interval=0.05,
@@ -72,23 +71,6 @@ def run_once(path: Path, workdir: Path, code: Path) -> dict[str, float]:
     return rec
 
 
-def commit() -> str:
-    """HEAD's commit (a worktree's .git is a file, which `bench.git_commit` does not read)."""
-    out = subprocess.run(
-        ["git", "-C", str(BENCH), "rev-parse", "--short=12", "HEAD"], capture_output=True, text=True
-    )
-    return out.stdout.strip() + (" + uncommitted changes" if _dirty() else "")
-
-
-def _dirty() -> bool:
-    out = subprocess.run(
-        ["git", "-C", str(BENCH), "status", "--porcelain", "--untracked-files=no"],
-        capture_output=True,
-        text=True,
-    )
-    return bool(out.stdout.strip())
-
-
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("inputs", nargs="+", type=Path)
@@ -103,18 +85,18 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     codes = args.code or [BENCH.parent]
     runs: dict[tuple[Path, Path], list[dict[str, float]]] = {(c, p): [] for p in args.inputs for c in codes}
-    busy0 = local_bench.machine_busy_s()
+    busy0 = harness.machine_busy_s()
     load0 = os.getloadavg()[0]
     t0 = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="neardup-ingest-cpu-") as tmp:
         for _ in range(args.repeats):
             for c, p in runs:
                 runs[c, p].append(run_once(p, Path(tmp), c))
-    others = (local_bench.machine_busy_s() - busy0 - sum(r["cpu"] for rs in runs.values() for r in rs)) / (
+    others = (harness.machine_busy_s() - busy0 - sum(r["cpu"] for rs in runs.values() for r in rs)) / (
         time.monotonic() - t0
     )
     print(
-        f"commit {commit()}, median of {args.repeats} runs; other processes used "
+        f"commit {harness.commit()}, median of {args.repeats} runs; other processes used "
         f"{others:.2f} cores meanwhile; load average {load0:.1f} at the start, {os.getloadavg()[0]:.1f} at the end\n"
     )
     print(

@@ -17,9 +17,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
-import statistics
 import sys
-import time
 from collections.abc import Callable
 from itertools import islice
 from pathlib import Path
@@ -27,10 +25,10 @@ from pathlib import Path
 BENCH = Path(__file__).resolve().parent
 sys.path.insert(0, str(BENCH))
 
+import harness  # noqa: E402  (bench/harness.py: crawl cache, process-tree monitor, machine line)
 import pyarrow as pa  # noqa: E402
 import xxhash  # noqa: E402
 
-import bench as local_bench  # noqa: E402  (crawl cache)
 from neardup.batches import html_blocks, sketch_table  # noqa: E402
 from neardup.config import Config  # noqa: E402
 from neardup.ingest import detect_format, read_raw  # noqa: E402
@@ -42,19 +40,14 @@ from neardup.sketch import sketch_many  # noqa: E402
 
 
 def cpu_ms_per_page(step: Callable[[], object], n: int, repeats: int) -> float:
-    step()  # warm-up: caches, lazy imports
-    runs = []
-    for _ in range(repeats):
-        t = time.process_time()
-        step()
-        runs.append((time.process_time() - t) * 1000 / n)
-    return statistics.median(runs)
+    """Median CPU milliseconds a page of `step` over `n` pages, after a warm-up (caches, lazy imports)."""
+    return harness.cpu_median(step, repeats, warmup=True)[0] * 1000 / n
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument(
-        "--crawl-pages", type=int, default=10_000, help="which cached make_crawl dump (default 10000)"
+        "--crawl-pages", type=int, default=10_000, help="which cached bench crawl (default 10000)"
     )
     ap.add_argument(
         "--input", type=Path, help="sample this dump instead (e.g. make_sample.py --profile realsize)"
@@ -64,7 +57,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--repeats", type=int, default=3)
     args = ap.parse_args(argv)
 
-    crawl = args.input or local_bench.ensure_crawl(args.crawl_pages, 42, None)[0]
+    crawl = args.input or harness.ensure_crawl(args.crawl_pages, 42)[0]
     config = Config(normalize=args.normalize)
     raw = list(islice(read_raw(crawl, detect_format(crawl)), args.pages))
     recs = [r for r in map(validate, raw) if isinstance(r, dict)]

@@ -55,7 +55,7 @@ CONTAINMENT_MIN_SIMILARITY = 0.7
 DEFAULT_MIN_WORDS = 30  # a page with fewer words of main text is degenerate ("too short")
 # Containment also counts when the smaller page holds at least this many shingles, whatever the size ratio:
 # a print or syndicated copy of an article whose own page carries a long comment thread is 3-45% of its size.
-# Calibrated with bench/size_guard.py (main text, k = 5) on the sample (3,000 pages) and a 5,000-page
+# Calibrated with bench/studies/size_guard.py (main text, k = 5) on the sample (3,000 pages) and a 5,000-page
 # `make_sample.py --profile realsize` crawl: of the pairs of different documents at containment >= 0.7 whose
 # smaller side is below half the larger, the largest smaller side holds 38 shingles; of the true copies below
 # half, the smallest holds 170 (a cut-short syndicated copy; the smallest print copy 336). The floor sits near

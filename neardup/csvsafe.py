@@ -14,6 +14,7 @@ them (`keep_controls`): it is read back by `Store.import_labels`, which matches 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import overload
 
@@ -29,28 +30,39 @@ DEFUSED_PATTERN = "^'[" + "".join("\\" + t if t in "-]\\^" else t for t in FORMU
 
 def defuse_formulas(df: pd.DataFrame) -> pd.DataFrame:
     """A copy of `df` in which every text cell that a spreadsheet would read as a formula starts with `'`."""
-    out = df.copy()
-    for name in out.columns:
-        col = out[name]
-        if col.dtype != object and not isinstance(col.dtype, pd.StringDtype):
-            continue
-        risky = col.str.startswith(FORMULA_TRIGGERS).fillna(False).astype(bool)
-        if risky.any():
-            out[name] = col.where(~risky, "'" + col.astype("string"))
-    return out
+    return _map_text_columns(df, _defused)
 
 
 def escape_control_cells(df: pd.DataFrame) -> pd.DataFrame:
     """A copy of `df` in which every control character of a text cell, line ends included, is an escape."""
+    return _map_text_columns(df, _controls_escaped)
+
+
+def _map_text_columns(df: pd.DataFrame, fix: Callable[[pd.Series], pd.Series]) -> pd.DataFrame:
+    """A copy of `df` with `fix` applied to each text column (numbers, dates and booleans left as they are)."""
     out = df.copy()
     for name in out.columns:
         col = out[name]
-        if col.dtype != object and not isinstance(col.dtype, pd.StringDtype):
-            continue
-        risky = col.str.contains(CONTROLS).fillna(False).astype(bool)
-        if risky.any():
-            out[name] = col.where(~risky, col[risky].map(lambda v: escape_controls(v, keep="")))
+        if col.dtype == object or isinstance(col.dtype, pd.StringDtype):
+            fixed = fix(col)
+            if fixed is not col:
+                out[name] = fixed
     return out
+
+
+def _defused(col: pd.Series) -> pd.Series:
+    risky = col.str.startswith(FORMULA_TRIGGERS).fillna(False).astype(bool)
+    return col.where(~risky, "'" + col.astype("string")) if risky.any() else col
+
+
+def _controls_escaped(col: pd.Series) -> pd.Series:
+    risky = col.str.contains(CONTROLS).fillna(False).astype(bool)
+    return col.where(~risky, col[risky].map(lambda v: escape_controls(v, keep=""))) if risky.any() else col
+
+
+def _safe_cells(col: pd.Series) -> pd.Series:
+    # escapes first: an escaped tab or carriage return no longer starts a formula
+    return _defused(_controls_escaped(col))
 
 
 @overload
@@ -65,5 +77,5 @@ def to_csv(df: pd.DataFrame, path: str | Path | None = None, *, keep_controls: b
 
     Lines end in CRLF as RFC 4180 has it: Python's csv module quotes a field only for the characters of
     the line terminator, so with a bare "\n" a carriage return inside a note would split its row."""
-    safe = defuse_formulas(df if keep_controls else escape_control_cells(df))
+    safe = _map_text_columns(df, _defused if keep_controls else _safe_cells)
     return safe.to_csv(path, index=False, lineterminator="\r\n")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import gzip
 import json
 import random
+import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -19,7 +20,8 @@ from neardup.config import Config
 from neardup.store import Store
 
 # The bundled sample crawl (3,000 synthetic pages with ground truth), from the checkout.
-SAMPLE_CRAWL = Path(__file__).resolve().parent.parent / "sample_data" / "crawl.jsonl.gz"
+ROOT = Path(__file__).resolve().parent.parent
+SAMPLE_CRAWL = ROOT / "sample_data" / "crawl.jsonl.gz"
 
 
 def modules_imported_by(code: str) -> set[str]:
@@ -271,15 +273,106 @@ def empty_db(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
     st.cache_resource.clear()
 
 
+# --- the small crawl's database and the app over it ----------------------------------------------------
+def build_small_db(tmp: Path) -> Path:
+    """The 300-page generated crawl, ingested and fingerprinted for the default setting."""
+    crawl = tmp / "crawl.jsonl.gz"
+    subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "make_sample.py"), "--pages", "300", "--seed", "3"]
+        + ["--out", str(crawl), "--truth", str(tmp / "truth.csv")],
+        check=True,
+        capture_output=True,
+    )
+    db = tmp / "base.duckdb"
+    with Store(db) as store:
+        summary = engine.ingest_file(store, crawl, Config(), jobs=1)
+        assert summary.loaded == 300
+        engine.ensure_fingerprints(store, Config(), jobs=1)
+    return db
+
+
+@pytest.fixture(scope="module")
+def small_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The small crawl's database, built once per test module (copy it to write: a server of a test's own
+    holds its file)."""
+    return build_small_db(tmp_path_factory.mktemp("small"))
+
+
+@pytest.fixture(scope="module")
+def base_db(small_db: Path) -> Path:
+    """The small crawl's database, by the name the app tests give it."""
+    return small_db
+
+
+@pytest.fixture
+def db(small_db: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    """A fresh copy of the small database, named by NEARDUP_DB; the app's cached store is dropped."""
+    import streamlit as st
+
+    path = tmp_path / "neardup.duckdb"
+    shutil.copyfile(small_db, path)
+    monkeypatch.setenv("NEARDUP_DB", str(path))
+    monkeypatch.delenv("NEARDUP_CONFIG", raising=False)
+    st.cache_resource.clear()
+    yield str(path)
+    st.cache_resource.clear()
+
+
+@pytest.fixture
+def store(db: str) -> Store:
+    # The same file in the same process: DuckDB shares one database instance with the app's Store.
+    return Store(db)
+
+
+@pytest.fixture
+def downloads(monkeypatch: pytest.MonkeyPatch) -> Any:
+    """AppTest keeps download data in a media storage it creates per run; keep a handle on it
+    (`app_driver.download` reads a button's bytes from it)."""
+    from app_driver import DownloadStorages
+    from streamlit.runtime.memory_media_file_storage import MemoryMediaFileStorage
+    from streamlit.testing.v1 import app_test as app_test_module
+
+    made = DownloadStorages()
+    managers: list[Any] = []
+
+    class Recording(MemoryMediaFileStorage):
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            made.append(self)
+
+    class RecordingManager(app_test_module.MediaFileManager):
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            managers.append(self)
+
+    monkeypatch.setattr(app_test_module, "MemoryMediaFileStorage", Recording)
+    monkeypatch.setattr(app_test_module, "MediaFileManager", RecordingManager)
+    made.managers = managers
+    return made
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    """Chromium with one page (`live_app.launch_browser`), for the test module's tests in turn."""
+    from live_app import launch_browser
+
+    with launch_browser() as b:
+        yield b
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """A test module that drives the browser is marked `browser` (`make test-fast` leaves it out): one that
-    imports Playwright, or the harness that launches it, without the mark is a collection error."""
+    imports Playwright or the harness that launches it, or uses the `browser` fixture, without the mark is a
+    collection error."""
     unmarked = sorted(
         {
             item.module.__name__
             for item in items
             if item.module is not None
-            and {"launch_browser", "sync_playwright"} & set(vars(item.module))
+            and (
+                {"launch_browser", "sync_playwright"} & set(vars(item.module))
+                or "browser" in getattr(item, "fixturenames", ())
+            )
             and item.get_closest_marker("browser") is None
         }
     )

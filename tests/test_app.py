@@ -11,10 +11,8 @@ import io
 import json
 import logging
 import re
-import shutil
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -22,10 +20,10 @@ import numpy as np
 import pandas as pd
 import pytest
 import streamlit as st
+from app_driver import APP, PAGES, TIMEOUT, download, run_app
 from conftest import make_crawl, page_html, words_text, write_jsonl
 from streamlit.runtime.memory_media_file_storage import MemoryMediaFileStorage
 from streamlit.testing.v1 import AppTest
-from streamlit.testing.v1 import app_test as app_test_module
 
 from neardup import audit, engine
 from neardup.analysis import Analysis, analyze, load_fingerprints
@@ -60,77 +58,6 @@ from neardup.ui.state import (
 from neardup.urls import canonicalize_url
 
 ROOT = Path(__file__).resolve().parent.parent
-APP = str(ROOT / "app.py")
-PAGES = {
-    "pages/1_Load.py": "Load a crawl dump",
-    "pages/2_Explore.py": "Explore",
-    "pages/3_Audit.py": "Audit pairs",
-    "pages/4_Tune.py": "Tune the threshold from labels",
-    "pages/5_Clusters.py": "Clusters",
-    "pages/6_Export.py": "Export",
-    "pages/7_URL_rules.py": "URL rules",
-}
-TIMEOUT = 120
-
-
-def build_small_db(tmp: Path) -> Path:
-    """The 300-page generated crawl, ingested and fingerprinted for the default setting."""
-    crawl = tmp / "crawl.jsonl.gz"
-    subprocess.run(
-        [
-            sys.executable,
-            str(ROOT / "scripts" / "make_sample.py"),
-            "--pages",
-            "300",
-            "--seed",
-            "3",
-            "--out",
-            str(crawl),
-            "--truth",
-            str(tmp / "truth.csv"),
-        ],
-        check=True,
-        capture_output=True,
-    )
-    db = tmp / "base.duckdb"
-    with Store(db) as store:
-        summary = engine.ingest_file(store, crawl, Config(), jobs=1)
-        assert summary.loaded == 300
-        engine.ensure_fingerprints(store, Config(), jobs=1)
-    return db
-
-
-@pytest.fixture(scope="module")
-def base_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return build_small_db(tmp_path_factory.mktemp("app"))
-
-
-@pytest.fixture
-def db(base_db: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
-    """A fresh copy of the small database, named by NEARDUP_DB; the app's cached store is dropped."""
-    path = tmp_path / "neardup.duckdb"
-    shutil.copyfile(base_db, path)
-    monkeypatch.setenv("NEARDUP_DB", str(path))
-    monkeypatch.delenv("NEARDUP_CONFIG", raising=False)
-    st.cache_resource.clear()
-    yield str(path)
-    st.cache_resource.clear()
-
-
-@pytest.fixture
-def store(db: str) -> Store:
-    # The same file in the same process: DuckDB shares one database instance with the app's Store.
-    return Store(db)
-
-
-def run_app(page: str | None = None) -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
-    assert not at.exception, at.exception
-    if page:
-        at.switch_page(page).run()
-        assert not at.exception, at.exception
-        assert at.title[0].value == PAGES[page]
-    return at
 
 
 def metrics(at: AppTest) -> dict[str, str]:
@@ -909,44 +836,6 @@ def test_tune_stop_rule_and_agreement_between_labelers(db: str, store: Store) ->
 
 
 # --- Export ------------------------------------------------------------------------------------
-class _Storages(list):
-    managers: list[Any]
-
-
-@pytest.fixture
-def downloads(monkeypatch: pytest.MonkeyPatch) -> list[MemoryMediaFileStorage]:
-    """AppTest keeps download data in a media storage it creates per run; keep a handle on it."""
-    made: _Storages = _Storages()
-
-    class Recording(MemoryMediaFileStorage):
-        def __init__(self, *args: Any, **kwargs: Any) -> None:
-            super().__init__(*args, **kwargs)
-            made.append(self)
-
-    class RecordingManager(app_test_module.MediaFileManager):
-        def __init__(self, *args: Any, **kwargs: Any) -> None:
-            super().__init__(*args, **kwargs)
-            managers.append(self)
-
-    managers: list[Any] = []
-    monkeypatch.setattr(app_test_module, "MemoryMediaFileStorage", Recording)
-    monkeypatch.setattr(app_test_module, "MediaFileManager", RecordingManager)
-    made.managers = managers  # type: ignore[attr-defined]
-    return made
-
-
-def download(at: AppTest, storages: list[MemoryMediaFileStorage], label: str) -> bytes:
-    """The bytes a click would download (a deferred button's callable is run, as the click would)."""
-    [element] = [d for d in at.get("download_button") if d.label == label]
-    proto = element.proto
-    url = (
-        storages.managers[-1].execute_deferred(proto.deferred_file_id)  # type: ignore[attr-defined]
-        if proto.HasField("deferred_file_id")
-        else proto.url
-    )
-    return storages[-1].get_file(url.rsplit("/", 1)[1]).content
-
-
 def test_export_downloads_match_the_store(
     db: str, store: Store, downloads: list[MemoryMediaFileStorage]
 ) -> None:

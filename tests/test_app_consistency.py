@@ -10,8 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from app_driver import APP, TIMEOUT
 from streamlit.testing.v1 import AppTest
-from test_app import APP, TIMEOUT, base_db, db  # noqa: F401 - fixtures
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from test_app import base_db, db, run_app  # noqa: F401 (fixtures)
+from app_driver import run_app
 
 from neardup.ui.state import W_EVIDENCE_RIGHT, W_FILTER_HOST, W_FILTER_URL
 

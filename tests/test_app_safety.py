@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from app_driver import APP, TIMEOUT, download
 from streamlit.testing.v1 import AppTest
-from test_app import APP, TIMEOUT, base_db, db, download, downloads  # noqa: F401 - fixtures
 
 
 def test_a_bad_config_file_is_an_error_not_a_traceback(

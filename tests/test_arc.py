@@ -9,17 +9,15 @@ import zlib
 from pathlib import Path
 
 import pytest
+from archive_records import ingest_hostile
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from neardup import engine
-from neardup.config import Config
 from neardup.errors import NotACrawlDump
 from neardup.ingest import detect_format
 from neardup.readers import arc
 from neardup.records import validate
 from neardup.rejects import Reject, RejectKind
-from neardup.store import Store
 
 PAGE = (
     b"HTTP/1.1 200 OK\r\nContent-Type: text/html; charset=utf-8\r\n\r\n"
@@ -202,24 +200,6 @@ def hostile_arcs(draw: st.DrawFn) -> bytes:
         at = draw(st.integers(0, len(data) - 1))
         data = data[:at] + bytes([data[at] ^ draw(st.integers(1, 255))]) + data[at + 1 :]
     return data
-
-
-def ingest_hostile(data: bytes, name: str) -> None:
-    """Ingest `data` into a fresh database: loaded (every reject of a named kind) or refused with
-    NotACrawlDump; nothing else may escape."""
-    with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp) / name
-        path.write_bytes(data)
-        store = Store(str(Path(tmp) / "db.duckdb"))
-        try:
-            engine.ingest_file(store, path, Config(), jobs=1)
-        except NotACrawlDump:
-            return
-        finally:
-            store.close()
-        store = Store(str(Path(tmp) / "db.duckdb"))
-        assert set(store.ingest_errors()["kind"]) <= {str(k) for k in RejectKind}
-        store.close()
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -15,21 +15,32 @@ import os
 import random
 import re
 import shutil
-import signal
-import socket
-import subprocess
-import sys
-import tempfile
-import time
-import urllib.request
 from collections.abc import Iterator
-from contextlib import contextmanager
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import pandas as pd
 import pytest
-from test_app import build_small_db
+from conftest import build_small_db
+from live_app import (
+    CHROMIUM,
+    PAGES,
+    SHOTS,
+    TIMEOUT_MS,
+    Browser,
+    Server,
+    assert_clean,
+    click_button,
+    launch_browser,
+    open_page,
+    require_chromium,
+    screenshot,
+    serving,
+    settled_value,
+    slider_thumb,
+    start_app,
+    wait_for_health,
+    wait_idle,
+)
 
 from neardup import audit, engine
 from neardup.analysis import load_fingerprints
@@ -42,32 +53,7 @@ from neardup.urls import canonicalize_url
 pytestmark = pytest.mark.browser
 
 ROOT = Path(__file__).resolve().parent.parent
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
-VIEWPORT = {"width": 1400, "height": 900}
-# Screenshots go to a temporary directory; NEARDUP_SCREENSHOTS=docs writes the README's ones.
-SHOTS = Path(os.environ.get("NEARDUP_SCREENSHOTS") or tempfile.mkdtemp(prefix="neardup-shots-"))
-TIMEOUT_MS = 60_000
 
-# (path, text the page shows once its script has run to the end, screenshot). The Audit page's is taken on
-# the sample (tests/test_browser_labeling.py), where unlabeled pairs are left to show.
-PAGES: list[tuple[str, str, str | None]] = [
-    ("/", "Next:", "home.png"),
-    ("/Load", "Rejected records", "load.png"),
-    ("/Explore", "Per host", "explore.png"),
-    ("/Audit", "Labeled pairs", None),
-    ("/Tune", "How precision, recall", "tune.png"),
-    ("/Clusters", "Compare with the representative", "clusters.png"),
-    ("/Export", "Import labels", "export.png"),
-]
 
 SCRIPT = "<script>alert(1)</script>"
 IMG = "<img src=x onerror=alert(1)>"
@@ -154,94 +140,9 @@ def label_from_truth(store: Store, truth_csv: Path, config: Config) -> int:
     return len(picked)
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-@dataclass
-class Server:
-    url: str
-    db: Path
-    proc: subprocess.Popen
-    log: Path
-    n_pages: int
-    n_labels: int
-    xss_urls: list[str] = field(default_factory=list)
-
-    def stop(self) -> None:
-        """Stop the server's process group."""
-        if self.proc.poll() is None:
-            os.killpg(self.proc.pid, signal.SIGTERM)
-            try:
-                self.proc.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                os.killpg(self.proc.pid, signal.SIGKILL)
-                self.proc.wait(timeout=10)
-
-
-def wait_for_health(server: Server, timeout_s: float = 90) -> None:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if server.proc.poll() is not None:
-            pytest.fail(f"streamlit exited with {server.proc.returncode}:\n{server.log.read_text()[-3000:]}")
-        try:
-            with urllib.request.urlopen(f"{server.url}/_stcore/health", timeout=2) as resp:
-                if resp.status == 200:
-                    return
-        except OSError:
-            pass
-        time.sleep(0.3)
-    pytest.fail(f"streamlit did not answer within {timeout_s} s:\n{server.log.read_text()[-3000:]}")
-
-
-def start_app(
-    db: Path, tmp: Path, env: dict[str, str] | None = None, *, packaged: bool = False
-) -> tuple[str, subprocess.Popen, Path]:
-    """`streamlit run app.py` over `db` on a free port (with `packaged`: `neardup app --db db`, which runs
-    the packaged Home.py): (base URL, process, log file). The process leads its own process group."""
-    port = free_port()
-    log = tmp / f"streamlit-{port}.log"
-    env = {**os.environ, "NEARDUP_DB": str(db), **(env or {})}
-    env.pop("NEARDUP_CONFIG", None)
-    address = ["--server.address" if not packaged else "--address", "127.0.0.1"]
-    if packaged:
-        cli = "import sys; from neardup.cli import main; sys.exit(main(sys.argv[1:]))"  # the `neardup` script
-        cmd = ["-c", cli, "app", "--db", str(db), "--headless", "--port", str(port), *address]
-    else:
-        cmd = [
-            "-m",
-            "streamlit",
-            "run",
-            "app.py",
-            "--server.headless",
-            "true",
-            "--server.port",
-            str(port),
-            *address,
-            "--browser.gatherUsageStats",
-            "false",
-            # others may edit the pages while this runs: no reruns on file changes
-            "--server.fileWatcherType",
-            "none",
-        ]
-    with log.open("wb") as out:
-        proc = subprocess.Popen(
-            [sys.executable, *cmd],
-            cwd=ROOT,
-            env=env,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
-    return f"http://127.0.0.1:{port}", proc, log
-
-
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    if not Path(CHROMIUM).exists():
-        pytest.fail(f"the browser test needs Debian's Chromium at {CHROMIUM}: apt-get install chromium")
+    require_chromium()
     tmp = tmp_path_factory.mktemp("browser")
     db = tmp / "neardup.duckdb"
     shutil.move(build_small_db(tmp), db)
@@ -253,94 +154,8 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
         engine.ensure_fingerprints(store, config, jobs=1)
         assert label_from_truth(store, tmp / "truth.csv", config) >= 10
         n_pages, n_labels = store.count_pages(), len(store.labels())
-
-    url, proc, log = start_app(db, tmp)
-    srv = Server(url, db, proc, log, n_pages, n_labels, [r["url"] for r in xss_records()])
-    try:
-        wait_for_health(srv)
+    with serving(db, tmp, n_pages, n_labels, xss_urls=[r["url"] for r in xss_records()]) as srv:
         yield srv
-    finally:
-        srv.stop()
-
-
-@dataclass
-class Browser:
-    page: object
-    dialogs: list[str]
-    errors: list[str]
-
-
-@contextmanager
-def launch_browser() -> Iterator[Browser]:
-    """Chromium with one page at VIEWPORT; dialogs are dismissed and recorded, as are JavaScript errors."""
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        chromium = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
-        try:
-            context = chromium.new_context(viewport=VIEWPORT, accept_downloads=True)
-            page = context.new_page()
-            page.set_default_timeout(TIMEOUT_MS)
-            dialogs: list[str] = []
-            errors: list[str] = []
-
-            def on_dialog(dialog: object) -> None:
-                dialogs.append(f"{dialog.type}: {dialog.message}")
-                dialog.dismiss()
-
-            page.on("dialog", on_dialog)
-            page.on("pageerror", lambda exc: errors.append(str(exc)))
-            yield Browser(page, dialogs, errors)
-            context.close()
-        finally:
-            chromium.close()
-
-
-@pytest.fixture(scope="module")
-def browser(server: Server) -> Iterator[Browser]:
-    with launch_browser() as b:
-        yield b
-
-
-def wait_idle(page: object) -> None:
-    """Until the script run is over (Streamlit marks the app element while a script runs)."""
-    page.wait_for_function(
-        "() => document.querySelector('[data-testid=\"stApp\"]')?.getAttribute('data-test-script-state')"
-        " === 'notRunning'"
-    )
-
-
-def wait_drawn(page: object) -> None:
-    """Until lazily loaded elements (charts, tables) replaced their skeletons and charts are drawn."""
-    page.wait_for_function(
-        "() => !document.querySelector('[data-testid=\"stSkeleton\"]') && [...document.querySelectorAll("
-        "'[data-testid=\"stPlotlyChart\"]')].every(c => c.querySelector('.main-svg'))"
-    )
-
-
-def open_page(page: object, base: str, path: str, marker: str) -> None:
-    page.goto(base + path)
-    page.get_by_text(marker).first.wait_for()
-    wait_idle(page)
-    wait_drawn(page)
-
-
-def screenshot(page: object, name: str) -> None:
-    wait_drawn(page)
-    page.wait_for_timeout(600)  # table canvases and chart transitions paint after they are in the DOM
-    page.screenshot(path=str(SHOTS / name))
-
-
-def assert_clean(b: Browser, where: str) -> None:
-    exc = b.page.locator('[data-testid="stException"]')
-    assert exc.count() == 0, f"{where}: {exc.first.inner_text()}"
-    assert not b.dialogs, f"{where}: a dialog opened: {b.dialogs}"
-    assert not b.errors, f"{where}: JavaScript errors: {b.errors}"
-
-
-def click_button(page: object, name: str) -> None:
-    """A button by its label; a button with a keyboard shortcut has the key after it in its name."""
-    page.get_by_role("button").filter(has_text=re.compile(rf"^{re.escape(name)}\W*\w?$")).click()
 
 
 # --- the tests (they share one server; the last one stops it) ----------------------------------
@@ -368,12 +183,6 @@ def sidebar_menu(page: object) -> list[tuple[str, str]]:
         })"""
     )
     return [tuple(e) for e in entries]
-
-
-@pytest.fixture(scope="module")
-def small_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The small crawl for servers of their own (DuckDB lets one process write a file)."""
-    return build_small_db(tmp_path_factory.mktemp("fresh"))
 
 
 @pytest.mark.parametrize("packaged", [False, True], ids=["streamlit-run-app.py", "neardup-app"])
@@ -501,18 +310,6 @@ def test_chart_axes_as_drawn(server: Server, browser: Browser) -> None:
     choose_radio(page, "Count axis", "log")
     hist.locator("text.ytitle").filter(has_text="pairs (log scale)").wait_for()
     assert_clean(browser, "/Explore charts")
-
-
-def slider_thumb(page: object, label: str) -> object:
-    return page.locator('[data-testid="stSlider"]', has_text=label).get_by_role("slider")
-
-
-def settled_value(page: object, thumb: object) -> float:
-    """The slider's value once the rerun its change started is over (and one more, had it started another)."""
-    wait_idle(page)
-    page.wait_for_timeout(700)
-    wait_idle(page)
-    return round(float(thumb.input_value()), 2)
 
 
 def press_on(page: object, thumb: object, key: str, times: int, expected: float) -> None:

@@ -22,9 +22,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from test_app import build_small_db
-from test_browser import (
-    CHROMIUM,
+from live_app import (
     PAGES,
     ROOT,
     Browser,
@@ -42,13 +40,6 @@ from test_browser import (
 from neardup.store import Store
 
 pytestmark = pytest.mark.browser
-
-
-@pytest.fixture(scope="module")
-def small_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    if not Path(CHROMIUM).exists():
-        pytest.fail(f"the browser test needs Debian's Chromium at {CHROMIUM}: apt-get install chromium")
-    return build_small_db(tmp_path_factory.mktemp("analyst"))
 
 
 def start_neardup_app(db: Path, cwd: Path, log: Path, *extra: str) -> tuple[str, subprocess.Popen]:

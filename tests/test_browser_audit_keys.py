@@ -9,17 +9,13 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from test_app import build_small_db
-from test_browser import (
-    CHROMIUM,
+from live_app import (
     Browser,
     Server,
     assert_clean,
-    launch_browser,
     open_page,
     screenshot,
-    start_app,
-    wait_for_health,
+    serving,
     wait_idle,
 )
 
@@ -34,24 +30,9 @@ MAIN_TOP_JS = "() => document.querySelector('[data-testid=\"stMain\"]').scrollTo
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    if not Path(CHROMIUM).exists():
-        pytest.fail(f"the browser test needs Debian's Chromium at {CHROMIUM}: apt-get install chromium")
-    tmp = tmp_path_factory.mktemp("keys")
-    db = build_small_db(tmp)
-    url, proc, log = start_app(db, tmp)
-    srv = Server(url, db, proc, log, 300, 0)
-    try:
-        wait_for_health(srv)
+def server(small_db: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    with serving(small_db, tmp_path_factory.mktemp("keys"), 300) as srv:
         yield srv
-    finally:
-        srv.stop()
-
-
-@pytest.fixture(scope="module")
-def browser(server: Server) -> Iterator[Browser]:
-    with launch_browser() as b:
-        yield b
 
 
 def open_audit(page: object, server: Server) -> str:

@@ -16,22 +16,19 @@ import random
 import re
 import shutil
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
-from test_app import build_small_db
-from test_browser import (
-    CHROMIUM,
+from conftest import build_small_db
+from live_app import (
     SHOTS,
     TIMEOUT_MS,
     Browser,
     Server,
     assert_clean,
-    launch_browser,
     open_page,
+    require_chromium,
     screenshot,
-    start_app,
-    wait_for_health,
+    serving,
     wait_idle,
 )
 
@@ -95,8 +92,7 @@ def chain_records() -> list[dict]:
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    if not Path(CHROMIUM).exists():
-        pytest.fail(f"the browser test needs Debian's Chromium at {CHROMIUM}: apt-get install chromium")
+    require_chromium()
     tmp = tmp_path_factory.mktemp("evidence")
     db = tmp / "neardup.duckdb"
     shutil.move(build_small_db(tmp), db)
@@ -118,19 +114,8 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
         weak, strong = stored[tuple(sorted(units[:2]))], stored[tuple(sorted(units[1:]))]
         assert 0.8 <= weak < 0.85 and strong > 0.95, (weak, strong)
         assert tuple(sorted((units[0], units[2]))) not in stored
-    url, proc, log = start_app(db, tmp)
-    srv = Server(url, db, proc, log, 305, 0)
-    try:
-        wait_for_health(srv)
+    with serving(db, tmp, 305) as srv:
         yield srv
-    finally:
-        srv.stop()
-
-
-@pytest.fixture(scope="module")
-def browser(server: Server) -> Iterator[Browser]:
-    with launch_browser() as b:
-        yield b
 
 
 def pick(page: object, label: str, option_text: str) -> None:

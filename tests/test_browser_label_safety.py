@@ -18,15 +18,12 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from test_app import build_small_db
-from test_browser import (
-    CHROMIUM,
+from live_app import (
     Server,
     assert_clean,
     launch_browser,
     open_page,
-    start_app,
-    wait_for_health,
+    serving,
     wait_idle,
 )
 
@@ -40,24 +37,12 @@ PAIR_URLS_JS = """() => [...document.querySelectorAll('[data-testid="stCode"]')]
 TOASTS_JS = """() => [...document.querySelectorAll('[data-testid="stToast"]')].map(t => t.innerText)"""
 
 
-@pytest.fixture(scope="module")
-def small_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    if not Path(CHROMIUM).exists():
-        pytest.fail(f"the browser test needs Debian's Chromium at {CHROMIUM}: apt-get install chromium")
-    return build_small_db(tmp_path_factory.mktemp("labels"))
-
-
 @contextmanager
 def app_server(small_db: Path, tmp: Path) -> Iterator[Server]:
     db = tmp / "neardup.duckdb"
     shutil.copyfile(small_db, db)
-    url, proc, log = start_app(db, tmp)
-    srv = Server(url, db, proc, log, 300, 0)
-    try:
-        wait_for_health(srv)
+    with serving(db, tmp, 300) as srv:
         yield srv
-    finally:
-        srv.stop()
 
 
 def kill_9(server: Server) -> None:

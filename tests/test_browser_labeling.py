@@ -6,23 +6,22 @@ The app is started the way `make run` starts it (no database named: the sample i
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from test_browser import (
-    CHROMIUM,
+from live_app import (
+    PAIR_SHOWN_JS,
     Browser,
     Server,
     assert_clean,
+    key_to_next_pair_ms,
     launch_browser,
     open_page,
     screenshot,
+    serving,
     settled_value,
     slider_thumb,
-    start_app,
-    wait_for_health,
     wait_idle,
 )
 
@@ -37,18 +36,10 @@ SAMPLE = ROOT / "sample_data" / "crawl.jsonl.gz"
 
 @pytest.fixture(scope="module")
 def sample_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    if not Path(CHROMIUM).exists():
-        pytest.fail(f"the browser test needs Debian's Chromium at {CHROMIUM}: apt-get install chromium")
     assert SAMPLE.exists(), SAMPLE
     tmp = tmp_path_factory.mktemp("sample")
-    db = tmp / "sample.duckdb"
-    url, proc, log = start_app(db, tmp, env={"NEARDUP_LOAD_SAMPLE": "1"})
-    srv = Server(url, db, proc, log, 3000, 0)
-    try:
-        wait_for_health(srv)
+    with serving(tmp / "sample.duckdb", tmp, 3000, env={"NEARDUP_LOAD_SAMPLE": "1"}) as srv:
         yield srv
-    finally:
-        srv.stop()
 
 
 @pytest.fixture(scope="module")
@@ -67,24 +58,6 @@ TYPE_TWO_KEYS_JS = """keys => {
         }
     }
 }"""
-PAIR_SHOWN_JS = """() => {
-    const cap = [...document.querySelectorAll('[data-testid="stCaptionContainer"]')]
-        .map(c => c.innerText).find(t => t.startsWith('Pair ')) || '';
-    const codes = [...document.querySelectorAll('[data-testid="stCode"]')].slice(0, 2).map(c => c.innerText);
-    return cap + '|' + codes.join('|');
-}"""
-
-
-def key_to_next_pair_ms(page: object, key: str) -> float:
-    """Press `key`, wait until another pair is drawn (its caption and URLs), then until the run is over;
-    the milliseconds from the key to the draw."""
-    before = page.evaluate(PAIR_SHOWN_JS)
-    t0 = time.perf_counter()
-    page.keyboard.press(key)
-    page.wait_for_function(f"() => ({PAIR_SHOWN_JS})() !== {json.dumps(before)}")
-    elapsed_ms = (time.perf_counter() - t0) * 1000
-    wait_idle(page)
-    return elapsed_ms
 
 
 # A button by its label (the text beside its icon and its key).

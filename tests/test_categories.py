@@ -177,8 +177,8 @@ def test_the_clusters_page_shows_each_copys_category_and_action(
     analyzed: tuple[Store, analysis.Analysis, dict[str, str]], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     import streamlit as st
+    from app_driver import APP, TIMEOUT
     from streamlit.testing.v1 import AppTest
-    from test_app import APP, TIMEOUT
 
     store, _, _ = analyzed
     monkeypatch.setenv("NEARDUP_DB", store.path)

@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 import yaml
 from conftest import Crawl, write_jsonl
-from test_config import HOSTILE_CONFIGS
+from hostile_configs import HOSTILE_CONFIGS
 
 from neardup.cli import main
 from neardup.config import default_threshold, load_config

@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from conftest import SAMPLE_CRAWL, page_html, sample_lines, short_page_fetches, words_text
+from spark_parity import SPARK_CONF, assert_matches_local, output_table
 
 from neardup import engine
 from neardup.analysis import analyze, load_fingerprints
@@ -31,26 +32,6 @@ pytestmark = [
 ]
 
 N_RECORDS = 600
-SPARK_CONF = [
-    "--master",
-    "local[2]",
-    "--conf",
-    "spark.sql.shuffle.partitions=4",
-    "--conf",
-    "spark.default.parallelism=4",
-    "--conf",
-    "spark.ui.enabled=false",
-    "--conf",
-    "spark.ui.showConsoleProgress=false",
-    "--conf",
-    "spark.driver.memory=1g",
-    "--conf",
-    "spark.sql.files.maxPartitionBytes=2000000",
-    "--conf",
-    "spark.sql.adaptive.enabled=false",  # re-planning costs more than it saves on 600 pages
-    "--conf",
-    "neardup.logLevel=ERROR",
-]
 SETTINGS = {
     # the newest-fetch representative rule on one path, the default on the other
     "simhash": Config(
@@ -104,13 +85,9 @@ def runs(dump: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, tupl
     return {name: (base / name, _spark_run(dump, base / name, cfg)) for name, cfg in SETTINGS.items()}
 
 
-def _parquet(out: Path, name: str) -> pd.DataFrame:
-    return pd.read_parquet(out / name)
-
-
 def test_pages_ids_lines_and_errors_match(runs: dict, local: Store) -> None:
     out, manifest = runs["simhash"]
-    pages = _parquet(out, "pages").sort_values("page_id").reset_index(drop=True)
+    pages = output_table(out, "pages").sort_values("page_id").reset_index(drop=True)
     want = local.page_table(Config().norm_key)
     cols = [
         "page_id",
@@ -130,7 +107,7 @@ def test_pages_ids_lines_and_errors_match(runs: dict, local: Store) -> None:
     assert (pages["fetched_at"].to_numpy() == want["fetched_at"].to_numpy()).all()
     # ids have a gap where the repeated record was rejected, as locally
     assert len(pages) == N_RECORDS and pages["page_id"].max() == N_RECORDS + 1
-    errors = _parquet(out, "errors")
+    errors = output_table(out, "errors")
     got = sorted(zip(errors["line"], errors["kind"], errors["reason"], strict=True))
     want_err = local.ingest_errors()
     assert got == sorted(zip(want_err["line"], want_err["kind"], want_err["reason"], strict=True))
@@ -138,54 +115,11 @@ def test_pages_ids_lines_and_errors_match(runs: dict, local: Store) -> None:
     assert manifest["sources"][0]["n_loaded"] == N_RECORDS and manifest["sources"][0]["n_errors"] == 4
 
 
-def _assert_matches_local(out: Path, manifest: dict, store: Store, config: Config) -> pd.DataFrame:
-    """Spark's units, pairs, clusters, representatives, numbers and candidate statistics equal the local
-    engine's on the same records under `config`; returns the pairs."""
-    fp = load_fingerprints(store, config, jobs=1)
-    analysis = analyze(fp, config)
-
-    # fingerprints per exact key (and the same unit numbering)
-    units = _parquet(out, "units").sort_values("unit_id").reset_index(drop=True)
-    want_units = store.units(config.fingerprint_key, with_signatures=True)
-    assert units["exact_key"].tolist() == want_units["exact_key"].tolist()
-    assert units["n_shingles"].tolist() == want_units["n_shingles"].tolist()
-    if config.method == "simhash":
-        got_fp = units["simhash"].to_numpy(dtype=np.int64).view(np.uint64)
-        assert (got_fp == want_units["simhash"].to_numpy(dtype=np.uint64)).all()
-    else:
-        assert [bytes(b) for b in units["minhash"]] == [bytes(b) for b in want_units["minhash"]]
-
-    # the same verified pairs with the same similarities, down to the loosest threshold
-    pairs = _parquet(out, "pairs")
-    want_pairs = store.pairs(config.fingerprint_key)
-    assert len(pairs) == len(want_pairs) > 0
-    score_cols = ["hamming_bits"] if config.method == "simhash" else ["jaccard", "containment"]
-    got = pairs.set_index(["a", "b"]).sort_index()[score_cols]
-    want = want_pairs.set_index(["a", "b"]).sort_index()[score_cols]
-    pd.testing.assert_frame_equal(got, want, check_dtype=False)
-    page_of = analysis.pages[analysis.pages["unit_id"] >= 0].groupby("unit_id")["page_id"].min()
-    assert (pairs["page_a"].to_numpy() == page_of.reindex(pairs["a"]).to_numpy()).all()
-
-    # the same clusters: as partitions of pages and of urls, with the same ids and representatives
-    clusters = _parquet(out, "clusters").set_index("page_id").sort_index()
-    content = analysis.pages[analysis.pages["cluster_id"].notna()].set_index("page_id").sort_index()
-    assert clusters.index.tolist() == content.index.tolist()
-    assert clusters["cluster_id"].tolist() == content["cluster_id"].astype(int).tolist()
-    for col in ["cluster_size", "representative_id", "representative_url", "why", "is_representative"]:
-        assert clusters[col].tolist() == content[col].tolist(), col
-    as_urls = {frozenset(g) for g in clusters.groupby("cluster_id")["url"].agg(frozenset)}
-    assert as_urls == {frozenset(g) for g in content.groupby("cluster_id")["url"].agg(frozenset)}
-    assert manifest["numbers"] == analysis.numbers
-    assert analysis.numbers["near_duplicates"] > 0
-    assert manifest["candidate_stats"] == fp.stats.as_dict()
-    return pairs
-
-
 @pytest.mark.parametrize("name", list(SETTINGS))
 def test_fingerprints_pairs_and_clusters_match(runs: dict, local: Store, name: str) -> None:
     out, manifest = runs[name]
-    _assert_matches_local(out, manifest, local, SETTINGS[name])
-    clusters = _parquet(out, "clusters")
+    assert_matches_local(out, manifest, local, SETTINGS[name])
+    clusters = output_table(out, "clusters")
     assert ("newest fetch" if name == "simhash" else "earliest fetch") in set(clusters["why"])
 
 
@@ -437,7 +371,7 @@ def test_partial_copies_match_the_local_engine(session: object, tmp_path: Path) 
     manifest = run_spark(session, [str(dump)], str(tmp_path / "out"), config)
     with Store(tmp_path / "local.duckdb") as store:
         engine.ingest_file(store, dump, config, jobs=1)
-        pairs = _assert_matches_local(tmp_path / "out", manifest, store, config)
+        pairs = assert_matches_local(tmp_path / "out", manifest, store, config)
         without = replace(config, partial_copies=False)
         engine.ensure_fingerprints(store, without, jobs=1)
         index_only = store.pairs(without.fingerprint_key)
@@ -480,7 +414,7 @@ def test_url_rules_merge_url_variants_as_locally(session: object, tmp_path: Path
     # the rules merge each item's three URLs into one canonical URL
     assert (content.groupby("cluster_id")["canonical_url"].nunique() == 1).all()
     assert set(content["canonical_url"]) == {f"https://shop.example/item-{i}" for i in range(4)}
-    clusters = _parquet(tmp_path / "out", "clusters").set_index("page_id").sort_index()
+    clusters = output_table(tmp_path / "out", "clusters").set_index("page_id").sort_index()
     for col in ["cluster_id", "canonical_url", "representative_id", "representative_url", "why"]:
         assert clusters[col].tolist() == content[col].tolist(), col
     assert manifest["numbers"] == analysis.numbers
@@ -532,17 +466,17 @@ def test_warc_files_match_the_local_engine(warc_dir: Path, tmp_path: Path) -> No
         engine.ingest_file(store, f, config, jobs=1)
     out, manifest = tmp_path / "out", None
     manifest = _spark_run(warc_dir, out, config)
-    pages = _parquet(out, "pages").sort_values("page_id").reset_index(drop=True)
+    pages = output_table(out, "pages").sort_values("page_id").reset_index(drop=True)
     want = store.page_table(config.norm_key)
     cols = ["page_id", "source_id", "line", "url", "status", "md5", "exact_key", "degenerate", "n_words"]
     pd.testing.assert_frame_equal(pages[cols], want[cols], check_dtype=False)
     assert len(pages) == 400
-    extra = [json.loads(e) for e in _parquet(out, "pages").sort_values("page_id")["extra"]]
+    extra = [json.loads(e) for e in output_table(out, "pages").sort_values("page_id")["extra"]]
     assert [e["warc_offset"] for e in extra] == [
         json.loads(e)["warc_offset"]
         for e in store.cursor().execute("SELECT extra FROM pages ORDER BY page_id").df()["extra"]
     ]
-    errors = _parquet(out, "errors")
+    errors = output_table(out, "errors")
     want_err = store.ingest_errors()
     assert sorted(zip(errors["line"], errors["kind"], errors["reason"], strict=True)) == sorted(
         zip(want_err["line"], want_err["kind"], want_err["reason"], strict=True)
@@ -568,10 +502,10 @@ def test_a_short_page_gets_one_verdict_in_all_its_fetches_as_locally(session: ob
 
     config = Config()
     manifest = run_spark(session, [str(dump)], str(tmp_path / "out"), config)
-    pages = _parquet(tmp_path / "out", "pages").set_index("url")
+    pages = output_table(tmp_path / "out", "pages").set_index("url")
     brief = pages.loc[[r["url"] for r in first[:2] + later]]
     assert brief["degenerate"].isna().all(), brief
     assert pages.loc["https://news.example/brief/other", "degenerate"] == "too short"
     with Store(tmp_path / "local.duckdb") as store:
         engine.ingest_file(store, dump, config, jobs=1)
-        _assert_matches_local(tmp_path / "out", manifest, store, config)
+        assert_matches_local(tmp_path / "out", manifest, store, config)

@@ -24,8 +24,8 @@ from pathlib import Path
 
 import pytest
 from conftest import SAMPLE_CRAWL
-from test_browser import free_port
-from test_spark import _assert_matches_local
+from live_app import free_port
+from spark_parity import assert_matches_local
 
 from neardup import engine
 from neardup.config import Config
@@ -237,7 +237,7 @@ def test_a_cluster_without_neardup_gives_the_local_engines_result(
         want = store.page_table(config.norm_key)
         cols = ["page_id", "line", "url", "canonical_url", "exact_key", "degenerate", "n_words"]
         pd.testing.assert_frame_equal(pages[cols], want[cols], check_dtype=False)
-        _assert_matches_local(out, manifest, store, config)
+        assert_matches_local(out, manifest, store, config)
 
 
 def test_without_shipping_the_probe_says_what_the_executors_lack(cluster: Cluster, tmp_path: Path) -> None:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 from conftest import SAMPLE_CRAWL
-from test_browser import free_port
+from live_app import free_port
 
 from neardup.cli import main
 from neardup.spark.probe import ExecutorReport, SparkUnavailable, check_executors

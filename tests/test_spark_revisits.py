@@ -13,10 +13,9 @@ from typing import Any
 
 import pandas as pd
 import pytest
+from archive_records import PNG, Archive, _doc, _heritrix_revisit, _http
 from conftest import page_html, words_text
-from test_spark import SPARK_CONF, _assert_matches_local, _parquet
-from test_warc import Archive, _doc, _http
-from test_warc_revisits import PNG, _heritrix_revisit
+from spark_parity import SPARK_CONF, assert_matches_local, output_table
 from warcio.warcwriter import WARCWriter
 
 from neardup import engine
@@ -98,7 +97,7 @@ def test_revisits_of_an_earlier_input_file_are_its_pages_as_locally(tmp_path: Pa
     assert main(["spark", *map(str, paths), "--out", str(out), *conf]) == 0
     manifest = json.loads((out / "_MANIFEST.json").read_text(encoding="utf-8"))
 
-    pages = _parquet(out, "pages").sort_values("page_id").reset_index(drop=True)
+    pages = output_table(out, "pages").sort_values("page_id").reset_index(drop=True)
     want = store.page_table(config.norm_key)
     cols = ["page_id", "source_id", "line", "url", "fetched_at", "status", "md5", "exact_key"]
     pd.testing.assert_frame_equal(pages[cols], want[cols], check_dtype=False)
@@ -121,14 +120,14 @@ def test_revisits_of_an_earlier_input_file_are_its_pages_as_locally(tmp_path: Pa
         == (pages.loc[pages["url"] == "http://h.test/e", "page_id"].iloc[0])
     )
 
-    errors = _parquet(out, "errors")
+    errors = output_table(out, "errors")
     want_err = store.ingest_errors()
     assert sorted(zip(errors["line"], errors["kind"], errors["reason"], strict=True)) == sorted(
         zip(want_err["line"], want_err["kind"], want_err["reason"], strict=True)
     )
     assert [r for r in errors["reason"] if r.startswith("revisit without its record")]
     assert [s["n_loaded"] for s in manifest["sources"]] == [4, 7, 2]
-    _assert_matches_local(out, manifest, store, config)
+    assert_matches_local(out, manifest, store, config)
     assert manifest["numbers"]["byte_identical_duplicates"] == 5  # b-copy and the 4 revisits
     store.close()
 
@@ -172,15 +171,15 @@ def test_a_revisit_skips_a_page_rejected_as_a_duplicate_record_as_locally(tmp_pa
     conf = [c if c != "local[2]" else "local[1]" for c in SPARK_CONF]
     assert main(["spark", *map(str, paths), "--out", str(out), *conf]) == 0
     manifest = json.loads((out / "_MANIFEST.json").read_text(encoding="utf-8"))
-    pages = _parquet(out, "pages").sort_values("page_id").reset_index(drop=True)
+    pages = output_table(out, "pages").sort_values("page_id").reset_index(drop=True)
     want = store.page_table(config.norm_key)
     cols = ["page_id", "source_id", "line", "url", "fetched_at", "status", "md5", "exact_key"]
     pd.testing.assert_frame_equal(pages[cols], want[cols], check_dtype=False)
     assert [json.loads(e) for e in pages["extra"]] == want_extra
-    errors = _parquet(out, "errors")
+    errors = output_table(out, "errors")
     want_err = store.ingest_errors()
     assert sorted(zip(errors["line"], errors["kind"], errors["reason"], strict=True)) == sorted(
         zip(want_err["line"], want_err["kind"], want_err["reason"], strict=True)
     )
-    _assert_matches_local(out, manifest, store, config)
+    assert_matches_local(out, manifest, store, config)
     store.close()

@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from test_app import base_db, db, run_app, store  # noqa: F401 - fixtures
+from app_driver import run_app
 
 from neardup import audit
 from neardup.analysis import load_fingerprints

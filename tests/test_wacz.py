@@ -10,11 +10,9 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from archive_records import Archive, _doc, _errors, _heritrix_revisit, _pages, ingest_hostile
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from test_arc import ingest_hostile
-from test_warc import Archive, _doc, _errors, _pages
-from test_warc_revisits import _heritrix_revisit
 from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 

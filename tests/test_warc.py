@@ -17,56 +17,18 @@ from pathlib import Path
 from typing import Any
 
 import brotli
-import numpy as np
 import pytest
+from archive_records import Archive, _doc, _errors, _http, _ingest, _numbers, _pages
 from conftest import page_html, words_text
 from warcio.archiveiterator import ArchiveIterator as WarcioIterator
-from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
-from neardup import engine
-from neardup.analysis import analyze, load_fingerprints
-from neardup.config import Config
 from neardup.errors import NotACrawlDump
 from neardup.ingest import detect_format, read_raw
 from neardup.readers import warc
 from neardup.records import validate
-from neardup.rejects import RejectKind
-from neardup.report import report_dict
-from neardup.store import Store
 
 WGET = shutil.which("wget") or "/usr/bin/wget"
-
-
-def _ingest(tmp_path: Path, path: Path, name: str = "db.duckdb") -> tuple[Store, engine.FileSummary]:
-    store = Store(tmp_path / name)
-    return store, engine.ingest_file(store, path, Config(), jobs=1)
-
-
-def _pages(store: Store) -> list[dict[str, Any]]:
-    df = store.cursor().execute("SELECT page_id, line, url, status, md5, extra FROM pages ORDER BY line").df()
-    html = {
-        r["page_id"]: r["html"]
-        for t in store.page_records(np.sort(df["page_id"].to_numpy()), 256)
-        for r in t.to_pylist()
-    }
-    df["html"] = df["page_id"].map(html)  # the raw HTML is read through the store
-    rows = df.drop(columns="page_id").to_dict(orient="records")
-    for r in rows:
-        r["extra"] = json.loads(r["extra"]) if r["extra"] else {}
-    return rows
-
-
-def _errors(store: Store) -> list[tuple[int, str]]:
-    errors = store.ingest_errors()
-    # each reject is stored with its kind, the words its reason begins with
-    assert all(r.startswith(RejectKind(k)) for k, r in zip(errors["kind"], errors["reason"], strict=True))
-    return [(int(r.line), r.reason) for r in errors.itertuples()]
-
-
-def _numbers(store: Store) -> dict[str, Any]:
-    config = Config()
-    return report_dict(analyze(load_fingerprints(store, config, jobs=1), config))
 
 
 # --- a real crawler ------------------------------------------------------------------------------
@@ -222,50 +184,6 @@ def test_a_wget_crawl_reports_as_its_jsonl_form(tmp_path, wget_crawl):
     assert [p["md5"] for p in _pages(warc_store)] == [p["md5"] for p in _pages(jsonl_store)]
     warc_store.close()
     jsonl_store.close()
-
-
-# --- edge cases written with warcio ---------------------------------------------------------------
-def _http(status: str, headers: list[tuple[str, str]]) -> StatusAndHeaders:
-    return StatusAndHeaders(status, headers, protocol="HTTP/1.1")
-
-
-class Archive:
-    """A WARC written with warcio, record by record."""
-
-    def __init__(self, path: Path, *, gz: bool = True) -> None:
-        self.path = path
-        self.f = open(path, "wb")  # noqa: SIM115
-        self.w = WARCWriter(self.f, gzip=gz)
-        self.w.write_record(self.w.create_warcinfo_record(path.name, {"software": "neardup tests"}))
-
-    def response(
-        self,
-        url: str,
-        body: bytes,
-        *,
-        status: str = "200 OK",
-        headers: list[tuple[str, str]] | None = None,
-        warc_headers: dict[str, str] | None = None,
-        length: int | None = None,
-    ) -> Any:
-        rec = self.w.create_warc_record(
-            url,
-            "response",
-            payload=io.BytesIO(body),
-            length=length,
-            http_headers=_http(status, [("Content-Type", "text/html")] if headers is None else headers),
-            warc_headers_dict=warc_headers or {},
-        )
-        self.w.write_record(rec)
-        return rec
-
-    def close(self) -> Path:
-        self.f.close()
-        return self.path
-
-
-def _doc(i: int, rng: random.Random | None = None) -> str:
-    return page_html(f"Page {i}", words_text(rng or random.Random(i), 200))
 
 
 def test_revisits_are_byte_identical_copies_of_their_record(tmp_path):

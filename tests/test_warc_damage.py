@@ -11,7 +11,7 @@ from functools import cache
 from pathlib import Path
 
 import pytest
-from test_warc import Archive, _doc, _errors, _http, _ingest, _pages
+from archive_records import Archive, _doc, _errors, _http, _ingest, _pages
 from warcio.archiveiterator import ArchiveIterator as WarcioIterator
 
 from neardup import engine

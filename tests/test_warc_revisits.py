@@ -8,33 +8,13 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from test_warc import Archive, _doc, _errors, _http, _ingest, _numbers, _pages
+from archive_records import PNG, Archive, _doc, _errors, _heritrix_revisit, _http, _ingest, _numbers, _pages
 
 from neardup import engine
 from neardup.config import Config
 from neardup.store import Store
 
 ROOT = Path(__file__).resolve().parent.parent
-IDENTICAL_PAYLOAD = "http://netpreserve.org/warc/1.0/revisit/identical-payload-digest"
-PNG = b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 4
-
-
-def _heritrix_revisit(a: Archive, original: Any, date: str, *, url: str | None = None) -> Any:
-    """A revisit as Heritrix 3 writes one in a later file of a de-duplicating crawl: the identical-payload
-    profile, the original's URL and date (WARC-Refers-To-Target-URI / -Date), its payload digest, and
-    no WARC-Refers-To (the record id is in another file)."""
-    h = original.rec_headers
-    rec = a.w.create_revisit_record(
-        url or h.get_header("WARC-Target-URI"),
-        h.get_header("WARC-Payload-Digest"),
-        h.get_header("WARC-Target-URI"),
-        h.get_header("WARC-Date"),
-        http_headers=_http("200 OK", [("Content-Type", "text/html")]),
-    )
-    assert rec.rec_headers.get_header("WARC-Profile") == IDENTICAL_PAYLOAD
-    rec.rec_headers.replace_header("WARC-Date", date)
-    a.w.write_record(rec)
-    return rec
 
 
 def _neardup(*argv: str) -> subprocess.CompletedProcess[str]:

@@ -25,7 +25,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from test_browser import CHROMIUM, assert_clean, free_port, launch_browser, open_page
+from live_app import CHROMIUM, assert_clean, free_port, launch_browser, open_page
 
 pytestmark = [pytest.mark.wheel, pytest.mark.browser]
 

@@ -9,7 +9,7 @@ Three probes against a real `streamlit run app.py` over the 300-page generated c
   the ingest finishes (the labeler does not starve it), every label the tab gave is stored once the file is
   free, and no traceback shows.
 
-    PYTHONPATH=. python bench/probe_label_safety.py [--tries 20] [--only kill,tabs,ingest]
+    PYTHONPATH=. python bench/studies/probe_label_safety.py [--tries 20] [--only kill,tabs,ingest]
 """
 
 from __future__ import annotations
@@ -26,9 +26,9 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tests"))
-from test_browser import Server, launch_browser, start_app, wait_for_health, wait_idle  # noqa: E402
+from live_app import Server, launch_browser, start_app, wait_for_health, wait_idle  # noqa: E402
 
 from neardup.store import Store  # noqa: E402
 

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """The main-content extractors side by side, on one core: cost per page and how alike their texts are.
 
-    .venv/bin/python bench/extractors.py                 # 3,000 pages of the cached 10k crawl
-    .venv/bin/python bench/extractors.py --pages 6000 --input crawl.jsonl.gz
+    .venv/bin/python bench/studies/extractors.py                 # 3,000 pages of the cached 10k crawl
+    .venv/bin/python bench/studies/extractors.py --pages 6000 --input crawl.jsonl.gz
 
 Times, best of 3 passes over the same pages (CPU time of this process):
   - neardup's extractor (`neardup._html`, resiliparse's rules in C over lexbor), main and strip;
@@ -21,10 +21,11 @@ import time
 from itertools import islice
 from pathlib import Path
 
-BENCH = Path(__file__).resolve().parent
+BENCH = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(BENCH))
 
-import bench as local_bench  # noqa: E402  (crawl cache)
+import harness  # noqa: E402  (bench/harness.py: crawl cache, process-tree monitor, machine line)
+
 from neardup.config import DEFAULT_STRIP_TAGS  # noqa: E402
 from neardup.ingest import detect_format, read_raw  # noqa: E402
 from neardup.normalize import parse_page  # noqa: E402
@@ -48,10 +49,10 @@ def jaccard(a: str, b: str, k: int = 5) -> float:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--input", help="a crawl dump (default: the cached 10k make_crawl crawl)")
+    ap.add_argument("--input", help="a crawl dump (default: the cached 10k bench crawl)")
     ap.add_argument("--pages", type=int, default=3000)
     args = ap.parse_args()
-    path = Path(args.input) if args.input else local_bench.ensure_crawl(10_000, 42, None)[0]
+    path = Path(args.input) if args.input else harness.ensure_crawl(10_000, 42)[0]
     fmt = detect_format(path)
     recs = [r for r in map(validate, islice(read_raw(path, fmt), args.pages)) if isinstance(r, dict)]
     htmls = [r["html"] for r in recs if r.get("html")]

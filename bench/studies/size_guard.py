@@ -1,6 +1,6 @@
 """Containment size guard: the distributions that place it, and recall per kind at each setting.
 
-    python bench/size_guard.py --input crawl.jsonl.gz --truth truth.csv --floors 0,100,200,400
+    python bench/studies/size_guard.py --input crawl.jsonl.gz --truth truth.csv --floors 0,100,200,400
 
 1. Every page's main text (the default extractor, 5-shingles) as an exact shingle set; the intersection
    of every two pages (a sparse product). For the true pairs (each variant with its original) of each
@@ -29,7 +29,7 @@ import numpy as np
 import pandas as pd
 from scipy import sparse
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from neardup import engine  # noqa: E402

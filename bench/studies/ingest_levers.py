@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Ingest levers on real-size pages, each timed alone: CPU ms per page, median of runs, one core.
 
-    .venv/bin/python bench/ingest_levers.py --input real.jsonl.gz --pages 1500
+    .venv/bin/python bench/studies/ingest_levers.py --input real.jsonl.gz --pages 1500
 
 1. `rel=canonical`: the regex scan `validate` runs over each page's first 64 KB: the most taking the link
    from the extractor's parse could save.
@@ -28,6 +28,7 @@ import multiprocessing as mp
 import os
 import random
 import statistics
+import sys
 import tempfile
 import time
 from collections.abc import Callable
@@ -39,7 +40,10 @@ import numpy as np
 import orjson
 import pyarrow as pa
 
-from neardup import _html, batches, engine
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # bench/: harness.py
+from harness import cpu_median  # noqa: E402
+
+from neardup import _html, batches, engine  # noqa: E402
 from neardup import store as store_mod
 from neardup.config import Config
 from neardup.ingest import detect_format, file_sha256, read_batches, read_raw
@@ -47,21 +51,11 @@ from neardup.records import rel_canonical_href
 from neardup.store import Store
 
 
-def cpu_ms(step: Callable[[], object], n: int) -> float:
-    t = time.process_time()
-    step()
-    return (time.process_time() - t) * 1000 / n
-
-
 def median_of(
     step: Callable[[], object], n: int, repeats: int, setup: Callable[[], object] | None = None
 ) -> float:
-    runs = []
-    for _ in range(repeats + 1):
-        if setup is not None:
-            setup()
-        runs.append(cpu_ms(step, n))
-    return statistics.median(runs[1:])  # the first is a warm-up
+    """Median CPU milliseconds a page of `step` over `n` pages, after a warm-up; `setup` before each run."""
+    return cpu_median(step, repeats, warmup=True, setup=setup)[0] * 1000 / n
 
 
 def _sender(conn: Any, results: list[Any], spool: str | None) -> None:

@@ -1,6 +1,6 @@
 """Labels needed until precision and recall at the threshold are known to +/-0.05: quota sampler vs active queue.
 
-    python bench/bench_queues.py [--input sample_data/crawl.jsonl.gz] [--truth sample_data/truth.csv]
+    python bench/studies/bench_queues.py [--input sample_data/crawl.jsonl.gz] [--truth sample_data/truth.csv]
                                  [--seeds 3] [--method minhash] [--similarity containment] [--threshold T]
 
 Loads the crawl into a temporary database at the default setting and takes its candidate pairs; the labeler
@@ -33,7 +33,7 @@ from neardup.evaluate import load_truth
 from neardup.labels import active_queue, audit_queue, bucket_tallies, decision_at
 from neardup.store import Store
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def truth_labels(fp: Fingerprints, pairs: pd.DataFrame, truth: pd.DataFrame) -> np.ndarray:

@@ -1,6 +1,6 @@
 """How `learn_rules` grows with the crawl: time and memory on the first N pages of an analysed database.
 
-    python bench/bench_rules_scale.py --db crawl.duckdb --pages 25000 50000 100000 [--profile]
+    python bench/studies/bench_rules_scale.py --db crawl.duckdb --pages 25000 50000 100000 [--profile]
 
 Each size runs in its own process: the analysis of the whole database at the default setting, then
 `learn_rules` on the pages with the N smallest page ids (a crawl's first N records). Memory is the peak RSS
@@ -17,7 +17,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 _RUN = r"""
 import cProfile, json, pstats, resource, sys, time

@@ -2,7 +2,7 @@
 """Where the main process of `engine.ingest_file` spends its CPU, thread by thread, and (optionally) a
 cProfile of its main thread.
 
-    .venv/bin/python bench/ingest_threads.py real.jsonl.gz [--profile main.prof]
+    .venv/bin/python bench/studies/ingest_threads.py real.jsonl.gz [--profile main.prof]
 
 Runs one ingest into a fresh DuckDB file in this process, with the engine's default parallelism. A
 sampling thread reads /proc/self/task/<tid>/stat every 0.1 s and names each thread by the Python thread

@@ -1,6 +1,6 @@
 """An analyst's keyboard-only walk through the app on the bundled sample, recorded step by step.
 
-    python bench/keyboard_walk.py [--out docs] [--labels 30]
+    python bench/studies/keyboard_walk.py [--out docs] [--labels 30]
 
 Starts the app the way `make run` does (no database named: the sample crawl is loaded into a fresh file in a
 temporary directory), opens it in Chromium (headless, 1400x900) and walks Home -> Audit (name, quota and
@@ -28,17 +28,18 @@ from pathlib import Path
 
 from PIL import Image
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tests"))
-from test_browser import (  # noqa: E402
+from live_app import (  # noqa: E402  # noqa: E402
+    PAIR_SHOWN_JS,
     Server,
+    key_to_next_pair_ms,
     launch_browser,
     start_app,
     wait_drawn,
     wait_for_health,
     wait_idle,
 )
-from test_browser_labeling import PAIR_SHOWN_JS, key_to_next_pair_ms  # noqa: E402
 
 MAX_TABS = 150  # Tab presses before a target counts as out of reach by Tab
 NAV_LINK_JS = """name => {
@@ -314,7 +315,7 @@ def write_record(w: Walk, out: Path, total_s: float) -> None:
     lines = [
         "# An analyst's keyboard-only walk",
         "",
-        "Written by `bench/keyboard_walk.py` (run it again to redo this page and its screenshots): the app on the",
+        "Written by `bench/studies/keyboard_walk.py` (run it again to redo this page and its screenshots): the app on the",
         "bundled sample crawl, in Chromium (headless, 1400x900), Home -> Audit -> Tune -> Clusters -> Export with",
         "key presses only. *Tab x N*: the focus moved N times to reach the control; the times include the app's",
         "work (the first step loads the 3,000-page sample into a fresh database) on a shared 2-core machine.",

@@ -1,6 +1,6 @@
 """Candidate search with and without reader comment threads in the main text: cost and recall per kind.
 
-    python bench/candidate_cost.py --input crawl.jsonl.gz --truth truth.csv --repeat 5
+    python bench/studies/candidate_cost.py --input crawl.jsonl.gz --truth truth.csv --repeat 5
 
 For each `comments` setting at otherwise default settings: ingest (texts and sketches are computed once, not
 timed), then the candidate search (`candidates.minhash_pairs`: LSH banding and the estimate floor) and the
@@ -12,16 +12,17 @@ impure clusters against the truth. Prints Markdown.
 from __future__ import annotations
 
 import argparse
-import statistics
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))  # harness.py
+
+from harness import cpu_median  # noqa: E402  (bench/harness.py)
 
 from neardup import engine  # noqa: E402
 from neardup.analysis import analyze, load_fingerprints  # noqa: E402
@@ -31,15 +32,6 @@ from neardup.evaluate import load_truth, pairwise_scores, recall_per_kind  # noq
 from neardup.store import Store  # noqa: E402
 
 PARTIAL = ("print_version", "syndicated", "syndicated_partial")
-
-
-def _cpu_median(fn, repeat: int) -> tuple[float, object]:
-    times, out = [], None
-    for _ in range(repeat):
-        t0 = time.process_time()
-        out = fn()
-        times.append(time.process_time() - t0)
-    return statistics.median(times), out
 
 
 def search(sigs: np.ndarray, n_shingles: np.ndarray, config: Config):
@@ -86,8 +78,8 @@ def _row(db: Path, path: str, truth, comments: bool, repeat: int) -> str:
     sigs, n_shingles = fp.minhash, fp.n_shingles.astype(np.int32)
     keys = store.units(config.fingerprint_key, with_signatures=False)["exact_key"].to_numpy()
 
-    search_s, (a, b, _jac, _cont, stats) = _cpu_median(lambda: search(sigs, n_shingles, config), repeat)
-    verify_s, kept = _cpu_median(
+    search_s, (a, b, _jac, _cont, stats) = cpu_median(lambda: search(sigs, n_shingles, config), repeat)
+    verify_s, kept = cpu_median(
         lambda: engine.verify_exact(store, config, keys, n_shingles, a, b, stats, jobs=1), repeat
     )
     pages = analyze(fp, config).pages

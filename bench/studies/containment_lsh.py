@@ -1,6 +1,6 @@
 """Partial copies the MinHash index misses, and a size-partitioned candidate pass for them (LSH Ensemble).
 
-    python bench/containment_lsh.py --input crawl.jsonl.gz --truth truth.csv --lowest-ratios 0.25,0.125
+    python bench/studies/containment_lsh.py --input crawl.jsonl.gz --truth truth.csv --lowest-ratios 0.25,0.125
 
 At the default settings (one job): ingest, fingerprints, then for every partial copy (print, syndicated and
 cut-short syndicated) not clustered with its original, why: never an LSH candidate (no band equal), a
@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from neardup import analysis, engine  # noqa: E402
@@ -37,7 +37,8 @@ from neardup.shingles import shingle_set32_of, text_words  # noqa: E402
 from neardup.store import Store  # noqa: E402
 
 sys.path.insert(0, str(ROOT / "bench"))
-from candidate_cost import PARTIAL, _cpu_median, search  # noqa: E402
+from candidate_cost import PARTIAL, search  # noqa: E402
+from harness import cpu_median  # noqa: E402
 
 
 def main() -> None:
@@ -60,7 +61,7 @@ def main() -> None:
         print(f"{args.input}: {n_pages:,} pages, {len(sigs):,} units\n")
         base = analyze_misses(store, fp, truth, config)
 
-        base_s, (a, b, _, _, stats) = _cpu_median(lambda: search(sigs, n_sh, config), args.repeat)
+        base_s, (a, b, _, _, stats) = cpu_median(lambda: search(sigs, n_sh, config), args.repeat)
         rows = [("index alone", base_s, stats.candidates, a, b)]
         for lowest in (float(x) for x in args.lowest_ratios.split(",")):
 
@@ -74,7 +75,7 @@ def main() -> None:
                     lowest_ratio=lowest,
                 )
 
-            extra_s, (ea, eb, _, _, estats) = _cpu_median(extra, args.repeat)
+            extra_s, (ea, eb, _, _, estats) = cpu_median(extra, args.repeat)
             codes = np.unique(np.concatenate((a * len(sigs) + b, ea * len(sigs) + eb)))
             rows.append(
                 (

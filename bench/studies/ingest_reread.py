@@ -3,7 +3,7 @@
 read and parsed again, `engine.ensure_texts`) and the raw HTML of single pages (`Store.page_source`, the
 Audit page's raw-HTML view), under one or more source trees, interleaved.
 
-    .venv/bin/python bench/ingest_reread.py real.jsonl.gz --code /tmp/base --code . --repeats 3
+    .venv/bin/python bench/studies/ingest_reread.py real.jsonl.gz --code /tmp/base --code . --repeats 3
 
 Each source tree ingests the dump once into its own DuckDB file (not measured). Then, round after round,
 each tree's file is copied and a child process under that tree normalizes it under `normalize: strip`;
@@ -24,10 +24,10 @@ import sys
 import tempfile
 from pathlib import Path
 
-BENCH = Path(__file__).resolve().parent
+BENCH = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(BENCH))
 
-import bench as local_bench  # noqa: E402  (/proc polling)
+import harness  # noqa: E402  (bench/harness.py: crawl cache, process-tree monitor, machine line)
 
 INGEST = r"""
 import sys
@@ -84,7 +84,7 @@ def main(argv: list[str] | None = None) -> int:
             for c in codes:
                 db, out = Path(tmp) / "run.duckdb", Path(tmp) / "out.json"
                 shutil.copyfile(dbs[c], db)
-                code, samples, killed = local_bench.run_monitored(
+                code, samples, killed = harness.run_monitored(
                     [
                         "env",
                         f"PYTHONPATH={c}",

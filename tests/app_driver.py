@@ -1,0 +1,56 @@
+"""Driving the app's pages in-process with Streamlit's AppTest: the app script, its pages and their titles,
+a page run to the end without an exception, and the bytes a download button gives."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from streamlit.runtime.memory_media_file_storage import MemoryMediaFileStorage
+from streamlit.testing.v1 import AppTest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+APP = str(ROOT / "app.py")
+
+
+PAGES = {
+    "pages/1_Load.py": "Load a crawl dump",
+    "pages/2_Explore.py": "Explore",
+    "pages/3_Audit.py": "Audit pairs",
+    "pages/4_Tune.py": "Tune the threshold from labels",
+    "pages/5_Clusters.py": "Clusters",
+    "pages/6_Export.py": "Export",
+    "pages/7_URL_rules.py": "URL rules",
+}
+
+
+TIMEOUT = 120
+
+
+def run_app(page: str | None = None) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
+    assert not at.exception, at.exception
+    if page:
+        at.switch_page(page).run()
+        assert not at.exception, at.exception
+        assert at.title[0].value == PAGES[page]
+    return at
+
+
+class DownloadStorages(list):
+    """The media storages AppTest made, in order, and (`managers`) its media file managers."""
+
+    managers: list[Any]
+
+
+def download(at: AppTest, storages: list[MemoryMediaFileStorage], label: str) -> bytes:
+    """The bytes a click would download (a deferred button's callable is run, as the click would)."""
+    [element] = [d for d in at.get("download_button") if d.label == label]
+    proto = element.proto
+    url = (
+        storages.managers[-1].execute_deferred(proto.deferred_file_id)  # type: ignore[attr-defined]
+        if proto.HasField("deferred_file_id")
+        else proto.url
+    )
+    return storages[-1].get_file(url.rsplit("/", 1)[1]).content
