@@ -51,6 +51,7 @@ screenshots: install-dev system-deps
 	NEARDUP_SCREENSHOTS=docs $(PY) -m pytest -q tests/test_browser.py tests/test_browser_labeling.py
 
 bench: install-dev
+	$(PY) -m pip install --quiet -e '.[bench]'  # the expert-stack peer's rensa
 	$(PY) bench/bench.py --pages 100000
 
 sample:

@@ -31,6 +31,12 @@ What it measures
      reported. Each run also reports how much CPU other processes used meanwhile (from /proc/stat),
      because the box is shared: trust CPU seconds and paired ratios over wall times of noisy runs.
 
+  5. The expert stack (`bench/peers/expert_stack.py`, `run_expert_peer`; needs the `bench` extra): what a
+     skilled engineer builds in an afternoon (both cores, orjson, resiliparse main content, rensa MinHash and
+     LSH, union-find, nothing stored) on the whole JSON-lines dump right after the engine run, watched like
+     it: seconds, pages/s, MB/s of HTML, CPU of its tree, and neardup's end to end against it (--expert-only
+     skips the naive peers).
+
 Scale mode (documented, not run by default): `--scale 1000000` benchmarks a 1M-page crawl (generated
 and cached like --pages; needs ~5.2 GB for the .jsonl.gz, ~6.5 GB for the DuckDB file at 642 MB per
 100k pages, and roughly 10x the 100k run's time; with the current engine the MinHash path does not
@@ -674,6 +680,39 @@ def run_recipe_peers(crawl: Path, args: argparse.Namespace) -> dict[str, Any] | 
     return out
 
 
+def run_expert_peer(crawl: Path, args: argparse.Namespace, workdir: Path) -> dict[str, Any] | None:
+    """The expert stack (`bench/peers/expert_stack.py`: both cores, resiliparse, orjson, rensa, union-find,
+    nothing stored) on the whole dump, in a child process watched like the engine's: its seconds from its
+    first read to its three numbers, and its process tree's CPU over them."""
+    from neardup.ingest import detect_format
+
+    if detect_format(crawl) != "jsonl":
+        print("expert stack skipped: it reads JSON lines", file=sys.stderr)
+        return None
+    try:
+        import rensa  # noqa: F401
+    except ImportError:
+        print("expert stack skipped: rensa is not installed (pip install '.[bench]')", file=sys.stderr)
+        return None
+    out_json = workdir / "expert.json"
+    cmd = [sys.executable, str(BENCH / "peers" / "expert_stack.py"), str(crawl), "--json", str(out_json)]
+    if args.jobs:
+        cmd += ["--jobs", str(args.jobs)]
+    print(f"expert stack: {crawl.name}", file=sys.stderr, flush=True)
+    rc, samples, killed = run_monitored(cmd, max_rss_mb=args.max_rss_mb, max_seconds=args.max_engine_s)
+    if rc != 0 or not out_json.is_file():
+        print(f"expert stack failed (exit {rc}) {killed}", file=sys.stderr)
+        return None
+    out: dict[str, Any] = json.loads(out_json.read_text())
+    out["cpu_s"] = _cpu_at(samples, out["t_end"]) - _cpu_at(samples, out["t_start"])
+    out["peak_rss_mb"] = max(s[1] for s in samples)
+    print(
+        f"  expert stack {out['seconds']:8.2f} s, {out['pages'] / out['seconds']:,.0f} pages/s",
+        file=sys.stderr,
+    )
+    return out
+
+
 # ------------------------------------------------------------------------------------------------
 # profile mode
 # ------------------------------------------------------------------------------------------------
@@ -748,6 +787,7 @@ def render(
     crawl: Path,
     load_avg: tuple[float, float, float],
     recipes: dict[str, Any] | None = None,
+    expert: dict[str, Any] | None = None,
 ) -> str:
     import duckdb
     import numpy as np
@@ -929,6 +969,40 @@ def render(
                 f"{html_mb / secs:,.1f} MB/s of HTML: **{(pages / secs) * best:.1f}x** the faster naive "
                 f"recipe on one core, {(pages / secs) * best / 2:.1f}x it on two cores (ideal scaling)."
             )
+    if expert and e2e:
+        secs = e2e.get("minhash", min(e2e.values()))
+        ratio = (pages / secs) / (expert["pages"] / expert["seconds"])
+        lines.append("")
+        lines.append(
+            "The expert stack (`bench/peers/expert_stack.py`: both cores, orjson, resiliparse main content, "
+            "rensa MinHash + LSH, union-find; nothing stored) on the whole dump, right after the engine run:"
+        )
+        lines.append("")
+        lines.append(
+            "| run | seconds | pages/s | MB/s of HTML | CPU s (tree) | CPU ms/page | peak RSS MB | three numbers (byte-identical / exact / near) |"
+        )
+        lines.append("|---|---:|---:|---:|---:|---:|---:|---|")
+        lines.append(
+            f"| expert stack | {expert['seconds']:.2f} | {_fmt_rate(expert['pages'], expert['seconds'])} "
+            f"| {html_mb / expert['seconds']:,.1f} | {expert['cpu_s']:.1f} | {1e3 * expert['cpu_s'] / max(expert['pages'], 1):.2f} "
+            f"| {expert['peak_rss_mb']:,.0f} | {expert['byte_identical']:,} / {expert['exact']:,} / {expert['near']:,} |"
+        )
+        m = "minhash" if "minhash" in e2e else next(iter(e2e))
+        n = info["methods"].get(m, {}).get("numbers", {})
+        tree_cpu = (ing["cpu_s"] if ing else 0.0) + sum(
+            v["cpu_s"] for k, v in st.items() if k.startswith(f"{m}: ") and k != f"{m}: ensure_fingerprints"
+        )
+        lines.append(
+            f"| neardup ingest + first report ({m}), everything stored | {secs:.2f} | {_fmt_rate(pages, secs)} "
+            f"| {html_mb / secs:,.1f} | {tree_cpu:.1f} | {1e3 * tree_cpu / max(pages, 1):.2f} | {info['peak_rss_mb']:,.0f} "
+            f"| {n.get('byte_identical_duplicates', '?')} / {n.get('exact_duplicates', '?')} / {n.get('near_duplicates', '?')} |"
+        )
+        lines.append("")
+        cpu_ratio = (expert["cpu_s"] / max(expert["pages"], 1)) / (tree_cpu / max(pages, 1))
+        lines.append(
+            f"**neardup / expert stack: {ratio:.2f}x** pages/s (target >= 1.5x); {cpu_ratio:.2f}x the pages per "
+            "CPU-second (the steadier figure on a busy box)."
+        )
     # Targets.
     lines.append("")
     lines.append("| target | measured | met? |")
@@ -1049,6 +1123,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     )
     ap.add_argument("--no-peers", action="store_true", help="skip the naive peers")
     ap.add_argument("--peers", action="store_true", help="run the naive peers in --scale mode too")
+    ap.add_argument(
+        "--expert-only", action="store_true", help="of the peers, run only the expert stack (bench/peers/)"
+    )
     ap.add_argument("--record", action="store_true", help=f"append the tables to {RESULTS.relative_to(REPO)}")
     ap.add_argument("--json", help="also write all raw measurements to this JSON file")
     ap.add_argument(
@@ -1121,10 +1198,13 @@ def main(argv: list[str] | None = None) -> int:
         info = run_engine(crawl, truth, args, tmp)
         peers = None
         recipes = None
+        expert = None
         if not args.no_peers and (not args.scale or args.peers):
-            peers = run_peers(info["db_path"], args)
-            recipes = run_recipe_peers(crawl, args)
-        md = render(info, peers, args, crawl, load_avg, recipes)
+            expert = run_expert_peer(crawl, args, tmp)
+            if not args.expert_only:
+                peers = run_peers(info["db_path"], args)
+                recipes = run_recipe_peers(crawl, args)
+        md = render(info, peers, args, crawl, load_avg, recipes, expert)
     finally:
         if args.keep_db:
             print(f"kept {tmp}", file=sys.stderr)
@@ -1133,7 +1213,9 @@ def main(argv: list[str] | None = None) -> int:
     print(md)
     if args.json:
         Path(args.json).write_text(
-            json.dumps({"engine": info, "peers": peers, "recipes": recipes}, indent=1, default=str)
+            json.dumps(
+                {"engine": info, "peers": peers, "recipes": recipes, "expert": expert}, indent=1, default=str
+            )
         )
     if args.record:
         record(md)

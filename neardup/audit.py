@@ -14,6 +14,9 @@ from .config import Config
 from .diff import Segment, word_diff
 from .labels import bucket_of, bucket_tallies, consensus_labels, estimates
 from .minhash import estimate_jaccard, minhash_many
+from .pairkey import PAIR_KEY as PAIR_KEY
+from .pairkey import PairKey as PairKey
+from .pairkey import key_of, sides_swapped
 from .shingles import containment, jaccard, shingle_hashes, shingles, words
 from .simhash import hamming, simhash_many
 from .store import Store
@@ -26,9 +29,6 @@ def unit_pages(fp: Fingerprints) -> pd.DataFrame:
     return first.set_index("unit_id")[["page_id", "canonical_url", "md5", "host", "fetched_at"]]
 
 
-PAIR_KEY = ["url_a", "md5_a", "url_b", "md5_b"]
-
-
 def candidate_pairs(fp: Fingerprints, config: Config) -> pd.DataFrame:
     """Stored candidate pairs at page level, with score, bucket and the label key of each side
     (canonical URL, MD5 of the page's bytes); sides ordered so that (url_a, md5_a) < (url_b, md5_b)."""
@@ -38,7 +38,7 @@ def candidate_pairs(fp: Fingerprints, config: Config) -> pd.DataFrame:
     pb_ = up.reindex(b)
     ua, ub = pa_["canonical_url"].to_numpy(dtype=object), pb_["canonical_url"].to_numpy(dtype=object)
     ma, mb = pa_["md5"].to_numpy(dtype=object), pb_["md5"].to_numpy(dtype=object)
-    swap = (ua > ub) | ((ua == ub) & (ma > mb))
+    swap = sides_swapped(ua, ma, ub, mb)
     scores = pair_scores(fp, config)
     return pd.DataFrame(
         {
@@ -54,9 +54,6 @@ def candidate_pairs(fp: Fingerprints, config: Config) -> pd.DataFrame:
             "bucket": bucket_of(scores, config),
         }
     )
-
-
-PairKey = tuple[str, str, str, str]  # PAIR_KEY's values: (url_a, md5_a, url_b, md5_b)
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,7 +99,7 @@ def labeled_pairs(
     for j, (a, ma, b, mb) in enumerate(zip(*(labels[c].to_numpy() for c in PAIR_KEY), strict=True)):
         if ma == "" and mb == "":
             loose.append((j, a, b))
-        pos = index.exact.get((a, ma, b, mb))
+        pos = index.exact.get(PairKey(a, ma, b, mb))
         if pos is not None and pos not in taken:
             taken.add(pos)
             pair_rows.append(pos)
@@ -162,8 +159,7 @@ def labels_with(labels: pd.DataFrame, row: dict[str, Any]) -> pd.DataFrame:
     """`labels` (`Store.labels()`) once `Store.record_label` has stored `row` (one row of that frame, the
     sides in sorted order as the store keeps them): this labeler's earlier label of the pair replaced, the
     new one last, the newest. The Audit page draws the next pair from this and writes the label after."""
-    key: PairKey = (row["url_a"], row["md5_a"], row["url_b"], row["md5_b"])
-    same = _label_rows(labels, key, row["labeler"])
+    same = _label_rows(labels, key_of(row), row["labeler"])
     added = pd.DataFrame([row], columns=labels.columns)
     kept = labels[~same]
     return added if kept.empty else pd.concat([kept, added], ignore_index=True)

@@ -18,6 +18,7 @@ import pandas as pd
 import pyarrow as pa
 
 from .config import Config
+from .htmlcodec import html_codec
 from .normalize import degenerate_reason, parse_configured
 from .readers.jsonl import LineBlock
 from .records import RawLine, add_md5s, validate
@@ -153,18 +154,8 @@ _PAGES_SCHEMA = pa.schema(
     ]
 )
 # A block of raw HTML closes once it holds this many bytes (a JSON-lines batch, `ingest.BLOCK_BYTES`, is
-# about one block): reading one page inflates at most this plus a page. Zstandard (pyarrow's) at level 3
-# finds the template a block's pages share; per page, deflate or brotli alone makes a file ~3x larger,
-# and brotli over the same blocks costs twice the CPU (bench/RESULTS.md).
+# about one block): reading one page inflates at most this plus a page; `htmlcodec` compresses it.
 HTML_BLOCK_BYTES = 2 << 20
-HTML_CODEC = "zstd"
-HTML_LEVEL = 3
-
-
-@functools.cache
-def html_codec() -> pa.Codec:
-    """The codec of `html_blocks.data` (one per process: a codec does not pickle)."""
-    return pa.Codec(HTML_CODEC, compression_level=HTML_LEVEL)
 
 
 def html_blocks(table: pa.Table) -> pa.Table:

@@ -137,7 +137,7 @@ class Config:
     # chance. It adds 0.003-0.015 CPU-ms/page to the candidate search, 1.1-1.65x (bench/RESULTS.md).
     partial_copies: bool = True
     # Degenerate below this many words of main text (never below the shingle size); a fetch up to a third short
-    # of it is content where another fetch of its page reaches it (normalize.short_fetch_margin).
+    # of it is content where another fetch of its page reaches it (short_texts.short_fetch_margin).
     min_words: int = DEFAULT_MIN_WORDS
     simhash_max_bits: int = SIMHASH_MAX_BITS
     minhash_min_similarity: float = MINHASH_MIN_SIMILARITY

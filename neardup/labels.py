@@ -17,8 +17,9 @@ import numpy as np
 import pandas as pd
 
 from .config import Config
+from .pairkey import LABELS as LABELS
+from .pairkey import PAIR_KEY
 
-LABELS = ("duplicate", "not", "unsure")
 # The kinds of duplicate an analyst names; the first eight are on the keys 1-8 in the Audit page.
 CATEGORIES = (
     "URL variant",
@@ -94,7 +95,7 @@ def sample_pairs(
     """Up to `per_bucket` pairs from each bucket, reproducibly, skipping labeled pairs.
 
     `pairs` needs columns `bucket`, `url_a`, `url_b` (and `md5_a`, `md5_b` when present: the key of
-    `exclude` is then the 4-tuple `neardup.audit.PAIR_KEY`). With `focus` (a
+    `exclude` is then the 4-tuple `neardup.pairkey.PAIR_KEY`). With `focus` (a
     threshold), buckets are ordered by their distance from it, so the audit starts where the decision is.
     """
     if pairs.empty:
@@ -114,7 +115,6 @@ def sample_pairs(
 
 
 ADJUDICATOR = "adjudicator"  # the labeler name whose label settles a pair the labelers disagree on
-_LABEL_KEY = ["url_a", "md5_a", "url_b", "md5_b"]
 
 
 def consensus_labels(labels: pd.DataFrame) -> pd.DataFrame:
@@ -128,11 +128,11 @@ def consensus_labels(labels: pd.DataFrame) -> pd.DataFrame:
         labeler=labels.get("labeler"),
     )
     by_time = labels.sort_values("labeled_at", kind="stable") if "labeled_at" in labels else labels
-    latest = by_time.drop_duplicates(_LABEL_KEY, keep="last")
-    if not labels.duplicated(_LABEL_KEY).any():
+    latest = by_time.drop_duplicates(PAIR_KEY, keep="last")
+    if not labels.duplicated(PAIR_KEY).any():
         return latest.assign(labelers=1, contested=False).reset_index(drop=True)
     rows = []
-    for _, group in labels.groupby(_LABEL_KEY, sort=False):
+    for _, group in labels.groupby(PAIR_KEY, sort=False):
         votes = group["label"].value_counts()
         decided = set(group["label"]) & {"duplicate", "not"}
         judge = group[group["labeler"] == ADJUDICATOR]
@@ -141,9 +141,9 @@ def consensus_labels(labels: pd.DataFrame) -> pd.DataFrame:
         else:
             top = votes[votes == votes.max()].index
             label, contested = (top[0] if len(top) == 1 else "unsure"), len(decided) > 1
-        rows.append((*group[_LABEL_KEY].iloc[0], label, group["labeler"].nunique(dropna=False), contested))
-    resolved = pd.DataFrame(rows, columns=[*_LABEL_KEY, "label", "labelers", "contested"])
-    return latest.drop(columns="label").merge(resolved, on=_LABEL_KEY, how="inner").reset_index(drop=True)
+        rows.append((*group[PAIR_KEY].iloc[0], label, group["labeler"].nunique(dropna=False), contested))
+    resolved = pd.DataFrame(rows, columns=[*PAIR_KEY, "label", "labelers", "contested"])
+    return latest.drop(columns="label").merge(resolved, on=PAIR_KEY, how="inner").reset_index(drop=True)
 
 
 def audit_queue(
@@ -162,7 +162,7 @@ def audit_queue(
     are passed over, and a bucket's decided labels count against its quota, so the queue shrinks by one with
     every decided label, a skip brings the bucket's next pair, and the queue is empty only when every bucket
     has its quota or no unlabeled, unskipped pair left. `labeled` is `neardup.audit.labeled_pairs(pairs, ...)`
-    (with `bucket` and `label`); keys are the 4-tuple `neardup.audit.PAIR_KEY`. `positions` (a key's row in
+    (with `bucket` and `label`); keys are the 4-tuple `neardup.pairkey.PAIR_KEY`. `positions` (a key's row in
     `pairs`: `neardup.audit.pair_index(pairs).exact`, kept by the caller) spares a pass over every pair's key.
     """
     if pairs.empty:
@@ -407,7 +407,7 @@ def agreement_table(ratings: pd.DataFrame, first: str, second: str) -> pd.DataFr
     `ratings` has one row per (pair, labeler): the pair key columns, `bucket`, `labeler`, `label`
     (`neardup.audit.labels_by_labeler`). Statistics over the three labels (q = 3).
     """
-    key = [*_LABEL_KEY, "bucket"]
+    key = [*PAIR_KEY, "bucket"]
     a = ratings[ratings["labeler"] == first][[*key, "label"]]
     b = ratings[ratings["labeler"] == second][[*key, "label"]]
     both = a.merge(b, on=key, suffixes=("_1", "_2"))
@@ -423,7 +423,7 @@ def labeler_overlap(ratings: pd.DataFrame) -> pd.DataFrame:
     """Per two labelers (`first` < `second`), the pairs both labeled (`pairs`), most first; pairs with none
     shared are left out. `ratings` as for `agreement_table`."""
     items = {
-        who: set(g[_LABEL_KEY].itertuples(index=False, name=None))
+        who: set(g[PAIR_KEY].itertuples(index=False, name=None))
         for who, g in ratings.groupby("labeler", sort=True)
     }
     names = sorted(items)

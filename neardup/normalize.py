@@ -28,6 +28,7 @@ from dataclasses import dataclass
 
 from . import _html
 from .config import DEFAULT_STRIP_TAGS, Config
+from .short_texts import TOO_SHORT
 
 # The extractor keeps only a heading of link-heavy listing pages; below this many words of main text
 # the page is normalized by tag stripping instead (measured: 460 of 5,000 make_crawl pages).
@@ -474,17 +475,6 @@ MAX_WORDS_TITLE_MATCH = 400
 # are wide for real teasers (a first screen of text) and offers (a list of plans).
 MAX_TEASER_WORDS = 400
 MAX_WORDS_AFTER_GATE = 150
-
-TOO_SHORT = "too short"
-
-
-def short_fetch_margin(min_words: int) -> int:
-    """How many words short of `min_words` a fetch may be and still be content when another fetch of its page
-    (the same canonical URL) reaches them: a third of min_words (10 at the default 30; a widget's line or two).
-    A page near min_words so gets one verdict in all its fetches, whose volatile parts (a rotating promo line,
-    a "most read" entry) differ by a few words. Applied where the pages are seen together: the store's queries
-    (`store._SHORT_FETCH_KEYS`) and Spark's `keep_short_fetches`."""
-    return min_words // 3
 
 
 def _gate_reason(text: str, *, n_words: int, main_words: int | None) -> str | None:

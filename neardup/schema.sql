@@ -1,4 +1,4 @@
--- neardup database schema. Bump SCHEMA_VERSION in store.py when a table or column changes (a column's
+-- neardup database schema. Bump SCHEMA_VERSION in store/schema.py when a table or column changes (a column's
 -- COMPRESSION is a storage choice: files written without it read the same).
 CREATE TABLE IF NOT EXISTS meta (key VARCHAR PRIMARY KEY, value VARCHAR);
 
@@ -39,7 +39,7 @@ CREATE TABLE IF NOT EXISTS pages (
 
 -- Raw HTML, compressed by the ingest workers (Store.add_ingested): the UTF-8 of a run of consecutive
 -- pages (about 2 MB, batches.HTML_BLOCK_BYTES) one after another, compressed as one Zstandard frame
--- (batches.html_codec), so that pages sharing a template compress against each other (the file stays
+-- (htmlcodec.html_codec), so that pages sharing a template compress against each other (the file stays
 -- about as small as under DuckDB's own ZSTD) while one page is read by inflating its block alone.
 CREATE TABLE IF NOT EXISTS html_blocks (
     block_id BIGINT NOT NULL,            -- the page_id of its first page

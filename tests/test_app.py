@@ -41,12 +41,13 @@ from neardup.labels import (
     bucket_tallies,
     decision_at,
 )
+from neardup.queues import AuditQueue
 from neardup.store import Store
 from neardup.ui import data as ui_data
 from neardup.ui.render import md_escape
 from neardup.ui.state import (
-    KEY_AUDIT_HISTORY,
     KEY_AUDIT_PAIR,
+    KEY_AUDIT_SESSION,
     W_AUDIT_SHOW_LABELED,
     W_AUDIT_SHOW_PROGRESS,
     W_COUNT_AXIS,
@@ -382,14 +383,14 @@ def test_audit_more_pairs_key_raises_the_quota_once_the_queue_is_done(db: str, s
     assert not at.exception
 
 
-def choose_queue(at: AppTest, name: str) -> None:
-    at.sidebar.radio(key=W_QUEUE).set_value(name).run()
+def choose_queue(at: AppTest, queue: AuditQueue) -> None:
+    at.sidebar.radio(key=W_QUEUE).set_value(queue).run()
     assert not at.exception, at.exception
 
 
 def test_audit_active_queue_starts_where_a_label_narrows_the_decision_most(db: str, store: Store) -> None:
     at = run_app("pages/3_Audit.py")
-    choose_queue(at, "active")
+    choose_queue(at, AuditQueue.ACTIVE)
     config = Config()
     pairs = audit.candidate_pairs(load_fingerprints(store, config, jobs=1), config)
     for _ in range(3):
@@ -405,7 +406,7 @@ def test_audit_active_queue_starts_where_a_label_narrows_the_decision_most(db: s
 
 def test_audit_simhash_minhash_disagreement_queue(db: str, store: Store) -> None:
     at = run_app("pages/3_Audit.py")
-    choose_queue(at, "SimHash vs MinHash disagree")
+    choose_queue(at, AuditQueue.DISAGREE)
     mh = Config()
     sim = other_method(mh, {})
     sim_pairs = audit.candidate_pairs(load_fingerprints(store, sim, jobs=1), sim)
@@ -428,7 +429,7 @@ def test_audit_disagreement_queue_on_a_fresh_database_computes_the_other_method(
     """Only the app has the file open (read-only between writes), and the other method has no fingerprints
     yet: they are computed (a write) before the queue is read, not inside its read."""
     at = run_app("pages/3_Audit.py")
-    choose_queue(at, "SimHash vs MinHash disagree")
+    choose_queue(at, AuditQueue.DISAGREE)
     assert not at.exception, at.exception
     assert queue_length(at) >= 2
     button(at, "Not duplicate").click().run()
@@ -452,7 +453,7 @@ def test_a_failing_page_shows_one_line_and_logs_the_traceback(
     logging.getLogger("neardup.app").addHandler(handler)
     at = run_app("pages/3_Audit.py")
     monkeypatch.setattr(audit, "method_disagreements", broken)
-    at.sidebar.radio(key=W_QUEUE).set_value("SimHash vs MinHash disagree").run()
+    at.sidebar.radio(key=W_QUEUE).set_value(AuditQueue.DISAGREE).run()
     assert not at.exception, at.exception
     (error,) = [e.value for e in at.error]
     assert "RuntimeError" in error and "reload the page" in error and "secret" not in error
@@ -465,7 +466,7 @@ def test_audit_labelers_disagree_queue_takes_the_adjudicated_label(db: str, stor
     store.record_label(a, b, md5_a=ma, md5_b=mb, label="duplicate", labeler="ana")
     store.record_label(a, b, md5_a=ma, md5_b=mb, label="not", labeler="ben")
     at = run_app("pages/3_Audit.py")
-    choose_queue(at, "labelers disagree")
+    choose_queue(at, AuditQueue.CONTESTED)
     assert queue_length(at) == 1
     caption = next(c.value for c in at.caption if c.value.startswith("Pair "))
     assert "ana: duplicate" in caption and "ben: not" in caption
@@ -529,7 +530,7 @@ def test_audit_reopened_pair_takes_a_changed_label_and_undo_puts_the_first_back(
     expected = first_sampled_pair(store)
     button(at, "Duplicate").click().run()
     first = store.labels().iloc[0]
-    pages = at.session_state[KEY_AUDIT_HISTORY].saved[-1].pages
+    pages = at.session_state[KEY_AUDIT_SESSION].labels.saved[-1].pages
     at.session_state[KEY_AUDIT_PAIR] = pages  # what "Open this pair to change its label" sets
     at.run()
     assert any(c.value.startswith("Pair opened from") for c in at.caption)

@@ -36,8 +36,8 @@ COMPLEX_FUNCTIONS = Counter(
         "decode_json_line": 1,  # records.py
         "validate": 1,  # records.py
         "degenerate_reason": 1,  # normalize.py
-        "_attach": 1,  # store.py
-        "_check_schema": 1,  # store.py
+        "_attach": 1,  # store/connection.py
+        "_check_schema": 1,  # store/schema.py
         "_read_pages_list": 1,  # readers/wacz.py
         "record": 1,  # readers/capture.py
         "decode_html": 1,  # readers/payload.py

@@ -26,7 +26,6 @@ from hypothesis import strategies as st
 
 from neardup import engine
 from neardup import records as records_module
-from neardup import store as store_module
 from neardup.batches import ingest_arrow, ingest_records
 from neardup.config import Config
 from neardup.errors import DatabaseLocked, NotACrawlDump
@@ -37,6 +36,7 @@ from neardup.readers.jsonl import MAX_LINE_BYTES, READ_BYTES, LineBlock, count_n
 from neardup.records import MAX_PAGE_BYTES, RawLine, decode_json_line, validate
 from neardup.rejects import Reject, RejectKind
 from neardup.store import Store
+from neardup.store import connection as store_connection
 
 CONFIG = Config()
 
@@ -693,7 +693,7 @@ def test_a_normal_open_keeps_the_row_groups_a_bulk_load_wrote(
 ) -> None:
     # Every store attaches with the same row group size: under DuckDB's default a checkpoint merged the
     # bulk load's smaller row groups, rewriting the whole file (17 s and twice the size at 100k pages).
-    monkeypatch.setattr(store_module, "ROW_GROUP_ROWS", 2048)
+    monkeypatch.setattr(store_connection, "ROW_GROUP_ROWS", 2048)
     db = tmp_path / "rg.duckdb"
     with Store(db, bulk=True) as store:
         cur = store.cursor()

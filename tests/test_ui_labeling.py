@@ -10,6 +10,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from neardup.queues import AuditQueue
 from neardup.store import Store
 from neardup.ui.labeling import (
     GivenLabel,
@@ -21,7 +22,7 @@ from neardup.ui.labeling import (
 )
 
 T0 = datetime(2026, 1, 1, 12)
-DEFAULT = LabelingChoice("", 5, "quota per bucket")
+DEFAULT = LabelingChoice("", 5, AuditQueue.QUOTA)
 
 
 def given(label: str, at: datetime, labeler: str | None = None) -> GivenLabel:
@@ -74,12 +75,12 @@ def test_the_choices_from_a_link_are_checked() -> None:
     got = choice_from_params(
         {"labeler": "ana", "per_bucket": "12", "queue": "active"}, DEFAULT, per_bucket_max=30
     )
-    assert got == LabelingChoice("ana", 12, "active")
+    assert got == LabelingChoice("ana", 12, AuditQueue.ACTIVE)
     assert got.params() == {"labeler": "ana", "per_bucket": "12", "queue": "active"}
     bad = choice_from_params(
         {"per_bucket": "1e9", "queue": "<script>", "labeler": "x" * 500}, DEFAULT, per_bucket_max=30
     )
-    assert (len(bad.labeler), bad.per_bucket, bad.queue) == (100, 5, "quota per bucket")
+    assert (len(bad.labeler), bad.per_bucket, bad.queue) == (100, 5, AuditQueue.QUOTA)
 
 
 @pytest.mark.parametrize(

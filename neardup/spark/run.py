@@ -24,8 +24,8 @@ from typing import TYPE_CHECKING, Any
 from ..candidates import CandidateStats
 from ..config import Config
 from ..errors import ConfigError, NeardupError, NotACrawlDump
-from ..normalize import TOO_SHORT, short_fetch_margin
 from ..rejects import RejectKind
+from ..short_texts import TOO_SHORT, short_fetch_margin
 from . import arrow
 from .arrow import ddl, per_batch
 from .components import connected_components, dense_index
@@ -273,8 +273,8 @@ def number_pages(
 
 def keep_short_fetches(pages: DataFrame, min_words: int) -> DataFrame:
     """`pages` with the texts a few words short of `min_words` content where a fetch of their page (the same
-    canonical URL) reaches it (`normalize.short_fetch_margin`), as the local store decides them
-    (`store._SHORT_FETCH_KEYS`): one verdict for a page in all its fetches."""
+    canonical URL) reaches it (`short_texts.short_fetch_margin`), as the local store decides them
+    (`store.content.SHORT_FETCH_KEYS`): one verdict for a page in all its fetches."""
     from pyspark.sql import functions as F
 
     ok = F.col("degenerate").isNull() | (F.col("degenerate") == TOO_SHORT)

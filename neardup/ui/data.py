@@ -22,6 +22,7 @@ from ..categories import page_categories
 from ..config import Config
 from ..ingest import file_sha256
 from ..labels import bucket_tallies
+from ..pairkey import key_of
 from ..store import Store
 
 # A page waits this long for a CLI write (e.g. a report computing fingerprints) before it says who holds
@@ -270,8 +271,7 @@ def label_view_with(view: LabelView, row: dict[str, Any]) -> LabelView:
     """`view` with the label `row` (a `Store.labels()` row) as if it were written, and `view`'s version: the
     caller writes it, then sets the version the store has after the write (or STALE_VERSION)."""
     labels = audit.labels_with(view.labels, row)
-    key: audit.PairKey = (row["url_a"], row["md5_a"], row["url_b"], row["md5_b"])
-    matched = audit.labeled_pairs_after(view.pairs, labels, view.matched, key, index=view.index)
+    matched = audit.labeled_pairs_after(view.pairs, labels, view.matched, key_of(row), index=view.index)
     return LabelView(
         view.pairs, view.index, view.version, labels, matched, bucket_tallies(view.pairs["bucket"], matched)
     )

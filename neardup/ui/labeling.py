@@ -10,7 +10,6 @@ whose label was replaced is told on its next run (`superseded`).
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -18,8 +17,11 @@ from typing import Any
 
 import pandas as pd
 
-from ..audit import PairKey, label_in
+from ..audit import label_in
 from ..errors import DatabaseLocked
+from ..markdown import score_text as score_text
+from ..pairkey import PairKey, key_of
+from ..queues import AuditQueue
 from ..store import Store
 
 
@@ -34,8 +36,7 @@ class GivenLabel:
 
     @property
     def key(self) -> PairKey:
-        r = self.row
-        return r["url_a"], r["md5_a"], r["url_b"], r["md5_b"]
+        return key_of(self.row)
 
     @property
     def labeler(self) -> str | None:
@@ -149,26 +150,20 @@ class LabelSession:
 
 
 # The Audit page's labeling choices in its URL (?labeler=ana&per_bucket=10&queue=active): a reload or a
-# shared link keeps who labels, the quota and the queue.
-QUEUE_SLUGS = {
-    "quota per bucket": "quota",
-    "active": "active",
-    "SimHash vs MinHash disagree": "disagree",
-    "labelers disagree": "contested",
-}
+# shared link keeps who labels, the quota and the queue (by `AuditQueue`'s value).
 LABELER_MAX_CHARS = 100
 
 
 @dataclass(frozen=True, slots=True)
 class LabelingChoice:
-    """Who labels, the pairs per bucket and the queue (one of QUEUE_SLUGS' keys)."""
+    """Who labels, the pairs per bucket and the queue."""
 
     labeler: str
     per_bucket: int
-    queue: str
+    queue: AuditQueue
 
     def params(self) -> dict[str, str]:
-        return {"labeler": self.labeler, "per_bucket": str(self.per_bucket), "queue": QUEUE_SLUGS[self.queue]}
+        return {"labeler": self.labeler, "per_bucket": str(self.per_bucket), "queue": self.queue.value}
 
 
 def choice_from_params(
@@ -182,8 +177,11 @@ def choice_from_params(
         per_bucket = default.per_bucket
     if not 1 <= per_bucket <= per_bucket_max:
         per_bucket = default.per_bucket
-    by_slug = {slug: name for name, slug in QUEUE_SLUGS.items()}
-    return LabelingChoice(labeler, per_bucket, by_slug.get(params.get("queue", ""), default.queue))
+    try:
+        queue = AuditQueue(params.get("queue", ""))
+    except ValueError:
+        queue = default.queue
+    return LabelingChoice(labeler, per_bucket, queue)
 
 
 def fetch_sides(left_fetched: Any, right_fetched: Any) -> tuple[str, str]:
@@ -195,9 +193,3 @@ def fetch_sides(left_fetched: Any, right_fetched: Any) -> tuple[str, str]:
     if left == right:
         return "same fetch time", "same fetch time"
     return ("earlier fetch", "later fetch") if left < right else ("later fetch", "earlier fetch")
-
-
-def score_text(score: float) -> str:
-    """A score in [0, 1] to two decimals, rounded down: a pair in the bucket [0.75, 0.80) never reads 0.80,
-    and only identical shingle sets read 1.00."""
-    return f"{math.floor(score * 100 + 1e-9) / 100:.2f}"

@@ -13,30 +13,21 @@ from ..store import DEFAULT_DB
 KEY_CONFIG = "neardup.config"
 KEY_CONFIG_SYNC = "neardup.config.sync"  # set when code (not a widget) changed the setting
 KEY_LABELER = "neardup.labeler"
-KEY_AUDIT_POS = "neardup.audit.position"
-KEY_AUDIT_PAIR = "neardup.audit.pair"  # (page_a, page_b) opened from another page
-# what opened KEY_AUDIT_PAIR (one of OPENED_BY_*), for its caption
+# ui.audit_session.AuditSession: the Audit tab's labels (saved, waiting), the actions its keys gave, its
+# place in the queue, the pairs it skipped and the categories it chose
+KEY_AUDIT_SESSION = "neardup.audit.session"
+# A pair another page opens in Audit (page_a, page_b), and what opened it (one of OPENED_BY_*, for its
+# caption): the Audit page moves them into its AuditSession.
+KEY_AUDIT_PAIR = "neardup.audit.pair"
 KEY_AUDIT_OPENED_BY = "neardup.audit.opened_by"
 OPENED_BY_CLUSTERS, OPENED_BY_LIST, OPENED_BY_UNDO, OPENED_BY_BACK = "clusters", "list", "undo", "back"
-KEY_AUDIT_BACK = "neardup.audit.back"  # how many of this tab's labeled pairs `k` went back (0: the queue)
-# set by the "more pairs per bucket" key: the next run is the whole app's
-KEY_AUDIT_MORE = "neardup.audit.more"
 KEY_AUDIT_SEED = "neardup.audit.seed"
-KEY_AUDIT_SKIPPED = "neardup.audit.skipped"  # label keys skipped in this session
-KEY_AUDIT_HISTORY = "neardup.audit.history"  # ui.labeling.LabelSession: this tab's labels, saved and waiting
-KEY_AUDIT_CATEGORY = "neardup.audit.category"  # label key -> the category chosen for that pair
-KEY_AUDIT_SHOWN = (
-    "neardup.audit.shown"  # the label key of the pair the last run drew (category keys apply to it)
-)
-KEY_AUDIT_PENDING = "neardup.audit.pending"  # labels and undos given by callbacks, written by the next run
 W_LABELER = "neardup.audit.labeler_input"
 W_NOTE = "neardup.audit.note"
 W_PER_BUCKET = "neardup.audit.per_bucket"
 W_COMPARE_BASELINE = "neardup.compare.baseline"  # URL rules page: the two sources compared
 W_COMPARE_CURRENT = "neardup.compare.current"
-W_QUEUE = "neardup.audit.queue"  # which queue the Audit page serves (one of AUDIT_QUEUES)
-AUDIT_QUEUES = ("quota per bucket", "active", "SimHash vs MinHash disagree", "labelers disagree")
-ACTIVE_QUEUE = AUDIT_QUEUES[1]  # the pairs whose labels narrow the threshold decision most (Tune sends there)
+W_QUEUE = "neardup.audit.queue"  # which queue the Audit page serves (a queues.AuditQueue)
 KEY_FLASH = "neardup.flash"  # a confirmation shown once on the next run (st.toast does not survive st.rerun)
 
 # Sidebar widget keys. The threshold has one slider per scale (bits, Jaccard, containment): their ranges differ.
@@ -47,7 +38,6 @@ W_SIMILARITY = "neardup.setting.similarity"
 KEY_THRESHOLDS = "neardup.setting.thresholds"  # scale -> last threshold, kept while its slider is hidden
 KEY_SIDEBAR_DRAWN = "neardup.setting.drawn"  # (page, widget keys) the last run drew in the sidebar
 # The Audit and Tune pages' own keys.
-KEY_AUDIT_LABELS = "neardup.audit.labels"  # ui.data.LabelView: the labels as of their last version
 W_AUDIT_CATEGORY = "neardup.audit.cat."  # + the category's index: its button (keys 1-8)
 W_AUDIT_SHOW_HTML = "neardup.audit.show_html"
 W_AUDIT_SHOW_STRIPPED = "neardup.audit.show_stripped"

@@ -24,9 +24,9 @@ from neardup.labels import (
     suggest_threshold,
     thin_buckets,
 )
+from neardup.queues import AuditQueue
 from neardup.ui.data import get_candidate_pairs
 from neardup.ui.state import (
-    ACTIVE_QUEUE,
     W_QUEUE,
     W_TUNE_LABEL_MORE,
     W_TUNE_LABELER_1,
@@ -94,7 +94,7 @@ else:
             help="Opens the Audit page on its active queue: the pairs whose labels narrow this decision most.",
         )
     ):
-        st.session_state[W_QUEUE] = ACTIVE_QUEUE
+        st.session_state[W_QUEUE] = AuditQueue.ACTIVE
         st.switch_page(page_script("3_Audit.py"))
 n_unknown, n_unknown_flagged = pairs_without_labels(tallies, config)
 if n_unknown:
