@@ -10,7 +10,8 @@ is cached per setting), what an Audit label key computes before the next pair is
 (`Store.labels_version`, twice around the write), `pair_detail` (Audit: the pages, scores, diff and
 suggested category of a pair; prefetched on a background thread for the next one) and its two
 `Store.page` reads, `audit.tune_tables` (Tune), `audit.cluster_table` (Clusters) and
-`export.clusters_frame` (Export). Prints medians in milliseconds.
+`export.clusters_frame` (Export), and `rules.learn_rules` over the URL table made once per setting (URL
+rules; timed once per threshold, as a move does). Prints medians in milliseconds.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from pathlib import Path
 
 from harness import median_ms  # bench/harness.py (this directory is on the path of a script run from it)
 
-from neardup import audit, engine
+from neardup import audit, engine, rules
 from neardup.analysis import Fingerprints, analyze, load_fingerprints
 from neardup.config import Config
 from neardup.csvsafe import to_csv
@@ -113,10 +114,22 @@ def main() -> None:
         t = time.perf_counter()
         pairs = audit.candidate_pairs(fp, base)
         print(f"| {method} | (candidate_pairs, once per setting: {time.perf_counter() - t:.1f} s) | | |")
+        t = time.perf_counter()
+        table = rules.url_table(fp.pages)
+        print(f"| {method} | (rules.url_table, once per setting: {time.perf_counter() - t:.1f} s) | | |")
+        t = time.perf_counter()
+        rules.learn_rules(analyze(fp, base).pages, table=table)
+        print(f"| {method} | (learn_rules, first threshold: {time.perf_counter() - t:.1f} s) | | |")
         rows: dict[str, list[tuple[float, float]]] = {}
         for threshold in THRESHOLDS[method]:
-            for name, fn in page_calls(fp, base.replace(threshold=threshold), labels, pairs).items():
+            cfg = base.replace(threshold=threshold)
+            for name, fn in page_calls(fp, cfg, labels, pairs).items():
                 rows.setdefault(name, []).append(median_ms(fn))
+            # once per threshold: a repeat at the same threshold would find its rules measured
+            pages = analyze(fp, cfg).pages
+            rows.setdefault("learn_rules at a threshold move (URL rules; table kept)", []).append(
+                median_ms(lambda pages=pages, table=table: rules.learn_rules(pages, table=table), repeat=1)
+            )
         for name, values in rows.items():
             wall = statistics.median(w for w, _ in values)
             cpu = statistics.median(c for _, c in values)

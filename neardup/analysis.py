@@ -15,12 +15,14 @@ import numpy as np
 import pandas as pd
 
 from .batches import signatures
+from .candidate_stats import CAPPED_NOTE, CAPPED_WARN_SHARE
 from .candidates import CandidateStats, exact_scores
 from .clusters import WHY, components, representative_rows
 from .config import Config
-from .engine import Progress, ensure_fingerprints, no_progress
+from .engine import ensure_fingerprints
 from .minhash import estimate_jaccard
 from .simhash import hamming_many
+from .stages.base import Progress, no_progress
 from .store import Store
 from .urls import UrlRule, apply_url_rules
 
@@ -47,6 +49,9 @@ class Fingerprints:
     n_shingles: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.int64))  # per unit
     # The stored unit id of each unit, where they were renumbered (a load of some sources); else None.
     unit_ids: np.ndarray | None = None
+    # (a * n_units + b of each stored pair, sorted; its order): made by the first `similarity_to`, as no
+    # threshold changes it.
+    pair_index: tuple[np.ndarray, np.ndarray] | None = None
 
 
 def _page_arrays(pages: pd.DataFrame) -> tuple[dict[str, np.ndarray], np.ndarray]:
@@ -127,7 +132,7 @@ def load_fingerprints(
         pairs,
         simhash,
         minhash,
-        CandidateStats.from_dict(fset["stats"]),
+        fset.stats,
         arrays,
         hosts,
         fixed_counts,
@@ -159,6 +164,7 @@ def subset_fingerprints(fp: Fingerprints, keep: np.ndarray) -> Fingerprints:
         arrays=arrays,
         fixed_counts=fixed_counts,
         pairs=pairs,
+        pair_index=None,
     )
 
 
@@ -287,14 +293,17 @@ def similarity_to(
     source = np.where(same, "same text", "").astype(object)
 
     lo, hi = np.minimum(ua, ub), np.maximum(ua, ub)
-    stored = fp.pairs["a"].astype(np.int64) * fp.n_units + fp.pairs["b"].astype(np.int64)
+    if fp.pair_index is None:
+        stored = fp.pairs["a"].astype(np.int64) * fp.n_units + fp.pairs["b"].astype(np.int64)
+        order = np.argsort(stored, kind="stable")
+        fp.pair_index = (stored[order], order)
+    stored_sorted, order = fp.pair_index
     want = lo * fp.n_units + hi
     found = np.zeros(len(want), dtype=bool)
-    if len(stored) and len(want):
-        order = np.argsort(stored, kind="stable")
-        pos = np.minimum(np.searchsorted(stored[order], want), len(order) - 1)
-        found = ~same & (stored[order][pos] == want)
-        sim[found] = pair_scores(fp, config)[order][pos[found]]
+    if len(stored_sorted) and len(want):
+        pos = np.minimum(np.searchsorted(stored_sorted, want), len(order) - 1)
+        found = ~same & (stored_sorted[pos] == want)
+        sim[found] = pair_scores(fp, config)[order[pos[found]]]
     source[found] = "stored pair"
 
     rest = ~same & ~found
@@ -315,23 +324,39 @@ def similarity_to(
     return sim, source
 
 
-def analyze(fp: Fingerprints, config: Config) -> Analysis:
-    """Cluster at `config.threshold` (same fingerprint key as `fp`) and compute the report numbers.
+_WHY_STRINGS = pd.array(WHY, dtype="str")
 
-    Clusters are the connected components of distinct texts (units) joined by pairs at the threshold;
-    pages inherit their text's cluster, so exact duplicates are always together. Cluster ids run
-    1..K by size (largest first), then by first page id; degenerate pages get none.
-    """
-    if config.fingerprint_key != fp.config.fingerprint_key:
-        raise ValueError("analyze() needs fingerprints computed for the same setting")
-    arr = fp.arrays
-    unit, page_id = arr["unit"], arr["page_id"]
-    n_total = len(unit)
-    content = unit >= 0
-    idx = np.flatnonzero(content)
-    keep = pairs_at_threshold(fp, config)
+
+def big_cluster_advice(config: Config) -> str:
+    """What to try about a suspiciously big cluster: only settings not already in force."""
+    tried = []
+    if config.normalize != "main":
+        tried.append("normalize: main")
+    tightest = 0 if config.method == "simhash" else 1
+    if config.threshold != tightest:
+        tried.append("a tighter threshold")
+    return "check it, or try " + " or ".join(tried) if tried else "check it"
+
+
+@dataclass(frozen=True, slots=True)
+class ClusterNumbering:
+    """Clusters of content pages numbered 1..K by size (largest first), then by first page id."""
+
+    cluster: np.ndarray  # per page: its cluster id; 0 for a degenerate page
+    size: np.ndarray  # per page: the pages of its cluster; 0 for a degenerate page
+    sizes: np.ndarray  # per cluster (by id - 1): its pages
+
+    @property
+    def n_clusters(self) -> int:
+        return len(self.sizes)
+
+
+def number_clusters(fp: Fingerprints, keep: np.ndarray) -> ClusterNumbering:
+    """The clusters of the pairs where `keep` (a mask over `fp.pairs`): connected components of units;
+    pages inherit their unit's, so exact duplicates are always together."""
+    unit, page_id = fp.arrays["unit"], fp.arrays["page_id"]
+    idx = np.flatnonzero(unit >= 0)
     unit_comp = components(fp.n_units, fp.pairs["a"][keep], fp.pairs["b"][keep])
-
     # Components with content pages, numbered compactly (bincount: no sort).
     comp_of = unit_comp[unit[idx]]
     counts_all = np.bincount(comp_of, minlength=int(unit_comp.max(initial=-1)) + 1)
@@ -343,15 +368,28 @@ def analyze(fp: Fingerprints, config: Config) -> Analysis:
     np.minimum.at(first_page, inverse, page_id[idx])
     rank = np.empty(len(present), dtype=np.int64)
     rank[np.lexsort((first_page, -counts))] = np.arange(1, len(present) + 1)
-    cluster = np.zeros(n_total, dtype=np.int64)
+    cluster = np.zeros(len(unit), dtype=np.int64)
     cluster[idx] = rank[inverse]
-    size = np.zeros(n_total, dtype=np.int64)
+    size = np.zeros(len(unit), dtype=np.int64)
     size[idx] = counts[inverse]
+    sizes = np.empty(len(present), dtype=np.int64)
+    sizes[rank - 1] = counts
+    return ClusterNumbering(cluster, size, sizes)
 
+
+def choose_representatives(
+    fp: Fingerprints, numbering: ClusterNumbering, config: Config
+) -> tuple[np.ndarray, np.ndarray]:
+    """(row of each page's representative, -1 for a degenerate page; why it represents its cluster), by
+    `config.representative` (`clusters.representative_rows`)."""
+    arr, cluster, size = fp.arrays, numbering.cluster, numbering.size
+    n_total = len(cluster)
+    content = arr["unit"] >= 0
+    idx = np.flatnonzero(content)
     # A single page is its own representative; the rule only has to run over clusters of two or more.
     rep = np.where(content, np.arange(n_total), -1)
-    why_page = np.full(n_total, None, dtype=object)
-    why_page[content] = WHY[2]  # "shortest URL": a single page
+    why_page = np.full(n_total, -1, dtype=np.int64)  # index into WHY, -1 for none
+    why_page[content] = 2  # "shortest URL": a single page
     multi = idx[size[idx] > 1]
     rows, why = representative_rows(
         cluster[multi],
@@ -359,57 +397,91 @@ def analyze(fp: Fingerprints, config: Config) -> Analysis:
         arr["rel_id"][multi],
         arr["fetched_ns"][multi],
         arr["url_len"][multi],
-        page_id[multi],
+        arr["page_id"][multi],
         config.representative,
     )
-    rep_of_cluster = np.full(len(present) + 1, -1, dtype=np.int64)  # cluster id -> row of its representative
+    n_ids = numbering.n_clusters + 1
+    rep_of_cluster = np.full(n_ids, -1, dtype=np.int64)  # cluster id -> row of its representative
     rep_of_cluster[cluster[multi][rows]] = multi[rows]
-    why_of_cluster = np.empty(len(present) + 1, dtype=object)
-    why_of_cluster[cluster[multi][rows]] = WHY[why]
+    why_of_cluster = np.full(n_ids, -1, dtype=np.int64)
+    why_of_cluster[cluster[multi][rows]] = why
     rep[multi] = rep_of_cluster[cluster[multi]]
     why_page[multi] = why_of_cluster[cluster[multi]]
-    is_rep = rep == np.arange(n_total)
-    # Similarity to the representative, in the threshold's unit.
-    sim = np.full(n_total, np.nan)
-    sim[idx] = similarity_to(fp, unit[idx], unit[rep[idx]], config)[0]
+    return rep, why_page
 
-    na_int = ~content
-    canonical = fp.pages["canonical_url"].to_numpy(dtype=object)
-    pages = fp.pages.assign(
-        cluster_id=pd.arrays.IntegerArray(cluster, na_int),
-        cluster_size=pd.arrays.IntegerArray(size, na_int),
-        representative_id=pd.arrays.IntegerArray(np.where(content, page_id[rep], 0), na_int),
-        representative_url=np.where(content, canonical[rep], None),
-        why=why_page,
-        is_representative=is_rep,
-        similarity_to_representative=sim,
-    )
 
-    n_content = len(idx)
-    n_clusters = len(present)
-    dup_sizes = np.sort(counts[counts > 1])[::-1]
-    numbers = report_numbers(
-        total_pages=n_total,
-        content_pages=n_content,
-        distinct_md5s=fp.fixed_counts["md5"],
-        distinct_texts=fp.fixed_counts["units"],
-        clusters=n_clusters,
-        duplicate_clusters=len(dup_sizes),
-        largest_cluster=int(counts.max()) if n_clusters else 0,
-        pairs_at_threshold=int(keep.sum()),
-    )
-    host = arr["host"][idx]
+def host_rollup(fp: Fingerprints, is_representative: np.ndarray) -> pd.DataFrame:
+    """Content pages and redundant ones (not their cluster's representative) per host, most redundant first."""
+    content = fp.arrays["unit"] >= 0
+    host = fp.arrays["host"][content]
     host_pages = np.bincount(host, minlength=len(fp.hosts))
-    host_redundant = np.bincount(host, weights=~is_rep[idx], minlength=len(fp.hosts)).astype(np.int64)
+    redundant = ~is_representative[content]
+    host_redundant = np.bincount(host, weights=redundant, minlength=len(fp.hosts)).astype(np.int64)
     hosts = pd.DataFrame({"host": fp.hosts, "pages": host_pages, "redundant": host_redundant})
     hosts = hosts[hosts["pages"] > 0]
     hosts["redundant_pct"] = (100.0 * hosts["redundant"] / hosts["pages"]).round(1)
-    hosts = hosts.sort_values(["redundant", "pages"], ascending=False, kind="stable").reset_index(drop=True)
-    warnings = list(fp.stats.warnings)
-    largest = numbers["largest_cluster"]
+    return hosts.sort_values(["redundant", "pages"], ascending=False, kind="stable").reset_index(drop=True)
+
+
+def analysis_warnings(fp: Fingerprints, numbers: ReportNumbers, config: Config) -> list[str]:
+    """The report's warnings: the candidate search's (capped buckets, where they are a notable share of
+    the index), and a cluster so large that boilerplate may be being fingerprinted, with advice only of
+    settings not already in force."""
+    notable_caps = fp.stats.capped_share(fp.n_units) >= CAPPED_WARN_SHARE
+    warnings = [w for w in fp.stats.warnings if notable_caps or not w.endswith(CAPPED_NOTE)]
+    largest, n_content = numbers.largest_cluster, numbers.content_pages
     if n_content and largest >= 20 and largest > 0.01 * n_content:
         warnings.append(
             f"the largest cluster holds {largest} pages ({100 * largest / n_content:.1f}% of content pages): "
-            "boilerplate may be being fingerprinted; check it, or try normalize: main or a tighter threshold"
+            f"boilerplate may be being fingerprinted; {big_cluster_advice(config)}"
         )
+    return warnings
+
+
+def analyze(fp: Fingerprints, config: Config) -> Analysis:
+    """Cluster at `config.threshold` (same fingerprint key as `fp`) and compute the report numbers.
+
+    Clusters are the connected components of distinct texts (units) joined by pairs at the threshold;
+    pages inherit their text's cluster, so exact duplicates are always together. Cluster ids run
+    1..K by size (largest first), then by first page id; degenerate pages get none.
+    """
+    if config.fingerprint_key != fp.config.fingerprint_key:
+        raise ValueError("analyze() needs fingerprints computed for the same setting")
+    unit, page_id = fp.arrays["unit"], fp.arrays["page_id"]
+    content = unit >= 0
+    idx = np.flatnonzero(content)
+    keep = pairs_at_threshold(fp, config)
+    numbering = number_clusters(fp, keep)
+    rep, why_page = choose_representatives(fp, numbering, config)
+    is_rep = rep == np.arange(len(unit))
+    # Similarity to the representative, in the threshold's unit.
+    sim = np.full(len(unit), np.nan)
+    sim[idx] = similarity_to(fp, unit[idx], unit[rep[idx]], config)[0]
+
+    na_int = ~content
+    # Taken from the string columns, not built from Python objects: a threshold move on a large crawl
+    # would spend most of its time converting a million strings.
+    pages = fp.pages.assign(
+        cluster_id=pd.arrays.IntegerArray(numbering.cluster, na_int),
+        cluster_size=pd.arrays.IntegerArray(numbering.size, na_int),
+        representative_id=pd.arrays.IntegerArray(np.where(content, page_id[rep], 0), na_int),
+        representative_url=fp.pages["canonical_url"].array.take(np.where(content, rep, -1), allow_fill=True),
+        why=_WHY_STRINGS.take(why_page, allow_fill=True),
+        is_representative=is_rep,
+        similarity_to_representative=sim,
+    )
+    sizes = numbering.sizes
+    dup_sizes = np.sort(sizes[sizes > 1])[::-1]
+    numbers = report_numbers(
+        total_pages=len(unit),
+        content_pages=len(idx),
+        distinct_md5s=fp.fixed_counts["md5"],
+        distinct_texts=fp.fixed_counts["units"],
+        clusters=numbering.n_clusters,
+        duplicate_clusters=len(dup_sizes),
+        largest_cluster=int(sizes.max()) if numbering.n_clusters else 0,
+        pairs_at_threshold=int(keep.sum()),
+    )
+    hosts = host_rollup(fp, is_rep)
+    warnings = analysis_warnings(fp, numbers, config)
     return Analysis(config, pages, numbers, hosts, pd.Series(dup_sizes, name="size"), warnings)

@@ -10,108 +10,25 @@ a larger r means longer keys, fewer false candidates, more tables. `choose_r` pi
 from __future__ import annotations
 
 import functools
-import re
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass, field
 from itertools import combinations
 from math import comb
-from typing import Any
 
 import numpy as np
 
+from .candidate_stats import BUCKET_CAP, CandidateStats, SizeClassTables
 from .minhash import estimate_containment, estimate_jaccard
 from .parallel import default_jobs
 from .shingles import fmix64, kernels
 from .simhash import hamming_many
 
-# A bucket with more members than this is boilerplate being fingerprinted, not duplication:
-# its pairs are not enumerated (they would be quadratic) and the bucket is reported.
-BUCKET_CAP = 2000
-# Ends the warning about capped buckets (`CandidateStats.warn_capped`).
-CAPPED_NOTE = "were not expanded: boilerplate is being fingerprinted"
-_SIZE_CLASS_CAPPED = re.compile(r"(\d+) size-class bucket\(s\) with more than \d+ members \((\d+) members\)")
 _U32 = np.uint64(32)
 EXACT_CHUNK = 1 << 21  # shingles looked up at once in exact verification (~40 MB of work arrays)
 VERIFY_CHUNK = (
     1 << 14
 )  # candidate pairs verified at once: 2 x 16k x 512 B = 16 MB; measured 5x faster than 256k
-
-
-@dataclass(slots=True)
-class CandidateStats:
-    tables: int = 0
-    candidates: int = 0
-    largest_bucket: int = 0
-    capped_buckets: int = 0
-    capped_members: int = 0
-    # MinHash with exact verification: pairs whose shingle sets were intersected, and how many of
-    # them fell below the floor (their estimate had passed it).
-    verified_exact: int = 0
-    rejected_exact: int = 0
-    # The size-class pass's buckets above the cap: a note, not the warning (`add_size_class_pass`); counted
-    # so that a fingerprint set extended with new texts can state them as a full computation would.
-    size_class_capped_buckets: int = 0
-    size_class_capped_members: int = 0
-    notes: list[str] = field(default_factory=list)  # information (e.g. the LSH bands x rows)
-    warnings: list[str] = field(default_factory=list)  # what the report shows as warnings
-
-    def merge(self, other: CandidateStats) -> None:
-        self.tables += other.tables
-        self.candidates += other.candidates
-        self.largest_bucket = max(self.largest_bucket, other.largest_bucket)
-        self.capped_buckets += other.capped_buckets
-        self.capped_members += other.capped_members
-
-    def warn_capped(self, kind: str, bucket_cap: int) -> None:
-        """The warning that `capped_buckets` buckets (of `kind`: SimHash or LSH) were not expanded."""
-        if self.capped_buckets:
-            self.warnings.append(
-                f"{self.capped_buckets} {kind} bucket(s) with more than {bucket_cap} members "
-                f"({self.capped_members} members) {CAPPED_NOTE}"
-            )
-
-    def as_dict(self) -> dict[str, Any]:
-        """The stored form (the `stats` of a fingerprint set, the manifest's `candidate_stats`): one
-        list `notes`, the information notes then the warnings."""
-        return {
-            "tables": self.tables,
-            "candidates": self.candidates,
-            "largest_bucket": self.largest_bucket,
-            "capped_buckets": self.capped_buckets,
-            "capped_members": self.capped_members,
-            "verified_exact": self.verified_exact,
-            "rejected_exact": self.rejected_exact,
-            "size_class_capped_buckets": self.size_class_capped_buckets,
-            "size_class_capped_members": self.size_class_capped_members,
-            "notes": [*self.notes, *self.warnings],
-        }
-
-    @classmethod
-    def from_dict(cls, stored: dict[str, Any]) -> CandidateStats:
-        """The stats from their stored form: the one warning there is, the capped buckets', is written
-        last, and only where buckets were capped."""
-        notes = list(stored.get("notes", []))
-        capped = int(stored.get("capped_buckets", 0))
-        n_info = len(notes) - (1 if capped and notes else 0)
-        size_class_capped: list[Any] = [stored.get(f"size_class_capped_{k}") for k in ("buckets", "members")]
-        if None in size_class_capped:  # stored by a version that kept them in the note only
-            said = [m for m in map(_SIZE_CLASS_CAPPED.match, notes[:n_info]) if m]
-            size_class_capped = [said[0][1], said[0][2]] if said else [0, 0]
-        return cls(
-            tables=int(stored.get("tables", 0)),
-            candidates=int(stored.get("candidates", 0)),
-            largest_bucket=int(stored.get("largest_bucket", 0)),
-            capped_buckets=capped,
-            capped_members=int(stored.get("capped_members", 0)),
-            verified_exact=int(stored.get("verified_exact", 0)),
-            rejected_exact=int(stored.get("rejected_exact", 0)),
-            size_class_capped_buckets=int(size_class_capped[0]),
-            size_class_capped_members=int(size_class_capped[1]),
-            notes=notes[:n_info],
-            warnings=notes[n_info:],
-        )
 
 
 def block_masks(n_blocks: int) -> list[int]:
@@ -217,7 +134,7 @@ def simhash_pairs(
     """
     fps = np.asarray(fingerprints, dtype=np.uint64)
     n = len(fps)
-    stats = CandidateStats()
+    stats = CandidateStats(bucket_cap=bucket_cap)
     if n < 2:
         e = np.empty(0, np.int64)
         return e, e, np.empty(0, np.uint8), stats
@@ -525,12 +442,12 @@ def minhash_pairs(
     """
     sigs = np.ascontiguousarray(signatures, dtype=np.uint32)  # so each chunk's kernel call copies nothing
     n = len(sigs)
-    stats = CandidateStats()
+    stats = CandidateStats(bucket_cap=bucket_cap)
     empty = (np.empty(0, np.int64), np.empty(0, np.int64), np.empty(0), np.empty(0), stats)
     if n < 2:
         return empty
     bands, rows = lsh_params(lsh_threshold(floor, similarity, min_size_ratio), sigs.shape[1])
-    stats.notes.append(f"LSH bands x rows = {bands} x {rows}")
+    stats.lsh_bands, stats.lsh_rows = bands, rows
     sizes = np.asarray(n_shingles, dtype=np.float64)
 
     def band(table: tuple[np.ndarray, np.ndarray]) -> tuple[CandidateStats, list[tuple[np.ndarray, ...]]]:
@@ -670,21 +587,6 @@ def partial_copy_ratio(min_size_ratio: float) -> float:
     return min_size_ratio / SIZE_CLASS_FACTOR
 
 
-@dataclass(frozen=True, slots=True)
-class SizeClassTables:
-    """The LSH bands x rows of the size-class distances that share them (each band is one table)."""
-
-    bands: int
-    rows: int
-    distances: tuple[int, ...]
-
-    @property
-    def note(self) -> str:
-        """The line the candidate statistics carry for these tables."""
-        apart = ", ".join(map(str, self.distances))
-        return f"size classes {apart} apart: LSH bands x rows = {self.bands} x {self.rows}"
-
-
 def size_class_tables(
     lowest_ratio: float, num_perm: int, containment: float = CONTAINMENT_INDEXED
 ) -> list[SizeClassTables]:
@@ -787,15 +689,6 @@ def cross_pairs(
     return ids[order[np.repeat(q_pos, per_query)]], ids[order[x_pos]]
 
 
-def size_class_capped_note(buckets: int, members: int, bucket_cap: int) -> str:
-    """The note on the size-class pass's buckets above `bucket_cap` (`add_size_class_pass`; its counts are
-    read back by `_SIZE_CLASS_CAPPED`)."""
-    return (
-        f"{buckets} size-class bucket(s) with more than {bucket_cap} members "
-        f"({members} members) were not expanded: their pairs are left to the one index"
-    )
-
-
 def add_size_class_pass(stats: CandidateStats, partial: CandidateStats, bucket_cap: int) -> None:
     """Add the size-class pass's tables and candidates to the one index's `stats`, and its notes. Its buckets
     above `bucket_cap` are a note, not the capped-bucket warning, and not in the capped counts: its 3-row
@@ -804,11 +697,10 @@ def add_size_class_pass(stats: CandidateStats, partial: CandidateStats, bucket_c
     in them are left to the one index."""
     stats.tables += partial.tables
     stats.candidates += partial.candidates
-    stats.notes.extend(partial.notes)
+    stats.size_class_tables += partial.size_class_tables
     stats.size_class_capped_buckets += partial.capped_buckets
     stats.size_class_capped_members += partial.capped_members
-    if partial.capped_buckets:
-        stats.notes.append(size_class_capped_note(partial.capped_buckets, partial.capped_members, bucket_cap))
+    stats.bucket_cap = bucket_cap
 
 
 PairFinder = Callable[[np.ndarray, np.ndarray, int, CandidateStats], tuple[np.ndarray, np.ndarray]]
@@ -833,7 +725,7 @@ def containment_lsh_pairs(
     only by chance. Here the sets are partitioned by size (`size_classes`); a set is a query into the
     classes d = 2, 3, ... above its own, down to size ratios of `lowest_ratio`, with the bands x rows of
     `size_class_tables` (`size_class_keys` are the buckets, `pairs_of` the pairs: `cross_pairs`, or the
-    pairs with a new set when a stored result is extended, `incremental.new_cross_pairs`). Only pairs of those
+    pairs with a new set when a stored result is extended, `stages.incremental.new_cross_pairs`). Only pairs of those
     classes are candidates, so the looser index does not pair every two pages of similar size. Pairs are
     verified with the signature estimates as `minhash_pairs` verifies them (containment at least `floor`,
     `size_guard`); the same return shape, the stats counting this pass's tables and candidates.
@@ -841,7 +733,7 @@ def containment_lsh_pairs(
     """
     sigs = np.ascontiguousarray(signatures, dtype=np.uint32)
     n = len(sigs)
-    stats = CandidateStats()
+    stats = CandidateStats(bucket_cap=bucket_cap)
     empty = (np.empty(0, np.int64), np.empty(0, np.int64), np.empty(0), np.empty(0), stats)
     sizes = np.asarray(n_shingles, dtype=np.float64)
     if n < 2:
@@ -849,7 +741,7 @@ def containment_lsh_pairs(
     size_class = size_classes(sizes)
     found: list[tuple[np.ndarray, ...]] = []
     for tables in size_class_tables(lowest_ratio, sigs.shape[1], containment):
-        stats.notes.append(tables.note)
+        stats.size_class_tables += (tables,)
         ids = np.tile(np.arange(n, dtype=np.int64), len(tables.distances) + 1)
         for _, keys in size_class_key_columns(sigs, size_class, tables):
             i, j = pairs_of(keys, ids, bucket_cap, stats)

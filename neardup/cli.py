@@ -7,6 +7,7 @@ import json
 import os
 import signal
 import sys
+import time
 from pathlib import Path
 from typing import Any, NoReturn, TextIO
 
@@ -15,7 +16,7 @@ import yaml
 from . import engine, rules
 from .analysis import Analysis, Fingerprints, analyze, load_fingerprints
 from .app import HOME
-from .config import Config, load_config
+from .config import Config, Method, load_config
 from .dbfile import no_room
 from .errors import ConfigError, NeardupError, NotACrawlDump
 from .escapes import escape_controls
@@ -415,8 +416,10 @@ def cmd_app(args: argparse.Namespace) -> int:
         args.address,
         "--browser.gatherUsageStats",
         "false",
+        # no "Deploy" button, but the toolbar with the running indicator and its Stop button ("minimal"
+        # hides them: a long run would show a still page)
         "--client.toolbarMode",
-        "minimal",
+        "viewer",
         *APP_SERVER_OPTIONS,
     ]
     if args.headless:
@@ -484,6 +487,40 @@ def cmd_open(args: argparse.Namespace) -> int:
     return 0
 
 
+def _shingle_sizes(text: str) -> list[int]:
+    """argparse type of `fingerprints --shingle`: one size ("5"), a range ("3-8") or a list ("4,6")."""
+    try:
+        sizes: list[int] = []
+        for part in text.split(","):
+            low, sep, high = part.partition("-")
+            sizes += range(int(low), int(high) + 1) if sep else [int(low)]
+    except ValueError:
+        sizes = []
+    if not sizes or any(not 1 <= k <= 20 for k in sizes):
+        raise argparse.ArgumentTypeError(
+            f"--shingle takes sizes from 1 to 20 as 5, 3-8 or 4,6 (low to high), not {text!r}"
+        )
+    return sorted(set(sizes))
+
+
+def cmd_fingerprints(args: argparse.Namespace) -> int:
+    """Compute and store the fingerprints and candidate pairs of each shingle size and method, so that the
+    app and `report` read them instead of computing them when an analyst moves to that setting."""
+    base = config_from_args(args)
+    methods: list[Method] = (
+        ["minhash", "simhash"] if args.methods == "both" else [args.methods or base.method]
+    )
+    with _open(args) as store:
+        for method in methods:
+            at_method = base if method == base.method else base.with_method(method)
+            for k in args.shingle:
+                config = at_method.with_shingle_size(k, min_words=base.min_words)
+                t = time.perf_counter()
+                engine.ensure_fingerprints(store, config, progress=_tqdm_progress(), jobs=args.jobs)
+                _say(f"{method}, shingles of {k} words: ready ({time.perf_counter() - t:,.0f} s)")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="neardup", description="Audit exact and near duplicates in a web crawl dump.")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
@@ -495,6 +532,19 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("paths", nargs="+", help="crawl dump files")
     _add_common(p, setting=False)
     p.set_defaults(func=cmd_ingest)
+
+    p = sub.add_parser(
+        "fingerprints",
+        help="precompute the fingerprints of the shingle sizes and methods an analyst may try (after ingest)",
+    )
+    _add_common(p, setting=False)
+    p.add_argument(
+        "--shingle", type=_shingle_sizes, default=[5], help="shingle sizes: 5, 3-8 or 4,6 (default: 5)"
+    )
+    p.add_argument(
+        "--method", dest="methods", choices=["minhash", "simhash", "both"], help="default: the config's"
+    )
+    p.set_defaults(func=cmd_fingerprints)
 
     p = sub.add_parser("report", help="duplicate report at a setting and threshold")
     _add_common(p)

@@ -78,10 +78,15 @@ def representative_rows(
     order = np.lexsort(significant[::-1])
     first = order[np.concatenate(([True], cluster[order][1:] != cluster[order][:-1]))]
     # A fetch time only decides when the cluster has two or more distinct known fetch times.
-    timed = np.unique(np.stack([cluster[has_time], fetched_ns[has_time]]), axis=1)
+    timed_cluster, timed_ns = cluster[has_time], fetched_ns[has_time]
+    by_time = np.lexsort((timed_ns, timed_cluster))
+    timed_cluster, timed_ns = timed_cluster[by_time], timed_ns[by_time]
+    distinct = np.ones(len(timed_cluster), dtype=bool)
+    distinct[1:] = (timed_cluster[1:] != timed_cluster[:-1]) | (timed_ns[1:] != timed_ns[:-1])
+    timed = timed_cluster[distinct]  # a cluster once per distinct known fetch time, ascending
     clusters_sorted = cluster[first]
-    n_times = np.searchsorted(timed[0], clusters_sorted, "right") - np.searchsorted(
-        timed[0], clusters_sorted, "left"
+    n_times = np.searchsorted(timed, clusters_sorted, "right") - np.searchsorted(
+        timed, clusters_sorted, "left"
     )
     applies = {
         "canonical": is_named[first],

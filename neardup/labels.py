@@ -488,6 +488,13 @@ class Decision:
     )  # per bucket: about how many more labels reach the stop rule (if the rates stay as labeled)
     reachable: bool  # whether labeling every pair left would reach it (else `more` is every pair left)
 
+    def summary(self) -> str:
+        """The decision in one sentence (Tune, Audit): "precision at T is P [lo-hi], recall R [lo-hi]"."""
+        return (
+            f"precision at {self.threshold:g} is {self.precision:.2f} [{self.precision_low:.2f}-"
+            f"{self.precision_high:.2f}], recall {self.recall:.2f} [{self.recall_low:.2f}-{self.recall_high:.2f}]"
+        )
+
 
 def decision_at(
     tallies: pd.DataFrame,

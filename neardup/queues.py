@@ -175,14 +175,10 @@ class ActiveQueue(PairQueue):
     def done_message(self, basis: QueueBasis) -> str:
         config = basis.config
         d = decision_at(basis.tallies, config)
-        return (
-            f"Stop: precision at {config.threshold:g} is {d.precision:.2f} [{d.precision_low:.2f}-"
-            f"{d.precision_high:.2f}], recall {d.recall:.2f} [{d.recall_low:.2f}-{d.recall_high:.2f}]"
-            + (
-                f", both within +/-{STOP_HALF_WIDTH:g}."
-                if d.done
-                else "; no pair left that narrows them (every pair is labeled or skipped)."
-            )
+        return f"Stop: {d.summary()}" + (
+            f", both within +/-{STOP_HALF_WIDTH:g}."
+            if d.done
+            else "; no pair left that narrows them (every pair is labeled or skipped)."
         )
 
 

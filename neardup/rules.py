@@ -17,7 +17,7 @@ variant the clustering missed counts against its rule.
 from __future__ import annotations
 
 import re
-from collections import defaultdict
+from collections import OrderedDict, defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -128,66 +128,148 @@ def _path_diff(host: str, long: str, short: str) -> UrlRule | None:
     return None
 
 
-def candidate_rules(pages: pd.DataFrame) -> set[UrlRule]:
-    """Rules proposed by the URL differences inside each duplicate cluster (`url`, `cluster_id`)."""
-    dup = pages[pages["cluster_id"].notna() & (pages["cluster_size"] > 1)]
+def _proposed_rules(keys: Sequence[UrlKey]) -> frozenset[UrlRule]:
+    """The rules the URL differences of one cluster's URLs propose."""
     found: set[UrlRule] = set()
-    for urls in dup.groupby("cluster_id")["url"].unique():
-        keys = sorted(
-            {k for k in map(url_key, urls[:MAX_URLS_PER_CLUSTER]) if k is not None}, key=UrlKey.text
-        )
-        for i, u in enumerate(keys):
-            for v in keys[i + 1 :]:
-                found.update(_diff(u, v) or ())
+    ordered = sorted(set(keys), key=UrlKey.text)
+    for i, u in enumerate(ordered):
+        for v in ordered[i + 1 :]:
+            found.update(_diff(u, v) or ())
+    return frozenset(found)
+
+
+def candidate_rules(pages: pd.DataFrame, table: UrlTable | None = None) -> set[UrlRule]:
+    """Rules proposed by the URL differences inside each duplicate cluster (`url`, `cluster_id`; with
+    `table`, the pages' `url_table`, whose parsed URLs are used and which keeps what each cluster's URLs
+    propose: a threshold move only compares the URLs of the clusters it changed)."""
+    found: set[UrlRule] = set()
+    if table is None:
+        dup = pages[pages["cluster_id"].notna() & (pages["cluster_size"] > 1)]
+        for urls in dup.groupby("cluster_id")["url"].unique():
+            found |= _proposed_rules([k for k in map(url_key, urls[:MAX_URLS_PER_CLUSTER]) if k is not None])
+        return found
+    cluster = table.cluster_of(pages)
+    on = np.flatnonzero(cluster >= 0)
+    raws = pd.DataFrame({"cluster": cluster[on], "raw": table.raw[on]}).drop_duplicates()
+    raws = raws[raws.groupby("cluster")["raw"].transform("size") > 1]
+    raws = raws[raws.groupby("cluster").cumcount() < MAX_URLS_PER_CLUSTER]
+    order = np.argsort(raws["cluster"].to_numpy(), kind="stable")
+    cl, raw = raws["cluster"].to_numpy()[order], raws["raw"].to_numpy()[order]
+    memo, seen = table._proposed, set()
+    for family in np.split(raw, np.flatnonzero(np.diff(cl)) + 1) if len(cl) else []:
+        codes = tuple(int(c) for c in family)
+        seen.add(codes)
+        if (rules := memo.get(codes)) is None:
+            rules = memo[codes] = _proposed_rules([k for k in (table.raw_keys[c] for c in codes) if k])
+        found |= rules
+    for codes in [c for c in memo if c not in seen]:  # only the latest clustering's families are kept
+        del memo[codes]
     return found
 
 
-@dataclass(slots=True)
-class _Crawl:
-    """The crawl's pages as rule evaluation needs them: base URL keys, clusters, fetch order."""
+# Rewritten-URL codes kept per URL table (`UrlTable.images_of`), in page positions summed over the arrays:
+# the rule sets a few thresholds' learning measures, not every one ever measured.
+IMAGE_CACHE_PAGES = 64
 
-    keys: list[UrlKey]
-    base: np.ndarray  # code of the base URL per page
-    cluster: np.ndarray  # cluster id per page; -1 for degenerate pages
+
+@dataclass(slots=True)
+class UrlTable:
+    """The crawl's URLs as rule learning needs them, whatever the clusters: parsed URL keys, base URL codes,
+    bare hosts, crawl-trap families, in page id order. Made once per set of pages (`url_table`) and reused
+    by `learn_rules` and `crawl_traps` at every threshold; the rewritten URLs of each rule set measured are
+    kept too (the same rule sets come back at the next threshold)."""
+
+    page_id: np.ndarray  # per page, ascending
+    order: np.ndarray  # positions of the pages' rows (as given to `url_table`) in page id order
+    raw: np.ndarray  # code of the URL as fetched per page
+    raw_keys: list[UrlKey | None]  # the key of each fetched URL code (None: no http(s) URL)
+    base: np.ndarray  # code of the base URL per page (equal codes, equal keys)
+    base_keys: list[UrlKey]  # the key of each base URL code
     urls: np.ndarray  # base URL text per page
     hosts: np.ndarray  # bare host per page
     # Positions of each bare host's pages: a rule's pages are found without a pass over the whole crawl.
-    by_host: dict[str, np.ndarray] = field(default_factory=dict)
-    # `images` of a host's pages under all of its rules, the same for every rule of the host in a round.
-    _host_images: dict[frozenset[UrlRule], np.ndarray] = field(default_factory=dict)
+    by_host: dict[str, np.ndarray]
+    # Crawl-trap families: code per page (-1 for a URL that is no http(s) URL), and (host, pattern) per code.
+    trap_family: np.ndarray
+    trap_names: list[tuple[str, str]]
+    _images: OrderedDict[tuple[frozenset[UrlRule], tuple[str, ...]], np.ndarray] = field(
+        default_factory=OrderedDict
+    )
+    _saved: dict[tuple[frozenset[UrlRule], tuple[str, ...]], int] = field(default_factory=dict)
+    # Per rule and its host's rules: the pages it merges (`merging`), for the content pages `_content`.
+    _merging: dict[tuple[UrlRule, frozenset[UrlRule]], _Merging] = field(default_factory=dict)
+    _content: np.ndarray | None = None
+    # The rules each cluster's URLs propose (`candidate_rules`), by the cluster's fetched URL codes.
+    _proposed: dict[tuple[int, ...], frozenset[UrlRule]] = field(default_factory=dict)
 
-    @classmethod
-    def of(cls, pages: pd.DataFrame) -> _Crawl:
-        ordered = pages.sort_values("page_id", kind="stable")
-        keys = [url_key(url) or UrlKey("", "", url, ()) for url in ordered["url"]]
-        texts = np.asarray([k.text() for k in keys], dtype=object)
-        base = pd.factorize(pd.Series(texts))[0]
-        cluster = ordered["cluster_id"].astype("Int64").fillna(-1).to_numpy(dtype=np.int64)
-        hosts = np.asarray([bare_host(k.host) for k in keys], dtype=object)
-        codes, names = pd.factorize(pd.Series(hosts, dtype=object))
-        order = np.argsort(codes, kind="stable")
-        split = np.split(order, np.flatnonzero(np.diff(codes[order])) + 1) if len(order) else []
-        by_host = {str(names[codes[part[0]]]): part for part in split}
-        return cls(keys, base, cluster, texts, hosts, by_host)
-
-    def family(self, rules: Sequence[UrlRule], host: str) -> np.ndarray:
-        """Positions of the pages a rule of `host` can touch: the host and its aliases among `rules`."""
+    def family(self, rules: Sequence[UrlRule], host: str) -> tuple[str, ...]:
+        """The bare hosts of the pages a rule of `host` can touch: the host and its aliases among `rules`."""
         names = {host} | {
             bare_host(r.name + r.host) for r in rules if r.kind == "host_alias" and bare_host(r.host) == host
         }
-        parts = [self.by_host[n] for n in names if n in self.by_host]
+        return tuple(sorted(n for n in names if n in self.by_host))
+
+    def positions(self, names: tuple[str, ...]) -> np.ndarray:
+        parts = [self.by_host[n] for n in names]
         return np.sort(np.concatenate(parts)) if parts else np.empty(0, dtype=np.int64)
 
-    def host_images(self, host_rules: Sequence[UrlRule], where: np.ndarray) -> np.ndarray:
-        """`images(host_rules, where)` for the rules of one host and its pages (`family`), computed once."""
-        key = frozenset(host_rules)
-        if key not in self._host_images:
-            self._host_images[key] = self.images(host_rules, where)
-        return self._host_images[key]
+    def images_of(self, rules: Sequence[UrlRule], names: tuple[str, ...]) -> np.ndarray:
+        """`images(rules, positions(names))`, kept for the next call with the same rules and hosts (the
+        least recently used are dropped beyond IMAGE_CACHE_PAGES times the crawl's pages)."""
+        key = (frozenset(rules), names)
+        if (found := self._images.get(key)) is not None:
+            self._images.move_to_end(key)
+            return found
+        image = self._images[key] = self.images(rules, self.positions(names))
+        budget = IMAGE_CACHE_PAGES * max(len(self.base), 1)
+        while len(self._images) > 1 and sum(len(v) for v in self._images.values()) > budget:
+            self._images.popitem(last=False)
+        return image
+
+    def merging(self, rule: UrlRule, mine: Sequence[UrlRule], content: np.ndarray) -> _Merging:
+        """The `_Merging` of `rule` among `mine` (the rules of its host), over the pages where `content`
+        (no degenerate page: the same at every threshold of one fingerprint key), kept."""
+        if self._content is None or not np.array_equal(self._content, content):
+            self._content = content
+            self._merging.clear()
+        key = (rule, frozenset(mine))
+        if (found := self._merging.get(key)) is not None:
+            return found
+        names = self.family(mine, bare_host(rule.host))
+        others = [o for o in mine if o != rule]
+        where = self.positions(names)
+        with_rule, without = self.images_of(mine, names), self.images_of(others, names)
+        on = content[where]
+        img, pre, pos = with_rule[on], without[on], where[on]
+        # Only rewritten URLs that the rule gives two or more URLs of before matter.
+        width = int(pre.max(initial=-1)) + 1
+        img_pre = img * width + pre
+        pre_per_img = np.bincount(np.unique(img_pre) // max(width, 1), minlength=int(img.max(initial=-1)) + 1)
+        keep = pre_per_img[img] > 1 if len(img) else np.zeros(0, dtype=bool)
+        img, pre, pos, img_pre = img[keep], pre[keep], pos[keep], img_pre[keep]
+        found = self._merging[key] = _Merging(
+            pos=pos,
+            img=img,
+            pre=pre,
+            img_pre=img_pre,
+            ip_code=np.unique(img_pre, return_inverse=True)[1].reshape(-1),
+            merged=_pairs(img) - _pairs(img_pre),
+            saved=self.saved_of(mine, names) - self.saved_of(others, names),
+        )
+        return found
+
+    def saved_of(self, rules: Sequence[UrlRule], names: tuple[str, ...]) -> int:
+        """`pages_saved` of the pages of `names` under `rules` (no threshold changes it), kept."""
+        key = (frozenset(rules), names)
+        if (found := self._saved.get(key)) is None:
+            found = self._saved[key] = pages_saved(
+                self.base[self.positions(names)], self.images_of(rules, names)
+            )
+        return found
 
     def images(self, rules: Sequence[UrlRule], where: np.ndarray | None = None) -> np.ndarray:
         """Codes of each page's URL (of the pages at `where`, default all) rewritten by the rules of its host
-        and of the host it aliases: equal codes, equal rewritten URLs."""
+        and of the host it aliases: equal codes, equal rewritten URLs. Each distinct URL is rewritten once."""
         ops: dict[str, list[UrlRule]] = defaultdict(list)
         target: dict[str, str] = {}  # bare host -> the host its pages move to (aliases)
         for r in rules:
@@ -195,89 +277,204 @@ class _Crawl:
                 target[bare_host(r.name + r.host)] = r.host
             else:
                 ops[bare_host(r.host)].append(r)
-        idx = np.arange(len(self.keys)) if where is None else where
+        base = self.base if where is None else self.base[where]
+        distinct, inverse = np.unique(base, return_inverse=True)
         out = []
-        for i in idx:
-            key, h = self.keys[i], self.hosts[i]
-            host = target.get(h, key.host)
+        for code in distinct:
+            key = self.base_keys[code]
+            host = target.get(bare_host(key.host), key.host)
             mine = ops.get(bare_host(host))
             out.append((host, key.path, key.query) if not mine else _as_tuple(rewrite_key(key, host, mine)))
-        return pd.factorize(pd.Series(out, dtype=object))[0]
+        codes = pd.factorize(pd.Series(out, dtype=object))[0]
+        return codes[inverse.reshape(-1)] if len(base) else np.empty(0, dtype=np.int64)
+
+    def cluster_of(self, pages: pd.DataFrame) -> np.ndarray:
+        """The pages' `cluster_id` in this table's page order (-1 where none); `pages` must be the pages the
+        table was made of (in any row order)."""
+        page_id = pages["page_id"].to_numpy(dtype=np.int64)
+        if len(page_id) != len(self.page_id) or not np.array_equal(page_id[self.order], self.page_id):
+            raise ValueError("the URL table was made of other pages than these (url_table(pages))")
+        return pages["cluster_id"].astype("Int64").fillna(-1).to_numpy(dtype=np.int64)[self.order]
+
+
+@dataclass(frozen=True, slots=True)
+class _Merging:
+    """The content pages whose URLs a rule merges with another URL (the rule's host's other rules applied
+    too), in page order, as integer codes: what `_measure` needs that no threshold changes."""
+
+    pos: np.ndarray  # page positions
+    img: np.ndarray  # code of the URL rewritten with the rule
+    pre: np.ndarray  # code of the URL rewritten without it
+    img_pre: np.ndarray  # (img, pre) as one code
+    ip_code: np.ndarray  # (img, pre) numbered 0..k-1
+    merged: int  # URL pairs the rule merges
+    saved: int  # fetches it saves
+
+
+def _trap_pattern(key: UrlKey) -> str:
+    """The URL pattern of a crawl-trap family: numbers and id-like segments generalized, query values
+    dropped."""
+    segs = ["{n}" if _NUMBER.match(s) else "{id}" if _TOKEN.match(s) else s for s in key.path.split("/")]
+    query = "&".join(sorted({f"{n}=*" for n, _ in key.query}))
+    return "/".join(segs) + ("?" + query if query else "")
+
+
+def url_table(pages: pd.DataFrame) -> UrlTable:
+    """The `UrlTable` of pages with `url` and `page_id` (e.g. `Fingerprints.pages`): what rule learning
+    needs that no threshold changes, each distinct URL parsed once."""
+    order = np.argsort(pages["page_id"].to_numpy(dtype=np.int64), kind="stable")
+    raw = pages["url"].to_numpy(dtype=object)[order]
+    raw_codes, raw_urls = pd.factorize(pd.Series(raw, dtype=object))
+    parsed = [url_key(url) for url in raw_urls]
+    raw_keys = [k or UrlKey("", "", url, ()) for k, url in zip(parsed, raw_urls, strict=True)]
+    raw_texts = np.asarray([k.text() for k in raw_keys], dtype=object)
+    text_codes, texts = pd.factorize(pd.Series(raw_texts, dtype=object))
+    base_keys: list[UrlKey] = [UrlKey("", "", "", ())] * len(texts)
+    for key, code in zip(raw_keys, text_codes, strict=True):
+        base_keys[code] = key
+    base = text_codes[raw_codes].astype(np.int64)
+    raw_hosts = np.asarray([bare_host(k.host) for k in raw_keys], dtype=object)
+    hosts = raw_hosts[raw_codes] if len(raw_codes) else np.empty(0, dtype=object)
+    codes, names = pd.factorize(pd.Series(hosts, dtype=object))
+    by_host_order = np.argsort(codes, kind="stable")
+    split = np.split(by_host_order, np.flatnonzero(np.diff(codes[by_host_order])) + 1) if len(codes) else []
+    by_host = {str(names[codes[part[0]]]): part for part in split}
+    family = pd.Series(
+        [(h, _trap_pattern(k)) if k is not None else None for k, h in zip(parsed, raw_hosts, strict=True)],
+        dtype=object,
+    )
+    family_codes, family_names = pd.factorize(family)
+    trap_family = family_codes[raw_codes].astype(np.int64) if len(raw_codes) else np.empty(0, np.int64)
+    return UrlTable(
+        page_id=pages["page_id"].to_numpy(dtype=np.int64)[order],
+        order=order,
+        raw=raw_codes.astype(np.int64),
+        raw_keys=parsed,
+        base=base,
+        base_keys=base_keys,
+        urls=np.asarray(texts, dtype=object)[base] if len(base) else np.empty(0, dtype=object),
+        hosts=hosts,
+        by_host=by_host,
+        trap_family=trap_family,
+        trap_names=[tuple(f) for f in family_names],
+    )
+
+
+@dataclass(slots=True)
+class _Crawl:
+    """The crawl's pages as rule evaluation at one clustering needs them: the URL table and the clusters."""
+
+    table: UrlTable
+    cluster: np.ndarray  # cluster id per page (table order); -1 for degenerate pages
+
+    @classmethod
+    def of(cls, pages: pd.DataFrame, table: UrlTable | None = None) -> _Crawl:
+        table = table if table is not None else url_table(pages)
+        return cls(table, table.cluster_of(pages))
+
+    @property
+    def base(self) -> np.ndarray:
+        return self.table.base
+
+    @property
+    def urls(self) -> np.ndarray:
+        return self.table.urls
 
 
 def _as_tuple(key: UrlKey) -> tuple[str, str, tuple[tuple[str, str], ...]]:
     return key.host, key.path, key.query
 
 
-def _pairs(groups: pd.Series) -> int:
-    n = groups.to_numpy(dtype=np.int64)
+def _pairs(groups: np.ndarray) -> int:
+    """URL pairs inside groups: sum of n*(n-1)/2 over the distinct values of `groups` (integer codes)."""
+    n = np.unique(groups, return_counts=True)[1].astype(np.int64)
     return int((n * (n - 1) // 2).sum())
 
 
 def pages_saved(base: np.ndarray, image: np.ndarray) -> int:
     """Fetches a crawler rewriting URLs to `image` would not make: per rewritten URL, the pages at every
     base URL but the first fetched (pages in fetch order)."""
-    df = pd.DataFrame({"base": base, "image": image})
-    first = df.groupby("image")["base"].transform("first")
-    return int((df["base"] != first).sum())
+    if not len(image):
+        return 0
+    codes, first = np.unique(image, return_index=True)
+    first_base = np.empty(int(codes[-1]) + 1, dtype=np.int64)
+    first_base[codes] = np.asarray(base)[first]
+    return int(np.count_nonzero(np.asarray(base) != first_base[image]))
 
 
 def _measure(crawl: _Crawl, rule: UrlRule, rules: Sequence[UrlRule]) -> RuleStats:
-    """What `rule` adds to the other `rules` of its host: the pairs it merges, its support and savings."""
+    """What `rule` adds to the other `rules` of its host: the pairs it merges, its support and savings.
+    On integer codes (the rewritten URLs of the family's pages with and without the rule, their clusters):
+    only the clusters depend on the threshold."""
     # Only the rules of the rule's host rewrite the pages of its host and its aliases.
     mine = [o for o in rules if _same_host(o, rule)]
-    where = crawl.family(mine, bare_host(rule.host))
-    with_rule = crawl.host_images(mine, where)
-    without = crawl.images([o for o in mine if o != rule], where)
-    base = crawl.base[where]
-    df = pd.DataFrame({"img": with_rule, "pre": without, "cluster": crawl.cluster[where], "pos": where})
-    df = df[df["cluster"] >= 0]
-    df = df[df.groupby("img")["pre"].transform("nunique") > 1]
-    merged = _pairs(df.groupby("img").size()) - _pairs(df.groupby(["img", "pre"]).size())
-    in_cluster = _pairs(df.groupby(["img", "cluster"]).size()) - _pairs(
-        df.groupby(["img", "pre", "cluster"]).size()
-    )
+    merging = crawl.table.merging(rule, mine, crawl.cluster >= 0)
+    img, pre, pos, ip_code = merging.img, merging.pre, merging.pos, merging.ip_code
+    cl = crawl.cluster[pos]
+    n_clusters = int(cl.max(initial=-1)) + 1
+    img_cl = img * n_clusters + cl
+    ip_cl = ip_code * n_clusters + cl
+    in_cluster = _pairs(img_cl) - _pairs(ip_cl)
     clusters = 0
     examples: list[tuple[str, str]] = []
-    if len(df):
-        per = df.groupby(["img", "cluster"])["pre"].nunique()
-        clusters = int(per[per > 1].index.get_level_values("cluster").nunique())
-        for _, g in df[df.groupby("img")["cluster"].transform("nunique") > 1].groupby("img", sort=False):
+    if len(img):
+        # Clusters the rule explains: two or more URLs before the rule, one image and one cluster after.
+        trio = np.unique(np.stack([img, cl, ip_code]), axis=1)
+        pair_codes, n_pre = np.unique(trio[0] * n_clusters + trio[1], return_counts=True)
+        clusters = len(np.unique(pair_codes[n_pre > 1] % max(n_clusters, 1)))
+        # Counter-examples: rewritten URLs holding pages of two clusters, in order of their first page.
+        clusters_per_img = np.bincount(np.unique(img_cl) // max(n_clusters, 1))
+        mixed = np.flatnonzero(clusters_per_img[img] > 1)
+        order = np.argsort(img[mixed], kind="stable")
+        groups = np.split(mixed[order], np.flatnonzero(np.diff(img[mixed][order])) + 1) if len(mixed) else []
+        for rows in sorted(groups, key=lambda g: int(g[0])):
             if len(examples) >= COUNTER_EXAMPLES:
                 break
-            a = g.iloc[0]
-            b = g[(g["cluster"] != a["cluster"]) & (g["pre"] != a["pre"])]
+            a = rows[0]
+            b = rows[(cl[rows] != cl[a]) & (pre[rows] != pre[a])]
             if len(b):
-                examples.append((str(crawl.urls[a["pos"]]), str(crawl.urls[b["pos"].iloc[0]])))
-    saved = pages_saved(base, with_rule) - pages_saved(base, without)
-    return RuleStats(rule, merged, in_cluster, clusters, saved, examples)
+                examples.append((str(crawl.urls[pos[a]]), str(crawl.urls[pos[b[0]]])))
+    return RuleStats(rule, merging.merged, in_cluster, clusters, merging.saved, examples)
 
 
 def crawl_traps(
-    pages: pd.DataFrame, *, min_urls: int = TRAP_MIN_URLS, max_text_share: float = TRAP_MAX_TEXT_SHARE
+    pages: pd.DataFrame,
+    *,
+    min_urls: int = TRAP_MIN_URLS,
+    max_text_share: float = TRAP_MAX_TEXT_SHARE,
+    table: UrlTable | None = None,
 ) -> pd.DataFrame:
     """URL pattern families of a host (numbers and id-like segments generalized, query values dropped) with
-    many URLs and few distinct texts (calendars, sort orders, session paths): host, pattern, urls, texts."""
-    rows = []
-    for url, cluster in zip(pages["url"], pages["cluster_id"].astype("Int64"), strict=True):
-        k = url_key(url)
-        if k is None:
-            continue
-        segs = ["{n}" if _NUMBER.match(s) else "{id}" if _TOKEN.match(s) else s for s in k.path.split("/")]
-        query = "&".join(sorted({f"{n}=*" for n, _ in k.query}))
-        rows.append((bare_host(k.host), "/".join(segs) + ("?" + query if query else ""), k.text(), cluster))
-    df = pd.DataFrame(rows, columns=["host", "pattern", "url", "cluster_id"])
-    if df.empty:
-        return pd.DataFrame(columns=["host", "pattern", "urls", "distinct_texts", "example"])
-    out = (
-        df.groupby(["host", "pattern"])
-        .agg(urls=("url", "nunique"), distinct_texts=("cluster_id", "nunique"), example=("url", "first"))
-        .reset_index()
+    many URLs and few distinct texts (calendars, sort orders, session paths): host, pattern, urls, texts.
+    With `table` (the pages' `url_table`) only the clusters are read from `pages`."""
+    table = table if table is not None else url_table(pages)
+    cluster = table.cluster_of(pages)
+    on = table.trap_family >= 0
+    family, base, cluster = table.trap_family[on], table.base[on], cluster[on]
+    columns = ["host", "pattern", "urls", "distinct_texts", "example"]
+    if not len(family):
+        return pd.DataFrame(columns=columns)
+    n = len(table.trap_names)
+    urls = np.bincount(pd.DataFrame({"f": family, "b": base}).drop_duplicates()["f"], minlength=n)
+    clustered = cluster >= 0
+    texts = pd.DataFrame({"f": family[clustered], "c": cluster[clustered]}).drop_duplicates()["f"]
+    distinct_texts = np.bincount(texts, minlength=n)
+    first = np.full(n, len(family), dtype=np.int64)
+    np.minimum.at(first, family, np.arange(len(family)))
+    present = np.flatnonzero(first < len(family))
+    out = pd.DataFrame(
+        {
+            "host": [table.trap_names[f][0] for f in present],
+            "pattern": [table.trap_names[f][1] for f in present],
+            "urls": urls[present],
+            "distinct_texts": distinct_texts[present],
+            "example": table.urls[on][first[present]],
+        }
     )
     out = out[(out["urls"] >= min_urls) & (out["distinct_texts"] <= max_text_share * out["urls"])]
-    return out.sort_values(["urls", "distinct_texts"], ascending=[False, True], kind="stable").reset_index(
-        drop=True
-    )
+    return out.sort_values(
+        ["urls", "distinct_texts", "host", "pattern"], ascending=[False, True, True, True], kind="stable"
+    ).reset_index(drop=True)
 
 
 def learn_rules(
@@ -285,14 +482,16 @@ def learn_rules(
     *,
     min_precision: float = MIN_PRECISION,
     min_support: int = MIN_SUPPORT_PAIRS,
+    table: UrlTable | None = None,
 ) -> LearnedRules:
     """URL rules from an analysis' pages (`analysis.analyze`: url, page_id, cluster_id, cluster_size).
 
     A rule is kept when it merges at least `min_support` URL pairs of one cluster and at least
     `min_precision` of the URL pairs it merges are in one cluster, measured with the other kept rules of its
-    host applied."""
-    crawl = _Crawl.of(pages)
-    rules = sorted(candidate_rules(pages), key=lambda r: (r.host, r.kind, r.name))
+    host applied. `table`, the pages' `url_table` made once for every threshold, saves parsing the URLs and
+    rewriting them again under a rule set already measured."""
+    crawl = _Crawl.of(pages, table)
+    rules = sorted(candidate_rules(pages, crawl.table), key=lambda r: (r.host, r.kind, r.name))
     stats: list[RuleStats] = []
     dropped: dict[UrlRule, RuleStats] = {}
     memo: dict[tuple[UrlRule, frozenset[UrlRule]], RuleStats] = {}
@@ -310,10 +509,10 @@ def learn_rules(
         for s in bad:
             dropped[s.rule] = s
         rules = [s.rule for s in stats if s.rule not in dropped]
-    saved = pages_saved(crawl.base, crawl.images(rules))
+    saved = pages_saved(crawl.base, crawl.table.images_of(rules, tuple(sorted(crawl.table.by_host))))
     accepted = sorted((s for s in stats if s.rule in rules), key=lambda s: (-s.pages_saved, s.rule.host))
     rejected = sorted(dropped.values(), key=lambda s: (-s.pairs_in_cluster, s.rule.host))
-    return LearnedRules(accepted, rejected, saved, crawl_traps(pages))
+    return LearnedRules(accepted, rejected, saved, crawl_traps(pages, table=crawl.table))
 
 
 def rule_stats(pages: pd.DataFrame, rules: Sequence[UrlRule]) -> list[RuleStats]:

@@ -565,7 +565,7 @@ def test_audit_says_what_the_keys_mean_and_where_the_stop_rule_is(db: str, store
     assert not at.exception
     d = decision_at(bucket_tallies(pairs["bucket"], audit.labeled_pairs(pairs, store.labels())), config)
     assert any(
-        m.value.startswith(f"At the threshold 0.8: precision {d.precision:.2f} [{d.precision_low:.2f}-")
+        m.value.startswith(f"Precision at 0.8 is {d.precision:.2f} [{d.precision_low:.2f}-")
         and f"About {int(d.more.sum())} more labels" in m.value
         for m in at.markdown
     )

@@ -88,6 +88,74 @@ def test_esc_and_a_click_on_a_switch_hand_the_keys_back(server: Server, browser:
     assert_clean(browser, "/Audit after Esc and switches")
 
 
+PASSAGES_SWITCH = re.compile(r"^Shared passages highlighted in both texts \(\d+\)$")
+# where the diff's first change is, in px from the main pane's top (the diff comes after its heading)
+FIRST_CHANGE_TOP_JS = """() => { const pane = document.querySelector('[data-testid="stMain"]');
+    const heading = [...pane.querySelectorAll('p')].find(p => p.innerText.startsWith('Main text, word diff'));
+    const change = [...pane.querySelectorAll('[data-testid="stMarkdownContainer"] span')].find(s =>
+        /ColoredBackground/.test(s.className) && (heading.compareDocumentPosition(s) & Node.DOCUMENT_POSITION_FOLLOWING));
+    return change.getBoundingClientRect().top - pane.getBoundingClientRect().top; }"""
+FIRST_PASSAGE_TOP_JS = """() => { const pane = document.querySelector('[data-testid="stMain"]');
+    const badge = pane.querySelector('[data-testid="stMarkdownContainer"] .stMarkdownBadge');
+    return badge.getBoundingClientRect().top - pane.getBoundingClientRect().top; }"""
+ACTIVE_JS = """() => { const el = document.activeElement;
+    return el ? el.tagName + (el.getAttribute('type') ? '[' + el.getAttribute('type') + ']' : '') : ''; }"""
+
+
+def settle_scroll(page: object) -> None:
+    """Until the main pane's scroll position holds for 300 ms (a smooth scroll is over)."""
+    last = None
+    while (top := page.evaluate(MAIN_TOP_JS)) != last:
+        last = top
+        page.wait_for_timeout(300)
+
+
+def test_keys_act_after_the_passages_switch_and_another_switch(server: Server, browser: Browser) -> None:
+    """The shared passages' switch on, then another switch of the main area clicked: the label keys act
+    straight after the click, and again after Esc; the passages stay on while the pairs change."""
+    page = browser.page
+    open_audit(page, server)
+    for other in ("Raw HTML (as source, never rendered)", "What normalization removed", "Labeled pairs"):
+        page.get_by_text(PASSAGES_SWITCH).first.click()
+        wait_idle(page)
+        page.get_by_text(re.compile(r"^Passages: 1: |^No run of \d+ words")).first.wait_for()
+        page.get_by_text(other, exact=True).click()
+        wait_idle(page)
+        focus = page.evaluate(ACTIVE_JS)
+        try:
+            next_pair_after(page, "s")
+        except Exception as exc:
+            raise AssertionError(f"no key acts after {other!r} (focus on {focus})") from exc
+        page.get_by_text(re.compile(r"^Passages: 1: |^No run of \d+ words")).first.wait_for()
+        page.keyboard.press("Escape")
+        next_pair_after(page, "s")
+        page.get_by_text(other, exact=True).click()  # both switches off again
+        wait_idle(page)
+        page.get_by_text(PASSAGES_SWITCH).first.click()
+        wait_idle(page)
+        page.keyboard.press("Escape")
+        next_pair_after(page, "s")
+    # with the passages on, g goes to the diff's first change, not to the first highlighted passage
+    page.get_by_text(PASSAGES_SWITCH).first.click()
+    wait_idle(page)
+    for _ in range(20):
+        if page.get_by_text("Main text, word diff").count():
+            break
+        next_pair_after(page, "s")
+    wait_idle(page)
+    page.get_by_text(re.compile(r"^Passages: 1: ")).first.wait_for()
+    page.keyboard.press("Home")
+    page.wait_for_function(f"() => ({MAIN_TOP_JS})() === 0")
+    page.keyboard.press("g")
+    page.wait_for_function(f"() => ({MAIN_TOP_JS})() > 0")
+    settle_scroll(page)
+    # the change on screen, and g went there, not to the first passage (g puts what it goes to 80 px under
+    # the top, or scrolls to the end)
+    change, passage = page.evaluate(FIRST_CHANGE_TOP_JS), page.evaluate(FIRST_PASSAGE_TOP_JS)
+    assert 0 <= change < 900 and abs(passage - 80) > 5, (change, passage)
+    assert_clean(browser, "/Audit after the passages switch and another")
+
+
 def test_scroll_keys_and_the_first_change_key(server: Server, browser: Browser) -> None:
     """At 1400x900 the label bar and the pair's URLs are above the fold; PageDown, Space and the arrows
     scroll a freshly opened page, Home goes back; g jumps to the first change of the diff and back."""
@@ -209,3 +277,28 @@ def live_labels(server: Server) -> pd.DataFrame:
     """The labels as another process reads them while the app runs."""
     with Store(server.db, read_only=True, lock_wait_s=30) as store:
         return store.labels()
+
+
+def test_page_keys_move_through_the_menu(server: Server, browser: Browser) -> None:
+    """] opens the next page of the menu and [ the one before, on every page (wrapping at the ends); the
+    keys are named on Home and in Audit's key list; typed into a field they are text."""
+    page = browser.page
+    open_audit(page, server)
+    assert page.get_by_text("[ / ] page before / next").count() >= 1
+    for key, path in (("]", "/Tune"), ("]", "/Clusters"), ("[", "/Tune"), ("[", "/Audit"), ("[", "/Explore")):
+        page.keyboard.press(key)
+        page.wait_for_url(re.compile(rf"{path}(\?|$)"))
+        wait_idle(page)
+    page.goto(server.url + "/")
+    page.get_by_text("[ / ] page before / next").first.wait_for()
+    wait_idle(page)
+    page.keyboard.press("[")  # Home is the first: [ wraps to the last page
+    page.wait_for_url(re.compile(r"/URL_rules(\?|$)"))
+    wait_idle(page)
+    open_audit(page, server)
+    note = page.get_by_placeholder("optional note")
+    note.click()
+    page.keyboard.type("a]")
+    assert note.input_value() == "a]"
+    assert re.search(r"/Audit(\?|$)", page.url)
+    assert_clean(browser, "page keys")

@@ -193,7 +193,10 @@ def test_audit_shows_why_each_pair_matched(server: Server, browser: Browser) -> 
     wait_idle(page)
     candidate = line.inner_text()
     assert "LSH bands" in candidate and "exact verification kept it" in candidate
-    assert page.get_by_text(re.compile(r"^Passages: 1: ")).count() == 0  # the passages are on Clusters
+    assert page.get_by_text(re.compile(r"^Passages: 1: ")).count() == 0  # drawn only when asked for
+    page.get_by_text("Shared passages highlighted in both texts").first.click()
+    wait_idle(page)
+    page.get_by_text(re.compile(r"^Passages: 1: \d+ words")).wait_for()
     assert_clean(browser, "/Audit evidence")
 
 

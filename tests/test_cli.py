@@ -361,3 +361,31 @@ def test_readme_cli_table_is_the_parsers() -> None:
     for command in ("ingest", "report", "export", "evaluate", "spark", "open", "app"):
         assert f"| `neardup {command}" in table
     assert "`[--conf KEY=VALUE ...]`" in table and "`--truth TRUTH`" in table
+
+
+def test_fingerprints_precomputes_the_shingle_sizes_and_methods_an_analyst_tries(
+    db: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from neardup.config import Config
+    from neardup.store import Store
+
+    wanted = [Config().with_method(m).with_shingle_size(k) for m in ("minhash", "simhash") for k in (3, 4)]
+    with Store(db) as store:
+        assert all(store.fingerprint_set(c.fingerprint_key) is None for c in wanted)
+    code, out, err = _run(capsys, "fingerprints", "--db", db, "--shingle", "3-4", "--method", "both")
+    assert code == 0, err
+    with Store(db) as store:
+        assert all(store.fingerprint_set(c.fingerprint_key) is not None for c in wanted)
+    assert len([line for line in out.splitlines() if "ready" in line]) == 4
+    # the report at one of them reads what is stored, as the app does
+    assert _report_json(capsys, db, "--shingle-size", "3", "--method", "simhash")["numbers"]["total_pages"]
+
+
+@pytest.mark.parametrize("sizes", ["8-3", "0-2", "x", "3-"])
+def test_fingerprints_refuses_a_bad_range_of_sizes(
+    db: str, capsys: pytest.CaptureFixture[str], sizes: str
+) -> None:
+    with pytest.raises(SystemExit) as exc:
+        main(["fingerprints", "--db", db, "--shingle", sizes])
+    assert exc.value.code == 2
+    assert "--shingle" in capsys.readouterr().err

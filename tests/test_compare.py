@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 from conftest import make_crawl, page_html, words_text, write_jsonl
 
-from neardup import compare, engine, incremental
+from neardup import compare, engine
 from neardup.analysis import analyze, load_fingerprints
 from neardup.cli import main
 from neardup.compare import (
@@ -272,7 +272,7 @@ def test_a_crawl_added_later_is_compared_with_the_stored_analysis(
 ) -> None:
     """The baseline's analysis, stored by a comparison with one crawl, serves the comparison with a crawl
     loaded after it, whether the fingerprint set is extended or computed again with the units renumbered
-    (as when a new text pushes a bucket over the cap: `incremental.extend_fingerprints` gives up)."""
+    (as when a new text pushes a bucket over the cap: `stages.incremental.extend_fingerprints` gives up)."""
     config = Config()
     db = tmp_path / "db.duckdb"
     files = {
@@ -289,7 +289,7 @@ def test_a_crawl_added_later_is_compared_with_the_stored_analysis(
         engine.ingest_file(store, files["current"], config, jobs=1)
         with monkeypatch.context() as patch:
             if recomputed:
-                patch.setattr(incremental, "extend_fingerprints", lambda *args, **kwargs: None)
+                patch.setattr(engine, "extend_fingerprints", lambda *args, **kwargs: None)
             engine.ensure_fingerprints(store, config, jobs=1)
         renumbered = units_before.merge(store.units(config.fingerprint_key), on="exact_key")
     assert (renumbered["unit_id_x"] != renumbered["unit_id_y"]).any() == recomputed
@@ -323,7 +323,7 @@ def test_changed_pairs_or_a_removed_source_drop_the_stored_analysis(three_copy: 
                 shingle_size=config.shingle_size,
                 units=shuffled.assign(unit_id=units["unit_id"].to_numpy()),
                 pairs=pairs,
-                stats=fset["stats"],
+                stats=fset.stored_stats(),
                 seconds=0.0,
             )
 

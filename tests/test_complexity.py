@@ -28,7 +28,6 @@ COMPLEX_FUNCTIONS = Counter(
         "cmd_ingest": 1,  # cli.py
         "__post_init__": 1,  # config.py, Config's range checks
         "load_config": 1,  # config.py
-        "ingest_file": 1,  # engine.py
         "_inflated": 1,  # readers/jsonl.py
         "_line_blocks": 1,  # readers/jsonl.py
         "detect_format": 1,  # readers/sniff.py

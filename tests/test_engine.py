@@ -13,11 +13,19 @@ import pytest
 from conftest import Crawl, make_crawl, page_html, short_page_fetches, words_text, write_jsonl
 
 from neardup import engine
-from neardup.analysis import Analysis, ReportNumbers, analyze, load_fingerprints
-from neardup.candidates import CAPPED_NOTE, CandidateStats
+from neardup.analysis import (
+    Analysis,
+    ReportNumbers,
+    analyze,
+    load_fingerprints,
+    number_clusters,
+    pairs_at_threshold,
+)
+from neardup.candidate_stats import CAPPED_NOTE, CandidateStats, upgrade_stored_stats
 from neardup.config import Config
 from neardup.readers.jsonl import BLOCK_BYTES
 from neardup.shingles import containment, jaccard, shingles, words
+from neardup.stages import ingest as ingest_stage
 from neardup.store import Store
 
 # simhash distances of the near edits on this crawl are 1..3 bits: 4 leaves a margin
@@ -162,15 +170,15 @@ def test_fingerprints_are_cached(loaded: tuple[Store, Crawl]) -> None:
     config = SETTINGS["simhash"].replace(shingle_size=3)
     first = engine.ensure_fingerprints(store, config, jobs=1)
     second = engine.ensure_fingerprints(store, config, jobs=1)
-    assert first["computed_at"] == second["computed_at"]
-    assert first["n_units"] == second["n_units"] == 20
+    assert first.computed_at == second.computed_at
+    assert first.n_units == second.n_units == 20
     # a threshold change shares the fingerprints; a shingle-size change does not
     assert (
-        engine.ensure_fingerprints(store, config.replace(threshold=1), jobs=1)["computed_at"]
-        == first["computed_at"]
+        engine.ensure_fingerprints(store, config.replace(threshold=1), jobs=1).computed_at
+        == first.computed_at
     )
     other = engine.ensure_fingerprints(store, config.replace(shingle_size=4), jobs=1)
-    assert other["fingerprint_key"] != first["fingerprint_key"]
+    assert other.fingerprint_key != first.fingerprint_key
 
 
 def test_ingest_sketches_the_setting_in_force(tmp_path: Path) -> None:
@@ -270,20 +278,22 @@ def test_only_capped_bucket_notes_are_warnings(loaded: tuple[Store, Crawl]) -> N
     assert analyze(fp, SETTINGS["minhash"]).warnings[:1] == [capped]
 
 
-def test_candidate_stats_keep_their_stored_form() -> None:
-    """Notes and the capped-bucket warning are stored as one list, information first, and read back
-    apart."""
-    stats = CandidateStats(
-        tables=20, capped_buckets=2, capped_members=5000, notes=["LSH bands x rows = 20 x 6"]
-    )
+def test_candidate_stats_are_stored_as_fields_and_shown_as_text() -> None:
+    """Notes and the capped-bucket warning are rendered from the fields, information apart from the
+    warning; the stored form holds the fields, and the one list of text an older version stored
+    (information first, the warning last) is read into the same fields."""
+    stats = CandidateStats(tables=20, capped_buckets=2, capped_members=5000, lsh_bands=20, lsh_rows=6)
     stats.warn_capped("LSH", 2000)
+    warning = f"2 LSH bucket(s) with more than 2000 members (5000 members) {CAPPED_NOTE}"
+    assert stats.notes == ("LSH bands x rows = 20 x 6",)
+    assert stats.warnings == (warning,)
     stored = stats.as_dict()
-    assert stored["notes"] == [
-        "LSH bands x rows = 20 x 6",
-        f"2 LSH bucket(s) with more than 2000 members (5000 members) {CAPPED_NOTE}",
-    ]
+    assert "notes" not in stored and (stored["lsh_bands"], stored["capped_index"]) == (20, "LSH")
     assert CandidateStats.from_dict(stored) == stats
-    assert CandidateStats.from_dict(CandidateStats(notes=["a note"]).as_dict()).warnings == []
+    older = {"tables": 20, "capped_buckets": 2, "capped_members": 5000, "notes": [*stats.notes, warning]}
+    assert CandidateStats.from_dict(upgrade_stored_stats(older)) == stats  # type: ignore[arg-type]
+    a_note = CandidateStats.from_dict(upgrade_stored_stats({"notes": ["LSH bands x rows = 9 x 13"]}))  # type: ignore[arg-type]
+    assert a_note.warnings == () and a_note.notes == ("LSH bands x rows = 9 x 13",)
 
 
 def test_boilerplate_only_crawl_warns(tmp_path: Path) -> None:
@@ -435,7 +445,7 @@ def test_inserts_cut_by_bytes_store_what_one_insert_stores(tmp_path: Path, monke
     assert path.stat().st_size > 2 * BLOCK_BYTES  # several read blocks: several worker results
     one = Store(tmp_path / "one.duckdb")
     engine.ingest_file(one, path, Config(), jobs=1)
-    monkeypatch.setattr(engine, "INSERT_BYTES", 1)  # an insert per worker result
+    monkeypatch.setattr(ingest_stage, "INSERT_BYTES", 1)  # an insert per worker result
     many = Store(tmp_path / "many.duckdb")
     summary = engine.ingest_file(many, path, Config(), jobs=1)
     assert summary.loaded == 30 and summary.errors == 5 and summary.records == 35
@@ -499,3 +509,23 @@ def test_a_fetch_added_later_gives_its_page_the_verdict_a_full_computation_gives
     pd.testing.assert_frame_equal(added[cols], full[cols])
     brief = added.set_index("url").loc[[r["url"] for r in first[:2] + later]]
     assert brief["degenerate"].isna().all() and brief["cluster_id"].nunique() == 1
+
+
+def test_clusters_are_numbered_by_size_then_first_page(loaded: tuple[Store, Crawl]) -> None:
+    store, _ = loaded
+    config = SETTINGS["minhash"]
+    fp = load_fingerprints(store, config, jobs=1)
+    numbering = number_clusters(fp, pairs_at_threshold(fp, config))
+    content = fp.arrays["unit"] >= 0
+    assert (numbering.cluster[~content] == 0).all() and (numbering.size[~content] == 0).all()
+    ids = numbering.cluster[content]
+    assert set(ids) == set(range(1, numbering.n_clusters + 1))
+    assert (np.bincount(ids)[1:] == numbering.sizes).all()
+    assert (np.diff(numbering.sizes) <= 0).all()  # largest first
+    first_page = [
+        fp.arrays["page_id"][numbering.cluster == k].min() for k in range(1, numbering.n_clusters + 1)
+    ]
+    for k in range(1, numbering.n_clusters):  # equal sizes: by first page id
+        if numbering.sizes[k - 1] == numbering.sizes[k]:
+            assert first_page[k - 1] < first_page[k]
+    assert (numbering.size[content] == numbering.sizes[ids - 1]).all()

@@ -17,15 +17,15 @@ from conftest import make_crawl, write_jsonl
 from neardup import analysis, engine
 from neardup.candidates import CandidateStats, containment_lsh_pairs, minhash_pairs, partial_copy_ratio
 from neardup.config import Config
-from neardup.incremental import (
+from neardup.shingles import text_words
+from neardup.sketch import sketch_many
+from neardup.stages.incremental import (
     BucketCapped,
-    _merged_stats,
     extend_fingerprints,
+    merged_stats,
     minhash_new_pairs,
     new_cross_pairs,
 )
-from neardup.shingles import text_words
-from neardup.sketch import sketch_many
 from neardup.store import Store
 
 
@@ -69,8 +69,8 @@ def _state(store: Store, config: Config) -> dict[str, Any]:
     return {
         "units": units.drop(columns="unit_id").sort_values("exact_key").reset_index(drop=True),
         "pairs": pairs.sort_values(["text_a", "text_b"]).reset_index(drop=True),
-        "counts": (fset["n_units"], fset["n_pairs"]),
-        "stats": fset["stats"],
+        "counts": (fset.n_units, fset.n_pairs),
+        "stats": (fset.stats, fset.coverage),
         "clusters": clusters[["page_id", "cluster_id", "representative_id", "similarity_to_representative"]],
     }
 
@@ -98,7 +98,7 @@ def test_added_crawl_gives_the_full_computation(tmp_path: Path, name: str) -> No
     full = _computed_at_once(tmp_path / "full.duckdb", config, base, added)
     with Store(tmp_path / "incremental.duckdb") as store:
         engine.ingest_file(store, base, config, jobs=1)
-        n_old = engine.ensure_fingerprints(store, config, jobs=1)["n_units"]
+        n_old = engine.ensure_fingerprints(store, config, jobs=1).n_units
         engine.ingest_file(store, added, config, jobs=1)
         with store.writing():
             assert extend_fingerprints(store, config) is not None
@@ -120,7 +120,7 @@ def test_added_crawl_gives_the_full_computation(tmp_path: Path, name: str) -> No
             for f in (base, added):
                 engine.ingest_file(store, f, one_index, jobs=1)
             engine.ensure_fingerprints(store, one_index, jobs=1)
-            assert store.fingerprint_set(one_index.fingerprint_key)["n_pairs"] < full["counts"][1]
+            assert store.fingerprint_set(one_index.fingerprint_key).n_pairs < full["counts"][1]
 
 
 def test_a_bucket_the_full_computation_caps_is_not_extended() -> None:
@@ -223,13 +223,14 @@ def test_the_statistics_of_an_extended_set_are_the_full_computations() -> None:
     stored = full(20)
     assert stored.size_class_capped_buckets > 0
     *_, new = minhash_new_pairs(sigs, sizes, 20, config, bucket_cap=5)
-    assert _merged_stats(stored.as_dict(), new, bucket_cap=5) == full(26).as_dict()
+    assert merged_stats(stored, new) == full(26)
+    assert merged_stats(stored, new).notes == full(26).notes
 
 
 def _without_coverage(store: Store, config: Config) -> None:
     """The stored set as a version that did not record the pages it covers wrote it."""
     key = config.fingerprint_key
-    stats = store.fingerprint_set(key)["stats"]
+    stats = store.fingerprint_set(key).stored_stats()
     stats.pop(engine.COVERAGE)
     with store.writing():
         store.cursor().execute(
@@ -245,7 +246,7 @@ def test_a_set_without_the_pages_it_covers_extends_by_its_counts(tmp_path: Path)
         engine.ingest_file(store, base, config, jobs=1)
         engine.ensure_fingerprints(store, config, jobs=1)
         _without_coverage(store, config)
-        assert engine.ensure_fingerprints(store, config, jobs=1)["stats"].get(engine.COVERAGE) is None
+        assert engine.ensure_fingerprints(store, config, jobs=1).coverage is None
         engine.ingest_file(store, added, config, jobs=1)
         with store.writing():
             assert extend_fingerprints(store, config) is not None
@@ -274,11 +275,11 @@ def test_pages_without_a_new_text_are_covered_without_a_computation(
         def no_full_computation(*args: object, **kwargs: object) -> None:
             raise AssertionError("the set was computed again")
 
-        monkeypatch.setattr(engine, "_compute_fingerprints", no_full_computation)
+        monkeypatch.setattr(engine, "compute_fingerprints", no_full_computation)
         after = engine.ensure_fingerprints(store, config, jobs=1)
-        assert (after["n_units"], after["n_pairs"]) == (before["n_units"], before["n_pairs"])
-        assert after["stats"][engine.COVERAGE] == store.page_coverage()
-        assert engine._current_fingerprints(store, config) is not None
+        assert (after.n_units, after.n_pairs) == (before.n_units, before.n_pairs)
+        assert after.coverage == store.page_coverage()
+        assert engine.current_fingerprints(store, config) is not None
 
 
 def test_a_covered_page_gone_is_counted_again(tmp_path: Path) -> None:
@@ -298,9 +299,7 @@ def test_a_covered_page_gone_is_counted_again(tmp_path: Path) -> None:
             ).fetchone()[0]
             cur.execute("DELETE FROM texts WHERE page_id = ?", [gone])
             cur.execute("DELETE FROM pages WHERE page_id = ?", [gone])
-        assert (
-            store.pages_after(store.fingerprint_set(config.fingerprint_key)["stats"][engine.COVERAGE]) is None
-        )
+        assert store.pages_after(store.fingerprint_set(config.fingerprint_key).coverage) is None
         engine.ensure_fingerprints(store, config, jobs=1)
         extended = _state(store, config)
         with store.writing():

@@ -226,7 +226,7 @@ def test_members_in_finds_the_keys_the_numpy_path_finds(
 ) -> None:
     """The compiled lookup of `incremental._positions_in` against its numpy path: keys drawn from the
     wanted values (shifted back), others not, low bits alike and not."""
-    from neardup.incremental import _positions_in
+    from neardup.stages.incremental import _positions_in
 
     arr = np.array(keys + [k << shift & (2**64 - 1) for k in others] * repeats, dtype=np.uint64)
     wanted = np.unique(np.array(others + keys[:3], dtype=np.uint64) >> np.uint64(shift))

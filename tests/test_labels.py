@@ -587,3 +587,13 @@ def test_pairs_without_labels_counts_all_and_flagged() -> None:
     spec = {0.7: (40, 0, 0), 0.8: (10, 10, 0), 0.9: (25, 0, 0)}
     assert pairs_without_labels(_tally_frame(spec), MINHASH) == (65, 25)
     assert pairs_without_labels(_tally_frame(spec), MINHASH, 0.7) == (65, 65)
+
+
+def test_decision_summary_states_both_intervals_at_its_threshold() -> None:
+    census = decision_at(_tally_frame({0.7: (10, 0, 10), 0.8: (10, 10, 0), 0.9: (10, 9, 1)}), MINHASH)
+    assert census.summary() == "precision at 0.8 is 0.95 [0.95-0.95], recall 1.00 [1.00-1.00]"
+    d = decision_at(_tally_frame({0.7: (100, 0, 0), 0.8: (100, 10, 0), 0.9: (100, 10, 0)}), MINHASH)
+    assert d.summary() == (
+        f"precision at 0.8 is {d.precision:.2f} [{d.precision_low:.2f}-{d.precision_high:.2f}], "
+        f"recall {d.recall:.2f} [{d.recall_low:.2f}-{d.recall_high:.2f}]"
+    )

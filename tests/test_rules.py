@@ -6,19 +6,20 @@ from __future__ import annotations
 import json
 import random
 import re
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 import yaml
 from conftest import page_html, words_text, write_jsonl
 
-from neardup import engine
+from neardup import engine, rules
 from neardup.analysis import Analysis, analyze, load_fingerprints
 from neardup.cli import main
 from neardup.config import Config, load_config, save_config
 from neardup.errors import ConfigError
 from neardup.report import report_dict
-from neardup.rules import crawler_rules, learn_rules
+from neardup.rules import LearnedRules, crawler_rules, learn_rules, url_table
 from neardup.store import Store
 from neardup.urls import UrlRule, apply_url_rules
 
@@ -182,3 +183,69 @@ def test_cli_rules_writes_config_and_crawler_list(
     assert load_config(out).url_rules
     assert json.loads(crawler.read_text())[0]["drop_params"] == ["sessionid"]
     assert yaml.safe_load(out.read_text())["url_rules"]
+
+
+@pytest.fixture(scope="module")
+def sample_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("rules_sample") / "sample.duckdb"
+    with Store(path) as store:
+        engine.ingest_file(store, engine.SAMPLE_CRAWL, Config(), jobs=1)
+        engine.ensure_fingerprints(store, Config(), jobs=1)
+    return path
+
+
+def _learned_as_data(learned: LearnedRules) -> tuple[list[dict], list[dict], int, list[dict]]:
+    return (
+        [s.as_dict() for s in learned.accepted],
+        [s.as_dict() for s in learned.rejected],
+        learned.pages_saved,
+        learned.traps.to_dict(orient="records"),
+    )
+
+
+@pytest.mark.parametrize("threshold", [0.7, 0.8, 0.95])
+def test_rules_learned_over_a_url_table_are_those_learned_from_the_pages(
+    sample_db: Path, threshold: float
+) -> None:
+    config = Config(threshold=threshold)
+    with Store(sample_db) as store:
+        fp = load_fingerprints(store, config, jobs=1)
+    table = url_table(fp.pages)
+    learned = learn_rules(analyze(fp, config).pages, table=table)
+    assert learned.accepted  # the sample has URL variants
+    assert _learned_as_data(learned) == _learned_as_data(learn_rules(analyze(fp, config).pages))
+
+
+def test_a_threshold_move_parses_no_url_again_and_rewrites_each_url_once_per_rule_set(
+    sample_db: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with Store(sample_db) as store:
+        fp = load_fingerprints(store, Config(), jobs=1)
+    table = url_table(fp.pages)
+    calls = {"url_key": 0, "rewrite_key": 0}
+
+    def counted(name: str, fn: Callable[..., object]) -> Callable[..., object]:
+        def call(*args: object) -> object:
+            calls[name] += 1
+            return fn(*args)
+
+        return call
+
+    monkeypatch.setattr(rules, "url_key", counted("url_key", rules.url_key))
+    monkeypatch.setattr(rules, "rewrite_key", counted("rewrite_key", rules.rewrite_key))
+    first = learn_rules(analyze(fp, Config(threshold=0.8)).pages, table=table)
+    assert calls["url_key"] == 0
+    distinct_urls = len(set(table.urls))
+    assert 0 < calls["rewrite_key"] <= distinct_urls * (len(first.accepted) + len(first.rejected) + 1)
+    calls["rewrite_key"] = 0
+    again = learn_rules(analyze(fp, Config(threshold=0.8)).pages, table=table)
+    assert calls == {"url_key": 0, "rewrite_key": 0}  # every rule set's rewrites are kept in the table
+    assert _learned_as_data(again) == _learned_as_data(first)
+
+
+def test_a_url_table_of_other_pages_is_refused(sample_db: Path) -> None:
+    with Store(sample_db) as store:
+        fp = load_fingerprints(store, Config(), jobs=1)
+    table = url_table(fp.pages.iloc[:-1])
+    with pytest.raises(ValueError, match="URL table"):
+        learn_rules(analyze(fp, Config()).pages, table=table)

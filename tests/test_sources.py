@@ -65,6 +65,15 @@ def test_progress_text_gives_a_percentage_and_an_eta() -> None:
     assert progress_text("texts", 5, 10, elapsed_s=1.0, pages=0) == (0.5, "texts: 5 / 10")
 
 
+def test_progress_text_gives_a_counted_stage_its_eta_from_the_stage_rate() -> None:
+    """A stage after the read has an ETA of its own, from its rate since it began (not since the start)."""
+    frac, text = progress_text("candidates", 25, 100, elapsed_s=100.0, pages=0, stage_elapsed_s=10.0)
+    assert (frac, text) == (0.25, "candidates: 25 / 100, about 30 s left")
+    assert progress_text("candidates", 0, 100, elapsed_s=9.0, pages=0, stage_elapsed_s=9.0)[1] == (
+        "candidates: 0 / 100"
+    )
+
+
 # --- taking a source out -----------------------------------------------------------------------------
 def analysis_numbers(store: Store) -> dict[str, int]:
     config = Config()

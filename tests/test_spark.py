@@ -22,6 +22,7 @@ from spark_parity import SPARK_CONF, assert_matches_local, output_table
 
 from neardup import engine
 from neardup.analysis import analyze, load_fingerprints
+from neardup.candidate_stats import CandidateStats
 from neardup.cli import main
 from neardup.config import Config, load_config
 from neardup.store import Store
@@ -377,7 +378,7 @@ def test_partial_copies_match_the_local_engine(session: object, tmp_path: Path) 
         index_only = store.pairs(without.fingerprint_key)
     with_pass = set(zip(pairs["a"], pairs["b"], strict=True))
     assert set(zip(index_only["a"], index_only["b"], strict=True)) < with_pass
-    assert any("size classes" in note for note in manifest["candidate_stats"]["notes"])
+    assert any("size classes" in note for note in CandidateStats.from_dict(manifest["candidate_stats"]).notes)
 
 
 def test_url_rules_merge_url_variants_as_locally(session: object, tmp_path: Path) -> None:

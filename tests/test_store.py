@@ -558,6 +558,44 @@ def test_a_schema_4_file_gains_the_tables_of_the_sources_analyses(tmp_path: Path
         assert source_summary(again, config, 1).hosts.equals(got.hosts)
 
 
+def test_a_schema_5_file_has_its_candidate_statistics_rewritten_as_fields_once(
+    tmp_path: Path, crawl_file: Path
+) -> None:
+    """A fingerprint set stored with its notes as text (schema 5) reads as the fields they say, and opened
+    for writing it is stored as those fields, once."""
+    config = Config()
+    path = tmp_path / "old.duckdb"
+    with Store(path) as store:
+        engine.ingest_file(store, crawl_file, config, jobs=1)
+        fset = engine.ensure_fingerprints(store, config, jobs=1)
+    stats = fset.stats
+    assert stats.lsh_bands and stats.size_class_tables  # notes of two kinds to read back
+    counts = (
+        "tables",
+        "candidates",
+        "largest_bucket",
+        "capped_buckets",
+        "capped_members",
+        "verified_exact",
+        "rejected_exact",
+    )
+    older = {k: v for k, v in fset.stored_stats().items() if k in counts or k == engine.COVERAGE}
+    older["notes"] = [*stats.notes, *stats.warnings]
+    con = duckdb.connect(str(path))  # the same file as schema 5 wrote it
+    con.execute("UPDATE fingerprint_sets SET stats = ?", [json.dumps(older)])
+    con.execute("UPDATE meta SET value = '5' WHERE key = 'schema_version'")
+    con.close()
+    with Store(path, read_only=True) as old:
+        assert old.fingerprint_set(config.fingerprint_key) == fset
+    with Store(path) as store:
+        version = store.cursor().execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+        assert version == (store_module.SCHEMA_VERSION,)
+    con = duckdb.connect(str(path), read_only=True)
+    (stored,) = con.execute("SELECT stats FROM fingerprint_sets").fetchone()
+    con.close()
+    assert json.loads(stored) == fset.stored_stats()
+
+
 def test_html_blocks_go_with_their_last_page(tmp_path: Path, crawl: Crawl) -> None:
     # Pages share a compressed block: a rejected repeat leaves its neighbours' HTML readable, and a block
     # goes when no page of it is left.

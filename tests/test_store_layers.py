@@ -9,10 +9,12 @@ from pathlib import Path
 PACKAGE = Path(__file__).resolve().parent.parent / "neardup"
 # What the store may import from neardup (each imports no other neardup module but these).
 STORE_LEAVES = {
+    "neardup.candidate_stats",
     "neardup.csvsafe",
     "neardup.dbfile",
     "neardup.errors",
     "neardup.escapes",
+    "neardup.fingerprint_set",
     "neardup.htmlcodec",
     "neardup.pairkey",
     "neardup.rejects",

@@ -12,6 +12,7 @@ from neardup.report import describe_setting
 from neardup.ui import FAVICON
 from neardup.ui.data import get_analysis
 from neardup.ui.guard import one_line_errors
+from neardup.ui.keys import PAGE_KEYS_HINT, PAGE_KEYS_SCRIPT
 from neardup.ui.render import md_escape
 from neardup.ui.widgets import cluster_size_chart, hosts_table, open_database
 
@@ -80,7 +81,8 @@ def home() -> None:
 
     st.markdown(
         "**Next:** *Explore* the similarity histogram and hosts, *Audit* sampled pairs side by side and label them, "
-        "*Tune* the threshold from your labels, inspect *Clusters*, and *Export* the result."
+        "*Tune* the threshold from your labels, inspect *Clusters*, and *Export* the result. "
+        f"Keys: {PAGE_KEYS_HINT} in the menu."
     )
 
 
@@ -90,6 +92,8 @@ else:
     # The favicon is a file the app serves: a Material icon here is fetched from a font CDN on every load.
     st.set_page_config(page_title="neardup", page_icon=str(FAVICON), layout="wide")
     # Home is the main script itself (what AppTest's switch_page("app.py") names), run again as a page.
+    with st.container(gap=None):  # the script's element takes no room
+        st.html(PAGE_KEYS_SCRIPT, unsafe_allow_javascript=True)
     with navigating(), one_line_errors("a page"):
         st.navigation(
             [

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..analysis import report_numbers
+from ..candidate_stats import upgrade_stored_stats
 from ..config import Config, dump_config
 from ..errors import NeardupError
 from .session import display_path, write_text
@@ -101,7 +102,7 @@ def open_output(out_dir: str | Path, db_path: str | Path, *, copy: bool = False)
             shingle_size=config.shingle_size,
             n_units=manifest["counts"]["units"],
             n_pairs=manifest["counts"]["pairs"],
-            stats=manifest["candidate_stats"],
+            stats=upgrade_stored_stats(manifest["candidate_stats"]),  # a manifest of an older version
             seconds=sum(manifest["timings_s"].get(k, 0.0) for k in ("fingerprints", "candidates")),
             sources=manifest["sources"],
             has_html=bool(manifest.get("keep_html")),

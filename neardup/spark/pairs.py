@@ -87,7 +87,7 @@ def simhash_pairs(
     """`candidates.simhash_pairs` as joins: the same tables (block masks, r), cap and stats."""
     from pyspark.sql import functions as F
 
-    stats = CandidateStats()
+    stats = CandidateStats(bucket_cap=BUCKET_CAP)
     if n < 2:
         return _no_pairs(spark), stats
     max_bits = config.simhash_max_bits
@@ -121,13 +121,13 @@ def minhash_pairs(
     """`candidates.minhash_pairs` as joins: the same bands x rows, cap, estimates and stats."""
     from pyspark.sql import functions as F
 
-    stats = CandidateStats()
+    stats = CandidateStats(bucket_cap=BUCKET_CAP)
     if n < 2:
         return _no_pairs(spark), stats
     bands, rows = lsh_params(
         lsh_threshold(config.minhash_floor, config.similarity, config.min_size_ratio), config.num_perm
     )
-    stats.notes.append(f"LSH bands x rows = {bands} x {rows}")
+    stats.lsh_bands, stats.lsh_rows = bands, rows
     band_df = F.broadcast(
         spark.createDataFrame([(b, b * rows * 4 + 1) for b in range(bands)], "band int, pos int")
     )
@@ -198,7 +198,7 @@ def size_class_candidates(units: DataFrame, config: Config, stats: CandidateStat
         largest_bucket=int(row["largest"] or 0),
         capped_buckets=int(row["capped"] or 0),
         capped_members=int(row["capped_members"] or 0),
-        notes=[t.note for t in tables],
+        size_class_tables=tuple(tables),
     )
     add_size_class_pass(stats, partial, BUCKET_CAP)
     buckets = (

@@ -15,10 +15,8 @@
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..candidates import CandidateStats
@@ -26,6 +24,7 @@ from ..config import Config
 from ..errors import ConfigError, NeardupError, NotACrawlDump
 from ..rejects import RejectKind
 from ..short_texts import TOO_SHORT, short_fetch_margin
+from ..stages.base import Log, StageClock
 from . import arrow
 from .arrow import ddl, per_batch
 from .components import connected_components, dense_index
@@ -36,28 +35,6 @@ from .session import FILE, delete, display_path, exists, hadoop_path, read_input
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
-
-Log = Callable[[str], None]
-
-
-@dataclass(slots=True)
-class StageClock:
-    """Seconds per named stage, each reported through `say` as it starts and ends."""
-
-    say: Log
-    timings: dict[str, float] = field(default_factory=dict)
-    started: float = field(default_factory=time.perf_counter)
-
-    @contextmanager
-    def stage(self, name: str) -> Iterator[None]:
-        self.say(f"{name} ...")
-        t0 = time.perf_counter()
-        yield
-        self.timings[name] = round(time.perf_counter() - t0, 2)
-        self.say(f"{name}: {self.timings[name]:.1f} s")
-
-    def total(self) -> dict[str, float]:
-        return {**self.timings, "total": round(time.perf_counter() - self.started, 2)}
 
 
 @dataclass(slots=True)

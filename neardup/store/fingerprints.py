@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
+from ..fingerprint_set import FingerprintSet
 from .analyses import renumber_source_analyses
 from .connection import one_value, reads, writes
 from .content import ContentRules, is_content
@@ -241,17 +242,13 @@ class FingerprintsMixin(ContentRules):
         )
 
     @reads
-    def fingerprint_set(self, fingerprint_key: str) -> dict[str, Any] | None:
+    def fingerprint_set(self, fingerprint_key: str) -> FingerprintSet | None:
         df = (
             self.cursor()
             .execute("SELECT * FROM fingerprint_sets WHERE fingerprint_key = ?", [fingerprint_key])
             .df()
         )
-        if df.empty:
-            return None
-        row = df.iloc[0].to_dict()
-        row["stats"] = json.loads(row["stats"]) if row["stats"] else {}
-        return row
+        return None if df.empty else FingerprintSet.from_row(df.iloc[0].to_dict())
 
     @writes
     def save_fingerprints(

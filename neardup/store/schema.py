@@ -3,22 +3,24 @@ application's, or a damaged one, unwritten), making its tables, and upgrading a 
 
 from __future__ import annotations
 
+import json
 import re
 from importlib import resources
 from pathlib import Path
 
 import duckdb
 
+from ..candidate_stats import upgrade_stored_stats
 from ..errors import NeardupError, SchemaError
 from ..pairkey import LABEL_COLUMNS
 from ..rejects import RejectKind
 from .analyses import SOURCE_ANALYSIS_TABLES
 from .connection import ALIAS, StoreCore, one_row, one_value, sql_literal, writes
 
-SCHEMA_VERSION = "5"
+SCHEMA_VERSION = "6"
 # Older versions this one upgrades in place on a writable open (read-only opens read them as they are),
 # oldest first: a file of one of them takes the upgrade steps from its version on (`Store._upgrade`).
-UPGRADABLE_VERSIONS = ("2", "3", "4")
+UPGRADABLE_VERSIONS = ("2", "3", "4", "5")
 # The versions whose `ingest_errors` has no `kind` column.
 BEFORE_REJECT_KINDS = ("2", "3")
 
@@ -203,7 +205,12 @@ class SchemaMixin(StoreCore):
     def _upgrade(self, version: str) -> None:
         """A file of an older schema `version` brought to SCHEMA_VERSION in one transaction, its rows kept:
         each step takes one version to the next."""
-        steps = {"2": self._upgrade_labels_per_labeler, "3": self._upgrade_to_4, "4": self._upgrade_to_5}
+        steps = {
+            "2": self._upgrade_labels_per_labeler,
+            "3": self._upgrade_to_4,
+            "4": self._upgrade_to_5,
+            "5": self._upgrade_candidate_stats,
+        }
         cur = self.cursor()
         cur.execute("BEGIN TRANSACTION")
         for older in UPGRADABLE_VERSIONS[UPGRADABLE_VERSIONS.index(version) :]:
@@ -216,6 +223,15 @@ class SchemaMixin(StoreCore):
         """Schema 3 -> 4: the rejects' kinds, and the html_blocks columns of `pages`."""
         self._upgrade_reject_kinds(cur)
         self._upgrade_html_blocks(cur)
+
+    def _upgrade_candidate_stats(self, cur: duckdb.DuckDBPyConnection) -> None:
+        """Schema 5 -> 6: each fingerprint set's candidate statistics as fields, read once from the text of
+        their notes (`candidate_stats.upgrade_stored_stats`)."""
+        for key, stats in cur.execute("SELECT fingerprint_key, stats FROM fingerprint_sets").fetchall():
+            upgraded = upgrade_stored_stats(json.loads(stats) if stats else {})
+            cur.execute(
+                "UPDATE fingerprint_sets SET stats = ? WHERE fingerprint_key = ?", [json.dumps(upgraded), key]
+            )
 
     def _upgrade_to_5(self, cur: duckdb.DuckDBPyConnection) -> None:
         """Schema 4 -> 5: the tables of each source's own analysis (empty: a comparison fills them). The

@@ -20,7 +20,7 @@ from ..store import Store
 from .audit_session import LABEL_NAMES, AuditSession
 from .data import LabelView
 from .evidence import show_pair_evidence
-from .keys import DIFF_KEY
+from .keys import DIFF_KEY, PAGE_KEYS_HINT
 from .labeling import LabelSession, fetch_sides
 from .render import show_diff
 from .state import (
@@ -49,7 +49,8 @@ SUGGESTED_ICON, CHOSEN_ICON = ":material/lightbulb:", ":material/check_circle:"
 KEY_HINT = (
     "Are the two pages the same content? **d** duplicate · **n** not · **u** unsure. The kind in blue "
     "(keys 1-8) is saved with the label, at first the suggested one (the bulb); press another to change it. **s** skip · "
-    f"**z** undo · **j** / **k** next / previous · **{DIFF_KEY}** first change and back · **Esc** leaves a field"
+    f"**z** undo · **j** / **k** next / previous · **{DIFF_KEY}** first change and back · **Esc** leaves a field · "
+    f"{PAGE_KEYS_HINT}"
 )
 LIST_COLUMNS = ["label", "category", "labeler", "bucket", "url_a", "url_b", "note", "labeled_at"]
 WAITING_RETRY_S = 1.0  # how often labels waiting for a busy file are tried again
@@ -175,9 +176,7 @@ def show_pair(run: AuditRun, detail: PairDetail) -> None:
             )
             if (record := describe_archive_record(page.get("extra"))) is not None:
                 st.caption(md_escape(record))
-    # The passages are on the Clusters page: a switch for them here left the labeling keys dead after a click
-    # on another switch (tests/test_browser_audit_keys.py).
-    show_pair_evidence(run.store, run.path, run.config, L, R, passages=False)
+    show_pair_evidence(run.store, run.path, run.config, L, R)  # the highlighted passages behind a switch
     if detail.same_text:
         st.markdown(f"**Main text: identical on both sides** ({L['n_words']:,} words), shown once")
         with st.container(height=420):
@@ -222,8 +221,7 @@ def progress(view: LabelView, config: Config) -> None:
     if st.toggle("Progress per bucket and the stop rule", key=W_AUDIT_SHOW_PROGRESS):
         d = decision_at(view.tallies, config)
         st.markdown(
-            f"At the threshold {config.threshold:g}: precision {d.precision:.2f} [{d.precision_low:.2f}-"
-            f"{d.precision_high:.2f}], recall {d.recall:.2f} [{d.recall_low:.2f}-{d.recall_high:.2f}]. "
+            f"{d.summary().capitalize()}. "
             + (
                 f"Both are known to +/-{STOP_HALF_WIDTH:g}: you can stop labeling."
                 if d.done

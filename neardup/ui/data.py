@@ -40,17 +40,24 @@ def get_store(path: str) -> Store:
     return Store(path, on_demand=True, lock_wait_s=APP_LOCK_WAIT_S)
 
 
-def progress_text(stage: str, done: int, total: int, *, elapsed_s: float, pages: int) -> tuple[float, str]:
+def _eta(frac: float, elapsed_s: float) -> str:
+    return f", about {elapsed_s * (1 - frac) / frac:,.0f} s left" if frac > 0.01 and elapsed_s > 0.5 else ""
+
+
+def progress_text(
+    stage: str, done: int, total: int, *, elapsed_s: float, pages: int, stage_elapsed_s: float = 0.0
+) -> tuple[float, str]:
     """(fraction, label) for a progress bar. Stage "read" counts bytes of a known total: a percentage and an
-    ETA from the rate so far; other stages count pages."""
+    ETA from the rate so far; other stages count pages or units, with an ETA from the rate since the stage
+    began (`stage_elapsed_s`; none without it)."""
     if stage == "read" and total:
         frac = min(done / total, 1.0)
-        eta = (
-            f", about {elapsed_s * (1 - frac) / frac:,.0f} s left" if frac > 0.01 and elapsed_s > 0.5 else ""
-        )
-        return frac, f"{frac:.0%} of {total / 1e6:,.1f} MB read, {pages:,} records{eta}"
+        return frac, f"{frac:.0%} of {total / 1e6:,.1f} MB read, {pages:,} records{_eta(frac, elapsed_s)}"
     frac = min(done / total, 1.0) if total else 0.0
-    return frac, f"{stage}: {done:,} / {total:,}" if total else f"{stage}: {done:,}"
+    return (
+        frac,
+        f"{stage}: {done:,} / {total:,}{_eta(frac, stage_elapsed_s)}" if total else f"{stage}: {done:,}",
+    )
 
 
 def progress_bar(text: str) -> tuple[engine.Progress, DeltaGenerator]:
@@ -59,15 +66,21 @@ def progress_bar(text: str) -> tuple[engine.Progress, DeltaGenerator]:
     t0 = time.perf_counter()
     records = 0
     by_bytes = False
+    current, stage_t0 = "", t0
 
     def progress(stage: str, done: int, total: int) -> None:
-        nonlocal records, by_bytes
+        nonlocal records, by_bytes, current, stage_t0
         by_bytes = by_bytes or stage == "read"
         if stage == "ingest":
             records = done
             if by_bytes:  # the bytes read say more than a running count: it goes into their label
                 return
-        frac, label = progress_text(stage, done, total, elapsed_s=time.perf_counter() - t0, pages=records)
+        now = time.perf_counter()
+        if stage != current:
+            current, stage_t0 = stage, now
+        frac, label = progress_text(
+            stage, done, total, elapsed_s=now - t0, pages=records, stage_elapsed_s=now - stage_t0
+        )
         bar.progress(frac, text=f"{text} ({label})")
 
     return progress, bar
@@ -115,7 +128,18 @@ def sample_source(store: Store) -> dict[str, Any] | None:
     return store.source_by_hash(sha) if sha else None
 
 
-@st.cache_resource(show_spinner=False, max_entries=4)
+# Entries of the caches below: each holds frames of the crawl's size, and a setting tried is not kept for
+# good (a million-page crawl's fingerprints take over a gigabyte). One fingerprint set: Audit's "SimHash vs
+# MinHash disagree" queue reads the other method's too, but only for its candidate pairs, which are kept
+# (PER_SETTING_ENTRIES), so the setting's own set is read again once, not on every run.
+FINGERPRINT_ENTRIES = 1
+PER_THRESHOLD_ENTRIES = 4  # analyses: a threshold moved back and forth is still answered from here
+PER_SETTING_ENTRIES = 2
+
+
+@st.cache_resource(
+    show_spinner="Reading the fingerprints and pages of this setting", max_entries=FINGERPRINT_ENTRIES
+)
 def get_fingerprints(_store: Store, path: str, fingerprint_key: str, _config: Config) -> Fingerprints:
     """Fingerprints for a setting: computed once (with a progress bar), then cached in DuckDB and here."""
     if _store.fingerprint_set(fingerprint_key) is None or _store.count_pages_without_text(_config.norm_key):
@@ -126,13 +150,55 @@ def get_fingerprints(_store: Store, path: str, fingerprint_key: str, _config: Co
     return load_fingerprints(_store, _config)
 
 
-@st.cache_resource(show_spinner=False, max_entries=16)
-def get_analysis(_store: Store, path: str, config: Config) -> Analysis:
-    fp = get_fingerprints(_store, path, config.fingerprint_key, config)
-    return analyze(fp, config)
+class AnalysisMemo:
+    """The latest analyses (`max_entries`), of the latest `max_fingerprints` fingerprint sets analysed
+    only: an analysis' pages share the columns of its fingerprints' pages, so one kept after its
+    fingerprints left `get_fingerprints` would keep a crawl-sized frame alive (a cache of its own, keyed on
+    the setting alone, would hold one per setting tried). An analysis is of the fingerprints it was made
+    from: new ones (another read of the store) are analysed again."""
+
+    def __init__(self, max_entries: int, max_fingerprints: int) -> None:
+        self.max_entries, self.max_fingerprints = max_entries, max_fingerprints
+        self._lock = threading.Lock()
+        self._entries: OrderedDict[tuple[str, Config], tuple[Fingerprints, Analysis]] = OrderedDict()
+
+    def get(self, fp: Fingerprints, path: str, config: Config) -> Analysis:
+        key = (path, config)
+        with self._lock:
+            found = self._entries.get(key)
+            if found is not None and found[0] is fp:
+                self._entries.move_to_end(key)
+                return found[1]
+        with st.spinner("Clustering at this setting"):
+            analysis = analyze(fp, config)
+        with self._lock:
+            self._entries[key] = (fp, analysis)
+            self._entries.move_to_end(key)
+            kept: list[Fingerprints] = []  # the latest fingerprint sets, newest first
+            for entry_fp, _ in reversed(self._entries.values()):
+                if len(kept) < self.max_fingerprints and not any(entry_fp is k for k in kept):
+                    kept.append(entry_fp)
+            for k in [k for k, (f, _) in self._entries.items() if not any(f is x for x in kept)]:
+                del self._entries[k]
+            while len(self._entries) > self.max_entries:
+                self._entries.popitem(last=False)
+        return analysis
+
+    def clear(self) -> None:
+        with self._lock:
+            self._entries.clear()
 
 
-@st.cache_resource(show_spinner=False, max_entries=8)
+ANALYSES = AnalysisMemo(PER_THRESHOLD_ENTRIES, FINGERPRINT_ENTRIES)
+
+
+def get_analysis(store: Store, path: str, config: Config) -> Analysis:
+    """Clusters and numbers at a setting (`analysis.analyze`), kept while its fingerprints are (see
+    `AnalysisMemo`)."""
+    return ANALYSES.get(get_fingerprints(store, path, config.fingerprint_key, config), path, config)
+
+
+@st.cache_resource(show_spinner="Reading the candidate pairs", max_entries=PER_SETTING_ENTRIES)
 def get_candidate_pairs(
     _store: Store, path: str, fingerprint_key: str, similarity: str, _config: Config
 ) -> pd.DataFrame:
@@ -277,20 +343,29 @@ def label_view_with(view: LabelView, row: dict[str, Any]) -> LabelView:
     )
 
 
-@st.cache_resource(show_spinner=False, max_entries=4)
+@st.cache_resource(show_spinner="Parsing the crawl's URLs (once per setting)", max_entries=1)
+def get_url_table(_store: Store, path: str, fingerprint_key: str, _config: Config) -> rules.UrlTable:
+    """What URL rule learning needs that no threshold changes (`rules.url_table`), and the rewritten URLs
+    of the rule sets measured so far: made once per fingerprint key, used at every threshold."""
+    return rules.url_table(get_fingerprints(_store, path, fingerprint_key, _config).pages)
+
+
+@st.cache_resource(show_spinner="Learning URL rules from the clusters", max_entries=PER_SETTING_ENTRIES)
 def get_learned_rules(_store: Store, path: str, config: Config) -> rules.LearnedRules:
-    """URL rules learned from the clusters at a setting (read-only)."""
-    return rules.learn_rules(get_analysis(_store, path, config).pages)
+    """URL rules learned from the clusters at a setting (read-only): the URLs are parsed once per
+    fingerprint key (`get_url_table`), the clusters of the threshold measure the rules."""
+    table = get_url_table(_store, path, config.fingerprint_key, config)
+    return rules.learn_rules(get_analysis(_store, path, config).pages, table=table)
 
 
-@st.cache_resource(show_spinner=False, max_entries=4)
+@st.cache_resource(show_spinner="Counting each source on its own", max_entries=PER_SETTING_ENTRIES)
 def get_source_trend(_store: Store, path: str, config: Config) -> pd.DataFrame:
     """The numbers of each loaded source on its own, in load order."""
     fp = get_fingerprints(_store, path, config.fingerprint_key, config)
     return compare.per_source_numbers(fp, config, _store.sources())
 
 
-@st.cache_resource(show_spinner=False, max_entries=8)
+@st.cache_resource(show_spinner="Comparing the two sources", max_entries=PER_SETTING_ENTRIES)
 def get_comparison(
     _store: Store, path: str, config: Config, baseline: int, current: int
 ) -> compare.Comparison:
@@ -299,7 +374,7 @@ def get_comparison(
     return compare.compare_sources(fp, config, baseline, current, (str(baseline), str(current)))
 
 
-@st.cache_resource(show_spinner=False, max_entries=4)
+@st.cache_resource(show_spinner="Sorting the pages into categories", max_entries=PER_SETTING_ENTRIES)
 def get_page_categories(
     _store: Store, path: str, config: Config, labels_version: tuple[int, int]
 ) -> pd.DataFrame:
@@ -338,10 +413,11 @@ def refresh_if_changed(store: Store) -> bool:
 def clear_caches() -> None:
     """After new data (an ingest): drop everything derived from the database."""
     get_learned_rules.clear()
+    get_url_table.clear()
     get_source_trend.clear()
     get_comparison.clear()
     get_fingerprints.clear()
-    get_analysis.clear()
+    ANALYSES.clear()
     get_page_categories.clear()
     get_candidate_pairs.clear()
     PAIR_DETAILS.clear()

@@ -6,7 +6,8 @@ scrolls. The script makes:
   main area): the focus leaves it; a click on a switch hands them back at once (a switch takes no letter);
 - the scroll keys (PageUp / PageDown, Space, arrows, Home / End) scroll the main pane while no field has
   the focus;
-- `g` scroll to the first change of the word diff, and again back to the top;
+- `g` scroll to the first change of the word diff (not to a highlighted shared passage), and again back
+  to the top;
 - a label key pressed before the label bar of a freshly opened page is drawn wait (up to
   `EARLY_KEY_WAIT_MS`) and act once it is, instead of doing nothing;
 - the label bar's keys reach the server one rerun at a time: a key pressed while the last one's rerun is
@@ -14,6 +15,7 @@ scrolls. The script makes:
   button presses that reach it during one rerun into the next, once each button, in the order the buttons
   are drawn: three keys 40 ms apart would give one or two actions, on the pair before.
 The script is a constant, so it is sent once per page and installs its listeners once per window.
+`PAGE_KEYS_SCRIPT`, sent on every page by the navigation, moves through the app's pages with [ and ].
 """
 
 from __future__ import annotations
@@ -71,9 +73,10 @@ KEYBOARD_SCRIPT = (
     + str(KEY_RUN_WAIT_MS)
     + """) sendNext();
     }, 100);
+    // a shared passage (evidence.show_passages) is a coloured run too, after its numbered badge: not a change
     const firstChange = () => [...document.querySelectorAll('[data-testid="stMain"] '
         + '[data-testid="stMarkdownContainer"] span')].find(s => /background/.test(s.className + s.getAttribute('style'))
-        && !/gray/.test(s.className));
+        && !/gray|Badge/.test(s.className) && !/Badge/.test(s.previousElementSibling?.className || ''));
     document.addEventListener("keydown", e => {
         const field = document.activeElement;
         if (e.key === "Escape") {
@@ -128,3 +131,22 @@ KEYBOARD_SCRIPT = (
     }, true);
 }</script>"""
 )
+
+PAGE_KEYS_HINT = "**[** / **]** page before / next"
+PAGE_KEYS_SCRIPT = """<script>if (!window.neardupPageKeys) {
+    window.neardupPageKeys = true;
+    // [ and ] open the page before / after the current one in the sidebar's menu (wrapping at the ends);
+    // a key typed into a field stays text there
+    document.addEventListener("keydown", e => {
+        if (e.ctrlKey || e.metaKey || e.altKey || (e.key !== "[" && e.key !== "]")) return;
+        const el = document.activeElement;
+        if (el && (el.matches('input, textarea, select, [contenteditable="true"]') || el.isContentEditable)) return;
+        const links = [...document.querySelectorAll('[data-testid="stSidebarNav"] a')];
+        const here = links.findIndex(a => a.getAttribute('aria-current') === 'page'
+            || new URL(a.href).pathname === location.pathname);
+        if (here < 0 || links.length < 2) return;
+        e.preventDefault();
+        e.stopImmediatePropagation();
+        links[(here + (e.key === "]" ? 1 : -1) + links.length) % links.length].click();
+    }, true);
+}</script>"""

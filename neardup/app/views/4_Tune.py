@@ -62,11 +62,7 @@ if n_labels == 0:
     st.stop()
 
 decision = decision_at(tallies, config)
-where = (
-    f"Precision at {config.threshold:g} is {decision.precision:.2f} [{decision.precision_low:.2f}-"
-    f"{decision.precision_high:.2f}], recall {decision.recall:.2f} [{decision.recall_low:.2f}-"
-    f"{decision.recall_high:.2f}]"
-)
+where = decision.summary().capitalize()
 if decision.done:
     st.success(f"{where}: both known to +/-{STOP_HALF_WIDTH:g}. You can stop labeling at this threshold.")
 else:

@@ -23,8 +23,7 @@ store, path, config = open_database()
 analysis = get_analysis(store, path, config)
 st.caption(f"Learned from the clusters at {md_escape(describe_setting(analysis))}.")
 
-with st.spinner("Learning URL rules from the clusters"):
-    learned = get_learned_rules(store, path, config)
+learned = get_learned_rules(store, path, config)
 c1, c2, c3 = st.columns(3)
 c1.metric("Rules", f"{len(learned.accepted):,}", help="Per-host rewrites at or above the precision floor.")
 c2.metric(

@@ -1,4 +1,5 @@
-"""Fingerprints brought up to date when a crawl is added: the new texts against every stored one.
+"""The incremental fingerprints stage: a stored set brought up to date when a crawl is added, the new texts
+against every stored one.
 
 A stored fingerprint set keeps its unit ids: the units (distinct content texts) a later crawl brings are
 numbered after the stored ones (in exact_key order among themselves). A full computation numbers all units
@@ -22,18 +23,17 @@ whole set and no pair of two stored units).
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import time
 from itertools import combinations
-from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from .batches import signature_matrix
-from .candidates import (
-    BUCKET_CAP,
-    CandidateStats,
+from ..batches import signature_matrix
+from ..candidate_stats import BUCKET_CAP, CandidateStats
+from ..candidates import (
     band_key_columns,
     block_masks,
     choose_r,
@@ -42,14 +42,17 @@ from .candidates import (
     lsh_params,
     lsh_threshold,
     partial_copy_ratio,
-    size_class_capped_note,
     verify_pairs,
 )
-from .config import Config
-from .engine import COVERAGE, Progress, added_since, ensure_sketches, no_progress, verify_exact
-from .shingles import kernels
-from .simhash import hamming_many
-from .store import Store
+from ..config import Config
+from ..fingerprint_set import FingerprintSet, stored_stats
+from ..shingles import kernels
+from ..simhash import hamming_many
+from ..store import Store
+from .base import Progress, no_progress
+from .fingerprints import added_since
+from .pairs import UnitPairs, verified_exactly
+from .sketches import ensure_sketches
 
 
 class BucketCapped(Exception):
@@ -158,7 +161,7 @@ def minhash_new_pairs(
     its candidates and capped buckets counted in the stats as `add_size_class_pass` counts them. Raises
     `BucketCapped` where the full computation would cap a bucket that holds a new unit and a stored pair."""
     n = len(sigs)
-    stats = CandidateStats()
+    stats = CandidateStats(bucket_cap=bucket_cap)
     bands, rows = lsh_params(
         lsh_threshold(config.minhash_floor, config.similarity, config.min_size_ratio), sigs.shape[1]
     )
@@ -208,7 +211,7 @@ def simhash_new_pairs(
     within `max_bits`, found in the same tables. Raises `BucketCapped` where the full computation would cap
     a bucket that holds a new unit."""
     n = len(fps)
-    stats = CandidateStats()
+    stats = CandidateStats(bucket_cap=bucket_cap)
     r = choose_r(n, max_bits)
     masks = block_masks(max_bits + r)
     found: list[np.ndarray] = []
@@ -224,39 +227,24 @@ def simhash_new_pairs(
     return a, b, hamming_many(fps[a], fps[b]), stats
 
 
-def _merged_stats(
-    stored: dict[str, Any], new: CandidateStats, bucket_cap: int = BUCKET_CAP
-) -> dict[str, Any]:
+def merged_stats(stored: CandidateStats, new: CandidateStats) -> CandidateStats:
     """The statistics of the whole set: the stored ones plus what the new units added (the tables are the
     same ones; the one index's capped buckets unchanged: a bucket with a new unit is never capped there;
-    the size-class pass's capped buckets counted on, and their note stated again)."""
-    out = CandidateStats.from_dict(stored)
-    out.candidates += new.candidates
-    out.verified_exact += new.verified_exact
-    out.rejected_exact += new.rejected_exact
-    out.largest_bucket = max(out.largest_bucket, new.largest_bucket)
-    if new.size_class_capped_buckets or new.size_class_capped_members:
-        stated = size_class_capped_note(
-            out.size_class_capped_buckets, out.size_class_capped_members, bucket_cap
-        )
-        # The stored note is replaced where it stands; without one, the note goes last, as the full pass
-        # writes it after the size-class tables' notes.
-        if out.size_class_capped_buckets:
-            at = out.notes.index(stated)
-            end = at + 1
-        else:
-            at = end = len(out.notes)
-        out.size_class_capped_buckets += new.size_class_capped_buckets
-        out.size_class_capped_members += new.size_class_capped_members
-        out.notes[at:end] = [
-            size_class_capped_note(out.size_class_capped_buckets, out.size_class_capped_members, bucket_cap)
-        ]
-    return out.as_dict()
+    the size-class pass's capped buckets counted on)."""
+    return dataclasses.replace(
+        stored,
+        candidates=stored.candidates + new.candidates,
+        verified_exact=stored.verified_exact + new.verified_exact,
+        rejected_exact=stored.rejected_exact + new.rejected_exact,
+        largest_bucket=max(stored.largest_bucket, new.largest_bucket),
+        size_class_capped_buckets=stored.size_class_capped_buckets + new.size_class_capped_buckets,
+        size_class_capped_members=stored.size_class_capped_members + new.size_class_capped_members,
+    )
 
 
 def extend_fingerprints(
     store: Store, config: Config, *, progress: Progress = no_progress, jobs: int | None = None
-) -> dict[str, Any] | None:
+) -> FingerprintSet | None:
     """Bring the stored fingerprint set of `config` up to date with the texts that came after it, when the
     stored units are a prefix of today's (see the module docstring); returns the updated set, or None when
     the stored set cannot be extended (none, numbered otherwise, or a bucket cap or table change) and must
@@ -277,14 +265,37 @@ def extend_fingerprints(
         return None
     if not len(new):  # the pages added bring no new content text: the set covers them as it is
         store.append_fingerprints(
-            key,
-            units=None,
-            pairs=None,
-            stats={**stored["stats"], COVERAGE: coverage},
-            seconds=stored["seconds"],
+            key, units=None, pairs=None, stats=stored_stats(stored.stats, coverage), seconds=stored.seconds
         )
         return store.fingerprint_set(key)
     progress("candidates", 0, 1)
+    pairs = new_unit_pairs(store, config, new, progress=progress, jobs=jobs)
+    if pairs is None:
+        return None
+    new["simhash" if minhash else "minhash"] = None
+    progress("candidates", 1, 1)
+    store.append_fingerprints(
+        key,
+        units=new,
+        pairs=pairs.frame(),
+        stats=stored_stats(merged_stats(stored.stats, pairs.stats), coverage),
+        seconds=time.perf_counter() - t0,
+    )
+    return store.fingerprint_set(key)
+
+
+def new_unit_pairs(
+    store: Store,
+    config: Config,
+    new: pd.DataFrame,
+    *,
+    progress: Progress = no_progress,
+    jobs: int | None = None,
+) -> UnitPairs | None:
+    """The pairs with a unit of `new` (`Store.appended_units`; given its unit ids here, after the stored
+    ones), verified as `config` says; None where the full computation would differ (`BucketCapped`, or
+    SimHash tables that change with the unit count)."""
+    key, minhash = config.fingerprint_key, config.method == "minhash"
     if minhash:
         old, old_sigs = store.unit_signatures(key)
     else:
@@ -297,34 +308,17 @@ def extend_fingerprints(
             sigs = signature_matrix(config.num_perm, old_sigs, new["minhash"].tolist())
             del old_sigs
             a, b, jac, cont, stats = minhash_new_pairs(sigs, n_shingles, n_old, config)
+            del sigs  # the verification needs the room
+            found = UnitPairs(a, b, stats, jaccard=jac, containment=cont)
         else:
             fps = np.concatenate((old["simhash"].to_numpy(np.uint64), new["simhash"].to_numpy(np.uint64)))
             if choose_r(len(fps), config.simhash_max_bits) != choose_r(n_old, config.simhash_max_bits):
                 return None
             a, b, bits, stats = simhash_new_pairs(fps, n_old, config.simhash_max_bits)
+            return UnitPairs(a, b, stats, hamming_bits=bits)
     except BucketCapped:
         return None
-    if minhash and config.verify == "exact":
-        del sigs  # the verification needs the room
-        unit_keys = np.concatenate((old["exact_key"].to_numpy(), new["exact_key"].to_numpy()))
-        a, b, jac, cont = verify_exact(
-            store, config, unit_keys, n_shingles, a, b, stats, progress=progress, jobs=jobs
-        )
-    new["simhash" if minhash else "minhash"] = None
-    if minhash:
-        pairs = pd.DataFrame(
-            {"a": a, "b": b, "hamming_bits": pd.array([None] * len(a), dtype="Int16"), "jaccard": jac}
-        ).assign(containment=cont)
-    else:
-        pairs = pd.DataFrame({"a": a, "b": b, "hamming_bits": bits.astype(np.int16)}).assign(
-            jaccard=np.nan, containment=np.nan
-        )
-    progress("candidates", 1, 1)
-    store.append_fingerprints(
-        key,
-        units=new,
-        pairs=pairs,
-        stats={**_merged_stats(stored["stats"], stats), COVERAGE: coverage},
-        seconds=time.perf_counter() - t0,
-    )
-    return store.fingerprint_set(key)
+    if config.verify != "exact":
+        return found
+    unit_keys = np.concatenate((old["exact_key"].to_numpy(), new["exact_key"].to_numpy()))
+    return verified_exactly(store, config, unit_keys, n_shingles, found, progress=progress, jobs=jobs)

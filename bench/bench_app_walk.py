@@ -1,0 +1,91 @@
+"""The analyst's walk through the app on a large database, in this process (Streamlit's AppTest runs the
+real pages and their caches): the time of each step and the process's resident memory after it.
+
+    python bench/bench_app_walk.py --db bench/data/app.duckdb [--skip-fingerprints]
+
+Steps: Home at the default setting; four threshold moves to values not seen before (Home); the URL rules
+page, then two threshold moves on it; then shingle sizes 4 and 6 and SimHash at 6, 5 and 4 (Home; a size
+whose fingerprints are not stored is computed first, the long part). Prints one Markdown row per step;
+run it on one commit and another (PYTHONPATH) for before/after. Medians of the threshold moves.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import os
+import statistics
+import time
+from pathlib import Path
+
+from harness import (  # bench/harness.py (this directory is on the path of a script run from it)
+    commit,
+    machine,
+)
+from streamlit.testing.v1 import AppTest
+
+from neardup.ui.state import W_METHOD, W_SHINGLE, w_threshold
+
+ROOT = Path(__file__).resolve().parent.parent
+TIMEOUT_S = 3600
+
+
+def rss_mb() -> float:
+    gc.collect()
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def step(name: str, at: AppTest, act) -> float:
+    t = time.perf_counter()
+    act(at)
+    at.run(timeout=TIMEOUT_S)
+    seconds = time.perf_counter() - t
+    assert not at.exception, at.exception
+    print(f"| {name} | {seconds:,.2f} | {rss_mb():,.0f} |", flush=True)
+    return seconds
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--db", required=True)
+    ap.add_argument("--skip-fingerprints", action="store_true", help="stop before the shingle sizes")
+    args = ap.parse_args()
+    os.environ["NEARDUP_DB"] = str(Path(args.db).resolve())
+    os.environ.pop("NEARDUP_CONFIG", None)
+    os.chdir(ROOT)
+    print(f"{machine()}; commit {commit()}; load average {os.getloadavg()[0]:.1f}\n")
+    print(f"| step | seconds | RSS MB |\n|---|---:|---:|\n| (start) | | {rss_mb():,.0f} |")
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=TIMEOUT_S)
+    step("Home, first run (default setting)", at, lambda at: None)
+    moves = [
+        step(
+            f"Home, threshold -> {t} (not seen before)",
+            at,
+            lambda at, t=t: at.slider(key=w_threshold("containment")).set_value(t),
+        )
+        for t in (0.81, 0.83, 0.86, 0.9)
+    ]
+    print(f"| Home, threshold move: median | {statistics.median(moves):,.2f} | |")
+    step("URL rules, first visit", at, lambda at: at.switch_page("pages/7_URL_rules.py"))
+    for t in (0.82, 0.85):
+        step(
+            f"URL rules, threshold -> {t}",
+            at,
+            lambda at, t=t: at.slider(key=w_threshold("containment")).set_value(t),
+        )
+    step("Home", at, lambda at: at.switch_page("app.py"))
+    if args.skip_fingerprints:
+        return
+    for k in (4, 6):
+        step(f"Home, shingle size {k}", at, lambda at, k=k: at.slider(key=W_SHINGLE).set_value(k))
+    step("Home, SimHash (shingle size 6)", at, lambda at: at.radio(key=W_METHOD).set_value("simhash"))
+    for k in (5, 4):
+        step(f"Home, SimHash shingle size {k}", at, lambda at, k=k: at.slider(key=W_SHINGLE).set_value(k))
+    print(f"| (end) | | {rss_mb():,.0f} |")
+
+
+if __name__ == "__main__":
+    main()

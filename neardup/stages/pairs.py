@@ -1,0 +1,174 @@
+"""The candidate pairs stage: the pairs of units (distinct content texts) at or above the loosest threshold.
+
+SimHash pairs come from the pigeonhole tables, MinHash pairs from LSH with the signatures' estimates
+(`neardup.candidates`); with `verify: exact` those are scored again from the shingle sets
+(`verify_exact`). `UnitPairs` is the stage's output, for a full computation and for the pairs a fingerprint
+set is extended with (`stages.incremental`); its `frame()` is the one table the store keeps.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from ..batches import set_batch, signatures
+from ..candidate_stats import CandidateStats
+from ..candidates import above_floor, exact_scores, intersection_sizes, minhash_pairs, simhash_pairs
+from ..config import Config
+from ..parallel import parallel_map
+from ..store import Store
+from .base import BATCH, PARALLEL_MIN, Progress, no_progress
+
+
+@dataclass(frozen=True, slots=True)
+class UnitPairs:
+    """Pairs (a[i], b[i]) of unit ids, a < b, with their scores: Hamming bits for SimHash; Jaccard and
+    containment (estimates, or exact under `verify: exact`) for MinHash."""
+
+    a: np.ndarray
+    b: np.ndarray
+    stats: CandidateStats
+    hamming_bits: np.ndarray | None = None
+    jaccard: np.ndarray | None = None
+    containment: np.ndarray | None = None
+
+    def __len__(self) -> int:
+        return len(self.a)
+
+    def frame(self) -> pd.DataFrame:
+        """The pairs as the store keeps them: a, b, hamming_bits (Int16, null for MinHash), jaccard and
+        containment (NaN for SimHash)."""
+        if self.hamming_bits is not None:
+            return pd.DataFrame(
+                {
+                    "a": self.a,
+                    "b": self.b,
+                    "hamming_bits": self.hamming_bits.astype(np.int16),
+                    "jaccard": np.nan,
+                    "containment": np.nan,
+                }
+            )
+        return pd.DataFrame(
+            {
+                "a": self.a,
+                "b": self.b,
+                "hamming_bits": pd.array([None] * len(self.a), dtype="Int16"),
+                "jaccard": self.jaccard,
+                "containment": self.containment,
+            }
+        )
+
+
+def find_pairs(
+    store: Store,
+    config: Config,
+    units: pd.DataFrame,
+    *,
+    progress: Progress = no_progress,
+    jobs: int | None = None,
+) -> UnitPairs:
+    """Every candidate pair of `units` (`Store.unit_sketches`, unit id = row), verified as `config` says."""
+    if config.method == "simhash":
+        a, b, bits, stats = simhash_pairs(units["simhash"].to_numpy(np.uint64), config.simhash_max_bits)
+        return UnitPairs(a, b, stats, hamming_bits=bits)
+    n_shingles = units["n_shingles"].to_numpy(np.int32)
+    sigs = signatures(units["minhash"], config.num_perm)
+    a, b, jac, cont, stats = minhash_pairs(
+        sigs,
+        n_shingles,
+        similarity=config.similarity,
+        floor=config.minhash_floor,
+        min_size_ratio=config.min_size_ratio,
+        seed=config.seed,
+        min_shingles=config.min_contained_shingles,
+        partial_copies=config.searches_partial_copies,
+    )
+    del sigs  # ~0.5 GB at 1M texts; the verification needs the room
+    found = UnitPairs(a, b, stats, jaccard=jac, containment=cont)
+    if config.verify != "exact":
+        return found
+    return verified_exactly(
+        store, config, units["exact_key"].to_numpy(), n_shingles, found, progress=progress, jobs=jobs
+    )
+
+
+def verified_exactly(
+    store: Store,
+    config: Config,
+    unit_keys: np.ndarray,
+    n_shingles: np.ndarray,
+    pairs: UnitPairs,
+    *,
+    progress: Progress = no_progress,
+    jobs: int | None = None,
+) -> UnitPairs:
+    """MinHash `pairs` with exact scores, those below the floor dropped (`verify_exact`)."""
+    a, b, jac, cont = verify_exact(
+        store, config, unit_keys, n_shingles, pairs.a, pairs.b, pairs.stats, progress=progress, jobs=jobs
+    )
+    return dataclasses.replace(pairs, a=a, b=b, jaccard=jac, containment=cont)
+
+
+def verify_exact(
+    store: Store,
+    config: Config,
+    unit_keys: np.ndarray,
+    n_shingles: np.ndarray,
+    a: np.ndarray,
+    b: np.ndarray,
+    stats: CandidateStats,
+    *,
+    progress: Progress = no_progress,
+    jobs: int | None = None,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Exact Jaccard and containment of MinHash pairs (units a[i], b[i]); keeps those at or above the floor.
+
+    `unit_keys` and `n_shingles` are per unit: its exact key and its number of distinct shingles.
+    The shingle sets of the units in pairs are rebuilt from their texts (in workers) as sorted uint32,
+    the values MinHash sketched, and intersected in bulk (`intersection_sizes`). A pair reaches this
+    step because its estimate passed the floor; near the floor that selects pairs whose estimate came
+    out high, so the exact scores are what the threshold should apply to.
+    """
+    stats.verified_exact = len(a)
+    if not len(a):
+        return a, b, np.empty(0), np.empty(0)
+    need = np.unique(np.concatenate((a, b)))
+    progress("verify", 0, len(need))
+    rank = np.full(len(unit_keys), -1, dtype=np.int64)
+    rank[need] = np.arange(len(need))
+    index = pd.Index(unit_keys[need])
+    batches = (
+        (df["exact_key"].tolist(), df["text"].tolist(), config.shingle_size)
+        for df in store.unit_texts(config.norm_key, unit_keys[need].tolist(), BATCH * 4)
+    )
+    # One buffer, filled as the sets arrive: a set of 32-bit values is at most as large as the unit's
+    # set of 64-bit shingle hashes, so the units' shingle counts bound the total (~0.6 GB at 1M pages).
+    values = np.empty(int(np.asarray(n_shingles, dtype=np.int64)[need].sum()), dtype=np.uint32)
+    pos_parts, len_parts, filled, done = [], [], 0, 0
+    for keys, lens, batch_values in parallel_map(
+        set_batch, batches, jobs=1 if len(need) < PARALLEL_MIN else jobs
+    ):
+        values[filled : filled + len(batch_values)] = batch_values
+        filled += len(batch_values)
+        pos_parts.append(index.get_indexer(keys))
+        len_parts.append(lens)
+        done += len(keys)
+        progress("verify", done, len(need))
+    pos = np.concatenate(pos_parts) if pos_parts else np.empty(0, np.int64)
+    arrived_lens = np.concatenate(len_parts) if len_parts else np.empty(0, np.int64)
+    if (pos < 0).any() or len(pos) != len(need):
+        raise RuntimeError("exact verification: a unit's text is missing from the store")
+    # The batches come in no particular order: address each set where it arrived (no copy of the values).
+    lens, offsets = np.empty_like(arrived_lens), np.empty_like(arrived_lens)
+    lens[pos] = arrived_lens
+    offsets[pos] = np.concatenate(([0], np.cumsum(arrived_lens)[:-1]))
+    inter = intersection_sizes(values, lens, rank[a], rank[b], offsets=offsets)
+    jac, cont = exact_scores(
+        inter, lens[rank[a]], lens[rank[b]], config.min_size_ratio, config.min_contained_shingles
+    )
+    keep = above_floor(jac, cont, config.similarity, config.minhash_floor)
+    stats.rejected_exact = int(len(a) - keep.sum())
+    return a[keep], b[keep], jac[keep], cont[keep]
