@@ -47,9 +47,10 @@ class FingerprintMemo:
         self._values: OrderedDict[Any, Any] = OrderedDict()
 
     def _forget(self, gone: weakref.ref[Fingerprints]) -> None:
-        with self._lock:
-            if self._fp is gone:
-                self._fp, self._values = None, OrderedDict()
+        # Called by the collector, maybe inside `get` on this thread: no lock, one atomic swap and a clear.
+        if self._fp is gone:
+            self._fp = None
+            self._values.clear()
 
     def get(self, fp: Fingerprints, key: Any, make: Callable[[], T]) -> T:
         with self._lock:
