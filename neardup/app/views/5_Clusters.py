@@ -51,7 +51,8 @@ event = st.dataframe(
     column_config={
         "cluster_id": st.column_config.NumberColumn("cluster", width="small"),
         "size": st.column_config.NumberColumn("pages", width="small"),
-        "representative_url": st.column_config.TextColumn("representative (canonical URL)"),
+        # sized so the category, the column the filters above name, stays in view at 1400 px
+        "representative_url": st.column_config.TextColumn("representative (canonical URL)", width="large"),
         "why": st.column_config.TextColumn("chosen as"),
         "hosts": st.column_config.NumberColumn("hosts", width="small"),
         "category": st.column_config.TextColumn(
