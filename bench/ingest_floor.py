@@ -31,17 +31,10 @@ import xxhash  # noqa: E402
 
 from neardup.batches import html_blocks, sketch_table  # noqa: E402
 from neardup.config import Config  # noqa: E402
-from neardup.ingest import (  # noqa: E402
-    BLOCK_BYTES,
-    _inflated,
-    _kernels,
-    add_md5s,
-    decode_json_line,
-    detect_format,
-    read_raw,
-    validate,
-)
+from neardup.ingest import detect_format, read_raw  # noqa: E402
 from neardup.normalize import degenerate_reason, parse_page  # noqa: E402
+from neardup.readers.jsonl import BLOCK_BYTES, _inflated  # noqa: E402
+from neardup.records import _kernels, add_md5s, decode_json_line, validate  # noqa: E402
 from neardup.shingles import text_words  # noqa: E402
 from neardup.sketch import sketch_many  # noqa: E402
 

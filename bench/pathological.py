@@ -129,8 +129,8 @@ PATHS = ("main", "resiliparse", "strip", "parts", "canonical")
 def run_one(shape: str, size: int, path: str) -> dict:
     """In the child: build the page, warm up, time one call."""
     from neardup.config import DEFAULT_STRIP_TAGS
-    from neardup.ingest import rel_canonical_href
     from neardup.normalize import parse_page, stripped_parts
+    from neardup.records import rel_canonical_href
 
     calls: dict[str, Callable[[str], object]] = {
         "main": lambda h: parse_page(h, mode="main"),

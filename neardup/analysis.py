@@ -27,7 +27,7 @@ from .store import Store
 from .urls import UrlRule, apply_url_rules
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, weakref_slot=True)  # weakly referenced by the app's memos of derived values
 class Fingerprints:
     """What re-clustering needs, loaded once per fingerprint key (the app caches this).
 

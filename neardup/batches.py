@@ -19,8 +19,9 @@ import pyarrow as pa
 
 from .config import Config
 from .htmlcodec import html_codec
-from .ingest import LineBlock, RawLine, add_md5s, validate
 from .normalize import degenerate_reason, parse_configured
+from .readers.jsonl import LineBlock
+from .records import RawLine, add_md5s, validate
 from .rejects import Reject, RejectKind
 from .shingles import shingle_set32_of, text_words
 from .sketch import sketch_many

@@ -11,9 +11,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from .ingest import parse_time
+from .readers.capture import STORED_WARC_FIELDS, StoredPage, StoredPageLookup
+from .records import parse_time
 from .store import Store
-from .warc import STORED_WARC_FIELDS, StoredPage, StoredPageLookup
 
 
 def stored_page_lookup(store: Store) -> StoredPageLookup:

@@ -1,4 +1,4 @@
-"""ARC input (`neardup.arc`): bad records named with their offset and URL, the rest of the file read;
+"""ARC input (`neardup.readers.arc`): bad records named with their offset and URL, the rest of the file read;
 hostile files through the whole ingest path. The well-formed files are in the corpus test."""
 
 from __future__ import annotations
@@ -13,9 +13,10 @@ from archive_records import ingest_hostile
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from neardup import arc
 from neardup.errors import NotACrawlDump
-from neardup.ingest import detect_format, validate
+from neardup.ingest import detect_format
+from neardup.readers import arc
+from neardup.records import validate
 from neardup.rejects import Reject, RejectKind
 
 PAGE = (

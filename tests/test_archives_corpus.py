@@ -19,9 +19,10 @@ import pytest
 from warcio.archiveiterator import ArchiveIterator as WarcioIterator
 
 from neardup import cli
-from neardup.archives import describe_archive_record
 from neardup.errors import NotACrawlDump
-from neardup.ingest import ARCHIVE_READERS, detect_format, validate
+from neardup.ingest import ARCHIVE_READERS, detect_format
+from neardup.readers.capture import describe_archive_record
+from neardup.records import validate
 from neardup.rejects import Reject, RejectKind
 from neardup.store import Store
 

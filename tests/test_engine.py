@@ -23,7 +23,7 @@ from neardup.analysis import (
 )
 from neardup.candidate_stats import CAPPED_NOTE, CandidateStats, upgrade_stored_stats
 from neardup.config import Config
-from neardup.ingest import BLOCK_BYTES
+from neardup.readers.jsonl import BLOCK_BYTES
 from neardup.shingles import containment, jaccard, shingles, words
 from neardup.stages import ingest as ingest_stage
 from neardup.store import Store

@@ -17,8 +17,8 @@ from neardup.analysis import analyze, load_fingerprints
 from neardup.cli import main
 from neardup.config import Config
 from neardup.export import REMOVED_COLUMNS, clusters_frame, removed_frame
-from neardup.ingest import parse_time
 from neardup.minhash import estimate_jaccard
+from neardup.records import parse_time
 from neardup.store import Store
 
 SAMPLE = Path(__file__).resolve().parent.parent / "sample_data" / "crawl.jsonl.gz"

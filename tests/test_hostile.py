@@ -26,7 +26,8 @@ from hypothesis import strategies as st
 
 from neardup import engine
 from neardup.config import Config
-from neardup.ingest import MAX_LINE_BYTES, MAX_PAGE_BYTES
+from neardup.readers.jsonl import MAX_LINE_BYTES
+from neardup.records import MAX_PAGE_BYTES
 from neardup.rejects import RejectKind
 from neardup.store import Store, kind_of_reason_sql
 

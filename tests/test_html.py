@@ -21,7 +21,7 @@ from resiliparse.extract.html2text import extract_plain_text
 
 from neardup import _html
 from neardup.config import DEFAULT_STRIP_TAGS
-from neardup.ingest import RawLine, read_raw, validate
+from neardup.ingest import read_raw
 from neardup.normalize import (
     MAIN_FALLBACK_WORDS,
     RESILIPARSE_MAX_NAMES,
@@ -29,6 +29,7 @@ from neardup.normalize import (
     ParsedPage,
     parse_page,
 )
+from neardup.records import RawLine, validate
 
 ROOT = Path(__file__).resolve().parent.parent
 WORDS_80 = " ".join(["word"] * 80)

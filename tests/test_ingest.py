@@ -25,26 +25,15 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from neardup import engine
-from neardup import ingest as ingest_module
+from neardup import records as records_module
 from neardup.batches import ingest_arrow, ingest_records
 from neardup.config import Config
 from neardup.errors import DatabaseLocked, NotACrawlDump
-from neardup.ingest import (
-    GZIP_MAGIC,
-    MAX_LINE_BYTES,
-    MAX_PAGE_BYTES,
-    READ_BYTES,
-    LineBlock,
-    RawLine,
-    count_newlines,
-    decode_json_line,
-    detect_format,
-    read_batches,
-    read_raw,
-    shared_lines,
-    validate,
-)
+from neardup.ingest import detect_format, read_batches, read_raw
 from neardup.parallel import SharedSlots
+from neardup.readers.inflate import GZIP_MAGIC
+from neardup.readers.jsonl import MAX_LINE_BYTES, READ_BYTES, LineBlock, count_newlines, shared_lines
+from neardup.records import MAX_PAGE_BYTES, RawLine, decode_json_line, validate
 from neardup.rejects import Reject, RejectKind
 from neardup.store import Store
 from neardup.store import connection as store_connection
@@ -1017,7 +1006,7 @@ def test_members_cut_mid_line_keep_only_the_lines_before_the_failed_member(
 
 
 def test_rel_canonical_is_read_from_the_link_tag() -> None:
-    from neardup.ingest import rel_canonical_href
+    from neardup.records import rel_canonical_href
 
     assert (
         rel_canonical_href("<head><link rel='stylesheet' href='/s.css'><LINK REL=Canonical HREF=/a></head>")
@@ -1090,7 +1079,7 @@ def test_a_csv_with_a_long_line_loads_the_rest(store: Store, tmp_path: Path) -> 
 def test_a_batch_hashed_together_has_each_page_md5(monkeypatch: pytest.MonkeyPatch, kernels: bool) -> None:
     # with the kernels the pages are hashed after validation, together; without them, one by one as before
     if not kernels:
-        monkeypatch.setattr(ingest_module, "_kernels", None)
+        monkeypatch.setattr(records_module, "_kernels", None)
     pages = ["<p>Grüße 😀</p>" * n for n in (1, 5, 300, 4000)] + ["<p>x</p>" * 9000]
     lines = [json.dumps({"url": f"https://a.example/{i}", "html": p}).encode() for i, p in enumerate(pages)]
     lines.append(json.dumps({"url": "https://a.example/t", "text": "only text"}).encode())
@@ -1109,6 +1098,6 @@ _SPACES = " \t\n\r\x0b\x0c\x1c\x1d\x1e\x1f\x85\xa0\u1680\u2000\u2028\u2029\u202f
 def test_a_page_is_blank_exactly_when_it_strips_to_nothing(value: str) -> None:
     """`validate` tells a blank html or text by `has_content`, which does not copy a page the way `strip` does.
     Lone surrogates are left out: a page holding one is invalid Unicode, blank or not (the test above)."""
-    assert ingest_module.has_content(value) == bool(value.strip())
+    assert records_module.has_content(value) == bool(value.strip())
     rec = validate(RawLine(1, json.dumps({"url": "https://a.example/", "html": value}).encode()))
     assert isinstance(rec, Reject) != bool(value.strip())

@@ -14,7 +14,7 @@ from oracles import normalize_html_bs4, stripped_parts_bs4
 
 from neardup import normalize
 from neardup.config import DEFAULT_STRIP_TAGS
-from neardup.ingest import detect_format, read_raw, validate
+from neardup.ingest import detect_format, read_raw
 from neardup.normalize import (
     TOO_COMPLEX,
     degenerate_reason,
@@ -22,6 +22,7 @@ from neardup.normalize import (
     parse_page,
     stripped_parts,
 )
+from neardup.records import validate
 from neardup.shingles import words
 
 _WORDS = VOCAB[:25]

@@ -4,6 +4,7 @@ after the other into one database (`tests/test_warc_revisits.py`)."""
 
 from __future__ import annotations
 
+import gzip
 import io
 import json
 import random
@@ -128,4 +129,57 @@ def test_revisits_of_an_earlier_input_file_are_its_pages_as_locally(tmp_path: Pa
     assert [s["n_loaded"] for s in manifest["sources"]] == [4, 7, 2]
     assert_matches_local(out, manifest, store, config)
     assert manifest["numbers"]["byte_identical_duplicates"] == 5  # b-copy and the 4 revisits
+    store.close()
+
+
+def test_a_revisit_skips_a_page_rejected_as_a_duplicate_record_as_locally(tmp_path: Path) -> None:
+    """A page the local engine rejects as a duplicate record (same url, fetch time and HTML as an earlier
+    one, here its payload gzip-encoded: another payload digest) is no record a revisit can copy: the
+    revisit of that digest copies the other page with it, locally and in Spark."""
+    date = {"WARC-Date": "2024-01-01T00:00:00Z"}
+    body = _doc(1).encode()
+    encoded = gzip.compress(body, mtime=0)
+    gz = [HTML, ("Content-Encoding", "gzip")]
+    first = Archive(tmp_path / "crawl-00000.warc.gz")
+    first.response("http://h.test/a", body, warc_headers=date)
+    repeat = first.response("http://h.test/a", encoded, headers=gz, warc_headers=date)  # a duplicate record
+    other = first.response(
+        "http://h.test/a-gz", encoded, headers=gz, warc_headers={"WARC-Date": "2024-01-02T00:00:00Z"}
+    )
+    first.response("http://h.test/b", _doc(2).encode())
+    first.close()
+    second = Archive(tmp_path / "crawl-00001.warc.gz")
+    _heritrix_revisit(second, repeat, "2030-01-01T00:00:00Z")
+    second.response("http://h.test/b-near", _near(2).encode())
+    second.close()
+    paths = [first.path, second.path]
+
+    config = Config()
+    store = Store(tmp_path / "local.duckdb")
+    for path in paths:
+        engine.ingest_file(store, path, config, jobs=1)
+    want_extra = [
+        json.loads(e)
+        for e in store.cursor().execute("SELECT extra FROM pages ORDER BY page_id").df()["extra"]
+    ]
+    # the page at a-gz: the one at the revisit's refers-to URL is a rejected duplicate
+    copied = [e for e in want_extra if e["warc_type"] == "revisit"]
+    assert [e["refers_to_record_id"] for e in copied] == [other.rec_headers.get_header("WARC-Record-ID")]
+    assert [r for r in store.ingest_errors()["reason"] if r.startswith("duplicate record")]
+
+    out = tmp_path / "out"
+    conf = [c if c != "local[2]" else "local[1]" for c in SPARK_CONF]
+    assert main(["spark", *map(str, paths), "--out", str(out), *conf]) == 0
+    manifest = json.loads((out / "_MANIFEST.json").read_text(encoding="utf-8"))
+    pages = output_table(out, "pages").sort_values("page_id").reset_index(drop=True)
+    want = store.page_table(config.norm_key)
+    cols = ["page_id", "source_id", "line", "url", "fetched_at", "status", "md5", "exact_key"]
+    pd.testing.assert_frame_equal(pages[cols], want[cols], check_dtype=False)
+    assert [json.loads(e) for e in pages["extra"]] == want_extra
+    errors = output_table(out, "errors")
+    want_err = store.ingest_errors()
+    assert sorted(zip(errors["line"], errors["kind"], errors["reason"], strict=True)) == sorted(
+        zip(want_err["line"], want_err["kind"], want_err["reason"], strict=True)
+    )
+    assert_matches_local(out, manifest, store, config)
     store.close()

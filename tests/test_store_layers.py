@@ -73,5 +73,5 @@ def test_the_store_imports_only_leaves() -> None:
 
 
 def test_the_walk_sees_a_pipeline_import() -> None:
-    # what the check above would catch: batches pulls in ingest and normalize
-    assert {"neardup.ingest", "neardup.normalize"} <= _reached("neardup.batches")
+    # what the check above would catch: the ingest stage pulls in the readers' entry and normalize
+    assert {"neardup.ingest", "neardup.normalize"} <= _reached("neardup.stages.ingest")

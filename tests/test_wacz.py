@@ -1,4 +1,4 @@
-"""WACZ input (`neardup.wacz`): members that cannot be read are named errors and the others load; no
+"""WACZ input (`neardup.readers.wacz`): members that cannot be read are named errors and the others load; no
 member name becomes a path; bombs stop at their bound; hostile ZIPs through the whole ingest path."""
 
 from __future__ import annotations
@@ -10,16 +10,18 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from archive_records import ingest_hostile
+from archive_records import Archive, _doc, _errors, _heritrix_revisit, _pages, ingest_hostile
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
-from neardup import engine, wacz
+from neardup import engine
 from neardup.config import Config
 from neardup.errors import NotACrawlDump
-from neardup.ingest import detect_format, validate
+from neardup.ingest import detect_format
+from neardup.readers import wacz
+from neardup.records import validate
 from neardup.rejects import Reject, RejectKind
 from neardup.store import Store
 
@@ -176,3 +178,41 @@ def test_hostile_wacz_files_are_named_errors_never_a_crash(data: bytes) -> None:
     ingest_hostile(data, "hostile.wacz")
     # no member name became a path: none of the traversing names was written
     assert not Path(tempfile.gettempdir(), "x.warc").exists() and not Path("/archive/abs.warc").exists()
+
+
+@pytest.mark.parametrize("revisit_first", [False, True], ids=["record-member-first", "revisit-member-first"])
+def test_a_revisit_links_to_its_record_in_another_warc_of_the_wacz(
+    tmp_path: Path, revisit_first: bool
+) -> None:
+    """Browsertrix rolls its WARCs over: a revisit in one WARC of a WACZ may stand for a record in another
+    (before or after it in the ZIP). It is loaded as a copy of that record, which its page names."""
+    first = Archive(tmp_path / "rec-20240305101500-crawl.warc.gz")
+    original = first.response("https://w.test/a", _doc(1).encode())
+    first.response("https://w.test/b", _doc(2).encode())
+    first.close()
+    second = Archive(tmp_path / "rec-20240305101501-crawl.warc.gz")
+    _heritrix_revisit(second, original, "2024-03-05T10:20:00Z")
+    second.response("https://w.test/c", _doc(3).encode())
+    second.close()
+    members = [(f"archive/{a.path.name}", a.path.read_bytes()) for a in (first, second)]
+    if revisit_first:
+        members.reverse()
+    path = make_wacz(
+        tmp_path / "crawl.wacz", [*members, ("pages/pages.jsonl", pages_list(["https://w.test/a"]))]
+    )
+
+    store = Store(tmp_path / "db.duckdb")
+    summary = engine.ingest_file(store, path, Config(), jobs=1)
+    assert _errors(store) == []
+    pages = {(p["url"], p["extra"]["wacz_member"]): p for p in _pages(store)}
+    assert len(pages) == 4
+    record = pages[("https://w.test/a", f"archive/{first.path.name}")]
+    copy = pages[("https://w.test/a", f"archive/{second.path.name}")]
+    assert copy["html"] == record["html"] and copy["md5"] == record["md5"]
+    assert copy["extra"]["warc_type"] == "revisit"
+    assert copy["extra"]["refers_to_record_id"] == record["extra"]["warc_record_id"]
+    assert copy["extra"]["refers_to_offset"] == record["extra"]["warc_offset"]
+    assert copy["extra"]["refers_to_wacz_member"] == f"archive/{first.path.name}"
+    assert copy["extra"]["wacz_page"] is True
+    assert summary.revisits == 1
+    store.close()

@@ -23,9 +23,10 @@ from conftest import page_html, words_text
 from warcio.archiveiterator import ArchiveIterator as WarcioIterator
 from warcio.warcwriter import WARCWriter
 
-from neardup import warc
 from neardup.errors import NotACrawlDump
-from neardup.ingest import detect_format, read_raw, validate
+from neardup.ingest import detect_format, read_raw
+from neardup.readers import warc
+from neardup.records import validate
 
 WGET = shutil.which("wget") or "/usr/bin/wget"
 

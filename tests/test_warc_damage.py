@@ -17,9 +17,10 @@ from warcio.archiveiterator import ArchiveIterator as WarcioIterator
 from neardup import engine
 from neardup.config import Config
 from neardup.errors import NotACrawlDump
+from neardup.readers.capture import WarcCapture
+from neardup.readers.warc import WarcBatches
 from neardup.rejects import RejectKind
 from neardup.store import Store
-from neardup.warc import WarcBatches, WarcCapture
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE_WARC = ROOT / "sample_data" / "crawl.warc.gz"
@@ -148,8 +149,9 @@ def _http_block(body: bytes, headers: list[tuple[str, str]]) -> bytes:
 _PEAK_PROBE = """
 import resource, sys, json
 from pathlib import Path
-from neardup.ingest import validate
-from neardup.warc import WarcBatches, WarcCapture
+from neardup.records import validate
+from neardup.readers.capture import WarcCapture
+from neardup.readers.warc import WarcBatches
 (raw,) = [r for r in WarcBatches(Path(sys.argv[1])).records() if isinstance(r.payload, WarcCapture)]
 before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 rec = validate(raw)

@@ -27,8 +27,9 @@ sys.path.insert(0, str(BENCH))
 import harness  # noqa: E402  (bench/harness.py: crawl cache, process-tree monitor, machine line)
 
 from neardup.config import DEFAULT_STRIP_TAGS  # noqa: E402
-from neardup.ingest import detect_format, read_raw, validate  # noqa: E402
+from neardup.ingest import detect_format, read_raw  # noqa: E402
 from neardup.normalize import parse_page  # noqa: E402
+from neardup.records import validate  # noqa: E402
 from neardup.shingles import shingles, words  # noqa: E402
 
 

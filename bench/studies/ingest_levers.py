@@ -46,7 +46,8 @@ from harness import cpu_median  # noqa: E402
 from neardup import _html, batches, engine  # noqa: E402
 from neardup import store as store_mod
 from neardup.config import Config
-from neardup.ingest import detect_format, file_sha256, read_batches, read_raw, rel_canonical_href
+from neardup.ingest import detect_format, file_sha256, read_batches, read_raw
+from neardup.records import rel_canonical_href
 from neardup.store import Store
 
 

@@ -35,10 +35,12 @@ from ..candidates import (
 from ..clusters import pick_representatives
 from ..config import Config
 from ..errors import NotACrawlDump
-from ..ingest import ARCHIVE_READERS, RawLine, detect_format, parse_time
+from ..ingest import ARCHIVE_READERS, detect_format
+from ..readers.capture import STORED_WARC_FIELDS, StoredPage, WarcCapture
+from ..readers.warc import WarcBatches
+from ..records import RawLine, parse_time
 from ..simhash import hamming_many
 from ..urls import UrlRule
-from ..warc import STORED_WARC_FIELDS, StoredPage, WarcBatches, WarcCapture
 from .session import FILE, SRC, START, display_path
 
 # Pairs emitted per Arrow batch when expanding buckets (a capped bucket alone makes 2M pairs).

@@ -8,8 +8,12 @@ one `Store.page_by_payload` would take: at its WARC-Refers-To-Target-URI, then a
 then the first. `arrow.linked_revisits` makes it a page copied from that one, or the local engine's
 "revisit without its record" reject; the splits' good records are numbered again without the rejects.
 
+A page that `number_pages` rejects as a duplicate record is no candidate, as the local lookup does not find
+a page its file's ingest rejected.
+
 Approximate where the local lookup sees what this join does not: a copied page of an earlier file is not a
-candidate (the local store has its digest too; it wins only when it alone is at the refers-to URL or date).
+candidate (the local store has its digest too; it wins only when it alone is at the refers-to URL or date),
+nor does it make a later record a duplicate here.
 """
 
 from __future__ import annotations
@@ -37,10 +41,18 @@ def link_revisits(records: DataFrame, config: Config, keep_html: bool, work: str
     if records.filter(F.col("kind") == "revisit").limit(1).count() == 0:
         return records
     r = records.filter(F.col("kind") == "revisit").alias("r")
+    pages = records.filter(F.col("kind") == "page")
+    # A page repeating an earlier one (same url, fetch time and bytes) is rejected by `number_pages` as the
+    # local engine rejects it after its file, whose lookup then finds the other pages of the digest only.
+    first = Window.partitionBy("url", "fetched_at", "md5").orderBy(*SPLIT, "good_idx")
+    repeats = (
+        pages.withColumn("_nth", F.row_number().over(first))
+        .filter(F.col("_nth") > 1)
+        .select(*SPLIT, "good_idx")
+    )
     c = (
-        records.filter(
-            (F.col("kind") == "page") & F.col("payload_digest").isNotNull() & F.col("html").isNotNull()
-        )
+        pages.filter(F.col("payload_digest").isNotNull() & F.col("html").isNotNull())
+        .join(repeats, [*SPLIT, "good_idx"], "left_anti")
         .select("src", "file", "good_idx", "url", "fetched_at", "status", "extra", "html", "payload_digest")
         .alias("c")
     )

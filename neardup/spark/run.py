@@ -169,7 +169,7 @@ def number_pages(
         "reason",
     )
     # A record that repeats an earlier one (same url, fetch time and bytes) is rejected, as locally.
-    slim = pages.select("page_id", "source_id", "line", "url", "fetched_at", "md5")
+    slim = pages.select("page_id", "source_id", "line", "url", "fetched_at", "md5", "extra")
     first = (
         slim.groupBy("url", "fetched_at", "md5")
         .agg(
@@ -193,6 +193,8 @@ def number_pages(
             F.col("p.source_id").alias("source_id"),
             F.col("p.line").alias("line"),
             F.col("f.first_line").alias("first_line"),
+            F.col("p.url").alias("url"),
+            F.col("p.extra").alias("extra"),
         )
         .persist()
     )
@@ -203,6 +205,17 @@ def number_pages(
         F.concat(
             F.lit(f"{RejectKind.DUPLICATE}: same url, fetched_at and content as line "),
             F.col("first_line").cast("string"),
+            # a web archive record: where it is, as the local store names it
+            F.coalesce(
+                F.concat(
+                    F.lit(" (offset "),
+                    F.get_json_object("extra", "$.warc_offset"),
+                    F.lit(", "),
+                    F.col("url"),
+                    F.lit(")"),
+                ),
+                F.lit(""),
+            ),
         ).alias("reason"),
     )
     pages = pages.join(dups.select("page_id"), "page_id", "left_anti")

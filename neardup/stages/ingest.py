@@ -15,17 +15,18 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from ..arc import ArcBatches
 from ..batches import ingest_arrow
 from ..config import Config
 from ..errors import NotACrawlDump
-from ..ingest import detect_format, file_sha256, read_batches, shared_lines
+from ..ingest import detect_format, file_sha256, read_batches
 from ..parallel import SharedSlots, default_jobs, parallel_map, prefetch
+from ..readers.arc import ArcBatches
+from ..readers.jsonl import shared_lines
+from ..readers.wacz import WaczBatches
+from ..readers.warc import WarcBatches
 from ..rejects import BROKEN_FILE, Reject, RejectKind
 from ..revisits import stored_page_lookup
 from ..store import ROW_GROUP_ROWS, Store
-from ..wacz import WaczBatches
-from ..warc import WarcBatches
 from .base import BATCH, INSERT_ROWS, Progress, no_progress
 
 # ... or fewer rows once they hold this many bytes (HTML mostly): 2,048 real pages of 150 KB to 1 MB would

@@ -9,13 +9,13 @@ from dataclasses import dataclass
 import pandas as pd
 import streamlit as st
 
-from ..archives import describe_archive_record
 from ..audit import PAIR_KEY, PairDetail
 from ..config import Config
 from ..errors import DatabaseLocked
 from ..labels import ADJUDICATOR, CATEGORIES, STOP_HALF_WIDTH, decision_at
 from ..markdown import counted, md_escape, score_text
 from ..queues import PairQueue, QueueBasis
+from ..readers.capture import describe_archive_record
 from ..store import Store
 from .audit_session import LABEL_NAMES, AuditSession
 from .data import LabelView

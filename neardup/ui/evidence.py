@@ -9,6 +9,7 @@ Streamlit's own colour directives; URLs go into tables and code blocks. Nothing 
 from __future__ import annotations
 
 import threading
+import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
@@ -35,25 +36,33 @@ T = TypeVar("T")
 
 class FingerprintMemo:
     """Values computed from one `Fingerprints` object (the cached one of a setting), the latest
-    `max_entries` kept; a new fingerprints object (new data, caches cleared) starts afresh."""
+    `max_entries` kept; a new fingerprints object (new data, caches cleared) starts afresh. The object is
+    held weakly: the app's cache of fingerprint sets decides how long one lives, and what was computed
+    from it goes with it."""
 
     def __init__(self, max_entries: int = 64) -> None:
         self.max_entries = max_entries
         self._lock = threading.Lock()
-        self._fp: Fingerprints | None = None
+        self._fp: weakref.ref[Fingerprints] | None = None
         self._values: OrderedDict[Any, Any] = OrderedDict()
+
+    def _forget(self, gone: weakref.ref[Fingerprints]) -> None:
+        # Called by the collector, maybe inside `get` on this thread: no lock, one atomic swap and a clear.
+        if self._fp is gone:
+            self._fp = None
+            self._values.clear()
 
     def get(self, fp: Fingerprints, key: Any, make: Callable[[], T]) -> T:
         with self._lock:
-            if self._fp is not fp:
-                self._fp, self._values = fp, OrderedDict()
+            if self._fp is None or self._fp() is not fp:
+                self._fp, self._values = weakref.ref(fp, self._forget), OrderedDict()
             if key in self._values:
                 self._values.move_to_end(key)
                 value: T = self._values[key]
                 return value
         value = make()
         with self._lock:
-            if self._fp is fp:
+            if self._fp is not None and self._fp() is fp:
                 self._values[key] = value
                 while len(self._values) > self.max_entries:
                     self._values.popitem(last=False)

@@ -9,9 +9,9 @@ Archive-length bytes of block (for an http(s) URL the HTTP response as received)
 is everything before the last fields, so a URL with a space in it reads whole. An .arc.gz holds one gzip
 member per record, as Heritrix and Alexa write it; a file gzipped whole is read as one stream.
 
-A record becomes a `warc.WarcCapture` (a `response` for an http(s) URL, a `resource` for the others,
+A record becomes a `capture.WarcCapture` (a `response` for an http(s) URL, a `resource` for the others,
 such as Heritrix's `dns:` lookups), so its HTTP header, Content-Encoding, charset and HTML test are the
-WARC reader's, wrapped in an `archives.ArchiveCapture` that marks it as ARC. The file header record is
+WARC reader's, wrapped in an `capture.ArchiveCapture` that marks it as ARC. The file header record is
 skipped and counted (`ArcBatches.skipped`).
 
 Every page keeps in `extra` what a WARC page keeps: `warc_file` (the ARC file's name), `warc_offset`
@@ -35,15 +35,11 @@ from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, BinaryIO
+from typing import BinaryIO
 
-from .archives import ArchiveBatches, ArchiveCapture
+from ..rejects import Reject, RejectKind
+from .capture import ArchiveBatches, ArchiveCapture, WarcCapture
 from .inflate import open_gzip
-from .rejects import Reject, RejectKind
-from .warc import WarcCapture
-
-if TYPE_CHECKING:
-    pass
 
 ARC_MAGIC = b"filedesc://"
 _GZIP_MAGIC = b"\x1f\x8b\x08"

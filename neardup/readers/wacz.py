@@ -6,6 +6,9 @@ A WACZ is a ZIP holding the crawl's WARC files under `archive/`, its pages list 
 own in `pages/extraPages.jsonl`), CDX indexes and `datapackage.json`. Early WACZ files keep all of it
 under `data/`. Each WARC member is read by the WARC reader (`warc.WarcBatches`), one after the other,
 from a temporary copy (the reader seeks in it); its records are numbered on from the previous member's.
+A revisit whose record is in another WARC of the WACZ (a crawler rolls its WARCs over) is linked to that
+record once every member is read, and comes after the members' records; its page names the member
+(`refers_to_wacz_member`) beside the record's id and offset.
 
 Every page keeps the WARC page's `extra` (`warc_file` is the member's file name, `warc_offset` an offset
 in that member) and `archive_format` "wacz", `wacz_file`, `wacz_member` (its path in the ZIP),
@@ -28,16 +31,14 @@ import zipfile
 import zlib
 from collections import Counter
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path, PurePosixPath
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from .archives import ArchiveBatches, ArchiveCapture
-from .rejects import Reject, RejectKind
-from .urls import canonicalize_url
-from .warc import FRAMED_MAGIC, WarcBatches, WarcCapture, is_warc_head
-
-if TYPE_CHECKING:
-    pass
+from ..rejects import Reject, RejectKind
+from ..urls import canonicalize_url
+from .capture import ArchiveBatches, ArchiveCapture, WarcCapture
+from .warc import FRAMED_MAGIC, RecordIndex, WarcBatches, is_warc_head
 
 ZIP_MAGIC = b"PK\x03\x04"
 MAX_MEMBERS = 100_000
@@ -106,6 +107,8 @@ class WaczBatches(ArchiveBatches):
             yield from self._members(z)
 
     def _members(self, z: zipfile.ZipFile) -> Iterator[ArchiveCapture | Reject]:
+        indexes: dict[str, tuple[zipfile.ZipInfo, RecordIndex]] = {}
+        waiting: list[ArchiveCapture] = []
         with tempfile.TemporaryDirectory(prefix="neardup-wacz-") as tmp:
             lists: dict[str, tuple[set[str], set[str]]] = {}
             for info in z.infolist():
@@ -135,22 +138,81 @@ class WaczBatches(ArchiveBatches):
                 if (why := _not_a_warc(copy)) is not None:
                     yield _bad(name, why)
                     continue
-                yield from self._member_records(copy, name, lists)
+                yield from self._member_records(copy, info, lists, waiting, indexes)
                 copy.unlink()
+            yield from self._linked_across_members(z, Path(tmp) / "record-member", waiting, indexes)
 
     def _member_records(
-        self, copy: Path, name: str, lists: dict[str, tuple[set[str], set[str]]]
+        self,
+        copy: Path,
+        info: zipfile.ZipInfo,
+        lists: dict[str, tuple[set[str], set[str]]],
+        waiting: list[ArchiveCapture],
+        indexes: dict[str, tuple[zipfile.ZipInfo, RecordIndex]],
     ) -> Iterator[ArchiveCapture | Reject]:
+        """A member's records; a revisit whose record is not in the member joins `waiting`, and where the
+        member's records are goes to `indexes`."""
+        name = info.filename
         reader = WarcBatches(copy)
         reader.name = PurePosixPath(name).name
         for raw in reader.records():
             item = raw.payload
             if isinstance(item, WarcCapture):
-                yield ArchiveCapture(item, self._fields(item.url, name, lists))
+                capture = ArchiveCapture(item, self._fields(item.url, name, lists))
+                if item.unlinked_revisit:
+                    waiting.append(capture)
+                else:
+                    yield capture
             elif isinstance(item, Reject):
                 yield Reject(item.kind, f"{item.detail} (in {name})", item.variant)
         self.skipped.update(reader.skipped)
         self.revisits += reader.revisits
+        indexes[name] = (info, reader.index)
+
+    def _linked_across_members(
+        self,
+        z: zipfile.ZipFile,
+        copy: Path,
+        waiting: list[ArchiveCapture],
+        indexes: dict[str, tuple[zipfile.ZipInfo, RecordIndex]],
+    ) -> Iterator[ArchiveCapture]:
+        """The revisits whose record is in another WARC of the WACZ (a crawler rolls its WARCs over),
+        linked to it: by WARC-Refers-To in any member, else by payload digest, the first member in the ZIP's
+        order. Each member holding such records is copied out once more; a revisit whose record is in no
+        member comes as it is (a "revisit without its record" when decoded)."""
+        by_member: dict[str, list[tuple[ArchiveCapture, int]]] = {}
+        for capture in waiting:
+            cap = capture.capture
+            found = next(
+                (
+                    (name, pos)
+                    for keys in ((cap.refers_to, None), (None, cap.payload_digest))
+                    for name, (_, index) in indexes.items()
+                    if (pos := index.find(*keys)) is not None
+                ),
+                None,
+            )
+            if found is None:
+                yield capture
+            else:
+                by_member.setdefault(found[0], []).append((capture, found[1]))
+        for name, linked in by_member.items():
+            info = indexes[name][0]
+            why = _copy_member(z, info, copy)
+            reader = WarcBatches(copy)
+            reader.name = PurePosixPath(name).name
+            for capture, pos in linked:
+                original = reader.read_record_at(pos) if why is None else None
+                if original is None:
+                    yield capture
+                    continue
+                self.revisits += 1
+                yield ArchiveCapture(
+                    replace(capture.capture, original=original),
+                    (*capture.fields, ("refers_to_wacz_member", name)),
+                    capture.drop,
+                )
+            copy.unlink(missing_ok=True)
 
     def _fields(
         self, url: str, member: str, lists: dict[str, tuple[set[str], set[str]]]

@@ -1,0 +1,304 @@
+"""A web archive's record as a reader reads it in the main process and a worker decodes it: a
+`WarcCapture` (a WARC record's block and the header fields ingest keeps; `record()` makes the page), an
+`ArchiveCapture` (one read from an ARC file or from a WARC inside a WACZ, with that archive's fields), the
+stored page a revisit of another file stands for, and one line for a person that says where a page's
+record is, whichever archive it came from.
+
+A revisit's page holds the payload of the record it refers to (in the same file, by WARC-Refers-To or
+payload digest, or a page an earlier ingest stored with the same payload digest), so the report counts it
+as a byte-identical duplicate; `extra` names that record (or page). A revisit whose record is in neither is
+a bad record saying so.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from resiliparse.parse.encoding import bytes_to_str
+
+from ..records import MAX_PAGE_BYTES, RawLine
+from ..rejects import Reject, RejectKind
+from .payload import HTML_TYPES, STATUS_LINE, BodyTooLarge, decode_body, decode_html, parse_http, sniff_mime
+
+
+@dataclass(frozen=True, slots=True)
+class WarcCapture:
+    """One page-like WARC record as read from the archive: its block (HTTP header and payload, still
+    chunked and content-encoded) and the WARC header fields ingest keeps. `record()` decodes it."""
+
+    warc_type: str  # response | resource | revisit | conversion
+    url: str
+    date: str | None  # WARC-Date as written (ISO 8601)
+    record_id: str | None
+    offset: int | None
+    warc_file: str
+    block: bytes
+    content_type: str | None  # the WARC Content-Type (of the block)
+    payload_digest: str | None
+    truncated: str | None  # WARC-Truncated: length | time | disconnect | unspecified
+    # A revisit: the record it stands for (its block, id and offset); None when it is not in the file.
+    original: WarcCapture | None = None
+    refers_to: str | None = None  # WARC-Refers-To: the record id of the record a revisit stands for
+    offset_in: str = "file"  # or "gunzipped stream": a file gzipped whole has no per-record offsets
+    # A revisit whose record (at this offset) is read in the pass after the first (`WarcBatches._deferred`).
+    pending: int | None = None
+    # A revisit whose record is not among the records before it: looked for at the end of the file.
+    forward: bool = False
+    refers_to_url: str | None = None  # WARC-Refers-To-Target-URI
+    refers_to_date: str | None = None  # WARC-Refers-To-Date
+    # A revisit whose record is in no file but a page an earlier ingest stored (`WarcBatches.stored_pages`).
+    stored: StoredPage | None = None
+    # A revisit whose record is in the file but cut off (at this offset): rejected as that record is.
+    record_cut: int | None = None
+
+    @property
+    def unlinked_revisit(self) -> bool:
+        """A revisit whose record is neither in its file nor linked to a stored page (yet)."""
+        return (
+            self.warc_type == "revisit"
+            and self.original is None
+            and self.stored is None
+            and self.record_cut is None
+            and self.pending is None
+            and not self.forward
+        )
+
+    @property
+    def awaits_stored_page(self) -> bool:
+        """A revisit whose record is not in its file, with a payload digest to find the page of another file
+        by (`StoredPageLookup`): read without a lookup, it is still unlinked."""
+        return self.unlinked_revisit and self.payload_digest is not None
+
+    @property
+    def page_payload_digest(self) -> str | None:
+        """The payload digest its page's `extra` keeps: of the record a revisit stands for, else its own."""
+        return (self.original or self).payload_digest
+
+    def _location(self) -> dict[str, Any]:
+        """Where the record lies in its file, for its page's extra fields."""
+        out: dict[str, Any] = {}
+        if self.offset is not None:
+            out["warc_offset"] = self.offset
+            if self.offset_in != "file":
+                out["warc_offset_in"] = self.offset_in
+        if self.truncated:
+            out["warc_truncated"] = self.truncated
+        return out
+
+    def record(self) -> dict[str, Any] | Reject:
+        """The ingest record (`url`, `html` or `text`, `fetched_at`, `status`, provenance fields), or why
+        the record is not a page."""
+        where = f"offset {self.offset}" if self.offset is not None else f"record {self.record_id}"
+        if not self.url.strip():
+            return RejectKind.MISSING_URL.reject(f": no WARC-Target-URI ({where}, {self.warc_type} record)")
+        if self.warc_type == "revisit" and self.stored is not None:
+            return self._stored_record(self.stored, where)
+        if self.warc_type == "revisit" and self.original is None and self.record_cut is not None:
+            return RejectKind.REVISIT_WITHOUT_RECORD.reject(
+                f": the record it refers to (offset {self.record_cut}) is cut off ({where}, {self.url})"
+            )
+        if self.warc_type == "revisit" and self.original is None:
+            return RejectKind.REVISIT_WITHOUT_RECORD.reject(
+                f": {self.refers_to or self.payload_digest or 'no WARC-Refers-To or payload digest'} "
+                f"is neither in this file nor a page of the database ({where}, {self.url})",
+            )
+        extra: dict[str, Any] = {
+            "warc_file": self.warc_file,
+            "warc_record_id": self.record_id,
+            "warc_type": self.warc_type,
+        }
+        extra.update(self._location())
+        source = self.original or self
+        if source.payload_digest:
+            extra["payload_digest"] = source.payload_digest
+        if self.original is not None:
+            extra["refers_to_record_id"] = self.original.record_id
+            if self.original.offset is not None:
+                extra["refers_to_offset"] = self.original.offset
+        if self.warc_type == "conversion":  # WET: the block is the page's text, UTF-8
+            text = bytes_to_str(self.block, "utf-8", errors="replace")
+            return {"url": self.url, "text": text, "fetched_at": self.date, **extra}
+
+        # A response that is not HTTP (Heritrix's `dns:` records, text/dns) is read as a resource.
+        # WARC/0.17 writers gave a response the payload's Content-Type (text/html): its block still starts
+        # with the HTTP status line.
+        http_block = self.warc_type != "resource" and (
+            self.content_type is None
+            or self.content_type.lower().startswith(("application/http", "message/http"))
+            or STATUS_LINE.match(self.block, 0, 64) is not None
+        )
+        # a revisit's block may be empty (the standard allows it): the record it refers to has the header
+        own = parse_http(self.block) if http_block and (self.original is None or self.block.strip()) else None
+        if isinstance(own, str):
+            return RejectKind.BROKEN_HTTP_HEADER.reject(f": {own} ({where}, {self.url})")
+        if self.original is not None:
+            http = parse_http(source.block)
+            if isinstance(http, str):
+                return RejectKind.BROKEN_HTTP_HEADER.reject(
+                    f": {http} in the record it refers to ({where}, {self.url})",
+                )
+            status = http[0] if own is None or own[0] in (None, 304) else own[0]
+            headers, body = http[1], http[2]
+        elif own is None:  # resource: the block is the payload
+            status, headers, body = 200, {"content-type": self.content_type or ""}, self.block
+        else:
+            status, headers, body = own
+        # A page's bytes may be twice its UTF-8 (UTF-16 of ASCII): `validate` judges the decoded page.
+        limit = 2 * MAX_PAGE_BYTES
+        try:
+            body, failed = decode_body(body, headers, limit=limit)
+        except BodyTooLarge as exc:
+            return RejectKind.PAGE_TOO_LARGE.reject(
+                f": Content-Encoding {exc.args[0]} inflates past {limit / 1e6:.0f} MB, "
+                f"inflating stopped there ({where}, {self.url})",
+            )
+        if failed:
+            return RejectKind.UNDECODABLE_ENCODING.reject(f" {failed} ({where}, {self.url})", failed)
+        content_type = headers.get("content-type", "")
+        mime = sniff_mime(body, content_type)
+        if mime not in HTML_TYPES:
+            return RejectKind.NOT_HTML.reject(f" {mime} ({where}, {self.url})", mime)
+        html, charset, charset_source = decode_html(body, content_type)
+        if not html or html.isspace():
+            return RejectKind.EMPTY_PAGE.reject(f" (html is blank; {where}, {self.url})")
+        extra["charset"] = charset
+        extra["charset_source"] = charset_source
+        return {"url": self.url, "html": html, "fetched_at": self.date, "status": status, **extra}
+
+    def _stored_record(self, stored: StoredPage, where: str) -> dict[str, Any] | Reject:
+        """A revisit as a copy of a page an earlier ingest stored: its HTML, this record's URL and date."""
+        own = parse_http(self.block) if self.block else None
+        status = stored.status if isinstance(own, str) or own is None or own[0] in (None, 304) else own[0]
+        extra: dict[str, Any] = {
+            "warc_file": self.warc_file,
+            "warc_record_id": self.record_id,
+            "warc_type": self.warc_type,
+            "payload_digest": self.payload_digest,
+            "refers_to_page_id": stored.page_id,
+            **{f"refers_to_{k}": v for k, v in stored.warc.items()},
+        }
+        extra.update(self._location())
+        return {"url": self.url, "html": stored.html, "fetched_at": self.date, "status": status, **extra}
+
+
+@dataclass(frozen=True, slots=True)
+class StoredPage:
+    """A page an earlier ingest stored, standing for a revisit's record: its id, raw HTML, status, and
+    where its record is (`warc`: file, record_id, offset, as its `extra` names them)."""
+
+    page_id: int
+    html: str
+    status: int | None
+    warc: dict[str, Any]
+
+
+# A stored page's extra field -> its key in `StoredPage.warc` (the revisit's extra names it "refers_to_<key>").
+STORED_WARC_FIELDS = {"warc_file": "file", "warc_record_id": "record_id", "warc_offset": "offset"}
+
+# (payload digest, WARC-Refers-To-Target-URI, WARC-Refers-To-Date) -> the stored page, or None
+StoredPageLookup = Callable[[str, str | None, str | None], StoredPage | None]
+
+
+def describe_record(extra: str | dict[str, Any] | None) -> str | None:
+    """Where a page's record is in its archive, for a person ("crawl.warc.gz · record <urn:...> · byte
+    offset 1,234 · revisit of <urn:...>"); None for a page that did not come from a WARC file."""
+    if isinstance(extra, str):
+        try:
+            extra = json.loads(extra)
+        except ValueError:
+            return None
+    if not isinstance(extra, dict) or "warc_file" not in extra:
+        return None
+    parts = [str(extra["warc_file"]), f"record {extra.get('warc_record_id')}"]
+    if isinstance(extra.get("warc_offset"), int):
+        where = "" if extra.get("warc_offset_in", "file") == "file" else f" in the {extra['warc_offset_in']}"
+        parts.append(f"byte offset {extra['warc_offset']:,}{where}")
+    if extra.get("warc_type") == "revisit":
+        parts.append(f"revisit of {extra.get('refers_to_record_id')}")
+    if extra.get("warc_truncated"):
+        parts.append(f"truncated by the crawler ({extra['warc_truncated']}): the text may be partial")
+    if extra.get("charset"):
+        parts.append(f"charset {extra['charset']} ({extra.get('charset_source')})")
+    return " · ".join(parts)
+
+
+@dataclass(frozen=True, slots=True)
+class ArchiveCapture:
+    """A `WarcCapture` read from an ARC file or from a WARC inside a WACZ: `record()` is the capture's,
+    with `fields` added to the page (`archive_format`, the WACZ member, `wacz_page`, ...) and the
+    capture's fields named in `drop` left out (an ARC record has no WARC-Record-ID)."""
+
+    capture: WarcCapture
+    fields: tuple[tuple[str, Any], ...] = ()
+    drop: tuple[str, ...] = ()
+
+    def record(self) -> dict[str, Any] | Reject:
+        rec = self.capture.record()
+        if isinstance(rec, Reject):
+            return rec
+        for key in self.drop:
+            rec.pop(key, None)
+        rec.update(self.fields)
+        return rec
+
+
+class ArchiveBatches:
+    """An archive's records in batches for the workers: `_items()` in file order, numbered from 1 (a page or
+    a named error each), `batch_records` to a list."""
+
+    batch_records: int
+
+    def _items(self) -> Iterator[ArchiveCapture | Reject]:
+        raise NotImplementedError
+
+    def __iter__(self) -> Iterator[list[RawLine]]:
+        batch: list[RawLine] = []
+        for number, item in enumerate(self._items(), start=1):
+            batch.append(RawLine(number, item))
+            if len(batch) >= self.batch_records:
+                yield batch
+                batch = []
+        if batch:
+            yield batch
+
+    def records(self) -> Iterator[RawLine]:
+        for batch in self:
+            yield from batch
+
+
+def describe_archive_record(extra: str | dict[str, Any] | None) -> str | None:
+    """Where a page's record is in its archive, for a person: a WARC record as `warc.describe_record`
+    says it; an ARC record by file, ARC version and byte offset; a WARC record in a WACZ with the WACZ
+    file and member first, and whether the WACZ's pages list names the page. None for a page that did
+    not come from an archive."""
+    if isinstance(extra, str):
+        try:
+            extra = json.loads(extra)
+        except ValueError:
+            return None
+    if not isinstance(extra, dict):
+        return None
+    fmt = extra.get("archive_format")
+    if fmt == "arc":
+        parts = [f"{extra.get('warc_file')} (ARC version {extra.get('arc_version')})"]
+        if isinstance(extra.get("warc_offset"), int):
+            where = (
+                "" if extra.get("warc_offset_in", "file") == "file" else f" in the {extra['warc_offset_in']}"
+            )
+            parts.append(f"byte offset {extra['warc_offset']:,}{where}")
+        if extra.get("charset"):
+            parts.append(f"charset {extra['charset']} ({extra.get('charset_source')})")
+        return " · ".join(parts)
+    inner = describe_record(extra)
+    if fmt != "wacz" or inner is None:
+        return inner
+    if extra.get("wacz_page") is True:
+        listed = "in the WACZ's pages list (a page the crawler was asked for)"
+    elif extra.get("wacz_extra_page") is True:
+        listed = "in the WACZ's extra pages list (found by the crawler)"
+    else:
+        listed = "not in the WACZ's pages lists"
+    return f"{extra.get('wacz_file')} · {extra.get('wacz_member')} · {listed} · {inner}"
