@@ -13,7 +13,7 @@ scrolls. The script makes:
   pressed: a key pressed with no pair on screen (the page still loading, the database held by another
   process, the queue empty), or one whose pair was replaced meanwhile, is dropped with a message
   (`KEY_NOTICE_MS` on screen), never applied to a pair the analyst has not seen. The pair on screen is named
-  by its scroll-to-top script (`/* pair A B */`, the page ids, in app/views/3_Audit.py), its first element;
+  by its URLs as shown and its scroll-to-top script (`/* pair A B */`, the page ids, in app/views/3_Audit.py);
 - the label bar's keys reach the server one rerun at a time: a key pressed while the last one's rerun is
   under way waits for it to end (up to `KEY_RUN_WAIT_MS` for a rerun to start). Streamlit folds the
   button presses that reach it during one rerun into the next, once each button, in the order the buttons
@@ -44,12 +44,18 @@ KEYBOARD_SCRIPT = (
                 : "Key" + key.toUpperCase(), bubbles: true, cancelable: true}));
         }
     };
-    // the page ids of the pair on screen, from the comment of its scroll-to-top script; null with none
+    // the pair on screen: its URLs as shown, and its page ids from the comment of its scroll-to-top script
+    // (set by the element once drawn, which may be a frame after the URLs); null with no URL on screen
     const shownPair = () => {
+        const urls = [...document.querySelectorAll('[data-testid="stMain"] [data-testid="stCode"]')].slice(0, 2)
+            .map(c => c.innerText.trim()).join('|');
         const marks = [...document.querySelectorAll('[data-testid="stMain"] [data-testid="stHtml"] script')]
             .map(s => s.textContent).filter(t => t.startsWith('/* pair '));
-        return marks.length ? marks[marks.length - 1].split(' */')[0].slice(8) : null;
+        return urls ? {urls, ids: marks.length ? marks[marks.length - 1].split(' */')[0].slice(8) : null} : null;
     };
+    // the pair a key was pressed on is still on screen (its right URL may not have been drawn then)
+    const samePair = (was, now) => !!was && !!now && (was.ids === null || now.ids === null || was.ids === now.ids)
+        && (now.urls === was.urls || (!was.urls.includes('|') && now.urls.startsWith(was.urls + '|')));
     const notice = text => {
         let box = document.getElementById('neardup-key-notice');
         if (!box) {
@@ -74,7 +80,7 @@ KEYBOARD_SCRIPT = (
         if (shortcut("d") || shortcut("s")) state.barSeen = true;
         if (state.early.length && shortcut(state.early[0].key) && idle() && !state.sent) {
             const held = state.early.shift();
-            if (shownPair() === held.pair) replay(held.key);
+            if (samePair(held.pair, shownPair())) replay(held.key);
             else notice(`Key ${held.key} ignored: the pair on screen changed since it was pressed`);
         }
         state.early = state.early.filter(k => performance.now() - k.at < """
