@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from live_app import Server, assert_clean, launch_browser, serving, wait_idle
+from live_app import Server, assert_clean, file_held, launch_browser, serving, wait_idle
 
 from neardup.store import Store
 from neardup.urls import canonicalize_url
@@ -123,7 +123,6 @@ def test_a_key_pressed_while_another_process_holds_the_file_is_dropped(
     """A fresh page opened while another process holds the file read-write says so and shows no pair; a
     label key pressed then is ignored with a message, and the pair drawn by the rerun asked for once the
     file is free (r, within the time a held key waits) is not labeled."""
-    from test_browser_label_safety import file_held
 
     with app_server(small_db, tmp_path) as server, launch_browser() as browser:
         page = browser.page
