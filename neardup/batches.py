@@ -81,9 +81,7 @@ def ingest_records(
         except Exception as exc:  # a case the checks do not know yet: the record is named, the load goes on
             bad.append((raw.line, _unexpected(exc)))
             continue
-        rec["line"] = raw.line
-        rec.update(row)
-        good.append(rec)
+        good.append({**rec, "line": raw.line, **row})
         tokens.append(toks)
     add_md5s(good)
     return good, bad, tokens
