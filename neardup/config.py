@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import numbers
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, TypedDict, get_args
@@ -374,7 +375,7 @@ class Config:
         }
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Config:
+    def from_dict(cls, data: Mapping[str, Any]) -> Config:
         known = {f.name for f in dataclasses.fields(cls)}
         unknown = [k for k in data if k not in known and k not in ("neardup", "version", "db")]
         if unknown:

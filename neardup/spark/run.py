@@ -28,7 +28,15 @@ from ..stages.base import Log, StageClock
 from . import arrow
 from .arrow import ddl, per_batch
 from .components import connected_components, dense_index
-from .output import FORMAT_VERSION, MANIFEST, OUTPUTS, report_numbers_of, write_output_files, written_at
+from .output import (
+    FORMAT_VERSION,
+    MANIFEST,
+    OUTPUTS,
+    SparkManifest,
+    report_numbers_of,
+    write_output_files,
+    written_at,
+)
 from .pairs import exact_pairs, minhash_pairs, simhash_pairs
 from .revisits import link_revisits
 from .session import FILE, delete, display_path, exists, hadoop_path, read_inputs
@@ -437,7 +445,7 @@ def run_spark(
     keep_html: bool = False,
     overwrite: bool = False,
     log: Log | None = None,
-) -> dict[str, Any]:
+) -> SparkManifest:
     """Ingest, normalize, fingerprint, pair and cluster `inputs` under `config`; write Parquet under
     `out_dir` and return the manifest. Same page ids, fingerprints, pairs and clusters as the local
     engine on the same files (MinHash similarities are estimates there and here alike)."""
@@ -474,7 +482,7 @@ def run_spark(
             numbers = report_numbers_of(
                 spark.read.parquet(f"{out}/pages"), clusters.clusters, units.n_units, clusters.n_edges
             )
-        manifest = {
+        manifest: SparkManifest = {
             "neardup_spark": FORMAT_VERSION,
             "config": config.to_dict(),
             "norm_key": config.norm_key,
