@@ -462,6 +462,7 @@ def cmd_spark(args: argparse.Namespace) -> int:
             input_format=args.input_format,
             keep_html=args.keep_html,
             overwrite=args.overwrite,
+            previous=args.previous,
             log=log,
         )
     finally:
@@ -668,6 +669,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--keep-html", action="store_true", help="keep the raw HTML in pages (for the app's HTML view)"
     )
     p.add_argument("--overwrite", action="store_true", help="replace an existing output directory")
+    p.add_argument(
+        "--previous",
+        metavar="DIR",
+        help="add INPUTS to this earlier run's output (same settings): only the new records are "
+        "fingerprinted and paired; --out gets the output of a run over both",
+    )
     p.set_defaults(func=cmd_spark)
 
     p = sub.add_parser("open", help="a DuckDB file over a `neardup spark` output, for the app and report")

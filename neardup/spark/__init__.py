@@ -31,8 +31,9 @@ Modules: `session` (the SparkSession, files, inputs), `pyenv` (the executors' Py
 packed and cached for `spark.archives`), `probe` (Java, the master and an executor checked before any
 work), `arrow` (the work in the Python workers, one
 `mapInArrow` wrapper), `pairs` (candidates as joins), `components` (dense numbering, connected
-components), `run` (`run_spark`, one function per named, timed stage), `output` (report numbers,
-manifest, `neardup open`).
+components), `run` (`run_spark`, one function per named, timed stage), `addition` (`--previous`: a
+crawl added to an earlier output, at the new records' cost), `output` (report numbers, manifest,
+`neardup open`).
 """
 
 from .components import connected_components

@@ -38,14 +38,72 @@ def signed64(x: int) -> int:
     return x - (1 << 64) if x >= 1 << 63 else x
 
 
-def _buckets(keyed: DataFrame, table: str, member: Any, *, n_tables: int, stats: CandidateStats) -> DataFrame:
+class BucketGrown(Exception):
+    """A bucket holding a unit of `touching` grew past `BUCKET_CAP` with it: a full computation no longer
+    expands it, so pairs found in it earlier may be gone; the caller computes all pairs again."""
+
+
+def touched_buckets(keyed: DataFrame, bucket: list[str], touching: DataFrame | None) -> DataFrame:
+    """The rows of `keyed` in the buckets (columns `bucket`) that hold a unit of `touching` (column
+    unit_id), marked (column touching: 1, else null), or all rows without `touching`: the buckets a
+    crawl's new units can add pairs to."""
+    from pyspark.sql import functions as F
+
+    if touching is None:
+        return keyed
+    marked = keyed.join(touching.select("unit_id", F.lit(1).alias("touching")), "unit_id", "left")
+    touched = marked.filter(F.col("touching") == 1).select(*bucket).distinct()
+    return marked.join(touched, bucket, "left_semi")
+
+
+def bucket_sizes(keyed: DataFrame, bucket: list[str], touching: DataFrame | None) -> DataFrame:
+    """(`bucket`, size) of `keyed`; with `touching` (`touched_buckets` rows), BucketGrown when one
+    holds more than `BUCKET_CAP` rows and would hold at most that many without the marked units."""
+    from pyspark.sql import functions as F
+
+    if touching is None:
+        return keyed.groupBy(*bucket).agg(F.count("*").alias("size"))
+    sizes = (
+        keyed.groupBy(*bucket)
+        .agg(F.count("*").alias("size"), F.count("touching").alias("n_touching"))
+        .persist()
+    )
+    size = F.col("size")
+    grown = sizes.filter((size > BUCKET_CAP) & (size - F.col("n_touching") <= BUCKET_CAP)).limit(1).count()
+    if grown:
+        sizes.unpersist()
+        raise BucketGrown
+    return sizes.drop("n_touching")
+
+
+def pairs_touching(pairs: DataFrame, touching: DataFrame | None) -> DataFrame:
+    """The pairs (a, b) with a unit of `touching` (column unit_id), or all without `touching`."""
+    if touching is None:
+        return pairs
+    ids = touching.select("unit_id")
+    with_a = pairs.join(ids.withColumnRenamed("unit_id", "a"), "a", "left_semi")
+    with_b = pairs.join(ids.withColumnRenamed("unit_id", "b"), "b", "left_semi")
+    return with_a.unionByName(with_b).dropDuplicates(["a", "b"])
+
+
+def _buckets(
+    keyed: DataFrame,
+    table: str,
+    member: Any,
+    *,
+    n_tables: int,
+    stats: CandidateStats,
+    touching: DataFrame | None = None,
+) -> DataFrame:
     """The buckets (`table`, key) of `keyed` with 2 to BUCKET_CAP rows, each as its list of `member`
     (column "members"); the bucket counts go into `stats` as `candidates` counts them locally: the
     pairs of the buckets kept (buckets of one table are disjoint), and the buckets above the cap; the
-    caller adds the capped-bucket warning once its counts are complete."""
+    caller adds the capped-bucket warning once its counts are complete. With `touching`, only the
+    buckets holding one of its units (`touched_buckets`), and only those are counted."""
     from pyspark.sql import functions as F
 
-    sizes = keyed.groupBy(table, "key").agg(F.count("*").alias("size")).persist()
+    keyed = touched_buckets(keyed, [table, "key"], touching)
+    sizes = bucket_sizes(keyed, [table, "key"], touching).persist()
     n = F.col("size")
     kept = (n >= 2) & (n <= BUCKET_CAP)
     row = sizes.agg(
@@ -82,9 +140,10 @@ def _no_pairs(spark: SparkSession) -> DataFrame:
 
 
 def simhash_pairs(
-    spark: SparkSession, units: DataFrame, n: int, config: Config
+    spark: SparkSession, units: DataFrame, n: int, config: Config, *, touching: DataFrame | None = None
 ) -> tuple[DataFrame, CandidateStats]:
-    """`candidates.simhash_pairs` as joins: the same tables (block masks, r), cap and stats."""
+    """`candidates.simhash_pairs` as joins: the same tables (block masks, r), cap and stats. With
+    `touching` (column unit_id), only the pairs with one of its units, the stats of their buckets."""
     from pyspark.sql import functions as F
 
     stats = CandidateStats(bucket_cap=BUCKET_CAP)
@@ -100,25 +159,30 @@ def simhash_pairs(
         .select("table", (F.col("simhash").bitwiseAND(F.col("mask"))).alias("key"), "unit_id", "simhash")
     )
     member = F.struct("unit_id", "simhash")
-    buckets = _buckets(keyed, "table", member, n_tables=len(tables), stats=stats)
+    buckets = _buckets(keyed, "table", member, n_tables=len(tables), stats=stats, touching=touching)
     stats.warn_capped("SimHash", BUCKET_CAP)
     found = buckets.select("members").mapInArrow(
         per_batch(arrow.simhash_bucket_pairs, max_bits), ddl(arrow.PAIR_BITS)
     )
-    pairs = found.dropDuplicates(["a", "b"]).select(
-        "a",
-        "b",
-        "hamming_bits",
-        F.lit(None).cast("double").alias("jaccard"),
-        F.lit(None).cast("double").alias("containment"),
+    pairs = (
+        pairs_touching(found, touching)
+        .dropDuplicates(["a", "b"])
+        .select(
+            "a",
+            "b",
+            "hamming_bits",
+            F.lit(None).cast("double").alias("jaccard"),
+            F.lit(None).cast("double").alias("containment"),
+        )
     )
     return pairs, stats
 
 
 def minhash_pairs(
-    spark: SparkSession, units: DataFrame, n: int, config: Config
+    spark: SparkSession, units: DataFrame, n: int, config: Config, *, touching: DataFrame | None = None
 ) -> tuple[DataFrame, CandidateStats]:
-    """`candidates.minhash_pairs` as joins: the same bands x rows, cap, estimates and stats."""
+    """`candidates.minhash_pairs` as joins: the same bands x rows, cap, estimates and stats. With
+    `touching` (column unit_id), only the pairs with one of its units, the stats of their buckets."""
     from pyspark.sql import functions as F
 
     stats = CandidateStats(bucket_cap=BUCKET_CAP)
@@ -136,12 +200,12 @@ def minhash_pairs(
         .crossJoin(band_df)
         .select("band", F.expr(f"substring(minhash, pos, {rows * 4})").alias("key"), "unit_id")
     )
-    buckets = _buckets(keyed, "band", "unit_id", n_tables=bands, stats=stats)
+    buckets = _buckets(keyed, "band", "unit_id", n_tables=bands, stats=stats, touching=touching)
     cands = buckets.select("members").mapInArrow(per_batch(arrow.lsh_bucket_pairs), ddl(arrow.PAIR_IDS))
     if config.searches_partial_copies:
-        cands = cands.unionByName(size_class_candidates(units, config, stats))
+        cands = cands.unionByName(size_class_candidates(units, config, stats, touching=touching))
     stats.warn_capped("LSH", BUCKET_CAP)  # the one index's buckets, as locally
-    cands = cands.dropDuplicates(["a", "b"])
+    cands = pairs_touching(cands, touching).dropDuplicates(["a", "b"])
     sig = units.select("unit_id", "minhash", "n_shingles")
     if n * config.num_perm * 4 <= BROADCAST_SIGNATURES_BYTES:
         # The signature matrix fits every worker: verify against a broadcast copy, no shuffle join.
@@ -165,7 +229,9 @@ def minhash_pairs(
     return _estimated(joined.mapInArrow(verify, ddl(arrow.PAIR_EST))), stats
 
 
-def size_class_candidates(units: DataFrame, config: Config, stats: CandidateStats) -> DataFrame:
+def size_class_candidates(
+    units: DataFrame, config: Config, stats: CandidateStats, *, touching: DataFrame | None = None
+) -> DataFrame:
     """The candidates (a, b) of `candidates.containment_lsh_pairs` as a groupBy on (table, bucket): the same
     size classes, tables and keys (computed in the workers with the local functions), the same cap and
     counts, added to `stats` as `minhash_pairs` adds them locally (`candidates.add_size_class_pass`). The verification is
@@ -173,11 +239,13 @@ def size_class_candidates(units: DataFrame, config: Config, stats: CandidateStat
     from pyspark.sql import functions as F
 
     tables = size_class_tables(partial_copy_ratio(config.min_size_ratio), config.num_perm)
-    entries = (
-        units.select("unit_id", "minhash", "n_shingles")
-        .mapInArrow(per_batch(arrow.size_class_entries, tables, config.num_perm), ddl(arrow.SIZE_CLASS_ENTRY))
-        .persist()
-    )  # read twice: the bucket sizes, then the kept buckets' members
+    entries = units.select("unit_id", "minhash", "n_shingles").mapInArrow(
+        per_batch(arrow.size_class_entries, tables, config.num_perm), ddl(arrow.SIZE_CLASS_ENTRY)
+    )
+    # read twice: the bucket sizes, then the kept buckets' members
+    entries = touched_buckets(entries, ["table", "bucket"], touching).persist()
+    if touching is not None:
+        bucket_sizes(entries, ["table", "bucket"], touching).unpersist()  # BucketGrown, else nothing
     sizes = (
         entries.groupBy("table", "bucket")
         .agg(F.count("*").alias("size"), F.sum("indexed").alias("n_x"))
@@ -219,11 +287,13 @@ def exact_pairs(
     ids = (
         pairs.select(F.col("a").alias("unit_id")).union(pairs.select(F.col("b").alias("unit_id"))).distinct()
     )
+    # only the paired units' texts reach the groupBy (an exact_key is one text)
+    wanted = units.select("exact_key", "unit_id").join(ids, "unit_id")
     texts = (
-        content.groupBy("exact_key")
+        content.select("exact_key", "text")
+        .join(wanted, "exact_key")
+        .groupBy("unit_id")
         .agg(F.any_value("text").alias("text"))
-        .join(units.select("exact_key", "unit_id"), "exact_key")
-        .join(ids, "unit_id")
     )
     texts.select("unit_id", "text").mapInArrow(
         per_batch(arrow.shingle_sets, config.shingle_size), ddl(arrow.UNIT_SET)

@@ -44,6 +44,8 @@ from .session import FILE, delete, display_path, exists, hadoop_path, read_input
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
+    from .addition import Previous
+
 
 @dataclass(slots=True)
 class Units:
@@ -87,13 +89,30 @@ def ingest_and_normalize(
     return spark.read.parquet(f"{work}/records")
 
 
+@dataclass(slots=True)
+class Numbered:
+    pages: DataFrame
+    sources: list[dict[str, Any]]
+    page_ids: int  # the last page id given (a rejected duplicate keeps its id unused)
+
+
 def number_pages(
-    spark: SparkSession, records: DataFrame, inputs: Sequence[str], keep_html: bool, out: str, work: str
-) -> tuple[DataFrame, list[dict[str, Any]]]:
-    """(pages, sources): page ids and line numbers from per-split counts, as the local engine numbers
-    them; duplicate records (same url, fetch time and bytes as an earlier one) are rejected as locally,
-    and the rejects are written to `errors`. A source without a usable record raises NotACrawlDump."""
+    spark: SparkSession,
+    records: DataFrame,
+    inputs: Sequence[str],
+    keep_html: bool,
+    out: str,
+    work: str,
+    previous: Previous | None = None,
+) -> Numbered:
+    """Page ids and line numbers from per-split counts, as the local engine numbers them; duplicate
+    records (same url, fetch time and bytes as an earlier one) are rejected as locally, and the rejects
+    are written to `errors`. A source without a usable record raises NotACrawlDump. After a `previous`
+    run, sources and pages are numbered after its own, a record repeating one of its pages is rejected,
+    and its rejects are written with these."""
     from pyspark.sql import functions as F
+
+    first_source = previous.n_sources if previous else 0
 
     chunks = sorted(
         (r["src"], r["file"], r["block_start"], r["n_lines"], r["n_good"], r["n_bad"])
@@ -101,13 +120,13 @@ def number_pages(
     )
     offsets: list[tuple[Any, ...]] = []
     sources: list[dict[str, Any]] = []
-    page_start, last_file, line_start = 0, None, 0
+    page_start, last_file, line_start = previous.page_ids if previous else 0, None, 0
     for src, file, block, n_lines, n_good, n_bad in chunks:
         if (src, file) != last_file:
             last_file, line_start = (src, file), 0
             sources.append(
                 {
-                    "source_id": len(sources) + 1,
+                    "source_id": first_source + len(sources) + 1,
                     "path": display_path(file),
                     "n_records": 0,
                     "n_loaded": 0,
@@ -178,8 +197,9 @@ def number_pages(
     )
     # A record that repeats an earlier one (same url, fetch time and bytes) is rejected, as locally.
     slim = pages.select("page_id", "source_id", "line", "url", "fetched_at", "md5", "extra")
+    seen = slim if previous is None else slim.unionByName(previous.pages_like(slim))
     first = (
-        slim.groupBy("url", "fetched_at", "md5")
+        seen.groupBy("url", "fetched_at", "md5")
         .agg(
             F.count("*").alias("n"),
             F.min("page_id").alias("first_id"),
@@ -233,11 +253,13 @@ def number_pages(
         [(s["source_id"], s["path"]) for s in sources], "source_id int, source string"
     )
     errors = errors.unionByName(dup_errors).join(F.broadcast(path_of), "source_id")
+    if previous is not None:
+        errors = errors.unionByName(previous.errors)
     errors.select("source_id", "source", "line", "kind", "reason").orderBy("source_id", "line").write.mode(
         "overwrite"
     ).parquet(f"{out}/errors")
     for sid, n in dups.groupBy("source_id").count().collect():
-        s = sources[sid - 1]
+        s = sources[sid - 1 - first_source]
         s["n_loaded"] -= n
         s["n_errors"] += n
     dups.unpersist()
@@ -253,7 +275,7 @@ def number_pages(
         raise NotACrawlDump(
             f"{empty[0]['path']}: not a crawl dump: no usable record ({', '.join(kinds[:3]) or 'no records'})"
         )
-    return pages, sources
+    return Numbered(pages, sources, page_start)
 
 
 def keep_short_fetches(pages: DataFrame, min_words: int) -> DataFrame:
@@ -316,21 +338,37 @@ def fingerprint_units(pages: DataFrame, config: Config, out: str, work: str) -> 
     return Units(content, units, units.count(), page_unit)
 
 
-def find_pairs(units: Units, config: Config, out: str, work: str) -> Pairs:
+def verified_pairs(
+    units: Units, config: Config, work: str, *, touching: DataFrame | None = None
+) -> tuple[DataFrame, CandidateStats]:
     """Candidate pairs, verified (exactly, for MinHash with `verify: exact`), down to the loosest
-    threshold; written to `pairs` with the first page and URL of each unit."""
+    threshold (a, b, hamming_bits, jaccard, containment); with `touching` (column unit_id) only the
+    pairs with one of its units."""
+    spark = units.units.sparkSession
+    if config.method == "simhash":
+        return simhash_pairs(spark, units.units, units.n_units, config, touching=touching)
+    pairs, stats = minhash_pairs(spark, units.units, units.n_units, config, touching=touching)
+    if config.verify == "exact":
+        pairs.write.mode("overwrite").parquet(f"{work}/pairs_estimated")
+        pairs = spark.read.parquet(f"{work}/pairs_estimated")
+        stats.verified_exact = pairs.count()
+        pairs = exact_pairs(spark, pairs, units.content, units.units, config, work)
+    return pairs, stats
+
+
+def find_pairs(units: Units, config: Config, out: str, work: str) -> Pairs:
+    """Candidate pairs, verified, down to the loosest threshold; written to `pairs` (`write_pairs`)."""
+    pairs, stats = verified_pairs(units, config, work)
+    return write_pairs(units, pairs, stats, config, out, work)
+
+
+def write_pairs(
+    units: Units, pairs: DataFrame, stats: CandidateStats, config: Config, out: str, work: str
+) -> Pairs:
+    """`pairs` written to `pairs` with the first page and URL of each unit."""
     from pyspark.sql import functions as F
 
     spark = units.units.sparkSession
-    if config.method == "simhash":
-        pairs, stats = simhash_pairs(spark, units.units, units.n_units, config)
-    else:
-        pairs, stats = minhash_pairs(spark, units.units, units.n_units, config)
-        if config.verify == "exact":
-            pairs.write.mode("overwrite").parquet(f"{work}/pairs_estimated")
-            pairs = spark.read.parquet(f"{work}/pairs_estimated")
-            stats.verified_exact = pairs.count()
-            pairs = exact_pairs(spark, pairs, units.content, units.units, config, work)
     pairs.write.mode("overwrite").parquet(f"{work}/pairs")
     pairs = spark.read.parquet(f"{work}/pairs")
     unit_page = units.page_unit.groupBy("unit_id").agg(
@@ -444,11 +482,14 @@ def run_spark(
     input_format: str = "auto",
     keep_html: bool = False,
     overwrite: bool = False,
+    previous: str | None = None,
     log: Log | None = None,
 ) -> SparkManifest:
     """Ingest, normalize, fingerprint, pair and cluster `inputs` under `config`; write Parquet under
     `out_dir` and return the manifest. Same page ids, fingerprints, pairs and clusters as the local
-    engine on the same files (MinHash similarities are estimates there and here alike)."""
+    engine on the same files (MinHash similarities are estimates there and here alike). With `previous`
+    (an earlier run's output), `inputs` are added to it: the output is that of a run over its inputs then
+    these, at the cost of the new records (`addition`)."""
     if input_format not in ("auto", "jsonl", "parquet", "warc"):
         raise ConfigError(f"input format must be auto, jsonl, parquet or warc, not {input_format!r}")
     if not inputs:
@@ -462,18 +503,35 @@ def run_spark(
     work, ckpt = f"{out}/_work", f"{out}/_checkpoints"
     spark.sparkContext.setCheckpointDir(ckpt)
     clock = StageClock(log or (lambda msg: None))
+    prev = None
+    if previous is not None:
+        from .addition import find_added_pairs, fingerprint_added_units, read_previous
+
+        prev = read_previous(spark, previous, config, keep_html)
     try:
         with clock.stage("ingest+normalize"):
             records = ingest_and_normalize(spark, inputs, input_format, config, keep_html, work)
         with clock.stage("revisits across files"):
             records = link_revisits(records, config, keep_html, work)
         with clock.stage("page ids"):
-            pages, sources = number_pages(spark, records, inputs, keep_html, out, work)
+            numbered = number_pages(spark, records, inputs, keep_html, out, work, prev)
+            pages, sources = numbered.pages, numbered.sources
+            if prev is not None:
+                pages = pages.unionByName(prev.pages.select(*pages.columns))
             pages = keep_short_fetches(pages, config.min_words)
-        with clock.stage("fingerprints"):
-            units = fingerprint_units(pages, config, out, work)
-        with clock.stage("candidates"):
-            pairs = find_pairs(units, config, out, work)
+        if prev is None:
+            with clock.stage("fingerprints"):
+                units = fingerprint_units(pages, config, out, work)
+            with clock.stage("candidates"):
+                pairs = find_pairs(units, config, out, work)
+        else:
+            with clock.stage("fingerprints"):
+                added = fingerprint_added_units(pages, prev, config, out, work)
+                units = added.units
+            with clock.stage("candidates"):
+                pairs = find_added_pairs(added, prev, config, out, work)
+            sources = [*prev.manifest["sources"], *sources]
+            inputs = [*prev.manifest["inputs"], *inputs]
         with clock.stage("clusters"):
             clusters = cluster_pages(units, pairs, config, out)
         with clock.stage("write pages"):
@@ -490,6 +548,7 @@ def run_spark(
             "inputs": list(inputs),
             "keep_html": keep_html,
             "sources": sources,
+            "page_ids": numbered.page_ids,
             "counts": {
                 "records": sum(s["n_records"] for s in sources),
                 "pages": numbers["total_pages"],
@@ -509,6 +568,18 @@ def run_spark(
                 "shuffle_partitions": spark.conf.get("spark.sql.shuffle.partitions"),
             },
             "outputs": {name: name for name in OUTPUTS},
+            **(
+                {
+                    "previous": {
+                        "path": prev.path,
+                        "pages": prev.page_ids,
+                        "new_units": added.n_new,
+                        "all_pairs_again": added.all_pairs_again,
+                    }
+                }
+                if prev is not None
+                else {}
+            ),
             "written_at": written_at(),
         }
         write_output_files(spark, out, config, manifest)

@@ -151,6 +151,18 @@ def delete(spark: SparkSession, path: str) -> None:
         fs.delete(p, True)
 
 
+def read_text(spark: SparkSession, path: str) -> str:
+    """A small text file on any Hadoop file system (a manifest), read by the driver."""
+    fs, p = hadoop_path(spark, path)
+    stream = fs.open(p)
+    try:
+        jvm = spark.sparkContext._jvm
+        assert jvm is not None
+        return str(jvm.org.apache.commons.io.IOUtils.toString(stream, "UTF-8"))
+    finally:
+        stream.close()
+
+
 def write_text(spark: SparkSession, path: str, text: str) -> None:
     fs, p = hadoop_path(spark, path)
     out = fs.create(p, True)
