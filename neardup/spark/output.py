@@ -37,12 +37,14 @@ class SparkManifest(TypedDict):
     inputs: list[str]
     keep_html: NotRequired[bool]
     sources: list[dict[str, Any]]  # the `sources` rows of the run's inputs
+    page_ids: NotRequired[int]  # the last page id given (`--previous` numbers the added pages after it)
     counts: dict[str, int | float]  # records, pages, errors, units, pairs, pairs_at_threshold, clusters
     numbers: dict[str, int | float]  # the report numbers (`report_numbers_of`)
     candidate_stats: Mapping[str, Any]  # `CandidateStats.as_dict`
     timings_s: dict[str, float]  # by stage, and the total
     spark: dict[str, object]  # version, master, connected-component rounds, shuffle partitions
     outputs: dict[str, str]
+    previous: NotRequired[dict[str, Any]]  # a run that added to an earlier one (`--previous`): that run
     written_at: str
 
 
@@ -79,7 +81,7 @@ def report_numbers_of(
     ).as_dict()
 
 
-def write_output_files(spark: SparkSession, out: str, config: Config, manifest: SparkManifest) -> None:
+def write_output_files(spark: SparkSession, out: str, config: Config, manifest: Mapping[str, Any]) -> None:
     """The setting (`dupcheck.yaml`, to replay or audit the run) and the manifest, last."""
     write_text(spark, f"{out}/dupcheck.yaml", dump_config(config))
     write_text(spark, f"{out}/{MANIFEST}", json.dumps(manifest, indent=2, default=str) + "\n")

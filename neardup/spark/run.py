@@ -28,15 +28,7 @@ from ..stages.base import Log, StageClock
 from . import arrow
 from .arrow import ddl, per_batch
 from .components import connected_components, dense_index
-from .output import (
-    FORMAT_VERSION,
-    MANIFEST,
-    OUTPUTS,
-    SparkManifest,
-    report_numbers_of,
-    write_output_files,
-    written_at,
-)
+from .output import FORMAT_VERSION, MANIFEST, OUTPUTS, report_numbers_of, write_output_files, written_at
 from .pairs import exact_pairs, minhash_pairs, simhash_pairs
 from .revisits import link_revisits
 from .session import FILE, delete, display_path, exists, hadoop_path, read_inputs
@@ -484,7 +476,7 @@ def run_spark(
     overwrite: bool = False,
     previous: str | None = None,
     log: Log | None = None,
-) -> SparkManifest:
+) -> dict[str, Any]:
     """Ingest, normalize, fingerprint, pair and cluster `inputs` under `config`; write Parquet under
     `out_dir` and return the manifest. Same page ids, fingerprints, pairs and clusters as the local
     engine on the same files (MinHash similarities are estimates there and here alike). With `previous`
@@ -540,7 +532,7 @@ def run_spark(
             numbers = report_numbers_of(
                 spark.read.parquet(f"{out}/pages"), clusters.clusters, units.n_units, clusters.n_edges
             )
-        manifest: SparkManifest = {
+        manifest = {
             "neardup_spark": FORMAT_VERSION,
             "config": config.to_dict(),
             "norm_key": config.norm_key,
