@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import pandas as pd
@@ -20,6 +20,8 @@ from .pairkey import key_of, sides_swapped
 from .shingles import containment, jaccard, shingle_hashes, shingles, words
 from .simhash import hamming, simhash_many
 from .store import Store
+from .store.labels import LabelRow
+from .store.pages import PageRow
 
 
 def unit_pages(fp: Fingerprints) -> pd.DataFrame:
@@ -146,13 +148,15 @@ def _label_rows(labels: pd.DataFrame, key: PairKey, labeler: str | None) -> np.n
     return same
 
 
-def label_in(labels: pd.DataFrame, key: PairKey, labeler: str | None) -> dict[str, Any] | None:
+def label_in(labels: pd.DataFrame, key: PairKey, labeler: str | None) -> LabelRow | None:
     """This labeler's label of pair `key` in `labels` (`Store.labels()`), as `Store.label_of` gives it: a
     missing value is None (a column of strings and nulls comes as NaN, which a write would keep as 'nan')."""
     rows = labels[_label_rows(labels, key, labeler)]
     if rows.empty:
         return None
-    return {k: None if not isinstance(v, str) and pd.isna(v) else v for k, v in rows.iloc[-1].items()}
+    return cast(
+        LabelRow, {k: None if not isinstance(v, str) and pd.isna(v) else v for k, v in rows.iloc[-1].items()}
+    )
 
 
 def labels_with(labels: pd.DataFrame, row: dict[str, Any]) -> pd.DataFrame:
@@ -174,8 +178,8 @@ def tune_tables(fp: Fingerprints, config: Config, labels: pd.DataFrame) -> tuple
 
 @dataclass(frozen=True, slots=True)
 class PairDetail:
-    left: dict[str, Any]  # the earlier fetch
-    right: dict[str, Any]
+    left: PageRow  # the earlier fetch
+    right: PageRow
     exact_jaccard: float
     exact_containment: float
     simhash_bits: int
@@ -186,7 +190,7 @@ class PairDetail:
     category_reason: str = ""  # ... and why
 
 
-def _fetch_order(page: dict[str, Any]) -> tuple[bool, Any, int, str]:
+def _fetch_order(page: PageRow) -> tuple[bool, Any, int, str]:
     fetched = page.get("fetched_at")
     missing = fetched is None or bool(pd.isna(fetched))
     return missing, None if missing else pd.Timestamp(fetched), len(page["url"]), page["url"]

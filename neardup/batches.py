@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 import hashlib
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import Any, TypedDict
 
 import numpy as np
 import pandas as pd
@@ -28,9 +28,19 @@ from .sketch import sketch_many
 
 
 # --- validation and normalization ----------------------------------------------------------------
+class TextRow(TypedDict):
+    """A page's `texts` row at one normalization (but its keys, `norm_key` and `page_id`)."""
+
+    text: str
+    title: str
+    n_words: int
+    exact_key: str  # SHA-256 of the joined words: exact duplicates
+    degenerate: str | None  # why the page is set aside
+
+
 def _text_row(
     html: str | None, text_in: str | None, status: int | None, config: Config
-) -> tuple[dict[str, Any], np.ndarray]:
+) -> tuple[TextRow, np.ndarray]:
     """The `texts` row of one page and its word hashes (for sketching)."""
     if html is not None:
         parsed = parse_configured(html, config)
@@ -38,7 +48,7 @@ def _text_row(
     else:
         text, title, too_complex, main_words = " ".join((text_in or "").split()), "", None, None
     joined, hashes = text_words(text)
-    row = {
+    row: TextRow = {
         "text": text,
         "title": title,
         "n_words": len(hashes),
@@ -56,7 +66,7 @@ def _text_row(
     return row, hashes
 
 
-def text_row(html: str | None, text_in: str | None, status: int | None, config: Config) -> dict[str, Any]:
+def text_row(html: str | None, text_in: str | None, status: int | None, config: Config) -> TextRow:
     """Normalized text and everything derived from it for one page under `config`'s normalization."""
     return _text_row(html, text_in, status, config)[0]
 
@@ -81,9 +91,7 @@ def ingest_records(
         except Exception as exc:  # a case the checks do not know yet: the record is named, the load goes on
             bad.append((raw.line, _unexpected(exc)))
             continue
-        rec["line"] = raw.line
-        rec.update(row)
-        good.append(rec)
+        good.append({**rec, "line": raw.line, **row})
         tokens.append(toks)
     add_md5s(good)
     return good, bad, tokens

@@ -9,6 +9,7 @@ version stored, where notes and the warning were one list of text, once, when th
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypedDict
 
@@ -195,18 +196,18 @@ _OLD_WARNING = re.compile(
 )
 
 
-def is_old_stored_stats(stored: dict[str, Any]) -> bool:
+def is_old_stored_stats(stored: Mapping[str, Any]) -> bool:
     """Whether `stored` is the form of an older version: notes and the warning as one list of text."""
     return "notes" in stored or "lsh_bands" not in stored
 
 
-def upgrade_stored_stats(stored: dict[str, Any]) -> dict[str, Any]:
+def upgrade_stored_stats(stored: Mapping[str, Any]) -> dict[str, Any]:
     """Stored statistics in the current form (`StoredStats`, other keys of `stored` kept): an older
     version's are read once, from their counts and the text of their notes, where the capped-bucket warning
     came last (only where buckets were capped) and the size-class counts were, in the oldest, in a note
-    only. The current form is returned as it is."""
+    only. The current form is returned as it is (a copy)."""
     if not is_old_stored_stats(stored):
-        return stored
+        return dict(stored)
     rest = {k: v for k, v in stored.items() if k != "notes"}
     notes = [str(n) for n in stored.get("notes", [])]
     capped = int(stored.get("capped_buckets", 0))

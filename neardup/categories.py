@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 from urllib.parse import SplitResult, urlsplit
 
@@ -104,8 +104,8 @@ def _without_region(host: str, path: str) -> tuple[str, str]:
 
 
 def suggest_category(
-    left: dict[str, Any],
-    right: dict[str, Any],
+    left: Mapping[str, Any],
+    right: Mapping[str, Any],
     *,
     exact_containment: float,
     segments: list[Segment],

@@ -12,9 +12,10 @@ words are the same, and two clusters are one when they share a text.
 from __future__ import annotations
 
 import json
+from collections.abc import Hashable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 import numpy as np
 import pandas as pd
@@ -38,6 +39,21 @@ NUMBERS = ("total_pages", "exact_duplicates", "near_duplicates", "unique_pages",
 CHANGES = ("new", "gone", "grown", "shrunk", "same")
 
 
+class ComparisonDict(TypedDict):
+    """A `Comparison` as JSON (`Comparison.as_dict`): its tables as lists of rows, the changed clusters and
+    repeats up to `top` of each."""
+
+    baseline: str
+    current: str
+    matched_by: str
+    numbers: list[dict[Hashable, Any]]
+    clusters: dict[str, int]  # clusters by change (`CHANGES`)
+    current_pages_duplicating_baseline: int
+    hosts: list[dict[Hashable, Any]]
+    changed_clusters: list[dict[Hashable, Any]]
+    repeats: list[dict[Hashable, Any]]
+
+
 @dataclass(slots=True)
 class Comparison:
     baseline: str
@@ -54,7 +70,7 @@ class Comparison:
         found = self.clusters["change"].value_counts()
         return {c: int(found.get(c, 0)) for c in CHANGES}
 
-    def as_dict(self, *, top: int = 20) -> dict[str, Any]:
+    def as_dict(self, *, top: int = 20) -> ComparisonDict:
         return {
             "baseline": self.baseline,
             "current": self.current,

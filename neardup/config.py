@@ -5,9 +5,10 @@ from __future__ import annotations
 import dataclasses
 import math
 import numbers
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, get_args
+from typing import Any, Literal, TypedDict, get_args
 
 import yaml
 
@@ -15,7 +16,7 @@ from ._html import MAX_STRIP_TAGS  # what the extractor takes
 from .errors import SHOWN_VALUE_CHARS as SHOWN_VALUE_CHARS  # quoted values are cut to it (re-exported)
 from .errors import ConfigError, show_value
 from .gate import Limit, check_limit, parse_limit
-from .urls import UrlRule
+from .urls import UrlRule, UrlRuleDict
 
 Method = Literal["simhash", "minhash"]
 NormalizeMode = Literal["strip", "main"]
@@ -102,6 +103,33 @@ def _is_int(value: object) -> bool:
 
 def _is_number(value: object) -> bool:
     return isinstance(value, numbers.Real) and not isinstance(value, bool)
+
+
+class ConfigDict(TypedDict):
+    """A `Config` as dupcheck.yaml and JSON give it (`Config.to_dict`): its fields in order, tuples as
+    lists, the gate as a mapping `metric: limit`, a simhash threshold as whole bits."""
+
+    normalize: NormalizeMode
+    extractor: Extractor
+    strip_tags: list[str]
+    comments: bool
+    method: Method
+    shingle_size: int
+    threshold: float
+    similarity: Similarity
+    verify: Verify
+    num_perm: int
+    seed: int
+    min_size_ratio: float
+    min_contained_shingles: int
+    partial_copies: bool
+    min_words: int
+    simhash_max_bits: int
+    minhash_min_similarity: float
+    containment_min_similarity: float
+    representative: list[str]
+    gate: dict[str, str | int]  # a "%" limit as text ("20%"), a count as a number
+    url_rules: list[UrlRuleDict]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -321,18 +349,33 @@ class Config:
         """Switch method and move the threshold to that method's default."""
         return self.replace(method=method, threshold=default_threshold(method))
 
-    def to_dict(self) -> dict[str, Any]:
-        d = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
-        d["strip_tags"] = list(self.strip_tags)
-        d["representative"] = list(self.representative)
-        d["gate"] = {g.metric: str(g) if g.unit == "%" else int(g.value) for g in self.gate}
-        d["url_rules"] = [r.as_dict() for r in self.url_rules]
-        if self.method == "simhash":
-            d["threshold"] = int(self.threshold)
-        return d
+    def to_dict(self) -> ConfigDict:
+        return {
+            "normalize": self.normalize,
+            "extractor": self.extractor,
+            "strip_tags": list(self.strip_tags),
+            "comments": self.comments,
+            "method": self.method,
+            "shingle_size": self.shingle_size,
+            "threshold": int(self.threshold) if self.method == "simhash" else self.threshold,
+            "similarity": self.similarity,
+            "verify": self.verify,
+            "num_perm": self.num_perm,
+            "seed": self.seed,
+            "min_size_ratio": self.min_size_ratio,
+            "min_contained_shingles": self.min_contained_shingles,
+            "partial_copies": self.partial_copies,
+            "min_words": self.min_words,
+            "simhash_max_bits": self.simhash_max_bits,
+            "minhash_min_similarity": self.minhash_min_similarity,
+            "containment_min_similarity": self.containment_min_similarity,
+            "representative": list(self.representative),
+            "gate": {g.metric: str(g) if g.unit == "%" else int(g.value) for g in self.gate},
+            "url_rules": [r.as_dict() for r in self.url_rules],
+        }
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Config:
+    def from_dict(cls, data: Mapping[str, Any]) -> Config:
         known = {f.name for f in dataclasses.fields(cls)}
         unknown = [k for k in data if k not in known and k not in ("neardup", "version", "db")]
         if unknown:

@@ -10,10 +10,26 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TypedDict
 
 import numpy as np
 import pandas as pd
+
+
+class ScoresDict(TypedDict):
+    """`Scores` as JSON: its fields by name."""
+
+    precision: float
+    recall: float
+    f1: float
+    true_pairs: int
+    predicted_pairs: int
+    correct_pairs: int
+    impure_clusters: int
+    degenerate_in_clusters: int
+    degenerate_caught: int
+    degenerate_total: int
+    content_set_aside: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,8 +46,20 @@ class Scores:
     degenerate_total: int
     content_set_aside: int  # true content pages set aside as degenerate (a rule too eager)
 
-    def as_dict(self) -> dict[str, Any]:
-        return {k: getattr(self, k) for k in self.__slots__}
+    def as_dict(self) -> ScoresDict:
+        return {
+            "precision": self.precision,
+            "recall": self.recall,
+            "f1": self.f1,
+            "true_pairs": self.true_pairs,
+            "predicted_pairs": self.predicted_pairs,
+            "correct_pairs": self.correct_pairs,
+            "impure_clusters": self.impure_clusters,
+            "degenerate_in_clusters": self.degenerate_in_clusters,
+            "degenerate_caught": self.degenerate_caught,
+            "degenerate_total": self.degenerate_total,
+            "content_set_aside": self.content_set_aside,
+        }
 
 
 def _pairs(counts: pd.Series) -> int:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypedDict
 
 from .errors import ConfigError, cut_text, show_value
 
@@ -100,6 +100,24 @@ def merge(base: tuple[Limit, ...], overrides: tuple[Limit, ...] | list[Limit]) -
     return tuple(out.values())
 
 
+class CheckDict(TypedDict):
+    """A `Check` as the report's JSON gives it: a "%" limit's value rounded to 4 places, a count's as is."""
+
+    metric: str
+    value: float
+    limit: float
+    unit: str
+    count: int
+    passed: bool
+
+
+class VerdictDict(TypedDict):
+    """A `Verdict` as the report's JSON gives it (its `gate`)."""
+
+    passed: bool
+    limits: list[CheckDict]
+
+
 @dataclass(frozen=True, slots=True)
 class Check:
     limit: Limit
@@ -110,7 +128,7 @@ class Check:
     def passed(self) -> bool:
         return self.value <= self.limit.value
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> CheckDict:
         return {
             "metric": self.limit.metric,
             "value": round(self.value, 4) if self.limit.unit == "%" else self.count,
@@ -140,7 +158,7 @@ class Verdict:
     def failed(self) -> tuple[Check, ...]:
         return tuple(c for c in self.checks if not c.passed)
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> VerdictDict:
         return {"passed": self.passed, "limits": [c.as_dict() for c in self.checks]}
 
 

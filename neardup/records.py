@@ -11,9 +11,10 @@ from __future__ import annotations
 import json
 import math
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol, TypedDict
 from urllib.parse import urljoin
 
 from . import _html
@@ -38,11 +39,66 @@ _REL_CANONICAL = re.compile(rb"""\brel\s*=\s*["']?canonical\b""", re.IGNORECASE)
 _HREF = re.compile(rb"""\bhref\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s>]+))""", re.IGNORECASE)
 
 
+class PageRecord(TypedDict, total=False):
+    """A dump's record as a web archive reader makes it (`Capture.record`) and `validate` reads it: the page
+    (`html`, or `text` for a WET conversion), its URL, time and status, and where it came from; each field
+    but `url` only where the record has it. A JSON line, CSV or Parquet record has fields of any name and
+    type, and is read as a `Mapping[str, object]`. The fields but url, html, text, fetched_at and status
+    are the page's `extra`, in this order."""
+
+    url: str
+    html: str
+    text: str
+    fetched_at: str | None  # WARC-Date as written (ISO 8601)
+    status: int | None
+    # WARC: its file, record and where the record lies in the file (`WarcCapture._location`)
+    warc_file: str
+    warc_record_id: str | None
+    warc_type: str  # response | resource | revisit | conversion
+    warc_offset: int
+    warc_offset_in: str  # "gunzipped stream": a file gzipped whole has no per-record offsets
+    warc_truncated: str
+    payload_digest: str | None
+    # a revisit: the record it stands for, in its file or a page an earlier ingest stored
+    refers_to_record_id: str | None
+    refers_to_offset: int
+    refers_to_page_id: int
+    refers_to_file: str
+    charset: str
+    charset_source: str
+    # ARC (`readers.arc`) and WACZ (`readers.wacz`) fields
+    archive_format: Literal["arc", "wacz"]
+    arc_version: int
+    arc_ip: str
+    arc_checksum: str
+    wacz_file: str
+    wacz_member: str
+    wacz_page: bool
+    wacz_extra_page: bool
+    refers_to_wacz_member: str
+
+
+class CleanRecord(TypedDict):
+    """A record `validate` found good: its page, URL, time and status checked and parsed, its other fields
+    as JSON (`extra`). `md5` is None until `add_md5s` when it was validated with `md5=False`."""
+
+    url: str
+    canonical_url: str
+    host: str
+    fetched_at: datetime | None
+    status: int | None
+    html: str | None
+    text_in: str | None  # the record's `text`, kept when it has no html
+    md5: str | None
+    rel_canonical: str | None
+    extra: str | None
+
+
 class Capture(Protocol):
     """A web archive record as a reader read it (`readers.capture.WarcCapture`, `ArchiveCapture`): its
     page, or why it is none, is made in the worker that validates it."""
 
-    def record(self) -> dict[str, Any] | Reject: ...
+    def record(self) -> PageRecord | Reject: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,7 +159,7 @@ def _parse_status(value: Any) -> int | None:
     return status if 100 <= status <= 999 else None
 
 
-def _unencodable_field(rec: dict[str, Any]) -> str | None:
+def _unencodable_field(rec: Mapping[str, object]) -> str | None:
     """The first string field that cannot be written as UTF-8 (it holds a lone surrogate), if any."""
     for key, value in rec.items():
         if isinstance(value, str):
@@ -188,7 +244,7 @@ def _not_an_object(value: object) -> Reject:
     return RejectKind.NOT_AN_OBJECT.reject(f" but a {type(value).__name__}")
 
 
-def decode_json_line(payload: bytes | memoryview, *, fast: bool = True) -> dict[str, Any] | Reject:
+def decode_json_line(payload: bytes | memoryview, *, fast: bool = True) -> dict[str, object] | Reject:
     """A JSON line's object, or why it is rejected: what `json` makes of it, the same value and the
     same `Reject`. `fast` decodes with orjson where it is sure to agree: orjson refuses what only `json` reads
     (NaN, Infinity, 1e400, lone surrogate escapes, a byte-order mark, invalid UTF-8, integers beyond 64
@@ -234,20 +290,22 @@ _MISSING_PAGE = RejectKind.MISSING_PAGE.reject()
 _EMPTY_PAGE = RejectKind.EMPTY_PAGE.reject(" (html is blank)")
 
 
-def validate(raw: RawLine, *, md5: bool = True) -> dict[str, Any] | Reject:
-    """A clean record dict, or why the record is rejected. With `md5=False` the record's `md5` may be left
+def validate(raw: RawLine, *, md5: bool = True) -> CleanRecord | Reject:
+    """A clean record, or why the record is rejected. With `md5=False` the record's `md5` may be left
     None for `add_md5s`, which hashes a batch's pages together."""
     payload = raw.payload
-    if not isinstance(payload, bytes | memoryview | dict | Reject):  # a web archive record
-        payload = payload.record()
-    if isinstance(payload, Reject):  # rejected as it was read
-        return payload
-    if isinstance(payload, bytes | memoryview):
-        rec = decode_json_line(payload)
-        if isinstance(rec, Reject):
-            return rec
+    # a web archive record is decoded here, in the worker
+    found = payload if isinstance(payload, bytes | memoryview | dict | Reject) else payload.record()
+    if isinstance(found, Reject):  # rejected as it was read
+        return found
+    rec: Mapping[str, object]
+    if isinstance(found, bytes | memoryview):
+        decoded = decode_json_line(found)
+        if isinstance(decoded, Reject):
+            return decoded
+        rec = decoded
     else:
-        rec = payload
+        rec = found
         if (key := _unencodable_field(rec)) is not None:
             return RejectKind.INVALID_UTF8.reject(f" in field {key!a}")
     url = rec.get("url")

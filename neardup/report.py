@@ -2,11 +2,27 @@
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Hashable
+from typing import Any, TypedDict
 
 from .analysis import Analysis
-from .gate import Verdict
-from .rules import fetch_savings
+from .config import ConfigDict
+from .gate import Verdict, VerdictDict
+from .rules import FetchSavings, fetch_savings
+
+
+class ReportDict(TypedDict):
+    """The report as JSON (`report_dict`)."""
+
+    setting: ConfigDict
+    numbers: dict[str, int | float]  # `ReportNumbers.as_dict`
+    degenerate_by_reason: dict[str, int]
+    rejected_by_kind: dict[str, int] | None
+    top_hosts: list[dict[Hashable, Any]]  # rows of `Analysis.hosts`
+    warnings: list[str]
+    gate: VerdictDict | None
+    url_rules: FetchSavings | None
+
 
 LABELS = [
     ("total_pages", "total pages"),
@@ -37,7 +53,7 @@ def report_dict(
     top_hosts: int = 10,
     verdict: Verdict | None = None,
     rejected: dict[str, int] | None = None,
-) -> dict[str, Any]:
+) -> ReportDict:
     """The report as data; `gate` holds the verdict on the limits (null without limits), `rejected_by_kind`
     the records the ingest rejected, by `RejectKind` (`Store.rejects_by_kind`; null when not given)."""
     degenerate = (

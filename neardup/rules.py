@@ -20,12 +20,12 @@ import re
 from collections import OrderedDict, defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypedDict
 
 import numpy as np
 import pandas as pd
 
-from .urls import UrlKey, UrlRule, apply_rules_to_key, bare_host, rewrite_key, url_key
+from .urls import UrlKey, UrlRule, UrlRuleDict, apply_rules_to_key, bare_host, rewrite_key, url_key
 
 MIN_PRECISION = 0.95
 MIN_SUPPORT_PAIRS = 2
@@ -41,6 +41,27 @@ _TOKEN = re.compile(r"^(?=.*\d)[A-Za-z0-9_-]{6,}$")
 _SPLIT_LABEL = re.compile(r"^[a-z0-9-]+\.$")
 
 
+class RuleStatsDict(UrlRuleDict):
+    """A learned rule (`UrlRule.as_dict`: host, kind, name) with its evidence, as JSON."""
+
+    support_pairs: int
+    support_clusters: int
+    merged_pairs: int
+    precision: float
+    pages_saved: int
+    counter_examples: list[list[str]]
+
+
+class FetchSavings(TypedDict):
+    """Redundancy before and after URL rules (`fetch_savings`)."""
+
+    pages_not_fetched: int
+    redundant_pages_before: int
+    redundant_pct_before: float
+    redundant_pages_after: int
+    redundant_pct_after: float
+
+
 @dataclass(slots=True)
 class RuleStats:
     rule: UrlRule
@@ -54,7 +75,7 @@ class RuleStats:
     def precision(self) -> float:
         return self.pairs_in_cluster / self.merged_pairs if self.merged_pairs else 0.0
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> RuleStatsDict:
         return {
             **self.rule.as_dict(),
             "support_pairs": self.pairs_in_cluster,
@@ -558,7 +579,7 @@ def crawler_rules(rules: Sequence[UrlRule]) -> list[dict[str, Any]]:
     return list(by_host.values())
 
 
-def fetch_savings(pages: pd.DataFrame) -> dict[str, Any]:
+def fetch_savings(pages: pd.DataFrame) -> FetchSavings:
     """Redundancy before and after URL rules: a crawler that rewrote URLs to `canonical_url` (with the
     config's url_rules) would not fetch the pages at a second URL of one rewritten URL. Needs url,
     canonical_url, page_id and cluster_id (`analysis.analyze`)."""

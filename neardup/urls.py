@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import NotRequired, TypedDict
 from urllib.parse import parse_qsl, quote, urlencode, urlsplit, urlunsplit
 
 from .errors import ConfigError, show_value
@@ -57,6 +58,14 @@ def host_of(url: str) -> str:
 RULE_KINDS = ("host_alias", "drop_segment", "drop_path_param", "fold_case", "drop_param")
 
 
+class UrlRuleDict(TypedDict):
+    """A `UrlRule` as dupcheck.yaml and JSON give it: its name only where it has one."""
+
+    host: str
+    kind: str
+    name: NotRequired[str]
+
+
 @dataclass(frozen=True, slots=True)
 class UrlRule:
     """One per-host rewrite that maps URL variants of a page onto one URL.
@@ -87,8 +96,8 @@ class UrlRule:
         if self.kind not in ("fold_case", "host_alias") and (not self.name or "/" in self.name):
             raise ConfigError(f"a {self.kind} url rule needs a name without '/', not {show_value(self.name)}")
 
-    def as_dict(self) -> dict[str, str]:
-        d = {"host": self.host, "kind": self.kind}
+    def as_dict(self) -> UrlRuleDict:
+        d: UrlRuleDict = {"host": self.host, "kind": self.kind}
         if self.name:
             d["name"] = self.name
         return d

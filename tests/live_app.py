@@ -277,3 +277,29 @@ def serving(
         yield srv
     finally:
         srv.stop()
+
+
+@contextmanager
+def file_held(db: Path, *, write: bool) -> Iterator[subprocess.Popen[str]]:
+    """Another process holding the database (read-write as an ingest does, or read-only as `neardup
+    report` does) until the block ends."""
+    code = (
+        "import sys; from neardup.store import Store; "
+        f"s = Store(sys.argv[1], read_only={not write}, lock_wait_s=30); print('held', flush=True); "
+        "sys.stdin.read(); s.close()"
+    )
+    proc = subprocess.Popen(
+        [sys.executable, "-c", code, str(db)],
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert proc.stdout is not None and proc.stdout.readline().strip() == "held"
+        yield proc
+    finally:
+        assert proc.stdin is not None
+        proc.stdin.close()
+        proc.wait(timeout=30)

@@ -51,15 +51,15 @@ def next_pair_after(page: object, key: str) -> str:
 
 
 def test_the_first_key_on_a_fresh_page_acts(server: Server, browser: Browser) -> None:
-    """A key pressed as soon as the page starts to draw (before the pair and its label bar are drawn)
-    acts on the pair once it is: a fresh session's skip shows the second pair."""
+    """A key pressed as soon as the pair is on screen of a page that starts to draw (its label bar may not
+    be drawn yet) acts on that pair: a fresh session's skip shows the second pair."""
     page = browser.page
     first = open_audit(page, server)
     second = next_pair_after(page, "s")
     for _ in range(3):
         page.goto(server.url + "/Audit")  # a new session: its queue starts at the first pair again
-        # the page's keyboard script is its first element, sent before the pair and its label bar
-        page.wait_for_function("() => !!window.neardupKeyboard", polling="raf")
+        # the page's keyboard script is its first element, the pair is sent before its label bar
+        page.wait_for_function(f"() => !!window.neardupKeyboard && ({PAIR_URLS_JS})() !== ''", polling="raf")
         page.keyboard.press("s")
         page.wait_for_function(f"() => ({PAIR_URLS_JS})() === {second!r}", timeout=15_000)
         wait_idle(page)

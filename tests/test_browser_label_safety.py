@@ -10,8 +10,6 @@ import os
 import re
 import shutil
 import signal
-import subprocess
-import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -21,6 +19,7 @@ import pytest
 from live_app import (
     Server,
     assert_clean,
+    file_held,
     launch_browser,
     open_page,
     serving,
@@ -54,32 +53,6 @@ def kill_9(server: Server) -> None:
 def stored_labels(db: Path) -> pd.DataFrame:
     with Store(db) as store:
         return store.labels()
-
-
-@contextmanager
-def file_held(db: Path, *, write: bool) -> Iterator[subprocess.Popen[str]]:
-    """Another process holding the database (read-write as an ingest does, or read-only as `neardup
-    report` does) until the block ends."""
-    code = (
-        "import sys; from neardup.store import Store; "
-        f"s = Store(sys.argv[1], read_only={not write}, lock_wait_s=30); print('held', flush=True); "
-        "sys.stdin.read(); s.close()"
-    )
-    proc = subprocess.Popen(
-        [sys.executable, "-c", code, str(db)],
-        cwd=ROOT,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        assert proc.stdout is not None and proc.stdout.readline().strip() == "held"
-        yield proc
-    finally:
-        assert proc.stdin is not None
-        proc.stdin.close()
-        proc.wait(timeout=30)
 
 
 def open_audit(page: object, server: Server) -> str:

@@ -37,6 +37,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
+from ..records import PageRecord
 from ..rejects import Reject, RejectKind
 from .capture import ArchiveBatches, ArchiveCapture, WarcCapture
 from .inflate import open_gzip
@@ -293,14 +294,10 @@ class ArcBatches(ArchiveBatches):
             truncated=None,
             offset_in=self.offset_in,
         )
-        fields: list[tuple[str, object]] = [
-            ("archive_format", "arc"),
-            ("arc_version", self.version),
-            ("arc_ip", head.ip),
-        ]
+        fields: PageRecord = {"archive_format": "arc", "arc_version": self.version, "arc_ip": head.ip}
         if head.checksum:
-            fields.append(("arc_checksum", head.checksum))
-        return ArchiveCapture(cap, tuple(fields), drop=("warc_record_id",))
+            fields["arc_checksum"] = head.checksum
+        return ArchiveCapture(cap, fields, drop=("warc_record_id",))
 
 
 def _at_member(start: int) -> Callable[[int], int | None]:

@@ -14,12 +14,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, Literal
 
 from resiliparse.parse.encoding import bytes_to_str
 
-from ..records import MAX_PAGE_BYTES, RawLine
+from ..records import MAX_PAGE_BYTES, PageRecord, RawLine
 from ..rejects import Reject, RejectKind
 from .payload import HTML_TYPES, STATUS_LINE, BodyTooLarge, decode_body, decode_html, parse_http, sniff_mime
 
@@ -77,9 +77,9 @@ class WarcCapture:
         """The payload digest its page's `extra` keeps: of the record a revisit stands for, else its own."""
         return (self.original or self).payload_digest
 
-    def _location(self) -> dict[str, Any]:
+    def _location(self) -> PageRecord:
         """Where the record lies in its file, for its page's extra fields."""
-        out: dict[str, Any] = {}
+        out: PageRecord = {}
         if self.offset is not None:
             out["warc_offset"] = self.offset
             if self.offset_in != "file":
@@ -88,7 +88,7 @@ class WarcCapture:
             out["warc_truncated"] = self.truncated
         return out
 
-    def record(self) -> dict[str, Any] | Reject:
+    def record(self) -> PageRecord | Reject:
         """The ingest record (`url`, `html` or `text`, `fetched_at`, `status`, provenance fields), or why
         the record is not a page."""
         where = f"offset {self.offset}" if self.offset is not None else f"record {self.record_id}"
@@ -105,7 +105,7 @@ class WarcCapture:
                 f": {self.refers_to or self.payload_digest or 'no WARC-Refers-To or payload digest'} "
                 f"is neither in this file nor a page of the database ({where}, {self.url})",
             )
-        extra: dict[str, Any] = {
+        extra: PageRecord = {
             "warc_file": self.warc_file,
             "warc_record_id": self.record_id,
             "warc_type": self.warc_type,
@@ -168,18 +168,24 @@ class WarcCapture:
         extra["charset_source"] = charset_source
         return {"url": self.url, "html": html, "fetched_at": self.date, "status": status, **extra}
 
-    def _stored_record(self, stored: StoredPage, where: str) -> dict[str, Any] | Reject:
+    def _stored_record(self, stored: StoredPage, where: str) -> PageRecord | Reject:
         """A revisit as a copy of a page an earlier ingest stored: its HTML, this record's URL and date."""
         own = parse_http(self.block) if self.block else None
         status = stored.status if isinstance(own, str) or own is None or own[0] in (None, 304) else own[0]
-        extra: dict[str, Any] = {
+        extra: PageRecord = {
             "warc_file": self.warc_file,
             "warc_record_id": self.record_id,
             "warc_type": self.warc_type,
             "payload_digest": self.payload_digest,
             "refers_to_page_id": stored.page_id,
-            **{f"refers_to_{k}": v for k, v in stored.warc.items()},
         }
+        # the stored page's record, named "refers_to_<key>" (`STORED_WARC_FIELDS`, in its order)
+        if "file" in stored.warc:
+            extra["refers_to_file"] = stored.warc["file"]
+        if "record_id" in stored.warc:
+            extra["refers_to_record_id"] = stored.warc["record_id"]
+        if "offset" in stored.warc:
+            extra["refers_to_offset"] = stored.warc["offset"]
         extra.update(self._location())
         return {"url": self.url, "html": stored.html, "fetched_at": self.date, "status": status, **extra}
 
@@ -225,6 +231,10 @@ def describe_record(extra: str | dict[str, Any] | None) -> str | None:
     return " · ".join(parts)
 
 
+def _no_fields() -> PageRecord:
+    return {}
+
+
 @dataclass(frozen=True, slots=True)
 class ArchiveCapture:
     """A `WarcCapture` read from an ARC file or from a WARC inside a WACZ: `record()` is the capture's,
@@ -232,10 +242,10 @@ class ArchiveCapture:
     capture's fields named in `drop` left out (an ARC record has no WARC-Record-ID)."""
 
     capture: WarcCapture
-    fields: tuple[tuple[str, Any], ...] = ()
-    drop: tuple[str, ...] = ()
+    fields: PageRecord = field(default_factory=_no_fields)
+    drop: tuple[Literal["warc_record_id"], ...] = ()
 
-    def record(self) -> dict[str, Any] | Reject:
+    def record(self) -> PageRecord | Reject:
         rec = self.capture.record()
         if isinstance(rec, Reject):
             return rec

@@ -33,8 +33,8 @@ from collections import Counter
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path, PurePosixPath
-from typing import Any
 
+from ..records import PageRecord
 from ..rejects import Reject, RejectKind
 from ..urls import canonicalize_url
 from .capture import ArchiveBatches, ArchiveCapture, WarcCapture
@@ -209,26 +209,23 @@ class WaczBatches(ArchiveBatches):
                 self.revisits += 1
                 yield ArchiveCapture(
                     replace(capture.capture, original=original),
-                    (*capture.fields, ("refers_to_wacz_member", name)),
+                    {**capture.fields, "refers_to_wacz_member": name},
                     capture.drop,
                 )
             copy.unlink(missing_ok=True)
 
-    def _fields(
-        self, url: str, member: str, lists: dict[str, tuple[set[str], set[str]]]
-    ) -> tuple[tuple[str, Any], ...]:
-        fields: list[tuple[str, Any]] = [
-            ("archive_format", "wacz"),
-            ("wacz_file", self.name),
-            ("wacz_member", member),
-        ]
+    def _fields(self, url: str, member: str, lists: dict[str, tuple[set[str], set[str]]]) -> PageRecord:
+        fields: PageRecord = {"archive_format": "wacz", "wacz_file": self.name, "wacz_member": member}
         canonical = canonicalize_url(url)
-        for key in ("wacz_page", "wacz_extra_page"):
+
+        def listed(key: str) -> bool:
             exact, canonicals = lists.get(key, (set(), set()))
-            listed = url in exact or canonical in canonicals
-            if listed or key == "wacz_page":
-                fields.append((key, listed))
-        return tuple(fields)
+            return url in exact or canonical in canonicals
+
+        fields["wacz_page"] = listed("wacz_page")
+        if listed("wacz_extra_page"):
+            fields["wacz_extra_page"] = True
+        return fields
 
 
 def _bad(member: str, why: str) -> Reject:

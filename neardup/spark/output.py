@@ -4,9 +4,10 @@ without it is not a finished run), and opening the output as a DuckDB file for t
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NotRequired, TypedDict
 
 from ..analysis import report_numbers
 from ..candidate_stats import upgrade_stored_stats
@@ -24,7 +25,32 @@ FORMAT_VERSION = 2
 READABLE_FORMATS = (1, 2)
 
 
-def report_numbers_of(pages: DataFrame, clusters: DataFrame, n_units: int, n_edges: int) -> dict[str, Any]:
+class SparkManifest(TypedDict):
+    """A finished run's manifest (`run_spark` writes it last). An older version's (format 1) holds the
+    setting and the candidate statistics in its own form, which `Config.from_dict` and
+    `upgrade_stored_stats` read."""
+
+    neardup_spark: int  # FORMAT_VERSION
+    config: Mapping[str, Any]  # `Config.to_dict`
+    norm_key: str
+    fingerprint_key: str
+    inputs: list[str]
+    keep_html: NotRequired[bool]
+    sources: list[dict[str, Any]]  # the `sources` rows of the run's inputs
+    page_ids: NotRequired[int]  # the last page id given (`--previous` numbers the added pages after it)
+    counts: dict[str, int | float]  # records, pages, errors, units, pairs, pairs_at_threshold, clusters
+    numbers: dict[str, int | float]  # the report numbers (`report_numbers_of`)
+    candidate_stats: Mapping[str, Any]  # `CandidateStats.as_dict`
+    timings_s: dict[str, float]  # by stage, and the total
+    spark: dict[str, object]  # version, master, connected-component rounds, shuffle partitions
+    outputs: dict[str, str]
+    previous: NotRequired[dict[str, Any]]  # a run that added to an earlier one (`--previous`): that run
+    written_at: str
+
+
+def report_numbers_of(
+    pages: DataFrame, clusters: DataFrame, n_units: int, n_edges: int
+) -> dict[str, int | float]:
     """The report numbers of `analysis.analyze`, from the written pages and clusters."""
     from pyspark.sql import functions as F
 
@@ -55,7 +81,7 @@ def report_numbers_of(pages: DataFrame, clusters: DataFrame, n_units: int, n_edg
     ).as_dict()
 
 
-def write_output_files(spark: SparkSession, out: str, config: Config, manifest: dict[str, Any]) -> None:
+def write_output_files(spark: SparkSession, out: str, config: Config, manifest: Mapping[str, Any]) -> None:
     """The setting (`dupcheck.yaml`, to replay or audit the run) and the manifest, last."""
     write_text(spark, f"{out}/dupcheck.yaml", dump_config(config))
     write_text(spark, f"{out}/{MANIFEST}", json.dumps(manifest, indent=2, default=str) + "\n")
@@ -66,7 +92,7 @@ def written_at() -> str:
 
 
 # --- the output, audited locally ---------------------------------------------------------------
-def read_manifest(out_dir: str | Path) -> dict[str, Any]:
+def read_manifest(out_dir: str | Path) -> SparkManifest:
     """The manifest of a finished run (NeardupError if the directory holds none)."""
     path = Path(display_path(str(out_dir))) / MANIFEST
     if not path.is_file():
@@ -82,7 +108,7 @@ def read_manifest(out_dir: str | Path) -> dict[str, Any]:
     return manifest
 
 
-def open_output(out_dir: str | Path, db_path: str | Path, *, copy: bool = False) -> dict[str, Any]:
+def open_output(out_dir: str | Path, db_path: str | Path, *, copy: bool = False) -> SparkManifest:
     """A DuckDB file over a Spark run's Parquet: views read the files in place (`copy=True` loads them
     into tables instead, so other fingerprint settings of the same normalization can be computed
     locally). Returns the manifest."""
@@ -100,8 +126,8 @@ def open_output(out_dir: str | Path, db_path: str | Path, *, copy: bool = False)
             fingerprint_key=config.fingerprint_key,
             method=config.method,
             shingle_size=config.shingle_size,
-            n_units=manifest["counts"]["units"],
-            n_pairs=manifest["counts"]["pairs"],
+            n_units=int(manifest["counts"]["units"]),
+            n_pairs=int(manifest["counts"]["pairs"]),
             stats=upgrade_stored_stats(manifest["candidate_stats"]),  # a manifest of an older version
             seconds=sum(manifest["timings_s"].get(k, 0.0) for k in ("fingerprints", "candidates")),
             sources=manifest["sources"],

@@ -8,7 +8,7 @@ import json
 import threading
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Any, TypedDict, cast
 
 import duckdb
 import numpy as np
@@ -19,6 +19,22 @@ from ..csvsafe import DEFUSED_PATTERN
 from ..errors import NeardupError, SchemaError
 from ..pairkey import LABEL_COLUMNS, LABELS, SIDES_SWAPPED_SQL, key_of, pair_key
 from .connection import ALIAS, StoreCore, one_value, reads, writes
+
+
+class LabelRow(TypedDict):
+    """A label as `LabelsMixin.label_of` reads it: the columns `pairkey.LABEL_COLUMNS` names."""
+
+    url_a: str
+    md5_a: str
+    url_b: str
+    md5_b: str
+    label: str  # duplicate | not | unsure
+    category: str | None
+    note: str | None
+    labeler: str
+    labeled_at: object  # pandas.Timestamp
+    setting: str | None  # the JSON text of the setting the label was given at
+
 
 # An imported label may carry a time this far ahead of this machine's clock (two machines' clocks differ).
 LABEL_CLOCK_SKEW = timedelta(minutes=5)
@@ -107,7 +123,7 @@ class LabelsMixin(StoreCore):
     @reads
     def label_of(
         self, url_a: str, url_b: str, *, md5_a: str = "", md5_b: str = "", labeler: str | None = None
-    ) -> dict[str, Any] | None:
+    ) -> LabelRow | None:
         """This labeler's label of a pair (all columns), or None."""
         a, ma, b, mb = pair_key(url_a, md5_a, url_b, md5_b)
         df = (
@@ -119,7 +135,7 @@ class LabelsMixin(StoreCore):
             )
             .df()
         )
-        return None if df.empty else df.iloc[0].to_dict()
+        return None if df.empty else cast(LabelRow, df.iloc[0].to_dict())
 
     @writes
     def delete_label(

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from datetime import datetime
-from typing import Any
+from typing import NotRequired, TypedDict, cast
 
 import duckdb
 import numpy as np
@@ -25,6 +25,30 @@ _PAGE_COLUMNS = (
     "extra, html_block, html_start, html_bytes"
 )
 _BLOCK_COLUMNS = ("html_block", "html_start", "html_bytes")
+
+
+class PageRow(TypedDict):
+    """A page as `PagesMixin.page` reads it: its `pages` columns but where its HTML is stored, and its text
+    at one normalization (None where the page has none)."""
+
+    page_id: int
+    source_id: int
+    line: int
+    url: str
+    canonical_url: str
+    host: str
+    fetched_at: object  # pandas.Timestamp, NaT when the record gave no time
+    status: int | None
+    md5: str
+    rel_canonical: str | None
+    extra: str | None  # the JSON text of the record's other fields
+    text: str | None
+    title: str | None
+    n_words: int | None
+    exact_key: str | None
+    degenerate: str | None  # why the page is set aside
+    html: NotRequired[str | None]  # with `source=True`
+    text_in: NotRequired[str | None]
 
 
 class PagesMixin(ContentRules):
@@ -397,7 +421,7 @@ class PagesMixin(ContentRules):
     @reads
     def page(
         self, page_id: int, norm_key: str, *, min_words: int | None = None, source: bool = True
-    ) -> dict[str, Any] | None:
+    ) -> PageRow | None:
         """A page with its text; `degenerate` under `min_words`. `source=False` leaves out the raw `html` and
         `text_in` (`page_source` reads them): they are most of a page's bytes."""
         degenerate, params = degenerate_sql(min_words, self._short_fetch_keys(norm_key, min_words))
@@ -412,7 +436,7 @@ class PagesMixin(ContentRules):
         ).df()
         if df.empty:
             return None
-        row: dict[str, Any] = df.iloc[0].to_dict()
+        row = cast(PageRow, df.iloc[0].to_dict())
         if source:
             row["html"], row["text_in"] = self._source(cur, page_id)
         return row

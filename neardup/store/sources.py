@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
-from typing import Any
+from typing import TypedDict, cast
 
 import duckdb
 import pandas as pd
@@ -15,6 +15,21 @@ from ..errors import NeardupError
 from .analyses import SOURCE_ANALYSIS_TABLES
 from .connection import CHECKPOINT_THRESHOLD, StoreCore, one_value, reads, writes
 from .spark_attach import spark_run_of
+
+
+class SourceRow(TypedDict):
+    """A row of `sources` as `SourcesMixin.source_by_hash` reads it."""
+
+    source_id: int
+    path: str
+    sha256: str
+    format: str
+    status: str  # 'loading' until the whole file is in, then 'done'
+    # DEFAULT 0, and set when the load is done: never null
+    n_records: int
+    n_loaded: int
+    n_errors: int
+    loaded_at: object  # pandas.Timestamp, NaT until the load is done
 
 
 class SourcesMixin(StoreCore):
@@ -29,9 +44,9 @@ class SourcesMixin(StoreCore):
             )
 
     @reads
-    def source_by_hash(self, sha256: str) -> dict[str, Any] | None:
+    def source_by_hash(self, sha256: str) -> SourceRow | None:
         df = self.cursor().execute("SELECT * FROM sources WHERE sha256 = ?", [sha256]).df()
-        return None if df.empty else df.iloc[0].to_dict()
+        return None if df.empty else cast(SourceRow, df.iloc[0].to_dict())
 
     @writes
     def begin_source(self, path: str, sha256: str, fmt: str) -> int:

@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
-from typing import Any
 
 import pandas as pd
 
@@ -21,6 +20,7 @@ from ..config import Config
 from ..labels import ADJUDICATOR
 from ..markdown import md_escape
 from ..store import Store
+from ..store.labels import LabelRow
 from .data import LabelView, label_view_with
 from .labeling import GivenLabel, LabelSession
 from .state import OPENED_BY_BACK, OPENED_BY_UNDO
@@ -211,7 +211,7 @@ def labeled_message(given: GivenLabel) -> str:
     )
 
 
-def superseded_message(given: GivenLabel, stored: dict[str, Any]) -> str:
+def superseded_message(given: GivenLabel, stored: LabelRow) -> str:
     return (
         f"Your label {LABEL_NAMES[given.row['label']].lower()} of {md_escape(given.row['url_a'])} and "
         f"{md_escape(given.row['url_b'])} was replaced by a later one given elsewhere (another tab or window): "

@@ -24,6 +24,7 @@ from ..ingest import file_sha256
 from ..labels import bucket_tallies
 from ..pairkey import key_of
 from ..store import Store
+from ..store.sources import SourceRow
 
 # A page waits this long for a CLI write (e.g. a report computing fingerprints) before it says who holds
 # the file; a reload then retries.
@@ -122,7 +123,7 @@ def _sample_sha256() -> str | None:
     return file_sha256(SAMPLE) if SAMPLE.exists() else None
 
 
-def sample_source(store: Store) -> dict[str, Any] | None:
+def sample_source(store: Store) -> SourceRow | None:
     """The bundled sample's source row if its pages are in this database."""
     sha = _sample_sha256()
     return store.source_by_hash(sha) if sha else None

@@ -9,7 +9,11 @@ scrolls. The script makes:
 - `g` scroll to the first change of the word diff (not to a highlighted shared passage), and again back
   to the top;
 - a label key pressed before the label bar of a freshly opened page is drawn wait (up to
-  `EARLY_KEY_WAIT_MS`) and act once it is, instead of doing nothing;
+  `EARLY_KEY_WAIT_MS`) and act once it is, instead of doing nothing, only on the pair on screen when it was
+  pressed: a key pressed with no pair on screen (the page still loading, the database held by another
+  process, the queue empty), or one whose pair was replaced meanwhile, is dropped with a message
+  (`KEY_NOTICE_MS` on screen), never applied to a pair the analyst has not seen. The pair on screen is named
+  by its URLs as shown and its scroll-to-top script (`/* pair A B */`, the page ids, in app/views/3_Audit.py);
 - the label bar's keys reach the server one rerun at a time: a key pressed while the last one's rerun is
   under way waits for it to end (up to `KEY_RUN_WAIT_MS` for a rerun to start). Streamlit folds the
   button presses that reach it during one rerun into the next, once each button, in the order the buttons
@@ -22,6 +26,7 @@ from __future__ import annotations
 
 EARLY_KEY_WAIT_MS = 15_000
 KEY_RUN_WAIT_MS = 2_000
+KEY_NOTICE_MS = 6_000
 DIFF_KEY = "g"
 
 KEYBOARD_SCRIPT = (
@@ -39,13 +44,44 @@ KEYBOARD_SCRIPT = (
                 : "Key" + key.toUpperCase(), bubbles: true, cancelable: true}));
         }
     };
+    // the pair on screen: its URLs as shown, and its page ids from the comment of its scroll-to-top script
+    // (set by the element once drawn, which may be a frame after the URLs); null with no URL on screen
+    const shownPair = () => {
+        const urls = [...document.querySelectorAll('[data-testid="stMain"] [data-testid="stCode"]')].slice(0, 2)
+            .map(c => c.innerText.trim()).join('|');
+        const marks = [...document.querySelectorAll('[data-testid="stMain"] [data-testid="stHtml"] script')]
+            .map(s => s.textContent).filter(t => t.startsWith('/* pair '));
+        return urls ? {urls, ids: marks.length ? marks[marks.length - 1].split(' */')[0].slice(8) : null} : null;
+    };
+    // the pair a key was pressed on is still on screen (its right URL may not have been drawn then)
+    const samePair = (was, now) => !!was && !!now && (was.ids === null || now.ids === null || was.ids === now.ids)
+        && (now.urls === was.urls || (!was.urls.includes('|') && now.urls.startsWith(was.urls + '|')));
+    const notice = text => {
+        let box = document.getElementById('neardup-key-notice');
+        if (!box) {
+            box = document.createElement('div');
+            box.id = 'neardup-key-notice';
+            box.setAttribute('role', 'status');
+            box.style.cssText = 'position:fixed;right:1rem;bottom:1rem;z-index:100000;padding:0.6rem 1rem;'
+                + 'border-radius:0.5rem;background:#fff3cd;color:#664d03;border:1px solid #ffe69c;'
+                + 'font-family:sans-serif;font-size:0.9rem;box-shadow:0 2px 8px rgba(0,0,0,0.15)';
+            document.body.appendChild(box);
+        }
+        box.textContent = text;
+        clearTimeout(state.noticeTimer);
+        state.noticeTimer = setTimeout(() => box.remove(), """
+    + str(KEY_NOTICE_MS)
+    + """);
+    };
     const idle = () => document.querySelector('[data-testid="stApp"]')?.getAttribute('data-test-script-state')
         !== 'running';
     // an early key is sent once the run that draws the label bar is over (its shortcuts are listening)
     const flush = () => {
         if (shortcut("d") || shortcut("s")) state.barSeen = true;
         if (state.early.length && shortcut(state.early[0].key) && idle() && !state.sent) {
-            replay(state.early.shift().key);
+            const held = state.early.shift();
+            if (samePair(held.pair, shownPair())) replay(held.key);
+            else notice(`Key ${held.key} ignored: the pair on screen changed since it was pressed`);
         }
         state.early = state.early.filter(k => performance.now() - k.at < """
     + str(EARLY_KEY_WAIT_MS)
@@ -120,8 +156,10 @@ KEYBOARD_SCRIPT = (
         }
         const key = e.key.length === 1 ? e.key.toLowerCase() : "";
         if (!state.barSeen && /^[dnusz1-8jk]$/.test(key) && !shortcut(key)) {
-            state.early.push({key, at: performance.now()});
             e.stopImmediatePropagation();
+            const pair = shownPair();
+            if (pair === null) notice(`Key ${key} ignored: no pair was on screen when it was pressed`);
+            else state.early.push({key, at: performance.now(), pair});
         }
     }, true);
     document.addEventListener("click", e => {

@@ -23,6 +23,7 @@ from ..markdown import score_text as score_text
 from ..pairkey import PairKey, key_of
 from ..queues import AuditQueue
 from ..store import Store
+from ..store.labels import LabelRow
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,7 +33,7 @@ class GivenLabel:
 
     row: dict[str, Any]
     pages: tuple[int, int]
-    previous: dict[str, Any] | None
+    previous: LabelRow | None
 
     @property
     def key(self) -> PairKey:
@@ -128,7 +129,7 @@ class LabelSession:
             return Undone(given, False, busy=str(exc))
         return Undone(given, done)
 
-    def superseded(self, labels: pd.DataFrame) -> list[tuple[GivenLabel, dict[str, Any]]]:
+    def superseded(self, labels: pd.DataFrame) -> list[tuple[GivenLabel, LabelRow]]:
         """The saved labels that `labels` (`Store.labels()`, read after them) holds a later label of the same
         pair and labeler in place of, each with that label; they are no longer this tab's to undo."""
         out, still = [], []

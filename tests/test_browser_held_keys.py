@@ -1,0 +1,172 @@
+"""A label key held until the label bar is drawn acts only on the pair on screen when it was pressed, in a
+real browser against a real server: pressed with no pair on screen (the page still loading, the database
+held by another process) it is dropped with a message, never applied to the pair drawn next; pressed on a
+pair whose label bar is not drawn yet it labels that pair.
+
+The server's messages to the page are held back from a chosen element on (Playwright's WebSocket route), so
+the key is pressed at that point of the drawing every time. Each test runs a server of its own over a copy of
+the 300-page generated crawl."""
+
+from __future__ import annotations
+
+import re
+import shutil
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from live_app import Server, assert_clean, file_held, launch_browser, serving, wait_idle
+
+from neardup.store import Store
+from neardup.urls import canonicalize_url
+
+pytestmark = pytest.mark.browser
+
+PAIR_URLS_JS = """() => [...document.querySelectorAll('[data-testid="stCode"]')].slice(0, 2)
+    .map(c => c.innerText.trim()).join('|')"""
+TOASTS_JS = """() => [...document.querySelectorAll('[data-testid="stToast"]')].map(t => t.innerText)"""
+BAR_JS = """() => [...document.querySelectorAll('[data-testid="stMain"] button kbd')]
+    .some(k => k.innerText.trim().toLowerCase() === 'd')"""
+# no key held or waiting for its rerun: what the keys were to do is done
+KEYS_SETTLED_JS = """() => { const s = window.neardupKeyboard;
+    return !!s && !s.early.length && !s.sent && !s.queued.length; }"""
+NO_PAIR_NOTICE = "Key d ignored: no pair was on screen when it was pressed"
+PAIR_MARKER = b"<script>/* pair "  # a pair's first element: its scroll-to-top script, naming its page ids
+LABEL_BAR = b"Duplicate"  # the label bar's first button, drawn after the pair
+
+
+class HeldMessages:
+    """The server's messages to the page: passed on until one holding `start` comes, which and all after it
+    are kept back until `release`."""
+
+    def __init__(self, page: object, start: bytes) -> None:
+        self.start = start
+        self.held: list[str | bytes] = []
+        self.holding = False
+        self.released = False
+        self.route: object = None
+        page.route_web_socket(re.compile(r"/_stcore/stream"), self.connect)
+
+    def connect(self, ws: object) -> None:
+        server = ws.connect_to_server()
+        ws.on_message(server.send)
+        self.route = ws
+
+        def to_page(message: str | bytes) -> None:
+            data = message.encode() if isinstance(message, str) else message
+            if not self.released and (self.holding or self.start in data):
+                self.holding = True
+                self.held.append(message)
+            else:
+                ws.send(message)
+
+        server.on_message(to_page)
+
+    def wait_holding(self, page: object) -> None:
+        for _ in range(1200):
+            if self.holding:
+                return
+            page.wait_for_timeout(50)
+        raise AssertionError(f"no message with {self.start!r} came")
+
+    def release(self) -> None:
+        self.released = True
+        for message in self.held:
+            self.route.send(message)
+        self.held.clear()
+
+
+@contextmanager
+def app_server(small_db: Path, tmp: Path) -> Iterator[Server]:
+    db = tmp / "neardup.duckdb"
+    shutil.copyfile(small_db, db)
+    with serving(db, tmp, 300) as srv:
+        yield srv
+
+
+def live_labels(server: Server) -> pd.DataFrame:
+    with Store(server.db, read_only=True, lock_wait_s=30) as store:
+        return store.labels()
+
+
+def test_a_key_pressed_before_any_pair_is_drawn_is_dropped_with_a_message(
+    small_db: Path, tmp_path: Path
+) -> None:
+    """A label key pressed while a fresh page is drawn but no pair is on screen yet is not held for the pair
+    drawn next: a message says it was ignored, and the pair drawn is not labeled."""
+    with app_server(small_db, tmp_path) as server, launch_browser() as browser:
+        page = browser.page
+        held = HeldMessages(page, PAIR_MARKER)
+        page.goto(server.url + "/Audit")
+        page.wait_for_function("() => !!window.neardupKeyboard")
+        held.wait_holding(page)
+        assert page.evaluate(PAIR_URLS_JS) == ""
+        page.keyboard.press("d")
+        page.get_by_text(NO_PAIR_NOTICE).wait_for()
+        held.release()
+        page.get_by_text(re.compile(r"^Pair 1 of \d+")).first.wait_for()
+        page.wait_for_function(BAR_JS)
+        wait_idle(page)
+        page.wait_for_function(KEYS_SETTLED_JS)
+        wait_idle(page)
+        assert live_labels(server).empty
+        assert not any(t.startswith("Labeled") for t in page.evaluate(TOASTS_JS))
+        page.get_by_text(re.compile(r"^Pair 1 of \d+")).first.wait_for()
+        assert_clean(browser, "/Audit after a key with no pair on screen")
+
+
+def test_a_key_pressed_while_another_process_holds_the_file_is_dropped(
+    small_db: Path, tmp_path: Path
+) -> None:
+    """A fresh page opened while another process holds the file read-write says so and shows no pair; a
+    label key pressed then is ignored with a message, and the pair drawn by the rerun asked for once the
+    file is free (r, within the time a held key waits) is not labeled."""
+
+    with app_server(small_db, tmp_path) as server, launch_browser() as browser:
+        page = browser.page
+        with file_held(server.db, write=True):
+            page.goto(server.url + "/Audit")
+            page.wait_for_function("() => !!window.neardupKeyboard")
+            wait_idle(page)
+            assert page.evaluate(PAIR_URLS_JS) == ""
+            page.keyboard.press("d")
+            page.get_by_text(NO_PAIR_NOTICE).wait_for()
+        page.keyboard.press("r")  # Streamlit's rerun
+        page.get_by_text(re.compile(r"^Pair 1 of \d+")).first.wait_for()
+        page.wait_for_function(BAR_JS)
+        wait_idle(page)
+        page.wait_for_function(KEYS_SETTLED_JS)
+        wait_idle(page)
+        assert live_labels(server).empty
+        assert not any(t.startswith("Labeled") for t in page.evaluate(TOASTS_JS))
+        assert_clean(browser, "/Audit after a key while the file was held")
+
+
+def test_a_key_pressed_on_a_pair_before_its_label_bar_is_drawn_labels_that_pair(
+    small_db: Path, tmp_path: Path
+) -> None:
+    """The pair on screen, its label bar not drawn yet: a label key waits for the bar and labels that pair."""
+    with app_server(small_db, tmp_path) as server, launch_browser() as browser:
+        page = browser.page
+        held = HeldMessages(page, LABEL_BAR)
+        page.goto(server.url + "/Audit")
+        held.wait_holding(page)
+        page.wait_for_function(f"() => ({PAIR_URLS_JS})().includes('|')")
+        shown = str(page.evaluate(PAIR_URLS_JS))
+        assert not page.evaluate(BAR_JS)
+        page.keyboard.press("d")
+        assert page.evaluate("() => window.neardupKeyboard.early.length") == 1  # held for the bar
+        held.release()
+        page.locator('[data-testid="stToast"]', has_text="Labeled duplicate").first.wait_for()
+        page.wait_for_function(KEYS_SETTLED_JS)
+        wait_idle(page)
+        labels = live_labels(server)
+        assert labels["label"].tolist() == ["duplicate"]
+        urls = set(shown.split("|"))
+        assert {labels["url_a"].iloc[0], labels["url_b"].iloc[0]} <= {
+            canonicalize_url(u) for u in urls
+        } | urls
+        assert page.evaluate(PAIR_URLS_JS) != shown  # the queue moved on
+        assert_clean(browser, "/Audit after a key held for the label bar")
