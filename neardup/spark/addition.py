@@ -20,7 +20,7 @@ new file is linked only to records of the new files.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ..candidates import choose_r
 from ..config import Config
@@ -30,44 +30,14 @@ from .arrow import ddl, per_batch
 from .components import dense_index
 from .output import MANIFEST, READABLE_FORMATS
 from .pairs import BucketGrown
-from .run import Pairs, Units, apply_url_rules, verified_pairs, write_pairs
 from .session import exists, read_text
+from .stages import Pairs, Previous, Units, apply_url_rules, verified_pairs, write_pairs
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
 # Columns `write_pages` adds to a page; the rest is the page as numbered.
 _ADDED_TO_PAGES = {"unit_id", "cluster_id", "n_shingles", "simhash", "minhash"}
-
-
-@dataclass(slots=True)
-class Previous:
-    """An earlier run's output, read lazily from its Parquet."""
-
-    path: str
-    manifest: dict[str, Any]
-    pages: DataFrame  # as numbered, without the columns `write_pages` adds
-    units: DataFrame
-    pairs: DataFrame
-    errors: DataFrame
-
-    @property
-    def n_sources(self) -> int:
-        return len(self.manifest["sources"])
-
-    @property
-    def page_ids(self) -> int:
-        return int(self.manifest["page_ids"])
-
-    @property
-    def n_units(self) -> int:
-        return int(self.manifest["counts"]["units"])
-
-    def pages_like(self, slim: DataFrame) -> DataFrame:
-        """The earlier pages a record of `slim` may repeat (same url and bytes), in `slim`'s columns."""
-        return self.pages.select(*slim.columns).join(
-            slim.select("url", "md5").distinct(), ["url", "md5"], "left_semi"
-        )
 
 
 def read_previous(spark: SparkSession, path: str, config: Config, keep_html: bool) -> Previous:
