@@ -122,6 +122,15 @@ KEYBOARD_SCRIPT = (
         if (e.ctrlKey || e.metaKey || e.altKey || typing(field)) return;
         const typed = e.key.length === 1 ? e.key.toLowerCase() : "";
         if (/^[dnusz1-8jkm]$/.test(typed) && shortcut(typed)) {
+            if (field && field.matches('[data-testid="stMain"] input[type="checkbox"]')) {
+                // a switch or radio keeps the focus after a click (or gets it back when its run redraws it),
+                // and the shortcuts ignore a key there: the key is sent again from the page itself
+                field.blur();
+                e.stopImmediatePropagation();
+                e.preventDefault();
+                replay(typed);
+                return;
+            }
             if (state.sent) {  // the last key's rerun is under way: this one waits for it
                 state.queued.push(typed);
                 e.stopImmediatePropagation();
