@@ -131,6 +131,14 @@ KEYBOARD_SCRIPT = (
                 replay(typed);
                 return;
             }
+            if (!state.sent && !idle()) {
+                // the page is drawing (its shortcuts may not listen yet): the key waits for the run to end
+                // and acts on the pair it was pressed on (flush)
+                e.stopImmediatePropagation();
+                e.preventDefault();
+                state.early.push({key: typed, at: performance.now(), pair: shownPair()});
+                return;
+            }
             if (state.sent) {  // the last key's rerun is under way: this one waits for it
                 state.queued.push(typed);
                 e.stopImmediatePropagation();
