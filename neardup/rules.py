@@ -17,7 +17,7 @@ variant the clustering missed counts against its rule.
 from __future__ import annotations
 
 import re
-from collections import OrderedDict, defaultdict
+from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypedDict
@@ -25,7 +25,9 @@ from typing import Any, TypedDict
 import numpy as np
 import pandas as pd
 
-from .urls import UrlKey, UrlRule, UrlRuleDict, apply_rules_to_key, bare_host, rewrite_key, url_key
+from .url_images import BaseParts, image_codes
+from .url_keys import key_texts, trap_patterns, url_keys_many
+from .urls import UrlKey, UrlRule, UrlRuleDict, apply_rules_to_key, bare_host, url_key
 
 MIN_PRECISION = 0.95
 MIN_SUPPORT_PAIRS = 2
@@ -36,8 +38,6 @@ COUNTER_EXAMPLES = 3
 # A crawl-trap family: at least this many URLs, at most this share of them distinct texts.
 TRAP_MIN_URLS = 10
 TRAP_MAX_TEXT_SHARE = 0.5
-_NUMBER = re.compile(r"^\d+$")
-_TOKEN = re.compile(r"^(?=.*\d)[A-Za-z0-9_-]{6,}$")
 _SPLIT_LABEL = re.compile(r"^[a-z0-9-]+\.$")
 
 
@@ -222,6 +222,8 @@ class UrlTable:
     _content: np.ndarray | None = None
     # The rules each cluster's URLs propose (`candidate_rules`), by the cluster's fetched URL codes.
     _proposed: dict[tuple[int, ...], frozenset[UrlRule]] = field(default_factory=dict)
+    # The base URL keys as integer codes (`url_images.BaseParts`), made at the first rule set measured.
+    _parts: BaseParts | None = None
 
     def family(self, rules: Sequence[UrlRule], host: str) -> tuple[str, ...]:
         """The bare hosts of the pages a rule of `host` can touch: the host and its aliases among `rules`."""
@@ -290,24 +292,15 @@ class UrlTable:
 
     def images(self, rules: Sequence[UrlRule], where: np.ndarray | None = None) -> np.ndarray:
         """Codes of each page's URL (of the pages at `where`, default all) rewritten by the rules of its host
-        and of the host it aliases: equal codes, equal rewritten URLs. Each distinct URL is rewritten once."""
-        ops: dict[str, list[UrlRule]] = defaultdict(list)
-        target: dict[str, str] = {}  # bare host -> the host its pages move to (aliases)
-        for r in rules:
-            if r.kind == "host_alias":
-                target[bare_host(r.name + r.host)] = r.host
-            else:
-                ops[bare_host(r.host)].append(r)
+        and of the host it aliases: equal codes, equal rewritten URLs. Each distinct URL the rules may
+        change is rewritten once (`url_images.image_codes`)."""
         base = self.base if where is None else self.base[where]
+        if not len(base):
+            return np.empty(0, dtype=np.int64)
         distinct, inverse = np.unique(base, return_inverse=True)
-        out = []
-        for code in distinct:
-            key = self.base_keys[code]
-            host = target.get(bare_host(key.host), key.host)
-            mine = ops.get(bare_host(host))
-            out.append((host, key.path, key.query) if not mine else _as_tuple(rewrite_key(key, host, mine)))
-        codes = pd.factorize(pd.Series(out, dtype=object))[0]
-        return codes[inverse.reshape(-1)] if len(base) else np.empty(0, dtype=np.int64)
+        if self._parts is None:
+            self._parts = BaseParts.of(self.base_keys)
+        return image_codes(self._parts, self.base_keys, distinct, rules)[inverse.reshape(-1)]
 
     def cluster_of(self, pages: pd.DataFrame) -> np.ndarray:
         """The pages' `cluster_id` in this table's page order (-1 where none); `pages` must be the pages the
@@ -332,39 +325,33 @@ class _Merging:
     saved: int  # fetches it saves
 
 
-def _trap_pattern(key: UrlKey) -> str:
-    """The URL pattern of a crawl-trap family: numbers and id-like segments generalized, query values
-    dropped."""
-    segs = ["{n}" if _NUMBER.match(s) else "{id}" if _TOKEN.match(s) else s for s in key.path.split("/")]
-    query = "&".join(sorted({f"{n}=*" for n, _ in key.query}))
-    return "/".join(segs) + ("?" + query if query else "")
-
-
 def url_table(pages: pd.DataFrame) -> UrlTable:
     """The `UrlTable` of pages with `url` and `page_id` (e.g. `Fingerprints.pages`): what rule learning
     needs that no threshold changes, each distinct URL parsed once."""
     order = np.argsort(pages["page_id"].to_numpy(dtype=np.int64), kind="stable")
     raw = pages["url"].to_numpy(dtype=object)[order]
     raw_codes, raw_urls = pd.factorize(pd.Series(raw, dtype=object))
-    parsed = [url_key(url) for url in raw_urls]
+    parsed = url_keys_many(raw_urls)
     raw_keys = [k or UrlKey("", "", url, ()) for k, url in zip(parsed, raw_urls, strict=True)]
-    raw_texts = np.asarray([k.text() for k in raw_keys], dtype=object)
+    raw_texts = np.asarray(key_texts(raw_keys), dtype=object)
     text_codes, texts = pd.factorize(pd.Series(raw_texts, dtype=object))
     base_keys: list[UrlKey] = [UrlKey("", "", "", ())] * len(texts)
     for key, code in zip(raw_keys, text_codes, strict=True):
         base_keys[code] = key
     base = text_codes[raw_codes].astype(np.int64)
-    raw_hosts = np.asarray([bare_host(k.host) for k in raw_keys], dtype=object)
+    host_codes, host_names = pd.factorize(pd.Series([k.host for k in raw_keys], dtype=object))
+    raw_hosts = np.asarray([bare_host(h) for h in host_names], dtype=object)[host_codes]
     hosts = raw_hosts[raw_codes] if len(raw_codes) else np.empty(0, dtype=object)
     codes, names = pd.factorize(pd.Series(hosts, dtype=object))
     by_host_order = np.argsort(codes, kind="stable")
     split = np.split(by_host_order, np.flatnonzero(np.diff(codes[by_host_order])) + 1) if len(codes) else []
     by_host = {str(names[codes[part[0]]]): part for part in split}
-    family = pd.Series(
-        [(h, _trap_pattern(k)) if k is not None else None for k, h in zip(parsed, raw_hosts, strict=True)],
-        dtype=object,
-    )
-    family_codes, family_names = pd.factorize(family)
+    on_key = np.flatnonzero([k is not None for k in parsed])
+    patterns = trap_patterns([raw_keys[i] for i in on_key])
+    family: list[tuple[str, str] | None] = [None] * len(parsed)
+    for i, pattern in zip(on_key.tolist(), patterns, strict=True):
+        family[i] = (raw_hosts[i], pattern)
+    family_codes, family_names = pd.factorize(pd.Series(family, dtype=object))
     trap_family = family_codes[raw_codes].astype(np.int64) if len(raw_codes) else np.empty(0, np.int64)
     return UrlTable(
         page_id=pages["page_id"].to_numpy(dtype=np.int64)[order],
@@ -400,10 +387,6 @@ class _Crawl:
     @property
     def urls(self) -> np.ndarray:
         return self.table.urls
-
-
-def _as_tuple(key: UrlKey) -> tuple[str, str, tuple[tuple[str, str], ...]]:
-    return key.host, key.path, key.query
 
 
 def _pairs(groups: np.ndarray) -> int:
