@@ -17,7 +17,7 @@ variant the clustering missed counts against its rule.
 from __future__ import annotations
 
 import re
-from collections import OrderedDict
+from collections import OrderedDict, defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypedDict
@@ -177,8 +177,10 @@ def candidate_rules(pages: pd.DataFrame, table: UrlTable | None = None) -> set[U
     order = np.argsort(raws["cluster"].to_numpy(), kind="stable")
     cl, raw = raws["cluster"].to_numpy()[order], raws["raw"].to_numpy()[order]
     memo, seen = table._proposed, set()
-    for family in np.split(raw, np.flatnonzero(np.diff(cl)) + 1) if len(cl) else []:
-        codes = tuple(int(c) for c in family)
+    ends = [*(np.flatnonzero(np.diff(cl)) + 1).tolist(), len(cl)] if len(cl) else []
+    raw_codes = raw.tolist()
+    for start, end in zip([0, *ends[:-1]], ends, strict=True):
+        codes = tuple(raw_codes[start:end])
         seen.add(codes)
         if (rules := memo.get(codes)) is None:
             rules = memo[codes] = _proposed_rules([k for k in (table.raw_keys[c] for c in codes) if k])
@@ -252,7 +254,9 @@ class UrlTable:
     def merging(self, rule: UrlRule, mine: Sequence[UrlRule], content: np.ndarray) -> _Merging:
         """The `_Merging` of `rule` among `mine` (the rules of its host), over the pages where `content`
         (no degenerate page: the same at every threshold of one fingerprint key), kept."""
-        if self._content is None or not np.array_equal(self._content, content):
+        if self._content is not content and (
+            self._content is None or not np.array_equal(self._content, content)
+        ):
             self._content = content
             self._merging.clear()
         key = (rule, frozenset(mine))
@@ -374,11 +378,13 @@ class _Crawl:
 
     table: UrlTable
     cluster: np.ndarray  # cluster id per page (table order); -1 for degenerate pages
+    content: np.ndarray  # cluster >= 0
 
     @classmethod
     def of(cls, pages: pd.DataFrame, table: UrlTable | None = None) -> _Crawl:
         table = table if table is not None else url_table(pages)
-        return cls(table, table.cluster_of(pages))
+        cluster = table.cluster_of(pages)
+        return cls(table, cluster, cluster >= 0)
 
     @property
     def base(self) -> np.ndarray:
@@ -406,13 +412,11 @@ def pages_saved(base: np.ndarray, image: np.ndarray) -> int:
     return int(np.count_nonzero(np.asarray(base) != first_base[image]))
 
 
-def _measure(crawl: _Crawl, rule: UrlRule, rules: Sequence[UrlRule]) -> RuleStats:
+def _measure(crawl: _Crawl, rule: UrlRule, mine: Sequence[UrlRule]) -> RuleStats:
     """What `rule` adds to the other `rules` of its host: the pairs it merges, its support and savings.
     On integer codes (the rewritten URLs of the family's pages with and without the rule, their clusters):
     only the clusters depend on the threshold."""
-    # Only the rules of the rule's host rewrite the pages of its host and its aliases.
-    mine = [o for o in rules if _same_host(o, rule)]
-    merging = crawl.table.merging(rule, mine, crawl.cluster >= 0)
+    merging = crawl.table.merging(rule, mine, crawl.content)
     img, pre, pos, ip_code = merging.img, merging.pre, merging.pos, merging.ip_code
     cl = crawl.cluster[pos]
     n_clusters = int(cl.max(initial=-1)) + 1
@@ -501,11 +505,11 @@ def learn_rules(
     memo: dict[tuple[UrlRule, frozenset[UrlRule]], RuleStats] = {}
     for _ in range(MAX_ROUNDS):
         stats = []
-        for r in rules:
+        for r, mine in _with_host_rules(rules):
             # A rule's numbers depend only on the rules of its host: measured again only when those change.
-            key = (r, frozenset(o for o in rules if _same_host(o, r)))
+            key = (r, frozenset(mine))
             if key not in memo:
-                memo[key] = _measure(crawl, r, rules)
+                memo[key] = _measure(crawl, r, mine)
             stats.append(memo[key])
         bad = [s for s in stats if s.precision < min_precision or s.pairs_in_cluster < min_support]
         if not bad:
@@ -522,7 +526,7 @@ def learn_rules(
 def rule_stats(pages: pd.DataFrame, rules: Sequence[UrlRule]) -> list[RuleStats]:
     """Each rule measured with the others against the pages' `cluster_id` (e.g. a ground truth's clusters)."""
     crawl = _Crawl.of(pages)
-    return [_measure(crawl, r, rules) for r in rules]
+    return [_measure(crawl, r, mine) for r, mine in _with_host_rules(rules)]
 
 
 def rewritten_urls(urls: Sequence[str], rules: Sequence[UrlRule]) -> list[str]:
@@ -534,8 +538,14 @@ def rewritten_urls(urls: Sequence[str], rules: Sequence[UrlRule]) -> list[str]:
     return out
 
 
-def _same_host(a: UrlRule, b: UrlRule) -> bool:
-    return bare_host(a.host) == bare_host(b.host)
+def _with_host_rules(rules: Sequence[UrlRule]) -> list[tuple[UrlRule, list[UrlRule]]]:
+    """Each rule with the rules of its (bare) host, in the order given: only those rewrite the pages of its
+    host and its aliases."""
+    by_host: dict[str, list[UrlRule]] = defaultdict(list)
+    hosts = [bare_host(r.host) for r in rules]
+    for r, host in zip(rules, hosts, strict=True):
+        by_host[host].append(r)
+    return [(r, by_host[host]) for r, host in zip(rules, hosts, strict=True)]
 
 
 def crawler_rules(rules: Sequence[UrlRule]) -> list[dict[str, Any]]:
