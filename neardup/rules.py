@@ -208,7 +208,6 @@ class UrlTable:
     raw_keys: list[UrlKey | None]  # the key of each fetched URL code (None: no http(s) URL)
     base: np.ndarray  # code of the base URL per page (equal codes, equal keys)
     base_keys: list[UrlKey]  # the key of each base URL code
-    urls: np.ndarray  # base URL text per page
     hosts: np.ndarray  # bare host per page
     # Positions of each bare host's pages: a rule's pages are found without a pass over the whole crawl.
     by_host: dict[str, np.ndarray]
@@ -237,6 +236,10 @@ class UrlTable:
     def positions(self, names: tuple[str, ...]) -> np.ndarray:
         parts = [self.by_host[n] for n in names]
         return np.sort(np.concatenate(parts)) if parts else np.empty(0, dtype=np.int64)
+
+    def url(self, position: int) -> str:
+        """The base URL text of the page at `position` (a page's URL as rule learning compares it)."""
+        return key_texts([self.base_keys[self.base[position]]])[0]
 
     def images_of(self, rules: Sequence[UrlRule], names: tuple[str, ...]) -> np.ndarray:
         """`images(rules, positions(names))`, kept for the next call with the same rules and hosts (the
@@ -364,7 +367,6 @@ def url_table(pages: pd.DataFrame) -> UrlTable:
         raw_keys=parsed,
         base=base,
         base_keys=base_keys,
-        urls=np.asarray(texts, dtype=object)[base] if len(base) else np.empty(0, dtype=object),
         hosts=hosts,
         by_host=by_host,
         trap_family=trap_family,
@@ -389,10 +391,6 @@ class _Crawl:
     @property
     def base(self) -> np.ndarray:
         return self.table.base
-
-    @property
-    def urls(self) -> np.ndarray:
-        return self.table.urls
 
 
 def _pairs(groups: np.ndarray) -> int:
@@ -441,7 +439,7 @@ def _measure(crawl: _Crawl, rule: UrlRule, mine: Sequence[UrlRule]) -> RuleStats
             a = rows[0]
             b = rows[(cl[rows] != cl[a]) & (pre[rows] != pre[a])]
             if len(b):
-                examples.append((str(crawl.urls[pos[a]]), str(crawl.urls[pos[b[0]]])))
+                examples.append((crawl.table.url(pos[a]), crawl.table.url(pos[b[0]])))
     return RuleStats(rule, merging.merged, in_cluster, clusters, merging.saved, examples)
 
 
@@ -476,7 +474,7 @@ def crawl_traps(
             "pattern": [table.trap_names[f][1] for f in present],
             "urls": urls[present],
             "distinct_texts": distinct_texts[present],
-            "example": table.urls[on][first[present]],
+            "example": [table.url(p) for p in np.flatnonzero(on)[first[present]]],
         }
     )
     out = out[(out["urls"] >= min_urls) & (out["distinct_texts"] <= max_text_share * out["urls"])]

@@ -34,7 +34,10 @@ def url_keys_many(urls: Sequence[str]) -> list[UrlKey | None]:
     paths = parts[1].fillna("/")
     long = paths.str.len() > 1
     paths = paths.where(~long, paths.str.rstrip("/").replace("", "/"))
-    host_of, path_of, query_of = hosts.to_numpy(), paths.to_numpy(), parts[2].to_numpy()
+    # One string per distinct host, not one per URL.
+    host_codes, host_names = pd.factorize(hosts)
+    host_of = np.asarray(host_names, dtype=object)[host_codes] if len(host_names) else host_codes
+    path_of, query_of = paths.to_numpy(), parts[2].to_numpy()
     keys: list[UrlKey | None] = [None] * len(column)
     for i in np.flatnonzero(common).tolist():
         query = query_of[i]
