@@ -138,6 +138,14 @@ def sample_page_rows(
     return rows[rows < total_pages]
 
 
+def sample_size(total_pages: int) -> tuple[int, int]:
+    """(pages, pages per run) of the sample of a crawl of `total_pages`: SAMPLE_PAGES, at most a fifth of the
+    pages (a sample of most of them would cost about what the exact computation does), in runs of at most
+    SAMPLE_RUN that make at least two runs per jackknife group."""
+    pages = max(1, min(SAMPLE_PAGES, total_pages // 5))
+    return pages, max(1, min(SAMPLE_RUN, pages // (2 * JACKKNIFE_GROUPS)))
+
+
 def jackknife_groups(rows: np.ndarray, run_pages: int = SAMPLE_RUN) -> np.ndarray:
     """The jackknife group of each sampled row: its run's rank, dealt round-robin into JACKKNIFE_GROUPS (the
     runs are what was drawn at random, so a group leaves out whole runs)."""
@@ -184,15 +192,19 @@ def sample_counts(
     config: Config,
     reference: Fingerprints,
     *,
-    sample_pages: int = SAMPLE_PAGES,
+    sample_pages: int | None = None,
     seed: int = SAMPLE_SEED,
-    run_pages: int = SAMPLE_RUN,
+    run_pages: int | None = None,
     jobs: int | None = None,
 ) -> SampleCounts | None:
     """The sample's pages and pairs at `config` and at the reference's setting (None when the reference is
-    not `comparable`). Reads the sampled texts from `store` and pairs them with the engine's stages."""
+    not `comparable`). Reads the sampled texts from `store` and pairs them with the engine's stages. The
+    sample's size and runs are `sample_size`'s unless given."""
     if not comparable(config, reference.config):
         return None
+    default_pages, default_run = sample_size(len(reference.arrays["unit"]))
+    sample_pages = default_pages if sample_pages is None else sample_pages
+    run_pages = default_run if run_pages is None else run_pages
     t0 = time.perf_counter()
     rows = sample_page_rows(len(reference.arrays["unit"]), sample_pages, seed, run_pages=run_pages)
     ref_unit = reference.arrays["unit"][rows]

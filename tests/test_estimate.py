@@ -50,6 +50,12 @@ def test_the_sample_is_runs_of_consecutive_rows_the_same_for_a_seed() -> None:
     assert np.array_equal(estimate.sample_page_rows(950, 2_000, 7, run_pages=100), np.arange(950))
 
 
+def test_the_sample_is_a_fifth_of_a_small_crawl_in_two_runs_per_group_at_least() -> None:
+    assert estimate.sample_size(3_000) == (600, 30)
+    assert estimate.sample_size(100_000) == (estimate.SAMPLE_PAGES, estimate.SAMPLE_RUN)
+    assert estimate.sample_size(1_000_000) == (estimate.SAMPLE_PAGES, estimate.SAMPLE_RUN)
+
+
 def test_count_numbers_counts_as_the_report_does(reference: Fingerprints) -> None:
     exact = analyze(reference, REFERENCE).numbers
     keep = duplicate_pairs(reference.pairs, REFERENCE)
@@ -70,7 +76,7 @@ def test_a_sample_of_every_page_gives_the_exact_numbers(
     sample_store: Store, reference: Fingerprints, setting: str
 ) -> None:
     config = SETTINGS[setting]
-    counts = estimate.sample_counts(sample_store, config, reference, sample_pages=10_000)
+    counts = estimate.sample_counts(sample_store, config, reference, sample_pages=10_000, run_pages=1_000)
     assert counts is not None and counts.sample_pages == len(reference.pages)
     got = estimate.estimate_numbers(counts, config, REFERENCE, analyze(reference, REFERENCE).numbers)
     exact = analyze(load_fingerprints(sample_store, config), config).numbers

@@ -248,6 +248,7 @@ class FingerprintJobs:
                 stages = job.plan()
                 with self._cond:
                     job.stages = stages
+                    job.stage = job.stage or (stages[0] if stages else "")
                 job.run(report)
             except Superseded:
                 with self._cond:
