@@ -55,11 +55,13 @@ from .stages.base import BATCH, PARALLEL_MIN
 from .stages.pairs import find_pairs
 from .store import Store
 
-# Pages sampled: measured to answer within ~5 s on a 2-core box at 1M pages of the 16 KB bench crawl
-# (reading, sketching, pairing and verifying the sample's texts; bench/RESULTS.md), whatever the crawl's size.
+# Pages sampled: 3.4 CPU-s on 100k pages of the 16 KB bench crawl (reading the texts 0.8, sketching 1.4 over
+# the workers, pairing and verifying 0.6, counting the rest; bench/RESULTS.md), ~2.5 s on two idle cores.
+# None of it grows with the crawl: the texts read are those of the sampled runs.
 SAMPLE_PAGES = 20_000
-# Consecutive pages (by page id) drawn together: a run's texts lie in one or two row groups. 20 runs of
-# 1,000 read in ~0.15 CPU-s per 2,000 pages at 100k pages, against ~1 CPU-s for 2,000 pages drawn one by one.
+# Consecutive pages (by page id) drawn together, so a run's texts are read from a few stretches of the store:
+# 2,000 pages in 4 runs of 500 read in 0.14 CPU-s at 100k pages, 2,000 drawn one by one in 1.07 (every text
+# of the table decompressed).
 SAMPLE_RUN = 1_000
 SAMPLE_SEED = 20_240_601
 JACKKNIFE_GROUPS = 10

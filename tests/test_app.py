@@ -44,6 +44,7 @@ from neardup.labels import (
 from neardup.queues import AuditQueue
 from neardup.store import Store
 from neardup.ui import data as ui_data
+from neardup.ui.background import JobState
 from neardup.ui.render import md_escape
 from neardup.ui.state import (
     KEY_AUDIT_PAIR,
@@ -244,11 +245,17 @@ def test_explore_histogram_ends_at_one_and_shows_every_labeled_share(
 
 def test_switching_method_to_simhash(db: str, store: Store) -> None:
     at = run_app()
-    at.sidebar.radio[0].set_value("simhash").run()  # computes simhash fingerprints once
+    at.sidebar.radio[0].set_value("simhash").run()  # an estimate at once, the exact set in the background
     assert not at.exception
     threshold = next(s for s in at.sidebar.slider if s.label.startswith("Threshold"))
     assert threshold.label == "Threshold (max Hamming bits)"
-    numbers = default_analysis(store, Config(method="simhash", threshold=threshold.value)).numbers
+    assert any("Estimate from" in info.value for info in at.info)
+    simhash = Config(method="simhash", threshold=threshold.value)
+    job = ui_data.FINGERPRINT_JOBS.wait(db, simhash, TIMEOUT)
+    assert job is not None and job.state is JobState.DONE
+    at.run()  # what the progress fragment starts when the job is done
+    assert not any("Estimate from" in info.value for info in at.info)
+    numbers = default_analysis(store, simhash).numbers
     assert metrics(at)["Unique pages"] == f"{numbers['unique_pages']:,}"
     for page in ("pages/2_Explore.py", "pages/3_Audit.py", "pages/4_Tune.py"):
         at.switch_page(page).run()

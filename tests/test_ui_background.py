@@ -100,15 +100,6 @@ def test_another_sessions_setting_waits_in_the_queue_and_a_shared_one_is_not_can
     assert jobs.wait("db", config(7), WAIT_S).state is JobState.DONE  # type: ignore[union-attr]
 
 
-def test_a_session_back_on_a_stored_setting_cancels_its_job() -> None:
-    jobs, gate = FingerprintJobs(), Gate()
-    jobs.want("s1", "db", config(6), gate.run, gate.plan)
-    assert gate.reached.wait(WAIT_S)
-    jobs.keep_only("s1", "db", config(5).fingerprint_key)
-    gate.go.set()
-    assert jobs.wait("db", config(6), WAIT_S) is None and not gate.finished
-
-
 def test_a_failed_job_says_why() -> None:
     jobs = FingerprintJobs()
 

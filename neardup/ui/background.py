@@ -7,9 +7,11 @@ process could not read it meanwhile). So the other pages, and threshold moves on
 stay usable.
 
 Who waits for what: each session wants at most one setting computed (`FingerprintJobs.want`). A session's
-newer want replaces its older one; a job no session wants any more is dropped from the queue, or, running,
-cancelled at its next progress report (the sketches it stored so far are kept: a later computation of that
-shingle size reuses them). Jobs other sessions still want stay, and run in the order they were asked for.
+newer want (another setting not computed yet) replaces its older one; a job no session wants any more is
+dropped from the queue, or, running, cancelled at its next progress report (the sketches it stored so far are
+kept: a later computation of that shingle size reuses them). Jobs other sessions still want stay, and run in
+the order they were asked for. A session that goes back to a setting already computed gives up nothing: the
+computation goes on, and its set is stored for when that setting is asked for again.
 """
 
 from __future__ import annotations
@@ -179,14 +181,6 @@ class FingerprintJobs:
                 self._thread = threading.Thread(target=self._work, name="neardup-fingerprints", daemon=True)
                 self._thread.start()
             self._cond.notify_all()
-
-    def keep_only(self, owner: str, path: str, fingerprint_key: str) -> None:
-        """`owner` waits for no set but (at most) this one: a want of another is given up."""
-        with self._cond:
-            before = self._wants.get(owner)
-            if before is not None and before != (path, fingerprint_key):
-                del self._wants[owner]
-                self._give_up(owner, before)
 
     def _give_up(self, owner: str, key: JobKey) -> None:
         job = self._jobs.get(key)

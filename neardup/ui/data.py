@@ -166,12 +166,6 @@ def want_computed(store: Store, path: str, config: Config) -> None:
     )
 
 
-def want_only(path: str, config: Config) -> None:
-    """This session waits for no fingerprint set but `config`'s: a job only it wanted, of another setting,
-    is cancelled."""
-    FINGERPRINT_JOBS.keep_only(session_owner(), path, config.fingerprint_key)
-
-
 def is_computed(store: Store, path: str, config: Config) -> bool:
     """Whether `config`'s fingerprint set is in memory or stored for the pages there are."""
     latest = ANALYSES.latest()
@@ -259,7 +253,6 @@ ANALYSES = AnalysisMemo(PER_THRESHOLD_ENTRIES, FINGERPRINT_ENTRIES)
 def get_analysis(store: Store, path: str, config: Config) -> Analysis:
     """Clusters and numbers at a setting (`analysis.analyze`), kept while its fingerprints are (see
     `AnalysisMemo`)."""
-    want_only(path, config)
     return ANALYSES.get(get_fingerprints(store, path, config.fingerprint_key, config), path, config)
 
 
