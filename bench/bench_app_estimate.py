@@ -23,7 +23,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT / "bench"))
-from harness import commit, machine, rss_kb  # noqa: E402  (bench/harness.py)
+from harness import TICK, commit, machine, rss_kb  # noqa: E402  (bench/harness.py)
 from live_app import launch_browser, serving, slider_thumb, wait_idle  # noqa: E402
 
 ESTIMATE = "Estimate from"
@@ -31,8 +31,54 @@ EXACT = "Next:"  # Home's last line, drawn with the exact numbers only
 TIMEOUT_MS = 1_800_000
 
 
+# Home drawn at a setting: the caption naming it, the estimate's label or the exact page's last line, and no
+# script running.
+DRAWN_JS = """(setting) => {
+    const all = (id) => [...document.querySelectorAll(`[data-testid="${id}"]`)].map(e => e.innerText);
+    const texts = all('stMarkdownContainer');
+    return all('stCaptionContainer').some(t => t.startsWith('Database ') && t.includes(setting))
+        && texts.some(t => t.startsWith('Estimate from') || t.startsWith('Next:'))
+        && document.querySelector('[data-testid="stApp"]').getAttribute('data-test-script-state') === 'notRunning';
+}"""
+
+
+def setting_text(step: str, shingle: int) -> str:
+    """What Home's caption says of the setting a step leads to (`report.describe_config`)."""
+    return f"shingles of {shingle} words" if step.isdigit() else f", {step}, shingles of {shingle} words"
+
+
 def loadavg() -> str:
     return " ".join(Path("/proc/loadavg").read_text().split()[:3])
+
+
+def tree(root: int) -> list[int]:
+    """`root` and the processes under it (the forkserver and its workers), from /proc."""
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                ppid = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            except OSError:
+                continue
+            children.setdefault(ppid, []).append(int(entry.name))
+    out, todo = [root], [root]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            out.append(child)
+            todo.append(child)
+    return out
+
+
+def cpu_s(pids: list[int]) -> float:
+    """CPU seconds of these processes and of the children they reaped (a pool's workers that exited)."""
+    total = 0.0
+    for pid in pids:
+        try:
+            rest = Path(f"/proc/{pid}/stat").read_bytes().rsplit(b")", 1)[1].split()
+        except OSError:
+            continue
+        total += sum(int(x) for x in rest[11:15]) / TICK
+    return total
 
 
 def change(page: object, step: str, shingle: int) -> int:
@@ -57,8 +103,11 @@ def main() -> None:
     db = tmp / "app.duckdb"
     shutil.copy(args.db, db)
     print(f"{machine()}; commit {commit()}; load average {loadavg()} (start)\n")
-    print("| step | to the estimate (s) | estimate | to the exact numbers (s) | server RSS MB |")
-    print("|---|---:|---|---:|---:|")
+    print(
+        "| step | to the estimate (s) | its CPU s (server + workers) | estimate | to the exact numbers (s) "
+        "| server RSS MB |"
+    )
+    print("|---|---:|---:|---|---:|---:|")
     try:
         with serving(db, tmp, 0) as srv, launch_browser() as b:
             page = b.page
@@ -68,27 +117,30 @@ def main() -> None:
             page.get_by_text(EXACT).first.wait_for()
             wait_idle(page)
             rss = rss_kb(srv.proc.pid) / 1024
-            print(f"| Home, default setting | | | {time.perf_counter() - t0:,.1f} | {rss:,.0f} |", flush=True)
+            print(
+                f"| Home, default setting | | | | {time.perf_counter() - t0:,.1f} | {rss:,.0f} |", flush=True
+            )
             shingle = 5
             for step in args.steps.split(","):
-                t0 = time.perf_counter()
+                pids = tree(srv.proc.pid)
+                cpu0, t0 = cpu_s(pids), time.perf_counter()
                 shingle = change(page, step, shingle)
                 estimate = page.get_by_text(ESTIMATE).first
                 exact = page.get_by_text(EXACT).first
-                page.wait_for_function(
-                    "() => [...document.querySelectorAll('[data-testid=\"stMarkdownContainer\"]')]"
-                    ".some(e => e.innerText.startsWith('Estimate from') || e.innerText.startsWith('Next:'))"
-                    " && document.querySelector('[data-testid=\"stApp\"]')"
-                    ".getAttribute('data-test-script-state') === 'notRunning'"
-                )
+                # the run of the new setting drawn to its end: its caption, then the estimate or the exact numbers
+                page.wait_for_function(DRAWN_JS, arg=setting_text(step, shingle))
                 to_estimate = time.perf_counter() - t0
+                pids = sorted(set(pids) | set(tree(srv.proc.pid)))
+                cpu = cpu_s(pids) - cpu0
                 shown = estimate.inner_text().split("(")[0].strip() if estimate.count() else "(stored: exact)"
                 exact.wait_for()
                 wait_idle(page)
                 to_exact = time.perf_counter() - t0
                 rss = rss_kb(srv.proc.pid) / 1024
-                first = "" if shown == "(stored: exact)" else f"{to_estimate:,.1f}"
-                print(f"| {step} | {first} | {shown} | {to_exact:,.1f} | {rss:,.0f} |", flush=True)
+                first, spent = (
+                    ("", "") if shown == "(stored: exact)" else (f"{to_estimate:,.1f}", f"{cpu:,.1f}")
+                )
+                print(f"| {step} | {first} | {spent} | {shown} | {to_exact:,.1f} | {rss:,.0f} |", flush=True)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     print(f"\nload average {loadavg()} (end)")
