@@ -60,15 +60,15 @@ def job_progress(path: str, config: Config) -> None:
 
 def pending_setting(store: Store, path: str, config: Config) -> bool:
     """When `config`'s fingerprint set is neither in memory nor stored and the latest exact analysis can be
-    scaled to it: draw the estimate and the progress of its computation (started here, after the estimate,
-    which then has both cores) and return True."""
+    scaled to it: draw the estimate and the progress of its computation (started here, once the estimate is
+    drawn: the estimate has both cores) and return True."""
     if is_computed(store, path, config):
         return False
     estimate = get_estimate(store, path, config)
     if estimate is None:  # nothing to scale from (a first start): the page waits under the progress bar
         return False
-    want_computed(store, path, config)
     st.caption(f"Database {md_escape(path)} · {md_escape(describe_config(config))}")
     draw_estimate(estimate)
+    want_computed(store, path, config)
     job_progress(path, config)
     return True
