@@ -3,6 +3,7 @@
 
     .venv/bin/python bench/bench_warc.py                  # the bundled 3,000-page sample, 5 rounds
     .venv/bin/python bench/bench_warc.py --pages 20000 --rounds 3
+    .venv/bin/python bench/bench_warc.py --pages 2000 --profile realsize   # real pages' weight (~100 KB)
 
 The forms: the JSON lines (`.jsonl.gz`), the WARC.gz a crawler writes (one gzip member per record,
 inflated by FastWARC) and the WARC.gz gzipped as one stream (inflated by ISA-L), both written by
@@ -34,9 +35,9 @@ CACHE = Path(tempfile.gettempdir()) / "neardup-bench-warc"
 FORMS = ("jsonl.gz", "warc.gz", "warc.gz one stream")
 
 
-def inputs(pages: int | None) -> dict[str, Path]:
+def inputs(pages: int | None, profile: str = "sample") -> dict[str, Path]:
     CACHE.mkdir(exist_ok=True)
-    tag = "sample" if pages is None else str(pages)
+    tag = "sample" if pages is None else str(pages) if profile == "sample" else f"{profile}-{pages}"
     jsonl = SAMPLE if pages is None else CACHE / f"crawl-{tag}.jsonl.gz"
     if not jsonl.exists():
         subprocess.run(
@@ -49,6 +50,8 @@ def inputs(pages: int | None) -> dict[str, Path]:
                 str(jsonl),
                 "--truth",
                 str(CACHE / f"truth-{tag}.csv"),
+                "--profile",
+                profile,
             ],
             check=True,
         )
@@ -105,6 +108,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument(
         "--pages", type=int, help="generate a crawl of this many pages (default: the bundled sample)"
     )
+    ap.add_argument(
+        "--profile",
+        choices=("sample", "realsize", "bench"),
+        default="sample",
+        help="the generated crawl's pages (scripts/make_sample.py): sample ~12 KB, realsize ~100 KB",
+    )
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--jobs", type=int)
     ap.add_argument("--one", type=Path, help=argparse.SUPPRESS)  # a child: ingest this file, print JSON
@@ -112,7 +121,7 @@ def main(argv: list[str] | None = None) -> int:
     if a.one is not None:
         print(json.dumps(one(a.one, a.jobs)))
         return 0
-    files = inputs(a.pages)
+    files = inputs(a.pages, a.profile)
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     runs: dict[str, list[dict[str, float]]] = {f: [] for f in FORMS}
     for r in range(a.rounds):
