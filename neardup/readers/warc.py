@@ -2,8 +2,9 @@
 
 The main process only splits the archive into records (`WarcBatches`, FastWARC's reader, its own
 inflate so that offsets are offsets into the compressed file); each record's bytes cross to a worker
-as a `WarcCapture` (`capture.py`), and `WarcCapture.record()` does the per-page work there: HTTP header,
-chunked and Content-Encoding decoding, the HTML test, the charset (`payload.py`).
+as a `WarcCapture` (`capture.py`; its block through shared memory, `shared_captures.py`), and
+`WarcCapture.record()` does the per-page work there: HTTP header, chunked and Content-Encoding decoding,
+the HTML test, the charset (`payload.py`).
 
 Records:
 - `response` (an HTTP response): a page; status from the status line, `fetched_at` from WARC-Date, url
