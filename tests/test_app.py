@@ -55,6 +55,7 @@ from neardup.ui.state import (
     W_NORMALIZE,
     W_PER_BUCKET,
     W_QUEUE,
+    W_SHINGLE,
     other_method,
 )
 from neardup.urls import canonicalize_url
@@ -260,6 +261,26 @@ def test_switching_method_to_simhash(db: str, store: Store) -> None:
     for page in ("pages/2_Explore.py", "pages/3_Audit.py", "pages/4_Tune.py"):
         at.switch_page(page).run()
         assert not at.exception, page
+
+
+def test_another_page_at_a_setting_being_computed_waits_for_that_computation(db: str, store: Store) -> None:
+    """Home answers a new shingle size with an estimate and starts the exact set in the background; Explore
+    at that setting waits for that computation (one job, not a second one of its own) and draws its numbers."""
+    at = run_app()
+    at.slider(key=W_SHINGLE).set_value(6).run()
+    assert not at.exception
+    assert any("Estimate from" in info.value for info in at.info)
+    six = Config().with_shingle_size(6)
+    assert ui_data.FINGERPRINT_JOBS.progress(db, six) is not None
+    at.switch_page("pages/2_Explore.py").run()
+    assert not at.exception
+    job = ui_data.FINGERPRINT_JOBS.progress(db, six)
+    assert job is not None and job.state is JobState.DONE
+    assert any("shingles of 6 words" in c.value for c in at.caption)
+    at.switch_page("app.py").run()
+    assert not any("Estimate from" in info.value for info in at.info)
+    numbers = default_analysis(store, six).numbers
+    assert metrics(at)["Near duplicates"] == f"{numbers['near_duplicates']:,}"
 
 
 # --- Audit: labels go to the store -------------------------------------------------------------
