@@ -52,7 +52,7 @@ KEYBOARD_SCRIPT = (
     // is to reach its button's shortcut (no press time: the server's receive time stands for it)
     const sendLabel = (key, pressedAt) => {
         const send = window.neardupSendLabelKey;
-        if (!/^[dnu]$/.test(key) || !send) return false;
+        if (!/^[dnu]$/.test(key) || !send) return false;  // the label keys: ui.label_press.LABEL_OF_KEY
         state.sent = performance.now();
         state.ran = false;
         send(key, pressedAt);

@@ -14,8 +14,8 @@ written first stays). Tabs on two machines compare across the machines' clock sk
 machine whose clock is behind loses to one pressed up to that skew earlier elsewhere. A stamp is therefore
 held to the server's clock: never after the receive time (a clock ahead cannot make a label outlive the
 labels given after it, nor store a time in the future), and never more than `PRESS_MAX_AGE` before it (a
-clock far behind costs at most that much). Labels of one labeler are meant to come from one person, whose
-presses on two machines are seconds apart, more than the skew of clocks kept by NTP.
+clock far behind costs at most that much). One labeler is one person: two presses of one pair on two
+machines are seconds apart, while clocks kept by NTP differ by milliseconds.
 """
 
 from __future__ import annotations
@@ -27,10 +27,11 @@ from datetime import UTC, datetime, timedelta
 
 import streamlit as st
 
+from .audit_page import LABEL_KEYS
 from .state import W_LABEL_KEYS
 
-# The label keys and the labels they give (the label bar's buttons, ui.audit_page.LABEL_KEYS).
-LABEL_OF_KEY = {"d": "duplicate", "n": "not", "u": "unsure"}
+# The label keys and the labels they give (the label bar's buttons; keys.KEYBOARD_SCRIPT sends these).
+LABEL_OF_KEY = {key: label for label, key in LABEL_KEYS}
 # How long before its receive time a press may have been: a key waits in the browser for the page's run
 # (keys.EARLY_KEY_WAIT_MS, keys.KEY_RUN_WAIT_MS for each key before it).
 PRESS_MAX_AGE = timedelta(seconds=60)
