@@ -205,3 +205,34 @@ def test_a_key_pressed_while_the_next_pair_is_drawn_is_dropped_when_its_pair_cha
         assert live_labels(server).empty
         assert not any(t.startswith("Labeled") for t in page.evaluate(TOASTS_JS))
         assert_clean(browser, "/Audit after a key pressed while the next pair was drawn")
+
+
+def test_a_label_key_pressed_before_the_components_script_waits_and_keeps_its_press_time(
+    small_db: Path, tmp_path: Path
+) -> None:
+    """A label key pressed while the label-keys component's script is not loaded yet (taken away here) is
+    held, not sent through its button without its time; once the script is there the label is stored at
+    the time the key was pressed, to the millisecond."""
+    with app_server(small_db, tmp_path) as server, launch_browser() as browser:
+        page = browser.page
+        page.goto(server.url + "/Audit")
+        page.get_by_text(re.compile(r"^Pair 1 of \d+")).first.wait_for()
+        page.wait_for_function(BAR_JS)
+        page.wait_for_function("() => !!window.neardupSendLabelKey")
+        wait_idle(page)
+        page.evaluate(
+            "() => { window.__send = window.neardupSendLabelKey; delete window.neardupSendLabelKey; }"
+        )
+        page.keyboard.press("d")
+        pressed_ms = page.evaluate("() => window.neardupKeyboard.early.map(k => k.pressedAt)")
+        assert len(pressed_ms) == 1  # held for the component's script
+        page.wait_for_timeout(500)
+        assert live_labels(server).empty
+        page.evaluate("() => { window.neardupSendLabelKey = window.__send; }")
+        page.locator('[data-testid="stToast"]', has_text="Labeled duplicate").first.wait_for()
+        page.wait_for_function(KEYS_SETTLED_JS)
+        wait_idle(page)
+        labels = live_labels(server)
+        assert labels["label"].tolist() == ["duplicate"]
+        assert labels["labeled_at"].iloc[0] == pd.Timestamp(pressed_ms[0], unit="ms")
+        assert_clean(browser, "/Audit after a label key held for the component's script")

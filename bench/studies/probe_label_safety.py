@@ -34,6 +34,8 @@ from neardup.store import Store  # noqa: E402
 
 PAIR_URLS_JS = """() => [...document.querySelectorAll('[data-testid="stCode"]')].slice(0, 2)
     .map(c => c.innerText.trim()).join('|')"""
+BAR_JS = """() => [...document.querySelectorAll('[data-testid="stMain"] button kbd')]
+    .some(k => k.innerText.trim().toLowerCase() === 'd')"""
 # Every toast a tab shows, kept (a toast leaves the screen after a few seconds).
 RECORD_TOASTS_JS = """window.__toasts = []; new MutationObserver(() => { for (const t of document.querySelectorAll(
     '[data-testid="stToast"]')) if (!t.__seen) { t.__seen = true; window.__toasts.push(t.innerText); } })
@@ -101,9 +103,12 @@ def clear_labels(db: Path) -> None:
 
 
 def open_audit(page: object, srv: Server) -> str:
+    """Open the Audit page and wait until it looks ready: its pair's two URLs and its label bar drawn (on a
+    loaded box they can come seconds after the run is over)."""
     page.goto(srv.url + "/Audit?per_bucket=30")
     page.get_by_text(re.compile(r"^Pair \d+ of \d+")).first.wait_for(timeout=120_000)
     wait_idle(page)
+    page.wait_for_function(f"() => ({PAIR_URLS_JS})().includes('|') && ({BAR_JS})()", timeout=120_000)
     return str(page.evaluate(PAIR_URLS_JS))
 
 

@@ -20,7 +20,9 @@ scrolls. The script makes:
   are drawn: three keys 40 ms apart would give one or two actions, on the pair before;
 - a label key (d, n, u) carry the time it was pressed (`Date.now()` at its keydown, kept while it waits)
   to the server, through the label-keys component (`ui.label_press`), so of two tabs' labels of one pair
-  the one pressed later is kept whichever reaches the server first.
+  the one pressed later is kept whichever reaches the server first. A label key pressed before the
+  component's script is loaded waits for it (up to `LABEL_SENDER_WAIT_MS`, then it goes through its button
+  and counts at the server's receive time).
 The script is a constant, so it is sent once per page and installs its listeners once per window.
 `PAGE_KEYS_SCRIPT`, sent on every page by the navigation, moves through the app's pages with [ and ].
 """
@@ -29,6 +31,9 @@ from __future__ import annotations
 
 EARLY_KEY_WAIT_MS = 15_000
 KEY_RUN_WAIT_MS = 2_000
+# How long a label key waits for the label-keys component's script (on the 2-core box under load it came up
+# to 3 s after the label bar was drawn) before it goes through its button without its press time.
+LABEL_SENDER_WAIT_MS = 5_000
 KEY_NOTICE_MS = 6_000
 DIFF_KEY = "g"
 
@@ -42,17 +47,20 @@ KEYBOARD_SCRIPT = (
     const shortcut = key => [...document.querySelectorAll('[data-testid="stMain"] button kbd')]
         .find(k => k.innerText.trim().toLowerCase() === key && !k.closest('button').disabled);
     const replay = key => {
+        state.replaying = true;  // a key sent again is not held for the label-keys component
         for (const type of ["keydown", "keyup"]) {
             document.body.dispatchEvent(new KeyboardEvent(type, {key, code: /[0-9]/.test(key) ? "Digit" + key
                 : "Key" + key.toUpperCase(), bubbles: true, cancelable: true}));
         }
+        state.replaying = false;
     };
+    const labelKey = key => /^[dnu]$/.test(key);  // the label keys: ui.label_press.LABEL_OF_KEY
     // a label key goes to the server with its press time (Date.now() at its keydown: this machine's clock,
     // see ui/label_press.py) through the label-keys component, once its script has loaded; false: the key
     // is to reach its button's shortcut (no press time: the server's receive time stands for it)
     const sendLabel = (key, pressedAt) => {
         const send = window.neardupSendLabelKey;
-        if (!/^[dnu]$/.test(key) || !send) return false;  // the label keys: ui.label_press.LABEL_OF_KEY
+        if (!labelKey(key) || !send) return false;
         state.sent = performance.now();
         state.ran = false;
         send(key, pressedAt);
@@ -93,18 +101,24 @@ KEYBOARD_SCRIPT = (
     };
     const idle = () => document.querySelector('[data-testid="stApp"]')?.getAttribute('data-test-script-state')
         !== 'running';
-    // a key pressed while the page draws, or before a fresh page's label bar is drawn, is held with the pair
-    // on screen when it was pressed; with none on screen it is dropped at once
+    // a key pressed while the page draws, before a fresh page's label bar is drawn, or (a label key) before
+    // the label-keys component's script is loaded, is held with the pair on screen when it was pressed; with
+    // none on screen it is dropped at once
     const hold = (key, pressedAt) => {
         const pair = shownPair();
         if (pair === null) notice(`Key ${key} ignored: no pair was on screen when it was pressed`);
         else state.early.push({key, pressedAt, at: performance.now(), pair});
     };
-    // a held key is sent once the run that draws the label bar is over (its shortcuts are listening), only
-    // on the pair it was pressed on
+    // a held key is sent once the run that draws the label bar is over (its shortcuts are listening) and, a
+    // label key, once the component's script is loaded (or it waited long enough), only on the pair it was
+    // pressed on
+    const ready = held => !labelKey(held.key) || !!window.neardupSendLabelKey
+        || performance.now() - held.at > """
+    + str(LABEL_SENDER_WAIT_MS)
+    + """;
     const flush = () => {
         if (shortcut("d") || shortcut("s")) state.barSeen = true;
-        if (state.early.length && shortcut(state.early[0].key) && idle() && !state.sent) {
+        if (state.early.length && shortcut(state.early[0].key) && idle() && !state.sent && ready(state.early[0])) {
             const held = state.early.shift();
             if (samePair(held.pair, shownPair())) press(held);
             else notice(`Key ${held.key} ignored: the pair on screen changed since it was pressed`);
@@ -134,6 +148,7 @@ KEYBOARD_SCRIPT = (
         if (state.sent && !state.ran && performance.now() - state.sent > """
     + str(KEY_RUN_WAIT_MS)
     + """) sendNext();
+        if (state.early.length) flush();  // a label key waiting for the component's script
     }, 100);
     // a shared passage (evidence.show_passages) is a coloured run too, after its numbered badge: not a change
     const firstChange = () => [...document.querySelectorAll('[data-testid="stMain"] '
@@ -173,6 +188,10 @@ KEYBOARD_SCRIPT = (
             } else if (sendLabel(typed, pressedAt)) {  // a label key, sent with its press time
                 e.stopImmediatePropagation();
                 e.preventDefault();
+            } else if (labelKey(typed) && !state.replaying) {  // it waits for the component's script
+                e.stopImmediatePropagation();
+                e.preventDefault();
+                hold(typed, pressedAt);
             } else {
                 state.sent = performance.now();
                 state.ran = false;
