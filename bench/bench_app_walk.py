@@ -3,11 +3,13 @@ real pages and their caches): the time of each step and the process's resident m
 
     python bench/bench_app_walk.py --db bench/data/app.duckdb [--skip-fingerprints]
 
-Steps: Home at the default setting; four threshold moves to values not seen before (Home); the URL rules
-page, then two threshold moves on it; then shingle sizes 4 and 6 and SimHash at 6, 5 and 4 (Home; a size
-whose fingerprints are not stored answers with an estimate from a sample, and a second row times the exact
-numbers the background computation brings, the long part). Prints one Markdown row per step;
-run it on one commit and another (PYTHONPATH) for before/after. Medians of the threshold moves.
+Steps: Home at the default setting; four threshold moves to values not seen before (Home); the first
+render of every other page; two threshold moves on Clusters; the URL rules page, then two threshold moves
+on it; then shingle sizes 4 and 6 and SimHash at 6, 5 and 4 (Home; a size whose fingerprints are not
+stored answers with an estimate from a sample, and a second row times the exact numbers the background
+computation brings, the long part). Prints one Markdown row per step: wall seconds, the process's CPU
+seconds (the figure to compare on a loaded box) and resident memory after it; run it on one commit and
+another (PYTHONPATH) for before/after. Medians of the threshold moves.
 """
 
 from __future__ import annotations
@@ -34,29 +36,39 @@ ROOT = Path(__file__).resolve().parent.parent
 TIMEOUT_S = 3600
 
 
-def rss_mb() -> float:
+PAGES = ["2_Explore", "3_Audit", "4_Tune", "5_Clusters", "6_Export", "1_Load"]
+
+
+def rss_mb(field: str = "VmRSS") -> float:
     gc.collect()
     for line in Path("/proc/self/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
+        if line.startswith(f"{field}:"):
             return int(line.split()[1]) / 1024
     return float("nan")
 
 
 def step(name: str, at: AppTest, act) -> float:
-    t = time.perf_counter()
+    t, cpu_start = time.perf_counter(), time.process_time()
     act(at)
     at.run(timeout=TIMEOUT_S)
-    seconds = time.perf_counter() - t
+    seconds, cpu = time.perf_counter() - t, time.process_time() - cpu_start
     assert not at.exception, at.exception
-    print(f"| {name} | {seconds:,.2f} | {rss_mb():,.0f} |", flush=True)
+    print(f"| {name} | {seconds:,.2f} | {cpu:,.2f} | {rss_mb():,.0f} |", flush=True)
     if any(ESTIMATE in info.value for info in at.info):  # the exact set is computed in the background
         config = at.session_state[KEY_CONFIG]
         FINGERPRINT_JOBS.wait(os.environ["NEARDUP_DB"], config, TIMEOUT_S)
         at.run(timeout=TIMEOUT_S)  # what Home's progress fragment starts when the set is in
         assert not at.exception, at.exception
-        exact = time.perf_counter() - t
-        print(f"| {name}: the exact numbers (background) | {exact:,.2f} | {rss_mb():,.0f} |", flush=True)
+        exact, cpu = time.perf_counter() - t, time.process_time() - cpu_start
+        print(
+            f"| {name}: the exact numbers (background) | {exact:,.2f} | {cpu:,.2f} | {rss_mb():,.0f} |",
+            flush=True,
+        )
     return seconds
+
+
+def threshold(t: float):
+    return lambda at: at.slider(key=w_threshold("containment")).set_value(t)
 
 
 def main() -> None:
@@ -68,26 +80,27 @@ def main() -> None:
     os.environ.pop("NEARDUP_CONFIG", None)
     os.chdir(ROOT)
     print(f"{machine()}; commit {commit()}; load average {os.getloadavg()[0]:.1f}\n")
-    print(f"| step | seconds | RSS MB |\n|---|---:|---:|\n| (start) | | {rss_mb():,.0f} |")
+    print(f"| step | seconds | CPU s | RSS MB |\n|---|---:|---:|---:|\n| (start) | | | {rss_mb():,.0f} |")
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=TIMEOUT_S)
     step("Home, first run (default setting)", at, lambda at: None)
     moves = [
-        step(
-            f"Home, threshold -> {t} (not seen before)",
-            at,
-            lambda at, t=t: at.slider(key=w_threshold("containment")).set_value(t),
-        )
-        for t in (0.81, 0.83, 0.86, 0.9)
+        step(f"Home, threshold -> {t} (not seen before)", at, threshold(t)) for t in (0.81, 0.83, 0.86, 0.9)
     ]
-    print(f"| Home, threshold move: median | {statistics.median(moves):,.2f} | |")
+    print(f"| Home, threshold move: median | {statistics.median(moves):,.2f} | | |")
+    for page in PAGES:
+        step(
+            f"{page.split('_', 1)[1]}, first visit",
+            at,
+            lambda at, page=page: at.switch_page(f"pages/{page}.py"),
+        )
+    step("Clusters", at, lambda at: at.switch_page("pages/5_Clusters.py"))
+    for t in (0.84, 0.87):
+        step(f"Clusters, threshold -> {t} (not seen before)", at, threshold(t))
     step("URL rules, first visit", at, lambda at: at.switch_page("pages/7_URL_rules.py"))
     for t in (0.82, 0.85):
-        step(
-            f"URL rules, threshold -> {t}",
-            at,
-            lambda at, t=t: at.slider(key=w_threshold("containment")).set_value(t),
-        )
+        step(f"URL rules, threshold -> {t}", at, threshold(t))
     step("Home", at, lambda at: at.switch_page("app.py"))
+    print(f"| (peak) | | | {rss_mb('VmHWM'):,.0f} |", flush=True)
     if args.skip_fingerprints:
         return
     for k in (4, 6):
@@ -95,7 +108,8 @@ def main() -> None:
     step("Home, SimHash (shingle size 6)", at, lambda at: at.radio(key=W_METHOD).set_value("simhash"))
     for k in (5, 4):
         step(f"Home, SimHash shingle size {k}", at, lambda at, k=k: at.slider(key=W_SHINGLE).set_value(k))
-    print(f"| (end) | | {rss_mb():,.0f} |")
+    print(f"| (end) | | | {rss_mb():,.0f} |")
+    print(f"| (peak) | | | {rss_mb('VmHWM'):,.0f} |")
 
 
 if __name__ == "__main__":

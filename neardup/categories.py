@@ -11,6 +11,7 @@ cluster's category is its members' most frequent one.
 from __future__ import annotations
 
 import re
+import threading
 from collections import Counter
 from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any
@@ -299,13 +300,67 @@ def cluster_category(categories: pd.Series) -> str:
     )
 
 
-def page_categories(store: Store, analysis: Analysis, labels: pd.DataFrame | None = None) -> pd.DataFrame:
+# Suggestions a `SuggestionMemo` keeps: beyond this many it starts again (a few crawls' removed pages).
+MEMO_MAX_PAIRS = 4_000_000
+
+
+class SuggestionMemo:
+    """The suggested category of each (copy, representative) pair of pages computed so far, and whether the
+    copy is the newer fetch, for one
+    database, normalization, shingle size and set of URL rules (what a suggestion depends on besides the
+    two pages): a threshold move changes a few representatives, so only the pairs it forms anew are read
+    and compared. Another scope starts it afresh."""
+
+    def __init__(self, max_pairs: int = MEMO_MAX_PAIRS) -> None:
+        self.max_pairs = max_pairs
+        self._lock = threading.Lock()
+        self._scope: tuple[object, ...] | None = None
+        self._names: dict[tuple[int, int], tuple[str, bool]] = {}
+
+    def known(self, scope: tuple[object, ...], pairs: list[tuple[int, int]]) -> list[tuple[str, bool] | None]:
+        with self._lock:
+            if scope != self._scope:
+                self._scope, self._names = scope, {}
+            return [self._names.get(pair) for pair in pairs]
+
+    def add(self, scope: tuple[object, ...], names: dict[tuple[int, int], tuple[str, bool]]) -> None:
+        with self._lock:
+            if scope != self._scope:
+                return
+            if len(self._names) + len(names) > self.max_pairs:
+                self._names = {}
+            self._names.update(names)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._scope, self._names = None, {}
+
+
+def _cluster_categories(cluster: np.ndarray, category: np.ndarray) -> pd.Series:
+    """`cluster_category` of each cluster's copies (`cluster`, `category`: one row per copy), by cluster."""
+    named = pd.DataFrame({"cluster": cluster, "category": category})
+    named = named[named["category"].astype(bool)]
+    counts = named.groupby(["cluster", "category"], sort=False).size().reset_index(name="n")
+    rank = {c: i for i, c in enumerate(CATEGORIES)}
+    counts["rank"] = counts["category"].map(lambda c: rank.get(c, len(CATEGORIES)))
+    counts = counts.sort_values(["cluster", "n", "rank"], ascending=[True, False, True], kind="stable")
+    return counts.drop_duplicates("cluster").set_index("cluster")["category"]
+
+
+def page_categories(
+    store: Store,
+    analysis: Analysis,
+    labels: pd.DataFrame | None = None,
+    *,
+    memo: SuggestionMemo | None = None,
+) -> pd.DataFrame:
     """Per page of `analysis.pages` (same index): `category` of the page relative to its representative (""
     for a representative or a unique page), `category_from` ("label", "URLs and text" or ""),
     `suggested_action` and `cluster_category` (its cluster's, from its copies; "" for a unique page).
 
     A degenerate page has the category "degenerate" (it has no cluster). The texts of the pairs the rule
-    reads (`_needs_text`) are read from `store` at the analysis' normalization."""
+    reads (`_needs_text`) are read from `store` at the analysis' normalization; with `memo`, only for the
+    pairs it does not hold."""
     p = analysis.pages
     n = len(p)
     category = np.full(n, "", dtype=object)
@@ -320,39 +375,48 @@ def page_categories(store: Store, analysis: Analysis, labels: pd.DataFrame | Non
     action[multi & is_rep] = REPRESENTATIVE_ACTION
 
     removed = np.flatnonzero(in_cluster & ~is_rep)
-    cols = ["page_id", "url", "canonical_url", "fetched_at", "degenerate", "n_words", "unit_id", "exact_key"]
-    records = p[cols].to_dict("records")
-    row_of = pd.Series(np.arange(n), index=p["page_id"].to_numpy())
+    page_id = p["page_id"].to_numpy(dtype=np.int64)
+    row_of = pd.Series(np.arange(n), index=page_id)
     rep_rows = row_of.reindex(p["representative_id"].to_numpy()[removed].astype(np.int64)).to_numpy()
-    pairs = [(records[i], records[r]) for i, r in zip(removed, rep_rows, strict=True)]
+    config = analysis.config
+    scope = (store.path, config.norm_key, config.shingle_size, config.url_rules)
+    ids = list(zip(page_id[removed].tolist(), page_id[rep_rows].tolist(), strict=True))
+    found: list[tuple[str, bool] | None] = memo.known(scope, ids) if memo is not None else [None] * len(ids)
+    new = [k for k, known in enumerate(found) if known is None]
+    # Only the pages of pairs not suggested before are read as records.
+    cols = ["page_id", "url", "canonical_url", "fetched_at", "degenerate", "n_words", "unit_id", "exact_key"]
+    rows = np.unique(np.concatenate([removed[new], rep_rows[new]])) if new else np.empty(0, dtype=np.int64)
+    records = dict(zip(rows.tolist(), p.iloc[rows][cols].to_dict("records"), strict=True))
+    pairs = [(records[int(removed[k])], records[int(rep_rows[k])]) for k in new]
     wanted = {
         key
         for member, rep in pairs
         if _needs_text(member, rep)
         for key in (member["exact_key"], rep["exact_key"])
     }
-    texts = _texts(store, analysis.config.norm_key, wanted)
-    labeled = _labeled_pages(p, labels)
-    for i, r, (name, _) in zip(
-        removed, rep_rows, _copy_categories(pairs, texts, analysis.config.shingle_size), strict=True
+    texts = _texts(store, config.norm_key, wanted)
+    suggested: dict[tuple[int, int], tuple[str, bool]] = {}
+    for k, (member, rep), (name, _) in zip(
+        new, pairs, _copy_categories(pairs, texts, config.shingle_size), strict=True
     ):
-        page_id = int(records[i]["page_id"])
-        if page_id in labeled.index:
-            name, source[i] = labeled[page_id], "label"
+        newer = _fetched_key(rep["fetched_at"], rep["url"]) < _fetched_key(
+            member["fetched_at"], member["url"]
+        )
+        found[k] = suggested[ids[k]] = (name, newer)
+    if memo is not None:
+        memo.add(scope, suggested)
+    labeled = _labeled_pages(p, labels).to_dict()
+    for i, (pid, _), known in zip(removed.tolist(), ids, found, strict=True):
+        name, newer = known if known is not None else ("", False)
+        if pid in labeled:
+            name, source[i] = labeled[pid], "label"
         else:
             source[i] = "URLs and text"
         category[i] = name
-        newer = _fetched_key(records[r]["fetched_at"], records[r]["url"]) < _fetched_key(
-            records[i]["fetched_at"], records[i]["url"]
-        )
         action[i] = removed_action(name, newer_than_kept=newer)
 
     cluster = p["cluster_id"].to_numpy()
-    per_cluster = (
-        pd.Series(category[removed]).groupby(cluster[removed].astype(np.int64)).agg(cluster_category)
-        if len(removed)
-        else pd.Series([], dtype=object)
-    )
+    per_cluster = _cluster_categories(cluster[removed].astype(np.int64), category[removed])
     cluster_cat = np.full(n, "", dtype=object)
     cluster_cat[degenerate] = "degenerate"
     at = np.flatnonzero(multi)

@@ -41,7 +41,13 @@ COLUMNS = [
 ]
 
 
-def clusters_frame(store: Store, analysis: Analysis, labels: pd.DataFrame | None = None) -> pd.DataFrame:
+def clusters_frame(
+    store: Store,
+    analysis: Analysis,
+    labels: pd.DataFrame | None = None,
+    *,
+    categories: pd.DataFrame | None = None,
+) -> pd.DataFrame:
     """One row per page. Degenerate pages have no cluster and name their reason in `degenerate`.
 
     `category` is what the page is relative to its representative: the category of its labeled pair with
@@ -53,7 +59,8 @@ def clusters_frame(store: Store, analysis: Analysis, labels: pd.DataFrame | None
     `similarity_to_representative` is in the threshold's unit (`analysis.similarity_to`): Hamming bits for
     simhash; for minhash the containment or the Jaccard, as `similarity` says, the stored pair's score
     where the page and its representative are a stored pair, else an estimate from the signatures.
-    1.0 / 0 bits for an exact duplicate of the representative.
+    1.0 / 0 bits for an exact duplicate of the representative. `categories`: `page_categories` of the
+    analysis and labels, when the caller has them already.
     """
     c = analysis.config
     p = analysis.pages
@@ -71,7 +78,7 @@ def clusters_frame(store: Store, analysis: Analysis, labels: pd.DataFrame | None
             "degenerate": p["degenerate"].fillna(""),
         }
     )
-    out = out.join(page_categories(store, analysis, labels))
+    out = out.join(page_categories(store, analysis, labels) if categories is None else categories)
     return out[COLUMNS]
 
 
@@ -106,7 +113,12 @@ REMOVED_COLUMNS = [
 
 
 def removed_frame(
-    store: Store, analysis: Analysis, fp: Fingerprints, labels: pd.DataFrame | None = None
+    store: Store,
+    analysis: Analysis,
+    fp: Fingerprints,
+    labels: pd.DataFrame | None = None,
+    *,
+    categories: pd.DataFrame | None = None,
 ) -> pd.DataFrame:
     """One row per removed page (a content page that is not its cluster's representative): the page kept
     in its place (`representative_url` and `cluster_id` find it in the kept dump) and their similarity in
@@ -115,6 +127,7 @@ def removed_frame(
     `similarity_from` says where the number comes from (`analysis.similarity_to`): "same text", "stored
     pair" (the score the threshold applied to), "fingerprints" (SimHash) or "minhash estimate" when the
     page joined the cluster through other pages rather than by a pair with the representative.
+    `categories` as in `clusters_frame`.
     """
     c = analysis.config
     p = analysis.pages
@@ -128,7 +141,7 @@ def removed_frame(
     same = ua == ub
     measure = "hamming_bits" if c.method == "simhash" else c.similarity
     sim, source = similarity_to(fp, ua, ub, c)
-    kind = page_categories(store, analysis, labels).iloc[removed]
+    kind = (page_categories(store, analysis, labels) if categories is None else categories).iloc[removed]
 
     return pd.DataFrame(
         {

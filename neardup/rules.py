@@ -25,7 +25,9 @@ from typing import Any, TypedDict
 import numpy as np
 import pandas as pd
 
-from .urls import UrlKey, UrlRule, UrlRuleDict, apply_rules_to_key, bare_host, rewrite_key, url_key
+from .url_images import BaseParts, image_codes
+from .url_keys import key_texts, trap_patterns, url_keys_many
+from .urls import UrlKey, UrlRule, UrlRuleDict, apply_rules_to_key, bare_host, url_key
 
 MIN_PRECISION = 0.95
 MIN_SUPPORT_PAIRS = 2
@@ -36,8 +38,6 @@ COUNTER_EXAMPLES = 3
 # A crawl-trap family: at least this many URLs, at most this share of them distinct texts.
 TRAP_MIN_URLS = 10
 TRAP_MAX_TEXT_SHARE = 0.5
-_NUMBER = re.compile(r"^\d+$")
-_TOKEN = re.compile(r"^(?=.*\d)[A-Za-z0-9_-]{6,}$")
 _SPLIT_LABEL = re.compile(r"^[a-z0-9-]+\.$")
 
 
@@ -177,8 +177,10 @@ def candidate_rules(pages: pd.DataFrame, table: UrlTable | None = None) -> set[U
     order = np.argsort(raws["cluster"].to_numpy(), kind="stable")
     cl, raw = raws["cluster"].to_numpy()[order], raws["raw"].to_numpy()[order]
     memo, seen = table._proposed, set()
-    for family in np.split(raw, np.flatnonzero(np.diff(cl)) + 1) if len(cl) else []:
-        codes = tuple(int(c) for c in family)
+    ends = [*(np.flatnonzero(np.diff(cl)) + 1).tolist(), len(cl)] if len(cl) else []
+    raw_codes = raw.tolist()
+    for start, end in zip([0, *ends[:-1]], ends, strict=True):
+        codes = tuple(raw_codes[start:end])
         seen.add(codes)
         if (rules := memo.get(codes)) is None:
             rules = memo[codes] = _proposed_rules([k for k in (table.raw_keys[c] for c in codes) if k])
@@ -206,7 +208,6 @@ class UrlTable:
     raw_keys: list[UrlKey | None]  # the key of each fetched URL code (None: no http(s) URL)
     base: np.ndarray  # code of the base URL per page (equal codes, equal keys)
     base_keys: list[UrlKey]  # the key of each base URL code
-    urls: np.ndarray  # base URL text per page
     hosts: np.ndarray  # bare host per page
     # Positions of each bare host's pages: a rule's pages are found without a pass over the whole crawl.
     by_host: dict[str, np.ndarray]
@@ -222,6 +223,8 @@ class UrlTable:
     _content: np.ndarray | None = None
     # The rules each cluster's URLs propose (`candidate_rules`), by the cluster's fetched URL codes.
     _proposed: dict[tuple[int, ...], frozenset[UrlRule]] = field(default_factory=dict)
+    # The base URL keys as integer codes (`url_images.BaseParts`), made at the first rule set measured.
+    _parts: BaseParts | None = None
 
     def family(self, rules: Sequence[UrlRule], host: str) -> tuple[str, ...]:
         """The bare hosts of the pages a rule of `host` can touch: the host and its aliases among `rules`."""
@@ -233,6 +236,10 @@ class UrlTable:
     def positions(self, names: tuple[str, ...]) -> np.ndarray:
         parts = [self.by_host[n] for n in names]
         return np.sort(np.concatenate(parts)) if parts else np.empty(0, dtype=np.int64)
+
+    def url(self, position: int) -> str:
+        """The base URL text of the page at `position` (a page's URL as rule learning compares it)."""
+        return key_texts([self.base_keys[self.base[position]]])[0]
 
     def images_of(self, rules: Sequence[UrlRule], names: tuple[str, ...]) -> np.ndarray:
         """`images(rules, positions(names))`, kept for the next call with the same rules and hosts (the
@@ -250,7 +257,9 @@ class UrlTable:
     def merging(self, rule: UrlRule, mine: Sequence[UrlRule], content: np.ndarray) -> _Merging:
         """The `_Merging` of `rule` among `mine` (the rules of its host), over the pages where `content`
         (no degenerate page: the same at every threshold of one fingerprint key), kept."""
-        if self._content is None or not np.array_equal(self._content, content):
+        if self._content is not content and (
+            self._content is None or not np.array_equal(self._content, content)
+        ):
             self._content = content
             self._merging.clear()
         key = (rule, frozenset(mine))
@@ -290,24 +299,15 @@ class UrlTable:
 
     def images(self, rules: Sequence[UrlRule], where: np.ndarray | None = None) -> np.ndarray:
         """Codes of each page's URL (of the pages at `where`, default all) rewritten by the rules of its host
-        and of the host it aliases: equal codes, equal rewritten URLs. Each distinct URL is rewritten once."""
-        ops: dict[str, list[UrlRule]] = defaultdict(list)
-        target: dict[str, str] = {}  # bare host -> the host its pages move to (aliases)
-        for r in rules:
-            if r.kind == "host_alias":
-                target[bare_host(r.name + r.host)] = r.host
-            else:
-                ops[bare_host(r.host)].append(r)
+        and of the host it aliases: equal codes, equal rewritten URLs. Each distinct URL the rules may
+        change is rewritten once (`url_images.image_codes`)."""
         base = self.base if where is None else self.base[where]
+        if not len(base):
+            return np.empty(0, dtype=np.int64)
         distinct, inverse = np.unique(base, return_inverse=True)
-        out = []
-        for code in distinct:
-            key = self.base_keys[code]
-            host = target.get(bare_host(key.host), key.host)
-            mine = ops.get(bare_host(host))
-            out.append((host, key.path, key.query) if not mine else _as_tuple(rewrite_key(key, host, mine)))
-        codes = pd.factorize(pd.Series(out, dtype=object))[0]
-        return codes[inverse.reshape(-1)] if len(base) else np.empty(0, dtype=np.int64)
+        if self._parts is None:
+            self._parts = BaseParts.of(self.base_keys)
+        return image_codes(self._parts, self.base_keys, distinct, rules)[inverse.reshape(-1)]
 
     def cluster_of(self, pages: pd.DataFrame) -> np.ndarray:
         """The pages' `cluster_id` in this table's page order (-1 where none); `pages` must be the pages the
@@ -332,39 +332,33 @@ class _Merging:
     saved: int  # fetches it saves
 
 
-def _trap_pattern(key: UrlKey) -> str:
-    """The URL pattern of a crawl-trap family: numbers and id-like segments generalized, query values
-    dropped."""
-    segs = ["{n}" if _NUMBER.match(s) else "{id}" if _TOKEN.match(s) else s for s in key.path.split("/")]
-    query = "&".join(sorted({f"{n}=*" for n, _ in key.query}))
-    return "/".join(segs) + ("?" + query if query else "")
-
-
 def url_table(pages: pd.DataFrame) -> UrlTable:
     """The `UrlTable` of pages with `url` and `page_id` (e.g. `Fingerprints.pages`): what rule learning
     needs that no threshold changes, each distinct URL parsed once."""
     order = np.argsort(pages["page_id"].to_numpy(dtype=np.int64), kind="stable")
     raw = pages["url"].to_numpy(dtype=object)[order]
     raw_codes, raw_urls = pd.factorize(pd.Series(raw, dtype=object))
-    parsed = [url_key(url) for url in raw_urls]
+    parsed = url_keys_many(raw_urls)
     raw_keys = [k or UrlKey("", "", url, ()) for k, url in zip(parsed, raw_urls, strict=True)]
-    raw_texts = np.asarray([k.text() for k in raw_keys], dtype=object)
+    raw_texts = np.asarray(key_texts(raw_keys), dtype=object)
     text_codes, texts = pd.factorize(pd.Series(raw_texts, dtype=object))
     base_keys: list[UrlKey] = [UrlKey("", "", "", ())] * len(texts)
     for key, code in zip(raw_keys, text_codes, strict=True):
         base_keys[code] = key
     base = text_codes[raw_codes].astype(np.int64)
-    raw_hosts = np.asarray([bare_host(k.host) for k in raw_keys], dtype=object)
+    host_codes, host_names = pd.factorize(pd.Series([k.host for k in raw_keys], dtype=object))
+    raw_hosts = np.asarray([bare_host(h) for h in host_names], dtype=object)[host_codes]
     hosts = raw_hosts[raw_codes] if len(raw_codes) else np.empty(0, dtype=object)
     codes, names = pd.factorize(pd.Series(hosts, dtype=object))
     by_host_order = np.argsort(codes, kind="stable")
     split = np.split(by_host_order, np.flatnonzero(np.diff(codes[by_host_order])) + 1) if len(codes) else []
     by_host = {str(names[codes[part[0]]]): part for part in split}
-    family = pd.Series(
-        [(h, _trap_pattern(k)) if k is not None else None for k, h in zip(parsed, raw_hosts, strict=True)],
-        dtype=object,
-    )
-    family_codes, family_names = pd.factorize(family)
+    on_key = np.flatnonzero([k is not None for k in parsed])
+    patterns = trap_patterns([raw_keys[i] for i in on_key])
+    family: list[tuple[str, str] | None] = [None] * len(parsed)
+    for i, pattern in zip(on_key.tolist(), patterns, strict=True):
+        family[i] = (raw_hosts[i], pattern)
+    family_codes, family_names = pd.factorize(pd.Series(family, dtype=object))
     trap_family = family_codes[raw_codes].astype(np.int64) if len(raw_codes) else np.empty(0, np.int64)
     return UrlTable(
         page_id=pages["page_id"].to_numpy(dtype=np.int64)[order],
@@ -373,7 +367,6 @@ def url_table(pages: pd.DataFrame) -> UrlTable:
         raw_keys=parsed,
         base=base,
         base_keys=base_keys,
-        urls=np.asarray(texts, dtype=object)[base] if len(base) else np.empty(0, dtype=object),
         hosts=hosts,
         by_host=by_host,
         trap_family=trap_family,
@@ -387,23 +380,17 @@ class _Crawl:
 
     table: UrlTable
     cluster: np.ndarray  # cluster id per page (table order); -1 for degenerate pages
+    content: np.ndarray  # cluster >= 0
 
     @classmethod
     def of(cls, pages: pd.DataFrame, table: UrlTable | None = None) -> _Crawl:
         table = table if table is not None else url_table(pages)
-        return cls(table, table.cluster_of(pages))
+        cluster = table.cluster_of(pages)
+        return cls(table, cluster, cluster >= 0)
 
     @property
     def base(self) -> np.ndarray:
         return self.table.base
-
-    @property
-    def urls(self) -> np.ndarray:
-        return self.table.urls
-
-
-def _as_tuple(key: UrlKey) -> tuple[str, str, tuple[tuple[str, str], ...]]:
-    return key.host, key.path, key.query
 
 
 def _pairs(groups: np.ndarray) -> int:
@@ -423,13 +410,11 @@ def pages_saved(base: np.ndarray, image: np.ndarray) -> int:
     return int(np.count_nonzero(np.asarray(base) != first_base[image]))
 
 
-def _measure(crawl: _Crawl, rule: UrlRule, rules: Sequence[UrlRule]) -> RuleStats:
+def _measure(crawl: _Crawl, rule: UrlRule, mine: Sequence[UrlRule]) -> RuleStats:
     """What `rule` adds to the other `rules` of its host: the pairs it merges, its support and savings.
     On integer codes (the rewritten URLs of the family's pages with and without the rule, their clusters):
     only the clusters depend on the threshold."""
-    # Only the rules of the rule's host rewrite the pages of its host and its aliases.
-    mine = [o for o in rules if _same_host(o, rule)]
-    merging = crawl.table.merging(rule, mine, crawl.cluster >= 0)
+    merging = crawl.table.merging(rule, mine, crawl.content)
     img, pre, pos, ip_code = merging.img, merging.pre, merging.pos, merging.ip_code
     cl = crawl.cluster[pos]
     n_clusters = int(cl.max(initial=-1)) + 1
@@ -454,7 +439,7 @@ def _measure(crawl: _Crawl, rule: UrlRule, rules: Sequence[UrlRule]) -> RuleStat
             a = rows[0]
             b = rows[(cl[rows] != cl[a]) & (pre[rows] != pre[a])]
             if len(b):
-                examples.append((str(crawl.urls[pos[a]]), str(crawl.urls[pos[b[0]]])))
+                examples.append((crawl.table.url(pos[a]), crawl.table.url(pos[b[0]])))
     return RuleStats(rule, merging.merged, in_cluster, clusters, merging.saved, examples)
 
 
@@ -489,7 +474,7 @@ def crawl_traps(
             "pattern": [table.trap_names[f][1] for f in present],
             "urls": urls[present],
             "distinct_texts": distinct_texts[present],
-            "example": table.urls[on][first[present]],
+            "example": [table.url(p) for p in np.flatnonzero(on)[first[present]]],
         }
     )
     out = out[(out["urls"] >= min_urls) & (out["distinct_texts"] <= max_text_share * out["urls"])]
@@ -518,11 +503,11 @@ def learn_rules(
     memo: dict[tuple[UrlRule, frozenset[UrlRule]], RuleStats] = {}
     for _ in range(MAX_ROUNDS):
         stats = []
-        for r in rules:
+        for r, mine in _with_host_rules(rules):
             # A rule's numbers depend only on the rules of its host: measured again only when those change.
-            key = (r, frozenset(o for o in rules if _same_host(o, r)))
+            key = (r, frozenset(mine))
             if key not in memo:
-                memo[key] = _measure(crawl, r, rules)
+                memo[key] = _measure(crawl, r, mine)
             stats.append(memo[key])
         bad = [s for s in stats if s.precision < min_precision or s.pairs_in_cluster < min_support]
         if not bad:
@@ -539,7 +524,7 @@ def learn_rules(
 def rule_stats(pages: pd.DataFrame, rules: Sequence[UrlRule]) -> list[RuleStats]:
     """Each rule measured with the others against the pages' `cluster_id` (e.g. a ground truth's clusters)."""
     crawl = _Crawl.of(pages)
-    return [_measure(crawl, r, rules) for r in rules]
+    return [_measure(crawl, r, mine) for r, mine in _with_host_rules(rules)]
 
 
 def rewritten_urls(urls: Sequence[str], rules: Sequence[UrlRule]) -> list[str]:
@@ -551,8 +536,14 @@ def rewritten_urls(urls: Sequence[str], rules: Sequence[UrlRule]) -> list[str]:
     return out
 
 
-def _same_host(a: UrlRule, b: UrlRule) -> bool:
-    return bare_host(a.host) == bare_host(b.host)
+def _with_host_rules(rules: Sequence[UrlRule]) -> list[tuple[UrlRule, list[UrlRule]]]:
+    """Each rule with the rules of its (bare) host, in the order given: only those rewrite the pages of its
+    host and its aliases."""
+    by_host: dict[str, list[UrlRule]] = defaultdict(list)
+    hosts = [bare_host(r.host) for r in rules]
+    for r, host in zip(rules, hosts, strict=True):
+        by_host[host].append(r)
+    return [(r, by_host[host]) for r, host in zip(rules, hosts, strict=True)]
 
 
 def crawler_rules(rules: Sequence[UrlRule]) -> list[dict[str, Any]]:

@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 from conftest import page_html, words_text, write_jsonl
 
-from neardup import analysis, engine
+from neardup import analysis, categories, engine
 from neardup.categories import (
     ACTIONS,
     KEEP_ACTION,
@@ -199,3 +199,40 @@ def test_the_clusters_page_shows_each_copys_category_and_action(
     assert by_url.loc[f"{HOST}/story.php", "action"] == ACTIONS["URL variant"]
     assert by_url.loc[f"{HOST}/story", "action"] == REPRESENTATIVE_ACTION
     assert not members["action"].str.contains("keep both").any()
+
+
+def copy_pairs(a: analysis.Analysis) -> set[tuple[int, int]]:
+    removed = a.pages[a.pages["cluster_id"].notna() & ~a.pages["is_representative"].astype(bool)]
+    return set(zip(removed["page_id"].astype(int), removed["representative_id"].astype(int), strict=True))
+
+
+def test_pairs_seen_at_another_threshold_are_not_suggested_again(
+    analyzed: tuple[Store, analysis.Analysis, dict[str, str]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store, a, _ = analyzed
+    memo = categories.SuggestionMemo()
+    calls: list[object] = []
+    suggest = categories.suggest_category
+
+    def counted(*args: object, **kwargs: object) -> object:
+        calls.append(args)
+        return suggest(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(categories, "suggest_category", counted)
+    first = page_categories(store, a, memo=memo)
+    removed = int((a.pages["cluster_id"].notna() & ~a.pages["is_representative"].astype(bool)).sum())
+    assert len(calls) == removed == 9
+    calls.clear()
+    pd.testing.assert_frame_equal(page_categories(store, a, memo=memo), first)
+    assert calls == []
+    fp = analysis.load_fingerprints(store, a.config)
+    other = analysis.analyze(fp, a.config.replace(threshold=0.99))
+    assert not other.pages["cluster_id"].equals(a.pages["cluster_id"]), "the threshold changes some cluster"
+    calls.clear()
+    pd.testing.assert_frame_equal(page_categories(store, other, memo=memo), page_categories(store, other))
+    # the second computation (no memo) suggested every pair; the first only those the memo did not hold
+    assert (
+        len(calls) - len(copy_pairs(other)) == len(copy_pairs(other) - copy_pairs(a)) < len(copy_pairs(other))
+    )
+    memo_other_scope = page_categories(store, a, memo=memo)
+    pd.testing.assert_frame_equal(memo_other_scope, first)

@@ -13,7 +13,7 @@ import pytest
 import yaml
 from conftest import page_html, words_text, write_jsonl
 
-from neardup import engine, rules
+from neardup import engine, rules, url_images
 from neardup.analysis import Analysis, analyze, load_fingerprints
 from neardup.cli import main
 from neardup.config import Config, load_config, save_config
@@ -232,10 +232,10 @@ def test_a_threshold_move_parses_no_url_again_and_rewrites_each_url_once_per_rul
         return call
 
     monkeypatch.setattr(rules, "url_key", counted("url_key", rules.url_key))
-    monkeypatch.setattr(rules, "rewrite_key", counted("rewrite_key", rules.rewrite_key))
+    monkeypatch.setattr(url_images, "rewrite_key", counted("rewrite_key", url_images.rewrite_key))
     first = learn_rules(analyze(fp, Config(threshold=0.8)).pages, table=table)
     assert calls["url_key"] == 0
-    distinct_urls = len(set(table.urls))
+    distinct_urls = len(table.base_keys)
     assert 0 < calls["rewrite_key"] <= distinct_urls * (len(first.accepted) + len(first.rejected) + 1)
     calls["rewrite_key"] = 0
     again = learn_rules(analyze(fp, Config(threshold=0.8)).pages, table=table)

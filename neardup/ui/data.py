@@ -19,7 +19,7 @@ from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from .. import audit, compare, engine, rules
 from ..analysis import Analysis, Fingerprints, analyze, load_fingerprints
-from ..categories import page_categories
+from ..categories import SuggestionMemo, page_categories
 from ..config import Config
 from ..errors import NeardupError
 from ..estimate import Estimate, SampleCounts, comparable, estimate_numbers, sample_counts
@@ -458,12 +458,16 @@ def get_comparison(
     return compare.compare_sources(fp, config, baseline, current, (str(baseline), str(current)))
 
 
+SUGGESTIONS = SuggestionMemo()
+
+
 @st.cache_resource(show_spinner="Sorting the pages into categories", max_entries=PER_SETTING_ENTRIES)
 def get_page_categories(
     _store: Store, path: str, config: Config, labels_version: tuple[int, int]
 ) -> pd.DataFrame:
-    """`categories.page_categories` at a setting, with the labels as of `labels_version`."""
-    return page_categories(_store, get_analysis(_store, path, config), _store.labels())
+    """`categories.page_categories` at a setting, with the labels as of `labels_version`; the suggestions
+    of the pairs another threshold formed too are kept (`SUGGESTIONS`)."""
+    return page_categories(_store, get_analysis(_store, path, config), _store.labels(), memo=SUGGESTIONS)
 
 
 # The state of each database as this process last read it (`data_state`): one state for every session.
@@ -504,5 +508,6 @@ def clear_caches() -> None:
     get_sample_counts.clear()
     ANALYSES.clear()
     get_page_categories.clear()
+    SUGGESTIONS.clear()
     get_candidate_pairs.clear()
     PAIR_DETAILS.clear()

@@ -11,7 +11,7 @@ from neardup.csvsafe import to_csv
 from neardup.errors import NeardupError
 from neardup.export import clusters_frame, kept_bytes, kept_download_format, removed_frame
 from neardup.report import describe_setting
-from neardup.ui.data import get_analysis, get_fingerprints
+from neardup.ui.data import get_analysis, get_fingerprints, get_page_categories
 from neardup.ui.render import counted, md_escape
 from neardup.ui.state import KEY_LABELS_UPLOAD
 from neardup.ui.widgets import open_database
@@ -23,7 +23,10 @@ analysis = get_analysis(store, path, config)
 st.markdown("The files below are written at this setting (the sidebar's, also in this page's link):")
 st.code(describe_setting(analysis), language=None, wrap_lines=True)
 
-clusters = clusters_frame(store, analysis, store.labels())  # a labeled pair's category names its copy's
+# a labeled pair's category names its copy's
+clusters = clusters_frame(
+    store, analysis, categories=get_page_categories(store, path, config, store.labels_version())
+)
 # The downloads sit on top but are drawn after an import below has run, so labels.csv holds what it added.
 downloads = st.container()
 st.caption(f"Below: clusters.csv, its first {min(200, len(clusters)):,} of {len(clusters):,} rows.")
@@ -46,6 +49,7 @@ if uploaded is not None and st.session_state.get(KEY_LABELS_UPLOAD) != (uploaded
         st.success(f"{added} labels added or updated from {md_escape(uploaded.name)}.")
 
 labels = store.labels()
+removed_categories = get_page_categories(store, path, config, store.labels_version())
 with downloads:
     c1, c2, c3 = st.columns(3)
     # The CSV is written when the button is clicked, not on every rerun (0.9 s at 100k pages). Each run
@@ -107,7 +111,11 @@ with downloads:
         "removed.csv",
         lambda: to_csv(
             removed_frame(
-                store, analysis, get_fingerprints(store, path, config.fingerprint_key, config), removed_labels
+                store,
+                analysis,
+                get_fingerprints(store, path, config.fingerprint_key, config),
+                removed_labels,
+                categories=removed_categories,
             )
         ),
         "removed.csv",

@@ -1,0 +1,122 @@
+"""Rewritten-URL codes: the same partition of the URLs as rewriting every URL with `rewrite_key` (the
+reference below), for any rule set, rewriting only the URLs a rule may change."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from neardup import url_images
+from neardup.url_images import BaseParts, image_codes
+from neardup.urls import UrlKey, UrlRule, bare_host, rewrite_key, url_key
+
+
+def reference_codes(keys: Sequence[UrlKey], rules: Sequence[UrlRule]) -> np.ndarray:
+    """Every key rewritten by the rules of its host and of the host it aliases, then numbered."""
+    ops: dict[str, list[UrlRule]] = defaultdict(list)
+    target: dict[str, str] = {}
+    for r in rules:
+        if r.kind == "host_alias":
+            target[bare_host(r.name + r.host)] = r.host
+        else:
+            ops[bare_host(r.host)].append(r)
+    out = []
+    for key in keys:
+        host = target.get(bare_host(key.host), key.host)
+        mine = ops.get(bare_host(host))
+        new = rewrite_key(key, host, mine) if mine else UrlKey(key.scheme, host, key.path, key.query)
+        out.append((new.host, new.path, new.query))
+    return pd.factorize(pd.Series(out, dtype=object))[0]
+
+
+def same_partition(a: np.ndarray, b: np.ndarray) -> bool:
+    pairs = set(zip(a.tolist(), b.tolist(), strict=True))
+    return len(pairs) == len(set(a.tolist())) == len(set(b.tolist()))
+
+
+URLS = [
+    "https://example.com/story/1",
+    "https://example.com/story/1?sessionid=a",
+    "https://example.com/story/1?sessionid=b&x=1",
+    "https://example.com/story/1?x=1",
+    "https://example.com/print/story/1",
+    "https://example.com/Print/story/1",
+    "https://example.com/story/1/print",
+    "https://example.com/Story/1",
+    "https://example.com/story/1;jsessionid=AB",
+    "https://example.com/story/1;JSESSIONID=AB?sessionid=c",
+    "https://m.example.com/story/1",
+    "https://www.m.example.com/story/1",
+    "https://www.example.com/story/1",
+    "https://uk.example.com/story/1?sessionid=z",
+    "https://m.other.org/a/print",
+    "https://other.org/a",
+    "https://other.org/A",
+    "https://other.org/a?page=2",
+    "https://sprint.example.com/printer",
+    "https://example.com/PRINT/story/2",
+    "https://example.com/a;b/story/3",
+    "https://example.com/a;jsessionid=9;b/story/3",
+]
+RULES = [
+    UrlRule("example.com", "drop_param", "sessionid"),
+    UrlRule("example.com", "drop_segment", "print"),
+    UrlRule("example.com", "drop_path_param", "jsessionid"),
+    UrlRule("example.com", "fold_case"),
+    UrlRule("example.com", "host_alias", "m."),
+    UrlRule("example.com", "host_alias", "uk."),
+    UrlRule("other.org", "host_alias", "m."),
+    UrlRule("other.org", "drop_segment", "print"),
+    UrlRule("other.org", "fold_case"),
+    UrlRule("other.org", "drop_param", "page"),
+    UrlRule("nowhere.net", "drop_param", "x"),
+    UrlRule("example.com", "drop_segment", "a;b"),
+]
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.sampled_from(URLS), min_size=1, max_size=25),
+    st.lists(st.sampled_from(RULES), max_size=6, unique=True),
+)
+def test_codes_partition_urls_as_rewriting_every_url_does(urls: list[str], rules: list[UrlRule]) -> None:
+    keys = [k for k in map(url_key, dict.fromkeys(urls)) if k is not None]
+    parts = BaseParts.of(keys)
+    codes = image_codes(parts, keys, np.arange(len(keys)), rules)
+    assert same_partition(codes, reference_codes(keys, rules))
+
+
+def test_a_rule_that_applies_only_after_another_is_applied_in_any_order() -> None:
+    keys = [k for k in map(url_key, URLS) if k is not None]
+    fold, drop = UrlRule("example.com", "fold_case"), UrlRule("example.com", "drop_segment", "print")
+    for rules in ([fold, drop], [drop, fold]):
+        codes = image_codes(BaseParts.of(keys), keys, np.arange(len(keys)), rules)
+        assert same_partition(codes, reference_codes(keys, rules))
+
+
+@pytest.mark.parametrize("rule", RULES, ids=lambda r: f"{r.host}-{r.kind}-{r.name}")
+def test_only_urls_a_rule_may_change_are_rewritten(rule: UrlRule, monkeypatch: pytest.MonkeyPatch) -> None:
+    keys = [k for k in map(url_key, URLS) if k is not None]
+    parts = BaseParts.of(keys)
+    rewritten: list[UrlKey] = []
+
+    def counted(key: UrlKey, host: str, rules: Sequence[UrlRule]) -> UrlKey:
+        rewritten.append(key)
+        return rewrite_key(key, host, rules)
+
+    monkeypatch.setattr(url_images, "rewrite_key", counted)
+    codes = image_codes(parts, keys, np.arange(len(keys)), [rule])
+    assert same_partition(codes, reference_codes(keys, [rule]))
+    if rule.kind == "host_alias":
+        assert rewritten == []  # a host is moved by its code, no URL is rewritten
+        return
+    mine = [k for k in keys if bare_host(k.host) == bare_host(rule.host)]
+    changed = [k for k in mine if rewrite_key(k, k.host, [rule]) != k]
+    assert set(changed) <= set(rewritten) <= set(mine)
+    assert len(rewritten) <= len(mine) / 2
