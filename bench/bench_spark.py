@@ -141,9 +141,10 @@ def cmdline(pid: int) -> str:
 
 
 def classify(pid: int, root: int, executor_side: bool, engine: str) -> str:
+    """The class of a process; "other" may change: spark-class is a shell script that execs the JVM."""
     cmd = cmdline(pid)
-    if engine == "local":
-        return "main" if pid == root else "pool"
+    if engine == "local":  # `neardup ingest` or `sh -c 'neardup report ...'`, and its pool
+        return "pool" if "multiprocessing" in cmd else ("main" if "neardup" in cmd else "other")
     if pid == root:
         return "driver python"
     if "pyspark.daemon" in cmd or "pyspark/daemon" in cmd or "pyspark.worker" in cmd:
@@ -178,7 +179,7 @@ class Monitor:
         biggest_worker = 0.0
         for pid, ((cpu, start), executor_side) in tree.items():
             key = (pid, start)
-            if key not in self.kind:
+            if self.kind.get(key, "other") == "other":
                 self.kind[key] = classify(pid, self.root, executor_side, self.engine)
             kind = self.kind[key]
             self.cpu_seen[key] = cpu
