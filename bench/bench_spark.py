@@ -42,8 +42,6 @@ import sys
 import tempfile
 import threading
 import time
-import zlib
-from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -69,53 +67,6 @@ ENGINES = ("local", "spark", "standalone")
 # ------------------------------------------------------------------------------------------------
 # input: the crawl as gzip shards
 # ------------------------------------------------------------------------------------------------
-def member_ends(gz: Path) -> Iterator[tuple[int, int]]:
-    """(byte offset after, records in) each gzip member of a multi-member file, in order."""
-    with open(gz, "rb") as f:
-        d, lines, fed, start, buf = zlib.decompressobj(31), 0, 0, 0, b""
-        while True:
-            if not buf:
-                buf = f.read(1 << 22)
-                if not buf:
-                    if fed > start:
-                        raise ValueError(f"{gz}: truncated gzip member at byte {start}")
-                    return
-            chunk, buf = buf[: 1 << 20], buf[1 << 20 :]
-            lines += d.decompress(chunk).count(b"\n")
-            if d.eof:
-                rest = d.unused_data
-                start = fed = fed + len(chunk) - len(rest)
-                yield start, lines
-                buf = rest + buf
-                d, lines = zlib.decompressobj(31), 0
-            else:
-                fed += len(chunk)
-
-
-def shard_crawl(gz: Path, shard_pages: int) -> list[Path]:
-    """`gz` cut at member boundaries into files of about `shard_pages` records (cached beside it)."""
-    folder = gz.with_name(gz.name.removesuffix(".jsonl.gz") + f".shards{shard_pages}")
-    done = folder / "_DONE"
-    if not done.is_file():
-        shutil.rmtree(folder, ignore_errors=True)
-        folder.mkdir()
-        print(f"cutting {gz.name} into shards of ~{shard_pages:,} records", file=sys.stderr, flush=True)
-        cuts, since, start = [], 0, 0
-        for end, lines in member_ends(gz):
-            since += lines
-            if since >= shard_pages:
-                cuts.append((start, end))
-                start, since = end, 0
-        if gz.stat().st_size > start:
-            cuts.append((start, gz.stat().st_size))
-        with open(gz, "rb") as src:
-            for i, (a, b) in enumerate(cuts):
-                src.seek(a)
-                (folder / f"part-{i:05d}.jsonl.gz").write_bytes(src.read(b - a))
-        done.write_text(f"{len(cuts)}\n")
-    return sorted(folder.glob("part-*.jsonl.gz"))
-
-
 def crawl_shards(args: argparse.Namespace) -> list[Path]:
     folder = Path(args.crawl_dir)
     gz = folder / f"crawl_{args.pages}_s{args.seed}.jsonl.gz"
@@ -126,7 +77,7 @@ def crawl_shards(args: argparse.Namespace) -> list[Path]:
         if folder.resolve() != harness.DATA.resolve():
             raise SystemExit(f"{gz} is missing: make it with scripts/make_sample.py --profile bench")
         gz, _truth = harness.ensure_crawl(args.pages, args.seed)
-    return shard_crawl(gz, args.shard_pages)
+    return harness.shard_crawl(gz, args.shard_pages)
 
 
 # ------------------------------------------------------------------------------------------------
