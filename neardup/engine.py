@@ -35,6 +35,7 @@ __all__ = [
     "StageClock",
     "UnitPairs",
     "ensure_fingerprints",
+    "fingerprint_plan",
     "ensure_sketches",
     "ensure_texts",
     "find_pairs",
@@ -78,3 +79,21 @@ def ensure_fingerprints(
             return cached
         with clock.stage("fingerprints"):
             return compute_fingerprints(store, config, progress=progress, jobs=jobs, clock=clock)
+
+
+def fingerprint_plan(store: Store, config: Config) -> list[str]:
+    """The stages `ensure_fingerprints(store, config)` reports progress of, in order, as they stand (their
+    names as the progress calls them): none when the set is stored; "normalize" where pages have no text
+    under the setting's normalization, "fingerprint" (the sketches) where texts have no sketch under its
+    shingle size, then "candidates", "verify" (MinHash with exact verification) and "save". A set that is
+    extended with new pages (`extend_fingerprints`) reports its own stages; the plan is then approximate."""
+    if current_fingerprints(store, config) is not None:
+        return []
+    with store.reading():
+        plan = ["normalize"] if store.count_pages_without_text(config.norm_key) else []
+        if plan or store.count_unsketched(config.norm_key, config.sketch_key, min_words=config.min_words):
+            plan.append("fingerprint")
+    plan.append("candidates")
+    if config.method == "minhash" and config.verify == "exact":
+        plan.append("verify")
+    return [*plan, "save"]

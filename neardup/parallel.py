@@ -209,12 +209,17 @@ class SharedSlots:
 
     def share(self, data: bytes) -> SlotRef:
         """`data` copied into a free slot (a new one, or a larger one, as needed)."""
+        return self.share_parts([data])
+
+    def share_parts(self, parts: list[bytes]) -> SlotRef:
+        """`parts` copied one after the other into a free slot, without joining them first."""
+        size = sum(len(part) for part in parts)
         slot = self._free.pop() if self._free else None
-        if slot is not None and slot[3] < len(data):
+        if slot is not None and slot[3] < size:
             self._close(slot)
             slot = None
         if slot is None:
-            capacity = max(self.MIN_CAPACITY, 1 << (len(data) - 1).bit_length())
+            capacity = max(self.MIN_CAPACITY, 1 << (size - 1).bit_length())
             fd = os.memfd_create("neardup-batch", os.MFD_CLOEXEC)
             try:
                 os.ftruncate(fd, capacity)
@@ -222,9 +227,12 @@ class SharedSlots:
             except BaseException:
                 os.close(fd)
                 raise
-        slot[1][: len(data)] = data
+        view, at = slot[1], 0
+        for part in parts:
+            view[at : at + len(part)] = part
+            at += len(part)
         self._taken.append(slot)
-        return SlotRef(os.getpid(), slot[0], slot[2], slot[3], len(data))
+        return SlotRef(os.getpid(), slot[0], slot[2], slot[3], size)
 
     def skip(self) -> None:
         """A batch sent without a slot: keeps `done` in step with the results."""

@@ -6,7 +6,7 @@ from collections.abc import Hashable
 from typing import Any, TypedDict
 
 from .analysis import Analysis
-from .config import ConfigDict
+from .config import Config, ConfigDict
 from .gate import Verdict, VerdictDict
 from .rules import FetchSavings, fetch_savings
 
@@ -39,7 +39,11 @@ LABELS = [
 
 
 def describe_setting(analysis: Analysis) -> str:
-    c = analysis.config
+    return describe_config(analysis.config)
+
+
+def describe_config(c: Config) -> str:
+    """A setting in one line: normalization, method, shingle size and the threshold's rule."""
     if c.method == "simhash":
         rule = f"hamming <= {int(c.threshold)} bits"
     else:

@@ -279,6 +279,38 @@ def serving(
         srv.stop()
 
 
+class SentMessages:
+    """The messages a page sends to the server over Streamlit's websocket (Playwright's WebSocket route, set
+    before the page opens the app): passed on, or kept back from `hold` until `release`, then sent in their
+    order. Reorders what two tabs send without touching the app."""
+
+    def __init__(self, page: object) -> None:
+        self.holding = False
+        self.held: list[str | bytes] = []
+        self.server: object = None
+        page.route_web_socket(re.compile(r"/_stcore/stream"), self.connect)
+
+    def connect(self, ws: object) -> None:
+        server = ws.connect_to_server()
+        self.server = server
+
+        def to_server(message: str | bytes) -> None:
+            if self.holding:
+                self.held.append(message)
+            else:
+                server.send(message)
+
+        ws.on_message(to_server)
+
+    def hold(self) -> None:
+        self.holding = True
+
+    def release(self) -> None:
+        self.holding = False
+        while self.held:
+            self.server.send(self.held.pop(0))
+
+
 @contextmanager
 def file_held(db: Path, *, write: bool) -> Iterator[subprocess.Popen[str]]:
     """Another process holding the database (read-write as an ingest does, or read-only as `neardup

@@ -44,6 +44,7 @@ from neardup.labels import (
 from neardup.queues import AuditQueue
 from neardup.store import Store
 from neardup.ui import data as ui_data
+from neardup.ui.background import JobState
 from neardup.ui.render import md_escape
 from neardup.ui.state import (
     KEY_AUDIT_PAIR,
@@ -54,6 +55,7 @@ from neardup.ui.state import (
     W_NORMALIZE,
     W_PER_BUCKET,
     W_QUEUE,
+    W_SHINGLE,
     other_method,
 )
 from neardup.urls import canonicalize_url
@@ -244,15 +246,41 @@ def test_explore_histogram_ends_at_one_and_shows_every_labeled_share(
 
 def test_switching_method_to_simhash(db: str, store: Store) -> None:
     at = run_app()
-    at.sidebar.radio[0].set_value("simhash").run()  # computes simhash fingerprints once
+    at.sidebar.radio[0].set_value("simhash").run()  # an estimate at once, the exact set in the background
     assert not at.exception
     threshold = next(s for s in at.sidebar.slider if s.label.startswith("Threshold"))
     assert threshold.label == "Threshold (max Hamming bits)"
-    numbers = default_analysis(store, Config(method="simhash", threshold=threshold.value)).numbers
+    assert any("Estimate from" in info.value for info in at.info)
+    simhash = Config(method="simhash", threshold=threshold.value)
+    job = ui_data.FINGERPRINT_JOBS.wait(db, simhash, TIMEOUT)
+    assert job is not None and job.state is JobState.DONE
+    at.run()  # what the progress fragment starts when the job is done
+    assert not any("Estimate from" in info.value for info in at.info)
+    numbers = default_analysis(store, simhash).numbers
     assert metrics(at)["Unique pages"] == f"{numbers['unique_pages']:,}"
     for page in ("pages/2_Explore.py", "pages/3_Audit.py", "pages/4_Tune.py"):
         at.switch_page(page).run()
         assert not at.exception, page
+
+
+def test_another_page_at_a_setting_being_computed_waits_for_that_computation(db: str, store: Store) -> None:
+    """Home answers a new shingle size with an estimate and starts the exact set in the background; Explore
+    at that setting waits for that computation (one job, not a second one of its own) and draws its numbers."""
+    at = run_app()
+    at.slider(key=W_SHINGLE).set_value(6).run()
+    assert not at.exception
+    assert any("Estimate from" in info.value for info in at.info)
+    six = Config().with_shingle_size(6)
+    assert ui_data.FINGERPRINT_JOBS.progress(db, six) is not None
+    at.switch_page("pages/2_Explore.py").run()
+    assert not at.exception
+    job = ui_data.FINGERPRINT_JOBS.progress(db, six)
+    assert job is not None and job.state is JobState.DONE
+    assert any("shingles of 6 words" in c.value for c in at.caption)
+    at.switch_page("app.py").run()
+    assert not any("Estimate from" in info.value for info in at.info)
+    numbers = default_analysis(store, six).numbers
+    assert metrics(at)["Near duplicates"] == f"{numbers['near_duplicates']:,}"
 
 
 # --- Audit: labels go to the store -------------------------------------------------------------

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from live_app import Server, assert_clean, file_held, launch_browser, serving, wait_idle
+from live_app import Server, assert_clean, click_button, file_held, launch_browser, serving, wait_idle
 
 from neardup.store import Store
 from neardup.urls import canonicalize_url
@@ -32,17 +32,20 @@ BAR_JS = """() => [...document.querySelectorAll('[data-testid="stMain"] button k
 # no key held or waiting for its rerun: what the keys were to do is done
 KEYS_SETTLED_JS = """() => { const s = window.neardupKeyboard;
     return !!s && !s.early.length && !s.sent && !s.queued.length; }"""
+HIDE_SENDER_JS = """() => { window.__send = window.neardupSendLabelKey; Object.defineProperty(window,
+    'neardupSendLabelKey', {configurable: true, get: () => undefined, set: f => { window.__send = f; }}); }"""
 NO_PAIR_NOTICE = "Key d ignored: no pair was on screen when it was pressed"
 PAIR_MARKER = b"<script>/* pair "  # a pair's first element: its scroll-to-top script, naming its page ids
 LABEL_BAR = b"Duplicate"  # the label bar's first button, drawn after the pair
 
 
 class HeldMessages:
-    """The server's messages to the page: passed on until one holding `start` comes, which and all after it
-    are kept back until `release`."""
+    """The server's messages to the page: passed on until one holding `start` comes while `armed`, which and
+    all after it are kept back until `release`."""
 
-    def __init__(self, page: object, start: bytes) -> None:
+    def __init__(self, page: object, start: bytes, *, armed: bool = True) -> None:
         self.start = start
+        self.armed = armed
         self.held: list[str | bytes] = []
         self.holding = False
         self.released = False
@@ -56,7 +59,7 @@ class HeldMessages:
 
         def to_page(message: str | bytes) -> None:
             data = message.encode() if isinstance(message, str) else message
-            if not self.released and (self.holding or self.start in data):
+            if not self.released and (self.holding or (self.armed and self.start in data)):
                 self.holding = True
                 self.held.append(message)
             else:
@@ -170,3 +173,68 @@ def test_a_key_pressed_on_a_pair_before_its_label_bar_is_drawn_labels_that_pair(
         } | urls
         assert page.evaluate(PAIR_URLS_JS) != shown  # the queue moved on
         assert_clean(browser, "/Audit after a key held for the label bar")
+
+
+def test_a_key_pressed_while_the_next_pair_is_drawn_is_dropped_when_its_pair_changed(
+    small_db: Path, tmp_path: Path
+) -> None:
+    """A click on Skip starts a run that draws the next pair; a label key pressed while it runs, with the
+    skipped pair still on screen, is held for the run's end, then dropped with a message (the pair on screen
+    changed): it labels neither pair."""
+    with app_server(small_db, tmp_path) as server, launch_browser() as browser:
+        page = browser.page
+        held = HeldMessages(page, PAIR_MARKER, armed=False)
+        page.goto(server.url + "/Audit")
+        page.get_by_text(re.compile(r"^Pair 1 of \d+")).first.wait_for()
+        page.wait_for_function(BAR_JS)
+        wait_idle(page)
+        skipped = str(page.evaluate(PAIR_URLS_JS))
+        held.armed = True  # the next pair's first element, and all after it, wait
+        click_button(page, "Skip")
+        held.wait_holding(page)
+        page.wait_for_function(
+            "() => document.querySelector('[data-testid=\"stApp\"]').getAttribute('data-test-script-state')"
+            " === 'running'"
+        )
+        assert page.evaluate(PAIR_URLS_JS) == skipped
+        page.keyboard.press("d")
+        assert page.evaluate("() => window.neardupKeyboard.early.length") == 1  # held for the run's end
+        held.release()
+        page.get_by_text("Key d ignored: the pair on screen changed since it was pressed").wait_for()
+        page.wait_for_function(KEYS_SETTLED_JS)
+        wait_idle(page)
+        assert page.evaluate(PAIR_URLS_JS) not in ("", skipped)
+        assert live_labels(server).empty
+        assert not any(t.startswith("Labeled") for t in page.evaluate(TOASTS_JS))
+        assert_clean(browser, "/Audit after a key pressed while the next pair was drawn")
+
+
+def test_a_label_key_pressed_before_the_components_script_waits_and_keeps_its_press_time(
+    small_db: Path, tmp_path: Path
+) -> None:
+    """A label key pressed while the label-keys component's script is not loaded yet (taken away here) is
+    held, not sent through its button without its time; once the script is there the label is stored at
+    the time the key was pressed, to the millisecond."""
+    with app_server(small_db, tmp_path) as server, launch_browser() as browser:
+        page = browser.page
+        page.goto(server.url + "/Audit")
+        page.get_by_text(re.compile(r"^Pair 1 of \d+")).first.wait_for()
+        page.wait_for_function(BAR_JS)
+        page.wait_for_function("() => !!window.neardupSendLabelKey")
+        wait_idle(page)
+        page.wait_for_function(KEYS_SETTLED_JS)
+        # the script as not loaded yet: what it installs (again, on a redraw) is kept aside
+        page.evaluate(HIDE_SENDER_JS)
+        page.keyboard.press("d")
+        pressed_ms = page.evaluate("() => window.neardupKeyboard.early.map(k => k.pressedAt)")
+        assert len(pressed_ms) == 1  # held for the component's script
+        page.evaluate(
+            "() => { delete window.neardupSendLabelKey; window.neardupSendLabelKey = window.__send; }"
+        )
+        page.locator('[data-testid="stToast"]', has_text="Labeled duplicate").first.wait_for()
+        page.wait_for_function(KEYS_SETTLED_JS)
+        wait_idle(page)
+        labels = live_labels(server)
+        assert labels["label"].tolist() == ["duplicate"]
+        assert labels["labeled_at"].iloc[0] == pd.Timestamp(pressed_ms[0], unit="ms")
+        assert_clean(browser, "/Audit after a label key held for the component's script")

@@ -17,6 +17,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 from live_app import (
+    SentMessages,
     Server,
     assert_clean,
     file_held,
@@ -126,7 +127,7 @@ def test_two_tabs_keep_the_later_label_and_the_other_tab_is_told(small_db: Path,
         second.keyboard.press("n")
         wait_toast(second, "Labeled not duplicate")
         first.keyboard.press("s")
-        wait_toast(first, "was replaced by a later one")
+        wait_toast(first, "a later label of this pair from another tab or window was kept: not duplicate")
         assert stored_labels_live(server)["label"].tolist() == ["not"]
 
         # given in one order while the file is busy, written in any: the later one stays (a reload is a
@@ -143,6 +144,29 @@ def test_two_tabs_keep_the_later_label_and_the_other_tab_is_told(small_db: Path,
         server.stop()
     labels = stored_labels(server.db)
     assert sorted(labels["label"]) == ["duplicate", "not"]
+
+
+def test_two_tabs_keep_the_label_pressed_later_when_the_earlier_arrives_last(
+    small_db: Path, tmp_path: Path
+) -> None:
+    """One labeler, two tabs, one pair: the first tab's key is pressed first but its message reaches the
+    server after the second tab's label is written (held on its websocket). The label pressed later is
+    kept, and the first tab says in one line that its label was not kept and which one was."""
+    with app_server(small_db, tmp_path) as server, launch_browser() as browser:
+        first = browser.page
+        sent = SentMessages(first)
+        second = first.context.new_page()
+        assert open_audit(first, server) == open_audit(second, server)
+        sent.hold()
+        first.keyboard.press("d")
+        first.wait_for_timeout(50)
+        second.keyboard.press("n")
+        wait_toast(second, "Labeled not duplicate")
+        assert sent.held, "the first tab's key sent nothing to hold"
+        sent.release()
+        wait_toast(first, "a later label of this pair from another tab or window was kept: not duplicate")
+        assert not any(t.startswith("Labeled") for t in first.evaluate(TOASTS_JS))
+        assert stored_labels_live(server)["label"].tolist() == ["not"]
 
 
 def stored_labels_live(server: Server) -> pd.DataFrame:

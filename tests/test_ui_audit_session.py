@@ -4,6 +4,7 @@ undone there."""
 
 from __future__ import annotations
 
+from datetime import datetime, timedelta
 from pathlib import Path
 
 import pandas as pd
@@ -11,6 +12,7 @@ import pandas as pd
 from neardup import audit
 from neardup.config import Config
 from neardup.labels import ADJUDICATOR
+from neardup.markdown import md_escape
 from neardup.store import Store
 from neardup.ui.audit_session import AuditSession, PendingLabel, PendingUndo, ShownPair
 from neardup.ui.data import label_view
@@ -115,3 +117,31 @@ def test_k_and_j_go_through_this_tabs_labeled_pairs_then_on_in_the_queue() -> No
     assert (session.opened, session.back, session.position) == (None, 0, 1)
     session.ask_more(10)
     assert session.more == 10
+
+
+def test_two_tabs_keep_the_label_pressed_later_whichever_write_arrives_first(tmp_path: Path) -> None:
+    """One labeler, two tabs, one pair: the write of the key pressed later reaches the store first; the label
+    kept is still the later press, and the tab whose label lost says which label was kept."""
+    store = Store(tmp_path / "t.duckdb", on_demand=True)
+    early, late = AuditSession(), AuditSession()
+    pressed = datetime(2026, 12, 6, 10, 0, 0, 120_000)
+    for session, choice, at in (
+        (early, "duplicate", pressed),
+        (late, "not", pressed + timedelta(milliseconds=30)),
+    ):
+        session.shown = shown(0)
+        session.label(choice, pressed_at=at)
+        for action in session.take_pending():
+            assert isinstance(action, PendingLabel)
+            session.give(action, pairs=PAIRS, labeler="ana", note="", config=CONFIG)
+    assert late.save(store)[0] == ["Labeled not duplicate · print version · z undoes it"]
+    (told,), _ = early.save(store)
+    assert store.labels()["label"].tolist() == ["not"]
+    assert store.labels()["labeled_at"].tolist() == [pd.Timestamp(pressed + timedelta(milliseconds=30))]
+    assert told == (
+        f"Not kept: your label duplicate of {md_escape('https://a/')} and {md_escape('https://b/')} "
+        "(given at 10:00:00.120 UTC); "
+        "a later label of this pair from another tab or window was kept: not duplicate "
+        "(given at 10:00:00.150 UTC)"
+    )
+    assert early.undo_newest(store) == "Nothing to undo in this session."

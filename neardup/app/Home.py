@@ -13,6 +13,7 @@ from neardup.ui import FAVICON
 from neardup.ui.data import get_analysis
 from neardup.ui.guard import one_line_errors
 from neardup.ui.keys import PAGE_KEYS_HINT, PAGE_KEYS_SCRIPT
+from neardup.ui.pending import pending_setting
 from neardup.ui.render import md_escape
 from neardup.ui.widgets import cluster_size_chart, hosts_table, open_database
 
@@ -22,6 +23,8 @@ def home() -> None:
     st.title("neardup: how much of this crawl is duplicated?")
 
     store, path, config = open_database()
+    if pending_setting(store, path, config):  # an estimate while the exact numbers are computed
+        return
 
     n_pages = store.count_pages()
     analysis = get_analysis(store, path, config)

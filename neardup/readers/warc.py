@@ -2,8 +2,9 @@
 
 The main process only splits the archive into records (`WarcBatches`, FastWARC's reader, its own
 inflate so that offsets are offsets into the compressed file); each record's bytes cross to a worker
-as a `WarcCapture` (`capture.py`), and `WarcCapture.record()` does the per-page work there: HTTP header,
-chunked and Content-Encoding decoding, the HTML test, the charset (`payload.py`).
+as a `WarcCapture` (`capture.py`; its block through shared memory, `shared_captures.py`), and
+`WarcCapture.record()` does the per-page work there: HTTP header, chunked and Content-Encoding decoding,
+the HTML test, the charset (`payload.py`).
 
 Records:
 - `response` (an HTTP response): a page; status from the status line, `fetched_at` from WARC-Date, url
@@ -54,6 +55,7 @@ _PAGE_TYPES = (
 _RESYNC_WINDOW = 1 << 20
 # A record's version line after the previous record's end (WARC/0.17, 0.18, 1.0, 1.1, ...).
 _NEXT_HEADER = re.compile(rb"\r?\n\r?\nWARC/\d+\.\d+\r?\n")
+_NEXT_HEADER_BYTES = 64  # a search this far back finds a header split between two inflated pieces
 _VERSION_LINE = re.compile(rb"\nWARC/\d+\.\d+\r?\n")
 RECENT_BYTES = 32 << 20  # page records kept for revisits: ~2,500 pages of 13 KB
 
@@ -554,18 +556,20 @@ def _compression(path: Path) -> tuple[bool, bool]:
         data = f.read(1 << 20)
     if data[:3] != _GZIP_MAGIC:
         return False, False
-    # In pieces: a bad CRC at the end of a small file keeps what came before it.
-    d, pieces = zlib.decompressobj(wbits=31), []
+    # In pieces: a bad CRC at the end of a small file keeps what came before it. Another record's header
+    # inside the first member: the file is compressed as one stream (found in its first few KB, mostly).
+    d, first = zlib.decompressobj(wbits=31), bytearray()
     for i in range(0, len(data), 1024):
+        seen = len(first)
         try:
-            pieces.append(d.decompress(data[i : i + 1024]))
+            first += d.decompress(data[i : i + 1024])
         except zlib.error:
             break
+        if _NEXT_HEADER.search(first, max(0, seen - _NEXT_HEADER_BYTES)) is not None:
+            return True, True
         if d.eof:
             break
-    first = b"".join(pieces)
-    # Another record's header inside the first member: the file is compressed as one stream.
-    return True, _NEXT_HEADER.search(first) is not None
+    return True, _NEXT_HEADER.search(first) is not None  # a match longer than the overlap (long digits)
 
 
 def _warc_member_at(f: BinaryIO, pos: int) -> bool:

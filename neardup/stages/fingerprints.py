@@ -78,6 +78,7 @@ def compute_fingerprints(
         pairs = find_pairs(store, config, units, progress=progress, jobs=jobs)
         units["minhash" if config.method == "simhash" else "simhash"] = None
         progress("candidates", 1, 1)
+    progress("save", 0, 1)
     store.save_fingerprints(
         config.fingerprint_key,
         norm_key=config.norm_key,
@@ -90,4 +91,5 @@ def compute_fingerprints(
     )
     saved = store.fingerprint_set(config.fingerprint_key)
     assert saved is not None
+    progress("save", 1, 1)
     return saved

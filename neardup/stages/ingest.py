@@ -22,6 +22,7 @@ from ..ingest import detect_format, file_sha256, read_batches
 from ..parallel import SharedSlots, default_jobs, parallel_map, prefetch
 from ..readers.arc import ArcBatches
 from ..readers.jsonl import shared_lines
+from ..readers.shared_captures import shared_captures
 from ..readers.wacz import WaczBatches
 from ..readers.warc import WarcBatches
 from ..rejects import BROKEN_FILE, Reject, RejectKind
@@ -35,6 +36,8 @@ INSERT_BYTES = 64 << 20
 INSERT_ERRORS = 50_000  # rejects are small rows: one insert of many is what makes a flood of them quick
 # A file smaller than this (about `base.PARALLEL_MIN` pages of typical HTML) is read in this process.
 PARALLEL_BYTES = 4_000_000
+# The formats whose batches reach the workers through shared memory (`_shared`).
+SHARED_FORMATS = frozenset({"jsonl", "warc", "arc", "wacz"})
 
 
 @dataclass(slots=True)
@@ -68,8 +71,9 @@ class FileSummary:
 
 
 class _Chunks:
-    """The reader's batches as the workers take them (with the config; a JSON-lines block's lines in
-    shared memory when `slots` is given, see `SharedSlots`), and how far the reader is in the file."""
+    """The reader's batches as the workers take them (with the config; a JSON-lines block's lines, or an
+    archive's record blocks, in shared memory when `slots` is given, see `SharedSlots`), and how far the
+    reader is in the file."""
 
     def __init__(self, reader: Iterable[Any], config: Config, slots: SharedSlots | None) -> None:
         self.reader, self.config, self.slots = reader, config, slots
@@ -78,7 +82,15 @@ class _Chunks:
     def __iter__(self) -> Iterator[tuple[Any, Config]]:
         for chunk in prefetch(self.reader):
             self.read_bytes = getattr(chunk, "end_byte", 0) or self.read_bytes
-            yield (chunk if self.slots is None else shared_lines(chunk, self.slots)), self.config
+            yield (chunk if self.slots is None else _shared(chunk, self.slots)), self.config
+
+
+def _shared(chunk: Any, slots: SharedSlots) -> Any:
+    """A batch with its bytes in `slots`: an archive's batch (a list of records) its blocks, a JSON-lines
+    block its lines."""
+    if isinstance(chunk, list):
+        return shared_captures(chunk, slots)
+    return shared_lines(chunk, slots)
 
 
 class SourceLoad:
@@ -253,8 +265,9 @@ def ingest_file(
                 batch_records=BATCH,
                 stored_pages=stored_page_lookup(store) if fmt == "warc" else None,
             )
-            # Workers read the lines of a JSON-lines dump from shared memory (see `SharedSlots`).
-            if n_jobs > 1 and fmt == "jsonl" and SharedSlots.available():
+            # Workers read the lines of a JSON-lines dump, the record blocks of an archive, from shared
+            # memory (see `SharedSlots`).
+            if n_jobs > 1 and fmt in SHARED_FORMATS and SharedSlots.available():
                 slots = SharedSlots()
             chunks = _Chunks(reader, config, slots)
             for good, sketches, bad, discard_from in parallel_map(ingest_arrow, chunks, jobs=n_jobs):

@@ -9,6 +9,7 @@ set is extended with (`stages.incremental`); its `frame()` is the one table the 
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 import numpy as np
@@ -69,8 +70,10 @@ def find_pairs(
     *,
     progress: Progress = no_progress,
     jobs: int | None = None,
+    texts: pd.DataFrame | None = None,
 ) -> UnitPairs:
-    """Every candidate pair of `units` (`Store.unit_sketches`, unit id = row), verified as `config` says."""
+    """Every candidate pair of `units` (`Store.unit_sketches`, unit id = row), verified as `config` says.
+    `texts` (exact_key, text), when the caller holds the units' texts: the verification reads them there."""
     if config.method == "simhash":
         a, b, bits, stats = simhash_pairs(units["simhash"].to_numpy(np.uint64), config.simhash_max_bits)
         return UnitPairs(a, b, stats, hamming_bits=bits)
@@ -91,7 +94,14 @@ def find_pairs(
     if config.verify != "exact":
         return found
     return verified_exactly(
-        store, config, units["exact_key"].to_numpy(), n_shingles, found, progress=progress, jobs=jobs
+        store,
+        config,
+        units["exact_key"].to_numpy(),
+        n_shingles,
+        found,
+        progress=progress,
+        jobs=jobs,
+        texts=texts,
     )
 
 
@@ -104,10 +114,20 @@ def verified_exactly(
     *,
     progress: Progress = no_progress,
     jobs: int | None = None,
+    texts: pd.DataFrame | None = None,
 ) -> UnitPairs:
     """MinHash `pairs` with exact scores, those below the floor dropped (`verify_exact`)."""
     a, b, jac, cont = verify_exact(
-        store, config, unit_keys, n_shingles, pairs.a, pairs.b, pairs.stats, progress=progress, jobs=jobs
+        store,
+        config,
+        unit_keys,
+        n_shingles,
+        pairs.a,
+        pairs.b,
+        pairs.stats,
+        progress=progress,
+        jobs=jobs,
+        texts=texts,
     )
     return dataclasses.replace(pairs, a=a, b=b, jaccard=jac, containment=cont)
 
@@ -123,10 +143,12 @@ def verify_exact(
     *,
     progress: Progress = no_progress,
     jobs: int | None = None,
+    texts: pd.DataFrame | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Exact Jaccard and containment of MinHash pairs (units a[i], b[i]); keeps those at or above the floor.
 
-    `unit_keys` and `n_shingles` are per unit: its exact key and its number of distinct shingles.
+    `unit_keys` and `n_shingles` are per unit: its exact key and its number of distinct shingles. Their
+    texts are read from the store, or from `texts` (exact_key, text) where the caller holds them.
     The shingle sets of the units in pairs are rebuilt from their texts (in workers) as sorted uint32,
     the values MinHash sketched, and intersected in bulk (`intersection_sizes`). A pair reaches this
     step because its estimate passed the floor; near the floor that selects pairs whose estimate came
@@ -140,10 +162,14 @@ def verify_exact(
     rank = np.full(len(unit_keys), -1, dtype=np.int64)
     rank[need] = np.arange(len(need))
     index = pd.Index(unit_keys[need])
-    batches = (
-        (df["exact_key"].tolist(), df["text"].tolist(), config.shingle_size)
-        for df in store.unit_texts(config.norm_key, unit_keys[need].tolist(), BATCH * 4)
-    )
+    if texts is None:
+        frames: Iterable[pd.DataFrame] = store.unit_texts(
+            config.norm_key, unit_keys[need].tolist(), BATCH * 4
+        )
+    else:
+        held = texts[texts["exact_key"].isin(index)]
+        frames = (held[i : i + BATCH * 4] for i in range(0, len(held), BATCH * 4))
+    batches = ((df["exact_key"].tolist(), df["text"].tolist(), config.shingle_size) for df in frames)
     # One buffer, filled as the sets arrive: a set of 32-bit values is at most as large as the unit's
     # set of 64-bit shingle hashes, so the units' shingle counts bound the total (~0.6 GB at 1M pages).
     values = np.empty(int(np.asarray(n_shingles, dtype=np.int64)[need].sum()), dtype=np.uint32)

@@ -147,6 +147,24 @@ class FingerprintsMixin(ContentRules):
         yield from self._batches(sql, [norm_key, norm_key], batch_rows, cur)
 
     @reads
+    def texts_in_ranges(self, norm_key: str, ranges: Sequence[tuple[int, int]]) -> pd.DataFrame:
+        """(page_id, exact_key, text) of the pages whose ids fall in one of the inclusive `ranges`: a sample
+        of pages in runs of consecutive ids, read through the page ids' min/max index, a few row groups per
+        run (pages chosen one by one across the file decompress every row group's texts)."""
+        if not ranges:
+            return pd.DataFrame({"page_id": [], "exact_key": [], "text": []})
+        within = " OR ".join(["(t.page_id BETWEEN ? AND ?)"] * len(ranges))
+        params: list[Any] = [norm_key, *(int(x) for r in ranges for x in r)]
+        return (
+            self.cursor()
+            .execute(
+                f"SELECT t.page_id, t.exact_key, t.text FROM texts t WHERE t.norm_key = ? AND ({within})",
+                params,
+            )
+            .df()
+        )
+
+    @reads
     def unit_sketches(
         self, norm_key: str, sketch_key: str, *, with_minhash: bool, min_words: int | None = None
     ) -> pd.DataFrame:

@@ -41,10 +41,12 @@ class ShownPair:
 
 @dataclass(frozen=True, slots=True)
 class PendingLabel:
-    """A label key pressed on `pair`, written by the next run."""
+    """A label key pressed on `pair` at `pressed_at` (the browser's stamp, `ui.label_press`; None: a click,
+    given at the time the next run takes it), written by the next run."""
 
     choice: str
     pair: ShownPair
+    pressed_at: datetime | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,9 +76,9 @@ class AuditSession:
     more: int | None = None  # the quota the "more pairs" key asks for (the page's run sets the slider)
     view: LabelView | None = None  # the labels as of their last version, with this tab's written in
 
-    def label(self, choice: str) -> None:
+    def label(self, choice: str, pressed_at: datetime | None = None) -> None:
         if self.shown is not None:
-            self.pending.append(PendingLabel(choice, self.shown))
+            self.pending.append(PendingLabel(choice, self.shown, pressed_at))
 
     def undo(self) -> None:
         self.pending.append(PendingUndo())
@@ -162,7 +164,7 @@ class AuditSession:
             "category": self.category(pair.key, pair.suggested),
             "note": None if self.note_reset else note or None,
             "labeler": who,
-            "labeled_at": datetime.now(UTC).replace(tzinfo=None),
+            "labeled_at": action.pressed_at or datetime.now(UTC).replace(tzinfo=None),
             "setting": json.dumps(config.to_dict()),
         }
         labels = self.labels_given(pairs)
@@ -189,10 +191,7 @@ class AuditSession:
         view takes the labels written."""
         saved = self.labels.save(store)
         messages = [labeled_message(g) + " · z undoes it" for g in saved.kept]
-        messages += [
-            f"Not kept: {labeled_message(g).lower()}; a later label of this pair, given elsewhere, stays"
-            for g in saved.refused
-        ]
+        messages += [lost_message("Not kept", g, stored) for g, stored in saved.refused]
         view = self.view
         current = saved.versions is not None and view is not None and saved.versions[0] == view.version
         if current and view is not None and saved.versions is not None:
@@ -212,8 +211,26 @@ def labeled_message(given: GivenLabel) -> str:
 
 
 def superseded_message(given: GivenLabel, stored: LabelRow) -> str:
-    return (
-        f"Your label {LABEL_NAMES[given.row['label']].lower()} of {md_escape(given.row['url_a'])} and "
-        f"{md_escape(given.row['url_b'])} was replaced by a later one given elsewhere (another tab or window): "
-        f"{LABEL_NAMES.get(stored['label'], stored['label']).lower()}. Reopen the pair to change it."
+    return lost_message("Replaced", given, stored)
+
+
+def lost_message(what: str, given: GivenLabel, stored: LabelRow | None) -> str:
+    """One line: this tab's label of a pair lost to a later label of the same pair and labeler (`stored`;
+    None: it was taken back since), given in another tab or window, and which one that is."""
+    row = given.row
+    mine = (
+        f"{what}: your label {LABEL_NAMES[row['label']].lower()} of {md_escape(row['url_a'])} and "
+        f"{md_escape(row['url_b'])} (given at {clock_time(row['labeled_at'])})"
     )
+    if stored is None:
+        return f"{mine}; a later label of this pair was given in another tab or window"
+    kept = LABEL_NAMES.get(stored["label"], md_escape(str(stored["label"]))).lower()
+    return (
+        f"{mine}; a later label of this pair from another tab or window was kept: {kept} "
+        f"(given at {clock_time(stored['labeled_at'])})"
+    )
+
+
+def clock_time(at: object) -> str:
+    """A label's time (naive UTC) to the millisecond."""
+    return pd.Timestamp(at).strftime("%H:%M:%S.%f")[:-3] + " UTC"

@@ -15,16 +15,20 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
+from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from .. import audit, compare, engine, rules
 from ..analysis import Analysis, Fingerprints, analyze, load_fingerprints
 from ..categories import page_categories
 from ..config import Config
+from ..errors import NeardupError
+from ..estimate import Estimate, SampleCounts, comparable, estimate_numbers, sample_counts
 from ..ingest import file_sha256
 from ..labels import bucket_tallies
 from ..pairkey import key_of
 from ..store import Store
 from ..store.sources import SourceRow
+from .background import FingerprintJobs, JobState
 
 # A page waits this long for a CLI write (e.g. a report computing fingerprints) before it says who holds
 # the file; a reload then retries.
@@ -138,16 +142,64 @@ PER_THRESHOLD_ENTRIES = 4  # analyses: a threshold moved back and forth is still
 PER_SETTING_ENTRIES = 2
 
 
+# The computations of fingerprint sets on the app's background thread (one at a time; see ui.background).
+FINGERPRINT_JOBS = FingerprintJobs()
+# How often a page waiting for a background computation redraws its progress bar.
+JOB_POLL_S = 0.5
+
+
+def session_owner() -> str:
+    """The session this script run serves (what a background job is wanted by); "" outside a run."""
+    ctx = get_script_run_ctx()
+    return ctx.session_id if ctx else ""
+
+
+def want_computed(store: Store, path: str, config: Config) -> None:
+    """This session wants `config`'s fingerprint set: computed on the background thread (its earlier want
+    given up; see `FingerprintJobs.want`)."""
+    FINGERPRINT_JOBS.want(
+        session_owner(),
+        path,
+        config,
+        run=lambda progress: engine.ensure_fingerprints(store, config, progress=progress),
+        plan=lambda: engine.fingerprint_plan(store, config),
+    )
+
+
+def is_computed(store: Store, path: str, config: Config) -> bool:
+    """Whether `config`'s fingerprint set is in memory or stored for the pages there are."""
+    latest = ANALYSES.latest()
+    if latest is not None and latest[0].config.fingerprint_key == config.fingerprint_key:
+        return True
+    return engine.current_fingerprints(store, config) is not None
+
+
+def wait_for_job(store: Store, path: str, config: Config) -> None:
+    """Have `config`'s set computed in the background and wait for it under one progress bar (a page that
+    needs it: every page but Home, which shows an estimate meanwhile)."""
+    want_computed(store, path, config)
+    bar = st.progress(0.0, text="Computing the fingerprints of this setting (once)")
+    while True:
+        job = FINGERPRINT_JOBS.wait(path, config, JOB_POLL_S)
+        if job is None:  # cancelled by this session's newer want: the run that made it is over
+            st.stop()
+        bar.progress(min(job.share, 1.0), text=job.label())
+        if job.state is JobState.FAILED:
+            FINGERPRINT_JOBS.forget(path, config)
+            raise NeardupError(job.label())
+        if job.state is JobState.DONE:
+            break
+    bar.empty()
+
+
 @st.cache_resource(
     show_spinner="Reading the fingerprints and pages of this setting", max_entries=FINGERPRINT_ENTRIES
 )
 def get_fingerprints(_store: Store, path: str, fingerprint_key: str, _config: Config) -> Fingerprints:
-    """Fingerprints for a setting: computed once (with a progress bar), then cached in DuckDB and here."""
-    if _store.fingerprint_set(fingerprint_key) is None or _store.count_pages_without_text(_config.norm_key):
-        progress, bar = progress_bar("Computing fingerprints for this setting (once)")
-        fp = load_fingerprints(_store, _config, progress=progress)
-        bar.empty()
-        return fp
+    """Fingerprints for a setting: computed once (in the background, with a progress bar), then cached in
+    DuckDB and here."""
+    if engine.current_fingerprints(_store, _config) is None:
+        wait_for_job(_store, path, _config)
     return load_fingerprints(_store, _config)
 
 
@@ -185,6 +237,11 @@ class AnalysisMemo:
                 self._entries.popitem(last=False)
         return analysis
 
+    def latest(self) -> tuple[Fingerprints, Analysis] | None:
+        """The analysis made last and its fingerprints (None: none kept)."""
+        with self._lock:
+            return next(reversed(self._entries.values())) if self._entries else None
+
     def clear(self) -> None:
         with self._lock:
             self._entries.clear()
@@ -197,6 +254,32 @@ def get_analysis(store: Store, path: str, config: Config) -> Analysis:
     """Clusters and numbers at a setting (`analysis.analyze`), kept while its fingerprints are (see
     `AnalysisMemo`)."""
     return ANALYSES.get(get_fingerprints(store, path, config.fingerprint_key, config), path, config)
+
+
+@st.cache_resource(show_spinner=False, max_entries=PER_SETTING_ENTRIES)
+def get_sample_counts(
+    _store: Store,
+    path: str,
+    fingerprint_key: str,
+    reference_key: str,
+    _config: Config,
+    _reference: Fingerprints,
+) -> SampleCounts | None:
+    """The sample's pairs at a setting and at the reference's (`estimate.sample_counts`), for every
+    threshold."""
+    return sample_counts(_store, _config, _reference)
+
+
+def get_estimate(store: Store, path: str, config: Config) -> Estimate | None:
+    """The three numbers at `config` estimated from a sample, scaled from the latest exact analysis (None
+    without one of the same texts: nothing to scale from)."""
+    latest = ANALYSES.latest()
+    if latest is None or not comparable(config, latest[0].config):
+        return None
+    fp, analysis = latest
+    with st.spinner("Estimating the numbers from a sample of the pages"):
+        counts = get_sample_counts(store, path, config.fingerprint_key, fp.config.fingerprint_key, config, fp)
+    return estimate_numbers(counts, config, analysis.config, analysis.numbers) if counts is not None else None
 
 
 @st.cache_resource(show_spinner="Reading the candidate pairs", max_entries=PER_SETTING_ENTRIES)
@@ -418,6 +501,7 @@ def clear_caches() -> None:
     get_source_trend.clear()
     get_comparison.clear()
     get_fingerprints.clear()
+    get_sample_counts.clear()
     ANALYSES.clear()
     get_page_categories.clear()
     get_candidate_pairs.clear()

@@ -17,7 +17,12 @@ scrolls. The script makes:
 - the label bar's keys reach the server one rerun at a time: a key pressed while the last one's rerun is
   under way waits for it to end (up to `KEY_RUN_WAIT_MS` for a rerun to start). Streamlit folds the
   button presses that reach it during one rerun into the next, once each button, in the order the buttons
-  are drawn: three keys 40 ms apart would give one or two actions, on the pair before.
+  are drawn: three keys 40 ms apart would give one or two actions, on the pair before;
+- a label key (d, n, u) carry the time it was pressed (`Date.now()` at its keydown, kept while it waits)
+  to the server, through the label-keys component (`ui.label_press`), so of two tabs' labels of one pair
+  the one pressed later is kept whichever reaches the server first. A label key pressed before the
+  component's script is loaded waits for it (up to `LABEL_SENDER_WAIT_MS`, then it goes through its button
+  and counts at the server's receive time).
 The script is a constant, so it is sent once per page and installs its listeners once per window.
 `PAGE_KEYS_SCRIPT`, sent on every page by the navigation, moves through the app's pages with [ and ].
 """
@@ -26,6 +31,9 @@ from __future__ import annotations
 
 EARLY_KEY_WAIT_MS = 15_000
 KEY_RUN_WAIT_MS = 2_000
+# How long a label key waits for the label-keys component's script (on the 2-core box under load it came up
+# to 3 s after the label bar was drawn) before it goes through its button without its press time.
+LABEL_SENDER_WAIT_MS = 5_000
 KEY_NOTICE_MS = 6_000
 DIFF_KEY = "g"
 
@@ -39,10 +47,28 @@ KEYBOARD_SCRIPT = (
     const shortcut = key => [...document.querySelectorAll('[data-testid="stMain"] button kbd')]
         .find(k => k.innerText.trim().toLowerCase() === key && !k.closest('button').disabled);
     const replay = key => {
+        state.replaying = true;  // a key sent again is not held for the label-keys component
         for (const type of ["keydown", "keyup"]) {
             document.body.dispatchEvent(new KeyboardEvent(type, {key, code: /[0-9]/.test(key) ? "Digit" + key
                 : "Key" + key.toUpperCase(), bubbles: true, cancelable: true}));
         }
+        state.replaying = false;
+    };
+    const labelKey = key => /^[dnu]$/.test(key);  // the label keys: ui.label_press.LABEL_OF_KEY
+    // a label key goes to the server with its press time (Date.now() at its keydown: this machine's clock,
+    // see ui/label_press.py) through the label-keys component, once its script has loaded; false: the key
+    // is to reach its button's shortcut (no press time: the server's receive time stands for it)
+    const sendLabel = (key, pressedAt) => {
+        const send = window.neardupSendLabelKey;
+        if (!labelKey(key) || !send) return false;
+        state.sent = performance.now();
+        state.ran = false;
+        send(key, pressedAt);
+        return true;
+    };
+    // a key that waited (queued, held) is sent with the time it was pressed
+    const press = held => {
+        if (!sendLabel(held.key, held.pressedAt)) replay(held.key);
     };
     // the pair on screen: its URLs as shown, and its page ids from the comment of its scroll-to-top script
     // (set by the element once drawn, which may be a frame after the URLs); null with no URL on screen
@@ -75,12 +101,26 @@ KEYBOARD_SCRIPT = (
     };
     const idle = () => document.querySelector('[data-testid="stApp"]')?.getAttribute('data-test-script-state')
         !== 'running';
-    // an early key is sent once the run that draws the label bar is over (its shortcuts are listening)
+    // a key pressed while the page draws, before a fresh page's label bar is drawn, or (a label key) before
+    // the label-keys component's script is loaded, is held with the pair on screen when it was pressed; with
+    // none on screen it is dropped at once
+    const hold = (key, pressedAt) => {
+        const pair = shownPair();
+        if (pair === null) notice(`Key ${key} ignored: no pair was on screen when it was pressed`);
+        else state.early.push({key, pressedAt, at: performance.now(), pair});
+    };
+    // a held key is sent once the run that draws the label bar is over (its shortcuts are listening) and, a
+    // label key, once the component's script is loaded (or it waited long enough), only on the pair it was
+    // pressed on
+    const ready = held => !labelKey(held.key) || !!window.neardupSendLabelKey
+        || performance.now() - held.at > """
+    + str(LABEL_SENDER_WAIT_MS)
+    + """;
     const flush = () => {
         if (shortcut("d") || shortcut("s")) state.barSeen = true;
-        if (state.early.length && shortcut(state.early[0].key) && idle() && !state.sent) {
+        if (state.early.length && shortcut(state.early[0].key) && idle() && !state.sent && ready(state.early[0])) {
             const held = state.early.shift();
-            if (samePair(held.pair, shownPair())) replay(held.key);
+            if (samePair(held.pair, shownPair())) press(held);
             else notice(`Key ${held.key} ignored: the pair on screen changed since it was pressed`);
         }
         state.early = state.early.filter(k => performance.now() - k.at < """
@@ -91,7 +131,7 @@ KEYBOARD_SCRIPT = (
     const app = () => document.querySelector('[data-testid="stApp"]');
     const sendNext = () => {
         state.sent = 0;
-        if (state.queued.length) replay(state.queued.shift());
+        if (state.queued.length) press(state.queued.shift());
     };
     const watchRuns = () => {
         const el = app();
@@ -108,12 +148,14 @@ KEYBOARD_SCRIPT = (
         if (state.sent && !state.ran && performance.now() - state.sent > """
     + str(KEY_RUN_WAIT_MS)
     + """) sendNext();
+        if (state.early.length) flush();  // a label key waiting for the component's script
     }, 100);
     // a shared passage (evidence.show_passages) is a coloured run too, after its numbered badge: not a change
     const firstChange = () => [...document.querySelectorAll('[data-testid="stMain"] '
         + '[data-testid="stMarkdownContainer"] span')].find(s => /background/.test(s.className + s.getAttribute('style'))
         && !/gray|Badge/.test(s.className) && !/Badge/.test(s.previousElementSibling?.className || ''));
     document.addEventListener("keydown", e => {
+        const pressedAt = Date.now();
         const field = document.activeElement;
         if (e.key === "Escape") {
             if (field && field !== document.body) field.blur();
@@ -136,13 +178,20 @@ KEYBOARD_SCRIPT = (
                 // and acts on the pair it was pressed on (flush)
                 e.stopImmediatePropagation();
                 e.preventDefault();
-                state.early.push({key: typed, at: performance.now(), pair: shownPair()});
+                hold(typed, pressedAt);
                 return;
             }
             if (state.sent) {  // the last key's rerun is under way: this one waits for it
-                state.queued.push(typed);
+                state.queued.push({key: typed, pressedAt});
                 e.stopImmediatePropagation();
                 e.preventDefault();
+            } else if (sendLabel(typed, pressedAt)) {  // a label key, sent with its press time
+                e.stopImmediatePropagation();
+                e.preventDefault();
+            } else if (labelKey(typed) && !state.replaying) {  // it waits for the component's script
+                e.stopImmediatePropagation();
+                e.preventDefault();
+                hold(typed, pressedAt);
             } else {
                 state.sent = performance.now();
                 state.ran = false;
@@ -174,9 +223,7 @@ KEYBOARD_SCRIPT = (
         const key = e.key.length === 1 ? e.key.toLowerCase() : "";
         if (!state.barSeen && /^[dnusz1-8jk]$/.test(key) && !shortcut(key)) {
             e.stopImmediatePropagation();
-            const pair = shownPair();
-            if (pair === null) notice(`Key ${key} ignored: no pair was on screen when it was pressed`);
-            else state.early.push({key, at: performance.now(), pair});
+            hold(key, pressedAt);
         }
     }, true);
     document.addEventListener("click", e => {

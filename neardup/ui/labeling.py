@@ -4,8 +4,9 @@ only while they are still the stored ones.
 A label is written (and committed) before the page says "Labeled" or draws the next pair: a server killed
 after the confirmation keeps it. While another process holds the database (a `neardup ingest`), labels wait
 here, in the tab's session, and are written when it frees; the page says how many wait. Two tabs of one
-labeler that label one pair keep the label given later (`Store.write_labels` compares the times); the tab
-whose label was replaced is told on its next run (`superseded`).
+labeler that label one pair keep the label given later (`Store.write_labels` compares the times: a label
+key's press time, `ui.label_press`); a tab whose label arrives after a later one is told at once (`Saved.refused`),
+one whose label was replaced on its next run (`superseded`).
 """
 
 from __future__ import annotations
@@ -53,11 +54,11 @@ class GivenLabel:
 @dataclass(frozen=True, slots=True)
 class Saved:
     """What one `LabelSession.save` did: the labels written and kept, the ones a later label of the same
-    pair and labeler kept out, the labels' versions around the write (None: nothing was written), and the
-    reason the file could not be written (None: it was)."""
+    pair and labeler kept out (each with that label as stored after the write), the labels' versions around
+    the write (None: nothing was written), and the reason the file could not be written (None: it was)."""
 
     kept: list[GivenLabel] = field(default_factory=list)
-    refused: list[GivenLabel] = field(default_factory=list)
+    refused: list[tuple[GivenLabel, LabelRow | None]] = field(default_factory=list)
     versions: tuple[tuple[int, int], tuple[int, int]] | None = None
     busy: str | None = None
 
@@ -93,17 +94,18 @@ class LabelSession:
                 before = store.labels_version()
                 kept = store.write_labels([given.row for given in self.waiting])
                 after = store.labels_version()
+                refused = [
+                    (given, _stored(store, given))
+                    for given, ok in zip(self.waiting, kept, strict=True)
+                    if not ok
+                ]
         except DatabaseLocked as exc:
             self.busy = str(exc)
             return Saved(busy=self.busy)
         written, self.waiting, self.busy = self.waiting, [], None
         done = [given for given, ok in zip(written, kept, strict=True) if ok]
         self.saved.extend(done)
-        return Saved(
-            kept=done,
-            refused=[given for given, ok in zip(written, kept, strict=True) if not ok],
-            versions=(before, after),
-        )
+        return Saved(kept=done, refused=refused, versions=(before, after))
 
     def undo(self, store: Store) -> Undone:
         """Take back the newest label: a waiting one is dropped; a saved one is put back to the label it
@@ -148,6 +150,12 @@ class LabelSession:
     def given(self) -> list[GivenLabel]:
         """Every label this tab gave and still holds, oldest first (what `k` goes back through)."""
         return [*self.saved, *self.waiting]
+
+
+def _stored(store: Store, given: GivenLabel) -> LabelRow | None:
+    """The label of `given`'s pair and labeler the store holds."""
+    a, ma, b, mb = given.key
+    return store.label_of(a, b, md5_a=ma, md5_b=mb, labeler=given.labeler)
 
 
 # The Audit page's labeling choices in its URL (?labeler=ana&per_bucket=10&queue=active): a reload or a

@@ -38,6 +38,7 @@ W_SIMILARITY = "neardup.setting.similarity"
 KEY_THRESHOLDS = "neardup.setting.thresholds"  # scale -> last threshold, kept while its slider is hidden
 KEY_SIDEBAR_DRAWN = "neardup.setting.drawn"  # (page, widget keys) the last run drew in the sidebar
 # The Audit and Tune pages' own keys.
+W_LABEL_KEYS = "neardup.audit.label_keys"  # the component that sends label keys with their press times
 W_AUDIT_CATEGORY = "neardup.audit.cat."  # + the category's index: its button (keys 1-8)
 W_AUDIT_SHOW_HTML = "neardup.audit.show_html"
 W_AUDIT_SHOW_STRIPPED = "neardup.audit.show_stripped"

@@ -45,6 +45,7 @@ from neardup.ui.data import (
 )
 from neardup.ui.guard import one_line_errors
 from neardup.ui.keys import KEYBOARD_SCRIPT
+from neardup.ui.label_press import mount_label_keys
 from neardup.ui.labeling import LABELER_MAX_CHARS, LabelingChoice, choice_from_params
 from neardup.ui.state import (
     KEY_AUDIT_OPENED_BY,
@@ -178,8 +179,9 @@ def draw_labeling(
         audit.shown = ShownPair(key, pages, detail.category, run.adjudicating)
         # A new pair opens at its top (the label bar), wherever the last one was scrolled to. The script is
         # a constant but for the two page ids, so the same pair drawn again (a category key) does not run it.
-        with st.container(gap=None):  # the script's element takes no room
+        with st.container(gap=None):  # the script's and the component's elements take no room
             st.html(SCROLL_TO_TOP.format(*pages), unsafe_allow_javascript=True)
+            mount_label_keys(audit.label)  # the label keys, with their press times
             mine = label_in(view.labels, key, ADJUDICATOR if run.adjudicating else run.labeler or None)
             st.caption(
                 where_caption(audit, run, basis, current, queued, position)

@@ -1,0 +1,108 @@
+"""Archive batches sent to the workers through shared memory: what a worker iterates is what the reader
+gave, record for record (captures, their blocks and fields, rejects), and an ingest by a pool of workers
+loads what one process loads."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from archive_records import Archive, _doc, _errors, _http, _pages
+
+from neardup import engine
+from neardup.config import Config
+from neardup.ingest import detect_format, read_batches
+from neardup.parallel import SharedSlots
+from neardup.readers.capture import ArchiveCapture, WarcCapture
+from neardup.readers.shared_captures import SharedCaptures, shared_captures
+from neardup.rejects import Reject
+from neardup.stages import ingest as ingest_stage
+from neardup.store import Store
+
+ARCHIVES = Path(__file__).resolve().parent / "data" / "archives"
+
+pytestmark = pytest.mark.skipif(not SharedSlots.available(), reason="no memfd or /proc")
+
+
+def _revisits_and_rejects(path: Path) -> Path:
+    """A WARC.gz with pages, a revisit of one, a revisit of nothing, a PNG and a record cut off."""
+    a = Archive(path)
+    first = a.response("http://site.test/a", _doc(1).encode())
+    for i in range(2, 6):
+        a.response(f"http://site.test/{i}", _doc(i).encode())
+    revisit = a.w.create_revisit_record(
+        "http://site.test/a",
+        first.rec_headers.get_header("WARC-Payload-Digest"),
+        "http://site.test/a",
+        "2026-03-01T00:00:00Z",
+        http_headers=_http("200 OK", [("Content-Type", "text/html")]),
+    )
+    revisit.rec_headers.replace_header("WARC-Date", "2030-01-01T00:00:00Z")  # a later fetch
+    a.w.write_record(revisit)
+    a.w.write_record(
+        a.w.create_revisit_record(
+            "http://site.test/lost", "sha1:AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", "http://site.test/lost", "2026"
+        )
+    )
+    a.response("http://site.test/png", b"\x89PNG\r\n\x1a\n" + bytes(range(256)), headers=[])
+    a.response("http://site.test/6", _doc(6).encode())
+    a.close()
+    data = path.read_bytes()
+    path.write_bytes(data[: len(data) - 40])  # the last record cut off
+    return path
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "warcio-per-record.warc.gz",
+        "warcio-plain.warc",
+        "wget-1.21.warc.gz",
+        "heritrix-layout-v1.arc.gz",
+        "webrecorder-layout.wacz",
+        "revisits-and-rejects.warc.gz",
+    ],
+)
+def test_a_batch_from_shared_memory_is_the_readers_batch(tmp_path: Path, name: str) -> None:
+    path = (
+        ARCHIVES / name if name != "revisits-and-rejects.warc.gz" else _revisits_and_rejects(tmp_path / name)
+    )
+    batches = list(read_batches(path, detect_format(path), batch_records=3))
+    kinds = {type(r.payload) for b in batches for r in b}
+    assert kinds & {WarcCapture, ArchiveCapture}
+    got = []
+    with SharedSlots() as slots:
+        for batch in batches:  # each slot is reused once its batch is done, as the engine does
+            shared = shared_captures(batch, slots)
+            assert isinstance(shared, SharedCaptures)
+            got.append(list(shared))
+            slots.done()
+    assert got == batches
+    if name == "revisits-and-rejects.warc.gz":
+        assert any(isinstance(r.payload, Reject) for b in batches for r in b)
+        assert any(getattr(r.payload, "original", None) is not None for b in batches for r in b)
+
+
+def test_a_batch_without_a_capture_goes_as_it_is() -> None:
+    from neardup.records import RawLine
+    from neardup.rejects import RejectKind
+
+    batch = [RawLine(1, RejectKind.MALFORMED_RECORD.reject(" (at offset 0)"))]
+    with SharedSlots() as slots:
+        assert shared_captures(batch, slots) is batch
+        slots.done()  # a skipped batch keeps the slots in step
+
+
+def test_workers_load_what_one_process_loads(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = _revisits_and_rejects(tmp_path / "r.warc.gz")
+    loads = {}
+    for jobs in (1, 2):
+        # a small file is read in one process: this one goes to the workers too
+        monkeypatch.setattr(ingest_stage, "PARALLEL_BYTES", 0 if jobs > 1 else 1 << 40)
+        with Store(tmp_path / f"j{jobs}.duckdb") as store:
+            summary = engine.ingest_file(store, path, Config(), jobs=jobs)
+            loads[jobs] = (_pages(store), _errors(store), summary.loaded, summary.revisits, summary.skipped)
+    assert loads[2] == loads[1]
+    pages, errors, loaded, revisits, _ = loads[2]
+    assert loaded == 6 and revisits == 1 and len(errors) == 3
+    assert pages[-1]["html"] == pages[0]["html"] and pages[-1]["extra"]["warc_type"] == "revisit"
