@@ -42,6 +42,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -408,20 +409,22 @@ def run_local(shards: list[Path], methods: list[str], args: argparse.Namespace, 
 SPARK_CLASSES = ("driver python", "driver JVM", "executor JVM", "python workers", "other")
 
 
-def render(info: dict[str, Any]) -> str:
-    pages = info["pages"]
-    ms = 1000 / pages
-    lines = [
-        f"### {pages:,} pages - {info['when']} - Spark {info.get('spark_version', '?')}, commit {info['commit']}",
-        "",
-        f"machine: {info['machine']}; input: {info['n_shards']} gzip shards of ~{info['shard_pages']:,} records "
-        f"({info['input_mb']:,} MB); local[2]: driver memory {info['driver_memory']}; standalone: one worker of "
-        f"{info['cores']} cores, executor memory {info['executor_memory']}, driver memory "
-        f"{info['cluster_driver_memory']}; load average {info['load_before']} before, {info['load_after']} after",
-        "",
-        "| run | wall s | CPU s | CPU ms/page | peak RSS MB | result |",
-        "|---|---:|---:|---:|---:|---|",
-    ]
+SPARK_RUNS = (("spark", "Spark local[2]"), ("standalone", "Spark standalone"))
+
+
+def spark_runs(info: dict[str, Any]) -> Iterator[tuple[str, str, dict[str, Any]]]:
+    """(method, label, measurements) of each Spark run made."""
+    for method in info["methods"]:
+        for engine, label in SPARK_RUNS:
+            s = (info.get(engine) or {}).get(method)
+            if s:
+                yield method, label, s
+
+
+def summary_rows(info: dict[str, Any]) -> list[str]:
+    """One row per run: wall time, CPU, CPU per page, peak RSS."""
+    ms = 1000 / info["pages"]
+    lines = ["| run | wall s | CPU s | CPU ms/page | peak RSS MB | result |", "|---|---:|---:|---:|---:|---|"]
 
     def row(label: str, r: dict[str, Any], note: str = "") -> None:
         ok = "ok" if r["exit"] == 0 else (r["killed"] or f"exit {r['exit']}")
@@ -441,63 +444,75 @@ def render(info: dict[str, Any]) -> str:
                 "cpu_s": i["cpu_s"] + r["cpu_s"],
                 "peak_rss_mb": max(i["peak_rss_mb"]["total"], r["peak_rss_mb"]["total"]),
             }
-            row(
-                f"**local {method}** (ingest + report)",
-                both,
-                f"ingest {i['seconds']:.0f} s / {i['cpu_s']:.0f} CPU s, report {r['seconds']:.0f} s / "
-                f"{r['cpu_s']:.0f} CPU s",
-            )
-        for engine, label in (("spark", "Spark local[2]"), ("standalone", "Spark standalone")):
-            s = (info.get(engine) or {}).get(method)
-            if s:
-                row(f"**{label} {method}**", {**s, "peak_rss_mb": s["peak_rss_mb"]["total"]})
-    lines.append("")
-    for method in info["methods"]:
-        for engine, label in (("spark", "Spark local[2]"), ("standalone", "Spark standalone")):
-            s = (info.get(engine) or {}).get(method)
-            if not s or not s.get("stages"):
-                continue
-            classes = [c for c in SPARK_CLASSES if any(c in st for st in s["stages"].values())]
-            lines += [
-                f"{label} {method}, CPU ms per page by stage and process:",
-                "",
-                "| stage | wall s | " + " | ".join(classes) + " | all | shuffle written B/page |",
-                "|---|---:|" + "---:|" * (len(classes) + 2),
-            ]
-            by = s["events"]["shuffle_write_by_stage"]
-            for name, st in s["stages"].items():
-                cells = " | ".join(f"{st.get(c, 0.0) * ms:.2f}" for c in classes)
-                allc = sum(st.get(c, 0.0) for c in classes)
-                lines.append(
-                    f"| {name} | {st['seconds']:,.1f} | {cells} | {allc * ms:.2f} | {by.get(name, 0) / pages:,.0f} |"
-                )
-            tot = s["cpu_by_class"]
-            cells = " | ".join(f"**{tot.get(c, 0.0) * ms:.2f}**" for c in classes)
-            lines.append(
-                f"| **run** | **{s['seconds']:,.1f}** | {cells} | **{s['cpu_s'] * ms:.2f}** | "
-                f"**{s['events']['shuffle_write'] / pages:,.0f}** |"
-            )
-            peaks = ", ".join(f"{k} {v:,}" for k, v in s["peak_rss_mb"].items() if k != "total")
-            lines += ["", f"Peak RSS MB: {peaks} (the tree at once: {s['peak_rss_mb']['total']:,}).", ""]
-    for method in info["methods"]:
-        for engine, label in (("spark", "Spark local[2]"), ("standalone", "Spark standalone")):
-            s = (info.get(engine) or {}).get(method)
-            if not s or not s.get("manifest"):
-                continue
-            m, e, pb = s["manifest"], s["events"], s["parquet_bytes"]
-            c, n, st = m["counts"], m["numbers"], m["candidate_stats"]
-            lines.append(
-                f"{label} {method}: {c['pages']:,} pages, {c['units']:,} units, {st['candidates']:,} candidates -> "
-                f"{c['pairs']:,} stored pairs (largest bucket {st['largest_bucket']}, capped {st['capped_buckets']}), "
-                f"{n['unique_pages']:,} clusters, {n['redundant_pct']}% redundant. "
-                f"Shuffle written {e['shuffle_write'] / MB:,.0f} MB ({e['shuffle_write'] / pages:,.0f} B/page), "
-                f"spilled {e['disk_spill'] / MB:,.0f} MB to disk, {e['tasks']:,} tasks; the executors' own "
-                f"accounting: {e['executor_cpu_s']:,.0f} CPU s in the JVM, GC {e['gc_s']:,.0f} s. "
-                f"Parquet: pages {pb['pages'] / pages:,.0f} B/page, units {pb['units'] / max(c['units'], 1):,.0f} "
-                f"B/unit, pairs {pb['pairs'] / max(c['pairs'], 1):,.0f} B/pair, clusters "
-                f"{pb['clusters'] / pages:,.0f} B/page."
-            )
-            lines.append("")
+            note = f"ingest {i['seconds']:.0f} s / {i['cpu_s']:.0f} CPU s, report {r['seconds']:.0f} s / {r['cpu_s']:.0f} CPU s"
+            row(f"**local {method}** (ingest + report)", both, note)
+    for method, label, s in spark_runs(info):
+        row(f"**{label} {method}**", {**s, "peak_rss_mb": s["peak_rss_mb"]["total"]})
+    return [*lines, ""]
+
+
+def stage_table(pages: int, method: str, label: str, s: dict[str, Any]) -> list[str]:
+    """CPU ms per page of each stage by process class, and the shuffle each stage wrote."""
+    ms = 1000 / pages
+    classes = [c for c in SPARK_CLASSES if any(c in st for st in s["stages"].values())]
+    lines = [
+        f"{label} {method}, CPU ms per page by stage and process:",
+        "",
+        "| stage | wall s | " + " | ".join(classes) + " | all | shuffle written B/page |",
+        "|---|---:|" + "---:|" * (len(classes) + 2),
+    ]
+    by = s["events"]["shuffle_write_by_stage"]
+    for name, st in s["stages"].items():
+        cells = " | ".join(f"{st.get(c, 0.0) * ms:.2f}" for c in classes)
+        allc = sum(st.get(c, 0.0) for c in classes)
+        lines.append(
+            f"| {name} | {st['seconds']:,.1f} | {cells} | {allc * ms:.2f} | {by.get(name, 0) / pages:,.0f} |"
+        )
+    tot = s["cpu_by_class"]
+    cells = " | ".join(f"**{tot.get(c, 0.0) * ms:.2f}**" for c in classes)
+    lines.append(
+        f"| **run** | **{s['seconds']:,.1f}** | {cells} | **{s['cpu_s'] * ms:.2f}** | "
+        f"**{s['events']['shuffle_write'] / pages:,.0f}** |"
+    )
+    peaks = ", ".join(f"{k} {v:,}" for k, v in s["peak_rss_mb"].items() if k != "total")
+    return [*lines, "", f"Peak RSS MB: {peaks} (the tree at once: {s['peak_rss_mb']['total']:,}).", ""]
+
+
+def counts_line(pages: int, method: str, label: str, s: dict[str, Any]) -> str:
+    m, e, pb = s["manifest"], s["events"], s["parquet_bytes"]
+    c, n, st = m["counts"], m["numbers"], m["candidate_stats"]
+    return (
+        f"{label} {method}: {c['pages']:,} pages, {c['units']:,} units, {st['candidates']:,} candidates -> "
+        f"{c['pairs']:,} stored pairs (largest bucket {st['largest_bucket']}, capped {st['capped_buckets']}), "
+        f"{n['unique_pages']:,} clusters, {n['redundant_pct']}% redundant. "
+        f"Shuffle written {e['shuffle_write'] / MB:,.0f} MB ({e['shuffle_write'] / pages:,.0f} B/page), "
+        f"spilled {e['disk_spill'] / MB:,.0f} MB to disk, {e['tasks']:,} tasks; the executors' own "
+        f"accounting: {e['executor_cpu_s']:,.0f} CPU s in the JVM, GC {e['gc_s']:,.0f} s. "
+        f"Parquet: pages {pb['pages'] / pages:,.0f} B/page, units {pb['units'] / max(c['units'], 1):,.0f} "
+        f"B/unit, pairs {pb['pairs'] / max(c['pairs'], 1):,.0f} B/pair, clusters "
+        f"{pb['clusters'] / pages:,.0f} B/page.\n"
+    )
+
+
+def render(info: dict[str, Any]) -> str:
+    pages = info["pages"]
+    lines = [
+        f"### {pages:,} pages - {info['when']} - Spark {info.get('spark_version', '?')}, commit {info['commit']}",
+        "",
+        f"machine: {info['machine']}; input: {info['n_shards']} gzip shards of ~{info['shard_pages']:,} records "
+        f"({info['input_mb']:,} MB); local[2]: driver memory {info['driver_memory']}; standalone: one worker of "
+        f"{info['cores']} cores, executor memory {info['executor_memory']}, driver memory "
+        f"{info['cluster_driver_memory']}; load average {info['load_before']} before, {info['load_after']} after",
+        "",
+        *summary_rows(info),
+    ]
+    for method, label, s in spark_runs(info):
+        if s.get("stages"):
+            lines += stage_table(pages, method, label, s)
+    lines += [
+        counts_line(pages, method, label, s) for method, label, s in spark_runs(info) if s.get("manifest")
+    ]
+    loc = info.get("local") or {}
     for method in info["methods"]:
         r = loc.get(method, {}).get("report")
         if r:
@@ -505,9 +520,8 @@ def render(info: dict[str, Any]) -> str:
             lines.append(
                 f"local {method}: {nums.get('unique_pages', '?'):,} clusters, {nums.get('redundant_pct', '?')}% "
                 f"redundant; peak RSS MB: ingest {loc['ingest']['peak_rss_mb']}, report "
-                f"{loc[method]['peak_rss_mb']}."
+                f"{loc[method]['peak_rss_mb']}.\n"
             )
-            lines.append("")
     return "\n".join(lines)
 
 
