@@ -8,12 +8,14 @@ from __future__ import annotations
 import contextlib
 import os
 import platform
+import shutil
 import signal
 import statistics
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+import zlib
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -51,6 +53,53 @@ def ensure_crawl(pages: int, seed: int = 42) -> tuple[Path, Path]:
     part_truth.rename(truth)
     print(f"generated in {time.perf_counter() - t0:.0f} s", file=sys.stderr, flush=True)
     return out, truth
+
+
+def member_ends(gz: Path) -> Iterator[tuple[int, int]]:
+    """(byte offset after, records in) each gzip member of a multi-member file, in order."""
+    with open(gz, "rb") as f:
+        d, lines, fed, start, buf = zlib.decompressobj(31), 0, 0, 0, b""
+        while True:
+            if not buf:
+                buf = f.read(1 << 22)
+                if not buf:
+                    if fed > start:
+                        raise ValueError(f"{gz}: truncated gzip member at byte {start}")
+                    return
+            chunk, buf = buf[: 1 << 20], buf[1 << 20 :]
+            lines += d.decompress(chunk).count(b"\n")
+            if d.eof:
+                rest = d.unused_data
+                start = fed = fed + len(chunk) - len(rest)
+                yield start, lines
+                buf = rest + buf
+                d, lines = zlib.decompressobj(31), 0
+            else:
+                fed += len(chunk)
+
+
+def shard_crawl(gz: Path, shard_pages: int) -> list[Path]:
+    """`gz` cut at member boundaries into files of about `shard_pages` records (cached beside it)."""
+    folder = gz.with_name(gz.name.removesuffix(".jsonl.gz") + f".shards{shard_pages}")
+    done = folder / "_DONE"
+    if not done.is_file():
+        shutil.rmtree(folder, ignore_errors=True)
+        folder.mkdir()
+        print(f"cutting {gz.name} into shards of ~{shard_pages:,} records", file=sys.stderr, flush=True)
+        cuts, since, start = [], 0, 0
+        for end, lines in member_ends(gz):
+            since += lines
+            if since >= shard_pages:
+                cuts.append((start, end))
+                start, since = end, 0
+        if gz.stat().st_size > start:
+            cuts.append((start, gz.stat().st_size))
+        with open(gz, "rb") as src:
+            for i, (a, b) in enumerate(cuts):
+                src.seek(a)
+                (folder / f"part-{i:05d}.jsonl.gz").write_bytes(src.read(b - a))
+        done.write_text(f"{len(cuts)}\n")
+    return sorted(folder.glob("part-*.jsonl.gz"))
 
 
 # ------------------------------------------------------------------------------------------------

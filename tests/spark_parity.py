@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 
 import numpy as np
@@ -11,25 +12,27 @@ from neardup.analysis import analyze, load_fingerprints
 from neardup.config import Config
 from neardup.store import Store
 
+
+def spark_conf_flags(conf: Mapping[str, str]) -> list[str]:
+    """`--conf KEY=VALUE` flags of `neardup spark`, one pair per setting, in the mapping's order."""
+    return [flag for key, value in conf.items() for flag in ("--conf", f"{key}={value}")]
+
+
 SPARK_CONF = [
     "--master",
     "local[2]",
-    "--conf",
-    "spark.sql.shuffle.partitions=4",
-    "--conf",
-    "spark.default.parallelism=4",
-    "--conf",
-    "spark.ui.enabled=false",
-    "--conf",
-    "spark.ui.showConsoleProgress=false",
-    "--conf",
-    "spark.driver.memory=1g",
-    "--conf",
-    "spark.sql.files.maxPartitionBytes=2000000",
-    "--conf",
-    "spark.sql.adaptive.enabled=false",  # re-planning costs more than it saves on 600 pages
-    "--conf",
-    "neardup.logLevel=ERROR",
+    *spark_conf_flags(
+        {
+            "spark.sql.shuffle.partitions": "4",
+            "spark.default.parallelism": "4",
+            "spark.ui.enabled": "false",
+            "spark.ui.showConsoleProgress": "false",
+            "spark.driver.memory": "1g",
+            "spark.sql.files.maxPartitionBytes": "2000000",
+            "spark.sql.adaptive.enabled": "false",  # re-planning costs more than it saves on 600 pages
+            "neardup.logLevel": "ERROR",
+        }
+    ),
 ]
 
 

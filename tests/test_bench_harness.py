@@ -1,8 +1,12 @@
 """bench/harness.py, which the benchmarks' figures rest on: the process-tree monitor counts a child's own
-children (memory and CPU), and the CPU median leaves out the warm-up."""
+children (memory and CPU), the CPU median leaves out the warm-up, and a crawl is cut into shards at its gzip
+members (the Spark bench's input)."""
 
 from __future__ import annotations
 
+import gzip
+import json
+import subprocess
 import sys
 from pathlib import Path
 
@@ -44,3 +48,19 @@ def test_the_cpu_median_runs_the_warm_up_and_setup_untimed() -> None:
     )
     assert calls == ["setup", "run"] * 4 and last == 8 and median >= 0
     assert "nproc" in harness.machine() and "Python" in harness.machine()
+
+
+def test_the_crawl_is_cut_into_shards_at_its_gzip_members(tmp_path: Path) -> None:
+    gz = tmp_path / "crawl_600_s3.jsonl.gz"
+    subprocess.run(
+        [sys.executable, str(harness.MAKE_SAMPLE), "--profile", "bench", "--pages", "600", "--seed", "3"]
+        + ["--out", str(gz), "--truth", str(tmp_path / "truth.csv")],
+        check=True,
+    )
+    shards = harness.shard_crawl(gz, 250)
+    # the same bytes, cut between members (200 records each): shards of 400 and 200 records
+    assert b"".join(p.read_bytes() for p in shards) == gz.read_bytes()
+    lines = [gzip.decompress(p.read_bytes()).splitlines() for p in shards]
+    assert [len(x) for x in lines] == [400, 200]
+    assert all(json.loads(line)["url"] for x in lines for line in x)  # whole records only
+    assert harness.shard_crawl(gz, 250) == shards  # cached beside the crawl

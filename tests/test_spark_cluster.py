@@ -9,23 +9,18 @@ The README's standalone recipe is this test's: start the master and the worker, 
 
 from __future__ import annotations
 
-import ctypes
 import json
 import os
-import signal
 import subprocess
 import sys
 import tarfile
-import time
-import urllib.request
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 from conftest import SAMPLE_CRAWL
-from live_app import free_port
-from spark_parity import assert_matches_local
+from spark_cluster import Cluster, ClusterDown, node_env, standalone_cluster
+from spark_parity import assert_matches_local, spark_conf_flags
 
 from neardup import engine
 from neardup.config import Config
@@ -34,138 +29,36 @@ from neardup.store import Store
 
 pytestmark = pytest.mark.spark
 
-ROOT = Path(__file__).resolve().parent.parent
 # One worker of one core; small heaps: the box is shared.
-PR_SET_PDEATHSIG = 1  # prctl(2)
-WORKER_CORES, WORKER_MEMORY, EXECUTOR_MEMORY = "1", "1g", "512m"
-DRIVER_CONF = [
-    "--conf",
-    f"spark.executor.memory={EXECUTOR_MEMORY}",
-    "--conf",
-    "spark.driver.memory=1g",
-    "--conf",
-    "spark.driver.host=127.0.0.1",
-    "--conf",
-    "spark.driver.bindAddress=127.0.0.1",
-    "--conf",
-    "spark.sql.shuffle.partitions=4",
-    "--conf",
-    "spark.default.parallelism=4",
-    "--conf",
-    "spark.ui.enabled=false",
-    "--conf",
-    "spark.ui.showConsoleProgress=false",
-    "--conf",
-    "spark.sql.adaptive.enabled=false",
-    "--conf",
-    "neardup.logLevel=ERROR",
-]
-
-
-def _spark_home() -> Path:
-    import pyspark
-
-    return Path(pyspark.__file__).resolve().parent
-
-
-def _node_env(**extra: str) -> dict[str, str]:
-    """A cluster node's environment: nothing from this checkout or this venv's Python settings."""
-    drop = ("PYTHONPATH", "VIRTUAL_ENV", "PYSPARK_PYTHON", "PYSPARK_DRIVER_PYTHON", "SPARK_CONF_DIR")
-    env = {k: v for k, v in os.environ.items() if k not in drop and not k.startswith("NEARDUP_")}
-    return {**env, **extra}
-
-
-@dataclass(frozen=True, slots=True)
-class Cluster:
-    master: str  # spark://127.0.0.1:PORT
-    python: Path  # the bare venv's Python the worker runs
-    logs: Path
-
-
-def _alive_workers(ui_port: int) -> int:
-    try:
-        with urllib.request.urlopen(f"http://127.0.0.1:{ui_port}/json/", timeout=5) as r:
-            return int(json.load(r).get("aliveworkers", 0))
-    except OSError:
-        return 0
-
-
-def _die_with_this_process() -> None:
-    """In the child, before it runs `spark-class` (which execs the JVM): SIGTERM when the test process
-    ends, so a killed test run leaves no daemon behind."""
-    libc = ctypes.CDLL(None, use_errno=True)
-    libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
-
-
-def _daemon(cmd: list[str], env: dict[str, str], cwd: Path, log: Path) -> subprocess.Popen[bytes]:
-    with log.open("wb") as out:
-        return subprocess.Popen(
-            cmd,
-            env=env,
-            cwd=cwd,
-            stdout=out,
-            stderr=out,
-            start_new_session=True,
-            preexec_fn=_die_with_this_process,
-        )
-
-
-def _stop(proc: subprocess.Popen[bytes]) -> None:
-    if proc.poll() is None:
-        os.killpg(proc.pid, signal.SIGTERM)
-        try:
-            proc.wait(20)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait(10)
+WORKER_CORES, WORKER_MEMORY, EXECUTOR_MEMORY = 1, "1g", "512m"
+DRIVER_CONF = spark_conf_flags(
+    {
+        "spark.executor.memory": EXECUTOR_MEMORY,
+        "spark.driver.memory": "1g",
+        "spark.driver.host": "127.0.0.1",
+        "spark.driver.bindAddress": "127.0.0.1",
+        "spark.sql.shuffle.partitions": "4",
+        "spark.default.parallelism": "4",
+        "spark.ui.enabled": "false",
+        "spark.ui.showConsoleProgress": "false",
+        "spark.sql.adaptive.enabled": "false",
+        "neardup.logLevel": "ERROR",
+    }
+)
 
 
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
     tmp = tmp_path_factory.mktemp("cluster")
-    bare = tmp / "bare"
-    subprocess.run([sys._base_executable, "-m", "venv", "--without-pip", str(bare)], check=True)
-    python = bare / "bin" / "python"
-    lacks = subprocess.run(
-        [str(python), "-c", "import neardup"], env=_node_env(), cwd=tmp, capture_output=True
-    )
-    assert lacks.returncode != 0  # the node's Python holds no neardup
-    conf_dir = tmp / "conf"  # an empty Spark configuration: no user setting leaks in
-    conf_dir.mkdir()
-    env = _node_env(
-        PATH=f"{bare / 'bin'}{os.pathsep}{os.environ['PATH']}",  # `python3` on the node is the bare one
-        PYSPARK_PYTHON=str(python),
-        SPARK_HOME=str(_spark_home()),
-        SPARK_CONF_DIR=str(conf_dir),
-        SPARK_LOCAL_IP="127.0.0.1",
-        SPARK_DAEMON_MEMORY="256m",
-    )
-    spark_class = str(_spark_home() / "bin" / "spark-class")
-    port, ui_port, worker_port, worker_ui = free_port(), free_port(), free_port(), free_port()
-    procs: list[subprocess.Popen[bytes]] = []
-    logs = tmp / "logs"
-    logs.mkdir()
     try:
-        master_cmd = [spark_class, "org.apache.spark.deploy.master.Master"]
-        master_cmd += ["--host", "127.0.0.1", "--port", str(port), "--webui-port", str(ui_port)]
-        procs.append(_daemon(master_cmd, env, tmp, logs / "master.log"))
-        worker_cmd = [spark_class, "org.apache.spark.deploy.worker.Worker", f"spark://127.0.0.1:{port}"]
-        worker_cmd += ["--host", "127.0.0.1", "--port", str(worker_port), "--webui-port", str(worker_ui)]
-        worker_cmd += ["--cores", WORKER_CORES, "--memory", WORKER_MEMORY, "--work-dir", str(tmp / "work")]
-        procs.append(_daemon(worker_cmd, env, tmp, logs / "worker.log"))
-        deadline = time.monotonic() + 120
-        while _alive_workers(ui_port) < 1:
-            dead = [p for p in procs if p.poll() is not None]
-            if dead or time.monotonic() > deadline:
-                pytest.fail(
-                    "the standalone cluster did not come up:\n"
-                    + "".join(f.read_text(errors="replace")[-3000:] for f in sorted(logs.iterdir()))
-                )
-            time.sleep(1)
-        yield Cluster(f"spark://127.0.0.1:{port}", python, logs)
-    finally:
-        for proc in reversed(procs):
-            _stop(proc)
+        with standalone_cluster(tmp, cores=WORKER_CORES, memory=WORKER_MEMORY) as up:
+            lacks = subprocess.run(
+                [str(up.python), "-c", "import neardup"], env=node_env(), cwd=tmp, capture_output=True
+            )
+            assert lacks.returncode != 0  # the node's Python holds no neardup
+            yield up
+    except ClusterDown as e:
+        pytest.fail(str(e))
 
 
 def _neardup_spark(cluster: Cluster, out: Path, *args: str) -> subprocess.CompletedProcess[str]:

@@ -409,7 +409,7 @@ def _pair_ids(a: np.ndarray, b: np.ndarray) -> Iterator[pa.RecordBatch]:
 
 
 def lsh_bucket_pairs(batch: pa.RecordBatch) -> Iterator[pa.RecordBatch]:
-    """All pairs within LSH buckets (candidates; verified after de-duplication)."""
+    """All pairs within LSH buckets (candidates; `pairs.minhash_pairs` verifies and de-duplicates them)."""
     flat, i, j = _bucket_pairs(batch.column("members"))
     units = flat.to_numpy(zero_copy_only=False).astype(np.int64)
     yield from _pair_ids(units[i], units[j])

@@ -205,10 +205,11 @@ def minhash_pairs(
     if config.searches_partial_copies:
         cands = cands.unionByName(size_class_candidates(units, config, stats, touching=touching))
     stats.warn_capped("LSH", BUCKET_CAP)  # the one index's buckets, as locally
-    cands = pairs_touching(cands, touching).dropDuplicates(["a", "b"])
     sig = units.select("unit_id", "minhash", "n_shingles")
     if n * config.num_perm * 4 <= BROADCAST_SIGNATURES_BYTES:
-        # The signature matrix fits every worker: verify against a broadcast copy, no shuffle join.
+        # The signature matrix fits every worker: each bucket task verifies its pairs against a broadcast
+        # copy, as the local engine verifies each band's, and only the pairs kept (under 1% of the
+        # candidates on the bench crawl) are shuffled to drop the ones found in several bands.
         table = to_arrow(sig)
         ids = table.column("unit_id").to_numpy().astype(np.int64)
         matrix = np.empty((n, config.num_perm), np.uint32)
@@ -217,7 +218,9 @@ def minhash_pairs(
         set_sizes[ids] = table.column("n_shingles").to_numpy()
         shared = spark.sparkContext.broadcast((matrix, set_sizes))
         verify = per_batch(arrow.minhash_estimates, config, shared)
-        return _estimated(cands.mapInArrow(verify, ddl(arrow.PAIR_EST))), stats
+        kept = pairs_touching(cands.mapInArrow(verify, ddl(arrow.PAIR_EST)), touching)
+        return _estimated(kept.dropDuplicates(["a", "b"])), stats
+    cands = pairs_touching(cands, touching).dropDuplicates(["a", "b"])
     sa = sig.select(
         F.col("unit_id").alias("a"), F.col("minhash").alias("sig_a"), F.col("n_shingles").alias("n_a")
     )
