@@ -23,7 +23,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT / "bench"))
-from harness import TICK, commit, machine, rss_kb  # noqa: E402  (bench/harness.py)
+from harness import TICK, commit, machine, process_tree, rss_kb  # noqa: E402  (bench/harness.py)
 from live_app import launch_browser, serving, slider_thumb, wait_idle  # noqa: E402
 
 ESTIMATE = "Estimate from"
@@ -49,24 +49,6 @@ def setting_text(step: str, shingle: int) -> str:
 
 def loadavg() -> str:
     return " ".join(Path("/proc/loadavg").read_text().split()[:3])
-
-
-def tree(root: int) -> list[int]:
-    """`root` and the processes under it (the forkserver and its workers), from /proc."""
-    children: dict[int, list[int]] = {}
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                ppid = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
-            except OSError:
-                continue
-            children.setdefault(ppid, []).append(int(entry.name))
-    out, todo = [root], [root]
-    while todo:
-        for child in children.get(todo.pop(), []):
-            out.append(child)
-            todo.append(child)
-    return out
 
 
 def cpu_s(pids: list[int]) -> float:
@@ -122,7 +104,7 @@ def main() -> None:
             )
             shingle = 5
             for step in args.steps.split(","):
-                pids = tree(srv.proc.pid)
+                pids = list(process_tree(srv.proc.pid))
                 cpu0, t0 = cpu_s(pids), time.perf_counter()
                 shingle = change(page, step, shingle)
                 estimate = page.get_by_text(ESTIMATE).first
@@ -130,7 +112,7 @@ def main() -> None:
                 # the run of the new setting drawn to its end: its caption, then the estimate or the exact numbers
                 page.wait_for_function(DRAWN_JS, arg=setting_text(step, shingle))
                 to_estimate = time.perf_counter() - t0
-                pids = sorted(set(pids) | set(tree(srv.proc.pid)))
+                pids = sorted(set(pids) | set(process_tree(srv.proc.pid)))
                 cpu = cpu_s(pids) - cpu0
                 shown = estimate.inner_text().split("(")[0].strip() if estimate.count() else "(stored: exact)"
                 exact.wait_for()
