@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import signal
 import socket
 import subprocess
@@ -20,7 +21,10 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import pandas as pd
 import pytest
+
+from neardup.store import Store
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -335,3 +339,18 @@ def file_held(db: Path, *, write: bool) -> Iterator[subprocess.Popen[str]]:
         assert proc.stdin is not None
         proc.stdin.close()
         proc.wait(timeout=30)
+
+
+@contextmanager
+def serving_copy(db: Path, tmp: Path, n_pages: int = 300) -> Iterator[Server]:
+    """`serving` over a copy of `db` in `tmp`: a test's labels stay out of the shared database."""
+    copy = tmp / "neardup.duckdb"
+    shutil.copyfile(db, copy)
+    with serving(copy, tmp, n_pages) as srv:
+        yield srv
+
+
+def live_labels(server: Server) -> pd.DataFrame:
+    """The labels as another process reads them while the app runs (read-only, waiting for a write)."""
+    with Store(server.db, read_only=True, lock_wait_s=30) as store:
+        return store.labels()

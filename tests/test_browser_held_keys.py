@@ -10,16 +10,20 @@ the 300-page generated crawl."""
 from __future__ import annotations
 
 import re
-import shutil
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import pandas as pd
 import pytest
-from live_app import Server, assert_clean, click_button, file_held, launch_browser, serving, wait_idle
+from live_app import (
+    assert_clean,
+    click_button,
+    file_held,
+    launch_browser,
+    live_labels,
+    serving_copy,
+    wait_idle,
+)
 
-from neardup.store import Store
 from neardup.urls import canonicalize_url
 
 pytestmark = pytest.mark.browser
@@ -81,25 +85,12 @@ class HeldMessages:
         self.held.clear()
 
 
-@contextmanager
-def app_server(small_db: Path, tmp: Path) -> Iterator[Server]:
-    db = tmp / "neardup.duckdb"
-    shutil.copyfile(small_db, db)
-    with serving(db, tmp, 300) as srv:
-        yield srv
-
-
-def live_labels(server: Server) -> pd.DataFrame:
-    with Store(server.db, read_only=True, lock_wait_s=30) as store:
-        return store.labels()
-
-
 def test_a_key_pressed_before_any_pair_is_drawn_is_dropped_with_a_message(
     small_db: Path, tmp_path: Path
 ) -> None:
     """A label key pressed while a fresh page is drawn but no pair is on screen yet is not held for the pair
     drawn next: a message says it was ignored, and the pair drawn is not labeled."""
-    with app_server(small_db, tmp_path) as server, launch_browser() as browser:
+    with serving_copy(small_db, tmp_path) as server, launch_browser() as browser:
         page = browser.page
         held = HeldMessages(page, PAIR_MARKER)
         page.goto(server.url + "/Audit")
@@ -127,7 +118,7 @@ def test_a_key_pressed_while_another_process_holds_the_file_is_dropped(
     label key pressed then is ignored with a message, and the pair drawn by the rerun asked for once the
     file is free (r, within the time a held key waits) is not labeled."""
 
-    with app_server(small_db, tmp_path) as server, launch_browser() as browser:
+    with serving_copy(small_db, tmp_path) as server, launch_browser() as browser:
         page = browser.page
         with file_held(server.db, write=True):
             page.goto(server.url + "/Audit")
@@ -151,7 +142,7 @@ def test_a_key_pressed_on_a_pair_before_its_label_bar_is_drawn_labels_that_pair(
     small_db: Path, tmp_path: Path
 ) -> None:
     """The pair on screen, its label bar not drawn yet: a label key waits for the bar and labels that pair."""
-    with app_server(small_db, tmp_path) as server, launch_browser() as browser:
+    with serving_copy(small_db, tmp_path) as server, launch_browser() as browser:
         page = browser.page
         held = HeldMessages(page, LABEL_BAR)
         page.goto(server.url + "/Audit")
@@ -181,7 +172,7 @@ def test_a_key_pressed_while_the_next_pair_is_drawn_is_dropped_when_its_pair_cha
     """A click on Skip starts a run that draws the next pair; a label key pressed while it runs, with the
     skipped pair still on screen, is held for the run's end, then dropped with a message (the pair on screen
     changed): it labels neither pair."""
-    with app_server(small_db, tmp_path) as server, launch_browser() as browser:
+    with serving_copy(small_db, tmp_path) as server, launch_browser() as browser:
         page = browser.page
         held = HeldMessages(page, PAIR_MARKER, armed=False)
         page.goto(server.url + "/Audit")
@@ -215,7 +206,7 @@ def test_a_label_key_pressed_before_the_components_script_waits_and_keeps_its_pr
     """A label key pressed while the label-keys component's script is not loaded yet (taken away here) is
     held, not sent through its button without its time; once the script is there the label is stored at
     the time the key was pressed, to the millisecond."""
-    with app_server(small_db, tmp_path) as server, launch_browser() as browser:
+    with serving_copy(small_db, tmp_path) as server, launch_browser() as browser:
         page = browser.page
         page.goto(server.url + "/Audit")
         page.get_by_text(re.compile(r"^Pair 1 of \d+")).first.wait_for()

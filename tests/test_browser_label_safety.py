@@ -8,10 +8,7 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import signal
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import pandas as pd
@@ -22,8 +19,9 @@ from live_app import (
     assert_clean,
     file_held,
     launch_browser,
+    live_labels,
     open_page,
-    serving,
+    serving_copy,
     wait_idle,
 )
 
@@ -35,14 +33,6 @@ ROOT = Path(__file__).resolve().parent.parent
 PAIR_URLS_JS = """() => [...document.querySelectorAll('[data-testid="stCode"]')].slice(0, 2)
     .map(c => c.innerText.trim()).join('|')"""
 TOASTS_JS = """() => [...document.querySelectorAll('[data-testid="stToast"]')].map(t => t.innerText)"""
-
-
-@contextmanager
-def app_server(small_db: Path, tmp: Path) -> Iterator[Server]:
-    db = tmp / "neardup.duckdb"
-    shutil.copyfile(small_db, db)
-    with serving(db, tmp, 300) as srv:
-        yield srv
 
 
 def kill_9(server: Server) -> None:
@@ -70,7 +60,7 @@ def test_a_label_confirmed_is_written_before_kill_9(small_db: Path, tmp_path: Pa
     """While another process reads the file (a write must wait), a label key says the label waits, never
     "Labeled"; once the file is free the label is written, and only then confirmed: kill -9 right after
     the confirmation keeps it."""
-    with app_server(small_db, tmp_path) as server, launch_browser() as browser:
+    with serving_copy(small_db, tmp_path) as server, launch_browser() as browser:
         page = browser.page
         first = open_audit(page, server)
         with file_held(server.db, write=False):
@@ -90,7 +80,7 @@ def test_labels_given_while_an_ingest_holds_the_file_are_queued_then_written(
 ) -> None:
     """Another process holds the file read-write (as `neardup ingest` does): labels given meanwhile wait in
     the tab, with how many on screen and no traceback; they are written once it is free."""
-    with app_server(small_db, tmp_path) as server, launch_browser() as browser:
+    with serving_copy(small_db, tmp_path) as server, launch_browser() as browser:
         page = browser.page
         shown = [open_audit(page, server)]
         with file_held(server.db, write=True):
@@ -117,7 +107,7 @@ def test_labels_given_while_an_ingest_holds_the_file_are_queued_then_written(
 def test_two_tabs_keep_the_later_label_and_the_other_tab_is_told(small_db: Path, tmp_path: Path) -> None:
     """One labeler, two tabs, one pair: the label given later is kept whichever write lands last, and the
     tab whose label was replaced says so on its next run."""
-    with app_server(small_db, tmp_path) as server, launch_browser() as browser:
+    with serving_copy(small_db, tmp_path) as server, launch_browser() as browser:
         first = browser.page
         second = first.context.new_page()
         assert open_audit(first, server) == open_audit(second, server)
@@ -128,7 +118,7 @@ def test_two_tabs_keep_the_later_label_and_the_other_tab_is_told(small_db: Path,
         wait_toast(second, "Labeled not duplicate")
         first.keyboard.press("s")
         wait_toast(first, "a later label of this pair from another tab or window was kept: not duplicate")
-        assert stored_labels_live(server)["label"].tolist() == ["not"]
+        assert live_labels(server)["label"].tolist() == ["not"]
 
         # given in one order while the file is busy, written in any: the later one stays (a reload is a
         # new session: both tabs show the first pair left)
@@ -152,7 +142,7 @@ def test_two_tabs_keep_the_label_pressed_later_when_the_earlier_arrives_last(
     """One labeler, two tabs, one pair: the first tab's key is pressed first but its message reaches the
     server after the second tab's label is written (held on its websocket). The label pressed later is
     kept, and the first tab says in one line that its label was not kept and which one was."""
-    with app_server(small_db, tmp_path) as server, launch_browser() as browser:
+    with serving_copy(small_db, tmp_path) as server, launch_browser() as browser:
         first = browser.page
         sent = SentMessages(first)
         second = first.context.new_page()
@@ -166,10 +156,4 @@ def test_two_tabs_keep_the_label_pressed_later_when_the_earlier_arrives_last(
         sent.release()
         wait_toast(first, "a later label of this pair from another tab or window was kept: not duplicate")
         assert not any(t.startswith("Labeled") for t in first.evaluate(TOASTS_JS))
-        assert stored_labels_live(server)["label"].tolist() == ["not"]
-
-
-def stored_labels_live(server: Server) -> pd.DataFrame:
-    """The labels as another process reads them while the app runs (read-only, waiting for a write)."""
-    with Store(server.db, read_only=True, lock_wait_s=30) as store:
-        return store.labels()
+        assert live_labels(server)["label"].tolist() == ["not"]
