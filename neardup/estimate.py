@@ -50,6 +50,7 @@ from .analysis import Fingerprints, duplicate_pairs
 from .batches import sketch_batch
 from .clusters import components
 from .config import Config
+from .labels import wilson
 from .parallel import parallel_map
 from .stages.base import BATCH, PARALLEL_MIN
 from .stages.pairs import find_pairs
@@ -281,10 +282,7 @@ def _counts(
 def wilson_halfwidth(k: float, n: float, z: float = Z_975) -> float:
     """How far the upper bound of the Wilson score interval of k successes in n trials lies above k / n. For
     k = 0 it is z^2 / (n + z^2): the room a sample that saw no change leaves for changes it holds none of."""
-    share = k / n
-    centre = (share + z * z / (2 * n)) / (1 + z * z / n)
-    spread = z * np.sqrt(share * (1 - share) / n + z * z / (4 * n * n)) / (1 + z * z / n)
-    return float(centre + spread - share)
+    return wilson(k, n, z)[1] - k / n
 
 
 def scaled(
