@@ -12,6 +12,7 @@ import sys
 import textwrap
 import threading
 from pathlib import Path
+from typing import Any
 
 import duckdb
 import numpy as np
@@ -430,6 +431,29 @@ def test_a_held_store_can_be_closed_on_another_thread_and_a_read_only_one_refuse
         assert again.count_pages() == 40
     with Store(db, read_only=True), pytest.raises(NeardupError, match="open read-only in this process"):
         Store(db)
+
+
+def test_a_generator_holding_a_lease_can_be_closed_on_another_thread(db: Path) -> None:
+    """The collector may close an abandoned generator (its lease inside) on any thread: the lease goes back
+    to the thread that took it, which can then write (no read of its own left open)."""
+    store = Store(db, on_demand=True)
+    config = Config()
+    texts = store.unsketched_texts(config.norm_key, "none yet", 1)  # a generator method: its lease lives
+    assert len(next(texts)) == 1  # while it is open
+    raised: list[BaseException] = []
+    closer = threading.Thread(target=lambda: _close_catching(texts, raised))
+    closer.start()
+    closer.join()
+    assert raised == []
+    store.add_errors(1, "x", [(1, Reject(RejectKind.MISSING_URL, "missing url"))])  # no read left here
+    store.close()
+
+
+def _close_catching(generator: Any, raised: list[BaseException]) -> None:
+    try:
+        generator.close()
+    except BaseException as exc:  # noqa: BLE001 - the test reports what a thread's close raised
+        raised.append(exc)
 
 
 def test_a_schema_3_file_gets_its_reject_kinds_in_place(tmp_path: Path, crawl_file: Path) -> None:

@@ -5,6 +5,7 @@ of `Store` that every part of the store builds on (`StoreCore`: `cursor`, `writi
 
 from __future__ import annotations
 
+import atexit
 import functools
 import inspect
 import os
@@ -152,6 +153,15 @@ def one_value(row: tuple[Any, ...] | None) -> Any:
     return one_row(row)[0]
 
 
+class _Leases:
+    """The leases one thread holds on one file."""
+
+    __slots__ = ("n",)
+
+    def __init__(self) -> None:
+        self.n = 0
+
+
 class _File:
     """One database file in this process: at most one connection, shared by every Store and thread on it.
 
@@ -172,10 +182,13 @@ class _File:
         self.writers_waiting = 0
         self.linger: threading.Timer | None = None
         self.discard = False  # remove the file as the connection closes (Store.discard)
-        self.held = threading.local()  # leases this thread holds (a thread never waits for itself)
+        self.held = threading.local()  # a thread's `_Leases` (a thread never waits for itself)
 
-    def acquire(self, *, write: bool, bulk: bool, lock_wait_s: float, pin: bool = False) -> None:
-        mine = getattr(self.held, "n", 0)
+    def acquire(self, *, write: bool, bulk: bool, lock_wait_s: float, pin: bool = False) -> _Leases | None:
+        """Take a lease; returns the count it was added to (None for a pin), to hand back to `release`:
+        a generator holding a lease can be closed by the collector on another thread."""
+        leases = self.held.__dict__.setdefault("leases", _Leases())
+        mine = leases.n
         with self.cond:
             if bulk and self.users:
                 raise DatabaseLocked(
@@ -210,15 +223,17 @@ class _File:
             self._cancel_linger()
             self.users += 1
             self.pins += pin
-        if not pin:
-            self.held.n = mine + 1
+            if pin:
+                return None
+            leases.n += 1
+            return leases
 
-    def release(self, *, linger_s: float, pin: bool = False) -> None:
-        if not pin:
-            self.held.n -= 1
+    def release(self, leases: _Leases | None, *, linger_s: float) -> None:
         with self.cond:
+            if leases is not None:
+                leases.n -= 1
             self.users -= 1
-            self.pins -= pin
+            self.pins -= leases is None
             if self.users == 0:
                 if self.bulk or linger_s <= 0:
                     self._close()
@@ -272,8 +287,17 @@ class _Connections:
         with self._lock:
             return self._files.setdefault(key, _File(path))
 
+    def close_idle(self) -> None:
+        """Close every file no one uses, now: run at the interpreter's exit, before a linger timer (a daemon
+        thread) could close one while the interpreter finalizes, which aborts the process inside DuckDB."""
+        with self._lock:
+            files = list(self._files.values())
+        for f in files:
+            f.close_idle()
+
 
 _CONNECTIONS = _Connections()
+atexit.register(_CONNECTIONS.close_idle)
 
 
 def _leased(write: bool) -> Callable[[F], F]:
@@ -337,14 +361,14 @@ class StoreCore:
         if self._file.bulk and self._file.users:
             raise DatabaseLocked(f"{self.path} is being bulk-loaded in this process; retry when it is done")
 
-    def _lease_enter(self, *, write: bool, bulk: bool = False, pin: bool = False) -> None:
+    def _lease_enter(self, *, write: bool, bulk: bool = False, pin: bool = False) -> _Leases | None:
         if write and self.read_only:
             raise NeardupError(f"{self.path} was opened read-only; open it again to write")
-        self._file.acquire(write=write, bulk=bulk, lock_wait_s=self.lock_wait_s, pin=pin)
+        return self._file.acquire(write=write, bulk=bulk, lock_wait_s=self.lock_wait_s, pin=pin)
 
     @contextmanager
     def _lease(self, *, write: bool, bulk: bool = False) -> Iterator[None]:
-        self._lease_enter(write=write, bulk=bulk)
+        leases = self._lease_enter(write=write, bulk=bulk)
         try:
             yield
         except duckdb.IOException as exc:
@@ -352,7 +376,7 @@ class StoreCore:
                 raise _open_error(self.path, exc, write=write) from None
             raise
         finally:
-            self._file.release(linger_s=self.linger_s)
+            self._file.release(leases, linger_s=self.linger_s)
 
     @contextmanager
     def writing(self) -> Iterator[None]:
@@ -380,7 +404,7 @@ class StoreCore:
         if not self._closed:
             self._closed = True
             if not self.on_demand:
-                self._file.release(linger_s=0.0, pin=True)
+                self._file.release(None, linger_s=0.0)
             self._file.close_idle()
 
     def discard(self) -> None:

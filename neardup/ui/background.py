@@ -16,6 +16,7 @@ computation goes on, and its set is stored for when that setting is asked for ag
 
 from __future__ import annotations
 
+import atexit
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -151,6 +152,7 @@ class FingerprintJobs:
         self._jobs: dict[JobKey, _Job] = {}  # queued and running, in the order asked; finished ones kept
         self._wants: dict[str, JobKey] = {}  # owner -> the job it waits for
         self._thread: threading.Thread | None = None
+        self._stopping = False
 
     def want(
         self,
@@ -177,7 +179,11 @@ class FingerprintJobs:
                     raise ValueError("a new job needs the function that computes it and its plan")
                 job = self._jobs[key] = _Job(path, config, run, plan, set())
             job.owners.add(owner)
+            if self._stopping:
+                return
             if self._thread is None or not self._thread.is_alive():
+                if self._thread is None:
+                    atexit.register(self.stop)
                 self._thread = threading.Thread(target=self._work, name="neardup-fingerprints", daemon=True)
                 self._thread.start()
             self._cond.notify_all()
@@ -218,9 +224,27 @@ class FingerprintJobs:
                     return job.progress() if job is not None else None
                 self._cond.wait(left)
 
-    def _next(self) -> _Job:
+    def stop(self, timeout_s: float = 30.0) -> None:
+        """Drop the queue, cancel the running job at its next progress report and wait for the thread (at most
+        `timeout_s`): run at the interpreter's exit, where a daemon thread stopped inside DuckDB would abort
+        the process."""
+        with self._cond:
+            self._stopping = True
+            for key, job in list(self._jobs.items()):
+                if job.state is JobState.QUEUED:
+                    del self._jobs[key]
+                elif job.state is JobState.RUNNING:
+                    job.cancelled = True
+            self._cond.notify_all()
+            thread = self._thread
+        if thread is not None and thread is not threading.current_thread():
+            thread.join(timeout_s)
+
+    def _next(self) -> _Job | None:
         with self._cond:
             while True:
+                if self._stopping:
+                    return None
                 for job in self._jobs.values():
                     if job.state is JobState.QUEUED:
                         job.state, job.started = JobState.RUNNING, time.monotonic()
@@ -230,6 +254,8 @@ class FingerprintJobs:
     def _work(self) -> None:
         while True:
             job = self._next()
+            if job is None:
+                return
 
             def report(stage: str, done: int, total: int, job: _Job = job) -> None:
                 with self._cond:
