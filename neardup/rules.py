@@ -152,7 +152,7 @@ def _path_diff(host: str, long: str, short: str) -> UrlRule | None:
 def _proposed_rules(keys: Sequence[UrlKey]) -> frozenset[UrlRule]:
     """The rules the URL differences of one cluster's URLs propose."""
     found: set[UrlRule] = set()
-    ordered = sorted(set(keys), key=UrlKey.text)
+    ordered = list(dict.fromkeys(keys))  # `_diff` is symmetric: any order proposes the same rules
     for i, u in enumerate(ordered):
         for v in ordered[i + 1 :]:
             found.update(_diff(u, v) or ())
@@ -225,6 +225,7 @@ class UrlTable:
     _proposed: dict[tuple[int, ...], frozenset[UrlRule]] = field(default_factory=dict)
     # The base URL keys as integer codes (`url_images.BaseParts`), made at the first rule set measured.
     _parts: BaseParts | None = None
+    _traps: _TrapFamilies | None = None
 
     def family(self, rules: Sequence[UrlRule], host: str) -> tuple[str, ...]:
         """The bare hosts of the pages a rule of `host` can touch: the host and its aliases among `rules`."""
@@ -235,11 +236,19 @@ class UrlTable:
 
     def positions(self, names: tuple[str, ...]) -> np.ndarray:
         parts = [self.by_host[n] for n in names]
+        if len(parts) == 1:  # a host's positions are ascending
+            return parts[0]
         return np.sort(np.concatenate(parts)) if parts else np.empty(0, dtype=np.int64)
 
     def url(self, position: int) -> str:
         """The base URL text of the page at `position` (a page's URL as rule learning compares it)."""
         return key_texts([self.base_keys[self.base[position]]])[0]
+
+    def trap_families(self, min_urls: int) -> _TrapFamilies:
+        """The crawl-trap families of `min_urls` distinct URLs or more and their pages, kept."""
+        if self._traps is None or self._traps.min_urls != min_urls:
+            self._traps = _trap_families(self, min_urls)
+        return self._traps
 
     def images_of(self, rules: Sequence[UrlRule], names: tuple[str, ...]) -> np.ndarray:
         """`images(rules, positions(names))`, kept for the next call with the same rules and hosts (the
@@ -274,7 +283,7 @@ class UrlTable:
         # Only rewritten URLs that the rule gives two or more URLs of before matter.
         width = int(pre.max(initial=-1)) + 1
         img_pre = img * width + pre
-        pre_per_img = np.bincount(np.unique(img_pre) // max(width, 1), minlength=int(img.max(initial=-1)) + 1)
+        pre_per_img = np.bincount(pd.unique(img_pre) // max(width, 1), minlength=int(img.max(initial=-1)) + 1)
         keep = pre_per_img[img] > 1 if len(img) else np.zeros(0, dtype=bool)
         img, pre, pos, img_pre = img[keep], pre[keep], pos[keep], img_pre[keep]
         found = self._merging[key] = _Merging(
@@ -282,7 +291,7 @@ class UrlTable:
             img=img,
             pre=pre,
             img_pre=img_pre,
-            ip_code=np.unique(img_pre, return_inverse=True)[1].reshape(-1),
+            ip_code=pd.factorize(img_pre)[0].astype(np.int64),
             merged=_pairs(img) - _pairs(img_pre),
             saved=self.saved_of(mine, names) - self.saved_of(others, names),
         )
@@ -304,10 +313,10 @@ class UrlTable:
         base = self.base if where is None else self.base[where]
         if not len(base):
             return np.empty(0, dtype=np.int64)
-        distinct, inverse = np.unique(base, return_inverse=True)
+        inverse, distinct = pd.factorize(base)
         if self._parts is None:
             self._parts = BaseParts.of(self.base_keys)
-        return image_codes(self._parts, self.base_keys, distinct, rules)[inverse.reshape(-1)]
+        return image_codes(self._parts, distinct, rules)[inverse]
 
     def cluster_of(self, pages: pd.DataFrame) -> np.ndarray:
         """The pages' `cluster_id` in this table's page order (-1 where none); `pages` must be the pages the
@@ -395,7 +404,7 @@ class _Crawl:
 
 def _pairs(groups: np.ndarray) -> int:
     """URL pairs inside groups: sum of n*(n-1)/2 over the distinct values of `groups` (integer codes)."""
-    n = np.unique(groups, return_counts=True)[1].astype(np.int64)
+    n = np.bincount(pd.factorize(groups)[0]).astype(np.int64)
     return int((n * (n - 1) // 2).sum())
 
 
@@ -443,6 +452,42 @@ def _measure(crawl: _Crawl, rule: UrlRule, mine: Sequence[UrlRule]) -> RuleStats
     return RuleStats(rule, merging.merged, in_cluster, clusters, merging.saved, examples)
 
 
+@dataclass(frozen=True, slots=True)
+class _TrapFamilies:
+    """The crawl-trap families with at least `min_urls` distinct URLs, as no threshold changes them: what
+    `crawl_traps` counts the distinct texts of at each threshold."""
+
+    min_urls: int
+    family: np.ndarray  # per family kept: its code (`UrlTable.trap_names`), in family code order
+    urls: np.ndarray  # its distinct URLs
+    example: list[str]  # the URL of its first page
+    positions: np.ndarray  # the pages of the kept families (table positions, ascending)
+    of_page: np.ndarray  # per such page: its family's index among the kept (0..len(family)-1)
+
+
+def _trap_families(table: UrlTable, min_urls: int) -> _TrapFamilies:
+    on = np.flatnonzero(table.trap_family >= 0)
+    family, base = table.trap_family[on], table.base[on]
+    n = len(table.trap_names)
+    urls = np.bincount(pd.DataFrame({"f": family, "b": base}).drop_duplicates()["f"], minlength=n)
+    kept = np.flatnonzero(urls >= min_urls)
+    index = np.full(n, -1, dtype=np.int64)
+    index[kept] = np.arange(len(kept))
+    at = index[family] >= 0
+    positions = on[at]
+    of_page = index[family[at]]
+    first = np.full(len(kept), len(positions), dtype=np.int64)
+    np.minimum.at(first, of_page, np.arange(len(positions)))
+    return _TrapFamilies(
+        min_urls=min_urls,
+        family=kept,
+        urls=urls[kept],
+        example=[table.url(p) for p in positions[first].tolist()],
+        positions=positions,
+        of_page=of_page,
+    )
+
+
 def crawl_traps(
     pages: pd.DataFrame,
     *,
@@ -452,32 +497,28 @@ def crawl_traps(
 ) -> pd.DataFrame:
     """URL pattern families of a host (numbers and id-like segments generalized, query values dropped) with
     many URLs and few distinct texts (calendars, sort orders, session paths): host, pattern, urls, texts.
-    With `table` (the pages' `url_table`) only the clusters are read from `pages`."""
+    With `table` (the pages' `url_table`) only the clusters are read from `pages`, and only those of the
+    pages of families with `min_urls` URLs or more (found once per table)."""
     table = table if table is not None else url_table(pages)
-    cluster = table.cluster_of(pages)
-    on = table.trap_family >= 0
-    family, base, cluster = table.trap_family[on], table.base[on], cluster[on]
+    families = table.trap_families(min_urls)
     columns = ["host", "pattern", "urls", "distinct_texts", "example"]
-    if not len(family):
+    if not len(families.family):
         return pd.DataFrame(columns=columns)
-    n = len(table.trap_names)
-    urls = np.bincount(pd.DataFrame({"f": family, "b": base}).drop_duplicates()["f"], minlength=n)
+    cluster = table.cluster_of(pages)[families.positions]
     clustered = cluster >= 0
-    texts = pd.DataFrame({"f": family[clustered], "c": cluster[clustered]}).drop_duplicates()["f"]
-    distinct_texts = np.bincount(texts, minlength=n)
-    first = np.full(n, len(family), dtype=np.int64)
-    np.minimum.at(first, family, np.arange(len(family)))
-    present = np.flatnonzero(first < len(family))
+    n_clusters = int(cluster.max(initial=-1)) + 1
+    texts = np.unique(families.of_page[clustered] * n_clusters + cluster[clustered]) // max(n_clusters, 1)
+    distinct_texts = np.bincount(texts, minlength=len(families.family))
     out = pd.DataFrame(
         {
-            "host": [table.trap_names[f][0] for f in present],
-            "pattern": [table.trap_names[f][1] for f in present],
-            "urls": urls[present],
-            "distinct_texts": distinct_texts[present],
-            "example": [table.url(p) for p in np.flatnonzero(on)[first[present]]],
+            "host": [table.trap_names[f][0] for f in families.family.tolist()],
+            "pattern": [table.trap_names[f][1] for f in families.family.tolist()],
+            "urls": families.urls,
+            "distinct_texts": distinct_texts,
+            "example": families.example,
         }
     )
-    out = out[(out["urls"] >= min_urls) & (out["distinct_texts"] <= max_text_share * out["urls"])]
+    out = out[out["distinct_texts"] <= max_text_share * out["urls"]]
     return out.sort_values(
         ["urls", "distinct_texts", "host", "pattern"], ascending=[False, True, True, True], kind="stable"
     ).reset_index(drop=True)
