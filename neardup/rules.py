@@ -159,23 +159,33 @@ def _proposed_rules(keys: Sequence[UrlKey]) -> frozenset[UrlRule]:
     return frozenset(found)
 
 
-def candidate_rules(pages: pd.DataFrame, table: UrlTable | None = None) -> set[UrlRule]:
+def candidate_rules(
+    pages: pd.DataFrame, table: UrlTable | None = None, cluster: np.ndarray | None = None
+) -> set[UrlRule]:
     """Rules proposed by the URL differences inside each duplicate cluster (`url`, `cluster_id`; with
     `table`, the pages' `url_table`, whose parsed URLs are used and which keeps what each cluster's URLs
-    propose: a threshold move only compares the URLs of the clusters it changed)."""
+    propose: a threshold move only compares the URLs of the clusters it changed; `cluster`, the pages'
+    clusters in the table's order, `table.cluster_of(pages)`, where already read)."""
     found: set[UrlRule] = set()
     if table is None:
         dup = pages[pages["cluster_id"].notna() & (pages["cluster_size"] > 1)]
         for urls in dup.groupby("cluster_id")["url"].unique():
             found |= _proposed_rules([k for k in map(url_key, urls[:MAX_URLS_PER_CLUSTER]) if k is not None])
         return found
-    cluster = table.cluster_of(pages)
+    cluster = table.cluster_of(pages) if cluster is None else cluster
     on = np.flatnonzero(cluster >= 0)
-    raws = pd.DataFrame({"cluster": cluster[on], "raw": table.raw[on]}).drop_duplicates()
-    raws = raws[raws.groupby("cluster")["raw"].transform("size") > 1]
-    raws = raws[raws.groupby("cluster").cumcount() < MAX_URLS_PER_CLUSTER]
-    order = np.argsort(raws["cluster"].to_numpy(), kind="stable")
-    cl, raw = raws["cluster"].to_numpy()[order], raws["raw"].to_numpy()[order]
+    on = on[np.bincount(cluster[on])[cluster[on]] > 1]  # a cluster of one page has one URL
+    # Each cluster's distinct fetched URLs in page order (at most MAX_URLS_PER_CLUSTER), grouped by cluster.
+    n_raw = max(len(table.raw_keys), 1)
+    distinct = pd.unique(cluster[on] * n_raw + table.raw[on])
+    cl, raw = distinct // n_raw, distinct % n_raw
+    many = np.bincount(cl)[cl] > 1
+    cl, raw = cl[many], raw[many]
+    order = np.argsort(cl, kind="stable")
+    cl, raw = cl[order], raw[order]
+    starts = np.flatnonzero(np.r_[True, cl[1:] != cl[:-1]]) if len(cl) else np.empty(0, dtype=np.int64)
+    rank = np.arange(len(cl)) - np.repeat(starts, np.diff(np.r_[starts, len(cl)]))
+    cl, raw = cl[rank < MAX_URLS_PER_CLUSTER], raw[rank < MAX_URLS_PER_CLUSTER]
     memo, seen = table._proposed, set()
     ends = [*(np.flatnonzero(np.diff(cl)) + 1).tolist(), len(cl)] if len(cl) else []
     raw_codes = raw.tolist()
@@ -434,11 +444,16 @@ def _measure(crawl: _Crawl, rule: UrlRule, mine: Sequence[UrlRule]) -> RuleStats
     examples: list[tuple[str, str]] = []
     if len(img):
         # Clusters the rule explains: two or more URLs before the rule, one image and one cluster after.
-        trio = np.unique(np.stack([img, cl, ip_code]), axis=1)
-        pair_codes, n_pre = np.unique(trio[0] * n_clusters + trio[1], return_counts=True)
-        clusters = len(np.unique(pair_codes[n_pre > 1] % max(n_clusters, 1)))
+        # (An (image, URL before) code and a cluster: its image is the code's.)
+        img_of_ip = np.empty(int(ip_code.max()) + 1, dtype=np.int64)
+        img_of_ip[ip_code] = img
+        ip_cl_distinct = pd.unique(ip_cl)
+        img_cl_of = img_of_ip[ip_cl_distinct // n_clusters] * n_clusters + ip_cl_distinct % n_clusters
+        pair_code, pair_values = pd.factorize(img_cl_of)
+        n_pre = np.bincount(pair_code)
+        clusters = len(pd.unique(pair_values[n_pre > 1] % max(n_clusters, 1)))
         # Counter-examples: rewritten URLs holding pages of two clusters, in order of their first page.
-        clusters_per_img = np.bincount(np.unique(img_cl) // max(n_clusters, 1))
+        clusters_per_img = np.bincount(pd.unique(img_cl) // max(n_clusters, 1))
         mixed = np.flatnonzero(clusters_per_img[img] > 1)
         order = np.argsort(img[mixed], kind="stable")
         groups = np.split(mixed[order], np.flatnonzero(np.diff(img[mixed][order])) + 1) if len(mixed) else []
@@ -500,14 +515,19 @@ def crawl_traps(
     With `table` (the pages' `url_table`) only the clusters are read from `pages`, and only those of the
     pages of families with `min_urls` URLs or more (found once per table)."""
     table = table if table is not None else url_table(pages)
+    return _traps(table, table.cluster_of(pages), min_urls, max_text_share)
+
+
+def _traps(table: UrlTable, cluster: np.ndarray, min_urls: int, max_text_share: float) -> pd.DataFrame:
+    """`crawl_traps` of the table's pages in clusters `cluster` (table order)."""
     families = table.trap_families(min_urls)
     columns = ["host", "pattern", "urls", "distinct_texts", "example"]
     if not len(families.family):
         return pd.DataFrame(columns=columns)
-    cluster = table.cluster_of(pages)[families.positions]
+    cluster = cluster[families.positions]
     clustered = cluster >= 0
     n_clusters = int(cluster.max(initial=-1)) + 1
-    texts = np.unique(families.of_page[clustered] * n_clusters + cluster[clustered]) // max(n_clusters, 1)
+    texts = pd.unique(families.of_page[clustered] * n_clusters + cluster[clustered]) // max(n_clusters, 1)
     distinct_texts = np.bincount(texts, minlength=len(families.family))
     out = pd.DataFrame(
         {
@@ -538,7 +558,7 @@ def learn_rules(
     host applied. `table`, the pages' `url_table` made once for every threshold, saves parsing the URLs and
     rewriting them again under a rule set already measured."""
     crawl = _Crawl.of(pages, table)
-    rules = sorted(candidate_rules(pages, crawl.table), key=lambda r: (r.host, r.kind, r.name))
+    rules = sorted(candidate_rules(pages, crawl.table, crawl.cluster), key=lambda r: (r.host, r.kind, r.name))
     stats: list[RuleStats] = []
     dropped: dict[UrlRule, RuleStats] = {}
     memo: dict[tuple[UrlRule, frozenset[UrlRule]], RuleStats] = {}
@@ -559,7 +579,9 @@ def learn_rules(
     saved = pages_saved(crawl.base, crawl.table.images_of(rules, tuple(sorted(crawl.table.by_host))))
     accepted = sorted((s for s in stats if s.rule in rules), key=lambda s: (-s.pages_saved, s.rule.host))
     rejected = sorted(dropped.values(), key=lambda s: (-s.pairs_in_cluster, s.rule.host))
-    return LearnedRules(accepted, rejected, saved, crawl_traps(pages, table=crawl.table))
+    return LearnedRules(
+        accepted, rejected, saved, _traps(crawl.table, crawl.cluster, TRAP_MIN_URLS, TRAP_MAX_TEXT_SHARE)
+    )
 
 
 def rule_stats(pages: pd.DataFrame, rules: Sequence[UrlRule]) -> list[RuleStats]:

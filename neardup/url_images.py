@@ -125,7 +125,9 @@ class BaseParts:
         numbers = [self.rule_sets.setdefault(mine, len(self.rule_sets)) for mine in set_rules]
         groups, distinct = pd.factorize(codes * n_sets + set_codes)
         out = np.empty(len(distinct), dtype=np.int64)
-        for g, (code, s) in enumerate(zip((distinct // n_sets).tolist(), (distinct % n_sets).tolist(), strict=True)):
+        for g, (code, s) in enumerate(
+            zip((distinct // n_sets).tolist(), (distinct % n_sets).tolist(), strict=True)
+        ):
             memo = (code, numbers[s], part)
             if (found := self.rewrites.get(memo)) is None:
                 found = self.rewrites[memo] = self._rewrite(part, code, set_rules[s])

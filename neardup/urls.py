@@ -179,7 +179,9 @@ def rewrite_path(path: str, rules: Sequence[UrlRule]) -> str:
     return path
 
 
-def rewrite_query(query: tuple[tuple[str, str], ...], rules: Sequence[UrlRule]) -> tuple[tuple[str, str], ...]:
+def rewrite_query(
+    query: tuple[tuple[str, str], ...], rules: Sequence[UrlRule]
+) -> tuple[tuple[str, str], ...]:
     """`query` without the parameters the `drop_param` rules among `rules` name."""
     names = {r.name for r in rules if r.kind == "drop_param"}
     return tuple(kv for kv in query if kv[0] not in names) if names else query
