@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import re
 from collections import OrderedDict, defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypedDict
 
@@ -28,6 +28,14 @@ import pandas as pd
 from .url_images import BaseParts, image_codes
 from .url_keys import key_texts, trap_patterns, url_keys_many
 from .urls import UrlKey, UrlRule, UrlRuleDict, apply_rules_to_key, bare_host, url_key
+
+# progress(stage, done, total), as the engine's stages report (rules is a leaf: it imports no stage).
+Progress = Callable[[str, int, int], None]
+
+
+def _no_progress(stage: str, done: int, total: int) -> None:
+    pass
+
 
 MIN_PRECISION = 0.95
 MIN_SUPPORT_PAIRS = 2
@@ -351,13 +359,20 @@ class _Merging:
     saved: int  # fetches it saves
 
 
-def url_table(pages: pd.DataFrame) -> UrlTable:
+def url_table(pages: pd.DataFrame, *, progress: Progress = _no_progress) -> UrlTable:
     """The `UrlTable` of pages with `url` and `page_id` (e.g. `Fingerprints.pages`): what rule learning
-    needs that no threshold changes, each distinct URL parsed once."""
+    needs that no threshold changes, each distinct URL parsed once. `progress(stage, done, total)` is
+    told of each of its steps."""
+    steps = iter(range(1, 5))
+
+    def step() -> None:
+        progress("parsing the crawl's URLs", next(steps), 4)
+
     order = np.argsort(pages["page_id"].to_numpy(dtype=np.int64), kind="stable")
     raw = pages["url"].to_numpy(dtype=object)[order]
     raw_codes, raw_urls = pd.factorize(pd.Series(raw, dtype=object))
     parsed = url_keys_many(raw_urls)
+    step()
     raw_keys = [k or UrlKey("", "", url, ()) for k, url in zip(parsed, raw_urls, strict=True)]
     raw_texts = np.asarray(key_texts(raw_keys), dtype=object)
     text_codes, texts = pd.factorize(pd.Series(raw_texts, dtype=object))
@@ -365,20 +380,34 @@ def url_table(pages: pd.DataFrame) -> UrlTable:
     for key, code in zip(raw_keys, text_codes, strict=True):
         base_keys[code] = key
     base = text_codes[raw_codes].astype(np.int64)
+    step()
     host_codes, host_names = pd.factorize(pd.Series([k.host for k in raw_keys], dtype=object))
-    raw_hosts = np.asarray([bare_host(h) for h in host_names], dtype=object)[host_codes]
+    bare_codes, bare_names = pd.factorize(np.asarray([bare_host(h) for h in host_names], dtype=object))
+    raw_hosts = np.asarray(bare_names, dtype=object)[bare_codes][host_codes]
     hosts = raw_hosts[raw_codes] if len(raw_codes) else np.empty(0, dtype=object)
     codes, names = pd.factorize(pd.Series(hosts, dtype=object))
     by_host_order = np.argsort(codes, kind="stable")
     split = np.split(by_host_order, np.flatnonzero(np.diff(codes[by_host_order])) + 1) if len(codes) else []
     by_host = {str(names[codes[part[0]]]): part for part in split}
+    step()
+    # A crawl-trap family is a (bare host, pattern): numbered as a pair of codes, not hashed as strings.
     on_key = np.flatnonzero([k is not None for k in parsed])
-    patterns = trap_patterns([raw_keys[i] for i in on_key])
-    family: list[tuple[str, str] | None] = [None] * len(parsed)
-    for i, pattern in zip(on_key.tolist(), patterns, strict=True):
-        family[i] = (raw_hosts[i], pattern)
-    family_codes, family_names = pd.factorize(pd.Series(family, dtype=object))
-    trap_family = family_codes[raw_codes].astype(np.int64) if len(raw_codes) else np.empty(0, np.int64)
+    pattern_codes, pattern_names = pd.factorize(
+        pd.Series(trap_patterns([raw_keys[i] for i in on_key]), dtype=object)
+    )
+    family_of = np.full(len(parsed), -1, dtype=np.int64)
+    family_of[on_key] = bare_codes[host_codes[on_key]] * max(len(pattern_names), 1) + pattern_codes
+    family_codes, family_pairs = pd.factorize(family_of, use_na_sentinel=False)
+    trap_names = [
+        (str(bare_names[f // len(pattern_names)]), str(pattern_names[f % len(pattern_names)]))
+        for f in family_pairs.tolist()
+        if f >= 0
+    ]
+    # The codes of families: 0.. in order of first appearance, -1 for a URL with no key.
+    renumber = np.cumsum(family_pairs >= 0) - 1
+    renumber[family_pairs < 0] = -1
+    trap_family = renumber[family_codes][raw_codes] if len(raw_codes) else np.empty(0, np.int64)
+    step()
     return UrlTable(
         page_id=pages["page_id"].to_numpy(dtype=np.int64)[order],
         order=order,
@@ -388,8 +417,8 @@ def url_table(pages: pd.DataFrame) -> UrlTable:
         base_keys=base_keys,
         hosts=hosts,
         by_host=by_host,
-        trap_family=trap_family,
-        trap_names=[tuple(f) for f in family_names],
+        trap_family=trap_family.astype(np.int64),
+        trap_names=trap_names,
     )
 
 
@@ -550,24 +579,28 @@ def learn_rules(
     min_precision: float = MIN_PRECISION,
     min_support: int = MIN_SUPPORT_PAIRS,
     table: UrlTable | None = None,
+    progress: Progress = _no_progress,
 ) -> LearnedRules:
     """URL rules from an analysis' pages (`analysis.analyze`: url, page_id, cluster_id, cluster_size).
 
     A rule is kept when it merges at least `min_support` URL pairs of one cluster and at least
     `min_precision` of the URL pairs it merges are in one cluster, measured with the other kept rules of its
     host applied. `table`, the pages' `url_table` made once for every threshold, saves parsing the URLs and
-    rewriting them again under a rule set already measured."""
+    rewriting them again under a rule set already measured. `progress(stage, done, total)` is told of
+    each rule measured, round by round."""
     crawl = _Crawl.of(pages, table)
     rules = sorted(candidate_rules(pages, crawl.table, crawl.cluster), key=lambda r: (r.host, r.kind, r.name))
     stats: list[RuleStats] = []
     dropped: dict[UrlRule, RuleStats] = {}
     memo: dict[tuple[UrlRule, frozenset[UrlRule]], RuleStats] = {}
-    for _ in range(MAX_ROUNDS):
+    for round_number in range(1, MAX_ROUNDS + 1):
         stats = []
-        for r, mine in _with_host_rules(rules):
+        stage = f"measuring the candidate rules, round {round_number}"
+        for done, (r, mine) in enumerate(_with_host_rules(rules)):
             # A rule's numbers depend only on the rules of its host: measured again only when those change.
             key = (r, frozenset(mine))
             if key not in memo:
+                progress(stage, done, len(rules))
                 memo[key] = _measure(crawl, r, mine)
             stats.append(memo[key])
         bad = [s for s in stats if s.precision < min_precision or s.pairs_in_cluster < min_support]

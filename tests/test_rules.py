@@ -250,3 +250,18 @@ def test_a_url_table_of_other_pages_is_refused(sample_db: Path) -> None:
     table = url_table(fp.pages.iloc[:-1])
     with pytest.raises(ValueError, match="URL table"):
         learn_rules(analyze(fp, Config()).pages, table=table)
+
+
+def test_learning_tells_its_progress_step_by_step(sample_db: Path) -> None:
+    with Store(sample_db) as store:
+        fp = load_fingerprints(store, Config(), jobs=1)
+    told: list[tuple[str, int, int]] = []
+    table = url_table(fp.pages, progress=lambda *step: told.append(step))
+    assert told == [("parsing the crawl's URLs", i, 4) for i in range(1, 5)]
+    told.clear()
+    learned = learn_rules(analyze(fp, Config()).pages, table=table, progress=lambda *step: told.append(step))
+    first_round = [t for t in told if t[0] == "measuring the candidate rules, round 1"]
+    candidates = len(learned.accepted) + len(learned.rejected)
+    assert [done for _, done, _ in first_round] == list(range(candidates))
+    assert {total for _, _, total in first_round} == {candidates}
+    assert all(0 <= done < total for _, done, total in told)
