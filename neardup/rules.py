@@ -16,6 +16,7 @@ variant the clustering missed counts against its rule.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections import OrderedDict, defaultdict
 from collections.abc import Callable, Sequence
@@ -117,6 +118,13 @@ class LearnedRules:
         return df
 
 
+@functools.lru_cache(maxsize=65536)
+def _rule(host: str, kind: str, name: str = "") -> UrlRule:
+    """`UrlRule(host, kind, name)`, made (and checked) once: the URL pairs of a crawl's clusters propose the
+    same few rules over and over."""
+    return UrlRule(host, kind, name)
+
+
 def _diff(u: UrlKey, v: UrlKey) -> list[UrlRule] | None:
     """The rules that together map `u` and `v` onto one URL, or None when their difference is of no rule kind."""
     out: list[UrlRule] = []
@@ -126,7 +134,7 @@ def _diff(u: UrlKey, v: UrlKey) -> list[UrlRule] | None:
         label = long[: len(long) - len(short)]
         if not long.endswith("." + short) or not _SPLIT_LABEL.match(label):
             return None
-        out.append(UrlRule(short, "host_alias", label))
+        out.append(_rule(short, "host_alias", label))
         host = short
     if u.path != v.path:
         rule = _path_diff(host, u.path, v.path) or _path_diff(host, v.path, u.path)
@@ -138,22 +146,22 @@ def _diff(u: UrlKey, v: UrlKey) -> list[UrlRule] | None:
         extra = {k for k, _ in long_q} - {k for k, _ in short_q}
         if not extra or tuple(kv for kv in long_q if kv[0] not in extra) != short_q:
             return None
-        out += [UrlRule(host, "drop_param", k) for k in sorted(extra)]
+        out += [_rule(host, "drop_param", k) for k in sorted(extra)]
     return out
 
 
 def _path_diff(host: str, long: str, short: str) -> UrlRule | None:
     if long.lower() == short.lower():
-        return UrlRule(host, "fold_case")
+        return _rule(host, "fold_case")
     params = re.findall(r";([A-Za-z0-9_.-]+)=[^/;]*", long)
     if params and re.sub(r";[A-Za-z0-9_.-]+=[^/;]*", "", long) == short and len(set(params)) == 1:
-        return UrlRule(host, "drop_path_param", params[0])
+        return _rule(host, "drop_path_param", params[0])
     a, b = long.split("/"), short.split("/")
     if len(a) != len(b) + 1:
         return None
     for i, seg in enumerate(a):
         if a[:i] + a[i + 1 :] == b and seg:
-            return UrlRule(host, "drop_segment", seg)
+            return _rule(host, "drop_segment", seg)
     return None
 
 
@@ -236,6 +244,8 @@ class UrlTable:
         default_factory=OrderedDict
     )
     _saved: dict[tuple[frozenset[UrlRule], tuple[str, ...]], int] = field(default_factory=dict)
+    # Per host family (`family`): its pages' base URL codes factorized (codes, distinct base codes).
+    _family_bases: dict[tuple[str, ...], tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)
     # Per rule and its host's rules: the pages it merges (`merging`), for the content pages `_content`.
     _merging: dict[tuple[UrlRule, frozenset[UrlRule]], _Merging] = field(default_factory=dict)
     _content: np.ndarray | None = None
@@ -275,7 +285,12 @@ class UrlTable:
         if (found := self._images.get(key)) is not None:
             self._images.move_to_end(key)
             return found
-        image = self._images[key] = self.images(rules, self.positions(names))
+        if (family := self._family_bases.get(names)) is None:
+            family = self._family_bases[names] = pd.factorize(self.base[self.positions(names)])
+        if self._parts is None:
+            self._parts = BaseParts.of(self.base_keys)
+        inverse, distinct = family
+        image = self._images[key] = image_codes(self._parts, distinct, rules)[inverse]
         budget = IMAGE_CACHE_PAGES * max(len(self.base), 1)
         while len(self._images) > 1 and sum(len(v) for v in self._images.values()) > budget:
             self._images.popitem(last=False)
@@ -298,19 +313,20 @@ class UrlTable:
         with_rule, without = self.images_of(mine, names), self.images_of(others, names)
         on = content[where]
         img, pre, pos = with_rule[on], without[on], where[on]
-        # Only rewritten URLs that the rule gives two or more URLs of before matter.
-        width = int(pre.max(initial=-1)) + 1
-        img_pre = img * width + pre
-        pre_per_img = np.bincount(pd.unique(img_pre) // max(width, 1), minlength=int(img.max(initial=-1)) + 1)
+        # Only rewritten URLs that the rule gives two or more URLs of before matter. The image codes are
+        # dense (0..k-1): counted with bincount.
+        width = max(int(pre.max(initial=-1)) + 1, 1)
+        ip_all, ip_values = pd.factorize(img * width + pre)
+        pre_per_img = np.bincount(ip_values // width, minlength=int(img.max(initial=-1)) + 1)
         keep = pre_per_img[img] > 1 if len(img) else np.zeros(0, dtype=bool)
-        img, pre, pos, img_pre = img[keep], pre[keep], pos[keep], img_pre[keep]
+        img, pre, pos = img[keep], pre[keep], pos[keep]
+        ip_code = pd.factorize(ip_all[keep])[0].astype(np.int64)
         found = self._merging[key] = _Merging(
             pos=pos,
             img=img,
             pre=pre,
-            img_pre=img_pre,
-            ip_code=pd.factorize(img_pre)[0].astype(np.int64),
-            merged=_pairs(img) - _pairs(img_pre),
+            ip_code=ip_code,
+            merged=_dense_pairs(img) - _dense_pairs(ip_code),
             saved=self.saved_of(mine, names) - self.saved_of(others, names),
         )
         return found
@@ -353,7 +369,6 @@ class _Merging:
     pos: np.ndarray  # page positions
     img: np.ndarray  # code of the URL rewritten with the rule
     pre: np.ndarray  # code of the URL rewritten without it
-    img_pre: np.ndarray  # (img, pre) as one code
     ip_code: np.ndarray  # (img, pre) numbered 0..k-1
     merged: int  # URL pairs the rule merges
     saved: int  # fetches it saves
@@ -385,10 +400,10 @@ def url_table(pages: pd.DataFrame, *, progress: Progress = _no_progress) -> UrlT
     bare_codes, bare_names = pd.factorize(np.asarray([bare_host(h) for h in host_names], dtype=object))
     raw_hosts = np.asarray(bare_names, dtype=object)[bare_codes][host_codes]
     hosts = raw_hosts[raw_codes] if len(raw_codes) else np.empty(0, dtype=object)
-    codes, names = pd.factorize(pd.Series(hosts, dtype=object))
+    codes = bare_codes[host_codes][raw_codes] if len(raw_codes) else np.empty(0, dtype=np.int64)
     by_host_order = np.argsort(codes, kind="stable")
     split = np.split(by_host_order, np.flatnonzero(np.diff(codes[by_host_order])) + 1) if len(codes) else []
-    by_host = {str(names[codes[part[0]]]): part for part in split}
+    by_host = {str(bare_names[codes[part[0]]]): part for part in split}
     step()
     # A crawl-trap family is a (bare host, pattern): numbered as a pair of codes, not hashed as strings.
     on_key = np.flatnonzero([k is not None for k in parsed])
@@ -398,11 +413,15 @@ def url_table(pages: pd.DataFrame, *, progress: Progress = _no_progress) -> UrlT
     family_of = np.full(len(parsed), -1, dtype=np.int64)
     family_of[on_key] = bare_codes[host_codes[on_key]] * max(len(pattern_names), 1) + pattern_codes
     family_codes, family_pairs = pd.factorize(family_of, use_na_sentinel=False)
-    trap_names = [
-        (str(bare_names[f // len(pattern_names)]), str(pattern_names[f % len(pattern_names)]))
-        for f in family_pairs.tolist()
-        if f >= 0
-    ]
+    named = family_pairs[family_pairs >= 0]
+    n_patterns = max(len(pattern_names), 1)
+    trap_names = list(
+        zip(
+            np.asarray(bare_names, dtype=object)[named // n_patterns].tolist(),
+            np.asarray(pattern_names, dtype=object)[named % n_patterns].tolist(),
+            strict=True,
+        )
+    )
     # The codes of families: 0.. in order of first appearance, -1 for a URL with no key.
     renumber = np.cumsum(family_pairs >= 0) - 1
     renumber[family_pairs < 0] = -1
@@ -439,6 +458,12 @@ class _Crawl:
     @property
     def base(self) -> np.ndarray:
         return self.table.base
+
+
+def _dense_pairs(codes: np.ndarray) -> int:
+    """`_pairs` of small non-negative integer codes."""
+    n = np.bincount(codes).astype(np.int64)
+    return int((n * (n - 1) // 2).sum())
 
 
 def _pairs(groups: np.ndarray) -> int:
