@@ -378,10 +378,12 @@ def url_table(pages: pd.DataFrame, *, progress: Progress = _no_progress) -> UrlT
     """The `UrlTable` of pages with `url` and `page_id` (e.g. `Fingerprints.pages`): what rule learning
     needs that no threshold changes, each distinct URL parsed once. `progress(stage, done, total)` is
     told of each of its steps."""
-    steps = iter(range(1, 5))
+    steps = iter(range(5))
 
     def step() -> None:
         progress("parsing the crawl's URLs", next(steps), 4)
+
+    step()
 
     order = np.argsort(pages["page_id"].to_numpy(dtype=np.int64), kind="stable")
     raw = pages["url"].to_numpy(dtype=object)[order]
