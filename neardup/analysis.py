@@ -370,28 +370,33 @@ def number_clusters(fp: Fingerprints, keep: np.ndarray) -> ClusterNumbering:
     unit, page_id = fp.arrays["unit"], fp.arrays["page_id"]
     idx = np.flatnonzero(unit >= 0)
     unit_comp = components(fp.n_units, fp.pairs["a"][keep], fp.pairs["b"][keep])
-    # Components with content pages, numbered compactly (bincount: no sort).
     comp_of = unit_comp[unit[idx]]
-    counts_all = np.bincount(comp_of, minlength=int(unit_comp.max(initial=-1)) + 1)
-    present = np.flatnonzero(counts_all)
-    compact = np.full(len(counts_all), -1, dtype=np.int64)
-    compact[present] = np.arange(len(present))
-    inverse, counts = compact[comp_of], counts_all[present]
-    first_page = np.full(len(present), np.iinfo(np.int64).max)
     ids = page_id[idx]
-    if len(ids) < 2 or bool(
-        (ids[1:] > ids[:-1]).all()
-    ):  # in page order (the store's): the first is the least
-        first_page[inverse[::-1]] = ids[::-1]
+    rank: np.ndarray
+    if len(ids) < 2 or bool((ids[1:] > ids[:-1]).all()):
+        # Pages in page order (the store's): components numbered by first appearance are in order of
+        # their first page, so a stable sort by size alone ranks them (no lexsort of two keys).
+        inverse, _ = pd.factorize(comp_of)
+        inverse = inverse.astype(np.int64)
+        counts = np.bincount(inverse)
+        rank = np.empty(len(counts), dtype=np.int64)
+        rank[np.argsort(-counts, kind="stable")] = np.arange(1, len(counts) + 1)
     else:
+        # Components with content pages, numbered compactly (bincount: no sort).
+        counts_all = np.bincount(comp_of, minlength=int(unit_comp.max(initial=-1)) + 1)
+        present = np.flatnonzero(counts_all)
+        compact = np.full(len(counts_all), -1, dtype=np.int64)
+        compact[present] = np.arange(len(present))
+        inverse, counts = compact[comp_of], counts_all[present]
+        first_page = np.full(len(present), np.iinfo(np.int64).max)
         np.minimum.at(first_page, inverse, ids)
-    rank = np.empty(len(present), dtype=np.int64)
-    rank[np.lexsort((first_page, -counts))] = np.arange(1, len(present) + 1)
+        rank = np.empty(len(present), dtype=np.int64)
+        rank[np.lexsort((first_page, -counts))] = np.arange(1, len(present) + 1)
     cluster = np.zeros(len(unit), dtype=np.int64)
     cluster[idx] = rank[inverse]
     size = np.zeros(len(unit), dtype=np.int64)
     size[idx] = counts[inverse]
-    sizes = np.empty(len(present), dtype=np.int64)
+    sizes = np.empty(len(counts), dtype=np.int64)
     sizes[rank - 1] = counts
     return ClusterNumbering(cluster, size, sizes)
 
