@@ -68,4 +68,6 @@ def test_a_threshold_move_on_the_url_rules_page_parses_the_urls_once(
         at.slider(key=w_threshold("containment")).set_value(t)
         run(at)
         assert at.title[0].value == "URL rules"
+        assert not at.error, [e.value for e in at.error]  # the kept table's bar is replayed, not drawn anew
+        assert [m.label for m in at.metric][:1] == ["Rules"]
     assert shown and len(made) == 1
