@@ -53,6 +53,7 @@ def step(name: str, at: AppTest, act) -> float:
     at.run(timeout=TIMEOUT_S)
     seconds, cpu = time.perf_counter() - t, time.process_time() - cpu_start
     assert not at.exception, at.exception
+    assert not at.error, [e.value for e in at.error]  # a page's failure, shown in one line (ui.guard)
     print(f"| {name} | {seconds:,.2f} | {cpu:,.2f} | {rss_mb():,.0f} |", flush=True)
     if any(ESTIMATE in info.value for info in at.info):  # the exact set is computed in the background
         config = at.session_state[KEY_CONFIG]
