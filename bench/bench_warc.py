@@ -161,8 +161,10 @@ def main(argv: list[str] | None = None) -> int:
                 cmd = [sys.executable, __file__, "--one", str(files[form])] + (
                     ["--jobs", str(a.jobs)] if a.jobs else []
                 )
-                out = subprocess.run(cmd, check=True, capture_output=True, text=True, env=env).stdout
-                res = json.loads(out)
+                child = subprocess.run(cmd, capture_output=True, text=True, env=env)
+                if child.returncode != 0:
+                    raise SystemExit(f"{code.name} {form}: exit {child.returncode}\n{child.stderr[-4000:]}")
+                res = json.loads(child.stdout)
                 res["mb_s"] = res["html_mb"] / res["seconds"]
                 res["pages_s"] = res["pages"] / res["seconds"]
                 res["read_mb_s"] = res["html_mb"] / res["read_s"]

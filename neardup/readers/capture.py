@@ -24,7 +24,10 @@ from ..rejects import Reject, RejectKind
 from .payload import HTML_TYPES, STATUS_LINE, BodyTooLarge, decode_body, decode_html, parse_http, sniff_mime
 
 
-@dataclass(frozen=True, slots=True)
+# Not frozen: a frozen dataclass's `__init__` sets each of the 19 fields through `object.__setattr__`, ~3 us
+# more per record, and a capture is made twice per page (read, then again in the worker). Never changed
+# once made: `dataclasses.replace` makes a changed copy.
+@dataclass(slots=True)
 class WarcCapture:
     """One page-like WARC record as read from the archive: its block (HTTP header and payload, still
     chunked and content-encoded) and the WARC header fields ingest keeps. `record()` decodes it."""
