@@ -213,7 +213,7 @@ def _texts(store: Store, norm_key: str, exact_keys: set[str]) -> dict[str, str]:
     out: dict[str, str] = {}
     if exact_keys:
         for batch in store.unit_texts(norm_key, sorted(exact_keys), TEXT_BATCH_ROWS):
-            out.update(zip(batch["exact_key"], batch["text"], strict=True))
+            out.update(zip(batch["exact_key"].tolist(), batch["text"].tolist(), strict=True))
     return out
 
 
@@ -424,7 +424,13 @@ def page_categories(
     # Only the pages of pairs not suggested before are read as records.
     cols = ["page_id", "url", "canonical_url", "fetched_at", "degenerate", "n_words", "unit_id", "exact_key"]
     rows = np.unique(np.concatenate([removed[new], rep_rows[new]])) if new else np.empty(0, dtype=np.int64)
-    records = dict(zip(rows.tolist(), p.iloc[rows][cols].to_dict("records"), strict=True))
+    picked = p.iloc[rows]
+    records = {
+        row: dict(zip(cols, values, strict=True))
+        for row, values in zip(
+            rows.tolist(), zip(*(picked[c].tolist() for c in cols), strict=True), strict=True
+        )
+    }
     pairs = [(records[int(removed[k])], records[int(rep_rows[k])]) for k in new]
     names: list[str] = []
     for start, stop, wanted in _text_runs(pairs, TEXT_CHUNK_UNITS):
