@@ -52,6 +52,7 @@ TEXT_BATCH_ROWS = 2048
 # (~8 KB each on the bench crawl), so memory stays bounded and each run is one query.
 TEXT_CHUNK_UNITS = 16_384
 CATEGORIES_STAGE = "pairs compared"
+PROGRESS_PAIRS = 1024  # pairs between two progress reports
 
 
 _PRINT_URL = re.compile(
@@ -433,11 +434,16 @@ def page_categories(
     }
     pairs = [(records[int(removed[k])], records[int(rep_rows[k])]) for k in new]
     names: list[str] = []
+    if progress is not None:
+        progress(CATEGORIES_STAGE, 0, len(pairs))
     for start, stop, wanted in _text_runs(pairs, TEXT_CHUNK_UNITS):
         texts = _texts(store, config.norm_key, wanted)
-        names.extend(_copy_categories(pairs[start:stop], texts, config.shingle_size))
-        if progress is not None:
-            progress(CATEGORIES_STAGE, stop, len(pairs))
+        for done, name in enumerate(
+            _copy_categories(pairs[start:stop], texts, config.shingle_size), start + 1
+        ):
+            names.append(name)
+            if progress is not None and (done % PROGRESS_PAIRS == 0 or done == len(pairs)):
+                progress(CATEGORIES_STAGE, done, len(pairs))
     suggested: dict[tuple[int, int], tuple[str, bool]] = {}
     for k, (member, rep), name in zip(new, pairs, names, strict=True):
         newer = _fetched_key(rep["fetched_at"], rep["url"]) < _fetched_key(

@@ -205,6 +205,22 @@ def test_the_clusters_page_shows_each_copys_category_and_action(
     assert not members["action"].str.contains("keep both").any()
 
 
+def test_progress_counts_the_pairs_compared_up_to_all_of_them(
+    analyzed: tuple[Store, analysis.Analysis, dict[str, str]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store, a, _ = analyzed
+    monkeypatch.setattr(categories, "PROGRESS_PAIRS", 2)
+    monkeypatch.setattr(categories, "TEXT_CHUNK_UNITS", 2)  # a read of texts per pair that needs them
+    reports: list[tuple[str, int, int]] = []
+    out = page_categories(store, a, progress=lambda stage, done, total: reports.append((stage, done, total)))
+    pd.testing.assert_frame_equal(out, page_categories(store, a))
+    removed = int((a.pages["cluster_id"].notna() & ~a.pages["is_representative"].astype(bool)).sum())
+    assert reports[0] == (categories.CATEGORIES_STAGE, 0, removed)
+    assert reports[-1] == (categories.CATEGORIES_STAGE, removed, removed)
+    done = [d for _, d, _ in reports]
+    assert done == sorted(done) and len(reports) > 2
+
+
 def copy_pairs(a: analysis.Analysis) -> set[tuple[int, int]]:
     removed = a.pages[a.pages["cluster_id"].notna() & ~a.pages["is_representative"].astype(bool)]
     return set(zip(removed["page_id"].astype(int), removed["representative_id"].astype(int), strict=True))
