@@ -875,7 +875,14 @@ static void longest_match(Matcher *m, int32_t alo, int32_t ahi, int32_t blo, int
         int32_t v = m->a[i];
         if (v < 0) continue;
         const int32_t *pos = m->b2j_pos + m->b2j_start[v], *end = m->b2j_pos + m->b2j_start[v + 1];
-        while (pos < end && *pos < blo) pos++;
+        if (pos < end && *pos < blo) {  /* the first position >= blo (a common word has many) */
+            const int32_t *lo = pos, *hi = end;
+            while (lo < hi) {
+                const int32_t *mid = lo + (hi - lo) / 2;
+                if (*mid < blo) lo = mid + 1; else hi = mid;
+            }
+            pos = lo;
+        }
         for (; pos < end && *pos < bhi; pos++) {
             int32_t j = *pos;
             int32_t k = (m->stamp[prev][j] == row - 1 ? m->len[prev][j] : 0) + 1;
