@@ -48,9 +48,11 @@ NEWER_STALE_ACTION = "removed, yet the newer fetch: keep it instead (representat
 KEEP_ACTION = "keep"  # a representative, or a unique page (a cluster of one)
 REPRESENTATIVE_ACTION = "keep: the cluster's representative"
 TEXT_BATCH_ROWS = 2048
-# Texts read at once when categories are computed: pairs go through in runs that need about this many
-# (~8 KB each on the bench crawl), so memory stays bounded and each run is one query.
-TEXT_CHUNK_UNITS = 16_384
+# Texts read at once when categories are computed: pairs go through in runs that need at most this many
+# (~5 KB each on the bench crawl). Each run is one query, and DuckDB decompresses the text column's
+# segments whatever share of their rows is wanted (~7.5 CPU-s a scan at 1M pages), so the runs are few:
+# a 1M-page crawl's ~120,000 texts are one.
+TEXT_CHUNK_UNITS = 262_144
 CATEGORIES_STAGE = "pairs compared"
 PROGRESS_PAIRS = 1024  # pairs between two progress reports
 
