@@ -87,6 +87,11 @@ def _add_common(p: argparse.ArgumentParser, *, setting: bool = True) -> None:
         "--extractor", choices=["neardup", "resiliparse"], help="main-content extractor (default: neardup)"
     )
     p.add_argument("--jobs", type=int, help="worker processes (default: all cores)")
+    p.add_argument(
+        "--memory-limit",
+        help="compute fingerprints and pairs out of core within this much memory, as 2GB, 512MB or 40%% of "
+        "the machine (the same pairs; default: the config's memory_limit, else in memory)",
+    )
     if setting:
         p.add_argument("--method", choices=["simhash", "minhash"])
         p.add_argument("--shingle-size", type=int, help="words per shingle")
@@ -107,6 +112,7 @@ def config_from_args(args: argparse.Namespace) -> Config:
         ("method", "method"),
         ("shingle_size", "shingle_size"),
         ("similarity", "similarity"),
+        ("memory_limit", "memory_limit"),
     ]:
         value = getattr(args, attr, None)
         if value is not None:

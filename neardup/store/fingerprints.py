@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
@@ -60,6 +61,22 @@ def insert_sketches(cur: duckdb.DuckDBPyConnection, sketches: pa.Table, sketch_k
     cur.unregister("sketch_batch")
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SketchedUnits:
+    """The units of a fingerprint set as the store selects them (`unit_sketch_batches`): unit id = rank in
+    exact_key order; SimHash units keep their simhash, MinHash units their signature. Saved by the store
+    itself (`save_fingerprints`), so no frame of every signature is built."""
+
+    norm_key: str
+    sketch_key: str
+    method: str
+    min_words: int | None
+    count: int
+
+    def __len__(self) -> int:
+        return self.count
+
+
 def _insert_fingerprints(
     cur: duckdb.DuckDBPyConnection, fingerprint_key: str, units: pd.DataFrame, pairs: pd.DataFrame
 ) -> None:
@@ -68,6 +85,8 @@ def _insert_fingerprints(
         ("units", units, "unit_id, exact_key, n_shingles, simhash, minhash"),
         ("pairs", pairs, "a, b, hamming_bits, jaccard, containment"),
     ):
+        if table == "units" and len(frame.columns) == 0:
+            continue
         cur.register("fingerprint_batch", frame)
         cur.execute(f"INSERT INTO {table} SELECT ?, {columns} FROM fingerprint_batch", [fingerprint_key])
         cur.unregister("fingerprint_batch")
@@ -172,6 +191,23 @@ class FingerprintsMixin(ContentRules):
         simhash[, minhash]."""
         return self._unit_sketches(norm_key, sketch_key, with_minhash=with_minhash, min_words=min_words)
 
+    @reads
+    def unit_sketch_batches(
+        self,
+        norm_key: str,
+        sketch_key: str,
+        batch_rows: int,
+        *,
+        with_minhash: bool,
+        min_words: int | None = None,
+    ) -> Iterator[pd.DataFrame]:
+        """`unit_sketches` in batches of at most `batch_rows`, in the same (exact_key) order: row i of the
+        whole is unit id i, as `save_fingerprints` numbers `SketchedUnits`."""
+        sql, params = self._unit_sketches_query(
+            norm_key, sketch_key, with_minhash=with_minhash, min_words=min_words
+        )
+        yield from self._batches(sql, params, batch_rows)
+
     def _unit_sketches(
         self,
         norm_key: str,
@@ -184,20 +220,36 @@ class FingerprintsMixin(ContentRules):
     ) -> pd.DataFrame:
         """`unit_sketches`, leaving out the texts that are units of fingerprint set `not_in_set`, of the
         pages after page id `since`."""
+        sql, params = self._unit_sketches_query(
+            norm_key,
+            sketch_key,
+            with_minhash=with_minhash,
+            min_words=min_words,
+            not_in_set=not_in_set,
+            since=since,
+        )
+        return self.cursor().execute(sql, params).df()
+
+    def _unit_sketches_query(
+        self,
+        norm_key: str,
+        sketch_key: str,
+        *,
+        with_minhash: bool,
+        min_words: int | None,
+        not_in_set: str | None = None,
+        since: int = -1,
+    ) -> tuple[str, list[Any]]:
         cols = "s.exact_key, any_value(s.n_shingles) AS n_shingles, any_value(s.simhash) AS simhash" + (
             ", any_value(s.minhash) AS minhash" if with_minhash else ""
         )
         content, params = is_content(min_words, self._short_fetch_keys(norm_key, min_words))
         where, more = ("", []) if not_in_set is None else (_NOT_A_UNIT, [not_in_set])
         return (
-            self.cursor()
-            .execute(
-                f"SELECT {cols} FROM sketches s SEMI JOIN "
-                f"(SELECT exact_key FROM texts t WHERE norm_key = ? AND {content} AND t.page_id > ? {where}) u "
-                "ON u.exact_key = s.exact_key WHERE s.sketch_key = ? GROUP BY s.exact_key ORDER BY s.exact_key",
-                [norm_key, *params, since, *more, sketch_key],
-            )
-            .df()
+            f"SELECT {cols} FROM sketches s SEMI JOIN "
+            f"(SELECT exact_key FROM texts t WHERE norm_key = ? AND {content} AND t.page_id > ? {where}) u "
+            "ON u.exact_key = s.exact_key WHERE s.sketch_key = ? GROUP BY s.exact_key ORDER BY s.exact_key",
+            [norm_key, *params, since, *more, sketch_key],
         )
 
     @reads
@@ -276,16 +328,22 @@ class FingerprintsMixin(ContentRules):
         norm_key: str,
         method: str,
         shingle_size: int,
-        units: pd.DataFrame,
+        units: pd.DataFrame | SketchedUnits,
         pairs: pd.DataFrame,
         stats: dict[str, Any],
         seconds: float,
     ) -> None:
+        """The fingerprint set in place of any before, in one transaction; `units` as a frame (unit_id,
+        exact_key, n_shingles, simhash, minhash) or as the store selects them (`SketchedUnits`)."""
         cur = self.cursor()
         cur.execute("BEGIN TRANSACTION")
         for table in ("fingerprint_sets", "units", "pairs"):
             cur.execute(f"DELETE FROM {table} WHERE fingerprint_key = ?", [fingerprint_key])
-        _insert_fingerprints(cur, fingerprint_key, units, pairs)
+        if isinstance(units, SketchedUnits):
+            self._insert_sketched_units(cur, fingerprint_key, units)
+            _insert_fingerprints(cur, fingerprint_key, pd.DataFrame(), pairs)
+        else:
+            _insert_fingerprints(cur, fingerprint_key, units, pairs)
         renumber_source_analyses(cur, fingerprint_key)
         cur.execute(
             "INSERT INTO fingerprint_sets VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -302,6 +360,28 @@ class FingerprintsMixin(ContentRules):
             ],
         )
         cur.execute("COMMIT")
+
+    def _insert_sketched_units(
+        self, cur: duckdb.DuckDBPyConnection, fingerprint_key: str, units: SketchedUnits
+    ) -> None:
+        """The unit rows of `units`, numbered by DuckDB in the order `unit_sketch_batches` reads them."""
+        sql, params = self._unit_sketches_query(
+            units.norm_key,
+            units.sketch_key,
+            with_minhash=units.method == "minhash",
+            min_words=units.min_words,
+        )
+        kept = "NULL, minhash" if units.method == "minhash" else "simhash, NULL"
+        cur.execute(
+            f"INSERT INTO units SELECT ?, row_number() OVER (ORDER BY exact_key) - 1, exact_key, n_shingles, "
+            f"{kept} FROM ({sql})",
+            [fingerprint_key, *params],
+        )
+        saved = cur.execute(
+            "SELECT count(*) FROM units WHERE fingerprint_key = ?", [fingerprint_key]
+        ).fetchall()[0][0]
+        if saved != units.count:
+            raise RuntimeError(f"fingerprint units: {saved:,} saved of the {units.count:,} read")
 
     @writes
     def append_fingerprints(
