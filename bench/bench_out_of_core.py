@@ -13,11 +13,14 @@ The pairs of the run are written to `--pairs-out` (a, b, jaccard, containment as
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import shutil
 import sys
+import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -25,9 +28,26 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from harness import commit, machine, run_monitored  # noqa: E402
 
 
-def watched(cmd: list[str], max_rss_mb: float) -> dict[str, float]:
+def watched(cmd: list[str], max_rss_mb: float, folder: Path) -> dict[str, Any]:
+    """Run `cmd` under `run_monitored`; meanwhile a thread samples the bytes of the out-of-core files and
+    DuckDB's temporary files in `folder` (the database's)."""
     t0 = time.monotonic()
+    spilled = [0]
+    done = threading.Event()
+
+    def watch_disk() -> None:
+        while not done.wait(1.0):
+            total = 0
+            for p in [*folder.glob("neardup-spill-*/*"), *folder.glob("*.tmp/*")]:
+                with contextlib.suppress(OSError):
+                    total += p.stat().st_size
+            spilled[0] = max(spilled[0], total)
+
+    watcher = threading.Thread(target=watch_disk, daemon=True)
+    watcher.start()
     rc, samples, killed = run_monitored(cmd, max_rss_mb=max_rss_mb)
+    done.set()
+    watcher.join()
     if rc != 0:
         raise SystemExit(f"{' '.join(cmd)}: exit {rc} {killed}")
     return {
@@ -35,7 +55,10 @@ def watched(cmd: list[str], max_rss_mb: float) -> dict[str, float]:
         "cpu_s": round(samples[-1][3], 1),
         "peak_rss_mb": round(max(s[1] for s in samples)),
         "peak_single_mb": round(max(s[5] for s in samples)),
+        "peak_temp_files_mb": round(spilled[0] / 2**20),
         "machine_busy_s": round(run_monitored.machine_busy, 1),  # type: ignore[attr-defined]
+        # (seconds, tree RSS MB) every ~2 s, to see which step holds the peak
+        "rss_timeline": [(round(s[0] - samples[0][0]), round(s[1])) for s in samples[::10]],
     }
 
 
@@ -58,7 +81,7 @@ def main() -> None:
     neardup = [sys.executable, "-m", "neardup.cli"]
     out: dict[str, object] = {"commit": commit(), "machine": machine(), "input": args.input}
     if not args.skip_ingest:
-        out["ingest"] = watched([*neardup, "ingest", args.input, "--db", str(db)], args.max_rss_mb)
+        out["ingest"] = watched([*neardup, "ingest", args.input, "--db", str(db)], args.max_rss_mb, db.parent)
         out["db_mb_after_ingest"] = round(disk_mb(db))
     if args.skip_report:
         print(json.dumps(out, indent=1))
@@ -68,7 +91,7 @@ def main() -> None:
     report = [*neardup, "report", "--db", str(db)]
     if args.memory_limit:
         report += ["--memory-limit", args.memory_limit]
-    out["report"] = watched(report, args.max_rss_mb)
+    out["report"] = watched(report, args.max_rss_mb, db.parent)
     out["db_mb_after_report"] = round(disk_mb(db))
     if args.pairs_out:
         import duckdb

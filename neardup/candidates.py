@@ -97,6 +97,24 @@ def pairs_in_runs(
     return np.concatenate(out_i), np.concatenate(out_j)
 
 
+def run_groups(
+    order: np.ndarray, run_starts: np.ndarray, max_pairs: int, cap: int
+) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    """(order, run_starts) of consecutive runs of `pairs_in_runs`'s input, each group holding at most
+    `max_pairs` pairs (a larger run on its own; runs above `cap`, which give none, count none): together
+    the same pairs and statistics, a bounded piece at a time."""
+    n = len(order)
+    sizes = np.diff(np.concatenate((run_starts, [n])))
+    pairs = np.cumsum(np.where(sizes > cap, 0, sizes * (sizes - 1) // 2))
+    first = 0
+    while first < len(run_starts):
+        before = int(pairs[first - 1]) if first else 0
+        last = max(first + 1, int(np.searchsorted(pairs, before + max_pairs, side="right")))
+        lo, hi = int(run_starts[first]), int(run_starts[last]) if last < len(run_starts) else n
+        yield order[lo:hi], run_starts[first:last] - lo
+        first = last
+
+
 def _run_starts(sorted_rows: np.ndarray) -> np.ndarray:
     """Start positions of runs of equal rows (1-D keys or 2-D rows), given rows in sorted order."""
     if sorted_rows.ndim == 1:
@@ -311,10 +329,12 @@ def _band_groups(block: np.ndarray, key: np.ndarray | None = None) -> tuple[np.n
 class MappedSignatures:
     """How the candidate search reads signatures that lie in a memory map (`neardup.spill`): a band's
     columns are copied into memory `copy_rows` rows at a time, and `release` drops the map's pages read so
-    far from the resident set after each such piece and after each chunk of pairs scored."""
+    far from the resident set after each such piece and after each chunk of pairs scored; a band's candidate
+    pairs are made a group of buckets at a time (`run_groups`), about `candidates` at once."""
 
     copy_rows: int
     release: Callable[[], None]
+    candidates: int  # candidate pairs of a band made at once
 
     def band(self, sigs: np.ndarray, columns: slice) -> np.ndarray:
         """The columns of every row, copied (n x columns, C order) a piece at a time."""
@@ -480,25 +500,28 @@ def minhash_pairs(
     def band(table: tuple[np.ndarray, np.ndarray]) -> tuple[CandidateStats, list[tuple[np.ndarray, ...]]]:
         # In chunks: memory follows the pairs kept, not the (much larger) candidate count. A pair found
         # in several bands is verified each time (measured: 88% of candidates are distinct pairs).
+        # Out of core, the band's candidates are made a group of buckets at a time as well.
         band_stats, kept = CandidateStats(tables=1), list[tuple[np.ndarray, ...]]()
-        i, j = pairs_in_runs(*table, bucket_cap, band_stats)
-        codes = np.minimum(i, j) * n + np.maximum(i, j)  # distinct: a document is in one bucket per band
-        band_stats.candidates = len(codes)
-        for lo in range(0, len(codes), VERIFY_CHUNK):
-            chunk = codes[lo : lo + VERIFY_CHUNK]
-            keep, jac, cont = verify_pairs(
-                sigs,
-                sizes,
-                chunk // n,
-                chunk % n,
-                similarity=similarity,
-                floor=floor,
-                min_size_ratio=min_size_ratio,
-                min_shingles=min_shingles,
-            )
-            kept.append((chunk[keep], jac[keep], cont[keep]))
-            if mapped is not None:
-                mapped.release()
+        groups = [table] if mapped is None else run_groups(*table, mapped.candidates, bucket_cap)
+        for group in groups:
+            i, j = pairs_in_runs(*group, bucket_cap, band_stats)
+            codes = np.minimum(i, j) * n + np.maximum(i, j)  # distinct: a document is in one bucket per band
+            band_stats.candidates += len(codes)
+            for lo in range(0, len(codes), VERIFY_CHUNK):
+                chunk = codes[lo : lo + VERIFY_CHUNK]
+                keep, jac, cont = verify_pairs(
+                    sigs,
+                    sizes,
+                    chunk // n,
+                    chunk % n,
+                    similarity=similarity,
+                    floor=floor,
+                    min_size_ratio=min_size_ratio,
+                    min_shingles=min_shingles,
+                )
+                kept.append((chunk[keep], jac[keep], cont[keep]))
+                if mapped is not None:
+                    mapped.release()
         return band_stats, kept
 
     # numpy releases the GIL in the sorts, gathers and compares: threads share the signatures.

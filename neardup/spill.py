@@ -54,13 +54,15 @@ def parse_memory_limit(text: str) -> int:
 @dataclass(frozen=True, slots=True)
 class SpillPlan:
     """How large each piece of the out-of-core fingerprint step is, from the memory limit (bytes): the rows
-    of sketches read from the store at once, the rows of signatures copied into a band at once, and the
-    candidate pairs scored at once (the pages their rows lie in are released after each piece)."""
+    of sketches read from the store at once, the rows of signatures copied into a band at once, the
+    candidate pairs of a band made at once, and the pairs whose shingle sets are intersected at once (the
+    pages their sets lie in are released after each piece)."""
 
     memory_limit: int
     read_rows: int
     copy_rows: int
     verify_pairs: int
+    candidates: int
 
     @classmethod
     def for_limit(cls, memory_limit: int, num_perm: int) -> SpillPlan:
@@ -74,6 +76,8 @@ class SpillPlan:
             read_rows=max(1, min(piece // (row + 256), 1 << 16)),
             copy_rows=max(1, piece // row),
             verify_pairs=max(1, min(piece // (2 * 4096), 1 << 16)),
+            # a candidate pair is 48 bytes at most while it is made (pair, code, its chunk's scores)
+            candidates=max(1, piece // 48),
         )
 
 

@@ -106,7 +106,7 @@ def test_more_units_than_any_piece(tmp_path: Path) -> None:
     """The bundled sample crawl (3,000 pages) in pieces of a few rows and one pair: thousands of units
     across hundreds of reads and copies, each pair scored on its own."""
     plan = SpillPlan.for_limit(parse_memory_limit("64KB"), Config().num_perm)
-    assert (plan.read_rows, plan.copy_rows, plan.verify_pairs) == (5, 8, 1)
+    assert (plan.read_rows, plan.copy_rows, plan.verify_pairs, plan.candidates) == (5, 8, 1, 85)
     with Store(tmp_path / "sample.duckdb") as store:
         engine.ingest_file(store, engine.SAMPLE_CRAWL, Config(), jobs=1)
         in_memory = _computed(store, Config())
