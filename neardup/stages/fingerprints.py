@@ -15,12 +15,14 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
 
 from ..batches import signatures
 from ..config import Config
 from ..fingerprint_set import FingerprintSet, stored_stats
 from ..spill import SpillDir, SpillPlan
-from ..store import SketchedUnits, Store
+from ..store import Store, UnitsFile
 from .base import Progress, StageClock, no_progress
 from .pairs import SpilledUnits, find_pairs
 from .sketches import ensure_sketches
@@ -76,7 +78,7 @@ def compute_fingerprints(
     with ExitStack() as spilling:
         with clock.stage("candidates"):
             progress("candidates", 0, 1)
-            units: pd.DataFrame | SketchedUnits
+            units: pd.DataFrame | UnitsFile
             if limit is None:
                 units = store.unit_sketches(
                     config.norm_key,
@@ -89,16 +91,11 @@ def compute_fingerprints(
                 units["minhash" if config.method == "simhash" else "simhash"] = None
             else:
                 spill = spilling.enter_context(SpillDir(spill_folder(store)))
-                spilled = spill_units(store, config, spill, SpillPlan.for_limit(limit, config.num_perm))
+                spilled, units = spill_units(
+                    store, config, spill, SpillPlan.for_limit(limit, config.num_perm)
+                )
                 pairs = find_pairs(store, config, spilled, progress=progress, jobs=jobs)
                 clock.say(f"out of core: {spill.bytes_used() / 2**20:,.0f} MB on disk in {spill.path}")
-                units = SketchedUnits(
-                    norm_key=config.norm_key,
-                    sketch_key=config.sketch_key,
-                    method=config.method,
-                    min_words=config.min_words,
-                    count=len(spilled),
-                )
             progress("candidates", 1, 1)
         progress("save", 0, 1)
         store.save_fingerprints(
@@ -124,29 +121,65 @@ def spill_folder(store: Store) -> Path | None:
     return folder if os.access(folder, os.W_OK) else None
 
 
-def spill_units(store: Store, config: Config, spill: SpillDir, plan: SpillPlan) -> SpilledUnits:
-    """The units of `config` read from the store a batch at a time, in `unit_sketch_batches` order (unit
-    id = row, as `SketchedUnits` numbers them), their signatures and exact keys written to `spill`."""
+def spill_units(
+    store: Store, config: Config, spill: SpillDir, plan: SpillPlan
+) -> tuple[SpilledUnits, UnitsFile]:
+    """The units of `config` read from the store a batch at a time (`unit_sketch_batches`, exact-key order):
+    unit id i is row i of the stream, of every array of the `SpilledUnits` (signatures and exact keys
+    written to `spill`) and of the `UnitsFile` the store saves (the rows `unit_sketches` gives a full
+    computation, signatures kept for MinHash, fingerprints for SimHash)."""
     minhash = config.method == "minhash"
     keys = spill.array("exact-keys", "S64")
     sigs = spill.array("signatures", np.uint32, (config.num_perm,)) if minhash else None
     n_shingles: list[np.ndarray] = []
     simhash: list[np.ndarray] = []
-    for batch in store.unit_sketch_batches(
-        config.norm_key, config.sketch_key, plan.read_rows, with_minhash=minhash, min_words=config.min_words
-    ):
-        keys.append(np.array(batch["exact_key"].tolist(), dtype="S64"))
-        n_shingles.append(batch["n_shingles"].to_numpy(np.int32))
-        if sigs is not None:
-            sigs.append(signatures(batch["minhash"], config.num_perm))
-        else:
-            simhash.append(batch["simhash"].to_numpy(np.uint64))
-    counts = np.concatenate(n_shingles) if n_shingles else np.empty(0, np.int32)
-    return SpilledUnits(
+    units_path = spill.path / "units.parquet"
+    with pq.ParquetWriter(units_path, UNIT_ROWS) as rows:
+        for batch in store.unit_sketch_batches(
+            config.norm_key,
+            config.sketch_key,
+            plan.read_rows,
+            with_minhash=minhash,
+            min_words=config.min_words,
+        ):
+            first, m = keys.rows, len(batch)
+            keys.append(np.array(batch["exact_key"].tolist(), dtype="S64"))
+            counts = batch["n_shingles"].to_numpy(np.int32)
+            n_shingles.append(counts)
+            if sigs is not None:
+                sigs.append(signatures(batch["minhash"], config.num_perm))
+            else:
+                simhash.append(batch["simhash"].to_numpy(np.uint64))
+            rows.write_table(
+                pa.table(
+                    [
+                        pa.array(np.arange(first, first + m, dtype=np.int64), pa.int32()),
+                        pa.array(batch["exact_key"], pa.string()),
+                        pa.array(counts, pa.int32()),
+                        pa.nulls(m, pa.uint64()) if minhash else pa.array(simhash[-1], pa.uint64()),
+                        pa.array(batch["minhash"], pa.binary()) if minhash else pa.nulls(m, pa.binary()),
+                    ],
+                    schema=UNIT_ROWS,
+                )
+            )
+    spilled = SpilledUnits(
         exact_keys=keys.read(),
-        n_shingles=counts,
+        n_shingles=np.concatenate(n_shingles) if n_shingles else np.empty(0, np.int32),
         simhash=None if minhash else (np.concatenate(simhash) if simhash else np.empty(0, np.uint64)),
         signatures=None if sigs is None else sigs.read(),
         spill=spill,
         plan=plan,
     )
+    return spilled, UnitsFile(str(units_path), keys.rows)
+
+
+# The `units` table's columns, as the out-of-core step writes them.
+UNIT_ROWS = pa.schema(
+    [
+        ("unit_id", pa.int32()),
+        ("exact_key", pa.string()),
+        ("n_shingles", pa.int32()),
+        ("simhash", pa.uint64()),
+        ("minhash", pa.binary()),
+    ]
+)

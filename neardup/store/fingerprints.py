@@ -61,16 +61,13 @@ def insert_sketches(cur: duckdb.DuckDBPyConnection, sketches: pa.Table, sketch_k
     cur.unregister("sketch_batch")
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class SketchedUnits:
-    """The units of a fingerprint set as the store selects them (`unit_sketch_batches`): unit id = rank in
-    exact_key order; SimHash units keep their simhash, MinHash units their signature. Saved by the store
-    itself (`save_fingerprints`), so no frame of every signature is built."""
+@dataclass(frozen=True, slots=True)
+class UnitsFile:
+    """The unit rows of a fingerprint set in a Parquet file (unit_id, exact_key, n_shingles, simhash,
+    minhash: the `units` table's columns), written a batch at a time by the out-of-core fingerprint step, so
+    no frame of every signature is built; `count` rows."""
 
-    norm_key: str
-    sketch_key: str
-    method: str
-    min_words: int | None
+    path: str
     count: int
 
     def __len__(self) -> int:
@@ -201,8 +198,7 @@ class FingerprintsMixin(ContentRules):
         with_minhash: bool,
         min_words: int | None = None,
     ) -> Iterator[pd.DataFrame]:
-        """`unit_sketches` in batches of at most `batch_rows`, in the same (exact_key) order: row i of the
-        whole is unit id i, as `save_fingerprints` numbers `SketchedUnits`."""
+        """`unit_sketches` in batches of at most `batch_rows`, in the same (exact_key) order."""
         sql, params = self._unit_sketches_query(
             norm_key, sketch_key, with_minhash=with_minhash, min_words=min_words
         )
@@ -328,19 +324,19 @@ class FingerprintsMixin(ContentRules):
         norm_key: str,
         method: str,
         shingle_size: int,
-        units: pd.DataFrame | SketchedUnits,
+        units: pd.DataFrame | UnitsFile,
         pairs: pd.DataFrame,
         stats: dict[str, Any],
         seconds: float,
     ) -> None:
         """The fingerprint set in place of any before, in one transaction; `units` as a frame (unit_id,
-        exact_key, n_shingles, simhash, minhash) or as the store selects them (`SketchedUnits`)."""
+        exact_key, n_shingles, simhash, minhash) or in a file (`UnitsFile`)."""
         cur = self.cursor()
         cur.execute("BEGIN TRANSACTION")
         for table in ("fingerprint_sets", "units", "pairs"):
             cur.execute(f"DELETE FROM {table} WHERE fingerprint_key = ?", [fingerprint_key])
-        if isinstance(units, SketchedUnits):
-            self._insert_sketched_units(cur, fingerprint_key, units)
+        if isinstance(units, UnitsFile):
+            self._insert_units_file(cur, fingerprint_key, units)
             _insert_fingerprints(cur, fingerprint_key, pd.DataFrame(), pairs)
         else:
             _insert_fingerprints(cur, fingerprint_key, units, pairs)
@@ -361,27 +357,18 @@ class FingerprintsMixin(ContentRules):
         )
         cur.execute("COMMIT")
 
-    def _insert_sketched_units(
-        self, cur: duckdb.DuckDBPyConnection, fingerprint_key: str, units: SketchedUnits
+    def _insert_units_file(
+        self, cur: duckdb.DuckDBPyConnection, fingerprint_key: str, units: UnitsFile
     ) -> None:
-        """The unit rows of `units`, numbered by DuckDB in the order `unit_sketch_batches` reads them."""
-        sql, params = self._unit_sketches_query(
-            units.norm_key,
-            units.sketch_key,
-            with_minhash=units.method == "minhash",
-            min_words=units.min_words,
-        )
-        kept = "NULL, minhash" if units.method == "minhash" else "simhash, NULL"
         cur.execute(
-            f"INSERT INTO units SELECT ?, row_number() OVER (ORDER BY exact_key) - 1, exact_key, n_shingles, "
-            f"{kept} FROM ({sql})",
-            [fingerprint_key, *params],
+            "INSERT INTO units SELECT ?, unit_id, exact_key, n_shingles, simhash, minhash FROM read_parquet(?)",
+            [fingerprint_key, units.path],
         )
         saved = cur.execute(
             "SELECT count(*) FROM units WHERE fingerprint_key = ?", [fingerprint_key]
         ).fetchall()[0][0]
         if saved != units.count:
-            raise RuntimeError(f"fingerprint units: {saved:,} saved of the {units.count:,} read")
+            raise RuntimeError(f"fingerprint units: {saved:,} saved of the {units.count:,} written")
 
     @writes
     def append_fingerprints(
