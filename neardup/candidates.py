@@ -335,6 +335,7 @@ class MappedSignatures:
     copy_rows: int
     release: Callable[[], None]
     candidates: int  # candidate pairs of a band made at once
+    bands: int  # bands in hand at once (each holds ~100 bytes a signature row while it is)
 
     def band(self, sigs: np.ndarray, columns: slice) -> np.ndarray:
         """The columns of every row, copied (n x columns, C order) a piece at a time."""
@@ -527,6 +528,8 @@ def minhash_pairs(
     # numpy releases the GIL in the sorts, gathers and compares: threads share the signatures.
     kept: list[tuple[np.ndarray, ...]] = []
     workers = max(1, jobs or default_jobs())
+    if mapped is not None:  # up to workers + 1 bands are in hand: the one being grouped and those scored
+        workers = max(1, min(workers, mapped.bands - 1))
     with ThreadPoolExecutor(max_workers=workers) as pool:
         inflight: deque[Future[tuple[CandidateStats, list[tuple[np.ndarray, ...]]]]] = deque()
         for table in _lsh_tables(sigs, bands, rows, mapped):

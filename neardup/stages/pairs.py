@@ -109,7 +109,12 @@ def find_pairs(
         return UnitPairs(a, b, stats, hamming_bits=bits)
     if isinstance(units, SpilledUnits):
         n_shingles, sigs, unit_keys = units.n_shingles, units.signatures, units.exact_keys
-        mapped = MappedSignatures(units.plan.copy_rows, units.spill.release, units.plan.candidates)
+        mapped = MappedSignatures(
+            units.plan.copy_rows,
+            units.spill.release,
+            units.plan.candidates,
+            max(1, units.plan.memory_limit // 4 // (100 * max(len(units), 1))),
+        )
     else:
         n_shingles = units["n_shingles"].to_numpy(np.int32)
         sigs = signatures(units["minhash"], config.num_perm)
