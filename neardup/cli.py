@@ -90,8 +90,9 @@ def _add_common(p: argparse.ArgumentParser, *, setting: bool = True, fingerprint
     if fingerprints:
         p.add_argument(
             "--memory-limit",
-            help="compute fingerprints and pairs out of core within this much memory, as 2GB, 512MB or 40%% of "
-            "the machine (the same pairs; default: the config's memory_limit, else in memory)",
+            help="keep the fingerprint step within this much memory, as 2GB, 512MB or 40%% of the machine: "
+            "out of core where it would not fit, with the same pairs (default: the config's memory_limit, "
+            "else half the machine)",
         )
     if setting:
         p.add_argument("--method", choices=["simhash", "minhash"])

@@ -173,9 +173,10 @@ class Config:
     simhash_max_bits: int = SIMHASH_MAX_BITS
     minhash_min_similarity: float = MINHASH_MIN_SIMILARITY
     containment_min_similarity: float = CONTAINMENT_MIN_SIMILARITY
-    # The memory the fingerprint step keeps within ("2GB", "512MB", "40%" of the machine): set, the
-    # candidate search and exact verification run out of core (`neardup.spill`), with the same pairs; unset,
-    # in memory. Not part of any key: it changes how the pairs are computed, never which.
+    # The memory the fingerprint step keeps within ("2GB", "512MB", "40%" of the machine; unset: half the
+    # machine): where its estimated in-memory peak is above it, the candidate search and exact verification
+    # run out of core (`neardup.spill`), with the same pairs. Not part of any key: it changes how the pairs
+    # are computed, never which.
     memory_limit: str | None = None
     # Which page of a cluster is kept: `newest` instead of `earliest` where the latest snapshot matters.
     representative: tuple[str, ...] = DEFAULT_REPRESENTATIVE

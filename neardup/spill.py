@@ -30,6 +30,10 @@ from .errors import ConfigError
 _UNITS = {"": 1, "B": 1, "KB": 1 << 10, "MB": 1 << 20, "GB": 1 << 30, "TB": 1 << 40}
 # The share of the machine's memory the fingerprint step keeps within when no limit is given.
 DEFAULT_MACHINE_SHARE = 0.5
+# What the in-memory fingerprint step holds a unit at its peak (signature frame and matrix, band arrays,
+# shingle sets of the units in pairs): 3.5 GB at 1M pages of the 16 KB bench crawl (bench/RESULTS.md,
+# "out of core"), rounded up.
+IN_MEMORY_BYTES_PER_UNIT = 4096
 
 
 def machine_memory() -> int:
@@ -49,6 +53,17 @@ def parse_memory_limit(text: str) -> int:
             raise ConfigError(f"memory_limit: a share of the machine is at most 100%, not {text!r}")
         return int(machine_memory() * value / 100)
     return int(value * _UNITS[unit if unit.endswith("B") or not unit else unit + "B"])
+
+
+def out_of_core_limit(n_units: int, memory_limit: int | None, machine: int | None = None) -> int | None:
+    """The memory limit the fingerprint step of `n_units` keeps within out of core, or None where it runs in
+    memory: its estimated peak (`IN_MEMORY_BYTES_PER_UNIT`) fits in `memory_limit` (bytes; None: the
+    `DEFAULT_MACHINE_SHARE` of `machine`, by default this machine's memory). Approximate: the estimate is
+    of the bench crawl's pages."""
+    limit = memory_limit
+    if limit is None:
+        limit = int((machine_memory() if machine is None else machine) * DEFAULT_MACHINE_SHARE)
+    return None if n_units * IN_MEMORY_BYTES_PER_UNIT <= limit else limit
 
 
 @dataclass(frozen=True, slots=True)

@@ -20,7 +20,7 @@ from neardup import engine
 from neardup.candidates import intersection_sizes
 from neardup.config import Config
 from neardup.errors import ConfigError
-from neardup.spill import SpillDir, SpillPlan, parse_memory_limit
+from neardup.spill import IN_MEMORY_BYTES_PER_UNIT, SpillDir, SpillPlan, out_of_core_limit, parse_memory_limit
 from neardup.stages.fingerprints import compute_fingerprints
 from neardup.store import Store
 
@@ -87,7 +87,7 @@ def _assert_same(spilled: dict[str, Any], in_memory: dict[str, Any]) -> None:
     seed=st.integers(0, 3),
     n_docs=st.sampled_from([12, 60, 150]),
     setting=st.sampled_from(sorted(CONFIGS)),
-    limit_bytes=st.integers(1, 4 << 20),
+    limit_bytes=st.integers(1, 16 << 10),
 )
 def test_out_of_core_is_the_in_memory_computation(
     seed: int, n_docs: int, setting: str, limit_bytes: int
@@ -97,6 +97,7 @@ def test_out_of_core_is_the_in_memory_computation(
     if (seed, n_docs, setting) not in _IN_MEMORY:
         _IN_MEMORY[seed, n_docs, setting] = _computed(store, config)
     in_memory = _IN_MEMORY[seed, n_docs, setting]
+    assert out_of_core_limit(in_memory["counts"][0], limit_bytes) == limit_bytes  # the step spills
     spilled = _computed(store, config.replace(memory_limit=f"{limit_bytes}B"))
     _assert_same(spilled, in_memory)
     assert in_memory["counts"][1] > 0
@@ -164,3 +165,11 @@ def test_memory_limit_sizes(text: str, expected: int) -> None:
 def test_memory_limit_refused(text: str) -> None:
     with pytest.raises(ConfigError, match="memory_limit"):
         Config(memory_limit=text)
+
+
+def test_out_of_core_where_the_in_memory_peak_would_pass_the_limit() -> None:
+    fits = 1000 * IN_MEMORY_BYTES_PER_UNIT
+    assert out_of_core_limit(1000, fits) is None
+    assert out_of_core_limit(1001, fits) == fits
+    assert out_of_core_limit(10**7, None, machine=24 << 30) == 12 << 30  # half the machine by default
+    assert out_of_core_limit(10**6, None, machine=24 << 30) is None

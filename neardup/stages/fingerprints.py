@@ -21,7 +21,7 @@ import pyarrow.parquet as pq
 from ..batches import signatures
 from ..config import Config
 from ..fingerprint_set import FingerprintSet, stored_stats
-from ..spill import SpillDir, SpillPlan
+from ..spill import SpillDir, SpillPlan, out_of_core_limit
 from ..store import Store, UnitsFile
 from .base import Progress, StageClock, no_progress
 from .pairs import SpilledUnits, find_pairs
@@ -74,7 +74,9 @@ def compute_fingerprints(
     coverage = store.page_coverage()
     with clock.stage("sketches"):
         ensure_sketches(store, config, progress=progress, jobs=jobs)
-    limit = config.memory_limit_bytes
+    limit = out_of_core_limit(
+        store.count_units(config.norm_key, min_words=config.min_words), config.memory_limit_bytes
+    )
     with ExitStack() as spilling:
         with clock.stage("candidates"):
             progress("candidates", 0, 1)
