@@ -186,7 +186,9 @@ class FingerprintsMixin(ContentRules):
     ) -> pd.DataFrame:
         """One row per distinct content text under `min_words` (exact_key order): exact_key, n_shingles,
         simhash[, minhash]."""
-        return self._unit_sketches(norm_key, sketch_key, with_minhash=with_minhash, min_words=min_words)
+        return self._frame(
+            self._unit_sketches_query(norm_key, sketch_key, with_minhash=with_minhash, min_words=min_words)
+        )
 
     @reads
     def unit_sketch_batches(
@@ -204,27 +206,8 @@ class FingerprintsMixin(ContentRules):
         )
         yield from self._batches(sql, params, batch_rows)
 
-    def _unit_sketches(
-        self,
-        norm_key: str,
-        sketch_key: str,
-        *,
-        with_minhash: bool,
-        min_words: int | None,
-        not_in_set: str | None = None,
-        since: int = -1,
-    ) -> pd.DataFrame:
-        """`unit_sketches`, leaving out the texts that are units of fingerprint set `not_in_set`, of the
-        pages after page id `since`."""
-        sql, params = self._unit_sketches_query(
-            norm_key,
-            sketch_key,
-            with_minhash=with_minhash,
-            min_words=min_words,
-            not_in_set=not_in_set,
-            since=since,
-        )
-        return self.cursor().execute(sql, params).df()
+    def _frame(self, query: tuple[str, list[Any]]) -> pd.DataFrame:
+        return self.cursor().execute(*query).df()
 
     def _unit_sketches_query(
         self,
@@ -285,26 +268,25 @@ class FingerprintsMixin(ContentRules):
                 ).fetchone()
             ):
                 return None
-        if since is not None:
-            return self._unit_sketches(
+        if since is None:
+            gone = one_value(
+                cur.execute(
+                    "SELECT count(*) FROM units u WHERE u.fingerprint_key = ? AND NOT EXISTS "
+                    f"(SELECT 1 FROM texts t WHERE t.norm_key = ? AND {content} AND t.exact_key = u.exact_key)",
+                    [fingerprint_key, norm_key, *params],
+                ).fetchone()
+            )
+            if gone:
+                return None
+        return self._frame(
+            self._unit_sketches_query(
                 norm_key,
                 sketch_key,
                 with_minhash=with_minhash,
                 min_words=min_words,
                 not_in_set=fingerprint_key,
-                since=since,
+                since=-1 if since is None else since,
             )
-        gone = one_value(
-            cur.execute(
-                "SELECT count(*) FROM units u WHERE u.fingerprint_key = ? AND NOT EXISTS "
-                f"(SELECT 1 FROM texts t WHERE t.norm_key = ? AND {content} AND t.exact_key = u.exact_key)",
-                [fingerprint_key, norm_key, *params],
-            ).fetchone()
-        )
-        if gone:
-            return None
-        return self._unit_sketches(
-            norm_key, sketch_key, with_minhash=with_minhash, min_words=min_words, not_in_set=fingerprint_key
         )
 
     @reads
