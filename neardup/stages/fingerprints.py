@@ -146,7 +146,12 @@ def spill_units(
             min_words=config.min_words,
         ):
             first, m = keys.rows, len(batch)
-            keys.append(np.array(batch["exact_key"].tolist(), dtype="S64"))
+            batch_keys = np.array(batch["exact_key"].tolist(), dtype="S")
+            if batch_keys.itemsize > 64:  # an S64 array would cut it short
+                raise ValueError(
+                    f"an exact key of {batch_keys.itemsize} characters: SHA-256 hex keys have 64"
+                )
+            keys.append(batch_keys)
             counts = batch["n_shingles"].to_numpy(np.int32)
             n_shingles.append(counts)
             if sigs is not None:
