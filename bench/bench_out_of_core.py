@@ -1,13 +1,17 @@
 #!/usr/bin/env python3
-"""Peak memory of `neardup ingest` then `neardup report` on one crawl, each watched like bench.py's engine run
-(`harness.run_monitored`: RSS summed over the process tree every 0.2 s), with the report's fingerprint step
-in memory or out of core (`--memory-limit`).
+"""Peak memory of `neardup ingest` then `neardup report`, with the report's fingerprint step in memory and
+out of core (`--memory-limit`), and whether both store the same pairs.
 
-    PYTHONPATH=. .venv/bin/python bench/bench_out_of_core.py --input bench/data/crawl_1000000_s42.jsonl.gz \
-        --db /tmp/ooc/1m.duckdb --memory-limit 1GB --json /tmp/ooc/1m.json
+    PYTHONPATH=. .venv/bin/python bench/bench_out_of_core.py --pages 1000000 --workdir /tmp/ooc1m \
+        --limits 100% 1GB --json /tmp/ooc1m/result.json
 
-`--skip-ingest` reports on a database already ingested (a copy: the report writes its fingerprint set).
-The pairs of the run are written to `--pairs-out` (a, b, jaccard, containment as .npz) to compare two runs.
+The crawl is the 16 KB bench crawl (`harness.ensure_crawl`, generated once under bench/data/), or `--input`.
+One ingest into `<workdir>/base.duckdb`; then for each of `--limits` a copy of that file is reported on
+(`neardup report --memory-limit L`; "100%" keeps the step in memory wherever it fits the machine). Each
+command is watched like bench.py's engine run (`harness.run_monitored`: RSS summed over the process tree
+every 0.2 s), with the peak size of the temporary files beside the database (the out-of-core files and
+DuckDB's own). The pairs of each report (by the exact keys of their texts, with their scores) are compared
+with the first report's. `--skip-ingest` reports on the `base.duckdb` already there.
 """
 
 from __future__ import annotations
@@ -25,12 +29,12 @@ from typing import Any
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from harness import commit, machine, run_monitored  # noqa: E402
+from harness import commit, ensure_crawl, machine, run_monitored  # noqa: E402
 
 
 def watched(cmd: list[str], max_rss_mb: float, folder: Path) -> dict[str, Any]:
-    """Run `cmd` under `run_monitored`; meanwhile a thread samples the bytes of the out-of-core files and
-    DuckDB's temporary files in `folder` (the database's)."""
+    """Run `cmd` under `run_monitored`; meanwhile a thread samples the bytes of the temporary files in
+    `folder` (the out-of-core files and DuckDB's)."""
     t0 = time.monotonic()
     spilled = [0]
     done = threading.Event()
@@ -62,54 +66,62 @@ def watched(cmd: list[str], max_rss_mb: float, folder: Path) -> dict[str, Any]:
     }
 
 
-def disk_mb(path: Path) -> float:
-    return sum(p.stat().st_size for p in path.parent.glob(path.name + "*") if p.is_file()) / 2**20
+def file_mb(db: Path) -> int:
+    return round(sum(p.stat().st_size for p in db.parent.glob(db.name + "*") if p.is_file()) / 2**20)
+
+
+def stored_pairs(db: Path) -> dict[str, np.ndarray]:
+    """The pairs of the database's one fingerprint set, by the exact keys of their texts, sorted."""
+    import duckdb
+
+    with duckdb.connect(str(db), read_only=True) as con:
+        keys = con.execute("SELECT exact_key FROM units ORDER BY unit_id").fetchnumpy()["exact_key"]
+        p = con.execute("SELECT a, b, jaccard, containment FROM pairs ORDER BY a, b").fetchnumpy()
+    return {"a": p["a"], "b": p["b"], "key_a": keys[p["a"]], "key_b": keys[p["b"]], **p}
 
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--input", required=True)
-    ap.add_argument("--db", required=True)
-    ap.add_argument("--memory-limit", help="passed to `neardup report` (default: the in-memory path)")
-    ap.add_argument("--skip-ingest", action="store_true")
-    ap.add_argument("--skip-report", action="store_true", help="ingest only (copy the file for each report)")
-    ap.add_argument("--pairs-out")
-    ap.add_argument("--json")
+    src = ap.add_mutually_exclusive_group(required=True)
+    src.add_argument("--pages", type=int, help="the bench crawl of this many pages (seed 42)")
+    src.add_argument("--input", help="a crawl dump")
+    ap.add_argument("--workdir", required=True, help="a folder for the databases (each the crawl's size)")
+    ap.add_argument("--limits", nargs="+", default=["100%", "1GB"], help="--memory-limit of each report")
+    ap.add_argument("--skip-ingest", action="store_true", help="report on <workdir>/base.duckdb as it is")
+    ap.add_argument("--json", help="write the result here too")
     ap.add_argument("--max-rss-mb", type=float, default=16000)
     args = ap.parse_args()
-    db = Path(args.db)
+    crawl = Path(args.input) if args.input else ensure_crawl(args.pages)[0]
+    work = Path(args.workdir)
+    work.mkdir(parents=True, exist_ok=True)
+    base = work / "base.duckdb"
     neardup = [sys.executable, "-m", "neardup.cli"]
-    out: dict[str, object] = {"commit": commit(), "machine": machine(), "input": args.input}
+    out: dict[str, Any] = {"commit": commit(), "machine": machine(), "input": str(crawl), "reports": {}}
     if not args.skip_ingest:
-        out["ingest"] = watched([*neardup, "ingest", args.input, "--db", str(db)], args.max_rss_mb, db.parent)
-        out["db_mb_after_ingest"] = round(disk_mb(db))
-    if args.skip_report:
-        print(json.dumps(out, indent=1))
-        if args.json:
-            Path(args.json).write_text(json.dumps(out, indent=1))
-        return
-    report = [*neardup, "report", "--db", str(db)]
-    if args.memory_limit:
-        report += ["--memory-limit", args.memory_limit]
-    out["report"] = watched(report, args.max_rss_mb, db.parent)
-    out["db_mb_after_report"] = round(disk_mb(db))
-    if args.pairs_out:
-        import duckdb
-
-        with duckdb.connect(str(db), read_only=True) as con:
-            a, b, jac, cont = (
-                con.execute("SELECT a, b, jaccard, containment FROM pairs ORDER BY fingerprint_key, a, b")
-                .fetchnumpy()
-                .values()
-            )
-            units = con.execute("SELECT exact_key FROM units ORDER BY fingerprint_key, unit_id").fetchnumpy()
-        ka, kb = units["exact_key"][a], units["exact_key"][b]
-        np.savez(args.pairs_out, a=a, b=b, jaccard=jac, containment=cont, key_a=ka, key_b=kb)
-        out["pairs"] = len(a)
+        out["ingest"] = watched([*neardup, "ingest", str(crawl), "--db", str(base)], args.max_rss_mb, work)
+    out["db_mb_after_ingest"] = file_mb(base)
+    first: dict[str, np.ndarray] | None = None
+    for limit in args.limits:
+        folder = work / f"report-{limit.replace('%', 'pct')}"
+        shutil.rmtree(folder, ignore_errors=True)
+        folder.mkdir()
+        db = folder / "nd.duckdb"
+        shutil.copyfile(base, db)
+        cmd = [*neardup, "report", "--db", str(db), "--memory-limit", limit]
+        report = watched(cmd, args.max_rss_mb, folder)
+        report["db_mb_after_report"] = file_mb(db)
+        pairs = stored_pairs(db)
+        report["pairs"] = len(pairs["a"])
+        if first is None:
+            first = pairs
+        else:
+            report["same_pairs_as_first"] = all(np.array_equal(first[k], pairs[k]) for k in first)
+        out["reports"][limit] = report
+        shutil.rmtree(folder, ignore_errors=True)
+        print(json.dumps({limit: {k: v for k, v in report.items() if k != "rss_timeline"}}), flush=True)
     print(json.dumps(out, indent=1))
     if args.json:
         Path(args.json).write_text(json.dumps(out, indent=1))
-    shutil.rmtree(str(db) + ".tmp", ignore_errors=True)
 
 
 if __name__ == "__main__":
