@@ -11,7 +11,8 @@ One ingest into `<workdir>/base.duckdb`; then for each of `--limits` a copy of t
 command is watched like bench.py's engine run (`harness.run_monitored`: RSS summed over the process tree
 every 0.2 s), with the peak size of the temporary files beside the database (the out-of-core files and
 DuckDB's own). The pairs of each report (by the exact keys of their texts, with their scores) are compared
-with the first report's. `--skip-ingest` reports on the `base.duckdb` already there.
+with the first report's (`--pairs-out`: saved, to compare runs apart). `--skip-ingest` reports on the
+`base.duckdb` already there.
 """
 
 from __future__ import annotations
@@ -89,6 +90,7 @@ def main() -> None:
     ap.add_argument("--limits", nargs="+", default=["100%", "1GB"], help="--memory-limit of each report")
     ap.add_argument("--skip-ingest", action="store_true", help="report on <workdir>/base.duckdb as it is")
     ap.add_argument("--json", help="write the result here too")
+    ap.add_argument("--pairs-out", help="a folder: each report's pairs as <limit>.npz, to compare runs")
     ap.add_argument("--max-rss-mb", type=float, default=16000)
     args = ap.parse_args()
     crawl = Path(args.input) if args.input else ensure_crawl(args.pages)[0]
@@ -112,6 +114,9 @@ def main() -> None:
         report["db_mb_after_report"] = file_mb(db)
         pairs = stored_pairs(db)
         report["pairs"] = len(pairs["a"])
+        if args.pairs_out:
+            Path(args.pairs_out).mkdir(parents=True, exist_ok=True)
+            np.savez(Path(args.pairs_out) / f"{limit.replace('%', 'pct')}.npz", **pairs)
         if first is None:
             first = pairs
         else:
