@@ -6,8 +6,9 @@ out of core (`--memory-limit`), and whether both store the same pairs.
         --limits 100% 1GB --json /tmp/ooc1m/result.json
 
 The crawl is the 16 KB bench crawl (`harness.ensure_crawl`, generated once under bench/data/), or `--input`.
-One ingest into `<workdir>/base.duckdb`; then for each of `--limits` a copy of that file is reported on
-(`neardup report --memory-limit L`; "100%" keeps the step in memory wherever it fits the machine). Each
+One ingest into `<workdir>/base.duckdb`; then for each of `--limits` a copy of that file gets its
+fingerprints (`neardup fingerprints --memory-limit L`; "100%" keeps the step in memory wherever it fits the
+machine) and the report that reads them (`neardup report`: clusters and numbers). Each
 command is watched like bench.py's engine run (`harness.run_monitored`: RSS summed over the process tree
 every 0.2 s), with the peak size of the temporary files beside the database (the out-of-core files and
 DuckDB's own). The pairs of each report (by the exact keys of their texts, with their scores) are compared
@@ -109,8 +110,10 @@ def main() -> None:
         folder.mkdir()
         db = folder / "nd.duckdb"
         shutil.copyfile(base, db)
-        cmd = [*neardup, "report", "--db", str(db), "--memory-limit", limit]
-        report = watched(cmd, args.max_rss_mb, folder)
+        # the fingerprint step on its own, then the report that reads its result (clusters, numbers)
+        step = [*neardup, "fingerprints", "--db", str(db), "--memory-limit", limit]
+        report = {"fingerprints": watched(step, args.max_rss_mb, folder)}
+        report["report"] = watched([*neardup, "report", "--db", str(db)], args.max_rss_mb, folder)
         report["db_mb_after_report"] = file_mb(db)
         pairs = stored_pairs(db)
         report["pairs"] = len(pairs["a"])
@@ -123,7 +126,8 @@ def main() -> None:
             report["same_pairs_as_first"] = all(np.array_equal(first[k], pairs[k]) for k in first)
         out["reports"][limit] = report
         shutil.rmtree(folder, ignore_errors=True)
-        print(json.dumps({limit: {k: v for k, v in report.items() if k != "rss_timeline"}}), flush=True)
+        shown = {k: {**v, "rss_timeline": "..."} if isinstance(v, dict) else v for k, v in report.items()}
+        print(json.dumps({limit: shown}), flush=True)
     print(json.dumps(out, indent=1))
     if args.json:
         Path(args.json).write_text(json.dumps(out, indent=1))
