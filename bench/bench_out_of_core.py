@@ -113,8 +113,6 @@ def main() -> None:
         # the fingerprint step on its own, then the report that reads its result (clusters, numbers)
         step = [*neardup, "fingerprints", "--db", str(db), "--memory-limit", limit]
         report = {"fingerprints": watched(step, args.max_rss_mb, folder)}
-        report["report"] = watched([*neardup, "report", "--db", str(db)], args.max_rss_mb, folder)
-        report["db_mb_after_report"] = file_mb(db)
         pairs = stored_pairs(db)
         report["pairs"] = len(pairs["a"])
         if args.pairs_out:
@@ -124,6 +122,11 @@ def main() -> None:
             first = pairs
         else:
             report["same_pairs_as_first"] = all(np.array_equal(first[k], pairs[k]) for k in first)
+        print(
+            json.dumps({limit: {**report, "fingerprints": {**report["fingerprints"], "rss_timeline": "..."}}})
+        )
+        report["report"] = watched([*neardup, "report", "--db", str(db)], args.max_rss_mb, folder)
+        report["db_mb_after_report"] = file_mb(db)
         out["reports"][limit] = report
         shutil.rmtree(folder, ignore_errors=True)
         shown = {k: {**v, "rss_timeline": "..."} if isinstance(v, dict) else v for k, v in report.items()}
