@@ -93,7 +93,6 @@ def compute_fingerprints(
                 units["minhash" if config.method == "simhash" else "simhash"] = None
             else:
                 spill = spilling.enter_context(SpillDir(spill_folder(store)))
-                spilling.enter_context(store.memory_limit(min(limit // 4, DUCKDB_MEMORY_BYTES)))
                 spilled, units = spill_units(
                     store, config, spill, SpillPlan.for_limit(limit, config.num_perm)
                 )
@@ -180,9 +179,6 @@ def spill_units(
     )
     return spilled, UnitsFile(str(units_path), keys.rows)
 
-
-# DuckDB's own memory at most, out of core: a quarter of the limit, at most the store's default (1 GB).
-DUCKDB_MEMORY_BYTES = 1 << 30
 
 # The `units` table's columns, as the out-of-core step writes them.
 UNIT_ROWS = pa.schema(

@@ -390,20 +390,6 @@ class StoreCore:
         with self._lease(write=False):
             yield
 
-    @contextmanager
-    def memory_limit(self, nbytes: int) -> Iterator[None]:
-        """DuckDB's own memory (buffer pool, sorts) held to `nbytes` for a block of work that keeps within a
-        memory limit of its own (the out-of-core fingerprint step), then set back as it was; what exceeds it
-        spills to DuckDB's temporary folder."""
-        with self._lease(write=False):
-            cur = self.cursor()
-            before = cur.execute("SELECT current_setting('memory_limit')").fetchall()[0][0]
-            cur.execute("SET memory_limit = ?", [f"{max(nbytes >> 20, 64)}MB"])
-            try:
-                yield
-            finally:
-                cur.execute("SET memory_limit = ?", [before])
-
     def cursor(self) -> duckdb.DuckDBPyConnection:
         con = self._file.con
         if con is None or not self._file.users:
