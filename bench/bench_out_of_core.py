@@ -73,12 +73,19 @@ def file_mb(db: Path) -> int:
 
 
 def stored_pairs(db: Path) -> dict[str, np.ndarray]:
-    """The pairs of the database's one fingerprint set, by the exact keys of their texts, sorted."""
+    """The pairs of the database's fingerprint set computed last, by the exact keys of their texts, sorted."""
     import duckdb
 
     with duckdb.connect(str(db), read_only=True) as con:
-        keys = con.execute("SELECT exact_key FROM units ORDER BY unit_id").fetchnumpy()["exact_key"]
-        p = con.execute("SELECT a, b, jaccard, containment FROM pairs ORDER BY a, b").fetchnumpy()
+        (key,) = con.execute(
+            "SELECT fingerprint_key FROM fingerprint_sets ORDER BY computed_at DESC LIMIT 1"
+        ).fetchall()[0]
+        keys = con.execute(
+            "SELECT exact_key FROM units WHERE fingerprint_key = ? ORDER BY unit_id", [key]
+        ).fetchnumpy()["exact_key"]
+        p = con.execute(
+            "SELECT a, b, jaccard, containment FROM pairs WHERE fingerprint_key = ? ORDER BY a, b", [key]
+        ).fetchnumpy()
     return {"a": p["a"], "b": p["b"], "key_a": keys[p["a"]], "key_b": keys[p["b"]], **p}
 
 
