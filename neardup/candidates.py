@@ -313,6 +313,65 @@ def _lsh_tables(signatures: np.ndarray, bands: int, rows: int) -> Iterator[tuple
         yield _band_groups(sigs[:, band * rows : (band + 1) * rows], keys)
 
 
+def lsh_band_table(signatures: np.ndarray, band: int, rows: int) -> tuple[np.ndarray, np.ndarray]:
+    """(order, run_starts) of one band of the signatures, as `minhash_pairs` groups each band."""
+    sigs = np.ascontiguousarray(signatures)
+    return _band_groups(sigs[:, band * rows : (band + 1) * rows])
+
+
+def verified_band_pairs(
+    signatures: np.ndarray,
+    n_shingles: np.ndarray,
+    table: tuple[np.ndarray, np.ndarray],
+    *,
+    similarity: str,
+    floor: float,
+    min_size_ratio: float,
+    min_shingles: int = 0,
+    bucket_cap: int = BUCKET_CAP,
+) -> tuple[CandidateStats, list[tuple[np.ndarray, ...]]]:
+    """The candidates of one LSH band (`table`: `lsh_band_table`), verified with `verify_pairs`: the
+    band's counts, and chunks of (a * n + b with a < b, jaccard estimate, containment estimate) of the
+    pairs at or above `floor`, n the number of signatures."""
+    # In chunks: memory follows the pairs kept, not the (much larger) candidate count. A pair found
+    # in several bands is verified each time (measured: 88% of candidates are distinct pairs).
+    n = len(signatures)
+    band_stats, kept = CandidateStats(tables=1), list[tuple[np.ndarray, ...]]()
+    i, j = pairs_in_runs(*table, bucket_cap, band_stats)
+    codes = np.minimum(i, j) * n + np.maximum(i, j)  # distinct: a document is in one bucket per band
+    band_stats.candidates = len(codes)
+    for lo in range(0, len(codes), VERIFY_CHUNK):
+        chunk = codes[lo : lo + VERIFY_CHUNK]
+        keep, jac, cont = verify_pairs(
+            signatures,
+            n_shingles,
+            chunk // n,
+            chunk % n,
+            similarity=similarity,
+            floor=floor,
+            min_size_ratio=min_size_ratio,
+            min_shingles=min_shingles,
+        )
+        kept.append((chunk[keep], jac[keep], cont[keep]))
+    return band_stats, kept
+
+
+def band_counts(table: tuple[np.ndarray, np.ndarray], bucket_cap: int = BUCKET_CAP) -> CandidateStats:
+    """The counts `verified_band_pairs` gives for one band (`table`), without forming its pairs."""
+    order, starts = table
+    stats = CandidateStats(tables=1)
+    if len(order) < 2:
+        return stats
+    sizes = np.diff(np.concatenate((starts, [len(order)]))).astype(np.int64)
+    big = sizes > bucket_cap
+    kept = sizes[(sizes > 1) & ~big]
+    stats.candidates = int((kept * (kept - 1) // 2).sum())
+    stats.largest_bucket = int(sizes.max())
+    stats.capped_buckets = int(big.sum())
+    stats.capped_members = int(sizes[big].sum())
+    return stats
+
+
 def lsh_buckets(signatures: np.ndarray, bands: int, rows: int) -> list[np.ndarray]:
     """The same buckets as datasketch's MinHashLSH (`tests/oracles.py`), computed with a sort per band (numpy)."""
     out = []
@@ -451,26 +510,16 @@ def minhash_pairs(
     sizes = np.asarray(n_shingles, dtype=np.float64)
 
     def band(table: tuple[np.ndarray, np.ndarray]) -> tuple[CandidateStats, list[tuple[np.ndarray, ...]]]:
-        # In chunks: memory follows the pairs kept, not the (much larger) candidate count. A pair found
-        # in several bands is verified each time (measured: 88% of candidates are distinct pairs).
-        band_stats, kept = CandidateStats(tables=1), list[tuple[np.ndarray, ...]]()
-        i, j = pairs_in_runs(*table, bucket_cap, band_stats)
-        codes = np.minimum(i, j) * n + np.maximum(i, j)  # distinct: a document is in one bucket per band
-        band_stats.candidates = len(codes)
-        for lo in range(0, len(codes), VERIFY_CHUNK):
-            chunk = codes[lo : lo + VERIFY_CHUNK]
-            keep, jac, cont = verify_pairs(
-                sigs,
-                sizes,
-                chunk // n,
-                chunk % n,
-                similarity=similarity,
-                floor=floor,
-                min_size_ratio=min_size_ratio,
-                min_shingles=min_shingles,
-            )
-            kept.append((chunk[keep], jac[keep], cont[keep]))
-        return band_stats, kept
+        return verified_band_pairs(
+            sigs,
+            sizes,
+            table,
+            similarity=similarity,
+            floor=floor,
+            min_size_ratio=min_size_ratio,
+            min_shingles=min_shingles,
+            bucket_cap=bucket_cap,
+        )
 
     # numpy releases the GIL in the sorts, gathers and compares: threads share the signatures.
     kept: list[tuple[np.ndarray, ...]] = []
