@@ -7,9 +7,10 @@ Steps: Home at the default setting; four threshold moves to values not seen befo
 render of every other page; two threshold moves on Clusters; the URL rules page, then two threshold moves
 on it; then shingle sizes 4 and 6 and SimHash at 6, 5 and 4 (Home; a size whose fingerprints are not
 stored answers with an estimate from a sample, and a second row times the exact numbers the background
-computation brings, the long part). Prints one Markdown row per step: wall seconds, the process's CPU
-seconds (the figure to compare on a loaded box) and resident memory after it; run it on one commit and
-another (PYTHONPATH) for before/after. Medians of the threshold moves.
+computation brings, the long part); `--stop-after STEP` ends the walk after the step of that name. Prints
+one Markdown row per step: wall seconds, the process's CPU seconds (the figure to compare on a loaded box)
+and resident memory after it; run it on one commit and another (PYTHONPATH) for before/after. Medians of
+the threshold moves.
 """
 
 from __future__ import annotations
@@ -34,6 +35,11 @@ ESTIMATE = "Estimate from"  # Home's label of an estimate (neardup.ui.pending)
 
 ROOT = Path(__file__).resolve().parent.parent
 TIMEOUT_S = 3600
+STOP_AFTER: str | None = None  # --stop-after: the step the walk ends with
+
+
+class WalkEnd(Exception):
+    """The step named by --stop-after is done."""
 
 
 PAGES = ["2_Explore", "3_Audit", "4_Tune", "5_Clusters", "6_Export", "1_Load"]
@@ -54,6 +60,8 @@ def step(name: str, at: AppTest, act) -> float:
     seconds, cpu = time.perf_counter() - t, time.process_time() - cpu_start
     assert not at.exception, at.exception
     print(f"| {name} | {seconds:,.2f} | {cpu:,.2f} | {rss_mb():,.0f} |", flush=True)
+    if name == STOP_AFTER:
+        raise WalkEnd
     if any(ESTIMATE in info.value for info in at.info):  # the exact set is computed in the background
         config = at.session_state[KEY_CONFIG]
         FINGERPRINT_JOBS.wait(os.environ["NEARDUP_DB"], config, TIMEOUT_S)
@@ -75,7 +83,17 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--db", required=True)
     ap.add_argument("--skip-fingerprints", action="store_true", help="stop before the shingle sizes")
+    ap.add_argument("--stop-after", help='end the walk after this step (e.g. "Clusters, first visit")')
     args = ap.parse_args()
+    global STOP_AFTER
+    STOP_AFTER = args.stop_after
+    try:
+        walk(args)
+    except WalkEnd:
+        print(f"| (peak) | | | {rss_mb('VmHWM'):,.0f} |", flush=True)
+
+
+def walk(args: argparse.Namespace) -> None:
     os.environ["NEARDUP_DB"] = str(Path(args.db).resolve())
     os.environ.pop("NEARDUP_CONFIG", None)
     os.chdir(ROOT)

@@ -158,11 +158,16 @@ def main(argv: list[str] | None = None) -> int:
         for code in codes if r % 2 == 0 else codes[::-1]:
             env = {**os.environ, "PYTHONPATH": str(code)}
             for form in FORMS if r % 2 == 0 else FORMS[::-1]:
-                cmd = [sys.executable, __file__, "--one", str(files[form])] + (
+                # -P: neither the script's directory nor the cwd on sys.path, here or in the pool's
+                # forkserver (Python 3.11 starts it with `-c`, the cwd first on its path, the parent's path
+                # not passed): the workers import the neardup of PYTHONPATH's tree, not the cwd's.
+                cmd = [sys.executable, "-P", __file__, "--one", str(files[form])] + (
                     ["--jobs", str(a.jobs)] if a.jobs else []
                 )
-                out = subprocess.run(cmd, check=True, capture_output=True, text=True, env=env).stdout
-                res = json.loads(out)
+                child = subprocess.run(cmd, capture_output=True, text=True, env=env)
+                if child.returncode != 0:
+                    raise SystemExit(f"{code.name} {form}: exit {child.returncode}\n{child.stderr[-4000:]}")
+                res = json.loads(child.stdout)
                 res["mb_s"] = res["html_mb"] / res["seconds"]
                 res["pages_s"] = res["pages"] / res["seconds"]
                 res["read_mb_s"] = res["html_mb"] / res["read_s"]

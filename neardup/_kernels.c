@@ -1,5 +1,6 @@
 /* Compiled kernels: per page, tokenize + word hashes and shingle sketches (SimHash + MinHash); per
- * pair, signature agreement (MinHash estimates) and sorted-set intersections (exact verification).
+ * pair, signature agreement (MinHash estimates), sorted-set intersections (exact verification) and the
+ * word diff's matching blocks (a copy's category).
  *
  * Each function computes exactly what the numpy reference in `neardup.shingles`, `neardup.simhash`
  * and `neardup.minhash` computes; tests compare them on random Unicode and on real pages. The
@@ -788,6 +789,262 @@ done:
     return res;
 }
 
+/* --- word_blocks: difflib's matching blocks over two texts' words --------------------------- */
+
+/* One word's key: its span in a text, and the key's hash. */
+typedef struct {
+    int kind;
+    const void *data;
+    Py_ssize_t start, len;
+} KeySpan;
+
+static inline int in_set(Py_UCS4 ch, int pkind, const void *pdata, Py_ssize_t plen) {
+    for (Py_ssize_t k = 0; k < plen; k++)
+        if (PyUnicode_READ(pkind, pdata, k) == ch) return 1;
+    return 0;
+}
+
+/* The keys of `text`'s words (split as str.split() splits, on Py_UNICODE_ISSPACE): each word stripped of
+ * the characters of `punct` at both ends, or the word itself where nothing is left (neardup.diff._word_key).
+ * Appends to spans (grown as needed); returns the count or -1 on no memory. */
+static Py_ssize_t word_keys(PyObject *text, int pkind, const void *pdata, Py_ssize_t plen,
+                            const unsigned char *ascii_punct, KeySpan **spans, size_t *cap, size_t used) {
+    int kind = PyUnicode_KIND(text);
+    const void *data = PyUnicode_DATA(text);
+    Py_ssize_t n = PyUnicode_GET_LENGTH(text), i = 0, count = 0;
+    while (i < n) {
+        while (i < n && Py_UNICODE_ISSPACE(PyUnicode_READ(kind, data, i))) i++;
+        if (i >= n) break;
+        Py_ssize_t start = i;
+        while (i < n && !Py_UNICODE_ISSPACE(PyUnicode_READ(kind, data, i))) i++;
+        Py_ssize_t lo = start, hi = i;
+        while (lo < hi) {
+            Py_UCS4 ch = PyUnicode_READ(kind, data, lo);
+            if (ch < 128 ? !ascii_punct[ch] : !in_set(ch, pkind, pdata, plen)) break;
+            lo++;
+        }
+        while (hi > lo) {
+            Py_UCS4 ch = PyUnicode_READ(kind, data, hi - 1);
+            if (ch < 128 ? !ascii_punct[ch] : !in_set(ch, pkind, pdata, plen)) break;
+            hi--;
+        }
+        if (lo == hi) lo = start, hi = i;
+        if (used + (size_t)count >= *cap) {
+            size_t grown = *cap ? *cap * 2 : 1024;
+            KeySpan *s = realloc(*spans, grown * sizeof(KeySpan));
+            if (s == NULL) return -1;
+            *spans = s, *cap = grown;
+        }
+        (*spans)[used + (size_t)count] = (KeySpan){kind, data, lo, hi - lo};
+        count++;
+    }
+    return count;
+}
+
+static inline uint64_t span_hash(const KeySpan *s) {
+    uint64_t h = 0xcbf29ce484222325ULL;
+    for (Py_ssize_t k = 0; k < s->len; k++) h = (h ^ PyUnicode_READ(s->kind, s->data, s->start + k)) * FNV_P;
+    return fmix64(h ^ (uint64_t)s->len);
+}
+
+static inline int span_equal(const KeySpan *x, const KeySpan *y) {
+    if (x->len != y->len) return 0;
+    for (Py_ssize_t k = 0; k < x->len; k++)
+        if (PyUnicode_READ(x->kind, x->data, x->start + k) != PyUnicode_READ(y->kind, y->data, y->start + k))
+            return 0;
+    return 1;
+}
+
+typedef struct {
+    const int32_t *a, *b;
+    const int32_t *b2j_start, *b2j_pos;  /* the positions in b of id v: b2j_pos[b2j_start[v]..b2j_start[v+1]) */
+    int32_t *len[2];                      /* the match length ending at b[j - 1], at index j, per row parity */
+    int64_t *stamp[2];                    /* the row counter that wrote len[.][j] */
+    int64_t row;
+} Matcher;
+
+/* difflib.SequenceMatcher.find_longest_match(alo, ahi, blo, bhi) without junk: the longest a[i:i+k] ==
+ * b[j:j+k] in the ranges, the smallest i and then the smallest j among the longest. */
+static void longest_match(Matcher *m, int32_t alo, int32_t ahi, int32_t blo, int32_t bhi,
+                          int32_t *bi, int32_t *bj, int32_t *bk) {
+    int32_t besti = alo, bestj = blo, bestsize = 0;
+    m->row += 2;  /* no row of an earlier call continues into this one */
+    for (int32_t i = alo; i < ahi; i++) {
+        int64_t row = ++m->row;
+        int cur = (int)(row & 1), prev = cur ^ 1;
+        int32_t v = m->a[i];
+        if (v < 0) continue;
+        const int32_t *pos = m->b2j_pos + m->b2j_start[v], *end = m->b2j_pos + m->b2j_start[v + 1];
+        if (pos < end && *pos < blo) {  /* the first position >= blo (a common word has many) */
+            const int32_t *lo = pos, *hi = end;
+            while (lo < hi) {
+                const int32_t *mid = lo + (hi - lo) / 2;
+                if (*mid < blo) lo = mid + 1; else hi = mid;
+            }
+            pos = lo;
+        }
+        for (; pos < end && *pos < bhi; pos++) {
+            int32_t j = *pos;
+            int32_t k = (m->stamp[prev][j] == row - 1 ? m->len[prev][j] : 0) + 1;
+            m->len[cur][j + 1] = k;
+            m->stamp[cur][j + 1] = row;
+            if (k > bestsize) besti = i - k + 1, bestj = j - k + 1, bestsize = k;
+        }
+    }
+    while (besti > alo && bestj > blo && m->a[besti - 1] == m->b[bestj - 1]) besti--, bestj--, bestsize++;
+    while (besti + bestsize < ahi && bestj + bestsize < bhi && m->a[besti + bestsize] == m->b[bestj + bestsize])
+        bestsize++;
+    *bi = besti, *bj = bestj, *bk = bestsize;
+}
+
+typedef struct { int32_t i, j, k; } Block;
+
+static int block_order(const void *x, const void *y) {
+    const Block *p = x, *q = y;
+    return (p->i > q->i) - (p->i < q->i);
+}
+
+/* difflib.SequenceMatcher(a=a, b=b, autojunk=False).get_matching_blocks(): blocks ascending, adjacent
+ * ones joined, the (na, nb, 0) sentinel last. Returns the count, or -1 on no memory. */
+static Py_ssize_t matching_blocks(const int32_t *a, int32_t na, const int32_t *b, int32_t nb, int32_t n_ids,
+                                  Block **out) {
+    Matcher m = {.a = a, .b = b, .row = 0};
+    int32_t *start = calloc((size_t)n_ids + 1, sizeof(int32_t));
+    int32_t *pos = malloc(((size_t)nb + 1) * sizeof(int32_t));
+    int32_t *fill = malloc(((size_t)n_ids + 1) * sizeof(int32_t));
+    m.len[0] = malloc(((size_t)nb + 1) * sizeof(int32_t));
+    m.len[1] = malloc(((size_t)nb + 1) * sizeof(int32_t));
+    m.stamp[0] = calloc((size_t)nb + 1, sizeof(int64_t));
+    m.stamp[1] = calloc((size_t)nb + 1, sizeof(int64_t));
+    /* each block found splits one range in two: at most min(na, nb) blocks, and as many ranges queued */
+    size_t most = (size_t)(na < nb ? na : nb) + 1;
+    Block *blocks = malloc((most + 1) * sizeof(Block));
+    int32_t (*queue)[4] = malloc((most + 1) * sizeof(*queue));
+    Py_ssize_t count = -1;
+    if (!start || !pos || !fill || !m.len[0] || !m.len[1] || !m.stamp[0] || !m.stamp[1] || !blocks || !queue)
+        goto done;
+    for (int32_t j = 0; j < nb; j++) start[b[j] + 1]++;
+    for (int32_t v = 0; v < n_ids; v++) start[v + 1] += start[v];
+    memcpy(fill, start, ((size_t)n_ids + 1) * sizeof(int32_t));
+    for (int32_t j = 0; j < nb; j++) pos[fill[b[j]]++] = j;
+    m.b2j_start = start, m.b2j_pos = pos;
+    size_t nq = 0, nblocks = 0;
+    queue[nq][0] = 0, queue[nq][1] = na, queue[nq][2] = 0, queue[nq][3] = nb, nq++;
+    while (nq) {
+        nq--;
+        int32_t alo = queue[nq][0], ahi = queue[nq][1], blo = queue[nq][2], bhi = queue[nq][3];
+        int32_t i, j, k;
+        longest_match(&m, alo, ahi, blo, bhi, &i, &j, &k);
+        if (!k) continue;
+        blocks[nblocks++] = (Block){i, j, k};
+        if (alo < i && blo < j) queue[nq][0] = alo, queue[nq][1] = i, queue[nq][2] = blo, queue[nq][3] = j, nq++;
+        if (i + k < ahi && j + k < bhi)
+            queue[nq][0] = i + k, queue[nq][1] = ahi, queue[nq][2] = j + k, queue[nq][3] = bhi, nq++;
+    }
+    qsort(blocks, nblocks, sizeof(Block), block_order);
+    size_t kept = 0;
+    Block cur = {0, 0, 0};
+    for (size_t t = 0; t < nblocks; t++) {
+        if (cur.i + cur.k == blocks[t].i && cur.j + cur.k == blocks[t].j) {
+            cur.k += blocks[t].k;
+        } else {
+            if (cur.k) blocks[kept++] = cur;
+            cur = blocks[t];
+        }
+    }
+    if (cur.k) blocks[kept++] = cur;
+    blocks[kept++] = (Block){na, nb, 0};
+    *out = blocks, blocks = NULL;
+    count = (Py_ssize_t)kept;
+done:
+    free(start), free(pos), free(fill), free(m.len[0]), free(m.len[1]), free(m.stamp[0]), free(m.stamp[1]);
+    free(blocks), free(queue);
+    return count;
+}
+
+PyDoc_STRVAR(word_blocks_doc,
+"word_blocks(left: str, right: str, punct: str) -> list[tuple[int, int, int]]\n\n"
+"The matching blocks (i, j, k) of the two texts' words (str.split()), each word compared by its key: the\n"
+"word stripped of the characters of `punct` at both ends, or the word itself if nothing is left. Exactly\n"
+"difflib.SequenceMatcher(a=keys(left), b=keys(right), autojunk=False).get_matching_blocks(), the\n"
+"(len(a), len(b), 0) sentinel included. Runs without the GIL.");
+
+static PyObject *word_blocks(PyObject *self, PyObject *args) {
+    PyObject *left, *right, *punct;
+    if (!PyArg_ParseTuple(args, "UUU", &left, &right, &punct)) return NULL;
+    int pkind = PyUnicode_KIND(punct);
+    const void *pdata = PyUnicode_DATA(punct);
+    Py_ssize_t plen = PyUnicode_GET_LENGTH(punct);
+    unsigned char ascii_punct[128] = {0};
+    for (Py_ssize_t k = 0; k < plen; k++) {
+        Py_UCS4 ch = PyUnicode_READ(pkind, pdata, k);
+        if (ch < 128) ascii_punct[ch] = 1;
+    }
+    KeySpan *spans = NULL;
+    size_t cap = 0;
+    int32_t *ids = NULL;
+    uint64_t *table_hash = NULL;
+    int32_t *table_id = NULL, *first_of = NULL;
+    Block *blocks = NULL;
+    PyObject *res = NULL;
+    Py_ssize_t na = word_keys(left, pkind, pdata, plen, ascii_punct, &spans, &cap, 0);
+    Py_ssize_t nb = na < 0 ? -1 : word_keys(right, pkind, pdata, plen, ascii_punct, &spans, &cap, (size_t)na);
+    if (nb < 0) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    if (na + nb >= INT32_MAX / 4) {
+        PyErr_SetString(PyExc_ValueError, "word_blocks: too many words");
+        goto done;
+    }
+    size_t n = (size_t)(na + nb), size = 16;
+    while (size < 2 * n) size <<= 1;
+    ids = malloc((n + 1) * sizeof(int32_t));
+    table_hash = malloc(size * sizeof(uint64_t));
+    table_id = malloc(size * sizeof(int32_t));
+    first_of = malloc((n + 1) * sizeof(int32_t));
+    if (!ids || !table_hash || !table_id || !first_of) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    Py_ssize_t count;
+    int failed = 0;
+    Py_BEGIN_ALLOW_THREADS
+    /* Each distinct key gets an id; a key of `left` absent from `right` keeps its id (it matches nothing). */
+    for (size_t t = 0; t < size; t++) table_id[t] = -1;
+    int32_t n_ids = 0;
+    for (size_t w = 0; w < n; w++) {
+        uint64_t h = span_hash(&spans[w]);
+        size_t slot = (size_t)h & (size - 1);
+        while (table_id[slot] >= 0 && !(table_hash[slot] == h && span_equal(&spans[first_of[table_id[slot]]], &spans[w])))
+            slot = (slot + 1) & (size - 1);
+        if (table_id[slot] < 0) {
+            table_hash[slot] = h, table_id[slot] = n_ids, first_of[n_ids] = (int32_t)w, n_ids++;
+        }
+        ids[w] = table_id[slot];
+    }
+    count = matching_blocks(ids, (int32_t)na, ids + na, (int32_t)nb, n_ids, &blocks);
+    failed = count < 0;
+    Py_END_ALLOW_THREADS
+    if (failed) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    res = PyList_New(count);
+    if (res == NULL) goto done;
+    for (Py_ssize_t t = 0; t < count; t++) {
+        PyObject *item = Py_BuildValue("(iii)", blocks[t].i, blocks[t].j, blocks[t].k);
+        if (item == NULL) {
+            Py_CLEAR(res);
+            goto done;
+        }
+        PyList_SET_ITEM(res, t, item);
+    }
+done:
+    free(spans), free(ids), free(table_hash), free(table_id), free(first_of), free(blocks);
+    return res;
+}
+
 static PyMethodDef methods[] = {
     {"tokenize", tokenize, METH_O, tokenize_doc},
     {"sketch", sketch, METH_VARARGS, sketch_doc},
@@ -799,12 +1056,13 @@ static PyMethodDef methods[] = {
     {"members_in", members_in, METH_VARARGS, members_in_doc},
     {"md5_many", md5_many, METH_O, md5_many_doc},
     {"utf8_size", utf8_size, METH_O, utf8_size_doc},
+    {"word_blocks", word_blocks, METH_VARARGS, word_blocks_doc},
     {NULL, NULL, 0, NULL},
 };
 
 static struct PyModuleDef module = {
     PyModuleDef_HEAD_INIT, "neardup._kernels",
-    "Compiled kernels (tokenize, sketch, shingle_set32, count_equal, intersect_counts, band_keys, size_class_keys, members_in, md5_many, utf8_size); see neardup/_kernels.c.", -1, methods,
+    "Compiled kernels (tokenize, sketch, shingle_set32, count_equal, intersect_counts, band_keys, size_class_keys, members_in, md5_many, utf8_size, word_blocks); see neardup/_kernels.c.", -1, methods,
 };
 
 PyMODINIT_FUNC PyInit__kernels(void) {

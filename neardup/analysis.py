@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from .batches import signatures
+from .batches import signature_matrix, signatures
 from .candidate_stats import CAPPED_NOTE, CAPPED_WARN_SHARE
 from .candidates import CandidateStats, exact_scores
 from .clusters import WHY, components, representative_rows
@@ -102,7 +102,12 @@ def load_fingerprints(
     """
     fset = ensure_fingerprints(store, config, progress=progress, jobs=jobs)
     key = config.fingerprint_key
-    units = store.units(key, with_signatures=config.method == "minhash", source_ids=source_ids)
+    minhash = None
+    if config.method == "minhash" and source_ids is None:  # the signatures without a bytes object per unit
+        units, column = store.unit_signatures(key)
+        minhash = signature_matrix(config.num_perm, column)
+    else:
+        units = store.units(key, with_signatures=config.method == "minhash", source_ids=source_ids)
     pages = store.page_table(config.norm_key, min_words=config.min_words, source_ids=source_ids)
     pairs = store.pair_arrays(key, source_ids=source_ids)
     stored_ids = None
@@ -118,10 +123,10 @@ def load_fingerprints(
     unit_of = pd.Series(units["unit_id"].to_numpy(), index=units["exact_key"])
     pages["unit_id"] = pages["exact_key"].map(unit_of).fillna(-1).astype(np.int64)
     pages.loc[pages["degenerate"].notna(), "unit_id"] = -1
-    simhash = minhash = None
+    simhash = None
     if config.method == "simhash":
         simhash = units["simhash"].to_numpy(dtype=np.uint64)
-    else:
+    elif minhash is None:
         minhash = signatures(units["minhash"], config.num_perm)
     arrays, hosts = _page_arrays(pages)
     fixed_counts = _fixed_counts(arrays, len(units))[0]

@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import functools
 from collections import deque
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
 from itertools import combinations
 from math import comb
 
@@ -94,6 +95,24 @@ def pairs_in_runs(
         out_j.append(order[partner])
         d += 1
     return np.concatenate(out_i), np.concatenate(out_j)
+
+
+def run_groups(
+    order: np.ndarray, run_starts: np.ndarray, max_pairs: int, cap: int
+) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    """(order, run_starts) of consecutive runs of `pairs_in_runs`'s input, each group holding at most
+    `max_pairs` pairs (a larger run on its own; runs above `cap`, which give none, count none): together
+    the same pairs and statistics, a bounded piece at a time."""
+    n = len(order)
+    sizes = np.diff(np.concatenate((run_starts, [n])))
+    pairs = np.cumsum(np.where(sizes > cap, 0, sizes * (sizes - 1) // 2))
+    first = 0
+    while first < len(run_starts):
+        before = int(pairs[first - 1]) if first else 0
+        last = max(first + 1, int(np.searchsorted(pairs, before + max_pairs, side="right")))
+        lo, hi = int(run_starts[first]), int(run_starts[last]) if last < len(run_starts) else n
+        yield order[lo:hi], run_starts[first:last] - lo
+        first = last
 
 
 def _run_starts(sorted_rows: np.ndarray) -> np.ndarray:
@@ -306,9 +325,36 @@ def _band_groups(block: np.ndarray, key: np.ndarray | None = None) -> tuple[np.n
     return order, np.concatenate(([0], np.flatnonzero(key_change) + 1))
 
 
-def _lsh_tables(signatures: np.ndarray, bands: int, rows: int) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+@dataclass(frozen=True, slots=True)
+class MappedSignatures:
+    """How the candidate search reads signatures that lie in a memory map (`neardup.spill`): a band's
+    columns are copied into memory `copy_rows` rows at a time, and `release` drops the map's pages read so
+    far from the resident set after each such piece and after each chunk of pairs scored; a band's candidate
+    pairs are made a group of buckets at a time (`run_groups`), about `candidates` at once."""
+
+    copy_rows: int
+    release: Callable[[], None]
+    candidates: int  # candidate pairs of a band made at once
+    bands: int  # bands in hand at once (each holds ~100 bytes a signature row while it is)
+
+    def band(self, sigs: np.ndarray, columns: slice) -> np.ndarray:
+        """The columns of every row, copied (n x columns, C order) a piece at a time."""
+        out = np.empty((len(sigs), columns.stop - columns.start), dtype=sigs.dtype)
+        for start in range(0, len(sigs), self.copy_rows):
+            out[start : start + self.copy_rows] = sigs[start : start + self.copy_rows, columns]
+            self.release()
+        return out
+
+
+def _lsh_tables(
+    signatures: np.ndarray, bands: int, rows: int, mapped: MappedSignatures | None = None
+) -> Iterator[tuple[np.ndarray, np.ndarray]]:
     """Per band: (order, run_starts) grouping documents whose band rows are equal, as MinHashLSH buckets them."""
     sigs = np.ascontiguousarray(signatures)
+    if mapped is not None:
+        for band in range(bands):
+            yield _band_groups(mapped.band(sigs, slice(band * rows, (band + 1) * rows)))
+        return
     for band, keys in band_key_columns(sigs, bands, rows):
         yield _band_groups(sigs[:, band * rows : (band + 1) * rows], keys)
 
@@ -329,30 +375,36 @@ def verified_band_pairs(
     min_size_ratio: float,
     min_shingles: int = 0,
     bucket_cap: int = BUCKET_CAP,
+    groups: Iterable[tuple[np.ndarray, np.ndarray]] | None = None,
+    release: Callable[[], None] | None = None,
 ) -> tuple[CandidateStats, list[tuple[np.ndarray, ...]]]:
     """The candidates of one LSH band (`table`: `lsh_band_table`), verified with `verify_pairs`: the
     band's counts, and chunks of (a * n + b with a < b, jaccard estimate, containment estimate) of the
-    pairs at or above `floor`, n the number of signatures."""
+    pairs at or above `floor`, n the number of signatures. `groups`: the band's runs in groups
+    (`run_groups`, out of core), `release` called after each chunk of pairs is verified."""
     # In chunks: memory follows the pairs kept, not the (much larger) candidate count. A pair found
     # in several bands is verified each time (measured: 88% of candidates are distinct pairs).
     n = len(signatures)
     band_stats, kept = CandidateStats(tables=1), list[tuple[np.ndarray, ...]]()
-    i, j = pairs_in_runs(*table, bucket_cap, band_stats)
-    codes = np.minimum(i, j) * n + np.maximum(i, j)  # distinct: a document is in one bucket per band
-    band_stats.candidates = len(codes)
-    for lo in range(0, len(codes), VERIFY_CHUNK):
-        chunk = codes[lo : lo + VERIFY_CHUNK]
-        keep, jac, cont = verify_pairs(
-            signatures,
-            n_shingles,
-            chunk // n,
-            chunk % n,
-            similarity=similarity,
-            floor=floor,
-            min_size_ratio=min_size_ratio,
-            min_shingles=min_shingles,
-        )
-        kept.append((chunk[keep], jac[keep], cont[keep]))
+    for group in [table] if groups is None else groups:
+        i, j = pairs_in_runs(*group, bucket_cap, band_stats)
+        codes = np.minimum(i, j) * n + np.maximum(i, j)  # distinct: a document is in one bucket per band
+        band_stats.candidates += len(codes)
+        for lo in range(0, len(codes), VERIFY_CHUNK):
+            chunk = codes[lo : lo + VERIFY_CHUNK]
+            keep, jac, cont = verify_pairs(
+                signatures,
+                n_shingles,
+                chunk // n,
+                chunk % n,
+                similarity=similarity,
+                floor=floor,
+                min_size_ratio=min_size_ratio,
+                min_shingles=min_shingles,
+            )
+            kept.append((chunk[keep], jac[keep], cont[keep]))
+            if release is not None:
+                release()
     return band_stats, kept
 
 
@@ -486,6 +538,7 @@ def minhash_pairs(
     bucket_cap: int = BUCKET_CAP,
     jobs: int | None = None,
     partial_copies: bool = False,
+    mapped: MappedSignatures | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, CandidateStats]:
     """LSH candidates (datasketch's MinHashLSH banding), verified with the signature estimates.
 
@@ -498,6 +551,7 @@ def minhash_pairs(
     the engine replaces them with exact scores from the shingle sets (`exact_scores`). With
     `partial_copies` (containment only) the size-partitioned pass `containment_lsh_pairs` adds the copies
     down to a size ratio of `min_size_ratio / SIZE_CLASS_FACTOR` that the one index finds only by chance.
+    `mapped`: the signatures lie in a memory map, read as it says (the same pairs).
     """
     sigs = np.ascontiguousarray(signatures, dtype=np.uint32)  # so each chunk's kernel call copies nothing
     n = len(sigs)
@@ -510,6 +564,7 @@ def minhash_pairs(
     sizes = np.asarray(n_shingles, dtype=np.float64)
 
     def band(table: tuple[np.ndarray, np.ndarray]) -> tuple[CandidateStats, list[tuple[np.ndarray, ...]]]:
+        # Out of core, the band's candidates are made a group of buckets at a time as well.
         return verified_band_pairs(
             sigs,
             sizes,
@@ -519,14 +574,18 @@ def minhash_pairs(
             min_size_ratio=min_size_ratio,
             min_shingles=min_shingles,
             bucket_cap=bucket_cap,
+            groups=None if mapped is None else run_groups(*table, mapped.candidates, bucket_cap),
+            release=None if mapped is None else mapped.release,
         )
 
     # numpy releases the GIL in the sorts, gathers and compares: threads share the signatures.
     kept: list[tuple[np.ndarray, ...]] = []
     workers = max(1, jobs or default_jobs())
+    if mapped is not None:  # up to workers + 1 bands are in hand: the one being grouped and those scored
+        workers = max(1, min(workers, mapped.bands - 1))
     with ThreadPoolExecutor(max_workers=workers) as pool:
         inflight: deque[Future[tuple[CandidateStats, list[tuple[np.ndarray, ...]]]]] = deque()
-        for table in _lsh_tables(sigs, bands, rows):
+        for table in _lsh_tables(sigs, bands, rows, mapped):
             inflight.append(pool.submit(band, table))
             while len(inflight) > workers or (inflight and inflight[0].done()):
                 band_stats, band_kept = inflight.popleft().result()
@@ -545,6 +604,7 @@ def minhash_pairs(
             lowest_ratio=partial_copy_ratio(min_size_ratio),
             min_shingles=min_shingles,
             bucket_cap=bucket_cap,
+            mapped=mapped,
         )
         add_size_class_pass(stats, partial, bucket_cap)
         kept.append((pa_ * n + pb_, pjac, pcont))
@@ -683,11 +743,22 @@ def size_class_keys(
 
 
 def size_class_key_columns(
-    signatures: np.ndarray, size_class: np.ndarray, tables: SizeClassTables, *, compiled: bool = True
+    signatures: np.ndarray,
+    size_class: np.ndarray,
+    tables: SizeClassTables,
+    *,
+    compiled: bool = True,
+    mapped: MappedSignatures | None = None,
 ) -> Iterator[tuple[int, np.ndarray]]:
     """(band, `size_class_keys` of the band's columns) for each band of `tables` in order: the same keys, made
-    by the compiled kernel a group of bands at a time over chunks of rows (see KEY_CHUNK_ROWS)."""
+    by the compiled kernel a group of bands at a time over chunks of rows (see KEY_CHUNK_ROWS); of signatures
+    in a memory map (`mapped`), a band at a time from its columns copied into memory."""
     sigs, rows, distances = signatures, tables.rows, tables.distances
+    if mapped is not None:
+        for band in range(tables.bands):
+            block = mapped.band(sigs, slice(band * rows, (band + 1) * rows))
+            yield band, size_class_keys(block, size_class, distances, compiled=compiled)
+        return
     if not (compiled and kernels is not None and sigs.dtype == np.uint32 and sigs.flags.c_contiguous):
         for band in range(tables.bands):
             yield band, size_class_keys(sigs[:, band * rows : (band + 1) * rows], size_class, distances)
@@ -766,6 +837,7 @@ def containment_lsh_pairs(
     containment: float = CONTAINMENT_INDEXED,
     bucket_cap: int = BUCKET_CAP,
     pairs_of: PairFinder = cross_pairs,
+    mapped: MappedSignatures | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, CandidateStats]:
     """Candidate pairs of a set and a much larger one, for containment: LSH Ensemble (Zhu et al., VLDB 2016).
 
@@ -792,7 +864,7 @@ def containment_lsh_pairs(
     for tables in size_class_tables(lowest_ratio, sigs.shape[1], containment):
         stats.size_class_tables += (tables,)
         ids = np.tile(np.arange(n, dtype=np.int64), len(tables.distances) + 1)
-        for _, keys in size_class_key_columns(sigs, size_class, tables):
+        for _, keys in size_class_key_columns(sigs, size_class, tables, mapped=mapped):
             i, j = pairs_of(keys, ids, bucket_cap, stats)
             stats.tables += 1
             stats.candidates += len(i)
@@ -809,6 +881,8 @@ def containment_lsh_pairs(
                     min_shingles=min_shingles,
                 )
                 found.append((np.minimum(a, b)[keep] * n + np.maximum(a, b)[keep], jac[keep], cont[keep]))
+                if mapped is not None:
+                    mapped.release()
     stats.warn_capped("size-class LSH", bucket_cap)
     if not found:
         return empty

@@ -20,9 +20,10 @@ from urllib.parse import SplitResult, urlsplit
 import numpy as np
 import pandas as pd
 
-from .diff import Segment, word_diff
+from .diff import Segment, word_changes
 from .labels import CATEGORIES
-from .shingles import containment, shingles, words
+from .shingles import containment, words
+from .stages.base import Progress
 
 if TYPE_CHECKING:
     from .analysis import Analysis
@@ -47,6 +48,13 @@ NEWER_STALE_ACTION = "removed, yet the newer fetch: keep it instead (representat
 KEEP_ACTION = "keep"  # a representative, or a unique page (a cluster of one)
 REPRESENTATIVE_ACTION = "keep: the cluster's representative"
 TEXT_BATCH_ROWS = 2048
+# Texts read at once when categories are computed: pairs go through in runs that need at most this many
+# (~5 KB each on the bench crawl). Each run is one query, and DuckDB decompresses the text column's
+# segments whatever share of their rows is wanted (~7.5 CPU-s a scan at 1M pages), so the runs are few:
+# a 1M-page crawl's ~120,000 texts are one.
+TEXT_CHUNK_UNITS = 262_144
+CATEGORIES_STAGE = "pairs compared"
+PROGRESS_PAIRS = 1024  # pairs between two progress reports
 
 
 _PRINT_URL = re.compile(
@@ -208,26 +216,37 @@ def _texts(store: Store, norm_key: str, exact_keys: set[str]) -> dict[str, str]:
     out: dict[str, str] = {}
     if exact_keys:
         for batch in store.unit_texts(norm_key, sorted(exact_keys), TEXT_BATCH_ROWS):
-            out.update(zip(batch["exact_key"], batch["text"], strict=True))
+            out.update(zip(batch["exact_key"].tolist(), batch["text"].tolist(), strict=True))
     return out
 
 
 def _needs_text(member: dict[str, Any], rep: dict[str, Any]) -> bool:
-    """Whether the rule reads the two texts for this pair (see `suggest_category`): a re-fetch of one
-    canonical URL (its word diff), or two URLs of one site whose texts differ (their containment)."""
+    """Whether the rule's category reads the two texts for this pair (see `suggest_category`): a re-fetch of
+    one URL (its word diff), or two URLs of one site whose texts differ (their containment). Two URLs of one
+    canonical URL are a URL variant whatever their texts (only the evidence counts the words that differ)."""
     if member["unit_id"] == rep["unit_id"]:
         return False
     if member["canonical_url"] == rep["canonical_url"]:
-        return True
+        return bool(member["url"] == rep["url"])
     ua, ub = _split(member["canonical_url"]), _split(rep["canonical_url"])
     if bool(_PRINT_URL.search(ua.path + "?" + ua.query)) != bool(_PRINT_URL.search(ub.path + "?" + ub.query)):
         return False
     return _without_region(ua.hostname or "", "")[0] == _without_region(ub.hostname or "", "")[0]
 
 
+def _shingle_tuples(tokens: list[str], k: int) -> set[tuple[str, ...]]:
+    """`shingles(tokens, k)` as tuples of words rather than words joined by a space: the same set, one to
+    one (a word of `words` holds no space), built without a string per shingle."""
+    if len(tokens) < k:
+        return {tuple(tokens)} if tokens else set()
+    return set(zip(*(tokens[i:] for i in range(k)), strict=False))
+
+
 def _copy_categories(
     pairs: list[tuple[dict[str, Any], dict[str, Any]]], texts: dict[str, str], shingle_size: int
-) -> Iterator[tuple[str, str]]:
+) -> Iterator[str]:
+    """`suggest_category`'s category of each (copy, representative) pair, its texts read from `texts`
+    where the category needs them (`_needs_text`; the evidence, not returned, may want more)."""
     for member, rep in pairs:
         left, right = (
             (rep, member)
@@ -241,10 +260,30 @@ def _copy_categories(
         if not same and member["exact_key"] in texts and rep["exact_key"] in texts:
             ta, tb = texts[left["exact_key"]], texts[right["exact_key"]]
             if member["canonical_url"] == rep["canonical_url"]:
-                segments = word_diff(ta, tb)
+                if member["url"] == rep["url"]:
+                    segments = word_changes(ta, tb)
             else:
-                c = containment(shingles(words(ta), shingle_size), shingles(words(tb), shingle_size))
-        yield suggest_category(left, right, exact_containment=c, segments=segments, same_text=same)
+                c = containment(
+                    _shingle_tuples(words(ta), shingle_size), _shingle_tuples(words(tb), shingle_size)
+                )
+        yield suggest_category(left, right, exact_containment=c, segments=segments, same_text=same)[0]
+
+
+def _text_runs(
+    pairs: list[tuple[dict[str, Any], dict[str, Any]]], max_units: int
+) -> Iterator[tuple[int, int, set[str]]]:
+    """(start, stop, exact keys): consecutive runs of `pairs` and the texts their categories read
+    (`_needs_text`), each run needing at most `max_units` texts (or one pair's two)."""
+    start, wanted = 0, set[str]()
+    for k, (member, rep) in enumerate(pairs):
+        if not _needs_text(member, rep):
+            continue
+        keys = (member["exact_key"], rep["exact_key"])
+        if wanted and len(wanted) + sum(key not in wanted for key in keys) > max_units:
+            yield start, k, wanted
+            start, wanted = k, set()
+        wanted.update(keys)
+    yield start, len(pairs), wanted
 
 
 def _labeled_pages(pages: pd.DataFrame, labels: pd.DataFrame | None) -> pd.Series:
@@ -353,14 +392,16 @@ def page_categories(
     labels: pd.DataFrame | None = None,
     *,
     memo: SuggestionMemo | None = None,
+    progress: Progress | None = None,
 ) -> pd.DataFrame:
     """Per page of `analysis.pages` (same index): `category` of the page relative to its representative (""
     for a representative or a unique page), `category_from` ("label", "URLs and text" or ""),
     `suggested_action` and `cluster_category` (its cluster's, from its copies; "" for a unique page).
 
     A degenerate page has the category "degenerate" (it has no cluster). The texts of the pairs the rule
-    reads (`_needs_text`) are read from `store` at the analysis' normalization; with `memo`, only for the
-    pairs it does not hold."""
+    reads (`_needs_text`) are read from `store` at the analysis' normalization, a run of pairs at a time;
+    with `memo`, only for the pairs it does not hold. `progress(stage, pairs done, pairs)` follows the
+    pairs compared."""
     p = analysis.pages
     n = len(p)
     category = np.full(n, "", dtype=object)
@@ -386,19 +427,27 @@ def page_categories(
     # Only the pages of pairs not suggested before are read as records.
     cols = ["page_id", "url", "canonical_url", "fetched_at", "degenerate", "n_words", "unit_id", "exact_key"]
     rows = np.unique(np.concatenate([removed[new], rep_rows[new]])) if new else np.empty(0, dtype=np.int64)
-    records = dict(zip(rows.tolist(), p.iloc[rows][cols].to_dict("records"), strict=True))
-    pairs = [(records[int(removed[k])], records[int(rep_rows[k])]) for k in new]
-    wanted = {
-        key
-        for member, rep in pairs
-        if _needs_text(member, rep)
-        for key in (member["exact_key"], rep["exact_key"])
+    picked = p.iloc[rows]
+    records = {
+        row: dict(zip(cols, values, strict=True))
+        for row, values in zip(
+            rows.tolist(), zip(*(picked[c].tolist() for c in cols), strict=True), strict=True
+        )
     }
-    texts = _texts(store, config.norm_key, wanted)
+    pairs = [(records[int(removed[k])], records[int(rep_rows[k])]) for k in new]
+    names: list[str] = []
+    if progress is not None:
+        progress(CATEGORIES_STAGE, 0, len(pairs))
+    for start, stop, wanted in _text_runs(pairs, TEXT_CHUNK_UNITS):
+        texts = _texts(store, config.norm_key, wanted)
+        for done, name in enumerate(
+            _copy_categories(pairs[start:stop], texts, config.shingle_size), start + 1
+        ):
+            names.append(name)
+            if progress is not None and (done % PROGRESS_PAIRS == 0 or done == len(pairs)):
+                progress(CATEGORIES_STAGE, done, len(pairs))
     suggested: dict[tuple[int, int], tuple[str, bool]] = {}
-    for k, (member, rep), (name, _) in zip(
-        new, pairs, _copy_categories(pairs, texts, config.shingle_size), strict=True
-    ):
+    for k, (member, rep), name in zip(new, pairs, names, strict=True):
         newer = _fetched_key(rep["fetched_at"], rep["url"]) < _fetched_key(
             member["fetched_at"], member["url"]
         )

@@ -75,7 +75,7 @@ def _tqdm_progress() -> engine.Progress:
     return progress
 
 
-def _add_common(p: argparse.ArgumentParser, *, setting: bool = True) -> None:
+def _add_common(p: argparse.ArgumentParser, *, setting: bool = True, fingerprints: bool = True) -> None:
     p.add_argument(
         "--db", default=os.environ.get("NEARDUP_DB", DEFAULT_DB), help="DuckDB file (default: %(default)s)"
     )
@@ -87,6 +87,13 @@ def _add_common(p: argparse.ArgumentParser, *, setting: bool = True) -> None:
         "--extractor", choices=["neardup", "resiliparse"], help="main-content extractor (default: neardup)"
     )
     p.add_argument("--jobs", type=int, help="worker processes (default: all cores)")
+    if fingerprints:
+        p.add_argument(
+            "--memory-limit",
+            help="keep the fingerprint step within this much memory, as 2GB, 512MB or 40%% of the machine: "
+            "out of core where it would not fit, with the same pairs (default: the config's memory_limit, "
+            "else half the machine)",
+        )
     if setting:
         p.add_argument("--method", choices=["simhash", "minhash"])
         p.add_argument("--shingle-size", type=int, help="words per shingle")
@@ -107,6 +114,7 @@ def config_from_args(args: argparse.Namespace) -> Config:
         ("method", "method"),
         ("shingle_size", "shingle_size"),
         ("similarity", "similarity"),
+        ("memory_limit", "memory_limit"),
     ]:
         value = getattr(args, attr, None)
         if value is not None:
@@ -531,7 +539,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="load crawl dumps (JSONL[.gz], CSV, Parquet, WARC[.gz], WET, ARC, WACZ) into the database",
     )
     p.add_argument("paths", nargs="+", help="crawl dump files")
-    _add_common(p, setting=False)
+    _add_common(p, setting=False, fingerprints=False)
     p.set_defaults(func=cmd_ingest)
 
     p = sub.add_parser(
@@ -690,7 +698,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser(
         "app", help="start the audit app (without --db: on the bundled sample if the database is new)"
     )
-    _add_common(p, setting=False)
+    _add_common(p, setting=False, fingerprints=False)
     p.set_defaults(db=None)  # whether a database was named decides whether the sample may be loaded
     p.add_argument("--port", type=int, default=8501)
     p.add_argument("--address", default="localhost", help="interface to serve on (default: %(default)s)")

@@ -16,6 +16,7 @@ from ._html import MAX_STRIP_TAGS  # what the extractor takes
 from .errors import SHOWN_VALUE_CHARS as SHOWN_VALUE_CHARS  # quoted values are cut to it (re-exported)
 from .errors import ConfigError, show_value
 from .gate import Limit, check_limit, parse_limit
+from .spill import parse_memory_limit
 from .urls import UrlRule, UrlRuleDict
 
 Method = Literal["simhash", "minhash"]
@@ -91,6 +92,7 @@ _FIELD_KINDS: dict[str, tuple[str, tuple[str, ...]]] = {
     "minhash_min_similarity": ("float", ()),
     "containment_min_similarity": ("float", ()),
     # checked on their own in __post_init__
+    "memory_limit": ("own", ()),
     "representative": ("own", ()),
     "gate": ("own", ()),
     "url_rules": ("own", ()),
@@ -127,6 +129,7 @@ class ConfigDict(TypedDict):
     simhash_max_bits: int
     minhash_min_similarity: float
     containment_min_similarity: float
+    memory_limit: str | None
     representative: list[str]
     gate: dict[str, str | int]  # a "%" limit as text ("20%"), a count as a number
     url_rules: list[UrlRuleDict]
@@ -170,6 +173,11 @@ class Config:
     simhash_max_bits: int = SIMHASH_MAX_BITS
     minhash_min_similarity: float = MINHASH_MIN_SIMILARITY
     containment_min_similarity: float = CONTAINMENT_MIN_SIMILARITY
+    # The memory the fingerprint step keeps within ("2GB", "512MB", "40%" of the machine; unset: half the
+    # machine): where its estimated in-memory peak is above it, the candidate search and exact verification
+    # run out of core (`neardup.spill`), with the same pairs. Not part of any key: it changes how the pairs
+    # are computed, never which.
+    memory_limit: str | None = None
     # Which page of a cluster is kept: `newest` instead of `earliest` where the latest snapshot matters.
     representative: tuple[str, ...] = DEFAULT_REPRESENTATIVE
     # Quality gate (`neardup report` exits 1 when a limit is crossed); in YAML a mapping `metric: limit`.
@@ -250,6 +258,12 @@ class Config:
             raise ConfigError(
                 f"strip_tags may name at most {MAX_STRIP_TAGS} tags, not {len(self.strip_tags)}"
             )
+        if self.memory_limit is not None:
+            if not isinstance(self.memory_limit, str):
+                raise ConfigError(
+                    f"memory_limit must be a size such as 2GB or 40%, not {show_value(self.memory_limit)}"
+                )
+            parse_memory_limit(self.memory_limit)
         rule = self.representative
         if (
             not isinstance(rule, tuple)
@@ -281,6 +295,11 @@ class Config:
         return (
             self.minhash_min_similarity if self.similarity == "jaccard" else self.containment_min_similarity
         )
+
+    @property
+    def memory_limit_bytes(self) -> int | None:
+        """`memory_limit` in bytes; None: in memory."""
+        return None if self.memory_limit is None else parse_memory_limit(self.memory_limit)
 
     @property
     def normalization(self) -> str:
@@ -369,6 +388,7 @@ class Config:
             "simhash_max_bits": self.simhash_max_bits,
             "minhash_min_similarity": self.minhash_min_similarity,
             "containment_min_similarity": self.containment_min_similarity,
+            "memory_limit": self.memory_limit,
             "representative": list(self.representative),
             "gate": {g.metric: str(g) if g.unit == "%" else int(g.value) for g in self.gate},
             "url_rules": [r.as_dict() for r in self.url_rules],

@@ -15,7 +15,7 @@ import threading
 import time
 import types
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -211,7 +211,7 @@ class SharedSlots:
         """`data` copied into a free slot (a new one, or a larger one, as needed)."""
         return self.share_parts([data])
 
-    def share_parts(self, parts: list[bytes]) -> SlotRef:
+    def share_parts(self, parts: Sequence[bytes | memoryview]) -> SlotRef:
         """`parts` copied one after the other into a free slot, without joining them first."""
         size = sum(len(part) for part in parts)
         slot = self._free.pop() if self._free else None

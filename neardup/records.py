@@ -159,12 +159,18 @@ def _parse_status(value: Any) -> int | None:
     return status if 100 <= status <= 999 else None
 
 
+def _utf8_check(value: str) -> object:
+    """UnicodeEncodeError for a str with a lone surrogate. With the kernels, its UTF-8 is made once and
+    kept on the str (CPython's cache), where the page's MD5, the parser and Arrow read it again."""
+    return _kernels.utf8_size(value) if _kernels is not None else value.encode("utf-8")
+
+
 def _unencodable_field(rec: Mapping[str, object]) -> str | None:
     """The first string field that cannot be written as UTF-8 (it holds a lone surrogate), if any."""
     for key, value in rec.items():
         if isinstance(value, str):
             try:
-                value.encode("utf-8")
+                _utf8_check(value)
             except UnicodeEncodeError:
                 return key
     return None
@@ -191,6 +197,10 @@ class _Unstorable(ValueError):
     """A field whose value no UTF-8 text can hold (a lone surrogate); `args[0]` is its name."""
 
 
+# `json.dumps(obj, default=str, ensure_ascii=False, allow_nan=False)`, its encoder made once, not per page.
+_EXTRA_ENCODER = json.JSONEncoder(default=str, ensure_ascii=False, allow_nan=False)
+
+
 def _extra_json(extra: dict[str, Any]) -> str:
     """The record's other fields as JSON that DuckDB accepts; `_Unstorable` names a field that cannot be.
     Python's json reads and writes NaN and Infinity, JSON has no such values: they become the strings
@@ -198,7 +208,7 @@ def _extra_json(extra: dict[str, Any]) -> str:
 
     def dump(obj: dict[str, Any]) -> str:
         try:
-            text = json.dumps(obj, default=str, ensure_ascii=False, allow_nan=False)
+            text = _EXTRA_ENCODER.encode(obj)
         except ValueError:
             text = json.dumps(_finite(obj), default=str, ensure_ascii=False)
         text.encode("utf-8")  # raises on a lone surrogate, in a key or at any depth of a value

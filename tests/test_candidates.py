@@ -16,6 +16,7 @@ from oracles import lsh_buckets_datasketch, simhash_pairs_bruteforce
 
 from neardup import candidates
 from neardup.candidates import (
+    CandidateStats,
     block_masks,
     choose_r,
     concat_ranges,
@@ -25,6 +26,8 @@ from neardup.candidates import (
     lsh_params,
     lsh_threshold,
     minhash_pairs,
+    pairs_in_runs,
+    run_groups,
     simhash_pairs,
     size_guard,
     verify_pairs,
@@ -537,3 +540,30 @@ def test_size_class_key_columns_are_each_bands_keys(
     for band, keys in got:
         block = sigs[:, band * rows : (band + 1) * rows]
         assert np.array_equal(keys, candidates.size_class_keys(block, classes, distances, compiled=False))
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    sizes=st.lists(st.integers(1, 12), min_size=1, max_size=40),
+    max_pairs=st.integers(1, 80),
+    cap=st.integers(2, 10),
+    seed=st.integers(0, 100),
+)
+def test_run_groups_give_the_pairs_and_statistics_of_all_runs_at_once(
+    sizes: list[int], max_pairs: int, cap: int, seed: int
+) -> None:
+    order = np.random.default_rng(seed).permutation(sum(sizes))
+    starts = np.concatenate(([0], np.cumsum(sizes)[:-1]))
+    whole = CandidateStats()
+    i, j = pairs_in_runs(order, starts, cap, whole)
+    grouped, found = CandidateStats(), []
+    for group_order, group_starts in run_groups(order, starts, max_pairs, cap):
+        group_sizes = np.diff(np.concatenate((group_starts, [len(group_order)])))
+        assert (group_sizes * (group_sizes - 1) // 2 * (group_sizes <= cap)).sum() <= max_pairs or len(
+            group_starts
+        ) == 1
+        found.append(np.stack(pairs_in_runs(group_order, group_starts, cap, grouped), axis=1))
+    pairs = np.concatenate(found) if found else np.empty((0, 2), np.int64)
+    assert sorted(map(tuple, pairs.tolist())) == sorted(zip(i.tolist(), j.tolist(), strict=True))
+    assert (grouped.capped_buckets, grouped.capped_members) == (whole.capped_buckets, whole.capped_members)
+    assert grouped.largest_bucket == whole.largest_bucket or len(order) < 2

@@ -8,6 +8,8 @@ import random
 import pandas as pd
 import pytest
 from conftest import page_html, words_text, write_jsonl
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from neardup import analysis, categories, engine
 from neardup.categories import (
@@ -20,7 +22,9 @@ from neardup.categories import (
     removed_action,
 )
 from neardup.config import Config
+from neardup.diff import word_diff
 from neardup.export import clusters_frame
+from neardup.shingles import containment, shingles, words
 from neardup.store import Store
 
 HOST = "https://news.example.com"
@@ -201,6 +205,22 @@ def test_the_clusters_page_shows_each_copys_category_and_action(
     assert not members["action"].str.contains("keep both").any()
 
 
+def test_progress_counts_the_pairs_compared_up_to_all_of_them(
+    analyzed: tuple[Store, analysis.Analysis, dict[str, str]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store, a, _ = analyzed
+    monkeypatch.setattr(categories, "PROGRESS_PAIRS", 2)
+    monkeypatch.setattr(categories, "TEXT_CHUNK_UNITS", 2)  # a read of texts per pair that needs them
+    reports: list[tuple[str, int, int]] = []
+    out = page_categories(store, a, progress=lambda stage, done, total: reports.append((stage, done, total)))
+    pd.testing.assert_frame_equal(out, page_categories(store, a))
+    removed = int((a.pages["cluster_id"].notna() & ~a.pages["is_representative"].astype(bool)).sum())
+    assert reports[0] == (categories.CATEGORIES_STAGE, 0, removed)
+    assert reports[-1] == (categories.CATEGORIES_STAGE, removed, removed)
+    done = [d for _, d, _ in reports]
+    assert done == sorted(done) and len(reports) > 2
+
+
 def copy_pairs(a: analysis.Analysis) -> set[tuple[int, int]]:
     removed = a.pages[a.pages["cluster_id"].notna() & ~a.pages["is_representative"].astype(bool)]
     return set(zip(removed["page_id"].astype(int), removed["representative_id"].astype(int), strict=True))
@@ -236,3 +256,77 @@ def test_pairs_seen_at_another_threshold_are_not_suggested_again(
     )
     memo_other_scope = page_categories(store, a, memo=memo)
     pd.testing.assert_frame_equal(memo_other_scope, first)
+
+
+# (fetched URL, canonical URL): one URL, a variant of it, its print copy, its regional mirror, another page
+# of its site, a page of another site.
+PAIR_URLS = [
+    ("https://news.example.com/story", "https://news.example.com/story"),
+    ("https://news.example.com/story?utm_source=x", "https://news.example.com/story"),
+    ("https://news.example.com/story?print=1", "https://news.example.com/story?print=1"),
+    ("https://de.news.example.com/story", "https://de.news.example.com/story"),
+    ("https://news.example.com/other", "https://news.example.com/other"),
+    ("https://reprints.example.org/story", "https://reprints.example.org/story"),
+]
+TEXT_WORDS = ["the", "river", "stone", "Netz", "Netz:", "$18.99", "$16.99", "2024", "(a)", "é", "—"]
+
+
+@st.composite
+def drawn_copy_pairs(draw: st.DrawFn) -> tuple[list[tuple[dict, dict]], dict[str, str]]:
+    """(copy, representative) pairs of page records over a few texts: re-fetches, variants, other pages."""
+    base = draw(st.lists(st.sampled_from(TEXT_WORDS), min_size=0, max_size=60))
+    texts: dict[str, str] = {}
+    for key in ("t0", "t1", "t2", "t3"):
+        edited = list(base)
+        for _ in range(draw(st.integers(0, 3))):
+            at = draw(st.integers(0, len(edited)))
+            edited[at : at + draw(st.integers(0, 9))] = draw(
+                st.lists(st.sampled_from(TEXT_WORDS), max_size=9)
+            )
+        texts[key] = " ".join(edited)
+
+    def page(page_id: int) -> dict:
+        url, canonical = draw(st.sampled_from(PAIR_URLS))
+        key = draw(st.sampled_from(sorted(texts)))
+        return {
+            "page_id": page_id,
+            "url": url,
+            "canonical_url": canonical,
+            "fetched_at": pd.Timestamp(f"2024-01-0{draw(st.integers(1, 3))}"),
+            "degenerate": None,
+            "n_words": len(texts[key].split()),
+            "unit_id": int(key[1]),
+            "exact_key": key,
+        }
+
+    pairs = [(page(2 * i + 1), page(2 * i)) for i in range(draw(st.integers(1, 6)))]
+    return pairs, texts
+
+
+def reference_category(member: dict, rep: dict, texts: dict[str, str], shingle_size: int) -> str:
+    """The rule with every text read, difflib's full diff and the containment of joined shingles."""
+    left, right = sorted([rep, member], key=lambda p: (p["fetched_at"], len(p["url"]), p["url"]))
+    same = member["unit_id"] == rep["unit_id"]
+    ta, tb = texts[left["exact_key"]], texts[right["exact_key"]]
+    segments = [] if same else word_diff(ta, tb, compiled=False)
+    c = 1.0 if same else containment(shingles(words(ta), shingle_size), shingles(words(tb), shingle_size))
+    return categories.suggest_category(left, right, exact_containment=c, segments=segments, same_text=same)[0]
+
+
+@settings(max_examples=300, deadline=None)
+@given(drawn_copy_pairs(), st.integers(1, 4))
+def test_categories_read_only_the_texts_they_need_and_match_the_full_rule(
+    drawn: tuple[list[tuple[dict, dict]], dict[str, str]], shingle_size: int
+) -> None:
+    pairs, texts = drawn
+    runs = list(categories._text_runs(pairs, max_units=2))
+    assert [start for start, _, _ in runs] == [0, *[stop for _, stop, _ in runs[:-1]]]
+    assert runs[-1][1] == len(pairs)
+    got = [
+        name
+        for start, stop, wanted in runs
+        for name in categories._copy_categories(
+            pairs[start:stop], {k: texts[k] for k in wanted}, shingle_size
+        )
+    ]
+    assert got == [reference_category(member, rep, texts, shingle_size) for member, rep in pairs]

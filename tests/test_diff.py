@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import random
 import re
 import string
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from neardup.diff import diff_stats, word_diff
+from neardup.diff import diff_stats, word_blocks, word_diff
 from neardup.ui.render import WORD_JOINER, diff_markdown, md_escape
 
 WORDS = st.lists(st.sampled_from(["a", "b", "c", "river", "stone", "x1", "é"]), max_size=60)
@@ -19,6 +20,72 @@ def _side(segments: list, side: str) -> str:
 
 
 # --- word_diff ---------------------------------------------------------------------------------
+# Words that repeat, differ only by punctuation around them ("Netz" / "Netz:"), are punctuation only, or
+# are not ASCII; texts split on any whitespace str.split() knows, Unicode's included.
+DIFF_WORDS = st.sampled_from(
+    [
+        "a",
+        "b",
+        "c",
+        "a,",
+        "(b)",
+        "Netz",
+        "Netz:",
+        "«Netz»",
+        "—",
+        "...",
+        "é",
+        "ü;",
+        "$18.99",
+        "18.99",
+        "x1",
+        "日本",
+    ]
+)
+SEPARATORS = st.sampled_from([" ", "  ", "\n", "\t", "\u00a0", "\u2003", "\x1c"])
+
+
+@st.composite
+def diff_texts(draw: st.DrawFn) -> str:
+    tokens = draw(st.lists(DIFF_WORDS | st.text(min_size=1, max_size=4), max_size=80))
+    return "".join(t + draw(SEPARATORS) for t in tokens)
+
+
+@st.composite
+def edited(draw: st.DrawFn, text: str) -> str:
+    """`text` with a few words replaced, inserted or taken out (a re-fetch)."""
+    words = text.split()
+    for _ in range(draw(st.integers(0, 4))):
+        at = draw(st.integers(0, len(words)))
+        words[at : at + draw(st.integers(0, 3))] = draw(st.lists(DIFF_WORDS, max_size=3))
+    return " ".join(words)
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.data())
+def test_compiled_blocks_are_difflibs(data: st.DataObject) -> None:
+    left = data.draw(diff_texts())
+    right = data.draw(diff_texts() | edited(left))
+    assert word_blocks(left, right) == word_blocks(left, right, compiled=False)
+    assert word_diff(left, right, context=2, fold_min=4) == word_diff(
+        left, right, context=2, fold_min=4, compiled=False
+    )
+
+
+def test_compiled_blocks_are_difflibs_on_long_repetitive_texts() -> None:
+    rng = random.Random(3)
+    for _ in range(20):
+        left = " ".join(rng.choice(["the", "a", "of", "river", "stone,", "(river)"]) for _ in range(3000))
+        words = left.split()
+        for _ in range(rng.randint(1, 30)):
+            at = rng.randrange(len(words))
+            words[at : at + rng.randint(0, 12)] = rng.choices(
+                ["the", "new", "of", "$2.50"], k=rng.randint(0, 12)
+            )
+        right = " ".join(words)
+        assert word_blocks(left, right) == word_blocks(left, right, compiled=False)
+
+
 @settings(max_examples=200, deadline=None)
 @given(WORDS, WORDS)
 def test_segments_reconstruct_both_texts_when_nothing_is_folded(a: list[str], b: list[str]) -> None:

@@ -24,7 +24,10 @@ from ..rejects import Reject, RejectKind
 from .payload import HTML_TYPES, STATUS_LINE, BodyTooLarge, decode_body, decode_html, parse_http, sniff_mime
 
 
-@dataclass(frozen=True, slots=True)
+# Not frozen: a frozen dataclass's `__init__` sets each of the 19 fields through `object.__setattr__`, ~3 us
+# more per record, and a capture is made twice per page (read, then again in the worker). Never changed
+# once made: `dataclasses.replace` makes a changed copy.
+@dataclass(slots=True)
 class WarcCapture:
     """One page-like WARC record as read from the archive: its block (HTTP header and payload, still
     chunked and content-encoded) and the WARC header fields ingest keeps. `record()` decodes it."""
@@ -35,7 +38,7 @@ class WarcCapture:
     record_id: str | None
     offset: int | None
     warc_file: str
-    block: bytes
+    block: bytes | memoryview  # a view of a worker's shared memory (`shared_captures`), valid for its batch
     content_type: str | None  # the WARC Content-Type (of the block)
     payload_digest: str | None
     truncated: str | None  # WARC-Truncated: length | time | disconnect | unspecified
@@ -119,7 +122,7 @@ class WarcCapture:
             if self.original.offset is not None:
                 extra["refers_to_offset"] = self.original.offset
         if self.warc_type == "conversion":  # WET: the block is the page's text, UTF-8
-            text = bytes_to_str(self.block, "utf-8", errors="replace")
+            text = bytes_to_str(bytes(self.block), "utf-8", errors="replace")
             return {"url": self.url, "text": text, "fetched_at": self.date, **extra}
 
         # A response that is not HTTP (Heritrix's `dns:` records, text/dns) is read as a resource.
@@ -130,8 +133,13 @@ class WarcCapture:
             or self.content_type.lower().startswith(("application/http", "message/http"))
             or STATUS_LINE.match(self.block, 0, 64) is not None
         )
+        body: bytes | memoryview
         # a revisit's block may be empty (the standard allows it): the record it refers to has the header
-        own = parse_http(self.block) if http_block and (self.original is None or self.block.strip()) else None
+        own = (
+            parse_http(self.block)
+            if http_block and (self.original is None or bytes(self.block).strip())
+            else None
+        )
         if isinstance(own, str):
             return RejectKind.BROKEN_HTTP_HEADER.reject(f": {own} ({where}, {self.url})")
         if self.original is not None:

@@ -1,6 +1,10 @@
 """A captured HTTP response -> its page: the HTTP header (status and the headers decoding needs), chunked
 transfer and Content-Encoding undone (bounded: a bomb stops at the limit), the MIME type (declared, else
 sniffed), the charset (header, BOM, <meta>, else detected). Shared by the WARC, ARC and WACZ readers.
+
+A block is bytes or a view of them (a worker reads it from shared memory, `shared_captures`): the body
+after the HTTP header is a view of the block, not a copy, until it is decoded to text (a copy of the page
+costs about as much as its charset decoding).
 """
 
 from __future__ import annotations
@@ -44,16 +48,21 @@ _HEADER = re.compile(
 )
 
 
-def parse_http(block: bytes) -> tuple[int | None, dict[str, str], bytes] | str:
-    """(status, the Content-Type / Content-Encoding / Transfer-Encoding headers by lower-case name, body)
-    of an HTTP response block, or what is wrong with its header."""
-    end = block.find(b"\r\n\r\n")
+_CRLF_CRLF = re.compile(rb"\r\n\r\n")
+_LF_LF = re.compile(rb"\n\n")
+
+
+def parse_http(block: bytes | memoryview) -> tuple[int | None, dict[str, str], memoryview] | str:
+    """(status, the Content-Type / Content-Encoding / Transfer-Encoding headers by lower-case name, body
+    as a view of `block`) of an HTTP response block, or what is wrong with its header."""
+    found = _CRLF_CRLF.search(block)  # `bytes.find`'s first match, on a view as well
     sep = 4
-    if end < 0:
-        end, sep = block.find(b"\n\n"), 2
-    if end < 0:
-        end, sep = len(block), 0  # a header with no body (a revisit, a HEAD response)
-    head = block[:end]
+    if found is None:
+        found, sep = _LF_LF.search(block), 2
+    end = found.start() if found is not None else len(block)  # none: a header with no body (a revisit)
+    if found is None:
+        sep = 0
+    head = bytes(block[:end])
     m = STATUS_LINE.match(head)
     if m is None:
         return "no status line"
@@ -61,7 +70,7 @@ def parse_http(block: bytes) -> tuple[int | None, dict[str, str], bytes] | str:
     for name, value in _HEADER.findall(head, m.end()):
         key, text = name.decode("ascii").lower(), value.strip().decode("latin-1")
         headers[key] = f"{headers[key]}, {text}" if key in headers else text
-    return int(m.group(1)), headers, block[end + sep :]
+    return int(m.group(1)), headers, memoryview(block)[end + sep :]
 
 
 def _dechunk(body: bytes) -> bytes | None:
@@ -95,7 +104,7 @@ class BodyTooLarge(Exception):
     """A Content-Encoding that inflates past the limit: `args[0]` is the coding."""
 
 
-def _inflate(body: bytes, coding: str, limit: int) -> bytes:
+def _inflate(body: bytes | memoryview, coding: str, limit: int) -> bytes:
     """`body` decoded from `coding`, inflated at most `limit` bytes (`BodyTooLarge` past it): a bomb of a
     few KB that inflates to gigabytes costs `limit` bytes of memory, never its whole."""
     if coding in ("gzip", "x-gzip"):
@@ -123,11 +132,13 @@ def _inflate(body: bytes, coding: str, limit: int) -> bytes:
     return out
 
 
-def decode_body(body: bytes, headers: dict[str, str], *, limit: int) -> tuple[bytes, str | None]:
+def decode_body(
+    body: bytes | memoryview, headers: dict[str, str], *, limit: int
+) -> tuple[bytes | memoryview, str | None]:
     """The payload with chunked transfer and Content-Encoding undone; (body, the coding that failed).
     Each coding inflates at most `limit` bytes: `BodyTooLarge` names one that goes past it."""
     if "chunked" in headers.get("transfer-encoding", "").lower():
-        dechunked = _dechunk(body)
+        dechunked = _dechunk(bytes(body))
         if dechunked is not None:
             body = dechunked
     codings = [c.strip().lower() for c in headers.get("content-encoding", "").split(",")]
@@ -143,10 +154,10 @@ def decode_body(body: bytes, headers: dict[str, str], *, limit: int) -> tuple[by
     return body, None
 
 
-def sniff_mime(body: bytes, content_type: str) -> str:
+def sniff_mime(body: bytes | memoryview, content_type: str) -> str:
     """The payload's MIME type: the Content-Type's, else sniffed from the bytes."""
     declared = content_type.split(";", 1)[0].strip().lower()
-    head = body[:1024].lstrip()
+    head = bytes(body[:1024]).lstrip()
     binary = next((mime for magic, mime in _BINARY_MAGIC if head.startswith(magic)), None)
     if declared not in _UNSPECIFIC_TYPES:
         m = _MIME.fullmatch(declared)
@@ -174,18 +185,23 @@ def _codec(label: str | None) -> str | None:
         return None
 
 
-def _is_utf8_text(body: bytes) -> bool:
+def _is_utf8_text(body: bytes | memoryview) -> bool:
     """Non-ASCII bytes that are valid UTF-8: a page declared as a single-byte charset is really UTF-8."""
-    if body.isascii():
-        return False
     try:
-        body.decode("utf-8")
+        return not str(body, "utf-8").isascii()  # a str knows whether it is ASCII without a scan
     except UnicodeDecodeError:
         return False
-    return True
 
 
-def decode_html(body: bytes, content_type: str) -> tuple[str, str, str]:
+def _ascii_text(body: bytes | memoryview) -> str | None:
+    """The text of a body all ASCII (its UTF-8 decoding), else None."""
+    try:
+        return str(body, "ascii")
+    except UnicodeDecodeError:
+        return None
+
+
+def decode_html(body: bytes | memoryview, content_type: str) -> tuple[str, str, str]:
     """(text, encoding used, where it came from): the HTTP header's charset, else a BOM, else
     `<meta charset>` / http-equiv, else detection (resiliparse). A declared single-byte charset on bytes
     that are valid UTF-8 (with non-ASCII) loses to UTF-8, a declared charset the bytes do not decode in
@@ -196,8 +212,9 @@ def decode_html(body: bytes, content_type: str) -> tuple[str, str, str]:
         key, eq, value = param.partition("=")
         if eq and key.strip().lower() == "charset":
             header = value
+    start = bytes(body[:3])
     for bom, name in _BOMS:
-        if body.startswith(bom):
+        if start.startswith(bom):
             bom_codec = name
             break
     else:
@@ -206,12 +223,14 @@ def decode_html(body: bytes, content_type: str) -> tuple[str, str, str]:
         source = "http"
     elif bom_codec is not None:
         codec, source = bom_codec, "bom"
-    elif (m := _META_CHARSET.search(body[:_HEAD_BYTES])) and (codec := _codec(m.group(1).decode("ascii"))):
+    elif (m := _META_CHARSET.search(body[:_HEAD_BYTES])) and (
+        codec := _codec(bytes(m.group(1)).decode("ascii"))
+    ):
         source = "meta"
-    elif body.isascii():
-        codec, source = "utf-8", "ascii"
+    elif (text := _ascii_text(body)) is not None:
+        return text, "utf-8", "ascii"
     else:
-        codec, source = _codec(detect_encoding(body)) or "utf-8", "detected"
+        codec, source = _codec(detect_encoding(bytes(body))) or "utf-8", "detected"
     if codec.startswith("utf-16") and source in ("meta", "detected"):
         codec = "utf-8"  # a page that names UTF-16 in its own ASCII bytes is not UTF-16 (the HTML standard's rule)
     if codec != "utf-8" and not codec.startswith("utf-16") and _is_utf8_text(body):
@@ -219,16 +238,16 @@ def decode_html(body: bytes, content_type: str) -> tuple[str, str, str]:
     if bom_codec is not None and bom_codec == codec:
         body = body[len(codecs.BOM_UTF8) if codec == "utf-8" else 2 :]
     try:
-        return body.decode(codec), codec, source
+        return str(body, codec), codec, source
     except UnicodeDecodeError:  # a declared charset the bytes break: what detection finds, if that reads them
-        detected = _codec(detect_encoding(body))
+        detected = _codec(detect_encoding(bytes(body)))
         if detected is not None and detected != codec:
             try:
                 return (
-                    body.decode(detected),
+                    str(body, detected),
                     detected,
                     f"detected ({source} {codec} does not decode the bytes)",
                 )
             except UnicodeDecodeError:
                 pass
-    return body.decode(codec, errors="replace"), codec, f"{source}, undecodable bytes replaced"
+    return str(body, codec, "replace"), codec, f"{source}, undecodable bytes replaced"

@@ -34,14 +34,15 @@ _Row = tuple[int, tuple[Any, ...]] | tuple[int, tuple[Any, ...], Any, Any] | Raw
 class SharedCaptures:
     """The records of an archive's batch, their blocks in a slot one after the other in record order (a
     row with a capture takes the next `sizes` entry). Iterated in a worker: the batch's `RawLine`s as the
-    reader gave them, each block copied out of the slot (valid after the slot is reused)."""
+    reader gave them, each block a view of the slot, not a copy: valid until the batch's result is back
+    (the slot is then reused), which is as long as a worker decodes the batch's records."""
 
     rows: list[_Row]
     sizes: list[int]
     slot: SlotRef
 
     def __iter__(self) -> Iterator[RawLine]:
-        view = shared_view(self.slot)
+        view = memoryview(shared_view(self.slot))
         at = 0
         sizes = iter(self.sizes)
         for row in self.rows:
@@ -59,7 +60,7 @@ class SharedCaptures:
 def shared_captures(batch: list[RawLine], slots: SharedSlots) -> list[RawLine] | SharedCaptures:
     """`batch` with its captures' blocks in `slots` (a batch without a capture goes as it is)."""
     rows: list[_Row] = []
-    blocks: list[bytes] = []
+    blocks: list[bytes | memoryview] = []
     for raw in batch:
         payload = raw.payload
         if type(payload) is WarcCapture:

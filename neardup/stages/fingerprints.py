@@ -8,15 +8,23 @@ makes it over every unit; `stages.incremental.extend_fingerprints` adds the unit
 
 from __future__ import annotations
 
+import os
 import time
+from contextlib import ExitStack
+from pathlib import Path
 
 import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
 
+from ..batches import signatures
 from ..config import Config
 from ..fingerprint_set import FingerprintSet, stored_stats
-from ..store import Store
+from ..spill import SpillDir, SpillPlan, out_of_core_limit
+from ..store import Store, UnitsFile
 from .base import Progress, StageClock, no_progress
-from .pairs import find_pairs
+from .pairs import SpilledUnits, find_pairs
 from .sketches import ensure_sketches
 
 
@@ -66,30 +74,119 @@ def compute_fingerprints(
     coverage = store.page_coverage()
     with clock.stage("sketches"):
         ensure_sketches(store, config, progress=progress, jobs=jobs)
-    with clock.stage("candidates"):
-        progress("candidates", 0, 1)
-        units = store.unit_sketches(
-            config.norm_key,
-            config.sketch_key,
-            with_minhash=config.method == "minhash",
-            min_words=config.min_words,
-        )
-        units.insert(0, "unit_id", np.arange(len(units), dtype=np.int32))
-        pairs = find_pairs(store, config, units, progress=progress, jobs=jobs)
-        units["minhash" if config.method == "simhash" else "simhash"] = None
-        progress("candidates", 1, 1)
-    progress("save", 0, 1)
-    store.save_fingerprints(
-        config.fingerprint_key,
-        norm_key=config.norm_key,
-        method=config.method,
-        shingle_size=config.shingle_size,
-        units=units,
-        pairs=pairs.frame(),
-        stats=stored_stats(pairs.stats, coverage),
-        seconds=time.perf_counter() - t0,
+    limit = out_of_core_limit(
+        store.count_units(config.norm_key, min_words=config.min_words), config.memory_limit_bytes
     )
+    with ExitStack() as spilling:
+        with clock.stage("candidates"):
+            progress("candidates", 0, 1)
+            units: pd.DataFrame | UnitsFile
+            if limit is None:
+                units = store.unit_sketches(
+                    config.norm_key,
+                    config.sketch_key,
+                    with_minhash=config.method == "minhash",
+                    min_words=config.min_words,
+                )
+                units.insert(0, "unit_id", np.arange(len(units), dtype=np.int32))
+                pairs = find_pairs(store, config, units, progress=progress, jobs=jobs)
+                units["minhash" if config.method == "simhash" else "simhash"] = None
+            else:
+                spill = spilling.enter_context(SpillDir(spill_folder(store)))
+                spilled, units = spill_units(
+                    store, config, spill, SpillPlan.for_limit(limit, config.num_perm)
+                )
+                pairs = find_pairs(store, config, spilled, progress=progress, jobs=jobs)
+                clock.say(f"out of core: {spill.bytes_used() / 2**20:,.0f} MB on disk in {spill.path}")
+            progress("candidates", 1, 1)
+        progress("save", 0, 1)
+        store.save_fingerprints(
+            config.fingerprint_key,
+            norm_key=config.norm_key,
+            method=config.method,
+            shingle_size=config.shingle_size,
+            units=units,
+            pairs=pairs.frame(),
+            stats=stored_stats(pairs.stats, coverage),
+            seconds=time.perf_counter() - t0,
+        )
     saved = store.fingerprint_set(config.fingerprint_key)
     assert saved is not None
     progress("save", 1, 1)
     return saved
+
+
+def spill_folder(store: Store) -> Path | None:
+    """Where the out-of-core files go: beside the database, as DuckDB's own spill (None: the system's
+    temporary folder, for a database without a writable folder)."""
+    folder = Path(store.path).resolve().parent
+    return folder if os.access(folder, os.W_OK) else None
+
+
+def spill_units(
+    store: Store, config: Config, spill: SpillDir, plan: SpillPlan
+) -> tuple[SpilledUnits, UnitsFile]:
+    """The units of `config` read from the store a batch at a time (`unit_sketch_batches`, exact-key order):
+    unit id i is row i of the stream, of every array of the `SpilledUnits` (signatures and exact keys
+    written to `spill`) and of the `UnitsFile` the store saves (the rows `unit_sketches` gives a full
+    computation, signatures kept for MinHash, fingerprints for SimHash)."""
+    minhash = config.method == "minhash"
+    keys = spill.array("exact-keys", "S64")
+    sigs = spill.array("signatures", np.uint32, (config.num_perm,)) if minhash else None
+    n_shingles: list[np.ndarray] = []
+    simhash: list[np.ndarray] = []
+    units_path = spill.path / "units.parquet"
+    with pq.ParquetWriter(units_path, UNIT_ROWS) as rows:
+        for batch in store.unit_sketch_batches(
+            config.norm_key,
+            config.sketch_key,
+            plan.read_rows,
+            with_minhash=minhash,
+            min_words=config.min_words,
+        ):
+            first, m = keys.rows, len(batch)
+            batch_keys = np.array(batch["exact_key"].tolist(), dtype="S")
+            if batch_keys.itemsize > 64:  # an S64 array would cut it short
+                raise ValueError(
+                    f"an exact key of {batch_keys.itemsize} characters: SHA-256 hex keys have 64"
+                )
+            keys.append(batch_keys)
+            counts = batch["n_shingles"].to_numpy(np.int32)
+            n_shingles.append(counts)
+            if sigs is not None:
+                sigs.append(signatures(batch["minhash"], config.num_perm))
+            else:
+                simhash.append(batch["simhash"].to_numpy(np.uint64))
+            rows.write_table(
+                pa.table(
+                    [
+                        pa.array(np.arange(first, first + m, dtype=np.int64), pa.int32()),
+                        pa.array(batch["exact_key"], pa.string()),
+                        pa.array(counts, pa.int32()),
+                        pa.nulls(m, pa.uint64()) if minhash else pa.array(simhash[-1], pa.uint64()),
+                        pa.array(batch["minhash"], pa.binary()) if minhash else pa.nulls(m, pa.binary()),
+                    ],
+                    schema=UNIT_ROWS,
+                )
+            )
+    spilled = SpilledUnits(
+        exact_keys=keys.read(),
+        n_shingles=np.concatenate(n_shingles) if n_shingles else np.empty(0, np.int32),
+        simhash=None if minhash else (np.concatenate(simhash) if simhash else np.empty(0, np.uint64)),
+        signatures=None if sigs is None else sigs.read(),
+        spill=spill,
+        plan=plan,
+    )
+    return spilled, UnitsFile(str(units_path), keys.rows)
+
+
+# The `units` table's columns, as the out-of-core step writes them.
+UNIT_ROWS = pa.schema(
+    [
+        ("unit_id", pa.int32()),
+        ("exact_key", pa.string()),
+        ("n_shingles", pa.int32()),
+        ("simhash", pa.uint64()),
+        ("minhash", pa.binary()),
+    ]
+)

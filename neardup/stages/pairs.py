@@ -17,9 +17,17 @@ import pandas as pd
 
 from ..batches import set_batch, signatures
 from ..candidate_stats import CandidateStats
-from ..candidates import above_floor, exact_scores, intersection_sizes, minhash_pairs, simhash_pairs
+from ..candidates import (
+    MappedSignatures,
+    above_floor,
+    exact_scores,
+    intersection_sizes,
+    minhash_pairs,
+    simhash_pairs,
+)
 from ..config import Config
 from ..parallel import parallel_map
+from ..spill import SpillDir, SpillPlan
 from ..store import Store
 from .base import BATCH, PARALLEL_MIN, Progress, no_progress
 
@@ -63,22 +71,55 @@ class UnitPairs:
         )
 
 
+@dataclass(frozen=True, slots=True)
+class SpilledUnits:
+    """The units of a setting with their sketches in files of a `SpillDir` (`stages.fingerprints`, out of
+    core): unit id = row of each array, exact-key order as `Store.unit_sketches`. `signatures` (n x num_perm)
+    and `exact_keys` (64-byte SHA-256 hex) lie in memory maps, `n_shingles` and `simhash` in memory."""
+
+    exact_keys: np.ndarray
+    n_shingles: np.ndarray
+    simhash: np.ndarray | None
+    signatures: np.ndarray | None
+    spill: SpillDir
+    plan: SpillPlan
+
+    def __len__(self) -> int:
+        return len(self.n_shingles)
+
+
 def find_pairs(
     store: Store,
     config: Config,
-    units: pd.DataFrame,
+    units: pd.DataFrame | SpilledUnits,
     *,
     progress: Progress = no_progress,
     jobs: int | None = None,
     texts: pd.DataFrame | None = None,
 ) -> UnitPairs:
-    """Every candidate pair of `units` (`Store.unit_sketches`, unit id = row), verified as `config` says.
-    `texts` (exact_key, text), when the caller holds the units' texts: the verification reads them there."""
+    """Every candidate pair of `units` (`Store.unit_sketches`, unit id = row; or `SpilledUnits`: the same
+    pairs, read from disk a piece at a time), verified as `config` says. `texts` (exact_key, text), when
+    the caller holds the units' texts: the verification reads them there."""
+    spilled = units if isinstance(units, SpilledUnits) else None
     if config.method == "simhash":
-        a, b, bits, stats = simhash_pairs(units["simhash"].to_numpy(np.uint64), config.simhash_max_bits)
+        fingerprints = (
+            units.simhash if isinstance(units, SpilledUnits) else units["simhash"].to_numpy(np.uint64)
+        )
+        a, b, bits, stats = simhash_pairs(np.asarray(fingerprints, np.uint64), config.simhash_max_bits)
         return UnitPairs(a, b, stats, hamming_bits=bits)
-    n_shingles = units["n_shingles"].to_numpy(np.int32)
-    sigs = signatures(units["minhash"], config.num_perm)
+    if isinstance(units, SpilledUnits):
+        n_shingles, sigs, unit_keys = units.n_shingles, units.signatures, units.exact_keys
+        mapped = MappedSignatures(
+            units.plan.copy_rows,
+            units.spill.release,
+            units.plan.candidates,
+            max(1, units.plan.memory_limit // 4 // (100 * max(len(units), 1))),
+        )
+    else:
+        n_shingles = units["n_shingles"].to_numpy(np.int32)
+        sigs = signatures(units["minhash"], config.num_perm)
+        unit_keys, mapped = units["exact_key"].to_numpy(), None
+    assert sigs is not None
     a, b, jac, cont, stats = minhash_pairs(
         sigs,
         n_shingles,
@@ -88,6 +129,7 @@ def find_pairs(
         seed=config.seed,
         min_shingles=config.min_contained_shingles,
         partial_copies=config.searches_partial_copies,
+        mapped=mapped,
     )
     del sigs  # ~0.5 GB at 1M texts; the verification needs the room
     found = UnitPairs(a, b, stats, jaccard=jac, containment=cont)
@@ -96,12 +138,13 @@ def find_pairs(
     return verified_exactly(
         store,
         config,
-        units["exact_key"].to_numpy(),
+        unit_keys,
         n_shingles,
         found,
         progress=progress,
         jobs=jobs,
         texts=texts,
+        spilled=spilled,
     )
 
 
@@ -115,6 +158,7 @@ def verified_exactly(
     progress: Progress = no_progress,
     jobs: int | None = None,
     texts: pd.DataFrame | None = None,
+    spilled: SpilledUnits | None = None,
 ) -> UnitPairs:
     """MinHash `pairs` with exact scores, those below the floor dropped (`verify_exact`)."""
     a, b, jac, cont = verify_exact(
@@ -128,6 +172,7 @@ def verified_exactly(
         progress=progress,
         jobs=jobs,
         texts=texts,
+        spilled=spilled,
     )
     return dataclasses.replace(pairs, a=a, b=b, jaccard=jac, containment=cont)
 
@@ -144,15 +189,18 @@ def verify_exact(
     progress: Progress = no_progress,
     jobs: int | None = None,
     texts: pd.DataFrame | None = None,
+    spilled: SpilledUnits | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Exact Jaccard and containment of MinHash pairs (units a[i], b[i]); keeps those at or above the floor.
 
-    `unit_keys` and `n_shingles` are per unit: its exact key and its number of distinct shingles. Their
-    texts are read from the store, or from `texts` (exact_key, text) where the caller holds them.
+    `unit_keys` and `n_shingles` are per unit: its exact key (str, or the 64 ASCII bytes of
+    `SpilledUnits.exact_keys`) and its number of distinct shingles. Their texts are read from the store,
+    or from `texts` (exact_key, text) where the caller holds them.
     The shingle sets of the units in pairs are rebuilt from their texts (in workers) as sorted uint32,
     the values MinHash sketched, and intersected in bulk (`intersection_sizes`). A pair reaches this
     step because its estimate passed the floor; near the floor that selects pairs whose estimate came
-    out high, so the exact scores are what the threshold should apply to.
+    out high, so the exact scores are what the threshold should apply to. `spilled`: the sets are written
+    to a file of its `SpillDir` and intersected a bounded piece of pairs at a time (the same scores).
     """
     stats.verified_exact = len(a)
     if not len(a):
@@ -161,37 +209,59 @@ def verify_exact(
     progress("verify", 0, len(need))
     rank = np.full(len(unit_keys), -1, dtype=np.int64)
     rank[need] = np.arange(len(need))
-    index = pd.Index(unit_keys[need])
+    need_keys = unit_keys[need]
+    if need_keys.dtype.kind == "S":
+        need_keys = np.array([k.decode("ascii") for k in need_keys.tolist()], dtype=object)
+    index = pd.Index(need_keys)
     if texts is None:
-        frames: Iterable[pd.DataFrame] = store.unit_texts(
-            config.norm_key, unit_keys[need].tolist(), BATCH * 4
-        )
+        frames: Iterable[pd.DataFrame] = store.unit_texts(config.norm_key, need_keys.tolist(), BATCH * 4)
     else:
         held = texts[texts["exact_key"].isin(index)]
         frames = (held[i : i + BATCH * 4] for i in range(0, len(held), BATCH * 4))
     batches = ((df["exact_key"].tolist(), df["text"].tolist(), config.shingle_size) for df in frames)
     # One buffer, filled as the sets arrive: a set of 32-bit values is at most as large as the unit's
     # set of 64-bit shingle hashes, so the units' shingle counts bound the total (~0.6 GB at 1M pages).
-    values = np.empty(int(np.asarray(n_shingles, dtype=np.int64)[need].sum()), dtype=np.uint32)
+    # Out of core, the sets are appended to a file instead.
+    on_disk = None if spilled is None else spilled.spill.array("shingle-sets", np.uint32)
+    values = (
+        np.empty(int(np.asarray(n_shingles, dtype=np.int64)[need].sum()), dtype=np.uint32)
+        if on_disk is None
+        else np.empty(0, np.uint32)
+    )
     pos_parts, len_parts, filled, done = [], [], 0, 0
     for keys, lens, batch_values in parallel_map(
         set_batch, batches, jobs=1 if len(need) < PARALLEL_MIN else jobs
     ):
-        values[filled : filled + len(batch_values)] = batch_values
+        if on_disk is None:
+            values[filled : filled + len(batch_values)] = batch_values
+        else:
+            on_disk.append(batch_values)
         filled += len(batch_values)
         pos_parts.append(index.get_indexer(keys))
         len_parts.append(lens)
         done += len(keys)
         progress("verify", done, len(need))
     pos = np.concatenate(pos_parts) if pos_parts else np.empty(0, np.int64)
-    arrived_lens = np.concatenate(len_parts) if len_parts else np.empty(0, np.int64)
-    if (pos < 0).any() or len(pos) != len(need):
+    arrived_lens = np.concatenate(len_parts).astype(np.int64) if len_parts else np.empty(0, np.int64)
+    if (pos < 0).any() or len(pos) != len(need) or len(np.unique(pos)) != len(need):
         raise RuntimeError("exact verification: a unit's text is missing from the store")
     # The batches come in no particular order: address each set where it arrived (no copy of the values).
+    # Offsets are int64: the sets of a million pages pass 2**31 values.
     lens, offsets = np.empty_like(arrived_lens), np.empty_like(arrived_lens)
     lens[pos] = arrived_lens
-    offsets[pos] = np.concatenate(([0], np.cumsum(arrived_lens)[:-1]))
-    inter = intersection_sizes(values, lens, rank[a], rank[b], offsets=offsets)
+    offsets[pos] = np.concatenate(([0], np.cumsum(arrived_lens, dtype=np.int64)[:-1]))
+    if on_disk is None:
+        inter = intersection_sizes(values, lens, rank[a], rank[b], offsets=offsets)
+    else:
+        assert spilled is not None
+        mapped_values = on_disk.read()
+        inter = np.empty(len(a), dtype=np.int64)
+        step = spilled.plan.verify_pairs
+        for lo in range(0, len(a), step):
+            sel = slice(lo, lo + step)
+            inter[sel] = intersection_sizes(mapped_values, lens, rank[a[sel]], rank[b[sel]], offsets=offsets)
+            on_disk.release()
+        del mapped_values
     jac, cont = exact_scores(
         inter, lens[rank[a]], lens[rank[b]], config.min_size_ratio, config.min_contained_shingles
     )

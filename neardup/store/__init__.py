@@ -38,7 +38,7 @@ from .connection import (
     sql_literal,
     writes,
 )
-from .fingerprints import FingerprintsMixin
+from .fingerprints import FingerprintsMixin, UnitsFile
 from .labels import LABEL_CLOCK_SKEW, LabelsMixin
 from .pages import PagesMixin
 from .schema import SCHEMA_VERSION, UPGRADABLE_VERSIONS, SchemaMixin, is_database_file, kind_of_reason_sql
@@ -56,6 +56,7 @@ __all__ = [
     "ROW_GROUP_ROWS",
     "SCHEMA_VERSION",
     "UPGRADABLE_VERSIONS",
+    "UnitsFile",
     "Store",
     "is_database_file",
     "kind_of_reason_sql",

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
@@ -60,6 +61,19 @@ def insert_sketches(cur: duckdb.DuckDBPyConnection, sketches: pa.Table, sketch_k
     cur.unregister("sketch_batch")
 
 
+@dataclass(frozen=True, slots=True)
+class UnitsFile:
+    """The unit rows of a fingerprint set in a Parquet file (unit_id, exact_key, n_shingles, simhash,
+    minhash: the `units` table's columns), written a batch at a time by the out-of-core fingerprint step, so
+    no frame of every signature is built; `count` rows."""
+
+    path: str
+    count: int
+
+    def __len__(self) -> int:
+        return self.count
+
+
 def _insert_fingerprints(
     cur: duckdb.DuckDBPyConnection, fingerprint_key: str, units: pd.DataFrame, pairs: pd.DataFrame
 ) -> None:
@@ -68,6 +82,8 @@ def _insert_fingerprints(
         ("units", units, "unit_id, exact_key, n_shingles, simhash, minhash"),
         ("pairs", pairs, "a, b, hamming_bits, jaccard, containment"),
     ):
+        if table == "units" and len(frame.columns) == 0:
+            continue
         cur.register("fingerprint_batch", frame)
         cur.execute(f"INSERT INTO {table} SELECT ?, {columns} FROM fingerprint_batch", [fingerprint_key])
         cur.unregister("fingerprint_batch")
@@ -170,9 +186,30 @@ class FingerprintsMixin(ContentRules):
     ) -> pd.DataFrame:
         """One row per distinct content text under `min_words` (exact_key order): exact_key, n_shingles,
         simhash[, minhash]."""
-        return self._unit_sketches(norm_key, sketch_key, with_minhash=with_minhash, min_words=min_words)
+        return self._frame(
+            self._unit_sketches_query(norm_key, sketch_key, with_minhash=with_minhash, min_words=min_words)
+        )
 
-    def _unit_sketches(
+    @reads
+    def unit_sketch_batches(
+        self,
+        norm_key: str,
+        sketch_key: str,
+        batch_rows: int,
+        *,
+        with_minhash: bool,
+        min_words: int | None = None,
+    ) -> Iterator[pd.DataFrame]:
+        """`unit_sketches` in batches of at most `batch_rows`, in the same (exact_key) order."""
+        sql, params = self._unit_sketches_query(
+            norm_key, sketch_key, with_minhash=with_minhash, min_words=min_words
+        )
+        yield from self._batches(sql, params, batch_rows)
+
+    def _frame(self, query: tuple[str, list[Any]]) -> pd.DataFrame:
+        return self.cursor().execute(*query).df()
+
+    def _unit_sketches_query(
         self,
         norm_key: str,
         sketch_key: str,
@@ -181,23 +218,17 @@ class FingerprintsMixin(ContentRules):
         min_words: int | None,
         not_in_set: str | None = None,
         since: int = -1,
-    ) -> pd.DataFrame:
-        """`unit_sketches`, leaving out the texts that are units of fingerprint set `not_in_set`, of the
-        pages after page id `since`."""
+    ) -> tuple[str, list[Any]]:
         cols = "s.exact_key, any_value(s.n_shingles) AS n_shingles, any_value(s.simhash) AS simhash" + (
             ", any_value(s.minhash) AS minhash" if with_minhash else ""
         )
         content, params = is_content(min_words, self._short_fetch_keys(norm_key, min_words))
         where, more = ("", []) if not_in_set is None else (_NOT_A_UNIT, [not_in_set])
         return (
-            self.cursor()
-            .execute(
-                f"SELECT {cols} FROM sketches s SEMI JOIN "
-                f"(SELECT exact_key FROM texts t WHERE norm_key = ? AND {content} AND t.page_id > ? {where}) u "
-                "ON u.exact_key = s.exact_key WHERE s.sketch_key = ? GROUP BY s.exact_key ORDER BY s.exact_key",
-                [norm_key, *params, since, *more, sketch_key],
-            )
-            .df()
+            f"SELECT {cols} FROM sketches s SEMI JOIN "
+            f"(SELECT exact_key FROM texts t WHERE norm_key = ? AND {content} AND t.page_id > ? {where}) u "
+            "ON u.exact_key = s.exact_key WHERE s.sketch_key = ? GROUP BY s.exact_key ORDER BY s.exact_key",
+            [norm_key, *params, since, *more, sketch_key],
         )
 
     @reads
@@ -237,26 +268,25 @@ class FingerprintsMixin(ContentRules):
                 ).fetchone()
             ):
                 return None
-        if since is not None:
-            return self._unit_sketches(
+        if since is None:
+            gone = one_value(
+                cur.execute(
+                    "SELECT count(*) FROM units u WHERE u.fingerprint_key = ? AND NOT EXISTS "
+                    f"(SELECT 1 FROM texts t WHERE t.norm_key = ? AND {content} AND t.exact_key = u.exact_key)",
+                    [fingerprint_key, norm_key, *params],
+                ).fetchone()
+            )
+            if gone:
+                return None
+        return self._frame(
+            self._unit_sketches_query(
                 norm_key,
                 sketch_key,
                 with_minhash=with_minhash,
                 min_words=min_words,
                 not_in_set=fingerprint_key,
-                since=since,
+                since=-1 if since is None else since,
             )
-        gone = one_value(
-            cur.execute(
-                "SELECT count(*) FROM units u WHERE u.fingerprint_key = ? AND NOT EXISTS "
-                f"(SELECT 1 FROM texts t WHERE t.norm_key = ? AND {content} AND t.exact_key = u.exact_key)",
-                [fingerprint_key, norm_key, *params],
-            ).fetchone()
-        )
-        if gone:
-            return None
-        return self._unit_sketches(
-            norm_key, sketch_key, with_minhash=with_minhash, min_words=min_words, not_in_set=fingerprint_key
         )
 
     @reads
@@ -276,16 +306,22 @@ class FingerprintsMixin(ContentRules):
         norm_key: str,
         method: str,
         shingle_size: int,
-        units: pd.DataFrame,
+        units: pd.DataFrame | UnitsFile,
         pairs: pd.DataFrame,
         stats: dict[str, Any],
         seconds: float,
     ) -> None:
+        """The fingerprint set in place of any before, in one transaction; `units` as a frame (unit_id,
+        exact_key, n_shingles, simhash, minhash) or in a file (`UnitsFile`)."""
         cur = self.cursor()
         cur.execute("BEGIN TRANSACTION")
         for table in ("fingerprint_sets", "units", "pairs"):
             cur.execute(f"DELETE FROM {table} WHERE fingerprint_key = ?", [fingerprint_key])
-        _insert_fingerprints(cur, fingerprint_key, units, pairs)
+        if isinstance(units, UnitsFile):
+            self._insert_units_file(cur, fingerprint_key, units)
+            _insert_fingerprints(cur, fingerprint_key, pd.DataFrame(), pairs)
+        else:
+            _insert_fingerprints(cur, fingerprint_key, units, pairs)
         renumber_source_analyses(cur, fingerprint_key)
         cur.execute(
             "INSERT INTO fingerprint_sets VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -302,6 +338,19 @@ class FingerprintsMixin(ContentRules):
             ],
         )
         cur.execute("COMMIT")
+
+    def _insert_units_file(
+        self, cur: duckdb.DuckDBPyConnection, fingerprint_key: str, units: UnitsFile
+    ) -> None:
+        cur.execute(
+            "INSERT INTO units SELECT ?, unit_id, exact_key, n_shingles, simhash, minhash FROM read_parquet(?)",
+            [fingerprint_key, units.path],
+        )
+        saved = cur.execute(
+            "SELECT count(*) FROM units WHERE fingerprint_key = ?", [fingerprint_key]
+        ).fetchall()[0][0]
+        if saved != units.count:
+            raise RuntimeError(f"fingerprint units: {saved:,} saved of the {units.count:,} written")
 
     @writes
     def append_fingerprints(

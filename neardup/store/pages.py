@@ -379,15 +379,18 @@ class PagesMixin(ContentRules):
                 " AND p.source_id IN (SELECT UNNEST(?::INTEGER[]))",
                 [[int(s) for s in source_ids]],
             )
+        # through Arrow: the same frame as `.df()` for these columns, at under half its CPU (no Python string
+        # per value before pandas' Arrow-backed strings)
         return (
             self.cursor()
-            .execute(
+            .sql(
                 "SELECT p.page_id, p.source_id, p.line, p.url, p.canonical_url, p.host, p.fetched_at, p.status, p.md5, p.rel_canonical, "
                 f"t.exact_key, {degenerate} AS degenerate, t.n_words FROM pages p JOIN texts t ON t.page_id = p.page_id "
                 f"WHERE t.norm_key = ?{sources} ORDER BY p.page_id",
-                [*params, norm_key, *source_params],
+                params=[*params, norm_key, *source_params],
             )
-            .df()
+            .to_arrow_table()
+            .to_pandas()
         )
 
     @reads

@@ -461,13 +461,18 @@ def get_comparison(
 SUGGESTIONS = SuggestionMemo()
 
 
-@st.cache_resource(show_spinner="Sorting the pages into categories", max_entries=PER_SETTING_ENTRIES)
+@st.cache_resource(show_spinner=False, max_entries=PER_SETTING_ENTRIES)
 def get_page_categories(
     _store: Store, path: str, config: Config, labels_version: tuple[int, int]
 ) -> pd.DataFrame:
-    """`categories.page_categories` at a setting, with the labels as of `labels_version`; the suggestions
-    of the pairs another threshold formed too are kept (`SUGGESTIONS`)."""
-    return page_categories(_store, get_analysis(_store, path, config), _store.labels(), memo=SUGGESTIONS)
+    """`categories.page_categories` at a setting, with the labels as of `labels_version` and a progress bar;
+    the suggestions of the pairs another threshold formed too are kept (`SUGGESTIONS`)."""
+    analysis = get_analysis(_store, path, config)
+    progress, bar = progress_bar("Sorting the pages into categories")
+    try:
+        return page_categories(_store, analysis, _store.labels(), memo=SUGGESTIONS, progress=progress)
+    finally:
+        bar.empty()
 
 
 # The state of each database as this process last read it (`data_state`): one state for every session.

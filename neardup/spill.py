@@ -1,0 +1,177 @@
+"""Arrays kept on disk for the out-of-core fingerprint step, and the memory limit that sizes its pieces.
+
+The large per-unit data of the fingerprint step (the MinHash signatures, 512 B a unit at 128 permutations;
+the units' exact keys; the shingle sets exact verification compares, ~2.4 KB a unit of the 16 KB crawl) is
+written once, in order, to files of a `SpillDir` (`DiskArray`) and read back through read-only memory maps.
+Whoever reads a map calls `release` after each bounded piece of work: the pages read so far leave the
+process's resident set (they stay in the kernel's page cache, which the kernel reclaims as it needs), so
+the process holds the piece at hand, not the file. Unit ids are row numbers of these files, the same
+numbering end to end; every offset into them is int64.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import mmap
+import os
+import re
+import shutil
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from types import TracebackType
+from typing import BinaryIO
+
+import numpy as np
+import numpy.typing as npt
+
+from .errors import ConfigError
+
+_UNITS = {"": 1, "B": 1, "KB": 1 << 10, "MB": 1 << 20, "GB": 1 << 30, "TB": 1 << 40}
+# The share of the machine's memory the fingerprint step keeps within when no limit is given.
+DEFAULT_MACHINE_SHARE = 0.5
+# What the in-memory fingerprint step holds a unit at its peak (signature frame and matrix, band arrays,
+# shingle sets of the units in pairs): 3.5 GB at 1M pages of the 16 KB bench crawl (bench/RESULTS.md,
+# "out of core"), rounded up.
+IN_MEMORY_BYTES_PER_UNIT = 4096
+
+
+def machine_memory() -> int:
+    """Bytes of physical memory."""
+    return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+
+
+def parse_memory_limit(text: str) -> int:
+    """Bytes of a memory limit given as "2GB", "512MB", "1.5 GB" (binary units) or "40%" (of the machine's
+    memory)."""
+    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*(%|[KMGT]?B?)\s*", text.upper())
+    if m is None or float(m.group(1)) <= 0:
+        raise ConfigError(f"memory_limit: give a size such as 2GB, 512MB or 40%, not {text!r}")
+    value, unit = float(m.group(1)), m.group(2)
+    if unit == "%":
+        if value > 100:
+            raise ConfigError(f"memory_limit: a share of the machine is at most 100%, not {text!r}")
+        return int(machine_memory() * value / 100)
+    return int(value * _UNITS[unit if unit.endswith("B") or not unit else unit + "B"])
+
+
+def out_of_core_limit(n_units: int, memory_limit: int | None, machine: int | None = None) -> int | None:
+    """The memory limit the fingerprint step of `n_units` keeps within out of core, or None where it runs in
+    memory: its estimated peak (`IN_MEMORY_BYTES_PER_UNIT`) fits in `memory_limit` (bytes; None: the
+    `DEFAULT_MACHINE_SHARE` of `machine`, by default this machine's memory). Approximate: the estimate is
+    of the bench crawl's pages."""
+    limit = memory_limit
+    if limit is None:
+        limit = int((machine_memory() if machine is None else machine) * DEFAULT_MACHINE_SHARE)
+    return None if n_units * IN_MEMORY_BYTES_PER_UNIT <= limit else limit
+
+
+@dataclass(frozen=True, slots=True)
+class SpillPlan:
+    """How large each piece of the out-of-core fingerprint step is, from the memory limit (bytes): the rows
+    of sketches read from the store at once, the rows of signatures copied into a band at once, the
+    candidate pairs of a band made at once, and the pairs whose shingle sets are intersected at once (the
+    pages their sets lie in are released after each piece)."""
+
+    memory_limit: int
+    read_rows: int
+    copy_rows: int
+    verify_pairs: int
+    candidates: int
+
+    @classmethod
+    def for_limit(cls, memory_limit: int, num_perm: int) -> SpillPlan:
+        # A sixteenth of the limit for each piece: the pieces of two threads, the band arrays and DuckDB's
+        # own share live beside them. Signature rows are 4 * num_perm bytes; a pair touches two rows of
+        # signatures or two shingle sets (~2.4 KB each on the 16 KB crawl, 4 KB pages).
+        piece = max(memory_limit // 16, 1)
+        row = 4 * num_perm
+        return cls(
+            memory_limit=memory_limit,
+            read_rows=max(1, min(piece // (row + 256), 1 << 16)),
+            copy_rows=max(1, piece // row),
+            verify_pairs=max(1, min(piece // (2 * 4096), 1 << 16)),
+            # a candidate pair is 48 bytes at most while it is made (pair, code, its chunk's scores)
+            candidates=max(1, piece // 48),
+        )
+
+
+class DiskArray:
+    """An array appended to a file a chunk at a time (rows of `row_shape`), then read through a read-only
+    memory map (`read`)."""
+
+    def __init__(self, path: Path, dtype: npt.DTypeLike, row_shape: tuple[int, ...] = ()) -> None:
+        self.path, self.dtype, self.row_shape = path, np.dtype(dtype), row_shape
+        self.rows = 0
+        self._file: BinaryIO | None = open(path, "wb")  # noqa: SIM115 (closed by read)
+        self._map: mmap.mmap | None = None
+
+    def append(self, chunk: np.ndarray) -> None:
+        chunk = np.ascontiguousarray(chunk, dtype=self.dtype)
+        if chunk.shape[1:] != self.row_shape:
+            raise ValueError(f"rows of shape {chunk.shape[1:]} appended to an array of {self.row_shape}")
+        assert self._file is not None, "appended after read"
+        self._file.write(chunk.tobytes())
+        self.rows += len(chunk)
+
+    def read(self) -> np.ndarray:
+        """The array (read-only, on the memory map; empty without a map when no row was appended)."""
+        if self._file is not None:
+            self._file.close()
+            self._file = None
+        shape = (self.rows, *self.row_shape)
+        if self.rows == 0 or self.dtype.itemsize * int(np.prod(shape)) == 0:
+            return np.empty(shape, dtype=self.dtype)
+        if self._map is None:
+            with open(self.path, "rb") as f:
+                self._map = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+        return np.frombuffer(self._map, dtype=self.dtype).reshape(shape)
+
+    def release(self) -> None:
+        """Drop the pages of the map read so far from the process's resident set (the next read of them
+        comes from the page cache again)."""
+        if self._map is not None:
+            self._map.madvise(mmap.MADV_DONTNEED)
+
+    def close(self) -> None:
+        if self._file is not None:
+            self._file.close()
+            self._file = None
+        if self._map is not None:
+            # an array may still look at it: the map is then unmapped when the array goes
+            with contextlib.suppress(BufferError):
+                self._map.close()
+            self._map = None
+
+
+class SpillDir:
+    """A temporary folder of `DiskArray`s (removed on exit), in `parent` (the database's folder: the
+    spilled data is of its size, and a system temp folder may be a small memory-backed one)."""
+
+    def __init__(self, parent: Path | None = None) -> None:
+        if parent is not None:
+            parent.mkdir(parents=True, exist_ok=True)
+        self.path = Path(tempfile.mkdtemp(prefix="neardup-spill-", dir=parent))
+        self.arrays: list[DiskArray] = []
+
+    def array(self, name: str, dtype: npt.DTypeLike, row_shape: tuple[int, ...] = ()) -> DiskArray:
+        out = DiskArray(self.path / f"{len(self.arrays)}-{name}.bin", dtype, row_shape)
+        self.arrays.append(out)
+        return out
+
+    def bytes_used(self) -> int:
+        return sum(p.stat().st_size for p in self.path.iterdir() if p.is_file())
+
+    def release(self) -> None:
+        for array in self.arrays:
+            array.release()
+
+    def __enter__(self) -> SpillDir:
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        for array in self.arrays:
+            array.close()
+        shutil.rmtree(self.path, ignore_errors=True)

@@ -1,0 +1,175 @@
+"""The fingerprint step out of core (`memory_limit`, `neardup.spill`): the units, pairs, scores and statistics
+of the in-memory computation, whatever the size of its pieces (a limit of a few bytes makes every piece one
+row or one pair: every read, copy and scored chunk spills), and arrays past 2**31 values addressed right."""
+
+from __future__ import annotations
+
+import random
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pytest
+from conftest import words_text, write_jsonl
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from neardup import engine
+from neardup.candidates import intersection_sizes
+from neardup.config import Config
+from neardup.errors import ConfigError
+from neardup.spill import IN_MEMORY_BYTES_PER_UNIT, SpillDir, SpillPlan, out_of_core_limit, parse_memory_limit
+from neardup.stages.fingerprints import compute_fingerprints
+from neardup.store import Store
+
+CONFIGS = {
+    "containment": Config(),
+    "jaccard": Config(similarity="jaccard", threshold=0.6),
+    "simhash": Config().with_method("simhash"),
+}
+
+
+def _records(seed: int, n_docs: int) -> list[dict[str, Any]]:
+    """Pages made of a few paragraphs drawn from a shared pool: pairs at every overlap, near the floors too
+    (the estimates pass some the exact scores reject), short and long pages (the size-class pass)."""
+    rng = random.Random(seed)
+    pool = [words_text(rng, rng.randrange(15, 150)) for _ in range(max(4, n_docs // 3))]
+    records = []
+    for d in range(n_docs):
+        body = "</p><p>".join(rng.sample(pool, rng.randrange(1, min(6, len(pool)))))
+        if d % 4 == 3:  # a copy of the page before with one word changed: a SimHash pair as well
+            words = records[-1]["body"].split(" ")
+            words[len(words) // 2] = "CHANGED"
+            body = " ".join(words)
+        records.append({"url": f"https://site{d % 5}.example/{seed}/{d}", "body": body, "status": 200})
+    for r in records:
+        r["html"] = f"<html><body><article><p>{r.pop('body')}</p></article></body></html>"
+    return records
+
+
+_FOLDER = Path(tempfile.mkdtemp(prefix="neardup-test-spill-"))
+_STORES: dict[tuple[int, int], Store] = {}
+_IN_MEMORY: dict[tuple[int, int, str], dict[str, Any]] = {}
+
+
+def _store(seed: int, n_docs: int) -> Store:
+    """The crawl of (seed, n_docs), ingested once per test session."""
+    if (seed, n_docs) not in _STORES:
+        store = Store(_FOLDER / f"crawl-{seed}-{n_docs}.duckdb")
+        dump = write_jsonl(_FOLDER / f"crawl-{seed}-{n_docs}.jsonl", _records(seed, n_docs))
+        engine.ingest_file(store, dump, Config(), jobs=1)
+        _STORES[seed, n_docs] = store
+    return _STORES[seed, n_docs]
+
+
+def _computed(store: Store, config: Config) -> dict[str, Any]:
+    """The fingerprint set computed anew under `config`, as stored: units and pairs by unit id."""
+    with store.writing():
+        engine.ensure_texts(store, config, jobs=1)
+        fset = compute_fingerprints(store, config, jobs=1)
+    key = config.fingerprint_key
+    units = store.units(key, with_signatures=True).sort_values("unit_id").reset_index(drop=True)
+    pairs = store.pairs(key).sort_values(["a", "b"]).reset_index(drop=True)
+    return {"units": units, "pairs": pairs, "counts": (fset.n_units, fset.n_pairs), "stats": fset.stats}
+
+
+def _assert_same(spilled: dict[str, Any], in_memory: dict[str, Any]) -> None:
+    pd.testing.assert_frame_equal(spilled["units"], in_memory["units"])
+    pd.testing.assert_frame_equal(spilled["pairs"], in_memory["pairs"])  # exact scores, bit for bit
+    assert spilled["counts"] == in_memory["counts"]
+    assert spilled["stats"] == in_memory["stats"]
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    seed=st.integers(0, 3),
+    n_docs=st.sampled_from([12, 60, 150]),
+    setting=st.sampled_from(sorted(CONFIGS)),
+    limit_bytes=st.integers(1, 16 << 10),
+)
+def test_out_of_core_is_the_in_memory_computation(
+    seed: int, n_docs: int, setting: str, limit_bytes: int
+) -> None:
+    store = _store(seed, n_docs)
+    config = CONFIGS[setting]
+    if (seed, n_docs, setting) not in _IN_MEMORY:
+        _IN_MEMORY[seed, n_docs, setting] = _computed(store, config)
+    in_memory = _IN_MEMORY[seed, n_docs, setting]
+    assert out_of_core_limit(in_memory["counts"][0], limit_bytes) == limit_bytes  # the step spills
+    spilled = _computed(store, config.replace(memory_limit=f"{limit_bytes}B"))
+    _assert_same(spilled, in_memory)
+    assert in_memory["counts"][1] > 0
+
+
+def test_more_units_than_any_piece(tmp_path: Path) -> None:
+    """The bundled sample crawl (3,000 pages) in pieces of a few rows and one pair: thousands of units
+    across hundreds of reads and copies, each pair scored on its own."""
+    plan = SpillPlan.for_limit(parse_memory_limit("64KB"), Config().num_perm)
+    assert (plan.read_rows, plan.copy_rows, plan.verify_pairs, plan.candidates) == (5, 8, 1, 85)
+    with Store(tmp_path / "sample.duckdb") as store:
+        engine.ingest_file(store, engine.SAMPLE_CRAWL, Config(), jobs=1)
+        in_memory = _computed(store, Config())
+        spilled = _computed(store, Config(memory_limit="64KB"))
+    assert in_memory["counts"][0] > 100 * plan.copy_rows
+    assert in_memory["stats"].rejected_exact > 0  # estimates the exact scores overrule
+    _assert_same(spilled, in_memory)
+
+
+@pytest.mark.parametrize("compiled", [True, False])
+def test_sets_past_two_to_the_31_values(tmp_path: Path, compiled: bool) -> None:
+    """Shingle sets that lie past 2**31 values (8 GB) of a file are intersected where they lie: offsets are
+    int64 end to end (a sparse file: only the sets' pages take room)."""
+    far = (1 << 31) + 12_345
+    path = tmp_path / "sets.bin"
+    sets = {0: np.arange(0, 100, dtype=np.uint32), far: np.arange(50, 120, dtype=np.uint32)}
+    sets[far + 70] = np.arange(0, 100, 2, dtype=np.uint32)
+    with open(path, "wb") as f:
+        for at, values in sets.items():
+            f.seek(4 * at)
+            f.write(values.tobytes())
+    values = np.memmap(path, dtype=np.uint32, mode="r")
+    offsets = np.array(list(sets), dtype=np.int64)
+    lens = np.array([len(v) for v in sets.values()], dtype=np.int64)
+    a, b = np.array([0, 0, 1]), np.array([1, 2, 2])
+    assert intersection_sizes(values, lens, a, b, offsets=offsets, compiled=compiled).tolist() == [50, 50, 25]
+
+
+def test_disk_array_reads_what_was_appended(tmp_path: Path) -> None:
+    rng = np.random.default_rng(5)
+    chunks = [rng.integers(0, 2**32, size=(n, 7), dtype=np.uint32) for n in (3, 0, 11, 1)]
+    with SpillDir(tmp_path) as spill:
+        array = spill.array("rows", np.uint32, (7,))
+        for chunk in chunks:
+            array.append(chunk)
+        read = array.read()
+        assert np.array_equal(read, np.concatenate(chunks))
+        array.release()  # the pages leave the resident set; the values are read again from the file
+        assert np.array_equal(read, np.concatenate(chunks))
+        assert spill.bytes_used() == read.nbytes
+        empty = spill.array("none", "S64").read()
+        assert empty.shape == (0,)
+        folder = spill.path
+    assert not folder.exists()
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"), [("2GB", 2 << 30), ("512mb", 512 << 20), ("1.5 GB", 3 << 29), ("100", 100)]
+)
+def test_memory_limit_sizes(text: str, expected: int) -> None:
+    assert parse_memory_limit(text) == expected
+
+
+@pytest.mark.parametrize("text", ["", "lots", "0GB", "150%", "-1GB", "2 PB"])
+def test_memory_limit_refused(text: str) -> None:
+    with pytest.raises(ConfigError, match="memory_limit"):
+        Config(memory_limit=text)
+
+
+def test_out_of_core_where_the_in_memory_peak_would_pass_the_limit() -> None:
+    fits = 1000 * IN_MEMORY_BYTES_PER_UNIT
+    assert out_of_core_limit(1000, fits) is None
+    assert out_of_core_limit(1001, fits) == fits
+    assert out_of_core_limit(10**7, None, machine=24 << 30) == 12 << 30  # half the machine by default
+    assert out_of_core_limit(10**6, None, machine=24 << 30) is None
