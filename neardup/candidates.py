@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import functools
 from collections import deque
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from itertools import combinations
@@ -359,6 +359,71 @@ def _lsh_tables(
         yield _band_groups(sigs[:, band * rows : (band + 1) * rows], keys)
 
 
+def lsh_band_table(signatures: np.ndarray, band: int, rows: int) -> tuple[np.ndarray, np.ndarray]:
+    """(order, run_starts) of one band of the signatures, as `minhash_pairs` groups each band."""
+    sigs = np.ascontiguousarray(signatures)
+    return _band_groups(sigs[:, band * rows : (band + 1) * rows])
+
+
+def verified_band_pairs(
+    signatures: np.ndarray,
+    n_shingles: np.ndarray,
+    table: tuple[np.ndarray, np.ndarray],
+    *,
+    similarity: str,
+    floor: float,
+    min_size_ratio: float,
+    min_shingles: int = 0,
+    bucket_cap: int = BUCKET_CAP,
+    groups: Iterable[tuple[np.ndarray, np.ndarray]] | None = None,
+    release: Callable[[], None] | None = None,
+) -> tuple[CandidateStats, list[tuple[np.ndarray, ...]]]:
+    """The candidates of one LSH band (`table`: `lsh_band_table`), verified with `verify_pairs`: the
+    band's counts, and chunks of (a * n + b with a < b, jaccard estimate, containment estimate) of the
+    pairs at or above `floor`, n the number of signatures. `groups`: the band's runs in groups
+    (`run_groups`, out of core), `release` called after each chunk of pairs is verified."""
+    # In chunks: memory follows the pairs kept, not the (much larger) candidate count. A pair found
+    # in several bands is verified each time (measured: 88% of candidates are distinct pairs).
+    n = len(signatures)
+    band_stats, kept = CandidateStats(tables=1), list[tuple[np.ndarray, ...]]()
+    for group in [table] if groups is None else groups:
+        i, j = pairs_in_runs(*group, bucket_cap, band_stats)
+        codes = np.minimum(i, j) * n + np.maximum(i, j)  # distinct: a document is in one bucket per band
+        band_stats.candidates += len(codes)
+        for lo in range(0, len(codes), VERIFY_CHUNK):
+            chunk = codes[lo : lo + VERIFY_CHUNK]
+            keep, jac, cont = verify_pairs(
+                signatures,
+                n_shingles,
+                chunk // n,
+                chunk % n,
+                similarity=similarity,
+                floor=floor,
+                min_size_ratio=min_size_ratio,
+                min_shingles=min_shingles,
+            )
+            kept.append((chunk[keep], jac[keep], cont[keep]))
+            if release is not None:
+                release()
+    return band_stats, kept
+
+
+def band_counts(table: tuple[np.ndarray, np.ndarray], bucket_cap: int = BUCKET_CAP) -> CandidateStats:
+    """The counts `verified_band_pairs` gives for one band (`table`), without forming its pairs."""
+    order, starts = table
+    stats = CandidateStats(tables=1)
+    if len(order) < 2:
+        return stats
+    sizes = np.diff(np.concatenate((starts, [len(order)]))).astype(np.int64)
+    big = sizes > bucket_cap
+    kept = sizes[(sizes > 1) & ~big]
+    stats.candidates = int((kept * (kept - 1) // 2).sum())
+    stats.largest_bucket = int(sizes.max())
+    stats.capped_buckets = int(big.sum())
+    stats.capped_members = int(sizes[big].sum())
+    return stats
+
+
 def lsh_buckets(signatures: np.ndarray, bands: int, rows: int) -> list[np.ndarray]:
     """The same buckets as datasketch's MinHashLSH (`tests/oracles.py`), computed with a sort per band (numpy)."""
     out = []
@@ -499,31 +564,19 @@ def minhash_pairs(
     sizes = np.asarray(n_shingles, dtype=np.float64)
 
     def band(table: tuple[np.ndarray, np.ndarray]) -> tuple[CandidateStats, list[tuple[np.ndarray, ...]]]:
-        # In chunks: memory follows the pairs kept, not the (much larger) candidate count. A pair found
-        # in several bands is verified each time (measured: 88% of candidates are distinct pairs).
         # Out of core, the band's candidates are made a group of buckets at a time as well.
-        band_stats, kept = CandidateStats(tables=1), list[tuple[np.ndarray, ...]]()
-        groups = [table] if mapped is None else run_groups(*table, mapped.candidates, bucket_cap)
-        for group in groups:
-            i, j = pairs_in_runs(*group, bucket_cap, band_stats)
-            codes = np.minimum(i, j) * n + np.maximum(i, j)  # distinct: a document is in one bucket per band
-            band_stats.candidates += len(codes)
-            for lo in range(0, len(codes), VERIFY_CHUNK):
-                chunk = codes[lo : lo + VERIFY_CHUNK]
-                keep, jac, cont = verify_pairs(
-                    sigs,
-                    sizes,
-                    chunk // n,
-                    chunk % n,
-                    similarity=similarity,
-                    floor=floor,
-                    min_size_ratio=min_size_ratio,
-                    min_shingles=min_shingles,
-                )
-                kept.append((chunk[keep], jac[keep], cont[keep]))
-                if mapped is not None:
-                    mapped.release()
-        return band_stats, kept
+        return verified_band_pairs(
+            sigs,
+            sizes,
+            table,
+            similarity=similarity,
+            floor=floor,
+            min_size_ratio=min_size_ratio,
+            min_shingles=min_shingles,
+            bucket_cap=bucket_cap,
+            groups=None if mapped is None else run_groups(*table, mapped.candidates, bucket_cap),
+            release=None if mapped is None else mapped.release,
+        )
 
     # numpy releases the GIL in the sorts, gathers and compares: threads share the signatures.
     kept: list[tuple[np.ndarray, ...]] = []

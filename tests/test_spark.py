@@ -290,9 +290,12 @@ def test_simhash_bucket_cap_matches_local(
 
 
 @pytest.mark.parametrize("partial_copies", [False, True])
-def test_minhash_join_path_and_cap_match_local(
-    session: object, local: Store, monkeypatch: pytest.MonkeyPatch, partial_copies: bool
+@pytest.mark.parametrize("path", ["bands in tasks", "join"])
+def test_minhash_paths_and_cap_match_local(
+    session: object, local: Store, monkeypatch: pytest.MonkeyPatch, partial_copies: bool, path: str
 ) -> None:
+    """Both ways to the MinHash pairs: each band grouped and verified in a task over the broadcast
+    signatures, and (signatures too large to broadcast) buckets by groupBy verified after a join."""
     from neardup.candidates import minhash_pairs
     from neardup.spark import pairs as spark_pairs
 
@@ -300,7 +303,8 @@ def test_minhash_join_path_and_cap_match_local(
     frame, units = _units_frame(session, local, config)
     sigs = np.frombuffer(b"".join(units["minhash"]), dtype=np.uint32).reshape(len(units), -1)
     monkeypatch.setattr(spark_pairs, "BUCKET_CAP", 2)
-    monkeypatch.setattr(spark_pairs, "BROADCAST_SIGNATURES_BYTES", 0)  # the shuffle-join verification
+    if path == "join":
+        monkeypatch.setattr(spark_pairs, "BROADCAST_SIGNATURES_BYTES", 0)
     pairs, stats = spark_pairs.minhash_pairs(session, frame, len(units), config)
     a, b, jac, cont, want = minhash_pairs(
         sigs,

@@ -27,10 +27,12 @@ from ..candidates import (
     cross_pairs,
     exact_scores,
     intersection_sizes,
+    lsh_band_table,
     pairs_in_runs,
     score_estimates,
     size_class_keys,
     size_classes,
+    verified_band_pairs,
 )
 from ..clusters import pick_representatives
 from ..config import Config
@@ -350,7 +352,13 @@ def urls_under_rules(batch: pa.RecordBatch, rules: Sequence[UrlRule]) -> Iterato
 
 # --- fingerprints and candidate pairs -----------------------------------------------------------
 def unit_fingerprints(batch: pa.RecordBatch, config: Config) -> Iterator[pa.RecordBatch]:
-    """Fingerprints of unit texts with the local engine's `fingerprint_batch`."""
+    """Fingerprints of unit texts with the local engine's `fingerprint_batch`, once per exact key of the
+    batch (the first row of each)."""
+    first: dict[str, int] = {}
+    for i, key in enumerate(batch.column("exact_key").to_pylist()):
+        first.setdefault(key, i)
+    if len(first) < batch.num_rows:
+        batch = batch.take(pa.array(list(first.values())))
     sizes, fps = fingerprint_batch((batch.column("text").to_pylist(), config))
     cols = [batch.column("unit_id").cast(pa.int32()), batch.column("exact_key"), pa.array(sizes, pa.int32())]
     if config.method == "simhash":
@@ -413,6 +421,38 @@ def lsh_bucket_pairs(batch: pa.RecordBatch) -> Iterator[pa.RecordBatch]:
     flat, i, j = _bucket_pairs(batch.column("members"))
     units = flat.to_numpy(zero_copy_only=False).astype(np.int64)
     yield from _pair_ids(units[i], units[j])
+
+
+def lsh_band_estimates(
+    batch: pa.RecordBatch, config: Config, shared: Any, rows: int, bucket_cap: int
+) -> Iterator[pa.RecordBatch]:
+    """The pairs of the LSH bands in column `band` that pass the estimates, as `candidates.minhash_pairs`
+    finds and verifies each band's (`candidates.verified_band_pairs`), over the broadcast (signature
+    matrix, sizes) indexed by unit id: the band keys never leave the task."""
+    matrix, sizes = shared.value
+    n = len(matrix)
+    for band in batch.column("band").to_pylist():
+        _, kept = verified_band_pairs(
+            matrix,
+            sizes,
+            lsh_band_table(matrix, band, rows),
+            similarity=config.similarity,
+            floor=config.minhash_floor,
+            min_size_ratio=config.min_size_ratio,
+            min_shingles=config.min_contained_shingles,
+            bucket_cap=bucket_cap,
+        )
+        for codes, jac, cont in kept:
+            if len(codes):
+                yield pa.RecordBatch.from_arrays(
+                    [
+                        pa.array((codes // n).astype(np.int32)),
+                        pa.array((codes % n).astype(np.int32)),
+                        pa.array(jac),
+                        pa.array(cont),
+                    ],
+                    schema=PAIR_EST,
+                )
 
 
 def size_class_entries(

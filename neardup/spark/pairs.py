@@ -14,8 +14,10 @@ from ..candidates import (
     BUCKET_CAP,
     CandidateStats,
     add_size_class_pass,
+    band_counts,
     block_masks,
     choose_r,
+    lsh_band_table,
     lsh_params,
     lsh_threshold,
     partial_copy_ratio,
@@ -31,6 +33,8 @@ if TYPE_CHECKING:
 
 # MinHash verification broadcasts the signature matrix up to this size (else a shuffle join per pair).
 BROADCAST_SIGNATURES_BYTES = 512 << 20
+# Exact verification joins the pages' texts to a broadcast of the paired units' keys up to this many.
+BROADCAST_PAIRED_UNITS = 2_000_000
 
 
 def signed64(x: int) -> int:
@@ -192,6 +196,9 @@ def minhash_pairs(
         lsh_threshold(config.minhash_floor, config.similarity, config.min_size_ratio), config.num_perm
     )
     stats.lsh_bands, stats.lsh_rows = bands, rows
+    fits = n * config.num_perm * 4 <= BROADCAST_SIGNATURES_BYTES
+    if fits and touching is None:
+        return _estimated(banded_in_tasks(spark, units, n, config, bands, rows, stats)), stats
     band_df = F.broadcast(
         spark.createDataFrame([(b, b * rows * 4 + 1) for b in range(bands)], "band int, pos int")
     )
@@ -205,22 +212,14 @@ def minhash_pairs(
     if config.searches_partial_copies:
         cands = cands.unionByName(size_class_candidates(units, config, stats, touching=touching))
     stats.warn_capped("LSH", BUCKET_CAP)  # the one index's buckets, as locally
-    sig = units.select("unit_id", "minhash", "n_shingles")
-    if n * config.num_perm * 4 <= BROADCAST_SIGNATURES_BYTES:
-        # The signature matrix fits every worker: each bucket task verifies its pairs against a broadcast
-        # copy, as the local engine verifies each band's, and only the pairs kept (under 1% of the
-        # candidates on the bench crawl) are shuffled to drop the ones found in several bands.
-        table = to_arrow(sig)
-        ids = table.column("unit_id").to_numpy().astype(np.int64)
-        matrix = np.empty((n, config.num_perm), np.uint32)
-        matrix[ids] = signatures(table.column("minhash").to_pylist(), config.num_perm)
-        set_sizes = np.zeros(n, np.int32)
-        set_sizes[ids] = table.column("n_shingles").to_numpy()
-        shared = spark.sparkContext.broadcast((matrix, set_sizes))
-        verify = per_batch(arrow.minhash_estimates, config, shared)
+    if fits:
+        # Each bucket task verifies its pairs against a broadcast copy of the signatures, and only the
+        # pairs kept are shuffled to drop the ones found in several bands.
+        verify = per_batch(arrow.minhash_estimates, config, broadcast_signatures(spark, units, n, config))
         kept = pairs_touching(cands.mapInArrow(verify, ddl(arrow.PAIR_EST)), touching)
         return _estimated(kept.dropDuplicates(["a", "b"])), stats
     cands = pairs_touching(cands, touching).dropDuplicates(["a", "b"])
+    sig = units.select("unit_id", "minhash", "n_shingles")
     sa = sig.select(
         F.col("unit_id").alias("a"), F.col("minhash").alias("sig_a"), F.col("n_shingles").alias("n_a")
     )
@@ -230,6 +229,51 @@ def minhash_pairs(
     joined = cands.join(sa, "a").join(sb, "b").select("a", "b", "sig_a", "sig_b", "n_a", "n_b")
     verify = per_batch(arrow.minhash_estimates, config)
     return _estimated(joined.mapInArrow(verify, ddl(arrow.PAIR_EST))), stats
+
+
+def broadcast_signatures(spark: SparkSession, units: DataFrame, n: int, config: Config) -> Any:
+    """The units' signature matrix and shingle counts, indexed by unit id, as a broadcast variable."""
+    table = to_arrow(units.select("unit_id", "minhash", "n_shingles"))
+    ids = table.column("unit_id").to_numpy().astype(np.int64)
+    matrix = np.empty((n, config.num_perm), np.uint32)
+    matrix[ids] = signatures(table.column("minhash").to_pylist(), config.num_perm)
+    set_sizes = np.zeros(n, np.float64)
+    set_sizes[ids] = table.column("n_shingles").to_numpy()
+    return spark.sparkContext.broadcast((matrix, set_sizes))
+
+
+def banded_in_tasks(
+    spark: SparkSession,
+    units: DataFrame,
+    n: int,
+    config: Config,
+    bands: int,
+    rows: int,
+    stats: CandidateStats,
+) -> DataFrame:
+    """The LSH pairs (a, b, jaccard, containment) at or above the floor, when the signature matrix fits
+    every worker: one task per band groups, pairs and verifies the band's rows of the broadcast matrix as
+    the local engine does (`arrow.lsh_band_estimates`), and only the pairs kept are shuffled, to drop the
+    ones found in several bands. The bucket counts go into `stats`, from the driver's copy."""
+    from pyspark.sql import functions as F
+
+    shared = broadcast_signatures(spark, units, n, config)
+    matrix = shared.value[0]
+    for band in range(bands):
+        stats.merge(band_counts(lsh_band_table(matrix, band, rows), BUCKET_CAP))
+    found = (
+        spark.range(bands, numPartitions=bands)
+        .select(F.col("id").cast("int").alias("band"))
+        .mapInArrow(
+            per_batch(arrow.lsh_band_estimates, config, shared, rows, BUCKET_CAP), ddl(arrow.PAIR_EST)
+        )
+    )
+    if config.searches_partial_copies:
+        cands = size_class_candidates(units, config, stats)
+        verify = per_batch(arrow.minhash_estimates, config, shared)
+        found = found.unionByName(cands.mapInArrow(verify, ddl(arrow.PAIR_EST)))
+    stats.warn_capped("LSH", BUCKET_CAP)  # the one index's buckets, as locally
+    return found.dropDuplicates(["a", "b"])
 
 
 def size_class_candidates(
@@ -281,17 +325,27 @@ def size_class_candidates(
 
 
 def exact_pairs(
-    spark: SparkSession, pairs: DataFrame, content: DataFrame, units: DataFrame, config: Config, work: str
+    spark: SparkSession,
+    pairs: DataFrame,
+    n_pairs: int,
+    content: DataFrame,
+    units: DataFrame,
+    config: Config,
+    work: str,
 ) -> DataFrame:
-    """MinHash pairs re-scored with exact shingle-set Jaccard and containment (config.verify == "exact"):
-    each unit in a pair is tokenized once (the sets are written out, then read by both joins)."""
+    """The `n_pairs` MinHash `pairs` re-scored with exact shingle-set Jaccard and containment
+    (config.verify == "exact"): each unit in a pair is tokenized once (the sets are written out, then
+    read by both joins)."""
     from pyspark.sql import functions as F
 
     ids = (
         pairs.select(F.col("a").alias("unit_id")).union(pairs.select(F.col("b").alias("unit_id"))).distinct()
     )
-    # only the paired units' texts reach the groupBy (an exact_key is one text)
+    # only the paired units' texts reach the groupBy (an exact_key is one text), and with few pairs the
+    # other pages' texts are not shuffled for the join either
     wanted = units.select("exact_key", "unit_id").join(ids, "unit_id")
+    if 2 * n_pairs <= BROADCAST_PAIRED_UNITS:
+        wanted = F.broadcast(wanted)
     texts = (
         content.select("exact_key", "text")
         .join(wanted, "exact_key")

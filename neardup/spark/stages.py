@@ -36,6 +36,10 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
 
+# Duplicate records are dropped from the pages by a broadcast anti-join up to this many (8 bytes each).
+BROADCAST_DUPLICATES = 10_000_000
+
+
 @dataclass(slots=True)
 class Previous:
     """An earlier run's output, read lazily from its Parquet."""
@@ -265,7 +269,11 @@ def number_pages(
             ),
         ).alias("reason"),
     )
-    pages = pages.join(dups.select("page_id"), "page_id", "left_anti")
+    dup_counts = dups.groupBy("source_id").count().collect()
+    dropped = dups.select("page_id")
+    if sum(n for _, n in dup_counts) <= BROADCAST_DUPLICATES:
+        dropped = F.broadcast(dropped)  # the pages (and their texts) stay where they were read
+    pages = pages.join(dropped, "page_id", "left_anti")
     pages.write.mode("overwrite").parquet(f"{work}/pages")
     pages = spark.read.parquet(f"{work}/pages")
     path_of = spark.createDataFrame(
@@ -277,7 +285,7 @@ def number_pages(
     errors.select("source_id", "source", "line", "kind", "reason").orderBy("source_id", "line").write.mode(
         "overwrite"
     ).parquet(f"{out}/errors")
-    for sid, n in dups.groupBy("source_id").count().collect():
+    for sid, n in dup_counts:
         s = sources[sid - 1 - first_source]
         s["n_loaded"] -= n
         s["n_errors"] += n
@@ -343,12 +351,20 @@ def fingerprint_units(pages: DataFrame, config: Config, out: str, work: str) -> 
     content = pages.filter(F.col("degenerate").isNull())
     if config.url_rules:
         content = apply_url_rules(content, config, work)
-    unit_texts = content.groupBy("exact_key").agg(F.any_value("text").alias("text"))
-    numbered = dense_index(unit_texts, ["exact_key"], "unit_id")
+    # Each content page's text is fingerprinted in the task that read it (a text once per batch), so
+    # the texts never cross a shuffle: the units are grouped and numbered on their keys and fingerprints
+    # (~0.6 KB a unit against the text's few KB), at the cost of fingerprinting an exact copy in another
+    # batch again (5% of the bench crawl's content pages).
     unit_schema = arrow.UNIT_SIMHASH if config.method == "simhash" else arrow.UNIT_MINHASH
-    numbered.select("unit_id", "exact_key", "text").mapInArrow(
+    fp_cols = unit_schema.names[2:]
+    fps = content.select(F.lit(-1).cast("int").alias("unit_id"), "exact_key", "text").mapInArrow(
         per_batch(arrow.unit_fingerprints, config), ddl(unit_schema)
-    ).write.mode("overwrite").parquet(f"{out}/units")
+    )
+    per_key = fps.groupBy("exact_key").agg(*(F.any_value(c).alias(c) for c in fp_cols))
+    numbered = dense_index(per_key, ["exact_key"], "unit_id")
+    numbered.select(F.col("unit_id").cast("int").alias("unit_id"), "exact_key", *fp_cols).write.mode(
+        "overwrite"
+    ).parquet(f"{out}/units")
     numbered.unpersist()
     units = spark.read.parquet(f"{out}/units")
     page_unit = content.select("page_id", "exact_key", "canonical_url").join(
@@ -371,7 +387,7 @@ def verified_pairs(
         pairs.write.mode("overwrite").parquet(f"{work}/pairs_estimated")
         pairs = spark.read.parquet(f"{work}/pairs_estimated")
         stats.verified_exact = pairs.count()
-        pairs = exact_pairs(spark, pairs, units.content, units.units, config, work)
+        pairs = exact_pairs(spark, pairs, stats.verified_exact, units.content, units.units, config, work)
     return pairs, stats
 
 
