@@ -292,12 +292,26 @@ def similarity_to(
     SimHash fingerprints; "minhash estimate", from the signatures (and, for containment, the shingle
     counts and the size guard) for units that are not a stored pair (joined through other units).
     """
-    ua, ub = np.asarray(units_a, dtype=np.int64), np.asarray(units_b, dtype=np.int64)
-    same = ua == ub
-    sim = np.where(same, 0.0 if config.method == "simhash" else 1.0, np.nan)
-    source = np.where(same, "same text", "").astype(object)
+    sim, source = _similarities(fp, units_a, units_b, config)
+    return sim, _SOURCES[source]
 
-    lo, hi = np.minimum(ua, ub), np.maximum(ua, ub)
+
+_SOURCES = np.array(["same text", "stored pair", "fingerprints", "minhash estimate"], dtype=object)
+
+
+def _similarities(
+    fp: Fingerprints, units_a: np.ndarray, units_b: np.ndarray, config: Config
+) -> tuple[np.ndarray, np.ndarray]:
+    """`similarity_to` with the source as an index into `_SOURCES`: only the pairs of two texts are looked
+    up (most pages of a crawl are their cluster's representative or its exact copy)."""
+    ua, ub = np.asarray(units_a, dtype=np.int64), np.asarray(units_b, dtype=np.int64)
+    sim = np.full(len(ua), 0.0 if config.method == "simhash" else 1.0)
+    source = np.zeros(len(ua), dtype=np.int64)
+    other = np.flatnonzero(ua != ub)
+    if not len(other):
+        return sim, source
+    oa, ob = ua[other], ub[other]
+    lo, hi = np.minimum(oa, ob), np.maximum(oa, ob)
     if fp.pair_index is None:
         stored = fp.pairs["a"].astype(np.int64) * fp.n_units + fp.pairs["b"].astype(np.int64)
         order = np.argsort(stored, kind="stable")
@@ -305,18 +319,17 @@ def similarity_to(
     stored_sorted, order = fp.pair_index
     want = lo * fp.n_units + hi
     found = np.zeros(len(want), dtype=bool)
-    if len(stored_sorted) and len(want):
+    if len(stored_sorted):
         pos = np.minimum(np.searchsorted(stored_sorted, want), len(order) - 1)
-        found = ~same & (stored_sorted[pos] == want)
-        sim[found] = pair_scores(fp, config)[order[pos[found]]]
-    source[found] = "stored pair"
-
-    rest = ~same & ~found
-    if rest.any():
+        found = stored_sorted[pos] == want
+        sim[other[found]] = scores_of_pairs(fp.pairs, config)[order[pos[found]]]
+        source[other[found]] = 1
+    rest = other[~found]
+    if len(rest):
         if config.method == "simhash":
             assert fp.simhash is not None
             sim[rest] = hamming_many(fp.simhash[ua[rest]], fp.simhash[ub[rest]])
-            source[rest] = "fingerprints"
+            source[rest] = 2
         else:
             assert fp.minhash is not None
             est = estimate_jaccard(fp.minhash[ua[rest]], fp.minhash[ub[rest]])
@@ -325,7 +338,7 @@ def similarity_to(
                 inter = est * (na + nb) / (1.0 + est)  # |A n B| from the Jaccard estimate and the set sizes
                 est = exact_scores(inter, na, nb, config.min_size_ratio, config.min_contained_shingles)[1]
             sim[rest] = est
-            source[rest] = "minhash estimate"
+            source[rest] = 3
     return sim, source
 
 
@@ -362,22 +375,33 @@ def number_clusters(fp: Fingerprints, keep: np.ndarray) -> ClusterNumbering:
     unit, page_id = fp.arrays["unit"], fp.arrays["page_id"]
     idx = np.flatnonzero(unit >= 0)
     unit_comp = components(fp.n_units, fp.pairs["a"][keep], fp.pairs["b"][keep])
-    # Components with content pages, numbered compactly (bincount: no sort).
     comp_of = unit_comp[unit[idx]]
-    counts_all = np.bincount(comp_of, minlength=int(unit_comp.max(initial=-1)) + 1)
-    present = np.flatnonzero(counts_all)
-    compact = np.full(len(counts_all), -1, dtype=np.int64)
-    compact[present] = np.arange(len(present))
-    inverse, counts = compact[comp_of], counts_all[present]
-    first_page = np.full(len(present), np.iinfo(np.int64).max)
-    np.minimum.at(first_page, inverse, page_id[idx])
-    rank = np.empty(len(present), dtype=np.int64)
-    rank[np.lexsort((first_page, -counts))] = np.arange(1, len(present) + 1)
+    ids = page_id[idx]
+    rank: np.ndarray
+    if len(ids) < 2 or bool((ids[1:] > ids[:-1]).all()):
+        # Pages in page order (the store's): components numbered by first appearance are in order of
+        # their first page, so a stable sort by size alone ranks them (no lexsort of two keys).
+        inverse, _ = pd.factorize(comp_of)
+        inverse = inverse.astype(np.int64)
+        counts = np.bincount(inverse)
+        rank = np.empty(len(counts), dtype=np.int64)
+        rank[np.argsort(-counts, kind="stable")] = np.arange(1, len(counts) + 1)
+    else:
+        # Components with content pages, numbered compactly (bincount: no sort).
+        counts_all = np.bincount(comp_of, minlength=int(unit_comp.max(initial=-1)) + 1)
+        present = np.flatnonzero(counts_all)
+        compact = np.full(len(counts_all), -1, dtype=np.int64)
+        compact[present] = np.arange(len(present))
+        inverse, counts = compact[comp_of], counts_all[present]
+        first_page = np.full(len(present), np.iinfo(np.int64).max)
+        np.minimum.at(first_page, inverse, ids)
+        rank = np.empty(len(present), dtype=np.int64)
+        rank[np.lexsort((first_page, -counts))] = np.arange(1, len(present) + 1)
     cluster = np.zeros(len(unit), dtype=np.int64)
     cluster[idx] = rank[inverse]
     size = np.zeros(len(unit), dtype=np.int64)
     size[idx] = counts[inverse]
-    sizes = np.empty(len(present), dtype=np.int64)
+    sizes = np.empty(len(counts), dtype=np.int64)
     sizes[rank - 1] = counts
     return ClusterNumbering(cluster, size, sizes)
 
@@ -461,7 +485,7 @@ def analyze(fp: Fingerprints, config: Config) -> Analysis:
     is_rep = rep == np.arange(len(unit))
     # Similarity to the representative, in the threshold's unit.
     sim = np.full(len(unit), np.nan)
-    sim[idx] = similarity_to(fp, unit[idx], unit[rep[idx]], config)[0]
+    sim[idx] = _similarities(fp, unit[idx], unit[rep[idx]], config)[0]
 
     na_int = ~content
     # Taken from the string columns, not built from Python objects: a threshold move on a large crawl

@@ -16,9 +16,10 @@ variant the clustering missed counts against its rule.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections import OrderedDict, defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypedDict
 
@@ -28,6 +29,14 @@ import pandas as pd
 from .url_images import BaseParts, image_codes
 from .url_keys import key_texts, trap_patterns, url_keys_many
 from .urls import UrlKey, UrlRule, UrlRuleDict, apply_rules_to_key, bare_host, url_key
+
+# progress(stage, done, total), as the engine's stages report (rules is a leaf: it imports no stage).
+Progress = Callable[[str, int, int], None]
+
+
+def _no_progress(stage: str, done: int, total: int) -> None:
+    pass
+
 
 MIN_PRECISION = 0.95
 MIN_SUPPORT_PAIRS = 2
@@ -109,6 +118,13 @@ class LearnedRules:
         return df
 
 
+@functools.lru_cache(maxsize=65536)
+def _rule(host: str, kind: str, name: str = "") -> UrlRule:
+    """`UrlRule(host, kind, name)`, made (and checked) once: the URL pairs of a crawl's clusters propose the
+    same few rules over and over."""
+    return UrlRule(host, kind, name)
+
+
 def _diff(u: UrlKey, v: UrlKey) -> list[UrlRule] | None:
     """The rules that together map `u` and `v` onto one URL, or None when their difference is of no rule kind."""
     out: list[UrlRule] = []
@@ -118,7 +134,7 @@ def _diff(u: UrlKey, v: UrlKey) -> list[UrlRule] | None:
         label = long[: len(long) - len(short)]
         if not long.endswith("." + short) or not _SPLIT_LABEL.match(label):
             return None
-        out.append(UrlRule(short, "host_alias", label))
+        out.append(_rule(short, "host_alias", label))
         host = short
     if u.path != v.path:
         rule = _path_diff(host, u.path, v.path) or _path_diff(host, v.path, u.path)
@@ -130,52 +146,62 @@ def _diff(u: UrlKey, v: UrlKey) -> list[UrlRule] | None:
         extra = {k for k, _ in long_q} - {k for k, _ in short_q}
         if not extra or tuple(kv for kv in long_q if kv[0] not in extra) != short_q:
             return None
-        out += [UrlRule(host, "drop_param", k) for k in sorted(extra)]
+        out += [_rule(host, "drop_param", k) for k in sorted(extra)]
     return out
 
 
 def _path_diff(host: str, long: str, short: str) -> UrlRule | None:
     if long.lower() == short.lower():
-        return UrlRule(host, "fold_case")
+        return _rule(host, "fold_case")
     params = re.findall(r";([A-Za-z0-9_.-]+)=[^/;]*", long)
     if params and re.sub(r";[A-Za-z0-9_.-]+=[^/;]*", "", long) == short and len(set(params)) == 1:
-        return UrlRule(host, "drop_path_param", params[0])
+        return _rule(host, "drop_path_param", params[0])
     a, b = long.split("/"), short.split("/")
     if len(a) != len(b) + 1:
         return None
     for i, seg in enumerate(a):
         if a[:i] + a[i + 1 :] == b and seg:
-            return UrlRule(host, "drop_segment", seg)
+            return _rule(host, "drop_segment", seg)
     return None
 
 
 def _proposed_rules(keys: Sequence[UrlKey]) -> frozenset[UrlRule]:
     """The rules the URL differences of one cluster's URLs propose."""
     found: set[UrlRule] = set()
-    ordered = sorted(set(keys), key=UrlKey.text)
+    ordered = list(dict.fromkeys(keys))  # `_diff` is symmetric: any order proposes the same rules
     for i, u in enumerate(ordered):
         for v in ordered[i + 1 :]:
             found.update(_diff(u, v) or ())
     return frozenset(found)
 
 
-def candidate_rules(pages: pd.DataFrame, table: UrlTable | None = None) -> set[UrlRule]:
+def candidate_rules(
+    pages: pd.DataFrame, table: UrlTable | None = None, cluster: np.ndarray | None = None
+) -> set[UrlRule]:
     """Rules proposed by the URL differences inside each duplicate cluster (`url`, `cluster_id`; with
     `table`, the pages' `url_table`, whose parsed URLs are used and which keeps what each cluster's URLs
-    propose: a threshold move only compares the URLs of the clusters it changed)."""
+    propose: a threshold move only compares the URLs of the clusters it changed; `cluster`, the pages'
+    clusters in the table's order, `table.cluster_of(pages)`, where already read)."""
     found: set[UrlRule] = set()
     if table is None:
         dup = pages[pages["cluster_id"].notna() & (pages["cluster_size"] > 1)]
         for urls in dup.groupby("cluster_id")["url"].unique():
             found |= _proposed_rules([k for k in map(url_key, urls[:MAX_URLS_PER_CLUSTER]) if k is not None])
         return found
-    cluster = table.cluster_of(pages)
+    cluster = table.cluster_of(pages) if cluster is None else cluster
     on = np.flatnonzero(cluster >= 0)
-    raws = pd.DataFrame({"cluster": cluster[on], "raw": table.raw[on]}).drop_duplicates()
-    raws = raws[raws.groupby("cluster")["raw"].transform("size") > 1]
-    raws = raws[raws.groupby("cluster").cumcount() < MAX_URLS_PER_CLUSTER]
-    order = np.argsort(raws["cluster"].to_numpy(), kind="stable")
-    cl, raw = raws["cluster"].to_numpy()[order], raws["raw"].to_numpy()[order]
+    on = on[np.bincount(cluster[on])[cluster[on]] > 1]  # a cluster of one page has one URL
+    # Each cluster's distinct fetched URLs in page order (at most MAX_URLS_PER_CLUSTER), grouped by cluster.
+    n_raw = max(len(table.raw_keys), 1)
+    distinct = pd.unique(cluster[on] * n_raw + table.raw[on])
+    cl, raw = distinct // n_raw, distinct % n_raw
+    many = np.bincount(cl)[cl] > 1
+    cl, raw = cl[many], raw[many]
+    order = np.argsort(cl, kind="stable")
+    cl, raw = cl[order], raw[order]
+    starts = np.flatnonzero(np.r_[True, cl[1:] != cl[:-1]]) if len(cl) else np.empty(0, dtype=np.int64)
+    rank = np.arange(len(cl)) - np.repeat(starts, np.diff(np.r_[starts, len(cl)]))
+    cl, raw = cl[rank < MAX_URLS_PER_CLUSTER], raw[rank < MAX_URLS_PER_CLUSTER]
     memo, seen = table._proposed, set()
     ends = [*(np.flatnonzero(np.diff(cl)) + 1).tolist(), len(cl)] if len(cl) else []
     raw_codes = raw.tolist()
@@ -218,6 +244,8 @@ class UrlTable:
         default_factory=OrderedDict
     )
     _saved: dict[tuple[frozenset[UrlRule], tuple[str, ...]], int] = field(default_factory=dict)
+    # Per host family (`family`): its pages' base URL codes factorized (codes, distinct base codes).
+    _family_bases: dict[tuple[str, ...], tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)
     # Per rule and its host's rules: the pages it merges (`merging`), for the content pages `_content`.
     _merging: dict[tuple[UrlRule, frozenset[UrlRule]], _Merging] = field(default_factory=dict)
     _content: np.ndarray | None = None
@@ -225,6 +253,7 @@ class UrlTable:
     _proposed: dict[tuple[int, ...], frozenset[UrlRule]] = field(default_factory=dict)
     # The base URL keys as integer codes (`url_images.BaseParts`), made at the first rule set measured.
     _parts: BaseParts | None = None
+    _traps: _TrapFamilies | None = None
 
     def family(self, rules: Sequence[UrlRule], host: str) -> tuple[str, ...]:
         """The bare hosts of the pages a rule of `host` can touch: the host and its aliases among `rules`."""
@@ -235,11 +264,19 @@ class UrlTable:
 
     def positions(self, names: tuple[str, ...]) -> np.ndarray:
         parts = [self.by_host[n] for n in names]
+        if len(parts) == 1:  # a host's positions are ascending
+            return parts[0]
         return np.sort(np.concatenate(parts)) if parts else np.empty(0, dtype=np.int64)
 
     def url(self, position: int) -> str:
         """The base URL text of the page at `position` (a page's URL as rule learning compares it)."""
         return key_texts([self.base_keys[self.base[position]]])[0]
+
+    def trap_families(self, min_urls: int) -> _TrapFamilies:
+        """The crawl-trap families of `min_urls` distinct URLs or more and their pages, kept."""
+        if self._traps is None or self._traps.min_urls != min_urls:
+            self._traps = _trap_families(self, min_urls)
+        return self._traps
 
     def images_of(self, rules: Sequence[UrlRule], names: tuple[str, ...]) -> np.ndarray:
         """`images(rules, positions(names))`, kept for the next call with the same rules and hosts (the
@@ -248,7 +285,12 @@ class UrlTable:
         if (found := self._images.get(key)) is not None:
             self._images.move_to_end(key)
             return found
-        image = self._images[key] = self.images(rules, self.positions(names))
+        if (family := self._family_bases.get(names)) is None:
+            family = self._family_bases[names] = pd.factorize(self.base[self.positions(names)])
+        if self._parts is None:
+            self._parts = BaseParts.of(self.base_keys)
+        inverse, distinct = family
+        image = self._images[key] = image_codes(self._parts, distinct, rules)[inverse]
         budget = IMAGE_CACHE_PAGES * max(len(self.base), 1)
         while len(self._images) > 1 and sum(len(v) for v in self._images.values()) > budget:
             self._images.popitem(last=False)
@@ -271,19 +313,20 @@ class UrlTable:
         with_rule, without = self.images_of(mine, names), self.images_of(others, names)
         on = content[where]
         img, pre, pos = with_rule[on], without[on], where[on]
-        # Only rewritten URLs that the rule gives two or more URLs of before matter.
-        width = int(pre.max(initial=-1)) + 1
-        img_pre = img * width + pre
-        pre_per_img = np.bincount(np.unique(img_pre) // max(width, 1), minlength=int(img.max(initial=-1)) + 1)
+        # Only rewritten URLs that the rule gives two or more URLs of before matter. The image codes are
+        # dense (0..k-1): counted with bincount.
+        width = max(int(pre.max(initial=-1)) + 1, 1)
+        ip_all, ip_values = pd.factorize(img * width + pre)
+        pre_per_img = np.bincount(ip_values // width, minlength=int(img.max(initial=-1)) + 1)
         keep = pre_per_img[img] > 1 if len(img) else np.zeros(0, dtype=bool)
-        img, pre, pos, img_pre = img[keep], pre[keep], pos[keep], img_pre[keep]
+        img, pre, pos = img[keep], pre[keep], pos[keep]
+        ip_code = pd.factorize(ip_all[keep])[0].astype(np.int64)
         found = self._merging[key] = _Merging(
             pos=pos,
             img=img,
             pre=pre,
-            img_pre=img_pre,
-            ip_code=np.unique(img_pre, return_inverse=True)[1].reshape(-1),
-            merged=_pairs(img) - _pairs(img_pre),
+            ip_code=ip_code,
+            merged=_dense_pairs(img) - _dense_pairs(ip_code),
             saved=self.saved_of(mine, names) - self.saved_of(others, names),
         )
         return found
@@ -304,10 +347,10 @@ class UrlTable:
         base = self.base if where is None else self.base[where]
         if not len(base):
             return np.empty(0, dtype=np.int64)
-        distinct, inverse = np.unique(base, return_inverse=True)
+        inverse, distinct = pd.factorize(base)
         if self._parts is None:
             self._parts = BaseParts.of(self.base_keys)
-        return image_codes(self._parts, self.base_keys, distinct, rules)[inverse.reshape(-1)]
+        return image_codes(self._parts, distinct, rules)[inverse]
 
     def cluster_of(self, pages: pd.DataFrame) -> np.ndarray:
         """The pages' `cluster_id` in this table's page order (-1 where none); `pages` must be the pages the
@@ -326,19 +369,27 @@ class _Merging:
     pos: np.ndarray  # page positions
     img: np.ndarray  # code of the URL rewritten with the rule
     pre: np.ndarray  # code of the URL rewritten without it
-    img_pre: np.ndarray  # (img, pre) as one code
     ip_code: np.ndarray  # (img, pre) numbered 0..k-1
     merged: int  # URL pairs the rule merges
     saved: int  # fetches it saves
 
 
-def url_table(pages: pd.DataFrame) -> UrlTable:
+def url_table(pages: pd.DataFrame, *, progress: Progress = _no_progress) -> UrlTable:
     """The `UrlTable` of pages with `url` and `page_id` (e.g. `Fingerprints.pages`): what rule learning
-    needs that no threshold changes, each distinct URL parsed once."""
+    needs that no threshold changes, each distinct URL parsed once. `progress(stage, done, total)` is
+    told of each of its steps."""
+    steps = iter(range(5))
+
+    def step() -> None:
+        progress("parsing the crawl's URLs", next(steps), 4)
+
+    step()
+
     order = np.argsort(pages["page_id"].to_numpy(dtype=np.int64), kind="stable")
     raw = pages["url"].to_numpy(dtype=object)[order]
     raw_codes, raw_urls = pd.factorize(pd.Series(raw, dtype=object))
     parsed = url_keys_many(raw_urls)
+    step()
     raw_keys = [k or UrlKey("", "", url, ()) for k, url in zip(parsed, raw_urls, strict=True)]
     raw_texts = np.asarray(key_texts(raw_keys), dtype=object)
     text_codes, texts = pd.factorize(pd.Series(raw_texts, dtype=object))
@@ -346,20 +397,38 @@ def url_table(pages: pd.DataFrame) -> UrlTable:
     for key, code in zip(raw_keys, text_codes, strict=True):
         base_keys[code] = key
     base = text_codes[raw_codes].astype(np.int64)
+    step()
     host_codes, host_names = pd.factorize(pd.Series([k.host for k in raw_keys], dtype=object))
-    raw_hosts = np.asarray([bare_host(h) for h in host_names], dtype=object)[host_codes]
+    bare_codes, bare_names = pd.factorize(np.asarray([bare_host(h) for h in host_names], dtype=object))
+    raw_hosts = np.asarray(bare_names, dtype=object)[bare_codes][host_codes]
     hosts = raw_hosts[raw_codes] if len(raw_codes) else np.empty(0, dtype=object)
-    codes, names = pd.factorize(pd.Series(hosts, dtype=object))
+    codes = bare_codes[host_codes][raw_codes] if len(raw_codes) else np.empty(0, dtype=np.int64)
     by_host_order = np.argsort(codes, kind="stable")
     split = np.split(by_host_order, np.flatnonzero(np.diff(codes[by_host_order])) + 1) if len(codes) else []
-    by_host = {str(names[codes[part[0]]]): part for part in split}
+    by_host = {str(bare_names[codes[part[0]]]): part for part in split}
+    step()
+    # A crawl-trap family is a (bare host, pattern): numbered as a pair of codes, not hashed as strings.
     on_key = np.flatnonzero([k is not None for k in parsed])
-    patterns = trap_patterns([raw_keys[i] for i in on_key])
-    family: list[tuple[str, str] | None] = [None] * len(parsed)
-    for i, pattern in zip(on_key.tolist(), patterns, strict=True):
-        family[i] = (raw_hosts[i], pattern)
-    family_codes, family_names = pd.factorize(pd.Series(family, dtype=object))
-    trap_family = family_codes[raw_codes].astype(np.int64) if len(raw_codes) else np.empty(0, np.int64)
+    pattern_codes, pattern_names = pd.factorize(
+        pd.Series(trap_patterns([raw_keys[i] for i in on_key]), dtype=object)
+    )
+    family_of = np.full(len(parsed), -1, dtype=np.int64)
+    family_of[on_key] = bare_codes[host_codes[on_key]] * max(len(pattern_names), 1) + pattern_codes
+    family_codes, family_pairs = pd.factorize(family_of, use_na_sentinel=False)
+    named = family_pairs[family_pairs >= 0]
+    n_patterns = max(len(pattern_names), 1)
+    trap_names = list(
+        zip(
+            np.asarray(bare_names, dtype=object)[named // n_patterns].tolist(),
+            np.asarray(pattern_names, dtype=object)[named % n_patterns].tolist(),
+            strict=True,
+        )
+    )
+    # The codes of families: 0.. in order of first appearance, -1 for a URL with no key.
+    renumber = np.cumsum(family_pairs >= 0) - 1
+    renumber[family_pairs < 0] = -1
+    trap_family = renumber[family_codes][raw_codes] if len(raw_codes) else np.empty(0, np.int64)
+    step()
     return UrlTable(
         page_id=pages["page_id"].to_numpy(dtype=np.int64)[order],
         order=order,
@@ -369,8 +438,8 @@ def url_table(pages: pd.DataFrame) -> UrlTable:
         base_keys=base_keys,
         hosts=hosts,
         by_host=by_host,
-        trap_family=trap_family,
-        trap_names=[tuple(f) for f in family_names],
+        trap_family=trap_family.astype(np.int64),
+        trap_names=trap_names,
     )
 
 
@@ -393,9 +462,15 @@ class _Crawl:
         return self.table.base
 
 
+def _dense_pairs(codes: np.ndarray) -> int:
+    """`_pairs` of small non-negative integer codes."""
+    n = np.bincount(codes).astype(np.int64)
+    return int((n * (n - 1) // 2).sum())
+
+
 def _pairs(groups: np.ndarray) -> int:
     """URL pairs inside groups: sum of n*(n-1)/2 over the distinct values of `groups` (integer codes)."""
-    n = np.unique(groups, return_counts=True)[1].astype(np.int64)
+    n = np.bincount(pd.factorize(groups)[0]).astype(np.int64)
     return int((n * (n - 1) // 2).sum())
 
 
@@ -425,11 +500,16 @@ def _measure(crawl: _Crawl, rule: UrlRule, mine: Sequence[UrlRule]) -> RuleStats
     examples: list[tuple[str, str]] = []
     if len(img):
         # Clusters the rule explains: two or more URLs before the rule, one image and one cluster after.
-        trio = np.unique(np.stack([img, cl, ip_code]), axis=1)
-        pair_codes, n_pre = np.unique(trio[0] * n_clusters + trio[1], return_counts=True)
-        clusters = len(np.unique(pair_codes[n_pre > 1] % max(n_clusters, 1)))
+        # (An (image, URL before) code and a cluster: its image is the code's.)
+        img_of_ip = np.empty(int(ip_code.max()) + 1, dtype=np.int64)
+        img_of_ip[ip_code] = img
+        ip_cl_distinct = pd.unique(ip_cl)
+        img_cl_of = img_of_ip[ip_cl_distinct // n_clusters] * n_clusters + ip_cl_distinct % n_clusters
+        pair_code, pair_values = pd.factorize(img_cl_of)
+        n_pre = np.bincount(pair_code)
+        clusters = len(pd.unique(pair_values[n_pre > 1] % max(n_clusters, 1)))
         # Counter-examples: rewritten URLs holding pages of two clusters, in order of their first page.
-        clusters_per_img = np.bincount(np.unique(img_cl) // max(n_clusters, 1))
+        clusters_per_img = np.bincount(pd.unique(img_cl) // max(n_clusters, 1))
         mixed = np.flatnonzero(clusters_per_img[img] > 1)
         order = np.argsort(img[mixed], kind="stable")
         groups = np.split(mixed[order], np.flatnonzero(np.diff(img[mixed][order])) + 1) if len(mixed) else []
@@ -443,6 +523,42 @@ def _measure(crawl: _Crawl, rule: UrlRule, mine: Sequence[UrlRule]) -> RuleStats
     return RuleStats(rule, merging.merged, in_cluster, clusters, merging.saved, examples)
 
 
+@dataclass(frozen=True, slots=True)
+class _TrapFamilies:
+    """The crawl-trap families with at least `min_urls` distinct URLs, as no threshold changes them: what
+    `crawl_traps` counts the distinct texts of at each threshold."""
+
+    min_urls: int
+    family: np.ndarray  # per family kept: its code (`UrlTable.trap_names`), in family code order
+    urls: np.ndarray  # its distinct URLs
+    example: list[str]  # the URL of its first page
+    positions: np.ndarray  # the pages of the kept families (table positions, ascending)
+    of_page: np.ndarray  # per such page: its family's index among the kept (0..len(family)-1)
+
+
+def _trap_families(table: UrlTable, min_urls: int) -> _TrapFamilies:
+    on = np.flatnonzero(table.trap_family >= 0)
+    family, base = table.trap_family[on], table.base[on]
+    n = len(table.trap_names)
+    urls = np.bincount(pd.DataFrame({"f": family, "b": base}).drop_duplicates()["f"], minlength=n)
+    kept = np.flatnonzero(urls >= min_urls)
+    index = np.full(n, -1, dtype=np.int64)
+    index[kept] = np.arange(len(kept))
+    at = index[family] >= 0
+    positions = on[at]
+    of_page = index[family[at]]
+    first = np.full(len(kept), len(positions), dtype=np.int64)
+    np.minimum.at(first, of_page, np.arange(len(positions)))
+    return _TrapFamilies(
+        min_urls=min_urls,
+        family=kept,
+        urls=urls[kept],
+        example=[table.url(p) for p in positions[first].tolist()],
+        positions=positions,
+        of_page=of_page,
+    )
+
+
 def crawl_traps(
     pages: pd.DataFrame,
     *,
@@ -452,32 +568,33 @@ def crawl_traps(
 ) -> pd.DataFrame:
     """URL pattern families of a host (numbers and id-like segments generalized, query values dropped) with
     many URLs and few distinct texts (calendars, sort orders, session paths): host, pattern, urls, texts.
-    With `table` (the pages' `url_table`) only the clusters are read from `pages`."""
+    With `table` (the pages' `url_table`) only the clusters are read from `pages`, and only those of the
+    pages of families with `min_urls` URLs or more (found once per table)."""
     table = table if table is not None else url_table(pages)
-    cluster = table.cluster_of(pages)
-    on = table.trap_family >= 0
-    family, base, cluster = table.trap_family[on], table.base[on], cluster[on]
+    return _traps(table, table.cluster_of(pages), min_urls, max_text_share)
+
+
+def _traps(table: UrlTable, cluster: np.ndarray, min_urls: int, max_text_share: float) -> pd.DataFrame:
+    """`crawl_traps` of the table's pages in clusters `cluster` (table order)."""
+    families = table.trap_families(min_urls)
     columns = ["host", "pattern", "urls", "distinct_texts", "example"]
-    if not len(family):
+    if not len(families.family):
         return pd.DataFrame(columns=columns)
-    n = len(table.trap_names)
-    urls = np.bincount(pd.DataFrame({"f": family, "b": base}).drop_duplicates()["f"], minlength=n)
+    cluster = cluster[families.positions]
     clustered = cluster >= 0
-    texts = pd.DataFrame({"f": family[clustered], "c": cluster[clustered]}).drop_duplicates()["f"]
-    distinct_texts = np.bincount(texts, minlength=n)
-    first = np.full(n, len(family), dtype=np.int64)
-    np.minimum.at(first, family, np.arange(len(family)))
-    present = np.flatnonzero(first < len(family))
+    n_clusters = int(cluster.max(initial=-1)) + 1
+    texts = pd.unique(families.of_page[clustered] * n_clusters + cluster[clustered]) // max(n_clusters, 1)
+    distinct_texts = np.bincount(texts, minlength=len(families.family))
     out = pd.DataFrame(
         {
-            "host": [table.trap_names[f][0] for f in present],
-            "pattern": [table.trap_names[f][1] for f in present],
-            "urls": urls[present],
-            "distinct_texts": distinct_texts[present],
-            "example": [table.url(p) for p in np.flatnonzero(on)[first[present]]],
+            "host": [table.trap_names[f][0] for f in families.family.tolist()],
+            "pattern": [table.trap_names[f][1] for f in families.family.tolist()],
+            "urls": families.urls,
+            "distinct_texts": distinct_texts,
+            "example": families.example,
         }
     )
-    out = out[(out["urls"] >= min_urls) & (out["distinct_texts"] <= max_text_share * out["urls"])]
+    out = out[out["distinct_texts"] <= max_text_share * out["urls"]]
     return out.sort_values(
         ["urls", "distinct_texts", "host", "pattern"], ascending=[False, True, True, True], kind="stable"
     ).reset_index(drop=True)
@@ -489,24 +606,28 @@ def learn_rules(
     min_precision: float = MIN_PRECISION,
     min_support: int = MIN_SUPPORT_PAIRS,
     table: UrlTable | None = None,
+    progress: Progress = _no_progress,
 ) -> LearnedRules:
     """URL rules from an analysis' pages (`analysis.analyze`: url, page_id, cluster_id, cluster_size).
 
     A rule is kept when it merges at least `min_support` URL pairs of one cluster and at least
     `min_precision` of the URL pairs it merges are in one cluster, measured with the other kept rules of its
     host applied. `table`, the pages' `url_table` made once for every threshold, saves parsing the URLs and
-    rewriting them again under a rule set already measured."""
+    rewriting them again under a rule set already measured. `progress(stage, done, total)` is told of
+    each rule measured, round by round."""
     crawl = _Crawl.of(pages, table)
-    rules = sorted(candidate_rules(pages, crawl.table), key=lambda r: (r.host, r.kind, r.name))
+    rules = sorted(candidate_rules(pages, crawl.table, crawl.cluster), key=lambda r: (r.host, r.kind, r.name))
     stats: list[RuleStats] = []
     dropped: dict[UrlRule, RuleStats] = {}
     memo: dict[tuple[UrlRule, frozenset[UrlRule]], RuleStats] = {}
-    for _ in range(MAX_ROUNDS):
+    for round_number in range(1, MAX_ROUNDS + 1):
         stats = []
-        for r, mine in _with_host_rules(rules):
+        stage = f"measuring the candidate rules, round {round_number}"
+        for done, (r, mine) in enumerate(_with_host_rules(rules)):
             # A rule's numbers depend only on the rules of its host: measured again only when those change.
             key = (r, frozenset(mine))
             if key not in memo:
+                progress(stage, done, len(rules))
                 memo[key] = _measure(crawl, r, mine)
             stats.append(memo[key])
         bad = [s for s in stats if s.precision < min_precision or s.pairs_in_cluster < min_support]
@@ -518,7 +639,9 @@ def learn_rules(
     saved = pages_saved(crawl.base, crawl.table.images_of(rules, tuple(sorted(crawl.table.by_host))))
     accepted = sorted((s for s in stats if s.rule in rules), key=lambda s: (-s.pages_saved, s.rule.host))
     rejected = sorted(dropped.values(), key=lambda s: (-s.pairs_in_cluster, s.rule.host))
-    return LearnedRules(accepted, rejected, saved, crawl_traps(pages, table=crawl.table))
+    return LearnedRules(
+        accepted, rejected, saved, _traps(crawl.table, crawl.cluster, TRAP_MIN_URLS, TRAP_MAX_TEXT_SHARE)
+    )
 
 
 def rule_stats(pages: pd.DataFrame, rules: Sequence[UrlRule]) -> list[RuleStats]:

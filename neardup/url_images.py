@@ -4,8 +4,9 @@ rewritten URLs, as `urls.rewrite_key` gives them.
 A rule rewrites few of its host's URLs (a query parameter some URLs carry, a path segment in some paths):
 the keys a rule set cannot change are found with array operations (`BaseParts`: each key's host, path
 and query as integer codes, the keys carrying each query parameter, the paths with upper case or a `;`),
-and only the others are rewritten one by one. URL rules of a million-page crawl measure each of a few
-hundred rule sets on up to every URL of a host."""
+and of the others only the path or the query a rule changes is rewritten, once per distinct path or query
+and set of rules touching it (a query such as `utm_source=x` recurs on many paths). URL rules of a
+million-page crawl measure each of a few hundred rule sets on up to every URL of a host."""
 
 from __future__ import annotations
 
@@ -16,13 +17,12 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from .urls import UrlKey, UrlRule, bare_host, rewrite_key
+from .urls import UrlKey, UrlRule, bare_host, rewrite_path, rewrite_query
 
 _NONE = np.empty(0, dtype=np.int64)
 
 
-# Rewrites kept per key and the rules that touch it (`BaseParts.rewrites`): beyond this many, they are
-# dropped and made again as needed.
+# Rewritten parts kept (`BaseParts.rewrites`): beyond this many, they are dropped and made again as needed.
 MAX_KEPT_REWRITES = 2_000_000
 
 
@@ -38,13 +38,19 @@ class BaseParts:
     lower_paths: pd.Series  # each key's path, lowercased
     query: np.ndarray  # code of each key's query pairs
     queries: dict[tuple[tuple[str, str], ...], int]
+    query_list: list[tuple[tuple[str, str], ...]]  # the distinct queries, in code order
     upper: np.ndarray  # the path has a character `str.lower` changes
     semicolon: np.ndarray  # the path has a `;` (a path parameter)
     with_param: dict[str, np.ndarray]  # query parameter name -> the codes of the keys carrying it
     # Per rule kind and name: which keys the rule may touch (`touches`), made once per name.
     masks: dict[tuple[str, str], np.ndarray] = field(default_factory=dict)
-    # (key code, host moved to, the rules that touch it) -> the key rewritten (`rewrite_key`).
-    rewrites: dict[tuple[int, str, tuple[UrlRule, ...]], UrlKey] = field(default_factory=dict)
+    # A number per sequence of rules that touch a path or a query (a short key for `rewrites`).
+    rule_sets: dict[tuple[UrlRule, ...], int] = field(default_factory=dict)
+    # (path or query code, number of the rules touching it, "path" or "query") -> the code rewritten:
+    # a known code, or one of `new_paths` / `new_queries`, numbered after the known ones.
+    rewrites: dict[tuple[int, int, str], int] = field(default_factory=dict)
+    new_paths: dict[str, int] = field(default_factory=dict)
+    new_queries: dict[tuple[tuple[str, str], ...], int] = field(default_factory=dict)
 
     @classmethod
     def of(cls, keys: Sequence[UrlKey]) -> BaseParts:
@@ -62,9 +68,10 @@ class BaseParts:
             host_names=np.asarray(host_names, dtype=object),
             path=path.astype(np.int64),
             paths=pd.Index(paths, dtype=object),
-            lower_paths=lower,
+            lower_paths=lower.astype("string[pyarrow]"),  # searched once per segment name, in Arrow
             query=query.astype(np.int64),
             queries={q: i for i, q in enumerate(query_list)},
+            query_list=list(query_list),
             upper=(lower != key_paths).to_numpy(dtype=bool),
             semicolon=key_paths.str.contains(";", regex=False).to_numpy(dtype=bool),
             with_param={n: np.asarray(c, dtype=np.int64) for n, c in with_param.items()},
@@ -91,26 +98,59 @@ class BaseParts:
             found = self.masks[key] = found
         return found
 
-    def rewrite(
-        self, code: int, keys: Sequence[UrlKey], host: str, rules: Sequence[UrlRule], touching: Sequence[bool]
-    ) -> UrlKey:
-        """Key `code` moved to `host` and rewritten by `rules`, of which only those `touching` it can change
-        it (`touches`): rewritten by those, once per such set."""
-        mine = tuple(r for r, on in zip(rules, touching, strict=True) if on)
-        memo = (code, host, mine)
-        if (found := self.rewrites.get(memo)) is None:
-            if len(self.rewrites) >= MAX_KEPT_REWRITES:
-                self.rewrites.clear()
-            found = self.rewrites[memo] = rewrite_key(keys[code], host, mine)
-        return found
+    def n_codes(self) -> tuple[int, int]:
+        """(path codes, query codes) so far: the known ones and the rewritten ones no key has."""
+        return len(self.paths) + len(self.new_paths), len(self.queries) + len(self.new_queries)
+
+    def rewritten(
+        self, part: str, codes: np.ndarray, touching: np.ndarray, rules: Sequence[UrlRule]
+    ) -> np.ndarray:
+        """The `part` ("path" or "query") codes `codes` of keys rewritten, each by the `rules` that touch
+        its key (`touching`: rules x keys, from `touches`). Each distinct part and set of rules is
+        rewritten once (`urls.rewrite_path`, `urls.rewrite_query`) and kept for the next call."""
+        if len(self.rewrites) >= MAX_KEPT_REWRITES:
+            self.rewrites.clear()
+        if len(rules) < 63:
+            sets = (touching.astype(np.int64) << np.arange(len(rules), dtype=np.int64)[:, None]).sum(axis=0)
+        else:
+            sets = np.unique(touching.T, axis=0, return_inverse=True)[1].reshape(-1)
+        set_codes, set_values = pd.factorize(sets)
+        n_sets = len(set_values)
+        first_of_set = np.full(n_sets, len(sets), dtype=np.int64)
+        np.minimum.at(first_of_set, set_codes, np.arange(len(sets)))
+        set_rules = [
+            tuple(r for r, on in zip(rules, touching[:, first].tolist(), strict=True) if on)
+            for first in first_of_set.tolist()
+        ]
+        numbers = [self.rule_sets.setdefault(mine, len(self.rule_sets)) for mine in set_rules]
+        groups, distinct = pd.factorize(codes * n_sets + set_codes)
+        out = np.empty(len(distinct), dtype=np.int64)
+        for g, (code, s) in enumerate(
+            zip((distinct // n_sets).tolist(), (distinct % n_sets).tolist(), strict=True)
+        ):
+            memo = (code, numbers[s], part)
+            if (found := self.rewrites.get(memo)) is None:
+                found = self.rewrites[memo] = self._rewrite(part, code, set_rules[s])
+            out[g] = found
+        return out[groups]
+
+    def _rewrite(self, part: str, code: int, rules: Sequence[UrlRule]) -> int:
+        if part == "path":
+            path = rewrite_path(self.paths[code], rules)
+            try:
+                return int(self.paths.get_loc(path))
+            except KeyError:
+                return self.new_paths.setdefault(path, len(self.paths) + len(self.new_paths))
+        query = rewrite_query(self.query_list[code], rules)
+        if (known := self.queries.get(query)) is not None:
+            return known
+        return self.new_queries.setdefault(query, len(self.queries) + len(self.new_queries))
 
 
-def image_codes(
-    parts: BaseParts, keys: Sequence[UrlKey], codes: np.ndarray, rules: Sequence[UrlRule]
-) -> np.ndarray:
+def image_codes(parts: BaseParts, codes: np.ndarray, rules: Sequence[UrlRule]) -> np.ndarray:
     """For the distinct key codes `codes`: the code of each key rewritten by the rules of its host and of the
-    host it aliases (0..k-1; equal codes, equal rewritten URLs). Only the keys the rules may change are
-    rewritten with `rewrite_key`."""
+    host it aliases (0..k-1; equal codes, equal rewritten URLs). Only the paths and queries of the keys the
+    rules may change are rewritten (`BaseParts.rewritten`)."""
     ops: dict[str, list[UrlRule]] = defaultdict(list)
     target: dict[str, str] = {}  # bare host -> the host its pages move to (aliases)
     for r in rules:
@@ -122,34 +162,24 @@ def image_codes(
     path, query = parts.path[codes].copy(), parts.query[codes].copy()
     to_host = np.zeros(len(parts.host_names), dtype=np.int64)
     hosts: dict[str, int] = {}
-    rewritten: list[tuple[int, UrlKey]] = []
     for h in np.unique(host).tolist():
         name = str(parts.host_names[h])
         moved = target.get(bare_host(name), name)
         to_host[h] = hosts.setdefault(moved, len(hosts))
-        if mine := ops.get(bare_host(moved)):
-            at = np.flatnonzero(host == h)
-            hits = np.stack([parts.touches(r)[codes[at]] for r in mine])
+        if not (mine := ops.get(bare_host(moved))):
+            continue
+        at = np.flatnonzero(host == h)
+        for part, column, of_part in (
+            ("path", path, [r for r in mine if r.kind != "drop_param"]),
+            ("query", query, [r for r in mine if r.kind == "drop_param"]),
+        ):
+            if not of_part:
+                continue
+            hits = np.stack([parts.touches(r)[codes[at]] for r in of_part])
             some = hits.any(axis=0)
-            for j, column in zip(at[some].tolist(), hits[:, some].T.tolist(), strict=True):
-                rewritten.append((j, parts.rewrite(int(codes[j]), keys, moved, mine, column)))
-    if rewritten:
-        at = np.asarray([j for j, _ in rewritten], dtype=np.int64)
-        new_paths = [k.path for _, k in rewritten]
-        found = parts.paths.get_indexer(pd.Index(new_paths, dtype=object)).tolist()
-        new_codes: dict[object, int] = {}  # paths and queries no key has: codes after the known ones
-        path[at] = [
-            c if c >= 0 else new_codes.setdefault(p, len(parts.paths) + len(new_codes))
-            for c, p in zip(found, new_paths, strict=True)
-        ]
-        new_codes.clear()
-        query[at] = [
-            parts.queries[k.query]
-            if k.query in parts.queries
-            else new_codes.setdefault(k.query, len(parts.queries) + len(new_codes))
-            for _, k in rewritten
-        ]
-    n_path = len(parts.paths) + len(rewritten) + 1
-    n_query = len(parts.queries) + len(rewritten) + 1
-    ids = (to_host[host] * n_path + path) * n_query + query
-    return np.unique(ids, return_inverse=True)[1].reshape(-1).astype(np.int64)
+            if some.any():
+                where = at[some]
+                column[where] = parts.rewritten(part, column[where], hits[:, some], of_part)
+    n_path, n_query = parts.n_codes()
+    ids = (to_host[host] * (n_path + 1) + path) * (n_query + 1) + query
+    return pd.factorize(ids)[0].astype(np.int64)

@@ -164,7 +164,11 @@ def rewrite_key(key: UrlKey, host: str, rules: Sequence[UrlRule]) -> UrlKey:
     """`key` moved to `host` and rewritten by `rules` (path and query rules of that host, in order)."""
     if not rules:
         return key if host == key.host else UrlKey(key.scheme, host, key.path, key.query)
-    path, query = key.path, key.query
+    return UrlKey(key.scheme, host, rewrite_path(key.path, rules), rewrite_query(key.query, rules))
+
+
+def rewrite_path(path: str, rules: Sequence[UrlRule]) -> str:
+    """`path` rewritten by the path rules among `rules`, in order (a query rule never changes a path)."""
     for r in rules:
         if r.kind == "drop_path_param":
             path = re.sub(r";" + re.escape(r.name) + r"=[^/;]*", "", path, flags=re.IGNORECASE)
@@ -172,9 +176,15 @@ def rewrite_key(key: UrlKey, host: str, rules: Sequence[UrlRule]) -> UrlKey:
             path = "/".join(s for s in path.split("/") if s != r.name) or "/"
         elif r.kind == "fold_case":
             path = path.lower()
-        elif r.kind == "drop_param":
-            query = tuple(kv for kv in query if kv[0] != r.name)
-    return UrlKey(key.scheme, host, path, query)
+    return path
+
+
+def rewrite_query(
+    query: tuple[tuple[str, str], ...], rules: Sequence[UrlRule]
+) -> tuple[tuple[str, str], ...]:
+    """`query` without the parameters the `drop_param` rules among `rules` name."""
+    names = {r.name for r in rules if r.kind == "drop_param"}
+    return tuple(kv for kv in query if kv[0] not in names) if names else query
 
 
 def apply_url_rules(url: str, rules: Sequence[UrlRule]) -> str:

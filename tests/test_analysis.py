@@ -11,7 +11,14 @@ import pytest
 from conftest import write_jsonl
 
 from neardup import engine
-from neardup.analysis import Fingerprints, analyze, load_fingerprints, subset_fingerprints
+from neardup.analysis import (
+    Fingerprints,
+    analyze,
+    load_fingerprints,
+    number_clusters,
+    pairs_at_threshold,
+    subset_fingerprints,
+)
 from neardup.candidate_stats import CAPPED_NOTE, CAPPED_WARN_SHARE
 from neardup.clusters import pick_representatives
 from neardup.config import Config
@@ -100,3 +107,16 @@ def test_the_big_cluster_warning_never_advises_a_setting_in_force(
     (warning,) = _big_cluster_warnings(tmp_path, config)
     assert all(a in warning for a in advised), warning
     assert not any(a in warning for a in not_advised), warning
+
+
+@pytest.mark.parametrize("threshold", [0.7, 0.9])
+def test_clusters_are_numbered_alike_whatever_the_order_of_the_pages(
+    sample_fp: Fingerprints, threshold: float
+) -> None:
+    keep = pairs_at_threshold(sample_fp, Config(threshold=threshold))
+    order = np.random.default_rng(3).permutation(len(sample_fp.pages))  # not in page id order
+    shuffled = dataclasses.replace(sample_fp, arrays={k: v[order] for k, v in sample_fp.arrays.items()})
+    in_order, out_of_order = number_clusters(sample_fp, keep), number_clusters(shuffled, keep)
+    assert np.array_equal(in_order.cluster[order], out_of_order.cluster)
+    assert np.array_equal(in_order.sizes, out_of_order.sizes)
+    assert in_order.n_clusters > 0 and (np.diff(in_order.sizes) <= 0).all()

@@ -4,7 +4,9 @@ analyses) and what a threshold move reuses (the URL table of the URL rules page)
 from __future__ import annotations
 
 import gc
+from typing import Any
 
+import pandas as pd
 import pytest
 from app_driver import APP, TIMEOUT
 from streamlit.testing.v1 import AppTest
@@ -52,9 +54,9 @@ def test_a_threshold_move_on_the_url_rules_page_parses_the_urls_once(
 ) -> None:
     made = []
 
-    def counted(pages: object) -> rules.UrlTable:
+    def counted(pages: pd.DataFrame, **kwargs: Any) -> rules.UrlTable:
         made.append(1)
-        return real(pages)
+        return real(pages, **kwargs)
 
     real = rules.url_table
     monkeypatch.setattr(rules, "url_table", counted)
@@ -66,4 +68,6 @@ def test_a_threshold_move_on_the_url_rules_page_parses_the_urls_once(
         at.slider(key=w_threshold("containment")).set_value(t)
         run(at)
         assert at.title[0].value == "URL rules"
+        assert not at.error, [e.value for e in at.error]  # the kept table's bar is replayed, not drawn anew
+        assert [m.label for m in at.metric][:1] == ["Rules"]
     assert shown and len(made) == 1

@@ -222,7 +222,7 @@ def test_a_threshold_move_parses_no_url_again_and_rewrites_each_url_once_per_rul
     with Store(sample_db) as store:
         fp = load_fingerprints(store, Config(), jobs=1)
     table = url_table(fp.pages)
-    calls = {"url_key": 0, "rewrite_key": 0}
+    calls = {"url_key": 0, "rewrite": 0}
 
     def counted(name: str, fn: Callable[..., object]) -> Callable[..., object]:
         def call(*args: object) -> object:
@@ -232,14 +232,15 @@ def test_a_threshold_move_parses_no_url_again_and_rewrites_each_url_once_per_rul
         return call
 
     monkeypatch.setattr(rules, "url_key", counted("url_key", rules.url_key))
-    monkeypatch.setattr(url_images, "rewrite_key", counted("rewrite_key", url_images.rewrite_key))
+    monkeypatch.setattr(url_images, "rewrite_path", counted("rewrite", url_images.rewrite_path))
+    monkeypatch.setattr(url_images, "rewrite_query", counted("rewrite", url_images.rewrite_query))
     first = learn_rules(analyze(fp, Config(threshold=0.8)).pages, table=table)
     assert calls["url_key"] == 0
     distinct_urls = len(table.base_keys)
-    assert 0 < calls["rewrite_key"] <= distinct_urls * (len(first.accepted) + len(first.rejected) + 1)
-    calls["rewrite_key"] = 0
+    assert 0 < calls["rewrite"] <= distinct_urls * (len(first.accepted) + len(first.rejected) + 1)
+    calls["rewrite"] = 0
     again = learn_rules(analyze(fp, Config(threshold=0.8)).pages, table=table)
-    assert calls == {"url_key": 0, "rewrite_key": 0}  # every rule set's rewrites are kept in the table
+    assert calls == {"url_key": 0, "rewrite": 0}  # every rule set's rewrites are kept in the table
     assert _learned_as_data(again) == _learned_as_data(first)
 
 
@@ -249,3 +250,18 @@ def test_a_url_table_of_other_pages_is_refused(sample_db: Path) -> None:
     table = url_table(fp.pages.iloc[:-1])
     with pytest.raises(ValueError, match="URL table"):
         learn_rules(analyze(fp, Config()).pages, table=table)
+
+
+def test_learning_tells_its_progress_step_by_step(sample_db: Path) -> None:
+    with Store(sample_db) as store:
+        fp = load_fingerprints(store, Config(), jobs=1)
+    told: list[tuple[str, int, int]] = []
+    table = url_table(fp.pages, progress=lambda *step: told.append(step))
+    assert told == [("parsing the crawl's URLs", i, 4) for i in range(5)]
+    told.clear()
+    learned = learn_rules(analyze(fp, Config()).pages, table=table, progress=lambda *step: told.append(step))
+    first_round = [t for t in told if t[0] == "measuring the candidate rules, round 1"]
+    candidates = len(learned.accepted) + len(learned.rejected)
+    assert [done for _, done, _ in first_round] == list(range(candidates))
+    assert {total for _, _, total in first_round} == {candidates}
+    assert all(0 <= done < total for _, done, total in told)  # the bar never says done before it is

@@ -4,7 +4,8 @@ reference below), for any rule set, rewriting only the URLs a rule may change.""
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -88,7 +89,7 @@ RULES = [
 def test_codes_partition_urls_as_rewriting_every_url_does(urls: list[str], rules: list[UrlRule]) -> None:
     keys = [k for k in map(url_key, dict.fromkeys(urls)) if k is not None]
     parts = BaseParts.of(keys)
-    codes = image_codes(parts, keys, np.arange(len(keys)), rules)
+    codes = image_codes(parts, np.arange(len(keys)), rules)
     assert same_partition(codes, reference_codes(keys, rules))
 
 
@@ -96,7 +97,7 @@ def test_a_rule_that_applies_only_after_another_is_applied_in_any_order() -> Non
     keys = [k for k in map(url_key, URLS) if k is not None]
     fold, drop = UrlRule("example.com", "fold_case"), UrlRule("example.com", "drop_segment", "print")
     for rules in ([fold, drop], [drop, fold]):
-        codes = image_codes(BaseParts.of(keys), keys, np.arange(len(keys)), rules)
+        codes = image_codes(BaseParts.of(keys), np.arange(len(keys)), rules)
         assert same_partition(codes, reference_codes(keys, rules))
 
 
@@ -104,19 +105,35 @@ def test_a_rule_that_applies_only_after_another_is_applied_in_any_order() -> Non
 def test_only_urls_a_rule_may_change_are_rewritten(rule: UrlRule, monkeypatch: pytest.MonkeyPatch) -> None:
     keys = [k for k in map(url_key, URLS) if k is not None]
     parts = BaseParts.of(keys)
-    rewritten: list[UrlKey] = []
+    rewritten: list[object] = []  # the paths and queries rewritten
 
-    def counted(key: UrlKey, host: str, rules: Sequence[UrlRule]) -> UrlKey:
-        rewritten.append(key)
-        return rewrite_key(key, host, rules)
+    def counted(fn: Callable[[Any, Sequence[UrlRule]], Any]) -> Callable[[Any, Sequence[UrlRule]], Any]:
+        def call(part: Any, rules: Sequence[UrlRule]) -> Any:
+            rewritten.append(part)
+            return fn(part, rules)
 
-    monkeypatch.setattr(url_images, "rewrite_key", counted)
-    codes = image_codes(parts, keys, np.arange(len(keys)), [rule])
+        return call
+
+    monkeypatch.setattr(url_images, "rewrite_path", counted(url_images.rewrite_path))
+    monkeypatch.setattr(url_images, "rewrite_query", counted(url_images.rewrite_query))
+    codes = image_codes(parts, np.arange(len(keys)), [rule])
     assert same_partition(codes, reference_codes(keys, [rule]))
     if rule.kind == "host_alias":
         assert rewritten == []  # a host is moved by its code, no URL is rewritten
         return
     mine = [k for k in keys if bare_host(k.host) == bare_host(rule.host)]
     changed = [k for k in mine if rewrite_key(k, k.host, [rule]) != k]
-    assert set(changed) <= set(rewritten) <= set(mine)
+    part_of = (lambda k: k.query) if rule.kind == "drop_param" else (lambda k: k.path)
+    assert {part_of(k) for k in changed} <= set(rewritten) <= {part_of(k) for k in mine}
     assert len(rewritten) <= len(mine) / 2
+    assert len(rewritten) == len(set(rewritten))  # each distinct path or query once
+
+
+def test_a_query_on_many_paths_is_rewritten_once() -> None:
+    urls = [f"https://example.com/story/{i}?utm_source=feed" for i in range(50)]
+    keys = [k for k in map(url_key, urls) if k is not None]
+    parts = BaseParts.of(keys)
+    rule = UrlRule("example.com", "drop_param", "utm_source")
+    codes = image_codes(parts, np.arange(len(keys)), [rule])
+    assert same_partition(codes, reference_codes(keys, [rule]))
+    assert len(parts.rewrites) == 1

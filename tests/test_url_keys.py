@@ -31,6 +31,10 @@ EDGES = [
     "https://example.com/2024/01/02/story-42",
     "https://example.com/calendar/2024/12?day=3&view=week",
     "https://example.com/x/ABCDEF/abc_de-12/a12345",
+    "https://example.com/123456/abcdef/abc12/abcdef1//7/",
+    "https://example.com/a\n",
+    "https://example.com/a\nb",
+    "https://example.com/\ud800/12",  # a lone surrogate: no UTF-8, parsed one by one
     "",
 ]
 
@@ -53,7 +57,7 @@ def test_keys_of_no_url_are_none_and_texts_of_other_keys_are_their_own() -> None
     assert key_texts(odd) == [k.text() for k in odd]
 
 
-_ALPHABET = "aZ09.-_/?#&=;:@%+~! \tü[]"
+_ALPHABET = "aZ09.-_/?#&=;:@%+~! \t\nü[]"
 
 
 @settings(max_examples=300, deadline=None)

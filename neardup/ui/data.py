@@ -427,19 +427,29 @@ def label_view_with(view: LabelView, row: dict[str, Any]) -> LabelView:
     )
 
 
-@st.cache_resource(show_spinner="Parsing the crawl's URLs (once per setting)", max_entries=1)
+@st.cache_resource(show_spinner=False, max_entries=1)
 def get_url_table(_store: Store, path: str, fingerprint_key: str, _config: Config) -> rules.UrlTable:
     """What URL rule learning needs that no threshold changes (`rules.url_table`), and the rewritten URLs
-    of the rule sets measured so far: made once per fingerprint key, used at every threshold."""
-    return rules.url_table(get_fingerprints(_store, path, fingerprint_key, _config).pages)
+    of the rule sets measured so far: made once per fingerprint key, used at every threshold. Its progress
+    bar is its own: a cached function may draw only into what it made (Streamlit replays it)."""
+    pages = get_fingerprints(_store, path, fingerprint_key, _config).pages
+    progress, bar = progress_bar("Reading the crawl's URLs (once per setting)")
+    table = rules.url_table(pages, progress=progress)
+    bar.empty()
+    return table
 
 
-@st.cache_resource(show_spinner="Learning URL rules from the clusters", max_entries=PER_SETTING_ENTRIES)
+@st.cache_resource(show_spinner=False, max_entries=PER_SETTING_ENTRIES)
 def get_learned_rules(_store: Store, path: str, config: Config) -> rules.LearnedRules:
     """URL rules learned from the clusters at a setting (read-only): the URLs are parsed once per
-    fingerprint key (`get_url_table`), the clusters of the threshold measure the rules."""
+    fingerprint key (`get_url_table`), the clusters of the threshold measure the rules, under a progress
+    bar."""
+    pages = get_analysis(_store, path, config).pages
     table = get_url_table(_store, path, config.fingerprint_key, config)
-    return rules.learn_rules(get_analysis(_store, path, config).pages, table=table)
+    progress, bar = progress_bar("Learning URL rules from the clusters")
+    learned = rules.learn_rules(pages, table=table, progress=progress)
+    bar.empty()
+    return learned
 
 
 @st.cache_resource(show_spinner="Counting each source on its own", max_entries=PER_SETTING_ENTRIES)

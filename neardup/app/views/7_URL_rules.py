@@ -51,19 +51,23 @@ else:
     )
     rules_config = config.replace(url_rules=learned.rules)
     crawler = crawler_rules(learned.rules)
+    # The files are written when a button is pressed, not on every run (a threshold move reruns the page).
     d1, d2, d3 = st.columns(3)
     d1.download_button(
-        "dupcheck.yaml (url_rules)", dump_config(rules_config), file_name="dupcheck.yaml", mime="text/yaml"
+        "dupcheck.yaml (url_rules)",
+        lambda: dump_config(rules_config),
+        file_name="dupcheck.yaml",
+        mime="text/yaml",
     )
     d2.download_button(
         "Crawler rules (YAML)",
-        yaml.safe_dump(crawler, sort_keys=False),
+        lambda: yaml.safe_dump(crawler, sort_keys=False),
         file_name="url_rules.yaml",
         mime="text/yaml",
     )
     d3.download_button(
         "Crawler rules (JSON)",
-        json.dumps(crawler, indent=2),
+        lambda: json.dumps(crawler, indent=2),
         file_name="url_rules.json",
         mime="application/json",
     )
@@ -80,8 +84,9 @@ else:
     st.dataframe(learned.traps, hide_index=True, placeholder="–", width="stretch")
 
 st.subheader("Crawl over crawl")
-trend = get_source_trend(store, path, config)
-if len(trend) < 2:
+# One source has no trend: its numbers are Home's, not clustered again per threshold here.
+trend = get_source_trend(store, path, config) if len(store.sources()) >= 2 else None
+if trend is None or len(trend) < 2:
     st.info("Load a second crawl of the same sites (the Load page) to compare crawls.")
     st.stop()
 fig = go.Figure()
