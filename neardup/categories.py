@@ -22,7 +22,7 @@ import pandas as pd
 
 from .diff import Segment, word_changes
 from .labels import CATEGORIES
-from .shingles import containment, words
+from .shingles import containment, shingle_tuples, words
 from .stages.base import Progress
 
 if TYPE_CHECKING:
@@ -234,14 +234,6 @@ def _needs_text(member: dict[str, Any], rep: dict[str, Any]) -> bool:
     return _without_region(ua.hostname or "", "")[0] == _without_region(ub.hostname or "", "")[0]
 
 
-def _shingle_tuples(tokens: list[str], k: int) -> set[tuple[str, ...]]:
-    """`shingles(tokens, k)` as tuples of words rather than words joined by a space: the same set, one to
-    one (a word of `words` holds no space), built without a string per shingle."""
-    if len(tokens) < k:
-        return {tuple(tokens)} if tokens else set()
-    return set(zip(*(tokens[i:] for i in range(k)), strict=False))
-
-
 def _copy_categories(
     pairs: list[tuple[dict[str, Any], dict[str, Any]]], texts: dict[str, str], shingle_size: int
 ) -> Iterator[str]:
@@ -264,7 +256,7 @@ def _copy_categories(
                     segments = word_changes(ta, tb)
             else:
                 c = containment(
-                    _shingle_tuples(words(ta), shingle_size), _shingle_tuples(words(tb), shingle_size)
+                    shingle_tuples(words(ta), shingle_size), shingle_tuples(words(tb), shingle_size)
                 )
         yield suggest_category(left, right, exact_containment=c, segments=segments, same_text=same)[0]
 

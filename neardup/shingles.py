@@ -78,6 +78,14 @@ def shingles(tokens: str | Sequence[str], k: int) -> set[str]:
     return {" ".join(tokens[i : i + k]) for i in range(len(tokens) - k + 1)}
 
 
+def shingle_tuples(tokens: Sequence[str], k: int) -> set[tuple[str, ...]]:
+    """`shingles(tokens, k)` as tuples of words rather than words joined by a space: the same set, one to
+    one (a word of `words` holds no space), built without a string per shingle (comparing two texts' sets)."""
+    if len(tokens) < k:
+        return {tuple(tokens)} if tokens else set()
+    return set(zip(*(tokens[i:] for i in range(k)), strict=False))
+
+
 def jaccard(a: Iterable[Hashable], b: Iterable[Hashable]) -> float:
     """Exact Jaccard similarity |A & B| / |A | B| of two sets (1.0 for two empty sets)."""
     sa, sb = set(a), set(b)
