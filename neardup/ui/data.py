@@ -434,9 +434,10 @@ def get_url_table(_store: Store, path: str, fingerprint_key: str, _config: Confi
     bar is its own: a cached function may draw only into what it made (Streamlit replays it)."""
     pages = get_fingerprints(_store, path, fingerprint_key, _config).pages
     progress, bar = progress_bar("Reading the crawl's URLs (once per setting)")
-    table = rules.url_table(pages, progress=progress)
-    bar.empty()
-    return table
+    try:
+        return rules.url_table(pages, progress=progress)
+    finally:
+        bar.empty()
 
 
 @st.cache_resource(show_spinner=False, max_entries=PER_SETTING_ENTRIES)
@@ -447,9 +448,10 @@ def get_learned_rules(_store: Store, path: str, config: Config) -> rules.Learned
     pages = get_analysis(_store, path, config).pages
     table = get_url_table(_store, path, config.fingerprint_key, config)
     progress, bar = progress_bar("Learning URL rules from the clusters")
-    learned = rules.learn_rules(pages, table=table, progress=progress)
-    bar.empty()
-    return learned
+    try:
+        return rules.learn_rules(pages, table=table, progress=progress)
+    finally:
+        bar.empty()
 
 
 @st.cache_resource(show_spinner="Counting each source on its own", max_entries=PER_SETTING_ENTRIES)
