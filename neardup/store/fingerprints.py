@@ -393,10 +393,16 @@ class FingerprintsMixin(ContentRules):
         fingerprint_key: str,
         *,
         with_signatures: bool = False,
+        with_exact_keys: bool = True,
         source_ids: Sequence[int] | None = None,
     ) -> pd.DataFrame:
         """The units of a fingerprint set by unit id; with `source_ids`, those of the sources' pages only."""
-        cols = "unit_id, exact_key, n_shingles, simhash" + (", minhash" if with_signatures else "")
+        cols = (
+            "unit_id"
+            + (", exact_key" if with_exact_keys else "")
+            + ", n_shingles, simhash"
+            + (", minhash" if with_signatures else "")
+        )
         sources, params = "", []
         if source_ids is not None:
             sources, params = (
@@ -426,6 +432,23 @@ class FingerprintsMixin(ContentRules):
             .to_arrow_table()
         )
         return table.drop_columns(["minhash"]).to_pandas(), table.column("minhash")
+
+    @reads
+    def paired_unit_signatures(self, fingerprint_key: str) -> tuple[np.ndarray, pa.ChunkedArray]:
+        """(unit ids, their MinHash signatures' stored bytes as an Arrow column) of the units in a stored pair
+        of a fingerprint set, by unit id: the only units whose signatures a clustering compares (a unit in no
+        pair is a cluster of its own text), a fraction of the set on a crawl."""
+        table = (
+            self.cursor()
+            .sql(
+                "SELECT u.unit_id, u.minhash FROM units u SEMI JOIN (SELECT a AS unit_id FROM pairs "
+                "WHERE fingerprint_key = ? UNION SELECT b FROM pairs WHERE fingerprint_key = ?) p "
+                "ON p.unit_id = u.unit_id WHERE u.fingerprint_key = ? ORDER BY u.unit_id",
+                params=[fingerprint_key, fingerprint_key, fingerprint_key],
+            )
+            .to_arrow_table()
+        )
+        return table.column("unit_id").to_numpy().astype(np.int64), table.column("minhash")
 
     @reads
     def pairs(self, fingerprint_key: str) -> pd.DataFrame:
