@@ -522,9 +522,7 @@ def choose_representatives(
     rule = tuple(config.representative)
     ranks = fp.representative_ranks.get(rule)
     if ranks is None:
-        ranks = fp.representative_ranks[rule] = representative_ranks(
-            arr["fetched_ns"], arr["url_len"], arr["page_id"], rule
-        )
+        ranks = fp.representative_ranks[rule] = _grouped_page_ranks(fp, rule)
     rows, why = cluster_representatives(
         cluster[multi],
         numbering.n_clusters + 1,
@@ -539,6 +537,24 @@ def choose_representatives(
     rep[multi] = rep_of_cluster[cluster[multi]]
     why_page[multi] = why[cluster[multi]]
     return rep, why_page
+
+
+def _grouped_page_ranks(fp: Fingerprints, rule: tuple[str, ...]) -> RepresentativeRanks:
+    """`clusters.representative_ranks` of the pages that some threshold puts in a cluster of two or more
+    (their text has two or more pages, or is in a stored pair); 0 for the rest, which only ever represent
+    themselves. Those are a fraction of a crawl's pages, and the ranks are the one sort of them."""
+    arr = fp.arrays
+    unit = arr["unit"]
+    content = unit >= 0
+    may_group = np.zeros(fp.n_units, dtype=bool)
+    may_group[fp.pairs["a"]] = True
+    may_group[fp.pairs["b"]] = True
+    may_group |= np.bincount(unit[content], minlength=fp.n_units) > 1
+    rows = np.flatnonzero(content & may_group[np.where(content, unit, 0)])
+    part = representative_ranks(arr["fetched_ns"][rows], arr["url_len"][rows], arr["page_id"][rows], rule)
+    before, after = np.zeros(len(unit), dtype=np.int64), np.zeros(len(unit), dtype=np.int64)
+    before[rows], after[rows] = part.before, part.after
+    return RepresentativeRanks(rule, before, after)
 
 
 def host_rollup(fp: Fingerprints, is_representative: np.ndarray) -> pd.DataFrame:

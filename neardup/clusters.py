@@ -118,11 +118,11 @@ def _criterion_keys(criterion: str, fetched_ns: np.ndarray, url_len: np.ndarray)
     """Sort keys (most significant first) of a criterion that put the preferred page first; `canonical`,
     which depends on the clustering, has none here."""
     has_time = fetched_ns >= 0
-    never = np.iinfo(np.int64).max
+    never = np.iinfo(np.int64).max  # an unknown time after every known one: one key, not two
     return {
         "canonical": [],
-        "earliest": [~has_time, np.where(has_time, fetched_ns, never)],
-        "newest": [~has_time, np.where(has_time, -fetched_ns, never)],
+        "earliest": [np.where(has_time, fetched_ns, never)],
+        "newest": [np.where(has_time, -fetched_ns, never)],
         "shortest": [url_len],
     }[criterion]
 
