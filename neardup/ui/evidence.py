@@ -91,8 +91,11 @@ def get_pair_evidence(
 
     def make() -> PairEvidence:
         # The app's fingerprints hold the signatures of the units in a pair only; the replay of the index
-        # reads every unit's for the while it runs (not kept: it is the largest part of a set).
-        every = all_signatures(store, config) if fp.signature_units is not None else None
+        # reads every unit's once the evidence is first asked for (a second of reading at 1M pages), kept
+        # with the other values of these fingerprints from then on.
+        every = None
+        if fp.signature_units is not None:
+            every = FINGERPRINT_MEMO.get(fp, ("signatures",), lambda: all_signatures(store, config))
         return pair_evidence(fp, config, left, right, all_signatures=every)
 
     return FINGERPRINT_MEMO.get(fp, key, make)
