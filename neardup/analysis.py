@@ -80,9 +80,11 @@ class Fingerprints:
 
 
 def _arrow_strings(column: pd.Series) -> pa.Array:
-    """A string column as one Arrow array (its own buffers where pandas keeps it in Arrow)."""
+    """A string column as one Arrow array of large strings (its own buffers where pandas keeps it so)."""
     strings = pa.array(column.array) if len(column) else pa.array([], pa.large_string())
-    return strings.combine_chunks() if isinstance(strings, pa.ChunkedArray) else strings
+    strings = strings.combine_chunks() if isinstance(strings, pa.ChunkedArray) else strings
+    # one string type, whatever pandas held (a column of URL rules' output that is all None is Arrow's null)
+    return strings if pa.types.is_large_string(strings.type) else strings.cast(pa.large_string())
 
 
 def string_codes(strings: pa.Array) -> np.ndarray:
