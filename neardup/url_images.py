@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from .parsed_urls import ParsedUrls
 from .urls import UrlKey, UrlRule, bare_host, rewrite_path, rewrite_query
 
 _NONE = np.empty(0, dtype=np.int64)
@@ -35,7 +36,7 @@ class BaseParts:
     host_names: np.ndarray
     path: np.ndarray  # code of each key's path
     paths: pd.Index  # the distinct paths, in code order
-    lower_paths: pd.Series  # each key's path, lowercased
+    lower_paths: pd.Series  # each distinct path (by code), lowercased
     query: np.ndarray  # code of each key's query pairs
     queries: dict[tuple[tuple[str, str], ...], int]
     query_list: list[tuple[tuple[str, str], ...]]  # the distinct queries, in code order
@@ -55,26 +56,57 @@ class BaseParts:
     @classmethod
     def of(cls, keys: Sequence[UrlKey]) -> BaseParts:
         host, host_names = pd.factorize(pd.Series([k.host for k in keys], dtype=object))
-        key_paths = pd.Series([k.path for k in keys], dtype=object)
-        path, paths = pd.factorize(key_paths)
+        path, paths = pd.factorize(pd.Series([k.path for k in keys], dtype=object))
         query, query_list = pd.factorize(pd.Series([k.query for k in keys], dtype=object))
-        with_param: dict[str, list[int]] = defaultdict(list)
-        for code, key in enumerate(keys):
-            for name in {n for n, _ in key.query}:
-                with_param[name].append(code)
-        lower = key_paths.str.lower()
+        return cls.of_codes(host, list(host_names), path, list(paths), query, list(query_list))
+
+    @classmethod
+    def of_parse(cls, parse: ParsedUrls) -> BaseParts:
+        """The parts of a crawl's base URL keys (by base code), as `url_parse.parse_urls` coded them."""
+        return cls.of_codes(
+            parse.key_host, parse.hosts, parse.key_path, parse.paths, parse.key_query, parse.queries
+        )
+
+    @classmethod
+    def of_codes(
+        cls,
+        host: np.ndarray,
+        host_names: Sequence[str],
+        path: np.ndarray,
+        paths: Sequence[str],
+        query: np.ndarray,
+        query_list: Sequence[tuple[tuple[str, str], ...]],
+    ) -> BaseParts:
+        """The parts of keys given as codes: per key its host, path and query code, and the distinct
+        hosts, paths and queries by code. What a path or a query has is found once per distinct one."""
+        distinct_paths = pd.Series(list(paths), dtype=object)
+        lower = distinct_paths.str.lower()
+        path = np.asarray(path, dtype=np.int64)
+        query = np.asarray(query, dtype=np.int64)
+        # The keys of each query code, for the keys carrying each parameter name.
+        by_query = np.argsort(query, kind="stable")
+        ends = np.cumsum(np.bincount(query, minlength=len(query_list)))
+        names: dict[str, list[int]] = defaultdict(list)
+        for code, pairs in enumerate(query_list):
+            for name in {n for n, _ in pairs}:
+                names[name].append(code)
+        starts = ends - np.bincount(query, minlength=len(query_list))
+        with_param = {
+            name: np.sort(np.concatenate([by_query[starts[c] : ends[c]] for c in codes]))
+            for name, codes in names.items()
+        }
         return cls(
-            host=host.astype(np.int64),
-            host_names=np.asarray(host_names, dtype=object),
-            path=path.astype(np.int64),
-            paths=pd.Index(paths, dtype=object),
+            host=np.asarray(host, dtype=np.int64),
+            host_names=np.asarray(list(host_names), dtype=object),
+            path=path,
+            paths=pd.Index(distinct_paths, dtype=object),
             lower_paths=lower.astype("string[pyarrow]"),  # searched once per segment name, in Arrow
-            query=query.astype(np.int64),
+            query=query,
             queries={q: i for i, q in enumerate(query_list)},
             query_list=list(query_list),
-            upper=(lower != key_paths).to_numpy(dtype=bool),
-            semicolon=key_paths.str.contains(";", regex=False).to_numpy(dtype=bool),
-            with_param={n: np.asarray(c, dtype=np.int64) for n, c in with_param.items()},
+            upper=(lower != distinct_paths).to_numpy(dtype=bool)[path],
+            semicolon=distinct_paths.str.contains(";", regex=False).to_numpy(dtype=bool)[path],
+            with_param=with_param,
         )
 
     def touches(self, rule: UrlRule) -> np.ndarray:
@@ -92,7 +124,8 @@ class BaseParts:
                 found = np.zeros(len(self.host), dtype=bool)
                 found[self.with_param.get(rule.name, _NONE)] = True
             else:
-                found = self.lower_paths.str.contains(rule.name.lower(), regex=False).to_numpy(dtype=bool)
+                name = rule.name.lower()
+                found = self.lower_paths.str.contains(name, regex=False).to_numpy(dtype=bool)[self.path]
                 if ";" in rule.name:
                     found = found | self.semicolon
             found = self.masks[key] = found

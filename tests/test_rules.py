@@ -236,7 +236,7 @@ def test_a_threshold_move_parses_no_url_again_and_rewrites_each_url_once_per_rul
     monkeypatch.setattr(url_images, "rewrite_query", counted("rewrite", url_images.rewrite_query))
     first = learn_rules(analyze(fp, Config(threshold=0.8)).pages, table=table)
     assert calls["url_key"] == 0
-    distinct_urls = len(table.base_keys)
+    distinct_urls = len(table.parse.key_path)
     assert 0 < calls["rewrite"] <= distinct_urls * (len(first.accepted) + len(first.rejected) + 1)
     calls["rewrite"] = 0
     again = learn_rules(analyze(fp, Config(threshold=0.8)).pages, table=table)
