@@ -207,11 +207,14 @@ def candidate_rules(
     memo, seen = table._proposed, set()
     ends = [*(np.flatnonzero(np.diff(cl)) + 1).tolist(), len(cl)] if len(cl) else []
     raw_codes = raw.tolist()
-    for start, end in zip([0, *ends[:-1]], ends, strict=True):
-        codes = tuple(raw_codes[start:end])
+    families = [tuple(raw_codes[start:end]) for start, end in zip([0, *ends[:-1]], ends, strict=True)]
+    new = [codes for codes in families if codes not in memo]
+    distinct = list(dict.fromkeys(c for codes in new for c in codes))
+    keys = dict(zip(distinct, table.raw_keys(distinct), strict=True))
+    for codes in families:
         seen.add(codes)
         if (rules := memo.get(codes)) is None:
-            rules = memo[codes] = _proposed_rules([k for k in map(table.raw_key, codes) if k])
+            rules = memo[codes] = _proposed_rules([k for k in map(keys.__getitem__, codes) if k])
         found |= rules
     for codes in [c for c in memo if c not in seen]:  # only the latest clustering's families are kept
         del memo[codes]
@@ -243,6 +246,7 @@ class UrlTable:
     _saved: dict[tuple[frozenset[UrlRule], tuple[str, ...]], int] = field(default_factory=dict)
     # Per host family (`family`): its pages' base URL codes factorized (codes, distinct base codes).
     _family_bases: dict[tuple[str, ...], tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)
+    _positions: dict[tuple[str, ...], np.ndarray] = field(default_factory=dict)
     # Per rule and its host's rules: the pages it merges (`merging`), for the content pages `_content`.
     _merging: dict[tuple[UrlRule, frozenset[UrlRule]], _Merging] = field(default_factory=dict)
     _content: np.ndarray | None = None
@@ -279,9 +283,19 @@ class UrlTable:
         path, query = parse.paths[parse.key_path[code]], parse.queries[parse.key_query[code]]
         return UrlKey("https" if host else "", host, path, query)
 
-    def raw_key(self, code: int) -> UrlKey | None:
-        """The key of the URL as fetched of code `code` (None: no http(s) URL)."""
-        return self.base_key(int(self.raw_base[code])) if self.raw_is_url[code] else None
+    def raw_keys(self, codes: Sequence[int]) -> list[UrlKey | None]:
+        """The keys of the URLs as fetched of codes `codes` (None: no http(s) URL)."""
+        parse, at = self.parse, np.asarray(codes, dtype=np.int64)
+        base = self.raw_base[at]
+        hosts = [parse.hosts[h] for h in parse.key_host[base].tolist()]
+        paths = [parse.paths[p] for p in parse.key_path[base].tolist()]
+        queries = [parse.queries[q] for q in parse.key_query[base].tolist()]
+        return [
+            UrlKey("https" if host else "", host, path, query) if is_url else None
+            for host, path, query, is_url in zip(
+                hosts, paths, queries, self.raw_is_url[at].tolist(), strict=True
+            )
+        ]
 
     def family(self, rules: Sequence[UrlRule], host: str) -> tuple[str, ...]:
         """The bare hosts of the pages a rule of `host` can touch: the host and its aliases among `rules`."""
@@ -291,10 +305,14 @@ class UrlTable:
         return tuple(sorted(n for n in names if n in self.by_host))
 
     def positions(self, names: tuple[str, ...]) -> np.ndarray:
+        """The positions of the pages of the bare hosts `names`, ascending (those of several hosts kept)."""
         parts = [self.by_host[n] for n in names]
         if len(parts) == 1:  # a host's positions are ascending
             return parts[0]
-        return np.sort(np.concatenate(parts)) if parts else np.empty(0, dtype=np.int64)
+        if (found := self._positions.get(names)) is None:
+            found = np.sort(np.concatenate(parts)) if parts else np.empty(0, dtype=np.int64)
+            self._positions[names] = found
+        return found
 
     def url(self, position: int) -> str:
         """The base URL text of the page at `position` (a page's URL as rule learning compares it)."""
@@ -476,10 +494,11 @@ def pages_saved(base: np.ndarray, image: np.ndarray) -> int:
     base URL but the first fetched (pages in fetch order)."""
     if not len(image):
         return 0
-    codes, first = np.unique(image, return_index=True)
-    first_base = np.empty(int(codes[-1]) + 1, dtype=np.int64)
-    first_base[codes] = np.asarray(base)[first]
-    return int(np.count_nonzero(np.asarray(base) != first_base[image]))
+    base = np.asarray(base)
+    first = ~pd.Series(image).duplicated().to_numpy()  # each rewritten URL's first page
+    first_base = np.empty(int(image.max()) + 1, dtype=np.int64)
+    first_base[image[first]] = base[first]
+    return int(np.count_nonzero(base != first_base[image]))
 
 
 def _measure(crawl: _Crawl, rule: UrlRule, mine: Sequence[UrlRule]) -> RuleStats:

@@ -195,7 +195,7 @@ def image_codes(parts: BaseParts, codes: np.ndarray, rules: Sequence[UrlRule]) -
     path, query = parts.path[codes].copy(), parts.query[codes].copy()
     to_host = np.zeros(len(parts.host_names), dtype=np.int64)
     hosts: dict[str, int] = {}
-    for h in np.unique(host).tolist():
+    for h in sorted(pd.unique(host).tolist()):
         name = str(parts.host_names[h])
         moved = target.get(bare_host(name), name)
         to_host[h] = hosts.setdefault(moved, len(hosts))
