@@ -25,6 +25,7 @@ class ParsedUrls:
     key_host: np.ndarray  # per base code: its host's code
     key_path: np.ndarray  # per base code: its path's code
     key_query: np.ndarray  # per base code: its query's code
+    key_is_url: np.ndarray  # per base code: whether it is the key of an http(s) URL (scheme https)
     hosts: list[str]  # by host code: the host as written in the key (not the bare host)
     paths: list[str]  # by path code
     queries: list[Query]  # by query code: the sorted (name, value) pairs

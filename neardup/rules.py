@@ -281,7 +281,7 @@ class UrlTable:
         parse = self.parse
         host = parse.hosts[parse.key_host[code]]
         path, query = parse.paths[parse.key_path[code]], parse.queries[parse.key_query[code]]
-        return UrlKey("https" if host else "", host, path, query)
+        return UrlKey("https" if parse.key_is_url[code] else "", host, path, query)
 
     def raw_keys(self, codes: Sequence[int]) -> list[UrlKey | None]:
         """The keys of the URLs as fetched of codes `codes` (None: no http(s) URL)."""
@@ -290,8 +290,9 @@ class UrlTable:
         hosts = [parse.hosts[h] for h in parse.key_host[base].tolist()]
         paths = [parse.paths[p] for p in parse.key_path[base].tolist()]
         queries = [parse.queries[q] for q in parse.key_query[base].tolist()]
+        # A fetched URL that is an http(s) URL has the key of its base code, whose scheme is https.
         return [
-            UrlKey("https" if host else "", host, path, query) if is_url else None
+            UrlKey("https", host, path, query) if is_url else None
             for host, path, query, is_url in zip(
                 hosts, paths, queries, self.raw_is_url[at].tolist(), strict=True
             )

@@ -199,7 +199,8 @@ CREATE TABLE IF NOT EXISTS url_parse_keys (
     base INTEGER NOT NULL,
     host INTEGER NOT NULL,
     path INTEGER NOT NULL,
-    query INTEGER NOT NULL
+    query INTEGER NOT NULL,
+    is_url BOOLEAN NOT NULL              -- the key of an http(s) URL (else of another string: its path)
 );
 
 CREATE TABLE IF NOT EXISTS url_parse_names (

@@ -69,6 +69,7 @@ def parse_urls(
         key_host=key_host.astype(np.int64),
         key_path=key_path.astype(np.int64),
         key_query=key_query.astype(np.int64),
+        key_is_url=np.asarray([k.scheme == "https" for k in base_keys], dtype=bool),
         hosts=list(hosts),
         paths=list(paths),
         queries=list(queries),

@@ -185,15 +185,6 @@ def test_cli_rules_writes_config_and_crawler_list(
     assert yaml.safe_load(out.read_text())["url_rules"]
 
 
-@pytest.fixture(scope="module")
-def sample_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    path = tmp_path_factory.mktemp("rules_sample") / "sample.duckdb"
-    with Store(path) as store:
-        engine.ingest_file(store, engine.SAMPLE_CRAWL, Config(), jobs=1)
-        engine.ensure_fingerprints(store, Config(), jobs=1)
-    return path
-
-
 def _learned_as_data(learned: LearnedRules) -> tuple[list[dict], list[dict], int, list[dict]]:
     return (
         [s.as_dict() for s in learned.accepted],

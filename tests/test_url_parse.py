@@ -108,15 +108,6 @@ def test_the_store_keeps_a_parse_as_it_is(tmp_path: Path) -> None:
     assert _fields(kept) == _fields(parsed)
 
 
-@pytest.fixture(scope="module")
-def sample_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    path = tmp_path_factory.mktemp("url_parse_sample") / "sample.duckdb"
-    with Store(path) as store:
-        engine.ingest_file(store, engine.SAMPLE_CRAWL, Config(), jobs=1)
-        engine.ensure_fingerprints(store, Config(), jobs=1)
-    return path
-
-
 def _learned(pages: pd.DataFrame, table: rules.UrlTable | None = None) -> tuple[object, ...]:
     learned = learn_rules(pages, table=table)
     return (

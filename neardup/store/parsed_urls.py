@@ -44,6 +44,7 @@ class ParsedUrlsMixin(StoreCore):
                     "host": parse.key_host.astype(np.int32),
                     "path": parse.key_path.astype(np.int32),
                     "query": parse.key_query.astype(np.int32),
+                    "is_url": parse.key_is_url.astype(bool),
                 }
             ),
             "url_parse_names": pa.table(
@@ -78,7 +79,7 @@ class ParsedUrlsMixin(StoreCore):
             return None
         if not len(pages["page_id"]):
             return None
-        keys = cur.execute("SELECT host, path, query FROM url_parse_keys ORDER BY base").fetchnumpy()
+        keys = cur.execute("SELECT host, path, query, is_url FROM url_parse_keys ORDER BY base").fetchnumpy()
         names: dict[str, list[str]] = {}
         for kind in _NAME_KINDS:
             rows = cur.execute("SELECT name FROM url_parse_names WHERE kind = ? ORDER BY code", [kind])
@@ -91,6 +92,7 @@ class ParsedUrlsMixin(StoreCore):
             key_host=keys["host"].astype(np.int64),
             key_path=keys["path"].astype(np.int64),
             key_query=keys["query"].astype(np.int64),
+            key_is_url=keys["is_url"].astype(bool),
             hosts=names["host"],
             paths=names["path"],
             queries=[tuple((n, v) for n, v in json.loads(q)) for q in names["query"]],
