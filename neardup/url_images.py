@@ -47,9 +47,9 @@ class BaseParts:
     masks: dict[tuple[str, str], np.ndarray] = field(default_factory=dict)
     # A number per sequence of rules that touch a path or a query (a short key for `rewrites`).
     rule_sets: dict[tuple[UrlRule, ...], int] = field(default_factory=dict)
-    # (path or query code, number of the rules touching it, "path" or "query") -> the code rewritten:
+    # "path" or "query" -> {path or query code << 32 | number of the rules touching it: the code rewritten}:
     # a known code, or one of `new_paths` / `new_queries`, numbered after the known ones.
-    rewrites: dict[tuple[int, int, str], int] = field(default_factory=dict)
+    rewrites: dict[str, dict[int, int]] = field(default_factory=dict)
     new_paths: dict[str, int] = field(default_factory=dict)
     new_queries: dict[tuple[tuple[str, str], ...], int] = field(default_factory=dict)
 
@@ -141,31 +141,32 @@ class BaseParts:
         """The `part` ("path" or "query") codes `codes` of keys rewritten, each by the `rules` that touch
         its key (`touching`: rules x keys, from `touches`). Each distinct part and set of rules is
         rewritten once (`urls.rewrite_path`, `urls.rewrite_query`) and kept for the next call."""
-        if len(self.rewrites) >= MAX_KEPT_REWRITES:
-            self.rewrites.clear()
+        kept = self.rewrites.setdefault(part, {})
+        if len(kept) >= MAX_KEPT_REWRITES:
+            kept.clear()
         if len(rules) < 63:
             sets = (touching.astype(np.int64) << np.arange(len(rules), dtype=np.int64)[:, None]).sum(axis=0)
         else:
             sets = np.unique(touching.T, axis=0, return_inverse=True)[1].reshape(-1)
         set_codes, set_values = pd.factorize(sets)
         n_sets = len(set_values)
-        first_of_set = np.full(n_sets, len(sets), dtype=np.int64)
-        np.minimum.at(first_of_set, set_codes, np.arange(len(sets)))
+        # Codes are numbered by first appearance: each set's first key, in code order.
+        first_of_set = np.flatnonzero(~pd.Series(set_codes).duplicated().to_numpy())
         set_rules = [
             tuple(r for r, on in zip(rules, touching[:, first].tolist(), strict=True) if on)
             for first in first_of_set.tolist()
         ]
-        numbers = [self.rule_sets.setdefault(mine, len(self.rule_sets)) for mine in set_rules]
+        numbers = np.asarray(
+            [self.rule_sets.setdefault(mine, len(self.rule_sets)) for mine in set_rules], dtype=np.int64
+        )
         groups, distinct = pd.factorize(codes * n_sets + set_codes)
-        out = np.empty(len(distinct), dtype=np.int64)
-        for g, (code, s) in enumerate(
-            zip((distinct // n_sets).tolist(), (distinct % n_sets).tolist(), strict=True)
-        ):
-            memo = (code, numbers[s], part)
-            if (found := self.rewrites.get(memo)) is None:
-                found = self.rewrites[memo] = self._rewrite(part, code, set_rules[s])
-            out[g] = found
-        return out[groups]
+        # One integer per (part code, rule set number): the rule set numbers stay below 2**32.
+        memo = ((distinct // n_sets) << 32 | numbers[distinct % n_sets]).tolist()
+        out = list(map(kept.get, memo))
+        for g in [g for g, found in enumerate(out) if found is None]:
+            code, s = divmod(int(distinct[g]), n_sets)
+            out[g] = kept[memo[g]] = self._rewrite(part, code, set_rules[s])
+        return np.asarray(out, dtype=np.int64)[groups]
 
     def _rewrite(self, part: str, code: int, rules: Sequence[UrlRule]) -> int:
         if part == "path":
@@ -202,13 +203,14 @@ def image_codes(parts: BaseParts, codes: np.ndarray, rules: Sequence[UrlRule]) -
         if not (mine := ops.get(bare_host(moved))):
             continue
         at = np.flatnonzero(host == h)
+        keys = codes[at]
         for part, column, of_part in (
             ("path", path, [r for r in mine if r.kind != "drop_param"]),
             ("query", query, [r for r in mine if r.kind == "drop_param"]),
         ):
             if not of_part:
                 continue
-            hits = np.stack([parts.touches(r)[codes[at]] for r in of_part])
+            hits = np.stack([parts.touches(r)[keys] for r in of_part])
             some = hits.any(axis=0)
             if some.any():
                 where = at[some]
