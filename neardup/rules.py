@@ -29,7 +29,7 @@ import pandas as pd
 from .parsed_urls import ParsedUrls
 from .url_images import BaseParts, image_codes
 from .url_keys import key_texts
-from .url_parse import parse_urls
+from .url_parse import PARSE_STEPS, parse_urls
 from .urls import UrlKey, UrlRule, UrlRuleDict, apply_rules_to_key, bare_host, url_key
 
 # progress(stage, done, total), as the engine's stages report (rules is a leaf: it imports no stage).
@@ -228,8 +228,9 @@ IMAGE_CACHE_PAGES = 64
 
 @dataclass(slots=True)
 class UrlTable:
-    """The crawl's URLs as rule learning needs them, whatever the clusters: parsed URL keys, base URL codes,
-    bare hosts, crawl-trap families, in page id order. Made once per set of pages (`url_table`) and reused
+    """The crawl's URLs as rule learning needs them, whatever the clusters: the parse's codes (`ParsedUrls`:
+    fetched and base URL codes, crawl-trap families, in page id order; keys are made only where compared) and
+    the pages of each bare host. Made once per set of pages (`url_table`) and reused
     by `learn_rules` and `crawl_traps` at every threshold; the rewritten URLs of each rule set measured are
     kept too (the same rule sets come back at the next threshold)."""
 
@@ -427,16 +428,16 @@ def url_table(
     """The `UrlTable` of pages with `url` and `page_id` (e.g. `Fingerprints.pages`): what rule learning
     needs that no threshold changes, each distinct URL parsed once, or the pages' URLs as parsed before
     (`parsed`: `url_parse.parse_urls` of these pages, e.g. read from the store). `progress(stage, done,
-    total)` is told of each of its steps."""
-    steps = iter(range(5))
+    total)` is told of each step of a parse."""
+    steps = iter(range(PARSE_STEPS + 1))
 
     def step() -> None:
-        progress("parsing the crawl's URLs", next(steps), 4)
+        progress("parsing the crawl's URLs", next(steps), PARSE_STEPS)
 
-    step()
     page_id = pages["page_id"].to_numpy(dtype=np.int64)
     order = np.argsort(page_id, kind="stable")
     if parsed is None:
+        step()
         parsed = parse_urls(page_id, pages["url"].to_numpy(dtype=object), step=step)
     elif not np.array_equal(parsed.page_id, page_id[order]):
         raise ValueError("the parsed URLs are of other pages than these (parse_urls of pages)")
