@@ -153,7 +153,7 @@ def test_every_stored_minhash_pair_is_explained(sample: Store) -> None:
     pair (in a band of the one index with an estimate at the floor, or in the size-class pass), and the
     passages are equal words in both texts."""
     fp = load_fingerprints(sample, MINHASH, jobs=1)
-    every = all_signatures(sample, MINHASH)
+    every = all_signatures(sample, MINHASH, fp.n_units)
     assert len(fp.pairs["a"]) > 100
     by_pass = {"index": 0, "size class only": 0}
     for i, left, right in page_pairs(sample, fp, MINHASH):
@@ -186,7 +186,7 @@ def test_every_stored_minhash_pair_is_explained(sample: Store) -> None:
 
 def test_scores_equal_the_set_definitions(sample: Store) -> None:
     fp = load_fingerprints(sample, MINHASH, jobs=1)
-    every = all_signatures(sample, MINHASH)
+    every = all_signatures(sample, MINHASH, fp.n_units)
     for _, left, right in list(page_pairs(sample, fp, MINHASH))[:30]:
         ev = pair_evidence(fp, MINHASH, left, right, all_signatures=every)
         sa, sb = shingles(left["text"], MINHASH.shingle_size), shingles(right["text"], MINHASH.shingle_size)
@@ -217,7 +217,7 @@ def test_a_pair_that_is_no_candidate_says_so(sample: Store) -> None:
         MINHASH,
         sample.page(int(first[a]), MINHASH.norm_key, source=False),
         sample.page(int(first[b]), MINHASH.norm_key, source=False),
-        all_signatures=all_signatures(sample, MINHASH),
+        all_signatures=all_signatures(sample, MINHASH, fp.n_units),
     )
     trace = ev.candidate
     assert isinstance(trace, MinHashTrace) and not trace.stored and ev.stored_score is None
@@ -231,7 +231,7 @@ def test_the_fingerprints_hold_the_signatures_of_the_units_in_a_pair_only(sample
     """A clustering compares the signatures of units in a stored pair only: the rest are read when the index
     is replayed (`all_signatures`), and a replay without them says so."""
     fp = load_fingerprints(sample, MINHASH, jobs=1)
-    every = all_signatures(sample, MINHASH)
+    every = all_signatures(sample, MINHASH, fp.n_units)
     paired = np.union1d(fp.pairs["a"], fp.pairs["b"])
     assert fp.signature_units is not None and (fp.signature_units == paired).all()
     assert fp.minhash is not None and len(fp.minhash) == len(paired) < len(every) == fp.n_units

@@ -434,6 +434,14 @@ class FingerprintsMixin(ContentRules):
         return table.drop_columns(["minhash"]).to_pandas(), table.column("minhash")
 
     @reads
+    def unit_signature_batches(self, fingerprint_key: str, batch_rows: int = 65_536) -> Iterator[pa.Array]:
+        """The stored MinHash signature bytes of a fingerprint set's units by unit id, a batch at a time (a
+        million units' are half a gigabyte: the caller copies each batch where it belongs)."""
+        sql = "SELECT minhash FROM units WHERE fingerprint_key = ? ORDER BY unit_id"
+        for batch in self.cursor().sql(sql, params=[fingerprint_key]).to_arrow_reader(batch_rows):
+            yield batch.column(0)
+
+    @reads
     def paired_unit_signatures(self, fingerprint_key: str) -> tuple[np.ndarray, pa.ChunkedArray]:
         """(unit ids, their MinHash signatures' stored bytes as an Arrow column) of the units in a stored pair
         of a fingerprint set, by unit id: the only units whose signatures a clustering compares (a unit in no

@@ -95,7 +95,9 @@ def get_pair_evidence(
         # with the other values of these fingerprints from then on.
         every = None
         if fp.signature_units is not None:
-            every = FINGERPRINT_MEMO.get(fp, ("signatures",), lambda: all_signatures(store, config))
+            every = FINGERPRINT_MEMO.get(
+                fp, ("signatures",), lambda: all_signatures(store, config, fp.n_units)
+            )
         return pair_evidence(fp, config, left, right, all_signatures=every)
 
     return FINGERPRINT_MEMO.get(fp, key, make)
