@@ -434,12 +434,15 @@ class FingerprintsMixin(ContentRules):
         return table.drop_columns(["minhash"]).to_pandas(), table.column("minhash")
 
     @reads
-    def unit_signature_batches(self, fingerprint_key: str, batch_rows: int = 65_536) -> Iterator[pa.Array]:
-        """The stored MinHash signature bytes of a fingerprint set's units by unit id, a batch at a time (a
-        million units' are half a gigabyte: the caller copies each batch where it belongs)."""
-        sql = "SELECT minhash FROM units WHERE fingerprint_key = ? ORDER BY unit_id"
+    def unit_signature_batches(
+        self, fingerprint_key: str, batch_rows: int = 65_536
+    ) -> Iterator[tuple[np.ndarray, pa.Array]]:
+        """(unit ids, their stored MinHash signature bytes) of a fingerprint set's units, a batch at a time
+        in no particular order (a million units' are half a gigabyte: the caller places each batch by unit
+        id, and DuckDB sorts nothing)."""
+        sql = "SELECT unit_id, minhash FROM units WHERE fingerprint_key = ?"
         for batch in self.cursor().sql(sql, params=[fingerprint_key]).to_arrow_reader(batch_rows):
-            yield batch.column(0)
+            yield batch.column(0).to_numpy().astype(np.int64), batch.column(1)
 
     @reads
     def paired_unit_signatures(self, fingerprint_key: str) -> tuple[np.ndarray, pa.ChunkedArray]:
