@@ -16,6 +16,7 @@ One `Store` per database file. DuckDB connections are not thread-safe; every met
 | `analyses` | each source's own analysis (`compare`) |
 | `labels` | labels: written, taken back, imported, read |
 | `spark_attach` | a `neardup spark` run's Parquet, read in place |
+| `suggestions` | each copy's suggested category against its representative, and the text reads that compute it |
 
 The package imports no pipeline module (ingest, normalize, batches, engine): only leaves (`errors`,
 `dbfile`, `rejects`, `csvsafe`, `htmlcodec`, `short_texts`, `pairkey`); `tests/test_store_layers.py` checks it.
@@ -44,6 +45,7 @@ from .pages import PagesMixin
 from .schema import SCHEMA_VERSION, UPGRADABLE_VERSIONS, SchemaMixin, is_database_file, kind_of_reason_sql
 from .sources import SourcesMixin
 from .spark_attach import SparkAttachMixin
+from .suggestions import SuggestionsMixin
 
 __all__ = [
     "ALIAS",
@@ -65,7 +67,14 @@ __all__ = [
 
 
 class Store(
-    SchemaMixin, SourcesMixin, PagesMixin, FingerprintsMixin, AnalysesMixin, LabelsMixin, SparkAttachMixin
+    SchemaMixin,
+    SourcesMixin,
+    PagesMixin,
+    FingerprintsMixin,
+    AnalysesMixin,
+    LabelsMixin,
+    SparkAttachMixin,
+    SuggestionsMixin,
 ):
     """The database file, attached with row groups of `ROW_GROUP_ROWS`.
 
