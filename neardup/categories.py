@@ -61,8 +61,8 @@ RULES_VERSION = 1
 # bench crawl), and a text a later window's pair needs too is kept until then, up to `PENDING_TEXTS` of them
 # (beyond, that pair waits for another pass over the texts). A window's read decompresses only the row groups
 # and vectors holding its pages (`Store.texts_of_pages`).
-WINDOW_TEXTS = 16_384
-PENDING_TEXTS = 32_768
+WINDOW_TEXTS = 8192
+PENDING_TEXTS = 16_384
 PAIRS_PER_BATCH = 1024  # pairs a worker compares at a time (a unit of progress)
 PARALLEL_PAIRS = 4096  # below this many pairs to compare, a worker pool costs more than it saves
 CATEGORIES_STAGE = "pairs compared"
@@ -381,7 +381,8 @@ def pairs_with_texts(
         win_low = np.searchsorted(firsts, low, side="right") - 1
         win_high = np.searchsorted(firsts, high, side="right") - 1
         # the last window whose pairs read each page: where its text may be dropped
-        last = pd.Series(np.concatenate([win_high, win_high])).groupby(np.concatenate([low, high])).max()
+        by_page = pd.Series(np.concatenate([win_high, win_high])).groupby(np.concatenate([low, high])).max()
+        last = dict(zip(by_page.index.tolist(), by_page.tolist(), strict=True))
         order = np.argsort(win_high, kind="stable")
         bounds = np.searchsorted(win_high[order], np.arange(len(firsts) + 1))
         pending: dict[int, str] = {}
@@ -397,11 +398,11 @@ def pairs_with_texts(
                 wanted = np.concatenate([low[at], high[at]]).tolist()
                 yield todo[at], {page: pending[page] if page in pending else texts[page] for page in wanted}
             pending = {page: text for page, text in pending.items() if last[page] > w}
-            later = last.reindex(window).to_numpy() > w
-            for page in window[later].tolist():
+            for page in window.tolist():
                 if len(pending) >= pending_texts:
                     break
-                pending[page] = texts[page]
+                if last[page] > w:
+                    pending[page] = texts[page]
         todo = todo[np.sort(np.concatenate(deferred))]
 
 
