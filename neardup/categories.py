@@ -317,15 +317,25 @@ def cluster_category(categories: pd.Series) -> str:
     )
 
 
-def _cluster_categories(cluster: np.ndarray, category: np.ndarray) -> pd.Series:
-    """`cluster_category` of each cluster's copies (`cluster`, `category`: one row per copy), by cluster."""
-    named = pd.DataFrame({"cluster": cluster, "category": category})
-    named = named[named["category"].astype(bool)]
-    counts = named.groupby(["cluster", "category"], sort=False).size().reset_index(name="n")
-    rank = {c: i for i, c in enumerate(CATEGORIES)}
-    counts["rank"] = counts["category"].map(lambda c: rank.get(c, len(CATEGORIES)))
-    counts = counts.sort_values(["cluster", "n", "rank"], ascending=[True, False, True], kind="stable")
-    return counts.drop_duplicates("cluster").set_index("cluster")["category"]
+def _cluster_categories(
+    cluster: np.ndarray, codes: np.ndarray, rank: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """`cluster_category` of each cluster's copies, over category codes (`cluster`, `codes`: one row per copy;
+    `rank[code]`: its category's place in labels.CATEGORIES, negative for none): (clusters ascending, the
+    code of each one's category)."""
+    named = rank[codes] >= 0
+    width = np.int64(len(rank))
+    pairs, counts = np.unique(cluster[named].astype(np.int64) * width + codes[named], return_counts=True)
+    clusters, chosen = pairs // width, pairs % width
+    order = np.lexsort((rank[chosen], -counts, clusters))
+    first = order[np.r_[True, clusters[order][1:] != clusters[order][:-1]]] if len(order) else order
+    return clusters[first], chosen[first]
+
+
+def _string_column(codes: np.ndarray, names: list[str]) -> Any:
+    """`names[codes]` as the column pandas makes of strings, taken from the few names rather than built from
+    a Python string per row."""
+    return pd.Series(names).array.take(codes)
 
 
 def suggestion_key(config: Config) -> str:
@@ -553,16 +563,10 @@ def page_categories(
     else its suggestion (`suggest_copies`: stored, or compared now with `progress` and `jobs`)."""
     p = analysis.pages
     n = len(p)
-    category = np.full(n, "", dtype=object)
-    source = np.full(n, "", dtype=object)
-    action = np.full(n, KEEP_ACTION, dtype=object)
     in_cluster = p["cluster_id"].notna().to_numpy()
     is_rep = p["is_representative"].fillna(False).to_numpy(dtype=bool)
     degenerate = ~in_cluster
-    category[degenerate] = "degenerate"
-    action[degenerate] = ACTIONS["degenerate"]
     multi = in_cluster & (p["cluster_size"].fillna(0).to_numpy() > 1)
-    action[multi & is_rep] = REPRESENTATIVE_ACTION
 
     s = suggest_copies(store, analysis, progress=progress, jobs=jobs)
     removed = s.rows
@@ -570,24 +574,47 @@ def page_categories(
     labeled = _labeled_pages(p, labels).reindex(p["page_id"].to_numpy()[removed])
     by_label = labeled.notna().to_numpy()
     named[by_label] = labeled.to_numpy()[by_label]
-    category[removed] = named
-    source[removed] = np.where(by_label, "label", "URLs and text")
-    acts = pd.Series(named, dtype=object).map(ACTIONS).fillna(ACTIONS["other"]).to_numpy(dtype=object)
-    acts[(named == "stale re-crawl") & s.newer_than_kept] = NEWER_STALE_ACTION
-    action[removed] = acts
+    # codes into the copies' categories; a column's codes are offset past its fixed names
+    codes, uniques = pd.factorize(named)
+    names: list[str] = [str(u) for u in uniques]
+    code_of = np.asarray(codes, dtype=np.int64)
 
-    cluster = p["cluster_id"].to_numpy()
-    per_cluster = _cluster_categories(cluster[removed].astype(np.int64), category[removed])
-    cluster_cat = np.full(n, "", dtype=object)
-    cluster_cat[degenerate] = "degenerate"
+    category = np.zeros(n, dtype=np.int64)  # "", "degenerate", then the copies' names
+    category[degenerate] = 1
+    category[removed] = code_of + 2
+    source = np.zeros(n, dtype=np.int64)  # "", "label", "URLs and text"
+    source[removed] = np.where(by_label, 1, 2)
+    action = np.zeros(n, dtype=np.int64)  # the four fixed actions, then each copy name's
+    action[degenerate] = 1
+    action[multi & is_rep] = 2
+    action[removed] = code_of + 4
+    action[removed[(named == "stale re-crawl") & s.newer_than_kept]] = 3
+
+    rank = np.array([CATEGORIES.index(c) if c in CATEGORIES else len(CATEGORIES) if c else -1 for c in names])
+    clusters, chosen = _cluster_categories(p["cluster_id"].to_numpy()[removed], code_of, rank)
+    cluster_cat = np.zeros(n, dtype=np.int64)  # "", "degenerate", then the copies' names
+    cluster_cat[degenerate] = 1
     at = np.flatnonzero(multi)
-    cluster_cat[at] = per_cluster.reindex(cluster[at].astype(np.int64)).fillna("").to_numpy()
+    of_cluster = p["cluster_id"].to_numpy()[at].astype(np.int64)
+    where = np.searchsorted(clusters, of_cluster)
+    found = where < len(clusters)
+    found[found] = clusters[where[found]] == of_cluster[found]
+    cluster_cat[at[found]] = chosen[where[found]] + 2
     return pd.DataFrame(
         {
-            "category": category,
-            "category_from": source,
-            "suggested_action": action,
-            "cluster_category": cluster_cat,
+            "category": _string_column(category, ["", "degenerate", *names]),
+            "category_from": _string_column(source, ["", "label", "URLs and text"]),
+            "suggested_action": _string_column(
+                action,
+                [
+                    KEEP_ACTION,
+                    ACTIONS["degenerate"],
+                    REPRESENTATIVE_ACTION,
+                    NEWER_STALE_ACTION,
+                    *(ACTIONS.get(c, ACTIONS["other"]) for c in names),
+                ],
+            ),
+            "cluster_category": _string_column(cluster_cat, ["", "degenerate", *names]),
         },
         index=p.index,
     )
