@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import itertools
 import json
 import re
 from collections import Counter, deque
@@ -442,6 +443,36 @@ def _pair_records(
     return [(records[m], records[r]) for m, r in zip(member_rows.tolist(), rep_rows.tolist(), strict=True)]
 
 
+def _chunks_with_texts(
+    store: Store, config: Config, pairs: list[tuple[dict[str, Any], dict[str, Any]]], textual: np.ndarray
+) -> Iterator[tuple[np.ndarray, dict[str, str]]]:
+    """(chunk of `textual`, the texts its pairs need by exact key): the pairs at positions `textual`, their
+    texts read a window at a time (`pairs_with_texts`); a text stands for its exact key, read at the key's
+    first page as `Store.unit_texts` picks it."""
+    keys = {pairs[k][side]["exact_key"] for k in textual.tolist() for side in (0, 1)}
+    first = store.first_pages_of_texts(config.norm_key, sorted(keys))
+    page_of = dict(zip(first["exact_key"].tolist(), first["page_id"].tolist(), strict=True))
+    a = np.array([page_of[pairs[k][0]["exact_key"]] for k in textual.tolist()], dtype=np.int64)
+    b = np.array([page_of[pairs[k][1]["exact_key"]] for k in textual.tolist()], dtype=np.int64)
+    for at, texts in pairs_with_texts(
+        np.minimum(a, b),
+        np.maximum(a, b),
+        lambda ids: store.texts_of_pages(config.norm_key, ids),
+        window_texts=WINDOW_TEXTS,
+        pending_texts=PENDING_TEXTS,
+    ):
+        for start in range(0, len(at), PAIRS_PER_BATCH):
+            chunk = textual[at[start : start + PAIRS_PER_BATCH]]
+            yield (
+                chunk,
+                {
+                    pairs[k][side]["exact_key"]: texts[page_of[pairs[k][side]["exact_key"]]]
+                    for k in chunk.tolist()
+                    for side in (0, 1)
+                },
+            )
+
+
 def _compare_pairs(
     store: Store,
     config: Config,
@@ -451,42 +482,20 @@ def _compare_pairs(
     jobs: int | None,
 ) -> list[tuple[str, bool]]:
     """`compare_pair_batch` of every pair, in batches over the worker pool (`jobs`): first the pairs whose
-    category reads no text, then the others as their texts are read (`pairs_with_texts`; a text stands for
-    its exact key, read at the key's first page as `Store.unit_texts` picks it)."""
+    category reads no text, then the others as their texts are read (`_chunks_with_texts`)."""
     need = np.array([_needs_text(member, rep) for member, rep in pairs], dtype=bool)
+    plain, textual = np.flatnonzero(~need), np.flatnonzero(need)
     positions: deque[np.ndarray] = deque()
 
-    def batch(chunk: np.ndarray, texts: dict[str, str]) -> PairBatch:
-        positions.append(chunk)
-        return [pairs[k] for k in chunk.tolist()], texts, config.shingle_size
-
     def batches() -> Iterator[PairBatch]:
-        plain = np.flatnonzero(~need)
-        for start in range(0, len(plain), PAIRS_PER_BATCH):
-            yield batch(plain[start : start + PAIRS_PER_BATCH], {})
-        textual = np.flatnonzero(need)
-        if not len(textual):
-            return
-        keys = {pairs[k][side]["exact_key"] for k in textual.tolist() for side in (0, 1)}
-        first = store.first_pages_of_texts(config.norm_key, sorted(keys))
-        page_of = dict(zip(first["exact_key"].tolist(), first["page_id"].tolist(), strict=True))
-        a = np.array([page_of[pairs[k][0]["exact_key"]] for k in textual.tolist()], dtype=np.int64)
-        b = np.array([page_of[pairs[k][1]["exact_key"]] for k in textual.tolist()], dtype=np.int64)
-        for at, texts in pairs_with_texts(
-            np.minimum(a, b),
-            np.maximum(a, b),
-            lambda ids: store.texts_of_pages(config.norm_key, ids),
-            window_texts=WINDOW_TEXTS,
-            pending_texts=PENDING_TEXTS,
+        chunks: Iterator[tuple[np.ndarray, dict[str, str]]] = (
+            (plain[start : start + PAIRS_PER_BATCH], {}) for start in range(0, len(plain), PAIRS_PER_BATCH)
+        )
+        for chunk, texts in itertools.chain(
+            chunks, _chunks_with_texts(store, config, pairs, textual) if len(textual) else ()
         ):
-            for start in range(0, len(at), PAIRS_PER_BATCH):
-                chunk = textual[at[start : start + PAIRS_PER_BATCH]]
-                by_key = {
-                    pairs[k][side]["exact_key"]: texts[page_of[pairs[k][side]["exact_key"]]]
-                    for k in chunk.tolist()
-                    for side in (0, 1)
-                }
-                yield batch(chunk, by_key)
+            positions.append(chunk)
+            yield [pairs[k] for k in chunk.tolist()], texts, config.shingle_size
 
     out: list[tuple[str, bool]] = [("", False)] * len(pairs)
     done = 0
