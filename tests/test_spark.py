@@ -23,6 +23,7 @@ from spark_parity import SPARK_CONF, assert_matches_local, output_table
 from neardup import engine
 from neardup.analysis import analyze, load_fingerprints
 from neardup.candidate_stats import CandidateStats
+from neardup.categories import page_categories, suggest_copies
 from neardup.cli import main
 from neardup.config import Config, load_config
 from neardup.store import Store
@@ -155,6 +156,21 @@ def test_open_gives_the_same_report(
     # another method cannot be computed from views over a run without HTML: a clear error, exit 2
     assert main(["report", "--db", str(db), "--method", "simhash"]) == 2
     assert "reads the Spark output" in capsys.readouterr().err
+
+
+def test_open_keeps_the_copies_categories_of_the_runs_setting(
+    runs: dict, local: Store, tmp_path: Path
+) -> None:
+    out, _ = runs["minhash"]
+    db = tmp_path / "categories.duckdb"
+    assert main(["open", str(out), "--db", str(db), "--jobs", "1"]) == 0
+    config = SETTINGS["minhash"]
+    with Store(db) as store:
+        a = analyze(load_fingerprints(store, config), config)
+        assert suggest_copies(store, a).compared == 0  # the app's Clusters page reads them
+        got = page_categories(store, a)
+    want = page_categories(local, analyze(load_fingerprints(local, config), config))
+    pd.testing.assert_frame_equal(got.reset_index(drop=True), want.reset_index(drop=True))
 
 
 def test_an_output_of_format_1_opens_with_the_kinds_read_from_the_reasons(
