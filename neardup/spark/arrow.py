@@ -424,6 +424,16 @@ def lsh_bucket_pairs(batch: pa.RecordBatch) -> Iterator[pa.RecordBatch]:
     yield from _pair_ids(units[i], units[j])
 
 
+def _floor_and_guard(config: Config) -> dict[str, Any]:
+    """The floor and size-ratio guard of the MinHash estimates, as the keywords of `candidates.score_estimates`
+    and the functions that verify with it."""
+    return {
+        "floor": config.minhash_floor,
+        "min_size_ratio": config.min_size_ratio,
+        "min_shingles": config.min_contained_shingles,
+    }
+
+
 def lsh_band_estimates(
     batch: pa.RecordBatch, config: Config, shared: Any, rows: int, bucket_cap: int
 ) -> Iterator[pa.RecordBatch]:
@@ -438,9 +448,7 @@ def lsh_band_estimates(
             sizes,
             lsh_band_table(matrix, band, rows),
             similarity=config.similarity,
-            floor=config.minhash_floor,
-            min_size_ratio=config.min_size_ratio,
-            min_shingles=config.min_contained_shingles,
+            **_floor_and_guard(config),
             bucket_cap=bucket_cap,
         )
         for codes, jac, cont in kept:
@@ -510,9 +518,7 @@ def size_class_band_estimates(
             keys,
             ids,
             stats,
-            floor=config.minhash_floor,
-            min_size_ratio=config.min_size_ratio,
-            min_shingles=config.min_contained_shingles,
+            **_floor_and_guard(config),
             bucket_cap=bucket_cap,
         )
         if not kept:  # no candidates in this band
@@ -571,9 +577,7 @@ def minhash_estimates(batch: pa.RecordBatch, config: Config, shared: Any = None)
         sa,
         sb,
         similarity=config.similarity,
-        floor=config.minhash_floor,
-        min_size_ratio=config.min_size_ratio,
-        min_shingles=config.min_contained_shingles,
+        **_floor_and_guard(config),
     )
     yield _scored(batch, keep, jac, cont)
 
