@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
+import sys
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
@@ -232,6 +234,20 @@ def session(_session_stopped_at_the_end: None) -> object:
     from neardup.spark import spark_session
 
     return spark_session("local[2]", conf=dict(kv.split("=", 1) for kv in SPARK_CONF[3::2]))
+
+
+def test_a_local_master_runs_the_parallel_collector() -> None:
+    """A local master's one JVM, driver and every task, runs the throughput collector rather than G1 (in a
+    fresh process: a JVM keeps the collector it was started with, whatever a later session asks)."""
+    code = (
+        "from neardup.spark import spark_session\n"
+        "s = spark_session('local[1]')\n"
+        "beans = s.sparkContext._jvm.java.lang.management.ManagementFactory.getGarbageCollectorMXBeans()\n"
+        "print(sorted(b.getName() for b in beans))\n"
+        "s.stop()\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip().splitlines()[-1] == "['PS MarkSweep', 'PS Scavenge']"
 
 
 def _pandas(frame: object) -> pd.DataFrame:
