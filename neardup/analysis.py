@@ -13,11 +13,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from .batches import signature_matrix, signatures
 from .candidate_stats import CAPPED_NOTE, CAPPED_WARN_SHARE
 from .candidates import CandidateStats, exact_scores
-from .clusters import WHY, components, representative_rows
+from .clusters import WHY, RepresentativeRanks, cluster_representatives, components, representative_ranks
 from .config import Config
 from .engine import ensure_fingerprints
 from .minhash import estimate_jaccard
@@ -39,7 +41,9 @@ class Fingerprints:
     pages: pd.DataFrame  # one row per page, with unit_id (-1 for degenerate pages)
     n_units: int
     pairs: dict[str, np.ndarray]
-    simhash: np.ndarray | None
+    simhash: np.ndarray | None  # per unit
+    # MinHash signatures (one row each) of the units `signature_units` names; every unit's, by unit id,
+    # where that is None. Read with `signatures`.
     minhash: np.ndarray | None
     stats: CandidateStats  # of the candidate search, as stored with the fingerprints
     arrays: dict[str, np.ndarray] = field(default_factory=dict)
@@ -52,26 +56,115 @@ class Fingerprints:
     # (a * n_units + b of each stored pair, sorted; its order): made by the first `similarity_to`, as no
     # threshold changes it.
     pair_index: tuple[np.ndarray, np.ndarray] | None = None
+    # The unit ids (ascending) whose signatures `minhash` holds: the units in a stored pair, as
+    # `load_fingerprints` reads them (a unit in no pair is never compared with another); None: every unit.
+    signature_units: np.ndarray | None = None
+    # `clusters.representative_ranks` of the pages per representative rule: made by the first analysis
+    # under a rule, as no threshold changes them.
+    representative_ranks: dict[tuple[str, ...], RepresentativeRanks] = field(default_factory=dict)
+
+    def signatures(self, units: np.ndarray) -> np.ndarray:
+        """The MinHash signatures of `units` (unit ids); a unit whose signature is not held raises KeyError
+        (see `signature_units`)."""
+        if self.minhash is None:
+            raise KeyError("no MinHash signatures: the fingerprints are SimHash's")
+        units = np.asarray(units, dtype=np.int64)
+        if self.signature_units is None:
+            return self.minhash[units]
+        held = self.signature_units
+        rows = np.minimum(np.searchsorted(held, units), max(len(held) - 1, 0))
+        missing = held[rows] != units if len(held) else np.ones(len(units), dtype=bool)
+        if missing.any():
+            raise KeyError(f"no signature held for unit {int(units[missing][0])}: it is in no stored pair")
+        return self.minhash[rows]
+
+
+def _arrow_strings(column: pd.Series) -> pa.Array:
+    """A string column as one Arrow array of large strings (its own buffers where pandas keeps it so)."""
+    strings = pa.array(column.array) if len(column) else pa.array([], pa.large_string())
+    strings = strings.combine_chunks() if isinstance(strings, pa.ChunkedArray) else strings
+    # one string type, whatever pandas held (a column of URL rules' output that is all None is Arrow's null)
+    return strings if pa.types.is_large_string(strings.type) else strings.cast(pa.large_string())
+
+
+def string_codes(strings: pa.Array) -> np.ndarray:
+    """`pd.factorize`'s codes of Arrow strings (equal strings, equal codes, numbered in order of first
+    appearance; -1 for null). Where every value has the same length, a multiple of 8 bytes (an MD5's hex
+    digits), its bytes are compared as 64-bit words: a hash of the words is factorized and checked against
+    them, and a collision falls back to hashing the strings."""
+    words = _fixed_width_words(strings)
+    if words is not None:
+        mixed = words[:, 0].copy()
+        for k in range(1, words.shape[1]):
+            mixed *= np.uint64(0x9E3779B97F4A7C15)
+            mixed ^= words[:, k]
+        codes = pd.factorize(mixed)[0].astype(np.int64)
+        seen = np.maximum.accumulate(codes)
+        first = np.flatnonzero(codes > np.concatenate(([-1], seen[:-1])))  # each code's first row
+        if bool((words == words[first[codes]]).all()):
+            return codes
+    encoded = pc.dictionary_encode(strings)
+    return np.asarray(encoded.indices.fill_null(-1).to_numpy(zero_copy_only=False), dtype=np.int64)
+
+
+def _fixed_width_words(strings: pa.Array) -> np.ndarray | None:
+    """The bytes of strings all of one length, a multiple of 8, as rows of 64-bit words (None otherwise, or
+    with a null)."""
+    n = len(strings)
+    if (
+        not n
+        or strings.null_count
+        or not (pa.types.is_string(strings.type) or pa.types.is_large_string(strings.type))
+    ):
+        return None
+    offset_type = np.int64 if pa.types.is_large_string(strings.type) else np.int32
+    offsets = np.frombuffer(strings.buffers()[1], dtype=offset_type)[strings.offset : strings.offset + n + 1]
+    width = int(offsets[1] - offsets[0])
+    if (
+        not width
+        or width % 8
+        or int(offsets[-1] - offsets[0]) != width * n
+        or not (np.diff(offsets) == width).all()
+    ):
+        return None
+    data = np.frombuffer(strings.buffers()[2], dtype=np.uint8)[int(offsets[0]) : int(offsets[-1])]
+    return data.copy().view(np.uint64).reshape(n, width // 8)
+
+
+def naming_codes(canonical: pa.Array, rel: pa.Array) -> tuple[np.ndarray, np.ndarray]:
+    """(url_id, rel_id): codes of the pages' canonical URLs and rel=canonical URLs in one id space, as far
+    as `clusters.representative_rows` compares them. A rel=canonical URL naming another URL than its own
+    page's has the code of that URL among the URLs so named; a canonical URL has its code there, or one
+    code (their count) that no rel=canonical has; a rel=canonical naming its own page, or none, is -1.
+    Only the named URLs are hashed, not every URL of the crawl twice."""
+    names_other = pc.fill_null(pc.not_equal(rel, canonical), False)
+    named = pc.unique(rel.filter(names_other))
+    url_id = pc.index_in(canonical, value_set=named).fill_null(len(named))
+    rel_id = pc.if_else(names_other, pc.index_in(rel, value_set=named), -1)
+    return (
+        np.asarray(url_id.to_numpy(zero_copy_only=False), dtype=np.int64),
+        np.asarray(rel_id.to_numpy(zero_copy_only=False), dtype=np.int64),
+    )
 
 
 def _page_arrays(pages: pd.DataFrame) -> tuple[dict[str, np.ndarray], np.ndarray]:
-    n = len(pages)
-    url_codes, _ = pd.factorize(
-        pd.concat([pages["canonical_url"], pages["rel_canonical"]], ignore_index=True)
-    )
-    host_codes, hosts = pd.factorize(pages["host"])
+    canonical = _arrow_strings(pages["canonical_url"])
+    url_id, rel_id = naming_codes(canonical, _arrow_strings(pages["rel_canonical"]))
+    hosts = pc.dictionary_encode(_arrow_strings(pages["host"]))
     fetched = pd.to_datetime(pages["fetched_at"])
     arrays = {
         "unit": pages["unit_id"].to_numpy(dtype=np.int64),
         "page_id": pages["page_id"].to_numpy(dtype=np.int64),
-        "url_id": url_codes[:n].astype(np.int64),
-        "rel_id": url_codes[n:].astype(np.int64),
+        "url_id": url_id,
+        "rel_id": rel_id,
         "fetched_ns": np.where(fetched.isna(), -1, fetched.to_numpy(dtype="datetime64[ns]").astype(np.int64)),
-        "url_len": pages["canonical_url"].str.len().to_numpy(dtype=np.int64),
-        "host": host_codes.astype(np.int64),
-        "md5": pd.factorize(pages["md5"])[0].astype(np.int64),
+        "url_len": np.asarray(
+            pc.utf8_length(canonical).fill_null(0).to_numpy(zero_copy_only=False), dtype=np.int64
+        ),
+        "host": np.asarray(hosts.indices.fill_null(-1).to_numpy(zero_copy_only=False), dtype=np.int64),
+        "md5": string_codes(_arrow_strings(pages["md5"])),
     }
-    return arrays, np.asarray(hosts, dtype=object)
+    return arrays, np.asarray(hosts.dictionary.to_numpy(zero_copy_only=False), dtype=object)
 
 
 def ruled_urls(
@@ -102,13 +195,18 @@ def load_fingerprints(
     """
     fset = ensure_fingerprints(store, config, progress=progress, jobs=jobs)
     key = config.fingerprint_key
-    minhash = None
-    if config.method == "minhash" and source_ids is None:  # the signatures without a bytes object per unit
-        units, column = store.unit_signatures(key)
-        minhash = signature_matrix(config.num_perm, column)
+    minhash = signature_units = None
+    if source_ids is None:
+        units = store.units(key, with_exact_keys=False)
+        if config.method == "minhash":  # read as Arrow bytes, not a Python object per unit
+            signature_units, column = store.paired_unit_signatures(key)
+            minhash = signature_matrix(config.num_perm, column)
+            del column
     else:
         units = store.units(key, with_signatures=config.method == "minhash", source_ids=source_ids)
-    pages = store.page_table(config.norm_key, min_words=config.min_words, source_ids=source_ids)
+    pages = store.page_table(
+        config.norm_key, min_words=config.min_words, source_ids=source_ids, fingerprint_key=key
+    )
     pairs = store.pair_arrays(key, source_ids=source_ids)
     stored_ids = None
     if source_ids is not None:
@@ -116,12 +214,12 @@ def load_fingerprints(
         for end in ("a", "b"):
             pairs[end] = np.searchsorted(stored_ids, pairs[end]).astype(pairs[end].dtype)
         units["unit_id"] = np.arange(len(units), dtype=np.int64)
+        unit = pages["unit_id"].to_numpy(dtype=np.int64)
+        pages["unit_id"] = np.where(unit >= 0, np.searchsorted(stored_ids, unit), -1)
     if config.url_rules:  # the config's URL rules rewrite the canonical URLs (see `neardup rules`)
         pages["canonical_url"], pages["rel_canonical"] = ruled_urls(
             pages["url"], pages["rel_canonical"], config.url_rules
         )
-    unit_of = pd.Series(units["unit_id"].to_numpy(), index=units["exact_key"])
-    pages["unit_id"] = pages["exact_key"].map(unit_of).fillna(-1).astype(np.int64)
     pages.loc[pages["degenerate"].notna(), "unit_id"] = -1
     simhash = None
     if config.method == "simhash":
@@ -143,7 +241,23 @@ def load_fingerprints(
         fixed_counts,
         units["n_shingles"].to_numpy(dtype=np.int64),
         stored_ids,
+        signature_units=signature_units,
     )
+
+
+def all_signatures(store: Store, config: Config, n_units: int) -> np.ndarray:
+    """The MinHash signatures of the `n_units` units of `config`'s stored fingerprint set, by unit id (what
+    `Fingerprints.minhash` holds of the units in a pair only): read when a view replays the whole index, a
+    batch at a time into the one matrix, unsorted (no second copy of half a gigabyte at 1M units, and no
+    sort of it in DuckDB)."""
+    out = np.empty((n_units, config.num_perm), dtype=np.uint32)
+    read = 0
+    for units, batch in store.unit_signature_batches(config.fingerprint_key):
+        out[units] = signature_matrix(config.num_perm, batch)
+        read += len(units)
+    if read != n_units:
+        raise ValueError(f"the stored fingerprint set has {read} units' signatures, not {n_units}")
+    return out
 
 
 def _fixed_counts(arrays: dict[str, np.ndarray], n_units: int) -> tuple[dict[str, int], np.ndarray]:
@@ -170,6 +284,7 @@ def subset_fingerprints(fp: Fingerprints, keep: np.ndarray) -> Fingerprints:
         fixed_counts=fixed_counts,
         pairs=pairs,
         pair_index=None,
+        representative_ranks={},
     )
 
 
@@ -331,8 +446,7 @@ def _similarities(
             sim[rest] = hamming_many(fp.simhash[ua[rest]], fp.simhash[ub[rest]])
             source[rest] = 2
         else:
-            assert fp.minhash is not None
-            est = estimate_jaccard(fp.minhash[ua[rest]], fp.minhash[ub[rest]])
+            est = estimate_jaccard(fp.signatures(ua[rest]), fp.signatures(ub[rest]))
             if config.similarity == "containment":
                 na, nb = fp.n_shingles[ua[rest]], fp.n_shingles[ub[rest]]
                 inter = est * (na + nb) / (1.0 + est)  # |A n B| from the Jaccard estimate and the set sizes
@@ -377,32 +491,30 @@ def number_clusters(fp: Fingerprints, keep: np.ndarray) -> ClusterNumbering:
     unit_comp = components(fp.n_units, fp.pairs["a"][keep], fp.pairs["b"][keep])
     comp_of = unit_comp[unit[idx]]
     ids = page_id[idx]
-    rank: np.ndarray
-    if len(ids) < 2 or bool((ids[1:] > ids[:-1]).all()):
-        # Pages in page order (the store's): components numbered by first appearance are in order of
-        # their first page, so a stable sort by size alone ranks them (no lexsort of two keys).
-        inverse, _ = pd.factorize(comp_of)
-        inverse = inverse.astype(np.int64)
-        counts = np.bincount(inverse)
-        rank = np.empty(len(counts), dtype=np.int64)
-        rank[np.argsort(-counts, kind="stable")] = np.arange(1, len(counts) + 1)
-    else:
-        # Components with content pages, numbered compactly (bincount: no sort).
-        counts_all = np.bincount(comp_of, minlength=int(unit_comp.max(initial=-1)) + 1)
-        present = np.flatnonzero(counts_all)
-        compact = np.full(len(counts_all), -1, dtype=np.int64)
-        compact[present] = np.arange(len(present))
-        inverse, counts = compact[comp_of], counts_all[present]
-        first_page = np.full(len(present), np.iinfo(np.int64).max)
-        np.minimum.at(first_page, inverse, ids)
-        rank = np.empty(len(present), dtype=np.int64)
-        rank[np.lexsort((first_page, -counts))] = np.arange(1, len(present) + 1)
+    counts_all = np.bincount(comp_of, minlength=int(unit_comp.max(initial=-1)) + 1)
+    count = counts_all[comp_of]
+    # Components of two or more pages first, by size, then by first page id: a sort of those only (a
+    # crawl's clusters are mostly single pages).
+    grouped = np.flatnonzero(count > 1)
+    first_page = np.full(len(counts_all), np.iinfo(np.int64).max)
+    np.minimum.at(first_page, comp_of[grouped], ids[grouped])
+    multi = np.flatnonzero(counts_all > 1)
+    multi = multi[np.lexsort((first_page[multi], -counts_all[multi]))]
+    rank_of = np.zeros(len(counts_all), dtype=np.int64)
+    rank_of[multi] = np.arange(1, len(multi) + 1)
+    # Then the single pages, by page id (the store's order, where the pages are in it).
+    single = np.flatnonzero(count == 1)
+    if len(single) > 1 and not bool((ids[single][1:] > ids[single][:-1]).all()):
+        single = single[np.argsort(ids[single], kind="stable")]
+    rank = np.empty(len(idx), dtype=np.int64)
+    rank[grouped] = rank_of[comp_of[grouped]]
+    rank[single] = np.arange(len(multi) + 1, len(multi) + len(single) + 1)
     cluster = np.zeros(len(unit), dtype=np.int64)
-    cluster[idx] = rank[inverse]
+    cluster[idx] = rank
     size = np.zeros(len(unit), dtype=np.int64)
-    size[idx] = counts[inverse]
-    sizes = np.empty(len(counts), dtype=np.int64)
-    sizes[rank - 1] = counts
+    size[idx] = count
+    sizes = np.ones(len(multi) + len(single), dtype=np.int64)
+    sizes[: len(multi)] = counts_all[multi]
     return ClusterNumbering(cluster, size, sizes)
 
 
@@ -410,33 +522,50 @@ def choose_representatives(
     fp: Fingerprints, numbering: ClusterNumbering, config: Config
 ) -> tuple[np.ndarray, np.ndarray]:
     """(row of each page's representative, -1 for a degenerate page; why it represents its cluster), by
-    `config.representative` (`clusters.representative_rows`)."""
+    `config.representative` (`clusters.cluster_representatives`, the choice of `representative_rows`)."""
     arr, cluster, size = fp.arrays, numbering.cluster, numbering.size
     n_total = len(cluster)
     content = arr["unit"] >= 0
-    idx = np.flatnonzero(content)
     # A single page is its own representative; the rule only has to run over clusters of two or more.
     rep = np.where(content, np.arange(n_total), -1)
-    why_page = np.full(n_total, -1, dtype=np.int64)  # index into WHY, -1 for none
-    why_page[content] = 2  # "shortest URL": a single page
-    multi = idx[size[idx] > 1]
-    rows, why = representative_rows(
+    why_page = np.where(content, 2, -1)  # index into WHY ("shortest URL": a single page), -1 for none
+    multi = np.flatnonzero(content & (size > 1))
+    rule = tuple(config.representative)
+    ranks = fp.representative_ranks.get(rule)
+    if ranks is None:
+        ranks = fp.representative_ranks[rule] = _grouped_page_ranks(fp, rule)
+    rows, why = cluster_representatives(
         cluster[multi],
+        numbering.n_clusters + 1,
         arr["url_id"][multi],
         arr["rel_id"][multi],
         arr["fetched_ns"][multi],
-        arr["url_len"][multi],
-        arr["page_id"][multi],
-        config.representative,
+        RepresentativeRanks(rule, ranks.before[multi], ranks.after[multi]),
     )
-    n_ids = numbering.n_clusters + 1
-    rep_of_cluster = np.full(n_ids, -1, dtype=np.int64)  # cluster id -> row of its representative
-    rep_of_cluster[cluster[multi][rows]] = multi[rows]
-    why_of_cluster = np.full(n_ids, -1, dtype=np.int64)
-    why_of_cluster[cluster[multi][rows]] = why
+    has_rep = rows >= 0
+    rep_of_cluster = np.full(len(rows), -1, dtype=np.int64)  # cluster id -> row of its representative
+    rep_of_cluster[has_rep] = multi[rows[has_rep]]
     rep[multi] = rep_of_cluster[cluster[multi]]
-    why_page[multi] = why_of_cluster[cluster[multi]]
+    why_page[multi] = why[cluster[multi]]
     return rep, why_page
+
+
+def _grouped_page_ranks(fp: Fingerprints, rule: tuple[str, ...]) -> RepresentativeRanks:
+    """`clusters.representative_ranks` of the pages that some threshold puts in a cluster of two or more
+    (their text has two or more pages, or is in a stored pair); 0 for the rest, which only ever represent
+    themselves. Those are a fraction of a crawl's pages, and the ranks are the one sort of them."""
+    arr = fp.arrays
+    unit = arr["unit"]
+    content = unit >= 0
+    may_group = np.zeros(fp.n_units, dtype=bool)
+    may_group[fp.pairs["a"]] = True
+    may_group[fp.pairs["b"]] = True
+    may_group |= np.bincount(unit[content], minlength=fp.n_units) > 1
+    rows = np.flatnonzero(content & may_group[np.where(content, unit, 0)])
+    part = representative_ranks(arr["fetched_ns"][rows], arr["url_len"][rows], arr["page_id"][rows], rule)
+    before, after = np.zeros(len(unit), dtype=np.int64), np.zeros(len(unit), dtype=np.int64)
+    before[rows], after[rows] = part.before, part.after
+    return RepresentativeRanks(rule, before, after)
 
 
 def host_rollup(fp: Fingerprints, is_representative: np.ndarray) -> pd.DataFrame:
@@ -467,16 +596,31 @@ def analysis_warnings(fp: Fingerprints, numbers: ReportNumbers, config: Config) 
     return warnings
 
 
-def analyze(fp: Fingerprints, config: Config) -> Analysis:
-    """Cluster at `config.threshold` (same fingerprint key as `fp`) and compute the report numbers.
+@dataclass(frozen=True, slots=True, eq=False)
+class Clustering:
+    """What `analyze` computes at a threshold, short of the pages frame: per page its cluster numbering,
+    representative row (-1 for a degenerate page), why it represents (index into `clusters.WHY`, -1 for
+    none) and the similarity to it; the numbers, hosts, cluster sizes and warnings. A few numbers a page
+    where `Analysis.pages` holds the crawl's columns again: the app keeps this of the thresholds tried and
+    the frame (`analysis_of`) of the one in use."""
 
-    Clusters are the connected components of distinct texts (units) joined by pairs at the threshold;
-    pages inherit their text's cluster, so exact duplicates are always together. Cluster ids run
-    1..K by size (largest first), then by first page id; degenerate pages get none.
-    """
+    config: Config
+    numbering: ClusterNumbering
+    rep: np.ndarray
+    why: np.ndarray
+    similarity: np.ndarray
+    numbers: ReportNumbers
+    hosts: pd.DataFrame
+    cluster_sizes: pd.Series
+    warnings: list[str]
+
+
+def cluster_at_threshold(fp: Fingerprints, config: Config) -> Clustering:
+    """Cluster at `config.threshold` (same fingerprint key as `fp`) and compute the report numbers (see
+    `analyze`)."""
     if config.fingerprint_key != fp.config.fingerprint_key:
         raise ValueError("analyze() needs fingerprints computed for the same setting")
-    unit, page_id = fp.arrays["unit"], fp.arrays["page_id"]
+    unit = fp.arrays["unit"]
     content = unit >= 0
     idx = np.flatnonzero(content)
     keep = pairs_at_threshold(fp, config)
@@ -486,19 +630,6 @@ def analyze(fp: Fingerprints, config: Config) -> Analysis:
     # Similarity to the representative, in the threshold's unit.
     sim = np.full(len(unit), np.nan)
     sim[idx] = _similarities(fp, unit[idx], unit[rep[idx]], config)[0]
-
-    na_int = ~content
-    # Taken from the string columns, not built from Python objects: a threshold move on a large crawl
-    # would spend most of its time converting a million strings.
-    pages = fp.pages.assign(
-        cluster_id=pd.arrays.IntegerArray(numbering.cluster, na_int),
-        cluster_size=pd.arrays.IntegerArray(numbering.size, na_int),
-        representative_id=pd.arrays.IntegerArray(np.where(content, page_id[rep], 0), na_int),
-        representative_url=fp.pages["canonical_url"].array.take(np.where(content, rep, -1), allow_fill=True),
-        why=_WHY_STRINGS.take(why_page, allow_fill=True),
-        is_representative=is_rep,
-        similarity_to_representative=sim,
-    )
     sizes = numbering.sizes
     dup_sizes = np.sort(sizes[sizes > 1])[::-1]
     numbers = report_numbers(
@@ -511,6 +642,46 @@ def analyze(fp: Fingerprints, config: Config) -> Analysis:
         largest_cluster=int(sizes.max()) if numbering.n_clusters else 0,
         pairs_at_threshold=int(keep.sum()),
     )
-    hosts = host_rollup(fp, is_rep)
-    warnings = analysis_warnings(fp, numbers, config)
-    return Analysis(config, pages, numbers, hosts, pd.Series(dup_sizes, name="size"), warnings)
+    return Clustering(
+        config,
+        numbering,
+        rep,
+        why_page.astype(np.int8),
+        sim,
+        numbers,
+        host_rollup(fp, is_rep),
+        pd.Series(dup_sizes, name="size"),
+        analysis_warnings(fp, numbers, config),
+    )
+
+
+def analysis_of(fp: Fingerprints, clustering: Clustering) -> Analysis:
+    """The `Analysis` of a clustering of `fp`: its pages frame, `fp.pages` with the cluster columns (the
+    columns of `fp.pages` and the clustering's arrays are shared, not copied)."""
+    unit, page_id = fp.arrays["unit"], fp.arrays["page_id"]
+    content = unit >= 0
+    rep, numbering = clustering.rep, clustering.numbering
+    na_int = ~content
+    # Taken from the string columns, not built from Python objects: a threshold move on a large crawl
+    # would spend most of its time converting a million strings.
+    pages = fp.pages.assign(
+        cluster_id=pd.arrays.IntegerArray(numbering.cluster, na_int),
+        cluster_size=pd.arrays.IntegerArray(numbering.size, na_int),
+        representative_id=pd.arrays.IntegerArray(np.where(content, page_id[rep], 0), na_int),
+        representative_url=fp.pages["canonical_url"].array.take(np.where(content, rep, -1), allow_fill=True),
+        why=_WHY_STRINGS.take(clustering.why.astype(np.intp), allow_fill=True),
+        is_representative=rep == np.arange(len(unit)),
+        similarity_to_representative=clustering.similarity,
+    )
+    c = clustering
+    return Analysis(c.config, pages, c.numbers, c.hosts, c.cluster_sizes, c.warnings)
+
+
+def analyze(fp: Fingerprints, config: Config) -> Analysis:
+    """Cluster at `config.threshold` (same fingerprint key as `fp`) and compute the report numbers.
+
+    Clusters are the connected components of distinct texts (units) joined by pairs at the threshold;
+    pages inherit their text's cluster, so exact duplicates are always together. Cluster ids run
+    1..K by size (largest first), then by first page id; degenerate pages get none.
+    """
+    return analysis_of(fp, cluster_at_threshold(fp, config))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -98,6 +99,106 @@ def representative_rows(
     for criterion in reversed(rule):
         why = np.where(applies[criterion], _WHY_OF[criterion], why)
     return first, why
+
+
+@dataclass(frozen=True, slots=True)
+class RepresentativeRanks:
+    """The part of `representative_rows`' order that no clustering changes, per page: the rule's criteria
+    before `canonical` as a dense rank (`before`, equal criteria equal rank) and those after it, then the
+    page id, as a rank of its own (`after`, a permutation of 0..n-1). `named` (per clustering) sits between
+    them, so one integer per page, `before * 2n + (not named) * n + after`, orders a cluster's pages as
+    the rule does: no sort of six keys per clustering. Made by `representative_ranks`."""
+
+    rule: tuple[str, ...]
+    before: np.ndarray
+    after: np.ndarray
+
+
+def _criterion_keys(criterion: str, fetched_ns: np.ndarray, url_len: np.ndarray) -> list[np.ndarray]:
+    """Sort keys (most significant first) of a criterion that put the preferred page first; `canonical`,
+    which depends on the clustering, has none here."""
+    has_time = fetched_ns >= 0
+    never = np.iinfo(np.int64).max  # an unknown time after every known one: one key, not two
+    return {
+        "canonical": [],
+        "earliest": [np.where(has_time, fetched_ns, never)],
+        "newest": [np.where(has_time, -fetched_ns, never)],
+        "shortest": [url_len],
+    }[criterion]
+
+
+def representative_ranks(
+    fetched_ns: np.ndarray,
+    url_len: np.ndarray,
+    page_id: np.ndarray,
+    rule: Sequence[str] = DEFAULT_REPRESENTATIVE,
+) -> RepresentativeRanks:
+    """`RepresentativeRanks` of pages (arguments as `representative_rows`'), once per set of pages and rule."""
+    rule = tuple(rule)
+    cut = rule.index("canonical") if "canonical" in rule else 0
+    n = len(page_id)
+    before_keys = [k for c in rule[:cut] for k in _criterion_keys(c, fetched_ns, url_len)]
+    after_keys = [k for c in rule[cut:] for k in _criterion_keys(c, fetched_ns, url_len)] + [page_id]
+    before = np.zeros(n, dtype=np.int64)
+    if before_keys and n:
+        order = np.lexsort(before_keys[::-1])
+        differs = np.zeros(n, dtype=bool)
+        for key in before_keys:
+            differs[1:] |= key[order][1:] != key[order][:-1]
+        before[order] = np.cumsum(differs)
+    after = np.empty(n, dtype=np.int64)
+    after[np.lexsort(after_keys[::-1])] = np.arange(n)
+    return RepresentativeRanks(rule, before, after)
+
+
+def cluster_representatives(
+    cluster: np.ndarray,
+    n_ids: int,
+    url_id: np.ndarray,
+    rel_id: np.ndarray,
+    fetched_ns: np.ndarray,
+    ranks: RepresentativeRanks,
+) -> tuple[np.ndarray, np.ndarray]:
+    """`representative_rows` by cluster id: (row of each cluster's representative, -1 for an id with no
+    row; why it was chosen, index into WHY, -1 for none), for cluster ids 0..n_ids-1 and the rows' arrays
+    (`ranks` of the same rows). The same choice and reason: the pages of a cluster compared by one integer
+    (`RepresentativeRanks`), the fetch-time condition by the earliest and latest known time."""
+    cluster = np.asarray(cluster, dtype=np.int64)
+    n = len(cluster)
+    rep = np.full(n_ids, -1, dtype=np.int64)
+    why = np.full(n_ids, -1, dtype=np.int64)
+    if n == 0:
+        return rep, why
+    width = int(max(url_id.max(initial=0), rel_id.max(initial=0))) + 1
+    names_other = (rel_id >= 0) & (rel_id != url_id)
+    named_codes = np.unique(cluster[names_other] * width + rel_id[names_other])
+    is_named = np.isin(cluster * width + url_id, named_codes) if len(named_codes) else np.zeros(n, dtype=bool)
+    key = ranks.after
+    if "canonical" in ranks.rule:
+        span = int(ranks.after.max()) + 1
+        key = ranks.before * (2 * span) + (~is_named) * span + ranks.after
+    best = np.full(n_ids, np.iinfo(np.int64).max)
+    np.minimum.at(best, cluster, key)
+    rows = np.flatnonzero(key == best[cluster])  # one a cluster: keys are distinct
+    rep[cluster[rows]] = rows
+    # A fetch time only decides when the cluster has two or more distinct known fetch times.
+    has_time = fetched_ns >= 0
+    earliest = np.full(n_ids, np.iinfo(np.int64).max)
+    latest = np.full(n_ids, -1, dtype=np.int64)
+    np.minimum.at(earliest, cluster[has_time], fetched_ns[has_time])
+    np.maximum.at(latest, cluster[has_time], fetched_ns[has_time])
+    timed = has_time[rows] & (earliest[cluster[rows]] < latest[cluster[rows]])
+    applies = {
+        "canonical": is_named[rows],
+        "earliest": timed,
+        "newest": timed,
+        "shortest": np.ones(len(rows), bool),
+    }
+    reason = np.full(len(rows), 4)
+    for criterion in reversed(ranks.rule):
+        reason = np.where(applies[criterion], _WHY_OF[criterion], reason)
+    why[cluster[rows]] = reason
+    return rep, why
 
 
 def pick_representatives(

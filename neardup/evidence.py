@@ -316,11 +316,21 @@ def _masked_bucket_size(fps: np.ndarray, fingerprint: int, mask: int) -> int:
 
 
 def trace_minhash(
-    fp: Fingerprints, config: Config, unit_a: int, unit_b: int, *, exact_score: float, stored: bool
+    fp: Fingerprints,
+    config: Config,
+    unit_a: int,
+    unit_b: int,
+    *,
+    exact_score: float,
+    stored: bool,
+    all_signatures: np.ndarray | None = None,
 ) -> MinHashTrace:
-    """Replay `candidates.minhash_pairs` (and its size-class pass) on units `unit_a` and `unit_b` of `fp`."""
-    assert fp.minhash is not None
-    sigs = fp.minhash
+    """Replay `candidates.minhash_pairs` (and its size-class pass) on units `unit_a` and `unit_b` of `fp`.
+    The bucket sizes count every unit's signature: `all_signatures` (by unit id, `analysis.all_signatures`)
+    where `fp` holds only those of the units in a pair (`Fingerprints.signature_units`)."""
+    sigs = all_signatures if all_signatures is not None else fp.minhash
+    if sigs is None or (all_signatures is None and fp.signature_units is not None):
+        raise ValueError("trace_minhash() needs the signatures of every unit (all_signatures)")
     sa, sb = sigs[unit_a], sigs[unit_b]
     sizes = fp.n_shingles.astype(np.float64)
     bands, rows = lsh_params(
@@ -479,11 +489,17 @@ def stored_pair_score(fp: Fingerprints, config: Config, unit_a: int, unit_b: int
 
 
 def pair_evidence(
-    fp: Fingerprints, config: Config, page_a: Mapping[str, Any], page_b: Mapping[str, Any]
+    fp: Fingerprints,
+    config: Config,
+    page_a: Mapping[str, Any],
+    page_b: Mapping[str, Any],
+    *,
+    all_signatures: np.ndarray | None = None,
 ) -> PairEvidence:
     """The evidence for two pages (`Store.page` rows: page_id and text under `config.norm_key`) under
-    `config`, from their texts and `fp`, the fingerprints of the same setting. Exact but for the estimate,
-    which is the signatures' (approximate, as the search that used it)."""
+    `config`, from their texts and `fp`, the fingerprints of the same setting (MinHash: and every unit's
+    signature, `all_signatures`, where `fp` holds only some; see `trace_minhash`). Exact but for the
+    estimate, which is the signatures' (approximate, as the search that used it)."""
     if config.fingerprint_key != fp.config.fingerprint_key:
         raise ValueError("pair_evidence() needs fingerprints computed for the same setting")
     id_a, id_b = int(page_a["page_id"]), int(page_b["page_id"])
@@ -499,7 +515,15 @@ def pair_evidence(
             trace = trace_simhash(fp, config, unit_a, unit_b, stored=stored is not None)
         else:
             exact = scores.jaccard if config.similarity == "jaccard" else scores.containment
-            trace = trace_minhash(fp, config, unit_a, unit_b, exact_score=exact, stored=stored is not None)
+            trace = trace_minhash(
+                fp,
+                config,
+                unit_a,
+                unit_b,
+                exact_score=exact,
+                stored=stored is not None,
+                all_signatures=all_signatures,
+            )
     return PairEvidence(
         page_a=id_a,
         page_b=id_b,

@@ -7,20 +7,27 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 import pytest
 from conftest import write_jsonl
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from neardup import engine
 from neardup.analysis import (
+    ClusterNumbering,
     Fingerprints,
     analyze,
     load_fingerprints,
+    naming_codes,
     number_clusters,
     pairs_at_threshold,
+    string_codes,
     subset_fingerprints,
 )
 from neardup.candidate_stats import CAPPED_NOTE, CAPPED_WARN_SHARE
-from neardup.clusters import pick_representatives
+from neardup.candidates import CandidateStats
+from neardup.clusters import components, pick_representatives, representative_rows
 from neardup.config import Config
 from neardup.store import Store
 
@@ -120,3 +127,119 @@ def test_clusters_are_numbered_alike_whatever_the_order_of_the_pages(
     assert np.array_equal(in_order.cluster[order], out_of_order.cluster)
     assert np.array_equal(in_order.sizes, out_of_order.sizes)
     assert in_order.n_clusters > 0 and (np.diff(in_order.sizes) <= 0).all()
+
+
+_URLS = st.sampled_from(
+    ["https://a.example/", "https://a.example/x", "https://b.example/", "https://b.example/y"]
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(
+        st.one_of(st.none(), st.sampled_from(["0" * 32, "f" * 32, "0" * 31 + "1", "ab" * 16])), max_size=30
+    )
+)
+def test_string_codes_are_pandas_factorize_codes(values: list[str | None]) -> None:
+    """MD5s compared as 64-bit words (or, with a null or another length, hashed as strings) get the codes
+    `pd.factorize` gives."""
+    want = pd.factorize(pd.Series(values, dtype=object))[0]
+    for kind in (pa.string(), pa.large_string()):
+        assert (string_codes(pa.array(values, kind)) == want).all()
+        if len(values) > 2:  # an array that starts inside its buffers
+            assert (
+                string_codes(pa.array(values, kind).slice(2)) == pd.factorize(pd.Series(values[2:]))[0]
+            ).all()
+    varied = [*values, "short"]
+    assert (string_codes(pa.array(varied)) == pd.factorize(pd.Series(varied, dtype=object))[0]).all()
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.tuples(_URLS, st.one_of(st.none(), _URLS), st.integers(0, 3)), min_size=1, max_size=25),
+    st.sampled_from(
+        [("canonical", "earliest", "shortest"), ("shortest", "canonical"), ("newest", "canonical")]
+    ),
+)
+def test_naming_codes_choose_the_representatives_of_every_url_coded(
+    pages: list[tuple[str, str | None, int]], rule: tuple[str, ...]
+) -> None:
+    """Only the URLs a rel=canonical names get codes of their own (`naming_codes`): the representatives
+    and reasons are those of every canonical and rel=canonical URL factorized together."""
+    canonical, rel, cluster = (list(c) for c in zip(*pages, strict=True))
+    n = len(pages)
+    codes = pd.factorize(pd.Series(canonical + rel, dtype=object))[0]
+    url_id, rel_id = naming_codes(pa.array(canonical), pa.array(rel, pa.string()))
+    rest = (np.full(n, -1, dtype=np.int64), np.arange(n, dtype=np.int64) % 3, np.arange(n, dtype=np.int64))
+    want = representative_rows(np.array(cluster), codes[:n], codes[n:], *rest, rule)
+    got = representative_rows(np.array(cluster), url_id, rel_id, *rest, rule)
+    assert (want[0] == got[0]).all() and (want[1] == got[1]).all()
+
+
+def _numbered_by_lexsort(fp: Fingerprints, keep: np.ndarray) -> ClusterNumbering:
+    """The numbering `number_clusters` gives, by its definition: components of units, ranked by size (largest
+    first), then by first page id, with a sort of both keys over every component."""
+    unit, page_id = fp.arrays["unit"], fp.arrays["page_id"]
+    idx = np.flatnonzero(unit >= 0)
+    comp = components(fp.n_units, fp.pairs["a"][keep], fp.pairs["b"][keep])[unit[idx]]
+    present, inverse, counts = np.unique(comp, return_inverse=True, return_counts=True)
+    first = np.full(len(present), np.iinfo(np.int64).max)
+    np.minimum.at(first, inverse, page_id[idx])
+    rank = np.empty(len(present), dtype=np.int64)
+    rank[np.lexsort((first, -counts))] = np.arange(1, len(present) + 1)
+    cluster, size = np.zeros(len(unit), dtype=np.int64), np.zeros(len(unit), dtype=np.int64)
+    cluster[idx], size[idx] = rank[inverse], counts[inverse]
+    sizes = np.empty(len(present), dtype=np.int64)
+    sizes[rank - 1] = counts
+    return ClusterNumbering(cluster, size, sizes)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.data(), st.integers(1, 12), st.booleans())
+def test_clusters_are_numbered_by_size_then_first_page(
+    data: st.DataObject, n_units: int, in_order: bool
+) -> None:
+    """`number_clusters` (a sort of the multi-page components only) numbers the clusters as a sort of every
+    component by size and first page id does, with the pages in page id order or not."""
+    n_pages = data.draw(st.integers(0, 30))
+    unit = np.array(data.draw(st.lists(st.integers(-1, n_units - 1), min_size=n_pages, max_size=n_pages)))
+    page_id = np.arange(1, n_pages + 1, dtype=np.int64)
+    if not in_order:
+        page_id = np.array(data.draw(st.permutations(page_id.tolist())), dtype=np.int64)
+    edges = data.draw(
+        st.lists(st.tuples(st.integers(0, n_units - 1), st.integers(0, n_units - 1)), max_size=15)
+    )
+    a = np.array([min(e) for e in edges], dtype=np.int32)
+    b = np.array([max(e) for e in edges], dtype=np.int32)
+    fp = Fingerprints(
+        Config(),
+        pd.DataFrame(),
+        n_units,
+        {"a": a, "b": b},
+        None,
+        None,
+        CandidateStats(),
+        arrays={"unit": unit.astype(np.int64), "page_id": page_id},
+    )
+    keep = np.array(data.draw(st.lists(st.booleans(), min_size=len(a), max_size=len(a))), dtype=bool)
+    got, want = number_clusters(fp, keep), _numbered_by_lexsort(fp, keep)
+    assert (got.cluster == want.cluster).all() and (got.size == want.size).all()
+    assert (got.sizes == want.sizes).all()
+
+
+def test_loaded_pages_have_the_units_and_codes_of_their_columns(tmp_path: Path) -> None:
+    """The page query's unit per page (a join) is the unit of the page's text, and the page arrays made
+    through Arrow are those `pd.factorize` and `str.len` give of the frame's columns."""
+    with Store(tmp_path / "sample.duckdb") as store:
+        engine.ingest_file(store, engine.SAMPLE_CRAWL, Config(), jobs=1)
+        fp = load_fingerprints(store, Config(), jobs=1)
+        units = store.units(Config().fingerprint_key)
+    pages = fp.pages
+    unit_of = pd.Series(units["unit_id"].to_numpy(), index=units["exact_key"])
+    want = pages["exact_key"].map(unit_of).fillna(-1).astype(np.int64).to_numpy().copy()
+    want[pages["degenerate"].notna().to_numpy()] = -1
+    assert (pages["unit_id"].to_numpy() == want).all() and (fp.arrays["unit"] == want).all()
+    assert (fp.arrays["md5"] == pd.factorize(pages["md5"])[0]).all()
+    host_codes, hosts = pd.factorize(pages["host"])
+    assert (fp.arrays["host"] == host_codes).all() and list(fp.hosts) == list(hosts)
+    assert (fp.arrays["url_len"] == pages["canonical_url"].str.len().to_numpy()).all()

@@ -6,15 +6,16 @@ from __future__ import annotations
 import gc
 from typing import Any
 
+import numpy as np
 import pandas as pd
 import pytest
 from app_driver import APP, TIMEOUT
 from streamlit.testing.v1 import AppTest
 
 from neardup import rules
-from neardup.analysis import Analysis, Fingerprints
+from neardup.analysis import Analysis, Clustering, Fingerprints
 from neardup.ui import data as ui_data
-from neardup.ui.state import W_METHOD, W_SHINGLE, w_threshold
+from neardup.ui.state import KEY_CONFIG, W_METHOD, W_SHINGLE, w_threshold
 
 
 def live(kind: type) -> int:
@@ -42,11 +43,44 @@ def test_settings_tried_one_after_another_are_evicted_not_accumulated(db: str) -
         at.slider(key=W_SHINGLE).set_value(k)
         run(at)
     assert 0 < live(Fingerprints) <= ui_data.FINGERPRINT_ENTRIES
-    assert 0 < live(Analysis) <= ui_data.PER_THRESHOLD_ENTRIES
+    assert 0 < live(Clustering) <= ui_data.PER_THRESHOLD_ENTRIES
     # an analysis keeps its fingerprints' pages: none is kept of a fingerprint set the app let go
     gc.collect()
-    kept = {a.config.fingerprint_key for a in gc.get_objects() if type(a) is Analysis}
+    kept = {a.config.fingerprint_key for a in gc.get_objects() if type(a) is Clustering}
     assert len(kept) <= ui_data.FINGERPRINT_ENTRIES, kept
+
+
+def test_of_the_thresholds_tried_only_the_one_shown_keeps_a_pages_frame(db: str) -> None:
+    """A pages frame holds the crawl's columns: the thresholds tried before keep their clusterings (a few
+    numbers a page), and one moved back to is built again from its clustering, not clustered again."""
+    at = run(AppTest.from_file(APP, default_timeout=TIMEOUT))
+    shown = {}
+    for t in (0.75, 0.8, 0.85, 0.8):
+        at.slider(key=w_threshold("containment")).set_value(t)
+        run(at)
+        shown[t] = [m.value for m in at.metric]
+    assert live(Analysis) == 1 and live(Clustering) == 3
+    (fp,) = (o for o in gc.get_objects() if type(o) is Fingerprints)
+    (analysis,) = (o for o in gc.get_objects() if type(o) is Analysis)
+    assert analysis.config.threshold == 0.8 and analysis.pages["cluster_id"].notna().any()
+    # the fingerprints hold the signatures of the units in a pair only (analysis.Fingerprints.signature_units)
+    assert fp.minhash is not None and fp.signature_units is not None
+    assert len(fp.minhash) == len(np.union1d(fp.pairs["a"], fp.pairs["b"])) < fp.n_units
+
+
+def test_a_fingerprint_set_let_go_gives_its_memory_back(db: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    released = []
+    monkeypatch.setattr(ui_data, "release_freed", lambda: released.append(1) or True)
+    at = run(AppTest.from_file(APP, default_timeout=TIMEOUT))
+    released.clear()  # what the first run let go of an earlier test's database
+    at.slider(key=w_threshold("containment")).set_value(0.85)
+    run(at)
+    assert not released
+    at.radio(key=W_METHOD).set_value("simhash")
+    run(at)
+    ui_data.FINGERPRINT_JOBS.wait(db, at.session_state[KEY_CONFIG], TIMEOUT)
+    run(at)
+    assert released and live(Fingerprints) == 1
 
 
 def test_a_threshold_move_on_the_url_rules_page_parses_the_urls_once(

@@ -2,10 +2,22 @@
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pandas as pd
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from neardup.clusters import components, describe_rule, pick_representatives
+from neardup.clusters import (
+    RepresentativeRanks,
+    cluster_representatives,
+    components,
+    describe_rule,
+    pick_representatives,
+    representative_ranks,
+    representative_rows,
+)
 
 
 def _same_partition(labels: np.ndarray, groups: list[set[int]]) -> bool:
@@ -200,3 +212,50 @@ def test_describe_rule() -> None:
         "else the first page loaded"
     )
     assert describe_rule(("newest",)) == "the newest fetch, else the first page loaded"
+
+
+@st.composite
+def _cluster_pages(draw: st.DrawFn) -> tuple[np.ndarray, ...]:
+    """Pages of a few clusters: URLs from a small set (so rel=canonical names members, outsiders and the
+    page itself), fetch times with ties and unknowns, URL lengths with ties, distinct page ids."""
+    n = draw(st.integers(1, 40))
+    ints = st.integers
+    cluster = np.array(draw(st.lists(ints(0, 6), min_size=n, max_size=n)), dtype=np.int64)
+    url_id = np.array(draw(st.lists(ints(0, 9), min_size=n, max_size=n)), dtype=np.int64)
+    rel_id = np.array(draw(st.lists(ints(-1, 9), min_size=n, max_size=n)), dtype=np.int64)
+    fetched = np.array(draw(st.lists(st.sampled_from([-1, 5, 7, 9]), min_size=n, max_size=n)), dtype=np.int64)
+    url_len = np.array(draw(st.lists(ints(10, 13), min_size=n, max_size=n)), dtype=np.int64)
+    page_id = np.array(draw(st.permutations(range(1, 3 * n + 1)))[:n], dtype=np.int64)
+    return cluster, url_id, rel_id, fetched, url_len, page_id
+
+
+_RULES = [
+    rule
+    for k in range(1, 4)
+    for rule in itertools.permutations(("canonical", "earliest", "newest", "shortest"), k)
+    if not {"earliest", "newest"} <= set(rule)
+]
+
+
+@settings(max_examples=300, deadline=None)
+@given(_cluster_pages(), st.sampled_from(_RULES))
+def test_representatives_by_rank_are_those_of_the_rule(
+    pages: tuple[np.ndarray, ...], rule: tuple[str, ...]
+) -> None:
+    """`cluster_representatives` (one integer per page, made once per rule) chooses the page and the reason
+    `representative_rows` (a sort of every criterion) does, for every cluster and rule."""
+    cluster, url_id, rel_id, fetched, url_len, page_id = pages
+    first, why = representative_rows(cluster, url_id, rel_id, fetched, url_len, page_id, rule)
+    ranks = representative_ranks(fetched, url_len, page_id, rule)
+    rep, reason = cluster_representatives(cluster, 8, url_id, rel_id, fetched, ranks)
+    present = np.unique(cluster)
+    assert (rep[present] == first).all() and (reason[present] == why).all()
+    assert (rep[np.setdiff1d(np.arange(8), present)] == -1).all()
+    # ranks made over more pages than are clustered (the app's: every page, the multi-page clusters' rows)
+    sub = np.flatnonzero(cluster > 0)
+    if len(sub):
+        first, why = representative_rows(*(a[sub] for a in pages), rule)
+        part = RepresentativeRanks(rule, ranks.before[sub], ranks.after[sub])
+        rep, reason = cluster_representatives(cluster[sub], 8, url_id[sub], rel_id[sub], fetched[sub], part)
+        present = np.unique(cluster[sub])
+        assert (rep[present] == first).all() and (reason[present] == why).all()

@@ -13,7 +13,7 @@ import pytest
 from conftest import SAMPLE_CRAWL
 
 from neardup import engine
-from neardup.analysis import Fingerprints, load_fingerprints
+from neardup.analysis import Fingerprints, all_signatures, load_fingerprints
 from neardup.audit import unit_pages
 from neardup.candidates import choose_r
 from neardup.config import Config
@@ -153,17 +153,18 @@ def test_every_stored_minhash_pair_is_explained(sample: Store) -> None:
     pair (in a band of the one index with an estimate at the floor, or in the size-class pass), and the
     passages are equal words in both texts."""
     fp = load_fingerprints(sample, MINHASH, jobs=1)
+    every = all_signatures(sample, MINHASH, fp.n_units)
     assert len(fp.pairs["a"]) > 100
     by_pass = {"index": 0, "size class only": 0}
     for i, left, right in page_pairs(sample, fp, MINHASH):
-        ev = pair_evidence(fp, MINHASH, left, right)
+        ev = pair_evidence(fp, MINHASH, left, right, all_signatures=every)
         assert ev.scores.jaccard == pytest.approx(fp.pairs["jaccard"][i], abs=1e-12)
         assert ev.scores.containment == pytest.approx(fp.pairs["containment"][i], abs=1e-12)
         assert ev.stored_score == pytest.approx(fp.pairs["containment"][i])
         trace = ev.candidate
         assert isinstance(trace, MinHashTrace) and trace.stored
         assert (trace.bands, trace.rows) == (32, 4)
-        sig_a, sig_b = fp.minhash[ev.unit_a], fp.minhash[ev.unit_b]
+        sig_a, sig_b = fp.signatures(np.array([ev.unit_a, ev.unit_b]))
         assert trace.estimate_jaccard == np.mean(sig_a == sig_b)
         for hit in trace.hits:
             cols = slice(hit.band * trace.rows, (hit.band + 1) * trace.rows)
@@ -185,8 +186,9 @@ def test_every_stored_minhash_pair_is_explained(sample: Store) -> None:
 
 def test_scores_equal_the_set_definitions(sample: Store) -> None:
     fp = load_fingerprints(sample, MINHASH, jobs=1)
+    every = all_signatures(sample, MINHASH, fp.n_units)
     for _, left, right in list(page_pairs(sample, fp, MINHASH))[:30]:
-        ev = pair_evidence(fp, MINHASH, left, right)
+        ev = pair_evidence(fp, MINHASH, left, right, all_signatures=every)
         sa, sb = shingles(left["text"], MINHASH.shingle_size), shingles(right["text"], MINHASH.shingle_size)
         assert ev.scores.jaccard == pytest.approx(jaccard(sa, sb), abs=0.01)  # 32-bit shingle values
         assert ev.scores.containment_a_in_b == pytest.approx(len(sa & sb) / len(sa), abs=0.01)
@@ -215,6 +217,7 @@ def test_a_pair_that_is_no_candidate_says_so(sample: Store) -> None:
         MINHASH,
         sample.page(int(first[a]), MINHASH.norm_key, source=False),
         sample.page(int(first[b]), MINHASH.norm_key, source=False),
+        all_signatures=all_signatures(sample, MINHASH, fp.n_units),
     )
     trace = ev.candidate
     assert isinstance(trace, MinHashTrace) and not trace.stored and ev.stored_score is None
@@ -222,6 +225,24 @@ def test_a_pair_that_is_no_candidate_says_so(sample: Store) -> None:
     assert not (
         (trace.found_by_index and trace.estimate_passed) or trace.size_class_found and trace.exact_passed
     )
+
+
+def test_the_fingerprints_hold_the_signatures_of_the_units_in_a_pair_only(sample: Store) -> None:
+    """A clustering compares the signatures of units in a stored pair only: the rest are read when the index
+    is replayed (`all_signatures`), and a replay without them says so."""
+    fp = load_fingerprints(sample, MINHASH, jobs=1)
+    every = all_signatures(sample, MINHASH, fp.n_units)
+    paired = np.union1d(fp.pairs["a"], fp.pairs["b"])
+    assert fp.signature_units is not None and (fp.signature_units == paired).all()
+    assert fp.minhash is not None and len(fp.minhash) == len(paired) < len(every) == fp.n_units
+    assert (fp.signatures(paired[::7]) == every[paired[::7]]).all()
+    alone = int(np.setdiff1d(np.arange(fp.n_units), paired)[0])
+    with pytest.raises(KeyError, match=f"unit {alone}: it is in no stored pair"):
+        fp.signatures(np.array([alone]))
+    first = unit_pages(fp)["page_id"]
+    a, b = (sample.page(int(first[u]), MINHASH.norm_key, source=False) for u in paired[:2])
+    with pytest.raises(ValueError, match="all_signatures"):
+        pair_evidence(fp, MINHASH, a, b)
 
 
 def test_same_text_has_no_trace(sample: Store) -> None:

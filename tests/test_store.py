@@ -16,6 +16,7 @@ from typing import Any
 
 import duckdb
 import numpy as np
+import pandas as pd
 import pyarrow as pa
 import pytest
 import yaml
@@ -657,3 +658,39 @@ def test_duckdb_spills_beside_the_database_not_into_the_working_directory(
         assert got.fetchone() == (20000000, 19999999)
         assert (db.parent / "crawl.duckdb.tmp").is_dir()
     assert list(work.iterdir()) == []
+
+
+def test_the_page_table_of_every_page_is_that_of_the_pages_of_every_source(tmp_path: Path, db: Path) -> None:
+    """Every page's table (pages and texts read side by side, units placed by page id) is the table the
+    join of the sources' pages gives, after a second source, a removal and with a second normalization that
+    only some pages have."""
+    config = Config()
+    other = config.replace(normalize="strip")
+    with Store(db) as store:
+        engine.ingest_file(store, _second_dump(tmp_path), config, jobs=1)
+        load_fingerprints(store, config, jobs=1)
+        texts = store.texts_in_ranges(config.norm_key, [(0, 10**12)]).iloc[::2]
+        store.add_texts(
+            pd.DataFrame(
+                {
+                    "norm_key": other.norm_key,
+                    "page_id": texts["page_id"].to_numpy(),
+                    "text": texts["text"].to_numpy(),
+                    "title": None,
+                    "n_words": [len(t.split()) for t in texts["text"]],
+                    "exact_key": texts["exact_key"].to_numpy(),
+                    "degenerate": None,
+                }
+            )
+        )
+        store.remove_source(int(store.sources()["source_id"].iloc[0]))
+        sources = store.sources()["source_id"].tolist()
+        for norm_key in (config.norm_key, other.norm_key):
+            for key in (None, config.fingerprint_key):
+                every = store.page_table(norm_key, min_words=config.min_words, fingerprint_key=key)
+                joined = store.page_table(
+                    norm_key, min_words=config.min_words, source_ids=sources, fingerprint_key=key
+                )
+                pd.testing.assert_frame_equal(every, joined)
+                assert len(every)
+        assert len(store.page_table(other.norm_key)) < len(store.page_table(config.norm_key))

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from datetime import datetime
-from typing import NotRequired, TypedDict, cast
+from typing import Any, NotRequired, TypedDict, cast
 
 import duckdb
 import numpy as np
@@ -49,6 +49,14 @@ class PageRow(TypedDict):
     degenerate: str | None  # why the page is set aside
     html: NotRequired[str | None]  # with `source=True`
     text_in: NotRequired[str | None]
+
+
+def _by_page_id(table: pa.Table) -> pa.Table:
+    """`table` in page id order (as read, where it is so already)."""
+    ids = table.column("page_id").to_numpy()
+    if len(ids) < 2 or bool((ids[1:] > ids[:-1]).all()):
+        return table
+    return table.take(pa.array(np.argsort(ids, kind="stable")))
 
 
 class PagesMixin(ContentRules):
@@ -368,30 +376,89 @@ class PagesMixin(ContentRules):
 
     @reads
     def page_table(
-        self, norm_key: str, *, min_words: int | None = None, source_ids: Sequence[int] | None = None
+        self,
+        norm_key: str,
+        *,
+        min_words: int | None = None,
+        source_ids: Sequence[int] | None = None,
+        fingerprint_key: str | None = None,
     ) -> pd.DataFrame:
         """One row per page (no HTML): what clustering and the report need; `degenerate` under `min_words`.
-        With `source_ids`, the pages of those sources only."""
+        With `source_ids`, the pages of those sources only. With `fingerprint_key`, a `unit_id` column too:
+        the unit of the page's text in that fingerprint set, -1 where it has none (joined here: a map of a
+        million text keys in pandas costs several times the join)."""
         degenerate, params = degenerate_sql(min_words, self._short_fetch_keys(norm_key, min_words))
-        sources, source_params = "", []
-        if source_ids is not None:
-            sources, source_params = (
-                " AND p.source_id IN (SELECT UNNEST(?::INTEGER[]))",
-                [[int(s) for s in source_ids]],
+        if source_ids is None:
+            table = self._all_pages_table(norm_key, degenerate, params)
+            if fingerprint_key is not None:
+                table = table.append_column("unit_id", self._page_units(norm_key, fingerprint_key, table))
+            return table.to_pandas()
+        units, unit_params = "", []
+        if fingerprint_key is not None:
+            units, unit_params = (
+                ", coalesce(u.unit_id, -1)::BIGINT AS unit_id FROM pages p JOIN texts t ON t.page_id = p.page_id "
+                "LEFT JOIN units u ON u.fingerprint_key = ? AND u.exact_key = t.exact_key",
+                [fingerprint_key],
             )
+        else:
+            units = " FROM pages p JOIN texts t ON t.page_id = p.page_id"
         # through Arrow: the same frame as `.df()` for these columns, at under half its CPU (no Python string
         # per value before pandas' Arrow-backed strings)
         return (
             self.cursor()
             .sql(
                 "SELECT p.page_id, p.source_id, p.line, p.url, p.canonical_url, p.host, p.fetched_at, p.status, p.md5, p.rel_canonical, "
-                f"t.exact_key, {degenerate} AS degenerate, t.n_words FROM pages p JOIN texts t ON t.page_id = p.page_id "
-                f"WHERE t.norm_key = ?{sources} ORDER BY p.page_id",
-                params=[*params, norm_key, *source_params],
+                f"t.exact_key, {degenerate} AS degenerate, t.n_words{units} "
+                "WHERE t.norm_key = ? AND p.source_id IN (SELECT UNNEST(?::INTEGER[])) ORDER BY p.page_id",
+                params=[*params, *unit_params, norm_key, [int(s) for s in source_ids]],
             )
             .to_arrow_table()
             .to_pandas()
         )
+
+    def _all_pages_table(self, norm_key: str, degenerate: str, params: list[Any]) -> pa.Table:
+        """`page_table`'s columns of every page with a text under `norm_key`, by page id: the pages and the
+        texts read each in its stored order (page id order, as they are written) and put side by side, not
+        joined and sorted by DuckDB (the sort of a million rows of URLs is half the query's CPU)."""
+        cur = self.cursor()
+        pages = cur.sql(
+            "SELECT page_id, source_id, line, url, canonical_url, host, fetched_at, status, md5, rel_canonical "
+            "FROM pages"
+        ).to_arrow_table()
+        texts = cur.sql(
+            f"SELECT t.page_id, t.exact_key, {degenerate} AS degenerate, t.n_words FROM texts t WHERE t.norm_key = ?",
+            params=[*params, norm_key],
+        ).to_arrow_table()
+        pages, texts = _by_page_id(pages), _by_page_id(texts)
+        page_ids, text_ids = pages.column("page_id").to_numpy(), texts.column("page_id").to_numpy()
+        if not np.array_equal(page_ids, text_ids):  # pages without a text, or texts of removed pages
+            at = np.minimum(np.searchsorted(text_ids, page_ids), max(len(text_ids) - 1, 0))
+            both = text_ids[at] == page_ids if len(text_ids) else np.zeros(len(page_ids), dtype=bool)
+            pages, texts = pages.filter(pa.array(both)), texts.take(pa.array(at[both]))
+        for name in ("exact_key", "degenerate", "n_words"):
+            pages = pages.append_column(name, texts.column(name))
+        return pages
+
+    def _page_units(self, norm_key: str, fingerprint_key: str, table: pa.Table) -> pa.Array:
+        """The unit id of each row of `table` (`_all_pages_table`'s, by page id) in a fingerprint set, -1
+        where its text has none: a join of two integer columns, placed by page id."""
+        pairs = (
+            self.cursor()
+            .sql(
+                "SELECT t.page_id, u.unit_id FROM texts t JOIN units u ON u.exact_key = t.exact_key "
+                "WHERE t.norm_key = ? AND u.fingerprint_key = ?",
+                params=[norm_key, fingerprint_key],
+            )
+            .to_arrow_table()
+        )
+        page_ids = table.column("page_id").to_numpy()
+        unit = np.full(len(page_ids), -1, dtype=np.int64)
+        found = pairs.column("page_id").to_numpy()
+        at = np.searchsorted(page_ids, found)
+        inside = at < len(page_ids)
+        inside[inside] = page_ids[at[inside]] == found[inside]
+        unit[at[inside]] = pairs.column("unit_id").to_numpy()[inside]
+        return pa.array(unit)
 
     @reads
     def page_records(self, page_ids: np.ndarray, batch_rows: int) -> Iterator[pa.Table]:

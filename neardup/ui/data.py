@@ -18,7 +18,14 @@ from streamlit.delta_generator import DeltaGenerator
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from .. import audit, compare, engine, rules
-from ..analysis import Analysis, Fingerprints, analyze, load_fingerprints
+from ..analysis import (
+    Analysis,
+    Clustering,
+    Fingerprints,
+    analysis_of,
+    cluster_at_threshold,
+    load_fingerprints,
+)
 from ..categories import page_categories
 from ..config import Config
 from ..errors import NeardupError
@@ -29,6 +36,7 @@ from ..pairkey import key_of
 from ..store import Store
 from ..store.sources import SourceRow
 from .background import FingerprintJobs, JobState
+from .memory import release_freed
 
 # A page waits this long for a CLI write (e.g. a report computing fingerprints) before it says who holds
 # the file; a reload then retries.
@@ -157,11 +165,18 @@ def session_owner() -> str:
 def want_computed(store: Store, path: str, config: Config) -> None:
     """This session wants `config`'s fingerprint set: computed on the background thread (its earlier want
     given up; see `FingerprintJobs.want`)."""
+
+    def run(progress: engine.Progress) -> None:
+        try:
+            engine.ensure_fingerprints(store, config, progress=progress)
+        finally:  # the computation's arrays (candidates, verification) are freed: give their pages back
+            release_freed()
+
     FINGERPRINT_JOBS.want(
         session_owner(),
         path,
         config,
-        run=lambda progress: engine.ensure_fingerprints(store, config, progress=progress),
+        run=run,
         plan=lambda: engine.fingerprint_plan(store, config),
     )
 
@@ -200,20 +215,27 @@ def get_fingerprints(_store: Store, path: str, fingerprint_key: str, _config: Co
     DuckDB and here."""
     if engine.current_fingerprints(_store, _config) is None:
         wait_for_job(_store, path, _config)
-    return load_fingerprints(_store, _config)
+    fp = load_fingerprints(_store, _config)
+    release_freed()  # the read's Arrow tables and temporaries are freed
+    return fp
 
 
 class AnalysisMemo:
-    """The latest analyses (`max_entries`), of the latest `max_fingerprints` fingerprint sets analysed
+    """The latest clusterings (`max_entries`), of the latest `max_fingerprints` fingerprint sets analysed
     only: an analysis' pages share the columns of its fingerprints' pages, so one kept after its
     fingerprints left `get_fingerprints` would keep a crawl-sized frame alive (a cache of its own, keyed on
     the setting alone, would hold one per setting tried). An analysis is of the fingerprints it was made
-    from: new ones (another read of the store) are analysed again."""
+    from: new ones (another read of the store) are analysed again.
+
+    Of the thresholds tried, each keeps its `analysis.Clustering` (a few numbers a page); the pages frame
+    (`Analysis.pages`, with its copy of the representatives' URLs) only the analysis used last: a threshold
+    moved back builds its frame again from the clustering, a take of the URLs, not a clustering."""
 
     def __init__(self, max_entries: int, max_fingerprints: int) -> None:
         self.max_entries, self.max_fingerprints = max_entries, max_fingerprints
         self._lock = threading.Lock()
-        self._entries: OrderedDict[tuple[str, Config], tuple[Fingerprints, Analysis]] = OrderedDict()
+        self._entries: OrderedDict[tuple[str, Config], tuple[Fingerprints, Clustering]] = OrderedDict()
+        self._shown: tuple[tuple[str, Config], Analysis] | None = None  # the analysis used last, and its key
 
     def get(self, fp: Fingerprints, path: str, config: Config) -> Analysis:
         key = (path, config)
@@ -221,30 +243,42 @@ class AnalysisMemo:
             found = self._entries.get(key)
             if found is not None and found[0] is fp:
                 self._entries.move_to_end(key)
-                return found[1]
+                if self._shown is not None and self._shown[0] == key:
+                    return self._shown[1]
+                analysis = analysis_of(fp, found[1])
+                self._shown = (key, analysis)
+                return analysis
         with st.spinner("Clustering at this setting"):
-            analysis = analyze(fp, config)
+            clustering = cluster_at_threshold(fp, config)
+            analysis = analysis_of(fp, clustering)
         with self._lock:
-            self._entries[key] = (fp, analysis)
+            self._entries[key] = (fp, clustering)
             self._entries.move_to_end(key)
+            self._shown = (key, analysis)
             kept: list[Fingerprints] = []  # the latest fingerprint sets, newest first
             for entry_fp, _ in reversed(self._entries.values()):
                 if len(kept) < self.max_fingerprints and not any(entry_fp is k for k in kept):
                     kept.append(entry_fp)
-            for k in [k for k, (f, _) in self._entries.items() if not any(f is x for x in kept)]:
+            dropped = [k for k, (f, _) in self._entries.items() if not any(f is x for x in kept)]
+            for k in dropped:
                 del self._entries[k]
             while len(self._entries) > self.max_entries:
                 self._entries.popitem(last=False)
+        if dropped:  # the last analyses of a fingerprint set the app let go: the set is freed with them
+            release_freed()
         return analysis
 
     def latest(self) -> tuple[Fingerprints, Analysis] | None:
-        """The analysis made last and its fingerprints (None: none kept)."""
+        """The analysis used last and its fingerprints (None: none kept)."""
         with self._lock:
-            return next(reversed(self._entries.values())) if self._entries else None
+            if self._shown is None or self._shown[0] not in self._entries:
+                return None
+            return self._entries[self._shown[0]][0], self._shown[1]
 
     def clear(self) -> None:
         with self._lock:
             self._entries.clear()
+            self._shown = None
 
 
 ANALYSES = AnalysisMemo(PER_THRESHOLD_ENTRIES, FINGERPRINT_ENTRIES)

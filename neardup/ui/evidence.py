@@ -17,7 +17,7 @@ from typing import Any, TypeVar
 import pandas as pd
 import streamlit as st
 
-from ..analysis import Fingerprints
+from ..analysis import Fingerprints, all_signatures
 from ..chains import Chain, ClusterLinks, LinkGraph, link_graph
 from ..config import Config
 from ..evidence import MinHashTrace, PairEvidence, SimHashTrace, TextWords, pair_evidence, unit_of_page
@@ -88,7 +88,19 @@ def get_pair_evidence(
     """`evidence.pair_evidence` of two `Store.page` rows, once per pair and setting."""
     fp = fingerprints(store, path, config)
     key = ("pair", config, int(left["page_id"]), int(right["page_id"]))
-    return FINGERPRINT_MEMO.get(fp, key, lambda: pair_evidence(fp, config, left, right))
+
+    def make() -> PairEvidence:
+        # The app's fingerprints hold the signatures of the units in a pair only; the replay of the index
+        # reads every unit's once the evidence is first asked for (a second of reading at 1M pages), kept
+        # with the other values of these fingerprints from then on.
+        every = None
+        if fp.signature_units is not None:
+            every = FINGERPRINT_MEMO.get(
+                fp, ("signatures",), lambda: all_signatures(store, config, fp.n_units)
+            )
+        return pair_evidence(fp, config, left, right, all_signatures=every)
+
+    return FINGERPRINT_MEMO.get(fp, key, make)
 
 
 # --- text, from the evidence's fields ---------------------------------------------------------------
