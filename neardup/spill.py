@@ -179,7 +179,7 @@ class DiskPairs:
         """(a, b, Jaccard, containment) of each pair once, sorted by (a, b), on memory maps."""
         codes, jac, cont = self.codes.read(), self.jaccard.read(), self.containment.read()
         out = [self.spill.array(f"pairs-{name}", dtype) for name, dtype in _PAIR_COLUMNS]
-        for lo, hi in _code_ranges(codes, self.rows):
+        for lo, hi in _code_ranges(codes, self.rows) if len(codes) else []:
             parts: list[list[np.ndarray]] = [[], [], []]
             for start in range(0, len(codes), self.rows):
                 piece = slice(start, start + self.rows)

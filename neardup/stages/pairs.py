@@ -94,6 +94,19 @@ class SpilledUnits:
     def __len__(self) -> int:
         return len(self.n_shingles)
 
+    def mapped(self) -> MappedSignatures:
+        """How the candidate search reads the signatures, in pieces of the plan's sizes, its pairs kept in
+        the spill folder."""
+        plan = self.plan
+        return MappedSignatures(
+            plan.copy_rows,
+            self.spill.release,
+            plan.candidates,
+            max(1, plan.memory_limit // 4 // (BAND_BYTES_PER_UNIT * max(len(self), 1))),
+            plan.bucket_entries,
+            DiskPairs(self.spill, plan.pair_rows),
+        )
+
 
 def find_pairs(
     store: Store,
@@ -116,14 +129,7 @@ def find_pairs(
         return UnitPairs(a, b, stats, hamming_bits=bits)
     if isinstance(units, SpilledUnits):
         n_shingles, sigs, unit_keys = units.n_shingles, units.signatures, units.exact_keys
-        mapped = MappedSignatures(
-            units.plan.copy_rows,
-            units.spill.release,
-            units.plan.candidates,
-            max(1, units.plan.memory_limit // 4 // (BAND_BYTES_PER_UNIT * max(len(units), 1))),
-            units.plan.bucket_entries,
-            DiskPairs(units.spill, units.plan.pair_rows),
-        )
+        mapped = units.mapped()
     else:
         n_shingles = units["n_shingles"].to_numpy(np.int32)
         sigs = signatures(units["minhash"], config.num_perm)
