@@ -5,6 +5,7 @@ row or one pair: every read, copy and scored chunk spills), and arrays past 2**3
 from __future__ import annotations
 
 import random
+import shutil
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -60,6 +61,16 @@ def _records(seed: int, n_docs: int) -> list[dict[str, Any]]:
 _FOLDER = Path(tempfile.mkdtemp(prefix="neardup-test-spill-"))
 _STORES: dict[tuple[int, int], Store] = {}
 _IN_MEMORY: dict[tuple[int, int, str], dict[str, Any]] = {}
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _remove_folder():
+    """The module's crawls and their databases live in one temporary folder, removed after its tests."""
+    yield
+    for store in _STORES.values():
+        store.close()
+    _STORES.clear()
+    shutil.rmtree(_FOLDER, ignore_errors=True)
 
 
 def _store(seed: int, n_docs: int) -> Store:
