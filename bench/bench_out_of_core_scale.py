@@ -72,9 +72,8 @@ def run_copies(workdir: Path, copies: int, limit: str) -> dict[str, Any]:
     from neardup.stages.pairs import SpilledUnits
 
     config = Config()
-    base = np.load(workdir / "signatures.npy", mmap_mode="r")
     counts = np.load(workdir / "n_shingles.npy")
-    n, num_perm = base.shape
+    n, num_perm = np.load(workdir / "signatures.npy", mmap_mode="r").shape
     rng = np.random.default_rng(7)
     masks = [np.zeros(num_perm, np.uint32)] + [
         rng.integers(0, 2**32, num_perm, dtype=np.uint32) for _ in range(copies - 1)
@@ -94,8 +93,16 @@ def run_copies(workdir: Path, copies: int, limit: str) -> dict[str, Any]:
     with SpillDir(workdir) as spill:
         sigs = spill.array("signatures", np.uint32, (num_perm,))
         for mask in masks:
-            for lo in range(0, n, plan.copy_rows):
-                sigs.append(base[lo : lo + plan.copy_rows] ^ mask)
+            # read a piece at a time from the file, so that its pages are not this process's
+            with open(workdir / "signatures.npy", "rb") as f:
+                if np.lib.format.read_magic(f) == (1, 0):  # on to the first row
+                    np.lib.format.read_array_header_1_0(f)
+                else:
+                    np.lib.format.read_array_header_2_0(f)
+                for lo in range(0, n, plan.copy_rows):
+                    rows = min(plan.copy_rows, n - lo)
+                    piece = np.fromfile(f, np.uint32, rows * num_perm).reshape(rows, num_perm)
+                    sigs.append(piece ^ mask)
         units = SpilledUnits(
             exact_keys=np.empty(0, "S64"),
             n_shingles=np.tile(counts, copies),

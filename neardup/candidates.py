@@ -853,6 +853,31 @@ def cross_pairs(
     return ids[order[np.repeat(q_pos, per_query)]], ids[order[x_pos]]
 
 
+def cross_groups(
+    keys: np.ndarray, ids: np.ndarray, max_pairs: int, cap: int
+) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    """(keys, ids) of consecutive buckets of `cross_pairs`'s input, each piece holding at most `max_pairs`
+    pairs (a larger bucket on its own; buckets above `cap`, which give none, count none): together the
+    same pairs and statistics, a bounded piece at a time (as `run_groups` for the LSH bands)."""
+    if not len(keys):
+        return
+    order = np.argsort(keys)
+    sk = keys[order]
+    bucket = sk >> np.uint64(1)
+    starts = np.concatenate(([0], np.flatnonzero(bucket[1:] != bucket[:-1]) + 1))
+    del bucket
+    sizes = np.diff(np.concatenate((starts, [len(sk)])))
+    n_x = np.add.reduceat((sk & _INDEXED).astype(np.int64), starts)
+    pairs = np.cumsum(np.where(sizes > cap, 0, n_x * (sizes - n_x)))
+    first = 0
+    while first < len(starts):
+        before = int(pairs[first - 1]) if first else 0
+        last = max(first + 1, int(np.searchsorted(pairs, before + max_pairs, side="right")))
+        lo, hi = int(starts[first]), int(starts[last]) if last < len(starts) else len(sk)
+        yield sk[lo:hi], ids[order[lo:hi]]
+        first = last
+
+
 def add_size_class_pass(stats: CandidateStats, partial: CandidateStats, bucket_cap: int) -> None:
     """Add the size-class pass's tables and candidates to the one index's `stats`, and its notes. Its buckets
     above `bucket_cap` are a note, not the capped-bucket warning, and not in the capped counts: its 3-row
@@ -908,7 +933,7 @@ def containment_lsh_pairs(
     found: list[tuple[np.ndarray, ...]] = []
     for tables in size_class_tables(lowest_ratio, sigs.shape[1], containment):
         stats.size_class_tables += (tables,)
-        for groups in _size_class_bands(sigs, size_class, tables, mapped):
+        for groups in _size_class_bands(sigs, size_class, tables, mapped, bucket_cap):
             stats.tables += 1
             for keys, ids in groups:
                 i, j = pairs_of(keys, ids, bucket_cap, stats)
@@ -940,10 +965,15 @@ def containment_lsh_pairs(
 
 
 def _size_class_bands(
-    sigs: np.ndarray, size_class: np.ndarray, tables: SizeClassTables, mapped: MappedSignatures | None
+    sigs: np.ndarray,
+    size_class: np.ndarray,
+    tables: SizeClassTables,
+    mapped: MappedSignatures | None,
+    bucket_cap: int,
 ) -> Iterator[Iterator[tuple[np.ndarray, np.ndarray]]]:
     """Per band of `tables`: its (keys, ids) entries (`size_class_keys`, the unit id of each), all at once,
-    or out of core (`mapped`) a group of whole buckets at a time."""
+    or out of core (`mapped`) a group of whole buckets at a time (`MappedSignatures.bucket_groups`), each
+    cut into pieces of about `mapped.candidates` pairs (`cross_groups`)."""
     n, entries = len(sigs), len(tables.distances) + 1
     if mapped is None:
         ids = np.tile(np.arange(n, dtype=np.int64), entries)
@@ -951,9 +981,22 @@ def _size_class_bands(
             yield iter([(keys, ids)])
         return
     for band in range(tables.bands):
-        block = mapped.band(sigs, slice(band * tables.rows, (band + 1) * tables.rows))
+        yield _mapped_size_class_band(sigs, size_class, tables, band, mapped, bucket_cap)
 
-        def entry_keys(at: slice | np.ndarray, block: np.ndarray = block) -> np.ndarray:
-            return size_class_keys(block[at], size_class[at], tables.distances)
 
-        yield ((keys, positions % n) for positions, keys in mapped.bucket_groups(n, entry_keys, entries))
+def _mapped_size_class_band(
+    sigs: np.ndarray,
+    size_class: np.ndarray,
+    tables: SizeClassTables,
+    band: int,
+    mapped: MappedSignatures,
+    bucket_cap: int,
+) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    block = mapped.band(sigs, slice(band * tables.rows, (band + 1) * tables.rows))
+
+    def entry_keys(at: slice | np.ndarray) -> np.ndarray:
+        return size_class_keys(block[at], size_class[at], tables.distances)
+
+    n = len(block)
+    for positions, keys in mapped.bucket_groups(n, entry_keys, len(tables.distances) + 1):
+        yield from cross_groups(keys, positions % n, mapped.candidates, bucket_cap)
