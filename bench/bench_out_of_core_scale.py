@@ -64,16 +64,17 @@ def extract(db: Path, out: Path) -> None:
     np.save(out / "n_shingles.npy", counts)
 
 
-def run_copies(workdir: Path, copies: int, limit: str) -> dict[str, Any]:
-    """One run (in this process): the search over `copies` copies of the units under `limit`."""
+def run_copies(workdir: Path, copies: int, limit: str, units: int | None = None) -> dict[str, Any]:
+    """One run (in this process): the search over `copies` copies of the units (the first `units` of
+    them, or all) under `limit`."""
     from neardup.candidates import lsh_threshold, minhash_pairs
     from neardup.config import Config
     from neardup.spill import SpillDir, SpillPlan, parse_memory_limit
     from neardup.stages.pairs import SpilledUnits
 
     config = Config()
-    counts = np.load(workdir / "n_shingles.npy")
-    n, num_perm = np.load(workdir / "signatures.npy", mmap_mode="r").shape
+    counts = np.load(workdir / "n_shingles.npy")[:units]
+    n, num_perm = len(counts), np.load(workdir / "signatures.npy", mmap_mode="r").shape[1]
     rng = np.random.default_rng(7)
     masks = [np.zeros(num_perm, np.uint32)] + [
         rng.integers(0, 2**32, num_perm, dtype=np.uint32) for _ in range(copies - 1)
@@ -150,21 +151,23 @@ def main() -> None:
     ap.add_argument("--workdir", required=True)
     ap.add_argument("--copies", type=int, nargs="+", default=[1, 2, 3])
     ap.add_argument("--limit", default="1GB")
+    ap.add_argument("--units", type=int, help="the first this many units of the crawl (default: all)")
     ap.add_argument("--json")
     ap.add_argument("--run", type=int, help=argparse.SUPPRESS)  # a child: one run of this many copies
     args = ap.parse_args()
     work = Path(args.workdir)
     if args.run:
-        print(json.dumps(run_copies(work, args.run, args.limit)))
+        print(json.dumps(run_copies(work, args.run, args.limit, args.units)))
         return
     work.mkdir(parents=True, exist_ok=True)
     if not (work / "signatures.npy").exists():
         if not args.db:
             raise SystemExit("--db: the database to take the units from")
         extract(Path(args.db), work)
-    out: dict[str, Any] = {"commit": commit(), "machine": machine(), "runs": []}
+    out: dict[str, Any] = {"commit": commit(), "machine": machine(), "units": args.units, "runs": []}
     for copies in args.copies:
         cmd = [sys.executable, __file__, "--workdir", str(work), "--limit", args.limit, "--run", str(copies)]
+        cmd += ["--units", str(args.units)] if args.units else []
         result = json.loads(subprocess.run(cmd, check=True, capture_output=True, text=True).stdout)
         print(json.dumps(result), flush=True)
         out["runs"].append(result)
