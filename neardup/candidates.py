@@ -330,8 +330,7 @@ def _band_groups(block: np.ndarray, key: np.ndarray | None = None) -> tuple[np.n
 class MappedSignatures:
     """How the candidate search reads signatures that lie in a memory map (`neardup.spill`): a band's
     columns are copied into memory `copy_rows` rows at a time, and `release` drops the map's pages read so
-    far from the resident set after each such piece and after each chunk of pairs scored (`verify_pairs` at
-    once); a band's buckets
+    far from the resident set after each such piece and after each chunk of pairs scored; a band's buckets
     are sorted a group of whole buckets at a time (`bucket_groups`, about `bucket_entries` entries), their
     candidate pairs made a group of buckets at a time (`run_groups`, about `candidates` at once), and the
     pairs kept go to `pairs` (on disk) instead of memory."""
@@ -342,8 +341,6 @@ class MappedSignatures:
     bands: int  # bands in hand at once (each holds ~20 bytes a signature row while it is)
     bucket_entries: int
     pairs: DiskPairs
-    # candidate pairs scored at once: each touches two signature rows, a page of the map each until released
-    verify_pairs: int
 
     def band(self, sigs: np.ndarray, columns: slice) -> np.ndarray:
         """The columns of every row, copied (n x columns, C order) a piece at a time."""
@@ -416,13 +413,12 @@ def verified_band_pairs(
     groups: Iterable[tuple[np.ndarray, np.ndarray]] | None = None,
     release: Callable[[], None] | None = None,
     sink: Callable[[np.ndarray, np.ndarray, np.ndarray], None] | None = None,
-    chunk_pairs: int = VERIFY_CHUNK,
 ) -> tuple[CandidateStats, list[tuple[np.ndarray, ...]]]:
     """The candidates of one LSH band (`table`: `lsh_band_table`), verified with `verify_pairs`: the
     band's counts, and chunks of (a * n + b with a < b, jaccard estimate, containment estimate) of the
     pairs at or above `floor`, n the number of signatures. `groups`: the band's runs in groups in place of
-    `table` (out of core), `release` called after each chunk of `chunk_pairs` pairs is verified, `sink` given
-    each chunk kept in place of the list."""
+    `table` (out of core), `release` called after each chunk of pairs is verified, `sink` given each chunk
+    kept in place of the list."""
     # In chunks: memory follows the pairs kept, not the (much larger) candidate count. A pair found
     # in several bands is verified each time (measured: 88% of candidates are distinct pairs).
     n = len(signatures)
@@ -431,8 +427,8 @@ def verified_band_pairs(
         i, j = pairs_in_runs(*group, bucket_cap, band_stats)
         codes = np.minimum(i, j) * n + np.maximum(i, j)  # distinct: a document is in one bucket per band
         band_stats.candidates += len(codes)
-        for lo in range(0, len(codes), chunk_pairs):
-            chunk = codes[lo : lo + chunk_pairs]
+        for lo in range(0, len(codes), VERIFY_CHUNK):
+            chunk = codes[lo : lo + VERIFY_CHUNK]
             keep, jac, cont = verify_pairs(
                 signatures,
                 n_shingles,
@@ -622,7 +618,6 @@ def minhash_pairs(
             groups=groups,
             release=None if mapped is None else mapped.release,
             sink=None if mapped is None else mapped.pairs.append,
-            chunk_pairs=VERIFY_CHUNK if mapped is None else mapped.verify_pairs,
         )
 
     # Out of core, a band is grouped in the thread that scores it, a group of its buckets at a time, and
@@ -943,9 +938,8 @@ def containment_lsh_pairs(
             for keys, ids in groups:
                 i, j = pairs_of(keys, ids, bucket_cap, stats)
                 stats.candidates += len(i)
-                step = VERIFY_CHUNK if mapped is None else mapped.verify_pairs
-                for lo in range(0, len(i), step):
-                    a, b = i[lo : lo + step], j[lo : lo + step]
+                for lo in range(0, len(i), VERIFY_CHUNK):
+                    a, b = i[lo : lo + VERIFY_CHUNK], j[lo : lo + VERIFY_CHUNK]
                     keep, jac, cont = verify_pairs(
                         sigs,
                         sizes,

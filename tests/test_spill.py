@@ -230,7 +230,7 @@ def test_bucket_groups_hold_whole_buckets(keys: list[int], entries_per_row: int,
     def keys_of(rows: slice | np.ndarray) -> np.ndarray:
         return entry_keys[:, rows].reshape(-1)
 
-    mapped = MappedSignatures(2, lambda: None, 10, 1, bucket_entries, pairs=None, verify_pairs=1)  # type: ignore[arg-type]
+    mapped = MappedSignatures(2, lambda: None, 10, 1, bucket_entries, pairs=None)  # type: ignore[arg-type]
     groups = list(mapped.bucket_groups(n, keys_of, entries_per_row))
     positions = np.concatenate([p for p, _ in groups])
     assert np.array_equal(np.sort(positions), np.arange(n * entries_per_row))

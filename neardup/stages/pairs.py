@@ -105,7 +105,6 @@ class SpilledUnits:
             max(1, plan.memory_limit // 4 // (BAND_BYTES_PER_UNIT * max(len(self), 1))),
             plan.bucket_entries,
             DiskPairs(self.spill, plan.pair_rows),
-            plan.verify_pairs,
         )
 
 
