@@ -248,6 +248,8 @@ def cmd_report(args: argparse.Namespace) -> int:
             raise NeardupError(f"{args.db} holds no pages: run `neardup ingest DUMP --db {args.db}` first")
         analysis = _analysis(args, store)
         rejected = store.rejects_by_kind()
+        # Parsed once per crawl for the URL rules page and `neardup rules` (no clustering changes them).
+        engine.ensure_parsed_urls(store, analysis.pages)
     limits = merge(analysis.config.gate, args.fail_over or [])
     verdict = evaluate(analysis.numbers, limits) if limits else None
     if args.json:
@@ -321,11 +323,17 @@ def free_name(path: Path) -> Path:
 def cmd_rules(args: argparse.Namespace) -> int:
     """Learn URL rules from the clusters; write them as a config (`url_rules:`) and as a crawler's list."""
     from .config import save_config
-    from .rules import crawler_rules, learn_rules, rules_text
+    from .rules import crawler_rules, learn_rules, rules_text, url_table
 
     with _open(args) as store:
         analysis = _analysis(args, store)
-    learned = learn_rules(analysis.pages, min_precision=args.min_precision, min_support=args.min_support)
+        parsed = engine.ensure_parsed_urls(store, analysis.pages)
+    learned = learn_rules(
+        analysis.pages,
+        min_precision=args.min_precision,
+        min_support=args.min_support,
+        table=url_table(analysis.pages, parsed=parsed),
+    )
     config = analysis.config.replace(url_rules=learned.rules)
     crawler = crawler_rules(learned.rules)
     if args.json:

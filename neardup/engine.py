@@ -19,6 +19,7 @@ from .stages.ingest import INSERT_BYTES, FileSummary, SourceLoad, ingest, ingest
 from .stages.pairs import UnitPairs, find_pairs, verify_exact
 from .stages.sketches import ensure_sketches
 from .stages.texts import ensure_texts
+from .stages.urls import ensure_parsed_urls
 from .store import Store
 
 __all__ = [
@@ -35,6 +36,7 @@ __all__ = [
     "StageClock",
     "UnitPairs",
     "ensure_fingerprints",
+    "ensure_parsed_urls",
     "fingerprint_plan",
     "ensure_sketches",
     "ensure_texts",

@@ -26,8 +26,10 @@ from typing import Any, TypedDict
 import numpy as np
 import pandas as pd
 
+from .parsed_urls import ParsedUrls
 from .url_images import BaseParts, image_codes
-from .url_keys import key_texts, trap_patterns, url_keys_many
+from .url_keys import key_texts
+from .url_parse import PARSE_STEPS, parse_urls
 from .urls import UrlKey, UrlRule, UrlRuleDict, apply_rules_to_key, bare_host, url_key
 
 # progress(stage, done, total), as the engine's stages report (rules is a leaf: it imports no stage).
@@ -192,7 +194,7 @@ def candidate_rules(
     on = np.flatnonzero(cluster >= 0)
     on = on[np.bincount(cluster[on])[cluster[on]] > 1]  # a cluster of one page has one URL
     # Each cluster's distinct fetched URLs in page order (at most MAX_URLS_PER_CLUSTER), grouped by cluster.
-    n_raw = max(len(table.raw_keys), 1)
+    n_raw = max(len(table.raw_base), 1)
     distinct = pd.unique(cluster[on] * n_raw + table.raw[on])
     cl, raw = distinct // n_raw, distinct % n_raw
     many = np.bincount(cl)[cl] > 1
@@ -205,11 +207,14 @@ def candidate_rules(
     memo, seen = table._proposed, set()
     ends = [*(np.flatnonzero(np.diff(cl)) + 1).tolist(), len(cl)] if len(cl) else []
     raw_codes = raw.tolist()
-    for start, end in zip([0, *ends[:-1]], ends, strict=True):
-        codes = tuple(raw_codes[start:end])
+    families = [tuple(raw_codes[start:end]) for start, end in zip([0, *ends[:-1]], ends, strict=True)]
+    new = [codes for codes in families if codes not in memo]
+    distinct = list(dict.fromkeys(c for codes in new for c in codes))
+    keys = dict(zip(distinct, table.raw_keys(distinct), strict=True))
+    for codes in families:
         seen.add(codes)
         if (rules := memo.get(codes)) is None:
-            rules = memo[codes] = _proposed_rules([k for k in (table.raw_keys[c] for c in codes) if k])
+            rules = memo[codes] = _proposed_rules([k for k in map(keys.__getitem__, codes) if k])
         found |= rules
     for codes in [c for c in memo if c not in seen]:  # only the latest clustering's families are kept
         del memo[codes]
@@ -223,29 +228,26 @@ IMAGE_CACHE_PAGES = 64
 
 @dataclass(slots=True)
 class UrlTable:
-    """The crawl's URLs as rule learning needs them, whatever the clusters: parsed URL keys, base URL codes,
-    bare hosts, crawl-trap families, in page id order. Made once per set of pages (`url_table`) and reused
+    """The crawl's URLs as rule learning needs them, whatever the clusters: the parse's codes (`ParsedUrls`:
+    fetched and base URL codes, crawl-trap families, in page id order; keys are made only where compared) and
+    the pages of each bare host. Made once per set of pages (`url_table`) and reused
     by `learn_rules` and `crawl_traps` at every threshold; the rewritten URLs of each rule set measured are
     kept too (the same rule sets come back at the next threshold)."""
 
     page_id: np.ndarray  # per page, ascending
     order: np.ndarray  # positions of the pages' rows (as given to `url_table`) in page id order
-    raw: np.ndarray  # code of the URL as fetched per page
-    raw_keys: list[UrlKey | None]  # the key of each fetched URL code (None: no http(s) URL)
-    base: np.ndarray  # code of the base URL per page (equal codes, equal keys)
-    base_keys: list[UrlKey]  # the key of each base URL code
-    hosts: np.ndarray  # bare host per page
+    parse: ParsedUrls  # the pages' URLs as codes (raw and base codes per page, the keys' parts)
+    raw_base: np.ndarray  # per code of a URL as fetched: its base code
+    raw_is_url: np.ndarray  # per code of a URL as fetched: whether it is an http(s) URL
     # Positions of each bare host's pages: a rule's pages are found without a pass over the whole crawl.
     by_host: dict[str, np.ndarray]
-    # Crawl-trap families: code per page (-1 for a URL that is no http(s) URL), and (host, pattern) per code.
-    trap_family: np.ndarray
-    trap_names: list[tuple[str, str]]
     _images: OrderedDict[tuple[frozenset[UrlRule], tuple[str, ...]], np.ndarray] = field(
         default_factory=OrderedDict
     )
     _saved: dict[tuple[frozenset[UrlRule], tuple[str, ...]], int] = field(default_factory=dict)
     # Per host family (`family`): its pages' base URL codes factorized (codes, distinct base codes).
     _family_bases: dict[tuple[str, ...], tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)
+    _positions: dict[tuple[str, ...], np.ndarray] = field(default_factory=dict)
     # Per rule and its host's rules: the pages it merges (`merging`), for the content pages `_content`.
     _merging: dict[tuple[UrlRule, frozenset[UrlRule]], _Merging] = field(default_factory=dict)
     _content: np.ndarray | None = None
@@ -255,6 +257,48 @@ class UrlTable:
     _parts: BaseParts | None = None
     _traps: _TrapFamilies | None = None
 
+    @property
+    def raw(self) -> np.ndarray:
+        """Per page: the code of its URL as fetched."""
+        return self.parse.raw
+
+    @property
+    def base(self) -> np.ndarray:
+        """Per page: the code of its base URL (equal codes, equal keys)."""
+        return self.parse.base
+
+    @property
+    def trap_family(self) -> np.ndarray:
+        """Per page: its crawl-trap family's code (-1 for a URL that is no http(s) URL)."""
+        return self.parse.trap
+
+    @property
+    def trap_names(self) -> list[tuple[str, str]]:
+        """(bare host, pattern) of each crawl-trap family, by code."""
+        return self.parse.trap_names
+
+    def base_key(self, code: int) -> UrlKey:
+        """The key of base code `code`."""
+        parse = self.parse
+        host = parse.hosts[parse.key_host[code]]
+        path, query = parse.paths[parse.key_path[code]], parse.queries[parse.key_query[code]]
+        return UrlKey("https" if parse.key_is_url[code] else "", host, path, query)
+
+    def raw_keys(self, codes: Sequence[int]) -> list[UrlKey | None]:
+        """The keys of the URLs as fetched of codes `codes` (None: no http(s) URL)."""
+        parse, at = self.parse, np.asarray(codes, dtype=np.int64)
+        base = self.raw_base[at]
+        hosts = [parse.hosts[h] for h in parse.key_host[base].tolist()]
+        paths = [parse.paths[p] for p in parse.key_path[base].tolist()]
+        queries = [parse.queries[q] for q in parse.key_query[base].tolist()]
+        # A fetched URL that is an http(s) URL has the key of its base code, whose scheme is https.
+        return [
+            UrlKey("https", host, path, query) if is_url else None
+            for host, path, query, is_url in zip(
+                hosts, paths, queries, self.raw_is_url[at].tolist(), strict=True
+            )
+        ]
+
     def family(self, rules: Sequence[UrlRule], host: str) -> tuple[str, ...]:
         """The bare hosts of the pages a rule of `host` can touch: the host and its aliases among `rules`."""
         names = {host} | {
@@ -263,14 +307,18 @@ class UrlTable:
         return tuple(sorted(n for n in names if n in self.by_host))
 
     def positions(self, names: tuple[str, ...]) -> np.ndarray:
+        """The positions of the pages of the bare hosts `names`, ascending (those of several hosts kept)."""
         parts = [self.by_host[n] for n in names]
         if len(parts) == 1:  # a host's positions are ascending
             return parts[0]
-        return np.sort(np.concatenate(parts)) if parts else np.empty(0, dtype=np.int64)
+        if (found := self._positions.get(names)) is None:
+            found = np.sort(np.concatenate(parts)) if parts else np.empty(0, dtype=np.int64)
+            self._positions[names] = found
+        return found
 
     def url(self, position: int) -> str:
         """The base URL text of the page at `position` (a page's URL as rule learning compares it)."""
-        return key_texts([self.base_keys[self.base[position]]])[0]
+        return key_texts([self.base_key(int(self.base[position]))])[0]
 
     def trap_families(self, min_urls: int) -> _TrapFamilies:
         """The crawl-trap families of `min_urls` distinct URLs or more and their pages, kept."""
@@ -288,7 +336,7 @@ class UrlTable:
         if (family := self._family_bases.get(names)) is None:
             family = self._family_bases[names] = pd.factorize(self.base[self.positions(names)])
         if self._parts is None:
-            self._parts = BaseParts.of(self.base_keys)
+            self._parts = BaseParts.of_parse(self.parse)
         inverse, distinct = family
         image = self._images[key] = image_codes(self._parts, distinct, rules)[inverse]
         budget = IMAGE_CACHE_PAGES * max(len(self.base), 1)
@@ -349,7 +397,7 @@ class UrlTable:
             return np.empty(0, dtype=np.int64)
         inverse, distinct = pd.factorize(base)
         if self._parts is None:
-            self._parts = BaseParts.of(self.base_keys)
+            self._parts = BaseParts.of_parse(self.parse)
         return image_codes(self._parts, distinct, rules)[inverse]
 
     def cluster_of(self, pages: pd.DataFrame) -> np.ndarray:
@@ -374,72 +422,41 @@ class _Merging:
     saved: int  # fetches it saves
 
 
-def url_table(pages: pd.DataFrame, *, progress: Progress = _no_progress) -> UrlTable:
+def url_table(
+    pages: pd.DataFrame, *, progress: Progress = _no_progress, parsed: ParsedUrls | None = None
+) -> UrlTable:
     """The `UrlTable` of pages with `url` and `page_id` (e.g. `Fingerprints.pages`): what rule learning
-    needs that no threshold changes, each distinct URL parsed once. `progress(stage, done, total)` is
-    told of each of its steps."""
-    steps = iter(range(5))
+    needs that no threshold changes, each distinct URL parsed once, or the pages' URLs as parsed before
+    (`parsed`: `url_parse.parse_urls` of these pages, e.g. read from the store). `progress(stage, done,
+    total)` is told of each step of a parse."""
+    steps = iter(range(PARSE_STEPS + 1))
 
     def step() -> None:
-        progress("parsing the crawl's URLs", next(steps), 4)
+        progress("parsing the crawl's URLs", next(steps), PARSE_STEPS)
 
-    step()
-
-    order = np.argsort(pages["page_id"].to_numpy(dtype=np.int64), kind="stable")
-    raw = pages["url"].to_numpy(dtype=object)[order]
-    raw_codes, raw_urls = pd.factorize(pd.Series(raw, dtype=object))
-    parsed = url_keys_many(raw_urls)
-    step()
-    raw_keys = [k or UrlKey("", "", url, ()) for k, url in zip(parsed, raw_urls, strict=True)]
-    raw_texts = np.asarray(key_texts(raw_keys), dtype=object)
-    text_codes, texts = pd.factorize(pd.Series(raw_texts, dtype=object))
-    base_keys: list[UrlKey] = [UrlKey("", "", "", ())] * len(texts)
-    for key, code in zip(raw_keys, text_codes, strict=True):
-        base_keys[code] = key
-    base = text_codes[raw_codes].astype(np.int64)
-    step()
-    host_codes, host_names = pd.factorize(pd.Series([k.host for k in raw_keys], dtype=object))
-    bare_codes, bare_names = pd.factorize(np.asarray([bare_host(h) for h in host_names], dtype=object))
-    raw_hosts = np.asarray(bare_names, dtype=object)[bare_codes][host_codes]
-    hosts = raw_hosts[raw_codes] if len(raw_codes) else np.empty(0, dtype=object)
-    codes = bare_codes[host_codes][raw_codes] if len(raw_codes) else np.empty(0, dtype=np.int64)
+    page_id = pages["page_id"].to_numpy(dtype=np.int64)
+    order = np.argsort(page_id, kind="stable")
+    if parsed is None:
+        step()
+        parsed = parse_urls(page_id, pages["url"].to_numpy(dtype=object), step=step)
+    elif not np.array_equal(parsed.page_id, page_id[order]):
+        raise ValueError("the parsed URLs are of other pages than these (parse_urls of pages)")
+    raw_base = np.zeros(parsed.n_raw, dtype=np.int64)
+    raw_base[parsed.raw] = parsed.base
+    raw_is_url = np.zeros(parsed.n_raw, dtype=bool)
+    raw_is_url[parsed.raw] = parsed.trap >= 0
+    bare_codes, bare_names = pd.factorize(np.asarray([bare_host(h) for h in parsed.hosts], dtype=object))
+    codes = bare_codes[parsed.key_host[parsed.base]] if len(parsed.base) else np.empty(0, dtype=np.int64)
     by_host_order = np.argsort(codes, kind="stable")
     split = np.split(by_host_order, np.flatnonzero(np.diff(codes[by_host_order])) + 1) if len(codes) else []
     by_host = {str(bare_names[codes[part[0]]]): part for part in split}
-    step()
-    # A crawl-trap family is a (bare host, pattern): numbered as a pair of codes, not hashed as strings.
-    on_key = np.flatnonzero([k is not None for k in parsed])
-    pattern_codes, pattern_names = pd.factorize(
-        pd.Series(trap_patterns([raw_keys[i] for i in on_key]), dtype=object)
-    )
-    family_of = np.full(len(parsed), -1, dtype=np.int64)
-    family_of[on_key] = bare_codes[host_codes[on_key]] * max(len(pattern_names), 1) + pattern_codes
-    family_codes, family_pairs = pd.factorize(family_of, use_na_sentinel=False)
-    named = family_pairs[family_pairs >= 0]
-    n_patterns = max(len(pattern_names), 1)
-    trap_names = list(
-        zip(
-            np.asarray(bare_names, dtype=object)[named // n_patterns].tolist(),
-            np.asarray(pattern_names, dtype=object)[named % n_patterns].tolist(),
-            strict=True,
-        )
-    )
-    # The codes of families: 0.. in order of first appearance, -1 for a URL with no key.
-    renumber = np.cumsum(family_pairs >= 0) - 1
-    renumber[family_pairs < 0] = -1
-    trap_family = renumber[family_codes][raw_codes] if len(raw_codes) else np.empty(0, np.int64)
-    step()
     return UrlTable(
-        page_id=pages["page_id"].to_numpy(dtype=np.int64)[order],
+        page_id=parsed.page_id,
         order=order,
-        raw=raw_codes.astype(np.int64),
-        raw_keys=parsed,
-        base=base,
-        base_keys=base_keys,
-        hosts=hosts,
+        parse=parsed,
+        raw_base=raw_base,
+        raw_is_url=raw_is_url,
         by_host=by_host,
-        trap_family=trap_family.astype(np.int64),
-        trap_names=trap_names,
     )
 
 
@@ -479,10 +496,11 @@ def pages_saved(base: np.ndarray, image: np.ndarray) -> int:
     base URL but the first fetched (pages in fetch order)."""
     if not len(image):
         return 0
-    codes, first = np.unique(image, return_index=True)
-    first_base = np.empty(int(codes[-1]) + 1, dtype=np.int64)
-    first_base[codes] = np.asarray(base)[first]
-    return int(np.count_nonzero(np.asarray(base) != first_base[image]))
+    base = np.asarray(base)
+    first = ~pd.Series(image).duplicated().to_numpy()  # each rewritten URL's first page
+    first_base = np.empty(int(image.max()) + 1, dtype=np.int64)
+    first_base[image[first]] = base[first]
+    return int(np.count_nonzero(base != first_base[image]))
 
 
 def _measure(crawl: _Crawl, rule: UrlRule, mine: Sequence[UrlRule]) -> RuleStats:

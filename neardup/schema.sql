@@ -184,3 +184,27 @@ CREATE TABLE IF NOT EXISTS source_units (
     exact_key VARCHAR NOT NULL,
     cluster_id BIGINT NOT NULL
 );
+
+-- The pages' URLs as URL rules parse them (`url_parse.parse_urls`), made once per crawl by `neardup report`
+-- or the URL rules page, and made anew when the pages change (the page ids are compared): codes per page,
+-- each URL key's host, path and query codes, and each distinct string once.
+CREATE TABLE IF NOT EXISTS url_parse_pages (
+    page_id BIGINT NOT NULL,
+    raw INTEGER NOT NULL,                -- the URL as fetched: equal codes, equal strings
+    base INTEGER NOT NULL,               -- its URL key (url_parse_keys)
+    trap INTEGER NOT NULL                -- its crawl-trap family (kinds trap_host, trap_pattern); -1: no http(s) URL
+);
+
+CREATE TABLE IF NOT EXISTS url_parse_keys (
+    base INTEGER NOT NULL,
+    host INTEGER NOT NULL,
+    path INTEGER NOT NULL,
+    query INTEGER NOT NULL,
+    is_url BOOLEAN NOT NULL              -- the key of an http(s) URL (else of another string: its path)
+);
+
+CREATE TABLE IF NOT EXISTS url_parse_names (
+    kind VARCHAR NOT NULL,               -- host, path, query (its sorted pairs as JSON), trap_host, trap_pattern
+    code INTEGER NOT NULL,
+    name VARCHAR NOT NULL
+);

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from .parsed_urls import ParsedUrls
 from .urls import UrlKey, UrlRule, bare_host, rewrite_path, rewrite_query
 
 _NONE = np.empty(0, dtype=np.int64)
@@ -35,7 +36,7 @@ class BaseParts:
     host_names: np.ndarray
     path: np.ndarray  # code of each key's path
     paths: pd.Index  # the distinct paths, in code order
-    lower_paths: pd.Series  # each key's path, lowercased
+    lower_paths: pd.Series  # each distinct path (by code), lowercased
     query: np.ndarray  # code of each key's query pairs
     queries: dict[tuple[tuple[str, str], ...], int]
     query_list: list[tuple[tuple[str, str], ...]]  # the distinct queries, in code order
@@ -46,35 +47,66 @@ class BaseParts:
     masks: dict[tuple[str, str], np.ndarray] = field(default_factory=dict)
     # A number per sequence of rules that touch a path or a query (a short key for `rewrites`).
     rule_sets: dict[tuple[UrlRule, ...], int] = field(default_factory=dict)
-    # (path or query code, number of the rules touching it, "path" or "query") -> the code rewritten:
+    # "path" or "query" -> {path or query code << 32 | number of the rules touching it: the code rewritten}:
     # a known code, or one of `new_paths` / `new_queries`, numbered after the known ones.
-    rewrites: dict[tuple[int, int, str], int] = field(default_factory=dict)
+    rewrites: dict[str, dict[int, int]] = field(default_factory=dict)
     new_paths: dict[str, int] = field(default_factory=dict)
     new_queries: dict[tuple[tuple[str, str], ...], int] = field(default_factory=dict)
 
     @classmethod
     def of(cls, keys: Sequence[UrlKey]) -> BaseParts:
         host, host_names = pd.factorize(pd.Series([k.host for k in keys], dtype=object))
-        key_paths = pd.Series([k.path for k in keys], dtype=object)
-        path, paths = pd.factorize(key_paths)
+        path, paths = pd.factorize(pd.Series([k.path for k in keys], dtype=object))
         query, query_list = pd.factorize(pd.Series([k.query for k in keys], dtype=object))
-        with_param: dict[str, list[int]] = defaultdict(list)
-        for code, key in enumerate(keys):
-            for name in {n for n, _ in key.query}:
-                with_param[name].append(code)
-        lower = key_paths.str.lower()
+        return cls.of_codes(host, list(host_names), path, list(paths), query, list(query_list))
+
+    @classmethod
+    def of_parse(cls, parse: ParsedUrls) -> BaseParts:
+        """The parts of a crawl's base URL keys (by base code), as `url_parse.parse_urls` coded them."""
+        return cls.of_codes(
+            parse.key_host, parse.hosts, parse.key_path, parse.paths, parse.key_query, parse.queries
+        )
+
+    @classmethod
+    def of_codes(
+        cls,
+        host: np.ndarray,
+        host_names: Sequence[str],
+        path: np.ndarray,
+        paths: Sequence[str],
+        query: np.ndarray,
+        query_list: Sequence[tuple[tuple[str, str], ...]],
+    ) -> BaseParts:
+        """The parts of keys given as codes: per key its host, path and query code, and the distinct
+        hosts, paths and queries by code. What a path or a query has is found once per distinct one."""
+        distinct_paths = pd.Series(list(paths), dtype=object)
+        lower = distinct_paths.str.lower()
+        path = np.asarray(path, dtype=np.int64)
+        query = np.asarray(query, dtype=np.int64)
+        # The keys of each query code, for the keys carrying each parameter name.
+        by_query = np.argsort(query, kind="stable")
+        ends = np.cumsum(np.bincount(query, minlength=len(query_list)))
+        names: dict[str, list[int]] = defaultdict(list)
+        for code, pairs in enumerate(query_list):
+            for name in {n for n, _ in pairs}:
+                names[name].append(code)
+        starts = ends - np.bincount(query, minlength=len(query_list))
+        with_param = {
+            name: np.sort(np.concatenate([by_query[starts[c] : ends[c]] for c in codes]))
+            for name, codes in names.items()
+        }
         return cls(
-            host=host.astype(np.int64),
-            host_names=np.asarray(host_names, dtype=object),
-            path=path.astype(np.int64),
-            paths=pd.Index(paths, dtype=object),
+            host=np.asarray(host, dtype=np.int64),
+            host_names=np.asarray(list(host_names), dtype=object),
+            path=path,
+            paths=pd.Index(distinct_paths, dtype=object),
             lower_paths=lower.astype("string[pyarrow]"),  # searched once per segment name, in Arrow
-            query=query.astype(np.int64),
+            query=query,
             queries={q: i for i, q in enumerate(query_list)},
             query_list=list(query_list),
-            upper=(lower != key_paths).to_numpy(dtype=bool),
-            semicolon=key_paths.str.contains(";", regex=False).to_numpy(dtype=bool),
-            with_param={n: np.asarray(c, dtype=np.int64) for n, c in with_param.items()},
+            upper=(lower != distinct_paths).to_numpy(dtype=bool)[path],
+            semicolon=distinct_paths.str.contains(";", regex=False).to_numpy(dtype=bool)[path],
+            with_param=with_param,
         )
 
     def touches(self, rule: UrlRule) -> np.ndarray:
@@ -92,7 +124,8 @@ class BaseParts:
                 found = np.zeros(len(self.host), dtype=bool)
                 found[self.with_param.get(rule.name, _NONE)] = True
             else:
-                found = self.lower_paths.str.contains(rule.name.lower(), regex=False).to_numpy(dtype=bool)
+                name = rule.name.lower()
+                found = self.lower_paths.str.contains(name, regex=False).to_numpy(dtype=bool)[self.path]
                 if ";" in rule.name:
                     found = found | self.semicolon
             found = self.masks[key] = found
@@ -108,31 +141,32 @@ class BaseParts:
         """The `part` ("path" or "query") codes `codes` of keys rewritten, each by the `rules` that touch
         its key (`touching`: rules x keys, from `touches`). Each distinct part and set of rules is
         rewritten once (`urls.rewrite_path`, `urls.rewrite_query`) and kept for the next call."""
-        if len(self.rewrites) >= MAX_KEPT_REWRITES:
-            self.rewrites.clear()
+        kept = self.rewrites.setdefault(part, {})
+        if len(kept) >= MAX_KEPT_REWRITES:
+            kept.clear()
         if len(rules) < 63:
             sets = (touching.astype(np.int64) << np.arange(len(rules), dtype=np.int64)[:, None]).sum(axis=0)
         else:
             sets = np.unique(touching.T, axis=0, return_inverse=True)[1].reshape(-1)
         set_codes, set_values = pd.factorize(sets)
         n_sets = len(set_values)
-        first_of_set = np.full(n_sets, len(sets), dtype=np.int64)
-        np.minimum.at(first_of_set, set_codes, np.arange(len(sets)))
+        # Codes are numbered by first appearance: each set's first key, in code order.
+        first_of_set = np.flatnonzero(~pd.Series(set_codes).duplicated().to_numpy())
         set_rules = [
             tuple(r for r, on in zip(rules, touching[:, first].tolist(), strict=True) if on)
             for first in first_of_set.tolist()
         ]
-        numbers = [self.rule_sets.setdefault(mine, len(self.rule_sets)) for mine in set_rules]
+        numbers = np.asarray(
+            [self.rule_sets.setdefault(mine, len(self.rule_sets)) for mine in set_rules], dtype=np.int64
+        )
         groups, distinct = pd.factorize(codes * n_sets + set_codes)
-        out = np.empty(len(distinct), dtype=np.int64)
-        for g, (code, s) in enumerate(
-            zip((distinct // n_sets).tolist(), (distinct % n_sets).tolist(), strict=True)
-        ):
-            memo = (code, numbers[s], part)
-            if (found := self.rewrites.get(memo)) is None:
-                found = self.rewrites[memo] = self._rewrite(part, code, set_rules[s])
-            out[g] = found
-        return out[groups]
+        # One integer per (part code, rule set number): the rule set numbers stay below 2**32.
+        memo = ((distinct // n_sets) << 32 | numbers[distinct % n_sets]).tolist()
+        out = list(map(kept.get, memo))
+        for g in [g for g, found in enumerate(out) if found is None]:
+            code, s = divmod(int(distinct[g]), n_sets)
+            out[g] = kept[memo[g]] = self._rewrite(part, code, set_rules[s])
+        return np.asarray(out, dtype=np.int64)[groups]
 
     def _rewrite(self, part: str, code: int, rules: Sequence[UrlRule]) -> int:
         if part == "path":
@@ -162,20 +196,21 @@ def image_codes(parts: BaseParts, codes: np.ndarray, rules: Sequence[UrlRule]) -
     path, query = parts.path[codes].copy(), parts.query[codes].copy()
     to_host = np.zeros(len(parts.host_names), dtype=np.int64)
     hosts: dict[str, int] = {}
-    for h in np.unique(host).tolist():
+    for h in sorted(pd.unique(host).tolist()):
         name = str(parts.host_names[h])
         moved = target.get(bare_host(name), name)
         to_host[h] = hosts.setdefault(moved, len(hosts))
         if not (mine := ops.get(bare_host(moved))):
             continue
         at = np.flatnonzero(host == h)
+        keys = codes[at]
         for part, column, of_part in (
             ("path", path, [r for r in mine if r.kind != "drop_param"]),
             ("query", query, [r for r in mine if r.kind == "drop_param"]),
         ):
             if not of_part:
                 continue
-            hits = np.stack([parts.touches(r)[codes[at]] for r in of_part])
+            hits = np.stack([parts.touches(r)[keys] for r in of_part])
             some = hits.any(axis=0)
             if some.any():
                 where = at[some]

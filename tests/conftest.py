@@ -378,3 +378,13 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     )
     if unmarked:
         raise pytest.UsageError(f"browser tests without the `browser` mark: {', '.join(unmarked)}")
+
+
+@pytest.fixture(scope="module")
+def sample_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The bundled sample crawl ingested and fingerprinted at the defaults, one database per test module."""
+    path = tmp_path_factory.mktemp("sample") / "sample.duckdb"
+    with Store(path) as store:
+        engine.ingest_file(store, engine.SAMPLE_CRAWL, Config(), jobs=1)
+        engine.ensure_fingerprints(store, Config(), jobs=1)
+    return path

@@ -185,15 +185,6 @@ def test_cli_rules_writes_config_and_crawler_list(
     assert yaml.safe_load(out.read_text())["url_rules"]
 
 
-@pytest.fixture(scope="module")
-def sample_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    path = tmp_path_factory.mktemp("rules_sample") / "sample.duckdb"
-    with Store(path) as store:
-        engine.ingest_file(store, engine.SAMPLE_CRAWL, Config(), jobs=1)
-        engine.ensure_fingerprints(store, Config(), jobs=1)
-    return path
-
-
 def _learned_as_data(learned: LearnedRules) -> tuple[list[dict], list[dict], int, list[dict]]:
     return (
         [s.as_dict() for s in learned.accepted],
@@ -236,7 +227,7 @@ def test_a_threshold_move_parses_no_url_again_and_rewrites_each_url_once_per_rul
     monkeypatch.setattr(url_images, "rewrite_query", counted("rewrite", url_images.rewrite_query))
     first = learn_rules(analyze(fp, Config(threshold=0.8)).pages, table=table)
     assert calls["url_key"] == 0
-    distinct_urls = len(table.base_keys)
+    distinct_urls = len(table.parse.key_path)
     assert 0 < calls["rewrite"] <= distinct_urls * (len(first.accepted) + len(first.rejected) + 1)
     calls["rewrite"] = 0
     again = learn_rules(analyze(fp, Config(threshold=0.8)).pages, table=table)

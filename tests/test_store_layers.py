@@ -17,6 +17,7 @@ STORE_LEAVES = {
     "neardup.fingerprint_set",
     "neardup.htmlcodec",
     "neardup.pairkey",
+    "neardup.parsed_urls",
     "neardup.rejects",
     "neardup.short_texts",
 }

@@ -136,4 +136,4 @@ def test_a_query_on_many_paths_is_rewritten_once() -> None:
     rule = UrlRule("example.com", "drop_param", "utm_source")
     codes = image_codes(parts, np.arange(len(keys)), [rule])
     assert same_partition(codes, reference_codes(keys, [rule]))
-    assert len(parts.rewrites) == 1
+    assert sum(len(kept) for kept in parts.rewrites.values()) == 1

@@ -14,11 +14,12 @@ One `Store` per database file. DuckDB connections are not thread-safe; every met
 | `content` | which texts are content at a min_words (SQL shared by `pages` and `fingerprints`) |
 | `fingerprints` | sketches, and each setting's units and candidate pairs |
 | `analyses` | each source's own analysis (`compare`) |
+| `parsed_urls` | the pages' URLs as URL rules parse them (`url_parse.parse_urls`) |
 | `labels` | labels: written, taken back, imported, read |
 | `spark_attach` | a `neardup spark` run's Parquet, read in place |
 
 The package imports no pipeline module (ingest, normalize, batches, engine): only leaves (`errors`,
-`dbfile`, `rejects`, `csvsafe`, `htmlcodec`, `short_texts`, `pairkey`); `tests/test_store_layers.py` checks it.
+`parsed_urls`, `dbfile`, `rejects`, `csvsafe`, `htmlcodec`, `short_texts`, `pairkey`); `tests/test_store_layers.py` checks it.
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ from .connection import (
 from .fingerprints import FingerprintsMixin, UnitsFile
 from .labels import LABEL_CLOCK_SKEW, LabelsMixin
 from .pages import PagesMixin
+from .parsed_urls import ParsedUrlsMixin
 from .schema import SCHEMA_VERSION, UPGRADABLE_VERSIONS, SchemaMixin, is_database_file, kind_of_reason_sql
 from .sources import SourcesMixin
 from .spark_attach import SparkAttachMixin
@@ -65,7 +67,14 @@ __all__ = [
 
 
 class Store(
-    SchemaMixin, SourcesMixin, PagesMixin, FingerprintsMixin, AnalysesMixin, LabelsMixin, SparkAttachMixin
+    SchemaMixin,
+    SourcesMixin,
+    PagesMixin,
+    FingerprintsMixin,
+    AnalysesMixin,
+    ParsedUrlsMixin,
+    LabelsMixin,
+    SparkAttachMixin,
 ):
     """The database file, attached with row groups of `ROW_GROUP_ROWS`.
 

@@ -429,13 +429,15 @@ def label_view_with(view: LabelView, row: dict[str, Any]) -> LabelView:
 
 @st.cache_resource(show_spinner=False, max_entries=1)
 def get_url_table(_store: Store, path: str, fingerprint_key: str, _config: Config) -> rules.UrlTable:
-    """What URL rule learning needs that no threshold changes (`rules.url_table`), and the rewritten URLs
-    of the rule sets measured so far: made once per fingerprint key, used at every threshold. Its progress
-    bar is its own: a cached function may draw only into what it made (Streamlit replays it)."""
+    """What URL rule learning needs that no threshold changes (`rules.url_table`, of the URLs as the store
+    keeps them parsed: `engine.ensure_parsed_urls`), and the rewritten URLs of the rule sets measured so
+    far: made once per fingerprint key, used at every threshold. Its progress bar is its own: a cached
+    function may draw only into what it made (Streamlit replays it)."""
     pages = get_fingerprints(_store, path, fingerprint_key, _config).pages
     progress, bar = progress_bar("Reading the crawl's URLs (once per setting)")
     try:
-        return rules.url_table(pages, progress=progress)
+        parsed = engine.ensure_parsed_urls(_store, pages, progress=progress)
+        return rules.url_table(pages, parsed=parsed, progress=progress)
     finally:
         bar.empty()
 

@@ -1,0 +1,158 @@
+"""The pages' URLs parsed for URL rules (`url_parse.parse_urls`) say of each page what `url_key`, `UrlKey.text`
+and the crawl-trap pattern say of its URL; the store keeps them as they are, and rules learned over the kept
+parse are those learned over a fresh one."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from neardup import engine, rules
+from neardup.analysis import analyze, load_fingerprints
+from neardup.cli import main
+from neardup.config import Config
+from neardup.parsed_urls import ParsedUrls
+from neardup.rules import learn_rules, url_table
+from neardup.stages import urls as url_stage
+from neardup.store import Store
+from neardup.url_keys import _trap_pattern
+from neardup.url_parse import parse_urls
+from neardup.urls import UrlKey, bare_host, url_key
+
+EDGES = [
+    "https://example.com",
+    "HTTP://Example.COM./A/B//?b=2&a=1&a=0#frag?x",
+    "http://example.com/A/B?a=0&a=1&b=2",
+    "https://www.example.com/a;jsessionid=AB12?x=1",
+    "https://m.example.com/a/12345/abc123def?utm_source=x",
+    "https://example.com:8080/a/12345/abc123def",
+    "https://exämple.com/ü?ö=1",
+    "https://example.com/a?q=red+shoes&x=%41%2F&&flag&=v",
+    "ftp://example.com/a",
+    "not a url",
+    "",
+    "https://example.com/calendar/2024/12?day=3&view=week",
+    "https://example.com/calendar/2024/11?day=4&view=week",
+]
+_ALPHABET = "aZ09.-_/?#&=;:@%+~! ü"
+
+
+def _assert_parse_says_what_each_url_says(page_id: list[int], urls: list[str]) -> ParsedUrls:
+    parsed = parse_urls(np.asarray(page_id, dtype=np.int64), np.asarray(urls, dtype=object))
+    order = np.argsort(page_id, kind="stable")
+    ordered = [urls[i] for i in order]
+    assert parsed.page_id.tolist() == sorted(page_id)
+    table = url_table(pd.DataFrame({"page_id": page_id, "url": urls}), parsed=parsed)
+    keys = [url_key(u) for u in ordered]
+    assert table.raw_keys(parsed.raw.tolist()) == keys
+    texts = [(k or UrlKey("", "", u, ())).text() for k, u in zip(keys, ordered, strict=True)]
+    assert [table.base_key(b).text() for b in parsed.base.tolist()] == texts
+    for i in range(len(ordered)):
+        for j in range(len(ordered)):
+            assert (parsed.raw[i] == parsed.raw[j]) == (ordered[i] == ordered[j])
+            assert (parsed.base[i] == parsed.base[j]) == (texts[i] == texts[j])
+    families = [None if f < 0 else parsed.trap_names[f] for f in parsed.trap.tolist()]
+    assert families == [None if k is None else (bare_host(k.host), _trap_pattern(k)) for k in keys]
+    return parsed
+
+
+def test_edge_cases_say_what_each_url_says() -> None:
+    ids = list(range(len(EDGES)))
+    random.Random(2).shuffle(ids)
+    _assert_parse_says_what_each_url_says(ids, EDGES)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(
+        st.builds(
+            lambda scheme, host, rest: f"{scheme}://{host}{rest}",
+            st.sampled_from(["http", "https", "HTTPS", "ftp"]),
+            st.sampled_from(["example.com", "www.example.com", "m.example.com", "Other.org", "a:8080", ""]),
+            st.text(alphabet=_ALPHABET, max_size=30),
+        )
+        | st.text(alphabet=_ALPHABET + "htps:", max_size=20),
+        max_size=25,
+    ),
+    st.randoms(use_true_random=False),
+)
+def test_any_urls_say_what_each_url_says(urls: list[str], rng: random.Random) -> None:
+    ids = rng.sample(range(10 * len(urls) + 1), len(urls))
+    _assert_parse_says_what_each_url_says(ids, urls)
+
+
+def _fields(parsed: ParsedUrls) -> dict[str, object]:
+    return {
+        name: value.tolist() if isinstance(value, np.ndarray) else value
+        for name in ParsedUrls.__dataclass_fields__
+        for value in [getattr(parsed, name)]
+    }
+
+
+def test_the_store_keeps_a_parse_as_it_is(tmp_path: Path) -> None:
+    ids = list(range(100, 100 + len(EDGES)))
+    random.Random(3).shuffle(ids)
+    parsed = parse_urls(np.asarray(ids), np.asarray(EDGES, dtype=object))
+    with Store(tmp_path / "db.duckdb") as store:
+        assert store.parsed_urls() is None
+        store.save_parsed_urls(parse_urls(np.asarray([1]), np.asarray(["https://replaced.example/"])))
+        store.save_parsed_urls(parsed)
+        kept = store.parsed_urls()
+    assert kept is not None
+    assert _fields(kept) == _fields(parsed)
+
+
+def _learned(pages: pd.DataFrame, table: rules.UrlTable | None = None) -> tuple[object, ...]:
+    learned = learn_rules(pages, table=table)
+    return (
+        [s.as_dict() for s in learned.accepted],
+        [s.as_dict() for s in learned.rejected],
+        learned.pages_saved,
+        learned.traps.to_dict(orient="records"),
+    )
+
+
+def test_urls_are_parsed_once_per_crawl_and_again_when_the_pages_change(
+    sample_db: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    calls: list[int] = []
+    real = url_stage.parse_urls
+
+    def counted(page_id: np.ndarray, urls: np.ndarray, **kwargs: object) -> ParsedUrls:
+        calls.append(len(page_id))
+        return real(page_id, urls, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(url_stage, "parse_urls", counted)
+    db = tmp_path / "copy.duckdb"
+    db.write_bytes(sample_db.read_bytes())
+    with Store(db) as store:
+        fp = load_fingerprints(store, Config(), jobs=1)
+        first = engine.ensure_parsed_urls(store, fp.pages)
+        again = engine.ensure_parsed_urls(store, fp.pages)
+        assert calls == [len(fp.pages)]
+        assert _fields(again) == _fields(first)
+        fewer = engine.ensure_parsed_urls(store, fp.pages.iloc[1:])  # not every page: parsed, not kept
+        assert len(fewer.page_id) == len(fp.pages) - 1
+        assert _fields(engine.ensure_parsed_urls(store, fp.pages)) == _fields(first)
+        assert calls == [len(fp.pages), len(fp.pages) - 1]
+        for threshold in (0.7, 0.8, 0.95):
+            pages = analyze(fp, Config(threshold=threshold)).pages
+            assert _learned(pages, url_table(fp.pages, parsed=again)) == _learned(pages)
+
+
+def test_a_report_keeps_the_parse_for_the_url_rules_page(sample_db: Path, tmp_path: Path) -> None:
+    db = tmp_path / "copy.duckdb"
+    db.write_bytes(sample_db.read_bytes())
+    with Store(db) as store:
+        assert store.parsed_urls() is None
+    assert main(["report", "--db", str(db)]) == 0
+    with Store(db) as store:
+        kept = store.parsed_urls()
+        assert kept is not None
+        assert len(kept.page_id) == store.count_pages()
