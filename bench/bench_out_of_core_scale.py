@@ -10,7 +10,7 @@ Copy c > 0 of a unit has its signature XORed with one random word per permutatio
 signatures agree where the unit's do, so each copy has the crawl's buckets, candidates and pairs, and no
 band row of one copy equals another's (so no pair across copies). Each run (a child process) writes the
 copies' signatures to a spill folder as `neardup fingerprints` does out of core and runs its candidate
-search (`candidates.minhash_pairs` over `SpilledUnits.mapped()`: LSH bands, the size-class pass, the pairs
+search (`stages.pairs.minhash_candidates` over `SpilledUnits.mapped()`: LSH bands, the size-class pass, the pairs
 deduplicated on disk), sampling its RSS every 0.1 s. Exact verification is not run (it reads texts: the
 units' sets of a copy are the crawl's); what it holds a unit is counted in bench/RESULTS.md.
 """
@@ -67,10 +67,10 @@ def extract(db: Path, out: Path) -> None:
 def run_copies(workdir: Path, copies: int, limit: str, units: int | None = None) -> dict[str, Any]:
     """One run (in this process): the search over `copies` copies of the units (the first `units` of
     them, or all) under `limit`."""
-    from neardup.candidates import lsh_threshold, minhash_pairs
+    from neardup.candidates import lsh_threshold
     from neardup.config import Config
     from neardup.spill import SpillDir, SpillPlan, parse_memory_limit
-    from neardup.stages.pairs import SpilledUnits
+    from neardup.stages.pairs import SpilledUnits, minhash_candidates
 
     config = Config()
     counts = np.load(workdir / "n_shingles.npy")[:units]
@@ -114,17 +114,7 @@ def run_copies(workdir: Path, copies: int, limit: str, units: int | None = None)
         )
         stage[0] = "candidates"
         t_search, cpu_search = time.perf_counter(), time.process_time()
-        a, _, _, _, stats = minhash_pairs(
-            units.signatures,
-            units.n_shingles,
-            similarity=config.similarity,
-            floor=config.minhash_floor,
-            min_size_ratio=config.min_size_ratio,
-            seed=config.seed,
-            min_shingles=config.min_contained_shingles,
-            partial_copies=config.searches_partial_copies,
-            mapped=units.mapped(),
-        )
+        a, _, _, _, stats = minhash_candidates(config, units.signatures, units.n_shingles, units.mapped())
         search = (time.perf_counter() - t_search, time.process_time() - cpu_search)
         disk = spill.bytes_used()
     done.set()

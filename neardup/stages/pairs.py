@@ -135,17 +135,7 @@ def find_pairs(
         sigs = signatures(units["minhash"], config.num_perm)
         unit_keys, mapped = units["exact_key"].to_numpy(), None
     assert sigs is not None
-    a, b, jac, cont, stats = minhash_pairs(
-        sigs,
-        n_shingles,
-        similarity=config.similarity,
-        floor=config.minhash_floor,
-        min_size_ratio=config.min_size_ratio,
-        seed=config.seed,
-        min_shingles=config.min_contained_shingles,
-        partial_copies=config.searches_partial_copies,
-        mapped=mapped,
-    )
+    a, b, jac, cont, stats = minhash_candidates(config, sigs, n_shingles, mapped)
     del sigs  # ~0.5 GB at 1M texts; the verification needs the room
     found = UnitPairs(a, b, stats, jaccard=jac, containment=cont)
     if config.verify != "exact":
@@ -160,6 +150,23 @@ def find_pairs(
         jobs=jobs,
         texts=texts,
         spilled=spilled,
+    )
+
+
+def minhash_candidates(
+    config: Config, signatures: np.ndarray, n_shingles: np.ndarray, mapped: MappedSignatures | None = None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, CandidateStats]:
+    """`candidates.minhash_pairs` at `config`'s setting (similarity, floor, size guard, partial copies)."""
+    return minhash_pairs(
+        signatures,
+        n_shingles,
+        similarity=config.similarity,
+        floor=config.minhash_floor,
+        min_size_ratio=config.min_size_ratio,
+        seed=config.seed,
+        min_shingles=config.min_contained_shingles,
+        partial_copies=config.searches_partial_copies,
+        mapped=mapped,
     )
 
 
