@@ -895,6 +895,47 @@ def add_size_class_pass(stats: CandidateStats, partial: CandidateStats, bucket_c
 PairFinder = Callable[[np.ndarray, np.ndarray, int, CandidateStats], tuple[np.ndarray, np.ndarray]]
 
 
+def verified_size_class_pairs(
+    signatures: np.ndarray,
+    n_shingles: np.ndarray,
+    keys: np.ndarray,
+    ids: np.ndarray,
+    stats: CandidateStats,
+    *,
+    floor: float,
+    min_size_ratio: float,
+    min_shingles: int = 0,
+    bucket_cap: int = BUCKET_CAP,
+    pairs_of: PairFinder = cross_pairs,
+    release: Callable[[], None] | None = None,
+) -> list[tuple[np.ndarray, ...]]:
+    """The candidates of one size-class band (`keys`: its `size_class_keys`, entry k being set `ids[k]`),
+    counted into `stats` as one table and verified for containment with `verify_pairs`: chunks of
+    (a * n + b with a < b, jaccard estimate, containment estimate) of the pairs at or above `floor`, n the
+    number of signatures. `release` is called after each chunk of pairs is verified."""
+    n = len(signatures)
+    i, j = pairs_of(keys, ids, bucket_cap, stats)
+    stats.tables += 1
+    stats.candidates += len(i)
+    kept = list[tuple[np.ndarray, ...]]()
+    for lo in range(0, len(i), VERIFY_CHUNK):
+        a, b = i[lo : lo + VERIFY_CHUNK], j[lo : lo + VERIFY_CHUNK]
+        keep, jac, cont = verify_pairs(
+            signatures,
+            n_shingles,
+            a,
+            b,
+            similarity="containment",
+            floor=floor,
+            min_size_ratio=min_size_ratio,
+            min_shingles=min_shingles,
+        )
+        kept.append((np.minimum(a, b)[keep] * n + np.maximum(a, b)[keep], jac[keep], cont[keep]))
+        if release is not None:
+            release()
+    return kept
+
+
 def containment_lsh_pairs(
     signatures: np.ndarray,
     n_shingles: np.ndarray,
@@ -934,28 +975,26 @@ def containment_lsh_pairs(
     for tables in size_class_tables(lowest_ratio, sigs.shape[1], containment):
         stats.size_class_tables += (tables,)
         for groups in _size_class_bands(sigs, size_class, tables, mapped, bucket_cap):
-            stats.tables += 1
-            for keys, ids in groups:
-                i, j = pairs_of(keys, ids, bucket_cap, stats)
-                stats.candidates += len(i)
-                for lo in range(0, len(i), VERIFY_CHUNK):
-                    a, b = i[lo : lo + VERIFY_CHUNK], j[lo : lo + VERIFY_CHUNK]
-                    keep, jac, cont = verify_pairs(
-                        sigs,
-                        sizes,
-                        a,
-                        b,
-                        similarity="containment",
-                        floor=floor,
-                        min_size_ratio=min_size_ratio,
-                        min_shingles=min_shingles,
-                    )
-                    kept = (np.minimum(a, b)[keep] * n + np.maximum(a, b)[keep], jac[keep], cont[keep])
-                    if mapped is None:
-                        found.append(kept)
-                    else:
-                        mapped.pairs.append(*kept)
-                        mapped.release()
+            for piece, (keys, ids) in enumerate(groups):
+                kept = verified_size_class_pairs(
+                    sigs,
+                    sizes,
+                    keys,
+                    ids,
+                    stats,
+                    floor=floor,
+                    min_size_ratio=min_size_ratio,
+                    min_shingles=min_shingles,
+                    bucket_cap=bucket_cap,
+                    pairs_of=pairs_of,
+                    release=None if mapped is None else mapped.release,
+                )
+                stats.tables -= piece > 0  # a band is one table, in however many pieces out of core
+                if mapped is None:
+                    found += kept
+                else:
+                    for codes, jac, cont in kept:
+                        mapped.pairs.append(codes, jac, cont)
     stats.warn_capped("size-class LSH", bucket_cap)
     if not found:
         return empty

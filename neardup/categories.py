@@ -10,18 +10,25 @@ cluster's category is its members' most frequent one.
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
+import itertools
+import json
 import re
-import threading
-from collections import Counter
-from collections.abc import Iterator, Mapping
+from collections import Counter, deque
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 from urllib.parse import SplitResult, urlsplit
 
 import numpy as np
 import pandas as pd
 
+from .config import Config
 from .diff import Segment, word_changes
+from .errors import DatabaseLocked
 from .labels import CATEGORIES
+from .parallel import parallel_map
 from .shingles import containment, shingle_tuples, words
 from .stages.base import Progress
 
@@ -47,14 +54,19 @@ ACTIONS: dict[str, str] = {
 NEWER_STALE_ACTION = "removed, yet the newer fetch: keep it instead (representative: newest)"
 KEEP_ACTION = "keep"  # a representative, or a unique page (a cluster of one)
 REPRESENTATIVE_ACTION = "keep: the cluster's representative"
-TEXT_BATCH_ROWS = 2048
-# Texts read at once when categories are computed: pairs go through in runs that need at most this many
-# (~5 KB each on the bench crawl). Each run is one query, and DuckDB decompresses the text column's
-# segments whatever share of their rows is wanted (~7.5 CPU-s a scan at 1M pages), so the runs are few:
-# a 1M-page crawl's ~120,000 texts are one.
-TEXT_CHUNK_UNITS = 262_144
+# The version of the rule table (`suggest_category`, `_needs_text` and what `_copy_categories` reads): a part
+# of the key stored suggestions are kept under (`suggestion_key`), so that suggestions of another rule are not
+# read. Bump it with any change to the category a pair gets.
+RULES_VERSION = 1
+# Texts a comparison of pairs holds at once: they are read a window of page ids at a time (~5 KB a text on the
+# bench crawl), and a text a later window's pair needs too is kept until then, up to `PENDING_TEXTS` of them
+# (beyond, that pair waits for another pass over the texts). A window's read decompresses only the row groups
+# and vectors holding its pages (`Store.texts_of_pages`).
+WINDOW_TEXTS = 8192
+PENDING_TEXTS = 16_384
+PAIRS_PER_BATCH = 1024  # pairs a worker compares at a time (a unit of progress)
+PARALLEL_PAIRS = 4096  # below this many pairs to compare, a worker pool costs more than it saves
 CATEGORIES_STAGE = "pairs compared"
-PROGRESS_PAIRS = 1024  # pairs between two progress reports
 
 
 _PRINT_URL = re.compile(
@@ -212,14 +224,6 @@ def _fetched_key(fetched: Any, url: str) -> tuple[bool, Any, int, str]:
     return missing, None if missing else pd.Timestamp(fetched), len(url), url
 
 
-def _texts(store: Store, norm_key: str, exact_keys: set[str]) -> dict[str, str]:
-    out: dict[str, str] = {}
-    if exact_keys:
-        for batch in store.unit_texts(norm_key, sorted(exact_keys), TEXT_BATCH_ROWS):
-            out.update(zip(batch["exact_key"].tolist(), batch["text"].tolist(), strict=True))
-    return out
-
-
 def _needs_text(member: dict[str, Any], rep: dict[str, Any]) -> bool:
     """Whether the rule's category reads the two texts for this pair (see `suggest_category`): a re-fetch of
     one URL (its word diff), or two URLs of one site whose texts differ (their containment). Two URLs of one
@@ -259,23 +263,6 @@ def _copy_categories(
                     shingle_tuples(words(ta), shingle_size), shingle_tuples(words(tb), shingle_size)
                 )
         yield suggest_category(left, right, exact_containment=c, segments=segments, same_text=same)[0]
-
-
-def _text_runs(
-    pairs: list[tuple[dict[str, Any], dict[str, Any]]], max_units: int
-) -> Iterator[tuple[int, int, set[str]]]:
-    """(start, stop, exact keys): consecutive runs of `pairs` and the texts their categories read
-    (`_needs_text`), each run needing at most `max_units` texts (or one pair's two)."""
-    start, wanted = 0, set[str]()
-    for k, (member, rep) in enumerate(pairs):
-        if not _needs_text(member, rep):
-            continue
-        keys = (member["exact_key"], rep["exact_key"])
-        if wanted and len(wanted) + sum(key not in wanted for key in keys) > max_units:
-            yield start, k, wanted
-            start, wanted = k, set()
-        wanted.update(keys)
-    yield start, len(pairs), wanted
 
 
 def _labeled_pages(pages: pd.DataFrame, labels: pd.DataFrame | None) -> pd.Series:
@@ -331,51 +318,242 @@ def cluster_category(categories: pd.Series) -> str:
     )
 
 
-# Suggestions a `SuggestionMemo` keeps: beyond this many it starts again (a few crawls' removed pages).
-MEMO_MAX_PAIRS = 4_000_000
+def _cluster_categories(
+    cluster: np.ndarray, codes: np.ndarray, rank: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """`cluster_category` of each cluster's copies, over category codes (`cluster`, `codes`: one row per copy;
+    `rank[code]`: its category's place in labels.CATEGORIES, negative for none): (clusters ascending, the
+    code of each one's category)."""
+    named = rank[codes] >= 0
+    width = np.int64(len(rank))
+    pairs, counts = np.unique(cluster[named].astype(np.int64) * width + codes[named], return_counts=True)
+    clusters, chosen = pairs // width, pairs % width
+    order = np.lexsort((rank[chosen], -counts, clusters))
+    first = order[np.r_[True, clusters[order][1:] != clusters[order][:-1]]] if len(order) else order
+    return clusters[first], chosen[first]
 
 
-class SuggestionMemo:
-    """The suggested category of each (copy, representative) pair of pages computed so far, and whether the
-    copy is the newer fetch, for one
-    database, normalization, shingle size and set of URL rules (what a suggestion depends on besides the
-    two pages): a threshold move changes a few representatives, so only the pairs it forms anew are read
-    and compared. Another scope starts it afresh."""
-
-    def __init__(self, max_pairs: int = MEMO_MAX_PAIRS) -> None:
-        self.max_pairs = max_pairs
-        self._lock = threading.Lock()
-        self._scope: tuple[object, ...] | None = None
-        self._names: dict[tuple[int, int], tuple[str, bool]] = {}
-
-    def known(self, scope: tuple[object, ...], pairs: list[tuple[int, int]]) -> list[tuple[str, bool] | None]:
-        with self._lock:
-            if scope != self._scope:
-                self._scope, self._names = scope, {}
-            return [self._names.get(pair) for pair in pairs]
-
-    def add(self, scope: tuple[object, ...], names: dict[tuple[int, int], tuple[str, bool]]) -> None:
-        with self._lock:
-            if scope != self._scope:
-                return
-            if len(self._names) + len(names) > self.max_pairs:
-                self._names = {}
-            self._names.update(names)
-
-    def clear(self) -> None:
-        with self._lock:
-            self._scope, self._names = None, {}
+def _string_column(codes: np.ndarray, names: list[str]) -> Any:
+    """`names[codes]` as the column pandas makes of strings, taken from the few names rather than built from
+    a Python string per row."""
+    return pd.Series(names).array.take(codes)
 
 
-def _cluster_categories(cluster: np.ndarray, category: np.ndarray) -> pd.Series:
-    """`cluster_category` of each cluster's copies (`cluster`, `category`: one row per copy), by cluster."""
-    named = pd.DataFrame({"cluster": cluster, "category": category})
-    named = named[named["category"].astype(bool)]
-    counts = named.groupby(["cluster", "category"], sort=False).size().reset_index(name="n")
-    rank = {c: i for i, c in enumerate(CATEGORIES)}
-    counts["rank"] = counts["category"].map(lambda c: rank.get(c, len(CATEGORIES)))
-    counts = counts.sort_values(["cluster", "n", "rank"], ascending=[True, False, True], kind="stable")
-    return counts.drop_duplicates("cluster").set_index("cluster")["category"]
+def suggestion_key(config: Config) -> str:
+    """What a copy's suggested category depends on besides its two pages, the key stored suggestions are kept
+    under (`Store.suggestions`): the rule table's version, the normalization (the texts), the shingle size
+    (containment) and the URL rules (the canonical URLs); never the threshold."""
+    rules = (
+        hashlib.sha256(
+            json.dumps([r.as_dict() for r in config.url_rules], sort_keys=True).encode("utf-8")
+        ).hexdigest()[:16]
+        if config.url_rules
+        else "none"
+    )
+    return f"rules={RULES_VERSION}|{config.norm_key}|k={config.shingle_size}|url_rules={rules}"
+
+
+PairBatch = tuple[list[tuple[dict[str, Any], dict[str, Any]]], dict[str, str], int]
+
+
+def compare_pair_batch(batch: PairBatch) -> list[tuple[str, bool]]:
+    """(category, newer than kept) of each (copy, representative) pair of a batch, given the texts its pairs
+    need (`_needs_text`) by exact key and the shingle size: a worker's unit of `suggest_copies`."""
+    pairs, texts, shingle_size = batch
+    names = _copy_categories(pairs, texts, shingle_size)
+    return [
+        (
+            name,
+            _fetched_key(rep["fetched_at"], rep["url"]) < _fetched_key(member["fetched_at"], member["url"]),
+        )
+        for (member, rep), name in zip(pairs, names, strict=True)
+    ]
+
+
+def pairs_with_texts(
+    lo: np.ndarray,
+    hi: np.ndarray,
+    read: Callable[[np.ndarray], dict[int, str]],
+    *,
+    window_texts: int,
+    pending_texts: int,
+) -> Iterator[tuple[np.ndarray, dict[int, str]]]:
+    """(pair positions, their texts by page id): every pair k once, with the texts of its two pages
+    `lo[k]` <= `hi[k]`. The texts are read (`read(sorted page ids)`) a window of at most `window_texts` pages
+    at a time, in page-id order, and a pair comes with the window of its later page; its earlier page's text is
+    kept from its own window while at most `pending_texts` are kept (a crawl's copies mostly lie near their
+    representatives), else the pair waits for another pass over the texts of the pairs left. So at most
+    `window_texts + pending_texts` texts are held."""
+    todo = np.arange(len(lo))
+    while len(todo):
+        low, high = lo[todo], hi[todo]
+        pages = np.unique(np.concatenate([low, high]))
+        firsts = pages[::window_texts]
+        win_low = np.searchsorted(firsts, low, side="right") - 1
+        win_high = np.searchsorted(firsts, high, side="right") - 1
+        # the last window whose pairs read each page: where its text may be dropped
+        by_page = pd.Series(np.concatenate([win_high, win_high])).groupby(np.concatenate([low, high])).max()
+        last = dict(zip(by_page.index.tolist(), by_page.tolist(), strict=True))
+        order = np.argsort(win_high, kind="stable")
+        bounds = np.searchsorted(win_high[order], np.arange(len(firsts) + 1))
+        pending: dict[int, str] = {}
+        deferred = []
+        for w in range(len(firsts)):
+            window = pages[w * window_texts : (w + 1) * window_texts]
+            texts = read(window)
+            at = order[bounds[w] : bounds[w + 1]]
+            ready = (win_low[at] == w) | np.isin(low[at], np.fromiter(pending, np.int64, len(pending)))
+            deferred.append(at[~ready])
+            at = at[ready]
+            if len(at):
+                wanted = np.concatenate([low[at], high[at]]).tolist()
+                yield todo[at], {page: pending[page] if page in pending else texts[page] for page in wanted}
+            pending = {page: text for page, text in pending.items() if last[page] > w}
+            for page in window.tolist():
+                if len(pending) >= pending_texts:
+                    break
+                if last[page] > w:
+                    pending[page] = texts[page]
+        todo = todo[np.sort(np.concatenate(deferred))]
+
+
+@dataclass(frozen=True, slots=True)
+class CopySuggestions:
+    """The suggested category of each copy deduplication removes at a threshold (`suggest_copies`)."""
+
+    rows: np.ndarray  # the copies' rows of the analysis' pages
+    category: np.ndarray  # each copy's category against its representative (`suggest_category`)
+    newer_than_kept: np.ndarray  # whether the copy was fetched after its representative
+    compared: int  # pairs compared here: the others were stored
+
+
+def _pair_records(
+    pages: pd.DataFrame, member_rows: np.ndarray, rep_rows: np.ndarray
+) -> list[tuple[dict[str, Any], dict[str, Any]]]:
+    """(copy, representative) records of the given rows of `pages`: the fields the rule reads."""
+    cols = ["page_id", "url", "canonical_url", "fetched_at", "degenerate", "n_words", "unit_id", "exact_key"]
+    rows = np.unique(np.concatenate([member_rows, rep_rows]))
+    picked = pages.iloc[rows]
+    records = {
+        row: dict(zip(cols, values, strict=True))
+        for row, values in zip(
+            rows.tolist(), zip(*(picked[c].tolist() for c in cols), strict=True), strict=True
+        )
+    }
+    return [(records[m], records[r]) for m, r in zip(member_rows.tolist(), rep_rows.tolist(), strict=True)]
+
+
+def _chunks_with_texts(
+    store: Store, config: Config, pairs: list[tuple[dict[str, Any], dict[str, Any]]], textual: np.ndarray
+) -> Iterator[tuple[np.ndarray, dict[str, str]]]:
+    """(chunk of `textual`, the texts its pairs need by exact key): the pairs at positions `textual`, their
+    texts read a window at a time (`pairs_with_texts`); a text stands for its exact key, read at the key's
+    first page as `Store.unit_texts` picks it."""
+    keys = {pairs[k][side]["exact_key"] for k in textual.tolist() for side in (0, 1)}
+    first = store.first_pages_of_texts(config.norm_key, sorted(keys))
+    page_of = dict(zip(first["exact_key"].tolist(), first["page_id"].tolist(), strict=True))
+    a = np.array([page_of[pairs[k][0]["exact_key"]] for k in textual.tolist()], dtype=np.int64)
+    b = np.array([page_of[pairs[k][1]["exact_key"]] for k in textual.tolist()], dtype=np.int64)
+    for at, texts in pairs_with_texts(
+        np.minimum(a, b),
+        np.maximum(a, b),
+        lambda ids: store.texts_of_pages(config.norm_key, ids),
+        window_texts=WINDOW_TEXTS,
+        pending_texts=PENDING_TEXTS,
+    ):
+        for start in range(0, len(at), PAIRS_PER_BATCH):
+            chunk = textual[at[start : start + PAIRS_PER_BATCH]]
+            yield (
+                chunk,
+                {
+                    pairs[k][side]["exact_key"]: texts[page_of[pairs[k][side]["exact_key"]]]
+                    for k in chunk.tolist()
+                    for side in (0, 1)
+                },
+            )
+
+
+def _compare_pairs(
+    store: Store,
+    config: Config,
+    pairs: list[tuple[dict[str, Any], dict[str, Any]]],
+    *,
+    progress: Progress | None,
+    jobs: int | None,
+) -> list[tuple[str, bool]]:
+    """`compare_pair_batch` of every pair, in batches over the worker pool (`jobs`): first the pairs whose
+    category reads no text, then the others as their texts are read (`_chunks_with_texts`)."""
+    need = np.array([_needs_text(member, rep) for member, rep in pairs], dtype=bool)
+    plain, textual = np.flatnonzero(~need), np.flatnonzero(need)
+    positions: deque[np.ndarray] = deque()
+
+    def batches() -> Iterator[PairBatch]:
+        chunks: Iterator[tuple[np.ndarray, dict[str, str]]] = (
+            (plain[start : start + PAIRS_PER_BATCH], {}) for start in range(0, len(plain), PAIRS_PER_BATCH)
+        )
+        for chunk, texts in itertools.chain(
+            chunks, _chunks_with_texts(store, config, pairs, textual) if len(textual) else ()
+        ):
+            positions.append(chunk)
+            yield [pairs[k] for k in chunk.tolist()], texts, config.shingle_size
+
+    out: list[tuple[str, bool]] = [("", False)] * len(pairs)
+    done = 0
+    if progress is not None:
+        progress(CATEGORIES_STAGE, 0, len(pairs))
+    for results in parallel_map(
+        compare_pair_batch, batches(), jobs=jobs if len(pairs) >= PARALLEL_PAIRS else 1
+    ):
+        chunk = positions.popleft()
+        for k, result in zip(chunk.tolist(), results, strict=True):
+            out[k] = result
+        done += len(chunk)
+        if progress is not None:
+            progress(CATEGORIES_STAGE, done, len(pairs))
+    return out
+
+
+def suggest_copies(
+    store: Store, analysis: Analysis, *, progress: Progress | None = None, jobs: int | None = 1
+) -> CopySuggestions:
+    """The suggested category of each copy of `analysis` against its representative: read where the store
+    holds the pair's (under `suggestion_key`), else compared (`_compare_pairs`: `progress(stage, pairs done,
+    pairs)` follows them) and stored, unless the store is read-only or another process holds the file (then
+    they are compared again next time)."""
+    p = analysis.pages
+    in_cluster = p["cluster_id"].notna().to_numpy()
+    is_rep = p["is_representative"].fillna(False).to_numpy(dtype=bool)
+    removed = np.flatnonzero(in_cluster & ~is_rep)
+    page_id = p["page_id"].to_numpy(dtype=np.int64)
+    row_of = pd.Series(np.arange(len(p)), index=page_id)
+    rep_rows = row_of.reindex(p["representative_id"].to_numpy()[removed].astype(np.int64)).to_numpy()
+    ids, rep_ids = page_id[removed], page_id[rep_rows]
+    key = suggestion_key(analysis.config)
+    category = np.full(len(removed), "", dtype=object)
+    newer = np.zeros(len(removed), dtype=bool)
+    found = np.zeros(len(removed), dtype=bool)
+    stored = store.suggestions(key, ids, rep_ids)
+    at = stored["pair"].to_numpy(dtype=np.int64)
+    category[at] = stored["category"].to_numpy(dtype=object)
+    newer[at] = stored["newer_than_kept"].to_numpy(dtype=bool)
+    found[at] = True
+    new = np.flatnonzero(~found)
+    if len(new):
+        compared = _compare_pairs(
+            store,
+            analysis.config,
+            _pair_records(p, removed[new], rep_rows[new]),
+            progress=progress,
+            jobs=jobs,
+        )
+        names = [name for name, _ in compared]
+        category[new] = names
+        newer[new] = [n for _, n in compared]
+        if not store.read_only:
+            # another process writing the file: these are compared again next time
+            with contextlib.suppress(DatabaseLocked):
+                store.add_suggestions(key, ids[new], rep_ids[new], names, newer[new])
+    return CopySuggestions(rows=removed, category=category, newer_than_kept=newer, compared=len(new))
 
 
 def page_categories(
@@ -383,91 +561,69 @@ def page_categories(
     analysis: Analysis,
     labels: pd.DataFrame | None = None,
     *,
-    memo: SuggestionMemo | None = None,
     progress: Progress | None = None,
+    jobs: int | None = 1,
 ) -> pd.DataFrame:
     """Per page of `analysis.pages` (same index): `category` of the page relative to its representative (""
     for a representative or a unique page), `category_from` ("label", "URLs and text" or ""),
     `suggested_action` and `cluster_category` (its cluster's, from its copies; "" for a unique page).
 
-    A degenerate page has the category "degenerate" (it has no cluster). The texts of the pairs the rule
-    reads (`_needs_text`) are read from `store` at the analysis' normalization, a run of pairs at a time;
-    with `memo`, only for the pairs it does not hold. `progress(stage, pairs done, pairs)` follows the
-    pairs compared."""
+    A degenerate page has the category "degenerate" (it has no cluster). A copy's category is its label's,
+    else its suggestion (`suggest_copies`: stored, or compared now with `progress` and `jobs`)."""
     p = analysis.pages
     n = len(p)
-    category = np.full(n, "", dtype=object)
-    source = np.full(n, "", dtype=object)
-    action = np.full(n, KEEP_ACTION, dtype=object)
     in_cluster = p["cluster_id"].notna().to_numpy()
     is_rep = p["is_representative"].fillna(False).to_numpy(dtype=bool)
     degenerate = ~in_cluster
-    category[degenerate] = "degenerate"
-    action[degenerate] = ACTIONS["degenerate"]
     multi = in_cluster & (p["cluster_size"].fillna(0).to_numpy() > 1)
-    action[multi & is_rep] = REPRESENTATIVE_ACTION
 
-    removed = np.flatnonzero(in_cluster & ~is_rep)
-    page_id = p["page_id"].to_numpy(dtype=np.int64)
-    row_of = pd.Series(np.arange(n), index=page_id)
-    rep_rows = row_of.reindex(p["representative_id"].to_numpy()[removed].astype(np.int64)).to_numpy()
-    config = analysis.config
-    scope = (store.path, config.norm_key, config.shingle_size, config.url_rules)
-    ids = list(zip(page_id[removed].tolist(), page_id[rep_rows].tolist(), strict=True))
-    found: list[tuple[str, bool] | None] = memo.known(scope, ids) if memo is not None else [None] * len(ids)
-    new = [k for k, known in enumerate(found) if known is None]
-    # Only the pages of pairs not suggested before are read as records.
-    cols = ["page_id", "url", "canonical_url", "fetched_at", "degenerate", "n_words", "unit_id", "exact_key"]
-    rows = np.unique(np.concatenate([removed[new], rep_rows[new]])) if new else np.empty(0, dtype=np.int64)
-    picked = p.iloc[rows]
-    records = {
-        row: dict(zip(cols, values, strict=True))
-        for row, values in zip(
-            rows.tolist(), zip(*(picked[c].tolist() for c in cols), strict=True), strict=True
-        )
-    }
-    pairs = [(records[int(removed[k])], records[int(rep_rows[k])]) for k in new]
-    names: list[str] = []
-    if progress is not None:
-        progress(CATEGORIES_STAGE, 0, len(pairs))
-    for start, stop, wanted in _text_runs(pairs, TEXT_CHUNK_UNITS):
-        texts = _texts(store, config.norm_key, wanted)
-        for done, name in enumerate(
-            _copy_categories(pairs[start:stop], texts, config.shingle_size), start + 1
-        ):
-            names.append(name)
-            if progress is not None and (done % PROGRESS_PAIRS == 0 or done == len(pairs)):
-                progress(CATEGORIES_STAGE, done, len(pairs))
-    suggested: dict[tuple[int, int], tuple[str, bool]] = {}
-    for k, (member, rep), name in zip(new, pairs, names, strict=True):
-        newer = _fetched_key(rep["fetched_at"], rep["url"]) < _fetched_key(
-            member["fetched_at"], member["url"]
-        )
-        found[k] = suggested[ids[k]] = (name, newer)
-    if memo is not None:
-        memo.add(scope, suggested)
-    labeled = _labeled_pages(p, labels).to_dict()
-    for i, (pid, _), known in zip(removed.tolist(), ids, found, strict=True):
-        name, newer = known if known is not None else ("", False)
-        if pid in labeled:
-            name, source[i] = labeled[pid], "label"
-        else:
-            source[i] = "URLs and text"
-        category[i] = name
-        action[i] = removed_action(name, newer_than_kept=newer)
+    s = suggest_copies(store, analysis, progress=progress, jobs=jobs)
+    removed = s.rows
+    named = s.category.copy()
+    labeled = _labeled_pages(p, labels).reindex(p["page_id"].to_numpy()[removed])
+    by_label = labeled.notna().to_numpy()
+    named[by_label] = labeled.to_numpy()[by_label]
+    # codes into the copies' categories; a column's codes are offset past its fixed names
+    codes, uniques = pd.factorize(named)
+    names: list[str] = [str(u) for u in uniques]
+    code_of = np.asarray(codes, dtype=np.int64)
 
-    cluster = p["cluster_id"].to_numpy()
-    per_cluster = _cluster_categories(cluster[removed].astype(np.int64), category[removed])
-    cluster_cat = np.full(n, "", dtype=object)
-    cluster_cat[degenerate] = "degenerate"
+    category = np.zeros(n, dtype=np.int64)  # "", "degenerate", then the copies' names
+    category[degenerate] = 1
+    category[removed] = code_of + 2
+    source = np.zeros(n, dtype=np.int64)  # "", "label", "URLs and text"
+    source[removed] = np.where(by_label, 1, 2)
+    action = np.zeros(n, dtype=np.int64)  # the four fixed actions, then each copy name's
+    action[degenerate] = 1
+    action[multi & is_rep] = 2
+    action[removed] = code_of + 4
+    action[removed[(named == "stale re-crawl") & s.newer_than_kept]] = 3
+
+    rank = np.array([CATEGORIES.index(c) if c in CATEGORIES else len(CATEGORIES) if c else -1 for c in names])
+    clusters, chosen = _cluster_categories(p["cluster_id"].to_numpy()[removed], code_of, rank)
+    cluster_cat = np.zeros(n, dtype=np.int64)  # "", "degenerate", then the copies' names
+    cluster_cat[degenerate] = 1
     at = np.flatnonzero(multi)
-    cluster_cat[at] = per_cluster.reindex(cluster[at].astype(np.int64)).fillna("").to_numpy()
+    of_cluster = p["cluster_id"].to_numpy()[at].astype(np.int64)
+    where = np.searchsorted(clusters, of_cluster)
+    found = where < len(clusters)
+    found[found] = clusters[where[found]] == of_cluster[found]
+    cluster_cat[at[found]] = chosen[where[found]] + 2
     return pd.DataFrame(
         {
-            "category": category,
-            "category_from": source,
-            "suggested_action": action,
-            "cluster_category": cluster_cat,
+            "category": _string_column(category, ["", "degenerate", *names]),
+            "category_from": _string_column(source, ["", "label", "URLs and text"]),
+            "suggested_action": _string_column(
+                action,
+                [
+                    KEEP_ACTION,
+                    ACTIONS["degenerate"],
+                    REPRESENTATIVE_ACTION,
+                    NEWER_STALE_ACTION,
+                    *(ACTIONS.get(c, ACTIONS["other"]) for c in names),
+                ],
+            ),
+            "cluster_category": _string_column(cluster_cat, ["", "degenerate", *names]),
         },
         index=p.index,
     )

@@ -16,6 +16,7 @@ import yaml
 from . import engine, rules
 from .analysis import Analysis, Fingerprints, analyze, load_fingerprints
 from .app import HOME
+from .categories import suggest_copies
 from .config import Config, Method, load_config
 from .dbfile import no_room
 from .errors import ConfigError, NeardupError, NotACrawlDump
@@ -250,6 +251,8 @@ def cmd_report(args: argparse.Namespace) -> int:
         rejected = store.rejects_by_kind()
         # Parsed once per crawl for the URL rules page and `neardup rules` (no clustering changes them).
         engine.ensure_parsed_urls(store, analysis.pages)
+        if not args.no_categories:
+            suggest_copies(store, analysis, progress=_tqdm_progress(), jobs=args.jobs)
     limits = merge(analysis.config.gate, args.fail_over or [])
     verdict = evaluate(analysis.numbers, limits) if limits else None
     if args.json:
@@ -493,9 +496,16 @@ def cmd_spark(args: argparse.Namespace) -> int:
 
 
 def cmd_open(args: argparse.Namespace) -> int:
+    """The database over a Spark run's output, and the copies' categories at the run's setting (the app's
+    Clusters page reads them)."""
     from .spark import open_output
 
     m = open_output(args.dir, args.db, copy=args.copy)
+    if not args.no_categories:
+        config = Config.from_dict(m["config"])
+        with Store(args.db, on_demand=True) as store:
+            fp = load_fingerprints(store, config, progress=_tqdm_progress(), jobs=args.jobs)
+            suggest_copies(store, analyze(fp, config), progress=_tqdm_progress(), jobs=args.jobs)
     how = "copied into" if args.copy else "read in place by"
     _say(
         f"{args.dir} ({m['counts']['pages']:,} pages, {m['fingerprint_key']}) is {how} {args.db}; "
@@ -576,6 +586,12 @@ def build_parser() -> argparse.ArgumentParser:
         "redundant, degenerate, exact, near, byte_identical (percent of all pages, e.g. "
         "redundant=20%%); largest_cluster (pages), duplicate_clusters (count), e.g. "
         "largest_cluster=400. Overrides the same metric in the config's gate:",
+    )
+    p.add_argument(
+        "--no-categories",
+        action="store_true",
+        help="do not compare the copies with their representatives for their categories (kept in the database "
+        "for the app's Clusters page and exports; else computed there, on first use)",
     )
     p.set_defaults(func=cmd_report)
 
@@ -700,6 +716,13 @@ def build_parser() -> argparse.ArgumentParser:
         "--copy",
         action="store_true",
         help="load the Parquet into tables instead of views (lets other methods be computed locally)",
+    )
+    p.add_argument("--jobs", type=int, help="worker processes (default: all cores)")
+    p.add_argument(
+        "--no-categories",
+        action="store_true",
+        help="do not compare the copies with their representatives for their categories (kept in the database "
+        "for the app's Clusters page and exports; else computed there, on first use)",
     )
     p.set_defaults(func=cmd_open)
 

@@ -208,3 +208,16 @@ CREATE TABLE IF NOT EXISTS url_parse_names (
     code INTEGER NOT NULL,
     name VARCHAR NOT NULL
 );
+
+-- The suggested category of a copy deduplication removes against its representative (categories.suggest_copies):
+-- one row per (suggestion key, copy, representative) compared. The key (categories.suggestion_key) names what
+-- a pair's category depends on besides its two pages: the rule table's version, the normalization, shingle
+-- size and URL rules; never the threshold, so a pair a threshold forms again is read, not compared again.
+-- Labels are not here: they are applied over these at read time. A row whose page is gone is never matched.
+CREATE TABLE IF NOT EXISTS suggested_categories (
+    suggestion_key VARCHAR NOT NULL,
+    page_id BIGINT NOT NULL,             -- the copy
+    representative_id BIGINT NOT NULL,   -- the page kept in its place
+    category VARCHAR NOT NULL,           -- one of labels.CATEGORIES
+    newer_than_kept BOOLEAN NOT NULL     -- the copy was fetched after its representative
+);

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import random
 
+import numpy as np
 import pandas as pd
 import pytest
 from conftest import page_html, words_text, write_jsonl
@@ -205,14 +206,49 @@ def test_the_clusters_page_shows_each_copys_category_and_action(
     assert not members["action"].str.contains("keep both").any()
 
 
+def forget_suggestions(store: Store) -> None:
+    """Drop the suggestions the store keeps, so that the next call compares every pair again."""
+    with store.writing():
+        store.cursor().execute("DELETE FROM suggested_categories")
+
+
+def reference_suggestions(store: Store, a: analysis.Analysis) -> pd.Series:
+    """Each copy's suggested category by page id, the way the rule was first applied: every pair in one run,
+    the texts of every pair that needs them read at once by exact key (`Store.unit_texts`)."""
+    p = a.pages
+    removed = p[p["cluster_id"].notna() & ~p["is_representative"].astype(bool)]
+    by_id = p.set_index("page_id", drop=False)
+    cols = ["page_id", "url", "canonical_url", "fetched_at", "degenerate", "n_words", "unit_id", "exact_key"]
+    pairs = [
+        (by_id.loc[int(m), cols].to_dict(), by_id.loc[int(r), cols].to_dict())
+        for m, r in zip(removed["page_id"], removed["representative_id"], strict=True)
+    ]
+    keys = sorted(
+        {k for m, r in pairs if categories._needs_text(m, r) for k in (m["exact_key"], r["exact_key"])}
+    )
+    texts = {}
+    for batch in store.unit_texts(a.config.norm_key, keys, 2048):
+        texts.update(zip(batch["exact_key"], batch["text"], strict=True))
+    names = list(categories._copy_categories(pairs, texts, a.config.shingle_size))
+    return pd.Series(names, index=removed["page_id"].to_numpy(), dtype=object)
+
+
+def suggested(store: Store, a: analysis.Analysis, **kwargs: object) -> pd.Series:
+    s = categories.suggest_copies(store, a, **kwargs)  # type: ignore[arg-type]
+    return pd.Series(s.category, index=a.pages["page_id"].to_numpy()[s.rows], dtype=object)
+
+
 def test_progress_counts_the_pairs_compared_up_to_all_of_them(
     analyzed: tuple[Store, analysis.Analysis, dict[str, str]], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     store, a, _ = analyzed
-    monkeypatch.setattr(categories, "PROGRESS_PAIRS", 2)
-    monkeypatch.setattr(categories, "TEXT_CHUNK_UNITS", 2)  # a read of texts per pair that needs them
+    monkeypatch.setattr(categories, "PAIRS_PER_BATCH", 2)
+    monkeypatch.setattr(categories, "WINDOW_TEXTS", 1)  # a read of texts per page
+    monkeypatch.setattr(categories, "PENDING_TEXTS", 1)
+    forget_suggestions(store)
     reports: list[tuple[str, int, int]] = []
     out = page_categories(store, a, progress=lambda stage, done, total: reports.append((stage, done, total)))
+    forget_suggestions(store)
     pd.testing.assert_frame_equal(out, page_categories(store, a))
     removed = int((a.pages["cluster_id"].notna() & ~a.pages["is_representative"].astype(bool)).sum())
     assert reports[0] == (categories.CATEGORIES_STAGE, 0, removed)
@@ -226,11 +262,11 @@ def copy_pairs(a: analysis.Analysis) -> set[tuple[int, int]]:
     return set(zip(removed["page_id"].astype(int), removed["representative_id"].astype(int), strict=True))
 
 
-def test_pairs_seen_at_another_threshold_are_not_suggested_again(
+def test_pairs_compared_once_are_read_from_the_store_at_any_threshold_and_by_another_process(
     analyzed: tuple[Store, analysis.Analysis, dict[str, str]], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     store, a, _ = analyzed
-    memo = categories.SuggestionMemo()
+    forget_suggestions(store)
     calls: list[object] = []
     suggest = categories.suggest_category
 
@@ -239,23 +275,155 @@ def test_pairs_seen_at_another_threshold_are_not_suggested_again(
         return suggest(*args, **kwargs)  # type: ignore[arg-type]
 
     monkeypatch.setattr(categories, "suggest_category", counted)
-    first = page_categories(store, a, memo=memo)
+    first = page_categories(store, a)
     removed = int((a.pages["cluster_id"].notna() & ~a.pages["is_representative"].astype(bool)).sum())
     assert len(calls) == removed == 9
     calls.clear()
-    pd.testing.assert_frame_equal(page_categories(store, a, memo=memo), first)
+    pd.testing.assert_frame_equal(page_categories(store, a), first)
+    assert calls == []
+    # a store of the file's own, read-only (another process, the app): the same frame, nothing compared
+    with Store(store.path, on_demand=True) as other_store:
+        pd.testing.assert_frame_equal(page_categories(other_store, a), first)
     assert calls == []
     fp = analysis.load_fingerprints(store, a.config)
     other = analysis.analyze(fp, a.config.replace(threshold=0.99))
     assert not other.pages["cluster_id"].equals(a.pages["cluster_id"]), "the threshold changes some cluster"
+    forget_suggestions(store)
     calls.clear()
-    pd.testing.assert_frame_equal(page_categories(store, other, memo=memo), page_categories(store, other))
-    # the second computation (no memo) suggested every pair; the first only those the memo did not hold
-    assert (
-        len(calls) - len(copy_pairs(other)) == len(copy_pairs(other) - copy_pairs(a)) < len(copy_pairs(other))
-    )
-    memo_other_scope = page_categories(store, a, memo=memo)
-    pd.testing.assert_frame_equal(memo_other_scope, first)
+    at_other = page_categories(store, other)
+    assert len(calls) == len(copy_pairs(other))
+    # back at the first threshold, only the pairs it forms and the other does not are compared
+    calls.clear()
+    pd.testing.assert_frame_equal(page_categories(store, a), first)
+    assert len(calls) == len(copy_pairs(a) - copy_pairs(other)) > 0
+    # another rule table's suggestions are not read
+    calls.clear()
+    monkeypatch.setattr(categories, "RULES_VERSION", categories.RULES_VERSION + 1)
+    pd.testing.assert_frame_equal(page_categories(store, other), at_other)
+    assert len(calls) == len(copy_pairs(other))
+
+
+def test_a_read_only_store_compares_and_keeps_nothing(
+    analyzed: tuple[Store, analysis.Analysis, dict[str, str]],
+) -> None:
+    store, a, _ = analyzed
+    forget_suggestions(store)
+    with Store(store.path, read_only=True) as read_only:
+        first = page_categories(read_only, a)
+        assert categories.suggest_copies(read_only, a).compared == 9
+    assert categories.suggest_copies(store, a).compared == 9
+    assert categories.suggest_copies(store, a).compared == 0
+    pd.testing.assert_frame_equal(page_categories(store, a), first)
+
+
+def test_suggestions_are_the_rules_with_every_text_read_at_once_in_windows_of_one_text(
+    analyzed: tuple[Store, analysis.Analysis, dict[str, str]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store, a, _ = analyzed
+    monkeypatch.setattr(categories, "WINDOW_TEXTS", 1)
+    monkeypatch.setattr(categories, "PENDING_TEXTS", 1)
+    monkeypatch.setattr(categories, "PARALLEL_PAIRS", 1)  # through the worker pool
+    forget_suggestions(store)
+    got = suggested(store, a, jobs=2)
+    pd.testing.assert_series_equal(got, reference_suggestions(store, a))
+    pd.testing.assert_series_equal(suggested(store, a), got)  # read back
+
+
+@pytest.fixture(scope="module")
+def sample(tmp_path_factory: pytest.TempPathFactory) -> tuple[Store, analysis.Analysis]:
+    store = Store(tmp_path_factory.mktemp("sample") / "sample.duckdb")
+    config = Config()
+    engine.ingest_file(store, engine.SAMPLE_CRAWL, config, jobs=1)
+    return store, analysis.analyze(analysis.load_fingerprints(store, config), config)
+
+
+@pytest.mark.parametrize("window", [1, 7, categories.WINDOW_TEXTS])
+def test_every_copy_of_the_sample_gets_the_category_of_the_rule_with_every_text_read_at_once(
+    sample: tuple[Store, analysis.Analysis], window: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store, a = sample
+    monkeypatch.setattr(categories, "WINDOW_TEXTS", window)
+    monkeypatch.setattr(categories, "PENDING_TEXTS", 3)
+    forget_suggestions(store)
+    want = reference_suggestions(store, a)
+    assert len(want) > 500 and want.nunique() >= 5
+    pd.testing.assert_series_equal(suggested(store, a), want)
+    pd.testing.assert_series_equal(suggested(store, a), want)  # read back
+    at_other = analysis.analyze(analysis.load_fingerprints(store, a.config), a.config.replace(threshold=0.95))
+    pd.testing.assert_series_equal(suggested(store, at_other), reference_suggestions(store, at_other))
+
+
+@st.composite
+def drawn_crawls(draw: st.DrawFn) -> list[dict[str, object]]:
+    """A few articles, each fetched at its URL, its variants, its print URL, a regional mirror and another
+    site, some fetches with a few words edited: re-fetches, variants and other pages of one cluster."""
+    rng = random.Random(draw(st.integers(0, 2**16)))
+    recs: list[dict[str, object]] = []
+    for i in range(draw(st.integers(1, 3))):
+        body = words_text(rng, draw(st.integers(60, 200))).split(" ")
+        for j, (url, _) in enumerate(draw(st.lists(st.sampled_from(PAIR_URLS), min_size=2, max_size=6))):
+            edited = list(body)
+            for _ in range(draw(st.integers(0, 2))):
+                at = draw(st.integers(0, len(edited) - 1))
+                edited[at : at + draw(st.integers(0, 9))] = draw(
+                    st.lists(st.sampled_from(TEXT_WORDS), max_size=9)
+                )
+            recs.append(
+                {
+                    "url": url.replace("story", f"story-{i}"),
+                    "html": page_html(f"Story {i}", " ".join(edited), csrf=str(j)),
+                    "fetched_at": f"2024-01-{1 + draw(st.integers(0, 8)):02d}T10:00:00Z",
+                    "status": 200,
+                }
+            )
+    return recs
+
+
+@settings(max_examples=15, deadline=None)
+@given(drawn_crawls(), st.integers(1, 3), st.integers(1, 2))
+def test_every_copy_of_a_drawn_crawl_gets_the_category_of_the_rule_with_every_text_read_at_once(
+    tmp_path_factory: pytest.TempPathFactory, recs: list[dict[str, object]], window: int, pending: int
+) -> None:
+    tmp = tmp_path_factory.mktemp("drawn")
+    store = Store(tmp / "crawl.duckdb")
+    config = Config()
+    engine.ingest_file(store, write_jsonl(tmp / "crawl.jsonl", recs), config, jobs=1)
+    a = analysis.analyze(analysis.load_fingerprints(store, config), config)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(categories, "WINDOW_TEXTS", window)
+        mp.setattr(categories, "PENDING_TEXTS", pending)
+        pd.testing.assert_series_equal(suggested(store, a), reference_suggestions(store, a))
+    store.close()
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.tuples(st.integers(0, 40), st.integers(0, 40)), max_size=60),
+    st.integers(1, 5),
+    st.integers(1, 4),
+)
+def test_pairs_come_once_each_with_both_texts_within_the_texts_held(
+    drawn: list[tuple[int, int]], window: int, pending: int
+) -> None:
+    lo = np.array([min(x) for x in drawn], dtype=np.int64)
+    hi = np.array([max(x) for x in drawn], dtype=np.int64)
+    reads: list[list[int]] = []
+
+    def read(ids: np.ndarray) -> dict[int, str]:
+        assert len(ids) <= window and list(ids) == sorted(set(ids.tolist()))
+        reads.append(ids.tolist())
+        return {int(i): f"text {i}" for i in ids}
+
+    seen: list[int] = []
+    for at, texts in categories.pairs_with_texts(lo, hi, read, window_texts=window, pending_texts=pending):
+        assert len(texts) <= window + pending
+        for k in at.tolist():
+            assert texts[int(lo[k])] == f"text {lo[k]}" and texts[int(hi[k])] == f"text {hi[k]}"
+        seen += at.tolist()
+    assert sorted(seen) == list(range(len(drawn)))
+    if len(drawn) and pending >= len(set(lo.tolist())):
+        # every text kept that a later window needs: one pass, each page read once
+        assert sorted(i for r in reads for i in r) == sorted(set(lo.tolist()) | set(hi.tolist()))
 
 
 # (fetched URL, canonical URL): one URL, a variant of it, its print copy, its regional mirror, another page
@@ -319,14 +487,18 @@ def test_categories_read_only_the_texts_they_need_and_match_the_full_rule(
     drawn: tuple[list[tuple[dict, dict]], dict[str, str]], shingle_size: int
 ) -> None:
     pairs, texts = drawn
-    runs = list(categories._text_runs(pairs, max_units=2))
-    assert [start for start, _, _ in runs] == [0, *[stop for _, stop, _ in runs[:-1]]]
-    assert runs[-1][1] == len(pairs)
+    # each pair alone, with the texts it needs only (`_needs_text`)
     got = [
         name
-        for start, stop, wanted in runs
-        for name in categories._copy_categories(
-            pairs[start:stop], {k: texts[k] for k in wanted}, shingle_size
+        for member, rep in pairs
+        for name, _ in categories.compare_pair_batch(
+            (
+                [(member, rep)],
+                {k: texts[k] for k in (member["exact_key"], rep["exact_key"])}
+                if categories._needs_text(member, rep)
+                else {},
+                shingle_size,
+            )
         )
     ]
     assert got == [reference_category(member, rep, texts, shingle_size) for member, rep in pairs]

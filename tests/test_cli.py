@@ -15,9 +15,12 @@ import yaml
 from conftest import Crawl, write_jsonl
 from hostile_configs import HOSTILE_CONFIGS
 
+from neardup.analysis import analyze, load_fingerprints
+from neardup.categories import suggest_copies, suggestion_key
 from neardup.cli import main
-from neardup.config import default_threshold, load_config
+from neardup.config import Config, default_threshold, load_config
 from neardup.export import COLUMNS
+from neardup.store import Store
 
 SETTING = ["--method", "simhash", "--threshold", "5", "--shingle-size", "4"]
 
@@ -90,6 +93,25 @@ def test_report_json_has_the_numbers(db: str, capsys: pytest.CaptureFixture[str]
     assert d["degenerate_by_reason"] == {"soft-404": 2}
     assert d["setting"]["method"] == "minhash"
     assert d["top_hosts"][0]["host"] == "news.example.com"
+
+
+def _copies_to_compare(db: str, config: Config) -> int:
+    """The copies whose category the database does not hold at `config` (a read-only look: nothing kept)."""
+    with Store(db, read_only=True) as store:
+        return suggest_copies(store, analyze(load_fingerprints(store, config), config)).compared
+
+
+def test_report_keeps_the_copies_categories_of_its_threshold(
+    db: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert _run(capsys, "report", "--db", db, "--jobs", "1", "--no-categories")[0] == 0
+    assert _copies_to_compare(db, Config()) == 22
+    assert _run(capsys, "report", "--db", db, "--jobs", "1")[0] == 0
+    assert _copies_to_compare(db, Config()) == 0
+    # the same copies against the same representatives at another threshold of the same texts
+    assert _copies_to_compare(db, Config(threshold=0.9)) == 0
+    # containment of other shingles is another comparison
+    assert suggestion_key(Config().with_shingle_size(4)) != suggestion_key(Config())
 
 
 def test_flags_change_the_setting(db: str, capsys: pytest.CaptureFixture[str]) -> None:

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
+import sys
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
@@ -23,6 +25,7 @@ from spark_parity import SPARK_CONF, assert_matches_local, output_table
 from neardup import engine
 from neardup.analysis import analyze, load_fingerprints
 from neardup.candidate_stats import CandidateStats
+from neardup.categories import page_categories, suggest_copies
 from neardup.cli import main
 from neardup.config import Config, load_config
 from neardup.store import Store
@@ -157,6 +160,21 @@ def test_open_gives_the_same_report(
     assert "reads the Spark output" in capsys.readouterr().err
 
 
+def test_open_keeps_the_copies_categories_of_the_runs_setting(
+    runs: dict, local: Store, tmp_path: Path
+) -> None:
+    out, _ = runs["minhash"]
+    db = tmp_path / "categories.duckdb"
+    assert main(["open", str(out), "--db", str(db), "--jobs", "1"]) == 0
+    config = SETTINGS["minhash"]
+    with Store(db) as store:
+        a = analyze(load_fingerprints(store, config), config)
+        assert suggest_copies(store, a).compared == 0  # the app's Clusters page reads them
+        got = page_categories(store, a)
+    want = page_categories(local, analyze(load_fingerprints(local, config), config))
+    pd.testing.assert_frame_equal(got.reset_index(drop=True), want.reset_index(drop=True))
+
+
 def test_an_output_of_format_1_opens_with_the_kinds_read_from_the_reasons(
     runs: dict, local: Store, tmp_path: Path
 ) -> None:
@@ -216,6 +234,20 @@ def session(_session_stopped_at_the_end: None) -> object:
     from neardup.spark import spark_session
 
     return spark_session("local[2]", conf=dict(kv.split("=", 1) for kv in SPARK_CONF[3::2]))
+
+
+def test_a_local_master_runs_the_parallel_collector() -> None:
+    """A local master's one JVM, driver and every task, runs the throughput collector rather than G1 (in a
+    fresh process: a JVM keeps the collector it was started with, whatever a later session asks)."""
+    code = (
+        "from neardup.spark import spark_session\n"
+        "s = spark_session('local[1]')\n"
+        "beans = s.sparkContext._jvm.java.lang.management.ManagementFactory.getGarbageCollectorMXBeans()\n"
+        "print(sorted(b.getName() for b in beans))\n"
+        "s.stop()\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip().splitlines()[-1] == "['PS MarkSweep', 'PS Scavenge']"
 
 
 def _pandas(frame: object) -> pd.DataFrame:

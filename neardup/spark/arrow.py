@@ -33,6 +33,7 @@ from ..candidates import (
     size_class_keys,
     size_classes,
     verified_band_pairs,
+    verified_size_class_pairs,
 )
 from ..clusters import pick_representatives
 from ..config import Config
@@ -423,6 +424,16 @@ def lsh_bucket_pairs(batch: pa.RecordBatch) -> Iterator[pa.RecordBatch]:
     yield from _pair_ids(units[i], units[j])
 
 
+def _floor_and_guard(config: Config) -> dict[str, Any]:
+    """The floor and size-ratio guard of the MinHash estimates, as the keywords of `candidates.score_estimates`
+    and the functions that verify with it."""
+    return {
+        "floor": config.minhash_floor,
+        "min_size_ratio": config.min_size_ratio,
+        "min_shingles": config.min_contained_shingles,
+    }
+
+
 def lsh_band_estimates(
     batch: pa.RecordBatch, config: Config, shared: Any, rows: int, bucket_cap: int
 ) -> Iterator[pa.RecordBatch]:
@@ -437,9 +448,7 @@ def lsh_band_estimates(
             sizes,
             lsh_band_table(matrix, band, rows),
             similarity=config.similarity,
-            floor=config.minhash_floor,
-            min_size_ratio=config.min_size_ratio,
-            min_shingles=config.min_contained_shingles,
+            **_floor_and_guard(config),
             bucket_cap=bucket_cap,
         )
         for codes, jac, cont in kept:
@@ -484,6 +493,38 @@ def size_class_entries(
         ],
         schema=SIZE_CLASS_ENTRY,
     )
+
+
+def size_class_band_estimates(
+    tasks: Iterable[int], config: Config, shared: Any, tables: Sequence[SizeClassTables], bucket_cap: int
+) -> Iterator[tuple[CandidateStats, np.ndarray, np.ndarray, np.ndarray, np.ndarray]]:
+    """For each band of `tables` numbered in `tasks` (their bands in order, as `size_class_entries` numbers
+    them): its counts and the pairs (a, b, jaccard, containment) that pass the estimates, as
+    `candidates.containment_lsh_pairs` finds and verifies each band's, over the broadcast (signature
+    matrix, sizes) indexed by unit id: the keys never leave the task. A Python RDD function: the counts
+    travel with the pairs to the driver."""
+    matrix, sizes = shared.value
+    n = len(matrix)
+    classes = size_classes(sizes)
+    bands = [(t, band) for t in tables for band in range(t.bands)]
+    for task in tasks:
+        t, band = bands[task]
+        keys = size_class_keys(matrix[:, band * t.rows : (band + 1) * t.rows], classes, t.distances)
+        ids = np.tile(np.arange(n, dtype=np.int64), len(t.distances) + 1)
+        stats = CandidateStats()
+        kept = verified_size_class_pairs(
+            matrix,
+            sizes,
+            keys,
+            ids,
+            stats,
+            **_floor_and_guard(config),
+            bucket_cap=bucket_cap,
+        )
+        if not kept:  # no candidates in this band
+            kept = [(np.empty(0, np.int64), np.empty(0), np.empty(0))]
+        codes, jac, cont = (np.concatenate(parts) for parts in zip(*kept, strict=True))
+        yield stats, (codes // n).astype(np.int32), (codes % n).astype(np.int32), jac, cont
 
 
 def size_class_bucket_pairs(batch: pa.RecordBatch) -> Iterator[pa.RecordBatch]:
@@ -536,9 +577,7 @@ def minhash_estimates(batch: pa.RecordBatch, config: Config, shared: Any = None)
         sa,
         sb,
         similarity=config.similarity,
-        floor=config.minhash_floor,
-        min_size_ratio=config.min_size_ratio,
-        min_shingles=config.min_contained_shingles,
+        **_floor_and_guard(config),
     )
     yield _scored(batch, keep, jac, cont)
 

@@ -4,10 +4,12 @@ bands, bucket cap, verification and statistics as the local engine."""
 
 from __future__ import annotations
 
+from functools import partial
 from itertools import combinations
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+import pyarrow as pa
 
 from ..batches import signatures
 from ..candidates import (
@@ -26,7 +28,7 @@ from ..candidates import (
 from ..config import Config
 from . import arrow
 from .arrow import ddl, per_batch
-from .components import to_arrow
+from .components import frame_from_arrow, to_arrow
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -269,11 +271,43 @@ def banded_in_tasks(
         )
     )
     if config.searches_partial_copies:
-        cands = size_class_candidates(units, config, stats)
-        verify = per_batch(arrow.minhash_estimates, config, shared)
-        found = found.unionByName(cands.mapInArrow(verify, ddl(arrow.PAIR_EST)))
+        found = found.unionByName(size_classes_in_tasks(spark, shared, config, stats))
     stats.warn_capped("LSH", BUCKET_CAP)  # the one index's buckets, as locally
     return found.dropDuplicates(["a", "b"])
+
+
+def size_classes_in_tasks(
+    spark: SparkSession, shared: Any, config: Config, stats: CandidateStats
+) -> DataFrame:
+    """The pairs (a, b, jaccard, containment) of `candidates.containment_lsh_pairs` at or above the floor,
+    over the broadcast signatures (`banded_in_tasks`): one task per size-class band makes the band's keys,
+    pairs and verifies them as the local engine does (`arrow.size_class_band_estimates`); the band counts
+    and the pairs kept (a few per unit) come back to the driver, and the counts go into `stats` as
+    `candidates.add_size_class_pass` adds them locally."""
+    tables = size_class_tables(partial_copy_ratio(config.min_size_ratio), config.num_perm)
+    n_bands = sum(t.bands for t in tables)
+    per_band = (
+        spark.sparkContext.parallelize(range(n_bands), n_bands)
+        .mapPartitions(
+            partial(
+                arrow.size_class_band_estimates,
+                config=config,
+                shared=shared,
+                tables=tables,
+                bucket_cap=BUCKET_CAP,
+            )
+        )
+        .collect()
+    )
+    counts = CandidateStats(size_class_tables=tuple(tables))
+    for band_stats, *_ in per_band:
+        counts.merge(band_stats)
+    add_size_class_pass(stats, counts, BUCKET_CAP)
+    columns = [
+        np.concatenate([np.empty(0, f.type.to_pandas_dtype()), *(band[k] for band in per_band)])
+        for k, f in enumerate(arrow.PAIR_EST, start=1)
+    ]
+    return frame_from_arrow(spark, pa.Table.from_arrays(columns, schema=arrow.PAIR_EST))
 
 
 def size_class_candidates(

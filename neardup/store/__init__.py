@@ -17,6 +17,7 @@ One `Store` per database file. DuckDB connections are not thread-safe; every met
 | `parsed_urls` | the pages' URLs as URL rules parse them (`url_parse.parse_urls`) |
 | `labels` | labels: written, taken back, imported, read |
 | `spark_attach` | a `neardup spark` run's Parquet, read in place |
+| `suggestions` | each copy's suggested category against its representative, and the text reads that compute it |
 
 The package imports no pipeline module (ingest, normalize, batches, engine): only leaves (`errors`,
 `parsed_urls`, `dbfile`, `rejects`, `csvsafe`, `htmlcodec`, `short_texts`, `pairkey`); `tests/test_store_layers.py` checks it.
@@ -46,6 +47,7 @@ from .parsed_urls import ParsedUrlsMixin
 from .schema import SCHEMA_VERSION, UPGRADABLE_VERSIONS, SchemaMixin, is_database_file, kind_of_reason_sql
 from .sources import SourcesMixin
 from .spark_attach import SparkAttachMixin
+from .suggestions import SuggestionsMixin
 
 __all__ = [
     "ALIAS",
@@ -75,6 +77,7 @@ class Store(
     ParsedUrlsMixin,
     LabelsMixin,
     SparkAttachMixin,
+    SuggestionsMixin,
 ):
     """The database file, attached with row groups of `ROW_GROUP_ROWS`.
 

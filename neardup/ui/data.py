@@ -19,7 +19,7 @@ from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from .. import audit, compare, engine, rules
 from ..analysis import Analysis, Fingerprints, analyze, load_fingerprints
-from ..categories import SuggestionMemo, page_categories
+from ..categories import page_categories
 from ..config import Config
 from ..errors import NeardupError
 from ..estimate import Estimate, SampleCounts, comparable, estimate_numbers, sample_counts
@@ -472,19 +472,17 @@ def get_comparison(
     return compare.compare_sources(fp, config, baseline, current, (str(baseline), str(current)))
 
 
-SUGGESTIONS = SuggestionMemo()
-
-
 @st.cache_resource(show_spinner=False, max_entries=PER_SETTING_ENTRIES)
 def get_page_categories(
     _store: Store, path: str, config: Config, labels_version: tuple[int, int]
 ) -> pd.DataFrame:
-    """`categories.page_categories` at a setting, with the labels as of `labels_version` and a progress bar;
-    the suggestions of the pairs another threshold formed too are kept (`SUGGESTIONS`)."""
+    """`categories.page_categories` at a setting, with the labels as of `labels_version` and a progress bar:
+    the suggestions the store holds are read (`neardup report` keeps its threshold's), the pairs a threshold
+    forms anew compared on the worker pool and kept."""
     analysis = get_analysis(_store, path, config)
     progress, bar = progress_bar("Sorting the pages into categories")
     try:
-        return page_categories(_store, analysis, _store.labels(), memo=SUGGESTIONS, progress=progress)
+        return page_categories(_store, analysis, _store.labels(), progress=progress, jobs=None)
     finally:
         bar.empty()
 
@@ -527,6 +525,5 @@ def clear_caches() -> None:
     get_sample_counts.clear()
     ANALYSES.clear()
     get_page_categories.clear()
-    SUGGESTIONS.clear()
     get_candidate_pairs.clear()
     PAIR_DETAILS.clear()
