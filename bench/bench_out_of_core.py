@@ -13,7 +13,9 @@ command is watched like bench.py's engine run (`harness.run_monitored`: RSS summ
 every 0.2 s), with the peak size of the temporary files beside the database (the out-of-core files and
 DuckDB's own). The pairs of each report (by the exact keys of their texts, with their scores) are compared
 with the first report's (`--pairs-out`: saved, to compare runs apart). `--skip-ingest` reports on the
-`base.duckdb` already there.
+`base.duckdb` already there (a copy of a database made elsewhere: fingerprint sets stored in it are dropped
+from each copy, so the step computes them anew); `--in-place`, with one limit, works on `base.duckdb` itself
+instead of a copy (the disk of one database less; it is written).
 """
 
 from __future__ import annotations
@@ -89,6 +91,15 @@ def stored_pairs(db: Path) -> dict[str, np.ndarray]:
     return {"a": p["a"], "b": p["b"], "key_a": keys[p["a"]], "key_b": keys[p["b"]], **p}
 
 
+def drop_fingerprint_sets(db: Path) -> None:
+    """Forget the fingerprint sets stored in `db`, so that `neardup fingerprints` computes them (their
+    units and pairs are replaced when it saves)."""
+    import duckdb
+
+    with duckdb.connect(str(db)) as con:
+        con.execute("DELETE FROM fingerprint_sets")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     src = ap.add_mutually_exclusive_group(required=True)
@@ -97,10 +108,13 @@ def main() -> None:
     ap.add_argument("--workdir", required=True, help="a folder for the databases (each the crawl's size)")
     ap.add_argument("--limits", nargs="+", default=["100%", "1GB"], help="--memory-limit of each report")
     ap.add_argument("--skip-ingest", action="store_true", help="report on <workdir>/base.duckdb as it is")
+    ap.add_argument("--in-place", action="store_true", help="one limit: work on base.duckdb, not a copy")
     ap.add_argument("--json", help="write the result here too")
     ap.add_argument("--pairs-out", help="a folder: each report's pairs as <limit>.npz, to compare runs")
     ap.add_argument("--max-rss-mb", type=float, default=16000)
     args = ap.parse_args()
+    if args.in_place and len(args.limits) != 1:
+        ap.error("--in-place works on base.duckdb itself: give one limit")
     crawl = Path(args.input) if args.input else ensure_crawl(args.pages)[0]
     work = Path(args.workdir)
     work.mkdir(parents=True, exist_ok=True)
@@ -112,11 +126,14 @@ def main() -> None:
     out["db_mb_after_ingest"] = file_mb(base)
     first: dict[str, np.ndarray] | None = None
     for limit in args.limits:
-        folder = work / f"report-{limit.replace('%', 'pct')}"
-        shutil.rmtree(folder, ignore_errors=True)
-        folder.mkdir()
-        db = folder / "nd.duckdb"
-        shutil.copyfile(base, db)
+        folder = work if args.in_place else work / f"report-{limit.replace('%', 'pct')}"
+        if not args.in_place:
+            shutil.rmtree(folder, ignore_errors=True)
+            folder.mkdir()
+        db = base if args.in_place else folder / "nd.duckdb"
+        if not args.in_place:
+            shutil.copyfile(base, db)
+        drop_fingerprint_sets(db)
         # the fingerprint step on its own, then the report that reads its result (clusters, numbers)
         step = [*neardup, "fingerprints", "--db", str(db), "--memory-limit", limit]
         report = {"fingerprints": watched(step, args.max_rss_mb, folder)}
@@ -135,7 +152,8 @@ def main() -> None:
         report["report"] = watched([*neardup, "report", "--db", str(db)], args.max_rss_mb, folder)
         report["db_mb_after_report"] = file_mb(db)
         out["reports"][limit] = report
-        shutil.rmtree(folder, ignore_errors=True)
+        if not args.in_place:
+            shutil.rmtree(folder, ignore_errors=True)
         shown = {k: {**v, "rss_timeline": "..."} if isinstance(v, dict) else v for k, v in report.items()}
         print(json.dumps({limit: shown}), flush=True)
     print(json.dumps(out, indent=1))

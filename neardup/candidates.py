@@ -24,6 +24,7 @@ from .minhash import estimate_containment, estimate_jaccard
 from .parallel import default_jobs
 from .shingles import fmix64, kernels
 from .simhash import hamming_many
+from .spill import DiskPairs
 
 _U32 = np.uint64(32)
 EXACT_CHUNK = 1 << 21  # shingles looked up at once in exact verification (~40 MB of work arrays)
@@ -329,13 +330,17 @@ def _band_groups(block: np.ndarray, key: np.ndarray | None = None) -> tuple[np.n
 class MappedSignatures:
     """How the candidate search reads signatures that lie in a memory map (`neardup.spill`): a band's
     columns are copied into memory `copy_rows` rows at a time, and `release` drops the map's pages read so
-    far from the resident set after each such piece and after each chunk of pairs scored; a band's candidate
-    pairs are made a group of buckets at a time (`run_groups`), about `candidates` at once."""
+    far from the resident set after each such piece and after each chunk of pairs scored; a band's buckets
+    are sorted a group of whole buckets at a time (`bucket_groups`, about `bucket_entries` entries), their
+    candidate pairs made a group of buckets at a time (`run_groups`, about `candidates` at once), and the
+    pairs kept go to `pairs` (on disk) instead of memory."""
 
     copy_rows: int
     release: Callable[[], None]
     candidates: int  # candidate pairs of a band made at once
-    bands: int  # bands in hand at once (each holds ~100 bytes a signature row while it is)
+    bands: int  # bands in hand at once (each holds ~20 bytes a signature row while it is)
+    bucket_entries: int
+    pairs: DiskPairs
 
     def band(self, sigs: np.ndarray, columns: slice) -> np.ndarray:
         """The columns of every row, copied (n x columns, C order) a piece at a time."""
@@ -345,18 +350,48 @@ class MappedSignatures:
             self.release()
         return out
 
+    def bucket_groups(
+        self, n: int, entry_keys: Callable[[slice | np.ndarray], np.ndarray], entries_per_row: int
+    ) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+        """(positions, keys) of the entries of a band of `n` rows in groups of whole buckets, about
+        `bucket_entries` entries a group. `entry_keys(rows)` gives the keys of the band's rows `rows` (m of
+        them): `entries_per_row` blocks of m, entry k of the band being row k % n's entry k // n; a bucket
+        is the keys equal but for the lowest bit (as `size_class_keys` makes them). A group's keys are made
+        again from its rows, so beside the band a byte or two an entry is held, not its key."""
+        total = n * entries_per_row
+        groups = -(-total // self.bucket_entries)
+        if groups <= 1:
+            yield np.arange(total), entry_keys(slice(0, n))
+            return
+        group_of = np.empty((entries_per_row, n), dtype=np.min_scalar_type(groups - 1))
+        for start in range(0, n, self.copy_rows):
+            keys = entry_keys(slice(start, start + self.copy_rows)).reshape(entries_per_row, -1)
+            group_of[:, start : start + keys.shape[1]] = (keys >> np.uint64(1)) % np.uint64(groups)
+        flat = group_of.reshape(-1)
+        for group in range(groups):
+            positions = np.flatnonzero(flat == group)
+            if not len(positions):
+                continue
+            rows, at = np.unique(positions % n, return_inverse=True)
+            yield positions, entry_keys(rows)[(positions // n) * len(rows) + at]
 
-def _lsh_tables(
-    signatures: np.ndarray, bands: int, rows: int, mapped: MappedSignatures | None = None
-) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+
+def _lsh_tables(signatures: np.ndarray, bands: int, rows: int) -> Iterator[tuple[np.ndarray, np.ndarray]]:
     """Per band: (order, run_starts) grouping documents whose band rows are equal, as MinHashLSH buckets them."""
     sigs = np.ascontiguousarray(signatures)
-    if mapped is not None:
-        for band in range(bands):
-            yield _band_groups(mapped.band(sigs, slice(band * rows, (band + 1) * rows)))
-        return
     for band, keys in band_key_columns(sigs, bands, rows):
         yield _band_groups(sigs[:, band * rows : (band + 1) * rows], keys)
+
+
+def _mapped_lsh_runs(
+    sigs: np.ndarray, band: int, rows: int, mapped: MappedSignatures, bucket_cap: int
+) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    """The (order, run_starts) groups of `run_groups` of one band of mapped signatures, a group of its
+    buckets at a time (`MappedSignatures.bucket_groups`): together the runs `_lsh_tables` gives the band."""
+    block = mapped.band(sigs, slice(band * rows, (band + 1) * rows))
+    for positions, keys in mapped.bucket_groups(len(block), lambda at: band_keys(block[at]), 1):
+        order, starts = _band_groups(block[positions], keys)
+        yield from run_groups(positions[order], starts, mapped.candidates, bucket_cap)
 
 
 def lsh_band_table(signatures: np.ndarray, band: int, rows: int) -> tuple[np.ndarray, np.ndarray]:
@@ -368,7 +403,7 @@ def lsh_band_table(signatures: np.ndarray, band: int, rows: int) -> tuple[np.nda
 def verified_band_pairs(
     signatures: np.ndarray,
     n_shingles: np.ndarray,
-    table: tuple[np.ndarray, np.ndarray],
+    table: tuple[np.ndarray, np.ndarray] | None,
     *,
     similarity: str,
     floor: float,
@@ -377,16 +412,18 @@ def verified_band_pairs(
     bucket_cap: int = BUCKET_CAP,
     groups: Iterable[tuple[np.ndarray, np.ndarray]] | None = None,
     release: Callable[[], None] | None = None,
+    sink: Callable[[np.ndarray, np.ndarray, np.ndarray], None] | None = None,
 ) -> tuple[CandidateStats, list[tuple[np.ndarray, ...]]]:
     """The candidates of one LSH band (`table`: `lsh_band_table`), verified with `verify_pairs`: the
     band's counts, and chunks of (a * n + b with a < b, jaccard estimate, containment estimate) of the
-    pairs at or above `floor`, n the number of signatures. `groups`: the band's runs in groups
-    (`run_groups`, out of core), `release` called after each chunk of pairs is verified."""
+    pairs at or above `floor`, n the number of signatures. `groups`: the band's runs in groups in place of
+    `table` (out of core), `release` called after each chunk of pairs is verified, `sink` given each chunk
+    kept in place of the list."""
     # In chunks: memory follows the pairs kept, not the (much larger) candidate count. A pair found
     # in several bands is verified each time (measured: 88% of candidates are distinct pairs).
     n = len(signatures)
     band_stats, kept = CandidateStats(tables=1), list[tuple[np.ndarray, ...]]()
-    for group in [table] if groups is None else groups:
+    for group in groups if groups is not None else [table] if table is not None else []:
         i, j = pairs_in_runs(*group, bucket_cap, band_stats)
         codes = np.minimum(i, j) * n + np.maximum(i, j)  # distinct: a document is in one bucket per band
         band_stats.candidates += len(codes)
@@ -402,7 +439,10 @@ def verified_band_pairs(
                 min_size_ratio=min_size_ratio,
                 min_shingles=min_shingles,
             )
-            kept.append((chunk[keep], jac[keep], cont[keep]))
+            if sink is None:
+                kept.append((chunk[keep], jac[keep], cont[keep]))
+            else:
+                sink(chunk[keep], jac[keep], cont[keep])
             if release is not None:
                 release()
     return band_stats, kept
@@ -563,8 +603,9 @@ def minhash_pairs(
     stats.lsh_bands, stats.lsh_rows = bands, rows
     sizes = np.asarray(n_shingles, dtype=np.float64)
 
-    def band(table: tuple[np.ndarray, np.ndarray]) -> tuple[CandidateStats, list[tuple[np.ndarray, ...]]]:
-        # Out of core, the band's candidates are made a group of buckets at a time as well.
+    def band(
+        table: tuple[np.ndarray, np.ndarray] | None, groups: Iterable[tuple[np.ndarray, np.ndarray]] | None
+    ) -> tuple[CandidateStats, list[tuple[np.ndarray, ...]]]:
         return verified_band_pairs(
             sigs,
             sizes,
@@ -574,19 +615,27 @@ def minhash_pairs(
             min_size_ratio=min_size_ratio,
             min_shingles=min_shingles,
             bucket_cap=bucket_cap,
-            groups=None if mapped is None else run_groups(*table, mapped.candidates, bucket_cap),
+            groups=groups,
             release=None if mapped is None else mapped.release,
+            sink=None if mapped is None else mapped.pairs.append,
         )
 
+    # Out of core, a band is grouped in the thread that scores it, a group of its buckets at a time, and
+    # the pairs kept go to disk.
+    work = (
+        ((table, None) for table in _lsh_tables(sigs, bands, rows))
+        if mapped is None
+        else ((None, _mapped_lsh_runs(sigs, number, rows, mapped, bucket_cap)) for number in range(bands))
+    )
     # numpy releases the GIL in the sorts, gathers and compares: threads share the signatures.
     kept: list[tuple[np.ndarray, ...]] = []
     workers = max(1, jobs or default_jobs())
-    if mapped is not None:  # up to workers + 1 bands are in hand: the one being grouped and those scored
-        workers = max(1, min(workers, mapped.bands - 1))
+    if mapped is not None:  # each worker holds one band
+        workers = max(1, min(workers, mapped.bands))
     with ThreadPoolExecutor(max_workers=workers) as pool:
         inflight: deque[Future[tuple[CandidateStats, list[tuple[np.ndarray, ...]]]]] = deque()
-        for table in _lsh_tables(sigs, bands, rows, mapped):
-            inflight.append(pool.submit(band, table))
+        for table, groups in work:
+            inflight.append(pool.submit(band, table, groups))
             while len(inflight) > workers or (inflight and inflight[0].done()):
                 band_stats, band_kept = inflight.popleft().result()
                 stats.merge(band_stats)
@@ -609,6 +658,8 @@ def minhash_pairs(
         add_size_class_pass(stats, partial, bucket_cap)
         kept.append((pa_ * n + pb_, pjac, pcont))
     stats.warn_capped("LSH", bucket_cap)
+    if mapped is not None:
+        return (*mapped.pairs.unique(n), stats)
     if not kept:
         return empty
     codes, jac, cont = (np.concatenate(parts) for parts in zip(*kept, strict=True))
@@ -748,17 +799,10 @@ def size_class_key_columns(
     tables: SizeClassTables,
     *,
     compiled: bool = True,
-    mapped: MappedSignatures | None = None,
 ) -> Iterator[tuple[int, np.ndarray]]:
     """(band, `size_class_keys` of the band's columns) for each band of `tables` in order: the same keys, made
-    by the compiled kernel a group of bands at a time over chunks of rows (see KEY_CHUNK_ROWS); of signatures
-    in a memory map (`mapped`), a band at a time from its columns copied into memory."""
+    by the compiled kernel a group of bands at a time over chunks of rows (see KEY_CHUNK_ROWS)."""
     sigs, rows, distances = signatures, tables.rows, tables.distances
-    if mapped is not None:
-        for band in range(tables.bands):
-            block = mapped.band(sigs, slice(band * rows, (band + 1) * rows))
-            yield band, size_class_keys(block, size_class, distances, compiled=compiled)
-        return
     if not (compiled and kernels is not None and sigs.dtype == np.uint32 and sigs.flags.c_contiguous):
         for band in range(tables.bands):
             yield band, size_class_keys(sigs[:, band * rows : (band + 1) * rows], size_class, distances)
@@ -807,6 +851,31 @@ def cross_pairs(
     q_pos = concat_ranges(starts, n_q)
     x_pos = concat_ranges(np.repeat(starts + n_q, n_q), per_query)
     return ids[order[np.repeat(q_pos, per_query)]], ids[order[x_pos]]
+
+
+def cross_groups(
+    keys: np.ndarray, ids: np.ndarray, max_pairs: int, cap: int
+) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    """(keys, ids) of consecutive buckets of `cross_pairs`'s input, each piece holding at most `max_pairs`
+    pairs (a larger bucket on its own; buckets above `cap`, which give none, count none): together the
+    same pairs and statistics, a bounded piece at a time (as `run_groups` for the LSH bands)."""
+    if not len(keys):
+        return
+    order = np.argsort(keys)
+    sk = keys[order]
+    bucket = sk >> np.uint64(1)
+    starts = np.concatenate(([0], np.flatnonzero(bucket[1:] != bucket[:-1]) + 1))
+    del bucket
+    sizes = np.diff(np.concatenate((starts, [len(sk)])))
+    n_x = np.add.reduceat((sk & _INDEXED).astype(np.int64), starts)
+    pairs = np.cumsum(np.where(sizes > cap, 0, n_x * (sizes - n_x)))
+    first = 0
+    while first < len(starts):
+        before = int(pairs[first - 1]) if first else 0
+        last = max(first + 1, int(np.searchsorted(pairs, before + max_pairs, side="right")))
+        lo, hi = int(starts[first]), int(starts[last]) if last < len(starts) else len(sk)
+        yield sk[lo:hi], ids[order[lo:hi]]
+        first = last
 
 
 def add_size_class_pass(stats: CandidateStats, partial: CandidateStats, bucket_cap: int) -> None:
@@ -891,7 +960,8 @@ def containment_lsh_pairs(
     classes are candidates, so the looser index does not pair every two pages of similar size. Pairs are
     verified with the signature estimates as `minhash_pairs` verifies them (containment at least `floor`,
     `size_guard`); the same return shape, the stats counting this pass's tables and candidates.
-    Approximate, as any LSH.
+    Approximate, as any LSH. `mapped`: the signatures lie in a memory map, a band's buckets are made a
+    group at a time, and the pairs found go to `mapped.pairs` (none returned).
     """
     sigs = np.ascontiguousarray(signatures, dtype=np.uint32)
     n = len(sigs)
@@ -904,24 +974,68 @@ def containment_lsh_pairs(
     found: list[tuple[np.ndarray, ...]] = []
     for tables in size_class_tables(lowest_ratio, sigs.shape[1], containment):
         stats.size_class_tables += (tables,)
-        ids = np.tile(np.arange(n, dtype=np.int64), len(tables.distances) + 1)
-        for _, keys in size_class_key_columns(sigs, size_class, tables, mapped=mapped):
-            found += verified_size_class_pairs(
-                sigs,
-                sizes,
-                keys,
-                ids,
-                stats,
-                floor=floor,
-                min_size_ratio=min_size_ratio,
-                min_shingles=min_shingles,
-                bucket_cap=bucket_cap,
-                pairs_of=pairs_of,
-                release=None if mapped is None else mapped.release,
-            )
+        for groups in _size_class_bands(sigs, size_class, tables, mapped, bucket_cap):
+            for piece, (keys, ids) in enumerate(groups):
+                kept = verified_size_class_pairs(
+                    sigs,
+                    sizes,
+                    keys,
+                    ids,
+                    stats,
+                    floor=floor,
+                    min_size_ratio=min_size_ratio,
+                    min_shingles=min_shingles,
+                    bucket_cap=bucket_cap,
+                    pairs_of=pairs_of,
+                    release=None if mapped is None else mapped.release,
+                )
+                stats.tables -= piece > 0  # a band is one table, in however many pieces out of core
+                if mapped is None:
+                    found += kept
+                else:
+                    for codes, jac, cont in kept:
+                        mapped.pairs.append(codes, jac, cont)
     stats.warn_capped("size-class LSH", bucket_cap)
     if not found:
         return empty
     codes, jac, cont = (np.concatenate(parts) for parts in zip(*found, strict=True))
     codes, first = np.unique(codes, return_index=True)
     return codes // n, codes % n, jac[first], cont[first], stats
+
+
+def _size_class_bands(
+    sigs: np.ndarray,
+    size_class: np.ndarray,
+    tables: SizeClassTables,
+    mapped: MappedSignatures | None,
+    bucket_cap: int,
+) -> Iterator[Iterator[tuple[np.ndarray, np.ndarray]]]:
+    """Per band of `tables`: its (keys, ids) entries (`size_class_keys`, the unit id of each), all at once,
+    or out of core (`mapped`) a group of whole buckets at a time (`MappedSignatures.bucket_groups`), each
+    cut into pieces of about `mapped.candidates` pairs (`cross_groups`)."""
+    n, entries = len(sigs), len(tables.distances) + 1
+    if mapped is None:
+        ids = np.tile(np.arange(n, dtype=np.int64), entries)
+        for _, keys in size_class_key_columns(sigs, size_class, tables):
+            yield iter([(keys, ids)])
+        return
+    for band in range(tables.bands):
+        yield _mapped_size_class_band(sigs, size_class, tables, band, mapped, bucket_cap)
+
+
+def _mapped_size_class_band(
+    sigs: np.ndarray,
+    size_class: np.ndarray,
+    tables: SizeClassTables,
+    band: int,
+    mapped: MappedSignatures,
+    bucket_cap: int,
+) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    block = mapped.band(sigs, slice(band * tables.rows, (band + 1) * tables.rows))
+
+    def entry_keys(at: slice | np.ndarray) -> np.ndarray:
+        return size_class_keys(block[at], size_class[at], tables.distances)
+
+    n = len(block)
+    for positions, keys in mapped.bucket_groups(n, entry_keys, len(tables.distances) + 1):
+        yield from cross_groups(keys, positions % n, mapped.candidates, bucket_cap)

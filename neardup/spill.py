@@ -17,6 +17,7 @@ import os
 import re
 import shutil
 import tempfile
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
@@ -70,14 +71,17 @@ def out_of_core_limit(n_units: int, memory_limit: int | None, machine: int | Non
 class SpillPlan:
     """How large each piece of the out-of-core fingerprint step is, from the memory limit (bytes): the rows
     of sketches read from the store at once, the rows of signatures copied into a band at once, the
-    candidate pairs of a band made at once, and the pairs whose shingle sets are intersected at once (the
-    pages their sets lie in are released after each piece)."""
+    candidate pairs of a band made at once, the pairs whose shingle sets are intersected at once (the
+    pages their sets lie in are released after each piece), the bucket entries of a band (a unit, or one of
+    its size-class entries) grouped at once, and the candidate pairs deduplicated at once."""
 
     memory_limit: int
     read_rows: int
     copy_rows: int
     verify_pairs: int
     candidates: int
+    bucket_entries: int
+    pair_rows: int
 
     @classmethod
     def for_limit(cls, memory_limit: int, num_perm: int) -> SpillPlan:
@@ -93,6 +97,11 @@ class SpillPlan:
             verify_pairs=max(1, min(piece // (2 * 4096), 1 << 16)),
             # a candidate pair is 48 bytes at most while it is made (pair, code, its chunk's scores)
             candidates=max(1, piece // 48),
+            # a bucket entry is ~100 bytes while its group is sorted into buckets (its rows, key, order, the
+            # sorted copies, its run)
+            bucket_entries=max(1, piece // 128),
+            # a pair found is 24 bytes (code, two estimates), ~64 while its range is deduplicated
+            pair_rows=max(1, piece // 64),
         )
 
 
@@ -142,6 +151,70 @@ class DiskArray:
             with contextlib.suppress(BufferError):
                 self._map.close()
             self._map = None
+
+
+class DiskPairs:
+    """Candidate pairs (code a * n + b, Jaccard and containment estimates), appended to a `SpillDir` as the
+    bands find them, a pair as often as it is found; `unique` gives each pair once, sorted by code, with
+    the estimates of its first finding, as `np.unique(..., return_index=True)` of the whole would: a range
+    of codes at a time, about `rows` pairs at once."""
+
+    def __init__(self, spill: SpillDir, rows: int) -> None:
+        self.spill, self.rows = spill, max(1, rows)
+        self.codes = spill.array("pair-codes", np.int64)
+        self.jaccard = spill.array("pair-jaccard", np.float64)
+        self.containment = spill.array("pair-containment", np.float64)
+        self._lock = threading.Lock()  # the bands' threads append
+
+    def append(self, codes: np.ndarray, jaccard: np.ndarray, containment: np.ndarray) -> None:
+        with self._lock:
+            self._append(codes, jaccard, containment)
+
+    def _append(self, codes: np.ndarray, jaccard: np.ndarray, containment: np.ndarray) -> None:
+        self.codes.append(codes)
+        self.jaccard.append(jaccard)
+        self.containment.append(containment)
+
+    def unique(self, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """(a, b, Jaccard, containment) of each pair once, sorted by (a, b), on memory maps."""
+        codes, jac, cont = self.codes.read(), self.jaccard.read(), self.containment.read()
+        out = [self.spill.array(f"pairs-{name}", dtype) for name, dtype in _PAIR_COLUMNS]
+        for lo, hi in _code_ranges(codes, self.rows) if len(codes) else []:
+            parts: list[list[np.ndarray]] = [[], [], []]
+            for start in range(0, len(codes), self.rows):
+                piece = slice(start, start + self.rows)
+                within = (codes[piece] >= lo) & (codes[piece] < hi)
+                for part, column in zip(parts, (codes, jac, cont), strict=True):
+                    part.append(column[piece][within])
+                self.spill.release()
+            range_codes, first = np.unique(np.concatenate(parts[0]), return_index=True)
+            for array, column in zip(
+                out,
+                (
+                    range_codes // n,
+                    range_codes % n,
+                    np.concatenate(parts[1])[first],
+                    np.concatenate(parts[2])[first],
+                ),
+                strict=True,
+            ):
+                array.append(column)
+        return out[0].read(), out[1].read(), out[2].read(), out[3].read()
+
+
+_PAIR_COLUMNS = (("a", np.int64), ("b", np.int64), ("jaccard", np.float64), ("containment", np.float64))
+
+
+def _code_ranges(codes: np.ndarray, rows: int) -> list[tuple[int, int]]:
+    """Consecutive ranges [lo, hi) of pair codes covering every code, each holding about `rows` of `codes`
+    (bounds from quantiles of an evenly spaced sample; a code found many times can make a range larger)."""
+    ranges = -(-len(codes) // rows)
+    if ranges <= 1:
+        return [(0, np.iinfo(np.int64).max)]
+    sample = np.sort(codes[:: max(1, len(codes) // (64 * ranges))])
+    bounds = np.unique(sample[(np.arange(1, ranges) * len(sample)) // ranges])
+    edges = [0, *(int(b) for b in bounds), int(np.iinfo(np.int64).max)]
+    return [(lo, hi) for lo, hi in zip(edges[:-1], edges[1:], strict=True) if hi > lo]
 
 
 class SpillDir:

@@ -18,11 +18,19 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from neardup import engine
-from neardup.candidates import intersection_sizes
+from neardup.candidates import MappedSignatures, intersection_sizes
 from neardup.config import Config
 from neardup.errors import ConfigError
-from neardup.spill import IN_MEMORY_BYTES_PER_UNIT, SpillDir, SpillPlan, out_of_core_limit, parse_memory_limit
+from neardup.spill import (
+    IN_MEMORY_BYTES_PER_UNIT,
+    DiskPairs,
+    SpillDir,
+    SpillPlan,
+    out_of_core_limit,
+    parse_memory_limit,
+)
 from neardup.stages.fingerprints import compute_fingerprints
+from neardup.stages.pairs import unit_ids
 from neardup.store import Store
 
 CONFIGS = {
@@ -184,3 +192,57 @@ def test_out_of_core_where_the_in_memory_peak_would_pass_the_limit() -> None:
     assert out_of_core_limit(1001, fits) == fits
     assert out_of_core_limit(10**7, None, machine=24 << 30) == 12 << 30  # half the machine by default
     assert out_of_core_limit(10**6, None, machine=24 << 30) is None
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    codes=st.lists(st.integers(0, 400), max_size=120),
+    rows=st.integers(1, 50),
+)
+def test_disk_pairs_are_each_pair_once_with_its_first_estimates(codes: list[int], rows: int) -> None:
+    """A pair found several times (in several bands) comes out once, sorted, with the estimates of its first
+    finding, whatever the ranges the deduplication takes: `np.unique(..., return_index=True)` of the whole."""
+    n = 21
+    found = np.array(codes, dtype=np.int64)
+    jac, cont = np.arange(len(found)) / 7.0, np.arange(len(found)) / 11.0
+    with SpillDir(_FOLDER) as spill:
+        pairs = DiskPairs(spill, rows)
+        for lo in range(0, len(found), 7):  # appended a chunk at a time, as bands find them
+            pairs.append(found[lo : lo + 7], jac[lo : lo + 7], cont[lo : lo + 7])
+        a, b, got_jac, got_cont = (np.array(column) for column in pairs.unique(n))
+    want, first = np.unique(found, return_index=True)
+    assert np.array_equal(a, want // n) and np.array_equal(b, want % n)
+    assert np.array_equal(got_jac, jac[first]) and np.array_equal(got_cont, cont[first])
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    keys=st.lists(st.integers(0, 40), min_size=1, max_size=90),
+    entries_per_row=st.sampled_from([1, 3]),
+    bucket_entries=st.integers(1, 100),
+)
+def test_bucket_groups_hold_whole_buckets(keys: list[int], entries_per_row: int, bucket_entries: int) -> None:
+    """Every entry of a band is in one group, with its key, and a bucket (keys equal but for the lowest bit)
+    never spans two groups."""
+    n = -(-len(keys) // entries_per_row)
+    entry_keys = np.resize(np.array(keys, dtype=np.uint64), n * entries_per_row).reshape(entries_per_row, n)
+
+    def keys_of(rows: slice | np.ndarray) -> np.ndarray:
+        return entry_keys[:, rows].reshape(-1)
+
+    mapped = MappedSignatures(2, lambda: None, 10, 1, bucket_entries, pairs=None)  # type: ignore[arg-type]
+    groups = list(mapped.bucket_groups(n, keys_of, entries_per_row))
+    positions = np.concatenate([p for p, _ in groups])
+    assert np.array_equal(np.sort(positions), np.arange(n * entries_per_row))
+    flat = entry_keys.reshape(-1)
+    for p, k in groups:
+        assert np.array_equal(k, flat[p])
+    buckets = [set((flat[p] >> np.uint64(1)).tolist()) for p, _ in groups]
+    assert sum(len(b) for b in buckets) == len(set().union(*buckets))
+
+
+def test_unit_ids_by_key() -> None:
+    keys = np.array([b"a" * 64, b"b" * 64, b"c" * 64], dtype="S64")
+    assert unit_ids(keys, ["c" * 64, "a" * 64]).tolist() == [2, 0]
+    with pytest.raises(RuntimeError, match="no unit"):
+        unit_ids(keys, ["bb" + "a" * 62])

@@ -14,6 +14,8 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
 
 from ..batches import set_batch, signatures
 from ..candidate_stats import CandidateStats
@@ -27,7 +29,7 @@ from ..candidates import (
 )
 from ..config import Config
 from ..parallel import parallel_map
-from ..spill import SpillDir, SpillPlan
+from ..spill import DiskPairs, SpillDir, SpillPlan
 from ..store import Store
 from .base import BATCH, PARALLEL_MIN, Progress, no_progress
 
@@ -71,6 +73,11 @@ class UnitPairs:
         )
 
 
+# What a band in hand holds a unit out of core: its columns (4 rows of uint32 at the default setting) and
+# its bucket group's number; the group being sorted is sized apart (`SpillPlan.bucket_entries`).
+BAND_BYTES_PER_UNIT = 20
+
+
 @dataclass(frozen=True, slots=True)
 class SpilledUnits:
     """The units of a setting with their sketches in files of a `SpillDir` (`stages.fingerprints`, out of
@@ -86,6 +93,19 @@ class SpilledUnits:
 
     def __len__(self) -> int:
         return len(self.n_shingles)
+
+    def mapped(self) -> MappedSignatures:
+        """How the candidate search reads the signatures, in pieces of the plan's sizes, its pairs kept in
+        the spill folder."""
+        plan = self.plan
+        return MappedSignatures(
+            plan.copy_rows,
+            self.spill.release,
+            plan.candidates,
+            max(1, plan.memory_limit // 4 // (BAND_BYTES_PER_UNIT * max(len(self), 1))),
+            plan.bucket_entries,
+            DiskPairs(self.spill, plan.pair_rows),
+        )
 
 
 def find_pairs(
@@ -109,28 +129,13 @@ def find_pairs(
         return UnitPairs(a, b, stats, hamming_bits=bits)
     if isinstance(units, SpilledUnits):
         n_shingles, sigs, unit_keys = units.n_shingles, units.signatures, units.exact_keys
-        mapped = MappedSignatures(
-            units.plan.copy_rows,
-            units.spill.release,
-            units.plan.candidates,
-            max(1, units.plan.memory_limit // 4 // (100 * max(len(units), 1))),
-        )
+        mapped = units.mapped()
     else:
         n_shingles = units["n_shingles"].to_numpy(np.int32)
         sigs = signatures(units["minhash"], config.num_perm)
         unit_keys, mapped = units["exact_key"].to_numpy(), None
     assert sigs is not None
-    a, b, jac, cont, stats = minhash_pairs(
-        sigs,
-        n_shingles,
-        similarity=config.similarity,
-        floor=config.minhash_floor,
-        min_size_ratio=config.min_size_ratio,
-        seed=config.seed,
-        min_shingles=config.min_contained_shingles,
-        partial_copies=config.searches_partial_copies,
-        mapped=mapped,
-    )
+    a, b, jac, cont, stats = minhash_candidates(config, sigs, n_shingles, mapped)
     del sigs  # ~0.5 GB at 1M texts; the verification needs the room
     found = UnitPairs(a, b, stats, jaccard=jac, containment=cont)
     if config.verify != "exact":
@@ -145,6 +150,23 @@ def find_pairs(
         jobs=jobs,
         texts=texts,
         spilled=spilled,
+    )
+
+
+def minhash_candidates(
+    config: Config, signatures: np.ndarray, n_shingles: np.ndarray, mapped: MappedSignatures | None = None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, CandidateStats]:
+    """`candidates.minhash_pairs` at `config`'s setting (similarity, floor, size guard, partial copies)."""
+    return minhash_pairs(
+        signatures,
+        n_shingles,
+        similarity=config.similarity,
+        floor=config.minhash_floor,
+        min_size_ratio=config.min_size_ratio,
+        seed=config.seed,
+        min_shingles=config.min_contained_shingles,
+        partial_copies=config.searches_partial_copies,
+        mapped=mapped,
     )
 
 
@@ -199,19 +221,19 @@ def verify_exact(
     The shingle sets of the units in pairs are rebuilt from their texts (in workers) as sorted uint32,
     the values MinHash sketched, and intersected in bulk (`intersection_sizes`). A pair reaches this
     step because its estimate passed the floor; near the floor that selects pairs whose estimate came
-    out high, so the exact scores are what the threshold should apply to. `spilled`: the sets are written
-    to a file of its `SpillDir` and intersected a bounded piece of pairs at a time (the same scores).
+    out high, so the exact scores are what the threshold should apply to. `spilled`: out of core
+    (`verify_spilled`, the same scores).
     """
     stats.verified_exact = len(a)
     if not len(a):
         return a, b, np.empty(0), np.empty(0)
+    if spilled is not None:
+        return verify_spilled(store, config, spilled, a, b, stats, progress=progress, jobs=jobs)
     need = np.unique(np.concatenate((a, b)))
     progress("verify", 0, len(need))
     rank = np.full(len(unit_keys), -1, dtype=np.int64)
     rank[need] = np.arange(len(need))
     need_keys = unit_keys[need]
-    if need_keys.dtype.kind == "S":
-        need_keys = np.array([k.decode("ascii") for k in need_keys.tolist()], dtype=object)
     index = pd.Index(need_keys)
     if texts is None:
         frames: Iterable[pd.DataFrame] = store.unit_texts(config.norm_key, need_keys.tolist(), BATCH * 4)
@@ -221,21 +243,12 @@ def verify_exact(
     batches = ((df["exact_key"].tolist(), df["text"].tolist(), config.shingle_size) for df in frames)
     # One buffer, filled as the sets arrive: a set of 32-bit values is at most as large as the unit's
     # set of 64-bit shingle hashes, so the units' shingle counts bound the total (~0.6 GB at 1M pages).
-    # Out of core, the sets are appended to a file instead.
-    on_disk = None if spilled is None else spilled.spill.array("shingle-sets", np.uint32)
-    values = (
-        np.empty(int(np.asarray(n_shingles, dtype=np.int64)[need].sum()), dtype=np.uint32)
-        if on_disk is None
-        else np.empty(0, np.uint32)
-    )
+    values = np.empty(int(np.asarray(n_shingles, dtype=np.int64)[need].sum()), dtype=np.uint32)
     pos_parts, len_parts, filled, done = [], [], 0, 0
     for keys, lens, batch_values in parallel_map(
         set_batch, batches, jobs=1 if len(need) < PARALLEL_MIN else jobs
     ):
-        if on_disk is None:
-            values[filled : filled + len(batch_values)] = batch_values
-        else:
-            on_disk.append(batch_values)
+        values[filled : filled + len(batch_values)] = batch_values
         filled += len(batch_values)
         pos_parts.append(index.get_indexer(keys))
         len_parts.append(lens)
@@ -250,21 +263,96 @@ def verify_exact(
     lens, offsets = np.empty_like(arrived_lens), np.empty_like(arrived_lens)
     lens[pos] = arrived_lens
     offsets[pos] = np.concatenate(([0], np.cumsum(arrived_lens, dtype=np.int64)[:-1]))
-    if on_disk is None:
-        inter = intersection_sizes(values, lens, rank[a], rank[b], offsets=offsets)
-    else:
-        assert spilled is not None
-        mapped_values = on_disk.read()
-        inter = np.empty(len(a), dtype=np.int64)
-        step = spilled.plan.verify_pairs
-        for lo in range(0, len(a), step):
-            sel = slice(lo, lo + step)
-            inter[sel] = intersection_sizes(mapped_values, lens, rank[a[sel]], rank[b[sel]], offsets=offsets)
-            on_disk.release()
-        del mapped_values
+    inter = intersection_sizes(values, lens, rank[a], rank[b], offsets=offsets)
     jac, cont = exact_scores(
         inter, lens[rank[a]], lens[rank[b]], config.min_size_ratio, config.min_contained_shingles
     )
     keep = above_floor(jac, cont, config.similarity, config.minhash_floor)
     stats.rejected_exact = int(len(a) - keep.sum())
     return a[keep], b[keep], jac[keep], cont[keep]
+
+
+def verify_spilled(
+    store: Store,
+    config: Config,
+    units: SpilledUnits,
+    a: np.ndarray,
+    b: np.ndarray,
+    stats: CandidateStats,
+    *,
+    progress: Progress = no_progress,
+    jobs: int | None = None,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """`verify_exact` out of core, for pairs (a, b) that may lie in memory maps (`DiskPairs.unique`): the
+    same scores, with what is held bounded by the units' count at a few ints a unit (a flag, set sizes
+    and offsets by unit id), not by the pairs or their keys. The pairs are read a piece at a time; the keys
+    of the units in them go to a Parquet file the store's query joins; a text's unit is found by its key
+    in the sorted `exact_keys`; the sets are appended to a file and intersected a piece of pairs at a
+    time. Only the pairs kept are in memory at the end."""
+    spill, plan, n = units.spill, units.plan, len(units)
+    step = plan.verify_pairs
+    needed = np.zeros(n, dtype=bool)
+    for lo in range(0, len(a), plan.pair_rows):
+        needed[a[lo : lo + plan.pair_rows]] = True
+        needed[b[lo : lo + plan.pair_rows]] = True
+        spill.release()
+    n_needed = int(needed.sum())
+    progress("verify", 0, n_needed)
+    keys_path = spill.path / "verified-keys.parquet"
+    with pq.ParquetWriter(keys_path, _KEYS) as wanted:
+        for lo in range(0, n, plan.read_rows):
+            at = lo + np.flatnonzero(needed[lo : lo + plan.read_rows])
+            wanted.write_table(
+                pa.table([pa.array(units.exact_keys[at], pa.binary(64)).cast(pa.string())], _KEYS)
+            )
+            spill.release()
+    frames = store.unit_texts(config.norm_key, keys_path, BATCH * 4)
+    batches = ((df["exact_key"].tolist(), df["text"].tolist(), config.shingle_size) for df in frames)
+    on_disk = spill.array("shingle-sets", np.uint32)
+    # by unit id; int64 as the intersection kernel reads them (the sets of a million pages pass 2**31 values)
+    lens, offsets = np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.int64)
+    arrived = np.zeros(n, dtype=bool)
+    for keys, batch_lens, batch_values in parallel_map(
+        set_batch, batches, jobs=1 if n_needed < PARALLEL_MIN else jobs
+    ):
+        ids = unit_ids(units.exact_keys, keys)
+        if arrived[ids].any():
+            raise RuntimeError("exact verification: a unit's text came twice from the store")
+        arrived[ids] = True
+        lens[ids] = batch_lens
+        offsets[ids] = on_disk.rows + np.concatenate(([0], np.cumsum(batch_lens, dtype=np.int64)[:-1]))
+        on_disk.append(batch_values)
+        spill.release()
+        progress("verify", int(arrived.sum()), n_needed)
+    if not np.array_equal(arrived, needed):
+        raise RuntimeError("exact verification: a unit's text is missing from the store")
+    del arrived, needed
+    values = on_disk.read()
+    kept: list[tuple[np.ndarray, ...]] = []
+    for lo in range(0, len(a), step):
+        pa_, pb = np.array(a[lo : lo + step]), np.array(b[lo : lo + step])
+        inter = intersection_sizes(values, lens, pa_, pb, offsets=offsets)
+        pjac, pcont = exact_scores(
+            inter, lens[pa_], lens[pb], config.min_size_ratio, config.min_contained_shingles
+        )
+        keep = above_floor(pjac, pcont, config.similarity, config.minhash_floor)
+        kept.append((pa_[keep], pb[keep], pjac[keep], pcont[keep]))
+        spill.release()
+    del values
+    a_kept, b_kept, jac, cont = (np.concatenate(column) for column in zip(*kept, strict=True))
+    stats.rejected_exact = int(len(a) - len(a_kept))
+    return a_kept, b_kept, jac, cont
+
+
+def unit_ids(exact_keys: np.ndarray, keys: list[str]) -> np.ndarray:
+    """The unit id of each key: its row of `exact_keys` (sorted 64-byte keys, `SpilledUnits.exact_keys`)."""
+    wanted = np.array(keys, dtype="S64")
+    ids = np.searchsorted(exact_keys, wanted)
+    found = ids < len(exact_keys)
+    found[found] = exact_keys[ids[found]] == wanted[found]
+    if not found.all():
+        raise RuntimeError("exact verification: a text the store gave is no unit")
+    return ids
+
+
+_KEYS = pa.schema([("exact_key", pa.string())])

@@ -7,6 +7,7 @@ import json
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 import duckdb
@@ -152,15 +153,22 @@ class FingerprintsMixin(ContentRules):
         )
 
     @reads
-    def unit_texts(self, norm_key: str, exact_keys: Sequence[str], batch_rows: int) -> Iterator[pd.DataFrame]:
-        """(exact_key, text) of the given content texts, in batches, in no particular order."""
+    def unit_texts(
+        self, norm_key: str, exact_keys: Sequence[str] | Path, batch_rows: int
+    ) -> Iterator[pd.DataFrame]:
+        """(exact_key, text) of the given content texts, in batches, in no particular order; `exact_keys` a
+        list, or a Parquet file of them (column exact_key: the keys of many units, never in memory)."""
         cur = self.cursor()  # the registration lives and dies with this cursor
-        cur.register("wanted_units", pa.table({"exact_key": pa.array(list(exact_keys), pa.string())}))
+        if isinstance(exact_keys, Path):
+            wanted, params = "read_parquet(?)", [norm_key, str(exact_keys), norm_key]
+        else:
+            cur.register("wanted_units", pa.table({"exact_key": pa.array(list(exact_keys), pa.string())}))
+            wanted, params = "wanted_units", [norm_key, norm_key]
         # the keys say which texts: no content condition beyond them
         sql = _ONE_TEXT_PER_KEY.format(
-            content="true", where="AND t.exact_key IN (SELECT exact_key FROM wanted_units)"
+            content="true", where=f"AND t.exact_key IN (SELECT exact_key FROM {wanted})"
         )
-        yield from self._batches(sql, [norm_key, norm_key], batch_rows, cur)
+        yield from self._batches(sql, params, batch_rows, cur)
 
     @reads
     def texts_in_ranges(self, norm_key: str, ranges: Sequence[tuple[int, int]]) -> pd.DataFrame:
