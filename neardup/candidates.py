@@ -909,13 +909,12 @@ def verified_size_class_pairs(
     pairs_of: PairFinder = cross_pairs,
     release: Callable[[], None] | None = None,
 ) -> list[tuple[np.ndarray, ...]]:
-    """The candidates of one size-class band (`keys`: its `size_class_keys`, entry k being set `ids[k]`),
-    counted into `stats` as one table and verified for containment with `verify_pairs`: chunks of
+    """The candidates of one size-class band, or of a piece of it (`keys`: its `size_class_keys`, entry k
+    being set `ids[k]`), counted into `stats` (the caller counts the band's table) and verified for containment with `verify_pairs`: chunks of
     (a * n + b with a < b, jaccard estimate, containment estimate) of the pairs at or above `floor`, n the
     number of signatures. `release` is called after each chunk of pairs is verified."""
     n = len(signatures)
     i, j = pairs_of(keys, ids, bucket_cap, stats)
-    stats.tables += 1
     stats.candidates += len(i)
     kept = list[tuple[np.ndarray, ...]]()
     for lo in range(0, len(i), VERIFY_CHUNK):
@@ -975,7 +974,8 @@ def containment_lsh_pairs(
     for tables in size_class_tables(lowest_ratio, sigs.shape[1], containment):
         stats.size_class_tables += (tables,)
         for groups in _size_class_bands(sigs, size_class, tables, mapped, bucket_cap):
-            for piece, (keys, ids) in enumerate(groups):
+            stats.tables += 1  # a band is one table, in however many pieces out of core
+            for keys, ids in groups:
                 kept = verified_size_class_pairs(
                     sigs,
                     sizes,
@@ -989,7 +989,6 @@ def containment_lsh_pairs(
                     pairs_of=pairs_of,
                     release=None if mapped is None else mapped.release,
                 )
-                stats.tables -= piece > 0  # a band is one table, in however many pieces out of core
                 if mapped is None:
                     found += kept
                 else:

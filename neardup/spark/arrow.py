@@ -511,7 +511,7 @@ def size_class_band_estimates(
         t, band = bands[task]
         keys = size_class_keys(matrix[:, band * t.rows : (band + 1) * t.rows], classes, t.distances)
         ids = np.tile(np.arange(n, dtype=np.int64), len(t.distances) + 1)
-        stats = CandidateStats()
+        stats = CandidateStats(tables=1)
         kept = verified_size_class_pairs(
             matrix,
             sizes,
