@@ -59,11 +59,15 @@ class ParsedUrlsMixin(StoreCore):
         }
         cur = self.cursor()
         cur.execute("BEGIN TRANSACTION")
-        for table, rows in tables.items():
-            cur.execute(f"DELETE FROM {table}")
-            cur.register("url_parse_batch", rows)
-            cur.execute(f"INSERT INTO {table} SELECT * FROM url_parse_batch")
-            cur.unregister("url_parse_batch")
+        try:
+            for table, rows in tables.items():
+                cur.execute(f"DELETE FROM {table}")
+                cur.register("url_parse_batch", rows)
+                cur.execute(f"INSERT INTO {table} SELECT * FROM url_parse_batch")
+                cur.unregister("url_parse_batch")
+        except BaseException:
+            cur.execute("ROLLBACK")
+            raise
         cur.execute("COMMIT")
 
     @reads

@@ -81,15 +81,16 @@ class SuggestionsMixin(StoreCore):
             }
         )
         cur.register("suggestion_batch", batch)
-        cur.execute("BEGIN TRANSACTION")
-        cur.execute(
-            "INSERT INTO suggested_categories SELECT ?, b.page_id, b.representative_id, b.category, "
-            "b.newer_than_kept FROM suggestion_batch b WHERE NOT EXISTS (SELECT 1 FROM suggested_categories s "
-            "WHERE s.suggestion_key = ? AND s.page_id = b.page_id AND s.representative_id = b.representative_id)",
-            [suggestion_key, suggestion_key],
-        )
-        cur.execute("COMMIT")
-        cur.unregister("suggestion_batch")
+        try:  # one statement: it commits whole or not at all
+            cur.execute(
+                "INSERT INTO suggested_categories SELECT ?, b.page_id, b.representative_id, b.category, "
+                "b.newer_than_kept FROM suggestion_batch b WHERE NOT EXISTS (SELECT 1 FROM suggested_categories "
+                "s WHERE s.suggestion_key = ? AND s.page_id = b.page_id AND s.representative_id = "
+                "b.representative_id)",
+                [suggestion_key, suggestion_key],
+            )
+        finally:
+            cur.unregister("suggestion_batch")
 
     @reads
     def first_pages_of_texts(self, norm_key: str, exact_keys: Sequence[str]) -> pd.DataFrame:
