@@ -21,6 +21,25 @@ def spark_run_of(cur: duckdb.DuckDBPyConnection) -> dict[str, str] | None:
     return {k.removeprefix("spark_"): v for k, v in rows} or None
 
 
+def run_page_units_sql(run: dict[str, str] | None, norm_key: str, fingerprint_key: str) -> str | None:
+    """A query of each content page's unit (page_id, unit_id), in page id order, from the Parquet of a Spark
+    run read in place (`run`: `spark_run_of`), whose pages carry their unit in the run's own setting; None
+    for any other database or setting. The run wrote the unit beside each page: no join of a million text
+    keys."""
+    if (
+        run is None
+        or run.get("mode") != "view"
+        or run.get("norm_key") != norm_key
+        or run.get("fingerprint_key") != fingerprint_key
+    ):
+        return None
+    pages = sql_literal(run["dir"].rstrip("/") + "/pages/*.parquet")
+    return (
+        f"SELECT page_id::BIGINT AS page_id, unit_id::BIGINT AS unit_id FROM read_parquet({pages}) "
+        "WHERE unit_id IS NOT NULL"
+    )
+
+
 class SparkAttachMixin(StoreCore):
     """The store's part that opens a Spark run's output."""
 
