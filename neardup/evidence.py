@@ -320,6 +320,70 @@ def _masked_bucket_size(fps: np.ndarray, fingerprint: int, mask: int) -> int:
     return int(np.count_nonzero((fps & m) == (np.uint64(fingerprint) & m)))
 
 
+def _pair_signatures(
+    fp: Fingerprints,
+    unit_a: int,
+    unit_b: int,
+    all_signatures: np.ndarray | None,
+    capped: CappedBuckets | None,
+    pair_signatures: tuple[np.ndarray, np.ndarray] | None,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(signature of unit_a, of unit_b, every unit's signature: an empty matrix where `capped` stands in
+    for them) for `trace_minhash`."""
+    if capped is not None:
+        if pair_signatures is not None:
+            return pair_signatures[0], pair_signatures[1], np.empty((0, len(pair_signatures[0])), np.uint32)
+        sa, sb = fp.signatures(np.array([unit_a, unit_b]))
+        return sa, sb, np.empty((0, len(sa)), np.uint32)
+    every = all_signatures if all_signatures is not None else fp.minhash
+    if every is None or (all_signatures is None and fp.signature_units is not None):
+        raise ValueError("trace_minhash() needs the signatures of every unit (all_signatures)")
+    return every[unit_a], every[unit_b], every
+
+
+def _size_class_trace(
+    config: Config,
+    classes: np.ndarray,
+    pair: tuple[tuple[int, np.ndarray], tuple[int, np.ndarray]],
+    sigs: np.ndarray,
+    capped: CappedBuckets | None,
+) -> SizeClassTrace:
+    """The size-class pass replayed on `pair` ((unit, signature) twice) of units of size classes `classes`:
+    bucket sizes from `capped`, else counted in `sigs` (every unit's signatures)."""
+    (unit_a, sa), (unit_b, sb) = pair
+    ca, cb = int(classes[unit_a]), int(classes[unit_b])
+    # the query, the indexed set
+    (low, sig_low), (high, sig_high) = pair if ca <= cb else pair[::-1]
+    for number, tables in enumerate(size_class_pass(config, len(sa))):
+        if abs(ca - cb) not in tables.distances:
+            continue
+        r = tables.rows
+        # a bucket: the indexed entries in the larger set's class, the queries from the classes below it
+        in_bucket = classes == classes[high]
+        for d in tables.distances:
+            in_bucket |= classes == classes[high] - d
+
+        def bucket_size(
+            band: int,
+            number: int = number,
+            tables: SizeClassTables = tables,
+            in_bucket: np.ndarray = in_bucket,
+        ) -> Callable[[], int | None]:
+            if capped is not None:
+                key = size_class_bucket(sig_high, int(classes[high]), tables, band)
+                return functools.partial(capped.size_of, number, band, key)
+            cols = slice(band * tables.rows, (band + 1) * tables.rows)
+            return functools.partial(_rows_bucket_size, sigs, in_bucket, cols, sig_high[cols])
+
+        hits = [
+            (band, bucket_size(band))
+            for band in range(tables.bands)
+            if np.array_equal(sig_low[band * r : (band + 1) * r], sig_high[band * r : (band + 1) * r])
+        ]
+        return SizeClassTrace(ca, cb, True, tables.bands, tables.rows, _counted(hits))
+    return SizeClassTrace(ca, cb, False, 0, 0, ())
+
+
 def trace_minhash(
     fp: Fingerprints,
     config: Config,
@@ -333,35 +397,23 @@ def trace_minhash(
     pair_signatures: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> MinHashTrace:
     """Replay `candidates.minhash_pairs` (and its size-class pass) on units `unit_a` and `unit_b` of `fp`.
-    A band's bucket size is known from every unit's signature, `all_signatures` (by unit id,
+    A band's bucket size is counted in every unit's signature, `all_signatures` (by unit id,
     `analysis.all_signatures`), where `fp` holds only those of the units in a pair
-    (`Fingerprints.signature_units`); or, for a bucket over the cap, from `capped` (the set's
+    (`Fingerprints.signature_units`); or, for a bucket over the cap, read from `capped` (the set's
     `CappedBuckets`), with the two units' signatures `pair_signatures` (default: `fp`'s)."""
-    sigs = np.empty((0, 0), np.uint32)
-    if capped is not None:
-        sa, sb = pair_signatures if pair_signatures is not None else fp.signatures(np.array([unit_a, unit_b]))
-        num_perm = len(sa)
-    else:
-        every = all_signatures if all_signatures is not None else fp.minhash
-        if every is None or (all_signatures is None and fp.signature_units is not None):
-            raise ValueError("trace_minhash() needs the signatures of every unit (all_signatures)")
-        sigs = every
-        sa, sb = sigs[unit_a], sigs[unit_b]
-        num_perm = sigs.shape[1]
+    sa, sb, sigs = _pair_signatures(fp, unit_a, unit_b, all_signatures, capped, pair_signatures)
     sizes = fp.n_shingles.astype(np.float64)
-    bands, rows = index_params(config, num_perm)
+    bands, rows = index_params(config, len(sa))
     equal = sa == sb
 
-    def index_bucket_size(band: int) -> Callable[[], int | None]:
-        cols = slice(band * rows, (band + 1) * rows)
+    def bucket_size(band: int) -> Callable[[], int | None]:
         if capped is not None:
             return functools.partial(capped.size_of, INDEX, band, index_bucket(sa, band, rows))
+        cols = slice(band * rows, (band + 1) * rows)
         return functools.partial(_bucket_size, sigs[:, cols], sa[cols])
 
     hits = [
-        (band, index_bucket_size(band))
-        for band in range(bands)
-        if equal[band * rows : (band + 1) * rows].all()
+        (band, bucket_size(band)) for band in range(bands) if equal[band * rows : (band + 1) * rows].all()
     ]
     jac = float(estimate_jaccard(sa, sb))
     na, nb = sizes[unit_a], sizes[unit_b]
@@ -371,42 +423,9 @@ def trace_minhash(
     cont = float(estimate_containment(np.array(jac), np.array(na), np.array(nb))) if guard else 0.0
     size_class = None
     if config.searches_partial_copies:
-        classes = size_classes(sizes)
-        ca, cb = int(classes[unit_a]), int(classes[unit_b])
-        distance = abs(ca - cb)
-        # the query, the indexed set
-        low, high = (unit_a, unit_b) if ca <= cb else (unit_b, unit_a)
-        sig_low, sig_high = (sa, sb) if low == unit_a else (sb, sa)
-        for number, tables in enumerate(size_class_pass(config, num_perm)):
-            if distance not in tables.distances:
-                continue
-            r = tables.rows
-            # a bucket: the indexed entries in the larger set's class, the queries from the classes below it
-            in_bucket = classes == classes[high]
-            for d in tables.distances:
-                in_bucket |= classes == classes[high] - d
-
-            def class_bucket_size(
-                band: int,
-                number: int = number,
-                tables: SizeClassTables = tables,
-                in_bucket: np.ndarray = in_bucket,
-            ) -> Callable[[], int | None]:
-                if capped is not None:
-                    key = size_class_bucket(sig_high, int(classes[high]), tables, band)
-                    return functools.partial(capped.size_of, number, band, key)
-                cols = slice(band * tables.rows, (band + 1) * tables.rows)
-                return functools.partial(_rows_bucket_size, sigs, in_bucket, cols, sig_high[cols])
-
-            class_hits = [
-                (band, class_bucket_size(band))
-                for band in range(tables.bands)
-                if np.array_equal(sig_low[band * r : (band + 1) * r], sig_high[band * r : (band + 1) * r])
-            ]
-            size_class = SizeClassTrace(ca, cb, True, tables.bands, tables.rows, _counted(class_hits))
-            break
-        else:
-            size_class = SizeClassTrace(ca, cb, False, 0, 0, ())
+        size_class = _size_class_trace(
+            config, size_classes(sizes), ((unit_a, sa), (unit_b, sb)), sigs, capped
+        )
     return MinHashTrace(
         bands=bands,
         rows=rows,
