@@ -3,6 +3,7 @@ engine stored for the bundled sample's pairs."""
 
 from __future__ import annotations
 
+import dataclasses
 import random
 from collections.abc import Iterator
 from pathlib import Path
@@ -37,6 +38,7 @@ from neardup.evidence import (
 from neardup.shingles import containment, jaccard, shingles, words
 from neardup.stages import buckets as stage_buckets
 from neardup.store import Store
+from neardup.ui import evidence as ui_evidence
 from neardup.ui.evidence import candidate_line, link_line, scores_line
 
 MINHASH = Config()
@@ -401,3 +403,29 @@ def test_capped_buckets_are_counted_once_per_fingerprint_set(
     )
     with pytest.raises(AssertionError, match="counted again"):
         engine.ensure_capped_buckets(sample, MINHASH, bucket_cap=6)
+
+
+def test_the_app_keeps_the_link_graphs_of_the_latest_thresholds_only(
+    sample: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A link graph holds arrays over every unit and page: the thresholds tried one after another keep the
+    graphs of the latest two, and a pair's evidence stays memoized beside them."""
+    fp = load_fingerprints(sample, MINHASH, jobs=1)
+    monkeypatch.setattr(ui_evidence, "fingerprints", lambda store, path, config: fp)
+    graphs = [
+        ui_evidence.get_link_graph(sample, "sample", dataclasses.replace(MINHASH, threshold=t))
+        for t in (0.8, 0.82, 0.84, 0.86, 0.88)
+    ]
+    assert len(ui_evidence.LINK_GRAPHS._values) == 2
+    assert (
+        ui_evidence.get_link_graph(sample, "sample", dataclasses.replace(MINHASH, threshold=0.88))
+        is graphs[-1]
+    )
+    assert (
+        ui_evidence.get_link_graph(sample, "sample", dataclasses.replace(MINHASH, threshold=0.8))
+        is not graphs[0]
+    )
+    (_, left, right), *_ = page_pairs(sample, fp, MINHASH)
+    ev = ui_evidence.get_pair_evidence(sample, "sample", MINHASH, left, right)
+    assert ui_evidence.get_pair_evidence(sample, "sample", MINHASH, left, right) is ev
+    assert len(ui_evidence.LINK_GRAPHS._values) == 2

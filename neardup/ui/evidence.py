@@ -72,7 +72,11 @@ class FingerprintMemo:
         return value
 
 
+# A pair's evidence is a few kilobytes; a link graph holds arrays over every unit and page (~50 MB at a
+# million pages), so only the graphs of the latest thresholds are kept: a threshold moved back builds its
+# graph again (a sort of the pairs at it), where 64 of them would take gigabytes.
 FINGERPRINT_MEMO = FingerprintMemo()
+LINK_GRAPHS = FingerprintMemo(max_entries=2)
 
 
 def fingerprints(store: Store, path: str, config: Config) -> Fingerprints:
@@ -82,7 +86,7 @@ def fingerprints(store: Store, path: str, config: Config) -> Fingerprints:
 def get_link_graph(store: Store, path: str, config: Config) -> LinkGraph:
     """The links at the setting's threshold (built once per threshold and fingerprints)."""
     fp = fingerprints(store, path, config)
-    return FINGERPRINT_MEMO.get(fp, ("links", config), lambda: link_graph(fp, config))
+    return LINK_GRAPHS.get(fp, ("links", config), lambda: link_graph(fp, config))
 
 
 def get_pair_evidence(
