@@ -1,9 +1,10 @@
-"""Drill-down: the duplicate clusters and pairs of one host, and the Clusters table filtered by host,
-category, size and URL text."""
+"""Drill-down: the Clusters table (one row a duplicate cluster, each cluster's pages by one sort), filtered by
+host, category, size and URL text; the duplicate clusters and pairs of one host."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -28,23 +29,106 @@ class ClusterFilter:
         return self != ClusterFilter()
 
 
+TABLE_COLUMNS = ["cluster_id", "size", "representative_url", "why", "hosts"]
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class ClusterTable:
+    """The duplicate clusters (2+ pages) of an analysis' pages frame and where their pages are in it.
+
+    `rows`: one row a cluster, largest first (then by id): `cluster_id`, `size`, `representative_url`,
+    `why`, `hosts` (distinct hosts of its pages) and, made with the pages' categories, `category`.
+    `member_rows`: the positions in the pages frame of every page of a duplicate cluster, by cluster id
+    then position; cluster `ids[i]`'s are `member_rows[starts[i]:starts[i + 1]]`. `member_hosts`: each of
+    those pages' host, as its index into `hosts` (-1: none). `hosts`, `categories`: the hosts with a
+    page in a duplicate cluster and the clusters' categories, sorted (the filters' choices)."""
+
+    rows: pd.DataFrame
+    ids: np.ndarray
+    starts: np.ndarray
+    member_rows: np.ndarray
+    member_hosts: np.ndarray
+    hosts: list[str]
+    categories: list[str]
+
+    def members_of(self, cluster_id: int) -> np.ndarray:
+        """The positions in the pages frame of cluster `cluster_id`'s pages (none for an id not in the table)."""
+        i = int(np.searchsorted(self.ids, cluster_id))
+        if i == len(self.ids) or self.ids[i] != cluster_id:
+            return self.member_rows[:0]
+        return self.member_rows[self.starts[i] : self.starts[i + 1]]
+
+    def clusters_with(self, member: np.ndarray) -> np.ndarray:
+        """The ids of the clusters with a page where `member` (a mask over `member_rows`)."""
+        if not len(self.ids):
+            return self.ids
+        return self.ids[np.logical_or.reduceat(member, self.starts[:-1])]
+
+
+def cluster_table(pages: pd.DataFrame, categories: pd.DataFrame | None = None) -> ClusterTable:
+    """The duplicate clusters of `pages` (an analysis' pages: cluster_id, cluster_size, host,
+    representative_url, why) with, given `categories` (`categories.page_categories` of these pages), each
+    cluster's `category`. One sort of the clustered pages by cluster id; a cluster's representative URL,
+    reason and category are its first page's (every page of a cluster carries the same)."""
+    columns = TABLE_COLUMNS if categories is None else [*TABLE_COLUMNS, "category"]
+    cluster = pages["cluster_id"].to_numpy(dtype=np.int64, na_value=0)
+    clustered = np.flatnonzero(pages["cluster_size"].to_numpy(dtype=np.int64, na_value=0) > 1)
+    member_rows = clustered[np.argsort(cluster[clustered], kind="stable")]
+    ids, starts, sizes = np.unique(cluster[member_rows], return_index=True, return_counts=True)
+    first = member_rows[starts]
+    codes, hosts = pd.factorize(pages["host"].array.take(member_rows), sort=True)
+    member_hosts = np.asarray(codes, dtype=np.int64)
+    # distinct (cluster, host) of the pages with a host: each counts once for its cluster
+    of_cluster = np.repeat(np.arange(len(ids)), sizes)
+    has_host = member_hosts >= 0
+    pairs = np.unique(of_cluster[has_host] * max(len(hosts), 1) + member_hosts[has_host])
+    n_hosts = np.bincount(pairs // max(len(hosts), 1), minlength=len(ids)).astype(np.int64)
+    data: dict[str, Any] = {
+        "cluster_id": pd.array(ids, dtype="Int64"),
+        "size": sizes.astype(np.int64),
+        "representative_url": pages["representative_url"].array.take(first),
+        "why": pages["why"].array.take(first),
+        "hosts": n_hosts,
+    }
+    cluster_categories: list[str] = []
+    if categories is not None:
+        category = categories["cluster_category"].loc[pages.index[first]].array
+        data["category"] = category
+        cluster_categories = sorted(pd.unique(category.dropna().astype(str)).tolist())
+    order = np.lexsort((ids, -sizes))
+    rows = pd.DataFrame(data, columns=columns).take(order).reset_index(drop=True)
+    if rows.empty:
+        rows = pd.DataFrame(columns=columns)
+    return ClusterTable(
+        rows=rows,
+        ids=ids,
+        starts=np.append(starts, len(member_rows)),
+        member_rows=member_rows,
+        member_hosts=member_hosts,
+        hosts=[str(h) for h in hosts],
+        categories=cluster_categories,
+    )
+
+
 def filter_clusters(
-    clusters: pd.DataFrame, pages: pd.DataFrame, flt: ClusterFilter, categories: pd.Series | None = None
+    table: ClusterTable, pages: pd.DataFrame, flt: ClusterFilter, categories: pd.Series | None = None
 ) -> pd.DataFrame:
-    """The rows of `clusters` (a table with `cluster_id` and `size`, e.g. `audit.cluster_table`) that pass
-    `flt`. The category is the table's `category` column where it has one, else `categories` (by cluster
-    id). `pages` are the analysis' pages (cluster_id, host, url, canonical_url)."""
+    """The rows of `table.rows` that pass `flt`. The category is the rows' `category` column where they have
+    one, else `categories` (by cluster id). `pages` are the pages frame the table was made of (url,
+    canonical_url): only the URL text filter reads them, for the clusters' pages alone."""
+    clusters = table.rows
     keep = np.ones(len(clusters), dtype=bool)
-    ids = clusters["cluster_id"].to_numpy()
-    members = pages[pages["cluster_size"].fillna(0) > 1]
+    ids = clusters["cluster_id"].to_numpy(dtype=np.int64, na_value=0)
     if flt.host is not None:
-        keep &= np.isin(ids, members.loc[members["host"] == flt.host, "cluster_id"].to_numpy())
+        code = table.hosts.index(flt.host) if flt.host in table.hosts else -2
+        keep &= np.isin(ids, table.clusters_with(table.member_hosts == code))
     if flt.url_text:
         needle = flt.url_text.casefold()
-        hit = members["url"].str.casefold().str.contains(needle, regex=False) | members[
-            "canonical_url"
-        ].str.casefold().str.contains(needle, regex=False)
-        keep &= np.isin(ids, members.loc[hit.fillna(False).to_numpy(dtype=bool), "cluster_id"].to_numpy())
+        hit = np.zeros(len(table.member_rows), dtype=bool)
+        for column in ("url", "canonical_url"):
+            urls = pd.Series(pages[column].array.take(table.member_rows))
+            hit |= urls.str.casefold().str.contains(needle, regex=False).fillna(False).to_numpy(dtype=bool)
+        keep &= np.isin(ids, table.clusters_with(hit))
     if flt.min_size is not None:
         keep &= clusters["size"].to_numpy() >= flt.min_size
     if flt.max_size is not None:
