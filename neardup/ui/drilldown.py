@@ -26,6 +26,10 @@ from .state import (
 )
 
 ANY_HOST = "(any host)"
+# The Clusters table lists this many of the clusters that pass the filters, the largest: a crawl of a
+# million pages has over a hundred thousand clusters, 20 MB of table for the browser on each threshold;
+# the filters reach the others.
+SHOWN_CLUSTERS = 1_000
 
 
 def open_host(host: str) -> None:

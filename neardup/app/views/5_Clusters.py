@@ -10,7 +10,7 @@ from neardup.audit import cluster_members
 from neardup.clusters import describe_rule
 from neardup.drilldown import filter_clusters
 from neardup.ui.data import get_analysis, get_cluster_table, get_page_categories
-from neardup.ui.drilldown import cluster_filters, show_host_pairs
+from neardup.ui.drilldown import SHOWN_CLUSTERS, cluster_filters, show_host_pairs
 from neardup.ui.evidence import show_cluster_links, show_member_evidence
 from neardup.ui.state import KEY_AUDIT_OPENED_BY, KEY_AUDIT_PAIR, OPENED_BY_CLUSTERS, W_CLUSTERS_TABLE
 from neardup.ui.widgets import open_database
@@ -31,6 +31,11 @@ all_clusters, clusters = table.rows, filter_clusters(table, analysis.pages, flt)
 st.caption(
     f"{len(clusters):,} duplicate clusters"
     + (f" of {len(all_clusters):,} (filtered)" if flt.active else "")
+    + (
+        f", the {SHOWN_CLUSTERS:,} largest listed (filter for the others)"
+        if len(clusters) > SHOWN_CLUSTERS
+        else ""
+    )
     + f"; the representative is {describe_rule(config.representative)}. "
     "URLs here are canonical (tracking parameters, scheme, www and trailing slash normalized) unless "
     "named as fetched. Keys: Tab into the table, arrows to a row, **Shift+Space** shows its cluster."
@@ -40,6 +45,7 @@ if flt.host is not None:
 if clusters.empty:
     st.info("No duplicate cluster passes these filters.")
     st.stop()
+clusters = clusters.head(SHOWN_CLUSTERS)
 event = st.dataframe(
     clusters,
     hide_index=True,
