@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 
 from .config import Config
 
@@ -58,11 +59,38 @@ class ClusterTable:
             return self.member_rows[:0]
         return self.member_rows[self.starts[i] : self.starts[i + 1]]
 
+    def pages_of(self, pages: pd.DataFrame, cluster_id: int) -> pd.DataFrame:
+        """The rows of `pages` (the frame the table was made of) of cluster `cluster_id`."""
+        return take_rows(pages, self.members_of(cluster_id))
+
     def clusters_with(self, member: np.ndarray) -> np.ndarray:
         """The ids of the clusters with a page where `member` (a mask over `member_rows`)."""
         if not len(self.ids):
             return self.ids
         return self.ids[np.logical_or.reduceat(member, self.starts[:-1])]
+
+
+def take_rows(frame: pd.DataFrame, rows: np.ndarray) -> pd.DataFrame:
+    """`frame.take(rows)`, each Arrow-backed column taken from the chunks that hold `rows`: Arrow's take
+    from a column of several chunks joins them first, a copy of the whole column for a few rows."""
+    rows = np.asarray(rows, dtype=np.int64)
+    columns: dict[Any, Any] = {}
+    for name, column in frame.items():
+        values = column.array
+        chunked = values.__arrow_array__() if hasattr(values, "__arrow_array__") else None
+        if not isinstance(chunked, pa.ChunkedArray) or chunked.num_chunks < 2:
+            columns[name] = values.take(rows)
+            continue
+        ends = np.cumsum([len(chunk) for chunk in chunked.chunks])
+        chunk_of = np.searchsorted(ends, rows, side="right")
+        order = np.argsort(chunk_of, kind="stable")
+        pieces = []
+        for chunk in np.unique(chunk_of).tolist():
+            at = rows[order][chunk_of[order] == chunk] - (ends[chunk] - len(chunked.chunk(chunk)))
+            pieces.append(chunked.chunk(chunk).take(pa.array(at)))
+        taken = pa.concat_arrays(pieces) if pieces else chunked.chunk(0).slice(0, 0)
+        columns[name] = pd.array(taken.take(pa.array(np.argsort(order))), dtype=values.dtype)
+    return pd.DataFrame(columns, index=frame.index.take(rows), columns=frame.columns)
 
 
 def cluster_table(pages: pd.DataFrame, categories: pd.DataFrame | None = None) -> ClusterTable:

@@ -7,13 +7,15 @@ import re
 from dataclasses import replace
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
+import pyarrow as pa
 import pytest
 
 from neardup.analysis import analyze, load_fingerprints
 from neardup.categories import page_categories
 from neardup.config import Config
-from neardup.drilldown import ClusterFilter, cluster_table, filter_clusters, host_pairs
+from neardup.drilldown import ClusterFilter, cluster_table, filter_clusters, host_pairs, take_rows
 from neardup.evidence import shared_passages, text_words_with_spans
 from neardup.store import Store
 from neardup.ui.evidence import highlighted_markdown
@@ -131,6 +133,20 @@ def test_highlighted_passages_are_escaped_markdown() -> None:
     assert re.sub(r"\\(.)", r"\1", closers_out).replace("\u2060", "") == left
 
 
+def test_rows_taken_chunk_by_chunk_are_the_frames_take() -> None:
+    urls = pa.chunked_array([["a", None, "c"], [], ["d"], ["e", "f", None, "h"]])
+    frame = pd.DataFrame(
+        {
+            "url": pd.array(urls, dtype="str"),
+            "n": np.arange(8),
+            "host": pd.array(list("pqrstuvw"), dtype="str"),
+        },
+        index=pd.RangeIndex(10, 18),
+    )
+    for rows in ([6, 0, 3, 3, 7], [1], [], list(range(8))[::-1]):
+        pd.testing.assert_frame_equal(take_rows(frame, np.array(rows, dtype=np.int64)), frame.take(rows))
+
+
 def reference_cluster_table(pages: pd.DataFrame, categories: pd.DataFrame) -> pd.DataFrame:
     """The Clusters table by a group-by of every clustered page (the definition `cluster_table` keeps)."""
     clustered = pages[pages["cluster_size"].fillna(0) > 1]
@@ -195,6 +211,7 @@ def test_the_samples_table_members_and_filters_are_the_group_bys(
             for cid in expected["cluster_id"]:
                 want = pages.index[pages["cluster_id"] == cid]
                 assert table.members_of(int(cid)).tolist() == want.tolist()
+            pd.testing.assert_frame_equal(table.pages_of(pages, int(cid)), pages[pages["cluster_id"] == cid])
             clustered = pages[pages["cluster_size"].fillna(0) > 1]
             assert table.hosts == sorted(clustered["host"].dropna().unique().tolist())
             assert table.categories == sorted(expected["category"].dropna().astype(str).unique())

@@ -71,7 +71,7 @@ rows = event.selection.rows if event and event.selection else []
 shown = clusters.iloc[rows[0] if rows else 0]
 cluster_id = int(shown["cluster_id"])
 
-members = cluster_members(analysis.pages.take(table.members_of(cluster_id)), cluster_id, categories)
+members = cluster_members(table.pages_of(analysis.pages, cluster_id), cluster_id, categories)
 rep = members[members["is_representative"]].iloc[0]
 st.subheader(f"Cluster {cluster_id}: {len(members)} pages")
 st.caption(f"Representative, canonical URL ({shown['why']}):")
