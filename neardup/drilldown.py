@@ -70,26 +70,30 @@ class ClusterTable:
         return self.ids[np.logical_or.reduceat(member, self.starts[:-1])]
 
 
-def take_rows(frame: pd.DataFrame, rows: np.ndarray) -> pd.DataFrame:
-    """`frame.take(rows)`, each Arrow-backed column taken from the chunks that hold `rows`: Arrow's take
-    from a column of several chunks joins them first, a copy of the whole column for a few rows."""
+def take_values(values: Any, rows: np.ndarray) -> Any:
+    """`values.take(rows)` (a column's array), an Arrow-backed one taken from the chunks that hold `rows`:
+    Arrow's take from a column of several chunks joins them first, a copy of the whole column."""
     rows = np.asarray(rows, dtype=np.int64)
-    columns: dict[Any, Any] = {}
-    for name, column in frame.items():
-        values = column.array
-        chunked = values.__arrow_array__() if hasattr(values, "__arrow_array__") else None
-        if not isinstance(chunked, pa.ChunkedArray) or chunked.num_chunks < 2:
-            columns[name] = values.take(rows)
-            continue
-        ends = np.cumsum([len(chunk) for chunk in chunked.chunks])
-        chunk_of = np.searchsorted(ends, rows, side="right")
-        order = np.argsort(chunk_of, kind="stable")
-        pieces = []
-        for chunk in np.unique(chunk_of).tolist():
-            at = rows[order][chunk_of[order] == chunk] - (ends[chunk] - len(chunked.chunk(chunk)))
-            pieces.append(chunked.chunk(chunk).take(pa.array(at)))
-        taken = pa.concat_arrays(pieces) if pieces else chunked.chunk(0).slice(0, 0)
-        columns[name] = pd.array(taken.take(pa.array(np.argsort(order))), dtype=values.dtype)
+    chunked = values.__arrow_array__() if hasattr(values, "__arrow_array__") else None
+    if not isinstance(chunked, pa.ChunkedArray) or chunked.num_chunks < 2:
+        return values.take(rows)
+    ends = np.cumsum([len(chunk) for chunk in chunked.chunks])
+    chunk_of = np.searchsorted(ends, rows, side="right")
+    order = np.argsort(chunk_of, kind="stable")
+    by_chunk, chunk_by = rows[order], chunk_of[order]
+    bounds = np.searchsorted(chunk_by, np.arange(chunked.num_chunks + 1))
+    pieces = [
+        chunked.chunk(i).take(pa.array(by_chunk[lo:hi] - (ends[i] - len(chunked.chunk(i)))))
+        for i, (lo, hi) in enumerate(zip(bounds[:-1].tolist(), bounds[1:].tolist(), strict=True))
+        if hi > lo
+    ]
+    taken = pa.concat_arrays(pieces) if pieces else chunked.chunk(0).slice(0, 0)
+    return pd.array(taken.take(pa.array(np.argsort(order))), dtype=values.dtype)
+
+
+def take_rows(frame: pd.DataFrame, rows: np.ndarray) -> pd.DataFrame:
+    """`frame.take(rows)`, each column by `take_values`."""
+    columns = {name: take_values(column.array, rows) for name, column in frame.items()}
     return pd.DataFrame(columns, index=frame.index.take(rows), columns=frame.columns)
 
 
@@ -104,12 +108,14 @@ def cluster_table(pages: pd.DataFrame, categories: pd.DataFrame | None = None) -
     member_rows = clustered[np.argsort(cluster[clustered], kind="stable")]
     ids, starts, sizes = np.unique(cluster[member_rows], return_index=True, return_counts=True)
     first = member_rows[starts]
-    codes, hosts = pd.factorize(pages["host"].array.take(member_rows), sort=True)
+    codes, hosts = pd.factorize(take_values(pages["host"].array, member_rows), sort=True)
     member_hosts = np.asarray(codes, dtype=np.int64)
-    # distinct (cluster, host) of the pages with a host: each counts once for its cluster
-    of_cluster = np.repeat(np.arange(len(ids)), sizes)
+    # distinct (cluster, host) of the pages with a host, by one sort: each counts once for its cluster
     has_host = member_hosts >= 0
-    pairs = np.unique(of_cluster[has_host] * max(len(hosts), 1) + member_hosts[has_host])
+    pairs = np.sort(
+        np.repeat(np.arange(len(ids)), sizes)[has_host] * max(len(hosts), 1) + member_hosts[has_host]
+    )
+    pairs = pairs[np.r_[True, pairs[1:] != pairs[:-1]]] if len(pairs) else pairs
     n_hosts = np.bincount(pairs // max(len(hosts), 1), minlength=len(ids)).astype(np.int64)
     data: dict[str, Any] = {
         "cluster_id": pd.array(ids, dtype="Int64"),
@@ -154,7 +160,7 @@ def filter_clusters(
         needle = flt.url_text.casefold()
         hit = np.zeros(len(table.member_rows), dtype=bool)
         for column in ("url", "canonical_url"):
-            urls = pd.Series(pages[column].array.take(table.member_rows))
+            urls = pd.Series(take_values(pages[column].array, table.member_rows))
             hit |= urls.str.casefold().str.contains(needle, regex=False).fillna(False).to_numpy(dtype=bool)
         keep &= np.isin(ids, table.clusters_with(hit))
     if flt.min_size is not None:
