@@ -106,8 +106,10 @@ def cluster_table(pages: pd.DataFrame, categories: pd.DataFrame | None = None) -
     cluster = pages["cluster_id"].to_numpy(dtype=np.int64, na_value=0)
     clustered = np.flatnonzero(pages["cluster_size"].to_numpy(dtype=np.int64, na_value=0) > 1)
     member_rows = clustered[np.argsort(cluster[clustered], kind="stable")]
-    ids, starts, sizes = np.unique(cluster[member_rows], return_index=True, return_counts=True)
-    first = member_rows[starts]
+    sorted_ids = cluster[member_rows]
+    starts = np.flatnonzero(np.r_[True, sorted_ids[1:] != sorted_ids[:-1]]) if len(sorted_ids) else clustered
+    ids, bounds = sorted_ids[starts], np.append(starts, len(member_rows))
+    sizes = np.diff(bounds)
     codes, hosts = pd.factorize(take_values(pages["host"].array, member_rows), sort=True)
     member_hosts = np.asarray(codes, dtype=np.int64)
     # distinct (cluster, host) of the pages with a host, by one sort: each counts once for its cluster
@@ -117,26 +119,25 @@ def cluster_table(pages: pd.DataFrame, categories: pd.DataFrame | None = None) -
     )
     pairs = pairs[np.r_[True, pairs[1:] != pairs[:-1]]] if len(pairs) else pairs
     n_hosts = np.bincount(pairs // max(len(hosts), 1), minlength=len(ids)).astype(np.int64)
+    order = np.lexsort((ids, -sizes))  # largest first, then by id
+    first = member_rows[starts[order]]  # each row's first page
     data: dict[str, Any] = {
-        "cluster_id": pd.array(ids, dtype="Int64"),
-        "size": sizes.astype(np.int64),
-        "representative_url": pages["representative_url"].array.take(first),
-        "why": pages["why"].array.take(first),
-        "hosts": n_hosts,
+        "cluster_id": pd.array(ids[order], dtype="Int64"),
+        "size": sizes[order],
+        "representative_url": take_values(pages["representative_url"].array, first),
+        "why": take_values(pages["why"].array, first),
+        "hosts": n_hosts[order],
     }
     cluster_categories: list[str] = []
     if categories is not None:
         category = categories["cluster_category"].loc[pages.index[first]].array
         data["category"] = category
         cluster_categories = sorted(pd.unique(category.dropna().astype(str)).tolist())
-    order = np.lexsort((ids, -sizes))
-    rows = pd.DataFrame(data, columns=columns).take(order).reset_index(drop=True)
-    if rows.empty:
-        rows = pd.DataFrame(columns=columns)
+    rows = pd.DataFrame(data, columns=columns) if len(ids) else pd.DataFrame(columns=columns)
     return ClusterTable(
         rows=rows,
         ids=ids,
-        starts=np.append(starts, len(member_rows)),
+        starts=bounds,
         member_rows=member_rows,
         member_hosts=member_hosts,
         hosts=[str(h) for h in hosts],
@@ -151,6 +152,8 @@ def filter_clusters(
     one, else `categories` (by cluster id). `pages` are the pages frame the table was made of (url,
     canonical_url): only the URL text filter reads them, for the clusters' pages alone."""
     clusters = table.rows
+    if not flt.active:
+        return clusters
     keep = np.ones(len(clusters), dtype=bool)
     ids = clusters["cluster_id"].to_numpy(dtype=np.int64, na_value=0)
     if flt.host is not None:
