@@ -79,7 +79,8 @@ def take_values(values: Any, rows: np.ndarray) -> Any:
         return values.take(rows)
     ends = np.cumsum([len(chunk) for chunk in chunked.chunks])
     chunk_of = np.searchsorted(ends, rows, side="right")
-    order = np.argsort(chunk_of, kind="stable")
+    ascending = bool((rows[1:] >= rows[:-1]).all())  # the rows are in their chunks' order already
+    order = np.arange(len(rows)) if ascending else np.argsort(chunk_of, kind="stable")
     by_chunk, chunk_by = rows[order], chunk_of[order]
     bounds = np.searchsorted(chunk_by, np.arange(chunked.num_chunks + 1))
     pieces = [
@@ -88,7 +89,7 @@ def take_values(values: Any, rows: np.ndarray) -> Any:
         if hi > lo
     ]
     taken = pa.concat_arrays(pieces) if pieces else chunked.chunk(0).slice(0, 0)
-    return pd.array(taken.take(pa.array(np.argsort(order))), dtype=values.dtype)
+    return pd.array(taken if ascending else taken.take(pa.array(np.argsort(order))), dtype=values.dtype)
 
 
 def take_rows(frame: pd.DataFrame, rows: np.ndarray) -> pd.DataFrame:
@@ -105,13 +106,15 @@ def cluster_table(pages: pd.DataFrame, categories: pd.DataFrame | None = None) -
     columns = TABLE_COLUMNS if categories is None else [*TABLE_COLUMNS, "category"]
     cluster = pages["cluster_id"].to_numpy(dtype=np.int64, na_value=0)
     clustered = np.flatnonzero(pages["cluster_size"].to_numpy(dtype=np.int64, na_value=0) > 1)
-    member_rows = clustered[np.argsort(cluster[clustered], kind="stable")]
+    by_cluster = np.argsort(cluster[clustered], kind="stable")
+    member_rows = clustered[by_cluster]
     sorted_ids = cluster[member_rows]
     starts = np.flatnonzero(np.r_[True, sorted_ids[1:] != sorted_ids[:-1]]) if len(sorted_ids) else clustered
     ids, bounds = sorted_ids[starts], np.append(starts, len(member_rows))
     sizes = np.diff(bounds)
-    codes, hosts = pd.factorize(take_values(pages["host"].array, member_rows), sort=True)
-    member_hosts = np.asarray(codes, dtype=np.int64)
+    # the hosts taken in the pages' order (one pass over the chunks), then put in the members' order
+    codes, hosts = pd.factorize(take_values(pages["host"].array, clustered), sort=True)
+    member_hosts = np.asarray(codes, dtype=np.int64)[by_cluster]
     # distinct (cluster, host) of the pages with a host, by one sort: each counts once for its cluster
     has_host = member_hosts >= 0
     pairs = np.sort(
