@@ -25,6 +25,7 @@ from ..chains import Chain, ClusterLinks, LinkGraph, link_graph
 from ..config import Config
 from ..evidence import MinHashTrace, PairEvidence, SimHashTrace, TextWords, pair_evidence, unit_of_page
 from ..store import Store
+from ..store.pages import PageRow
 from .data import get_fingerprints
 from .render import md_escape
 from .state import W_EVIDENCE_LEFT, W_EVIDENCE_RIGHT, W_EVIDENCE_SHOW_PASSAGES
@@ -72,11 +73,14 @@ class FingerprintMemo:
         return value
 
 
+FINGERPRINT_MEMO = FingerprintMemo()
 # A pair's evidence is a few kilobytes; a link graph holds arrays over every unit and page (~50 MB at a
 # million pages), so only the graphs of the latest thresholds are kept: a threshold moved back builds its
 # graph again (a sort of the pairs at it), where 64 of them would take gigabytes.
-FINGERPRINT_MEMO = FingerprintMemo()
 LINK_GRAPHS = FingerprintMemo(max_entries=2)
+# Pages read for the Clusters page's evidence (`member_page`), apart: a few small rows that change with each
+# cluster looked at, which would push the link graphs and signatures out of FINGERPRINT_MEMO.
+MEMBER_PAGES = FingerprintMemo(max_entries=8)
 
 
 def fingerprints(store: Store, path: str, config: Config) -> Fingerprints:
@@ -396,6 +400,15 @@ def show_cluster_links(store: Store, path: str, config: Config, page_id: int) ->
     return links
 
 
+def member_page(store: Store, path: str, config: Config, page_id: int) -> PageRow | None:
+    """`Store.page` without the source, read once while these fingerprints are kept: the Clusters page draws
+    two members' evidence on each of its runs."""
+    fp = fingerprints(store, path, config)
+    return MEMBER_PAGES.get(
+        fp, (config.norm_key, page_id), lambda: store.page(page_id, config.norm_key, source=False)
+    )
+
+
 def show_member_evidence(store: Store, path: str, config: Config, members: pd.DataFrame) -> None:
     """Two members of a cluster picked (the representative and the first other at first): their evidence,
     with the chain between them where they are no direct link."""
@@ -413,8 +426,7 @@ def show_member_evidence(store: Store, path: str, config: Config, members: pd.Da
     if first == second:
         st.caption("Pick two different members.")
         return
-    left = store.page(int(first), config.norm_key, source=False)
-    right = store.page(int(second), config.norm_key, source=False)
+    left, right = (member_page(store, path, config, int(page_id)) for page_id in (first, second))
     if left is None or right is None:
         st.warning("That page is no longer in the database.")
         return
