@@ -177,11 +177,12 @@ def test_open_keeps_the_copies_categories_of_the_runs_setting(
     pd.testing.assert_frame_equal(got.reset_index(drop=True), want.reset_index(drop=True))
 
 
-def test_open_keeps_the_parsed_urls_and_the_pages_its_fingerprints_cover(
+def test_open_keeps_the_parsed_urls_capped_buckets_and_the_pages_its_fingerprints_cover(
     runs: dict, local: Store, tmp_path: Path
 ) -> None:
-    """As `report` does: the URL rules page reads the parsed URLs, and the app takes the run's fingerprint
-    set as current from the pages it covers, not by counting every text and unit through the Parquet."""
+    """As `report` does: the URL rules page reads the parsed URLs, the Audit page's evidence the capped
+    buckets, and the app takes the run's fingerprint set as current from the pages it covers, not by
+    counting every text and unit through the Parquet."""
     out, manifest = runs["minhash"]
     db = tmp_path / "parsed.duckdb"
     assert main(["open", str(out), "--db", str(db), "--no-categories"]) == 0
@@ -190,6 +191,7 @@ def test_open_keeps_the_parsed_urls_and_the_pages_its_fingerprints_cover(
         got = store.parsed_urls()
         covered = store.fingerprint_set(manifest["fingerprint_key"])
         assert covered is not None and covered.coverage == store.page_coverage()
+        assert store.capped_buckets(manifest["fingerprint_key"]) is not None
     pages = local.page_table(config.norm_key)
     want = parse_urls(pages["page_id"].to_numpy(), pages["url"].to_numpy(dtype=object))
     assert got is not None
