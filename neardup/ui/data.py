@@ -491,11 +491,19 @@ def get_learned_rules(_store: Store, path: str, config: Config) -> rules.Learned
         bar.empty()
 
 
+@st.cache_resource(show_spinner=False, max_entries=1)
+def get_source_texts(_store: Store, path: str, fingerprint_key: str, _config: Config) -> compare.SourceTexts:
+    """Each source's distinct texts (`compare.source_texts`): made once per fingerprint key, clustered at
+    every threshold by `get_source_trend`."""
+    return compare.source_texts(get_fingerprints(_store, path, fingerprint_key, _config))
+
+
 @st.cache_resource(show_spinner="Counting each source on its own", max_entries=PER_SETTING_ENTRIES)
 def get_source_trend(_store: Store, path: str, config: Config) -> pd.DataFrame:
     """The numbers of each loaded source on its own, in load order."""
     fp = get_fingerprints(_store, path, config.fingerprint_key, config)
-    return compare.per_source_numbers(fp, config, _store.sources())
+    texts = get_source_texts(_store, path, config.fingerprint_key, config)
+    return compare.per_source_numbers(fp, config, _store.sources(), texts=texts)
 
 
 @st.cache_resource(show_spinner="Comparing the two sources", max_entries=PER_SETTING_ENTRIES)
@@ -565,6 +573,7 @@ def clear_caches() -> None:
     """After new data (an ingest): drop everything derived from the database."""
     get_learned_rules.clear()
     get_url_table.clear()
+    get_source_texts.clear()
     get_source_trend.clear()
     get_comparison.clear()
     get_fingerprints.clear()
