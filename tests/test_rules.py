@@ -73,6 +73,49 @@ def _records() -> list[dict]:
     return recs
 
 
+def _every_kind_records() -> list[dict]:
+    """Two sites with a URL variant of every rule kind: a mobile host (`m.`), an `amp` segment, a
+    `;jsessionid=` path parameter, upper case in paths, a `utm_source` parameter; a `www.` host that is
+    its bare host's; and a listing whose `sort` parameter sometimes selects other text."""
+    rng = random.Random(11)
+    recs = []
+
+    def add(url: str, html: str) -> None:
+        recs.append({"url": url, "html": html, "fetched_at": "2024-02-01"})
+
+    for i in range(12):
+        html = page_html(f"Article {i}", words_text(rng, 180))
+        add(f"https://shop.example.org/item/{i}", html)
+        if i % 2 == 0:
+            add(f"https://m.shop.example.org/item/{i}", html)
+        if i % 3 == 0:
+            add(f"https://shop.example.org/item/{i}/amp", html)
+        if i % 4 == 1:
+            add(f"https://shop.example.org/item/{i};jsessionid=A{i}B", html)
+        if i % 4 == 2:
+            add(f"https://shop.example.org/Item/{i}", html)
+        if i % 3 == 1:
+            add(f"https://shop.example.org/item/{i}?utm_source=mail", html)
+    for i in range(8):
+        html = page_html(f"Listing {i}", words_text(rng, 180))
+        add(f"https://lists.example.com/all?ref={i}", html)
+        if i < 4:
+            add(f"https://lists.example.com/all?ref={i}&sort=asc", html)
+        else:
+            add(
+                f"https://lists.example.com/all?sort=desc&ref={i}",
+                page_html(f"Other {i}", words_text(rng, 180)),
+            )
+    for i in range(6):
+        html = page_html(f"Note {i}", words_text(rng, 180))
+        add(f"https://www.notes.example.net/note/{i}", html)
+        if i % 2 == 0:
+            add(f"https://notes.example.net/print/note/{i}", html)
+        if i % 3 == 0:
+            add(f"https://www.notes.example.net/note/{i}?utm_source=feed&utm_medium=rss", html)
+    return recs
+
+
 @pytest.fixture(scope="module")
 def db(tmp_path_factory: pytest.TempPathFactory) -> Path:
     tmp = tmp_path_factory.mktemp("rules")
@@ -192,6 +235,39 @@ def _learned_as_data(learned: LearnedRules) -> tuple[list[dict], list[dict], int
         learned.pages_saved,
         learned.traps.to_dict(orient="records"),
     )
+
+
+# The rules learned, with their numbers and counter-examples, on the sample and on `_every_kind_records`
+# at two thresholds (tests/data/rules/learned.json, as measured on every page of each rule's hosts).
+LEARNED = json.loads((Path(__file__).parent / "data" / "rules" / "learned.json").read_text())
+
+
+def _pinned(learned: LearnedRules) -> dict:
+    accepted, rejected, saved, traps = _learned_as_data(learned)
+    return json.loads(
+        json.dumps({"accepted": accepted, "rejected": rejected, "pages_saved": saved, "traps": traps})
+    )
+
+
+def test_the_rules_and_their_numbers_are_those_pinned_at_each_threshold(
+    sample_db: Path, tmp_path: Path
+) -> None:
+    with Store(sample_db) as store:
+        sample = load_fingerprints(store, Config(), jobs=1)
+    path = tmp_path / "every_kind.duckdb"
+    with Store(path) as store:
+        engine.ingest_file(
+            store, write_jsonl(tmp_path / "crawl.jsonl", _every_kind_records()), Config(), jobs=1
+        )
+        engine.ensure_fingerprints(store, Config(), jobs=1)
+        every_kind = load_fingerprints(store, Config(), jobs=1)
+    kinds = {r["kind"] for r in LEARNED["every_kind 0.8"]["accepted"]}
+    assert kinds == {"host_alias", "drop_segment", "drop_path_param", "fold_case", "drop_param"}
+    for name, fp, thresholds in (("sample", sample, (0.8, 0.95)), ("every_kind", every_kind, (0.8,))):
+        table = url_table(fp.pages)  # one table for every threshold, as the app keeps it
+        for threshold in thresholds:
+            learned = learn_rules(analyze(fp, Config(threshold=threshold)).pages, table=table)
+            assert _pinned(learned) == LEARNED[f"{name} {threshold}"], (name, threshold)
 
 
 @pytest.mark.parametrize("threshold", [0.7, 0.8, 0.95])
