@@ -27,7 +27,7 @@ import numpy as np
 import pandas as pd
 
 from .parsed_urls import ParsedUrls
-from .url_images import BaseParts, image_codes
+from .url_images import BaseParts, ImageParts, image_codes, image_parts
 from .url_keys import key_texts
 from .url_parse import PARSE_STEPS, parse_urls
 from .urls import UrlKey, UrlRule, UrlRuleDict, apply_rules_to_key, bare_host, url_key
@@ -221,9 +221,34 @@ def candidate_rules(
     return found
 
 
-# Rewritten-URL codes kept per URL table (`UrlTable.images_of`), in page positions summed over the arrays:
-# the rule sets a few thresholds' learning measures, not every one ever measured.
+# Rewritten-URL codes kept per URL table (`UrlTable.images_of`), in distinct URLs summed over the rule
+# sets, as a multiple of the crawl's pages: the rule sets a few thresholds' learning measures, not every
+# one ever measured.
 IMAGE_CACHE_PAGES = 64
+
+
+@dataclass(frozen=True, slots=True)
+class _FamilyImages:
+    """The distinct base URLs of a host family's pages rewritten under one rule set (`UrlTable.images_of`):
+    dense codes (equal codes, equal rewritten URLs), and each code's `ImageParts.ids` at `widths`, to find
+    URLs rewritten under another rule set among them."""
+
+    codes: np.ndarray  # per distinct base URL of the family (`UrlTable.bases_of` order): 0..k-1
+    ids: pd.Index  # per code: the id of its rewritten URL at `widths`
+    widths: tuple[int, int, int]
+
+    def codes_of(self, image: ImageParts, widths: tuple[int, int, int]) -> np.ndarray:
+        """The codes of the URLs rewritten as `image` (parts coded by `widths`, `BaseParts.widths` now):
+        that of an equal rewritten URL among these, else one numbered after them (equal URLs, equal
+        codes)."""
+        found = np.full(len(image.host), -1, dtype=np.int64)
+        known = np.flatnonzero(image.below(self.widths))
+        if len(known):
+            found[known] = self.ids.get_indexer(image.take(known).ids(self.widths))
+        new = np.flatnonzero(found < 0)
+        if len(new):
+            found[new] = len(self.ids) + pd.factorize(image.take(new).ids(widths))[0]
+        return found
 
 
 @dataclass(slots=True)
@@ -241,10 +266,9 @@ class UrlTable:
     raw_is_url: np.ndarray  # per code of a URL as fetched: whether it is an http(s) URL
     # Positions of each bare host's pages: a rule's pages are found without a pass over the whole crawl.
     by_host: dict[str, np.ndarray]
-    _images: OrderedDict[tuple[frozenset[UrlRule], tuple[str, ...]], np.ndarray] = field(
+    _images: OrderedDict[tuple[frozenset[UrlRule], tuple[str, ...]], _FamilyImages] = field(
         default_factory=OrderedDict
     )
-    _saved: dict[tuple[frozenset[UrlRule], tuple[str, ...]], int] = field(default_factory=dict)
     # Per host family (`family`): its pages' base URL codes factorized (codes, distinct base codes).
     _family_bases: dict[tuple[str, ...], tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)
     _positions: dict[tuple[str, ...], np.ndarray] = field(default_factory=dict)
@@ -326,27 +350,49 @@ class UrlTable:
             self._traps = _trap_families(self, min_urls)
         return self._traps
 
-    def images_of(self, rules: Sequence[UrlRule], names: tuple[str, ...]) -> np.ndarray:
-        """`images(rules, positions(names))`, kept for the next call with the same rules and hosts (the
-        least recently used are dropped beyond IMAGE_CACHE_PAGES times the crawl's pages)."""
+    def bases_of(self, names: tuple[str, ...]) -> tuple[np.ndarray, np.ndarray]:
+        """The base URL codes of the pages of the bare hosts `names` factorized: per page (`positions`
+        order) the index of its base code among the distinct ones, and the distinct base codes."""
+        if (family := self._family_bases.get(names)) is None:
+            family = self._family_bases[names] = pd.factorize(self.base[self.positions(names)])
+        return family
+
+    def parts(self) -> BaseParts:
+        """The base URL keys as integer codes, made at the first rule set measured."""
+        if self._parts is None:
+            self._parts = BaseParts.of_parse(self.parse)
+        return self._parts
+
+    def family_images(self, rules: Sequence[UrlRule], names: tuple[str, ...]) -> _FamilyImages:
+        """The distinct base URLs of the pages of `names` rewritten by `rules`, kept for the next call with
+        the same rules and hosts (the least recently used are dropped beyond IMAGE_CACHE_PAGES times the
+        crawl's pages)."""
         key = (frozenset(rules), names)
         if (found := self._images.get(key)) is not None:
             self._images.move_to_end(key)
             return found
-        if (family := self._family_bases.get(names)) is None:
-            family = self._family_bases[names] = pd.factorize(self.base[self.positions(names)])
-        if self._parts is None:
-            self._parts = BaseParts.of_parse(self.parse)
-        inverse, distinct = family
-        image = self._images[key] = image_codes(self._parts, distinct, rules)[inverse]
+        parts = self.parts()
+        image = image_parts(parts, self.bases_of(names)[1], rules)
+        widths = parts.widths()
+        codes, ids = pd.factorize(image.ids(widths))
+        found = self._images[key] = _FamilyImages(codes.astype(np.int64), pd.Index(ids), widths)
         budget = IMAGE_CACHE_PAGES * max(len(self.base), 1)
-        while len(self._images) > 1 and sum(len(v) for v in self._images.values()) > budget:
+        while len(self._images) > 1 and sum(len(v.codes) for v in self._images.values()) > budget:
             self._images.popitem(last=False)
-        return image
+        return found
+
+    def images_of(self, rules: Sequence[UrlRule], names: tuple[str, ...]) -> np.ndarray:
+        """Per page of the bare hosts `names` (`positions` order): the code of its URL rewritten by `rules`
+        (`family_images`)."""
+        return self.family_images(rules, names).codes[self.bases_of(names)[0]]
 
     def merging(self, rule: UrlRule, mine: Sequence[UrlRule], content: np.ndarray) -> _Merging:
         """The `_Merging` of `rule` among `mine` (the rules of its host), over the pages where `content`
-        (no degenerate page: the same at every threshold of one fingerprint key), kept."""
+        (no degenerate page: the same at every threshold of one fingerprint key), kept.
+
+        Only the URLs `rule` may change (`BaseParts.touches`) are rewritten without it: every other URL is
+        rewritten alike with and without it. So only the rewritten URLs of those pages (with the rule and
+        without) can merge URLs or save fetches, and only their pages are counted."""
         if self._content is not content and (
             self._content is None or not np.array_equal(self._content, content)
         ):
@@ -356,11 +402,33 @@ class UrlTable:
         if (found := self._merging.get(key)) is not None:
             return found
         names = self.family(mine, bare_host(rule.host))
-        others = [o for o in mine if o != rule]
         where = self.positions(names)
-        with_rule, without = self.images_of(mine, names), self.images_of(others, names)
+        inverse, distinct = self.bases_of(names)
+        parts, images = self.parts(), self.family_images(mine, names)
+        touched = parts.touches(rule)[distinct]  # per distinct base URL
+        with_rule = images.codes
+        without = with_rule.copy()
+        if touched.any():
+            others = [o for o in mine if o != rule]
+            image = image_parts(parts, distinct[touched], others)
+            without[touched] = images.codes_of(image, parts.widths())
+        n_images = len(images.ids)
+        img_all, pre_all, on_all = with_rule[inverse], without[inverse], touched[inverse]
+        # Fetches saved: the pages of the rewritten URLs (with the rule or without) of touched pages; the
+        # other pages' URLs are rewritten alike and grouped alike either way.
+        near = np.zeros(n_images, dtype=bool)
+        near[with_rule[touched]] = True
+        pre_touched = without[touched]
+        near[pre_touched[pre_touched < n_images]] = True
+        at = near[img_all]
+        base = self.base[where[at]]
+        saved = pages_saved(base, img_all[at]) - pages_saved(base, pre_all[at])
+        # URL pairs merged: the content pages of the rewritten URLs of touched content pages.
         on = content[where]
-        img, pre, pos = with_rule[on], without[on], where[on]
+        near = np.zeros(n_images, dtype=bool)
+        near[img_all[on & on_all]] = True
+        on &= near[img_all]
+        img, pre, pos = img_all[on], pre_all[on], where[on]
         # Only rewritten URLs that the rule gives two or more URLs of before matter. The image codes are
         # dense (0..k-1): counted with bincount.
         width = max(int(pre.max(initial=-1)) + 1, 1)
@@ -375,17 +443,8 @@ class UrlTable:
             pre=pre,
             ip_code=ip_code,
             merged=_dense_pairs(img) - _dense_pairs(ip_code),
-            saved=self.saved_of(mine, names) - self.saved_of(others, names),
+            saved=saved,
         )
-        return found
-
-    def saved_of(self, rules: Sequence[UrlRule], names: tuple[str, ...]) -> int:
-        """`pages_saved` of the pages of `names` under `rules` (no threshold changes it), kept."""
-        key = (frozenset(rules), names)
-        if (found := self._saved.get(key)) is None:
-            found = self._saved[key] = pages_saved(
-                self.base[self.positions(names)], self.images_of(rules, names)
-            )
         return found
 
     def images(self, rules: Sequence[UrlRule], where: np.ndarray | None = None) -> np.ndarray:
@@ -396,9 +455,7 @@ class UrlTable:
         if not len(base):
             return np.empty(0, dtype=np.int64)
         inverse, distinct = pd.factorize(base)
-        if self._parts is None:
-            self._parts = BaseParts.of_parse(self.parse)
-        return image_codes(self._parts, distinct, rules)[inverse]
+        return image_codes(self.parts(), distinct, rules)[inverse]
 
     def cluster_of(self, pages: pd.DataFrame) -> np.ndarray:
         """The pages' `cluster_id` in this table's page order (-1 where none); `pages` must be the pages the

@@ -52,6 +52,8 @@ class BaseParts:
     rewrites: dict[str, dict[int, int]] = field(default_factory=dict)
     new_paths: dict[str, int] = field(default_factory=dict)
     new_queries: dict[tuple[tuple[str, str], ...], int] = field(default_factory=dict)
+    # Host name -> its code: the known hosts', then those only a host alias names (numbered after).
+    host_codes: dict[str, int] = field(default_factory=dict)
 
     @classmethod
     def of(cls, keys: Sequence[UrlKey]) -> BaseParts:
@@ -113,14 +115,18 @@ class BaseParts:
         """Per key: whether `rule` may change it, whichever of its host's rules run before it (rules only
         drop parts and lowercase the path: a parameter, a `;` or upper case absent from a key never
         appears; a segment appears only where its lowercased name is in the lowercased path, or, for a
-        name with a `;`, where the path has one)."""
+        name with a `;`, where the path has one; a host alias moves only the keys of its bare host)."""
         if rule.kind == "drop_path_param":
             return self.semicolon
         if rule.kind == "fold_case":
             return self.upper
-        key = (rule.kind, rule.name)
+        alias = rule.kind == "host_alias"
+        key = (rule.kind, bare_host(rule.name + rule.host) if alias else rule.name)
         if (found := self.masks.get(key)) is None:
-            if rule.kind == "drop_param":
+            if alias:
+                bare = np.asarray([bare_host(str(h)) for h in self.host_names], dtype=object)
+                found = (bare == key[1])[self.host] if len(bare) else np.zeros(len(self.host), dtype=bool)
+            elif rule.kind == "drop_param":
                 found = np.zeros(len(self.host), dtype=bool)
                 found[self.with_param.get(rule.name, _NONE)] = True
             else:
@@ -134,6 +140,18 @@ class BaseParts:
     def n_codes(self) -> tuple[int, int]:
         """(path codes, query codes) so far: the known ones and the rewritten ones no key has."""
         return len(self.paths) + len(self.new_paths), len(self.queries) + len(self.new_queries)
+
+    def host_code(self, name: str) -> int:
+        """The code of host `name`: its code among the keys' hosts, or one numbered after them."""
+        if not self.host_codes:
+            self.host_codes.update((str(h), i) for i, h in enumerate(self.host_names))
+        return self.host_codes.setdefault(name, len(self.host_codes))
+
+    def widths(self) -> tuple[int, int, int]:
+        """(host, path, query) codes so far: a rewritten URL's parts are below these, whenever rewritten
+        (codes are never renumbered)."""
+        n_path, n_query = self.n_codes()
+        return max(len(self.host_codes), len(self.host_names)), n_path, n_query
 
     def rewritten(
         self, part: str, codes: np.ndarray, touching: np.ndarray, rules: Sequence[UrlRule]
@@ -181,10 +199,34 @@ class BaseParts:
         return self.new_queries.setdefault(query, len(self.queries) + len(self.new_queries))
 
 
-def image_codes(parts: BaseParts, codes: np.ndarray, rules: Sequence[UrlRule]) -> np.ndarray:
-    """For the distinct key codes `codes`: the code of each key rewritten by the rules of its host and of the
-    host it aliases (0..k-1; equal codes, equal rewritten URLs). Only the paths and queries of the keys the
-    rules may change are rewritten (`BaseParts.rewritten`)."""
+@dataclass(frozen=True, slots=True)
+class ImageParts:
+    """Keys rewritten under a set of URL rules, as codes that keep their meaning from one call to the next
+    (`BaseParts.host_code`, path and query codes): rewritten URLs of two calls compare equal by them."""
+
+    host: np.ndarray
+    path: np.ndarray
+    query: np.ndarray
+
+    def ids(self, widths: tuple[int, int, int]) -> np.ndarray:
+        """One integer per rewritten URL, for parts below `widths` (`BaseParts.widths`)."""
+        _, n_path, n_query = widths
+        return (self.host * n_path + self.path) * n_query + self.query
+
+    def take(self, at: np.ndarray) -> ImageParts:
+        """The keys at `at`."""
+        return ImageParts(self.host[at], self.path[at], self.query[at])
+
+    def below(self, widths: tuple[int, int, int]) -> np.ndarray:
+        """Per key: whether its parts are below `widths` (a part coded later is none of the URLs then)."""
+        n_host, n_path, n_query = widths
+        return (self.host < n_host) & (self.path < n_path) & (self.query < n_query)
+
+
+def image_parts(parts: BaseParts, codes: np.ndarray, rules: Sequence[UrlRule]) -> ImageParts:
+    """For the key codes `codes`: the parts of each key rewritten by the rules of its host and of the host it
+    aliases. Only the paths and queries of the keys the rules may change are rewritten
+    (`BaseParts.rewritten`)."""
     ops: dict[str, list[UrlRule]] = defaultdict(list)
     target: dict[str, str] = {}  # bare host -> the host its pages move to (aliases)
     for r in rules:
@@ -195,11 +237,10 @@ def image_codes(parts: BaseParts, codes: np.ndarray, rules: Sequence[UrlRule]) -
     host = parts.host[codes]
     path, query = parts.path[codes].copy(), parts.query[codes].copy()
     to_host = np.zeros(len(parts.host_names), dtype=np.int64)
-    hosts: dict[str, int] = {}
     for h in sorted(pd.unique(host).tolist()):
         name = str(parts.host_names[h])
         moved = target.get(bare_host(name), name)
-        to_host[h] = hosts.setdefault(moved, len(hosts))
+        to_host[h] = parts.host_code(moved)
         if not (mine := ops.get(bare_host(moved))):
             continue
         at = np.flatnonzero(host == h)
@@ -215,6 +256,11 @@ def image_codes(parts: BaseParts, codes: np.ndarray, rules: Sequence[UrlRule]) -
             if some.any():
                 where = at[some]
                 column[where] = parts.rewritten(part, column[where], hits[:, some], of_part)
-    n_path, n_query = parts.n_codes()
-    ids = (to_host[host] * (n_path + 1) + path) * (n_query + 1) + query
-    return pd.factorize(ids)[0].astype(np.int64)
+    return ImageParts(to_host[host], path, query)
+
+
+def image_codes(parts: BaseParts, codes: np.ndarray, rules: Sequence[UrlRule]) -> np.ndarray:
+    """For the distinct key codes `codes`: the code of each key rewritten by the rules of its host and of the
+    host it aliases (0..k-1; equal codes, equal rewritten URLs), from `image_parts`."""
+    image = image_parts(parts, codes, rules)
+    return pd.factorize(image.ids(parts.widths()))[0].astype(np.int64)
