@@ -26,7 +26,7 @@ from typing import Any, TypedDict
 import numpy as np
 import pandas as pd
 
-from .parsed_urls import ParsedUrls
+from .parsed_urls import ParsedUrls, Query
 from .url_images import BaseParts, ImageParts, image_codes, image_parts
 from .url_keys import key_texts
 from .url_parse import PARSE_STEPS, parse_urls
@@ -132,38 +132,56 @@ def _diff(u: UrlKey, v: UrlKey) -> list[UrlRule] | None:
     out: list[UrlRule] = []
     host = u.host
     if u.host != v.host:
-        long, short = (u.host, v.host) if len(u.host) > len(v.host) else (v.host, u.host)
-        label = long[: len(long) - len(short)]
-        if not long.endswith("." + short) or not _SPLIT_LABEL.match(label):
+        if (alias := _host_diff(u.host, v.host)) is None:
             return None
-        out.append(_rule(short, "host_alias", label))
-        host = short
+        out.append(alias)
+        host = alias.host
     if u.path != v.path:
-        rule = _path_diff(host, u.path, v.path) or _path_diff(host, v.path, u.path)
-        if rule is None:
+        if (change := _path_change(u.path, v.path)) is None:
             return None
-        out.append(rule)
+        out.append(_rule(host, *change))
     if u.query != v.query:
-        long_q, short_q = (u.query, v.query) if len(u.query) > len(v.query) else (v.query, u.query)
-        extra = {k for k, _ in long_q} - {k for k, _ in short_q}
-        if not extra or tuple(kv for kv in long_q if kv[0] not in extra) != short_q:
+        if (names := _query_diff(u.query, v.query)) is None:
             return None
-        out += [_rule(host, "drop_param", k) for k in sorted(extra)]
+        out += [_rule(host, "drop_param", k) for k in names]
     return out
 
 
-def _path_diff(host: str, long: str, short: str) -> UrlRule | None:
+def _host_diff(u: str, v: str) -> UrlRule | None:
+    """The host alias mapping two hosts onto one (the shorter), or None."""
+    long, short = (u, v) if len(u) > len(v) else (v, u)
+    label = long[: len(long) - len(short)]
+    if not long.endswith("." + short) or not _SPLIT_LABEL.match(label):
+        return None
+    return _rule(short, "host_alias", label)
+
+
+def _query_diff(u: Query, v: Query) -> tuple[str, ...] | None:
+    """The names of the query parameters whose dropping maps two queries onto one, sorted, or None."""
+    long_q, short_q = (u, v) if len(u) > len(v) else (v, u)
+    extra = {k for k, _ in long_q} - {k for k, _ in short_q}
+    if not extra or tuple(kv for kv in long_q if kv[0] not in extra) != short_q:
+        return None
+    return tuple(sorted(extra))
+
+
+def _path_change(u: str, v: str) -> tuple[str, str] | None:
+    """The (kind, name) of the path rule mapping two paths onto one, or None."""
+    return _path_rule(u, v) or _path_rule(v, u)
+
+
+def _path_rule(long: str, short: str) -> tuple[str, str] | None:
     if long.lower() == short.lower():
-        return _rule(host, "fold_case")
+        return ("fold_case", "")
     params = re.findall(r";([A-Za-z0-9_.-]+)=[^/;]*", long)
     if params and re.sub(r";[A-Za-z0-9_.-]+=[^/;]*", "", long) == short and len(set(params)) == 1:
-        return _rule(host, "drop_path_param", params[0])
+        return ("drop_path_param", params[0])
     a, b = long.split("/"), short.split("/")
     if len(a) != len(b) + 1:
         return None
     for i, seg in enumerate(a):
         if a[:i] + a[i + 1 :] == b and seg:
-            return _rule(host, "drop_segment", seg)
+            return ("drop_segment", seg)
     return None
 
 
@@ -210,11 +228,13 @@ def candidate_rules(
     families = [tuple(raw_codes[start:end]) for start, end in zip([0, *ends[:-1]], ends, strict=True)]
     new = [codes for codes in families if codes not in memo]
     distinct = list(dict.fromkeys(c for codes in new for c in codes))
-    keys = dict(zip(distinct, table.raw_keys(distinct), strict=True))
+    at = np.asarray(distinct, dtype=np.int64)
+    # Each fetched URL's base code (equal codes, equal keys), None for one that is no http(s) URL.
+    bases = dict(zip(distinct, np.where(table.raw_is_url[at], table.raw_base[at], -1).tolist(), strict=True))
     for codes in families:
         seen.add(codes)
         if (rules := memo.get(codes)) is None:
-            rules = memo[codes] = _proposed_rules([k for k in map(keys.__getitem__, codes) if k])
+            rules = memo[codes] = table.proposed([b for b in map(bases.__getitem__, codes) if b >= 0])
         found |= rules
     for codes in [c for c in memo if c not in seen]:  # only the latest clustering's families are kept
         del memo[codes]
@@ -277,6 +297,11 @@ class UrlTable:
     _content: np.ndarray | None = None
     # The rules each cluster's URLs propose (`candidate_rules`), by the cluster's fetched URL codes.
     _proposed: dict[tuple[int, ...], frozenset[UrlRule]] = field(default_factory=dict)
+    # The rules of a difference of hosts, or of queries, by their codes (`proposed`); None for none.
+    _host_diffs: dict[tuple[int, int], UrlRule | None] = field(default_factory=dict)
+    _query_diffs: dict[tuple[int, int], tuple[str, ...] | None] = field(default_factory=dict)
+    # Per base code: its host, path and query codes, as Python integers (`proposed`).
+    _key_parts: tuple[list[int], list[int], list[int]] | None = None
     # The base URL keys as integer codes (`url_images.BaseParts`), made at the first rule set measured.
     _parts: BaseParts | None = None
     _traps: _TrapFamilies | None = None
@@ -322,6 +347,46 @@ class UrlTable:
                 hosts, paths, queries, self.raw_is_url[at].tolist(), strict=True
             )
         ]
+
+    def proposed(self, bases: Sequence[int]) -> frozenset[UrlRule]:
+        """The rules the differences of the URL keys of base codes `bases` (one cluster's) propose, as
+        `_proposed_rules` of their keys: compared by their host, path and query codes, a difference of
+        hosts or of queries worked out once."""
+        if self._key_parts is None:
+            parse = self.parse
+            self._key_parts = (parse.key_host.tolist(), parse.key_path.tolist(), parse.key_query.tolist())
+        hosts, paths, queries = self._key_parts
+        found: set[UrlRule] = set()
+        ordered = list(dict.fromkeys(bases))  # `_diff` is symmetric: any order proposes the same rules
+        for i, u in enumerate(ordered):
+            for v in ordered[i + 1 :]:
+                found.update(self._diff(hosts[u], hosts[v], paths[u], paths[v], queries[u], queries[v]))
+        return frozenset(found)
+
+    def _diff(self, hu: int, hv: int, pu: int, pv: int, qu: int, qv: int) -> list[UrlRule]:
+        """`_diff` of two keys given as host, path and query codes ([] for a difference of no rule kind)."""
+        out: list[UrlRule] = []
+        host = self.parse.hosts[hu]
+        if hu != hv:
+            if (hu, hv) not in self._host_diffs:
+                self._host_diffs[hu, hv] = _host_diff(host, self.parse.hosts[hv])
+            alias = self._host_diffs[hu, hv]
+            if alias is None:
+                return []
+            out.append(alias)
+            host = alias.host
+        if pu != pv:
+            if (change := _path_change(self.parse.paths[pu], self.parse.paths[pv])) is None:
+                return []
+            out.append(_rule(host, *change))
+        if qu != qv:
+            if (qu, qv) not in self._query_diffs:
+                self._query_diffs[qu, qv] = _query_diff(self.parse.queries[qu], self.parse.queries[qv])
+            names = self._query_diffs[qu, qv]
+            if names is None:
+                return []
+            out += [_rule(host, "drop_param", k) for k in names]
+        return out
 
     def family(self, rules: Sequence[UrlRule], host: str) -> tuple[str, ...]:
         """The bare hosts of the pages a rule of `host` can touch: the host and its aliases among `rules`."""
