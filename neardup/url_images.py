@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from .parsed_urls import ParsedUrls
 from .urls import UrlKey, UrlRule, bare_host, rewrite_path, rewrite_query
@@ -82,7 +84,7 @@ class BaseParts:
         """The parts of keys given as codes: per key its host, path and query code, and the distinct
         hosts, paths and queries by code. What a path or a query has is found once per distinct one."""
         distinct_paths = pd.Series(list(paths), dtype=object)
-        lower = distinct_paths.str.lower()
+        lower, upper, semicolon = _lower_paths(distinct_paths)
         path = np.asarray(path, dtype=np.int64)
         query = np.asarray(query, dtype=np.int64)
         # The keys of each query code, for the keys carrying each parameter name.
@@ -102,12 +104,12 @@ class BaseParts:
             host_names=np.asarray(list(host_names), dtype=object),
             path=path,
             paths=pd.Index(distinct_paths, dtype=object),
-            lower_paths=lower.astype("string[pyarrow]"),  # searched once per segment name, in Arrow
+            lower_paths=lower,
             query=query,
             queries={q: i for i, q in enumerate(query_list)},
             query_list=list(query_list),
-            upper=(lower != distinct_paths).to_numpy(dtype=bool)[path],
-            semicolon=distinct_paths.str.contains(";", regex=False).to_numpy(dtype=bool)[path],
+            upper=upper[path],
+            semicolon=semicolon[path],
             with_param=with_param,
         )
 
@@ -221,6 +223,31 @@ class ImageParts:
         """Per key: whether its parts are below `widths` (a part coded later is none of the URLs then)."""
         n_host, n_path, n_query = widths
         return (self.host < n_host) & (self.path < n_path) & (self.query < n_query)
+
+
+def _lower_paths(paths: pd.Series) -> tuple[pd.Series, np.ndarray, np.ndarray]:
+    """Each path lowercased as `str.lower` does, in Arrow (searched once per segment name), whether that
+    changes it, and whether it has a `;`. Paths of ASCII only (those of URLs of the common shape) are
+    lowercased in Arrow, which lowercases ASCII as `str.lower` does; others one by one."""
+    try:
+        column = pa.array(paths, type=pa.string())
+    except (pa.ArrowInvalid, UnicodeEncodeError):
+        column = None
+    if column is not None and pc.all(pc.string_is_ascii(column)).as_py() is not False:
+        lower = pc.ascii_lower(column)
+        upper = pc.not_equal(lower, column)
+        semicolon = pc.match_substring(column, ";")
+        return (
+            pd.Series(pd.arrays.ArrowStringArray(lower)),
+            upper.to_numpy(zero_copy_only=False).astype(bool),
+            semicolon.to_numpy(zero_copy_only=False).astype(bool),
+        )
+    lowered = paths.str.lower()
+    return (
+        lowered,  # Python strings: Arrow takes no text that is no UTF-8 (a lone surrogate)
+        (lowered != paths).to_numpy(dtype=bool),
+        paths.str.contains(";", regex=False).to_numpy(dtype=bool),
+    )
 
 
 def image_parts(parts: BaseParts, codes: np.ndarray, rules: Sequence[UrlRule]) -> ImageParts:

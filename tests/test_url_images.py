@@ -177,3 +177,20 @@ def test_urls_rewritten_under_two_rule_sets_compare_equal_by_their_parts(
     ids = np.concatenate([a.ids(parts.widths()), b.ids(parts.widths())])
     rewritten = [*reference_urls(keys, first), *reference_urls(keys, second)]
     assert same_partition(pd.factorize(ids)[0], pd.factorize(pd.Series(rewritten, dtype=object))[0])
+
+
+@pytest.mark.parametrize(
+    "paths",
+    [
+        ["/story/1", "/Story/1", "/a;b/c", "/PRINT/x"],
+        ["/story/1", "/Straße/İstanbul", "/ΣΟΦΙΑ;x=1", "/café"],
+        ["/story/\udcff", "/Story/1"],  # a lone surrogate: no UTF-8
+    ],
+    ids=["ascii", "unicode", "surrogate"],
+)
+def test_what_a_path_has_is_found_as_python_finds_it(paths: list[str]) -> None:
+    keys = [UrlKey("https", "example.com", p, ()) for p in paths]
+    parts = BaseParts.of(keys)
+    assert parts.upper.tolist() == [p.lower() != p for p in paths]
+    assert parts.semicolon.tolist() == [";" in p for p in paths]
+    assert parts.lower_paths.tolist() == [p.lower() for p in paths]
