@@ -248,6 +248,29 @@ IMAGE_CACHE_PAGES = 64
 
 
 @dataclass(frozen=True, slots=True)
+class _Groups:
+    """The members of groups 0..n-1 of integers: group g's are `order[starts[g]:starts[g + 1]]`."""
+
+    order: np.ndarray
+    starts: np.ndarray
+
+    @classmethod
+    def of(cls, group: np.ndarray, n: int) -> _Groups:
+        """The positions in `group` (each a group 0..n-1) by group, ascending within each."""
+        starts = np.zeros(n + 1, dtype=np.int64)
+        np.cumsum(np.bincount(group, minlength=n), out=starts[1:])
+        return cls(np.argsort(group, kind="stable"), starts)
+
+    def members(self, groups: np.ndarray) -> np.ndarray:
+        """The members of `groups` (distinct), group after group."""
+        low = self.starts[groups]
+        size = self.starts[groups + 1] - low
+        if not len(size):
+            return np.empty(0, dtype=np.int64)
+        return self.order[np.arange(int(size.sum())) + np.repeat(low - (np.cumsum(size) - size), size)]
+
+
+@dataclass(slots=True)
 class _FamilyImages:
     """The distinct base URLs of a host family's pages rewritten under one rule set (`UrlTable.images_of`):
     dense codes (equal codes, equal rewritten URLs), and each code's `ImageParts.ids` at `widths`, to find
@@ -256,6 +279,13 @@ class _FamilyImages:
     codes: np.ndarray  # per distinct base URL of the family (`UrlTable.bases_of` order): 0..k-1
     ids: pd.Index  # per code: the id of its rewritten URL at `widths`
     widths: tuple[int, int, int]
+    _by_code: _Groups | None = None
+
+    def by_code(self) -> _Groups:
+        """The distinct base URLs of each code, made at the first call."""
+        if self._by_code is None:
+            self._by_code = _Groups.of(self.codes, len(self.ids))
+        return self._by_code
 
     def codes_of(self, image: ImageParts, widths: tuple[int, int, int]) -> np.ndarray:
         """The codes of the URLs rewritten as `image` (parts coded by `widths`, `BaseParts.widths` now):
@@ -291,6 +321,8 @@ class UrlTable:
     )
     # Per host family (`family`): its pages' base URL codes factorized (codes, distinct base codes).
     _family_bases: dict[tuple[str, ...], tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)
+    # Per host family: its pages (indices into `positions`) of each distinct base URL (`bases_of` order).
+    _base_pages: dict[tuple[str, ...], _Groups] = field(default_factory=dict)
     _positions: dict[tuple[str, ...], np.ndarray] = field(default_factory=dict)
     # Per rule and its host's rules: the pages it merges (`merging`), for the content pages `_content`.
     _merging: dict[tuple[UrlRule, frozenset[UrlRule]], _Merging] = field(default_factory=dict)
@@ -469,31 +501,33 @@ class UrlTable:
         names = self.family(mine, bare_host(rule.host))
         where = self.positions(names)
         inverse, distinct = self.bases_of(names)
+        if (base_pages := self._base_pages.get(names)) is None:
+            base_pages = self._base_pages[names] = _Groups.of(inverse, len(distinct))
         parts, images = self.parts(), self.family_images(mine, names)
-        touched = parts.touches(rule)[distinct]  # per distinct base URL
+        touched = np.flatnonzero(parts.touches(rule)[distinct])  # distinct base URLs
         with_rule = images.codes
         without = with_rule.copy()
-        if touched.any():
+        if len(touched):
             others = [o for o in mine if o != rule]
             image = image_parts(parts, distinct[touched], others)
             without[touched] = images.codes_of(image, parts.widths())
         n_images = len(images.ids)
-        img_all, pre_all, on_all = with_rule[inverse], without[inverse], touched[inverse]
+
+        def pages_of(codes: np.ndarray) -> np.ndarray:
+            """The family's pages (indices into `where`, ascending) whose URL the rules rewrite to `codes`."""
+            return np.sort(base_pages.members(images.by_code().members(pd.unique(codes))))
+
         # Fetches saved: the pages of the rewritten URLs (with the rule or without) of touched pages; the
         # other pages' URLs are rewritten alike and grouped alike either way.
-        near = np.zeros(n_images, dtype=bool)
-        near[with_rule[touched]] = True
         pre_touched = without[touched]
-        near[pre_touched[pre_touched < n_images]] = True
-        at = near[img_all]
+        at = pages_of(np.concatenate([with_rule[touched], pre_touched[pre_touched < n_images]]))
         base = self.base[where[at]]
-        saved = pages_saved(base, img_all[at]) - pages_saved(base, pre_all[at])
+        saved = pages_saved(base, with_rule[inverse[at]]) - pages_saved(base, without[inverse[at]])
         # URL pairs merged: the content pages of the rewritten URLs of touched content pages.
-        on = content[where]
-        near = np.zeros(n_images, dtype=bool)
-        near[img_all[on & on_all]] = True
-        on &= near[img_all]
-        img, pre, pos = img_all[on], pre_all[on], where[on]
+        on = base_pages.members(touched)
+        at = pages_of(with_rule[inverse[on[content[where[on]]]]])
+        at = at[content[where[at]]]
+        img, pre, pos = with_rule[inverse[at]], without[inverse[at]], where[at]
         # Only rewritten URLs that the rule gives two or more URLs of before matter. The image codes are
         # dense (0..k-1): counted with bincount.
         width = max(int(pre.max(initial=-1)) + 1, 1)
