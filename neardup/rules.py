@@ -279,6 +279,7 @@ class _FamilyImages:
     codes: np.ndarray  # per distinct base URL of the family (`UrlTable.bases_of` order): 0..k-1
     ids: pd.Index  # per code: the id of its rewritten URL at `widths`
     widths: tuple[int, int, int]
+    parts: ImageParts  # per distinct base URL: its rewritten URL's parts
     _by_code: _Groups | None = None
 
     def by_code(self) -> _Groups:
@@ -472,7 +473,7 @@ class UrlTable:
         image = image_parts(parts, self.bases_of(names)[1], rules)
         widths = parts.widths()
         codes, ids = pd.factorize(image.ids(widths))
-        found = self._images[key] = _FamilyImages(codes.astype(np.int64), pd.Index(ids), widths)
+        found = self._images[key] = _FamilyImages(codes.astype(np.int64), pd.Index(ids), widths, image)
         budget = IMAGE_CACHE_PAGES * max(len(self.base), 1)
         while len(self._images) > 1 and sum(len(v.codes) for v in self._images.values()) > budget:
             self._images.popitem(last=False)
@@ -509,7 +510,9 @@ class UrlTable:
         without = with_rule.copy()
         if len(touched):
             others = [o for o in mine if o != rule]
-            image = image_parts(parts, distinct[touched], others)
+            image = _alias_left(rule, others, parts, distinct[touched], images.parts.take(touched))
+            if image is None:
+                image = image_parts(parts, distinct[touched], others)
             without[touched] = images.codes_of(image, parts.widths())
         n_images = len(images.ids)
 
@@ -563,6 +566,24 @@ class UrlTable:
         if len(page_id) != len(self.page_id) or not np.array_equal(page_id[self.order], self.page_id):
             raise ValueError("the URL table was made of other pages than these (url_table(pages))")
         return pages["cluster_id"].astype("Int64").fillna(-1).to_numpy(dtype=np.int64)[self.order]
+
+
+def _alias_left(
+    rule: UrlRule, others: Sequence[UrlRule], parts: BaseParts, keys: np.ndarray, rewritten: ImageParts
+) -> ImageParts | None:
+    """The keys `keys` (those host alias `rule` moves) rewritten by `others` (the other rules of its host),
+    from `rewritten`, their parts with `rule` too: without it they stay on their host, rewritten by the same
+    path and query rules when their bare host is the rule's (a `www.` alias), by none otherwise (no rule of
+    `others` is of their bare host). None for a rule that is not a host alias, or when another alias of
+    `others` moves the same hosts (then it moves them without `rule`)."""
+    if rule.kind != "host_alias":
+        return None
+    moved = bare_host(rule.name + rule.host)
+    if any(o.kind == "host_alias" and bare_host(o.name + o.host) == moved for o in others):
+        return None
+    if moved == bare_host(rule.host):
+        return ImageParts(parts.host[keys], rewritten.path, rewritten.query)
+    return ImageParts(parts.host[keys], parts.path[keys], parts.query[keys])
 
 
 @dataclass(frozen=True, slots=True)
