@@ -510,9 +510,7 @@ class UrlTable:
         without = with_rule.copy()
         if len(touched):
             others = [o for o in mine if o != rule]
-            image = _alias_left(rule, others, parts, distinct[touched], images.parts.take(touched))
-            if image is None:
-                image = image_parts(parts, distinct[touched], others)
+            image = _rewritten_without(rule, others, parts, distinct[touched], images.parts.take(touched))
             without[touched] = images.codes_of(image, parts.widths())
         n_images = len(images.ids)
 
@@ -568,22 +566,28 @@ class UrlTable:
         return pages["cluster_id"].astype("Int64").fillna(-1).to_numpy(dtype=np.int64)[self.order]
 
 
-def _alias_left(
+def _rewritten_without(
     rule: UrlRule, others: Sequence[UrlRule], parts: BaseParts, keys: np.ndarray, rewritten: ImageParts
-) -> ImageParts | None:
-    """The keys `keys` (those host alias `rule` moves) rewritten by `others` (the other rules of its host),
-    from `rewritten`, their parts with `rule` too: without it they stay on their host, rewritten by the same
-    path and query rules when their bare host is the rule's (a `www.` alias), by none otherwise (no rule of
-    `others` is of their bare host). None for a rule that is not a host alias, or when another alias of
-    `others` moves the same hosts (then it moves them without `rule`)."""
-    if rule.kind != "host_alias":
-        return None
-    moved = bare_host(rule.name + rule.host)
-    if any(o.kind == "host_alias" and bare_host(o.name + o.host) == moved for o in others):
-        return None
-    if moved == bare_host(rule.host):
-        return ImageParts(parts.host[keys], rewritten.path, rewritten.query)
-    return ImageParts(parts.host[keys], parts.path[keys], parts.query[keys])
+) -> ImageParts:
+    """The keys `keys` (those `rule` may change) rewritten by `others` (the other rules of its host), from
+    `rewritten`, their parts with `rule` too. A path rule leaves the host and the query as the others make
+    them, a query rule the host and the path: only the rule's part is rewritten again (by the others of its
+    part, and the aliases, which say whose rules a key's part gets). Without a host alias its keys stay on
+    their host, rewritten by the same rules when their bare host is the rule's (a `www.` alias), by none
+    otherwise (no rule of `others` is of their bare host), unless another alias of `others` moves them."""
+    if rule.kind == "host_alias":
+        moved = bare_host(rule.name + rule.host)
+        if any(o.kind == "host_alias" and bare_host(o.name + o.host) == moved for o in others):
+            return image_parts(parts, keys, others)
+        if moved == bare_host(rule.host):
+            return ImageParts(parts.host[keys], rewritten.path, rewritten.query)
+        return ImageParts(parts.host[keys], parts.path[keys], parts.query[keys])
+    query_rule = rule.kind == "drop_param"
+    same_part = [o for o in others if o.kind == "host_alias" or (o.kind == "drop_param") == query_rule]
+    image = image_parts(parts, keys, same_part)
+    if query_rule:
+        return ImageParts(rewritten.host, rewritten.path, image.query)
+    return ImageParts(rewritten.host, image.path, rewritten.query)
 
 
 @dataclass(frozen=True, slots=True)
