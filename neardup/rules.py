@@ -185,6 +185,46 @@ def _path_rule(long: str, short: str) -> tuple[str, str] | None:
     return None
 
 
+@dataclass(slots=True)
+class _Differences:
+    """What each difference of two codes (of hosts, paths or queries) proposes, worked out once per distinct
+    pair of codes met (`work`: None for no rule): by pair, its index in `found`, or -1."""
+
+    work: Callable[[int, int], Any]
+    index: dict[tuple[int, int], int] = field(default_factory=dict)
+    found: list[Any] = field(default_factory=list)
+
+    def codes(self, u: np.ndarray, v: np.ndarray) -> np.ndarray:
+        """Per pair (`u[i]`, `v[i]`): the index in `found` of what its difference proposes, or -1."""
+        if not len(u):
+            return np.empty(0, dtype=np.int64)
+        width = int(v.max()) + 1
+        pair, distinct = pd.factorize(u * width + v)
+        out = []
+        for key in distinct.tolist():
+            at = divmod(key, width)
+            if (code := self.index.get(at)) is None:
+                result = self.work(*at)
+                code = self.index[at] = -1 if result is None else len(self.found)
+                if result is not None:
+                    self.found.append(result)
+            out.append(code)
+        return np.asarray(out, dtype=np.int64)[pair]
+
+
+def _pairs_within(group: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Every pair of positions (i < j) with equal `group` values, `group` ascending."""
+    if not len(group):
+        return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64)
+    starts = np.flatnonzero(np.r_[True, group[1:] != group[:-1]])
+    size = np.diff(np.r_[starts, len(group)])
+    rank = np.arange(len(group)) - np.repeat(starts, size)
+    after = np.repeat(size, size) - rank - 1  # the positions after each one in its group
+    u = np.repeat(np.arange(len(group)), after)
+    v = u + 1 + np.arange(len(u)) - np.repeat(np.cumsum(after) - after, after)
+    return u, v
+
+
 def _proposed_rules(keys: Sequence[UrlKey]) -> frozenset[UrlRule]:
     """The rules the URL differences of one cluster's URLs propose."""
     found: set[UrlRule] = set()
@@ -199,9 +239,9 @@ def candidate_rules(
     pages: pd.DataFrame, table: UrlTable | None = None, cluster: np.ndarray | None = None
 ) -> set[UrlRule]:
     """Rules proposed by the URL differences inside each duplicate cluster (`url`, `cluster_id`; with
-    `table`, the pages' `url_table`, whose parsed URLs are used and which keeps what each cluster's URLs
-    propose: a threshold move only compares the URLs of the clusters it changed; `cluster`, the pages'
-    clusters in the table's order, `table.cluster_of(pages)`, where already read)."""
+    `table`, the pages' `url_table`, whose parsed URLs are compared as codes and which keeps what each
+    difference of hosts, paths or queries proposes: a threshold move meets mostly differences seen before;
+    `cluster`, the pages' clusters in the table's order, `table.cluster_of(pages)`, where already read)."""
     found: set[UrlRule] = set()
     if table is None:
         dup = pages[pages["cluster_id"].notna() & (pages["cluster_size"] > 1)]
@@ -222,23 +262,7 @@ def candidate_rules(
     starts = np.flatnonzero(np.r_[True, cl[1:] != cl[:-1]]) if len(cl) else np.empty(0, dtype=np.int64)
     rank = np.arange(len(cl)) - np.repeat(starts, np.diff(np.r_[starts, len(cl)]))
     cl, raw = cl[rank < MAX_URLS_PER_CLUSTER], raw[rank < MAX_URLS_PER_CLUSTER]
-    memo, seen = table._proposed, set()
-    ends = [*(np.flatnonzero(np.diff(cl)) + 1).tolist(), len(cl)] if len(cl) else []
-    raw_codes = raw.tolist()
-    families = [tuple(raw_codes[start:end]) for start, end in zip([0, *ends[:-1]], ends, strict=True)]
-    new = [codes for codes in families if codes not in memo]
-    distinct = list(dict.fromkeys(c for codes in new for c in codes))
-    at = np.asarray(distinct, dtype=np.int64)
-    # Each fetched URL's base code (equal codes, equal keys), None for one that is no http(s) URL.
-    bases = dict(zip(distinct, np.where(table.raw_is_url[at], table.raw_base[at], -1).tolist(), strict=True))
-    for codes in families:
-        seen.add(codes)
-        if (rules := memo.get(codes)) is None:
-            rules = memo[codes] = table.proposed([b for b in map(bases.__getitem__, codes) if b >= 0])
-        found |= rules
-    for codes in [c for c in memo if c not in seen]:  # only the latest clustering's families are kept
-        del memo[codes]
-    return found
+    return table.proposed(cl, raw)
 
 
 # Rewritten-URL codes kept per URL table (`UrlTable.images_of`), in distinct URLs summed over the rule
@@ -328,13 +352,8 @@ class UrlTable:
     # Per rule and its host's rules: the pages it merges (`merging`), for the content pages `_content`.
     _merging: dict[tuple[UrlRule, frozenset[UrlRule]], _Merging] = field(default_factory=dict)
     _content: np.ndarray | None = None
-    # The rules each cluster's URLs propose (`candidate_rules`), by the cluster's fetched URL codes.
-    _proposed: dict[tuple[int, ...], frozenset[UrlRule]] = field(default_factory=dict)
-    # The rules of a difference of hosts, or of queries, by their codes (`proposed`); None for none.
-    _host_diffs: dict[tuple[int, int], UrlRule | None] = field(default_factory=dict)
-    _query_diffs: dict[tuple[int, int], tuple[str, ...] | None] = field(default_factory=dict)
-    # Per base code: its host, path and query codes, as Python integers (`proposed`).
-    _key_parts: tuple[list[int], list[int], list[int]] | None = None
+    # What a difference of two hosts, paths or queries proposes (`proposed`), by their codes.
+    _differences: tuple[_Differences, _Differences, _Differences] | None = None
     # The base URL keys as integer codes (`url_images.BaseParts`), made at the first rule set measured.
     _parts: BaseParts | None = None
     _traps: _TrapFamilies | None = None
@@ -381,45 +400,59 @@ class UrlTable:
             )
         ]
 
-    def proposed(self, bases: Sequence[int]) -> frozenset[UrlRule]:
-        """The rules the differences of the URL keys of base codes `bases` (one cluster's) propose, as
-        `_proposed_rules` of their keys: compared by their host, path and query codes, a difference of
-        hosts or of queries worked out once."""
-        if self._key_parts is None:
+    def proposed(self, family: np.ndarray, raw: np.ndarray) -> set[UrlRule]:
+        """The rules the differences of the URLs of each family propose (`_proposed_rules` of each family's
+        keys, together): `raw`, fetched URL codes, grouped by `family` (ascending). Every pair of distinct
+        keys of a family is compared by their host, path and query codes; each distinct difference of two
+        hosts, paths or queries is worked out once (`_Differences`, kept for the next clustering)."""
+        if self._differences is None:
             parse = self.parse
-            self._key_parts = (parse.key_host.tolist(), parse.key_path.tolist(), parse.key_query.tolist())
-        hosts, paths, queries = self._key_parts
-        found: set[UrlRule] = set()
-        ordered = list(dict.fromkeys(bases))  # `_diff` is symmetric: any order proposes the same rules
-        for i, u in enumerate(ordered):
-            for v in ordered[i + 1 :]:
-                found.update(self._diff(hosts[u], hosts[v], paths[u], paths[v], queries[u], queries[v]))
-        return frozenset(found)
-
-    def _diff(self, hu: int, hv: int, pu: int, pv: int, qu: int, qv: int) -> list[UrlRule]:
-        """`_diff` of two keys given as host, path and query codes ([] for a difference of no rule kind)."""
-        out: list[UrlRule] = []
-        host = self.parse.hosts[hu]
-        if hu != hv:
-            if (hu, hv) not in self._host_diffs:
-                self._host_diffs[hu, hv] = _host_diff(host, self.parse.hosts[hv])
-            alias = self._host_diffs[hu, hv]
-            if alias is None:
-                return []
-            out.append(alias)
-            host = alias.host
-        if pu != pv:
-            if (change := _path_change(self.parse.paths[pu], self.parse.paths[pv])) is None:
-                return []
-            out.append(_rule(host, *change))
-        if qu != qv:
-            if (qu, qv) not in self._query_diffs:
-                self._query_diffs[qu, qv] = _query_diff(self.parse.queries[qu], self.parse.queries[qv])
-            names = self._query_diffs[qu, qv]
-            if names is None:
-                return []
-            out += [_rule(host, "drop_param", k) for k in names]
-        return out
+            self._differences = (
+                _Differences(lambda u, v: _host_diff(parse.hosts[u], parse.hosts[v])),
+                _Differences(lambda u, v: _path_change(parse.paths[u], parse.paths[v])),
+                _Differences(lambda u, v: _query_diff(parse.queries[u], parse.queries[v])),
+            )
+        hosts, paths, queries = self._differences
+        is_url = self.raw_is_url[raw]
+        family, base = family[is_url], self.raw_base[raw[is_url]]
+        # Each family's distinct keys (equal base codes, equal keys).
+        first = ~pd.Series(family * max(len(self.parse.key_host), 1) + base).duplicated().to_numpy()
+        family, base = family[first], base[first]
+        u, v = _pairs_within(family)
+        u, v = base[u], base[v]
+        parse = self.parse
+        hu, hv = parse.key_host[u], parse.key_host[v]
+        pu, pv = parse.key_path[u], parse.key_path[v]
+        qu, qv = parse.key_query[u], parse.key_query[v]
+        host_code, path_code, query_code = (np.full(len(u), -1, dtype=np.int64) for _ in range(3))
+        host_differs, path_differs, query_differs = hu != hv, pu != pv, qu != qv
+        host_code[host_differs] = hosts.codes(hu[host_differs], hv[host_differs])
+        path_code[path_differs] = paths.codes(pu[path_differs], pv[path_differs])
+        query_code[query_differs] = queries.codes(qu[query_differs], qv[query_differs])
+        valid = ~(
+            (host_differs & (host_code < 0))
+            | (path_differs & (path_code < 0))
+            | (query_differs & (query_code < 0))
+        )
+        # The host a pair's path and query rules are of: the alias's (the shorter host) or the pair's.
+        alias_of = np.asarray([a.host for a in hosts.found], dtype=object)
+        rule_host = np.asarray(parse.hosts, dtype=object)[hu]
+        moved = host_differs & valid
+        rule_host[moved] = alias_of[host_code[moved]]
+        found: set[UrlRule] = {hosts.found[c] for c in pd.unique(host_code[moved]).tolist()}
+        for differs, code, found_of in (
+            (path_differs, path_code, paths),
+            (query_differs, query_code, queries),
+        ):
+            on = differs & valid
+            combos = pd.DataFrame({"host": rule_host[on], "code": code[on]}).drop_duplicates()
+            for host, c in zip(combos["host"].tolist(), combos["code"].tolist(), strict=True):
+                change = found_of.found[c]
+                if found_of is paths:
+                    found.add(_rule(host, *change))
+                else:
+                    found.update(_rule(host, "drop_param", name) for name in change)
+        return found
 
     def family(self, rules: Sequence[UrlRule], host: str) -> tuple[str, ...]:
         """The bare hosts of the pages a rule of `host` can touch: the host and its aliases among `rules`."""
