@@ -83,19 +83,27 @@ def _every_kind_records() -> list[dict]:
     def add(url: str, html: str) -> None:
         recs.append({"url": url, "html": html, "fetched_at": "2024-02-01"})
 
-    for i in range(12):
-        html = page_html(f"Article {i}", words_text(rng, 180))
-        add(f"https://shop.example.org/item/{i}", html)
-        if i % 2 == 0:
-            add(f"https://m.shop.example.org/item/{i}", html)
-        if i % 3 == 0:
-            add(f"https://shop.example.org/item/{i}/amp", html)
-        if i % 4 == 1:
-            add(f"https://shop.example.org/item/{i};jsessionid=A{i}B", html)
-        if i % 4 == 2:
-            add(f"https://shop.example.org/Item/{i}", html)
-        if i % 3 == 1:
-            add(f"https://shop.example.org/item/{i}?utm_source=mail", html)
+    def site(title: str, n: int, url: str, variants: dict[str, Callable[[int], bool]]) -> None:
+        """`n` articles at `url`, each also at the variant URLs whose condition holds for it."""
+        for i in range(n):
+            html = page_html(f"{title} {i}", words_text(rng, 180))
+            add(url.format(i=i), html)
+            for variant, holds in variants.items():
+                if holds(i):
+                    add(variant.format(i=i), html)
+
+    site(
+        "Article",
+        12,
+        "https://shop.example.org/item/{i}",
+        {
+            "https://m.shop.example.org/item/{i}": lambda i: i % 2 == 0,
+            "https://shop.example.org/item/{i}/amp": lambda i: i % 3 == 0,
+            "https://shop.example.org/item/{i};jsessionid=A{i}B": lambda i: i % 4 == 1,
+            "https://shop.example.org/Item/{i}": lambda i: i % 4 == 2,
+            "https://shop.example.org/item/{i}?utm_source=mail": lambda i: i % 3 == 1,
+        },
+    )
     for i in range(8):
         html = page_html(f"Listing {i}", words_text(rng, 180))
         add(f"https://lists.example.com/all?ref={i}", html)
@@ -106,13 +114,15 @@ def _every_kind_records() -> list[dict]:
                 f"https://lists.example.com/all?sort=desc&ref={i}",
                 page_html(f"Other {i}", words_text(rng, 180)),
             )
-    for i in range(6):
-        html = page_html(f"Note {i}", words_text(rng, 180))
-        add(f"https://www.notes.example.net/note/{i}", html)
-        if i % 2 == 0:
-            add(f"https://notes.example.net/print/note/{i}", html)
-        if i % 3 == 0:
-            add(f"https://www.notes.example.net/note/{i}?utm_source=feed&utm_medium=rss", html)
+    site(
+        "Note",
+        6,
+        "https://www.notes.example.net/note/{i}",
+        {
+            "https://notes.example.net/print/note/{i}": lambda i: i % 2 == 0,
+            "https://www.notes.example.net/note/{i}?utm_source=feed&utm_medium=rss": lambda i: i % 3 == 0,
+        },
+    )
     return recs
 
 
