@@ -517,6 +517,19 @@ class UrlTable:
         (`family_images`)."""
         return self.family_images(rules, names).codes[self.bases_of(names)[0]]
 
+    def saved_by(self, rules: Sequence[UrlRule]) -> int:
+        """`pages_saved` of the crawl's pages under `rules`: the sum over the rules' host families when no
+        two of them share a host (a page's rewritten URL is then of its family's hosts alone; the families'
+        rewritten URLs are those the last round of learning measured), else of every page at once."""
+        families = [(mine, self.family(mine, bare_host(mine[0].host))) for _, mine in _by_host(rules).items()]
+        names = [n for _, family in families for n in family]
+        if len(names) != len(set(names)):
+            return pages_saved(self.base, self.images_of(rules, tuple(sorted(self.by_host))))
+        return sum(
+            pages_saved(self.base[self.positions(family)], self.images_of(mine, family))
+            for mine, family in families
+        )
+
     def merging(self, rule: UrlRule, mine: Sequence[UrlRule], content: np.ndarray) -> _Merging:
         """The `_Merging` of `rule` among `mine` (the rules of its host), over the pages where `content`
         (no degenerate page: the same at every threshold of one fingerprint key), kept.
@@ -868,7 +881,7 @@ def learn_rules(
         for s in bad:
             dropped[s.rule] = s
         rules = [s.rule for s in stats if s.rule not in dropped]
-    saved = pages_saved(crawl.base, crawl.table.images_of(rules, tuple(sorted(crawl.table.by_host))))
+    saved = crawl.table.saved_by(rules)
     accepted = sorted((s for s in stats if s.rule in rules), key=lambda s: (-s.pages_saved, s.rule.host))
     rejected = sorted(dropped.values(), key=lambda s: (-s.pairs_in_cluster, s.rule.host))
     return LearnedRules(
@@ -891,14 +904,19 @@ def rewritten_urls(urls: Sequence[str], rules: Sequence[UrlRule]) -> list[str]:
     return out
 
 
+def _by_host(rules: Sequence[UrlRule]) -> dict[str, list[UrlRule]]:
+    """The rules of each bare host, in the order given."""
+    by_host: dict[str, list[UrlRule]] = defaultdict(list)
+    for r in rules:
+        by_host[bare_host(r.host)].append(r)
+    return by_host
+
+
 def _with_host_rules(rules: Sequence[UrlRule]) -> list[tuple[UrlRule, list[UrlRule]]]:
     """Each rule with the rules of its (bare) host, in the order given: only those rewrite the pages of its
     host and its aliases."""
-    by_host: dict[str, list[UrlRule]] = defaultdict(list)
-    hosts = [bare_host(r.host) for r in rules]
-    for r, host in zip(rules, hosts, strict=True):
-        by_host[host].append(r)
-    return [(r, by_host[host]) for r, host in zip(rules, hosts, strict=True)]
+    by_host = _by_host(rules)
+    return [(r, by_host[bare_host(r.host)]) for r in rules]
 
 
 def crawler_rules(rules: Sequence[UrlRule]) -> list[dict[str, Any]]:

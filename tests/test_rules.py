@@ -9,6 +9,7 @@ import re
 from collections.abc import Callable
 from pathlib import Path
 
+import pandas as pd
 import pytest
 import yaml
 from conftest import page_html, words_text, write_jsonl
@@ -342,3 +343,33 @@ def test_learning_tells_its_progress_step_by_step(sample_db: Path) -> None:
     assert [done for _, done, _ in first_round] == list(range(candidates))
     assert {total for _, _, total in first_round} == {candidates}
     assert all(0 <= done < total for _, done, total in told)  # the bar never says done before it is
+
+
+@pytest.mark.parametrize(
+    "rule_set",
+    [
+        [UrlRule("a.com", "host_alias", "m."), UrlRule("a.com", "drop_param", "x")],
+        # the alias host has rules of its own: two families share it
+        [UrlRule("a.com", "host_alias", "m."), UrlRule("m.a.com", "drop_param", "x")],
+        [UrlRule("b.org", "drop_segment", "print"), UrlRule("a.com", "drop_param", "x")],
+    ],
+    ids=["one family", "shared host", "two families"],
+)
+def test_fetches_saved_by_rules_are_those_of_every_page_rewritten(rule_set: list[UrlRule]) -> None:
+    urls = [
+        "https://a.com/p/1",
+        "https://m.a.com/p/1",
+        "https://a.com/p/1?x=2",
+        "https://m.a.com/p/2?x=1",
+        "https://m.a.com/p/2",
+        "https://a.com/p/2",
+        "https://b.org/print/n/1",
+        "https://b.org/n/1",
+        "https://b.org/n/1?x=1",
+        "https://c.net/n/1",
+    ]
+    pages = pd.DataFrame({"page_id": range(len(urls)), "url": urls})
+    table = url_table(pages)
+    expected = rules.pages_saved(table.base, table.images(rule_set))
+    assert expected > 0
+    assert table.saved_by(rule_set) == expected
