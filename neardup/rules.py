@@ -785,7 +785,8 @@ def _trap_families(table: UrlTable, min_urls: int) -> _TrapFamilies:
     on = np.flatnonzero(table.trap_family >= 0)
     family, base = table.trap_family[on], table.base[on]
     n = len(table.trap_names)
-    urls = np.bincount(pd.DataFrame({"f": family, "b": base}).drop_duplicates()["f"], minlength=n)
+    n_base = int(base.max(initial=-1)) + 1
+    urls = np.bincount(pd.unique(family * n_base + base) // max(n_base, 1), minlength=n)
     kept = np.flatnonzero(urls >= min_urls)
     index = np.full(n, -1, dtype=np.int64)
     index[kept] = np.arange(len(kept))
