@@ -271,6 +271,11 @@ def candidate_rules(
 IMAGE_CACHE_PAGES = 64
 
 
+# A rule whose touched URLs' rewritten URLs are more than 1/PASS_SHARE of its host family's has their
+# pages found by one pass over the family's pages (no sort), not through each rewritten URL's.
+PASS_SHARE = 8
+
+
 @dataclass(frozen=True, slots=True)
 class _Groups:
     """The members of groups 0..n-1 of integers: group g's are `order[starts[g]:starts[g + 1]]`."""
@@ -561,8 +566,14 @@ class UrlTable:
         n_images = len(images.ids)
 
         def pages_of(codes: np.ndarray) -> np.ndarray:
-            """The family's pages (indices into `where`, ascending) whose URL the rules rewrite to `codes`."""
-            return np.sort(base_pages.members(images.by_code().members(pd.unique(codes))))
+            """The family's pages (indices into `where`, ascending) whose URL the rules rewrite to `codes`:
+            through each code's base URLs when they are few, else by one pass over the family's pages."""
+            codes = pd.unique(codes)
+            if len(codes) * PASS_SHARE < n_images:
+                return np.sort(base_pages.members(images.by_code().members(codes)))
+            near = np.zeros(n_images, dtype=bool)
+            near[codes] = True
+            return np.flatnonzero(near[with_rule[inverse]])
 
         # Fetches saved: the pages of the rewritten URLs (with the rule or without) of touched pages; the
         # other pages' URLs are rewritten alike and grouped alike either way.
