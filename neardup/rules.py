@@ -559,11 +559,16 @@ class UrlTable:
         touched = np.flatnonzero(parts.touches(rule)[distinct])  # distinct base URLs
         with_rule = images.codes
         without = with_rule.copy()
+        n_images = len(images.ids)
         if len(touched):
             others = [o for o in mine if o != rule]
-            image = _rewritten_without(rule, others, parts, distinct[touched], images.parts.take(touched))
-            without[touched] = images.codes_of(image, parts.widths())
-        n_images = len(images.ids)
+            if rule.kind == "drop_param":
+                without[touched] = _codes_without_param(
+                    rule, others, parts, distinct[touched], with_rule[touched], n_images
+                )
+            else:
+                image = _rewritten_without(rule, others, parts, distinct[touched], images.parts.take(touched))
+                without[touched] = images.codes_of(image, parts.widths())
 
         def pages_of(codes: np.ndarray) -> np.ndarray:
             """The family's pages (indices into `where`, ascending) whose URL the rules rewrite to `codes`:
@@ -621,6 +626,27 @@ class UrlTable:
         if len(page_id) != len(self.page_id) or not np.array_equal(page_id[self.order], self.page_id):
             raise ValueError("the URL table was made of other pages than these (url_table(pages))")
         return pages["cluster_id"].astype("Int64").fillna(-1).to_numpy(dtype=np.int64)[self.order]
+
+
+def _codes_without_param(
+    rule: UrlRule,
+    others: Sequence[UrlRule],
+    parts: BaseParts,
+    keys: np.ndarray,
+    codes: np.ndarray,
+    n_images: int,
+) -> np.ndarray:
+    """Codes of the keys `keys` (those carrying the parameter `rule` drops) rewritten by `others` (the
+    other rules of its host), from `codes`, their rewritten URLs' codes with `rule` too (of 0..n_images-1). Unless
+    another rule of `others` drops the same parameter (then they are rewritten alike), a key's URL without
+    the rule is its URL with it and the parameter's pairs put back: a query is its pairs sorted, so equal
+    (URL with the rule, values of the parameter), equal URLs without it; and none is a URL with the rule
+    (that has no such parameter), so each is numbered after them."""
+    if any(o.kind == "drop_param" and o.name == rule.name for o in others):
+        return codes
+    values = parts.param_values(rule.name)[parts.query[keys]]
+    width = int(values.max(initial=0)) + 1
+    return n_images + pd.factorize(codes * width + values)[0]
 
 
 def _rewritten_without(

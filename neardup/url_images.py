@@ -45,6 +45,9 @@ class BaseParts:
     upper: np.ndarray  # the path has a character `str.lower` changes
     semicolon: np.ndarray  # the path has a `;` (a path parameter)
     with_param: dict[str, np.ndarray]  # query parameter name -> the codes of the keys carrying it
+    queries_with: dict[str, list[int]]  # query parameter name -> the codes of the queries carrying it
+    # Per query parameter name: the code of its values in each query (`param_values`), made once per name.
+    values: dict[str, np.ndarray] = field(default_factory=dict)
     # Per rule kind and name: which keys the rule may touch (`touches`), made once per name.
     masks: dict[tuple[str, str], np.ndarray] = field(default_factory=dict)
     # A number per sequence of rules that touch a path or a query (a short key for `rewrites`).
@@ -111,6 +114,7 @@ class BaseParts:
             upper=upper[path],
             semicolon=semicolon[path],
             with_param=with_param,
+            queries_with=dict(names),
         )
 
     def touches(self, rule: UrlRule) -> np.ndarray:
@@ -137,6 +141,18 @@ class BaseParts:
                 if ";" in rule.name:
                     found = found | self.semicolon
             found = self.masks[key] = found
+        return found
+
+    def param_values(self, name: str) -> np.ndarray:
+        """Per query code: a code of the values the parameter `name` has in it, in order (equal codes,
+        equal values), -1 for a query without it."""
+        if (found := self.values.get(name)) is None:
+            codes = self.queries_with.get(name, [])
+            values = [tuple(v for n, v in self.query_list[c] if n == name) for c in codes]
+            found = np.full(len(self.query_list), -1, dtype=np.int64)
+            if codes:
+                found[codes] = pd.factorize(pd.Series(values, dtype=object))[0]
+            self.values[name] = found
         return found
 
     def n_codes(self) -> tuple[int, int]:

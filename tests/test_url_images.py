@@ -194,3 +194,19 @@ def test_what_a_path_has_is_found_as_python_finds_it(paths: list[str]) -> None:
     assert parts.upper.tolist() == [p.lower() != p for p in paths]
     assert parts.semicolon.tolist() == [";" in p for p in paths]
     assert parts.lower_paths.tolist() == [p.lower() for p in paths]
+
+
+def test_a_parameter_s_values_are_coded_per_query() -> None:
+    urls = [
+        "https://a.com/x?s=1",
+        "https://a.com/y?s=1&t=2",
+        "https://a.com/z?s=2",
+        "https://a.com/w?s=1&s=2",
+    ]
+    urls += ["https://a.com/v?t=1"]
+    keys = [k for k in map(url_key, urls) if k is not None]
+    parts = BaseParts.of(keys)
+    values = parts.param_values("s")[parts.query].tolist()
+    assert values[0] == values[1] != values[2]
+    assert len({values[0], values[2], values[3]}) == 3  # (1,), (2,) and (1, 2)
+    assert values[4] == -1
