@@ -566,6 +566,12 @@ class UrlTable:
                 without[touched] = _codes_without_param(
                     rule, others, parts, distinct[touched], with_rule[touched], n_images
                 )
+            elif (
+                codes := _codes_without_alias(
+                    rule, others, parts, distinct[touched], with_rule[touched], images
+                )
+            ) is not None:
+                without[touched] = codes
             else:
                 image = _rewritten_without(rule, others, parts, distinct[touched], images.parts.take(touched))
                 without[touched] = images.codes_of(image, parts.widths())
@@ -647,6 +653,34 @@ def _codes_without_param(
     values = parts.param_values(rule.name)[parts.query[keys]]
     width = int(values.max(initial=0)) + 1
     return n_images + pd.factorize(codes * width + values)[0]
+
+
+def _codes_without_alias(
+    rule: UrlRule,
+    others: Sequence[UrlRule],
+    parts: BaseParts,
+    keys: np.ndarray,
+    codes: np.ndarray,
+    images: _FamilyImages,
+) -> np.ndarray | None:
+    """Codes of the keys `keys` (those of the hosts host alias `rule` moves) rewritten by `others` (the
+    other rules of its host), from `codes`, their URLs' codes with `rule` too (in `images`), for a `www.`
+    alias: without it a key stays on its host with the same path and query (`_rewritten_without`), so its
+    URL is its host and its URL with the rule, which no URL with the rule is (none is on such a host). None
+    where that does not hold (another alias of `others` moves the same hosts, an alias of another bare
+    host, or a URL with the rule on one of those hosts)."""
+    if rule.kind != "host_alias" or bare_host(rule.name + rule.host) != bare_host(rule.host):
+        return None
+    if any(o.kind == "host_alias" and bare_host(o.name + o.host) == bare_host(rule.host) for o in others):
+        return None
+    own = parts.host[keys]
+    moved = own != parts.host_code(rule.host)
+    if np.isin(images.parts.host, own[moved]).any():
+        return None
+    out = codes.copy()
+    n_images = len(images.ids)
+    out[moved] = n_images + pd.factorize(own[moved] * n_images + codes[moved])[0]
+    return out
 
 
 def _rewritten_without(
@@ -831,7 +865,8 @@ def _trap_families(table: UrlTable, min_urls: int) -> _TrapFamilies:
     positions = on[at]
     of_page = index[family[at]]
     first = np.full(len(kept), len(positions), dtype=np.int64)
-    np.minimum.at(first, of_page, np.arange(len(positions)))
+    at_first = np.flatnonzero(~pd.Series(of_page).duplicated().to_numpy())  # each family's first page
+    first[of_page[at_first]] = at_first
     return _TrapFamilies(
         min_urls=min_urls,
         family=kept,
