@@ -5,7 +5,8 @@ Two fetched URLs in one cluster whose difference is a host label (`m.`, `www.`, 
 parameters propose one rule per difference (DUST, Bar-Yossef et al. 2007; Dasgupta et al. 2008 learn
 rewrites from duplicate clusters the same way). Each rule is then measured on every URL of its host: the
 URL pairs it merges (pairs whose rewritten URLs coincide only because of this rule, the other rules of the
-host applied too) and the share of them that are in one cluster (precision). Rules below the precision
+host applied too) and the share of them that are in one cluster (precision). Only the URLs it may change
+and the pages of their rewritten URLs are counted: every other URL is rewritten alike with and without it. Rules below the precision
 floor or the support floor are dropped and the rest measured again, until no rule changes: a parameter
 that selects content (`?page=2`, `?id=42`) merges pages of different clusters and falls out with its
 counter-examples.
@@ -265,10 +266,10 @@ def candidate_rules(
     return table.proposed(cl, raw)
 
 
-# Rewritten-URL codes kept per URL table (`UrlTable.images_of`), in distinct URLs summed over the rule
-# sets, as a multiple of the crawl's pages: the rule sets a few thresholds' learning measures, not every
-# one ever measured.
-IMAGE_CACHE_PAGES = 64
+# Rewritten URLs kept per URL table (`UrlTable.family_images`), in bytes per page of the crawl summed over
+# the rule sets (64 integers a page): the rule sets a few thresholds' learning measures, not every one ever
+# measured.
+IMAGE_CACHE_BYTES_PER_PAGE = 64 * 8
 
 
 # A rule whose touched URLs' rewritten URLs are more than 1/PASS_SHARE of its host family's has their
@@ -310,6 +311,14 @@ class _FamilyImages:
     widths: tuple[int, int, int]
     parts: ImageParts  # per distinct base URL: its rewritten URL's parts
     _by_code: _Groups | None = None
+
+    def nbytes(self) -> int:
+        """The bytes of its arrays, the index's hash table counted as twice its values."""
+        parts = self.parts
+        arrays = (self.codes, parts.host, parts.path, parts.query)
+        grouped = self._by_code
+        extra = grouped.order.nbytes + grouped.starts.nbytes if grouped is not None else 0
+        return sum(a.nbytes for a in arrays) + 3 * self.ids.nbytes + extra
 
     def by_code(self) -> _Groups:
         """The distinct base URLs of each code, made at the first call."""
@@ -501,8 +510,8 @@ class UrlTable:
 
     def family_images(self, rules: Sequence[UrlRule], names: tuple[str, ...]) -> _FamilyImages:
         """The distinct base URLs of the pages of `names` rewritten by `rules`, kept for the next call with
-        the same rules and hosts (the least recently used are dropped beyond IMAGE_CACHE_PAGES times the
-        crawl's pages)."""
+        the same rules and hosts (the least recently used are dropped beyond IMAGE_CACHE_BYTES_PER_PAGE
+        times the crawl's pages)."""
         key = (frozenset(rules), names)
         if (found := self._images.get(key)) is not None:
             self._images.move_to_end(key)
@@ -512,8 +521,8 @@ class UrlTable:
         widths = parts.widths()
         codes, ids = pd.factorize(image.ids(widths))
         found = self._images[key] = _FamilyImages(codes.astype(np.int64), pd.Index(ids), widths, image)
-        budget = IMAGE_CACHE_PAGES * max(len(self.base), 1)
-        while len(self._images) > 1 and sum(len(v.codes) for v in self._images.values()) > budget:
+        budget = IMAGE_CACHE_BYTES_PER_PAGE * max(len(self.base), 1)
+        while len(self._images) > 1 and sum(v.nbytes() for v in self._images.values()) > budget:
             self._images.popitem(last=False)
         return found
 
