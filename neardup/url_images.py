@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -38,14 +39,15 @@ class BaseParts:
     host_names: np.ndarray
     path: np.ndarray  # code of each key's path
     paths: pd.Index  # the distinct paths, in code order
-    lower_paths: pd.Series  # each distinct path (by code), lowercased
+    # The distinct paths in Arrow where every one is ASCII (those of URLs of the common shape), else None.
+    ascii_paths: pa.Array | None
     query: np.ndarray  # code of each key's query pairs
     queries: dict[tuple[tuple[str, str], ...], int]
     query_list: list[tuple[tuple[str, str], ...]]  # the distinct queries, in code order
-    upper: np.ndarray  # the path has a character `str.lower` changes
-    semicolon: np.ndarray  # the path has a `;` (a path parameter)
     with_param: dict[str, np.ndarray]  # query parameter name -> the codes of the keys carrying it
     queries_with: dict[str, list[int]]  # query parameter name -> the codes of the queries carrying it
+    # What the paths have (`lower_paths`, `upper`, `semicolon`), made at the first rule that asks.
+    derived: dict[str, Any] = field(default_factory=dict)
     # Per query parameter name: the code of its values in each query (`param_values`), made once per name.
     values: dict[str, np.ndarray] = field(default_factory=dict)
     # Per rule kind and name: which keys the rule may touch (`touches`), made once per name.
@@ -87,7 +89,12 @@ class BaseParts:
         """The parts of keys given as codes: per key its host, path and query code, and the distinct
         hosts, paths and queries by code. What a path or a query has is found once per distinct one."""
         distinct_paths = pd.Series(list(paths), dtype=object)
-        lower, upper, semicolon = _lower_paths(distinct_paths)
+        try:
+            column: pa.Array | None = pa.array(distinct_paths, type=pa.string())
+        except (pa.ArrowInvalid, UnicodeEncodeError):  # a lone surrogate is no UTF-8
+            column = None
+        if column is not None and pc.all(pc.string_is_ascii(column)).as_py() is False:
+            column = None
         path = np.asarray(path, dtype=np.int64)
         query = np.asarray(query, dtype=np.int64)
         # The keys of each query code, for the keys carrying each parameter name.
@@ -107,12 +114,10 @@ class BaseParts:
             host_names=np.asarray(list(host_names), dtype=object),
             path=path,
             paths=pd.Index(distinct_paths, dtype=object),
-            lower_paths=lower,
+            ascii_paths=column,
             query=query,
             queries={q: i for i, q in enumerate(query_list)},
             query_list=list(query_list),
-            upper=upper[path],
-            semicolon=semicolon[path],
             with_param=with_param,
             queries_with=dict(names),
         )
@@ -136,11 +141,57 @@ class BaseParts:
                 found = np.zeros(len(self.host), dtype=bool)
                 found[self.with_param.get(rule.name, _NONE)] = True
             else:
-                name = rule.name.lower()
-                found = self.lower_paths.str.contains(name, regex=False).to_numpy(dtype=bool)[self.path]
+                if self.ascii_paths is not None and rule.name.isascii():  # Arrow folds ASCII as str.lower
+                    has = pc.match_substring(self.ascii_paths, rule.name, ignore_case=True)
+                    found = has.to_numpy(zero_copy_only=False).astype(bool)[self.path]
+                else:
+                    name = rule.name.lower()
+                    found = self.lower_paths.str.contains(name, regex=False).to_numpy(dtype=bool)[self.path]
                 if ";" in rule.name:
                     found = found | self.semicolon
             found = self.masks[key] = found
+        return found
+
+    @property
+    def lower_paths(self) -> pd.Series:
+        """Each distinct path (by code) lowercased as `str.lower` does (ASCII in Arrow)."""
+        if (found := self.derived.get("lower")) is None:
+            if self.ascii_paths is not None:
+                found = pd.Series(pd.arrays.ArrowStringArray(pc.ascii_lower(self.ascii_paths)))
+            else:
+                found = pd.Series(list(self.paths), dtype=object).str.lower()
+            self.derived["lower"] = found
+        return found
+
+    @property
+    def upper(self) -> np.ndarray:
+        """Per key: whether its path has a character `str.lower` changes."""
+        if (found := self.derived.get("upper")) is None:
+            if self.ascii_paths is not None:
+                has = pc.match_substring_regex(self.ascii_paths, "[A-Z]")
+                distinct = has.to_numpy(zero_copy_only=False).astype(bool)
+            else:
+                distinct = (self.lower_paths != pd.Series(list(self.paths), dtype=object)).to_numpy(
+                    dtype=bool
+                )
+            found = self.derived["upper"] = distinct[self.path]
+        return found
+
+    @property
+    def semicolon(self) -> np.ndarray:
+        """Per key: whether its path has a `;` (a path parameter)."""
+        if (found := self.derived.get("semicolon")) is None:
+            if self.ascii_paths is not None:
+                distinct = (
+                    pc.match_substring(self.ascii_paths, ";").to_numpy(zero_copy_only=False).astype(bool)
+                )
+            else:
+                distinct = (
+                    pd.Series(list(self.paths), dtype=object)
+                    .str.contains(";", regex=False)
+                    .to_numpy(dtype=bool)
+                )
+            found = self.derived["semicolon"] = distinct[self.path]
         return found
 
     def param_values(self, name: str) -> np.ndarray:
@@ -239,31 +290,6 @@ class ImageParts:
         """Per key: whether its parts are below `widths` (a part coded later is none of the URLs then)."""
         n_host, n_path, n_query = widths
         return (self.host < n_host) & (self.path < n_path) & (self.query < n_query)
-
-
-def _lower_paths(paths: pd.Series) -> tuple[pd.Series, np.ndarray, np.ndarray]:
-    """Each path lowercased as `str.lower` does, in Arrow (searched once per segment name), whether that
-    changes it, and whether it has a `;`. Paths of ASCII only (those of URLs of the common shape) are
-    lowercased in Arrow, which lowercases ASCII as `str.lower` does; others one by one."""
-    try:
-        column = pa.array(paths, type=pa.string())
-    except (pa.ArrowInvalid, UnicodeEncodeError):
-        column = None
-    if column is not None and pc.all(pc.string_is_ascii(column)).as_py() is not False:
-        lower = pc.ascii_lower(column)
-        upper = pc.not_equal(lower, column)
-        semicolon = pc.match_substring(column, ";")
-        return (
-            pd.Series(pd.arrays.ArrowStringArray(lower)),
-            upper.to_numpy(zero_copy_only=False).astype(bool),
-            semicolon.to_numpy(zero_copy_only=False).astype(bool),
-        )
-    lowered = paths.str.lower()
-    return (
-        lowered,  # Python strings: Arrow takes no text that is no UTF-8 (a lone surrogate)
-        (lowered != paths).to_numpy(dtype=bool),
-        paths.str.contains(";", regex=False).to_numpy(dtype=bool),
-    )
 
 
 def image_parts(parts: BaseParts, codes: np.ndarray, rules: Sequence[UrlRule]) -> ImageParts:
