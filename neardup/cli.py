@@ -251,6 +251,8 @@ def cmd_report(args: argparse.Namespace) -> int:
         rejected = store.rejects_by_kind()
         # Parsed once per crawl for the URL rules page and `neardup rules` (no clustering changes them).
         engine.ensure_parsed_urls(store, analysis.pages)
+        if analysis.config.method == "minhash":  # for the Audit page's evidence (a replay of the search)
+            engine.ensure_capped_buckets(store, analysis.config)
         if not args.no_categories:
             suggest_copies(store, analysis, progress=_tqdm_progress(), jobs=args.jobs)
     limits = merge(analysis.config.gate, args.fail_over or [])

@@ -28,6 +28,7 @@ from ..analysis import (
 )
 from ..categories import page_categories
 from ..config import Config
+from ..drilldown import ClusterTable, cluster_table
 from ..errors import NeardupError
 from ..estimate import Estimate, SampleCounts, comparable, estimate_numbers, sample_counts
 from ..ingest import file_sha256
@@ -521,6 +522,17 @@ def get_page_categories(
         bar.empty()
 
 
+@st.cache_resource(show_spinner=False, max_entries=PER_SETTING_ENTRIES)
+def get_cluster_table(
+    _store: Store, path: str, config: Config, labels_version: tuple[int, int]
+) -> ClusterTable:
+    """The Clusters page's table at a setting (`drilldown.cluster_table`: its rows, and each cluster's pages
+    in the analysis' pages frame), with the clusters' categories as of `labels_version`: made once per
+    threshold and labels, not on each run of the page."""
+    analysis = get_analysis(_store, path, config)
+    return cluster_table(analysis.pages, get_page_categories(_store, path, config, labels_version))
+
+
 # The state of each database as this process last read it (`data_state`): one state for every session.
 _DATA_STATES: dict[str, tuple[int, int, int, int]] = {}
 _DATA_STATES_LOCK = threading.Lock()
@@ -559,5 +571,6 @@ def clear_caches() -> None:
     get_sample_counts.clear()
     ANALYSES.clear()
     get_page_categories.clear()
+    get_cluster_table.clear()
     get_candidate_pairs.clear()
     PAIR_DETAILS.clear()
