@@ -5,7 +5,8 @@ Two fetched URLs in one cluster whose difference is a host label (`m.`, `www.`, 
 parameters propose one rule per difference (DUST, Bar-Yossef et al. 2007; Dasgupta et al. 2008 learn
 rewrites from duplicate clusters the same way). Each rule is then measured on every URL of its host: the
 URL pairs it merges (pairs whose rewritten URLs coincide only because of this rule, the other rules of the
-host applied too) and the share of them that are in one cluster (precision). Rules below the precision
+host applied too) and the share of them that are in one cluster (precision). Only the URLs it may change
+and the pages of their rewritten URLs are counted: every other URL is rewritten alike with and without it. Rules below the precision
 floor or the support floor are dropped and the rest measured again, until no rule changes: a parameter
 that selects content (`?page=2`, `?id=42`) merges pages of different clusters and falls out with its
 counter-examples.
@@ -26,8 +27,8 @@ from typing import Any, TypedDict
 import numpy as np
 import pandas as pd
 
-from .parsed_urls import ParsedUrls
-from .url_images import BaseParts, image_codes
+from .parsed_urls import ParsedUrls, Query
+from .url_images import BaseParts, ImageParts, image_codes, image_parts
 from .url_keys import key_texts
 from .url_parse import PARSE_STEPS, parse_urls
 from .urls import UrlKey, UrlRule, UrlRuleDict, apply_rules_to_key, bare_host, url_key
@@ -132,39 +133,97 @@ def _diff(u: UrlKey, v: UrlKey) -> list[UrlRule] | None:
     out: list[UrlRule] = []
     host = u.host
     if u.host != v.host:
-        long, short = (u.host, v.host) if len(u.host) > len(v.host) else (v.host, u.host)
-        label = long[: len(long) - len(short)]
-        if not long.endswith("." + short) or not _SPLIT_LABEL.match(label):
+        if (alias := _host_diff(u.host, v.host)) is None:
             return None
-        out.append(_rule(short, "host_alias", label))
-        host = short
+        out.append(alias)
+        host = alias.host
     if u.path != v.path:
-        rule = _path_diff(host, u.path, v.path) or _path_diff(host, v.path, u.path)
-        if rule is None:
+        if (change := _path_change(u.path, v.path)) is None:
             return None
-        out.append(rule)
+        out.append(_rule(host, *change))
     if u.query != v.query:
-        long_q, short_q = (u.query, v.query) if len(u.query) > len(v.query) else (v.query, u.query)
-        extra = {k for k, _ in long_q} - {k for k, _ in short_q}
-        if not extra or tuple(kv for kv in long_q if kv[0] not in extra) != short_q:
+        if (names := _query_diff(u.query, v.query)) is None:
             return None
-        out += [_rule(host, "drop_param", k) for k in sorted(extra)]
+        out += [_rule(host, "drop_param", k) for k in names]
     return out
 
 
-def _path_diff(host: str, long: str, short: str) -> UrlRule | None:
+def _host_diff(u: str, v: str) -> UrlRule | None:
+    """The host alias mapping two hosts onto one (the shorter), or None."""
+    long, short = (u, v) if len(u) > len(v) else (v, u)
+    label = long[: len(long) - len(short)]
+    if not long.endswith("." + short) or not _SPLIT_LABEL.match(label):
+        return None
+    return _rule(short, "host_alias", label)
+
+
+def _query_diff(u: Query, v: Query) -> tuple[str, ...] | None:
+    """The names of the query parameters whose dropping maps two queries onto one, sorted, or None."""
+    long_q, short_q = (u, v) if len(u) > len(v) else (v, u)
+    extra = {k for k, _ in long_q} - {k for k, _ in short_q}
+    if not extra or tuple(kv for kv in long_q if kv[0] not in extra) != short_q:
+        return None
+    return tuple(sorted(extra))
+
+
+def _path_change(u: str, v: str) -> tuple[str, str] | None:
+    """The (kind, name) of the path rule mapping two paths onto one, or None."""
+    return _path_rule(u, v) or _path_rule(v, u)
+
+
+def _path_rule(long: str, short: str) -> tuple[str, str] | None:
     if long.lower() == short.lower():
-        return _rule(host, "fold_case")
+        return ("fold_case", "")
     params = re.findall(r";([A-Za-z0-9_.-]+)=[^/;]*", long)
     if params and re.sub(r";[A-Za-z0-9_.-]+=[^/;]*", "", long) == short and len(set(params)) == 1:
-        return _rule(host, "drop_path_param", params[0])
+        return ("drop_path_param", params[0])
     a, b = long.split("/"), short.split("/")
     if len(a) != len(b) + 1:
         return None
     for i, seg in enumerate(a):
         if a[:i] + a[i + 1 :] == b and seg:
-            return _rule(host, "drop_segment", seg)
+            return ("drop_segment", seg)
     return None
+
+
+@dataclass(slots=True)
+class _Differences:
+    """What each difference of two codes (of hosts, paths or queries) proposes, worked out once per distinct
+    pair of codes met (`work`: None for no rule): by pair, its index in `found`, or -1."""
+
+    work: Callable[[int, int], Any]
+    index: dict[tuple[int, int], int] = field(default_factory=dict)
+    found: list[Any] = field(default_factory=list)
+
+    def codes(self, u: np.ndarray, v: np.ndarray) -> np.ndarray:
+        """Per pair (`u[i]`, `v[i]`): the index in `found` of what its difference proposes, or -1."""
+        if not len(u):
+            return np.empty(0, dtype=np.int64)
+        width = int(v.max()) + 1
+        pair, distinct = pd.factorize(u * width + v)
+        out = []
+        for key in distinct.tolist():
+            at = divmod(key, width)
+            if (code := self.index.get(at)) is None:
+                result = self.work(*at)
+                code = self.index[at] = -1 if result is None else len(self.found)
+                if result is not None:
+                    self.found.append(result)
+            out.append(code)
+        return np.asarray(out, dtype=np.int64)[pair]
+
+
+def _pairs_within(group: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Every pair of positions (i < j) with equal `group` values, `group` ascending."""
+    if not len(group):
+        return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64)
+    starts = np.flatnonzero(np.r_[True, group[1:] != group[:-1]])
+    size = np.diff(np.r_[starts, len(group)])
+    rank = np.arange(len(group)) - np.repeat(starts, size)
+    after = np.repeat(size, size) - rank - 1  # the positions after each one in its group
+    u = np.repeat(np.arange(len(group)), after)
+    v = u + 1 + np.arange(len(u)) - np.repeat(np.cumsum(after) - after, after)
+    return u, v
 
 
 def _proposed_rules(keys: Sequence[UrlKey]) -> frozenset[UrlRule]:
@@ -181,9 +240,9 @@ def candidate_rules(
     pages: pd.DataFrame, table: UrlTable | None = None, cluster: np.ndarray | None = None
 ) -> set[UrlRule]:
     """Rules proposed by the URL differences inside each duplicate cluster (`url`, `cluster_id`; with
-    `table`, the pages' `url_table`, whose parsed URLs are used and which keeps what each cluster's URLs
-    propose: a threshold move only compares the URLs of the clusters it changed; `cluster`, the pages'
-    clusters in the table's order, `table.cluster_of(pages)`, where already read)."""
+    `table`, the pages' `url_table`, whose parsed URLs are compared as codes and which keeps what each
+    difference of hosts, paths or queries proposes: a threshold move meets mostly differences seen before;
+    `cluster`, the pages' clusters in the table's order, `table.cluster_of(pages)`, where already read)."""
     found: set[UrlRule] = set()
     if table is None:
         dup = pages[pages["cluster_id"].notna() & (pages["cluster_size"] > 1)]
@@ -204,26 +263,81 @@ def candidate_rules(
     starts = np.flatnonzero(np.r_[True, cl[1:] != cl[:-1]]) if len(cl) else np.empty(0, dtype=np.int64)
     rank = np.arange(len(cl)) - np.repeat(starts, np.diff(np.r_[starts, len(cl)]))
     cl, raw = cl[rank < MAX_URLS_PER_CLUSTER], raw[rank < MAX_URLS_PER_CLUSTER]
-    memo, seen = table._proposed, set()
-    ends = [*(np.flatnonzero(np.diff(cl)) + 1).tolist(), len(cl)] if len(cl) else []
-    raw_codes = raw.tolist()
-    families = [tuple(raw_codes[start:end]) for start, end in zip([0, *ends[:-1]], ends, strict=True)]
-    new = [codes for codes in families if codes not in memo]
-    distinct = list(dict.fromkeys(c for codes in new for c in codes))
-    keys = dict(zip(distinct, table.raw_keys(distinct), strict=True))
-    for codes in families:
-        seen.add(codes)
-        if (rules := memo.get(codes)) is None:
-            rules = memo[codes] = _proposed_rules([k for k in map(keys.__getitem__, codes) if k])
-        found |= rules
-    for codes in [c for c in memo if c not in seen]:  # only the latest clustering's families are kept
-        del memo[codes]
-    return found
+    return table.proposed(cl, raw)
 
 
-# Rewritten-URL codes kept per URL table (`UrlTable.images_of`), in page positions summed over the arrays:
-# the rule sets a few thresholds' learning measures, not every one ever measured.
-IMAGE_CACHE_PAGES = 64
+# Rewritten URLs kept per URL table (`UrlTable.family_images`), in bytes per page of the crawl summed over
+# the rule sets (64 integers a page): the rule sets a few thresholds' learning measures, not every one ever
+# measured.
+IMAGE_CACHE_BYTES_PER_PAGE = 64 * 8
+
+
+# A rule whose touched URLs' rewritten URLs are more than 1/PASS_SHARE of its host family's has their
+# pages found by one pass over the family's pages (no sort), not through each rewritten URL's.
+PASS_SHARE = 8
+
+
+@dataclass(frozen=True, slots=True)
+class _Groups:
+    """The members of groups 0..n-1 of integers: group g's are `order[starts[g]:starts[g + 1]]`."""
+
+    order: np.ndarray
+    starts: np.ndarray
+
+    @classmethod
+    def of(cls, group: np.ndarray, n: int) -> _Groups:
+        """The positions in `group` (each a group 0..n-1) by group, ascending within each."""
+        starts = np.zeros(n + 1, dtype=np.int64)
+        np.cumsum(np.bincount(group, minlength=n), out=starts[1:])
+        return cls(np.argsort(group, kind="stable"), starts)
+
+    def members(self, groups: np.ndarray) -> np.ndarray:
+        """The members of `groups` (distinct), group after group."""
+        low = self.starts[groups]
+        size = self.starts[groups + 1] - low
+        if not len(size):
+            return np.empty(0, dtype=np.int64)
+        return self.order[np.arange(int(size.sum())) + np.repeat(low - (np.cumsum(size) - size), size)]
+
+
+@dataclass(slots=True)
+class _FamilyImages:
+    """The distinct base URLs of a host family's pages rewritten under one rule set (`UrlTable.images_of`):
+    dense codes (equal codes, equal rewritten URLs), and each code's `ImageParts.ids` at `widths`, to find
+    URLs rewritten under another rule set among them."""
+
+    codes: np.ndarray  # per distinct base URL of the family (`UrlTable.bases_of` order): 0..k-1
+    ids: pd.Index  # per code: the id of its rewritten URL at `widths`
+    widths: tuple[int, int, int]
+    parts: ImageParts  # per distinct base URL: its rewritten URL's parts
+    _by_code: _Groups | None = None
+
+    def nbytes(self) -> int:
+        """The bytes of its arrays, the index's hash table counted as twice its values."""
+        parts = self.parts
+        arrays = (self.codes, parts.host, parts.path, parts.query)
+        grouped = self._by_code
+        extra = grouped.order.nbytes + grouped.starts.nbytes if grouped is not None else 0
+        return sum(a.nbytes for a in arrays) + 3 * self.ids.nbytes + extra
+
+    def by_code(self) -> _Groups:
+        """The distinct base URLs of each code, made at the first call."""
+        if self._by_code is None:
+            self._by_code = _Groups.of(self.codes, len(self.ids))
+        return self._by_code
+
+    def codes_of(self, image: ImageParts, widths: tuple[int, int, int]) -> np.ndarray:
+        """The codes of the URLs rewritten as `image` (parts coded by `widths`, `BaseParts.widths` now):
+        that of an equal rewritten URL among these, else one numbered after them (equal URLs, equal
+        codes)."""
+        found = np.full(len(image.host), -1, dtype=np.int64)
+        known = np.flatnonzero(image.below(self.widths))
+        if len(known):
+            found[known] = self.ids.get_indexer(image.take(known).ids(self.widths))
+        new = np.flatnonzero(found < 0)
+        if len(new):
+            found[new] = len(self.ids) + pd.factorize(image.take(new).ids(widths))[0]
+        return found
 
 
 @dataclass(slots=True)
@@ -241,18 +355,19 @@ class UrlTable:
     raw_is_url: np.ndarray  # per code of a URL as fetched: whether it is an http(s) URL
     # Positions of each bare host's pages: a rule's pages are found without a pass over the whole crawl.
     by_host: dict[str, np.ndarray]
-    _images: OrderedDict[tuple[frozenset[UrlRule], tuple[str, ...]], np.ndarray] = field(
+    _images: OrderedDict[tuple[frozenset[UrlRule], tuple[str, ...]], _FamilyImages] = field(
         default_factory=OrderedDict
     )
-    _saved: dict[tuple[frozenset[UrlRule], tuple[str, ...]], int] = field(default_factory=dict)
     # Per host family (`family`): its pages' base URL codes factorized (codes, distinct base codes).
     _family_bases: dict[tuple[str, ...], tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)
+    # Per host family: its pages (indices into `positions`) of each distinct base URL (`bases_of` order).
+    _base_pages: dict[tuple[str, ...], _Groups] = field(default_factory=dict)
     _positions: dict[tuple[str, ...], np.ndarray] = field(default_factory=dict)
     # Per rule and its host's rules: the pages it merges (`merging`), for the content pages `_content`.
     _merging: dict[tuple[UrlRule, frozenset[UrlRule]], _Merging] = field(default_factory=dict)
     _content: np.ndarray | None = None
-    # The rules each cluster's URLs propose (`candidate_rules`), by the cluster's fetched URL codes.
-    _proposed: dict[tuple[int, ...], frozenset[UrlRule]] = field(default_factory=dict)
+    # What a difference of two hosts, paths or queries proposes (`proposed`), by their codes.
+    _differences: tuple[_Differences, _Differences, _Differences] | None = None
     # The base URL keys as integer codes (`url_images.BaseParts`), made at the first rule set measured.
     _parts: BaseParts | None = None
     _traps: _TrapFamilies | None = None
@@ -299,6 +414,60 @@ class UrlTable:
             )
         ]
 
+    def proposed(self, family: np.ndarray, raw: np.ndarray) -> set[UrlRule]:
+        """The rules the differences of the URLs of each family propose (`_proposed_rules` of each family's
+        keys, together): `raw`, fetched URL codes, grouped by `family` (ascending). Every pair of distinct
+        keys of a family is compared by their host, path and query codes; each distinct difference of two
+        hosts, paths or queries is worked out once (`_Differences`, kept for the next clustering)."""
+        if self._differences is None:
+            parse = self.parse
+            self._differences = (
+                _Differences(lambda u, v: _host_diff(parse.hosts[u], parse.hosts[v])),
+                _Differences(lambda u, v: _path_change(parse.paths[u], parse.paths[v])),
+                _Differences(lambda u, v: _query_diff(parse.queries[u], parse.queries[v])),
+            )
+        hosts, paths, queries = self._differences
+        is_url = self.raw_is_url[raw]
+        family, base = family[is_url], self.raw_base[raw[is_url]]
+        # Each family's distinct keys (equal base codes, equal keys).
+        first = ~pd.Series(family * max(len(self.parse.key_host), 1) + base).duplicated().to_numpy()
+        family, base = family[first], base[first]
+        u, v = _pairs_within(family)
+        u, v = base[u], base[v]
+        parse = self.parse
+        hu, hv = parse.key_host[u], parse.key_host[v]
+        pu, pv = parse.key_path[u], parse.key_path[v]
+        qu, qv = parse.key_query[u], parse.key_query[v]
+        host_code, path_code, query_code = (np.full(len(u), -1, dtype=np.int64) for _ in range(3))
+        host_differs, path_differs, query_differs = hu != hv, pu != pv, qu != qv
+        host_code[host_differs] = hosts.codes(hu[host_differs], hv[host_differs])
+        path_code[path_differs] = paths.codes(pu[path_differs], pv[path_differs])
+        query_code[query_differs] = queries.codes(qu[query_differs], qv[query_differs])
+        valid = ~(
+            (host_differs & (host_code < 0))
+            | (path_differs & (path_code < 0))
+            | (query_differs & (query_code < 0))
+        )
+        # The host a pair's path and query rules are of: the alias's (the shorter host) or the pair's.
+        alias_of = np.asarray([a.host for a in hosts.found], dtype=object)
+        rule_host = np.asarray(parse.hosts, dtype=object)[hu]
+        moved = host_differs & valid
+        rule_host[moved] = alias_of[host_code[moved]]
+        found: set[UrlRule] = {hosts.found[c] for c in pd.unique(host_code[moved]).tolist()}
+        for differs, code, found_of in (
+            (path_differs, path_code, paths),
+            (query_differs, query_code, queries),
+        ):
+            on = differs & valid
+            combos = pd.DataFrame({"host": rule_host[on], "code": code[on]}).drop_duplicates()
+            for host, c in zip(combos["host"].tolist(), combos["code"].tolist(), strict=True):
+                change = found_of.found[c]
+                if found_of is paths:
+                    found.add(_rule(host, *change))
+                else:
+                    found.update(_rule(host, "drop_param", name) for name in change)
+        return found
+
     def family(self, rules: Sequence[UrlRule], host: str) -> tuple[str, ...]:
         """The bare hosts of the pages a rule of `host` can touch: the host and its aliases among `rules`."""
         names = {host} | {
@@ -326,27 +495,62 @@ class UrlTable:
             self._traps = _trap_families(self, min_urls)
         return self._traps
 
-    def images_of(self, rules: Sequence[UrlRule], names: tuple[str, ...]) -> np.ndarray:
-        """`images(rules, positions(names))`, kept for the next call with the same rules and hosts (the
-        least recently used are dropped beyond IMAGE_CACHE_PAGES times the crawl's pages)."""
+    def bases_of(self, names: tuple[str, ...]) -> tuple[np.ndarray, np.ndarray]:
+        """The base URL codes of the pages of the bare hosts `names` factorized: per page (`positions`
+        order) the index of its base code among the distinct ones, and the distinct base codes."""
+        if (family := self._family_bases.get(names)) is None:
+            family = self._family_bases[names] = pd.factorize(self.base[self.positions(names)])
+        return family
+
+    def parts(self) -> BaseParts:
+        """The base URL keys as integer codes, made at the first rule set measured."""
+        if self._parts is None:
+            self._parts = BaseParts.of_parse(self.parse)
+        return self._parts
+
+    def family_images(self, rules: Sequence[UrlRule], names: tuple[str, ...]) -> _FamilyImages:
+        """The distinct base URLs of the pages of `names` rewritten by `rules`, kept for the next call with
+        the same rules and hosts (the least recently used are dropped beyond IMAGE_CACHE_BYTES_PER_PAGE
+        times the crawl's pages)."""
         key = (frozenset(rules), names)
         if (found := self._images.get(key)) is not None:
             self._images.move_to_end(key)
             return found
-        if (family := self._family_bases.get(names)) is None:
-            family = self._family_bases[names] = pd.factorize(self.base[self.positions(names)])
-        if self._parts is None:
-            self._parts = BaseParts.of_parse(self.parse)
-        inverse, distinct = family
-        image = self._images[key] = image_codes(self._parts, distinct, rules)[inverse]
-        budget = IMAGE_CACHE_PAGES * max(len(self.base), 1)
-        while len(self._images) > 1 and sum(len(v) for v in self._images.values()) > budget:
+        parts = self.parts()
+        image = image_parts(parts, self.bases_of(names)[1], rules)
+        widths = parts.widths()
+        codes, ids = pd.factorize(image.ids(widths))
+        found = self._images[key] = _FamilyImages(codes.astype(np.int64), pd.Index(ids), widths, image)
+        budget = IMAGE_CACHE_BYTES_PER_PAGE * max(len(self.base), 1)
+        while len(self._images) > 1 and sum(v.nbytes() for v in self._images.values()) > budget:
             self._images.popitem(last=False)
-        return image
+        return found
+
+    def images_of(self, rules: Sequence[UrlRule], names: tuple[str, ...]) -> np.ndarray:
+        """Per page of the bare hosts `names` (`positions` order): the code of its URL rewritten by `rules`
+        (`family_images`)."""
+        return self.family_images(rules, names).codes[self.bases_of(names)[0]]
+
+    def saved_by(self, rules: Sequence[UrlRule]) -> int:
+        """`pages_saved` of the crawl's pages under `rules`: the sum over the rules' host families when no
+        two of them share a host (a page's rewritten URL is then of its family's hosts alone; the families'
+        rewritten URLs are those the last round of learning measured), else of every page at once."""
+        families = [(mine, self.family(mine, bare_host(mine[0].host))) for _, mine in _by_host(rules).items()]
+        names = [n for _, family in families for n in family]
+        if len(names) != len(set(names)):
+            return pages_saved(self.base, self.images_of(rules, tuple(sorted(self.by_host))))
+        return sum(
+            pages_saved(self.base[self.positions(family)], self.images_of(mine, family))
+            for mine, family in families
+        )
 
     def merging(self, rule: UrlRule, mine: Sequence[UrlRule], content: np.ndarray) -> _Merging:
         """The `_Merging` of `rule` among `mine` (the rules of its host), over the pages where `content`
-        (no degenerate page: the same at every threshold of one fingerprint key), kept."""
+        (no degenerate page: the same at every threshold of one fingerprint key), kept.
+
+        Only the URLs `rule` may change (`BaseParts.touches`) are rewritten without it: every other URL is
+        rewritten alike with and without it. So only the rewritten URLs of those pages (with the rule and
+        without) can merge URLs or save fetches, and only their pages are counted."""
         if self._content is not content and (
             self._content is None or not np.array_equal(self._content, content)
         ):
@@ -356,11 +560,52 @@ class UrlTable:
         if (found := self._merging.get(key)) is not None:
             return found
         names = self.family(mine, bare_host(rule.host))
-        others = [o for o in mine if o != rule]
         where = self.positions(names)
-        with_rule, without = self.images_of(mine, names), self.images_of(others, names)
-        on = content[where]
-        img, pre, pos = with_rule[on], without[on], where[on]
+        inverse, distinct = self.bases_of(names)
+        if (base_pages := self._base_pages.get(names)) is None:
+            base_pages = self._base_pages[names] = _Groups.of(inverse, len(distinct))
+        parts, images = self.parts(), self.family_images(mine, names)
+        touched = np.flatnonzero(parts.touches(rule)[distinct])  # distinct base URLs
+        with_rule = images.codes
+        without = with_rule.copy()
+        n_images = len(images.ids)
+        if len(touched):
+            others = [o for o in mine if o != rule]
+            if rule.kind == "drop_param":
+                without[touched] = _codes_without_param(
+                    rule, others, parts, distinct[touched], with_rule[touched], n_images
+                )
+            elif (
+                codes := _codes_without_alias(
+                    rule, others, parts, distinct[touched], with_rule[touched], images
+                )
+            ) is not None:
+                without[touched] = codes
+            else:
+                image = _rewritten_without(rule, others, parts, distinct[touched], images.parts.take(touched))
+                without[touched] = images.codes_of(image, parts.widths())
+
+        def pages_of(codes: np.ndarray) -> np.ndarray:
+            """The family's pages (indices into `where`, ascending) whose URL the rules rewrite to `codes`:
+            through each code's base URLs when they are few, else by one pass over the family's pages."""
+            codes = pd.unique(codes)
+            if len(codes) * PASS_SHARE < n_images:
+                return np.sort(base_pages.members(images.by_code().members(codes)))
+            near = np.zeros(n_images, dtype=bool)
+            near[codes] = True
+            return np.flatnonzero(near[with_rule[inverse]])
+
+        # Fetches saved: the pages of the rewritten URLs (with the rule or without) of touched pages; the
+        # other pages' URLs are rewritten alike and grouped alike either way.
+        pre_touched = without[touched]
+        at = pages_of(np.concatenate([with_rule[touched], pre_touched[pre_touched < n_images]]))
+        base = self.base[where[at]]
+        saved = pages_saved(base, with_rule[inverse[at]]) - pages_saved(base, without[inverse[at]])
+        # URL pairs merged: the content pages of the rewritten URLs of touched content pages.
+        on = base_pages.members(touched)
+        at = pages_of(with_rule[inverse[on[content[where[on]]]]])
+        at = at[content[where[at]]]
+        img, pre, pos = with_rule[inverse[at]], without[inverse[at]], where[at]
         # Only rewritten URLs that the rule gives two or more URLs of before matter. The image codes are
         # dense (0..k-1): counted with bincount.
         width = max(int(pre.max(initial=-1)) + 1, 1)
@@ -375,17 +620,8 @@ class UrlTable:
             pre=pre,
             ip_code=ip_code,
             merged=_dense_pairs(img) - _dense_pairs(ip_code),
-            saved=self.saved_of(mine, names) - self.saved_of(others, names),
+            saved=saved,
         )
-        return found
-
-    def saved_of(self, rules: Sequence[UrlRule], names: tuple[str, ...]) -> int:
-        """`pages_saved` of the pages of `names` under `rules` (no threshold changes it), kept."""
-        key = (frozenset(rules), names)
-        if (found := self._saved.get(key)) is None:
-            found = self._saved[key] = pages_saved(
-                self.base[self.positions(names)], self.images_of(rules, names)
-            )
         return found
 
     def images(self, rules: Sequence[UrlRule], where: np.ndarray | None = None) -> np.ndarray:
@@ -396,9 +632,7 @@ class UrlTable:
         if not len(base):
             return np.empty(0, dtype=np.int64)
         inverse, distinct = pd.factorize(base)
-        if self._parts is None:
-            self._parts = BaseParts.of_parse(self.parse)
-        return image_codes(self._parts, distinct, rules)[inverse]
+        return image_codes(self.parts(), distinct, rules)[inverse]
 
     def cluster_of(self, pages: pd.DataFrame) -> np.ndarray:
         """The pages' `cluster_id` in this table's page order (-1 where none); `pages` must be the pages the
@@ -407,6 +641,79 @@ class UrlTable:
         if len(page_id) != len(self.page_id) or not np.array_equal(page_id[self.order], self.page_id):
             raise ValueError("the URL table was made of other pages than these (url_table(pages))")
         return pages["cluster_id"].astype("Int64").fillna(-1).to_numpy(dtype=np.int64)[self.order]
+
+
+def _codes_without_param(
+    rule: UrlRule,
+    others: Sequence[UrlRule],
+    parts: BaseParts,
+    keys: np.ndarray,
+    codes: np.ndarray,
+    n_images: int,
+) -> np.ndarray:
+    """Codes of the keys `keys` (those carrying the parameter `rule` drops) rewritten by `others` (the
+    other rules of its host), from `codes`, their rewritten URLs' codes with `rule` too (of 0..n_images-1). Unless
+    another rule of `others` drops the same parameter (then they are rewritten alike), a key's URL without
+    the rule is its URL with it and the parameter's pairs put back: a query is its pairs sorted, so equal
+    (URL with the rule, values of the parameter), equal URLs without it; and none is a URL with the rule
+    (that has no such parameter), so each is numbered after them."""
+    if any(o.kind == "drop_param" and o.name == rule.name for o in others):
+        return codes
+    values = parts.param_values(rule.name)[parts.query[keys]]
+    width = int(values.max(initial=0)) + 1
+    return n_images + pd.factorize(codes * width + values)[0]
+
+
+def _codes_without_alias(
+    rule: UrlRule,
+    others: Sequence[UrlRule],
+    parts: BaseParts,
+    keys: np.ndarray,
+    codes: np.ndarray,
+    images: _FamilyImages,
+) -> np.ndarray | None:
+    """Codes of the keys `keys` (those of the hosts host alias `rule` moves) rewritten by `others` (the
+    other rules of its host), from `codes`, their URLs' codes with `rule` too (in `images`), for a `www.`
+    alias: without it a key stays on its host with the same path and query (`_rewritten_without`), so its
+    URL is its host and its URL with the rule, which no URL with the rule is (none is on such a host). None
+    where that does not hold (another alias of `others` moves the same hosts, an alias of another bare
+    host, or a URL with the rule on one of those hosts)."""
+    if rule.kind != "host_alias" or bare_host(rule.name + rule.host) != bare_host(rule.host):
+        return None
+    if any(o.kind == "host_alias" and bare_host(o.name + o.host) == bare_host(rule.host) for o in others):
+        return None
+    own = parts.host[keys]
+    moved = own != parts.host_code(rule.host)
+    if np.isin(images.parts.host, own[moved]).any():
+        return None
+    out = codes.copy()
+    n_images = len(images.ids)
+    out[moved] = n_images + pd.factorize(own[moved] * n_images + codes[moved])[0]
+    return out
+
+
+def _rewritten_without(
+    rule: UrlRule, others: Sequence[UrlRule], parts: BaseParts, keys: np.ndarray, rewritten: ImageParts
+) -> ImageParts:
+    """The keys `keys` (those `rule` may change) rewritten by `others` (the other rules of its host), from
+    `rewritten`, their parts with `rule` too. A path rule leaves the host and the query as the others make
+    them, a query rule the host and the path: only the rule's part is rewritten again (by the others of its
+    part, and the aliases, which say whose rules a key's part gets). Without a host alias its keys stay on
+    their host, rewritten by the same rules when their bare host is the rule's (a `www.` alias), by none
+    otherwise (no rule of `others` is of their bare host), unless another alias of `others` moves them."""
+    if rule.kind == "host_alias":
+        moved = bare_host(rule.name + rule.host)
+        if any(o.kind == "host_alias" and bare_host(o.name + o.host) == moved for o in others):
+            return image_parts(parts, keys, others)
+        if moved == bare_host(rule.host):
+            return ImageParts(parts.host[keys], rewritten.path, rewritten.query)
+        return ImageParts(parts.host[keys], parts.path[keys], parts.query[keys])
+    query_rule = rule.kind == "drop_param"
+    same_part = [o for o in others if o.kind == "host_alias" or (o.kind == "drop_param") == query_rule]
+    image = image_parts(parts, keys, same_part)
+    if query_rule:
+        return ImageParts(rewritten.host, rewritten.path, image.query)
+    return ImageParts(rewritten.host, image.path, rewritten.query)
 
 
 @dataclass(frozen=True, slots=True)
@@ -558,7 +865,8 @@ def _trap_families(table: UrlTable, min_urls: int) -> _TrapFamilies:
     on = np.flatnonzero(table.trap_family >= 0)
     family, base = table.trap_family[on], table.base[on]
     n = len(table.trap_names)
-    urls = np.bincount(pd.DataFrame({"f": family, "b": base}).drop_duplicates()["f"], minlength=n)
+    n_base = int(base.max(initial=-1)) + 1
+    urls = np.bincount(pd.unique(family * n_base + base) // max(n_base, 1), minlength=n)
     kept = np.flatnonzero(urls >= min_urls)
     index = np.full(n, -1, dtype=np.int64)
     index[kept] = np.arange(len(kept))
@@ -566,7 +874,8 @@ def _trap_families(table: UrlTable, min_urls: int) -> _TrapFamilies:
     positions = on[at]
     of_page = index[family[at]]
     first = np.full(len(kept), len(positions), dtype=np.int64)
-    np.minimum.at(first, of_page, np.arange(len(positions)))
+    at_first = np.flatnonzero(~pd.Series(of_page).duplicated().to_numpy())  # each family's first page
+    first[of_page[at_first]] = at_first
     return _TrapFamilies(
         min_urls=min_urls,
         family=kept,
@@ -654,7 +963,7 @@ def learn_rules(
         for s in bad:
             dropped[s.rule] = s
         rules = [s.rule for s in stats if s.rule not in dropped]
-    saved = pages_saved(crawl.base, crawl.table.images_of(rules, tuple(sorted(crawl.table.by_host))))
+    saved = crawl.table.saved_by(rules)
     accepted = sorted((s for s in stats if s.rule in rules), key=lambda s: (-s.pages_saved, s.rule.host))
     rejected = sorted(dropped.values(), key=lambda s: (-s.pairs_in_cluster, s.rule.host))
     return LearnedRules(
@@ -677,14 +986,19 @@ def rewritten_urls(urls: Sequence[str], rules: Sequence[UrlRule]) -> list[str]:
     return out
 
 
+def _by_host(rules: Sequence[UrlRule]) -> dict[str, list[UrlRule]]:
+    """The rules of each bare host, in the order given."""
+    by_host: dict[str, list[UrlRule]] = defaultdict(list)
+    for r in rules:
+        by_host[bare_host(r.host)].append(r)
+    return by_host
+
+
 def _with_host_rules(rules: Sequence[UrlRule]) -> list[tuple[UrlRule, list[UrlRule]]]:
     """Each rule with the rules of its (bare) host, in the order given: only those rewrite the pages of its
     host and its aliases."""
-    by_host: dict[str, list[UrlRule]] = defaultdict(list)
-    hosts = [bare_host(r.host) for r in rules]
-    for r, host in zip(rules, hosts, strict=True):
-        by_host[host].append(r)
-    return [(r, by_host[host]) for r, host in zip(rules, hosts, strict=True)]
+    by_host = _by_host(rules)
+    return [(r, by_host[bare_host(r.host)]) for r in rules]
 
 
 def crawler_rules(rules: Sequence[UrlRule]) -> list[dict[str, Any]]:

@@ -13,9 +13,12 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from .parsed_urls import ParsedUrls
 from .urls import UrlKey, UrlRule, bare_host, rewrite_path, rewrite_query
@@ -36,13 +39,17 @@ class BaseParts:
     host_names: np.ndarray
     path: np.ndarray  # code of each key's path
     paths: pd.Index  # the distinct paths, in code order
-    lower_paths: pd.Series  # each distinct path (by code), lowercased
+    # The distinct paths in Arrow where every one is ASCII (those of URLs of the common shape), else None.
+    ascii_paths: pa.Array | None
     query: np.ndarray  # code of each key's query pairs
     queries: dict[tuple[tuple[str, str], ...], int]
     query_list: list[tuple[tuple[str, str], ...]]  # the distinct queries, in code order
-    upper: np.ndarray  # the path has a character `str.lower` changes
-    semicolon: np.ndarray  # the path has a `;` (a path parameter)
     with_param: dict[str, np.ndarray]  # query parameter name -> the codes of the keys carrying it
+    queries_with: dict[str, list[int]]  # query parameter name -> the codes of the queries carrying it
+    # What the paths have (`lower_paths`, `upper`, `semicolon`), made at the first rule that asks.
+    derived: dict[str, Any] = field(default_factory=dict)
+    # Per query parameter name: the code of its values in each query (`param_values`), made once per name.
+    values: dict[str, np.ndarray] = field(default_factory=dict)
     # Per rule kind and name: which keys the rule may touch (`touches`), made once per name.
     masks: dict[tuple[str, str], np.ndarray] = field(default_factory=dict)
     # A number per sequence of rules that touch a path or a query (a short key for `rewrites`).
@@ -52,6 +59,8 @@ class BaseParts:
     rewrites: dict[str, dict[int, int]] = field(default_factory=dict)
     new_paths: dict[str, int] = field(default_factory=dict)
     new_queries: dict[tuple[tuple[str, str], ...], int] = field(default_factory=dict)
+    # Host name -> its code: the known hosts', then those only a host alias names (numbered after).
+    host_codes: dict[str, int] = field(default_factory=dict)
 
     @classmethod
     def of(cls, keys: Sequence[UrlKey]) -> BaseParts:
@@ -80,7 +89,12 @@ class BaseParts:
         """The parts of keys given as codes: per key its host, path and query code, and the distinct
         hosts, paths and queries by code. What a path or a query has is found once per distinct one."""
         distinct_paths = pd.Series(list(paths), dtype=object)
-        lower = distinct_paths.str.lower()
+        try:
+            column: pa.Array | None = pa.array(distinct_paths, type=pa.string())
+        except (pa.ArrowInvalid, UnicodeEncodeError):  # a lone surrogate is no UTF-8
+            column = None
+        if column is not None and pc.all(pc.string_is_ascii(column)).as_py() is False:
+            column = None
         path = np.asarray(path, dtype=np.int64)
         query = np.asarray(query, dtype=np.int64)
         # The keys of each query code, for the keys carrying each parameter name.
@@ -100,40 +114,113 @@ class BaseParts:
             host_names=np.asarray(list(host_names), dtype=object),
             path=path,
             paths=pd.Index(distinct_paths, dtype=object),
-            lower_paths=lower.astype("string[pyarrow]"),  # searched once per segment name, in Arrow
+            ascii_paths=column,
             query=query,
             queries={q: i for i, q in enumerate(query_list)},
             query_list=list(query_list),
-            upper=(lower != distinct_paths).to_numpy(dtype=bool)[path],
-            semicolon=distinct_paths.str.contains(";", regex=False).to_numpy(dtype=bool)[path],
             with_param=with_param,
+            queries_with=dict(names),
         )
 
     def touches(self, rule: UrlRule) -> np.ndarray:
         """Per key: whether `rule` may change it, whichever of its host's rules run before it (rules only
         drop parts and lowercase the path: a parameter, a `;` or upper case absent from a key never
         appears; a segment appears only where its lowercased name is in the lowercased path, or, for a
-        name with a `;`, where the path has one)."""
+        name with a `;`, where the path has one; a host alias moves only the keys of its bare host)."""
         if rule.kind == "drop_path_param":
             return self.semicolon
         if rule.kind == "fold_case":
             return self.upper
-        key = (rule.kind, rule.name)
+        alias = rule.kind == "host_alias"
+        key = (rule.kind, bare_host(rule.name + rule.host) if alias else rule.name)
         if (found := self.masks.get(key)) is None:
-            if rule.kind == "drop_param":
+            if alias:
+                bare = np.asarray([bare_host(str(h)) for h in self.host_names], dtype=object)
+                found = (bare == key[1])[self.host] if len(bare) else np.zeros(len(self.host), dtype=bool)
+            elif rule.kind == "drop_param":
                 found = np.zeros(len(self.host), dtype=bool)
                 found[self.with_param.get(rule.name, _NONE)] = True
             else:
-                name = rule.name.lower()
-                found = self.lower_paths.str.contains(name, regex=False).to_numpy(dtype=bool)[self.path]
+                if self.ascii_paths is not None and rule.name.isascii():  # Arrow folds ASCII as str.lower
+                    has = pc.match_substring(self.ascii_paths, rule.name, ignore_case=True)
+                    found = has.to_numpy(zero_copy_only=False).astype(bool)[self.path]
+                else:
+                    name = rule.name.lower()
+                    found = self.lower_paths.str.contains(name, regex=False).to_numpy(dtype=bool)[self.path]
                 if ";" in rule.name:
                     found = found | self.semicolon
             found = self.masks[key] = found
         return found
 
+    @property
+    def lower_paths(self) -> pd.Series:
+        """Each distinct path (by code) lowercased as `str.lower` does (ASCII in Arrow)."""
+        if (found := self.derived.get("lower")) is None:
+            if self.ascii_paths is not None:
+                found = pd.Series(pd.arrays.ArrowStringArray(pc.ascii_lower(self.ascii_paths)))
+            else:
+                found = pd.Series(list(self.paths), dtype=object).str.lower()
+            self.derived["lower"] = found
+        return found
+
+    @property
+    def upper(self) -> np.ndarray:
+        """Per key: whether its path has a character `str.lower` changes."""
+        if (found := self.derived.get("upper")) is None:
+            if self.ascii_paths is not None:
+                has = pc.match_substring_regex(self.ascii_paths, "[A-Z]")
+                distinct = has.to_numpy(zero_copy_only=False).astype(bool)
+            else:
+                distinct = (self.lower_paths != pd.Series(list(self.paths), dtype=object)).to_numpy(
+                    dtype=bool
+                )
+            found = self.derived["upper"] = distinct[self.path]
+        return found
+
+    @property
+    def semicolon(self) -> np.ndarray:
+        """Per key: whether its path has a `;` (a path parameter)."""
+        if (found := self.derived.get("semicolon")) is None:
+            if self.ascii_paths is not None:
+                distinct = (
+                    pc.match_substring(self.ascii_paths, ";").to_numpy(zero_copy_only=False).astype(bool)
+                )
+            else:
+                distinct = (
+                    pd.Series(list(self.paths), dtype=object)
+                    .str.contains(";", regex=False)
+                    .to_numpy(dtype=bool)
+                )
+            found = self.derived["semicolon"] = distinct[self.path]
+        return found
+
+    def param_values(self, name: str) -> np.ndarray:
+        """Per query code: a code of the values the parameter `name` has in it, in order (equal codes,
+        equal values), -1 for a query without it."""
+        if (found := self.values.get(name)) is None:
+            codes = self.queries_with.get(name, [])
+            values = [tuple(v for n, v in self.query_list[c] if n == name) for c in codes]
+            found = np.full(len(self.query_list), -1, dtype=np.int64)
+            if codes:
+                found[codes] = pd.factorize(pd.Series(values, dtype=object))[0]
+            self.values[name] = found
+        return found
+
     def n_codes(self) -> tuple[int, int]:
         """(path codes, query codes) so far: the known ones and the rewritten ones no key has."""
         return len(self.paths) + len(self.new_paths), len(self.queries) + len(self.new_queries)
+
+    def host_code(self, name: str) -> int:
+        """The code of host `name`: its code among the keys' hosts, or one numbered after them."""
+        if not self.host_codes:
+            self.host_codes.update((str(h), i) for i, h in enumerate(self.host_names))
+        return self.host_codes.setdefault(name, len(self.host_codes))
+
+    def widths(self) -> tuple[int, int, int]:
+        """(host, path, query) codes so far: a rewritten URL's parts are below these, whenever rewritten
+        (codes are never renumbered)."""
+        n_path, n_query = self.n_codes()
+        return max(len(self.host_codes), len(self.host_names)), n_path, n_query
 
     def rewritten(
         self, part: str, codes: np.ndarray, touching: np.ndarray, rules: Sequence[UrlRule]
@@ -181,10 +268,34 @@ class BaseParts:
         return self.new_queries.setdefault(query, len(self.queries) + len(self.new_queries))
 
 
-def image_codes(parts: BaseParts, codes: np.ndarray, rules: Sequence[UrlRule]) -> np.ndarray:
-    """For the distinct key codes `codes`: the code of each key rewritten by the rules of its host and of the
-    host it aliases (0..k-1; equal codes, equal rewritten URLs). Only the paths and queries of the keys the
-    rules may change are rewritten (`BaseParts.rewritten`)."""
+@dataclass(frozen=True, slots=True)
+class ImageParts:
+    """Keys rewritten under a set of URL rules, as codes that keep their meaning from one call to the next
+    (`BaseParts.host_code`, path and query codes): rewritten URLs of two calls compare equal by them."""
+
+    host: np.ndarray
+    path: np.ndarray
+    query: np.ndarray
+
+    def ids(self, widths: tuple[int, int, int]) -> np.ndarray:
+        """One integer per rewritten URL, for parts below `widths` (`BaseParts.widths`)."""
+        _, n_path, n_query = widths
+        return (self.host * n_path + self.path) * n_query + self.query
+
+    def take(self, at: np.ndarray) -> ImageParts:
+        """The keys at `at`."""
+        return ImageParts(self.host[at], self.path[at], self.query[at])
+
+    def below(self, widths: tuple[int, int, int]) -> np.ndarray:
+        """Per key: whether its parts are below `widths` (a part coded later is none of the URLs then)."""
+        n_host, n_path, n_query = widths
+        return (self.host < n_host) & (self.path < n_path) & (self.query < n_query)
+
+
+def image_parts(parts: BaseParts, codes: np.ndarray, rules: Sequence[UrlRule]) -> ImageParts:
+    """For the key codes `codes`: the parts of each key rewritten by the rules of its host and of the host it
+    aliases. Only the paths and queries of the keys the rules may change are rewritten
+    (`BaseParts.rewritten`)."""
     ops: dict[str, list[UrlRule]] = defaultdict(list)
     target: dict[str, str] = {}  # bare host -> the host its pages move to (aliases)
     for r in rules:
@@ -195,11 +306,10 @@ def image_codes(parts: BaseParts, codes: np.ndarray, rules: Sequence[UrlRule]) -
     host = parts.host[codes]
     path, query = parts.path[codes].copy(), parts.query[codes].copy()
     to_host = np.zeros(len(parts.host_names), dtype=np.int64)
-    hosts: dict[str, int] = {}
     for h in sorted(pd.unique(host).tolist()):
         name = str(parts.host_names[h])
         moved = target.get(bare_host(name), name)
-        to_host[h] = hosts.setdefault(moved, len(hosts))
+        to_host[h] = parts.host_code(moved)
         if not (mine := ops.get(bare_host(moved))):
             continue
         at = np.flatnonzero(host == h)
@@ -215,6 +325,11 @@ def image_codes(parts: BaseParts, codes: np.ndarray, rules: Sequence[UrlRule]) -
             if some.any():
                 where = at[some]
                 column[where] = parts.rewritten(part, column[where], hits[:, some], of_part)
-    n_path, n_query = parts.n_codes()
-    ids = (to_host[host] * (n_path + 1) + path) * (n_query + 1) + query
-    return pd.factorize(ids)[0].astype(np.int64)
+    return ImageParts(to_host[host], path, query)
+
+
+def image_codes(parts: BaseParts, codes: np.ndarray, rules: Sequence[UrlRule]) -> np.ndarray:
+    """For the distinct key codes `codes`: the code of each key rewritten by the rules of its host and of the
+    host it aliases (0..k-1; equal codes, equal rewritten URLs), from `image_parts`."""
+    image = image_parts(parts, codes, rules)
+    return pd.factorize(image.ids(parts.widths()))[0].astype(np.int64)

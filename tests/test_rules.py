@@ -9,6 +9,7 @@ import re
 from collections.abc import Callable
 from pathlib import Path
 
+import pandas as pd
 import pytest
 import yaml
 from conftest import page_html, words_text, write_jsonl
@@ -70,6 +71,59 @@ def _records() -> list[dict]:
                 "fetched_at": "2024-01-06",
             }
         )
+    return recs
+
+
+def _every_kind_records() -> list[dict]:
+    """Two sites with a URL variant of every rule kind: a mobile host (`m.`), an `amp` segment, a
+    `;jsessionid=` path parameter, upper case in paths, a `utm_source` parameter; a `www.` host that is
+    its bare host's; and a listing whose `sort` parameter sometimes selects other text."""
+    rng = random.Random(11)
+    recs = []
+
+    def add(url: str, html: str) -> None:
+        recs.append({"url": url, "html": html, "fetched_at": "2024-02-01"})
+
+    def site(title: str, n: int, url: str, variants: dict[str, Callable[[int], bool]]) -> None:
+        """`n` articles at `url`, each also at the variant URLs whose condition holds for it."""
+        for i in range(n):
+            html = page_html(f"{title} {i}", words_text(rng, 180))
+            add(url.format(i=i), html)
+            for variant, holds in variants.items():
+                if holds(i):
+                    add(variant.format(i=i), html)
+
+    site(
+        "Article",
+        12,
+        "https://shop.example.org/item/{i}",
+        {
+            "https://m.shop.example.org/item/{i}": lambda i: i % 2 == 0,
+            "https://shop.example.org/item/{i}/amp": lambda i: i % 3 == 0,
+            "https://shop.example.org/item/{i};jsessionid=A{i}B": lambda i: i % 4 == 1,
+            "https://shop.example.org/Item/{i}": lambda i: i % 4 == 2,
+            "https://shop.example.org/item/{i}?utm_source=mail": lambda i: i % 3 == 1,
+        },
+    )
+    for i in range(8):
+        html = page_html(f"Listing {i}", words_text(rng, 180))
+        add(f"https://lists.example.com/all?ref={i}", html)
+        if i < 4:
+            add(f"https://lists.example.com/all?ref={i}&sort=asc", html)
+        else:
+            add(
+                f"https://lists.example.com/all?sort=desc&ref={i}",
+                page_html(f"Other {i}", words_text(rng, 180)),
+            )
+    site(
+        "Note",
+        6,
+        "https://www.notes.example.net/note/{i}",
+        {
+            "https://notes.example.net/print/note/{i}": lambda i: i % 2 == 0,
+            "https://www.notes.example.net/note/{i}?utm_source=feed&utm_medium=rss": lambda i: i % 3 == 0,
+        },
+    )
     return recs
 
 
@@ -194,6 +248,39 @@ def _learned_as_data(learned: LearnedRules) -> tuple[list[dict], list[dict], int
     )
 
 
+# The rules learned, with their numbers and counter-examples, on the sample and on `_every_kind_records`
+# at two thresholds (tests/data/rules/learned.json, as measured on every page of each rule's hosts).
+LEARNED = json.loads((Path(__file__).parent / "data" / "rules" / "learned.json").read_text())
+
+
+def _pinned(learned: LearnedRules) -> dict:
+    accepted, rejected, saved, traps = _learned_as_data(learned)
+    return json.loads(
+        json.dumps({"accepted": accepted, "rejected": rejected, "pages_saved": saved, "traps": traps})
+    )
+
+
+def test_the_rules_and_their_numbers_are_those_pinned_at_each_threshold(
+    sample_db: Path, tmp_path: Path
+) -> None:
+    with Store(sample_db) as store:
+        sample = load_fingerprints(store, Config(), jobs=1)
+    path = tmp_path / "every_kind.duckdb"
+    with Store(path) as store:
+        engine.ingest_file(
+            store, write_jsonl(tmp_path / "crawl.jsonl", _every_kind_records()), Config(), jobs=1
+        )
+        engine.ensure_fingerprints(store, Config(), jobs=1)
+        every_kind = load_fingerprints(store, Config(), jobs=1)
+    kinds = {r["kind"] for r in LEARNED["every_kind 0.8"]["accepted"]}
+    assert kinds == {"host_alias", "drop_segment", "drop_path_param", "fold_case", "drop_param"}
+    for name, fp, thresholds in (("sample", sample, (0.8, 0.95)), ("every_kind", every_kind, (0.8,))):
+        table = url_table(fp.pages)  # one table for every threshold, as the app keeps it
+        for threshold in thresholds:
+            learned = learn_rules(analyze(fp, Config(threshold=threshold)).pages, table=table)
+            assert _pinned(learned) == LEARNED[f"{name} {threshold}"], (name, threshold)
+
+
 @pytest.mark.parametrize("threshold", [0.7, 0.8, 0.95])
 def test_rules_learned_over_a_url_table_are_those_learned_from_the_pages(
     sample_db: Path, threshold: float
@@ -256,3 +343,33 @@ def test_learning_tells_its_progress_step_by_step(sample_db: Path) -> None:
     assert [done for _, done, _ in first_round] == list(range(candidates))
     assert {total for _, _, total in first_round} == {candidates}
     assert all(0 <= done < total for _, done, total in told)  # the bar never says done before it is
+
+
+@pytest.mark.parametrize(
+    "rule_set",
+    [
+        [UrlRule("a.com", "host_alias", "m."), UrlRule("a.com", "drop_param", "x")],
+        # the alias host has rules of its own: two families share it
+        [UrlRule("a.com", "host_alias", "m."), UrlRule("m.a.com", "drop_param", "x")],
+        [UrlRule("b.org", "drop_segment", "print"), UrlRule("a.com", "drop_param", "x")],
+    ],
+    ids=["one family", "shared host", "two families"],
+)
+def test_fetches_saved_by_rules_are_those_of_every_page_rewritten(rule_set: list[UrlRule]) -> None:
+    urls = [
+        "https://a.com/p/1",
+        "https://m.a.com/p/1",
+        "https://a.com/p/1?x=2",
+        "https://m.a.com/p/2?x=1",
+        "https://m.a.com/p/2",
+        "https://a.com/p/2",
+        "https://b.org/print/n/1",
+        "https://b.org/n/1",
+        "https://b.org/n/1?x=1",
+        "https://c.net/n/1",
+    ]
+    pages = pd.DataFrame({"page_id": range(len(urls)), "url": urls})
+    table = url_table(pages)
+    expected = rules.pages_saved(table.base, table.images(rule_set))
+    assert expected > 0
+    assert table.saved_by(rule_set) == expected

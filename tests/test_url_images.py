@@ -18,8 +18,8 @@ from neardup.url_images import BaseParts, image_codes
 from neardup.urls import UrlKey, UrlRule, bare_host, rewrite_key, url_key
 
 
-def reference_codes(keys: Sequence[UrlKey], rules: Sequence[UrlRule]) -> np.ndarray:
-    """Every key rewritten by the rules of its host and of the host it aliases, then numbered."""
+def reference_urls(keys: Sequence[UrlKey], rules: Sequence[UrlRule]) -> list[tuple[object, ...]]:
+    """Every key rewritten by the rules of its host and of the host it aliases: (host, path, query)."""
     ops: dict[str, list[UrlRule]] = defaultdict(list)
     target: dict[str, str] = {}
     for r in rules:
@@ -27,13 +27,18 @@ def reference_codes(keys: Sequence[UrlKey], rules: Sequence[UrlRule]) -> np.ndar
             target[bare_host(r.name + r.host)] = r.host
         else:
             ops[bare_host(r.host)].append(r)
-    out = []
+    out: list[tuple[object, ...]] = []
     for key in keys:
         host = target.get(bare_host(key.host), key.host)
         mine = ops.get(bare_host(host))
         new = rewrite_key(key, host, mine) if mine else UrlKey(key.scheme, host, key.path, key.query)
         out.append((new.host, new.path, new.query))
-    return pd.factorize(pd.Series(out, dtype=object))[0]
+    return out
+
+
+def reference_codes(keys: Sequence[UrlKey], rules: Sequence[UrlRule]) -> np.ndarray:
+    """`reference_urls` numbered: equal codes, equal rewritten URLs."""
+    return pd.factorize(pd.Series(reference_urls(keys, rules), dtype=object))[0]
 
 
 def same_partition(a: np.ndarray, b: np.ndarray) -> bool:
@@ -137,3 +142,71 @@ def test_a_query_on_many_paths_is_rewritten_once() -> None:
     codes = image_codes(parts, np.arange(len(keys)), [rule])
     assert same_partition(codes, reference_codes(keys, [rule]))
     assert sum(len(kept) for kept in parts.rewrites.values()) == 1
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.sampled_from(URLS), min_size=1, max_size=25),
+    st.lists(st.sampled_from(RULES), min_size=1, max_size=6, unique=True),
+)
+def test_a_key_a_rule_does_not_touch_is_rewritten_alike_without_it(
+    urls: list[str], rules: list[UrlRule]
+) -> None:
+    keys = [k for k in map(url_key, dict.fromkeys(urls)) if k is not None]
+    with_all = reference_urls(keys, rules)
+    parts = BaseParts.of(keys)
+    for rule in rules:
+        without = reference_urls(keys, [r for r in rules if r != rule])
+        for i in np.flatnonzero(~parts.touches(rule)).tolist():
+            assert with_all[i] == without[i], (rule, keys[i])
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.sampled_from(URLS), min_size=1, max_size=25),
+    st.lists(st.sampled_from(RULES), max_size=6, unique=True),
+    st.lists(st.sampled_from(RULES), max_size=6, unique=True),
+)
+def test_urls_rewritten_under_two_rule_sets_compare_equal_by_their_parts(
+    urls: list[str], first: list[UrlRule], second: list[UrlRule]
+) -> None:
+    keys = [k for k in map(url_key, dict.fromkeys(urls)) if k is not None]
+    parts = BaseParts.of(keys)
+    a = url_images.image_parts(parts, np.arange(len(keys)), first)
+    b = url_images.image_parts(parts, np.arange(len(keys)), second)
+    ids = np.concatenate([a.ids(parts.widths()), b.ids(parts.widths())])
+    rewritten = [*reference_urls(keys, first), *reference_urls(keys, second)]
+    assert same_partition(pd.factorize(ids)[0], pd.factorize(pd.Series(rewritten, dtype=object))[0])
+
+
+@pytest.mark.parametrize(
+    "paths",
+    [
+        ["/story/1", "/Story/1", "/a;b/c", "/PRINT/x"],
+        ["/story/1", "/Straße/İstanbul", "/ΣΟΦΙΑ;x=1", "/café"],
+        ["/story/\udcff", "/Story/1"],  # a lone surrogate: no UTF-8
+    ],
+    ids=["ascii", "unicode", "surrogate"],
+)
+def test_what_a_path_has_is_found_as_python_finds_it(paths: list[str]) -> None:
+    keys = [UrlKey("https", "example.com", p, ()) for p in paths]
+    parts = BaseParts.of(keys)
+    assert parts.upper.tolist() == [p.lower() != p for p in paths]
+    assert parts.semicolon.tolist() == [";" in p for p in paths]
+    assert parts.lower_paths.tolist() == [p.lower() for p in paths]
+
+
+def test_a_parameter_s_values_are_coded_per_query() -> None:
+    urls = [
+        "https://a.com/x?s=1",
+        "https://a.com/y?s=1&t=2",
+        "https://a.com/z?s=2",
+        "https://a.com/w?s=1&s=2",
+    ]
+    urls += ["https://a.com/v?t=1"]
+    keys = [k for k in map(url_key, urls) if k is not None]
+    parts = BaseParts.of(keys)
+    values = parts.param_values("s")[parts.query].tolist()
+    assert values[0] == values[1] != values[2]
+    assert len({values[0], values[2], values[3]}) == 3  # (1,), (2,) and (1, 2)
+    assert values[4] == -1
