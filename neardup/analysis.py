@@ -8,7 +8,8 @@ filters the stored pairs and re-clusters.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+import functools
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -22,6 +23,7 @@ from .candidates import CandidateStats, exact_scores
 from .clusters import WHY, RepresentativeRanks, cluster_representatives, components, representative_ranks
 from .config import Config
 from .engine import ensure_fingerprints
+from .errors import NeardupError
 from .minhash import estimate_jaccard
 from .simhash import hamming_many
 from .stages.base import Progress, no_progress
@@ -43,7 +45,7 @@ class Fingerprints:
     pairs: dict[str, np.ndarray]
     simhash: np.ndarray | None  # per unit
     # MinHash signatures (one row each) of the units `signature_units` names; every unit's, by unit id,
-    # where that is None. Read with `signatures`.
+    # where that is None; None until first asked for where `read_signatures` is set. Read with `signatures`.
     minhash: np.ndarray | None
     stats: CandidateStats  # of the candidate search, as stored with the fingerprints
     arrays: dict[str, np.ndarray] = field(default_factory=dict)
@@ -62,21 +64,33 @@ class Fingerprints:
     # `clusters.representative_ranks` of the pages per representative rule: made by the first analysis
     # under a rule, as no threshold changes them.
     representative_ranks: dict[tuple[str, ...], RepresentativeRanks] = field(default_factory=dict)
+    # Reads `minhash` when first needed (`held_signatures`): a clustering and its numbers compare no
+    # signature, only a similarity to a representative through other units does (at 1M pages a read of
+    # a hundred megabytes the app's Home page never needs).
+    read_signatures: Callable[[], np.ndarray] | None = None
+
+    def held_signatures(self) -> np.ndarray | None:
+        """`minhash`, read first where it is not yet (None: the fingerprints are SimHash's)."""
+        if self.minhash is None and self.read_signatures is not None:
+            self.minhash = self.read_signatures()
+            self.read_signatures = None
+        return self.minhash
 
     def signatures(self, units: np.ndarray) -> np.ndarray:
         """The MinHash signatures of `units` (unit ids); a unit whose signature is not held raises KeyError
         (see `signature_units`)."""
-        if self.minhash is None:
+        minhash = self.held_signatures()
+        if minhash is None:
             raise KeyError("no MinHash signatures: the fingerprints are SimHash's")
         units = np.asarray(units, dtype=np.int64)
         if self.signature_units is None:
-            return self.minhash[units]
+            return minhash[units]
         held = self.signature_units
         rows = np.minimum(np.searchsorted(held, units), max(len(held) - 1, 0))
         missing = held[rows] != units if len(held) else np.ones(len(units), dtype=bool)
         if missing.any():
             raise KeyError(f"no signature held for unit {int(units[missing][0])}: it is in no stored pair")
-        return self.minhash[rows]
+        return minhash[rows]
 
 
 def _arrow_strings(column: pd.Series) -> pa.Array:
@@ -195,19 +209,18 @@ def load_fingerprints(
     """
     fset = ensure_fingerprints(store, config, progress=progress, jobs=jobs)
     key = config.fingerprint_key
-    minhash = signature_units = None
+    minhash = signature_units = read_signatures = None
     if source_ids is None:
         units = store.units(key, with_exact_keys=False)
-        if config.method == "minhash":  # read as Arrow bytes, not a Python object per unit
-            signature_units, column = store.paired_unit_signatures(key)
-            minhash = signature_matrix(config.num_perm, column)
-            del column
     else:
         units = store.units(key, with_signatures=config.method == "minhash", source_ids=source_ids)
     pages = store.page_table(
         config.norm_key, min_words=config.min_words, source_ids=source_ids, fingerprint_key=key
     )
     pairs = store.pair_arrays(key, source_ids=source_ids)
+    if source_ids is None and config.method == "minhash":
+        signature_units = np.union1d(pairs["a"], pairs["b"]).astype(np.int64)
+        read_signatures = functools.partial(_paired_signatures, store, config, signature_units)
     stored_ids = None
     if source_ids is not None:
         stored_ids = units["unit_id"].to_numpy(dtype=np.int64)
@@ -224,7 +237,7 @@ def load_fingerprints(
     simhash = None
     if config.method == "simhash":
         simhash = units["simhash"].to_numpy(dtype=np.uint64)
-    elif minhash is None:
+    elif read_signatures is None:
         minhash = signatures(units["minhash"], config.num_perm)
     arrays, hosts = _page_arrays(pages)
     fixed_counts = _fixed_counts(arrays, len(units))[0]
@@ -242,7 +255,20 @@ def load_fingerprints(
         units["n_shingles"].to_numpy(dtype=np.int64),
         stored_ids,
         signature_units=signature_units,
+        read_signatures=read_signatures,
     )
+
+
+def _paired_signatures(store: Store, config: Config, unit_ids: np.ndarray) -> np.ndarray:
+    """The MinHash signatures of `unit_ids` (ascending: the units in a stored pair) in that order, read as
+    Arrow bytes, not a Python object per unit."""
+    held, column = store.signatures_of_units(config.fingerprint_key, unit_ids)
+    if not np.array_equal(held, unit_ids):
+        raise NeardupError(
+            f"the fingerprint set {config.fingerprint_key} no longer has every unit it had when it was read "
+            "(a source removed or the set computed again meanwhile): reload the page"
+        )
+    return signature_matrix(config.num_perm, column)
 
 
 def all_signatures(store: Store, config: Config, n_units: int) -> np.ndarray:
@@ -599,16 +625,15 @@ def analysis_warnings(fp: Fingerprints, numbers: ReportNumbers, config: Config) 
 @dataclass(frozen=True, slots=True, eq=False)
 class Clustering:
     """What `analyze` computes at a threshold, short of the pages frame: per page its cluster numbering,
-    representative row (-1 for a degenerate page), why it represents (index into `clusters.WHY`, -1 for
-    none) and the similarity to it; the numbers, hosts, cluster sizes and warnings. A few numbers a page
-    where `Analysis.pages` holds the crawl's columns again: the app keeps this of the thresholds tried and
-    the frame (`analysis_of`) of the one in use."""
+    representative row (-1 for a degenerate page) and why it represents (index into `clusters.WHY`, -1 for
+    none); the numbers, hosts, cluster sizes and warnings (all the app's Home page draws). A few numbers a
+    page where `Analysis.pages` holds the crawl's columns again: the app keeps this of the thresholds tried
+    and the frame (`analysis_of`, with each page's similarity to its representative) of the one in use."""
 
     config: Config
     numbering: ClusterNumbering
     rep: np.ndarray
     why: np.ndarray
-    similarity: np.ndarray
     numbers: ReportNumbers
     hosts: pd.DataFrame
     cluster_sizes: pd.Series
@@ -621,20 +646,15 @@ def cluster_at_threshold(fp: Fingerprints, config: Config) -> Clustering:
     if config.fingerprint_key != fp.config.fingerprint_key:
         raise ValueError("analyze() needs fingerprints computed for the same setting")
     unit = fp.arrays["unit"]
-    content = unit >= 0
-    idx = np.flatnonzero(content)
     keep = pairs_at_threshold(fp, config)
     numbering = number_clusters(fp, keep)
     rep, why_page = choose_representatives(fp, numbering, config)
     is_rep = rep == np.arange(len(unit))
-    # Similarity to the representative, in the threshold's unit.
-    sim = np.full(len(unit), np.nan)
-    sim[idx] = _similarities(fp, unit[idx], unit[rep[idx]], config)[0]
     sizes = numbering.sizes
     dup_sizes = np.sort(sizes[sizes > 1])[::-1]
     numbers = report_numbers(
         total_pages=len(unit),
-        content_pages=len(idx),
+        content_pages=int(np.count_nonzero(unit >= 0)),
         distinct_md5s=fp.fixed_counts["md5"],
         distinct_texts=fp.fixed_counts["units"],
         clusters=numbering.n_clusters,
@@ -647,7 +667,6 @@ def cluster_at_threshold(fp: Fingerprints, config: Config) -> Clustering:
         numbering,
         rep,
         why_page.astype(np.int8),
-        sim,
         numbers,
         host_rollup(fp, is_rep),
         pd.Series(dup_sizes, name="size"),
@@ -655,9 +674,20 @@ def cluster_at_threshold(fp: Fingerprints, config: Config) -> Clustering:
     )
 
 
+def similarity_to_representatives(fp: Fingerprints, clustering: Clustering) -> np.ndarray:
+    """Each page's similarity to its cluster's representative in the threshold's unit (`similarity_to`),
+    NaN for a degenerate page."""
+    unit, rep = fp.arrays["unit"], clustering.rep
+    idx = np.flatnonzero(unit >= 0)
+    sim = np.full(len(unit), np.nan)
+    sim[idx] = _similarities(fp, unit[idx], unit[rep[idx]], clustering.config)[0]
+    return sim
+
+
 def analysis_of(fp: Fingerprints, clustering: Clustering) -> Analysis:
     """The `Analysis` of a clustering of `fp`: its pages frame, `fp.pages` with the cluster columns (the
-    columns of `fp.pages` and the clustering's arrays are shared, not copied)."""
+    columns of `fp.pages` and the clustering's arrays are shared, not copied) and the similarity to the
+    representative."""
     unit, page_id = fp.arrays["unit"], fp.arrays["page_id"]
     content = unit >= 0
     rep, numbering = clustering.rep, clustering.numbering
@@ -671,7 +701,7 @@ def analysis_of(fp: Fingerprints, clustering: Clustering) -> Analysis:
         representative_url=fp.pages["canonical_url"].array.take(np.where(content, rep, -1), allow_fill=True),
         why=_WHY_STRINGS.take(clustering.why.astype(np.intp), allow_fill=True),
         is_representative=rep == np.arange(len(unit)),
-        similarity_to_representative=clustering.similarity,
+        similarity_to_representative=similarity_to_representatives(fp, clustering),
     )
     c = clustering
     return Analysis(c.config, pages, c.numbers, c.hosts, c.cluster_sizes, c.warnings)

@@ -453,21 +453,21 @@ class FingerprintsMixin(ContentRules):
             yield batch.column(0).to_numpy().astype(np.int64), batch.column(1)
 
     @reads
-    def paired_unit_signatures(self, fingerprint_key: str) -> tuple[np.ndarray, pa.ChunkedArray]:
-        """(unit ids, their MinHash signatures' stored bytes as an Arrow column) of the units in a stored pair
-        of a fingerprint set, by unit id: the only units whose signatures a clustering compares (a unit in no
-        pair is a cluster of its own text), a fraction of the set on a crawl."""
-        table = (
-            self.cursor()
-            .sql(
-                # IN (a hash of the pairs' ends): a third of the CPU of a semi join on a UNION at 1M pages
+    def signatures_of_units(
+        self, fingerprint_key: str, unit_ids: np.ndarray
+    ) -> tuple[np.ndarray, pa.ChunkedArray]:
+        """(unit ids, their MinHash signatures' stored bytes as an Arrow column) of the given units of a
+        fingerprint set that it holds, by unit id."""
+        cur = self.cursor()
+        cur.register("wanted_units", pa.table({"unit_id": np.asarray(unit_ids, dtype=np.int64)}))
+        try:
+            table = cur.sql(
                 "SELECT unit_id, minhash FROM units WHERE fingerprint_key = ? AND unit_id IN "
-                "(SELECT a FROM pairs WHERE fingerprint_key = ? UNION ALL SELECT b FROM pairs WHERE fingerprint_key = ?) "
-                "ORDER BY unit_id",
-                params=[fingerprint_key, fingerprint_key, fingerprint_key],
-            )
-            .to_arrow_table()
-        )
+                "(SELECT unit_id FROM wanted_units) ORDER BY unit_id",
+                params=[fingerprint_key],
+            ).to_arrow_table()
+        finally:
+            cur.unregister("wanted_units")
         return table.column("unit_id").to_numpy().astype(np.int64), table.column("minhash")
 
     @reads
