@@ -93,12 +93,11 @@ class Fingerprints:
         return minhash[rows]
 
 
-def _arrow_strings(column: pd.Series) -> pa.Array:
-    """A string column as one Arrow array of large strings (its own buffers where pandas keeps it so)."""
-    strings = pa.array(column.array) if len(column) else pa.array([], pa.large_string())
-    strings = strings.combine_chunks() if isinstance(strings, pa.ChunkedArray) else strings
-    # one string type, whatever pandas held (a column of URL rules' output that is all None is Arrow's null)
-    return strings if pa.types.is_large_string(strings.type) else strings.cast(pa.large_string())
+def _arrow_strings(column: pa.ChunkedArray | pa.Array) -> pa.Array:
+    """A string column as one Arrow array (the chunks DuckDB gives, put together)."""
+    strings = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
+    # one string type, whatever was read (a column of URL rules' output that is all None is Arrow's null)
+    return strings if pa.types.is_string(strings.type) else strings.cast(pa.string())
 
 
 def string_codes(strings: pa.Array) -> np.ndarray:
@@ -161,24 +160,37 @@ def naming_codes(canonical: pa.Array, rel: pa.Array) -> tuple[np.ndarray, np.nda
     )
 
 
-def _page_arrays(pages: pd.DataFrame) -> tuple[dict[str, np.ndarray], np.ndarray]:
-    canonical = _arrow_strings(pages["canonical_url"])
-    url_id, rel_id = naming_codes(canonical, _arrow_strings(pages["rel_canonical"]))
-    hosts = pc.dictionary_encode(_arrow_strings(pages["host"]))
-    fetched = pd.to_datetime(pages["fetched_at"])
+def _page_arrays(
+    table: pa.Table, unit: np.ndarray, canonical: pa.Array, rel: pa.Array
+) -> tuple[dict[str, np.ndarray], np.ndarray]:
+    """`Fingerprints.arrays` and `hosts` of the pages `table` (`Store.page_columns`, Arrow as read) whose
+    unit (-1 for a degenerate page) and canonical and rel=canonical URLs (URL rules applied) are given."""
+    url_id, rel_id = naming_codes(canonical, rel)
+    hosts = pc.dictionary_encode(_arrow_strings(table.column("host")))
+    fetched = table.column("fetched_at")
     arrays = {
-        "unit": pages["unit_id"].to_numpy(dtype=np.int64),
-        "page_id": pages["page_id"].to_numpy(dtype=np.int64),
+        "unit": unit,
+        "page_id": np.asarray(table.column("page_id").to_numpy(), dtype=np.int64),
         "url_id": url_id,
         "rel_id": rel_id,
-        "fetched_ns": np.where(fetched.isna(), -1, fetched.to_numpy(dtype="datetime64[ns]").astype(np.int64)),
+        "fetched_ns": _nanoseconds(fetched),
         "url_len": np.asarray(
             pc.utf8_length(canonical).fill_null(0).to_numpy(zero_copy_only=False), dtype=np.int64
         ),
         "host": np.asarray(hosts.indices.fill_null(-1).to_numpy(zero_copy_only=False), dtype=np.int64),
-        "md5": string_codes(_arrow_strings(pages["md5"])),
+        "md5": string_codes(_arrow_strings(table.column("md5"))),
     }
     return arrays, np.asarray(hosts.dictionary.to_numpy(zero_copy_only=False), dtype=object)
+
+
+_NS_PER = {"s": 1_000_000_000, "ms": 1_000_000, "us": 1_000, "ns": 1}
+
+
+def _nanoseconds(times: pa.ChunkedArray) -> np.ndarray:
+    """Arrow timestamps as nanoseconds since the epoch, -1 for none."""
+    ticks = np.asarray(times.cast(pa.int64()).fill_null(0).to_numpy(), dtype=np.int64)
+    known = np.asarray(pc.is_valid(times).to_numpy(zero_copy_only=False), dtype=bool)
+    return np.where(known, ticks * _NS_PER[times.type.unit], -1)
 
 
 def ruled_urls(
@@ -214,32 +226,40 @@ def load_fingerprints(
         units = store.units(key, with_exact_keys=False)
     else:
         units = store.units(key, with_signatures=config.method == "minhash", source_ids=source_ids)
-    pages = store.page_table(
+    table = store.page_columns(
         config.norm_key, min_words=config.min_words, source_ids=source_ids, fingerprint_key=key
     )
     pairs = store.pair_arrays(key, source_ids=source_ids)
     if source_ids is None and config.method == "minhash":
         signature_units = np.union1d(pairs["a"], pairs["b"]).astype(np.int64)
         read_signatures = functools.partial(_paired_signatures, store, config, signature_units)
+    unit = np.array(table.column("unit_id").to_numpy(), dtype=np.int64)
     stored_ids = None
     if source_ids is not None:
         stored_ids = units["unit_id"].to_numpy(dtype=np.int64)
         for end in ("a", "b"):
             pairs[end] = np.searchsorted(stored_ids, pairs[end]).astype(pairs[end].dtype)
         units["unit_id"] = np.arange(len(units), dtype=np.int64)
-        unit = pages["unit_id"].to_numpy(dtype=np.int64)
-        pages["unit_id"] = np.where(unit >= 0, np.searchsorted(stored_ids, unit), -1)
+        unit = np.where(unit >= 0, np.searchsorted(stored_ids, unit), -1)
+    unit[np.asarray(pc.is_valid(table.column("degenerate")).to_numpy(zero_copy_only=False), dtype=bool)] = -1
+    canonical, rel = table.column("canonical_url"), table.column("rel_canonical")
     if config.url_rules:  # the config's URL rules rewrite the canonical URLs (see `neardup rules`)
-        pages["canonical_url"], pages["rel_canonical"] = ruled_urls(
-            pages["url"], pages["rel_canonical"], config.url_rules
-        )
-    pages.loc[pages["degenerate"].notna(), "unit_id"] = -1
+        ruled = ruled_urls(table.column("url").to_pylist(), rel.to_pylist(), config.url_rules)
+        canonical, rel = pa.array(ruled[0], pa.string()), pa.array(ruled[1], pa.string())
+    canonical, rel = _arrow_strings(canonical), _arrow_strings(rel)
+    arrays, hosts = _page_arrays(table, unit, canonical, rel)
+    # the frame is made after the codes, from the columns as read: pandas copies each string column once
+    pages = table.drop_columns(["unit_id"]).to_pandas()
+    del table
+    pages["unit_id"] = unit
+    if config.url_rules:
+        pages["canonical_url"] = pd.array(canonical, dtype=pages["url"].dtype)
+        pages["rel_canonical"] = pd.array(rel, dtype=pages["url"].dtype)
     simhash = None
     if config.method == "simhash":
         simhash = units["simhash"].to_numpy(dtype=np.uint64)
     elif read_signatures is None:
         minhash = signatures(units["minhash"], config.num_perm)
-    arrays, hosts = _page_arrays(pages)
     fixed_counts = _fixed_counts(arrays, len(units))[0]
     return Fingerprints(
         config,
