@@ -221,26 +221,31 @@ def load_fingerprints(
     """
     fset = ensure_fingerprints(store, config, progress=progress, jobs=jobs)
     key = config.fingerprint_key
-    minhash = signature_units = read_signatures = None
-    if source_ids is None:
-        units = store.units(key, with_exact_keys=False)
-    else:
-        units = store.units(key, with_signatures=config.method == "minhash", source_ids=source_ids)
+    simhash = minhash = signature_units = read_signatures = stored_ids = None
     table = store.page_columns(
         config.norm_key, min_words=config.min_words, source_ids=source_ids, fingerprint_key=key
     )
     pairs = store.pair_arrays(key, source_ids=source_ids)
-    if source_ids is None and config.method == "minhash":
-        signature_units = np.union1d(pairs["a"], pairs["b"]).astype(np.int64)
-        read_signatures = functools.partial(_paired_signatures, store, config, signature_units)
     unit = np.array(table.column("unit_id").to_numpy(), dtype=np.int64)
-    stored_ids = None
-    if source_ids is not None:
+    if source_ids is None:
+        columns = store.unit_columns(key, with_simhash=config.method == "simhash")
+        n_shingles, simhash = columns["n_shingles"], columns.get("simhash")
+        if config.method == "minhash":
+            signature_units = np.union1d(pairs["a"], pairs["b"]).astype(np.int64)
+            read_signatures = functools.partial(_paired_signatures, store, config, signature_units)
+    else:
+        units = store.units(key, with_signatures=config.method == "minhash", source_ids=source_ids)
         stored_ids = units["unit_id"].to_numpy(dtype=np.int64)
         for end in ("a", "b"):
             pairs[end] = np.searchsorted(stored_ids, pairs[end]).astype(pairs[end].dtype)
-        units["unit_id"] = np.arange(len(units), dtype=np.int64)
         unit = np.where(unit >= 0, np.searchsorted(stored_ids, unit), -1)
+        n_shingles = units["n_shingles"].to_numpy(dtype=np.int64)
+        if config.method == "simhash":
+            simhash = units["simhash"].to_numpy(dtype=np.uint64)
+        else:
+            minhash = signatures(units["minhash"], config.num_perm)
+        del units
+    n_units = len(n_shingles)
     unit[np.asarray(pc.is_valid(table.column("degenerate")).to_numpy(zero_copy_only=False), dtype=bool)] = -1
     canonical, rel = table.column("canonical_url"), table.column("rel_canonical")
     if config.url_rules:  # the config's URL rules rewrite the canonical URLs (see `neardup rules`)
@@ -255,16 +260,11 @@ def load_fingerprints(
     if config.url_rules:
         pages["canonical_url"] = pd.array(canonical, dtype=pages["url"].dtype)
         pages["rel_canonical"] = pd.array(rel, dtype=pages["url"].dtype)
-    simhash = None
-    if config.method == "simhash":
-        simhash = units["simhash"].to_numpy(dtype=np.uint64)
-    elif read_signatures is None:
-        minhash = signatures(units["minhash"], config.num_perm)
-    fixed_counts = _fixed_counts(arrays, len(units))[0]
+    fixed_counts = _fixed_counts(arrays, n_units)[0]
     return Fingerprints(
         config,
         pages,
-        len(units),
+        n_units,
         pairs,
         simhash,
         minhash,
@@ -272,7 +272,7 @@ def load_fingerprints(
         arrays,
         hosts,
         fixed_counts,
-        units["n_shingles"].to_numpy(dtype=np.int64),
+        n_shingles,
         stored_ids,
         signature_units=signature_units,
         read_signatures=read_signatures,

@@ -427,6 +427,26 @@ class FingerprintsMixin(ContentRules):
         )
 
     @reads
+    def unit_columns(self, fingerprint_key: str, *, with_simhash: bool) -> dict[str, np.ndarray]:
+        """`n_shingles` (and `simhash`) of a fingerprint set's units, indexed by unit id (0..n-1): read in
+        stored order and placed by id, with no sort in DuckDB and no frame."""
+        table = (
+            self.cursor()
+            .sql(
+                f"SELECT unit_id, n_shingles{', simhash' if with_simhash else ''} FROM units WHERE fingerprint_key = ?",
+                params=[fingerprint_key],
+            )
+            .to_arrow_table()
+        )
+        ids = np.asarray(table.column("unit_id").to_numpy(), dtype=np.int64)
+        placed = {}
+        for name, dtype in (("n_shingles", np.int64), ("simhash", np.uint64)):
+            if name in table.column_names:
+                placed[name] = np.empty(len(ids), dtype=dtype)
+                placed[name][ids] = table.column(name).to_numpy()
+        return placed
+
+    @reads
     def unit_signatures(self, fingerprint_key: str) -> tuple[pd.DataFrame, pa.ChunkedArray]:
         """The units of a fingerprint set by unit id (as `units`) and their MinHash signatures' stored bytes
         as an Arrow column (`batches.signature_matrix` reads it without a Python object per unit)."""
