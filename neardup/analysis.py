@@ -100,7 +100,7 @@ def _arrow_strings(column: pa.ChunkedArray | pa.Array) -> pa.Array:
     return strings if pa.types.is_string(strings.type) else strings.cast(pa.string())
 
 
-def string_codes(strings: pa.Array) -> np.ndarray:
+def string_codes(strings: pa.Array | pa.ChunkedArray) -> np.ndarray:
     """`pd.factorize`'s codes of Arrow strings (equal strings, equal codes, numbered in order of first
     appearance; -1 for null). Where every value has the same length, a multiple of 8 bytes (an MD5's hex
     digits), its bytes are compared as 64-bit words: a hash of the words is factorized and checked against
@@ -116,13 +116,13 @@ def string_codes(strings: pa.Array) -> np.ndarray:
         first = np.flatnonzero(codes > np.concatenate(([-1], seen[:-1])))  # each code's first row
         if bool((words == words[first[codes]]).all()):
             return codes
-    encoded = pc.dictionary_encode(strings)
+    encoded = pc.dictionary_encode(_arrow_strings(strings))
     return np.asarray(encoded.indices.fill_null(-1).to_numpy(zero_copy_only=False), dtype=np.int64)
 
 
-def _fixed_width_words(strings: pa.Array) -> np.ndarray | None:
+def _fixed_width_words(strings: pa.Array | pa.ChunkedArray) -> np.ndarray | None:
     """The bytes of strings all of one length, a multiple of 8, as rows of 64-bit words (None otherwise, or
-    with a null)."""
+    with a null); the chunks of a chunked array copied into one matrix."""
     n = len(strings)
     if (
         not n
@@ -131,20 +131,33 @@ def _fixed_width_words(strings: pa.Array) -> np.ndarray | None:
     ):
         return None
     offset_type = np.int64 if pa.types.is_large_string(strings.type) else np.int32
-    offsets = np.frombuffer(strings.buffers()[1], dtype=offset_type)[strings.offset : strings.offset + n + 1]
-    width = int(offsets[1] - offsets[0])
-    if (
-        not width
-        or width % 8
-        or int(offsets[-1] - offsets[0]) != width * n
-        or not (np.diff(offsets) == width).all()
-    ):
-        return None
-    data = np.frombuffer(strings.buffers()[2], dtype=np.uint8)[int(offsets[0]) : int(offsets[-1])]
-    return data.copy().view(np.uint64).reshape(n, width // 8)
+    out: np.ndarray | None = None
+    at = 0
+    for chunk in strings.chunks if isinstance(strings, pa.ChunkedArray) else [strings]:
+        m = len(chunk)
+        if not m:
+            continue
+        offsets = np.frombuffer(chunk.buffers()[1], dtype=offset_type)[chunk.offset : chunk.offset + m + 1]
+        width = int(offsets[1] - offsets[0])
+        if out is None:
+            if not width or width % 8:
+                return None
+            out = np.empty((n, width // 8), dtype=np.uint64)
+        if (
+            width * 8 != out.shape[1] * 64
+            or int(offsets[-1] - offsets[0]) != width * m
+            or not (np.diff(offsets) == width).all()
+        ):
+            return None
+        data = np.frombuffer(chunk.buffers()[2], dtype=np.uint8)[int(offsets[0]) : int(offsets[-1])]
+        out.view(np.uint8).reshape(n, width)[at : at + m] = data.reshape(m, width)
+        at += m
+    return out
 
 
-def naming_codes(canonical: pa.Array, rel: pa.Array) -> tuple[np.ndarray, np.ndarray]:
+def naming_codes(
+    canonical: pa.Array | pa.ChunkedArray, rel: pa.Array | pa.ChunkedArray
+) -> tuple[np.ndarray, np.ndarray]:
     """(url_id, rel_id): codes of the pages' canonical URLs and rel=canonical URLs in one id space, as far
     as `clusters.representative_rows` compares them. A rel=canonical URL naming another URL than its own
     page's has the code of that URL among the URLs so named; a canonical URL has its code there, or one
@@ -161,12 +174,12 @@ def naming_codes(canonical: pa.Array, rel: pa.Array) -> tuple[np.ndarray, np.nda
 
 
 def _page_arrays(
-    table: pa.Table, unit: np.ndarray, canonical: pa.Array, rel: pa.Array
+    table: pa.Table, unit: np.ndarray, canonical: pa.ChunkedArray, rel: pa.ChunkedArray
 ) -> tuple[dict[str, np.ndarray], np.ndarray]:
     """`Fingerprints.arrays` and `hosts` of the pages `table` (`Store.page_columns`, Arrow as read) whose
     unit (-1 for a degenerate page) and canonical and rel=canonical URLs (URL rules applied) are given."""
     url_id, rel_id = naming_codes(canonical, rel)
-    hosts = pc.dictionary_encode(_arrow_strings(table.column("host")))
+    hosts = pc.dictionary_encode(table.column("host"))  # one dictionary for every chunk
     fetched = table.column("fetched_at")
     arrays = {
         "unit": unit,
@@ -177,10 +190,21 @@ def _page_arrays(
         "url_len": np.asarray(
             pc.utf8_length(canonical).fill_null(0).to_numpy(zero_copy_only=False), dtype=np.int64
         ),
-        "host": np.asarray(hosts.indices.fill_null(-1).to_numpy(zero_copy_only=False), dtype=np.int64),
-        "md5": string_codes(_arrow_strings(table.column("md5"))),
+        "host": _host_codes(hosts),
+        "md5": string_codes(table.column("md5")),
     }
-    return arrays, np.asarray(hosts.dictionary.to_numpy(zero_copy_only=False), dtype=object)
+    dictionary = hosts.chunk(0).dictionary if hosts.num_chunks else pa.array([], pa.string())
+    return arrays, np.asarray(dictionary.to_numpy(zero_copy_only=False), dtype=object)
+
+
+def _host_codes(hosts: pa.ChunkedArray) -> np.ndarray:
+    """The codes of a dictionary-encoded column, -1 for null."""
+    out = np.empty(len(hosts), dtype=np.int64)
+    at = 0
+    for chunk in hosts.chunks:
+        out[at : at + len(chunk)] = chunk.indices.fill_null(-1).to_numpy(zero_copy_only=False)
+        at += len(chunk)
+    return out
 
 
 _NS_PER = {"s": 1_000_000_000, "ms": 1_000_000, "us": 1_000, "ns": 1}
@@ -250,8 +274,7 @@ def load_fingerprints(
     canonical, rel = table.column("canonical_url"), table.column("rel_canonical")
     if config.url_rules:  # the config's URL rules rewrite the canonical URLs (see `neardup rules`)
         ruled = ruled_urls(table.column("url").to_pylist(), rel.to_pylist(), config.url_rules)
-        canonical, rel = pa.array(ruled[0], pa.string()), pa.array(ruled[1], pa.string())
-    canonical, rel = _arrow_strings(canonical), _arrow_strings(rel)
+        canonical, rel = (pa.chunked_array([pa.array(urls, pa.string())]) for urls in ruled)
     arrays, hosts = _page_arrays(table, unit, canonical, rel)
     # the frame is made after the codes, from the columns as read: pandas copies each string column once
     pages = table.drop_columns(["unit_id"]).to_pandas()
