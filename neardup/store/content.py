@@ -50,12 +50,14 @@ def is_content(min_words: int | None, kept: Sequence[str] = ()) -> tuple[str, li
 
 
 def degenerate_sql(min_words: int | None, kept: Sequence[str] = ()) -> tuple[str, list[Any]]:
-    """SQL expression over a `texts` row `t` (and its parameters): why the text is not content, or NULL."""
+    """SQL expression over a `texts` row `t` (and its parameters): why the text is not content, or NULL.
+    The kept short texts are a list looked up per row, not a subquery: a subquery's join gives the rows out
+    of their stored order (page id order), which a reader would then sort."""
     if min_words is None:
         return "t.degenerate", []
     return (
         f"CASE WHEN t.degenerate IS NOT NULL AND t.degenerate <> '{TOO_SHORT}' THEN t.degenerate "
-        f"WHEN t.n_words < ? AND t.exact_key NOT IN (SELECT UNNEST(?::VARCHAR[])) THEN '{TOO_SHORT}' END"
+        f"WHEN t.n_words < ? AND NOT list_contains(?::VARCHAR[], t.exact_key) THEN '{TOO_SHORT}' END"
     ), [min_words, list(kept)]
 
 
