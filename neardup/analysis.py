@@ -96,7 +96,6 @@ class Fingerprints:
 def _arrow_strings(column: pa.ChunkedArray | pa.Array) -> pa.Array:
     """A string column as one Arrow array (the chunks DuckDB gives, put together)."""
     strings = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
-    # one string type, whatever was read (a column of URL rules' output that is all None is Arrow's null)
     return strings if pa.types.is_string(strings.type) else strings.cast(pa.string())
 
 
@@ -144,7 +143,7 @@ def _fixed_width_words(strings: pa.Array | pa.ChunkedArray) -> np.ndarray | None
                 return None
             out = np.empty((n, width // 8), dtype=np.uint64)
         if (
-            width * 8 != out.shape[1] * 64
+            width != out.shape[1] * 8
             or int(offsets[-1] - offsets[0]) != width * m
             or not (np.diff(offsets) == width).all()
         ):
