@@ -9,7 +9,7 @@ is cached per setting), what an Audit label key computes before the next pair is
 `labeled_pairs_after` + `bucket_tallies` + `audit_queue`: the label put into the kept labels) and after it
 (`Store.labels_version`, twice around the write), `pair_detail` (Audit: the pages, scores, diff and
 suggested category of a pair; prefetched on a background thread for the next one) and its two
-`Store.page` reads, `audit.tune_tables` (Tune), `audit.cluster_table` (Clusters) and
+`Store.page` reads, `audit.tune_tables` (Tune), `drilldown.cluster_table` (Clusters) and
 `export.clusters_frame` (Export), and `rules.learn_rules` over the URL table made once per setting (URL
 rules; timed once per threshold, as a move does). Prints medians in milliseconds.
 """
@@ -28,6 +28,7 @@ from neardup import audit, engine, rules
 from neardup.analysis import Fingerprints, analyze, load_fingerprints
 from neardup.config import Config
 from neardup.csvsafe import to_csv
+from neardup.drilldown import cluster_table
 from neardup.export import clusters_frame
 from neardup.labels import audit_queue, bucket_tallies
 from neardup.store import Store
@@ -83,7 +84,7 @@ def page_calls(fp: Fingerprints, cfg: Config, labels, pairs) -> dict:
             STORE.page(p, cfg.norm_key, source=False) for p in (a, b)
         ],
         "tune_tables (Tune)": lambda: audit.tune_tables(fp, cfg, labels),
-        "cluster_table (Clusters)": lambda: audit.cluster_table(analysis.pages),
+        "cluster_table (Clusters)": lambda: cluster_table(analysis.pages),
         "clusters_frame (Export preview)": lambda: clusters_frame(STORE, analysis),
         "clusters.csv (Export, on click only)": lambda: to_csv(clusters_frame(STORE, analysis)),
     }

@@ -304,7 +304,7 @@ def load_fingerprints(
 def _paired_signatures(store: Store, config: Config, unit_ids: np.ndarray) -> np.ndarray:
     """The MinHash signatures of `unit_ids` (ascending: the units in a stored pair) in that order, read as
     Arrow bytes, not a Python object per unit."""
-    held, column = store.signatures_of_units(config.fingerprint_key, unit_ids)
+    held, column = store.unit_signatures_of(config.fingerprint_key, unit_ids)
     if not np.array_equal(held, unit_ids):
         raise NeardupError(
             f"the fingerprint set {config.fingerprint_key} no longer has every unit it had when it was read "

@@ -234,30 +234,6 @@ def pair_detail(
     )
 
 
-def cluster_table(pages: pd.DataFrame, categories: pd.DataFrame | None = None) -> pd.DataFrame:
-    """Duplicate clusters (2+ pages) by size: id, size, representative URL, hosts; with `categories`
-    (`categories.page_categories` of these pages) the cluster's category too."""
-    clustered = pages[pages["cluster_size"].fillna(0) > 1]
-    columns = ["cluster_id", "size", "representative_url", "why", "hosts"]
-    if clustered.empty:
-        return pd.DataFrame(columns=columns if categories is None else [*columns, "category"])
-    g = clustered.groupby("cluster_id")
-    out = pd.DataFrame(
-        {
-            "size": g.size(),
-            "representative_url": g["representative_url"].first(),
-            "why": g["why"].first(),
-            "hosts": g["host"].nunique(),
-        }
-    )
-    if categories is not None:
-        out["category"] = (
-            categories.loc[clustered.index, "cluster_category"].groupby(clustered["cluster_id"]).first()
-        )
-    out = out.reset_index()
-    return out.sort_values(["size", "cluster_id"], ascending=[False, True]).reset_index(drop=True)
-
-
 def cluster_members(
     pages: pd.DataFrame, cluster_id: int, categories: pd.DataFrame | None = None
 ) -> pd.DataFrame:

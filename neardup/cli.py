@@ -251,6 +251,8 @@ def cmd_report(args: argparse.Namespace) -> int:
         rejected = store.rejects_by_kind()
         # Parsed once per crawl for the URL rules page and `neardup rules` (no clustering changes them).
         engine.ensure_parsed_urls(store, analysis.pages)
+        if analysis.config.method == "minhash":  # for the Audit page's evidence (a replay of the search)
+            engine.ensure_capped_buckets(store, analysis.config)
         if not args.no_categories:
             suggest_copies(store, analysis, progress=_tqdm_progress(), jobs=args.jobs)
     limits = merge(analysis.config.gate, args.fail_over or [])
@@ -496,15 +498,21 @@ def cmd_spark(args: argparse.Namespace) -> int:
 
 
 def cmd_open(args: argparse.Namespace) -> int:
-    """The database over a Spark run's output, and the copies' categories at the run's setting (the app's
-    Clusters page reads them)."""
+    """The database over a Spark run's output, its parsed URLs (the URL rules page reads them), the capped
+    buckets of a MinHash run (the Audit page's evidence) and the copies' categories at the run's setting
+    (the Clusters page reads them)."""
     from .spark import open_output
 
     m = open_output(args.dir, args.db, copy=args.copy)
-    if not args.no_categories:
-        config = Config.from_dict(m["config"])
-        with Store(args.db, on_demand=True) as store:
-            fp = load_fingerprints(store, config, progress=_tqdm_progress(), jobs=args.jobs)
+    config = Config.from_dict(m["config"])
+    with Store(args.db, on_demand=True) as store:
+        fp = load_fingerprints(store, config, progress=_tqdm_progress(), jobs=args.jobs)
+        # Kept as `report` keeps them: the parsed URLs for the URL rules page and `neardup rules`, the
+        # capped buckets for the Audit page's evidence.
+        engine.ensure_parsed_urls(store, fp.pages)
+        if config.method == "minhash":
+            engine.ensure_capped_buckets(store, config)
+        if not args.no_categories:
             suggest_copies(store, analyze(fp, config), progress=_tqdm_progress(), jobs=args.jobs)
     how = "copied into" if args.copy else "read in place by"
     _say(

@@ -27,6 +27,7 @@ from .analysis import (
     analyze,
     duplicate_pairs,
     load_fingerprints,
+    report_numbers,
     subset_fingerprints,
 )
 from .clusters import components
@@ -465,15 +466,67 @@ def compare_files(base: Analysis, cur: Analysis, names: tuple[str, str]) -> Comp
     )
 
 
-def per_source_numbers(fp: Fingerprints, config: Config, sources: pd.DataFrame) -> pd.DataFrame:
-    """The numbers of each source on its own, in load order (one row per source): the trend over crawls."""
+@dataclass(frozen=True, slots=True, eq=False)
+class SourceTexts:
+    """The distinct texts of each source's content pages, one node per (source, text) in key order
+    (`source * n_units + unit`), with the counts of each source that no threshold changes: what
+    `per_source_numbers` clusters at a threshold (`source_texts`, made once per fingerprint set)."""
+
+    source_ids: np.ndarray  # the sources with pages, ascending
+    node_key: np.ndarray  # per node: source (index into source_ids) * n_units + unit, ascending
+    node_source: np.ndarray  # per node: its source (index into source_ids)
+    node_pages: np.ndarray  # per node: its content pages
+    # The nodes grouped by unit: unit u's are unit_nodes[unit_start[u] : unit_start[u + 1]].
+    unit_nodes: np.ndarray
+    unit_start: np.ndarray
+    fixed: dict[str, np.ndarray]  # per source: total_pages, content_pages, distinct_md5s, distinct_texts
+
+
+def source_texts(fp: Fingerprints) -> SourceTexts:
+    """The `SourceTexts` of `fp`'s pages, by their `source_id`."""
+    unit, n_units = fp.arrays["unit"], fp.n_units
+    source_ids, source = np.unique(fp.pages["source_id"].to_numpy(dtype=np.int64), return_inverse=True)
+    n_sources = len(source_ids)
+    content = unit >= 0
+    node_key, node_pages = np.unique(source[content] * n_units + unit[content], return_counts=True)
+    node_source, node_unit = node_key // max(n_units, 1), node_key % max(n_units, 1)
+    md5 = fp.arrays["md5"][content]
+    n_md5s = int(md5.max(initial=-1)) + 1
+    # return_counts: a sort (numpy's unique of values alone hashes them, several times the CPU at 1M)
+    md5_source = np.unique(source[content] * n_md5s + md5, return_counts=True)[0] // max(n_md5s, 1)
+    unit_nodes = np.argsort(node_unit, kind="stable")
+    return SourceTexts(
+        source_ids,
+        node_key,
+        node_source,
+        node_pages,
+        unit_nodes,
+        np.searchsorted(node_unit[unit_nodes], np.arange(n_units + 1)),
+        {
+            "total_pages": np.bincount(source, minlength=n_sources),
+            "content_pages": np.bincount(source[content], minlength=n_sources),
+            "distinct_md5s": np.bincount(md5_source, minlength=n_sources),
+            "distinct_texts": np.bincount(node_source, minlength=n_sources),
+        },
+    )
+
+
+def per_source_numbers(
+    fp: Fingerprints, config: Config, sources: pd.DataFrame, *, texts: SourceTexts | None = None
+) -> pd.DataFrame:
+    """The numbers of each source on its own, in load order (one row per source with pages): the trend
+    over crawls. Each source is clustered as if its pages were all there is (`subset_fingerprints` of
+    it), all sources in one pass over `texts` (`source_texts(fp)`, made here if not given): a pair at
+    the threshold joins its two texts in every source that holds both. A crawl of a source per shard (a
+    Spark output, many WARC files) has hundreds of sources; a threshold move clusters its pages once."""
+    texts = source_texts(fp) if texts is None else texts
+    counts = texts.fixed | _source_clusters(fp, config, texts)
     rows = []
-    src = fp.pages["source_id"].to_numpy()
     for s in sources.sort_values("source_id").itertuples():
-        keep = src == s.source_id
-        if not keep.any():
+        at = int(np.searchsorted(texts.source_ids, s.source_id))
+        if at == len(texts.source_ids) or texts.source_ids[at] != s.source_id:
             continue
-        n = analyze(subset_fingerprints(fp, keep), config).numbers
+        n = report_numbers(**{k: int(v[at]) for k, v in counts.items()})
         rows.append(
             {
                 "source_id": int(s.source_id),
@@ -483,6 +536,36 @@ def per_source_numbers(fp: Fingerprints, config: Config, sources: pd.DataFrame) 
             }
         )
     return pd.DataFrame(rows, columns=["source_id", "source", "loaded_at", *NUMBERS])
+
+
+def _source_clusters(fp: Fingerprints, config: Config, texts: SourceTexts) -> dict[str, np.ndarray]:
+    """Per source, its clusters at `config.threshold` and their numbers (`report_numbers`' arguments):
+    each pair is taken into the sources of its first text, and kept where that source holds its second
+    text too; one connected-components pass over all the nodes."""
+    n_units, n_sources = fp.n_units, len(texts.source_ids)
+    nodes, node_source = texts.node_key, texts.node_source
+    keep = duplicate_pairs(fp.pairs, config)
+    a, b = fp.pairs["a"][keep], fp.pairs["b"][keep]
+    fanout = np.diff(texts.unit_start)[a]
+    pair = np.repeat(np.arange(len(a)), fanout)
+    nth = np.arange(len(pair)) - np.repeat(np.cumsum(fanout) - fanout, fanout)
+    node_a = texts.unit_nodes[texts.unit_start[a[pair]] + nth]
+    key_b = node_source[node_a] * n_units + b[pair]
+    node_b = np.minimum(np.searchsorted(nodes, key_b), max(len(nodes) - 1, 0))
+    held = nodes[node_b] == key_b if len(nodes) else np.zeros(0, dtype=bool)
+    label = components(len(nodes), node_a[held], node_b[held])
+    n_clusters = int(label.max(initial=-1)) + 1
+    cluster_source = np.zeros(n_clusters, dtype=np.int64)
+    cluster_source[label] = node_source
+    cluster_pages = np.bincount(label, weights=texts.node_pages, minlength=n_clusters).astype(np.int64)
+    largest = np.zeros(n_sources, dtype=np.int64)
+    np.maximum.at(largest, cluster_source, cluster_pages)
+    return {
+        "clusters": np.bincount(cluster_source, minlength=n_sources),
+        "duplicate_clusters": np.bincount(cluster_source[cluster_pages > 1], minlength=n_sources),
+        "largest_cluster": largest,
+        "pairs_at_threshold": np.bincount(node_source[node_a[held]], minlength=n_sources),
+    }
 
 
 def open_comparison(

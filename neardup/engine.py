@@ -13,6 +13,7 @@ from pathlib import Path
 from .config import Config
 from .fingerprint_set import COVERAGE, FingerprintSet
 from .stages.base import BATCH, INSERT_ROWS, PARALLEL_MIN, Progress, StageClock, no_progress
+from .stages.buckets import ensure_capped_buckets
 from .stages.fingerprints import added_since, compute_fingerprints, current_fingerprints
 from .stages.incremental import extend_fingerprints
 from .stages.ingest import INSERT_BYTES, FileSummary, SourceLoad, ingest, ingest_file
@@ -35,6 +36,7 @@ __all__ = [
     "SourceLoad",
     "StageClock",
     "UnitPairs",
+    "ensure_capped_buckets",
     "ensure_fingerprints",
     "ensure_parsed_urls",
     "fingerprint_plan",

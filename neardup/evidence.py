@@ -30,16 +30,15 @@ from typing import Any
 import numpy as np
 
 from .analysis import Fingerprints, pair_scores
-from .candidates import (
-    BUCKET_CAP,
-    block_masks,
-    choose_r,
-    lsh_params,
-    lsh_threshold,
-    partial_copy_ratio,
-    size_class_tables,
-    size_classes,
-    size_guard,
+from .candidate_stats import SizeClassTables
+from .candidates import BUCKET_CAP, block_masks, choose_r, size_classes, size_guard
+from .capped_buckets import (
+    INDEX,
+    CappedBuckets,
+    index_bucket,
+    index_params,
+    size_class_bucket,
+    size_class_pass,
 )
 from .config import Config
 from .minhash import estimate_containment, estimate_jaccard
@@ -207,7 +206,8 @@ class BandHit:
     """A band (or SimHash table) in which the two fingerprints are equal, and how many texts share that
     bucket: a bucket of more than `candidates.BUCKET_CAP` is not expanded into pairs. The sizes are counted
     in band order up to the first bucket that was expanded (a count reads every fingerprint); the bands
-    after it have None."""
+    after it have None, as has an expanded bucket where only the buckets over the cap are known
+    (`capped_buckets.CappedBuckets`)."""
 
     band: int
     bucket_size: int | None
@@ -217,12 +217,13 @@ class BandHit:
         return self.bucket_size is None or self.bucket_size <= BUCKET_CAP
 
 
-def _counted(hits: Sequence[tuple[int, Callable[[], int]]]) -> tuple[BandHit, ...]:
-    """`BandHit`s of (band, bucket size counter): counted until a bucket at or under the cap is found."""
+def _counted(hits: Sequence[tuple[int, Callable[[], int | None]]]) -> tuple[BandHit, ...]:
+    """`BandHit`s of (band, bucket size counter; a counter of capped buckets gives None for a bucket at or
+    under the cap): counted until a bucket at or under the cap is found."""
     out, found = [], False
     for band, count in hits:
         size = None if found else count()
-        found = found or (size is not None and size <= BUCKET_CAP)
+        found = found or size is None or size <= BUCKET_CAP
         out.append(BandHit(band, size))
     return tuple(out)
 
@@ -310,9 +311,77 @@ def _bucket_size(block: np.ndarray, row: np.ndarray) -> int:
     return int(np.count_nonzero((block == row).all(axis=1)))
 
 
+def _rows_bucket_size(sigs: np.ndarray, rows: np.ndarray, cols: slice, row: np.ndarray) -> int:
+    return _bucket_size(sigs[rows, cols], row)
+
+
 def _masked_bucket_size(fps: np.ndarray, fingerprint: int, mask: int) -> int:
     m = np.uint64(mask)
     return int(np.count_nonzero((fps & m) == (np.uint64(fingerprint) & m)))
+
+
+def _pair_signatures(
+    fp: Fingerprints,
+    unit_a: int,
+    unit_b: int,
+    all_signatures: np.ndarray | None,
+    capped: CappedBuckets | None,
+    pair_signatures: tuple[np.ndarray, np.ndarray] | None,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(signature of unit_a, of unit_b, every unit's signature: an empty matrix where `capped` stands in
+    for them) for `trace_minhash`."""
+    if capped is not None:
+        if pair_signatures is not None:
+            return pair_signatures[0], pair_signatures[1], np.empty((0, len(pair_signatures[0])), np.uint32)
+        sa, sb = fp.signatures(np.array([unit_a, unit_b]))
+        return sa, sb, np.empty((0, len(sa)), np.uint32)
+    every = all_signatures if all_signatures is not None else fp.minhash
+    if every is None or (all_signatures is None and fp.signature_units is not None):
+        raise ValueError("trace_minhash() needs the signatures of every unit (all_signatures)")
+    return every[unit_a], every[unit_b], every
+
+
+def _size_class_trace(
+    config: Config,
+    classes: np.ndarray,
+    pair: tuple[tuple[int, np.ndarray], tuple[int, np.ndarray]],
+    sigs: np.ndarray,
+    capped: CappedBuckets | None,
+) -> SizeClassTrace:
+    """The size-class pass replayed on `pair` ((unit, signature) twice) of units of size classes `classes`:
+    bucket sizes from `capped`, else counted in `sigs` (every unit's signatures)."""
+    (unit_a, sa), (unit_b, sb) = pair
+    ca, cb = int(classes[unit_a]), int(classes[unit_b])
+    # the query, the indexed set
+    (low, sig_low), (high, sig_high) = pair if ca <= cb else pair[::-1]
+    for number, tables in enumerate(size_class_pass(config, len(sa))):
+        if abs(ca - cb) not in tables.distances:
+            continue
+        r = tables.rows
+        # a bucket: the indexed entries in the larger set's class, the queries from the classes below it
+        in_bucket = classes == classes[high]
+        for d in tables.distances:
+            in_bucket |= classes == classes[high] - d
+
+        def bucket_size(
+            band: int,
+            number: int = number,
+            tables: SizeClassTables = tables,
+            in_bucket: np.ndarray = in_bucket,
+        ) -> Callable[[], int | None]:
+            if capped is not None:
+                key = size_class_bucket(sig_high, int(classes[high]), tables, band)
+                return functools.partial(capped.size_of, number, band, key)
+            cols = slice(band * tables.rows, (band + 1) * tables.rows)
+            return functools.partial(_rows_bucket_size, sigs, in_bucket, cols, sig_high[cols])
+
+        hits = [
+            (band, bucket_size(band))
+            for band in range(tables.bands)
+            if np.array_equal(sig_low[band * r : (band + 1) * r], sig_high[band * r : (band + 1) * r])
+        ]
+        return SizeClassTrace(ca, cb, True, tables.bands, tables.rows, _counted(hits))
+    return SizeClassTrace(ca, cb, False, 0, 0, ())
 
 
 def trace_minhash(
@@ -324,28 +393,27 @@ def trace_minhash(
     exact_score: float,
     stored: bool,
     all_signatures: np.ndarray | None = None,
+    capped: CappedBuckets | None = None,
+    pair_signatures: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> MinHashTrace:
     """Replay `candidates.minhash_pairs` (and its size-class pass) on units `unit_a` and `unit_b` of `fp`.
-    The bucket sizes count every unit's signature: `all_signatures` (by unit id, `analysis.all_signatures`)
-    where `fp` holds only those of the units in a pair (`Fingerprints.signature_units`)."""
-    sigs = all_signatures if all_signatures is not None else fp.minhash
-    if sigs is None or (all_signatures is None and fp.signature_units is not None):
-        raise ValueError("trace_minhash() needs the signatures of every unit (all_signatures)")
-    sa, sb = sigs[unit_a], sigs[unit_b]
+    A band's bucket size is counted in every unit's signature, `all_signatures` (by unit id,
+    `analysis.all_signatures`), where `fp` holds only those of the units in a pair
+    (`Fingerprints.signature_units`); or, for a bucket over the cap, read from `capped` (the set's
+    `CappedBuckets`), with the two units' signatures `pair_signatures` (default: `fp`'s)."""
+    sa, sb, sigs = _pair_signatures(fp, unit_a, unit_b, all_signatures, capped, pair_signatures)
     sizes = fp.n_shingles.astype(np.float64)
-    bands, rows = lsh_params(
-        lsh_threshold(config.minhash_floor, config.similarity, config.min_size_ratio), sigs.shape[1]
-    )
+    bands, rows = index_params(config, len(sa))
     equal = sa == sb
+
+    def bucket_size(band: int) -> Callable[[], int | None]:
+        if capped is not None:
+            return functools.partial(capped.size_of, INDEX, band, index_bucket(sa, band, rows))
+        cols = slice(band * rows, (band + 1) * rows)
+        return functools.partial(_bucket_size, sigs[:, cols], sa[cols])
+
     hits = [
-        (
-            band,
-            functools.partial(
-                _bucket_size, sigs[:, band * rows : (band + 1) * rows], sa[band * rows : (band + 1) * rows]
-            ),
-        )
-        for band in range(bands)
-        if equal[band * rows : (band + 1) * rows].all()
+        (band, bucket_size(band)) for band in range(bands) if equal[band * rows : (band + 1) * rows].all()
     ]
     jac = float(estimate_jaccard(sa, sb))
     na, nb = sizes[unit_a], sizes[unit_b]
@@ -355,34 +423,9 @@ def trace_minhash(
     cont = float(estimate_containment(np.array(jac), np.array(na), np.array(nb))) if guard else 0.0
     size_class = None
     if config.searches_partial_copies:
-        classes = size_classes(sizes)
-        ca, cb = int(classes[unit_a]), int(classes[unit_b])
-        distance = abs(ca - cb)
-        low, high = (unit_a, unit_b) if ca <= cb else (unit_b, unit_a)  # the query, the indexed set
-        for tables in size_class_tables(partial_copy_ratio(config.min_size_ratio), sigs.shape[1]):
-            if distance not in tables.distances:
-                continue
-            # a bucket: the indexed entries in the larger set's class, the queries from the classes below it
-            in_bucket = classes == classes[high]
-            for d in tables.distances:
-                in_bucket |= classes == classes[high] - d
-            r = tables.rows
-            class_hits = [
-                (
-                    band,
-                    functools.partial(
-                        _bucket_size,
-                        sigs[in_bucket, band * r : (band + 1) * r],
-                        sigs[high, band * r : (band + 1) * r],
-                    ),
-                )
-                for band in range(tables.bands)
-                if np.array_equal(sigs[low, band * r : (band + 1) * r], sigs[high, band * r : (band + 1) * r])
-            ]
-            size_class = SizeClassTrace(ca, cb, True, tables.bands, tables.rows, _counted(class_hits))
-            break
-        else:
-            size_class = SizeClassTrace(ca, cb, False, 0, 0, ())
+        size_class = _size_class_trace(
+            config, size_classes(sizes), ((unit_a, sa), (unit_b, sb)), sigs, capped
+        )
     return MinHashTrace(
         bands=bands,
         rows=rows,
@@ -495,11 +538,15 @@ def pair_evidence(
     page_b: Mapping[str, Any],
     *,
     all_signatures: np.ndarray | None = None,
+    capped: CappedBuckets | None = None,
+    pair_signatures: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> PairEvidence:
     """The evidence for two pages (`Store.page` rows: page_id and text under `config.norm_key`) under
     `config`, from their texts and `fp`, the fingerprints of the same setting (MinHash: and every unit's
-    signature, `all_signatures`, where `fp` holds only some; see `trace_minhash`). Exact but for the
-    estimate, which is the signatures' (approximate, as the search that used it)."""
+    signature, `all_signatures`, where `fp` holds only some; or the set's capped buckets, `capped`, with
+    the two pages' units' signatures, `pair_signatures`, where `fp` may not hold them; see
+    `trace_minhash`). Exact but for the estimate, which is the signatures' (approximate, as the search that
+    used it)."""
     if config.fingerprint_key != fp.config.fingerprint_key:
         raise ValueError("pair_evidence() needs fingerprints computed for the same setting")
     id_a, id_b = int(page_a["page_id"]), int(page_b["page_id"])
@@ -523,6 +570,8 @@ def pair_evidence(
                 exact_score=exact,
                 stored=stored is not None,
                 all_signatures=all_signatures,
+                capped=capped,
+                pair_signatures=pair_signatures,
             )
     return PairEvidence(
         page_a=id_a,

@@ -30,7 +30,7 @@ class FingerprintSet:
     n_pairs: int
     stats: CandidateStats  # of the candidate search
     # The pages it was made from (`Store.page_coverage`: last_page_id, pages); None where it does not say
-    # (stored by an earlier version, or by Spark).
+    # (stored by an earlier version, or by a Spark run opened as a copy).
     coverage: dict[str, int] | None
     seconds: float
     computed_at: datetime

@@ -221,3 +221,22 @@ CREATE TABLE IF NOT EXISTS suggested_categories (
     category VARCHAR NOT NULL,           -- one of labels.CATEGORIES
     newer_than_kept BOOLEAN NOT NULL     -- the copy was fetched after its representative
 );
+
+-- The buckets of a MinHash fingerprint set's candidate search too large to expand (capped_buckets.CappedBuckets):
+-- what a replay of the search on one pair (the Audit page's evidence) needs of every other signature. One
+-- row in capped_bucket_sets per fingerprint set counted, naming the set as it was counted (its units and
+-- when it was computed): a set computed again or extended since is counted again.
+CREATE TABLE IF NOT EXISTS capped_bucket_sets (
+    fingerprint_key VARCHAR NOT NULL,
+    n_units BIGINT NOT NULL,
+    set_computed_at TIMESTAMP,           -- fingerprint_sets.computed_at of the set counted
+    bucket_cap BIGINT NOT NULL
+);
+
+CREATE TABLE IF NOT EXISTS capped_buckets (
+    fingerprint_key VARCHAR NOT NULL,
+    lsh_table INTEGER NOT NULL,          -- -1: the one LSH index; else the size-class pass's tables, numbered from 0
+    band INTEGER NOT NULL,
+    bucket UBIGINT NOT NULL,             -- the key the search sorts the bucket by
+    size BIGINT NOT NULL
+);

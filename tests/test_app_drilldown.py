@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import pandas as pd
+import pytest
 from app_driver import run_app
 
+from neardup.ui import drilldown
 from neardup.ui.state import W_EVIDENCE_RIGHT, W_FILTER_HOST, W_FILTER_URL
 
 
@@ -32,3 +35,17 @@ def test_two_members_evidence(db: str) -> None:  # noqa: F811
     right.set_value(right.options[0]).run()  # the same page twice
     assert not at.exception
     assert any(c.value == "Pick two different members." for c in at.caption)
+
+
+def test_the_table_lists_the_largest_clusters_and_says_so(db: str, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: F811
+    at = run_app("pages/5_Clusters.py")
+    every = at.dataframe[0].value
+    assert len(every) > 3
+    assert not any("largest listed" in c.value for c in at.caption)
+    monkeypatch.setattr(drilldown, "SHOWN_CLUSTERS", 3)
+    at.run()
+    assert not at.exception
+    pd.testing.assert_frame_equal(at.dataframe[0].value, every.head(3))
+    assert any(
+        c.value.startswith(f"{len(every):,} duplicate clusters, the 3 largest listed") for c in at.caption
+    )

@@ -16,6 +16,7 @@ from neardup import audit, engine
 from neardup.analysis import analyze, load_fingerprints
 from neardup.config import Config
 from neardup.csvsafe import to_csv
+from neardup.drilldown import cluster_table
 from neardup.errors import NeardupError
 from neardup.store import Store
 
@@ -226,7 +227,7 @@ def test_cluster_table_and_members(loaded: tuple[Store, Crawl]) -> None:
     store, crawl = loaded
     config = SETTINGS[0]
     analysis = analyze(load_fingerprints(store, config, jobs=1), config)
-    clusters = audit.cluster_table(analysis.pages)
+    clusters = cluster_table(analysis.pages).rows
     assert (clusters["size"] >= 2).all()
     assert clusters["size"].is_monotonic_decreasing
     # 4 articles x (4 copies + 1 near edit), 2 articles x 4 copies

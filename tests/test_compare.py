@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from conftest import make_crawl, page_html, words_text, write_jsonl
+from conftest import make_crawl, page_html, sample_lines, words_text, write_jsonl
 
 from neardup import compare, engine
-from neardup.analysis import analyze, load_fingerprints
+from neardup.analysis import Fingerprints, analyze, load_fingerprints, subset_fingerprints
 from neardup.cli import main
 from neardup.compare import (
     Comparison,
@@ -343,3 +343,65 @@ def test_changed_pairs_or_a_removed_source_drop_the_stored_analysis(three_copy: 
     _assert_same(
         open_comparison(str(three_copy), "1", "3", config, jobs=1), _full_comparison(three_copy, config, 1, 3)
     )
+
+
+# --- the trend over many sources ------------------------------------------------------------------
+
+
+def _numbers_of_each_source_alone(fp: Fingerprints, config: Config, sources: pd.DataFrame) -> pd.DataFrame:
+    """The reference of `per_source_numbers`: each source's pages clustered on their own, one by one."""
+    rows = []
+    src = fp.pages["source_id"].to_numpy()
+    for s in sources.sort_values("source_id").itertuples():
+        keep = src == s.source_id
+        if keep.any():
+            numbers = analyze(subset_fingerprints(fp, keep), config).numbers
+            row = {"source_id": s.source_id, "source": Path(s.path).name, "loaded_at": s.loaded_at}
+            rows.append(row | {k: numbers[k] for k in compare.NUMBERS})
+    return pd.DataFrame(rows, columns=["source_id", "source", "loaded_at", *compare.NUMBERS])
+
+
+@pytest.fixture(scope="module")
+def sample_in_files(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The bundled sample split into five files, as a crawl of many shards loads: four take every fourth
+    line (a story's copies land in several sources), the fifth fetches the first 400 pages again at
+    other URLs (texts whole in two sources)."""
+    tmp = tmp_path_factory.mktemp("shards")
+    lines = [line for line in sample_lines(10**6) if line.strip()]
+    again = [json.loads(line) | {"url": json.loads(line)["url"] + "#again"} for line in lines[:400]]
+    parts = [lines[i::4] for i in range(4)] + [[json.dumps(r).encode() for r in again]]
+    db = tmp / "shards.duckdb"
+    with Store(db) as store:
+        for i, part in enumerate(parts):
+            path = tmp / f"shard-{i}.jsonl"
+            path.write_bytes(b"\n".join(part) + b"\n")
+            engine.ingest_file(store, path, Config(), jobs=1)
+        engine.ensure_fingerprints(store, Config(), jobs=1)
+    return db
+
+
+@pytest.mark.parametrize("threshold", [0.7, 0.8, 0.95])
+def test_per_source_numbers_are_each_source_clustered_alone(sample_in_files: Path, threshold: float) -> None:
+    config = Config(threshold=threshold)
+    with Store(sample_in_files) as store:
+        fp = load_fingerprints(store, config, jobs=1)
+        sources = store.sources()
+    want = _numbers_of_each_source_alone(fp, config, sources)
+    assert len(want) == 5 and want["near_duplicates"].gt(0).all()
+    pd.testing.assert_frame_equal(per_source_numbers(fp, config, sources), want)
+
+
+def test_per_source_numbers_cluster_all_sources_at_once(
+    sample_in_files: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A crawl of a source per shard has hundreds of sources: one clustering of all their pages serves
+    every threshold move, not one per source."""
+    with Store(sample_in_files) as store:
+        fp = load_fingerprints(store, Config(), jobs=1)
+        sources = store.sources()
+    calls = []
+    real = compare.components
+    monkeypatch.setattr(compare, "components", lambda *a: calls.append(a) or real(*a))
+    monkeypatch.setattr(compare, "analyze", lambda *a: pytest.fail("a source clustered on its own"))
+    per_source_numbers(fp, Config(), sources)
+    assert len(calls) == 1

@@ -3,6 +3,7 @@ engine stored for the bundled sample's pairs."""
 
 from __future__ import annotations
 
+import dataclasses
 import random
 from collections.abc import Iterator
 from pathlib import Path
@@ -12,10 +13,19 @@ import numpy as np
 import pytest
 from conftest import SAMPLE_CRAWL
 
-from neardup import engine
+from neardup import engine, evidence
 from neardup.analysis import Fingerprints, all_signatures, load_fingerprints
 from neardup.audit import unit_pages
-from neardup.candidates import choose_r
+from neardup.candidate_stats import BUCKET_CAP
+from neardup.candidates import choose_r, lsh_band_table, size_classes
+from neardup.capped_buckets import (
+    INDEX,
+    count_capped_buckets,
+    index_bucket,
+    index_params,
+    size_class_bucket,
+    size_class_pass,
+)
 from neardup.config import Config
 from neardup.evidence import (
     MinHashTrace,
@@ -23,9 +33,13 @@ from neardup.evidence import (
     pair_evidence,
     shared_passages,
     text_words_with_spans,
+    unit_of_page,
 )
 from neardup.shingles import containment, jaccard, shingles, words
+from neardup.stages import buckets as stage_buckets
 from neardup.store import Store
+from neardup.ui import evidence as ui_evidence
+from neardup.ui.evidence import candidate_line, link_line, scores_line
 
 MINHASH = Config()
 SIMHASH = Config(method="simhash", threshold=6)
@@ -284,3 +298,135 @@ def test_a_page_not_in_the_fingerprints_is_named(sample: Store) -> None:
         pair_evidence(fp, MINHASH, page, {"page_id": 999_999, "text": "other words"})
     with pytest.raises(ValueError, match="same setting"):
         pair_evidence(fp, SIMHASH, page, page)
+
+
+def _every_signature_batches(signatures: np.ndarray, pieces: int = 3) -> Any:
+    """`count_capped_buckets`'s batches: the units in `pieces` batches, in a shuffled order."""
+    order = np.random.default_rng(7).permutation(len(signatures))
+    return lambda: [(part, signatures[part]) for part in np.array_split(order, pieces)]
+
+
+@pytest.mark.parametrize("cap", [2, 6])
+def test_capped_buckets_are_the_buckets_of_every_signature_over_the_cap(sample: Store, cap: int) -> None:
+    """The capped buckets counted a batch at a time are the buckets of the one index and of the size-class
+    pass that hold more than the cap: a unit's bucket is found with its size where it is over the cap."""
+    fp = load_fingerprints(sample, MINHASH, jobs=1)
+    every = all_signatures(sample, MINHASH, fp.n_units)
+    capped = count_capped_buckets(_every_signature_batches(every), fp.n_shingles, MINHASH, bucket_cap=cap)
+    bands, rows = index_params(MINHASH, MINHASH.num_perm)
+    for band in range(bands):
+        order, starts = lsh_band_table(every, band, rows)
+        sizes = np.diff(np.concatenate((starts, [len(order)])))
+        size_of_unit = np.empty(len(order), np.int64)
+        size_of_unit[order] = np.repeat(sizes, sizes)
+        for unit in range(0, fp.n_units, 5):
+            want = int(size_of_unit[unit]) if size_of_unit[unit] > cap else None
+            assert capped.size_of(INDEX, band, index_bucket(every[unit], band, rows)) == want
+    assert len(capped.size) > 0 and (capped.size > cap).all()
+    classes = size_classes(fp.n_shingles)
+    (tables,) = size_class_pass(MINHASH, MINHASH.num_perm)
+    assert (capped.table == 0).any()  # the size-class pass's 3-row bands crowd first
+    for unit in range(0, fp.n_units, 23):
+        in_bucket = classes == classes[unit]
+        for d in tables.distances:
+            in_bucket |= classes == classes[unit] - d
+        for band in range(0, tables.bands, 3):
+            cols = slice(band * tables.rows, (band + 1) * tables.rows)
+            size = int(np.count_nonzero((every[in_bucket, cols] == every[unit, cols]).all(axis=1)))
+            key = size_class_bucket(every[unit], int(classes[unit]), tables, band)
+            assert capped.size_of(0, band, key) == (size if size > cap else None)
+
+
+@pytest.mark.parametrize("cap", [BUCKET_CAP, 2])
+def test_the_evidence_from_capped_buckets_is_the_evidence_from_every_signature(
+    sample: Store, cap: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What the Audit page shows of a pair (its lines, each band's bucket expanded or not) is the same from
+    the capped buckets and two signatures as from every unit's signature: for the stored pairs and for
+    pairs that are none."""
+    monkeypatch.setattr(evidence, "BUCKET_CAP", cap)
+    fp = load_fingerprints(sample, MINHASH, jobs=1)
+    every = all_signatures(sample, MINHASH, fp.n_units)
+    capped = count_capped_buckets(_every_signature_batches(every), fp.n_shingles, MINHASH, bucket_cap=cap)
+    first = unit_pages(fp)["page_id"]
+    stored = list(page_pairs(sample, fp, MINHASH))
+    others = [
+        (
+            -1,
+            sample.page(int(first[a]), MINHASH.norm_key, source=False),
+            sample.page(int(first[b]), MINHASH.norm_key, source=False),
+        )
+        for a, b in [(0, 1), (2, 40), (5, 300)]
+    ]
+    capped_bands = 0
+    for _, left, right in stored[::3] + others:
+        ua, ub = unit_of_page(fp, left["page_id"]), unit_of_page(fp, right["page_id"])
+        want = pair_evidence(fp, MINHASH, left, right, all_signatures=every)
+        got = pair_evidence(fp, MINHASH, left, right, capped=capped, pair_signatures=(every[ua], every[ub]))
+        assert isinstance(want.candidate, MinHashTrace) and isinstance(got.candidate, MinHashTrace)
+        for line in (scores_line, lambda ev: candidate_line(ev, MINHASH), lambda ev: link_line(ev, MINHASH)):
+            assert line(got) == line(want)
+        assert [h.expanded for h in got.candidate.hits] == [h.expanded for h in want.candidate.hits]
+        got_class, want_class = got.candidate.size_class, want.candidate.size_class
+        assert (got_class is None) == (want_class is None)
+        if got_class is not None and want_class is not None:
+            assert [h.expanded for h in got_class.hits] == [h.expanded for h in want_class.hits]
+            assert got_class.found == want_class.found
+        capped_bands += sum(not h.expanded for h in got.candidate.hits)
+        capped_bands += sum(not h.expanded for h in got_class.hits) if got_class is not None else 0
+    assert capped_bands > 0 if cap < BUCKET_CAP else capped_bands == 0
+
+
+def test_capped_buckets_are_counted_once_per_fingerprint_set(
+    sample: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`ensure_capped_buckets` counts a set's capped buckets and keeps them; the next call reads them; a set
+    computed again (or extended) since they were counted is counted again."""
+    fp = load_fingerprints(sample, MINHASH, jobs=1)
+    every = all_signatures(sample, MINHASH, fp.n_units)
+    counted = engine.ensure_capped_buckets(sample, MINHASH, bucket_cap=6)
+    want = count_capped_buckets(_every_signature_batches(every, 1), fp.n_shingles, MINHASH, bucket_cap=6)
+    for name in ("table", "band", "bucket", "size"):
+        assert (getattr(counted, name) == getattr(want, name)).all()
+
+    def no_count(*args: object, **kwargs: object) -> None:
+        raise AssertionError("counted again")
+
+    monkeypatch.setattr(stage_buckets, "count_capped_buckets", no_count)
+    read = engine.ensure_capped_buckets(sample, MINHASH, bucket_cap=6)
+    order = np.lexsort((read.bucket, read.band, read.table))
+    assert (read.size[order] == counted.size[np.lexsort((counted.bucket, counted.band, counted.table))]).all()
+    with pytest.raises(AssertionError, match="counted again"):
+        engine.ensure_capped_buckets(sample, MINHASH, bucket_cap=7)  # another cap
+    sample.cursor().execute(
+        "UPDATE fingerprint_sets SET computed_at = computed_at + INTERVAL 1 SECOND WHERE fingerprint_key = ?",
+        [MINHASH.fingerprint_key],
+    )
+    with pytest.raises(AssertionError, match="counted again"):
+        engine.ensure_capped_buckets(sample, MINHASH, bucket_cap=6)
+
+
+def test_the_app_keeps_the_link_graphs_of_the_latest_thresholds_only(
+    sample: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A link graph holds arrays over every unit and page: the thresholds tried one after another keep the
+    graphs of the latest two, and a pair's evidence stays memoized beside them."""
+    fp = load_fingerprints(sample, MINHASH, jobs=1)
+    monkeypatch.setattr(ui_evidence, "fingerprints", lambda store, path, config: fp)
+    graphs = [
+        ui_evidence.get_link_graph(sample, "sample", dataclasses.replace(MINHASH, threshold=t))
+        for t in (0.8, 0.82, 0.84, 0.86, 0.88)
+    ]
+    assert len(ui_evidence.LINK_GRAPHS._values) == 2
+    assert (
+        ui_evidence.get_link_graph(sample, "sample", dataclasses.replace(MINHASH, threshold=0.88))
+        is graphs[-1]
+    )
+    assert (
+        ui_evidence.get_link_graph(sample, "sample", dataclasses.replace(MINHASH, threshold=0.8))
+        is not graphs[0]
+    )
+    (_, left, right), *_ = page_pairs(sample, fp, MINHASH)
+    ev = ui_evidence.get_pair_evidence(sample, "sample", MINHASH, left, right)
+    assert ui_evidence.get_pair_evidence(sample, "sample", MINHASH, left, right) is ev
+    assert len(ui_evidence.LINK_GRAPHS._values) == 2

@@ -13,6 +13,7 @@ from streamlit.testing.v1 import AppTest
 
 from neardup import engine
 from neardup.analysis import analyze, load_fingerprints
+from neardup.categories import suggest_copies
 from neardup.cli import app_database
 from neardup.config import Config
 from neardup.store import DEFAULT_DB, Store
@@ -111,6 +112,67 @@ def test_remove_source_takes_out_its_pages_and_what_was_derived(tmp_path: Path) 
         assert len(store.labels()) == 1
         assert analysis_numbers(store) == expected
         assert list(store.sources()["path"]) == [str(mine)]
+
+
+def query(store: Store, sql: str, *params: object) -> list[tuple[object, ...]]:
+    """Rows of `sql`, read to the end on a cursor of their own (an open result would hold a transaction)."""
+    cur = store.cursor()
+    try:
+        rows = cur.execute(sql, list(params)).fetchall()
+    finally:
+        cur.close()
+    return rows
+
+
+def test_a_removed_source_leaves_no_parsed_url_or_category_for_the_pages_that_take_its_ids(
+    tmp_path: Path,
+) -> None:
+    """Page ids are reused after the last source is removed: what was kept per page id (the parsed URLs, the
+    copies' suggested categories) must go with the pages, or the next source's pages would read them."""
+    crawl = make_crawl()
+    mine = write_jsonl(tmp_path / "mine.jsonl", crawl.records)
+    mine_pages = {(r["url"], r["html"]) for r in crawl.records}  # a page loaded already is not loaded again
+    other_records = [
+        r for r in make_crawl(seed=9, n_articles=3).records if (r["url"], r["html"]) not in mine_pages
+    ]
+    other = write_jsonl(tmp_path / "other.jsonl", other_records)
+    # the same pages under another host: as many records, so they take the removed pages' ids exactly
+    moved = [{**r, "url": r["url"].replace("://", "://moved.", 1)} for r in other_records]
+    third = write_jsonl(tmp_path / "third.jsonl", moved)
+    config = Config()
+    with Store(tmp_path / "db.duckdb") as store:
+        engine.ingest_file(store, mine, config, jobs=1)
+        engine.ingest_file(store, other, config, jobs=1)
+        analysis = analyze(load_fingerprints(store, config, jobs=1), config)
+        engine.ensure_parsed_urls(store, analysis.pages)
+        suggest_copies(store, analysis, jobs=1)
+        assert query(store, "SELECT count(*) FROM suggested_categories") != [(0,)]
+        other_id = int(store.sources().set_index("path").loc[str(other), "source_id"])
+        other_ids = {
+            row[0] for row in query(store, "SELECT page_id FROM pages WHERE source_id = ?", other_id)
+        }
+        store.remove_source(other_id)
+        assert query(
+            store,
+            "SELECT count(*) FROM suggested_categories WHERE page_id NOT IN (SELECT page_id FROM pages) "
+            "OR representative_id NOT IN (SELECT page_id FROM pages)",
+        ) == [(0,)]
+
+        engine.ingest_file(store, third, config, jobs=1)
+        third_id = int(store.sources().set_index("path").loc[str(third), "source_id"])
+        third_ids = {
+            row[0] for row in query(store, "SELECT page_id FROM pages WHERE source_id = ?", third_id)
+        }
+        assert third_ids == other_ids  # the case this guards: the new pages under the old ids
+        pages = analyze(load_fingerprints(store, config, jobs=1), config).pages
+        parsed = engine.ensure_parsed_urls(store, pages)
+        hosts = set(parsed.hosts)
+        assert any(h.startswith("moved.") for h in hosts)
+        assert not any(
+            h in hosts
+            for h in {r["url"].split("/")[2] for r in other_records}
+            - {r["url"].split("/")[2] for r in crawl.records}
+        )
 
 
 # --- the bundled sample -------------------------------------------------------------------------------

@@ -8,6 +8,7 @@ splits, so page ids and line numbers have to be stitched across splits.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import shutil
 import subprocess
@@ -29,6 +30,7 @@ from neardup.categories import page_categories, suggest_copies
 from neardup.cli import main
 from neardup.config import Config, load_config
 from neardup.store import Store
+from neardup.url_parse import parse_urls
 
 pytestmark = [
     pytest.mark.spark,
@@ -173,6 +175,30 @@ def test_open_keeps_the_copies_categories_of_the_runs_setting(
         got = page_categories(store, a)
     want = page_categories(local, analyze(load_fingerprints(local, config), config))
     pd.testing.assert_frame_equal(got.reset_index(drop=True), want.reset_index(drop=True))
+
+
+def test_open_keeps_the_parsed_urls_capped_buckets_and_the_pages_its_fingerprints_cover(
+    runs: dict, local: Store, tmp_path: Path
+) -> None:
+    """As `report` does: the URL rules page reads the parsed URLs, the Audit page's evidence the capped
+    buckets, and the app takes the run's fingerprint set as current from the pages it covers, not by
+    counting every text and unit through the Parquet."""
+    out, manifest = runs["minhash"]
+    db = tmp_path / "parsed.duckdb"
+    assert main(["open", str(out), "--db", str(db), "--no-categories"]) == 0
+    config = SETTINGS["minhash"]
+    with Store(db, on_demand=True) as store:
+        got = store.parsed_urls()
+        covered = store.fingerprint_set(manifest["fingerprint_key"])
+        assert covered is not None and covered.coverage == store.page_coverage()
+        assert store.capped_buckets(manifest["fingerprint_key"]) is not None
+    pages = local.page_table(config.norm_key)
+    want = parse_urls(pages["page_id"].to_numpy(), pages["url"].to_numpy(dtype=object))
+    assert got is not None
+    for field in dataclasses.fields(want):
+        value = getattr(got, field.name)
+        expected = getattr(want, field.name)
+        assert np.array_equal(value, expected) if isinstance(value, np.ndarray) else value == expected
 
 
 def test_an_output_of_format_1_opens_with_the_kinds_read_from_the_reasons(

@@ -31,7 +31,7 @@ from .sketches import ensure_sketches
 def added_since(store: Store, fingerprint_set: FingerprintSet) -> int | None:
     """The last page id a stored fingerprint set covers, when the pages up to it are the ones it was made
     from (pages were only added since: their ids are greater); None when the set does not say (stored by an
-    earlier version, or by Spark) or a page it covered is gone."""
+    earlier version, or by a Spark run opened as a copy) or a page it covered is gone."""
     coverage = fingerprint_set.coverage
     if coverage is None or store.pages_after(coverage) is None:
         return None

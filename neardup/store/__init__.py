@@ -18,6 +18,7 @@ One `Store` per database file. DuckDB connections are not thread-safe; every met
 | `labels` | labels: written, taken back, imported, read |
 | `spark_attach` | a `neardup spark` run's Parquet, read in place |
 | `suggestions` | each copy's suggested category against its representative, and the text reads that compute it |
+| `buckets` | each MinHash fingerprint set's buckets too large to expand, and a few units' signatures |
 
 The package imports no pipeline module (ingest, normalize, batches, engine): only leaves (`errors`,
 `parsed_urls`, `dbfile`, `rejects`, `csvsafe`, `htmlcodec`, `short_texts`, `pairkey`); `tests/test_store_layers.py` checks it.
@@ -29,6 +30,7 @@ from pathlib import Path
 
 from ..errors import NeardupError
 from .analyses import AnalysesMixin
+from .buckets import BucketsMixin, StoredCappedBuckets
 from .connection import (
     ALIAS,
     CHECKPOINT_THRESHOLD,
@@ -59,6 +61,7 @@ __all__ = [
     "LOCK_WAIT_S",
     "ROW_GROUP_ROWS",
     "SCHEMA_VERSION",
+    "StoredCappedBuckets",
     "UPGRADABLE_VERSIONS",
     "UnitsFile",
     "Store",
@@ -78,6 +81,7 @@ class Store(
     LabelsMixin,
     SparkAttachMixin,
     SuggestionsMixin,
+    BucketsMixin,
 ):
     """The database file, attached with row groups of `ROW_GROUP_ROWS`.
 

@@ -51,8 +51,8 @@ def is_content(min_words: int | None, kept: Sequence[str] = ()) -> tuple[str, li
 
 def degenerate_sql(min_words: int | None, kept: Sequence[str] = ()) -> tuple[str, list[Any]]:
     """SQL expression over a `texts` row `t` (and its parameters): why the text is not content, or NULL.
-    The kept short texts are a list looked up per row, not a subquery: a subquery's join gives the rows out
-    of their stored order (page id order), which a reader would then sort."""
+    A function of the row alone (no subquery, which DuckDB plans as a join): a scan of the texts keeps their
+    stored order, page id order, which `page_table` reads them in."""
     if min_words is None:
         return "t.degenerate", []
     return (

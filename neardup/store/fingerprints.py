@@ -473,24 +473,6 @@ class FingerprintsMixin(ContentRules):
             yield batch.column(0).to_numpy().astype(np.int64), batch.column(1)
 
     @reads
-    def signatures_of_units(
-        self, fingerprint_key: str, unit_ids: np.ndarray
-    ) -> tuple[np.ndarray, pa.ChunkedArray]:
-        """(unit ids, their MinHash signatures' stored bytes as an Arrow column) of the given units of a
-        fingerprint set that it holds, by unit id."""
-        cur = self.cursor()
-        cur.register("wanted_units", pa.table({"unit_id": np.asarray(unit_ids, dtype=np.int64)}))
-        try:
-            table = cur.sql(
-                "SELECT unit_id, minhash FROM units WHERE fingerprint_key = ? AND unit_id IN "
-                "(SELECT unit_id FROM wanted_units) ORDER BY unit_id",
-                params=[fingerprint_key],
-            ).to_arrow_table()
-        finally:
-            cur.unregister("wanted_units")
-        return table.column("unit_id").to_numpy().astype(np.int64), table.column("minhash")
-
-    @reads
     def pairs(self, fingerprint_key: str) -> pd.DataFrame:
         return (
             self.cursor()

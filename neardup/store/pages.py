@@ -19,6 +19,7 @@ from .connection import one_value, reads, writes
 from .content import ContentRules, degenerate_sql
 from .fingerprints import insert_sketches
 from .schema import BEFORE_REJECT_KINDS, kind_of_reason_sql
+from .spark_attach import run_page_units_sql, spark_run_of
 
 _PAGE_COLUMNS = (
     "page_id, source_id, line, url, canonical_url, host, fetched_at, status, html, text_in, md5, rel_canonical, "
@@ -454,16 +455,19 @@ class PagesMixin(ContentRules):
 
     def _page_units(self, norm_key: str, fingerprint_key: str, table: pa.Table) -> pa.Array:
         """The unit id of each row of `table` (`_all_pages_table`'s, by page id) in a fingerprint set, -1
-        where its text has none: a join of two integer columns, placed by page id."""
+        where its text has none: a join of two integer columns, placed by page id (a Spark run's pages, read
+        in place, name their unit themselves: `run_page_units_sql`)."""
+        cur = self.cursor()
+        run_units = run_page_units_sql(spark_run_of(cur), norm_key, fingerprint_key)
         pairs = (
-            self.cursor()
-            .sql(
+            cur.sql(run_units)
+            if run_units is not None
+            else cur.sql(
                 "SELECT t.page_id, u.unit_id FROM texts t JOIN units u ON u.exact_key = t.exact_key "
                 "WHERE t.norm_key = ? AND u.fingerprint_key = ?",
                 params=[norm_key, fingerprint_key],
             )
-            .to_arrow_table()
-        )
+        ).to_arrow_table()
         page_ids = table.column("page_id").to_numpy()
         unit = np.full(len(page_ids), -1, dtype=np.int64)
         found = pairs.column("page_id").to_numpy()

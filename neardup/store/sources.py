@@ -14,6 +14,7 @@ import pandas as pd
 from ..errors import NeardupError
 from .analyses import SOURCE_ANALYSIS_TABLES
 from .connection import CHECKPOINT_THRESHOLD, StoreCore, one_value, reads, writes
+from .parsed_urls import PARSED_URL_TABLES
 from .spark_attach import spark_run_of
 
 
@@ -83,10 +84,18 @@ class SourcesMixin(StoreCore):
 
     def _delete_source_rows(self, cur: duckdb.DuckDBPyConnection, source_id: int) -> None:
         """A source's pages, their texts, its errors and the sketches no remaining text has (the ingest
-        workers write sketches with the pages), inside the caller's transaction."""
+        workers write sketches with the pages), inside the caller's transaction. What is kept by page id
+        goes too: the ids of the last source's pages are given again to the next source's."""
         cur.execute(
             "DELETE FROM texts WHERE page_id IN (SELECT page_id FROM pages WHERE source_id = ?)", [source_id]
         )
+        cur.execute(
+            "DELETE FROM suggested_categories WHERE page_id IN (SELECT page_id FROM pages WHERE source_id = ?) "
+            "OR representative_id IN (SELECT page_id FROM pages WHERE source_id = ?)",
+            [source_id, source_id],
+        )
+        for table in PARSED_URL_TABLES:  # a parse of every page there was, its codes shared by them all
+            cur.execute(f"DELETE FROM {table}")
         if self._blocks:  # a block holds pages of one source only
             cur.execute(
                 "DELETE FROM html_blocks WHERE block_id IN (SELECT html_block FROM pages WHERE source_id = ?)",

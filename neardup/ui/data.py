@@ -28,6 +28,7 @@ from ..analysis import (
 )
 from ..categories import page_categories
 from ..config import Config
+from ..drilldown import ClusterTable, cluster_table
 from ..errors import NeardupError
 from ..estimate import Estimate, SampleCounts, comparable, estimate_numbers, sample_counts
 from ..ingest import file_sha256
@@ -516,11 +517,19 @@ def get_learned_rules(_store: Store, path: str, config: Config) -> rules.Learned
         bar.empty()
 
 
+@st.cache_resource(show_spinner=False, max_entries=1)
+def get_source_texts(_store: Store, path: str, fingerprint_key: str, _config: Config) -> compare.SourceTexts:
+    """Each source's distinct texts (`compare.source_texts`): made once per fingerprint key, clustered at
+    every threshold by `get_source_trend`."""
+    return compare.source_texts(get_fingerprints(_store, path, fingerprint_key, _config))
+
+
 @st.cache_resource(show_spinner="Counting each source on its own", max_entries=PER_SETTING_ENTRIES)
 def get_source_trend(_store: Store, path: str, config: Config) -> pd.DataFrame:
     """The numbers of each loaded source on its own, in load order."""
     fp = get_fingerprints(_store, path, config.fingerprint_key, config)
-    return compare.per_source_numbers(fp, config, _store.sources())
+    texts = get_source_texts(_store, path, config.fingerprint_key, config)
+    return compare.per_source_numbers(fp, config, _store.sources(), texts=texts)
 
 
 @st.cache_resource(show_spinner="Comparing the two sources", max_entries=PER_SETTING_ENTRIES)
@@ -545,6 +554,17 @@ def get_page_categories(
         return page_categories(_store, analysis, _store.labels(), progress=progress, jobs=None)
     finally:
         bar.empty()
+
+
+@st.cache_resource(show_spinner=False, max_entries=PER_SETTING_ENTRIES)
+def get_cluster_table(
+    _store: Store, path: str, config: Config, labels_version: tuple[int, int]
+) -> ClusterTable:
+    """The Clusters page's table at a setting (`drilldown.cluster_table`: its rows, and each cluster's pages
+    in the analysis' pages frame), with the clusters' categories as of `labels_version`: made once per
+    threshold and labels, not on each run of the page."""
+    analysis = get_analysis(_store, path, config)
+    return cluster_table(analysis.pages, get_page_categories(_store, path, config, labels_version))
 
 
 # The state of each database as this process last read it (`data_state`): one state for every session.
@@ -579,11 +599,13 @@ def clear_caches() -> None:
     """After new data (an ingest): drop everything derived from the database."""
     get_learned_rules.clear()
     get_url_table.clear()
+    get_source_texts.clear()
     get_source_trend.clear()
     get_comparison.clear()
     get_fingerprints.clear()
     get_sample_counts.clear()
     ANALYSES.clear()
     get_page_categories.clear()
+    get_cluster_table.clear()
     get_candidate_pairs.clear()
     PAIR_DETAILS.clear()

@@ -10,7 +10,7 @@ import streamlit as st
 
 from ..app import page_script
 from ..config import Config
-from ..drilldown import ClusterFilter, host_pairs
+from ..drilldown import ClusterFilter, ClusterTable, host_pairs
 from ..store import Store
 from .data import get_candidate_pairs
 from .evidence import show_pair_evidence
@@ -26,6 +26,10 @@ from .state import (
 )
 
 ANY_HOST = "(any host)"
+# The Clusters table lists this many of the clusters that pass the filters, the largest: a crawl of a
+# million pages has over a hundred thousand clusters, 20 MB of table for the browser on each threshold;
+# the filters reach the others.
+SHOWN_CLUSTERS = 1_000
 
 
 def open_host(host: str) -> None:
@@ -68,11 +72,12 @@ def _seed(hosts: list[str], categories: list[str], low: int, high: int) -> None:
         state[W_FILTER_URL] = params.get("url", "")
 
 
-def cluster_filters(clusters: pd.DataFrame, pages: pd.DataFrame, categories: list[str]) -> ClusterFilter:
-    """Host, category, size and URL text filters over the duplicate clusters; the chosen ones go to the URL."""
-    members = pages[pages["cluster_size"].fillna(0) > 1]
-    hosts = sorted(members["host"].dropna().unique().tolist())
-    low, high = int(clusters["size"].min()), int(clusters["size"].max())
+def cluster_filters(table: ClusterTable) -> ClusterFilter:
+    """Host, category, size and URL text filters over the duplicate clusters of `table` (not empty); the
+    chosen ones go to the URL."""
+    hosts, categories = table.hosts, table.categories
+    sizes = table.rows["size"]
+    low, high = int(sizes.min()), int(sizes.max())
     _seed(hosts, categories, low, high)
     c1, c2, c3, c4 = st.columns([3, 3, 2, 3])
     host = c1.selectbox(

@@ -14,14 +14,18 @@ from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
+import numpy as np
 import pandas as pd
 import streamlit as st
 
-from ..analysis import Fingerprints, all_signatures
+from .. import engine
+from ..analysis import Fingerprints
+from ..batches import signature_matrix
 from ..chains import Chain, ClusterLinks, LinkGraph, link_graph
 from ..config import Config
 from ..evidence import MinHashTrace, PairEvidence, SimHashTrace, TextWords, pair_evidence, unit_of_page
 from ..store import Store
+from ..store.pages import PageRow
 from .data import get_fingerprints
 from .render import md_escape
 from .state import W_EVIDENCE_LEFT, W_EVIDENCE_RIGHT, W_EVIDENCE_SHOW_PASSAGES
@@ -70,6 +74,13 @@ class FingerprintMemo:
 
 
 FINGERPRINT_MEMO = FingerprintMemo()
+# A pair's evidence is a few kilobytes; a link graph holds arrays over every unit and page (~50 MB at a
+# million pages), so only the graphs of the latest thresholds are kept: a threshold moved back builds its
+# graph again (a sort of the pairs at it), where 64 of them would take gigabytes.
+LINK_GRAPHS = FingerprintMemo(max_entries=2)
+# Pages read for the Clusters page's evidence (`member_page`), apart: a few small rows that change with each
+# cluster looked at, which would push the link graphs and signatures out of FINGERPRINT_MEMO.
+MEMBER_PAGES = FingerprintMemo(max_entries=8)
 
 
 def fingerprints(store: Store, path: str, config: Config) -> Fingerprints:
@@ -79,7 +90,7 @@ def fingerprints(store: Store, path: str, config: Config) -> Fingerprints:
 def get_link_graph(store: Store, path: str, config: Config) -> LinkGraph:
     """The links at the setting's threshold (built once per threshold and fingerprints)."""
     fp = fingerprints(store, path, config)
-    return FINGERPRINT_MEMO.get(fp, ("links", config), lambda: link_graph(fp, config))
+    return LINK_GRAPHS.get(fp, ("links", config), lambda: link_graph(fp, config))
 
 
 def get_pair_evidence(
@@ -91,16 +102,41 @@ def get_pair_evidence(
 
     def make() -> PairEvidence:
         # The app's fingerprints hold the signatures of the units in a pair only; the replay of the index
-        # reads every unit's once the evidence is first asked for (a second of reading at 1M pages), kept
-        # with the other values of these fingerprints from then on.
-        every = None
-        if fp.signature_units is not None:
-            every = FINGERPRINT_MEMO.get(
-                fp, ("signatures",), lambda: all_signatures(store, config, fp.n_units)
-            )
-        return pair_evidence(fp, config, left, right, all_signatures=every)
+        # needs, of every other unit's, only the buckets too large to expand: counted once per fingerprint
+        # set (by `neardup report`, or here on first use) and kept in the store.
+        if config.method != "minhash":
+            return pair_evidence(fp, config, left, right)
+        capped = FINGERPRINT_MEMO.get(
+            fp, ("capped buckets",), lambda: engine.ensure_capped_buckets(store, config)
+        )
+        return pair_evidence(
+            fp,
+            config,
+            left,
+            right,
+            capped=capped,
+            pair_signatures=pair_signatures(store, config, fp, left, right),
+        )
 
     return FINGERPRINT_MEMO.get(fp, key, make)
+
+
+def pair_signatures(
+    store: Store, config: Config, fp: Fingerprints, left: Mapping[str, Any], right: Mapping[str, Any]
+) -> tuple[np.ndarray, np.ndarray] | None:
+    """The MinHash signatures of two pages' units: held in `fp` for units in a stored pair, else read from
+    the store; None for a page without a fingerprint (a degenerate page) or of one text."""
+    units = np.array([unit_of_page(fp, int(left["page_id"])), unit_of_page(fp, int(right["page_id"]))])
+    if units.min() < 0 or units[0] == units[1]:
+        return None
+    try:
+        a, b = fp.signatures(units)
+        return a, b
+    except KeyError:  # a unit in no stored pair
+        stored = units if fp.unit_ids is None else fp.unit_ids[units]
+        ids, column = store.unit_signatures_of(config.fingerprint_key, stored)
+        matrix = signature_matrix(config.num_perm, column)
+        return matrix[int(np.searchsorted(ids, stored[0]))], matrix[int(np.searchsorted(ids, stored[1]))]
 
 
 # --- text, from the evidence's fields ---------------------------------------------------------------
@@ -364,6 +400,15 @@ def show_cluster_links(store: Store, path: str, config: Config, page_id: int) ->
     return links
 
 
+def member_page(store: Store, path: str, config: Config, page_id: int) -> PageRow | None:
+    """`Store.page` without the source, read once while these fingerprints are kept: the Clusters page draws
+    two members' evidence on each of its runs."""
+    fp = fingerprints(store, path, config)
+    return MEMBER_PAGES.get(
+        fp, (config.norm_key, page_id), lambda: store.page(page_id, config.norm_key, source=False)
+    )
+
+
 def show_member_evidence(store: Store, path: str, config: Config, members: pd.DataFrame) -> None:
     """Two members of a cluster picked (the representative and the first other at first): their evidence,
     with the chain between them where they are no direct link."""
@@ -381,8 +426,7 @@ def show_member_evidence(store: Store, path: str, config: Config, members: pd.Da
     if first == second:
         st.caption("Pick two different members.")
         return
-    left = store.page(int(first), config.norm_key, source=False)
-    right = store.page(int(second), config.norm_key, source=False)
+    left, right = (member_page(store, path, config, int(page_id)) for page_id in (first, second))
     if left is None or right is None:
         st.warning("That page is no longer in the database.")
         return

@@ -6,11 +6,11 @@ from __future__ import annotations
 import streamlit as st
 
 from neardup.app import page_script
-from neardup.audit import cluster_members, cluster_table
+from neardup.audit import cluster_members
 from neardup.clusters import describe_rule
 from neardup.drilldown import filter_clusters
-from neardup.ui.data import get_analysis, get_page_categories
-from neardup.ui.drilldown import cluster_filters, show_host_pairs
+from neardup.ui.data import get_analysis, get_cluster_table, get_page_categories
+from neardup.ui.drilldown import SHOWN_CLUSTERS, cluster_filters, show_host_pairs
 from neardup.ui.evidence import show_cluster_links, show_member_evidence
 from neardup.ui.state import KEY_AUDIT_OPENED_BY, KEY_AUDIT_PAIR, OPENED_BY_CLUSTERS, W_CLUSTERS_TABLE
 from neardup.ui.widgets import open_database
@@ -19,17 +19,23 @@ st.set_page_config(page_title="neardup · Clusters", layout="wide")
 st.title("Clusters")
 store, path, config = open_database()
 analysis = get_analysis(store, path, config)
-categories = get_page_categories(store, path, config, store.labels_version())
-clusters = cluster_table(analysis.pages, categories)
-if clusters.empty:
+labels_version = store.labels_version()
+categories = get_page_categories(store, path, config, labels_version)
+table = get_cluster_table(store, path, config, labels_version)
+if table.rows.empty:
     st.info("No duplicate clusters at this threshold.")
     st.stop()
 
-flt = cluster_filters(clusters, analysis.pages, sorted(clusters["category"].dropna().astype(str).unique()))
-all_clusters, clusters = clusters, filter_clusters(clusters, analysis.pages, flt)
+flt = cluster_filters(table)
+all_clusters, clusters = table.rows, filter_clusters(table, analysis.pages, flt)
 st.caption(
     f"{len(clusters):,} duplicate clusters"
     + (f" of {len(all_clusters):,} (filtered)" if flt.active else "")
+    + (
+        f", the {SHOWN_CLUSTERS:,} largest listed (filter for the others)"
+        if len(clusters) > SHOWN_CLUSTERS
+        else ""
+    )
     + f"; the representative is {describe_rule(config.representative)}. "
     "URLs here are canonical (tracking parameters, scheme, www and trailing slash normalized) unless "
     "named as fetched. Keys: Tab into the table, arrows to a row, **Shift+Space** shows its cluster."
@@ -39,6 +45,7 @@ if flt.host is not None:
 if clusters.empty:
     st.info("No duplicate cluster passes these filters.")
     st.stop()
+clusters = clusters.head(SHOWN_CLUSTERS)
 event = st.dataframe(
     clusters,
     hide_index=True,
@@ -61,12 +68,13 @@ event = st.dataframe(
     },
 )
 rows = event.selection.rows if event and event.selection else []
-cluster_id = int(clusters.iloc[rows[0]]["cluster_id"]) if rows else int(clusters.iloc[0]["cluster_id"])
+shown = clusters.iloc[rows[0] if rows else 0]
+cluster_id = int(shown["cluster_id"])
 
-members = cluster_members(analysis.pages, cluster_id, categories)
+members = cluster_members(table.pages_of(analysis.pages, cluster_id), cluster_id, categories)
 rep = members[members["is_representative"]].iloc[0]
 st.subheader(f"Cluster {cluster_id}: {len(members)} pages")
-st.caption(f"Representative, canonical URL ({clusters.set_index('cluster_id').loc[cluster_id, 'why']}):")
+st.caption(f"Representative, canonical URL ({shown['why']}):")
 st.code(rep["canonical_url"], language=None, wrap_lines=True)
 if rep["url"] != rep["canonical_url"]:
     st.caption("fetched as:")
