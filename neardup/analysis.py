@@ -8,7 +8,8 @@ filters the stored pairs and re-clusters.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+import functools
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -22,6 +23,7 @@ from .candidates import CandidateStats, exact_scores
 from .clusters import WHY, RepresentativeRanks, cluster_representatives, components, representative_ranks
 from .config import Config
 from .engine import ensure_fingerprints
+from .errors import NeardupError
 from .minhash import estimate_jaccard
 from .simhash import hamming_many
 from .stages.base import Progress, no_progress
@@ -43,7 +45,7 @@ class Fingerprints:
     pairs: dict[str, np.ndarray]
     simhash: np.ndarray | None  # per unit
     # MinHash signatures (one row each) of the units `signature_units` names; every unit's, by unit id,
-    # where that is None. Read with `signatures`.
+    # where that is None; None until first asked for where `read_signatures` is set. Read with `signatures`.
     minhash: np.ndarray | None
     stats: CandidateStats  # of the candidate search, as stored with the fingerprints
     arrays: dict[str, np.ndarray] = field(default_factory=dict)
@@ -62,32 +64,42 @@ class Fingerprints:
     # `clusters.representative_ranks` of the pages per representative rule: made by the first analysis
     # under a rule, as no threshold changes them.
     representative_ranks: dict[tuple[str, ...], RepresentativeRanks] = field(default_factory=dict)
+    # Reads `minhash` when first needed (`held_signatures`): a clustering and its numbers compare no
+    # signature, only a similarity to a representative through other units does (at 1M pages a read of
+    # a hundred megabytes the app's Home page never needs).
+    read_signatures: Callable[[], np.ndarray] | None = None
+
+    def held_signatures(self) -> np.ndarray | None:
+        """`minhash`, read first where it is not yet (None: the fingerprints are SimHash's)."""
+        if self.minhash is None and self.read_signatures is not None:
+            self.minhash = self.read_signatures()
+            self.read_signatures = None
+        return self.minhash
 
     def signatures(self, units: np.ndarray) -> np.ndarray:
         """The MinHash signatures of `units` (unit ids); a unit whose signature is not held raises KeyError
         (see `signature_units`)."""
-        if self.minhash is None:
+        minhash = self.held_signatures()
+        if minhash is None:
             raise KeyError("no MinHash signatures: the fingerprints are SimHash's")
         units = np.asarray(units, dtype=np.int64)
         if self.signature_units is None:
-            return self.minhash[units]
+            return minhash[units]
         held = self.signature_units
         rows = np.minimum(np.searchsorted(held, units), max(len(held) - 1, 0))
         missing = held[rows] != units if len(held) else np.ones(len(units), dtype=bool)
         if missing.any():
             raise KeyError(f"no signature held for unit {int(units[missing][0])}: it is in no stored pair")
-        return self.minhash[rows]
+        return minhash[rows]
 
 
-def _arrow_strings(column: pd.Series) -> pa.Array:
-    """A string column as one Arrow array of large strings (its own buffers where pandas keeps it so)."""
-    strings = pa.array(column.array) if len(column) else pa.array([], pa.large_string())
-    strings = strings.combine_chunks() if isinstance(strings, pa.ChunkedArray) else strings
-    # one string type, whatever pandas held (a column of URL rules' output that is all None is Arrow's null)
-    return strings if pa.types.is_large_string(strings.type) else strings.cast(pa.large_string())
+def _arrow_strings(column: pa.ChunkedArray | pa.Array) -> pa.Array:
+    """A string column as one Arrow array (the chunks DuckDB gives, put together)."""
+    strings = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
+    return strings if pa.types.is_string(strings.type) else strings.cast(pa.string())
 
 
-def string_codes(strings: pa.Array) -> np.ndarray:
+def string_codes(strings: pa.Array | pa.ChunkedArray) -> np.ndarray:
     """`pd.factorize`'s codes of Arrow strings (equal strings, equal codes, numbered in order of first
     appearance; -1 for null). Where every value has the same length, a multiple of 8 bytes (an MD5's hex
     digits), its bytes are compared as 64-bit words: a hash of the words is factorized and checked against
@@ -103,13 +115,13 @@ def string_codes(strings: pa.Array) -> np.ndarray:
         first = np.flatnonzero(codes > np.concatenate(([-1], seen[:-1])))  # each code's first row
         if bool((words == words[first[codes]]).all()):
             return codes
-    encoded = pc.dictionary_encode(strings)
+    encoded = pc.dictionary_encode(_arrow_strings(strings))
     return np.asarray(encoded.indices.fill_null(-1).to_numpy(zero_copy_only=False), dtype=np.int64)
 
 
-def _fixed_width_words(strings: pa.Array) -> np.ndarray | None:
+def _fixed_width_words(strings: pa.Array | pa.ChunkedArray) -> np.ndarray | None:
     """The bytes of strings all of one length, a multiple of 8, as rows of 64-bit words (None otherwise, or
-    with a null)."""
+    with a null); the chunks of a chunked array copied into one matrix."""
     n = len(strings)
     if (
         not n
@@ -118,20 +130,33 @@ def _fixed_width_words(strings: pa.Array) -> np.ndarray | None:
     ):
         return None
     offset_type = np.int64 if pa.types.is_large_string(strings.type) else np.int32
-    offsets = np.frombuffer(strings.buffers()[1], dtype=offset_type)[strings.offset : strings.offset + n + 1]
-    width = int(offsets[1] - offsets[0])
-    if (
-        not width
-        or width % 8
-        or int(offsets[-1] - offsets[0]) != width * n
-        or not (np.diff(offsets) == width).all()
-    ):
-        return None
-    data = np.frombuffer(strings.buffers()[2], dtype=np.uint8)[int(offsets[0]) : int(offsets[-1])]
-    return data.copy().view(np.uint64).reshape(n, width // 8)
+    out: np.ndarray | None = None
+    at = 0
+    for chunk in strings.chunks if isinstance(strings, pa.ChunkedArray) else [strings]:
+        m = len(chunk)
+        if not m:
+            continue
+        offsets = np.frombuffer(chunk.buffers()[1], dtype=offset_type)[chunk.offset : chunk.offset + m + 1]
+        width = int(offsets[1] - offsets[0])
+        if out is None:
+            if not width or width % 8:
+                return None
+            out = np.empty((n, width // 8), dtype=np.uint64)
+        if (
+            width != out.shape[1] * 8
+            or int(offsets[-1] - offsets[0]) != width * m
+            or not (np.diff(offsets) == width).all()
+        ):
+            return None
+        data = np.frombuffer(chunk.buffers()[2], dtype=np.uint8)[int(offsets[0]) : int(offsets[-1])]
+        out.view(np.uint8).reshape(n, width)[at : at + m] = data.reshape(m, width)
+        at += m
+    return out
 
 
-def naming_codes(canonical: pa.Array, rel: pa.Array) -> tuple[np.ndarray, np.ndarray]:
+def naming_codes(
+    canonical: pa.Array | pa.ChunkedArray, rel: pa.Array | pa.ChunkedArray
+) -> tuple[np.ndarray, np.ndarray]:
     """(url_id, rel_id): codes of the pages' canonical URLs and rel=canonical URLs in one id space, as far
     as `clusters.representative_rows` compares them. A rel=canonical URL naming another URL than its own
     page's has the code of that URL among the URLs so named; a canonical URL has its code there, or one
@@ -147,24 +172,48 @@ def naming_codes(canonical: pa.Array, rel: pa.Array) -> tuple[np.ndarray, np.nda
     )
 
 
-def _page_arrays(pages: pd.DataFrame) -> tuple[dict[str, np.ndarray], np.ndarray]:
-    canonical = _arrow_strings(pages["canonical_url"])
-    url_id, rel_id = naming_codes(canonical, _arrow_strings(pages["rel_canonical"]))
-    hosts = pc.dictionary_encode(_arrow_strings(pages["host"]))
-    fetched = pd.to_datetime(pages["fetched_at"])
+def _page_arrays(
+    table: pa.Table, unit: np.ndarray, canonical: pa.ChunkedArray, rel: pa.ChunkedArray
+) -> tuple[dict[str, np.ndarray], np.ndarray]:
+    """`Fingerprints.arrays` and `hosts` of the pages `table` (`Store.page_columns`, Arrow as read) whose
+    unit (-1 for a degenerate page) and canonical and rel=canonical URLs (URL rules applied) are given."""
+    url_id, rel_id = naming_codes(canonical, rel)
+    hosts = pc.dictionary_encode(table.column("host"))  # one dictionary for every chunk
+    fetched = table.column("fetched_at")
     arrays = {
-        "unit": pages["unit_id"].to_numpy(dtype=np.int64),
-        "page_id": pages["page_id"].to_numpy(dtype=np.int64),
+        "unit": unit,
+        "page_id": np.asarray(table.column("page_id").to_numpy(), dtype=np.int64),
         "url_id": url_id,
         "rel_id": rel_id,
-        "fetched_ns": np.where(fetched.isna(), -1, fetched.to_numpy(dtype="datetime64[ns]").astype(np.int64)),
+        "fetched_ns": _nanoseconds(fetched),
         "url_len": np.asarray(
             pc.utf8_length(canonical).fill_null(0).to_numpy(zero_copy_only=False), dtype=np.int64
         ),
-        "host": np.asarray(hosts.indices.fill_null(-1).to_numpy(zero_copy_only=False), dtype=np.int64),
-        "md5": string_codes(_arrow_strings(pages["md5"])),
+        "host": _host_codes(hosts),
+        "md5": string_codes(table.column("md5")),
     }
-    return arrays, np.asarray(hosts.dictionary.to_numpy(zero_copy_only=False), dtype=object)
+    dictionary = hosts.chunk(0).dictionary if hosts.num_chunks else pa.array([], pa.string())
+    return arrays, np.asarray(dictionary.to_numpy(zero_copy_only=False), dtype=object)
+
+
+def _host_codes(hosts: pa.ChunkedArray) -> np.ndarray:
+    """The codes of a dictionary-encoded column, -1 for null."""
+    out = np.empty(len(hosts), dtype=np.int64)
+    at = 0
+    for chunk in hosts.chunks:
+        out[at : at + len(chunk)] = chunk.indices.fill_null(-1).to_numpy(zero_copy_only=False)
+        at += len(chunk)
+    return out
+
+
+_NS_PER = {"s": 1_000_000_000, "ms": 1_000_000, "us": 1_000, "ns": 1}
+
+
+def _nanoseconds(times: pa.ChunkedArray) -> np.ndarray:
+    """Arrow timestamps as nanoseconds since the epoch, -1 for none."""
+    ticks = np.asarray(times.cast(pa.int64()).fill_null(0).to_numpy(), dtype=np.int64)
+    known = np.asarray(pc.is_valid(times).to_numpy(zero_copy_only=False), dtype=bool)
+    return np.where(known, ticks * _NS_PER[times.type.unit], -1)
 
 
 def ruled_urls(
@@ -195,43 +244,49 @@ def load_fingerprints(
     """
     fset = ensure_fingerprints(store, config, progress=progress, jobs=jobs)
     key = config.fingerprint_key
-    minhash = signature_units = None
-    if source_ids is None:
-        units = store.units(key, with_exact_keys=False)
-        if config.method == "minhash":  # read as Arrow bytes, not a Python object per unit
-            signature_units, column = store.paired_unit_signatures(key)
-            minhash = signature_matrix(config.num_perm, column)
-            del column
-    else:
-        units = store.units(key, with_signatures=config.method == "minhash", source_ids=source_ids)
-    pages = store.page_table(
+    simhash = minhash = signature_units = read_signatures = stored_ids = None
+    table = store.page_columns(
         config.norm_key, min_words=config.min_words, source_ids=source_ids, fingerprint_key=key
     )
     pairs = store.pair_arrays(key, source_ids=source_ids)
-    stored_ids = None
-    if source_ids is not None:
+    unit = np.array(table.column("unit_id").to_numpy(), dtype=np.int64)
+    if source_ids is None:
+        columns = store.unit_columns(key, with_simhash=config.method == "simhash")
+        n_shingles, simhash = columns["n_shingles"], columns.get("simhash")
+        if config.method == "minhash":
+            signature_units = np.union1d(pairs["a"], pairs["b"]).astype(np.int64)
+            read_signatures = functools.partial(_paired_signatures, store, config, signature_units)
+    else:
+        units = store.units(key, with_signatures=config.method == "minhash", source_ids=source_ids)
         stored_ids = units["unit_id"].to_numpy(dtype=np.int64)
         for end in ("a", "b"):
             pairs[end] = np.searchsorted(stored_ids, pairs[end]).astype(pairs[end].dtype)
-        units["unit_id"] = np.arange(len(units), dtype=np.int64)
-        unit = pages["unit_id"].to_numpy(dtype=np.int64)
-        pages["unit_id"] = np.where(unit >= 0, np.searchsorted(stored_ids, unit), -1)
+        unit = np.where(unit >= 0, np.searchsorted(stored_ids, unit), -1)
+        n_shingles = units["n_shingles"].to_numpy(dtype=np.int64)
+        if config.method == "simhash":
+            simhash = units["simhash"].to_numpy(dtype=np.uint64)
+        else:
+            minhash = signatures(units["minhash"], config.num_perm)
+        del units
+    n_units = len(n_shingles)
+    unit[np.asarray(pc.is_valid(table.column("degenerate")).to_numpy(zero_copy_only=False), dtype=bool)] = -1
+    canonical, rel = table.column("canonical_url"), table.column("rel_canonical")
     if config.url_rules:  # the config's URL rules rewrite the canonical URLs (see `neardup rules`)
-        pages["canonical_url"], pages["rel_canonical"] = ruled_urls(
-            pages["url"], pages["rel_canonical"], config.url_rules
-        )
-    pages.loc[pages["degenerate"].notna(), "unit_id"] = -1
-    simhash = None
-    if config.method == "simhash":
-        simhash = units["simhash"].to_numpy(dtype=np.uint64)
-    elif minhash is None:
-        minhash = signatures(units["minhash"], config.num_perm)
-    arrays, hosts = _page_arrays(pages)
-    fixed_counts = _fixed_counts(arrays, len(units))[0]
+        ruled = ruled_urls(table.column("url").to_pylist(), rel.to_pylist(), config.url_rules)
+        canonical, rel = (pa.chunked_array([pa.array(urls, pa.string())]) for urls in ruled)
+    arrays, hosts = _page_arrays(table, unit, canonical, rel)
+    # the frame is made after the codes, from the columns as read: pandas copies each string column once
+    pages = table.drop_columns(["unit_id"]).to_pandas()
+    del table
+    pages["unit_id"] = unit
+    if config.url_rules:
+        pages["canonical_url"] = pd.array(canonical, dtype=pages["url"].dtype)
+        pages["rel_canonical"] = pd.array(rel, dtype=pages["url"].dtype)
+    fixed_counts = _fixed_counts(arrays, n_units)[0]
     return Fingerprints(
         config,
         pages,
-        len(units),
+        n_units,
         pairs,
         simhash,
         minhash,
@@ -239,10 +294,23 @@ def load_fingerprints(
         arrays,
         hosts,
         fixed_counts,
-        units["n_shingles"].to_numpy(dtype=np.int64),
+        n_shingles,
         stored_ids,
         signature_units=signature_units,
+        read_signatures=read_signatures,
     )
+
+
+def _paired_signatures(store: Store, config: Config, unit_ids: np.ndarray) -> np.ndarray:
+    """The MinHash signatures of `unit_ids` (ascending: the units in a stored pair) in that order, read as
+    Arrow bytes, not a Python object per unit."""
+    held, column = store.unit_signatures_of(config.fingerprint_key, unit_ids)
+    if not np.array_equal(held, unit_ids):
+        raise NeardupError(
+            f"the fingerprint set {config.fingerprint_key} no longer has every unit it had when it was read "
+            "(a source removed or the set computed again meanwhile): reload the page"
+        )
+    return signature_matrix(config.num_perm, column)
 
 
 def all_signatures(store: Store, config: Config, n_units: int) -> np.ndarray:
@@ -599,16 +667,15 @@ def analysis_warnings(fp: Fingerprints, numbers: ReportNumbers, config: Config) 
 @dataclass(frozen=True, slots=True, eq=False)
 class Clustering:
     """What `analyze` computes at a threshold, short of the pages frame: per page its cluster numbering,
-    representative row (-1 for a degenerate page), why it represents (index into `clusters.WHY`, -1 for
-    none) and the similarity to it; the numbers, hosts, cluster sizes and warnings. A few numbers a page
-    where `Analysis.pages` holds the crawl's columns again: the app keeps this of the thresholds tried and
-    the frame (`analysis_of`) of the one in use."""
+    representative row (-1 for a degenerate page) and why it represents (index into `clusters.WHY`, -1 for
+    none); the numbers, hosts, cluster sizes and warnings (all the app's Home page draws). A few numbers a
+    page where `Analysis.pages` holds the crawl's columns again: the app keeps this of the thresholds tried
+    and the frame (`analysis_of`, with each page's similarity to its representative) of the one in use."""
 
     config: Config
     numbering: ClusterNumbering
     rep: np.ndarray
     why: np.ndarray
-    similarity: np.ndarray
     numbers: ReportNumbers
     hosts: pd.DataFrame
     cluster_sizes: pd.Series
@@ -621,20 +688,15 @@ def cluster_at_threshold(fp: Fingerprints, config: Config) -> Clustering:
     if config.fingerprint_key != fp.config.fingerprint_key:
         raise ValueError("analyze() needs fingerprints computed for the same setting")
     unit = fp.arrays["unit"]
-    content = unit >= 0
-    idx = np.flatnonzero(content)
     keep = pairs_at_threshold(fp, config)
     numbering = number_clusters(fp, keep)
     rep, why_page = choose_representatives(fp, numbering, config)
     is_rep = rep == np.arange(len(unit))
-    # Similarity to the representative, in the threshold's unit.
-    sim = np.full(len(unit), np.nan)
-    sim[idx] = _similarities(fp, unit[idx], unit[rep[idx]], config)[0]
     sizes = numbering.sizes
     dup_sizes = np.sort(sizes[sizes > 1])[::-1]
     numbers = report_numbers(
         total_pages=len(unit),
-        content_pages=len(idx),
+        content_pages=int(np.count_nonzero(unit >= 0)),
         distinct_md5s=fp.fixed_counts["md5"],
         distinct_texts=fp.fixed_counts["units"],
         clusters=numbering.n_clusters,
@@ -647,7 +709,6 @@ def cluster_at_threshold(fp: Fingerprints, config: Config) -> Clustering:
         numbering,
         rep,
         why_page.astype(np.int8),
-        sim,
         numbers,
         host_rollup(fp, is_rep),
         pd.Series(dup_sizes, name="size"),
@@ -655,9 +716,20 @@ def cluster_at_threshold(fp: Fingerprints, config: Config) -> Clustering:
     )
 
 
+def similarity_to_representatives(fp: Fingerprints, clustering: Clustering) -> np.ndarray:
+    """Each page's similarity to its cluster's representative in the threshold's unit (`similarity_to`),
+    NaN for a degenerate page."""
+    unit, rep = fp.arrays["unit"], clustering.rep
+    idx = np.flatnonzero(unit >= 0)
+    sim = np.full(len(unit), np.nan)
+    sim[idx] = _similarities(fp, unit[idx], unit[rep[idx]], clustering.config)[0]
+    return sim
+
+
 def analysis_of(fp: Fingerprints, clustering: Clustering) -> Analysis:
     """The `Analysis` of a clustering of `fp`: its pages frame, `fp.pages` with the cluster columns (the
-    columns of `fp.pages` and the clustering's arrays are shared, not copied)."""
+    columns of `fp.pages` and the clustering's arrays are shared, not copied) and the similarity to the
+    representative."""
     unit, page_id = fp.arrays["unit"], fp.arrays["page_id"]
     content = unit >= 0
     rep, numbering = clustering.rep, clustering.numbering
@@ -671,7 +743,7 @@ def analysis_of(fp: Fingerprints, clustering: Clustering) -> Analysis:
         representative_url=fp.pages["canonical_url"].array.take(np.where(content, rep, -1), allow_fill=True),
         why=_WHY_STRINGS.take(clustering.why.astype(np.intp), allow_fill=True),
         is_representative=rep == np.arange(len(unit)),
-        similarity_to_representative=clustering.similarity,
+        similarity_to_representative=similarity_to_representatives(fp, clustering),
     )
     c = clustering
     return Analysis(c.config, pages, c.numbers, c.hosts, c.cluster_sizes, c.warnings)

@@ -1,11 +1,14 @@
 """Driving the app's pages in-process with Streamlit's AppTest: the app script, its pages and their titles,
-a page run to the end without an exception, and the bytes a download button gives."""
+a page run to the end without an exception, the bytes a download button gives and the Plotly figures drawn."""
 
 from __future__ import annotations
 
+import base64
+import json
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 from streamlit.runtime.memory_media_file_storage import MemoryMediaFileStorage
 from streamlit.testing.v1 import AppTest
 
@@ -54,3 +57,20 @@ def download(at: AppTest, storages: list[MemoryMediaFileStorage], label: str) ->
         else proto.url
     )
     return storages[-1].get_file(url.rsplit("/", 1)[1]).content
+
+
+def _decoded(node: Any) -> Any:
+    """A Plotly JSON spec with its typed arrays ({"dtype", "bdata"}: base64 numbers) as lists."""
+    if isinstance(node, dict):
+        if set(node) >= {"dtype", "bdata"}:
+            return np.frombuffer(base64.b64decode(node["bdata"]), dtype=node["dtype"]).tolist()
+        return {k: _decoded(v) for k, v in node.items()}
+    if isinstance(node, list):
+        return [_decoded(v) for v in node]
+    return node
+
+
+def plotly_charts(at: AppTest) -> dict[str, dict[str, Any]]:
+    """The page's Plotly figures (as JSON, typed arrays decoded) by title."""
+    specs = [_decoded(json.loads(c.proto.spec)) for c in at.get("plotly_chart")]
+    return {s["layout"].get("title", {}).get("text", ""): s for s in specs}

@@ -304,18 +304,23 @@ def base_db(small_db: Path) -> Path:
     return small_db
 
 
-@pytest.fixture
-def db(small_db: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
-    """A fresh copy of the small database, named by NEARDUP_DB; the app's cached store is dropped."""
+def app_database(source: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    """A fresh copy of `source`, named by NEARDUP_DB, with the app's cached store dropped around the test."""
     import streamlit as st
 
     path = tmp_path / "neardup.duckdb"
-    shutil.copyfile(small_db, path)
+    shutil.copyfile(source, path)
     monkeypatch.setenv("NEARDUP_DB", str(path))
     monkeypatch.delenv("NEARDUP_CONFIG", raising=False)
     st.cache_resource.clear()
     yield str(path)
     st.cache_resource.clear()
+
+
+@pytest.fixture
+def db(small_db: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    """A fresh copy of the small database, named by NEARDUP_DB; the app's cached store is dropped."""
+    yield from app_database(small_db, tmp_path, monkeypatch)
 
 
 @pytest.fixture

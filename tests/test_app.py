@@ -6,7 +6,6 @@ its own copy of that database, so labels written by one test never leak into ano
 
 from __future__ import annotations
 
-import base64
 import io
 import json
 import logging
@@ -16,11 +15,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pandas as pd
 import pytest
 import streamlit as st
-from app_driver import APP, PAGES, TIMEOUT, download, run_app
+from app_driver import APP, PAGES, TIMEOUT, download, plotly_charts, run_app
 from conftest import make_crawl, page_html, words_text, write_jsonl
 from streamlit.runtime.memory_media_file_storage import MemoryMediaFileStorage
 from streamlit.testing.v1 import AppTest
@@ -154,23 +152,6 @@ def test_home_answers_its_question_in_one_sentence(db: str, store: Store) -> Non
     ), answer
     assert f"keeps {n['unique_pages']:,}" in answer
     assert metrics(at)["Redundant"] == f"{n['redundant_pct']:.1f}%"
-
-
-def _decoded(node: Any) -> Any:
-    """A Plotly JSON spec with its typed arrays ({"dtype", "bdata"}: base64 numbers) as lists."""
-    if isinstance(node, dict):
-        if set(node) >= {"dtype", "bdata"}:
-            return np.frombuffer(base64.b64decode(node["bdata"]), dtype=node["dtype"]).tolist()
-        return {k: _decoded(v) for k, v in node.items()}
-    if isinstance(node, list):
-        return [_decoded(v) for v in node]
-    return node
-
-
-def plotly_charts(at: AppTest) -> dict[str, dict[str, Any]]:
-    """The page's Plotly figures (as JSON, typed arrays decoded) by title."""
-    specs = [_decoded(json.loads(c.proto.spec)) for c in at.get("plotly_chart")]
-    return {s["layout"].get("title", {}).get("text", ""): s for s in specs}
 
 
 def test_home_and_explore_draw_the_same_cluster_sizes_and_hosts(db: str, store: Store) -> None:

@@ -8,9 +8,9 @@ from __future__ import annotations
 import streamlit as st
 
 from neardup.app import HOME, PAGES, in_navigation, main_script, navigating, page_script
-from neardup.report import describe_setting
+from neardup.report import describe_config
 from neardup.ui import FAVICON
-from neardup.ui.data import get_analysis
+from neardup.ui.data import get_clustering
 from neardup.ui.guard import one_line_errors
 from neardup.ui.keys import PAGE_KEYS_HINT, PAGE_KEYS_SCRIPT
 from neardup.ui.pending import pending_setting
@@ -27,9 +27,10 @@ def home() -> None:
         return
 
     n_pages = store.count_pages()
-    analysis = get_analysis(store, path, config)
-    n = analysis.numbers
-    st.caption(f"Database {md_escape(path)} · {n_pages:,} pages · {describe_setting(analysis)}")
+    clustering = get_clustering(store, path, config)  # no pages frame: Home draws counts only
+    n = clustering.numbers
+    setting = describe_config(clustering.config)
+    st.caption(f"Database {md_escape(path)} · {n_pages:,} pages · {setting}")
     # The title's answer in words: the metrics below split it, and Redundant is not the first of them.
     st.markdown(
         f"**{n['redundant_pct']:.1f}% of the {n['total_pages']:,} pages are redundant** "
@@ -63,7 +64,7 @@ def home() -> None:
         "Largest cluster",
         f"{n['largest_cluster']:,}",
         help="Pages in the largest cluster, its representative included: the pages joined by pairs at "
-        f"{describe_setting(analysis)}, directly or through other members.",
+        f"{setting}, directly or through other members.",
     )
     c6.metric("Redundant", f"{n['redundant_pct']:.1f}%", help="(exact + near duplicates) / total pages")
     c7.metric(
@@ -73,14 +74,14 @@ def home() -> None:
         "failures, not duplicates; never clustered.",
     )
 
-    for warning in analysis.warnings:
+    for warning in clustering.warnings:
         st.warning(warning)
 
     left, right = st.columns(2)
     with left:
-        hosts_table(analysis.hosts, height=320)
+        hosts_table(clustering.hosts, height=320)
     with right:
-        cluster_size_chart(analysis.cluster_sizes, height=320)
+        cluster_size_chart(clustering.cluster_sizes, height=320)
 
     st.markdown(
         "**Next:** *Explore* the similarity histogram and hosts, *Audit* sampled pairs side by side and label them, "

@@ -427,6 +427,26 @@ class FingerprintsMixin(ContentRules):
         )
 
     @reads
+    def unit_columns(self, fingerprint_key: str, *, with_simhash: bool) -> dict[str, np.ndarray]:
+        """`n_shingles` (and `simhash`) of a fingerprint set's units, indexed by unit id (0..n-1): read in
+        stored order and placed by id, with no sort in DuckDB and no frame."""
+        table = (
+            self.cursor()
+            .sql(
+                f"SELECT unit_id, n_shingles{', simhash' if with_simhash else ''} FROM units WHERE fingerprint_key = ?",
+                params=[fingerprint_key],
+            )
+            .to_arrow_table()
+        )
+        ids = np.asarray(table.column("unit_id").to_numpy(), dtype=np.int64)
+        placed = {}
+        for name, dtype in (("n_shingles", np.int64), ("simhash", np.uint64)):
+            if name in table.column_names:
+                placed[name] = np.empty(len(ids), dtype=dtype)
+                placed[name][ids] = table.column(name).to_numpy()
+        return placed
+
+    @reads
     def unit_signatures(self, fingerprint_key: str) -> tuple[pd.DataFrame, pa.ChunkedArray]:
         """The units of a fingerprint set by unit id (as `units`) and their MinHash signatures' stored bytes
         as an Arrow column (`batches.signature_matrix` reads it without a Python object per unit)."""
@@ -451,24 +471,6 @@ class FingerprintsMixin(ContentRules):
         sql = "SELECT unit_id, minhash FROM units WHERE fingerprint_key = ?"
         for batch in self.cursor().sql(sql, params=[fingerprint_key]).to_arrow_reader(batch_rows):
             yield batch.column(0).to_numpy().astype(np.int64), batch.column(1)
-
-    @reads
-    def paired_unit_signatures(self, fingerprint_key: str) -> tuple[np.ndarray, pa.ChunkedArray]:
-        """(unit ids, their MinHash signatures' stored bytes as an Arrow column) of the units in a stored pair
-        of a fingerprint set, by unit id: the only units whose signatures a clustering compares (a unit in no
-        pair is a cluster of its own text), a fraction of the set on a crawl."""
-        table = (
-            self.cursor()
-            .sql(
-                # IN (a hash of the pairs' ends): a third of the CPU of a semi join on a UNION at 1M pages
-                "SELECT unit_id, minhash FROM units WHERE fingerprint_key = ? AND unit_id IN "
-                "(SELECT a FROM pairs WHERE fingerprint_key = ? UNION ALL SELECT b FROM pairs WHERE fingerprint_key = ?) "
-                "ORDER BY unit_id",
-                params=[fingerprint_key, fingerprint_key, fingerprint_key],
-            )
-            .to_arrow_table()
-        )
-        return table.column("unit_id").to_numpy().astype(np.int64), table.column("minhash")
 
     @reads
     def pairs(self, fingerprint_key: str) -> pd.DataFrame:

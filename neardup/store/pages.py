@@ -375,7 +375,6 @@ class PagesMixin(ContentRules):
         )
         cur.unregister("text_batch")
 
-    @reads
     def page_table(
         self,
         norm_key: str,
@@ -388,12 +387,27 @@ class PagesMixin(ContentRules):
         With `source_ids`, the pages of those sources only. With `fingerprint_key`, a `unit_id` column too:
         the unit of the page's text in that fingerprint set, -1 where it has none (joined here: a map of a
         million text keys in pandas costs several times the join)."""
+        return self.page_columns(
+            norm_key, min_words=min_words, source_ids=source_ids, fingerprint_key=fingerprint_key
+        ).to_pandas()
+
+    @reads
+    def page_columns(
+        self,
+        norm_key: str,
+        *,
+        min_words: int | None = None,
+        source_ids: Sequence[int] | None = None,
+        fingerprint_key: str | None = None,
+    ) -> pa.Table:
+        """`page_table`'s columns as DuckDB gives them (Arrow, in chunks): read once, coded to integers
+        before pandas copies the strings (`analysis.load_fingerprints`)."""
         degenerate, params = degenerate_sql(min_words, self._short_fetch_keys(norm_key, min_words))
         if source_ids is None:
             table = self._all_pages_table(norm_key, degenerate, params)
             if fingerprint_key is not None:
                 table = table.append_column("unit_id", self._page_units(norm_key, fingerprint_key, table))
-            return table.to_pandas()
+            return table
         units, unit_params = "", []
         if fingerprint_key is not None:
             units, unit_params = (
@@ -414,7 +428,6 @@ class PagesMixin(ContentRules):
                 params=[*params, *unit_params, norm_key, [int(s) for s in source_ids]],
             )
             .to_arrow_table()
-            .to_pandas()
         )
 
     def _all_pages_table(self, norm_key: str, degenerate: str, params: list[Any]) -> pa.Table:

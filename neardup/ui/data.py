@@ -225,37 +225,38 @@ class AnalysisMemo:
     """The latest clusterings (`max_entries`), of the latest `max_fingerprints` fingerprint sets analysed
     only: an analysis' pages share the columns of its fingerprints' pages, so one kept after its
     fingerprints left `get_fingerprints` would keep a crawl-sized frame alive (a cache of its own, keyed on
-    the setting alone, would hold one per setting tried). An analysis is of the fingerprints it was made
-    from: new ones (another read of the store) are analysed again.
+    the setting alone, would hold one per setting tried). A clustering is of the fingerprints it was made
+    from: new ones (another read of the store) are clustered again.
 
-    Of the thresholds tried, each keeps its `analysis.Clustering` (a few numbers a page); the pages frame
-    (`Analysis.pages`, with its copy of the representatives' URLs) only the analysis used last: a threshold
-    moved back builds its frame again from the clustering, a take of the URLs, not a clustering."""
+    Of the thresholds tried, each keeps its `analysis.Clustering` (a few numbers a page: all Home draws);
+    the pages frame (`Analysis.pages`, with its copy of the representatives' URLs and the similarities to
+    them) only the analysis asked for last (`get`): a threshold moved back builds its frame again from the
+    clustering, a take of the URLs, not a clustering."""
 
     def __init__(self, max_entries: int, max_fingerprints: int) -> None:
         self.max_entries, self.max_fingerprints = max_entries, max_fingerprints
         self._lock = threading.Lock()
         self._entries: OrderedDict[tuple[str, Config], tuple[Fingerprints, Clustering]] = OrderedDict()
-        self._shown: tuple[tuple[str, Config], Analysis] | None = None  # the analysis used last, and its key
+        self._latest: tuple[str, Config] | None = None  # the key of the clustering used last
+        self._shown: tuple[Clustering, Analysis] | None = (
+            None  # the analysis asked for last, of that clustering
+        )
 
-    def get(self, fp: Fingerprints, path: str, config: Config) -> Analysis:
+    def clustering(self, fp: Fingerprints, path: str, config: Config) -> Clustering:
+        """The clustering of `fp` at `config` (`analysis.cluster_at_threshold`), made once."""
         key = (path, config)
         with self._lock:
             found = self._entries.get(key)
             if found is not None and found[0] is fp:
                 self._entries.move_to_end(key)
-                if self._shown is not None and self._shown[0] == key:
-                    return self._shown[1]
-                analysis = analysis_of(fp, found[1])
-                self._shown = (key, analysis)
-                return analysis
+                self._latest = key
+                return found[1]
         with st.spinner("Clustering at this setting"):
             clustering = cluster_at_threshold(fp, config)
-            analysis = analysis_of(fp, clustering)
         with self._lock:
             self._entries[key] = (fp, clustering)
             self._entries.move_to_end(key)
-            self._shown = (key, analysis)
+            self._latest = key
             kept: list[Fingerprints] = []  # the latest fingerprint sets, newest first
             for entry_fp, _ in reversed(self._entries.values()):
                 if len(kept) < self.max_fingerprints and not any(entry_fp is k for k in kept):
@@ -265,20 +266,35 @@ class AnalysisMemo:
                 del self._entries[k]
             while len(self._entries) > self.max_entries:
                 self._entries.popitem(last=False)
+            if self._shown is not None and not any(c is self._shown[0] for _, c in self._entries.values()):
+                self._shown = None
         if dropped:  # the last analyses of a fingerprint set the app let go: the set is freed with them
             release_freed()
+        return clustering
+
+    def get(self, fp: Fingerprints, path: str, config: Config) -> Analysis:
+        """The analysis (pages frame and all) of `fp` at `config`."""
+        clustering = self.clustering(fp, path, config)
+        with self._lock:
+            if self._shown is not None and self._shown[0] is clustering:
+                return self._shown[1]
+            self._shown = None  # the frame of another threshold is let go before this one is built
+        analysis = analysis_of(fp, clustering)
+        with self._lock:
+            self._shown = (clustering, analysis)
         return analysis
 
-    def latest(self) -> tuple[Fingerprints, Analysis] | None:
-        """The analysis used last and its fingerprints (None: none kept)."""
+    def latest(self) -> tuple[Fingerprints, Clustering] | None:
+        """The clustering used last and its fingerprints (None: none kept)."""
         with self._lock:
-            if self._shown is None or self._shown[0] not in self._entries:
+            if self._latest is None or self._latest not in self._entries:
                 return None
-            return self._entries[self._shown[0]][0], self._shown[1]
+            return self._entries[self._latest]
 
     def clear(self) -> None:
         with self._lock:
             self._entries.clear()
+            self._latest = None
             self._shown = None
 
 
@@ -289,6 +305,12 @@ def get_analysis(store: Store, path: str, config: Config) -> Analysis:
     """Clusters and numbers at a setting (`analysis.analyze`), kept while its fingerprints are (see
     `AnalysisMemo`)."""
     return ANALYSES.get(get_fingerprints(store, path, config.fingerprint_key, config), path, config)
+
+
+def get_clustering(store: Store, path: str, config: Config) -> Clustering:
+    """The clusters, numbers, hosts and cluster sizes at a setting without the pages frame (what Home
+    draws), kept as `get_analysis`'s are."""
+    return ANALYSES.clustering(get_fingerprints(store, path, config.fingerprint_key, config), path, config)
 
 
 @st.cache_resource(show_spinner=False, max_entries=PER_SETTING_ENTRIES)
@@ -311,10 +333,14 @@ def get_estimate(store: Store, path: str, config: Config) -> Estimate | None:
     latest = ANALYSES.latest()
     if latest is None or not comparable(config, latest[0].config):
         return None
-    fp, analysis = latest
+    fp, clustering = latest
     with st.spinner("Estimating the numbers from a sample of the pages"):
         counts = get_sample_counts(store, path, config.fingerprint_key, fp.config.fingerprint_key, config, fp)
-    return estimate_numbers(counts, config, analysis.config, analysis.numbers) if counts is not None else None
+    return (
+        estimate_numbers(counts, config, clustering.config, clustering.numbers)
+        if counts is not None
+        else None
+    )
 
 
 @st.cache_resource(show_spinner="Reading the candidate pairs", max_entries=PER_SETTING_ENTRIES)

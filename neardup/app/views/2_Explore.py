@@ -5,25 +5,25 @@ from __future__ import annotations
 import streamlit as st
 
 from neardup.audit import labeled_pairs
-from neardup.report import describe_setting
-from neardup.ui.data import get_analysis, get_candidate_pairs
+from neardup.report import describe_config
+from neardup.ui.data import get_candidate_pairs, get_clustering
 from neardup.ui.state import W_COUNT_AXIS
 from neardup.ui.widgets import COUNT_AXES, cluster_size_chart, hosts_table, open_database, similarity_figure
 
 st.set_page_config(page_title="neardup · Explore", layout="wide")
 st.title("Explore")
 store, path, config = open_database()
-analysis = get_analysis(store, path, config)
+clustering = get_clustering(store, path, config)  # counts only: no pages frame
 pairs = get_candidate_pairs(store, path, config.fingerprint_key, config.similarity, config)
-n = analysis.numbers
-st.caption(describe_setting(analysis))
+n = clustering.numbers
+st.caption(describe_config(clustering.config))
 
 c1, c2, c3, c4 = st.columns(4)
 c1.metric("Exact duplicates", f"{n['exact_duplicates']:,}")
 c2.metric("Near duplicates", f"{n['near_duplicates']:,}")
 c3.metric("Unique pages", f"{n['unique_pages']:,}")
 c4.metric("Pairs at threshold", f"{n['pairs_at_threshold']:,}", help="Candidate pairs on the duplicate side.")
-for warning in analysis.warnings:
+for warning in clustering.warnings:
     st.warning(warning)
 
 if pairs.empty:
@@ -50,6 +50,6 @@ else:
 
 left, right = st.columns(2)
 with left:
-    cluster_size_chart(analysis.cluster_sizes, height=340)
+    cluster_size_chart(clustering.cluster_sizes, height=340)
 with right:
-    hosts_table(analysis.hosts, height=340)
+    hosts_table(clustering.hosts, height=340)
