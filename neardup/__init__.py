@@ -15,7 +15,7 @@ from .shingles import containment, jaccard, shingle_hashes, shingles, words
 from .simhash import hamming, simhash64
 from .urls import canonicalize_url
 
-__version__ = "0.11.0"
+__version__ = "0.12.0"
 
 
 def simhash(text: str, shingle_size: int = 5) -> int:
