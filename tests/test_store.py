@@ -31,6 +31,7 @@ from neardup.config import Config
 from neardup.errors import NeardupError
 from neardup.rejects import Reject, RejectKind
 from neardup.store import SCHEMA_VERSION, Store
+from neardup.store.connection import transaction
 
 ROOT = Path(__file__).resolve().parent.parent
 ENV = {**os.environ, "PYTHONPATH": str(ROOT)}
@@ -694,3 +695,15 @@ def test_the_page_table_of_every_page_is_that_of_the_pages_of_every_source(tmp_p
                 pd.testing.assert_frame_equal(every, joined)
                 assert len(every)
         assert len(store.page_table(other.norm_key)) < len(store.page_table(config.norm_key))
+
+
+def test_a_transaction_commits_its_block_and_rolls_it_back_when_it_raises(tmp_path: Path) -> None:
+    with Store(tmp_path / "db.duckdb") as store, store.writing():
+        cur = store.cursor()
+        cur.execute("CREATE TABLE kept (n INTEGER)")
+        with transaction(cur):
+            cur.execute("INSERT INTO kept VALUES (1)")
+        with pytest.raises(ZeroDivisionError), transaction(cur):
+            cur.execute("INSERT INTO kept VALUES (2)")
+            _ = 1 / 0
+        assert cur.execute("SELECT n FROM kept").fetchall() == [(1,)]

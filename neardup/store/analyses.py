@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from .connection import StoreCore, one_value, reads, writes
+from .connection import StoreCore, one_value, reads, transaction, writes
 
 # The tables of each source's own analysis (`Store.save_source_analysis`), the one with its key last.
 SOURCE_ANALYSIS_TABLES = ("source_hosts", "source_clusters", "source_units", "source_analyses")
@@ -82,8 +82,7 @@ class AnalysesMixin(StoreCore):
         cluster_id)."""
         cur = self.cursor()
         key = [int(source_id), analysis_key]
-        cur.execute("BEGIN TRANSACTION")
-        try:
+        with transaction(cur):
             for table in SOURCE_ANALYSIS_TABLES:
                 cur.execute(f"DELETE FROM {table} WHERE source_id = ? AND analysis_key = ?", key)
             for table, frame, columns in (
@@ -108,10 +107,6 @@ class AnalysesMixin(StoreCore):
                     datetime.now(UTC).replace(tzinfo=None),
                 ],
             )
-        except BaseException:
-            cur.execute("ROLLBACK")
-            raise
-        cur.execute("COMMIT")
 
     @reads
     def source_analysis(

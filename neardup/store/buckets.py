@@ -10,7 +10,7 @@ import duckdb
 import numpy as np
 import pyarrow as pa
 
-from .connection import StoreCore, reads, writes
+from .connection import StoreCore, reads, transaction, writes
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,8 +74,7 @@ class BucketsMixin(StoreCore):
             }
         )
         cur = self.cursor()
-        cur.execute("BEGIN TRANSACTION")
-        try:
+        with transaction(cur):
             for table in ("capped_bucket_sets", "capped_buckets"):
                 cur.execute(f"DELETE FROM {table} WHERE fingerprint_key = ?", [fingerprint_key])
             cur.execute(
@@ -85,10 +84,6 @@ class BucketsMixin(StoreCore):
             cur.register("capped_bucket_rows", rows)
             cur.execute("INSERT INTO capped_buckets SELECT * FROM capped_bucket_rows")
             cur.unregister("capped_bucket_rows")
-        except BaseException:
-            cur.execute("ROLLBACK")
-            raise
-        cur.execute("COMMIT")
 
     @reads
     def unit_signatures_of(

@@ -141,6 +141,19 @@ def _attach(path: str, *, write: bool, bulk: bool, lock_wait_s: float) -> duckdb
     return con
 
 
+@contextmanager
+def transaction(cur: duckdb.DuckDBPyConnection) -> Iterator[None]:
+    """The block's statements on `cur` as one transaction: committed when the block ends, rolled back when it
+    raises (the exception goes on)."""
+    cur.execute("BEGIN TRANSACTION")
+    try:
+        yield
+    except BaseException:
+        cur.execute("ROLLBACK")
+        raise
+    cur.execute("COMMIT")
+
+
 def one_row(row: tuple[Any, ...] | None) -> tuple[Any, ...]:
     """The one row an aggregate (count, max) or a pragma always answers."""
     if row is None:

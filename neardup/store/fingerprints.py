@@ -17,7 +17,7 @@ import pyarrow as pa
 
 from ..fingerprint_set import FingerprintSet
 from .analyses import renumber_source_analyses
-from .connection import one_value, reads, writes
+from .connection import one_value, reads, transaction, writes
 from .content import ContentRules, is_content
 
 # One text per distinct content exact_key (any of its pages), for the texts that `content` and `where`
@@ -374,8 +374,7 @@ class FingerprintsMixin(ContentRules):
         bring its counts, statistics and time up to date, in one transaction (units and pairs None: the
         statistics only)."""
         cur = self.cursor()
-        cur.execute("BEGIN TRANSACTION")
-        try:
+        with transaction(cur):
             if units is not None and pairs is not None:
                 _insert_fingerprints(cur, fingerprint_key, units, pairs)
             cur.execute(
@@ -390,10 +389,6 @@ class FingerprintsMixin(ContentRules):
                     fingerprint_key,
                 ],
             )
-        except BaseException:
-            cur.execute("ROLLBACK")
-            raise
-        cur.execute("COMMIT")
 
     @reads
     def units(

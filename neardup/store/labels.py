@@ -18,7 +18,7 @@ import pyarrow as pa
 from ..csvsafe import DEFUSED_PATTERN
 from ..errors import NeardupError, SchemaError
 from ..pairkey import LABEL_COLUMNS, LABELS, SIDES_SWAPPED_SQL, key_of, pair_key
-from .connection import ALIAS, StoreCore, one_value, reads, writes
+from .connection import ALIAS, StoreCore, one_value, reads, transaction, writes
 
 
 class LabelRow(TypedDict):
@@ -60,14 +60,9 @@ class LabelsMixin(StoreCore):
         kept = []
         with _LABEL_WRITES:
             cur = self.cursor()
-            cur.execute("BEGIN TRANSACTION")
-            try:
+            with transaction(cur):
                 for row in rows:
                     kept.append(one_value(cur.execute(_LABEL_UPSERT, row).fetchone()) > 0)
-            except BaseException:
-                cur.execute("ROLLBACK")
-                raise
-            cur.execute("COMMIT")
         return kept
 
     def write_labels(self, labels: Sequence[Mapping[str, Any]]) -> list[bool]:
@@ -168,8 +163,7 @@ class LabelsMixin(StoreCore):
         where = "url_a = ? AND md5_a = ? AND url_b = ? AND md5_b = ? AND labeler = ? AND labeled_at = ?"
         with _LABEL_WRITES:
             cur = self.cursor()
-            cur.execute("BEGIN TRANSACTION")
-            try:
+            with transaction(cur):
                 if previous is None:
                     n = cur.execute(f"DELETE FROM labels WHERE {where}", [*key, given_at]).fetchone()
                 else:
@@ -187,10 +181,6 @@ class LabelsMixin(StoreCore):
                             given_at,
                         ],
                     ).fetchone()
-            except BaseException:
-                cur.execute("ROLLBACK")
-                raise
-            cur.execute("COMMIT")
         return bool(one_value(n))
 
     @writes

@@ -10,7 +10,7 @@ import numpy as np
 import pyarrow as pa
 
 from ..parsed_urls import ParsedUrls
-from .connection import StoreCore, reads, writes
+from .connection import StoreCore, reads, transaction, writes
 
 PARSED_URL_TABLES = ("url_parse_pages", "url_parse_keys", "url_parse_names")
 _NAME_KINDS = ("host", "path", "query", "trap_host", "trap_pattern")
@@ -58,17 +58,12 @@ class ParsedUrlsMixin(StoreCore):
             ),
         }
         cur = self.cursor()
-        cur.execute("BEGIN TRANSACTION")
-        try:
+        with transaction(cur):
             for table, rows in tables.items():
                 cur.execute(f"DELETE FROM {table}")
                 cur.register("url_parse_batch", rows)
                 cur.execute(f"INSERT INTO {table} SELECT * FROM url_parse_batch")
                 cur.unregister("url_parse_batch")
-        except BaseException:
-            cur.execute("ROLLBACK")
-            raise
-        cur.execute("COMMIT")
 
     @reads
     def parsed_urls(self) -> ParsedUrls | None:
