@@ -238,9 +238,8 @@ class AnalysisMemo:
         self._lock = threading.Lock()
         self._entries: OrderedDict[tuple[str, Config], tuple[Fingerprints, Clustering]] = OrderedDict()
         self._latest: tuple[str, Config] | None = None  # the key of the clustering used last
-        self._shown: tuple[Clustering, Analysis] | None = (
-            None  # the analysis asked for last, of that clustering
-        )
+        # the analysis asked for last (`get`), with the clustering it was made from
+        self._shown: tuple[Clustering, Analysis] | None = None
 
     def clustering(self, fp: Fingerprints, path: str, config: Config) -> Clustering:
         """The clustering of `fp` at `config` (`analysis.cluster_at_threshold`), made once."""
