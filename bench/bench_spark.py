@@ -5,6 +5,8 @@
     .venv/bin/python bench/bench_spark.py --pages 100000 --record              # ... and append to RESULTS_SPARK.md
     .venv/bin/python bench/bench_spark.py --pages 1000000 --engines spark --crawl-dir /data/1m \\
         --keep-out /data/1m/out                                                # keep the Spark output
+    .venv/bin/python bench/bench_spark.py --pages 100000 --engines spark \\
+        --conf neardup.broadcastSignaturesBytes=0     # the LSH passes as above ~1M units: signatures shuffled
 
 The crawl is `make_sample.py --profile bench` (16 KB pages), cached in --crawl-dir. Spark reads it as
 gzip shards of --shard-pages records each, cut at the crawl's gzip member boundaries (the same bytes:

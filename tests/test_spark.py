@@ -78,10 +78,10 @@ def local(dump: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stor
     store.close()
 
 
-def _spark_run(dump: Path, out: Path, config: Config) -> dict:
+def _spark_run(dump: Path, out: Path, config: Config, *flags: str) -> dict:
     cfg = out.parent / f"{out.name}.yaml"
     cfg.write_text("\n".join(f"{k}: {json.dumps(v)}" for k, v in config.to_dict().items()), encoding="utf-8")
-    assert main(["spark", str(dump), "--out", str(out), "--config", str(cfg), *SPARK_CONF]) == 0
+    assert main(["spark", str(dump), "--out", str(out), "--config", str(cfg), *SPARK_CONF, *flags]) == 0
     return json.loads((out / "_MANIFEST.json").read_text(encoding="utf-8"))
 
 
@@ -348,22 +348,20 @@ def test_simhash_bucket_cap_matches_local(
 
 
 @pytest.mark.parametrize("partial_copies", [False, True])
-@pytest.mark.parametrize("path", ["bands in tasks", "join"])
+@pytest.mark.parametrize("path", ["bands in tasks", "bands by shuffle", "join"])
 def test_minhash_paths_and_cap_match_local(
     session: object, local: Store, monkeypatch: pytest.MonkeyPatch, partial_copies: bool, path: str
 ) -> None:
-    """Both ways to the MinHash pairs: each band grouped and verified in a task over the broadcast
-    signatures, and (signatures too large to broadcast) buckets by groupBy verified after a join."""
+    """The three ways to the MinHash pairs: each band grouped and verified in a task over the broadcast
+    signatures; (signatures too large to broadcast) the signatures carried to the band tasks by a shuffle
+    on (band, key group), several key groups a band and several groups a task; and the buckets by groupBy
+    verified after a join (the path of an added crawl)."""
     from neardup.candidates import minhash_pairs
     from neardup.spark import pairs as spark_pairs
 
     config = replace(SETTINGS["minhash"], partial_copies=partial_copies)
     frame, units = _units_frame(session, local, config)
     sigs = np.frombuffer(b"".join(units["minhash"]), dtype=np.uint32).reshape(len(units), -1)
-    monkeypatch.setattr(spark_pairs, "BUCKET_CAP", 2)
-    if path == "join":
-        monkeypatch.setattr(spark_pairs, "BROADCAST_SIGNATURES_BYTES", 0)
-    pairs, stats = spark_pairs.minhash_pairs(session, frame, len(units), config)
     a, b, jac, cont, want = minhash_pairs(
         sigs,
         units["n_shingles"].to_numpy(np.int32),
@@ -375,12 +373,56 @@ def test_minhash_paths_and_cap_match_local(
         bucket_cap=2,
         partial_copies=partial_copies,
     )
+    monkeypatch.setattr(spark_pairs, "BUCKET_CAP", 2)
+    if path == "join":
+        stats = CandidateStats(bucket_cap=2, lsh_bands=want.lsh_bands, lsh_rows=want.lsh_rows)
+        found = spark_pairs.grouped_band_pairs(
+            session, frame, len(units), config, want.lsh_bands, want.lsh_rows, stats, broadcast=False
+        )
+        pairs = found.select("a", "b", "jaccard", "containment")
+    else:
+        if path == "bands by shuffle":
+            monkeypatch.setattr(spark_pairs, "BROADCAST_SIGNATURES_BYTES", 0)
+            # ~480 units of 512 bytes a band: 4 key groups a band, 4 x 74 groups over 4 shuffle partitions
+            monkeypatch.setattr(spark_pairs, "BAND_GROUP_BYTES", 64 << 10)
+        pairs, stats = spark_pairs.minhash_pairs(session, frame, len(units), config)
     got = _pandas(pairs).sort_values(["a", "b"])
     assert list(zip(got["a"], got["b"], strict=True)) == list(zip(a, b, strict=True))
     assert (got["jaccard"].to_numpy() == jac).all() and (got["containment"].to_numpy() == cont).all()
     assert want.capped_buckets > 0
     assert any("size classes" in note for note in stats.notes) == partial_copies
     assert stats == want
+
+
+def test_minhash_bands_by_shuffle_match_the_broadcast_and_the_local_engine(
+    runs: dict, dump: Path, local: Store, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`neardup spark` with the signature broadcast limit forced to 0 (`--conf
+    neardup.broadcastSignaturesBytes=0`, as a crawl of more than ~1M units meets it): both LSH passes run
+    in band tasks that get the signatures by a shuffle, and the pages, pairs (unit ids, scores) and
+    clusters are the broadcast run's and the local engine's."""
+    from neardup.spark import pairs as spark_pairs
+
+    shuffled = []
+    by_shuffle = spark_pairs.banded_by_shuffle
+    monkeypatch.setattr(
+        spark_pairs, "banded_by_shuffle", lambda *a, **k: shuffled.append(a[2]) or by_shuffle(*a, **k)
+    )
+    monkeypatch.setattr(spark_pairs, "BAND_GROUP_BYTES", 64 << 10)  # several key groups a band
+    config = SETTINGS["minhash"]
+    assert config.searches_partial_copies  # both passes
+    out = tmp_path / "shuffled"
+    manifest = _spark_run(dump, out, config, "--conf", "neardup.broadcastSignaturesBytes=0")
+    assert shuffled == [manifest["counts"]["units"]]
+    assert_matches_local(out, manifest, local, config)
+    broadcast, want = runs["minhash"]
+    assert manifest["candidate_stats"] == want["candidate_stats"]
+    assert manifest["numbers"] == want["numbers"]
+    for name, key in [("pages", ["page_id"]), ("pairs", ["a", "b"]), ("clusters", ["page_id"])]:
+        got = output_table(out, name).sort_values(key).reset_index(drop=True)
+        pd.testing.assert_frame_equal(
+            got, output_table(broadcast, name).sort_values(key).reset_index(drop=True)
+        )
 
 
 def test_parquet_input_matches_local(session: object, tmp_path: Path) -> None:

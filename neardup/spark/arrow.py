@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import fields, replace
+from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
@@ -19,11 +19,12 @@ import numpy as np
 import pyarrow as pa
 
 from ..analysis import ruled_urls
-from ..batches import fingerprint_batch, ingest_batch, set_batch, signatures
+from ..batches import fingerprint_batch, ingest_batch, set_batch, signature_matrix, signatures
 from ..candidates import (
     CandidateStats,
     SizeClassTables,
     above_floor,
+    band_key_columns,
     cross_pairs,
     exact_scores,
     intersection_sizes,
@@ -110,6 +111,16 @@ SIZE_CLASS_ENTRY = pa.schema(
 )
 PAIR_EST = pa.schema(
     [("a", pa.int32()), ("b", pa.int32()), ("jaccard", pa.float64()), ("containment", pa.float64())]
+)
+# A unit's signature in one key group of a band (`BandGroups`).
+BAND_ENTRY = pa.schema(
+    [("group", pa.int32()), ("unit_id", pa.int32()), ("n_shingles", pa.int32()), ("minhash", pa.binary())]
+)
+# What a key group's task returns: the pairs kept (`PAIR_EST`, the other columns null), then one row of the
+# group's bucket counts (a and b null; size_class 1 for a band of the size-class pass).
+GROUP_COUNTS = ("candidates", "largest_bucket", "capped_buckets", "capped_members")
+GROUP_PAIRS = pa.schema(
+    [*PAIR_EST, ("size_class", pa.int8()), *((name, pa.int64()) for name in GROUP_COUNTS)]
 )
 URLS = pa.schema([("page_id", pa.int64()), ("canonical_url", pa.string()), ("rel_canonical", pa.string())])
 REPS = pa.schema(
@@ -525,6 +536,118 @@ def size_class_band_estimates(
             kept = [(np.empty(0, np.int64), np.empty(0), np.empty(0))]
         codes, jac, cont = (np.concatenate(parts) for parts in zip(*kept, strict=True))
         yield stats, (codes // n).astype(np.int32), (codes % n).astype(np.int32), jac, cont
+
+
+@dataclass(frozen=True, slots=True)
+class BandGroups:
+    """How `pairs.banded_by_shuffle` numbers the key groups of both LSH passes: the one index's `bands` of
+    `rows` rows, then the bands of `size_class_tables` in order (each table's bands from column 0, as
+    `size_class_entries` reads them); each band's keys (`candidates.band_keys` of its rows) cut into
+    `per_band` groups by value, so that equal band rows, and so a bucket of either pass, fall in one
+    group: group = band * per_band + key % per_band."""
+
+    bands: int
+    rows: int
+    size_class_tables: tuple[SizeClassTables, ...]
+    per_band: int
+
+    @property
+    def size_class_bands(self) -> list[tuple[SizeClassTables, int]]:
+        """(tables, band within them) of each size-class band, in order."""
+        return [(t, band) for t in self.size_class_tables for band in range(t.bands)]
+
+    @property
+    def n_size_class_bands(self) -> int:
+        return sum(t.bands for t in self.size_class_tables)
+
+
+def band_group_entries(batch: pa.RecordBatch, layout: BandGroups, num_perm: int) -> Iterator[pa.RecordBatch]:
+    """For units (columns unit_id, n_shingles, minhash): each unit's entry (`BAND_ENTRY`) in the key group
+    of every band of both passes that its band rows fall in (`BandGroups`), a batch a band."""
+    sigs = signature_matrix(num_perm, batch.column("minhash"))
+    carried = [batch.column("unit_id").cast(pa.int32()), batch.column("n_shingles").cast(pa.int32())]
+    carried.append(batch.column("minhash"))
+    per_band = np.uint64(layout.per_band)
+    first = 0
+    passes = [(layout.bands, layout.rows), *((t.bands, t.rows) for t in layout.size_class_tables)]
+    for bands, rows in passes:
+        for band, keys in band_key_columns(sigs, bands, rows):
+            group = (first + band) * layout.per_band + (keys % per_band).astype(np.int64)
+            yield pa.RecordBatch.from_arrays([pa.array(group.astype(np.int32)), *carried], schema=BAND_ENTRY)
+        first += bands
+
+
+def band_groups_fn(config: Config, layout: BandGroups, bucket_cap: int) -> ArrowFn:
+    """`band_group_pairs` for each key group of a partition of `BAND_ENTRY` rows sorted by group: a group's
+    rows are held until the next group's begin."""
+
+    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        held: list[pa.RecordBatch] = []
+        for batch in batches:
+            if not batch.num_rows:
+                continue
+            group = batch.column("group").to_numpy(zero_copy_only=False)
+            cuts = [0, *(np.flatnonzero(group[1:] != group[:-1]) + 1).tolist(), len(group)]
+            for lo, hi in zip(cuts[:-1], cuts[1:], strict=True):
+                if held and held[0].column("group")[0].as_py() != group[lo]:
+                    yield from band_group_pairs(held, config, layout, bucket_cap)
+                    held = []
+                held.append(batch.slice(lo, hi - lo))
+        if held:
+            yield from band_group_pairs(held, config, layout, bucket_cap)
+
+    return run
+
+
+def band_group_pairs(
+    entries: Sequence[pa.RecordBatch], config: Config, layout: BandGroups, bucket_cap: int
+) -> Iterator[pa.RecordBatch]:
+    """The pairs of one key group's buckets (`entries`: its `BAND_ENTRY` rows) that pass the estimates,
+    found and verified as the local engine does each band's (`candidates.verified_band_pairs`, or for a
+    size-class band `candidates.verified_size_class_pairs`) over the group's signatures, then the group's
+    bucket counts (`GROUP_PAIRS`). A group holds whole buckets, so the counts of a band's groups add up to
+    the band's."""
+    rows = pa.Table.from_batches(entries)
+    group = int(entries[0].column("group")[0].as_py())
+    ids = rows.column("unit_id").to_numpy().astype(np.int64)
+    order = np.argsort(ids, kind="stable")  # local a < b is unit a < unit b
+    ids = ids[order]
+    sigs = signature_matrix(config.num_perm, rows.column("minhash"))[order]
+    sizes = rows.column("n_shingles").to_numpy().astype(np.float64)[order]
+    m, band = len(ids), group // layout.per_band
+    stats = CandidateStats()
+    if band < layout.bands:
+        stats, kept = verified_band_pairs(
+            sigs,
+            sizes,
+            lsh_band_table(sigs, band, layout.rows),
+            similarity=config.similarity,
+            **_floor_and_guard(config),
+            bucket_cap=bucket_cap,
+        )
+    else:
+        t, b = layout.size_class_bands[band - layout.bands]
+        keys = size_class_keys(sigs[:, b * t.rows : (b + 1) * t.rows], size_classes(sizes), t.distances)
+        local = np.tile(np.arange(m, dtype=np.int64), len(t.distances) + 1)
+        kept = verified_size_class_pairs(
+            sigs, sizes, keys, local, stats, **_floor_and_guard(config), bucket_cap=bucket_cap
+        )
+    counted = list(GROUP_PAIRS)[len(PAIR_EST) :]
+    for codes, jac, cont in kept:
+        if len(codes):
+            a, b = ids[codes // m].astype(np.int32), ids[codes % m].astype(np.int32)
+            yield pa.RecordBatch.from_arrays(
+                [*map(pa.array, (a, b, jac, cont)), *(pa.nulls(len(codes), f.type) for f in counted)],
+                schema=GROUP_PAIRS,
+            )
+    counts = [int(band >= layout.bands), *(getattr(stats, name) for name in GROUP_COUNTS)]
+    yield pa.RecordBatch.from_arrays(
+        [
+            *(pa.nulls(1, f.type) for f in PAIR_EST),
+            *(pa.array([v], f.type) for v, f in zip(counts, counted, strict=True)),
+        ],
+        schema=GROUP_PAIRS,
+    )
 
 
 def size_class_bucket_pairs(batch: pa.RecordBatch) -> Iterator[pa.RecordBatch]:

@@ -1,6 +1,7 @@
-"""Candidate pairs as joins: `candidates.simhash_pairs` and `candidates.minhash_pairs` (with the size-class
-pass `candidates.containment_lsh_pairs` under `partial_copies`) on DataFrames, with the same tables or
-bands, bucket cap, verification and statistics as the local engine."""
+"""Candidate pairs on Spark: `candidates.simhash_pairs` as joins, and `candidates.minhash_pairs` (with the
+size-class pass `candidates.containment_lsh_pairs` under `partial_copies`) in band tasks that get the
+signatures by a broadcast or a shuffle (joins when a crawl is added), with the same tables or bands, bucket
+cap, verification and statistics as the local engine."""
 
 from __future__ import annotations
 
@@ -33,8 +34,14 @@ from .components import frame_from_arrow, to_arrow
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
-# MinHash verification broadcasts the signature matrix up to this size (else a shuffle join per pair).
+# The LSH passes broadcast the signature matrix to their band tasks up to this size (~1M units at 128
+# permutations), else shuffle each unit's signature to its bands' tasks (`banded_by_shuffle`); the Spark
+# setting neardup.broadcastSignaturesBytes overrides it.
 BROADCAST_SIGNATURES_BYTES = 512 << 20
+BROADCAST_SIGNATURES_SETTING = "neardup.broadcastSignaturesBytes"
+# A band task of `banded_by_shuffle` holds about this many bytes of signatures at once (one key group of a
+# band: the group's signatures, twice while they are sorted by unit, and its buckets' pairs).
+BAND_GROUP_BYTES = 64 << 20
 # Exact verification joins the pages' texts to a broadcast of the paired units' keys up to this many.
 BROADCAST_PAIRED_UNITS = 2_000_000
 
@@ -184,13 +191,20 @@ def simhash_pairs(
     return pairs, stats
 
 
+def signatures_broadcast_bytes(spark: SparkSession) -> int:
+    """The largest signature matrix the LSH passes broadcast to their band tasks: the Spark setting
+    neardup.broadcastSignaturesBytes, else `BROADCAST_SIGNATURES_BYTES`."""
+    value = spark.conf.get(BROADCAST_SIGNATURES_SETTING, None)
+    return BROADCAST_SIGNATURES_BYTES if value is None else int(value)
+
+
 def minhash_pairs(
     spark: SparkSession, units: DataFrame, n: int, config: Config, *, touching: DataFrame | None = None
 ) -> tuple[DataFrame, CandidateStats]:
-    """`candidates.minhash_pairs` as joins: the same bands x rows, cap, estimates and stats. With
-    `touching` (column unit_id), only the pairs with one of its units, the stats of their buckets."""
-    from pyspark.sql import functions as F
-
+    """`candidates.minhash_pairs` as Spark tasks: the same bands x rows, cap, estimates and stats. The
+    band tasks get the signatures by a broadcast up to `signatures_broadcast_bytes` (`banded_in_tasks`),
+    by a shuffle above it (`banded_by_shuffle`). With `touching` (column unit_id), only the pairs with one
+    of its units, the stats of their buckets (`grouped_band_pairs`)."""
     stats = CandidateStats(bucket_cap=BUCKET_CAP)
     if n < 2:
         return _no_pairs(spark), stats
@@ -198,9 +212,32 @@ def minhash_pairs(
         lsh_threshold(config.minhash_floor, config.similarity, config.min_size_ratio), config.num_perm
     )
     stats.lsh_bands, stats.lsh_rows = bands, rows
-    fits = n * config.num_perm * 4 <= BROADCAST_SIGNATURES_BYTES
-    if fits and touching is None:
-        return _estimated(banded_in_tasks(spark, units, n, config, bands, rows, stats)), stats
+    fits = n * config.num_perm * 4 <= signatures_broadcast_bytes(spark)
+    if touching is None:
+        banded = banded_in_tasks if fits else banded_by_shuffle
+        return _estimated(banded(spark, units, n, config, bands, rows, stats)), stats
+    found = grouped_band_pairs(spark, units, n, config, bands, rows, stats, touching=touching, broadcast=fits)
+    return _estimated(found), stats
+
+
+def grouped_band_pairs(
+    spark: SparkSession,
+    units: DataFrame,
+    n: int,
+    config: Config,
+    bands: int,
+    rows: int,
+    stats: CandidateStats,
+    *,
+    touching: DataFrame | None = None,
+    broadcast: bool,
+) -> DataFrame:
+    """The LSH pairs (a, b, jaccard, containment) at or above the floor, with the buckets of both passes
+    made by a groupBy on (band, key) (`_buckets`, `size_class_candidates`): with `touching`, only the
+    buckets and pairs of its units. The candidates are verified in their bucket tasks against the
+    broadcast signatures (`broadcast`), or after a join of both signatures to each distinct pair."""
+    from pyspark.sql import functions as F
+
     band_df = F.broadcast(
         spark.createDataFrame([(b, b * rows * 4 + 1) for b in range(bands)], "band int, pos int")
     )
@@ -214,12 +251,12 @@ def minhash_pairs(
     if config.searches_partial_copies:
         cands = cands.unionByName(size_class_candidates(units, config, stats, touching=touching))
     stats.warn_capped("LSH", BUCKET_CAP)  # the one index's buckets, as locally
-    if fits:
+    if broadcast:
         # Each bucket task verifies its pairs against a broadcast copy of the signatures, and only the
         # pairs kept are shuffled to drop the ones found in several bands.
         verify = per_batch(arrow.minhash_estimates, config, broadcast_signatures(spark, units, n, config))
         kept = pairs_touching(cands.mapInArrow(verify, ddl(arrow.PAIR_EST)), touching)
-        return _estimated(kept.dropDuplicates(["a", "b"])), stats
+        return kept.dropDuplicates(["a", "b"])
     cands = pairs_touching(cands, touching).dropDuplicates(["a", "b"])
     sig = units.select("unit_id", "minhash", "n_shingles")
     sa = sig.select(
@@ -229,8 +266,7 @@ def minhash_pairs(
         F.col("unit_id").alias("b"), F.col("minhash").alias("sig_b"), F.col("n_shingles").alias("n_b")
     )
     joined = cands.join(sa, "a").join(sb, "b").select("a", "b", "sig_a", "sig_b", "n_a", "n_b")
-    verify = per_batch(arrow.minhash_estimates, config)
-    return _estimated(joined.mapInArrow(verify, ddl(arrow.PAIR_EST))), stats
+    return joined.mapInArrow(per_batch(arrow.minhash_estimates, config), ddl(arrow.PAIR_EST))
 
 
 def broadcast_signatures(spark: SparkSession, units: DataFrame, n: int, config: Config) -> Any:
@@ -274,6 +310,58 @@ def banded_in_tasks(
         found = found.unionByName(size_classes_in_tasks(spark, shared, config, stats))
     stats.warn_capped("LSH", BUCKET_CAP)  # the one index's buckets, as locally
     return found.dropDuplicates(["a", "b"])
+
+
+def banded_by_shuffle(
+    spark: SparkSession,
+    units: DataFrame,
+    n: int,
+    config: Config,
+    bands: int,
+    rows: int,
+    stats: CandidateStats,
+) -> DataFrame:
+    """The pairs of `banded_in_tasks` (both passes) for a signature matrix of any size: no broadcast, each
+    unit's signature goes by one shuffle to the task of each band's key group it falls in (a band's keys
+    cut by value into groups of about `BAND_GROUP_BYTES` of signatures: a bucket lies in one group), for
+    the one index's bands and the size-class bands alike (`arrow.BandGroups`). A task takes its groups one
+    at a time (sorted by group), makes each group's buckets and verifies their pairs as the local engine
+    does (`arrow.band_group_pairs`), and returns the pairs kept and the group's bucket counts, which go
+    into `stats` as `banded_in_tasks` adds them. The pairs kept are shuffled to drop the ones found in
+    several bands. A unit's signature crosses the shuffle once a band (32 + 42 bands at the defaults)."""
+    from pyspark.sql import functions as F
+
+    tables = (
+        size_class_tables(partial_copy_ratio(config.min_size_ratio), config.num_perm)
+        if config.searches_partial_copies
+        else []
+    )
+    per_band = max(1, -(-n * config.num_perm * 4 // BAND_GROUP_BYTES))
+    layout = arrow.BandGroups(bands=bands, rows=rows, size_class_tables=tuple(tables), per_band=per_band)
+    found = (
+        units.select("unit_id", "n_shingles", "minhash")
+        .mapInArrow(per_batch(arrow.band_group_entries, layout, config.num_perm), ddl(arrow.BAND_ENTRY))
+        .repartition("group")
+        .sortWithinPartitions("group")
+        .mapInArrow(arrow.band_groups_fn(config, layout, BUCKET_CAP), ddl(arrow.GROUP_PAIRS))
+        .persist()  # read twice: the counts, then the pairs
+    )
+    lsh = CandidateStats(tables=bands)
+    size_class = CandidateStats(tables=layout.n_size_class_bands, size_class_tables=tuple(tables))
+    for row in found.filter(F.col("a").isNull()).collect():
+        counts = CandidateStats(
+            candidates=row["candidates"],
+            largest_bucket=row["largest_bucket"],
+            capped_buckets=row["capped_buckets"],
+            capped_members=row["capped_members"],
+        )
+        (size_class if row["size_class"] else lsh).merge(counts)
+    stats.merge(lsh)
+    if tables:
+        add_size_class_pass(stats, size_class, BUCKET_CAP)
+    stats.warn_capped("LSH", BUCKET_CAP)  # the one index's buckets, as locally
+    pairs = found.filter(F.col("a").isNotNull()).select(*arrow.PAIR_EST.names)
+    return pairs.dropDuplicates(["a", "b"])
 
 
 def size_classes_in_tasks(
