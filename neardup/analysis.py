@@ -303,28 +303,19 @@ def load_fingerprints(
 
 def _paired_signatures(store: Store, config: Config, unit_ids: np.ndarray) -> np.ndarray:
     """The MinHash signatures of `unit_ids` (ascending: the units in a stored pair) in that order, read as
-    Arrow bytes, not a Python object per unit."""
-    held, column = store.unit_signatures_of(config.fingerprint_key, unit_ids)
-    if not np.array_equal(held, unit_ids):
+    Arrow bytes a batch at a time, each placed into the one matrix (no Python object per unit, no sorted
+    copy of them)."""
+    out = np.empty((len(unit_ids), config.num_perm), dtype=np.uint32)
+    placed = np.zeros(len(unit_ids), dtype=bool)
+    for units, batch in store.unit_signature_batches_of(config.fingerprint_key, unit_ids):
+        rows = np.searchsorted(unit_ids, units)
+        out[rows] = signature_matrix(config.num_perm, batch)
+        placed[rows] = True
+    if not placed.all():
         raise NeardupError(
             f"the fingerprint set {config.fingerprint_key} no longer has every unit it had when it was read "
             "(a source removed or the set computed again meanwhile): reload the page"
         )
-    return signature_matrix(config.num_perm, column)
-
-
-def all_signatures(store: Store, config: Config, n_units: int) -> np.ndarray:
-    """The MinHash signatures of the `n_units` units of `config`'s stored fingerprint set, by unit id (what
-    `Fingerprints.minhash` holds of the units in a pair only): read when a view replays the whole index, a
-    batch at a time into the one matrix, unsorted (no second copy of half a gigabyte at 1M units, and no
-    sort of it in DuckDB)."""
-    out = np.empty((n_units, config.num_perm), dtype=np.uint32)
-    read = 0
-    for units, batch in store.unit_signature_batches(config.fingerprint_key):
-        out[units] = signature_matrix(config.num_perm, batch)
-        read += len(units)
-    if read != n_units:
-        raise ValueError(f"the stored fingerprint set has {read} units' signatures, not {n_units}")
     return out
 
 
@@ -337,17 +328,19 @@ def _fixed_counts(arrays: dict[str, np.ndarray], n_units: int) -> tuple[dict[str
     return {"md5": int(md5s), "units": int(np.count_nonzero(has_unit))}, has_unit
 
 
-def subset_fingerprints(fp: Fingerprints, keep: np.ndarray) -> Fingerprints:
-    """The fingerprints of the pages where `keep` (a boolean mask over `fp.pages`) is true, e.g. of one
-    source, as if they were all there is: the units are shared, the pairs are those of two units of
-    the kept content pages (no pair through a text only other pages have)."""
+def subset_fingerprints(fp: Fingerprints, keep: np.ndarray, *, with_pages: bool = True) -> Fingerprints:
+    """The fingerprints of the pages `keep` selects (a boolean mask over `fp.pages`, or their rows in
+    ascending order), e.g. of one source, as if they were all there is: the units are shared, the pairs
+    are those of two units of the kept content pages (no pair through a text only other pages have).
+    Without `with_pages` its `pages` frame is empty: enough to cluster (`cluster_at_threshold` reads the
+    arrays alone), where slicing a crawl's frame costs more than clustering a source of it."""
     arrays = {k: v[keep] for k, v in fp.arrays.items()}
     fixed_counts, is_kept = _fixed_counts(arrays, fp.n_units)
     on = is_kept[fp.pairs["a"]] & is_kept[fp.pairs["b"]]
     pairs = fp.pairs if on.all() else {k: v[on] for k, v in fp.pairs.items()}
     return dataclasses.replace(
         fp,
-        pages=fp.pages[keep].reset_index(drop=True),
+        pages=fp.pages.iloc[keep].reset_index(drop=True) if with_pages else fp.pages.iloc[:0],
         arrays=arrays,
         fixed_counts=fixed_counts,
         pairs=pairs,

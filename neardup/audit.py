@@ -23,35 +23,66 @@ from .store import Store
 from .store.labels import LabelRow
 from .store.pages import PageRow
 
+_UNIT_PAGE_COLUMNS = ["page_id", "canonical_url", "md5", "host", "fetched_at"]
+
 
 def unit_pages(fp: Fingerprints) -> pd.DataFrame:
-    """One page shown per distinct text (unit): the earliest page id, with its canonical URL, MD5 and host."""
-    content = fp.pages[fp.pages["unit_id"] >= 0]
-    first = content.sort_values("page_id").groupby("unit_id", sort=True).head(1)
-    return first.set_index("unit_id")[["page_id", "canonical_url", "md5", "host", "fetched_at"]]
+    """One page shown per distinct text (unit), by unit id: the earliest page id, with its canonical URL,
+    MD5, host and fetch time. Each text's row is found on the two integer columns, then only those rows
+    of the five columns are taken (not the whole pages frame filtered, sorted and grouped)."""
+    page_id = fp.pages["page_id"].to_numpy(dtype=np.int64)
+    unit = fp.pages["unit_id"].to_numpy(dtype=np.int64)
+    content = np.flatnonzero(unit >= 0)
+    by_page = content[np.argsort(page_id[content], kind="stable")]
+    units, first = np.unique(unit[by_page], return_index=True)
+    shown = fp.pages[_UNIT_PAGE_COLUMNS].take(by_page[first])
+    shown.index = pd.Index(units, name="unit_id")
+    return shown
+
+
+def first_page_rows(fp: Fingerprints, units: np.ndarray) -> np.ndarray:
+    """The row in `fp.pages` of the earliest page (lowest page id) of each of `units` (unit ids, each held
+    by a content page), from the arrays alone: no sort or group of a crawl-sized pages frame."""
+    unit, page_id = fp.arrays["unit"], fp.arrays["page_id"]
+    units = np.asarray(units, dtype=np.int64)
+    wanted = np.zeros(fp.n_units + 1, dtype=bool)  # the last slot: unit -1, a degenerate page's
+    wanted[units] = True
+    rows = np.flatnonzero(wanted[unit])
+    rows = rows[np.lexsort((page_id[rows], unit[rows]))]
+    first = rows[np.r_[True, unit[rows][1:] != unit[rows][:-1]]] if len(rows) else rows
+    at = np.minimum(np.searchsorted(unit[first], units), max(len(first) - 1, 0))
+    if len(units) and (not len(first) or not np.array_equal(unit[first[at]], units)):
+        raise ValueError("a unit asked for has no content page")
+    return first[at]
 
 
 def candidate_pairs(fp: Fingerprints, config: Config) -> pd.DataFrame:
     """Stored candidate pairs at page level, with score, bucket and the label key of each side
-    (canonical URL, MD5 of the page's bytes); sides ordered so that (url_a, md5_a) < (url_b, md5_b)."""
-    up = unit_pages(fp)
+    (canonical URL, MD5 of the page's bytes); sides ordered so that (url_a, md5_a) < (url_b, md5_b).
+    Each side is its text's first page (`first_page_rows`); of the pages frame only the paired texts'
+    first pages' URLs and MD5s are read."""
     a, b = fp.pairs["a"].astype(np.int64), fp.pairs["b"].astype(np.int64)
-    pa_ = up.reindex(a)
-    pb_ = up.reindex(b)
-    ua, ub = pa_["canonical_url"].to_numpy(dtype=object), pb_["canonical_url"].to_numpy(dtype=object)
-    ma, mb = pa_["md5"].to_numpy(dtype=object), pb_["md5"].to_numpy(dtype=object)
-    swap = sides_swapped(ua, ma, ub, mb)
+    paired = np.zeros(fp.n_units, dtype=bool)
+    paired[a] = paired[b] = True
+    units = np.flatnonzero(paired)
+    rows = first_page_rows(fp, units)
+    # The sides' strings stay Arrow's (compared and taken there): no Python string per pair.
+    url, md5 = fp.pages["canonical_url"].array.take(rows), fp.pages["md5"].array.take(rows)
+    page = fp.arrays["page_id"][rows]
+    at_a, at_b = np.searchsorted(units, a), np.searchsorted(units, b)
+    swap = sides_swapped(url.take(at_a), md5.take(at_a), url.take(at_b), md5.take(at_b))
+    side_a, side_b = np.where(swap, at_b, at_a), np.where(swap, at_a, at_b)
     scores = pair_scores(fp, config)
     return pd.DataFrame(
         {
-            "unit_a": np.where(swap, b, a),
-            "unit_b": np.where(swap, a, b),
-            "page_a": np.where(swap, pb_["page_id"], pa_["page_id"]),
-            "page_b": np.where(swap, pa_["page_id"], pb_["page_id"]),
-            "url_a": np.where(swap, ub, ua),
-            "md5_a": np.where(swap, mb, ma),
-            "url_b": np.where(swap, ua, ub),
-            "md5_b": np.where(swap, ma, mb),
+            "unit_a": units[side_a],
+            "unit_b": units[side_b],
+            "page_a": page[side_a],
+            "page_b": page[side_b],
+            "url_a": url.take(side_a),
+            "md5_a": md5.take(side_a),
+            "url_b": url.take(side_b),
+            "md5_b": md5.take(side_b),
             "score": scores,
             "bucket": bucket_of(scores, config),
         }

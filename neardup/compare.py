@@ -22,11 +22,15 @@ import pandas as pd
 
 from .analysis import (
     Analysis,
+    Clustering,
     Fingerprints,
     ReportNumbers,
     analyze,
+    cluster_at_threshold,
     duplicate_pairs,
     load_fingerprints,
+    number_clusters,
+    pairs_at_threshold,
     report_numbers,
     subset_fingerprints,
 )
@@ -107,14 +111,18 @@ class SourceSummary:
     hosts: pd.DataFrame  # host, pages, redundant, redundant_pct
 
 
-def _side_numbers(base: Analysis | SourceSummary, cur: Analysis | SourceSummary) -> pd.DataFrame:
+# What a side of a comparison is read from: its numbers and hosts.
+Side = Analysis | Clustering | SourceSummary
+
+
+def _side_numbers(base: Side, cur: Side) -> pd.DataFrame:
     rows = [(k, base.numbers[k], cur.numbers[k]) for k in NUMBERS]
     df = pd.DataFrame(rows, columns=["metric", "baseline", "current"])
     df["change"] = (df["current"] - df["baseline"]).round(2)
     return df
 
 
-def _side_hosts(base: Analysis | SourceSummary, cur: Analysis | SourceSummary) -> pd.DataFrame:
+def _side_hosts(base: Side, cur: Side) -> pd.DataFrame:
     cols = ["host", "pages", "redundant", "redundant_pct"]
     hosts = base.hosts[cols].merge(
         cur.hosts[cols], on="host", how="outer", suffixes=("_baseline", "_current")
@@ -189,15 +197,26 @@ def compare_sources(
 ) -> Comparison:
     """Two sources of one database, clustered together at `config`'s setting, as if they were all the
     database holds: each side's numbers are its own, and texts join only through pages of the two.
-    `fp` may hold other sources too (the same result as `load_fingerprints` of the two alone)."""
+    `fp` may hold other sources too (the same result as `load_fingerprints` of the two alone). The three
+    clusterings are of `fp`'s arrays (`subset_fingerprints` without pages); of its pages frame only the
+    two sources' content pages' URLs and texts are read (a crawl of a source per shard has hundreds of
+    small sources in a frame of millions of rows)."""
     src = fp.pages["source_id"].to_numpy()
     on_base, on_cur = src == baseline, src == current
-    base = analyze(subset_fingerprints(fp, on_base), config)
-    cur = analyze(subset_fingerprints(fp, on_cur), config)
-    joint = analyze(subset_fingerprints(fp, on_base | on_cur), config).pages
-    pages = joint.assign(
-        side=np.where(joint["source_id"].to_numpy() == baseline, "baseline", "current"),
-        group=joint["cluster_id"],
+    base = cluster_at_threshold(subset_fingerprints(fp, np.flatnonzero(on_base), with_pages=False), config)
+    cur = cluster_at_threshold(subset_fingerprints(fp, np.flatnonzero(on_cur), with_pages=False), config)
+    rows = np.flatnonzero(on_base | on_cur)
+    joint = subset_fingerprints(fp, rows, with_pages=False)
+    cluster = number_clusters(joint, pairs_at_threshold(joint, config)).cluster
+    content = rows[cluster > 0]  # cluster 0: a degenerate page
+    pages = pd.DataFrame(
+        {
+            "page_id": fp.arrays["page_id"][content],
+            "url": fp.pages["url"].array.take(content),
+            "exact_key": fp.pages["exact_key"].array.take(content),
+            "side": np.where(on_base[content], "baseline", "current"),
+            "group": cluster[cluster > 0],
+        }
     )
     clusters, repeats = _changes(pages)
     return Comparison(*names, _side_numbers(base, cur), _side_hosts(base, cur), clusters, repeats, "cluster")
@@ -485,7 +504,11 @@ class SourceTexts:
 def source_texts(fp: Fingerprints) -> SourceTexts:
     """The `SourceTexts` of `fp`'s pages, by their `source_id`."""
     unit, n_units = fp.arrays["unit"], fp.n_units
-    source_ids, source = np.unique(fp.pages["source_id"].to_numpy(dtype=np.int64), return_inverse=True)
+    # Source ids are small and dense: numbered by a count of each, not a sort of the pages.
+    source_id = fp.pages["source_id"].to_numpy(dtype=np.int64)
+    has_pages = np.bincount(source_id) > 0
+    source_ids = np.flatnonzero(has_pages)
+    source = (np.cumsum(has_pages) - 1)[source_id]
     n_sources = len(source_ids)
     content = unit >= 0
     node_key, node_pages = np.unique(source[content] * n_units + unit[content], return_counts=True)
@@ -501,7 +524,7 @@ def source_texts(fp: Fingerprints) -> SourceTexts:
         node_source,
         node_pages,
         unit_nodes,
-        np.searchsorted(node_unit[unit_nodes], np.arange(n_units + 1)),
+        np.concatenate([[0], np.cumsum(np.bincount(node_unit, minlength=n_units))]),
         {
             "total_pages": np.bincount(source, minlength=n_sources),
             "content_pages": np.bincount(source[content], minlength=n_sources),

@@ -324,7 +324,6 @@ def _pair_signatures(
     fp: Fingerprints,
     unit_a: int,
     unit_b: int,
-    all_signatures: np.ndarray | None,
     capped: CappedBuckets | None,
     pair_signatures: tuple[np.ndarray, np.ndarray] | None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -335,9 +334,11 @@ def _pair_signatures(
             return pair_signatures[0], pair_signatures[1], np.empty((0, len(pair_signatures[0])), np.uint32)
         sa, sb = fp.signatures(np.array([unit_a, unit_b]))
         return sa, sb, np.empty((0, len(sa)), np.uint32)
-    every = all_signatures if all_signatures is not None else fp.minhash
-    if every is None or (all_signatures is None and fp.signature_units is not None):
-        raise ValueError("trace_minhash() needs the signatures of every unit (all_signatures)")
+    every = fp.held_signatures() if fp.signature_units is None else None
+    if every is None:
+        raise ValueError(
+            "trace_minhash() needs every unit's signature in the fingerprints, or the set's capped buckets"
+        )
     return every[unit_a], every[unit_b], every
 
 
@@ -392,16 +393,15 @@ def trace_minhash(
     *,
     exact_score: float,
     stored: bool,
-    all_signatures: np.ndarray | None = None,
     capped: CappedBuckets | None = None,
     pair_signatures: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> MinHashTrace:
     """Replay `candidates.minhash_pairs` (and its size-class pass) on units `unit_a` and `unit_b` of `fp`.
-    A band's bucket size is counted in every unit's signature, `all_signatures` (by unit id,
-    `analysis.all_signatures`), where `fp` holds only those of the units in a pair
-    (`Fingerprints.signature_units`); or, for a bucket over the cap, read from `capped` (the set's
-    `CappedBuckets`), with the two units' signatures `pair_signatures` (default: `fp`'s)."""
-    sa, sb, sigs = _pair_signatures(fp, unit_a, unit_b, all_signatures, capped, pair_signatures)
+    A band's bucket size is counted in every unit's signature, where `fp` holds them all
+    (`Fingerprints.signature_units` is None); or, for a bucket over the cap, read from `capped` (the set's
+    `CappedBuckets`), with the two units' signatures `pair_signatures` (default: `fp`'s), where `fp` holds
+    only those of the units in a pair."""
+    sa, sb, sigs = _pair_signatures(fp, unit_a, unit_b, capped, pair_signatures)
     sizes = fp.n_shingles.astype(np.float64)
     bands, rows = index_params(config, len(sa))
     equal = sa == sb
@@ -537,15 +537,13 @@ def pair_evidence(
     page_a: Mapping[str, Any],
     page_b: Mapping[str, Any],
     *,
-    all_signatures: np.ndarray | None = None,
     capped: CappedBuckets | None = None,
     pair_signatures: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> PairEvidence:
     """The evidence for two pages (`Store.page` rows: page_id and text under `config.norm_key`) under
-    `config`, from their texts and `fp`, the fingerprints of the same setting (MinHash: and every unit's
-    signature, `all_signatures`, where `fp` holds only some; or the set's capped buckets, `capped`, with
-    the two pages' units' signatures, `pair_signatures`, where `fp` may not hold them; see
-    `trace_minhash`). Exact but for the estimate, which is the signatures' (approximate, as the search that
+    `config`, from their texts and `fp`, the fingerprints of the same setting (MinHash: holding every unit's
+    signature; or, where they hold only some, the set's capped buckets, `capped`, with the two pages' units'
+    signatures, `pair_signatures`, where `fp` may not hold them; see `trace_minhash`). Exact but for the estimate, which is the signatures' (approximate, as the search that
     used it)."""
     if config.fingerprint_key != fp.config.fingerprint_key:
         raise ValueError("pair_evidence() needs fingerprints computed for the same setting")
@@ -569,7 +567,6 @@ def pair_evidence(
                 unit_b,
                 exact_score=exact,
                 stored=stored is not None,
-                all_signatures=all_signatures,
                 capped=capped,
                 pair_signatures=pair_signatures,
             )

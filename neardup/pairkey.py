@@ -14,6 +14,10 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+# A column of strings: an object array of str, or pandas' Arrow-backed string array (whose comparisons
+# pandas' type stubs do not declare).
+Strings = Any
+
 
 class PairKey(NamedTuple):
     """The key of a labeled pair: its sides in order, (url_a, md5_a) <= (url_b, md5_b). A tuple, so a key
@@ -50,7 +54,7 @@ def key_of(row: Mapping[str, Any]) -> PairKey:
     return pair_key(row["url_a"], row["md5_a"], row["url_b"], row["md5_b"])
 
 
-def sides_swapped(url_a: np.ndarray, md5_a: np.ndarray, url_b: np.ndarray, md5_b: np.ndarray) -> np.ndarray:
-    """Which rows of four columns of strings (object arrays) have their sides out of `pair_key`'s order."""
-    swapped: np.ndarray = (url_a > url_b) | ((url_a == url_b) & (md5_a > md5_b))
-    return swapped
+def sides_swapped(url_a: Strings, md5_a: Strings, url_b: Strings, md5_b: Strings) -> np.ndarray:
+    """Which rows of four columns of strings (object arrays, or pandas' Arrow-backed string arrays, compared
+    in Arrow without a Python string each) have their sides out of `pair_key`'s order."""
+    return np.asarray((url_a > url_b) | ((url_a == url_b) & (md5_a > md5_b)), dtype=bool)

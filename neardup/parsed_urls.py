@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+import pyarrow as pa
 
 Query = tuple[tuple[str, str], ...]
 
@@ -16,7 +17,8 @@ class ParsedUrls:
     """The URLs of pages, in page id order, as codes. A page's URL as fetched has a raw code (equal codes,
     equal strings); its URL key (`urls.url_key`: the form rules compare) a base code (equal codes, equal
     `UrlKey.text`); a base code has a host, a path and a query code. A URL that is no http(s) URL has the
-    key ("", "", the URL, ()) and no crawl-trap family (-1)."""
+    key ("", "", the URL, ()) and no crawl-trap family (-1). The URLs are text UTF-8 holds (as the store
+    keeps them: a record with a lone surrogate is rejected at ingest)."""
 
     page_id: np.ndarray  # ascending
     raw: np.ndarray  # per page: 0.. in order of first appearance
@@ -27,10 +29,21 @@ class ParsedUrls:
     key_query: np.ndarray  # per base code: its query's code
     key_is_url: np.ndarray  # per base code: whether it is the key of an http(s) URL (scheme https)
     hosts: list[str]  # by host code: the host as written in the key (not the bare host)
-    paths: list[str]  # by path code
+    # By path code, as Arrow strings (bytes and offsets): a crawl has nearly as many paths as pages.
+    paths: pa.StringArray
     queries: list[Query]  # by query code: the sorted (name, value) pairs
-    trap_names: list[tuple[str, str]]  # by family code: (bare host, pattern)
+    # By crawl-trap family code: its bare host and pattern (as many families as a host has URL shapes).
+    trap_hosts: pa.StringArray
+    trap_patterns: pa.StringArray
 
     @property
     def n_raw(self) -> int:
         return int(self.raw.max(initial=-1)) + 1
+
+    def path(self, code: int) -> str:
+        """The path of path code `code`."""
+        return str(self.paths[code].as_py())
+
+    def trap_name(self, family: int) -> tuple[str, str]:
+        """(bare host, pattern) of crawl-trap family `family`."""
+        return str(self.trap_hosts[family].as_py()), str(self.trap_patterns[family].as_py())

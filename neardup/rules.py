@@ -26,6 +26,7 @@ from typing import Any, TypedDict
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 
 from .parsed_urls import ParsedUrls, Query
 from .url_images import BaseParts, ImageParts, image_codes, image_parts
@@ -388,15 +389,14 @@ class UrlTable:
         return self.parse.trap
 
     @property
-    def trap_names(self) -> list[tuple[str, str]]:
-        """(bare host, pattern) of each crawl-trap family, by code."""
-        return self.parse.trap_names
+    def n_trap_families(self) -> int:
+        return len(self.parse.trap_hosts)
 
     def base_key(self, code: int) -> UrlKey:
         """The key of base code `code`."""
         parse = self.parse
         host = parse.hosts[parse.key_host[code]]
-        path, query = parse.paths[parse.key_path[code]], parse.queries[parse.key_query[code]]
+        path, query = parse.path(int(parse.key_path[code])), parse.queries[parse.key_query[code]]
         return UrlKey("https" if parse.key_is_url[code] else "", host, path, query)
 
     def raw_keys(self, codes: Sequence[int]) -> list[UrlKey | None]:
@@ -404,7 +404,7 @@ class UrlTable:
         parse, at = self.parse, np.asarray(codes, dtype=np.int64)
         base = self.raw_base[at]
         hosts = [parse.hosts[h] for h in parse.key_host[base].tolist()]
-        paths = [parse.paths[p] for p in parse.key_path[base].tolist()]
+        paths = parse.paths.take(pa.array(parse.key_path[base])).to_pylist()
         queries = [parse.queries[q] for q in parse.key_query[base].tolist()]
         # A fetched URL that is an http(s) URL has the key of its base code, whose scheme is https.
         return [
@@ -423,7 +423,7 @@ class UrlTable:
             parse = self.parse
             self._differences = (
                 _Differences(lambda u, v: _host_diff(parse.hosts[u], parse.hosts[v])),
-                _Differences(lambda u, v: _path_change(parse.paths[u], parse.paths[v])),
+                _Differences(lambda u, v: _path_change(parse.path(u), parse.path(v))),
                 _Differences(lambda u, v: _query_diff(parse.queries[u], parse.queries[v])),
             )
         hosts, paths, queries = self._differences
@@ -854,7 +854,7 @@ class _TrapFamilies:
     `crawl_traps` counts the distinct texts of at each threshold."""
 
     min_urls: int
-    family: np.ndarray  # per family kept: its code (`UrlTable.trap_names`), in family code order
+    family: np.ndarray  # per family kept: its code (`ParsedUrls.trap_name`), in family code order
     urls: np.ndarray  # its distinct URLs
     example: list[str]  # the URL of its first page
     positions: np.ndarray  # the pages of the kept families (table positions, ascending)
@@ -864,7 +864,7 @@ class _TrapFamilies:
 def _trap_families(table: UrlTable, min_urls: int) -> _TrapFamilies:
     on = np.flatnonzero(table.trap_family >= 0)
     family, base = table.trap_family[on], table.base[on]
-    n = len(table.trap_names)
+    n = table.n_trap_families
     n_base = int(base.max(initial=-1)) + 1
     urls = np.bincount(pd.unique(family * n_base + base) // max(n_base, 1), minlength=n)
     kept = np.flatnonzero(urls >= min_urls)
@@ -912,10 +912,11 @@ def _traps(table: UrlTable, cluster: np.ndarray, min_urls: int, max_text_share: 
     n_clusters = int(cluster.max(initial=-1)) + 1
     texts = pd.unique(families.of_page[clustered] * n_clusters + cluster[clustered]) // max(n_clusters, 1)
     distinct_texts = np.bincount(texts, minlength=len(families.family))
+    kept = pa.array(families.family)
     out = pd.DataFrame(
         {
-            "host": [table.trap_names[f][0] for f in families.family.tolist()],
-            "pattern": [table.trap_names[f][1] for f in families.family.tolist()],
+            "host": table.parse.trap_hosts.take(kept).to_pylist(),
+            "pattern": table.parse.trap_patterns.take(kept).to_pylist(),
             "urls": families.urls,
             "distinct_texts": distinct_texts,
             "example": families.example,
@@ -960,7 +961,7 @@ def learn_rules(
         bad = [s for s in stats if s.precision < min_precision or s.pairs_in_cluster < min_support]
         if not bad:
             break
-        for s in bad:
+        for s in _to_drop(bad):
             dropped[s.rule] = s
         rules = [s.rule for s in stats if s.rule not in dropped]
     saved = crawl.table.saved_by(rules)
@@ -992,6 +993,25 @@ def _by_host(rules: Sequence[UrlRule]) -> dict[str, list[UrlRule]]:
     for r in rules:
         by_host[bare_host(r.host)].append(r)
     return by_host
+
+
+def _to_drop(bad: Sequence[RuleStats]) -> list[RuleStats]:
+    """The failing rules one round of `learn_rules` drops, host by host (a host's rules are measured with
+    each other). A rule that merges URL pairs badly goes at once. A rule that merges none may be the twin of
+    another kept beside it (a parameter dropped on `www.host` and on `host`: each does what the other does):
+    dropping all such rules of a host together would lose both twins, so while a host has no bad rule that
+    merges pairs, one of its rules merging none goes per round (a `www.` form before the bare host's), and
+    the rest are measured again without it."""
+    by_host: dict[str, list[RuleStats]] = defaultdict(list)
+    for s in bad:
+        by_host[bare_host(s.rule.host)].append(s)
+    out: list[RuleStats] = []
+    for stats in by_host.values():
+        if merging := [s for s in stats if s.merged_pairs]:
+            out += merging
+        else:
+            out.append(max(stats, key=lambda s: (len(s.rule.host), s.rule.host, s.rule.kind, s.rule.name)))
+    return out
 
 
 def _with_host_rules(rules: Sequence[UrlRule]) -> list[tuple[UrlRule, list[UrlRule]]]:

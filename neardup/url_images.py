@@ -38,9 +38,10 @@ class BaseParts:
     host: np.ndarray  # code of each key's host (as written: not the bare host)
     host_names: np.ndarray
     path: np.ndarray  # code of each key's path
-    paths: pd.Index  # the distinct paths, in code order
-    # The distinct paths in Arrow where every one is ASCII (those of URLs of the common shape), else None.
-    ascii_paths: pa.Array | None
+    # The distinct paths, in code order, as Arrow strings: a million-page crawl has nearly as many.
+    paths: pa.StringArray
+    # `paths` where every one is ASCII (those of URLs of the common shape), else None.
+    ascii_paths: pa.StringArray | None
     query: np.ndarray  # code of each key's query pairs
     queries: dict[tuple[tuple[str, str], ...], int]
     query_list: list[tuple[tuple[str, str], ...]]  # the distinct queries, in code order
@@ -61,13 +62,16 @@ class BaseParts:
     new_queries: dict[tuple[tuple[str, str], ...], int] = field(default_factory=dict)
     # Host name -> its code: the known hosts', then those only a host alias names (numbered after).
     host_codes: dict[str, int] = field(default_factory=dict)
+    # The code of each known path by its text (`TextIndex` of `paths`), made at the first path rewritten.
+    path_index: list[TextIndex] = field(default_factory=list)
 
     @classmethod
     def of(cls, keys: Sequence[UrlKey]) -> BaseParts:
         host, host_names = pd.factorize(pd.Series([k.host for k in keys], dtype=object))
         path, paths = pd.factorize(pd.Series([k.path for k in keys], dtype=object))
         query, query_list = pd.factorize(pd.Series([k.query for k in keys], dtype=object))
-        return cls.of_codes(host, list(host_names), path, list(paths), query, list(query_list))
+        distinct_paths = pa.array(np.asarray(paths, dtype=object), type=pa.string())
+        return cls.of_codes(host, list(host_names), path, distinct_paths, query, list(query_list))
 
     @classmethod
     def of_parse(cls, parse: ParsedUrls) -> BaseParts:
@@ -82,19 +86,14 @@ class BaseParts:
         host: np.ndarray,
         host_names: Sequence[str],
         path: np.ndarray,
-        paths: Sequence[str],
+        paths: pa.StringArray,
         query: np.ndarray,
         query_list: Sequence[tuple[tuple[str, str], ...]],
     ) -> BaseParts:
         """The parts of keys given as codes: per key its host, path and query code, and the distinct
-        hosts, paths and queries by code. What a path or a query has is found once per distinct one."""
-        distinct_paths = pd.Series(list(paths), dtype=object)
-        try:
-            column: pa.Array | None = pa.array(distinct_paths, type=pa.string())
-        except (pa.ArrowInvalid, UnicodeEncodeError):  # a lone surrogate is no UTF-8
-            column = None
-        if column is not None and pc.all(pc.string_is_ascii(column)).as_py() is False:
-            column = None
+        hosts, paths (Arrow strings) and queries by code. What a path or a query has is found once per
+        distinct one."""
+        ascii_paths = paths if pc.all(pc.string_is_ascii(paths)).as_py() is not False else None
         path = np.asarray(path, dtype=np.int64)
         query = np.asarray(query, dtype=np.int64)
         # The keys of each query code, for the keys carrying each parameter name.
@@ -113,8 +112,8 @@ class BaseParts:
             host=np.asarray(host, dtype=np.int64),
             host_names=np.asarray(list(host_names), dtype=object),
             path=path,
-            paths=pd.Index(distinct_paths, dtype=object),
-            ascii_paths=column,
+            paths=paths,
+            ascii_paths=ascii_paths,
             query=query,
             queries={q: i for i, q in enumerate(query_list)},
             query_list=list(query_list),
@@ -159,7 +158,7 @@ class BaseParts:
             if self.ascii_paths is not None:
                 found = pd.Series(pd.arrays.ArrowStringArray(pc.ascii_lower(self.ascii_paths)))
             else:
-                found = pd.Series(list(self.paths), dtype=object).str.lower()
+                found = pd.Series(self.paths.to_pylist(), dtype=object).str.lower()
             self.derived["lower"] = found
         return found
 
@@ -171,7 +170,7 @@ class BaseParts:
                 has = pc.match_substring_regex(self.ascii_paths, "[A-Z]")
                 distinct = has.to_numpy(zero_copy_only=False).astype(bool)
             else:
-                distinct = (self.lower_paths != pd.Series(list(self.paths), dtype=object)).to_numpy(
+                distinct = (self.lower_paths != pd.Series(self.paths.to_pylist(), dtype=object)).to_numpy(
                     dtype=bool
                 )
             found = self.derived["upper"] = distinct[self.path]
@@ -186,11 +185,7 @@ class BaseParts:
                     pc.match_substring(self.ascii_paths, ";").to_numpy(zero_copy_only=False).astype(bool)
                 )
             else:
-                distinct = (
-                    pd.Series(list(self.paths), dtype=object)
-                    .str.contains(";", regex=False)
-                    .to_numpy(dtype=bool)
-                )
+                distinct = pc.match_substring(self.paths, ";").to_numpy(zero_copy_only=False).astype(bool)
             found = self.derived["semicolon"] = distinct[self.path]
         return found
 
@@ -250,22 +245,116 @@ class BaseParts:
         # One integer per (part code, rule set number): the rule set numbers stay below 2**32.
         memo = ((distinct // n_sets) << 32 | numbers[distinct % n_sets]).tolist()
         out = list(map(kept.get, memo))
-        for g in [g for g, found in enumerate(out) if found is None]:
-            code, s = divmod(int(distinct[g]), n_sets)
-            out[g] = kept[memo[g]] = self._rewrite(part, code, set_rules[s])
+        missing = [g for g, found in enumerate(out) if found is None]
+        if missing:
+            code, s = np.divmod(distinct[missing], n_sets)
+            made = self._rewrite(part, code, [set_rules[i] for i in s.tolist()])
+            for g, found in zip(missing, made, strict=True):
+                out[g] = kept[memo[g]] = found
         return np.asarray(out, dtype=np.int64)[groups]
 
-    def _rewrite(self, part: str, code: int, rules: Sequence[UrlRule]) -> int:
+    def _rewrite(self, part: str, codes: np.ndarray, rule_sets: Sequence[Sequence[UrlRule]]) -> list[int]:
+        """The code of each path or query `codes[i]` rewritten by `rule_sets[i]`: a known one's, else one
+        numbered after them (`new_paths`, `new_queries`)."""
         if part == "path":
-            path = rewrite_path(self.paths[code], rules)
-            try:
-                return int(self.paths.get_loc(path))
-            except KeyError:
-                return self.new_paths.setdefault(path, len(self.paths) + len(self.new_paths))
-        query = rewrite_query(self.query_list[code], rules)
-        if (known := self.queries.get(query)) is not None:
-            return known
-        return self.new_queries.setdefault(query, len(self.queries) + len(self.new_queries))
+            texts = [
+                rewrite_path(path, rules)
+                for path, rules in zip(self.paths.take(codes).to_pylist(), rule_sets, strict=True)
+            ]
+            if not self.path_index:
+                self.path_index.append(TextIndex.of(self.paths))
+            known = self.path_index[0].codes_of(texts).tolist()
+            n_known = len(self.paths)
+            return [
+                k if k >= 0 else self.new_paths.setdefault(t, n_known + len(self.new_paths))
+                for t, k in zip(texts, known, strict=True)
+            ]
+        out = []
+        for code, rules in zip(codes.tolist(), rule_sets, strict=True):
+            query = rewrite_query(self.query_list[code], rules)
+            if (found := self.queries.get(query)) is None:
+                found = self.new_queries.setdefault(query, len(self.queries) + len(self.new_queries))
+            out.append(found)
+        return out
+
+
+# `text_hashes` works on this many bytes of text at a time (its temporaries are 8 bytes a byte of text).
+_HASH_CHUNK_BYTES = 1 << 22
+_HASH_MULTIPLIER = np.uint64(0x100000001B3)  # FNV-1's 64-bit prime: odd, so no byte's weight is 0
+_HASH_LENGTH = np.uint64(0x9E3779B97F4A7C15)
+
+
+def text_hashes(texts: pa.StringArray) -> np.ndarray:
+    """A 64-bit hash of each string of `texts` (no nulls), of its UTF-8 bytes alone: the sum of each byte
+    times the multiplier to the power of its position (1-based, modulo 2**64), mixed with the length.
+    Equal strings, equal hashes; unequal strings may collide (`TextIndex` compares the strings). Computed
+    on the Arrow buffers, so no Python string is made."""
+    if not isinstance(texts, pa.LargeStringArray):
+        texts = texts.cast(pa.large_string())
+    _, offset_buffer, data_buffer = texts.buffers()
+    if offset_buffer is None or not len(texts):
+        return np.empty(0, dtype=np.uint64)
+    offsets = np.frombuffer(offset_buffer, dtype=np.int64)[texts.offset : texts.offset + len(texts) + 1]
+    data = np.frombuffer(data_buffer, dtype=np.uint8) if data_buffer is not None else np.empty(0, np.uint8)
+    lengths = np.diff(offsets)
+    powers = np.cumprod(np.full(max(int(lengths.max()), 1), _HASH_MULTIPLIER, dtype=np.uint64))
+    out = lengths.astype(np.uint64) * _HASH_LENGTH
+    start = 0
+    while start < len(texts):
+        end = int(np.searchsorted(offsets, offsets[start] + _HASH_CHUNK_BYTES, side="right")) - 1
+        end = min(max(end, start + 1), len(texts))
+        low, high = int(offsets[start]), int(offsets[end])
+        within = lengths[start:end]
+        on = np.flatnonzero(within > 0)
+        if len(on):
+            starts = offsets[start:end] - low
+            position = np.arange(high - low) - np.repeat(starts, within)
+            terms = data[low:high].astype(np.uint64) * powers[position]
+            out[start + on] ^= np.add.reduceat(terms, starts[on])
+        start = end
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class TextIndex:
+    """The code (position) of each of distinct Arrow strings by their text: their `text_hashes` sorted,
+    looked up for the texts asked for and compared with the strings they hash alike (8 + 8 bytes a
+    string beside the strings, where a Python index of them holds each as an object)."""
+
+    texts: pa.StringArray
+    hashes: np.ndarray  # ascending
+    codes: np.ndarray  # the code of each of `hashes`
+
+    @classmethod
+    def of(cls, texts: pa.StringArray) -> TextIndex:
+        hashes = text_hashes(texts)
+        order = np.argsort(hashes, kind="stable")
+        return cls(texts, hashes[order], order.astype(np.int64))
+
+    def codes_of(self, wanted: Sequence[str]) -> np.ndarray:
+        """The code of each of `wanted` among the texts, -1 for a text not among them."""
+        found = np.full(len(wanted), -1, dtype=np.int64)
+        if not len(wanted) or not len(self.hashes):
+            return found
+        hashes = text_hashes(pa.array(list(wanted), type=pa.string()))
+        low = np.searchsorted(self.hashes, hashes, side="left")
+        high = np.searchsorted(self.hashes, hashes, side="right")
+        hit = np.flatnonzero(high > low)
+        if not len(hit):
+            return found
+        # Mostly one string a hash: compared at once; the texts of a hash shared by several, one by one.
+        single = hit[high[hit] - low[hit] == 1]
+        if len(single):
+            candidate = self.codes[low[single]]
+            asked = pa.array([wanted[i] for i in single.tolist()], type=pa.string())
+            same = pc.equal(self.texts.take(pa.array(candidate)), asked).to_numpy(zero_copy_only=False)
+            found[single[same]] = candidate[same]
+        for i in hit[high[hit] - low[hit] > 1].tolist():
+            for code in self.codes[low[i] : high[i]].tolist():
+                if self.texts[code].as_py() == wanted[i]:
+                    found[i] = code
+                    break
+        return found
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,6 +9,7 @@ from collections.abc import Callable
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 
 from .parsed_urls import ParsedUrls
 from .url_keys import key_texts, trap_patterns, url_keys_many
@@ -49,13 +50,8 @@ def parse_urls(
     family_of[on_key] = bare_codes[host_codes[on_key]] * n_patterns + pattern_codes
     family_codes, family_pairs = pd.factorize(family_of, use_na_sentinel=False)
     named = family_pairs[family_pairs >= 0]
-    trap_names = list(
-        zip(
-            np.asarray(bare_names, dtype=object)[named // n_patterns].tolist(),
-            np.asarray(pattern_names, dtype=object)[named % n_patterns].tolist(),
-            strict=True,
-        )
-    )
+    family_hosts = pa.array(np.asarray(bare_names, dtype=object)[named // n_patterns], type=pa.string())
+    family_patterns = pa.array(np.asarray(pattern_names, dtype=object)[named % n_patterns], type=pa.string())
     # The codes of families: 0.. in order of first appearance, -1 for a URL with no key.
     renumber = np.cumsum(family_pairs >= 0) - 1
     renumber[family_pairs < 0] = -1
@@ -71,7 +67,8 @@ def parse_urls(
         key_query=key_query.astype(np.int64),
         key_is_url=np.asarray([k.scheme == "https" for k in base_keys], dtype=bool),
         hosts=list(hosts),
-        paths=list(paths),
+        paths=pa.array(np.asarray(paths, dtype=object), type=pa.string()),
         queries=list(queries),
-        trap_names=trap_names,
+        trap_hosts=family_hosts,
+        trap_patterns=family_patterns,
     )

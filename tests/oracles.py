@@ -10,9 +10,11 @@ from collections.abc import Sequence
 import numpy as np
 from datasketch import LeanMinHash, MinHash, MinHashLSH
 
-from neardup.config import DEFAULT_STRIP_TAGS
+from neardup.batches import signature_matrix
+from neardup.config import DEFAULT_STRIP_TAGS, Config
 from neardup.minhash import SCHEME
 from neardup.simhash import hamming_many
+from neardup.store import Store
 
 
 def collapse(text: str) -> str:
@@ -105,3 +107,16 @@ def stripped_parts_bs4(
         parts.append((node.name, text))
         node.decompose()
     return parts
+
+
+def every_signature(store: Store, config: Config, n_units: int) -> np.ndarray:
+    """The MinHash signatures of every unit of `config`'s stored fingerprint set, by unit id, read whole: the
+    reference the app's reads are checked against (its fingerprints hold those of the units in a pair only,
+    and of the others it reads only the buckets over the cap)."""
+    out = np.empty((n_units, config.num_perm), dtype=np.uint32)
+    read = 0
+    for units, batch in store.unit_signature_batches(config.fingerprint_key):
+        out[units] = signature_matrix(config.num_perm, batch)
+        read += len(units)
+    assert read == n_units
+    return out

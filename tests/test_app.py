@@ -23,7 +23,7 @@ from conftest import make_crawl, page_html, words_text, write_jsonl
 from streamlit.runtime.memory_media_file_storage import MemoryMediaFileStorage
 from streamlit.testing.v1 import AppTest
 
-from neardup import audit, engine
+from neardup import audit, compare, engine
 from neardup.analysis import Analysis, analyze, load_fingerprints
 from neardup.app import HOME
 from neardup.config import Config, save_config
@@ -49,6 +49,7 @@ from neardup.ui.state import (
     KEY_AUDIT_SESSION,
     W_AUDIT_SHOW_LABELED,
     W_AUDIT_SHOW_PROGRESS,
+    W_COMPARE_SHOWN,
     W_COUNT_AXIS,
     W_NORMALIZE,
     W_PER_BUCKET,
@@ -638,7 +639,7 @@ def test_audit_shows_what_the_boilerplate_setting_in_force_removed(db: str, stor
 
 # --- URL rules and crawl over crawl --------------------------------------------------------------
 def test_url_rules_page_shows_the_learned_rules_and_compares_two_crawls(
-    db: str, store: Store, tmp_path: Path
+    db: str, store: Store, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     at = run_app("pages/7_URL_rules.py")
     m = metrics(at)
@@ -652,8 +653,14 @@ def test_url_rules_page_shows_the_learned_rules_and_compares_two_crawls(
     engine.ingest_file(store, second, Config(), jobs=1)
     engine.ensure_fingerprints(store, Config(), jobs=1)
     st.cache_resource.clear()
+    compared = []
+    real = compare.compare_sources
+    monkeypatch.setattr(compare, "compare_sources", lambda *a: compared.append(a[2:4]) or real(*a))
     at = run_app("pages/7_URL_rules.py")
-    assert [s.value for s in at.selectbox] == [1, 2]
+    assert len(at.get("plotly_chart")) == 1 and not at.selectbox  # the trend; the comparison while on
+    assert not compared
+    at.toggle(key=W_COMPARE_SHOWN).set_value(True).run()
+    assert [s.value for s in at.selectbox] == [1, 2] and compared == [(1, 2)]
     m = metrics(at)
     assert m["Current pages duplicating the baseline"] == "0"  # another site: nothing repeats
     assert int(m["Gone"]) > 0 and int(m["New clusters"]) > 0

@@ -8,16 +8,18 @@ from collections.abc import Iterator
 from datetime import datetime, timedelta
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 from conftest import Crawl, make_crawl, page_html, sample_lines, words_text, write_jsonl
 
 from neardup import audit, engine
-from neardup.analysis import analyze, load_fingerprints
+from neardup.analysis import Fingerprints, analyze, load_fingerprints, pair_scores
 from neardup.config import Config
 from neardup.csvsafe import to_csv
 from neardup.drilldown import cluster_table
 from neardup.errors import NeardupError
+from neardup.labels import bucket_of
 from neardup.store import Store
 
 SETTINGS = [Config(method="minhash", threshold=0.8), Config(method="simhash", threshold=4)]
@@ -46,6 +48,43 @@ def test_candidate_pairs_are_ordered_by_canonical_url(loaded: tuple[Store, Crawl
         assert pairs["score"].between(0, config.simhash_max_bits).all()
     else:
         assert pairs["score"].between(config.minhash_floor - 1e-9, 1.0 + 1e-9).all()
+
+
+def _candidate_pairs_by_frames(fp: Fingerprints, config: Config) -> pd.DataFrame:
+    """The reference of `audit.candidate_pairs`: each unit's first page looked up in a frame of every
+    unit's, both sides of each pair read from it."""
+    content = fp.pages[fp.pages["unit_id"] >= 0]
+    up = content.sort_values("page_id").groupby("unit_id", sort=True).head(1).set_index("unit_id")
+    a, b = fp.pairs["a"].astype(np.int64), fp.pairs["b"].astype(np.int64)
+    pa_, pb_ = up.reindex(a), up.reindex(b)
+    ua, ub = pa_["canonical_url"].to_numpy(dtype=object), pb_["canonical_url"].to_numpy(dtype=object)
+    ma, mb = pa_["md5"].to_numpy(dtype=object), pb_["md5"].to_numpy(dtype=object)
+    swap = (ua > ub) | ((ua == ub) & (ma > mb))
+    scores = pair_scores(fp, config)
+    return pd.DataFrame(
+        {
+            "unit_a": np.where(swap, b, a),
+            "unit_b": np.where(swap, a, b),
+            "page_a": np.where(swap, pb_["page_id"], pa_["page_id"]),
+            "page_b": np.where(swap, pa_["page_id"], pb_["page_id"]),
+            "url_a": np.where(swap, ub, ua),
+            "md5_a": np.where(swap, mb, ma),
+            "url_b": np.where(swap, ua, ub),
+            "md5_b": np.where(swap, ma, mb),
+            "score": scores,
+            "bucket": bucket_of(scores, config),
+        }
+    )
+
+
+@pytest.mark.parametrize("config", SETTINGS, ids=lambda c: c.method)
+def test_candidate_pairs_name_each_text_by_its_first_page(small_db: Path, config: Config) -> None:
+    """Of a text fetched at several pages, a pair names the lowest page id, whichever page is read."""
+    with Store(small_db) as store:
+        fp = load_fingerprints(store, config, jobs=1)
+    units = fp.pages.loc[fp.pages["unit_id"] >= 0, "unit_id"]
+    assert units.duplicated().any() and (fp.pages["unit_id"] < 0).any()  # exact copies, degenerate pages
+    pd.testing.assert_frame_equal(audit.candidate_pairs(fp, config), _candidate_pairs_by_frames(fp, config))
 
 
 def test_near_edits_are_candidate_pairs(loaded: tuple[Store, Crawl]) -> None:
@@ -749,3 +788,29 @@ def test_one_shop_in_two_markets_is_a_mirror_only_of_the_same_product(
     store, page_ids = one_shop
     detail = audit.pair_detail(store, page_ids[a], page_ids[b], Config())
     assert detail.category == category, detail.category_reason
+
+
+def test_each_text_is_shown_by_its_earliest_page_taken_from_five_columns(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`unit_pages`: the earliest page of each text, as a sort of the content pages by page id and the first
+    of each text's rows give it, taken from the five columns it shows (the whole pages frame is a few
+    hundred MB at 1M pages: a filter, a sort and a group-by of it held three copies)."""
+    fp = load_fingerprints(store, Config())
+    pages = fp.pages.sample(frac=1.0, random_state=3)  # any row order
+    fp.pages = pages
+    content = pages[pages["unit_id"] >= 0]
+    first = content.sort_values("page_id").groupby("unit_id", sort=True).head(1)
+    expected = first.set_index("unit_id")[["page_id", "canonical_url", "md5", "host", "fetched_at"]]
+    taken: list[list[str]] = []
+    real = pd.DataFrame.take
+
+    def take(frame: pd.DataFrame, indices: object, axis: object = 0, **kwargs: object) -> pd.DataFrame:
+        if axis in (0, "index"):  # rows taken (a selection of columns is a take along the columns)
+            taken.append(list(frame.columns))
+        return real(frame, indices, axis=axis, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(pd.DataFrame, "take", take)
+    got = audit.unit_pages(fp)
+    pd.testing.assert_frame_equal(got, expected)
+    assert taken == [list(expected.columns)]

@@ -334,6 +334,15 @@ def choose_radio(page: object, group: str, option: str) -> None:
     wait_idle(page)
 
 
+def switch_to_simhash(page: object) -> object:
+    """Choose SimHash in the sidebar; its bits slider, once drawn at the default 6."""
+    choose_radio(page, "Method", "simhash")
+    bits = slider_thumb(page, "Threshold (max Hamming bits)")
+    bits.wait_for()
+    assert settled_value(page, bits) == 6
+    return bits
+
+
 def test_sidebar_widgets_keep_every_change(server: Server, browser: Browser) -> None:
     page = browser.page
     open_page(page, server.url, "/Explore", "Per host")
@@ -353,10 +362,7 @@ def test_sidebar_widgets_keep_every_change(server: Server, browser: Browser) -> 
     press_on(page, containment, "ArrowRight", 12, 0.82)
     assert settled_value(page, containment) == 0.82
 
-    choose_radio(page, "Method", "simhash")
-    bits = slider_thumb(page, "Threshold (max Hamming bits)")
-    bits.wait_for()
-    assert settled_value(page, bits) == 6
+    bits = switch_to_simhash(page)
     press_on(page, bits, "ArrowLeft", 2, 4)
     assert settled_value(page, bits) == 4
     choose_radio(page, "Method", "minhash")
@@ -372,6 +378,23 @@ def test_sidebar_widgets_keep_every_change(server: Server, browser: Browser) -> 
         .is_checked()
     )
     assert_clean(browser, "/Explore after moving the sidebar widgets")
+
+
+def test_a_threshold_moved_after_a_method_switch_goes_to_the_next_page(
+    server: Server, browser: Browser
+) -> None:
+    """The bits threshold moved right after switching to SimHash is the one the next page opens at (the
+    slider's first run assigns its state; the move after it must still be what the session keeps)."""
+    page = browser.page
+    open_page(page, server.url, "/", "Next:")
+    bits = switch_to_simhash(page)
+    press_on(page, bits, "ArrowRight", 1, 7)
+    assert settled_value(page, bits) == 7
+    page.locator('[data-testid="stSidebarNav"] [data-testid="stSidebarNavLink"]', has_text="Explore").click()
+    page.get_by_text("Per host").first.wait_for()
+    assert settled_value(page, slider_thumb(page, "Threshold (max Hamming bits)")) == 7
+    assert "threshold=7" in page.url
+    assert_clean(browser, "/Explore after a method switch and a threshold move on Home")
 
 
 # Every value the threshold slider shows, from now on (a new element after a redraw included).

@@ -211,11 +211,15 @@ def test_a_host_picked_opens_its_clusters_and_pairs(server: Server, browser: Bro
     page.get_by_text(f"Pairs at the threshold with a page on {first_host}").wait_for()
     wait_idle(page)
     assert page.get_by_role("combobox", name="Host", exact=True).input_value() == first_host
+    clusters_caption = page.locator('[data-testid="stCaptionContainer"]', has_text="duplicate clusters").first
+    assert "(filtered)" in clusters_caption.inner_text()
+    # the host's pairs, then the clusters' caption right above the clusters table it counts
+    pairs_table, clusters_table = page.locator('[data-testid="stDataFrame"]').all()[:2]
     assert (
-        "(filtered)"
-        in page.locator(
-            '[data-testid="stCaptionContainer"]', has_text="duplicate clusters"
-        ).first.inner_text()
+        page.get_by_text(f"Pairs at the threshold with a page on {first_host}").bounding_box()["y"]
+        < pairs_table.bounding_box()["y"]
+        < clusters_caption.bounding_box()["y"]
+        < clusters_table.bounding_box()["y"]
     )
     assert_clean(browser, f"drill-down from {start}")
     # back by the menu: the host picked before does not drill down again

@@ -361,6 +361,23 @@ def _numbers_of_each_source_alone(fp: Fingerprints, config: Config, sources: pd.
     return pd.DataFrame(rows, columns=["source_id", "source", "loaded_at", *compare.NUMBERS])
 
 
+def _compared_by_subset_frames(fp: Fingerprints, config: Config, baseline: int, current: int) -> Comparison:
+    """The reference of `compare_sources`: each side and the two together analysed as subsets of `fp`,
+    each with its pages frame (`analyze` of `subset_fingerprints`), the joint clusters read from it."""
+    src = fp.pages["source_id"].to_numpy()
+    on_base, on_cur = src == baseline, src == current
+    base = analyze(subset_fingerprints(fp, on_base), config)
+    cur = analyze(subset_fingerprints(fp, on_cur), config)
+    joint = analyze(subset_fingerprints(fp, on_base | on_cur), config).pages
+    pages = joint.assign(
+        side=["baseline" if s == baseline else "current" for s in joint["source_id"]],
+        group=joint["cluster_id"],
+    )
+    clusters, repeats = compare._changes(pages)
+    numbers, hosts = compare._side_numbers(base, cur), compare._side_hosts(base, cur)
+    return Comparison("a", "b", numbers, hosts, clusters, repeats, "cluster")
+
+
 @pytest.fixture(scope="module")
 def sample_in_files(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The bundled sample split into five files, as a crawl of many shards loads: four take every fourth
@@ -405,3 +422,18 @@ def test_per_source_numbers_cluster_all_sources_at_once(
     monkeypatch.setattr(compare, "analyze", lambda *a: pytest.fail("a source clustered on its own"))
     per_source_numbers(fp, Config(), sources)
     assert len(calls) == 1
+
+
+@pytest.mark.parametrize("threshold", [0.7, 0.8, 0.95])
+@pytest.mark.parametrize(("baseline", "current"), [(4, 5), (1, 5), (3, 2), (1, 4)])
+def test_two_sources_compare_as_their_subsets_analysed(
+    sample_in_files: Path, threshold: float, baseline: int, current: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each side and the pair are clustered from the fingerprints' arrays, no analysis of a pages frame."""
+    config = Config(threshold=threshold)
+    with Store(sample_in_files) as store:
+        fp = load_fingerprints(store, config, jobs=1)
+    want = _compared_by_subset_frames(fp, config, baseline, current)
+    assert len(want.repeats) and want.counts()["new"] + want.counts()["gone"] > 0
+    monkeypatch.setattr(compare, "analyze", lambda *a: pytest.fail("a pages frame analysed"))
+    _assert_same(compare_sources(fp, config, baseline, current, ("a", "b")), want)

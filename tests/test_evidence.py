@@ -12,9 +12,10 @@ from typing import Any
 import numpy as np
 import pytest
 from conftest import SAMPLE_CRAWL
+from oracles import every_signature
 
 from neardup import engine, evidence
-from neardup.analysis import Fingerprints, all_signatures, load_fingerprints
+from neardup.analysis import Fingerprints, load_fingerprints
 from neardup.audit import unit_pages
 from neardup.candidate_stats import BUCKET_CAP
 from neardup.candidates import choose_r, lsh_band_table, size_classes
@@ -26,6 +27,7 @@ from neardup.capped_buckets import (
     size_class_bucket,
     size_class_pass,
 )
+from neardup.chains import Bridge, ClusterLinks, Link
 from neardup.config import Config
 from neardup.evidence import (
     MinHashTrace,
@@ -39,7 +41,7 @@ from neardup.shingles import containment, jaccard, shingles, words
 from neardup.stages import buckets as stage_buckets
 from neardup.store import Store
 from neardup.ui import evidence as ui_evidence
-from neardup.ui.evidence import candidate_line, link_line, scores_line
+from neardup.ui.evidence import candidate_line, cluster_links_line, link_line, scores_line
 
 MINHASH = Config()
 SIMHASH = Config(method="simhash", threshold=6)
@@ -141,6 +143,11 @@ def sample(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Store]:
         yield store
 
 
+def with_every_signature(fp: Fingerprints, every: np.ndarray) -> Fingerprints:
+    """`fp` holding `every` unit's signature: its evidence counts each band's bucket in all of them."""
+    return dataclasses.replace(fp, minhash=every, signature_units=None, read_signatures=None)
+
+
 def page_pairs(
     store: Store, fp: Fingerprints, config: Config
 ) -> Iterator[tuple[int, dict[str, Any], dict[str, Any]]]:
@@ -167,11 +174,11 @@ def test_every_stored_minhash_pair_is_explained(sample: Store) -> None:
     pair (in a band of the one index with an estimate at the floor, or in the size-class pass), and the
     passages are equal words in both texts."""
     fp = load_fingerprints(sample, MINHASH, jobs=1)
-    every = all_signatures(sample, MINHASH, fp.n_units)
+    full = with_every_signature(fp, every_signature(sample, MINHASH, fp.n_units))
     assert len(fp.pairs["a"]) > 100
     by_pass = {"index": 0, "size class only": 0}
     for i, left, right in page_pairs(sample, fp, MINHASH):
-        ev = pair_evidence(fp, MINHASH, left, right, all_signatures=every)
+        ev = pair_evidence(full, MINHASH, left, right)
         assert ev.scores.jaccard == pytest.approx(fp.pairs["jaccard"][i], abs=1e-12)
         assert ev.scores.containment == pytest.approx(fp.pairs["containment"][i], abs=1e-12)
         assert ev.stored_score == pytest.approx(fp.pairs["containment"][i])
@@ -200,9 +207,9 @@ def test_every_stored_minhash_pair_is_explained(sample: Store) -> None:
 
 def test_scores_equal_the_set_definitions(sample: Store) -> None:
     fp = load_fingerprints(sample, MINHASH, jobs=1)
-    every = all_signatures(sample, MINHASH, fp.n_units)
+    full = with_every_signature(fp, every_signature(sample, MINHASH, fp.n_units))
     for _, left, right in list(page_pairs(sample, fp, MINHASH))[:30]:
-        ev = pair_evidence(fp, MINHASH, left, right, all_signatures=every)
+        ev = pair_evidence(full, MINHASH, left, right)
         sa, sb = shingles(left["text"], MINHASH.shingle_size), shingles(right["text"], MINHASH.shingle_size)
         assert ev.scores.jaccard == pytest.approx(jaccard(sa, sb), abs=0.01)  # 32-bit shingle values
         assert ev.scores.containment_a_in_b == pytest.approx(len(sa & sb) / len(sa), abs=0.01)
@@ -227,11 +234,10 @@ def test_a_pair_that_is_no_candidate_says_so(sample: Store) -> None:
     stored = set(zip(fp.pairs["a"].tolist(), fp.pairs["b"].tolist(), strict=True))
     a, b = next((a, b) for a in range(5) for b in range(a + 1, 50) if (a, b) not in stored)
     ev = pair_evidence(
-        fp,
+        with_every_signature(fp, every_signature(sample, MINHASH, fp.n_units)),
         MINHASH,
         sample.page(int(first[a]), MINHASH.norm_key, source=False),
         sample.page(int(first[b]), MINHASH.norm_key, source=False),
-        all_signatures=all_signatures(sample, MINHASH, fp.n_units),
     )
     trace = ev.candidate
     assert isinstance(trace, MinHashTrace) and not trace.stored and ev.stored_score is None
@@ -242,10 +248,10 @@ def test_a_pair_that_is_no_candidate_says_so(sample: Store) -> None:
 
 
 def test_the_fingerprints_hold_the_signatures_of_the_units_in_a_pair_only(sample: Store) -> None:
-    """A clustering compares the signatures of units in a stored pair only: the rest are read when the index
-    is replayed (`all_signatures`), and a replay without them says so."""
+    """A clustering compares the signatures of units in a stored pair only: a replay of the index needs the
+    set's capped buckets for the rest, and a replay without them says so."""
     fp = load_fingerprints(sample, MINHASH, jobs=1)
-    every = all_signatures(sample, MINHASH, fp.n_units)
+    every = every_signature(sample, MINHASH, fp.n_units)
     paired = np.union1d(fp.pairs["a"], fp.pairs["b"])
     assert fp.signature_units is not None and (fp.signature_units == paired).all()
     minhash = fp.held_signatures()
@@ -256,7 +262,7 @@ def test_the_fingerprints_hold_the_signatures_of_the_units_in_a_pair_only(sample
         fp.signatures(np.array([alone]))
     first = unit_pages(fp)["page_id"]
     a, b = (sample.page(int(first[u]), MINHASH.norm_key, source=False) for u in paired[:2])
-    with pytest.raises(ValueError, match="all_signatures"):
+    with pytest.raises(ValueError, match="every unit's signature in the fingerprints, or the set's capped"):
         pair_evidence(fp, MINHASH, a, b)
 
 
@@ -311,7 +317,7 @@ def test_capped_buckets_are_the_buckets_of_every_signature_over_the_cap(sample: 
     """The capped buckets counted a batch at a time are the buckets of the one index and of the size-class
     pass that hold more than the cap: a unit's bucket is found with its size where it is over the cap."""
     fp = load_fingerprints(sample, MINHASH, jobs=1)
-    every = all_signatures(sample, MINHASH, fp.n_units)
+    every = every_signature(sample, MINHASH, fp.n_units)
     capped = count_capped_buckets(_every_signature_batches(every), fp.n_shingles, MINHASH, bucket_cap=cap)
     bands, rows = index_params(MINHASH, MINHASH.num_perm)
     for band in range(bands):
@@ -342,12 +348,13 @@ def test_the_evidence_from_capped_buckets_is_the_evidence_from_every_signature(
     sample: Store, cap: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """What the Audit page shows of a pair (its lines, each band's bucket expanded or not) is the same from
-    the capped buckets and two signatures as from every unit's signature: for the stored pairs and for
-    pairs that are none."""
+    the capped buckets and two signatures as from every unit's signature (`with_every_signature`): for the
+    stored pairs and for pairs that are none."""
     monkeypatch.setattr(evidence, "BUCKET_CAP", cap)
     fp = load_fingerprints(sample, MINHASH, jobs=1)
-    every = all_signatures(sample, MINHASH, fp.n_units)
+    every = every_signature(sample, MINHASH, fp.n_units)
     capped = count_capped_buckets(_every_signature_batches(every), fp.n_shingles, MINHASH, bucket_cap=cap)
+    full = with_every_signature(fp, every)
     first = unit_pages(fp)["page_id"]
     stored = list(page_pairs(sample, fp, MINHASH))
     others = [
@@ -361,7 +368,7 @@ def test_the_evidence_from_capped_buckets_is_the_evidence_from_every_signature(
     capped_bands = 0
     for _, left, right in stored[::3] + others:
         ua, ub = unit_of_page(fp, left["page_id"]), unit_of_page(fp, right["page_id"])
-        want = pair_evidence(fp, MINHASH, left, right, all_signatures=every)
+        want = pair_evidence(full, MINHASH, left, right)
         got = pair_evidence(fp, MINHASH, left, right, capped=capped, pair_signatures=(every[ua], every[ub]))
         assert isinstance(want.candidate, MinHashTrace) and isinstance(got.candidate, MinHashTrace)
         for line in (scores_line, lambda ev: candidate_line(ev, MINHASH), lambda ev: link_line(ev, MINHASH)):
@@ -383,7 +390,7 @@ def test_capped_buckets_are_counted_once_per_fingerprint_set(
     """`ensure_capped_buckets` counts a set's capped buckets and keeps them; the next call reads them; a set
     computed again (or extended) since they were counted is counted again."""
     fp = load_fingerprints(sample, MINHASH, jobs=1)
-    every = all_signatures(sample, MINHASH, fp.n_units)
+    every = every_signature(sample, MINHASH, fp.n_units)
     counted = engine.ensure_capped_buckets(sample, MINHASH, bucket_cap=6)
     want = count_capped_buckets(_every_signature_batches(every, 1), fp.n_shingles, MINHASH, bucket_cap=6)
     for name in ("table", "band", "bucket", "size"):
@@ -430,3 +437,26 @@ def test_the_app_keeps_the_link_graphs_of_the_latest_thresholds_only(
     ev = ui_evidence.get_pair_evidence(sample, "sample", MINHASH, left, right)
     assert ui_evidence.get_pair_evidence(sample, "sample", MINHASH, left, right) is ev
     assert len(ui_evidence.LINK_GRAPHS._values) == 2
+
+
+def test_the_cluster_links_line_names_one_text_and_counts_the_bridges() -> None:
+    """A cluster of one text (its pages' words equal) has no link to count; of several texts the line counts
+    the links and the bridges in words that agree with their numbers."""
+
+    def bridge(a: int, b: int) -> Bridge:
+        return Bridge(Link(a, b, a, b, 0.9), (1, 2), weak=False)
+
+    one_text = cluster_links_line(ClusterLinks(n_units=1, n_links=0, bridges=()))
+    assert "joined by" not in one_text and "0 " not in one_text
+    assert one_text.startswith("One distinct text:")
+    assert cluster_links_line(ClusterLinks(n_units=2, n_links=1, bridges=(bridge(0, 1),))) == (
+        "2 distinct texts joined by 1 link at the threshold; it is a bridge (a link the cluster parts without)."
+    )
+    assert cluster_links_line(ClusterLinks(n_units=3, n_links=3, bridges=())) == (
+        "3 distinct texts joined by 3 links at the threshold; none of them is a bridge (a link the cluster "
+        "parts without)."
+    )
+    assert cluster_links_line(ClusterLinks(n_units=4, n_links=4, bridges=(bridge(0, 1), bridge(2, 3)))) == (
+        "4 distinct texts joined by 4 links at the threshold; 2 of them are bridges (a link the cluster parts "
+        "without)."
+    )

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import duckdb
 import numpy as np
+import pandas as pd
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -76,6 +77,7 @@ def test_numpy_and_sql_order_sides_as_pair_key_does(
     expected = [pair_key(*a, *b) != (*a, *b) for a, b in pairs]
     columns = [np.array(values, dtype=object) for values in zip(*((*a, *b) for a, b in pairs), strict=True)]
     assert sides_swapped(*columns).tolist() == expected
+    assert sides_swapped(*(pd.array(c, dtype="str") for c in columns)).tolist() == expected  # in Arrow
     con = duckdb.connect()
     con.execute("CREATE TABLE t (i INTEGER, url_a VARCHAR, md5_a VARCHAR, url_b VARCHAR, md5_b VARCHAR)")
     con.executemany("INSERT INTO t VALUES (?, ?, ?, ?, ?)", [[i, *a, *b] for i, (a, b) in enumerate(pairs)])

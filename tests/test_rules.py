@@ -15,14 +15,14 @@ import yaml
 from conftest import page_html, words_text, write_jsonl
 
 from neardup import engine, rules, url_images
-from neardup.analysis import Analysis, analyze, load_fingerprints
+from neardup.analysis import Analysis, Fingerprints, analyze, load_fingerprints
 from neardup.cli import main
 from neardup.config import Config, load_config, save_config
 from neardup.errors import ConfigError
 from neardup.report import report_dict
 from neardup.rules import LearnedRules, crawler_rules, learn_rules, url_table
 from neardup.store import Store
-from neardup.urls import UrlRule, apply_url_rules
+from neardup.urls import UrlRule, apply_url_rules, bare_host
 
 
 def _records() -> list[dict]:
@@ -253,6 +253,16 @@ def _learned_as_data(learned: LearnedRules) -> tuple[list[dict], list[dict], int
 LEARNED = json.loads((Path(__file__).parent / "data" / "rules" / "learned.json").read_text())
 
 
+def _every_kind_fingerprints(tmp_path: Path) -> Fingerprints:
+    """`_every_kind_records` loaded into a database under `tmp_path`, fingerprinted at the defaults."""
+    with Store(tmp_path / "every_kind.duckdb") as store:
+        engine.ingest_file(
+            store, write_jsonl(tmp_path / "crawl.jsonl", _every_kind_records()), Config(), jobs=1
+        )
+        engine.ensure_fingerprints(store, Config(), jobs=1)
+        return load_fingerprints(store, Config(), jobs=1)
+
+
 def _pinned(learned: LearnedRules) -> dict:
     accepted, rejected, saved, traps = _learned_as_data(learned)
     return json.loads(
@@ -265,13 +275,7 @@ def test_the_rules_and_their_numbers_are_those_pinned_at_each_threshold(
 ) -> None:
     with Store(sample_db) as store:
         sample = load_fingerprints(store, Config(), jobs=1)
-    path = tmp_path / "every_kind.duckdb"
-    with Store(path) as store:
-        engine.ingest_file(
-            store, write_jsonl(tmp_path / "crawl.jsonl", _every_kind_records()), Config(), jobs=1
-        )
-        engine.ensure_fingerprints(store, Config(), jobs=1)
-        every_kind = load_fingerprints(store, Config(), jobs=1)
+    every_kind = _every_kind_fingerprints(tmp_path)
     kinds = {r["kind"] for r in LEARNED["every_kind 0.8"]["accepted"]}
     assert kinds == {"host_alias", "drop_segment", "drop_path_param", "fold_case", "drop_param"}
     for name, fp, thresholds in (("sample", sample, (0.8, 0.95)), ("every_kind", every_kind, (0.8,))):
@@ -373,3 +377,21 @@ def test_fetches_saved_by_rules_are_those_of_every_page_rewritten(rule_set: list
     expected = rules.pages_saved(table.base, table.images(rule_set))
     assert expected > 0
     assert table.saved_by(rule_set) == expected
+
+
+def test_a_rule_on_a_host_and_its_twin_on_the_www_host_leave_one_kept(tmp_path: Path) -> None:
+    # notes.example.net's ?utm_source=feed&utm_medium=rss copies live on www.notes.example.net, so both hosts
+    # propose dropping each parameter. While both forms are kept each adds nothing to the other (it merges
+    # no URL pair of its own): one form must stay, not both be rejected as merging nothing.
+    learned = learn_rules(analyze(_every_kind_fingerprints(tmp_path), Config(threshold=0.8)).pages)
+    kept = {(bare_host(r.host), r.kind, r.name) for r in learned.rules}
+    assert {("notes.example.net", "drop_param", p) for p in ("utm_source", "utm_medium")} <= kept
+    plain, tracked = rules.rewritten_urls(
+        [
+            "https://www.notes.example.net/note/3",
+            "https://www.notes.example.net/note/3?utm_source=feed&utm_medium=rss",
+        ],
+        learned.rules,
+    )
+    assert plain == tracked
+    assert all(s.merged_pairs for s in learned.accepted)

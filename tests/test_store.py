@@ -21,6 +21,7 @@ import pyarrow as pa
 import pytest
 import yaml
 from conftest import Crawl, make_crawl, page_html, words_text, write_jsonl
+from oracles import every_signature
 
 from neardup import engine
 from neardup import store as store_module
@@ -707,3 +708,33 @@ def test_a_transaction_commits_its_block_and_rolls_it_back_when_it_raises(tmp_pa
             cur.execute("INSERT INTO kept VALUES (2)")
             _ = 1 / 0
         assert cur.execute("SELECT n FROM kept").fetchall() == [(1,)]
+
+
+def test_the_signatures_of_some_units_are_read_a_batch_at_a_time(store: Store) -> None:
+    """The units in a pair are a quarter of a million-page crawl's: their signatures are read a batch at a
+    time in stored order (no sort of half a gigabyte of bytes in DuckDB, no second copy of them in
+    Arrow), each batch placed by unit id, and give the matrix the whole set's read gives."""
+    config = Config()
+    fp = load_fingerprints(store, config)
+    wanted = fp.signature_units
+    assert wanted is not None and 0 < len(wanted) < fp.n_units
+    batches = list(store.unit_signature_batches_of(config.fingerprint_key, wanted, batch_rows=7))
+    assert all(len(ids) == len(column) <= 7 for ids, column in batches)
+    assert sorted(np.concatenate([ids for ids, _ in batches]).tolist()) == wanted.tolist()
+    every = every_signature(store, config, fp.n_units)
+    assert np.array_equal(fp.held_signatures(), every[wanted])
+
+
+def test_a_file_open_only_to_read_caps_duckdb_s_memory_lower(tmp_path: Path) -> None:
+    """DuckDB keeps the blocks a read scanned (a million units' signatures are half a gigabyte) up to its
+    memory limit: a read-only open (the app's pages) caps it lower than a write (an ingest's checkpoints)."""
+    path = tmp_path / "db.duckdb"
+    with Store(path) as writer:
+        writer.count_pages()
+        limit = writer.cursor().sql("SELECT current_setting('memory_limit')").fetchall()[0]
+    reader = Store(path, on_demand=True, linger_s=0.0)
+    with reader.reading():
+        read_limit = reader.cursor().sql("SELECT current_setting('memory_limit')").fetchall()[0]
+    reader.close()
+    assert limit is not None and read_limit is not None
+    assert limit[0] == "953.6 MiB" and read_limit[0] == "244.1 MiB"

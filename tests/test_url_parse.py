@@ -9,6 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -57,7 +58,8 @@ def _assert_parse_says_what_each_url_says(page_id: list[int], urls: list[str]) -
         for j in range(len(ordered)):
             assert (parsed.raw[i] == parsed.raw[j]) == (ordered[i] == ordered[j])
             assert (parsed.base[i] == parsed.base[j]) == (texts[i] == texts[j])
-    families = [None if f < 0 else parsed.trap_names[f] for f in parsed.trap.tolist()]
+    names = list(zip(parsed.trap_hosts.to_pylist(), parsed.trap_patterns.to_pylist(), strict=True))
+    families = [None if f < 0 else names[f] for f in parsed.trap.tolist()]
     assert families == [None if k is None else (bare_host(k.host), _trap_pattern(k)) for k in keys]
     return parsed
 
@@ -156,3 +158,19 @@ def test_a_report_keeps_the_parse_for_the_url_rules_page(sample_db: Path, tmp_pa
         kept = store.parsed_urls()
         assert kept is not None
         assert len(kept.page_id) == store.count_pages()
+
+
+def test_the_parse_holds_its_paths_and_trap_families_as_arrow_strings(tmp_path: Path) -> None:
+    """A million-page crawl has about as many distinct paths and crawl-trap families as pages: they are
+    held as Arrow columns (bytes and offsets), not as Python strings, fresh or read from the store."""
+    parsed = parse_urls(np.arange(len(EDGES)), np.asarray(EDGES, dtype=object))
+    with Store(tmp_path / "db.duckdb") as store:
+        store.save_parsed_urls(parsed)
+        kept = store.parsed_urls()
+    assert kept is not None
+    for parse in (parsed, kept):
+        assert isinstance(parse.paths, pa.StringArray)
+        assert isinstance(parse.trap_hosts, pa.StringArray) and isinstance(
+            parse.trap_patterns, pa.StringArray
+        )
+        assert len(parse.trap_hosts) == len(parse.trap_patterns) == int(parse.trap.max()) + 1

@@ -25,6 +25,10 @@ from ..errors import DatabaseLocked, NeardupError
 
 DEFAULT_DB = "neardup.duckdb"
 DUCKDB_MEMORY = "1GB"
+# A file open only to read (the app's pages between writes): DuckDB needs little beyond the blocks a query
+# scans, and keeps those cached up to its limit; at 1 GB a read of the signatures of a million-page crawl's
+# paired units left 500 MB of them resident (bench/RESULTS.md). Sorts and joins spill past it.
+DUCKDB_READ_MEMORY = "256MB"
 # Tables are stored in row groups of this many rows (DuckDB's default is 122,880). A checkpoint
 # re-compresses every row group that changed since the last one, so a bulk load checkpoints when a row
 # group of `pages` fills up; at 16k rows (~260 MB of HTML) that stays within the memory cap.
@@ -124,8 +128,10 @@ def _attach(path: str, *, write: bool, bulk: bool, lock_wait_s: float) -> duckdb
         con.execute(f"USE {ALIAS}")
         # DuckDB's own memory (buffer pool, un-checkpointed appends) is capped, so a long load stays flat:
         # by default it may use 80% of RAM and the main process grew to 2.4 GB over a 100k-page load
-        # (1.45 GB with 1 GB). Operators that need more spill to disk. NEARDUP_DUCKDB_MEMORY overrides.
-        con.execute("SET memory_limit = ?", [os.environ.get("NEARDUP_DUCKDB_MEMORY", DUCKDB_MEMORY)])
+        # (1.45 GB with 1 GB); a read-only open less (DUCKDB_READ_MEMORY). Operators that need more spill to
+        # disk. NEARDUP_DUCKDB_MEMORY overrides both.
+        limit = os.environ.get("NEARDUP_DUCKDB_MEMORY", DUCKDB_MEMORY if write else DUCKDB_READ_MEMORY)
+        con.execute("SET memory_limit = ?", [limit])
         # What exceeds it spills where DuckDB spills for a file it opens itself, beside the file (for the
         # in-memory connection the file is attached to, it would be `.tmp/` in the working directory),
         # unless the file's folder is read-only.

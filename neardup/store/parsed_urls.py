@@ -22,12 +22,12 @@ class ParsedUrlsMixin(StoreCore):
     @writes
     def save_parsed_urls(self, parse: ParsedUrls) -> None:
         """Keep `parse` (of every page there is), replacing the one kept before."""
-        names = {
-            "host": parse.hosts,
+        names: dict[str, pa.Array] = {
+            "host": pa.array(parse.hosts, pa.string()),
             "path": parse.paths,
-            "query": [json.dumps(q) for q in parse.queries],
-            "trap_host": [h for h, _ in parse.trap_names],
-            "trap_pattern": [p for _, p in parse.trap_names],
+            "query": pa.array([json.dumps(q) for q in parse.queries], pa.string()),
+            "trap_host": parse.trap_hosts,
+            "trap_pattern": parse.trap_patterns,
         }
         tables = {
             "url_parse_pages": pa.table(
@@ -53,7 +53,7 @@ class ParsedUrlsMixin(StoreCore):
                     "code": pa.array(
                         np.concatenate([np.arange(len(names[k]), dtype=np.int32) for k in _NAME_KINDS])
                     ),
-                    "name": pa.array([n for k in _NAME_KINDS for n in names[k]], pa.string()),
+                    "name": pa.concat_arrays([names[k].cast(pa.string()) for k in _NAME_KINDS]),
                 }
             ),
         }
@@ -79,10 +79,11 @@ class ParsedUrlsMixin(StoreCore):
         if not len(pages["page_id"]):
             return None
         keys = cur.execute("SELECT host, path, query, is_url FROM url_parse_keys ORDER BY base").fetchnumpy()
-        names: dict[str, list[str]] = {}
+        names: dict[str, pa.StringArray] = {}
         for kind in _NAME_KINDS:
-            rows = cur.execute("SELECT name FROM url_parse_names WHERE kind = ? ORDER BY code", [kind])
-            names[kind] = rows.fetchnumpy()["name"].tolist()
+            rows = cur.sql("SELECT name FROM url_parse_names WHERE kind = ? ORDER BY code", params=[kind])
+            column = rows.to_arrow_table().column("name").combine_chunks()
+            names[kind] = column if column.type == pa.string() else column.cast(pa.string())
         return ParsedUrls(
             page_id=pages["page_id"].astype(np.int64),
             raw=pages["raw"].astype(np.int64),
@@ -92,8 +93,9 @@ class ParsedUrlsMixin(StoreCore):
             key_path=keys["path"].astype(np.int64),
             key_query=keys["query"].astype(np.int64),
             key_is_url=keys["is_url"].astype(bool),
-            hosts=names["host"],
+            hosts=names["host"].to_pylist(),
             paths=names["path"],
-            queries=[tuple((n, v) for n, v in json.loads(q)) for q in names["query"]],
-            trap_names=list(zip(names["trap_host"], names["trap_pattern"], strict=True)),
+            queries=[tuple((n, v) for n, v in json.loads(q)) for q in names["query"].to_pylist()],
+            trap_hosts=names["trap_host"],
+            trap_patterns=names["trap_pattern"],
         )

@@ -147,8 +147,13 @@ def sample_source(store: Store) -> SourceRow | None:
 # MinHash disagree" queue reads the other method's too, but only for its candidate pairs, which are kept
 # (PER_SETTING_ENTRIES), so the setting's own set is read again once, not on every run.
 FINGERPRINT_ENTRIES = 1
-PER_THRESHOLD_ENTRIES = 4  # analyses: a threshold moved back and forth is still answered from here
+# Clusterings (a few numbers a page: tens of MB at 1M pages): a threshold moved back and forth between two
+# values is answered from here; a third is clustered again (0.2-0.3 CPU-s at 1M pages, bench/RESULTS.md).
+PER_THRESHOLD_ENTRIES = 2
 PER_SETTING_ENTRIES = 2
+# What the Clusters and Export pages draw from beside the pages frame (the pages' categories, the clusters
+# table: ~80 MB at 1M pages): the shown threshold's only, as the frame is (a move back builds them again).
+PAGE_FRAME_ENTRIES = 1
 
 
 # The computations of fingerprint sets on the app's background thread (one at a time; see ui.background).
@@ -282,6 +287,11 @@ class AnalysisMemo:
         with self._lock:
             self._shown = (clustering, analysis)
         return analysis
+
+    def let_go_of_frame(self) -> None:
+        """Drop the pages frame of the analysis asked for last (its clustering stays)."""
+        with self._lock:
+            self._shown = None
 
     def latest(self) -> tuple[Fingerprints, Clustering] | None:
         """The clustering used last and its fingerprints (None: none kept)."""
@@ -506,8 +516,17 @@ def get_url_table(_store: Store, path: str, fingerprint_key: str, _config: Confi
 def get_learned_rules(_store: Store, path: str, config: Config) -> rules.LearnedRules:
     """URL rules learned from the clusters at a setting (read-only): the URLs are parsed once per
     fingerprint key (`get_url_table`), the clusters of the threshold measure the rules, under a progress
-    bar."""
-    pages = get_analysis(_store, path, config).pages
+    bar. The table holds the URLs: of the clustering only each page's cluster is read (no pages frame)."""
+    fp = get_fingerprints(_store, path, config.fingerprint_key, config)
+    numbering = ANALYSES.clustering(fp, path, config).numbering
+    degenerate = fp.arrays["unit"] < 0
+    pages = pd.DataFrame(
+        {
+            "page_id": fp.arrays["page_id"],
+            "cluster_id": pd.arrays.IntegerArray(numbering.cluster, degenerate),
+            "cluster_size": pd.arrays.IntegerArray(numbering.size, degenerate),
+        }
+    )
     table = get_url_table(_store, path, config.fingerprint_key, config)
     progress, bar = progress_bar("Learning URL rules from the clusters")
     try:
@@ -540,7 +559,7 @@ def get_comparison(
     return compare.compare_sources(fp, config, baseline, current, (str(baseline), str(current)))
 
 
-@st.cache_resource(show_spinner=False, max_entries=PER_SETTING_ENTRIES)
+@st.cache_resource(show_spinner=False, max_entries=PAGE_FRAME_ENTRIES)
 def get_page_categories(
     _store: Store, path: str, config: Config, labels_version: tuple[int, int]
 ) -> pd.DataFrame:
@@ -555,7 +574,7 @@ def get_page_categories(
         bar.empty()
 
 
-@st.cache_resource(show_spinner=False, max_entries=PER_SETTING_ENTRIES)
+@st.cache_resource(show_spinner=False, max_entries=PAGE_FRAME_ENTRIES)
 def get_cluster_table(
     _store: Store, path: str, config: Config, labels_version: tuple[int, int]
 ) -> ClusterTable:
@@ -564,6 +583,17 @@ def get_cluster_table(
     threshold and labels, not on each run of the page."""
     analysis = get_analysis(_store, path, config)
     return cluster_table(analysis.pages, get_page_categories(_store, path, config, labels_version))
+
+
+def let_go_of_pages_frames() -> None:
+    """Drop what the Clusters and Export pages draw from (the analysis' pages frame, the pages' categories,
+    the clusters table: hundreds of MB at 1M pages), for a page that draws none of it: a visit back builds
+    them again from the clustering kept (a take of the pages' columns and a read of the stored
+    categories, under a second at 1M pages), where keeping them would add them to the URL rules page's
+    table and every other page's peak. Another session on the Clusters page builds them again too."""
+    ANALYSES.let_go_of_frame()
+    get_page_categories.clear()
+    get_cluster_table.clear()
 
 
 # The state of each database as this process last read it (`data_state`): one state for every session.

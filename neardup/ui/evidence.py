@@ -376,19 +376,31 @@ def show_chain(store: Store, path: str, config: Config, chain: Chain, graph: Lin
         )
 
 
+def cluster_links_line(links: ClusterLinks) -> str:
+    """How many texts a cluster holds and how many links and bridges join them, in one line."""
+    if links.n_units == 1:
+        return "One distinct text: its pages have the same words after normalization (no link to show)."
+    n_bridges = len(links.bridges)
+    if n_bridges == 0:
+        bridges = "none of them is a bridge" if links.n_links > 1 else "it is no bridge"
+    elif links.n_links == 1:
+        bridges = "it is a bridge"
+    else:
+        bridges = f"{n_bridges:,} of them {'is a bridge' if n_bridges == 1 else 'are bridges'}"
+    return (
+        f"{links.n_units:,} distinct texts joined by {links.n_links:,} link{'s' if links.n_links != 1 else ''} "
+        f"at the threshold; {bridges} (a link the cluster parts without)."
+    )
+
+
 def show_cluster_links(store: Store, path: str, config: Config, page_id: int) -> ClusterLinks:
     """How the cluster of `page_id` holds together: its links and bridges, and a warning for each weak
     link that alone holds two groups of pages together."""
     fp = fingerprints(store, path, config)
     graph = get_link_graph(store, path, config)
     links = graph.cluster_links(unit_of_page(fp, page_id))
-    weak = links.weak_bridges
-    st.caption(
-        f"{links.n_units:,} distinct text{'s' if links.n_units != 1 else ''} joined by {links.n_links:,} "
-        f"link{'s' if links.n_links != 1 else ''} at the threshold; {len(links.bridges):,} of them "
-        f"{'is a bridge' if len(links.bridges) == 1 else 'are bridges'} (a link the cluster parts without)."
-    )
-    for bridge in weak:
+    st.caption(cluster_links_line(links))
+    for bridge in links.weak_bridges:
         a, b = bridge.pages_apart
         st.warning(
             f"**Held together by one weak link:** pages {bridge.link.page_a} and {bridge.link.page_b} "

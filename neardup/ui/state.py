@@ -27,6 +27,7 @@ W_NOTE = "neardup.audit.note"
 W_PER_BUCKET = "neardup.audit.per_bucket"
 W_COMPARE_BASELINE = "neardup.compare.baseline"  # URL rules page: the two sources compared
 W_COMPARE_CURRENT = "neardup.compare.current"
+W_COMPARE_SHOWN = "neardup.compare.shown"  # the comparison of the two, drawn only while on
 W_QUEUE = "neardup.audit.queue"  # which queue the Audit page serves (a queues.AuditQueue)
 KEY_FLASH = "neardup.flash"  # a confirmation shown once on the next run (st.toast does not survive st.rerun)
 

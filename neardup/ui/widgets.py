@@ -14,7 +14,14 @@ from ..errors import NeardupError
 from ..labels import BUCKET_WIDTH, bucket_edges, bucket_range
 from ..removals import removals
 from ..store import Store
-from .data import clear_caches, get_store, load_sample_if_empty, refresh_if_changed, sample_source
+from .data import (
+    clear_caches,
+    get_store,
+    let_go_of_pages_frames,
+    load_sample_if_empty,
+    refresh_if_changed,
+    sample_source,
+)
 from .drilldown import open_host
 from .render import md_escape
 from .state import (
@@ -42,17 +49,20 @@ from .state import (
 
 
 def _seed_widgets(config: Config) -> None:
-    """Give each sidebar widget its value: its own last value, else (first run, or code changed the setting)
-    the setting's. Widgets take no `value=`: session state is their one source of truth, so a rerun never
-    makes a new widget that forgets the user's last change.
+    """Give each sidebar widget its value: a widget the last run drew on this page keeps its own (a press
+    may have changed it), every other key gets the setting's: `config` (the session's, which the sidebar
+    records at the end of each run) and, per threshold scale, the last threshold used on it. Widgets take no
+    `value=`: session state is their one source of truth, so a rerun never makes a new widget that forgets
+    the user's last change.
 
     A value assigned here is pushed to the browser with the run's widget, over what the widget shows. So a
     widget this run draws is assigned only when code changed the setting or the last run did not draw it
-    (another page: a widget's id includes its page; or another method or similarity): Streamlit keeps the
-    state of the widgets the last run drew, and of assigned keys. Assigned on every run, it would undo each
-    key press that lands while a run is under way: that run pushes the value from before the press. The keys
-    of the widgets this run hides (the other scales' thresholds) are assigned on every run, which keeps their
-    last values and pushes nothing."""
+    (another page: a widget's id includes its page; or another method or similarity). Assigned on every run,
+    it would undo each key press that lands while a run is under way: that run pushes the value from before
+    the press. Streamlit's own state of a widget the last run did not draw is not read: a value assigned
+    while the widget was hidden outlives the user's later moves of it and would come back on the next page.
+    The keys of the widgets this run hides (the other scales' thresholds) are assigned on every run, which
+    keeps them and pushes nothing."""
     state = st.session_state
     sync = state.pop(KEY_CONFIG_SYNC, False)
     thresholds = state.setdefault(
@@ -73,20 +83,20 @@ def _seed_widgets(config: Config) -> None:
         W_SIMILARITY: config.similarity,
         **{w_threshold(scale): v for scale, v in thresholds.items()},
     }
-    # the widgets this run draws: the method radio's and the similarity radio's values say which
-    method = state[W_METHOD] if W_METHOD in state and not sync else config.method
-    similarity = state[W_SIMILARITY] if W_SIMILARITY in state and not sync else config.similarity
-    drawn = {W_METHOD, W_NORMALIZE, W_SHINGLE}
-    drawn |= {w_threshold("simhash")} if method == "simhash" else {W_SIMILARITY, w_threshold(similarity)}
     page = _page_id()
     last_page, last_drawn = state.get(KEY_SIDEBAR_DRAWN, ("", ()))
-    kept = set(last_drawn) if last_page == page else set()
+    same_page = last_page == page and not sync
+    # the widgets this run draws: on the page the last run drew, the method radio's and the similarity
+    # radio's values say which (a press may have changed them); else the setting's
+    method = state[W_METHOD] if same_page and W_METHOD in state else config.method
+    similarity = state[W_SIMILARITY] if same_page and W_SIMILARITY in state else config.similarity
+    drawn = {W_METHOD, W_NORMALIZE, W_SHINGLE}
+    drawn |= {w_threshold("simhash")} if method == "simhash" else {W_SIMILARITY, w_threshold(similarity)}
+    kept = set(last_drawn) if same_page else set()
     state[KEY_SIDEBAR_DRAWN] = (page, tuple(sorted(drawn)))
     for key, value in values.items():
-        if sync or key not in state:
+        if key not in drawn or key not in kept or key not in state:
             state[key] = value
-        elif key not in drawn or key not in kept:
-            state[key] = state[key]
 
 
 def _page_id() -> str:
@@ -165,13 +175,17 @@ def flash(message: str) -> None:
 
 
 @overload
-def open_database(*, setting: Literal[True] = True) -> tuple[Store, str, Config]: ...
+def open_database(*, setting: Literal[True] = True, frames: bool = False) -> tuple[Store, str, Config]: ...
 @overload
-def open_database(*, setting: Literal[False]) -> tuple[Store, str, None]: ...
+def open_database(*, setting: Literal[False], frames: bool = False) -> tuple[Store, str, None]: ...
 
 
-def open_database(*, setting: bool = True) -> tuple[Store, str, Config | None]:
-    """Every page starts here: the shared store (or a clear error), the sample on first start, the setting."""
+def open_database(*, setting: bool = True, frames: bool = False) -> tuple[Store, str, Config | None]:
+    """Every page starts here: the shared store (or a clear error), the sample on first start, the setting.
+    A page that draws from the analysis' pages frame says so (`frames`); any other lets go of it
+    (`let_go_of_pages_frames`)."""
+    if not frames:
+        let_go_of_pages_frames()
     path = db_path()
     try:  # a foreign or damaged file, or one a CLI ingest is writing: one line, not a traceback
         store = get_store(path)
@@ -262,9 +276,12 @@ def hosts_table(hosts: pd.DataFrame, *, height: int) -> None:
         selection_mode="single-row",
         key=W_HOSTS_TABLE,
         column_config={
-            "pages": st.column_config.NumberColumn("pages", help="Content pages of the host."),
+            "pages": st.column_config.NumberColumn(
+                "pages", format="localized", help="Content pages of the host."
+            ),
             "redundant": st.column_config.NumberColumn(
                 "redundant",
+                format="localized",
                 help="Its pages that deduplication removes: in a cluster, not its representative.",
             ),
             "redundant_pct": st.column_config.NumberColumn("redundant %", format="%.1f"),
@@ -284,6 +301,10 @@ def cluster_size_figure(sizes: pd.Series) -> go.Figure:
             x=[str(int(s)) for s in counts.index],
             y=counts.to_numpy(),
             marker_color="#72B7B2",
+            # the count over each bar: beside thousands of two-page clusters, a few large ones make no visible bar
+            texttemplate="%{y:,}",
+            textposition="outside",
+            cliponaxis=False,
             hovertemplate="%{y:,} clusters of %{x} pages<extra></extra>",
         )
     )

@@ -17,7 +17,7 @@ from neardup.ui.widgets import open_database
 
 st.set_page_config(page_title="neardup · Clusters", layout="wide")
 st.title("Clusters")
-store, path, config = open_database()
+store, path, config = open_database(frames=True)
 analysis = get_analysis(store, path, config)
 labels_version = store.labels_version()
 categories = get_page_categories(store, path, config, labels_version)
@@ -28,6 +28,8 @@ if table.rows.empty:
 
 flt = cluster_filters(table)
 all_clusters, clusters = table.rows, filter_clusters(table, analysis.pages, flt)
+if flt.host is not None:  # above the clusters' caption, which goes with the table it counts
+    show_host_pairs(store, path, config, flt.host, analysis.pages)
 st.caption(
     f"{len(clusters):,} duplicate clusters"
     + (f" of {len(all_clusters):,} (filtered)" if flt.active else "")
@@ -40,8 +42,6 @@ st.caption(
     "URLs here are canonical (tracking parameters, scheme, www and trailing slash normalized) unless "
     "named as fetched. Keys: Tab into the table, arrows to a row, **Shift+Space** shows its cluster."
 )
-if flt.host is not None:
-    show_host_pairs(store, path, config, flt.host, analysis.pages)
 if clusters.empty:
     st.info("No duplicate cluster passes these filters.")
     st.stop()

@@ -18,7 +18,7 @@ from neardup.ui.widgets import open_database
 
 st.set_page_config(page_title="neardup · Export", layout="wide")
 st.title("Export")
-store, path, config = open_database()
+store, path, config = open_database(frames=True)
 analysis = get_analysis(store, path, config)
 st.markdown("The files below are written at this setting (the sidebar's, also in this page's link):")
 st.code(describe_setting(analysis), language=None, wrap_lines=True)

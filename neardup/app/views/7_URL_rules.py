@@ -10,18 +10,18 @@ import yaml
 
 from neardup.config import dump_config
 from neardup.csvsafe import to_csv
-from neardup.report import describe_setting
+from neardup.report import describe_config
 from neardup.rules import crawler_rules
-from neardup.ui.data import get_analysis, get_comparison, get_learned_rules, get_source_trend
+from neardup.ui.data import get_clustering, get_comparison, get_learned_rules, get_source_trend
 from neardup.ui.render import md_escape
-from neardup.ui.state import W_COMPARE_BASELINE, W_COMPARE_CURRENT, W_RULES_TABLE
+from neardup.ui.state import W_COMPARE_BASELINE, W_COMPARE_CURRENT, W_COMPARE_SHOWN, W_RULES_TABLE
 from neardup.ui.widgets import open_database
 
 st.set_page_config(page_title="neardup · URL rules", layout="wide")
 st.title("URL rules")
 store, path, config = open_database()
-analysis = get_analysis(store, path, config)
-st.caption(f"Learned from the clusters at {md_escape(describe_setting(analysis))}.")
+clustering = get_clustering(store, path, config)  # no pages frame: the URL table holds the URLs
+st.caption(f"Learned from the clusters at {md_escape(describe_config(clustering.config))}.")
 
 learned = get_learned_rules(store, path, config)
 c1, c2, c3 = st.columns(3)
@@ -31,8 +31,26 @@ c2.metric(
     f"{learned.pages_saved:,}",
     help="Pages at a second URL of one rewritten URL: a crawler applying the rules would not fetch them.",
 )
-c3.metric("Candidates rejected", f"{len(learned.rejected):,}", help="Too imprecise or too little support.")
+c3.metric(
+    "Candidates rejected",
+    f"{len(learned.rejected):,}",
+    help="Too imprecise, too little support, or merging no URL pair beside the kept rules of its host "
+    "(the twin of a kept rule, e.g. the same parameter on the www. host).",
+)
 
+# the accepted and the rejected rules' tables (`LearnedRules.table`)
+RULE_COLUMNS = {
+    "precision": st.column_config.NumberColumn(format="%.2f"),
+    "support_pairs": st.column_config.NumberColumn("support (URL pairs)"),
+    "support_clusters": st.column_config.NumberColumn("clusters"),
+    "merged_pairs": st.column_config.NumberColumn(
+        "merged pairs", help="URL pairs (of pages) the rule rewrites to one URL."
+    ),
+    "pages_saved": st.column_config.NumberColumn(
+        "pages saved", help="Fetches a crawler applying the rule would not make."
+    ),
+    "counter_examples": st.column_config.TextColumn("counter-examples"),
+}
 table = learned.table()
 if table.empty:
     st.info("No URL rule explains the clusters at this setting.")
@@ -42,11 +60,7 @@ else:
         hide_index=True,
         placeholder="–",
         width="stretch",
-        column_config={
-            "precision": st.column_config.NumberColumn(format="%.2f"),
-            "support_pairs": st.column_config.NumberColumn("support (URL pairs)"),
-            "support_clusters": st.column_config.NumberColumn("clusters"),
-        },
+        column_config=RULE_COLUMNS,
         key=W_RULES_TABLE,
     )
     rules_config = config.replace(url_rules=learned.rules)
@@ -75,13 +89,25 @@ else:
 rejected = learned.table(accepted=False)
 if len(rejected):
     with st.expander(f"Rejected candidates ({len(rejected):,}), with counter-examples"):
-        st.dataframe(rejected, hide_index=True, placeholder="–", width="stretch")
+        st.dataframe(rejected, hide_index=True, placeholder="–", width="stretch", column_config=RULE_COLUMNS)
 
 st.subheader("Crawl traps")
 if learned.traps.empty:
     st.caption("No URL pattern family with many URLs and few distinct texts.")
 else:
-    st.dataframe(learned.traps, hide_index=True, placeholder="–", width="stretch")
+    st.dataframe(
+        learned.traps,
+        hide_index=True,
+        placeholder="–",
+        width="stretch",
+        column_config={
+            "distinct_texts": st.column_config.NumberColumn(
+                "distinct texts",
+                help="Clusters among the family's pages; 0: every page of it is set aside as no content "
+                "(degenerate: a login, search or soft-404 page).",
+            ),
+        },
+    )
 
 st.subheader("Crawl over crawl")
 # One source has no trend: its numbers are Home's, not clustered again per threshold here.
@@ -99,6 +125,15 @@ for key, name in (("exact_duplicates", "exact duplicates %"), ("near_duplicates"
 fig.update_layout(height=320, margin={"t": 20, "b": 20}, yaxis_title="% of the crawl's pages")
 st.plotly_chart(fig, width="stretch")
 
+# Two sources clustered together again at every threshold: drawn only while on (the trend is the overview;
+# a crawl of a source per shard has hundreds of sources).
+if not st.toggle(
+    "Compare two sources",
+    key=W_COMPARE_SHOWN,
+    help="Clusters new, gone, grown or shrunk from a baseline source to a current one, per host, and the "
+    "current pages that duplicate a baseline page (`neardup compare`).",
+):
+    st.stop()
 names = {int(r.source_id): f"{r.source_id}: {r.source}" for r in trend.itertuples()}
 ids = list(names)
 b1, b2 = st.columns(2)
