@@ -8,14 +8,16 @@ render of every other page; two threshold moves on Clusters; the URL rules page,
 on it; then shingle sizes 4 and 6 and SimHash at 6, 5 and 4 (Home; a size whose fingerprints are not
 stored answers with an estimate from a sample, and a second row times the exact numbers the background
 computation brings, the long part); `--stop-after STEP` ends the walk after the step of that name. Prints
-one Markdown row per step: wall seconds, the process's CPU seconds (the figure to compare on a loaded box)
-and resident memory after it; run it on one commit and another (PYTHONPATH) for before/after. Medians of
-the threshold moves.
+one Markdown row per step: wall seconds, the process's CPU seconds (the figure to compare on a loaded box),
+resident memory after it and its peak during the step (the kernel's high-water mark, reset before each
+step where /proc/self/clear_refs allows); run it on one commit and another (PYTHONPATH) for before/after.
+Medians of the threshold moves.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import gc
 import os
 import statistics
@@ -53,14 +55,31 @@ def rss_mb(field: str = "VmRSS") -> float:
     return float("nan")
 
 
+PEAK_MB = 0.0  # the walk's peak so far, of the steps before the high-water mark's last reset
+
+
+def reset_peak() -> None:
+    """Start the kernel's high-water mark (VmHWM) again from the current resident size (Linux 4.0+): the
+    next reading is the peak since. Where that is refused, readings stay the peak since the start."""
+    global PEAK_MB
+    PEAK_MB = max(PEAK_MB, rss_mb("VmHWM"))
+    with contextlib.suppress(OSError):
+        Path("/proc/self/clear_refs").write_text("5")
+
+
+def walk_peak_mb() -> float:
+    return max(PEAK_MB, rss_mb("VmHWM"))
+
+
 def step(name: str, at: AppTest, act) -> float:
+    reset_peak()
     t, cpu_start = time.perf_counter(), time.process_time()
     act(at)
     at.run(timeout=TIMEOUT_S)
     seconds, cpu = time.perf_counter() - t, time.process_time() - cpu_start
     assert not at.exception, at.exception
     assert not at.error, [e.value for e in at.error]  # a page's failure, shown in one line (ui.guard)
-    print(f"| {name} | {seconds:,.2f} | {cpu:,.2f} | {rss_mb():,.0f} |", flush=True)
+    print(f"| {name} | {seconds:,.2f} | {cpu:,.2f} | {rss_mb():,.0f} | {rss_mb('VmHWM'):,.0f} |", flush=True)
     if name == STOP_AFTER:
         raise WalkEnd
     if any(ESTIMATE in info.value for info in at.info):  # the exact set is computed in the background
@@ -70,7 +89,8 @@ def step(name: str, at: AppTest, act) -> float:
         assert not at.exception, at.exception
         exact, cpu = time.perf_counter() - t, time.process_time() - cpu_start
         print(
-            f"| {name}: the exact numbers (background) | {exact:,.2f} | {cpu:,.2f} | {rss_mb():,.0f} |",
+            f"| {name}: the exact numbers (background) | {exact:,.2f} | {cpu:,.2f} | {rss_mb():,.0f} "
+            f"| {rss_mb('VmHWM'):,.0f} |",
             flush=True,
         )
     return seconds
@@ -96,7 +116,7 @@ def main() -> None:
     try:
         walk(args)
     except WalkEnd:
-        print(f"| (peak) | | | {rss_mb('VmHWM'):,.0f} |", flush=True)
+        print(f"| (peak) | | | | {walk_peak_mb():,.0f} |", flush=True)
 
 
 def walk(args: argparse.Namespace) -> None:
@@ -104,13 +124,16 @@ def walk(args: argparse.Namespace) -> None:
     os.environ.pop("NEARDUP_CONFIG", None)
     os.chdir(ROOT)
     print(f"{machine()}; commit {commit()}; load average {os.getloadavg()[0]:.1f}\n")
-    print(f"| step | seconds | CPU s | RSS MB |\n|---|---:|---:|---:|\n| (start) | | | {rss_mb():,.0f} |")
+    print(
+        "| step | seconds | CPU s | RSS MB | peak MB |\n|---|---:|---:|---:|---:|\n"
+        f"| (start) | | | {rss_mb():,.0f} | {rss_mb('VmHWM'):,.0f} |"
+    )
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=TIMEOUT_S)
     step("Home, first run (default setting)", at, lambda at: None)
     moves = [
         step(f"Home, threshold -> {t} (not seen before)", at, threshold(t)) for t in (0.81, 0.83, 0.86, 0.9)
     ]
-    print(f"| Home, threshold move: median | {statistics.median(moves):,.2f} | | |")
+    print(f"| Home, threshold move: median | {statistics.median(moves):,.2f} | | | |")
     for page in [] if args.skip_other_pages else PAGES:
         step(
             f"{page.split('_', 1)[1]}, first visit",
@@ -125,7 +148,7 @@ def walk(args: argparse.Namespace) -> None:
     for t in (0.82, 0.85):
         step(f"URL rules, threshold -> {t}", at, threshold(t))
     step("Home", at, lambda at: at.switch_page("app.py"))
-    print(f"| (peak) | | | {rss_mb('VmHWM'):,.0f} |", flush=True)
+    print(f"| (peak) | | | | {walk_peak_mb():,.0f} |", flush=True)
     if args.skip_fingerprints:
         return
     for k in (4, 6):
@@ -133,8 +156,8 @@ def walk(args: argparse.Namespace) -> None:
     step("Home, SimHash (shingle size 6)", at, lambda at: at.radio(key=W_METHOD).set_value("simhash"))
     for k in (5, 4):
         step(f"Home, SimHash shingle size {k}", at, lambda at, k=k: at.slider(key=W_SHINGLE).set_value(k))
-    print(f"| (end) | | | {rss_mb():,.0f} |")
-    print(f"| (peak) | | | {rss_mb('VmHWM'):,.0f} |")
+    print(f"| (end) | | | {rss_mb():,.0f} | |")
+    print(f"| (peak) | | | | {walk_peak_mb():,.0f} |")
 
 
 if __name__ == "__main__":
