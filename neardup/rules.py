@@ -961,7 +961,8 @@ def learn_rules(
         bad = [s for s in stats if s.precision < min_precision or s.pairs_in_cluster < min_support]
         if not bad:
             break
-        for s in _to_drop(bad):
+        # The last round drops every failing rule: no rule is accepted on figures that fail.
+        for s in _to_drop(bad) if round_number < MAX_ROUNDS else bad:
             dropped[s.rule] = s
         rules = [s.rule for s in stats if s.rule not in dropped]
     saved = crawl.table.saved_by(rules)
@@ -999,8 +1000,8 @@ def _to_drop(bad: Sequence[RuleStats]) -> list[RuleStats]:
     """The failing rules one round of `learn_rules` drops, host by host (a host's rules are measured with
     each other). A rule that merges URL pairs badly goes at once. A rule that merges none may be the twin of
     another kept beside it (a parameter dropped on `www.host` and on `host`: each does what the other does):
-    dropping all such rules of a host together would lose both twins, so while a host has no bad rule that
-    merges pairs, one of its rules merging none goes per round (a `www.` form before the bare host's), and
+    dropping both twins together would lose the rewrite, so while a host has no bad rule that merges pairs,
+    one rule of each (kind, name) merging none goes per round (a `www.` form before the bare host's), and
     the rest are measured again without it."""
     by_host: dict[str, list[RuleStats]] = defaultdict(list)
     for s in bad:
@@ -1009,8 +1010,11 @@ def _to_drop(bad: Sequence[RuleStats]) -> list[RuleStats]:
     for stats in by_host.values():
         if merging := [s for s in stats if s.merged_pairs]:
             out += merging
-        else:
-            out.append(max(stats, key=lambda s: (len(s.rule.host), s.rule.host, s.rule.kind, s.rule.name)))
+            continue
+        twins: dict[tuple[str, str], list[RuleStats]] = defaultdict(list)
+        for s in stats:
+            twins[(s.rule.kind, s.rule.name)].append(s)
+        out += [max(g, key=lambda s: (len(s.rule.host), s.rule.host)) for g in twins.values()]
     return out
 
 

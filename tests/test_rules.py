@@ -395,3 +395,51 @@ def test_a_rule_on_a_host_and_its_twin_on_the_www_host_leave_one_kept(tmp_path: 
     )
     assert plain == tracked
     assert all(s.merged_pairs for s in learned.accepted)
+
+
+def test_twins_of_a_host_with_more_parameters_than_rounds_leave_one_kept_each(tmp_path: Path) -> None:
+    # Eleven tracking parameters, each proposed on notes.example.net and on its www. host: more twin pairs
+    # than `learn_rules` has rounds. Every parameter keeps one form, and no accepted rule merges nothing.
+    rng = random.Random(5)
+    params = "&".join(f"trk{k}=feed" for k in range(rules.MAX_ROUNDS + 1))
+    recs = []
+    for i in range(9):
+        html = page_html(f"Note {i}", words_text(rng, 180))
+        recs.append({"url": f"https://www.notes.example.net/note/{i}", "html": html})
+        if i % 2 == 0:
+            recs.append({"url": f"https://notes.example.net/print/note/{i}", "html": html})
+        if i % 3 == 0:
+            recs.append({"url": f"https://www.notes.example.net/note/{i}?{params}", "html": html})
+    with Store(tmp_path / "twins.duckdb") as store:
+        engine.ingest_file(store, write_jsonl(tmp_path / "crawl.jsonl", recs), Config(), jobs=1)
+        engine.ensure_fingerprints(store, Config(), jobs=1)
+        fp = load_fingerprints(store, Config(), jobs=1)
+    learned = learn_rules(analyze(fp, Config(threshold=0.8)).pages)
+    proposed = {(bare_host(r.host), r.kind, r.name) for r in learned.rules} | {
+        (bare_host(s.rule.host), s.rule.kind, s.rule.name) for s in learned.rejected
+    }
+    tracking = {("notes.example.net", "drop_param", f"trk{k}") for k in range(rules.MAX_ROUNDS + 1)}
+    assert tracking <= proposed
+    assert tracking <= {(bare_host(r.host), r.kind, r.name) for r in learned.rules}
+    assert all(s.merged_pairs for s in learned.accepted)
+    plain, tracked = rules.rewritten_urls(
+        ["https://www.notes.example.net/note/3", f"https://www.notes.example.net/note/3?{params}"],
+        learned.rules,
+    )
+    assert plain == tracked
+
+
+def test_rules_still_failing_after_the_last_round_are_rejected(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # One round only: the www. twins fail it (each merges nothing beside the other). The round that ends the
+    # search drops every failing rule, so none is accepted on figures that fail.
+    monkeypatch.setattr(rules, "MAX_ROUNDS", 1)
+    learned = learn_rules(analyze(_every_kind_fingerprints(tmp_path), Config(threshold=0.8)).pages)
+    assert {s.rule.name for s in learned.rejected} >= {"utm_source", "utm_medium"}
+    assert all(
+        s.merged_pairs
+        and s.precision >= rules.MIN_PRECISION
+        and s.pairs_in_cluster >= rules.MIN_SUPPORT_PAIRS
+        for s in learned.accepted
+    )
