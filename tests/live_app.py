@@ -330,10 +330,14 @@ def file_held(db: Path, *, write: bool) -> Iterator[subprocess.Popen[str]]:
         env={**os.environ, "PYTHONPATH": str(ROOT)},
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
         text=True,
     )
     try:
-        assert proc.stdout is not None and proc.stdout.readline().strip() == "held"
+        assert proc.stdout is not None and proc.stderr is not None
+        if proc.stdout.readline().strip() != "held":  # it could not take the file: say why
+            proc.wait(timeout=30)
+            raise AssertionError(f"the holding process could not open the file: {proc.stderr.read()}")
         yield proc
     finally:
         assert proc.stdin is not None
