@@ -10,10 +10,14 @@ scrolls. The script makes:
   to the top;
 - a label key pressed before the label bar of a freshly opened page is drawn wait (up to
   `EARLY_KEY_WAIT_MS`) and act once it is, instead of doing nothing, only on the pair on screen when it was
-  pressed: a key pressed with no pair on screen (the page still loading, the database held by another
-  process, the queue empty), or one whose pair was replaced meanwhile, is dropped with a message
-  (`KEY_NOTICE_MS` on screen), never applied to a pair the analyst has not seen. The pair on screen is named
-  by its URLs as shown and its scroll-to-top script (`/* pair A B */`, the page ids, in app/views/3_Audit.py);
+  pressed. On a fresh page Streamlit draws an element once its code has loaded, which can be after the run
+  is over and one button at a time (Skip after Duplicate), and a button's shortcut listens a moment after
+  the button is drawn: so a key waits while its own button is not drawn (or the bar's Skip is not), and a
+  key handed to a shortcut that did not take it (did not cancel it) waits and is sent again. A key pressed
+  with no pair on screen (the page still loading, the database held by another process, the queue empty),
+  or one whose pair was replaced meanwhile, is dropped with a message (`KEY_NOTICE_MS` on screen), never
+  applied to a pair the analyst has not seen. The pair on screen is named by its URLs as shown and its
+  scroll-to-top script (`/* pair A B */`, the page ids, in app/views/3_Audit.py);
 - the label bar's keys reach the server one rerun at a time: a key pressed while the last one's rerun is
   under way waits for it to end (up to `KEY_RUN_WAIT_MS` for a rerun to start). Streamlit folds the
   button presses that reach it during one rerun into the next, once each button, in the order the buttons
@@ -39,20 +43,33 @@ DIFF_KEY = "g"
 
 KEYBOARD_SCRIPT = (
     """<script>if (!window.neardupKeyboard) {
-    window.neardupKeyboard = {early: [], barSeen: false, sent: 0, ran: false, queued: []};
+    window.neardupKeyboard = {early: [], sent: 0, ran: false, queued: []};
     const state = window.neardupKeyboard;
     const main = () => document.querySelector('[data-testid="stMain"]');
     const typing = el => !!el && (el.matches('textarea, [contenteditable="true"]')
         || (el.matches('input') && !['checkbox', 'radio', 'range', 'button'].includes(el.type)));
-    const shortcut = key => [...document.querySelectorAll('[data-testid="stMain"] button kbd')]
-        .find(k => k.innerText.trim().toLowerCase() === key && !k.closest('button').disabled);
+    const keyButtons = key => [...document.querySelectorAll('[data-testid="stMain"] button kbd')]
+        .filter(k => k.innerText.trim().toLowerCase() === key);
+    const shortcut = key => keyButtons(key).find(k => !k.closest('button').disabled);
+    // a button is drawn (enabled or not) once its element's code has loaded: on a fresh page that can be
+    // after the run is over, one button at a time
+    const drawn = key => keyButtons(key).length > 0;
+    // the listeners stay when another page of the app is opened: this script's element is the Audit page's
+    const onAudit = () => [...document.querySelectorAll('[data-testid="stMain"] [data-testid="stHtml"] script')]
+        .some(s => s.textContent.includes('window.neardupKeyboard = '));
+    // true: the key was taken, by a button's shortcut (it cancels the key it acts on) or by this script (held,
+    // queued); false: nothing listened (a button drawn a moment before its shortcut listens)
     const replay = key => {
         state.replaying = true;  // a key sent again is not held for the label-keys component
+        let taken = false;
         for (const type of ["keydown", "keyup"]) {
-            document.body.dispatchEvent(new KeyboardEvent(type, {key, code: /[0-9]/.test(key) ? "Digit" + key
-                : "Key" + key.toUpperCase(), bubbles: true, cancelable: true}));
+            const passed = document.body.dispatchEvent(new KeyboardEvent(type, {key, code: /[0-9]/.test(key)
+                ? "Digit" + key : "Key" + key.toUpperCase(), bubbles: true, cancelable: true}));
+            if (type === "keydown") taken = !passed;
         }
         state.replaying = false;
+        if (!taken && state.sent === state.marked) state.sent = 0;  // no rerun comes of it
+        return taken;
     };
     const labelKey = key => /^[dnu]$/.test(key);  // the label keys: ui.label_press.LABEL_OF_KEY
     // a label key goes to the server with its press time (Date.now() at its keydown: this machine's clock,
@@ -66,10 +83,8 @@ KEYBOARD_SCRIPT = (
         send(key, pressedAt);
         return true;
     };
-    // a key that waited (queued, held) is sent with the time it was pressed
-    const press = held => {
-        if (!sendLabel(held.key, held.pressedAt)) replay(held.key);
-    };
+    // a key that waited (queued, held) is sent with the time it was pressed; false: it was not taken
+    const press = held => sendLabel(held.key, held.pressedAt) || replay(held.key);
     // the pair on screen: its URLs as shown, and its page ids from the comment of its scroll-to-top script
     // (set by the element once drawn, which may be a frame after the URLs); null with no URL on screen
     const shownPair = () => {
@@ -109,6 +124,11 @@ KEYBOARD_SCRIPT = (
         if (pair === null) notice(`Key ${key} ignored: no pair was on screen when it was pressed`);
         else state.early.push({key, pressedAt, at: performance.now(), pair});
     };
+    // a key that nothing took waits again (first in line), on the pair it was pressed on
+    const retry = held => {
+        if (held.pair) state.early.unshift(held);
+        else notice(`Key ${held.key} ignored: no pair was on screen when it was pressed`);
+    };
     // a held key is sent once the run that draws the label bar is over (its shortcuts are listening) and, a
     // label key, once the component's script is loaded (or it waited long enough), only on the pair it was
     // pressed on
@@ -117,11 +137,14 @@ KEYBOARD_SCRIPT = (
     + str(LABEL_SENDER_WAIT_MS)
     + """;
     const flush = () => {
-        if (shortcut("d") || shortcut("s")) state.barSeen = true;
-        if (state.early.length && shortcut(state.early[0].key) && idle() && !state.sent && ready(state.early[0])) {
+        const front = state.early[0];
+        if (front && idle() && !state.sent && drawn(front.key) && !shortcut(front.key) && shortcut("s")) {
+            state.early.shift();  // its button is drawn disabled in a bar that takes keys: a press does nothing
+        } else if (front && shortcut(front.key) && idle() && !state.sent && ready(front)) {
             const held = state.early.shift();
-            if (samePair(held.pair, shownPair())) press(held);
-            else notice(`Key ${held.key} ignored: the pair on screen changed since it was pressed`);
+            if (!samePair(held.pair, shownPair())) {
+                notice(`Key ${held.key} ignored: the pair on screen changed since it was pressed`);
+            } else if (!press(held)) retry(held);  // sent again on the next change of the page (or in 100 ms)
         }
         state.early = state.early.filter(k => performance.now() - k.at < """
     + str(EARLY_KEY_WAIT_MS)
@@ -131,7 +154,10 @@ KEYBOARD_SCRIPT = (
     const app = () => document.querySelector('[data-testid="stApp"]');
     const sendNext = () => {
         state.sent = 0;
-        if (state.queued.length) press(state.queued.shift());
+        if (!state.queued.length) return;
+        const next = state.queued.shift();
+        // it was pressed for the pair the key before it leads to: the one on screen now
+        if (!press(next)) retry({...next, at: performance.now(), pair: shownPair()});
     };
     const watchRuns = () => {
         const el = app();
@@ -170,7 +196,7 @@ KEYBOARD_SCRIPT = (
                 field.blur();
                 e.stopImmediatePropagation();
                 e.preventDefault();
-                replay(typed);
+                if (!replay(typed)) retry({key: typed, pressedAt, at: performance.now(), pair: shownPair()});
                 return;
             }
             if (!state.sent && !idle()) {
@@ -193,8 +219,18 @@ KEYBOARD_SCRIPT = (
                 e.preventDefault();
                 hold(typed, pressedAt);
             } else {
-                state.sent = performance.now();
+                // to its button's shortcut, which takes it (the rerun under way) unless it does not listen yet
+                // (drawn a moment before): then it waits, held, for the shortcut to listen
+                const mark = state.sent = state.marked = performance.now();
                 state.ran = false;
+                if (e.isTrusted) {
+                    const pair = shownPair();
+                    setTimeout(() => {
+                        if (e.defaultPrevented) return;
+                        if (state.sent === mark) state.sent = 0;
+                        retry({key: typed, pressedAt, at: mark, pair});
+                    }, 0);
+                }
             }
             return;
         }
@@ -220,8 +256,11 @@ KEYBOARD_SCRIPT = (
             } else pane.scrollTo(0, 0);
             return;
         }
+        // a label bar's key whose button is not drawn yet (a fresh page draws the bar's buttons after its run,
+        // as their code loads, not all at once) or while the bar takes no key (its Skip not drawn or disabled)
+        // waits for it
         const key = e.key.length === 1 ? e.key.toLowerCase() : "";
-        if (!state.barSeen && /^[dnusz1-8jk]$/.test(key) && !shortcut(key)) {
+        if (/^[dnusz1-8jk]$/.test(key) && (!drawn(key) || !shortcut("s")) && onAudit()) {
             e.stopImmediatePropagation();
             hold(key, pressedAt);
         }
