@@ -551,11 +551,11 @@ class UrlTable:
         Only the URLs `rule` may change (`BaseParts.touches`) are rewritten without it: every other URL is
         rewritten alike with and without it. So only the rewritten URLs of those pages (with the rule and
         without) can merge URLs or save fetches, and only their pages are counted."""
-        if self._content is not content and (
-            self._content is None or not np.array_equal(self._content, content)
-        ):
+        if self._content is not content:
+            # Compared once per clustering: the next calls with this array find it by identity.
+            if self._content is None or not np.array_equal(self._content, content):
+                self._merging.clear()
             self._content = content
-            self._merging.clear()
         key = (rule, frozenset(mine))
         if (found := self._merging.get(key)) is not None:
             return found
