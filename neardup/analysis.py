@@ -722,7 +722,7 @@ def similarity_to_representatives(fp: Fingerprints, clustering: Clustering) -> n
 
 def _take_strings(strings: Any, rows: np.ndarray) -> Any:
     """`strings.take(rows, allow_fill=True)` of a column of strings (-1: missing), by Arrow's take on its
-    chunks: pandas' `take` with a fill costs three times as much at a million rows."""
+    chunks: pandas' `take` with a fill costs about three times as much."""
     taken = pa.array(strings).take(pa.array(rows, mask=rows < 0))
     return pd.array(taken, dtype=strings.dtype)
 
