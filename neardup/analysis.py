@@ -11,7 +11,6 @@ import dataclasses
 import functools
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -720,13 +719,6 @@ def similarity_to_representatives(fp: Fingerprints, clustering: Clustering) -> n
     return sim
 
 
-def _take_strings(strings: Any, rows: np.ndarray) -> Any:
-    """`strings.take(rows, allow_fill=True)` of a column of strings (-1: missing), by Arrow's take on its
-    chunks: pandas' `take` with a fill costs about three times as much."""
-    taken = pa.array(strings).take(pa.array(rows, mask=rows < 0))
-    return pd.array(taken, dtype=strings.dtype)
-
-
 def analysis_of(fp: Fingerprints, clustering: Clustering) -> Analysis:
     """The `Analysis` of a clustering of `fp`: its pages frame, `fp.pages` with the cluster columns (the
     columns of `fp.pages` and the clustering's arrays are shared, not copied) and the similarity to the
@@ -741,7 +733,7 @@ def analysis_of(fp: Fingerprints, clustering: Clustering) -> Analysis:
         cluster_id=pd.arrays.IntegerArray(numbering.cluster, na_int),
         cluster_size=pd.arrays.IntegerArray(numbering.size, na_int),
         representative_id=pd.arrays.IntegerArray(np.where(content, page_id[rep], 0), na_int),
-        representative_url=_take_strings(fp.pages["canonical_url"].array, np.where(content, rep, -1)),
+        representative_url=fp.pages["canonical_url"].array.take(np.where(content, rep, -1), allow_fill=True),
         why=_WHY_STRINGS.take(clustering.why.astype(np.intp), allow_fill=True),
         is_representative=rep == np.arange(len(unit)),
         similarity_to_representative=similarity_to_representatives(fp, clustering),
