@@ -789,6 +789,52 @@ done:
     return res;
 }
 
+PyDoc_STRVAR(text_hashes_doc,
+"text_hashes(offsets, data, out) -> None\n\n"
+"A 64-bit hash of each of the strings data[offsets[i]:offsets[i + 1]] (offsets: int64, one more than out;\n"
+"data: bytes; out: uint64), written to out: the sum of each byte times 0x100000001B3 to the power of its\n"
+"position (1-based, modulo 2**64), XOR the length times 0x9E3779B97F4A7C15 (neardup.url_images.text_hashes,\n"
+"whose numpy form gives the same values). Runs without the GIL.");
+
+static PyObject *text_hashes(PyObject *self, PyObject *args) {
+    PyObject *o_obj, *d_obj, *out_obj;
+    if (!PyArg_ParseTuple(args, "OOO", &o_obj, &d_obj, &out_obj)) return NULL;
+    const BufferSpec specs[] = {{o_obj, 8, 0, "offsets"}, {d_obj, 1, 0, "data"}, {out_obj, 8, 1, "out"}};
+    Py_buffer views[3];
+    if (get_buffers(specs, views, 3) < 0) return NULL;
+    Py_buffer ov = views[0], dv = views[1], outv = views[2];
+    PyObject *res = NULL;
+    size_t n = (size_t)outv.len / 8;
+    const int64_t *offsets = ov.buf;
+    if ((size_t)ov.len / 8 != n + 1) {
+        PyErr_SetString(PyExc_ValueError, "text_hashes: offsets must be one longer than out");
+        goto done;
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (offsets[i] < 0 || offsets[i] > offsets[i + 1] || offsets[i + 1] > (int64_t)dv.len) {
+            PyErr_SetString(PyExc_ValueError, "text_hashes: offsets out of order or past the data");
+            goto done;
+        }
+    }
+    const uint8_t *data = dv.buf;
+    uint64_t *out = outv.buf;
+    Py_BEGIN_ALLOW_THREADS
+    for (size_t i = 0; i < n; i++) {
+        uint64_t sum = 0, power = 1;
+        for (int64_t j = offsets[i]; j < offsets[i + 1]; j++) {
+            power *= UINT64_C(0x100000001B3);
+            sum += (uint64_t)data[j] * power;
+        }
+        out[i] = ((uint64_t)(offsets[i + 1] - offsets[i]) * UINT64_C(0x9E3779B97F4A7C15)) ^ sum;
+    }
+    Py_END_ALLOW_THREADS
+    res = Py_None;
+    Py_INCREF(res);
+done:
+    release_buffers(views, 3);
+    return res;
+}
+
 /* --- word_blocks: difflib's matching blocks over two texts' words --------------------------- */
 
 /* One word's key: its span in a text, and the key's hash. */
@@ -1057,12 +1103,13 @@ static PyMethodDef methods[] = {
     {"md5_many", md5_many, METH_O, md5_many_doc},
     {"utf8_size", utf8_size, METH_O, utf8_size_doc},
     {"word_blocks", word_blocks, METH_VARARGS, word_blocks_doc},
+    {"text_hashes", text_hashes, METH_VARARGS, text_hashes_doc},
     {NULL, NULL, 0, NULL},
 };
 
 static struct PyModuleDef module = {
     PyModuleDef_HEAD_INIT, "neardup._kernels",
-    "Compiled kernels (tokenize, sketch, shingle_set32, count_equal, intersect_counts, band_keys, size_class_keys, members_in, md5_many, utf8_size, word_blocks); see neardup/_kernels.c.", -1, methods,
+    "Compiled kernels (tokenize, sketch, shingle_set32, count_equal, intersect_counts, band_keys, size_class_keys, members_in, md5_many, utf8_size, word_blocks, text_hashes); see neardup/_kernels.c.", -1, methods,
 };
 
 PyMODINIT_FUNC PyInit__kernels(void) {

@@ -23,6 +23,7 @@ from urllib.parse import SplitResult, urlsplit
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 
 from .config import Config
 from .diff import Segment, word_changes
@@ -335,8 +336,9 @@ def _cluster_categories(
 
 def _string_column(codes: np.ndarray, names: list[str]) -> Any:
     """`names[codes]` as the column pandas makes of strings, taken from the few names rather than built from
-    a Python string per row."""
-    return pd.Series(names).array.take(codes)
+    a Python string per row (by Arrow's take: pandas' `take` costs about three times as much)."""
+    strings = pd.Series(names).array
+    return pd.array(pa.array(strings).take(pa.array(np.asarray(codes, dtype=np.int64))), dtype=strings.dtype)
 
 
 def suggestion_key(config: Config) -> str:
@@ -525,8 +527,11 @@ def suggest_copies(
     is_rep = p["is_representative"].fillna(False).to_numpy(dtype=bool)
     removed = np.flatnonzero(in_cluster & ~is_rep)
     page_id = p["page_id"].to_numpy(dtype=np.int64)
-    row_of = pd.Series(np.arange(len(p)), index=page_id)
-    rep_rows = row_of.reindex(p["representative_id"].to_numpy()[removed].astype(np.int64)).to_numpy()
+    wanted = p["representative_id"].to_numpy()[removed].astype(np.int64)
+    if len(page_id) < 2 or bool((page_id[1:] > page_id[:-1]).all()):  # pages in page id order (the store's)
+        rep_rows = np.searchsorted(page_id, wanted)
+    else:
+        rep_rows = pd.Series(np.arange(len(p)), index=page_id).reindex(wanted).to_numpy()
     ids, rep_ids = page_id[removed], page_id[rep_rows]
     key = suggestion_key(analysis.config)
     category = np.full(len(removed), "", dtype=object)

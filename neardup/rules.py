@@ -551,11 +551,11 @@ class UrlTable:
         Only the URLs `rule` may change (`BaseParts.touches`) are rewritten without it: every other URL is
         rewritten alike with and without it. So only the rewritten URLs of those pages (with the rule and
         without) can merge URLs or save fetches, and only their pages are counted."""
-        if self._content is not content and (
-            self._content is None or not np.array_equal(self._content, content)
-        ):
+        if self._content is not content:
+            # Compared once per clustering: the next calls with this array find it by identity.
+            if self._content is None or not np.array_equal(self._content, content):
+                self._merging.clear()
             self._content = content
-            self._merging.clear()
         key = (rule, frozenset(mine))
         if (found := self._merging.get(key)) is not None:
             return found
@@ -787,14 +787,8 @@ class _Crawl:
 
 
 def _dense_pairs(codes: np.ndarray) -> int:
-    """`_pairs` of small non-negative integer codes."""
+    """URL pairs inside groups of small non-negative integer codes: sum of n*(n-1)/2 over the codes."""
     n = np.bincount(codes).astype(np.int64)
-    return int((n * (n - 1) // 2).sum())
-
-
-def _pairs(groups: np.ndarray) -> int:
-    """URL pairs inside groups: sum of n*(n-1)/2 over the distinct values of `groups` (integer codes)."""
-    n = np.bincount(pd.factorize(groups)[0]).astype(np.int64)
     return int((n * (n - 1) // 2).sum())
 
 
@@ -804,9 +798,10 @@ def pages_saved(base: np.ndarray, image: np.ndarray) -> int:
     if not len(image):
         return 0
     base = np.asarray(base)
-    first = ~pd.Series(image).duplicated().to_numpy()  # each rewritten URL's first page
+    # Each rewritten URL's first page's base URL: written last to first, so that the first page's is the
+    # one left (an assignment to a repeated index keeps the last value), without hashing the codes.
     first_base = np.empty(int(image.max()) + 1, dtype=np.int64)
-    first_base[image[first]] = base[first]
+    first_base[image[::-1]] = base[::-1]
     return int(np.count_nonzero(base != first_base[image]))
 
 
@@ -818,29 +813,33 @@ def _measure(crawl: _Crawl, rule: UrlRule, mine: Sequence[UrlRule]) -> RuleStats
     img, pre, pos, ip_code = merging.img, merging.pre, merging.pos, merging.ip_code
     cl = crawl.cluster[pos]
     n_clusters = int(cl.max(initial=-1)) + 1
-    img_cl = img * n_clusters + cl
-    ip_cl = ip_code * n_clusters + cl
-    in_cluster = _pairs(img_cl) - _pairs(ip_cl)
+    # (image, cluster) and ((image, URL before), cluster) numbered once each: their pairs, their distinct
+    # values (in order of first appearance) and which of the first each of the second is in.
+    img_cl, img_cl_values = pd.factorize(img * n_clusters + cl)
+    ip_cl, ip_cl_values = pd.factorize(ip_code * n_clusters + cl)
+    in_cluster = _dense_pairs(img_cl) - _dense_pairs(ip_cl)
     clusters = 0
     examples: list[tuple[str, str]] = []
     if len(img):
         # Clusters the rule explains: two or more URLs before the rule, one image and one cluster after.
-        # (An (image, URL before) code and a cluster: its image is the code's.)
-        img_of_ip = np.empty(int(ip_code.max()) + 1, dtype=np.int64)
-        img_of_ip[ip_code] = img
-        ip_cl_distinct = pd.unique(ip_cl)
-        img_cl_of = img_of_ip[ip_cl_distinct // n_clusters] * n_clusters + ip_cl_distinct % n_clusters
-        pair_code, pair_values = pd.factorize(img_cl_of)
-        n_pre = np.bincount(pair_code)
-        clusters = len(pd.unique(pair_values[n_pre > 1] % max(n_clusters, 1)))
-        # Counter-examples: rewritten URLs holding pages of two clusters, in order of their first page.
-        clusters_per_img = np.bincount(pd.unique(img_cl) // max(n_clusters, 1))
+        # (An (image, URL before) code and a cluster is in the (image, cluster) of any of its pages: its
+        # first's, found by writing the pages last to first.)
+        first_page = np.empty(len(ip_cl_values), dtype=np.int64)
+        first_page[ip_cl[::-1]] = np.arange(len(ip_cl) - 1, -1, -1)
+        n_pre = np.bincount(img_cl[first_page], minlength=len(img_cl_values))
+        clusters = len(pd.unique(img_cl_values[n_pre > 1] % max(n_clusters, 1)))
+        # Counter-examples: rewritten URLs holding pages of two clusters, in order of their first page (a
+        # group is made only as far as the examples need).
+        clusters_per_img = np.bincount(img_cl_values // max(n_clusters, 1))
         mixed = np.flatnonzero(clusters_per_img[img] > 1)
         order = np.argsort(img[mixed], kind="stable")
-        groups = np.split(mixed[order], np.flatnonzero(np.diff(img[mixed][order])) + 1) if len(mixed) else []
-        for rows in sorted(groups, key=lambda g: int(g[0])):
+        by_img = mixed[order]
+        starts = np.flatnonzero(np.r_[True, np.diff(img[by_img]) != 0]) if len(mixed) else mixed
+        ends = np.r_[starts[1:], len(by_img)]
+        for g in np.argsort(by_img[starts], kind="stable").tolist():
             if len(examples) >= COUNTER_EXAMPLES:
                 break
+            rows = by_img[starts[g] : ends[g]]
             a = rows[0]
             b = rows[(cl[rows] != cl[a]) & (pre[rows] != pre[a])]
             if len(b):

@@ -23,6 +23,11 @@ import pyarrow.compute as pc
 from .parsed_urls import ParsedUrls
 from .urls import UrlKey, UrlRule, bare_host, rewrite_path, rewrite_query
 
+try:  # the compiled kernels (`pip install` builds them); without them, numpy does the same
+    from . import _kernels as kernels
+except ImportError:  # pragma: no cover - a source checkout without a C compiler
+    kernels = None  # type: ignore[assignment]
+
 _NONE = np.empty(0, dtype=np.int64)
 
 
@@ -288,7 +293,8 @@ def text_hashes(texts: pa.StringArray) -> np.ndarray:
     """A 64-bit hash of each string of `texts` (no nulls), of its UTF-8 bytes alone: the sum of each byte
     times the multiplier to the power of its position (1-based, modulo 2**64), mixed with the length.
     Equal strings, equal hashes; unequal strings may collide (`TextIndex` compares the strings). Computed
-    on the Arrow buffers, so no Python string is made."""
+    on the Arrow buffers, so no Python string is made: by the compiled kernel in one pass over the bytes
+    where it is built, else by `bytes_hashes`."""
     if not isinstance(texts, pa.LargeStringArray):
         texts = texts.cast(pa.large_string())
     _, offset_buffer, data_buffer = texts.buffers()
@@ -296,13 +302,25 @@ def text_hashes(texts: pa.StringArray) -> np.ndarray:
         return np.empty(0, dtype=np.uint64)
     offsets = np.frombuffer(offset_buffer, dtype=np.int64)[texts.offset : texts.offset + len(texts) + 1]
     data = np.frombuffer(data_buffer, dtype=np.uint8) if data_buffer is not None else np.empty(0, np.uint8)
+    if kernels is None:
+        return bytes_hashes(offsets, data)
+    out = np.empty(len(texts), dtype=np.uint64)
+    kernels.text_hashes(np.ascontiguousarray(offsets), data, out)
+    return out
+
+
+def bytes_hashes(offsets: np.ndarray, data: np.ndarray) -> np.ndarray:
+    """`text_hashes` of the strings `data[offsets[i]:offsets[i + 1]]` (offsets int64, data uint8) in numpy:
+    its temporaries are 8 bytes a byte of text, so it works on _HASH_CHUNK_BYTES at a time."""
     lengths = np.diff(offsets)
-    powers = np.cumprod(np.full(max(int(lengths.max()), 1), _HASH_MULTIPLIER, dtype=np.uint64))
     out = lengths.astype(np.uint64) * _HASH_LENGTH
+    if not len(lengths):
+        return out
+    powers = np.cumprod(np.full(max(int(lengths.max()), 1), _HASH_MULTIPLIER, dtype=np.uint64))
     start = 0
-    while start < len(texts):
+    while start < len(lengths):
         end = int(np.searchsorted(offsets, offsets[start] + _HASH_CHUNK_BYTES, side="right")) - 1
-        end = min(max(end, start + 1), len(texts))
+        end = min(max(end, start + 1), len(lengths))
         low, high = int(offsets[start]), int(offsets[end])
         within = lengths[start:end]
         on = np.flatnonzero(within > 0)

@@ -238,6 +238,22 @@ def test_the_text_hashes_are_of_the_bytes_alone() -> None:
     assert len(set(whole.tolist())) == len(set(texts))
 
 
+@given(st.lists(st.text(max_size=80), max_size=40), st.integers(0, 5))
+@settings(max_examples=200, deadline=None)
+def test_the_compiled_text_hashes_are_the_numpy_ones(texts: list[str], skip: int) -> None:
+    """The kernel's hashes (`_kernels.text_hashes`) are those of the numpy form (`bytes_hashes`), for any
+    strings, empty and multi-byte ones among them, and an array that starts past its buffers' start."""
+    array = pa.array(texts, type=pa.string()).slice(min(skip, len(texts)))
+    large = array.cast(pa.large_string())
+    _, offsets, data = large.buffers()
+    expected = url_images.bytes_hashes(
+        np.frombuffer(offsets, dtype=np.int64)[large.offset : large.offset + len(large) + 1],
+        np.frombuffer(data, dtype=np.uint8) if data is not None else np.empty(0, dtype=np.uint8),
+    )
+    assert url_images.kernels is not None  # built in place for the tests
+    assert url_images.text_hashes(array).tolist() == (expected.tolist() if len(array) else [])
+
+
 def test_the_distinct_paths_are_held_as_arrow_strings() -> None:
     keys = [k for k in map(url_key, URLS) if k is not None]
     parts = BaseParts.of(keys)

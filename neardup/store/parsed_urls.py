@@ -69,20 +69,26 @@ class ParsedUrlsMixin(StoreCore):
     def parsed_urls(self) -> ParsedUrls | None:
         """The parsed URLs kept (`save_parsed_urls`), or None: none kept, or a file older than its tables.
         Whether they are of the pages there are is the caller's to check (their page ids)."""
+        # Read in the order the rows were written (page id, then code order: `save_parsed_urls`), which a
+        # scan keeps; sorted here only where it does not (an ORDER BY sorts a million rows every time).
         cur = self.cursor()
         try:
-            pages = cur.execute(
-                "SELECT page_id, raw, base, trap FROM url_parse_pages ORDER BY page_id"
-            ).fetchnumpy()
+            pages = _columns(cur.sql("SELECT page_id, raw, base, trap FROM url_parse_pages"))
         except duckdb.CatalogException:
             return None
         if not len(pages["page_id"]):
             return None
-        keys = cur.execute("SELECT host, path, query, is_url FROM url_parse_keys ORDER BY base").fetchnumpy()
+        pages = _in_order(pages, pages["page_id"])
+        keys = _columns(cur.sql("SELECT base, host, path, query, is_url FROM url_parse_keys"))
+        keys = _in_order(keys, keys["base"])
         names: dict[str, pa.StringArray] = {}
         for kind in _NAME_KINDS:
-            rows = cur.sql("SELECT name FROM url_parse_names WHERE kind = ? ORDER BY code", params=[kind])
-            column = rows.to_arrow_table().column("name").combine_chunks()
+            rows = cur.sql("SELECT code, name FROM url_parse_names WHERE kind = ?", params=[kind])
+            table = rows.to_arrow_table()
+            code = table.column("code").to_numpy()
+            column = table.column("name").combine_chunks()
+            if len(code) > 1 and not bool((code[1:] > code[:-1]).all()):
+                column = column.take(pa.array(np.argsort(code, kind="stable")))
             names[kind] = column if column.type == pa.string() else column.cast(pa.string())
         return ParsedUrls(
             page_id=pages["page_id"].astype(np.int64),
@@ -95,7 +101,25 @@ class ParsedUrlsMixin(StoreCore):
             key_is_url=keys["is_url"].astype(bool),
             hosts=names["host"].to_pylist(),
             paths=names["path"],
-            queries=[tuple((n, v) for n, v in json.loads(q)) for q in names["query"].to_pylist()],
+            # one JSON document of every query: a json.loads per query costs more than the parse
+            queries=[
+                tuple(map(tuple, q)) for q in json.loads("[" + ",".join(names["query"].to_pylist()) + "]")
+            ],
             trap_hosts=names["trap_host"],
             trap_patterns=names["trap_pattern"],
         )
+
+
+def _columns(rows: duckdb.DuckDBPyRelation) -> dict[str, np.ndarray]:
+    """The columns of `rows` (numbers and booleans, no nulls) as numpy arrays, through Arrow."""
+    table = rows.to_arrow_table()
+    return {name: table.column(name).to_numpy() for name in table.column_names}
+
+
+def _in_order(columns: dict[str, np.ndarray], by: np.ndarray) -> dict[str, np.ndarray]:
+    """`columns` with their rows sorted by `by` (ascending), or as they are where they are so already."""
+    by = np.asarray(by)
+    if len(by) < 2 or bool((by[1:] > by[:-1]).all()):
+        return columns
+    order = np.argsort(by, kind="stable")
+    return {name: np.asarray(values)[order] for name, values in columns.items()}
