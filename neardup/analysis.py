@@ -11,6 +11,7 @@ import dataclasses
 import functools
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -234,8 +235,14 @@ def load_fingerprints(
     progress: Progress = no_progress,
     jobs: int | None = None,
     source_ids: Sequence[int] | None = None,
+    lean: bool = False,
 ) -> Fingerprints:
     """The fingerprints of the database's pages at `config`'s setting (computed first where missing).
+
+    `lean` (every page, no `source_ids`): `pages` holds only page_id, degenerate and unit_id (and, under URL
+    rules, url and canonical_url, which `rules.fetch_savings` reads), and of the other string columns only
+    those the arrays are coded from are read: what the report needs (`report_analysis`), in a fraction of
+    the memory of every page's URLs and keys in pandas.
 
     With `source_ids`, those of the sources' pages only: their units, renumbered 0..n-1 in unit id order,
     and the pairs of two of them, so the read grows with those sources, not with the database. Clustering
@@ -245,8 +252,13 @@ def load_fingerprints(
     fset = ensure_fingerprints(store, config, progress=progress, jobs=jobs)
     key = config.fingerprint_key
     simhash = minhash = signature_units = read_signatures = stored_ids = None
+    lean = lean and source_ids is None
     table = store.page_columns(
-        config.norm_key, min_words=config.min_words, source_ids=source_ids, fingerprint_key=key
+        config.norm_key,
+        min_words=config.min_words,
+        source_ids=source_ids,
+        fingerprint_key=key,
+        columns=_CODED_COLUMNS + (("url",) if config.url_rules else ()) if lean else None,
     )
     pairs = store.pair_arrays(key, source_ids=source_ids)
     unit = np.array(table.column("unit_id").to_numpy(), dtype=np.int64)
@@ -276,12 +288,18 @@ def load_fingerprints(
         canonical, rel = (pa.chunked_array([pa.array(urls, pa.string())]) for urls in ruled)
     arrays, hosts = _page_arrays(table, unit, canonical, rel)
     # the frame is made after the codes, from the columns as read: pandas copies each string column once
-    pages = table.drop_columns(["unit_id"]).to_pandas()
+    if lean:
+        kept = ["page_id", "degenerate", *(("url", "canonical_url") if config.url_rules else ())]
+        pages = table.select(kept).to_pandas()
+    else:
+        pages = table.drop_columns(["unit_id"]).to_pandas()
     del table
     pages["unit_id"] = unit
     if config.url_rules:
         pages["canonical_url"] = pd.array(canonical, dtype=pages["url"].dtype)
-        pages["rel_canonical"] = pd.array(rel, dtype=pages["url"].dtype)
+        if not lean:
+            pages["rel_canonical"] = pd.array(rel, dtype=pages["url"].dtype)
+    del canonical, rel
     fixed_counts = _fixed_counts(arrays, n_units)[0]
     return Fingerprints(
         config,
@@ -299,6 +317,17 @@ def load_fingerprints(
         signature_units=signature_units,
         read_signatures=read_signatures,
     )
+
+
+# The columns of `Store.page_columns` that `_page_arrays` codes (and `degenerate`, which it masks).
+_CODED_COLUMNS: tuple[str, ...] = (
+    "canonical_url",
+    "host",
+    "fetched_at",
+    "md5",
+    "rel_canonical",
+    "degenerate",
+)
 
 
 def _paired_signatures(store: Store, config: Config, unit_ids: np.ndarray) -> np.ndarray:
@@ -719,25 +748,47 @@ def similarity_to_representatives(fp: Fingerprints, clustering: Clustering) -> n
     return sim
 
 
-def analysis_of(fp: Fingerprints, clustering: Clustering) -> Analysis:
-    """The `Analysis` of a clustering of `fp`: its pages frame, `fp.pages` with the cluster columns (the
-    columns of `fp.pages` and the clustering's arrays are shared, not copied) and the similarity to the
-    representative."""
+def _cluster_columns(fp: Fingerprints, clustering: Clustering) -> dict[str, Any]:
+    """The pages' cluster_id, cluster_size, representative_id (null for a degenerate page) and
+    is_representative, from the clustering's arrays (shared, not copied)."""
     unit, page_id = fp.arrays["unit"], fp.arrays["page_id"]
     content = unit >= 0
     rep, numbering = clustering.rep, clustering.numbering
     na_int = ~content
+    return {
+        "cluster_id": pd.arrays.IntegerArray(numbering.cluster, na_int),
+        "cluster_size": pd.arrays.IntegerArray(numbering.size, na_int),
+        "representative_id": pd.arrays.IntegerArray(np.where(content, page_id[rep], 0), na_int),
+        "is_representative": rep == np.arange(len(unit)),
+    }
+
+
+def analysis_of(fp: Fingerprints, clustering: Clustering) -> Analysis:
+    """The `Analysis` of a clustering of `fp`: its pages frame, `fp.pages` with the cluster columns (the
+    columns of `fp.pages` and the clustering's arrays are shared, not copied) and the similarity to the
+    representative."""
+    columns = _cluster_columns(fp, clustering)
+    is_representative = columns.pop("is_representative")
     # Taken from the string columns, not built from Python objects: a threshold move on a large crawl
     # would spend most of its time converting a million strings.
     pages = fp.pages.assign(
-        cluster_id=pd.arrays.IntegerArray(numbering.cluster, na_int),
-        cluster_size=pd.arrays.IntegerArray(numbering.size, na_int),
-        representative_id=pd.arrays.IntegerArray(np.where(content, page_id[rep], 0), na_int),
-        representative_url=fp.pages["canonical_url"].array.take(np.where(content, rep, -1), allow_fill=True),
+        **columns,
+        representative_url=fp.pages["canonical_url"].array.take(
+            np.where(fp.arrays["unit"] >= 0, clustering.rep, -1), allow_fill=True
+        ),
         why=_WHY_STRINGS.take(clustering.why.astype(np.intp), allow_fill=True),
-        is_representative=rep == np.arange(len(unit)),
+        is_representative=is_representative,
         similarity_to_representative=similarity_to_representatives(fp, clustering),
     )
+    c = clustering
+    return Analysis(c.config, pages, c.numbers, c.hosts, c.cluster_sizes, c.warnings)
+
+
+def report_analysis(fp: Fingerprints, clustering: Clustering) -> Analysis:
+    """The `Analysis` of a clustering of `fp` with only what the report and `categories.suggest_copies`
+    read of its pages: `fp.pages`' columns (a `lean` load's few) and the cluster columns, none of the
+    strings `analysis_of` adds."""
+    pages = fp.pages.assign(**_cluster_columns(fp, clustering))
     c = clustering
     return Analysis(c.config, pages, c.numbers, c.hosts, c.cluster_sizes, c.warnings)
 

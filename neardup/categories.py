@@ -27,11 +27,12 @@ import pyarrow as pa
 
 from .config import Config
 from .diff import Segment, word_changes
-from .errors import DatabaseLocked
+from .errors import DatabaseLocked, NeardupError
 from .labels import CATEGORIES
 from .parallel import parallel_map
 from .shingles import containment, shingle_tuples, words
 from .stages.base import Progress
+from .urls import apply_url_rules
 
 if TYPE_CHECKING:
     from .analysis import Analysis
@@ -68,6 +69,9 @@ PENDING_TEXTS = 16_384
 PAIRS_PER_BATCH = 1024  # pairs a worker compares at a time (a unit of progress)
 PARALLEL_PAIRS = 4096  # below this many pairs to compare, a worker pool costs more than it saves
 CATEGORIES_STAGE = "pairs compared"
+# Copies whose pairs are compared at a time: their records (and, where the pages frame lacks them, their
+# fields read from the store) are held for that many pairs only, whatever the crawl's size.
+COPIES_PER_READ = 65_536
 
 
 _PRINT_URL = re.compile(
@@ -429,18 +433,46 @@ class CopySuggestions:
     compared: int  # pairs compared here: the others were stored
 
 
+_RECORD_FIELDS = (
+    "page_id",
+    "url",
+    "canonical_url",
+    "fetched_at",
+    "degenerate",
+    "n_words",
+    "unit_id",
+    "exact_key",
+)
+
+
 def _pair_records(
-    pages: pd.DataFrame, member_rows: np.ndarray, rep_rows: np.ndarray
+    store: Store, analysis: Analysis, member_rows: np.ndarray, rep_rows: np.ndarray
 ) -> list[tuple[dict[str, Any], dict[str, Any]]]:
-    """(copy, representative) records of the given rows of `pages`: the fields the rule reads."""
-    cols = ["page_id", "url", "canonical_url", "fetched_at", "degenerate", "n_words", "unit_id", "exact_key"]
+    """(copy, representative) records of the given rows of `analysis.pages`: the fields the rule reads, taken
+    from the frame where it holds them, else read from the store for these pages only (`Store.page_fields`,
+    the canonical URLs rewritten by the config's URL rules as `analysis.ruled_urls` does)."""
+    pages, config = analysis.pages, analysis.config
     rows = np.unique(np.concatenate([member_rows, rep_rows]))
-    picked = pages.iloc[rows]
+    if all(c in pages.columns for c in _RECORD_FIELDS):
+        picked = pages.iloc[rows]
+        columns = [picked[c].tolist() for c in _RECORD_FIELDS]
+    else:
+        page_ids = pages["page_id"].to_numpy(dtype=np.int64)[rows]
+        order = np.argsort(page_ids, kind="stable")
+        table = store.page_fields(config.norm_key, page_ids[order], min_words=config.min_words)
+        if not np.array_equal(table.column("page_id").to_numpy(), page_ids[order]):
+            raise NeardupError("pages of this analysis are no longer in the store: reload the page")
+        back = np.empty(len(order), dtype=np.int64)
+        back[order] = np.arange(len(order))
+        table = table.take(pa.array(back))
+        by_name = {c: table.column(c).to_pylist() for c in _RECORD_FIELDS if c != "unit_id"}
+        if config.url_rules:
+            by_name["canonical_url"] = [apply_url_rules(u, config.url_rules) for u in by_name["url"]]
+        by_name["unit_id"] = pages["unit_id"].to_numpy()[rows].tolist()
+        columns = [by_name[c] for c in _RECORD_FIELDS]
     records = {
-        row: dict(zip(cols, values, strict=True))
-        for row, values in zip(
-            rows.tolist(), zip(*(picked[c].tolist() for c in cols), strict=True), strict=True
-        )
+        row: dict(zip(_RECORD_FIELDS, values, strict=True))
+        for row, values in zip(rows.tolist(), zip(*columns, strict=True), strict=True)
     }
     return [(records[m], records[r]) for m, r in zip(member_rows.tolist(), rep_rows.tolist(), strict=True)]
 
@@ -515,6 +547,14 @@ def _compare_pairs(
     return out
 
 
+def _offset_progress(progress: Progress | None, done_before: int, total: int) -> Progress | None:
+    """`progress` of a part of `total` pairs that starts after `done_before` of them."""
+    if progress is None:
+        return None
+    report = progress
+    return lambda stage, done, _: report(stage, done_before + done, total)
+
+
 def suggest_copies(
     store: Store, analysis: Analysis, *, progress: Progress | None = None, jobs: int | None = 1
 ) -> CopySuggestions:
@@ -544,16 +584,20 @@ def suggest_copies(
     found[at] = True
     new = np.flatnonzero(~found)
     if len(new):
-        compared = _compare_pairs(
-            store,
-            analysis.config,
-            _pair_records(p, removed[new], rep_rows[new]),
-            progress=progress,
-            jobs=jobs,
-        )
-        names = [name for name, _ in compared]
+        names: list[str] = []
+        for start in range(0, len(new), COPIES_PER_READ):
+            part = new[start : start + COPIES_PER_READ]
+            compared = _compare_pairs(
+                store,
+                analysis.config,
+                _pair_records(store, analysis, removed[part], rep_rows[part]),
+                progress=_offset_progress(progress, start, len(new)),
+                jobs=jobs,
+            )
+            names += [name for name, _ in compared]
+            newer[part] = [n for _, n in compared]
+            del compared
         category[new] = names
-        newer[new] = [n for _, n in compared]
         if not store.read_only:
             # another process writing the file: these are compared again next time
             with contextlib.suppress(DatabaseLocked):

@@ -14,7 +14,14 @@ from typing import Any, NoReturn, TextIO
 import yaml
 
 from . import engine, rules
-from .analysis import Analysis, Fingerprints, analyze, load_fingerprints
+from .analysis import (
+    Analysis,
+    Fingerprints,
+    analyze,
+    cluster_at_threshold,
+    load_fingerprints,
+    report_analysis,
+)
 from .app import HOME
 from .categories import suggest_copies
 from .config import Config, Method, load_config
@@ -224,14 +231,16 @@ def _ingest_summary(path: str, s: engine.FileSummary) -> None:
         _say(f"  {note}")
 
 
-def _fingerprints(args: argparse.Namespace, store: Store) -> tuple[Fingerprints, Config]:
+def _fingerprints(
+    args: argparse.Namespace, store: Store, *, lean: bool = False
+) -> tuple[Fingerprints, Config]:
     config = config_from_args(args)
     spark_run = store.spark_run()
     if spark_run is not None:
         from .spark import check_setting
 
         check_setting(spark_run, config)
-    return load_fingerprints(store, config, progress=_tqdm_progress(), jobs=args.jobs), config
+    return load_fingerprints(store, config, progress=_tqdm_progress(), jobs=args.jobs, lean=lean), config
 
 
 def _analysis(args: argparse.Namespace, store: Store) -> Analysis:
@@ -247,7 +256,11 @@ def cmd_report(args: argparse.Namespace) -> int:
     with _open(args) as store:
         if store.count_pages() == 0:
             raise NeardupError(f"{args.db} holds no pages: run `neardup ingest DUMP --db {args.db}` first")
-        analysis = _analysis(args, store)
+        # the pages' strings are not held: the numbers come from the clustering's arrays, and the URLs
+        # and fields of the copies are read from the store where a parse or a comparison needs them
+        fp, config = _fingerprints(args, store, lean=True)
+        analysis = report_analysis(fp, cluster_at_threshold(fp, config))
+        del fp
         rejected = store.rejects_by_kind()
         # Parsed once per crawl for the URL rules page and `neardup rules` (no clustering changes them).
         engine.ensure_parsed_urls(store, analysis.pages)

@@ -10,48 +10,92 @@ from collections.abc import Callable
 import numpy as np
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 
-from .parsed_urls import ParsedUrls
+from .parsed_urls import ParsedUrls, Query
 from .url_keys import key_texts, trap_patterns, url_keys_many
 from .urls import UrlKey, bare_host
 
 # `parse_urls` calls its `step` this many times.
 PARSE_STEPS = 4
+# Distinct URLs parsed at a time: their keys as Python objects are held for that many only.
+PARSE_BLOCK = 65_536
 
 
 def parse_urls(
-    page_id: np.ndarray, urls: np.ndarray, *, step: Callable[[], None] = lambda: None
+    page_id: np.ndarray,
+    urls: np.ndarray | pa.Array | pa.ChunkedArray,
+    *,
+    step: Callable[[], None] = lambda: None,
 ) -> ParsedUrls:
     """The `ParsedUrls` of pages (`page_id`, their `urls`, in any order): each distinct URL parsed once
-    (`url_keys.url_keys_many`); `step()` is called after each of its PARSE_STEPS steps."""
+    (`url_keys.url_keys_many`), `PARSE_BLOCK` of them at a time, each block's keys reduced to Arrow strings
+    and integer codes before the next (the keys of a crawl's URLs as Python objects would be several
+    times their bytes); `step()` is called after each of its PARSE_STEPS steps."""
     order = np.argsort(np.asarray(page_id, dtype=np.int64), kind="stable")
-    raw_codes, raw_urls = pd.factorize(pd.Series(np.asarray(urls, dtype=object)[order], dtype=object))
-    parsed = url_keys_many(raw_urls)
+    column = (
+        urls if isinstance(urls, pa.Array | pa.ChunkedArray) else pa.array(np.asarray(urls, dtype=object))
+    )
+    if not pa.types.is_string(column.type):
+        column = column.cast(pa.string())
+    # codes in order of first appearance, as `pd.factorize` numbers them
+    taken = column.take(pa.array(order))
+    raw_codes, raw_urls = _first_appearance_codes(
+        taken if isinstance(taken, pa.ChunkedArray) else pa.chunked_array([taken], pa.string())
+    )
+    del taken
+    del column
+    n_raw = len(raw_urls)
+    texts: list[pa.Array] = []
+    paths_of_raw: list[pa.Array] = []
+    host_of = np.empty(n_raw, dtype=np.int64)  # per distinct URL: its key's host (`host_code`)
+    query_of = np.empty(n_raw, dtype=np.int64)  # its key's query (`query_code`)
+    pattern_of = np.full(n_raw, -1, dtype=np.int64)  # its crawl-trap pattern (`pattern_code`), -1: no key
+    https = np.zeros(n_raw, dtype=bool)
+    host_code: dict[str, int] = {}
+    query_code: dict[Query, int] = {}
+    pattern_code: dict[str, int] = {}
+    for at in range(0, n_raw, PARSE_BLOCK):
+        block = raw_urls.slice(at, PARSE_BLOCK).to_pylist()
+        parsed = url_keys_many(block)
+        raw_keys = [k or UrlKey("", "", url, ()) for k, url in zip(parsed, block, strict=True)]
+        del block
+        end = at + len(raw_keys)
+        texts.append(pa.array(key_texts(raw_keys), pa.string()))
+        paths_of_raw.append(pa.array([k.path for k in raw_keys], pa.string()))
+        host_of[at:end] = [host_code.setdefault(k.host, len(host_code)) for k in raw_keys]
+        query_of[at:end] = [query_code.setdefault(k.query, len(query_code)) for k in raw_keys]
+        https[at:end] = [k.scheme == "https" for k in raw_keys]
+        on_key = np.flatnonzero([k is not None for k in parsed])
+        patterns = trap_patterns([raw_keys[i] for i in on_key.tolist()])
+        pattern_of[at + on_key] = [pattern_code.setdefault(p, len(pattern_code)) for p in patterns]
+        del parsed, raw_keys, patterns
     step()
-    raw_keys = [k or UrlKey("", "", url, ()) for k, url in zip(parsed, raw_urls, strict=True)]
-    text_codes, texts = pd.factorize(pd.Series(key_texts(raw_keys), dtype=object))
-    base_keys: list[UrlKey] = [UrlKey("", "", "", ())] * len(texts)
-    for key, code in zip(raw_keys, text_codes, strict=True):
-        base_keys[code] = key
-    key_host, hosts = pd.factorize(pd.Series([k.host for k in base_keys], dtype=object))
-    key_path, paths = pd.factorize(pd.Series([k.path for k in base_keys], dtype=object))
-    key_query, queries = pd.factorize(pd.Series([k.query for k in base_keys], dtype=object))
+    text_codes = _first_appearance_codes(pa.chunked_array(texts, pa.string()))[0]
+    del texts
+    # A key text's host, path and query: those of its last URL (all of its URLs have the same).
+    last_of_text = _last_rows(text_codes, int(text_codes.max(initial=-1)) + 1)
+    host_names = list(host_code)
+    query_list = list(query_code)
+    key_host, host_uniques = pd.factorize(host_of[last_of_text])
+    key_query, query_uniques = pd.factorize(query_of[last_of_text])
+    key_path, paths = _first_appearance_codes(
+        pa.chunked_array(paths_of_raw, pa.string()).take(pa.array(last_of_text))
+    )
+    del paths_of_raw
     step()
     # A crawl-trap family is a (bare host, pattern): numbered as a pair of codes, not hashed as strings.
-    host_codes, host_names = pd.factorize(pd.Series([k.host for k in raw_keys], dtype=object))
     bare_codes, bare_names = pd.factorize(np.asarray([bare_host(h) for h in host_names], dtype=object))
-    on_key = np.flatnonzero([k is not None for k in parsed])
-    pattern_codes, pattern_names = pd.factorize(
-        pd.Series(trap_patterns([raw_keys[i] for i in on_key]), dtype=object)
-    )
+    on_key_all = pattern_of >= 0
     step()
-    n_patterns = max(len(pattern_names), 1)
-    family_of = np.full(len(parsed), -1, dtype=np.int64)
-    family_of[on_key] = bare_codes[host_codes[on_key]] * n_patterns + pattern_codes
+    n_patterns = max(len(pattern_code), 1)
+    family_of = np.full(n_raw, -1, dtype=np.int64)
+    family_of[on_key_all] = bare_codes[host_of[on_key_all]] * n_patterns + pattern_of[on_key_all]
     family_codes, family_pairs = pd.factorize(family_of, use_na_sentinel=False)
     named = family_pairs[family_pairs >= 0]
+    pattern_names = np.asarray(list(pattern_code), dtype=object)
     family_hosts = pa.array(np.asarray(bare_names, dtype=object)[named // n_patterns], type=pa.string())
-    family_patterns = pa.array(np.asarray(pattern_names, dtype=object)[named % n_patterns], type=pa.string())
+    family_patterns = pa.array(pattern_names[named % n_patterns], type=pa.string())
     # The codes of families: 0.. in order of first appearance, -1 for a URL with no key.
     renumber = np.cumsum(family_pairs >= 0) - 1
     renumber[family_pairs < 0] = -1
@@ -59,16 +103,36 @@ def parse_urls(
     step()
     return ParsedUrls(
         page_id=np.asarray(page_id, dtype=np.int64)[order],
-        raw=raw_codes.astype(np.int64),
+        raw=raw_codes,
         base=text_codes[raw_codes].astype(np.int64) if len(raw_codes) else empty,
         trap=renumber[family_codes][raw_codes].astype(np.int64) if len(raw_codes) else empty,
         key_host=key_host.astype(np.int64),
-        key_path=key_path.astype(np.int64),
+        key_path=key_path,
         key_query=key_query.astype(np.int64),
-        key_is_url=np.asarray([k.scheme == "https" for k in base_keys], dtype=bool),
-        hosts=list(hosts),
-        paths=pa.array(np.asarray(paths, dtype=object), type=pa.string()),
-        queries=list(queries),
+        key_is_url=https[last_of_text],
+        hosts=[host_names[c] for c in host_uniques.tolist()],
+        paths=paths,
+        queries=[query_list[c] for c in query_uniques.tolist()],
         trap_hosts=family_hosts,
         trap_patterns=family_patterns,
     )
+
+
+def _first_appearance_codes(strings: pa.ChunkedArray) -> tuple[np.ndarray, pa.StringArray]:
+    """(code of each string, the distinct strings by code), codes in order of first appearance (one
+    dictionary for every chunk: no chunk is copied into one array)."""
+    encoded = pc.dictionary_encode(strings)
+    if not encoded.num_chunks:
+        return np.empty(0, dtype=np.int64), pa.array([], pa.string())
+    codes = np.concatenate(
+        [np.asarray(c.indices.to_numpy(zero_copy_only=False), dtype=np.int64) for c in encoded.chunks]
+    )
+    return codes, encoded.chunk(0).dictionary
+
+
+def _last_rows(codes: np.ndarray, n_codes: int) -> np.ndarray:
+    """The last row of each code 0..n_codes-1 (every code has one)."""
+    reversed_first = np.unique(codes[::-1], return_index=True)[1]
+    out = np.empty(n_codes, dtype=np.int64)
+    out[:] = len(codes) - 1 - reversed_first
+    return out

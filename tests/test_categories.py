@@ -25,6 +25,8 @@ from neardup.categories import (
 from neardup.config import Config
 from neardup.diff import word_diff
 from neardup.export import clusters_frame
+from neardup.report import report_dict
+from neardup.rules import learn_rules
 from neardup.shingles import containment, shingles, words
 from neardup.store import Store
 
@@ -335,6 +337,23 @@ def sample(tmp_path_factory: pytest.TempPathFactory) -> tuple[Store, analysis.An
     config = Config()
     engine.ingest_file(store, engine.SAMPLE_CRAWL, config, jobs=1)
     return store, analysis.analyze(analysis.load_fingerprints(store, config), config)
+
+
+def test_the_reports_lean_analysis_reads_the_copies_fields_from_the_store_with_the_same_categories(
+    sample: tuple[Store, analysis.Analysis], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store, a = sample
+    monkeypatch.setattr(categories, "COPIES_PER_READ", 7)  # many reads of a few copies' fields
+    for config in (a.config, a.config.replace(url_rules=learn_rules(a.pages).rules)):
+        full = analysis.analyze(analysis.load_fingerprints(store, config), config)
+        fp = analysis.load_fingerprints(store, config, lean=True)
+        lean = analysis.report_analysis(fp, analysis.cluster_at_threshold(fp, config))
+        assert not {"exact_key", "host", "md5", "rel_canonical"} & set(lean.pages.columns)
+        forget_suggestions(store)
+        got = suggested(store, lean)
+        assert len(got) > 7
+        pd.testing.assert_series_equal(got, reference_suggestions(store, full))
+        assert report_dict(lean) == report_dict(full)
 
 
 @pytest.mark.parametrize("window", [1, 7, categories.WINDOW_TEXTS])

@@ -20,6 +20,7 @@ from neardup.categories import suggest_copies, suggestion_key
 from neardup.cli import main
 from neardup.config import Config, default_threshold, load_config
 from neardup.export import COLUMNS
+from neardup.report import report_dict
 from neardup.store import Store
 
 SETTING = ["--method", "simhash", "--threshold", "5", "--shingle-size", "4"]
@@ -93,6 +94,15 @@ def test_report_json_has_the_numbers(db: str, capsys: pytest.CaptureFixture[str]
     assert d["degenerate_by_reason"] == {"soft-404": 2}
     assert d["setting"]["method"] == "minhash"
     assert d["top_hosts"][0]["host"] == "news.example.com"
+
+
+def test_report_json_is_that_of_the_full_analysis(db: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """The report reads no pages frame of strings; its numbers, hosts and reasons are the full analysis'."""
+    got = _report_json(capsys, db)
+    with Store(db, read_only=True) as store:
+        full = analyze(load_fingerprints(store, Config()), Config())
+        want = report_dict(full, rejected=store.rejects_by_kind())
+    assert got == json.loads(json.dumps(want, default=str))
 
 
 def _copies_to_compare(db: str, config: Config) -> int:

@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from neardup import engine, rules
+from neardup import engine, rules, url_parse
 from neardup.analysis import analyze, load_fingerprints
 from neardup.cli import main
 from neardup.config import Config
@@ -95,6 +95,21 @@ def _fields(parsed: ParsedUrls) -> dict[str, object]:
         for name in ParsedUrls.__dataclass_fields__
         for value in [getattr(parsed, name)]
     }
+
+
+@pytest.mark.parametrize("block", [1, 3, 7])
+def test_a_parse_a_block_of_urls_at_a_time_is_the_parse_of_all_at_once(
+    block: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """URLs repeated, key texts shared and trap families spread over blocks: the same codes and names."""
+    urls = [*EDGES, *EDGES[::-1], "https://example.com/a/?utm=1", "https://EXAMPLE.com/a?utm=1", *EDGES[2:9]]
+    ids = list(range(len(urls)))
+    random.Random(5).shuffle(ids)
+    whole = parse_urls(np.asarray(ids, dtype=np.int64), np.asarray(urls, dtype=object))
+    monkeypatch.setattr(url_parse, "PARSE_BLOCK", block)
+    arrow = pa.array(urls, pa.string())
+    assert _fields(url_parse.parse_urls(np.asarray(ids, dtype=np.int64), arrow)) == _fields(whole)
+    _assert_parse_says_what_each_url_says(ids, urls)
 
 
 def test_the_store_keeps_a_parse_as_it_is(tmp_path: Path) -> None:

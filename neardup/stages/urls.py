@@ -16,19 +16,19 @@ STAGE = "parsing the crawl's URLs"
 
 
 def ensure_parsed_urls(store: Store, pages: pd.DataFrame, *, progress: Progress = no_progress) -> ParsedUrls:
-    """The URLs of `pages` (page_id, url) as URL rules parse them: read from the store when it keeps those
-    of these pages, else parsed (`progress` told of each step) and, when they are every page of the store,
-    kept. A file that cannot be written now (read-only, or locked by another process) keeps none: the next
-    call parses again."""
+    """The URLs of `pages` (page_id, and url, else read from the store) as URL rules parse them: read from
+    the store when it keeps those of these pages, else parsed (`progress` told of each step) and, when they
+    are every page of the store, kept. A file that cannot be written now (read-only, or locked by another
+    process) keeps none: the next call parses again."""
     page_id = pages["page_id"].to_numpy(dtype=np.int64)
     kept = store.parsed_urls()
     if kept is not None and np.array_equal(kept.page_id, np.sort(page_id, kind="stable")):
         return kept
     steps = iter(range(1, PARSE_STEPS + 1))
     progress(STAGE, 0, PARSE_STEPS)
-    parsed = parse_urls(
-        page_id, pages["url"].to_numpy(dtype=object), step=lambda: progress(STAGE, next(steps), PARSE_STEPS)
-    )
+    urls = pages["url"].to_numpy(dtype=object) if "url" in pages.columns else store.page_urls(page_id)
+    parsed = parse_urls(page_id, urls, step=lambda: progress(STAGE, next(steps), PARSE_STEPS))
+    del urls
     try:
         if len(page_id) == store.count_pages():
             store.save_parsed_urls(parsed)

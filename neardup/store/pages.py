@@ -26,6 +26,11 @@ _PAGE_COLUMNS = (
     "extra, html_block, html_start, html_bytes"
 )
 _BLOCK_COLUMNS = ("html_block", "html_start", "html_bytes")
+# `PagesMixin.page_table`'s columns besides page_id: those of `pages`, then those of the page's text.
+_PAGE_TABLE_COLUMNS = (
+    "source_id", "line", "url", "canonical_url", "host", "fetched_at", "status", "md5", "rel_canonical"
+)  # fmt: skip
+_TEXT_TABLE_COLUMNS = ("exact_key", "degenerate", "n_words")
 
 
 class PageRow(TypedDict):
@@ -399,12 +404,14 @@ class PagesMixin(ContentRules):
         min_words: int | None = None,
         source_ids: Sequence[int] | None = None,
         fingerprint_key: str | None = None,
+        columns: Sequence[str] | None = None,
     ) -> pa.Table:
         """`page_table`'s columns as DuckDB gives them (Arrow, in chunks): read once, coded to integers
-        before pandas copies the strings (`analysis.load_fingerprints`)."""
+        before pandas copies the strings (`analysis.load_fingerprints`). `columns` (with page_id) picks
+        some of them, for every page only (not with `source_ids`)."""
         degenerate, params = degenerate_sql(min_words, self._short_fetch_keys(norm_key, min_words))
         if source_ids is None:
-            table = self._all_pages_table(norm_key, degenerate, params)
+            table = self._all_pages_table(norm_key, degenerate, params, columns)
             if fingerprint_key is not None:
                 table = table.append_column("unit_id", self._page_units(norm_key, fingerprint_key, table))
             return table
@@ -430,18 +437,25 @@ class PagesMixin(ContentRules):
             .to_arrow_table()
         )
 
-    def _all_pages_table(self, norm_key: str, degenerate: str, params: list[Any]) -> pa.Table:
-        """`page_table`'s columns of every page with a text under `norm_key`, by page id: the pages and the
-        texts read each in its stored order (page id order, as they are written) and put side by side, not
-        joined and sorted by DuckDB (the sort of a million rows of URLs is half the query's CPU)."""
+    def _all_pages_table(
+        self, norm_key: str, degenerate: str, params: list[Any], columns: Sequence[str] | None = None
+    ) -> pa.Table:
+        """`page_table`'s columns (or those of them `columns` names) of every page with a text under
+        `norm_key`, by page id: the pages and the texts read each in its stored order (page id order, as
+        they are written) and put side by side, not joined and sorted by DuckDB (the sort of a million rows
+        of URLs is half the query's CPU)."""
         cur = self.cursor()
-        pages = cur.sql(
-            "SELECT page_id, source_id, line, url, canonical_url, host, fetched_at, status, md5, rel_canonical "
-            "FROM pages"
-        ).to_arrow_table()
+        page_cols = [c for c in _PAGE_TABLE_COLUMNS if columns is None or c in columns]
+        text_cols = [c for c in _TEXT_TABLE_COLUMNS if columns is None or c in columns]
+        pages = cur.sql(f"SELECT page_id, {', '.join(page_cols)} FROM pages").to_arrow_table()
+        text_sql = {
+            "exact_key": "t.exact_key",
+            "degenerate": f"{degenerate} AS degenerate",
+            "n_words": "t.n_words",
+        }
         texts = cur.sql(
-            f"SELECT t.page_id, t.exact_key, {degenerate} AS degenerate, t.n_words FROM texts t WHERE t.norm_key = ?",
-            params=[*params, norm_key],
+            f"SELECT {', '.join(['t.page_id', *(text_sql[c] for c in text_cols)])} FROM texts t WHERE t.norm_key = ?",
+            params=[*(params if "degenerate" in text_cols else []), norm_key],
         ).to_arrow_table()
         pages, texts = _by_page_id(pages), _by_page_id(texts)
         page_ids, text_ids = pages.column("page_id").to_numpy(), texts.column("page_id").to_numpy()
@@ -449,9 +463,47 @@ class PagesMixin(ContentRules):
             at = np.minimum(np.searchsorted(text_ids, page_ids), max(len(text_ids) - 1, 0))
             both = text_ids[at] == page_ids if len(text_ids) else np.zeros(len(page_ids), dtype=bool)
             pages, texts = pages.filter(pa.array(both)), texts.take(pa.array(at[both]))
-        for name in ("exact_key", "degenerate", "n_words"):
+        for name in text_cols:
             pages = pages.append_column(name, texts.column(name))
         return pages
+
+    @reads
+    def page_urls(self, page_ids: np.ndarray) -> pa.ChunkedArray:
+        """The URLs (as fetched) of the pages `page_ids`, in that order (Arrow strings)."""
+        ids = np.asarray(page_ids, dtype=np.int64)
+        table = _by_page_id(self.cursor().sql("SELECT page_id, url FROM pages").to_arrow_table())
+        stored = table.column("page_id").to_numpy()
+        at = np.minimum(np.searchsorted(stored, ids), max(len(stored) - 1, 0))
+        if not np.array_equal(stored[at] if len(stored) else np.empty(0, dtype=np.int64), ids):
+            raise NeardupError("pages asked for are not in the store")
+        urls = table.column("url")
+        if len(at) != len(stored) or not np.array_equal(at, np.arange(len(at))):
+            urls = urls.take(pa.array(at))
+        return urls
+
+    @reads
+    def page_fields(self, norm_key: str, page_ids: np.ndarray, *, min_words: int | None = None) -> pa.Table:
+        """`page_table`'s url, canonical_url, fetched_at, degenerate, n_words and exact_key of the pages
+        `page_ids` (ascending, each with a text under `norm_key`), by page id: the fields a copy's category
+        reads (`categories.suggest_copies`), without reading every page's strings."""
+        ids = np.asarray(page_ids, dtype=np.int64)
+        if not len(ids):
+            ids = np.array([-1], dtype=np.int64)  # no page has it: the empty table, with its columns
+        degenerate, params = degenerate_sql(min_words, self._short_fetch_keys(norm_key, min_words))
+        cur = self.cursor()
+        cur.register("wanted_pages", pa.table({"page_id": pa.array(ids)}))
+        # the range lets the scans skip the row groups (in page id order) outside it
+        between = [int(ids.min()), int(ids.max())]
+        try:
+            return cur.sql(
+                f"SELECT p.page_id, p.url, p.canonical_url, p.fetched_at, {degenerate} AS degenerate, t.n_words, "
+                "t.exact_key FROM wanted_pages w JOIN pages p ON p.page_id = w.page_id "
+                "JOIN texts t ON t.page_id = w.page_id AND t.norm_key = ? "
+                "WHERE p.page_id BETWEEN ? AND ? AND t.page_id BETWEEN ? AND ? ORDER BY p.page_id",
+                params=[*params, norm_key, *between, *between],
+            ).to_arrow_table()
+        finally:
+            cur.unregister("wanted_pages")
 
     def _page_units(self, norm_key: str, fingerprint_key: str, table: pa.Table) -> pa.Array:
         """The unit id of each row of `table` (`_all_pages_table`'s, by page id) in a fingerprint set, -1
