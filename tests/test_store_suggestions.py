@@ -3,13 +3,16 @@ texts by page id that compute them."""
 
 from __future__ import annotations
 
+import random
 import shutil
 from pathlib import Path
 
 import duckdb
 import numpy as np
 import pytest
+from conftest import page_html, words_text, write_jsonl
 
+from neardup import engine
 from neardup.config import Config
 from neardup.store import Store, suggestions
 
@@ -74,3 +77,26 @@ def test_a_file_from_before_the_table_reads_none_read_only_and_gains_it_when_ope
     with Store(old) as writable:
         writable.add_suggestions("k", np.array([1]), np.array([0]), ["URL variant"], np.array([False]))
         assert writable.suggestions("k", np.array([1]), np.array([0]))["category"].tolist() == ["URL variant"]
+
+
+def test_texts_of_pages_more_than_duckdbs_memory_are_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A read-only open caps DuckDB's memory (256 MB by default), and the Clusters page and `neardup open`
+    # read the texts of up to 262,144 copies at once (~1 GB at 1M pages): here 35 MB of texts under 24 MB.
+    rng = random.Random(3)
+    recs = [
+        {"url": f"https://big.example.com/a/{i}", "html": page_html(f"A {i}", words_text(rng, 450))}
+        for i in range(12_000)
+    ]
+    path = tmp_path / "big.duckdb"
+    with Store(path) as store:
+        engine.ingest_file(store, write_jsonl(tmp_path / "crawl.jsonl", recs), Config(), jobs=1)
+        engine.ensure_fingerprints(store, Config(), jobs=1)
+        every = store.texts_in_ranges(NORM, [(0, 10**9)]).set_index("page_id")["text"].to_dict()
+    assert sum(map(len, every.values())) > 32 * 2**20
+    monkeypatch.setenv("NEARDUP_DUCKDB_MEMORY", "24MB")
+    ids = np.array(sorted(every), dtype=np.int64)
+    with Store(path, read_only=True) as store:
+        assert store.texts_of_pages(NORM, ids) == every
+        assert store.texts_of_pages(NORM, ids[::7]) == {int(i): every[int(i)] for i in ids[::7]}

@@ -11,12 +11,15 @@ import duckdb
 import numpy as np
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from .connection import StoreCore, reads, writes
 
 # Wanted page ids closer than this share one range of a text read: the ranges' min/max prune the texts'
 # row groups and vectors (2,048 rows), so scattered pages decompress the vectors holding them only.
 TEXT_RANGE_GAP = 2048
+# Rows a batch of a streamed text read.
+TEXT_BATCH_ROWS = 8192
 
 
 def _id_ranges(page_ids: np.ndarray, gap: int) -> list[tuple[int, int]]:
@@ -110,20 +113,26 @@ class SuggestionsMixin(StoreCore):
     @reads
     def texts_of_pages(self, norm_key: str, page_ids: np.ndarray) -> dict[int, str]:
         """The texts of these pages (sorted ids), by page id: one query over the runs of ids
-        (`TEXT_RANGE_GAP`), so pages of a few row groups decompress those row groups' texts, not the file's."""
+        (`TEXT_RANGE_GAP`), so pages of a few row groups decompress those row groups' texts, not the file's.
+        The rows stream out a batch at a time and the wanted ids are picked from each batch here: a join on
+        the wanted ids inside DuckDB may build its hash table on the texts side, and a window of a large
+        crawl's copies (~1 GB of texts at 1M pages) would pass the memory a read-only open allows it."""
         ids = np.asarray(page_ids, dtype=np.int64)
         ranges = _id_ranges(ids, TEXT_RANGE_GAP)
         if not ranges:
             return {}
-        cur = self.cursor()
-        cur.register("wanted_pages", pa.table({"page_id": pa.array(ids)}))
         within = " OR ".join(["(t.page_id BETWEEN ? AND ?)"] * len(ranges))
-        try:
-            table = cur.sql(
-                f"SELECT t.page_id, t.text FROM texts t WHERE t.norm_key = ? AND ({within}) "
-                "AND t.page_id IN (SELECT page_id FROM wanted_pages)",
+        wanted = pa.array(ids)
+        out: dict[int, str] = {}
+        reader = (
+            self.cursor()
+            .sql(
+                f"SELECT t.page_id, t.text FROM texts t WHERE t.norm_key = ? AND ({within})",
                 params=[norm_key, *(x for r in ranges for x in r)],
-            ).to_arrow_table()
-        finally:
-            cur.unregister("wanted_pages")
-        return dict(zip(table["page_id"].to_pylist(), table["text"].to_pylist(), strict=True))
+            )
+            .to_arrow_reader(TEXT_BATCH_ROWS)
+        )
+        for batch in reader:
+            kept = batch.filter(pc.is_in(batch["page_id"], value_set=wanted))
+            out.update(zip(kept["page_id"].to_pylist(), kept["text"].to_pylist(), strict=True))
+        return out
