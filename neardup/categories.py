@@ -338,11 +338,14 @@ def _cluster_categories(
     return clusters[first], chosen[first]
 
 
-def _string_column(codes: np.ndarray, names: list[str]) -> Any:
-    """`names[codes]` as the column pandas makes of strings, taken from the few names rather than built from
-    a Python string per row (by Arrow's take: pandas' `take` costs about three times as much)."""
-    strings = pd.Series(names).array
-    return pd.array(pa.array(strings).take(pa.array(np.asarray(codes, dtype=np.int64))), dtype=strings.dtype)
+def _coded_column(codes: np.ndarray, names: list[str]) -> pd.Categorical:
+    """`names[codes]` as a categorical column: a code a page and the names once (a threshold move on a large
+    crawl makes four such columns; strings a page would cost a take of a million of them each). `names` may
+    repeat (two categories, one action): each name is one category."""
+    remap, uniques = pd.factorize(pd.Index(names))
+    return pd.Categorical.from_codes(
+        np.asarray(remap, dtype=np.int64)[np.asarray(codes, dtype=np.int64)], categories=uniques
+    )
 
 
 def suggestion_key(config: Config) -> str:
@@ -660,9 +663,9 @@ def page_categories(
     cluster_cat[at[found]] = chosen[where[found]] + 2
     return pd.DataFrame(
         {
-            "category": _string_column(category, ["", "degenerate", *names]),
-            "category_from": _string_column(source, ["", "label", "URLs and text"]),
-            "suggested_action": _string_column(
+            "category": _coded_column(category, ["", "degenerate", *names]),
+            "category_from": _coded_column(source, ["", "label", "URLs and text"]),
+            "suggested_action": _coded_column(
                 action,
                 [
                     KEEP_ACTION,
@@ -672,7 +675,7 @@ def page_categories(
                     *(ACTIONS.get(c, ACTIONS["other"]) for c in names),
                 ],
             ),
-            "cluster_category": _string_column(cluster_cat, ["", "degenerate", *names]),
+            "cluster_category": _coded_column(cluster_cat, ["", "degenerate", *names]),
         },
         index=p.index,
     )

@@ -81,6 +81,28 @@ class ClusterLinks:
         return tuple(b for b in self.bridges if b.weak and b.splits_groups)
 
 
+@dataclass(frozen=True, slots=True)
+class UnitPages:
+    """What a link graph needs of the pages and no threshold changes: each unit's page to show it by (its
+    lowest page id; int64 max for a unit without a content page), its content pages, and one page row of
+    it (-1: none), the row its cluster is read from."""
+
+    page_of_unit: np.ndarray
+    pages_of_unit: np.ndarray
+    row_of_unit: np.ndarray
+
+    @classmethod
+    def of(cls, n_units: int, page_unit: np.ndarray, page_id: np.ndarray) -> UnitPages:
+        """Of `n_units` units, given the unit of each page (-1: none) and its id."""
+        unit = np.asarray(page_unit, dtype=np.int64)
+        content = np.flatnonzero(unit >= 0)
+        first = np.full(n_units, np.iinfo(np.int64).max)
+        np.minimum.at(first, unit[content], np.asarray(page_id, dtype=np.int64)[content])
+        row = np.full(n_units, -1, dtype=np.int64)
+        row[unit[content]] = content  # any row of the unit: its pages share a cluster
+        return cls(first, np.bincount(unit[content], minlength=n_units), row)
+
+
 class LinkGraph:
     """The stored pairs at the threshold as a graph over units (adjacency in CSR form), with one page per
     unit (its lowest page id) to show it by and the content pages each unit holds."""
@@ -96,9 +118,13 @@ class LinkGraph:
         page_id: np.ndarray,
         in_bits: bool,
         threshold: float,
+        unit_pages: UnitPages | None = None,
+        page_cluster: np.ndarray | None = None,
     ) -> None:
         """Links (a[i], b[i]) of `score[i]` between units 0..n_units-1 (each pair once); `page_unit` and
-        `page_id` name the unit of each page (-1: none)."""
+        `page_id` name the unit of each page (-1: none). `unit_pages` (`UnitPages.of` these pages) and
+        `page_cluster` (each page's cluster at the threshold, from a clustering of the same links) spare
+        computing them again."""
         a, b = np.asarray(a, dtype=np.int64), np.asarray(b, dtype=np.int64)
         score = np.asarray(score, dtype=np.float64)
         n = n_units
@@ -109,13 +135,16 @@ class LinkGraph:
         self.neighbour = np.concatenate((b, a))[order]
         self.score = np.concatenate((score, score))[order]
         self.indptr = np.concatenate(([0], np.cumsum(np.bincount(ends, minlength=n))))
-        self.component = components(n, a, b)
-        unit = np.asarray(page_unit, dtype=np.int64)
-        content = unit >= 0
-        self.pages_of_unit = np.bincount(unit[content], minlength=n)
-        first = np.full(n, np.iinfo(np.int64).max)
-        np.minimum.at(first, unit[content], np.asarray(page_id, dtype=np.int64)[content])
-        self.page_of_unit = first
+        pages = unit_pages if unit_pages is not None else UnitPages.of(n, page_unit, page_id)
+        self.pages_of_unit = pages.pages_of_unit
+        self.page_of_unit = pages.page_of_unit
+        if page_cluster is None:
+            self.component = components(n, a, b)
+        else:  # a unit without a page is a component of its own (a negative number)
+            row = pages.row_of_unit
+            alone = np.flatnonzero(row < 0)
+            self.component = np.asarray(page_cluster, dtype=np.int64)[np.maximum(row, 0)]
+            self.component[alone] = -1 - np.arange(len(alone))
 
     def weak(self, score: float) -> bool:
         """Within one bucket of the threshold: the next tighter threshold cuts this link."""
@@ -254,8 +283,15 @@ def _bridges(adjacency: list[list[tuple[int, int]]], weights: np.ndarray) -> lis
     return out
 
 
-def link_graph(fp: Fingerprints, config: Config) -> LinkGraph:
-    """The links of `fp`'s stored pairs at `config.threshold`."""
+def link_graph(
+    fp: Fingerprints,
+    config: Config,
+    *,
+    unit_pages: UnitPages | None = None,
+    page_cluster: np.ndarray | None = None,
+) -> LinkGraph:
+    """The links of `fp`'s stored pairs at `config.threshold` (`unit_pages`, `page_cluster`: see
+    `LinkGraph`; the clusters those of `analysis.cluster_at_threshold` at `config`)."""
     keep = pairs_at_threshold(fp, config)
     return LinkGraph(
         fp.n_units,
@@ -266,4 +302,6 @@ def link_graph(fp: Fingerprints, config: Config) -> LinkGraph:
         page_id=fp.arrays["page_id"],
         in_bits=config.method == "simhash",
         threshold=config.threshold,
+        unit_pages=unit_pages,
+        page_cluster=page_cluster,
     )

@@ -42,12 +42,18 @@ def _map_text_columns(df: pd.DataFrame, fix: Callable[[pd.Series], pd.Series]) -
     """A copy of `df` with `fix` applied to each text column (numbers, dates and booleans left as they are)."""
     out = df.copy()
     for name in out.columns:
-        col = out[name]
-        if col.dtype == object or isinstance(col.dtype, pd.StringDtype):
-            fixed = fix(col)
+        col = text = out[name]
+        if isinstance(col.dtype, pd.CategoricalDtype) and _is_text(col.cat.categories.dtype):
+            text = col.astype(col.cat.categories.dtype)  # text categories: each cell is read as its text
+        if _is_text(text.dtype):
+            fixed = fix(text)
             if fixed is not col:
                 out[name] = fixed
     return out
+
+
+def _is_text(dtype: object) -> bool:
+    return isinstance(dtype, pd.StringDtype) or pd.api.types.is_object_dtype(dtype)
 
 
 def _defused(col: pd.Series) -> pd.Series:

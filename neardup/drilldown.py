@@ -135,7 +135,8 @@ def cluster_table(pages: pd.DataFrame, categories: pd.DataFrame | None = None) -
     if categories is not None:
         category = categories["cluster_category"].loc[pages.index[first]].array
         data["category"] = category
-        cluster_categories = sorted(pd.unique(category.dropna().astype(str)).tolist())
+        # the distinct ones first (a categorical column's are its codes'), then as text
+        cluster_categories = sorted({str(c) for c in pd.unique(category) if not pd.isna(c)})
     rows = pd.DataFrame(data, columns=columns) if len(ids) else pd.DataFrame(columns=columns)
     return ClusterTable(
         rows=rows,

@@ -61,6 +61,14 @@ def test_string_dtype_columns_are_defused_too() -> None:
     assert defuse_formulas(df)["text"].tolist()[:2] == ["'=1", "x"]
 
 
+def test_categorical_columns_of_text_are_defused_and_escaped() -> None:
+    """A column of text categories (the pages' categories and actions are) is text to a spreadsheet too."""
+    df = pd.DataFrame({"category": pd.Categorical(["=1+1", "x", "a\nb", "x", None]), "n": range(5)})
+    back = pd.read_csv(io.StringIO(to_csv(df)), keep_default_na=False)
+    assert back["category"].tolist() == ["'=1+1", "x", "a\\nb", "x", ""]
+    assert defuse_formulas(df)["category"].tolist()[:2] == ["'=1+1", "x"]
+
+
 def test_clusters_csv_defuses_crawled_urls(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     records = make_crawl().records[:12]
     for i, formula in enumerate(FORMULAS[:4]):

@@ -15,7 +15,7 @@ from conftest import SAMPLE_CRAWL
 from oracles import every_signature
 
 from neardup import engine, evidence
-from neardup.analysis import Fingerprints, load_fingerprints
+from neardup.analysis import Fingerprints, cluster_at_threshold, load_fingerprints
 from neardup.audit import unit_pages
 from neardup.candidate_stats import BUCKET_CAP
 from neardup.candidates import choose_r, lsh_band_table, size_classes
@@ -27,7 +27,7 @@ from neardup.capped_buckets import (
     size_class_bucket,
     size_class_pass,
 )
-from neardup.chains import Bridge, ClusterLinks, Link
+from neardup.chains import Bridge, ClusterLinks, Link, UnitPages, link_graph
 from neardup.config import Config
 from neardup.evidence import (
     MinHashTrace,
@@ -411,6 +411,36 @@ def test_capped_buckets_are_counted_once_per_fingerprint_set(
     )
     with pytest.raises(AssertionError, match="counted again"):
         engine.ensure_capped_buckets(sample, MINHASH, bucket_cap=6)
+
+
+@pytest.mark.parametrize("threshold", [0.7, 0.8, 0.95])
+def test_a_link_graph_from_the_clustering_is_the_graph_made_alone(sample: Store, threshold: float) -> None:
+    """The app builds a threshold's link graph from what it has already: the units' pages (once per
+    fingerprint set) and the clustering's clusters, not its own components. Every cluster's links and
+    bridges, and every chain between two of its units, are those of the graph made alone."""
+    fp = load_fingerprints(sample, MINHASH, jobs=1)
+    config = dataclasses.replace(MINHASH, threshold=threshold)
+    clustering = cluster_at_threshold(fp, config)
+    alone = link_graph(fp, config)
+    shared = link_graph(
+        fp,
+        config,
+        unit_pages=UnitPages.of(fp.n_units, fp.arrays["unit"], fp.arrays["page_id"]),
+        page_cluster=clustering.numbering.cluster,
+    )
+    assert (shared.page_of_unit == alone.page_of_unit).all()
+    assert (shared.pages_of_unit == alone.pages_of_unit).all()
+    same_as = {}  # the two numberings name the same components
+    for mine, theirs in zip(shared.component.tolist(), alone.component.tolist(), strict=True):
+        assert same_as.setdefault(mine, theirs) == theirs
+    assert len(set(same_as.values())) == len(same_as)
+    multi = [u for u in range(fp.n_units) if (alone.component == alone.component[u]).sum() > 1]
+    assert multi, "no cluster of two texts at this threshold: the test would check nothing"
+    rng = random.Random(threshold)
+    for unit in rng.sample(multi, min(20, len(multi))):
+        assert shared.cluster_links(unit) == alone.cluster_links(unit)
+        other = rng.choice(multi)
+        assert shared.chain(unit, other) == alone.chain(unit, other)
 
 
 def test_the_app_keeps_the_link_graphs_of_the_latest_thresholds_only(

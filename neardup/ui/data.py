@@ -276,6 +276,12 @@ class AnalysisMemo:
             release_freed()
         return clustering
 
+    def kept(self, fp: Fingerprints, path: str, config: Config) -> Clustering | None:
+        """The clustering of `fp` at `config` if one is kept (None: not made, or let go)."""
+        with self._lock:
+            found = self._entries.get((path, config))
+            return found[1] if found is not None and found[0] is fp else None
+
     def get(self, fp: Fingerprints, path: str, config: Config) -> Analysis:
         """The analysis (pages frame and all) of `fp` at `config`."""
         clustering = self.clustering(fp, path, config)

@@ -21,12 +21,12 @@ import streamlit as st
 from .. import engine
 from ..analysis import Fingerprints
 from ..batches import signature_matrix
-from ..chains import Chain, ClusterLinks, LinkGraph, link_graph
+from ..chains import Chain, ClusterLinks, LinkGraph, UnitPages, link_graph
 from ..config import Config
 from ..evidence import MinHashTrace, PairEvidence, SimHashTrace, TextWords, pair_evidence, unit_of_page
 from ..store import Store
 from ..store.pages import PageRow
-from .data import get_fingerprints
+from .data import ANALYSES, get_fingerprints
 from .render import md_escape
 from .state import W_EVIDENCE_LEFT, W_EVIDENCE_RIGHT, W_EVIDENCE_SHOW_PASSAGES
 
@@ -88,9 +88,23 @@ def fingerprints(store: Store, path: str, config: Config) -> Fingerprints:
 
 
 def get_link_graph(store: Store, path: str, config: Config) -> LinkGraph:
-    """The links at the setting's threshold (built once per threshold and fingerprints)."""
+    """The links at the setting's threshold (built once per threshold and fingerprints), of the clusters
+    the app keeps at it (where it does) and the units' pages kept once per fingerprint set."""
     fp = fingerprints(store, path, config)
-    return LINK_GRAPHS.get(fp, ("links", config), lambda: link_graph(fp, config))
+
+    def make() -> LinkGraph:
+        unit_pages = FINGERPRINT_MEMO.get(
+            fp, ("unit pages",), lambda: UnitPages.of(fp.n_units, fp.arrays["unit"], fp.arrays["page_id"])
+        )
+        clustering = ANALYSES.kept(fp, path, config)  # the Clusters page's; else its own components
+        return link_graph(
+            fp,
+            config,
+            unit_pages=unit_pages,
+            page_cluster=None if clustering is None else clustering.numbering.cluster,
+        )
+
+    return LINK_GRAPHS.get(fp, ("links", config), make)
 
 
 def get_pair_evidence(
