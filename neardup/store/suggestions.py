@@ -52,16 +52,28 @@ class SuggestionsMixin(StoreCore):
         )
         cur.register("wanted_pairs", wanted)
         try:
-            return cur.sql(
+            found = cur.sql(
                 "SELECT w.pair, s.category, s.newer_than_kept FROM wanted_pairs w JOIN suggested_categories s "
                 "ON s.page_id = w.page_id AND s.representative_id = w.representative_id "
                 "WHERE s.suggestion_key = ?",
                 params=[suggestion_key],
-            ).df()
+            ).to_arrow_table()
         except duckdb.CatalogException:
             return pd.DataFrame({"pair": [], "category": [], "newer_than_kept": []})
         finally:
             cur.unregister("wanted_pairs")
+        # the few category names once, not a string a pair (a threshold move at a million pages reads 150k)
+        category = pc.dictionary_encode(found.column("category")).combine_chunks()
+        return pd.DataFrame(
+            {
+                "pair": found.column("pair").to_numpy(),
+                "category": pd.Categorical.from_codes(
+                    category.indices.to_numpy(zero_copy_only=False),
+                    categories=pd.Index(category.dictionary.to_pylist(), dtype=object),
+                ),
+                "newer_than_kept": found.column("newer_than_kept").to_numpy(),
+            }
+        )
 
     @writes
     def add_suggestions(
