@@ -495,6 +495,9 @@ class Analysis:
     hosts: pd.DataFrame
     cluster_sizes: pd.Series
     warnings: list[str]
+    # each page's representative as its row in `pages` (-1 for a degenerate page), where the clustering
+    # gave it: spares finding the representatives' ids again
+    representative_rows: np.ndarray | None = None
 
 
 def similarity_to(
@@ -792,7 +795,7 @@ def analysis_of(fp: Fingerprints, clustering: Clustering) -> Analysis:
         similarity_to_representative=similarity_to_representatives(fp, clustering),
     )
     c = clustering
-    return Analysis(c.config, pages, c.numbers, c.hosts, c.cluster_sizes, c.warnings)
+    return Analysis(c.config, pages, c.numbers, c.hosts, c.cluster_sizes, c.warnings, c.rep)
 
 
 def report_analysis(fp: Fingerprints, clustering: Clustering) -> Analysis:
@@ -801,7 +804,7 @@ def report_analysis(fp: Fingerprints, clustering: Clustering) -> Analysis:
     strings `analysis_of` adds."""
     pages = fp.pages.assign(**_cluster_columns(fp, clustering))
     c = clustering
-    return Analysis(c.config, pages, c.numbers, c.hosts, c.cluster_sizes, c.warnings)
+    return Analysis(c.config, pages, c.numbers, c.hosts, c.cluster_sizes, c.warnings, c.rep)
 
 
 def analyze(fp: Fingerprints, config: Config) -> Analysis:

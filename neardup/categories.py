@@ -570,11 +570,14 @@ def suggest_copies(
     is_rep = p["is_representative"].fillna(False).to_numpy(dtype=bool)
     removed = np.flatnonzero(in_cluster & ~is_rep)
     page_id = p["page_id"].to_numpy(dtype=np.int64)
-    wanted = p["representative_id"].to_numpy()[removed].astype(np.int64)
-    if len(page_id) < 2 or bool((page_id[1:] > page_id[:-1]).all()):  # pages in page id order (the store's)
-        rep_rows = np.searchsorted(page_id, wanted)
+    if analysis.representative_rows is not None:
+        rep_rows = analysis.representative_rows[removed]
     else:
-        rep_rows = pd.Series(np.arange(len(p)), index=page_id).reindex(wanted).to_numpy()
+        wanted = p["representative_id"].to_numpy()[removed].astype(np.int64)
+        if len(page_id) < 2 or bool((page_id[1:] > page_id[:-1]).all()):  # in page id order (the store's)
+            rep_rows = np.searchsorted(page_id, wanted)
+        else:
+            rep_rows = pd.Series(np.arange(len(p)), index=page_id).reindex(wanted).to_numpy()
     ids, rep_ids = page_id[removed], page_id[rep_rows]
     key = suggestion_key(analysis.config)
     category = np.full(len(removed), "", dtype=object)
@@ -657,10 +660,12 @@ def page_categories(
     cluster_cat[degenerate] = 1
     at = np.flatnonzero(multi)
     of_cluster = p["cluster_id"].to_numpy()[at].astype(np.int64)
-    where = np.searchsorted(clusters, of_cluster)
-    found = where < len(clusters)
-    found[found] = clusters[where[found]] == of_cluster[found]
-    cluster_cat[at[found]] = chosen[where[found]] + 2
+    # a cluster id's chosen code by a look-up over the ids (those of two or more pages are the lowest)
+    chosen_of = np.full(max(int(of_cluster.max(initial=0)), int(clusters.max(initial=0))) + 1, -1)
+    chosen_of[clusters] = chosen
+    code = chosen_of[of_cluster]
+    found = code >= 0
+    cluster_cat[at[found]] = code[found] + 2
     return pd.DataFrame(
         {
             "category": _coded_column(category, ["", "degenerate", *names]),
