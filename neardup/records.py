@@ -94,11 +94,48 @@ class CleanRecord(TypedDict):
     extra: str | None
 
 
+@dataclass(slots=True)
+class CapturedPage:
+    """A web archive record's page as its capture makes it (`Capture.page`): the fields `validate` reads,
+    and the others (where the record is, its charset: `PageRecord`'s) as the JSON text `extra` is
+    stored as, written by the capture, which knows their names and types, instead of a dict that
+    `validate` filters and encodes per page. The same page as `Capture.record()`'s dict."""
+
+    url: str
+    html: str | None  # one of html and text
+    text: str | None
+    fetched_at: str | None
+    status: int | None
+    extra: str  # a JSON object, as `json.dumps(fields, ensure_ascii=False)` writes it
+
+    def unencodable_field(self) -> str | None:
+        """The first field, in `record()`'s order, that cannot be written as UTF-8 (a lone surrogate)."""
+        for key, value in (
+            ("url", self.url),
+            ("html", self.html),
+            ("text", self.text),
+            ("fetched_at", self.fetched_at),
+        ):
+            if value is not None:
+                try:
+                    _utf8_check(value)
+                except UnicodeEncodeError:
+                    return key
+        try:
+            _utf8_check(self.extra)
+        except UnicodeEncodeError:
+            return _unencodable_field(json.loads(self.extra))
+        return None
+
+
 class Capture(Protocol):
     """A web archive record as a reader read it (`readers.capture.WarcCapture`, `ArchiveCapture`): its
-    page, or why it is none, is made in the worker that validates it."""
+    page, or why it is none, is made in the worker that validates it (`page`; `record` is the same page
+    as a dict)."""
 
     def record(self) -> PageRecord | Reject: ...
+
+    def page(self) -> CapturedPage | Reject: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -300,14 +337,21 @@ _MISSING_PAGE = RejectKind.MISSING_PAGE.reject()
 _EMPTY_PAGE = RejectKind.EMPTY_PAGE.reject(" (html is blank)")
 
 
+_PAGE_FIELDS = ("url", "html", "text", "fetched_at", "status")
+
+
 def validate(raw: RawLine, *, md5: bool = True) -> CleanRecord | Reject:
     """A clean record, or why the record is rejected. With `md5=False` the record's `md5` may be left
     None for `add_md5s`, which hashes a batch's pages together."""
     payload = raw.payload
     # a web archive record is decoded here, in the worker
-    found = payload if isinstance(payload, bytes | memoryview | dict | Reject) else payload.record()
+    found = payload if isinstance(payload, bytes | memoryview | dict | Reject) else payload.page()
     if isinstance(found, Reject):  # rejected as it was read
         return found
+    if isinstance(found, CapturedPage):
+        if (key := found.unencodable_field()) is not None:
+            return RejectKind.INVALID_UTF8.reject(f" in field {key!a}")
+        return _clean(found.url, found.html, found.text, found.fetched_at, found.status, found.extra, md5=md5)
     rec: Mapping[str, object]
     if isinstance(found, bytes | memoryview):
         decoded = decode_json_line(found)
@@ -318,16 +362,38 @@ def validate(raw: RawLine, *, md5: bool = True) -> CleanRecord | Reject:
         rec = found
         if (key := _unencodable_field(rec)) is not None:
             return RejectKind.INVALID_UTF8.reject(f" in field {key!a}")
-    url = rec.get("url")
+    extra = {k: v for k, v in rec.items() if k not in _PAGE_FIELDS}
+    return _clean(
+        rec.get("url"),
+        rec.get("html"),
+        rec.get("text"),
+        rec.get("fetched_at"),
+        rec.get("status"),
+        extra,
+        md5=md5,
+        page_named="html" in rec or "text" in rec,
+    )
+
+
+def _clean(
+    url: object,
+    html_field: object,
+    text_field: object,
+    fetched_raw: object,
+    status_raw: object,
+    extra: dict[str, Any] | str,
+    *,
+    md5: bool,
+    page_named: bool = True,
+) -> CleanRecord | Reject:
+    """`validate` of a record's fields: the page's (`url`, `html` or `text`, time, status) and the others
+    (`extra`, as a dict or as their JSON text). `page_named`: the record has an html or a text field."""
     if not isinstance(url, str) or not url.strip():
         return _MISSING_URL
-    html = rec.get("html")
-    text = rec.get("text")
-    html = html if isinstance(html, str) and has_content(html) else None
-    text = text if isinstance(text, str) and has_content(text) else None
+    html = html_field if isinstance(html_field, str) and has_content(html_field) else None
+    text = text_field if isinstance(text_field, str) and has_content(text_field) else None
     if html is None and text is None:
-        present = [k for k in ("html", "text") if k in rec]
-        return _EMPTY_PAGE if present else _MISSING_PAGE
+        return _EMPTY_PAGE if page_named else _MISSING_PAGE
     # Valid UTF-8 JSON can still escape half of a surrogate pair ("\ud800"), which no UTF-8 text can hold.
     # (A CSV or Parquet row was checked field by field above.) The MD5 and size are read from the str's
     # cached UTF-8 form, which the parser and Arrow read as well: the page is encoded once.
@@ -349,18 +415,21 @@ def validate(raw: RawLine, *, md5: bool = True) -> CleanRecord | Reject:
         )
     canonical = canonicalize_url(url)
     rel = rel_canonical_href(html) if html is not None else None
-    extra = {k: v for k, v in rec.items() if k not in ("url", "html", "text", "fetched_at", "status")}
     # A fetched_at or status that is not one is left empty; its value is kept with the other fields.
-    fetched_raw = rec.get("fetched_at")
+    kept: dict[str, Any] = {}
     fetched_at = parse_time(fetched_raw)
     if fetched_at is None and fetched_raw is not None and fetched_raw != "":
-        extra["fetched_at"] = fetched_raw
-    status_raw = rec.get("status")
+        kept["fetched_at"] = fetched_raw
     status = _parse_status(status_raw)
     if status is None and status_raw is not None and status_raw != "":
-        extra["status"] = status_raw
+        kept["status"] = status_raw
     try:
-        extra_json = _extra_json(extra) if extra else None
+        if isinstance(extra, str):
+            joined = _join_json(extra, _extra_json(kept)) if kept else extra
+            extra_json: str | None = None if joined == "{}" else joined
+        else:
+            extra.update(kept)
+            extra_json = _extra_json(extra) if extra else None
     except _Unstorable as exc:
         return _surrogate_reason(exc.args[0])
     except RecursionError:
@@ -377,6 +446,13 @@ def validate(raw: RawLine, *, md5: bool = True) -> CleanRecord | Reject:
         "rel_canonical": _resolve(url.strip(), rel) if rel else None,
         "extra": extra_json,
     }
+
+
+def _join_json(first: str, second: str) -> str:
+    """Two JSON objects' texts as one, the keys of `first` before those of `second`."""
+    if first == "{}":
+        return second
+    return f"{first[:-1]}, {second[1:]}"
 
 
 def add_md5s(records: list[dict[str, Any]]) -> None:

@@ -33,12 +33,12 @@ COMPLEX_FUNCTIONS = Counter(
         "detect_format": 1,  # readers/sniff.py
         "_csv_records": 1,  # readers/csvfile.py
         "decode_json_line": 1,  # records.py
-        "validate": 1,  # records.py
+        "_clean": 1,  # records.py, validate of the fields
         "degenerate_reason": 1,  # normalize.py
         "_attach": 1,  # store/connection.py
         "_check_schema": 1,  # store/schema.py
         "_read_pages_list": 1,  # readers/wacz.py
-        "record": 1,  # readers/capture.py
+        "page": 1,  # readers/capture.py, WarcCapture.page
         "decode_html": 1,  # readers/payload.py
         "_records": 1,  # readers/warc.py
         "_scan": 1,  # readers/warc.py

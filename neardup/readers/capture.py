@@ -15,11 +15,12 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from json.encoder import encode_basestring as _encode_str
+from typing import Any, Literal, cast
 
 from resiliparse.parse.encoding import bytes_to_str
 
-from ..records import MAX_PAGE_BYTES, PageRecord, RawLine
+from ..records import MAX_PAGE_BYTES, CapturedPage, PageRecord, RawLine
 from ..rejects import Reject, RejectKind
 from .payload import HTML_TYPES, STATUS_LINE, BodyTooLarge, decode_body, decode_html, parse_http, sniff_mime
 
@@ -80,25 +81,30 @@ class WarcCapture:
         """The payload digest its page's `extra` keeps: of the record a revisit stands for, else its own."""
         return (self.original or self).payload_digest
 
-    def _location(self) -> PageRecord:
-        """Where the record lies in its file, for its page's extra fields."""
-        out: PageRecord = {}
+    def _location(self) -> list[str]:
+        """Where the record lies in its file, as its page's extra fields' JSON members."""
+        out = []
         if self.offset is not None:
-            out["warc_offset"] = self.offset
+            out.append(f'"warc_offset": {self.offset:d}')
             if self.offset_in != "file":
-                out["warc_offset_in"] = self.offset_in
+                out.append(f'"warc_offset_in": {_json_str(self.offset_in)}')
         if self.truncated:
-            out["warc_truncated"] = self.truncated
+            out.append(f'"warc_truncated": {_json_str(self.truncated)}')
         return out
 
     def record(self) -> PageRecord | Reject:
         """The ingest record (`url`, `html` or `text`, `fetched_at`, `status`, provenance fields), or why
-        the record is not a page."""
+        the record is not a page: `page()` as a dict."""
+        return page_record(self.page())
+
+    def page(self, *, record_id: bool = True, fields: PageRecord | None = None) -> CapturedPage | Reject:
+        """The page and its provenance fields' JSON (without `warc_record_id` unless `record_id`; `fields`
+        after them), or why the record is not a page."""
         where = f"offset {self.offset}" if self.offset is not None else f"record {self.record_id}"
         if not self.url.strip():
             return RejectKind.MISSING_URL.reject(f": no WARC-Target-URI ({where}, {self.warc_type} record)")
         if self.warc_type == "revisit" and self.stored is not None:
-            return self._stored_record(self.stored, where)
+            return self._stored_page(self.stored, where, record_id, fields)
         if self.warc_type == "revisit" and self.original is None and self.record_cut is not None:
             return RejectKind.REVISIT_WITHOUT_RECORD.reject(
                 f": the record it refers to (offset {self.record_cut}) is cut off ({where}, {self.url})"
@@ -108,22 +114,22 @@ class WarcCapture:
                 f": {self.refers_to or self.payload_digest or 'no WARC-Refers-To or payload digest'} "
                 f"is neither in this file nor a page of the database ({where}, {self.url})",
             )
-        extra: PageRecord = {
-            "warc_file": self.warc_file,
-            "warc_record_id": self.record_id,
-            "warc_type": self.warc_type,
-        }
-        extra.update(self._location())
+        # `PageRecord`'s fields in its order, each written as JSON by its known type
+        extra = [f'"warc_file": {_json_str(self.warc_file)}']
+        if record_id:
+            extra.append(f'"warc_record_id": {_json_str(self.record_id)}')
+        extra.append(f'"warc_type": {_json_str(self.warc_type)}')
+        extra.extend(self._location())
         source = self.original or self
         if source.payload_digest:
-            extra["payload_digest"] = source.payload_digest
+            extra.append(f'"payload_digest": {_json_str(source.payload_digest)}')
         if self.original is not None:
-            extra["refers_to_record_id"] = self.original.record_id
+            extra.append(f'"refers_to_record_id": {_json_str(self.original.record_id)}')
             if self.original.offset is not None:
-                extra["refers_to_offset"] = self.original.offset
+                extra.append(f'"refers_to_offset": {self.original.offset:d}')
         if self.warc_type == "conversion":  # WET: the block is the page's text, UTF-8
             text = bytes_to_str(bytes(self.block), "utf-8", errors="replace")
-            return {"url": self.url, "text": text, "fetched_at": self.date, **extra}
+            return CapturedPage(self.url, None, text, self.date, None, _json_object(extra, fields))
 
         # A response that is not HTTP (Heritrix's `dns:` records, text/dns) is read as a resource.
         # WARC/0.17 writers gave a response the payload's Content-Type (text/html): its block still starts
@@ -172,30 +178,67 @@ class WarcCapture:
         html, charset, charset_source = decode_html(body, content_type)
         if not html or html.isspace():
             return RejectKind.EMPTY_PAGE.reject(f" (html is blank; {where}, {self.url})")
-        extra["charset"] = charset
-        extra["charset_source"] = charset_source
-        return {"url": self.url, "html": html, "fetched_at": self.date, "status": status, **extra}
+        extra.append(f'"charset": {_json_str(charset)}')
+        extra.append(f'"charset_source": {_json_str(charset_source)}')
+        return CapturedPage(self.url, html, None, self.date, status, _json_object(extra, fields))
 
-    def _stored_record(self, stored: StoredPage, where: str) -> PageRecord | Reject:
+    def _stored_page(
+        self, stored: StoredPage, where: str, record_id: bool, fields: PageRecord | None
+    ) -> CapturedPage | Reject:
         """A revisit as a copy of a page an earlier ingest stored: its HTML, this record's URL and date."""
         own = parse_http(self.block) if self.block else None
         status = stored.status if isinstance(own, str) or own is None or own[0] in (None, 304) else own[0]
-        extra: PageRecord = {
-            "warc_file": self.warc_file,
-            "warc_record_id": self.record_id,
-            "warc_type": self.warc_type,
-            "payload_digest": self.payload_digest,
-            "refers_to_page_id": stored.page_id,
-        }
+        extra = [f'"warc_file": {_json_str(self.warc_file)}']
+        if record_id:
+            extra.append(f'"warc_record_id": {_json_str(self.record_id)}')
+        extra.append(f'"warc_type": {_json_str(self.warc_type)}')
+        extra.append(f'"payload_digest": {_json_str(self.payload_digest)}')
+        extra.append(f'"refers_to_page_id": {stored.page_id:d}')
         # the stored page's record, named "refers_to_<key>" (`STORED_WARC_FIELDS`, in its order)
-        if "file" in stored.warc:
-            extra["refers_to_file"] = stored.warc["file"]
-        if "record_id" in stored.warc:
-            extra["refers_to_record_id"] = stored.warc["record_id"]
-        if "offset" in stored.warc:
-            extra["refers_to_offset"] = stored.warc["offset"]
-        extra.update(self._location())
-        return {"url": self.url, "html": stored.html, "fetched_at": self.date, "status": status, **extra}
+        for key in ("file", "record_id", "offset"):
+            if key in stored.warc:
+                extra.append(f'"refers_to_{key}": {_json_value(stored.warc[key])}')
+        extra.extend(self._location())
+        return CapturedPage(self.url, stored.html, None, self.date, status, _json_object(extra, fields))
+
+
+def _json_str(value: str | None) -> str:
+    """A str (or None) as JSON writes it (`ensure_ascii=False`)."""
+    return "null" if value is None else _encode_str(value)
+
+
+def _json_value(value: object) -> str:
+    """A field's value as `json.dumps(value, ensure_ascii=False, default=str)` writes it."""
+    if type(value) is str:
+        return _encode_str(value)
+    if type(value) is int:
+        return str(value)
+    if value is None or type(value) is bool:
+        return _JSON_CONSTANTS[value]
+    return json.dumps(value, ensure_ascii=False, default=str)
+
+
+_JSON_CONSTANTS = {None: "null", True: "true", False: "false"}
+
+
+def _json_object(members: list[str], fields: PageRecord | None) -> str:
+    """A JSON object of `members` ('"key": value' texts) with `fields` after them, as `json.dumps` writes it."""
+    if fields:
+        members = members + [f"{_encode_str(key)}: {_json_value(value)}" for key, value in fields.items()]
+    return "{" + ", ".join(members) + "}"
+
+
+def page_record(page: CapturedPage | Reject) -> PageRecord | Reject:
+    """A captured page as the dict `validate` reads it as well (its extra fields decoded)."""
+    if isinstance(page, Reject):
+        return page
+    rec: dict[str, Any] = {"url": page.url}
+    if page.html is not None:
+        rec.update(html=page.html, fetched_at=page.fetched_at, status=page.status)
+    else:
+        rec.update(text=page.text, fetched_at=page.fetched_at)
+    rec.update(json.loads(page.extra))
+    return cast(PageRecord, rec)
 
 
 @dataclass(frozen=True, slots=True)
@@ -254,13 +297,10 @@ class ArchiveCapture:
     drop: tuple[Literal["warc_record_id"], ...] = ()
 
     def record(self) -> PageRecord | Reject:
-        rec = self.capture.record()
-        if isinstance(rec, Reject):
-            return rec
-        for key in self.drop:
-            rec.pop(key, None)
-        rec.update(self.fields)
-        return rec
+        return page_record(self.page())
+
+    def page(self) -> CapturedPage | Reject:
+        return self.capture.page(record_id="warc_record_id" not in self.drop, fields=self.fields)
 
 
 class ArchiveBatches:

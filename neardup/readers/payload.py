@@ -10,11 +10,15 @@ costs about as much as its charset decoding).
 from __future__ import annotations
 
 import codecs
+import functools
 import io
 import re
 import zlib
+from typing import Any
 
 from resiliparse.parse.encoding import detect_encoding, map_encoding_to_html5
+
+from .inflate import ZLIB_ERRORS, fast_zlib
 
 HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
 # A Content-Type that says nothing about the bytes: sniff them.
@@ -76,7 +80,8 @@ def parse_http(block: bytes | memoryview) -> tuple[int | None, dict[str, str], m
 def _dechunk(body: bytes) -> bytes | None:
     """The payload of a chunked body, or None when it is not chunked after all (some crawlers store
     the payload decoded and keep the header)."""
-    out: list[bytes] = []
+    out: list[memoryview] = []  # the chunks as views of `body`: copied once, by the join
+    view = memoryview(body)
     pos = 0
     while True:
         eol = body.find(b"\n", pos)
@@ -89,7 +94,7 @@ def _dechunk(body: bytes) -> bytes | None:
             return b"".join(out) if out else None
         if size == 0:
             return b"".join(out)
-        out.append(body[eol + 1 : eol + 1 + size])
+        out.append(view[eol + 1 : eol + 1 + size])
         pos = eol + 1 + size
         if body[pos : pos + 2] == b"\r\n":
             pos += 2
@@ -104,23 +109,35 @@ class BodyTooLarge(Exception):
     """A Content-Encoding that inflates past the limit: `args[0]` is the coding."""
 
 
+def _decompress(data: bytes | memoryview, wbits: int, max_length: int) -> tuple[bytes, Any]:
+    """(`data` inflated, at most `max_length` bytes; the decompressor, for its `eof` and `unused_data`).
+    ISA-L (`inflate.fast_zlib`, half zlib's CPU on the gzip bodies of the bench's crawl) when it reads the
+    stream to its end; else zlib, whose verdict on a stream cut short, broken or past the limit it is (ISA-L
+    reads some broken gzip headers as an empty stream)."""
+    try:
+        fast = fast_zlib.decompressobj(wbits)
+        out = fast.decompress(data, max_length)
+        if fast.eof:
+            return out, fast
+    except ZLIB_ERRORS:
+        pass
+    slow = zlib.decompressobj(wbits)
+    return slow.decompress(data, max_length), slow
+
+
 def _inflate(body: bytes | memoryview, coding: str, limit: int) -> bytes:
     """`body` decoded from `coding`, inflated at most `limit` bytes (`BodyTooLarge` past it): a bomb of a
     few KB that inflates to gigabytes costs `limit` bytes of memory, never its whole."""
     if coding in ("gzip", "x-gzip"):
-        d = zlib.decompressobj(31)
-        out = d.decompress(body, limit + 1)
+        out, d = _decompress(body, 31, limit + 1)
         while len(out) <= limit and d.eof and d.unused_data.startswith(_GZIP_MAGIC):  # concatenated members
-            rest = d.unused_data
-            d = zlib.decompressobj(31)
-            out += d.decompress(rest, limit + 1 - len(out))
+            more, d = _decompress(d.unused_data, 31, limit + 1 - len(out))
+            out += more
     elif coding == "deflate":  # zlib-wrapped as the standard says, or raw deflate as some servers send
         try:
-            d = zlib.decompressobj(15)
-            out = d.decompress(body, limit + 1)
+            out, _ = _decompress(body, 15, limit + 1)
         except zlib.error:
-            d = zlib.decompressobj(-15)
-            out = d.decompress(body, limit + 1)
+            out, _ = _decompress(body, -15, limit + 1)
     elif coding == "br":
         from fastwarc.stream_io import BrotliReader
 
@@ -172,6 +189,7 @@ def sniff_mime(body: bytes | memoryview, content_type: str) -> str:
     return "application/octet-stream" if b"\x00" in head else "text/plain"
 
 
+@functools.lru_cache(maxsize=1024)  # a crawl's pages name a few labels: ~1.5 us a lookup saved per page
 def _codec(label: str | None) -> str | None:
     """The WHATWG encoding for a charset label, or None for a label no codec knows."""
     if not label:
