@@ -32,7 +32,7 @@ from .gate import Limit, evaluate, merge, parse_option
 from .ingest import check_dump
 from .paths import ALLOW_ANY_PATH_ENV
 from .rejects import RejectKind
-from .store import DEFAULT_DB, Store
+from .store import DEFAULT_DB, DUCKDB_SCAN_MEMORY, Store
 
 SAMPLE = engine.SAMPLE_CRAWL
 
@@ -147,12 +147,20 @@ def _limit(text: str) -> Limit:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
-def _open(args: argparse.Namespace, *, must_exist: bool = True, bulk: bool = False) -> Store:
+def _open(
+    args: argparse.Namespace, *, must_exist: bool = True, bulk: bool = False, scans: bool = False
+) -> Store:
     """A bulk store for a load (the file to itself); else an on-demand one: read-only while it only reads
-    (a report whose fingerprints are stored), so a running app or another report can share the file."""
+    (a report whose fingerprints are stored), so a running app or another report can share the file.
+    `scans`: for a command whose reads each scan a column once (the report): the file is closed after each
+    use and DuckDB keeps DUCKDB_SCAN_MEMORY at most, so no block it scanned stays cached in between."""
     if must_exist and not Path(args.db).exists():
         raise NeardupError(f"no database at {args.db}: run `neardup ingest DUMP --db {args.db}` first")
-    return Store(args.db, bulk=True) if bulk else Store(args.db, on_demand=True)
+    if bulk:
+        return Store(args.db, bulk=True)
+    if scans:
+        return Store(args.db, on_demand=True, linger_s=0.0, memory_limit=DUCKDB_SCAN_MEMORY)
+    return Store(args.db, on_demand=True)
 
 
 def cmd_ingest(args: argparse.Namespace) -> int:
@@ -253,7 +261,9 @@ def cmd_report(args: argparse.Namespace) -> int:
     crossed, with one line per crossed limit on stderr."""
     from .report import report_dict, report_text
 
-    with _open(args) as store:
+    # The report's reads are few and each scans a column (the signatures, the texts) whose blocks DuckDB
+    # would keep cached up to its memory limit (1 GB on a connection a write opened) while the file is open.
+    with _open(args, scans=True) as store:
         if store.count_pages() == 0:
             raise NeardupError(f"{args.db} holds no pages: run `neardup ingest DUMP --db {args.db}` first")
         # the pages' strings are not held: the numbers come from the clustering's arrays, and the URLs

@@ -222,6 +222,31 @@ def test_on_demand_store_closes_the_file_when_idle(tmp_path: Path, db: Path) -> 
     store.close()
 
 
+def test_a_store_given_a_memory_limit_opens_the_file_with_it_for_reads_and_writes(
+    db: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`neardup report`'s store (`memory_limit`, as `cli._open(scans=True)` makes it) caps DuckDB's memory
+    where it opens the file, to read or to write; without it a read-only open has DUCKDB_READ_MEMORY;
+    NEARDUP_DUCKDB_MEMORY overrides both."""
+
+    def limit(store: Store, *, write: bool) -> str:
+        with store.writing() if write else store.reading():
+            return str(store.cursor().execute("SELECT current_setting('memory_limit')").fetchone()[0])
+
+    monkeypatch.delenv("NEARDUP_DUCKDB_MEMORY", raising=False)
+    scans = Store(db, on_demand=True, linger_s=0.0, memory_limit="40MB")
+    assert limit(scans, write=False) == "38.1 MiB"  # DuckDB shows 40 MB in MiB
+    assert limit(scans, write=True) == "38.1 MiB"
+    scans.close()
+    plain = Store(db, on_demand=True, linger_s=0.0)
+    assert limit(plain, write=False) == "244.1 MiB"  # DUCKDB_READ_MEMORY, 256 MB
+    plain.close()
+    monkeypatch.setenv("NEARDUP_DUCKDB_MEMORY", "30MB")
+    scans = Store(db, on_demand=True, linger_s=0.0, memory_limit="40MB")
+    assert limit(scans, write=False) == "28.6 MiB"
+    scans.close()
+
+
 # --- files that are not neardup databases ---------------------------------------------------------
 def _digest(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
