@@ -247,6 +247,20 @@ def test_a_store_given_a_memory_limit_opens_the_file_with_it_for_reads_and_write
     scans.close()
 
 
+def test_page_fields_are_the_page_tables_rows_of_those_pages_in_page_id_order(db: Path) -> None:
+    """`page_fields` (put in page id order after DuckDB's join, not sorted by it) gives each asked page's
+    fields as `page_table` has them, by page id, under the memory limit `neardup report` gives DuckDB."""
+    config = Config()
+    columns = ["page_id", "url", "canonical_url", "fetched_at", "degenerate", "n_words", "exact_key"]
+    with Store(db, on_demand=True, linger_s=0.0, memory_limit="40MB") as store:
+        table = store.page_table(config.norm_key, min_words=config.min_words)
+        wanted = np.sort(table["page_id"].to_numpy(dtype=np.int64)[[0, 3, 4, 17, 30, 39]])
+        got = store.page_fields(config.norm_key, wanted, min_words=config.min_words).to_pandas()
+    expected = table.set_index("page_id").loc[wanted].reset_index()[columns]
+    assert got["page_id"].tolist() == wanted.tolist()
+    pd.testing.assert_frame_equal(got[columns], expected, check_dtype=False)
+
+
 # --- files that are not neardup databases ---------------------------------------------------------
 def _digest(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
