@@ -153,14 +153,14 @@ def _open(
 ) -> Store:
     """A bulk store for a load (the file to itself); else an on-demand one: read-only while it only reads
     (a report whose fingerprints are stored), so a running app or another report can share the file.
-    `scans`: for a command whose reads each scan a column once (the report): the file is closed after each
-    use and DuckDB keeps DUCKDB_SCAN_MEMORY at most, so no block it scanned stays cached in between."""
+    `scans`: for a command whose reads each scan a column once (the report): DuckDB is given
+    DUCKDB_SCAN_MEMORY, so the blocks it scanned and keeps cached stay within that."""
     if must_exist and not Path(args.db).exists():
         raise NeardupError(f"no database at {args.db}: run `neardup ingest DUMP --db {args.db}` first")
     if bulk:
         return Store(args.db, bulk=True)
     if scans:
-        return Store(args.db, on_demand=True, linger_s=0.0, memory_limit=DUCKDB_SCAN_MEMORY)
+        return Store(args.db, on_demand=True, memory_limit=DUCKDB_SCAN_MEMORY)
     return Store(args.db, on_demand=True)
 
 
@@ -270,8 +270,8 @@ def cmd_report(args: argparse.Namespace) -> int:
     crossed, with one line per crossed limit on stderr."""
     from .report import report_dict, report_text
 
-    # The report's reads are few and each scans a column (the signatures, the texts) whose blocks DuckDB
-    # would keep cached up to its memory limit (1 GB on a connection a write opened) while the file is open.
+    # The report's reads each scan a column once (the signatures, the texts), whose blocks DuckDB would keep
+    # cached up to its memory limit (1 GB on a connection a write opened) while the file is open.
     with _open(args, scans=True) as store:
         if store.count_pages() == 0:
             raise NeardupError(f"{args.db} holds no pages: run `neardup ingest DUMP --db {args.db}` first")

@@ -30,9 +30,9 @@ DUCKDB_MEMORY = "1GB"
 # paired units left 500 MB of them resident (bench/RESULTS.md). Sorts and joins spill past it.
 DUCKDB_READ_MEMORY = "256MB"
 # A process whose reads each scan a column once (`neardup report`: the signatures twice to count the capped
-# buckets, the texts of the copies a window at a time): a block is never read again, and every block scanned
-# stays cached up to the limit, so the limit is what the scans cost (at 300k pages 624-749 MB peak with 256 MB,
-# 488 with this; bench/RESULTS.md). Its joins and aggregates spill past it.
+# buckets, the texts of the copies a window at a time): a block is seldom read again, yet every block scanned
+# stays cached up to the limit, so the limit is what the scans cost in memory (bench/RESULTS.md: 128 MB left
+# the report's peak at 300k pages ~70 MB higher than this). Its joins and aggregates spill past it.
 DUCKDB_SCAN_MEMORY = "64MB"
 # Tables are stored in row groups of this many rows (DuckDB's default is 122,880). A checkpoint
 # re-compresses every row group that changed since the last one, so a bulk load checkpoints when a row
