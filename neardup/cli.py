@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 from typing import Any, NoReturn, TextIO
 
+import pyarrow as pa
 import yaml
 
 from . import engine, rules
@@ -32,7 +33,7 @@ from .gate import Limit, evaluate, merge, parse_option
 from .ingest import check_dump
 from .paths import ALLOW_ANY_PATH_ENV
 from .rejects import RejectKind
-from .store import DEFAULT_DB, Store
+from .store import DEFAULT_DB, DUCKDB_SCAN_MEMORY, Store
 
 SAMPLE = engine.SAMPLE_CRAWL
 
@@ -147,12 +148,20 @@ def _limit(text: str) -> Limit:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
-def _open(args: argparse.Namespace, *, must_exist: bool = True, bulk: bool = False) -> Store:
+def _open(
+    args: argparse.Namespace, *, must_exist: bool = True, bulk: bool = False, scans: bool = False
+) -> Store:
     """A bulk store for a load (the file to itself); else an on-demand one: read-only while it only reads
-    (a report whose fingerprints are stored), so a running app or another report can share the file."""
+    (a report whose fingerprints are stored), so a running app or another report can share the file.
+    `scans`: for a command whose reads each scan a column once (the report): DuckDB is given
+    DUCKDB_SCAN_MEMORY, so the blocks it scanned and keeps cached stay within that."""
     if must_exist and not Path(args.db).exists():
         raise NeardupError(f"no database at {args.db}: run `neardup ingest DUMP --db {args.db}` first")
-    return Store(args.db, bulk=True) if bulk else Store(args.db, on_demand=True)
+    if bulk:
+        return Store(args.db, bulk=True)
+    if scans:
+        return Store(args.db, on_demand=True, memory_limit=DUCKDB_SCAN_MEMORY)
+    return Store(args.db, on_demand=True)
 
 
 def cmd_ingest(args: argparse.Namespace) -> int:
@@ -248,12 +257,22 @@ def _analysis(args: argparse.Namespace, store: Store) -> Analysis:
     return analyze(fp, config)
 
 
+def _release_arrow_memory() -> None:
+    """Return to the system what Arrow's memory pool keeps of the buffers freed so far (its allocator,
+    mimalloc, keeps them for reuse): between the report's stages, so that what one stage read and dropped
+    (every page's URLs for the URL parse) is not still resident under the next (the capped buckets' count
+    peaked ~190 MB higher without it at 300k pages; bench/RESULTS.md)."""
+    pa.default_memory_pool().release_unused()
+
+
 def cmd_report(args: argparse.Namespace) -> int:
     """The report; with limits (the config's `gate:`, each overridden by `--fail-over`), exit 1 when one is
     crossed, with one line per crossed limit on stderr."""
     from .report import report_dict, report_text
 
-    with _open(args) as store:
+    # The report's reads each scan a column once (the signatures, the texts), whose blocks DuckDB would keep
+    # cached up to its memory limit (1 GB on a connection a write opened) while the file is open.
+    with _open(args, scans=True) as store:
         if store.count_pages() == 0:
             raise NeardupError(f"{args.db} holds no pages: run `neardup ingest DUMP --db {args.db}` first")
         # the pages' strings are not held: the numbers come from the clustering's arrays, and the URLs
@@ -261,11 +280,14 @@ def cmd_report(args: argparse.Namespace) -> int:
         fp, config = _fingerprints(args, store, lean=True)
         analysis = report_analysis(fp, cluster_at_threshold(fp, config))
         del fp
+        _release_arrow_memory()
         rejected = store.rejects_by_kind()
         # Parsed once per crawl for the URL rules page and `neardup rules` (no clustering changes them).
         engine.ensure_parsed_urls(store, analysis.pages)
+        _release_arrow_memory()
         if analysis.config.method == "minhash":  # for the Audit page's evidence (a replay of the search)
             engine.ensure_capped_buckets(store, analysis.config)
+            _release_arrow_memory()
         if not args.no_categories:
             suggest_copies(store, analysis, progress=_tqdm_progress(), jobs=args.jobs)
     limits = merge(analysis.config.gate, args.fail_over or [])

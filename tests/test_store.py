@@ -222,6 +222,45 @@ def test_on_demand_store_closes_the_file_when_idle(tmp_path: Path, db: Path) -> 
     store.close()
 
 
+def test_a_store_given_a_memory_limit_opens_the_file_with_it_for_reads_and_writes(
+    db: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`neardup report`'s store (`memory_limit`, as `cli._open(scans=True)` makes it) caps DuckDB's memory
+    where it opens the file, to read or to write; without it a read-only open has DUCKDB_READ_MEMORY;
+    NEARDUP_DUCKDB_MEMORY overrides both."""
+
+    def limit(store: Store, *, write: bool) -> str:
+        with store.writing() if write else store.reading():
+            return str(store.cursor().execute("SELECT current_setting('memory_limit')").fetchone()[0])
+
+    monkeypatch.delenv("NEARDUP_DUCKDB_MEMORY", raising=False)
+    scans = Store(db, on_demand=True, linger_s=0.0, memory_limit="40MB")
+    assert limit(scans, write=False) == "38.1 MiB"  # DuckDB shows 40 MB in MiB
+    assert limit(scans, write=True) == "38.1 MiB"
+    scans.close()
+    plain = Store(db, on_demand=True, linger_s=0.0)
+    assert limit(plain, write=False) == "244.1 MiB"  # DUCKDB_READ_MEMORY, 256 MB
+    plain.close()
+    monkeypatch.setenv("NEARDUP_DUCKDB_MEMORY", "30MB")
+    scans = Store(db, on_demand=True, linger_s=0.0, memory_limit="40MB")
+    assert limit(scans, write=False) == "28.6 MiB"
+    scans.close()
+
+
+def test_page_fields_are_the_page_tables_rows_of_those_pages_in_page_id_order(db: Path) -> None:
+    """`page_fields` (put in page id order after DuckDB's join, not sorted by it) gives each asked page's
+    fields as `page_table` has them, by page id, under the memory limit `neardup report` gives DuckDB."""
+    config = Config()
+    columns = ["page_id", "url", "canonical_url", "fetched_at", "degenerate", "n_words", "exact_key"]
+    with Store(db, on_demand=True, linger_s=0.0, memory_limit="40MB") as store:
+        table = store.page_table(config.norm_key, min_words=config.min_words)
+        wanted = np.sort(table["page_id"].to_numpy(dtype=np.int64)[[0, 3, 4, 17, 30, 39]])
+        got = store.page_fields(config.norm_key, wanted, min_words=config.min_words).to_pandas()
+    expected = table.set_index("page_id").loc[wanted].reset_index()[columns]
+    assert got["page_id"].tolist() == wanted.tolist()
+    pd.testing.assert_frame_equal(got[columns], expected, check_dtype=False)
+
+
 # --- files that are not neardup databases ---------------------------------------------------------
 def _digest(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()

@@ -22,12 +22,15 @@ NORM = Config().norm_key
 def test_texts_of_pages_are_those_pages_texts_however_the_ids_are_grouped(
     loaded: tuple[Store, object], monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """However the ids fall into ranges, and however many rows each streamed batch has."""
     store, _ = loaded
     every = store.texts_in_ranges(NORM, [(0, 10**9)]).set_index("page_id")["text"].to_dict()
     wanted = np.array(sorted(every)[::3], dtype=np.int64)
     for gap in (1, 2, suggestions.TEXT_RANGE_GAP):
-        monkeypatch.setattr(suggestions, "TEXT_RANGE_GAP", gap)
-        assert store.texts_of_pages(NORM, wanted) == {int(i): every[int(i)] for i in wanted}
+        for batch_rows in (1, 4, suggestions.TEXT_BATCH_ROWS):
+            monkeypatch.setattr(suggestions, "TEXT_RANGE_GAP", gap)
+            monkeypatch.setattr(suggestions, "TEXT_BATCH_ROWS", batch_rows)
+            assert store.texts_of_pages(NORM, wanted) == {int(i): every[int(i)] for i in wanted}
     assert store.texts_of_pages(NORM, np.array([], dtype=np.int64)) == {}
 
 

@@ -36,6 +36,7 @@ from .connection import (
     CHECKPOINT_THRESHOLD,
     DEFAULT_DB,
     DUCKDB_MEMORY,
+    DUCKDB_SCAN_MEMORY,
     LINGER_S,
     LOCK_WAIT_S,
     ROW_GROUP_ROWS,
@@ -56,6 +57,7 @@ __all__ = [
     "CHECKPOINT_THRESHOLD",
     "DEFAULT_DB",
     "DUCKDB_MEMORY",
+    "DUCKDB_SCAN_MEMORY",
     "LABEL_CLOCK_SKEW",
     "LINGER_S",
     "LOCK_WAIT_S",
@@ -114,6 +116,7 @@ class Store(
         on_demand: bool = False,
         lock_wait_s: float | None = None,
         linger_s: float | None = None,
+        memory_limit: str | None = None,
     ) -> None:
         super().__init__(
             path,
@@ -122,6 +125,7 @@ class Store(
             on_demand=on_demand,
             lock_wait_s=lock_wait_s,
             linger_s=linger_s,
+            memory_limit=memory_limit,
         )
         self._upgrade_from = None
         self._short_fetches = {}

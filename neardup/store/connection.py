@@ -29,6 +29,11 @@ DUCKDB_MEMORY = "1GB"
 # scans, and keeps those cached up to its limit; at 1 GB a read of the signatures of a million-page crawl's
 # paired units left 500 MB of them resident (bench/RESULTS.md). Sorts and joins spill past it.
 DUCKDB_READ_MEMORY = "256MB"
+# A process whose reads each scan a column once (`neardup report`: the signatures twice to count the capped
+# buckets, the texts of the copies a window at a time): a block is seldom read again, yet every block scanned
+# stays cached up to the limit, so the limit is what the scans cost in memory (bench/RESULTS.md: 128 MB left
+# the report's peak at 300k pages ~70 MB higher than this). Its joins and aggregates spill past it.
+DUCKDB_SCAN_MEMORY = "64MB"
 # Tables are stored in row groups of this many rows (DuckDB's default is 122,880). A checkpoint
 # re-compresses every row group that changed since the last one, so a bulk load checkpoints when a row
 # group of `pages` fills up; at 16k rows (~260 MB of HTML) that stays within the memory cap.
@@ -95,8 +100,11 @@ def _open_error(path: str, exc: duckdb.Error, *, write: bool) -> NeardupError:
     return NeardupError(f"cannot open database {path}: {msg.splitlines()[0]}")
 
 
-def _attach(path: str, *, write: bool, bulk: bool, lock_wait_s: float) -> duckdb.DuckDBPyConnection:
-    """A connection with the file attached as `ALIAS`, waiting up to `lock_wait_s` for another process's lock.
+def _attach(
+    path: str, *, write: bool, bulk: bool, lock_wait_s: float, memory_limit: str | None = None
+) -> duckdb.DuckDBPyConnection:
+    """A connection with the file attached as `ALIAS`, waiting up to `lock_wait_s` for another process's lock;
+    DuckDB's memory limited to `memory_limit` (else DUCKDB_MEMORY for a write, DUCKDB_READ_MEMORY for a read).
 
     Extensions are never installed or loaded on the fly: DuckDB would otherwise fetch its SQLite reader
     from the internet to open a SQLite file given as the database."""
@@ -129,8 +137,9 @@ def _attach(path: str, *, write: bool, bulk: bool, lock_wait_s: float) -> duckdb
         # DuckDB's own memory (buffer pool, un-checkpointed appends) is capped, so a long load stays flat:
         # by default it may use 80% of RAM and the main process grew to 2.4 GB over a 100k-page load
         # (1.45 GB with 1 GB); a read-only open less (DUCKDB_READ_MEMORY). Operators that need more spill to
-        # disk. NEARDUP_DUCKDB_MEMORY overrides both.
-        limit = os.environ.get("NEARDUP_DUCKDB_MEMORY", DUCKDB_MEMORY if write else DUCKDB_READ_MEMORY)
+        # disk. NEARDUP_DUCKDB_MEMORY overrides both, and `memory_limit`.
+        default = memory_limit or (DUCKDB_MEMORY if write else DUCKDB_READ_MEMORY)
+        limit = os.environ.get("NEARDUP_DUCKDB_MEMORY", default)
         con.execute("SET memory_limit = ?", [limit])
         # What exceeds it spills where DuckDB spills for a file it opens itself, beside the file (for the
         # in-memory connection the file is attached to, it would be `.tmp/` in the working directory),
@@ -203,9 +212,18 @@ class _File:
         self.discard = False  # remove the file as the connection closes (Store.discard)
         self.held = threading.local()  # a thread's `_Leases` (a thread never waits for itself)
 
-    def acquire(self, *, write: bool, bulk: bool, lock_wait_s: float, pin: bool = False) -> _Leases | None:
+    def acquire(
+        self,
+        *,
+        write: bool,
+        bulk: bool,
+        lock_wait_s: float,
+        pin: bool = False,
+        memory_limit: str | None = None,
+    ) -> _Leases | None:
         """Take a lease; returns the count it was added to (None for a pin), to hand back to `release`:
-        a generator holding a lease can be closed by the collector on another thread."""
+        a generator holding a lease can be closed by the collector on another thread. `memory_limit` is
+        DuckDB's where this opens the file (`_attach`); a connection open already keeps its own."""
         leases = self.held.__dict__.setdefault("leases", _Leases())
         mine = leases.n
         with self.cond:
@@ -231,7 +249,9 @@ class _File:
                             f"{self.path} is open read-only in this process; close it before writing"
                         )
                 elif write or not self.writers_waiting:
-                    self.con = _attach(self.path, write=write, bulk=bulk, lock_wait_s=lock_wait_s)
+                    self.con = _attach(
+                        self.path, write=write, bulk=bulk, lock_wait_s=lock_wait_s, memory_limit=memory_limit
+                    )
                     self.writable, self.bulk = write, bulk
                     continue
                 self.writers_waiting += write
@@ -365,8 +385,12 @@ class StoreCore:
         on_demand: bool = False,
         lock_wait_s: float | None = None,
         linger_s: float | None = None,
+        memory_limit: str | None = None,
     ) -> None:
         self.path = str(path)
+        # DuckDB's memory limit where this store opens the file (None: `_attach`'s default for a read or
+        # a write)
+        self.memory_limit = memory_limit
         self.read_only = read_only
         self.bulk = bulk and not read_only and not on_demand
         self.on_demand = on_demand
@@ -383,7 +407,9 @@ class StoreCore:
     def _lease_enter(self, *, write: bool, bulk: bool = False, pin: bool = False) -> _Leases | None:
         if write and self.read_only:
             raise NeardupError(f"{self.path} was opened read-only; open it again to write")
-        return self._file.acquire(write=write, bulk=bulk, lock_wait_s=self.lock_wait_s, pin=pin)
+        return self._file.acquire(
+            write=write, bulk=bulk, lock_wait_s=self.lock_wait_s, pin=pin, memory_limit=self.memory_limit
+        )
 
     @contextmanager
     def _lease(self, *, write: bool, bulk: bool = False) -> Iterator[None]:

@@ -495,13 +495,17 @@ class PagesMixin(ContentRules):
         # the range lets the scans skip the row groups (in page id order) outside it
         between = [int(ids.min()), int(ids.max())]
         try:
-            return cur.sql(
-                f"SELECT p.page_id, p.url, p.canonical_url, p.fetched_at, {degenerate} AS degenerate, t.n_words, "
-                "t.exact_key FROM wanted_pages w JOIN pages p ON p.page_id = w.page_id "
-                "JOIN texts t ON t.page_id = w.page_id AND t.norm_key = ? "
-                "WHERE p.page_id BETWEEN ? AND ? AND t.page_id BETWEEN ? AND ? ORDER BY p.page_id",
-                params=[*params, norm_key, *between, *between],
-            ).to_arrow_table()
+            # put in page id order here, not by DuckDB: a sort of the rows' strings is memory DuckDB must
+            # hold within its limit (`neardup report` gives it DUCKDB_SCAN_MEMORY)
+            return _by_page_id(
+                cur.sql(
+                    f"SELECT p.page_id, p.url, p.canonical_url, p.fetched_at, {degenerate} AS degenerate, "
+                    "t.n_words, t.exact_key FROM wanted_pages w JOIN pages p ON p.page_id = w.page_id "
+                    "JOIN texts t ON t.page_id = w.page_id AND t.norm_key = ? "
+                    "WHERE p.page_id BETWEEN ? AND ? AND t.page_id BETWEEN ? AND ?",
+                    params=[*params, norm_key, *between, *between],
+                ).to_arrow_table()
+            )
         finally:
             cur.unregister("wanted_pages")
 

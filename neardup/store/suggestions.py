@@ -18,8 +18,10 @@ from .connection import StoreCore, reads, writes
 # Wanted page ids closer than this share one range of a text read: the ranges' min/max prune the texts'
 # row groups and vectors (2,048 rows), so scattered pages decompress the vectors holding them only.
 TEXT_RANGE_GAP = 2048
-# Rows a batch of a streamed text read.
-TEXT_BATCH_ROWS = 8192
+# Rows a batch of a streamed text read: DuckDB has a few batches in flight as it converts them to Arrow,
+# and at ~4.5 KB a text (the bench crawl) batches of 8,192 rows added ~140 MB to a window's read at 300k
+# pages (bench/RESULTS.md); 1,024 rows, ~5 MB, cost no measurable CPU more.
+TEXT_BATCH_ROWS = 1024
 
 
 def _id_ranges(page_ids: np.ndarray, gap: int) -> list[tuple[int, int]]:
