@@ -154,14 +154,24 @@ def _open(
     """A bulk store for a load (the file to itself); else an on-demand one: read-only while it only reads
     (a report whose fingerprints are stored), so a running app or another report can share the file.
     `scans`: for a command whose reads each scan a column once (the report): DuckDB is given
-    DUCKDB_SCAN_MEMORY, so the blocks it scanned and keeps cached stay within that."""
+    `scan_memory_limit`, so the blocks it scanned and keeps cached stay within that."""
     if must_exist and not Path(args.db).exists():
         raise NeardupError(f"no database at {args.db}: run `neardup ingest DUMP --db {args.db}` first")
     if bulk:
         return Store(args.db, bulk=True)
     if scans:
-        return Store(args.db, on_demand=True, memory_limit=DUCKDB_SCAN_MEMORY)
+        with Store(args.db, on_demand=True) as store:
+            limit = scan_memory_limit(store)
+        return Store(args.db, on_demand=True, memory_limit=limit)
     return Store(args.db, on_demand=True)
+
+
+def scan_memory_limit(store: Store) -> str | None:
+    """DuckDB's memory for a command whose reads each scan a column once: DUCKDB_SCAN_MEMORY, except over a
+    Spark run's Parquet read in place (None: the store's default), where DuckDB reads a row group's column
+    chunk whole (a million units' signatures: 66 MB in one block of the run's files)."""
+    run = store.spark_run()
+    return None if run is not None and run.get("mode") == "view" else DUCKDB_SCAN_MEMORY
 
 
 def cmd_ingest(args: argparse.Namespace) -> int:

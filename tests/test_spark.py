@@ -27,9 +27,9 @@ from neardup import engine
 from neardup.analysis import analyze, load_fingerprints
 from neardup.candidate_stats import CandidateStats
 from neardup.categories import page_categories, suggest_copies
-from neardup.cli import main
+from neardup.cli import main, scan_memory_limit
 from neardup.config import Config, load_config
-from neardup.store import Store
+from neardup.store import DUCKDB_SCAN_MEMORY, Store
 from neardup.url_parse import parse_urls
 
 pytestmark = [
@@ -151,6 +151,10 @@ def test_open_gives_the_same_report(
             got["rejected_by_kind"] == want["rejected_by_kind"] and sum(got["rejected_by_kind"].values()) == 4
         )
     with Store(db) as store:
+        # DuckDB reads a row group's column chunk of the run's Parquet whole: the report's scan cap would
+        # refuse a million units' signatures (66 MB in one block); a database of its own keeps the cap
+        assert scan_memory_limit(store) is None
+        assert scan_memory_limit(local) == DUCKDB_SCAN_MEMORY
         assert store.count_pages() == N_RECORDS
         assert len(store.ingest_errors()) == 4
         store.record_label(
