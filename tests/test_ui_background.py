@@ -4,6 +4,7 @@ across the stages; and the stage plan the engine reports for a real database."""
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 from pathlib import Path
 
@@ -13,7 +14,14 @@ from neardup import engine
 from neardup.config import Config
 from neardup.engine import Progress
 from neardup.store import Store
-from neardup.ui.background import STAGE_WEIGHTS, FingerprintJobs, JobState, overall_share
+from neardup.ui.background import (
+    STAGE_WEIGHTS,
+    STARTING_LABEL,
+    FingerprintJobs,
+    JobProgress,
+    JobState,
+    overall_share,
+)
 
 PLAN = ["fingerprint", "candidates", "save"]
 WAIT_S = 30.0
@@ -98,6 +106,24 @@ def test_another_sessions_setting_waits_in_the_queue_and_a_shared_one_is_not_can
     assert second.reached.wait(WAIT_S)
     second.go.set()
     assert jobs.wait("db", config(7), WAIT_S).state is JobState.DONE  # type: ignore[union-attr]
+
+
+def test_a_queued_job_with_nothing_before_it_says_it_is_starting() -> None:
+    """Between the want and the thread picking it up, a job with no other before it is starting, not
+    "queued behind another setting's"."""
+    waiting = JobProgress(
+        state=JobState.QUEUED,
+        stage="",
+        stage_index=1,
+        n_stages=1,
+        done=0,
+        total=0,
+        share=0.0,
+        elapsed_s=0.0,
+        eta_s=None,
+    )
+    assert waiting.label() == STARTING_LABEL
+    assert "queued behind" in dataclasses.replace(waiting, behind_another=True).label()
 
 
 def test_a_failed_job_says_why() -> None:

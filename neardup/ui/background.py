@@ -17,6 +17,8 @@ computation goes on, and its set is stored for when that setting is asked for ag
 from __future__ import annotations
 
 import atexit
+import dataclasses
+import itertools
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -31,6 +33,8 @@ from ..engine import Progress
 # the 16 KB bench crawl (texts stored, verify: exact): sketches 27, candidates 20, verification 10, saving 1;
 # normalizing is ~1 CPU-ms a page. A stage's share is its weight over the weights of the stages the
 # computation runs.
+# The bar of a computation about to start (queued, nothing before it).
+STARTING_LABEL = "Starting the exact computation"
 STAGE_NAMES = {
     "normalize": "normalizing the pages",
     "fingerprint": "sketching the texts",
@@ -69,10 +73,13 @@ class JobProgress:
     elapsed_s: float
     eta_s: float | None
     error: str | None = None
+    behind_another: bool = False  # queued while another setting's computation runs or waits before it
 
     def label(self) -> str:
         """One line for the progress bar."""
         if self.state is JobState.QUEUED:
+            if not self.behind_another:  # next: the thread picks it up at once
+                return STARTING_LABEL
             return "Exact computation queued behind another setting's"
         if self.state is JobState.FAILED:
             return f"Exact computation failed: {self.error}"
@@ -204,7 +211,13 @@ class FingerprintJobs:
         """Where the job of `config`'s set is (None: no such job)."""
         with self._cond:
             job = self._jobs.get((path, config.fingerprint_key))
-            return job.progress() if job is not None else None
+            if job is None:
+                return None
+            ahead = itertools.takewhile(lambda other: other is not job, self._jobs.values())
+            behind = job.state is JobState.QUEUED and any(
+                other.state in (JobState.QUEUED, JobState.RUNNING) for other in ahead
+            )
+            return dataclasses.replace(job.progress(), behind_another=behind)
 
     def forget(self, path: str, config: Config) -> None:
         """Drop a finished job's record (its set is in the store; a failed one is tried again when wanted)."""
