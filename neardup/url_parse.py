@@ -6,6 +6,7 @@ columns instead of parsing a million URLs. `rules.url_table` makes its table of 
 from __future__ import annotations
 
 from collections.abc import Callable
+from hashlib import blake2b
 
 import numpy as np
 import pandas as pd
@@ -29,85 +30,99 @@ def parse_urls(
     step: Callable[[], None] = lambda: None,
 ) -> ParsedUrls:
     """The `ParsedUrls` of pages (`page_id`, their `urls`, in any order): each distinct URL parsed once
-    (`url_keys.url_keys_many`), `PARSE_BLOCK` of them at a time, each block's keys reduced to Arrow strings
-    and integer codes before the next (the keys of a crawl's URLs as Python objects would be several
-    times their bytes); `step()` is called after each of its PARSE_STEPS steps."""
-    order = np.argsort(np.asarray(page_id, dtype=np.int64), kind="stable")
+    (`url_keys.url_keys_many`), `PARSE_BLOCK` of them at a time, each block's keys reduced to integer codes,
+    paths as Arrow strings and key texts as 16-byte digests before the next (the keys of a crawl's URLs as
+    Python objects would be several times their bytes, and its key texts as strings as many bytes again as
+    its URLs); `step()` is called after each of its PARSE_STEPS steps. `urls` is let go of once coded: pass
+    it with no other reference to it (a store's read) and its memory is free for the parse."""
+    ids = np.asarray(page_id, dtype=np.int64)
+    ascending = len(ids) < 2 or bool((ids[1:] > ids[:-1]).all())
+    order = None if ascending else np.argsort(ids, kind="stable")
     column = (
         urls if isinstance(urls, pa.Array | pa.ChunkedArray) else pa.array(np.asarray(urls, dtype=object))
     )
+    del urls
     if not pa.types.is_string(column.type):
         column = column.cast(pa.string())
-    # codes in order of first appearance, as `pd.factorize` numbers them
-    taken = column.take(pa.array(order))
+    if order is not None:  # codes in order of first appearance, as `pd.factorize` numbers them
+        column = column.take(pa.array(order))
     raw_codes, raw_urls = _first_appearance_codes(
-        taken if isinstance(taken, pa.ChunkedArray) else pa.chunked_array([taken], pa.string())
+        column if isinstance(column, pa.ChunkedArray) else pa.chunked_array([column], pa.string())
     )
-    del taken
     del column
     n_raw = len(raw_urls)
-    texts: list[pa.Array] = []
+    text_digests: list[pa.Array] = []
     paths_of_raw: list[pa.Array] = []
     host_of = np.empty(n_raw, dtype=np.int64)  # per distinct URL: its key's host (`host_code`)
     query_of = np.empty(n_raw, dtype=np.int64)  # its key's query (`query_code`)
-    pattern_of = np.full(n_raw, -1, dtype=np.int64)  # its crawl-trap pattern (`pattern_code`), -1: no key
+    # its crawl-trap pattern, null for no key: Arrow strings, coded after the loop (nearly as many patterns
+    # as paths where slugs are not generalized: as Python strings, the largest thing the parse would hold)
+    patterns_of_raw: list[pa.Array] = []
     https = np.zeros(n_raw, dtype=bool)
     host_code: dict[str, int] = {}
     query_code: dict[Query, int] = {}
-    pattern_code: dict[str, int] = {}
     for at in range(0, n_raw, PARSE_BLOCK):
         block = raw_urls.slice(at, PARSE_BLOCK).to_pylist()
         parsed = url_keys_many(block)
         raw_keys = [k or UrlKey("", "", url, ()) for k, url in zip(parsed, block, strict=True)]
         del block
         end = at + len(raw_keys)
-        texts.append(pa.array(key_texts(raw_keys), pa.string()))
+        text_digests.append(_digests(key_texts(raw_keys)))
         paths_of_raw.append(pa.array([k.path for k in raw_keys], pa.string()))
         host_of[at:end] = [host_code.setdefault(k.host, len(host_code)) for k in raw_keys]
         query_of[at:end] = [query_code.setdefault(k.query, len(query_code)) for k in raw_keys]
         https[at:end] = [k.scheme == "https" for k in raw_keys]
         on_key = np.flatnonzero([k is not None for k in parsed])
-        patterns = trap_patterns([raw_keys[i] for i in on_key.tolist()])
-        pattern_of[at + on_key] = [pattern_code.setdefault(p, len(pattern_code)) for p in patterns]
+        patterns: list[str | None] = [None] * len(raw_keys)
+        for i, pattern in zip(
+            on_key.tolist(), trap_patterns([raw_keys[i] for i in on_key.tolist()]), strict=True
+        ):
+            patterns[i] = pattern
+        patterns_of_raw.append(pa.array(patterns, pa.string()))
         del parsed, raw_keys, patterns
+    del raw_urls
     step()
-    text_codes = _first_appearance_codes(pa.chunked_array(texts, pa.string()))[0]
-    del texts
+    text_codes = _first_appearance_codes(pa.chunked_array(text_digests, _DIGEST))[0]
+    del text_digests
     # A key text's host, path and query: those of its last URL (all of its URLs have the same).
     last_of_text = _last_rows(text_codes, int(text_codes.max(initial=-1)) + 1)
     host_names = list(host_code)
     query_list = list(query_code)
     key_host, host_uniques = pd.factorize(host_of[last_of_text])
     key_query, query_uniques = pd.factorize(query_of[last_of_text])
-    key_path, paths = _first_appearance_codes(
-        pa.chunked_array(paths_of_raw, pa.string()).take(pa.array(last_of_text))
-    )
+    # the distinct paths of the raw URLs, then those of the keys in order of their first key
+    raw_path, raw_paths = _first_appearance_codes(pa.chunked_array(paths_of_raw, pa.string()))
     del paths_of_raw
+    key_path, key_raw_path = pd.factorize(raw_path[last_of_text])
+    del raw_path
+    paths = raw_paths.take(pa.array(key_raw_path))
+    del raw_paths
     step()
     # A crawl-trap family is a (bare host, pattern): numbered as a pair of codes, not hashed as strings.
     bare_codes, bare_names = pd.factorize(np.asarray([bare_host(h) for h in host_names], dtype=object))
+    pattern_of, pattern_names = _first_appearance_codes(pa.chunked_array(patterns_of_raw, pa.string()))
+    del patterns_of_raw
     on_key_all = pattern_of >= 0
     step()
-    n_patterns = max(len(pattern_code), 1)
+    n_patterns = max(len(pattern_names), 1)
     family_of = np.full(n_raw, -1, dtype=np.int64)
     family_of[on_key_all] = bare_codes[host_of[on_key_all]] * n_patterns + pattern_of[on_key_all]
     family_codes, family_pairs = pd.factorize(family_of, use_na_sentinel=False)
     named = family_pairs[family_pairs >= 0]
-    pattern_names = np.asarray(list(pattern_code), dtype=object)
     family_hosts = pa.array(np.asarray(bare_names, dtype=object)[named // n_patterns], type=pa.string())
-    family_patterns = pa.array(pattern_names[named % n_patterns], type=pa.string())
+    family_patterns = pattern_names.take(pa.array(named % n_patterns))
     # The codes of families: 0.. in order of first appearance, -1 for a URL with no key.
     renumber = np.cumsum(family_pairs >= 0) - 1
     renumber[family_pairs < 0] = -1
     empty = np.empty(0, dtype=np.int64)
     step()
     return ParsedUrls(
-        page_id=np.asarray(page_id, dtype=np.int64)[order],
+        page_id=ids if order is None else ids[order],
         raw=raw_codes,
         base=text_codes[raw_codes].astype(np.int64) if len(raw_codes) else empty,
         trap=renumber[family_codes][raw_codes].astype(np.int64) if len(raw_codes) else empty,
         key_host=key_host.astype(np.int64),
-        key_path=key_path,
+        key_path=key_path.astype(np.int64),
         key_query=key_query.astype(np.int64),
         key_is_url=https[last_of_text],
         hosts=[host_names[c] for c in host_uniques.tolist()],
@@ -118,14 +133,27 @@ def parse_urls(
     )
 
 
-def _first_appearance_codes(strings: pa.ChunkedArray) -> tuple[np.ndarray, pa.StringArray]:
-    """(code of each string, the distinct strings by code), codes in order of first appearance (one
-    dictionary for every chunk: no chunk is copied into one array)."""
-    encoded = pc.dictionary_encode(strings)
+# A key text's digest: 128 bits, so that two of a crawl's distinct texts share one with a chance of ~n^2 / 2^129.
+_DIGEST = pa.binary(16)
+
+
+def _digests(texts: list[str]) -> pa.FixedSizeBinaryArray:
+    """The BLAKE2b-128 digest of each text's UTF-8 (lone surrogates passed through)."""
+    joined = b"".join(blake2b(t.encode("utf-8", "surrogatepass"), digest_size=16).digest() for t in texts)
+    return pa.FixedSizeBinaryArray.from_buffers(_DIGEST, len(texts), [None, pa.py_buffer(joined)])
+
+
+def _first_appearance_codes(values: pa.ChunkedArray) -> tuple[np.ndarray, pa.Array]:
+    """(code of each value, -1 for null; the distinct values by code), codes in order of first appearance
+    (one dictionary for every chunk: no chunk is copied into one array)."""
+    encoded = pc.dictionary_encode(values)
     if not encoded.num_chunks:
-        return np.empty(0, dtype=np.int64), pa.array([], pa.string())
+        return np.empty(0, dtype=np.int64), pa.array([], values.type)
     codes = np.concatenate(
-        [np.asarray(c.indices.to_numpy(zero_copy_only=False), dtype=np.int64) for c in encoded.chunks]
+        [
+            np.asarray(c.indices.fill_null(-1).to_numpy(zero_copy_only=False), dtype=np.int64)
+            for c in encoded.chunks
+        ]
     )
     return codes, encoded.chunk(0).dictionary
 

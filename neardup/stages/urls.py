@@ -26,9 +26,12 @@ def ensure_parsed_urls(store: Store, pages: pd.DataFrame, *, progress: Progress 
         return kept
     steps = iter(range(1, PARSE_STEPS + 1))
     progress(STAGE, 0, PARSE_STEPS)
-    urls = pages["url"].to_numpy(dtype=object) if "url" in pages.columns else store.page_urls(page_id)
-    parsed = parse_urls(page_id, urls, step=lambda: progress(STAGE, next(steps), PARSE_STEPS))
-    del urls
+    # the URLs passed with no other reference: the parse lets go of them once coded
+    parsed = parse_urls(
+        page_id,
+        pages["url"].to_numpy(dtype=object) if "url" in pages.columns else store.page_urls(page_id),
+        step=lambda: progress(STAGE, next(steps), PARSE_STEPS),
+    )
     try:
         if len(page_id) == store.count_pages():
             store.save_parsed_urls(parsed)
