@@ -297,13 +297,13 @@ def load_fingerprints(
         ruled = ruled_urls(table.column("url").to_pylist(), rel.to_pylist(), config.url_rules)
         canonical, rel = (pa.chunked_array([pa.array(urls, pa.string())]) for urls in ruled)
     arrays, hosts = _page_arrays(table, unit, canonical, rel)
-    table = _one_chunk_a_column(table)
     # the frame is made after the codes, from the columns as read: pandas copies each string column once
+    # (a lean frame's few columns put in one chunk, not the coded ones it drops)
     if lean:
         kept = ["page_id", "degenerate", *(("url", "canonical_url") if config.url_rules else ())]
-        pages = table.select(kept).to_pandas()
+        pages = _one_chunk_a_column(table.select(kept)).to_pandas()
     else:
-        pages = table.drop_columns(["unit_id"]).to_pandas()
+        pages = _one_chunk_a_column(table.drop_columns(["unit_id"])).to_pandas()
     del table
     pages["unit_id"] = unit
     if config.url_rules:
