@@ -91,13 +91,27 @@ def stored_pairs(db: Path) -> dict[str, np.ndarray]:
     return {"a": p["a"], "b": p["b"], "key_a": keys[p["a"]], "key_b": keys[p["b"]], **p}
 
 
+# What a report keeps of a crawl for the next (the URL parse, the copies' categories, the capped buckets):
+# forgotten with the fingerprint sets, so the report measured computes them as a first report does.
+REPORT_TABLES = (
+    "url_parse_pages",
+    "url_parse_keys",
+    "url_parse_names",
+    "suggested_categories",
+    "capped_bucket_sets",
+    "capped_buckets",
+)
+
+
 def drop_fingerprint_sets(db: Path) -> None:
     """Forget the fingerprint sets stored in `db`, so that `neardup fingerprints` computes them (their
-    units and pairs are replaced when it saves)."""
+    units and pairs are replaced when it saves), and what reports kept (`REPORT_TABLES`)."""
     import duckdb
 
     with duckdb.connect(str(db)) as con:
         con.execute("DELETE FROM fingerprint_sets")
+        for table in REPORT_TABLES:
+            con.execute(f"DELETE FROM {table}")
 
 
 def main() -> None:
