@@ -15,7 +15,8 @@ DuckDB's own). The pairs of each report (by the exact keys of their texts, with 
 with the first report's (`--pairs-out`: saved, to compare runs apart). `--skip-ingest` reports on the
 `base.duckdb` already there (a copy of a database made elsewhere: fingerprint sets stored in it are dropped
 from each copy, so the step computes them anew); `--in-place`, with one limit, works on `base.duckdb` itself
-instead of a copy (the disk of one database less; it is written).
+instead of a copy (the disk of one database less; it is written). `--ingest-only` grows `base.duckdb` by
+the input and measures that ingest alone (a database of several crawls, reported on later).
 """
 
 from __future__ import annotations
@@ -123,6 +124,9 @@ def main() -> None:
     ap.add_argument("--limits", nargs="+", default=["100%", "1GB"], help="--memory-limit of each report")
     ap.add_argument("--skip-ingest", action="store_true", help="report on <workdir>/base.duckdb as it is")
     ap.add_argument("--in-place", action="store_true", help="one limit: work on base.duckdb, not a copy")
+    ap.add_argument(
+        "--ingest-only", action="store_true", help="grow base.duckdb by the input, measure nothing else"
+    )
     ap.add_argument("--json", help="write the result here too")
     ap.add_argument("--pairs-out", help="a folder: each report's pairs as <limit>.npz, to compare runs")
     ap.add_argument("--max-rss-mb", type=float, default=16000)
@@ -138,6 +142,8 @@ def main() -> None:
     if not args.skip_ingest:
         out["ingest"] = watched([*neardup, "ingest", str(crawl), "--db", str(base)], args.max_rss_mb, work)
     out["db_mb_after_ingest"] = file_mb(base)
+    if args.ingest_only:
+        args.limits = []
     first: dict[str, np.ndarray] | None = None
     for limit in args.limits:
         folder = work if args.in_place else work / f"report-{limit.replace('%', 'pct')}"
