@@ -495,9 +495,9 @@ class Analysis:
     hosts: pd.DataFrame
     cluster_sizes: pd.Series
     warnings: list[str]
-    # each page's representative as its row in `pages` (-1 for a degenerate page), where the clustering
-    # gave it: spares finding the representatives' ids again
-    representative_rows: np.ndarray | None = None
+    # each page's representative as its row in `pages` (-1 for a degenerate page), as the clustering gave
+    # it: spares finding the representatives' ids again
+    representative_rows: np.ndarray
 
 
 def similarity_to(

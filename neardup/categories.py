@@ -570,14 +570,7 @@ def suggest_copies(
     is_rep = p["is_representative"].fillna(False).to_numpy(dtype=bool)
     removed = np.flatnonzero(in_cluster & ~is_rep)
     page_id = p["page_id"].to_numpy(dtype=np.int64)
-    if analysis.representative_rows is not None:
-        rep_rows = analysis.representative_rows[removed]
-    else:
-        wanted = p["representative_id"].to_numpy()[removed].astype(np.int64)
-        if len(page_id) < 2 or bool((page_id[1:] > page_id[:-1]).all()):  # in page id order (the store's)
-            rep_rows = np.searchsorted(page_id, wanted)
-        else:
-            rep_rows = pd.Series(np.arange(len(p)), index=page_id).reindex(wanted).to_numpy()
+    rep_rows = analysis.representative_rows[removed]
     ids, rep_ids = page_id[removed], page_id[rep_rows]
     key = suggestion_key(analysis.config)
     category = np.full(len(removed), "", dtype=object)

@@ -249,12 +249,9 @@ class AnalysisMemo:
     def clustering(self, fp: Fingerprints, path: str, config: Config) -> Clustering:
         """The clustering of `fp` at `config` (`analysis.cluster_at_threshold`), made once."""
         key = (path, config)
-        with self._lock:
-            found = self._entries.get(key)
-            if found is not None and found[0] is fp:
-                self._entries.move_to_end(key)
-                self._latest = key
-                return found[1]
+        found = self._found(fp, key, touch=True)
+        if found is not None:
+            return found
         with st.spinner("Clustering at this setting"):
             clustering = cluster_at_threshold(fp, config)
         with self._lock:
@@ -278,9 +275,19 @@ class AnalysisMemo:
 
     def kept(self, fp: Fingerprints, path: str, config: Config) -> Clustering | None:
         """The clustering of `fp` at `config` if one is kept (None: not made, or let go)."""
+        return self._found(fp, (path, config), touch=False)
+
+    def _found(self, fp: Fingerprints, key: tuple[str, Config], *, touch: bool) -> Clustering | None:
+        """The clustering kept under `key` if it is of `fp` (None: not made, or let go); `touch` makes it the
+        latest used."""
         with self._lock:
-            found = self._entries.get((path, config))
-            return found[1] if found is not None and found[0] is fp else None
+            found = self._entries.get(key)
+            if found is None or found[0] is not fp:
+                return None
+            if touch:
+                self._entries.move_to_end(key)
+                self._latest = key
+            return found[1]
 
     def get(self, fp: Fingerprints, path: str, config: Config) -> Analysis:
         """The analysis (pages frame and all) of `fp` at `config`."""
