@@ -173,28 +173,55 @@ def naming_codes(
     )
 
 
+# The columns `_page_arrays` codes, in the groups it reads them (`Store.page_column_groups`): one group's
+# strings are held at a time. Under URL rules the last group holds the URL as fetched too.
+_CODED_GROUPS: tuple[tuple[str, ...], ...] = (
+    ("md5",),
+    ("host",),
+    ("fetched_at",),
+    ("canonical_url", "rel_canonical"),
+)
+
+
 def _page_arrays(
-    table: pa.Table, unit: np.ndarray, canonical: pa.ChunkedArray, rel: pa.ChunkedArray
-) -> tuple[dict[str, np.ndarray], np.ndarray]:
-    """`Fingerprints.arrays` and `hosts` of the pages `table` (`Store.page_columns`, Arrow as read) whose
-    unit (-1 for a degenerate page) and canonical and rel=canonical URLs (URL rules applied) are given."""
-    url_id, rel_id = naming_codes(canonical, rel)
-    hosts = pc.dictionary_encode(table.column("host"))  # one dictionary for every chunk
-    fetched = table.column("fetched_at")
+    page_id: pa.ChunkedArray | pa.Array,
+    unit: np.ndarray,
+    groups: Iterator[pa.Table],
+    url_rules: Sequence[UrlRule],
+) -> tuple[dict[str, np.ndarray], np.ndarray, pa.Table]:
+    """`Fingerprints.arrays` and `hosts` of pages (`page_id`, their `unit`: -1 for a degenerate page) from
+    the tables of their `_CODED_GROUPS` columns, in that order, each coded before the next is read; and the
+    last group's table (canonical_url and rel_canonical rewritten by `url_rules`, as clustering sees them)."""
+    md5 = string_codes(next(groups).column("md5"))
+    encoded = pc.dictionary_encode(next(groups).column("host"))  # one dictionary for every chunk
+    host = _host_codes(encoded)
+    dictionary = encoded.chunk(0).dictionary if encoded.num_chunks else pa.array([], pa.string())
+    del encoded
+    fetched_ns = _nanoseconds(next(groups).column("fetched_at"))
+    urls = next(groups)
+    if url_rules:  # the config's URL rules rewrite the canonical URLs (see `neardup rules`)
+        ruled = ruled_urls(
+            urls.column("url").to_pylist(), urls.column("rel_canonical").to_pylist(), url_rules
+        )
+        for name, values in zip(("canonical_url", "rel_canonical"), ruled, strict=True):
+            at = urls.schema.get_field_index(name)
+            urls = urls.set_column(at, name, pa.chunked_array([pa.array(values, pa.string())]))
+        del ruled
+    canonical = urls.column("canonical_url")
+    url_id, rel_id = naming_codes(canonical, urls.column("rel_canonical"))
     arrays = {
         "unit": unit,
-        "page_id": np.asarray(table.column("page_id").to_numpy(), dtype=np.int64),
+        "page_id": np.asarray(page_id.to_numpy(), dtype=np.int64),
         "url_id": url_id,
         "rel_id": rel_id,
-        "fetched_ns": _nanoseconds(fetched),
+        "fetched_ns": fetched_ns,
         "url_len": np.asarray(
             pc.utf8_length(canonical).fill_null(0).to_numpy(zero_copy_only=False), dtype=np.int64
         ),
-        "host": _host_codes(hosts),
-        "md5": string_codes(table.column("md5")),
+        "host": host,
+        "md5": md5,
     }
-    dictionary = hosts.chunk(0).dictionary if hosts.num_chunks else pa.array([], pa.string())
-    return arrays, np.asarray(dictionary.to_numpy(zero_copy_only=False), dtype=object)
+    return arrays, np.asarray(dictionary.to_numpy(zero_copy_only=False), dtype=object), urls
 
 
 def _host_codes(hosts: pa.ChunkedArray) -> np.ndarray:
@@ -263,13 +290,18 @@ def load_fingerprints(
     key = config.fingerprint_key
     simhash = minhash = signature_units = read_signatures = stored_ids = None
     lean = lean and source_ids is None
-    table = store.page_columns(
-        config.norm_key,
-        min_words=config.min_words,
-        source_ids=source_ids,
-        fingerprint_key=key,
-        columns=_CODED_COLUMNS + (("url",) if config.url_rules else ()) if lean else None,
-    )
+    coded = _CODED_GROUPS[:-1] + ((*_CODED_GROUPS[-1], "url") if config.url_rules else _CODED_GROUPS[-1],)
+    groups: Iterator[pa.Table]
+    if lean:  # a group of columns at a time, each coded before the next is read
+        groups = store.page_column_groups(
+            config.norm_key, coded, min_words=config.min_words, fingerprint_key=key
+        )
+        table = next(groups)
+    else:
+        table = store.page_columns(
+            config.norm_key, min_words=config.min_words, source_ids=source_ids, fingerprint_key=key
+        )
+        groups = (table.select(list(group)) for group in coded)
     pairs = store.pair_arrays(key, source_ids=source_ids)
     unit = np.array(table.column("unit_id").to_numpy(), dtype=np.int64)
     if source_ids is None:
@@ -292,25 +324,25 @@ def load_fingerprints(
         del units
     n_units = len(n_shingles)
     unit[np.asarray(pc.is_valid(table.column("degenerate")).to_numpy(zero_copy_only=False), dtype=bool)] = -1
-    canonical, rel = table.column("canonical_url"), table.column("rel_canonical")
-    if config.url_rules:  # the config's URL rules rewrite the canonical URLs (see `neardup rules`)
-        ruled = ruled_urls(table.column("url").to_pylist(), rel.to_pylist(), config.url_rules)
-        canonical, rel = (pa.chunked_array([pa.array(urls, pa.string())]) for urls in ruled)
-    arrays, hosts = _page_arrays(table, unit, canonical, rel)
+    arrays, hosts, urls = _page_arrays(table.column("page_id"), unit, groups, config.url_rules)
+    del groups
     # the frame is made after the codes, from the columns as read: pandas copies each string column once
-    # (a lean frame's few columns put in one chunk, not the coded ones it drops)
+    # (put in one chunk a column at a time; a lean frame holds page_id, degenerate and unit_id, and under URL
+    # rules url and canonical_url, which `rules.fetch_savings` reads)
     if lean:
-        kept = ["page_id", "degenerate", *(("url", "canonical_url") if config.url_rules else ())]
-        pages = _one_chunk_a_column(table.select(kept)).to_pandas()
+        frame = table.select(["page_id", "degenerate"])
+        if config.url_rules:
+            frame = frame.append_column("url", urls.column("url"))
+            frame = frame.append_column("canonical_url", urls.column("canonical_url"))
     else:
-        pages = _one_chunk_a_column(table.drop_columns(["unit_id"])).to_pandas()
-    del table
+        frame = table.drop_columns(["unit_id"])
+        if config.url_rules:
+            for name in ("canonical_url", "rel_canonical"):
+                frame = frame.set_column(frame.schema.get_field_index(name), name, urls.column(name))
+    del table, urls
+    pages = _one_chunk_a_column(frame).to_pandas()
+    del frame
     pages["unit_id"] = unit
-    if config.url_rules:
-        pages["canonical_url"] = pd.array(canonical, dtype=pages["url"].dtype)
-        if not lean:
-            pages["rel_canonical"] = pd.array(rel, dtype=pages["url"].dtype)
-    del canonical, rel
     fixed_counts = _fixed_counts(arrays, n_units)[0]
     return Fingerprints(
         config,
@@ -328,17 +360,6 @@ def load_fingerprints(
         signature_units=signature_units,
         read_signatures=read_signatures,
     )
-
-
-# The columns of `Store.page_columns` that `_page_arrays` codes (and `degenerate`, which it masks).
-_CODED_COLUMNS: tuple[str, ...] = (
-    "canonical_url",
-    "host",
-    "fetched_at",
-    "md5",
-    "rel_canonical",
-    "degenerate",
-)
 
 
 def _paired_signatures(store: Store, config: Config, unit_ids: np.ndarray) -> np.ndarray:

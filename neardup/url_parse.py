@@ -5,7 +5,8 @@ columns instead of parsing a million URLs. `rules.url_table` makes its table of 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import functools
+from collections.abc import Callable, Iterable, Iterator
 from hashlib import blake2b
 
 import numpy as np
@@ -23,34 +24,46 @@ PARSE_STEPS = 4
 PARSE_BLOCK = 65_536
 
 
+# URLs of pages in page id order, in batches: a function that reads them (again at each call).
+UrlBatches = Callable[[], Iterable[pa.Array | pa.ChunkedArray]]
+
+
 def parse_urls(
     page_id: np.ndarray,
-    urls: np.ndarray | pa.Array | pa.ChunkedArray,
+    urls: np.ndarray | pa.Array | pa.ChunkedArray | UrlBatches,
     *,
     step: Callable[[], None] = lambda: None,
 ) -> ParsedUrls:
-    """The `ParsedUrls` of pages (`page_id`, their `urls`, in any order): each distinct URL parsed once
-    (`url_keys.url_keys_many`), `PARSE_BLOCK` of them at a time, each block's keys reduced to integer codes,
-    paths as Arrow strings and key texts as 16-byte digests before the next (the keys of a crawl's URLs as
-    Python objects would be several times their bytes, and its key texts as strings as many bytes again as
-    its URLs); `step()` is called after each of its PARSE_STEPS steps. `urls` is let go of once coded: pass
-    it with no other reference to it (a store's read) and its memory is free for the parse."""
+    """The `ParsedUrls` of pages (`page_id`, their `urls`, in any order; or a function reading them in
+    batches, `page_id` ascending: a store's scan, read twice and never held whole): each distinct URL parsed
+    once (`url_keys.url_keys_many`), `PARSE_BLOCK` of them at a time, each block's keys reduced to integer
+    codes, paths and trap patterns as Arrow strings and key texts as 16-byte digests before the next (the
+    keys of a crawl's URLs as Python objects would be several times their bytes); `step()` is called after
+    each of its PARSE_STEPS steps. The URLs themselves are coded by their digests, so the distinct URLs are
+    not held beside them."""
     ids = np.asarray(page_id, dtype=np.int64)
     ascending = len(ids) < 2 or bool((ids[1:] > ids[:-1]).all())
     order = None if ascending else np.argsort(ids, kind="stable")
-    column = (
-        urls if isinstance(urls, pa.Array | pa.ChunkedArray) else pa.array(np.asarray(urls, dtype=object))
-    )
-    del urls
-    if not pa.types.is_string(column.type):
-        column = column.cast(pa.string())
-    if order is not None:  # codes in order of first appearance, as `pd.factorize` numbers them
-        column = column.take(pa.array(order))
-    raw_codes, raw_urls = _first_appearance_codes(
-        column if isinstance(column, pa.ChunkedArray) else pa.chunked_array([column], pa.string())
-    )
-    del column
-    n_raw = len(raw_urls)
+    batches: UrlBatches
+    if callable(urls):
+        if order is not None:
+            raise ValueError("URLs read in batches are those of pages in ascending page id order")
+        batches = urls
+    else:
+        column = (
+            urls if isinstance(urls, pa.Array | pa.ChunkedArray) else pa.array(np.asarray(urls, dtype=object))
+        )
+        del urls
+        if order is not None:  # codes in order of first appearance, as `pd.factorize` numbers them
+            column = column.take(pa.array(order))
+        batches = functools.partial(_slices, column, PARSE_BLOCK)
+    raw_codes = _first_appearance_codes(
+        pa.chunked_array([_digests(_strings(b)) for b in batches()], _DIGEST)
+    )[0]
+    if len(raw_codes) != len(ids):
+        raise ValueError(f"{len(raw_codes)} URLs read for {len(ids)} pages")
+    first_rows = _first_rows(raw_codes)
+    n_raw = len(first_rows)
     text_digests: list[pa.Array] = []
     paths_of_raw: list[pa.Array] = []
     host_of = np.empty(n_raw, dtype=np.int64)  # per distinct URL: its key's host (`host_code`)
@@ -61,8 +74,8 @@ def parse_urls(
     https = np.zeros(n_raw, dtype=bool)
     host_code: dict[str, int] = {}
     query_code: dict[Query, int] = {}
-    for at in range(0, n_raw, PARSE_BLOCK):
-        block = raw_urls.slice(at, PARSE_BLOCK).to_pylist()
+    at = 0
+    for block in _distinct_urls(batches, first_rows):
         parsed = url_keys_many(block)
         raw_keys = [k or UrlKey("", "", url, ()) for k, url in zip(parsed, block, strict=True)]
         del block
@@ -80,7 +93,10 @@ def parse_urls(
             patterns[i] = pattern
         patterns_of_raw.append(pa.array(patterns, pa.string()))
         del parsed, raw_keys, patterns
-    del raw_urls
+        at = end
+    if at != n_raw:
+        raise ValueError(f"{at} distinct URLs read again of {n_raw}: the pages changed between the reads")
+    del batches, first_rows
     step()
     text_codes = _first_appearance_codes(pa.chunked_array(text_digests, _DIGEST))[0]
     del text_digests
@@ -131,6 +147,42 @@ def parse_urls(
         trap_hosts=family_hosts,
         trap_patterns=family_patterns,
     )
+
+
+def _strings(urls: pa.Array | pa.ChunkedArray) -> list[str]:
+    """URLs as Python strings (text of any type, e.g. a column of large strings)."""
+    return (urls if pa.types.is_string(urls.type) else urls.cast(pa.string())).to_pylist()
+
+
+def _slices(column: pa.Array | pa.ChunkedArray, rows: int) -> Iterator[pa.Array | pa.ChunkedArray]:
+    """`column` `rows` at a time."""
+    for at in range(0, len(column), rows):
+        yield column.slice(at, rows)
+
+
+def _first_rows(codes: np.ndarray) -> np.ndarray:
+    """The first row of each code 0..n-1 of codes numbered in order of first appearance (ascending)."""
+    if not len(codes):
+        return np.empty(0, dtype=np.int64)
+    seen = np.maximum.accumulate(codes)
+    return np.flatnonzero(codes > np.concatenate(([-1], seen[:-1])))
+
+
+def _distinct_urls(batches: UrlBatches, first_rows: np.ndarray) -> Iterator[list[str]]:
+    """The URLs at `first_rows` of the pages `batches` reads (each distinct URL once, in code order),
+    `PARSE_BLOCK` at a time."""
+    pending: list[str] = []
+    start = 0
+    for batch in batches():
+        lo, hi = np.searchsorted(first_rows, [start, start + len(batch)])
+        if hi > lo:
+            pending += _strings(batch.take(pa.array(first_rows[lo:hi] - start)))
+        start += len(batch)
+        while len(pending) >= PARSE_BLOCK:
+            yield pending[:PARSE_BLOCK]
+            pending = pending[PARSE_BLOCK:]
+    if pending:
+        yield pending
 
 
 # A key text's digest: 128 bits, so that two of a crawl's distinct texts share one with a chance of ~n^2 / 2^129.

@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
+import duckdb
 import numpy as np
 import pandas as pd
 import pyarrow as pa
@@ -29,6 +30,7 @@ from neardup.candidate_stats import CAPPED_NOTE, CAPPED_WARN_SHARE
 from neardup.candidates import CandidateStats
 from neardup.clusters import components, pick_representatives, representative_rows
 from neardup.config import Config
+from neardup.rules import learn_rules
 from neardup.store import Store
 
 
@@ -248,3 +250,35 @@ def test_loaded_pages_have_the_units_and_codes_of_their_columns(tmp_path: Path) 
     host_codes, hosts = pd.factorize(pages["host"])
     assert (fp.arrays["host"] == host_codes).all() and list(fp.hosts) == list(hosts)
     assert (fp.arrays["url_len"] == pages["canonical_url"].str.len().to_numpy()).all()
+
+
+def _assert_lean_load_is_the_full_ones(store: Store, config: Config) -> None:
+    full = load_fingerprints(store, config, jobs=1)
+    lean = load_fingerprints(store, config, jobs=1, lean=True)
+    assert full.arrays.keys() == lean.arrays.keys()
+    for name, values in full.arrays.items():
+        assert np.array_equal(values, lean.arrays[name]), name
+    assert list(full.hosts) == list(lean.hosts)
+    kept = ["page_id", "degenerate", "unit_id", *(("url", "canonical_url") if config.url_rules else ())]
+    assert sorted(lean.pages.columns) == sorted(kept)
+    pd.testing.assert_frame_equal(lean.pages[kept], full.pages[kept])
+
+
+def test_a_lean_load_codes_its_columns_as_a_full_load_does(tmp_path: Path) -> None:
+    """The report's load reads the coded columns a group at a time (`Store.page_column_groups`): the same
+    arrays, hosts and frame columns as the full load, with URL rules, and with pages that have no text
+    under the setting (their rows dropped from both)."""
+    path = tmp_path / "sample.duckdb"
+    with Store(path) as store:
+        engine.ingest_file(store, engine.SAMPLE_CRAWL, Config(), jobs=1)
+        rules = learn_rules(analyze(load_fingerprints(store, Config(), jobs=1), Config()).pages).rules
+        assert rules
+        for config in (Config(), Config(url_rules=rules)):
+            _assert_lean_load_is_the_full_ones(store, config)
+        n_pages = store.count_pages()
+    with duckdb.connect(str(path)) as con:
+        con.execute("DELETE FROM texts WHERE page_id IN (SELECT page_id FROM pages ORDER BY page_id LIMIT 3)")
+    with Store(path) as store:
+        fp = load_fingerprints(store, Config(), jobs=1, lean=True)
+        assert len(fp.pages) == n_pages - 3
+        _assert_lean_load_is_the_full_ones(store, Config())

@@ -7,6 +7,7 @@ from __future__ import annotations
 import random
 from pathlib import Path
 
+import duckdb
 import numpy as np
 import pandas as pd
 import pyarrow as pa
@@ -22,6 +23,7 @@ from neardup.parsed_urls import ParsedUrls
 from neardup.rules import learn_rules, url_table
 from neardup.stages import urls as url_stage
 from neardup.store import Store
+from neardup.store.pages import PagesOutOfOrder
 from neardup.url_keys import _trap_pattern
 from neardup.url_parse import parse_urls
 from neardup.urls import UrlKey, bare_host, url_key
@@ -189,3 +191,31 @@ def test_the_parse_holds_its_paths_and_trap_families_as_arrow_strings(tmp_path: 
             parse.trap_patterns, pa.StringArray
         )
         assert len(parse.trap_hosts) == len(parse.trap_patterns) == int(parse.trap.max()) + 1
+
+
+@pytest.mark.parametrize("shuffled", [False, True])
+def test_every_page_s_urls_are_parsed_from_batches_of_the_store_s_scan(
+    sample_db: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, shuffled: bool
+) -> None:
+    """Every page's URLs are read twice in batches (their digests, then each distinct URL once), never
+    whole: the parse is the parse of the URLs given whole. A file whose scan is not in page id order is
+    read whole instead, with the same result."""
+    db = tmp_path / "copy.duckdb"
+    db.write_bytes(sample_db.read_bytes())
+    if shuffled:  # the pages' rows stored in another order than their ids
+        with duckdb.connect(str(db)) as con:
+            con.execute("CREATE TEMP TABLE p AS SELECT * FROM pages ORDER BY hash(page_id)")
+            con.execute("DELETE FROM pages")
+            con.execute("INSERT INTO pages SELECT * FROM p")
+    monkeypatch.setattr(url_parse, "PARSE_BLOCK", 7)
+    monkeypatch.setattr(url_stage, "PARSE_BLOCK", 5)
+    with Store(db) as store:
+        fp = load_fingerprints(store, Config(), jobs=1)
+        page_id = fp.pages["page_id"].to_numpy()
+        whole = parse_urls(page_id, store.page_urls(page_id))
+        if shuffled:
+            with pytest.raises(PagesOutOfOrder):
+                list(store.page_url_batches(5))
+        else:
+            assert [len(b) for b in store.page_url_batches(5)][:2] == [5, 5]
+        assert _fields(engine.ensure_parsed_urls(store, fp.pages)) == _fields(whole)

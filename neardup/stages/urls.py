@@ -3,13 +3,16 @@ read back while the pages are the same."""
 
 from __future__ import annotations
 
+import contextlib
+
 import numpy as np
 import pandas as pd
 
 from ..errors import NeardupError
 from ..parsed_urls import ParsedUrls
 from ..store import Store
-from ..url_parse import PARSE_STEPS, parse_urls
+from ..store.pages import PagesOutOfOrder
+from ..url_parse import PARSE_BLOCK, PARSE_STEPS, parse_urls
 from .base import Progress, no_progress
 
 STAGE = "parsing the crawl's URLs"
@@ -26,14 +29,24 @@ def ensure_parsed_urls(store: Store, pages: pd.DataFrame, *, progress: Progress 
         return kept
     steps = iter(range(1, PARSE_STEPS + 1))
     progress(STAGE, 0, PARSE_STEPS)
-    # the URLs passed with no other reference: the parse lets go of them once coded
-    parsed = parse_urls(
-        page_id,
-        pages["url"].to_numpy(dtype=object) if "url" in pages.columns else store.page_urls(page_id),
-        step=lambda: progress(STAGE, next(steps), PARSE_STEPS),
-    )
+    parsed = None
+    every_page = len(page_id) == store.count_pages()
+    if every_page:  # read twice in batches (`parse_urls`), not held whole
+        with contextlib.suppress(PagesOutOfOrder):
+            parsed = parse_urls(
+                np.sort(page_id),
+                lambda: store.page_url_batches(PARSE_BLOCK),
+                step=lambda: progress(STAGE, next(steps), PARSE_STEPS),
+            )
+    if parsed is None:
+        # the URLs passed with no other reference: the parse lets go of them once coded
+        parsed = parse_urls(
+            page_id,
+            pages["url"].to_numpy(dtype=object) if "url" in pages.columns else store.page_urls(page_id),
+            step=lambda: progress(STAGE, next(steps), PARSE_STEPS),
+        )
     try:
-        if len(page_id) == store.count_pages():
+        if every_page:
             store.save_parsed_urls(parsed)
     except NeardupError:
         pass

@@ -57,6 +57,10 @@ class PageRow(TypedDict):
     text_in: NotRequired[str | None]
 
 
+class PagesOutOfOrder(NeardupError):
+    """A scan of the pages did not give them in page id order."""
+
+
 def _by_page_id(table: pa.Table) -> pa.Table:
     """`table` in page id order (as read, where it is so already)."""
     ids = table.column("page_id").to_numpy()
@@ -466,6 +470,70 @@ class PagesMixin(ContentRules):
         for name in text_cols:
             pages = pages.append_column(name, texts.column(name))
         return pages
+
+    @reads
+    def page_column_groups(
+        self,
+        norm_key: str,
+        groups: Sequence[Sequence[str]],
+        *,
+        min_words: int | None = None,
+        fingerprint_key: str | None = None,
+    ) -> Iterator[pa.Table]:
+        """`page_columns` of every page a group of columns at a time, each group read when the one before is
+        let go of: first page_id and degenerate (and unit_id, with `fingerprint_key`), then the columns of
+        each of `groups` (`pages` columns), in the same rows. What is coded to integers a group at a time
+        (`analysis.load_fingerprints`) holds one group's strings, not every group's at once."""
+        degenerate, params = degenerate_sql(min_words, self._short_fetch_keys(norm_key, min_words))
+        cur = self.cursor()
+        first = _by_page_id(
+            cur.sql(
+                f"SELECT t.page_id, {degenerate} AS degenerate FROM texts t WHERE t.norm_key = ?",
+                params=[*params, norm_key],
+            ).to_arrow_table()
+        )
+        page_ids = _by_page_id(cur.sql("SELECT page_id FROM pages").to_arrow_table()).column("page_id")
+        text_ids = first.column("page_id").to_numpy()
+        keep: pa.Array | None = None
+        if not np.array_equal(page_ids.to_numpy(), text_ids):  # pages without a text, or removed pages' texts
+            ids = page_ids.to_numpy()
+            at = np.minimum(np.searchsorted(text_ids, ids), max(len(text_ids) - 1, 0))
+            both = text_ids[at] == ids if len(text_ids) else np.zeros(len(ids), dtype=bool)
+            keep, first = pa.array(both), first.take(pa.array(at[both]))
+        if fingerprint_key is not None:
+            first = first.append_column("unit_id", self._page_units(norm_key, fingerprint_key, first))
+        rows = first.column("page_id")
+        yield first
+        del first
+        for group in groups:
+            yield self._page_group(cur, group, keep, rows)
+
+    @staticmethod
+    def _page_group(
+        cur: duckdb.DuckDBPyConnection, group: Sequence[str], keep: pa.Array | None, rows: pa.ChunkedArray
+    ) -> pa.Table:
+        """The `pages` columns `group` of the rows `keep` picks (all, for None), by page id: those of the
+        page ids `rows` (a write between the reads is an error, not a misplaced column)."""
+        wanted = [c for c in _PAGE_TABLE_COLUMNS if c in group]
+        table = _by_page_id(cur.sql(f"SELECT page_id, {', '.join(wanted)} FROM pages").to_arrow_table())
+        if keep is not None and len(keep) == len(table):
+            table = table.filter(keep)
+        if not table.column("page_id").equals(rows):
+            raise NeardupError("the pages changed while they were read: run the command again")
+        return table
+
+    @reads
+    def page_url_batches(self, batch_rows: int) -> Iterator[pa.Array]:
+        """The URLs of every page in page id order, `batch_rows` at a time, as a scan gives them: pages are
+        written in page id order, which a scan keeps (a file whose scan does not, e.g. a Spark run's pages
+        read in place, raises `PagesOutOfOrder`: read them with `page_urls`)."""
+        last = -1
+        for batch in self.cursor().sql("SELECT page_id, url FROM pages").to_arrow_reader(batch_rows):
+            ids = batch.column(0).to_numpy()
+            if len(ids) and (ids[0] <= last or not bool((ids[1:] > ids[:-1]).all())):
+                raise PagesOutOfOrder("a scan of the pages is not in page id order")
+            last = int(ids[-1]) if len(ids) else last
+            yield batch.column(1)
 
     @reads
     def page_urls(self, page_ids: np.ndarray) -> pa.ChunkedArray:
