@@ -92,10 +92,10 @@ def compute_fingerprints(
                 pairs = find_pairs(store, config, units, progress=progress, jobs=jobs)
                 units["minhash" if config.method == "simhash" else "simhash"] = None
             else:
+                plan = SpillPlan.for_limit(limit, config.num_perm)
+                spilling.enter_context(store.duckdb_memory_at_most(plan.duckdb_memory))
                 spill = spilling.enter_context(SpillDir(spill_folder(store)))
-                spilled, units = spill_units(
-                    store, config, spill, SpillPlan.for_limit(limit, config.num_perm)
-                )
+                spilled, units = spill_units(store, config, spill, plan)
                 pairs = find_pairs(store, config, spilled, progress=progress, jobs=jobs)
                 clock.say(f"out of core: {spill.bytes_used() / 2**20:,.0f} MB on disk in {spill.path}")
             progress("candidates", 1, 1)
