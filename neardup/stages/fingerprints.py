@@ -18,7 +18,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from ..batches import signatures
+from ..batches import signature_matrix
 from ..config import Config
 from ..fingerprint_set import FingerprintSet, stored_stats
 from ..spill import SpillDir, SpillPlan, out_of_core_limit
@@ -144,27 +144,28 @@ def spill_units(
             with_minhash=minhash,
             min_words=config.min_words,
         ):
-            first, m = keys.rows, len(batch)
-            batch_keys = np.array(batch["exact_key"].tolist(), dtype="S")
+            first, m = keys.rows, batch.num_rows
+            exact_keys = batch.column("exact_key")
+            batch_keys = np.array(exact_keys.to_pylist(), dtype="S")
             if batch_keys.itemsize > 64:  # an S64 array would cut it short
                 raise ValueError(
                     f"an exact key of {batch_keys.itemsize} characters: SHA-256 hex keys have 64"
                 )
             keys.append(batch_keys)
-            counts = batch["n_shingles"].to_numpy(np.int32)
+            counts = batch.column("n_shingles").to_numpy().astype(np.int32)
             n_shingles.append(counts)
             if sigs is not None:
-                sigs.append(signatures(batch["minhash"], config.num_perm))
+                sigs.append(signature_matrix(config.num_perm, batch.column("minhash")))
             else:
-                simhash.append(batch["simhash"].to_numpy(np.uint64))
+                simhash.append(batch.column("simhash").to_numpy().astype(np.uint64))
             rows.write_table(
                 pa.table(
                     [
                         pa.array(np.arange(first, first + m, dtype=np.int64), pa.int32()),
-                        pa.array(batch["exact_key"], pa.string()),
+                        exact_keys.cast(pa.string()),
                         pa.array(counts, pa.int32()),
                         pa.nulls(m, pa.uint64()) if minhash else pa.array(simhash[-1], pa.uint64()),
-                        pa.array(batch["minhash"], pa.binary()) if minhash else pa.nulls(m, pa.binary()),
+                        batch.column("minhash").cast(pa.binary()) if minhash else pa.nulls(m, pa.binary()),
                     ],
                     schema=UNIT_ROWS,
                 )

@@ -207,12 +207,13 @@ class FingerprintsMixin(ContentRules):
         *,
         with_minhash: bool,
         min_words: int | None = None,
-    ) -> Iterator[pd.DataFrame]:
-        """`unit_sketches` in batches of at most `batch_rows`, in the same (exact_key) order."""
+    ) -> Iterator[pa.RecordBatch]:
+        """`unit_sketches` in Arrow record batches of at most `batch_rows`, in the same (exact_key) order: a
+        batch's signatures in one buffer, with no bytes object or frame per unit."""
         sql, params = self._unit_sketches_query(
             norm_key, sketch_key, with_minhash=with_minhash, min_words=min_words
         )
-        yield from self._batches(sql, params, batch_rows)
+        yield from self.cursor().sql(sql, params=params).to_arrow_reader(batch_rows)
 
     def _frame(self, query: tuple[str, list[Any]]) -> pd.DataFrame:
         return self.cursor().execute(*query).df()
