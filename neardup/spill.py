@@ -72,6 +72,12 @@ def out_of_core_limit(n_units: int, memory_limit: int | None, machine: int | Non
     return None if n_units * IN_MEMORY_BYTES_PER_UNIT <= limit else limit
 
 
+def duckdb_memory(memory_limit: int) -> int:
+    """DuckDB's memory limit within a fingerprint step kept to `memory_limit` bytes: its share of it,
+    `DUCKDB_MIN_MEMORY` at least."""
+    return max(memory_limit // DUCKDB_SHARE, DUCKDB_MIN_MEMORY)
+
+
 @dataclass(frozen=True, slots=True)
 class SpillPlan:
     """How large each piece of the out-of-core fingerprint step is, from the memory limit (bytes): the rows
@@ -109,7 +115,7 @@ class SpillPlan:
             bucket_entries=max(1, piece // 128),
             # a pair found is 24 bytes (code, two estimates), ~64 while its range is deduplicated
             pair_rows=max(1, piece // 64),
-            duckdb_memory=max(memory_limit // DUCKDB_SHARE, DUCKDB_MIN_MEMORY),
+            duckdb_memory=duckdb_memory(memory_limit),
         )
 
 

@@ -198,8 +198,9 @@ def test_gathered_rows_are_the_rows_read(tmp_path: Path, sizes: list[int], picks
 
 
 def test_duckdb_keeps_to_its_share_of_the_limit_out_of_core(tmp_path: Path) -> None:
-    """While the fingerprint step runs out of core, DuckDB's memory limit is the plan's share of the step's
-    limit (its sorts and joins spill what passes it); before and after, the store's own."""
+    """While the fingerprint step runs under a memory limit, DuckDB's memory limit is the step's share of it
+    (its scans, sorts and joins spill or evict what passes it), from the texts to the save; before and
+    after, the store's own."""
     with Store(tmp_path / "sample.duckdb") as store:
         engine.ingest_file(store, engine.SAMPLE_CRAWL, Config(), jobs=1)
         config = Config(memory_limit="4MB")  # out of core: the sample's ~3,000 units take ~12 MB in memory
@@ -214,11 +215,12 @@ def test_duckdb_keeps_to_its_share_of_the_limit_out_of_core(tmp_path: Path) -> N
 
         with store.writing():
             before = setting()
-            engine.ensure_texts(store, config, jobs=1)
-            compute_fingerprints(store, config, jobs=1, progress=progress)
+        engine.ensure_fingerprints(store, config.replace(shingle_size=4), jobs=1, progress=progress)
+        with store.writing():
             after = setting()
     assert plan.duckdb_memory == DUCKDB_MIN_MEMORY == 128 << 20
-    assert seen["verify"] == {"128.0 MiB"}  # the texts of the units in pairs are read meanwhile
+    assert {"fingerprint", "candidates", "verify", "save"} <= set(seen)  # its sketches too
+    assert set().union(*seen.values()) == {"128.0 MiB"}
     assert before == after != "128.0 MiB"
 
 
