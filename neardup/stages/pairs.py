@@ -287,8 +287,9 @@ def verify_spilled(
     same scores, with what is held bounded by the units' count at a few ints a unit (a flag, set sizes
     and offsets by unit id), not by the pairs or their keys. The pairs are read a piece at a time; the keys
     of the units in them go to a Parquet file the store's query joins; a text's unit is found by its key
-    in the sorted `exact_keys`; the sets are appended to a file and intersected a piece of pairs at a
-    time. Only the pairs kept are in memory at the end."""
+    in the sorted `exact_keys`; the sets are appended to a file, and for each piece of pairs the sets of its
+    units are read back into memory (`DiskArray.gather`) and intersected. Only the pairs kept are in memory
+    at the end."""
     spill, plan, n = units.spill, units.plan, len(units)
     step = plan.verify_pairs
     needed = np.zeros(n, dtype=bool)
