@@ -85,7 +85,8 @@ class SpillPlan:
     candidate pairs of a band made at once, the pairs whose shingle sets are intersected at once (their
     sets read into memory for the piece, `DiskArray.gather`), the bucket entries of a band (a unit, or one of
     its size-class entries) grouped at once, and the candidate pairs deduplicated at once; and DuckDB's
-    memory limit meanwhile (a quarter of the limit, `DUCKDB_MIN_MEMORY` at least)."""
+    memory limit meanwhile (a quarter of the limit, `DUCKDB_MIN_MEMORY` at least) and the units it sorts
+    at once."""
 
     memory_limit: int
     read_rows: int
@@ -95,6 +96,7 @@ class SpillPlan:
     bucket_entries: int
     pair_rows: int
     duckdb_memory: int
+    sort_rows: int
 
     @classmethod
     def for_limit(cls, memory_limit: int, num_perm: int) -> SpillPlan:
@@ -116,6 +118,10 @@ class SpillPlan:
             # a pair found is 24 bytes (code, two estimates), ~64 while its range is deduplicated
             pair_rows=max(1, piece // 64),
             duckdb_memory=duckdb_memory(memory_limit),
+            # DuckDB's sort of the units' sketches in exact-key order holds a unit's row and more (it
+            # needs more than 128 MB for 1M units at 128 permutations): a range of keys at a time, ~2 KB a
+            # unit of its memory
+            sort_rows=max(1, duckdb_memory(memory_limit) // 2048),
         )
 
 

@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 import pytest
 from conftest import words_text, write_jsonl
 from hypothesis import HealthCheck, given, settings
@@ -32,6 +33,7 @@ from neardup.spill import (
 )
 from neardup.stages.fingerprints import compute_fingerprints
 from neardup.stages.pairs import unit_ids
+from neardup.stages.sketches import ensure_sketches
 from neardup.store import Store
 
 CONFIGS = {
@@ -222,6 +224,37 @@ def test_duckdb_keeps_to_its_share_of_the_limit_out_of_core(tmp_path: Path) -> N
     assert {"fingerprint", "candidates", "verify", "save"} <= set(seen)  # its sketches too
     assert set().union(*seen.values()) == {"128.0 MiB"}
     assert before == after != "128.0 MiB"
+
+
+@pytest.mark.parametrize("key_ranges", [2, 7, 300])
+def test_units_sorted_a_range_of_keys_at_a_time_are_the_units_sorted_at_once(
+    tmp_path: Path, key_ranges: int
+) -> None:
+    """The out-of-core step's read of the units' sketches, a range of exact keys at a time: the same rows in
+    the same (exact-key) order, whatever the number of ranges (more than there are units too)."""
+    with Store(tmp_path / "sample.duckdb") as store:
+        engine.ingest_file(store, engine.SAMPLE_CRAWL, Config(), jobs=1)
+        config = Config()
+        with store.writing():
+            engine.ensure_texts(store, config, jobs=1)
+            ensure_sketches(store, config, jobs=1)
+            read = {
+                ranges: pa.Table.from_batches(
+                    list(
+                        store.unit_sketch_batches(
+                            config.norm_key,
+                            config.sketch_key,
+                            97,
+                            with_minhash=True,
+                            min_words=config.min_words,
+                            key_ranges=ranges,
+                        )
+                    )
+                )
+                for ranges in (1, key_ranges)
+            }
+    assert read[1].num_rows > 1000
+    assert read[key_ranges].equals(read[1])
 
 
 def test_duckdb_limit_is_never_raised(tmp_path: Path) -> None:

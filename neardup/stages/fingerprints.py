@@ -74,9 +74,8 @@ def compute_fingerprints(
     coverage = store.page_coverage()
     with clock.stage("sketches"):
         ensure_sketches(store, config, progress=progress, jobs=jobs)
-    limit = out_of_core_limit(
-        store.count_units(config.norm_key, min_words=config.min_words), config.memory_limit_bytes
-    )
+    n_units = store.count_units(config.norm_key, min_words=config.min_words)
+    limit = out_of_core_limit(n_units, config.memory_limit_bytes)
     with ExitStack() as spilling:
         with clock.stage("candidates"):
             progress("candidates", 0, 1)
@@ -95,7 +94,7 @@ def compute_fingerprints(
                 plan = SpillPlan.for_limit(limit, config.num_perm)
                 spilling.enter_context(store.duckdb_memory_at_most(plan.duckdb_memory))
                 spill = spilling.enter_context(SpillDir(spill_folder(store)))
-                spilled, units = spill_units(store, config, spill, plan)
+                spilled, units = spill_units(store, config, spill, plan, n_units=n_units)
                 pairs = find_pairs(store, config, spilled, progress=progress, jobs=jobs)
                 clock.say(f"out of core: {spill.bytes_used() / 2**20:,.0f} MB on disk in {spill.path}")
             progress("candidates", 1, 1)
@@ -124,12 +123,13 @@ def spill_folder(store: Store) -> Path | None:
 
 
 def spill_units(
-    store: Store, config: Config, spill: SpillDir, plan: SpillPlan
+    store: Store, config: Config, spill: SpillDir, plan: SpillPlan, *, n_units: int = 0
 ) -> tuple[SpilledUnits, UnitsFile]:
     """The units of `config` read from the store a batch at a time (`unit_sketch_batches`, exact-key order):
     unit id i is row i of the stream, of every array of the `SpilledUnits` (signatures and exact keys
     written to `spill`) and of the `UnitsFile` the store saves (the rows `unit_sketches` gives a full
-    computation, signatures kept for MinHash, fingerprints for SimHash)."""
+    computation, signatures kept for MinHash, fingerprints for SimHash). The store sorts them a range of
+    exact keys at a time (`SpillPlan.sort_rows` of the `n_units` expected in each)."""
     minhash = config.method == "minhash"
     keys = spill.array("exact-keys", "S64")
     sigs = spill.array("signatures", np.uint32, (config.num_perm,)) if minhash else None
@@ -143,6 +143,7 @@ def spill_units(
             plan.read_rows,
             with_minhash=minhash,
             min_words=config.min_words,
+            key_ranges=max(1, -(-n_units // plan.sort_rows)),
         ):
             first, m = keys.rows, batch.num_rows
             exact_keys = batch.column("exact_key")
