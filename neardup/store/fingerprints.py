@@ -248,15 +248,18 @@ class FingerprintsMixin(ContentRules):
         )
         content, params = is_content(min_words, self._short_fetch_keys(norm_key, min_words))
         where, more = ("", []) if not_in_set is None else (_NOT_A_UNIT, [not_in_set])
+        # the range on both sides of the join: the texts' keys it hashes are the range's too
+        within = ("AND {0}.exact_key >= ? " if keys_from is not None else "") + (
+            "AND {0}.exact_key < ? " if keys_below is not None else ""
+        )
+        bounds = [k for k in (keys_from, keys_below) if k is not None]
         return (
             f"SELECT {cols} FROM sketches s SEMI JOIN "
-            f"(SELECT exact_key FROM texts t WHERE norm_key = ? AND {content} AND t.page_id > ? {where}) u "
-            "ON u.exact_key = s.exact_key WHERE s.sketch_key = ? "
-            + ("AND s.exact_key >= ? " if keys_from is not None else "")
-            + ("AND s.exact_key < ? " if keys_below is not None else "")
-            + "GROUP BY s.exact_key ORDER BY s.exact_key",
-            [norm_key, *params, since, *more, sketch_key]
-            + [k for k in (keys_from, keys_below) if k is not None],
+            f"(SELECT exact_key FROM texts t WHERE norm_key = ? AND {content} AND t.page_id > ? {where} "
+            f"{within.format('t')}) u "
+            f"ON u.exact_key = s.exact_key WHERE s.sketch_key = ? {within.format('s')}"
+            "GROUP BY s.exact_key ORDER BY s.exact_key",
+            [norm_key, *params, since, *more, *bounds, sketch_key, *bounds],
         )
 
     @reads
