@@ -33,7 +33,8 @@ from .gate import Limit, evaluate, merge, parse_option
 from .ingest import check_dump
 from .paths import ALLOW_ANY_PATH_ENV
 from .rejects import RejectKind
-from .store import DEFAULT_DB, DUCKDB_SCAN_MEMORY, Store
+from .spill import duckdb_memory, parse_memory_limit
+from .store import DEFAULT_DB, DUCKDB_MEMORY, DUCKDB_SCAN_MEMORY, Store
 
 SAMPLE = engine.SAMPLE_CRAWL
 
@@ -149,12 +150,18 @@ def _limit(text: str) -> Limit:
 
 
 def _open(
-    args: argparse.Namespace, *, must_exist: bool = True, bulk: bool = False, scans: bool = False
+    args: argparse.Namespace,
+    *,
+    must_exist: bool = True,
+    bulk: bool = False,
+    scans: bool = False,
+    duckdb_memory: str | None = None,
 ) -> Store:
     """A bulk store for a load (the file to itself); else an on-demand one: read-only while it only reads
     (a report whose fingerprints are stored), so a running app or another report can share the file.
     `scans`: for a command whose reads each scan a column once (the report): DuckDB is given
-    `scan_memory_limit`, so the blocks it scanned and keeps cached stay within that."""
+    `scan_memory_limit`, so the blocks it scanned and keeps cached stay within that; `duckdb_memory`, where
+    given, is DuckDB's limit otherwise."""
     if must_exist and not Path(args.db).exists():
         raise NeardupError(f"no database at {args.db}: run `neardup ingest DUMP --db {args.db}` first")
     if bulk:
@@ -163,7 +170,7 @@ def _open(
         with Store(args.db, on_demand=True) as store:
             limit = scan_memory_limit(store)
         return Store(args.db, on_demand=True, memory_limit=limit)
-    return Store(args.db, on_demand=True)
+    return Store(args.db, on_demand=True, memory_limit=duckdb_memory)
 
 
 def scan_memory_limit(store: Store) -> str | None:
@@ -590,7 +597,10 @@ def cmd_fingerprints(args: argparse.Namespace) -> int:
     methods: list[Method] = (
         ["minhash", "simhash"] if args.methods == "both" else [args.methods or base.method]
     )
-    with _open(args) as store:
+    # under a memory limit DuckDB keeps to the step's share of it from the file's first read
+    limit = base.memory_limit_bytes
+    share = None if limit is None else min(duckdb_memory(limit), parse_memory_limit(DUCKDB_MEMORY))
+    with _open(args, duckdb_memory=None if share is None else f"{share}B") as store:
         for method in methods:
             at_method = base if method == base.method else base.with_method(method)
             for k in args.shingle:

@@ -8,10 +8,12 @@ Clustering at a threshold and the report numbers are `neardup.analysis`.
 
 from __future__ import annotations
 
+from contextlib import ExitStack
 from pathlib import Path
 
 from .config import Config
 from .fingerprint_set import COVERAGE, FingerprintSet
+from .spill import duckdb_memory
 from .stages.base import BATCH, INSERT_ROWS, PARALLEL_MIN, Progress, StageClock, no_progress
 from .stages.buckets import ensure_capped_buckets
 from .stages.fingerprints import added_since, compute_fingerprints, current_fingerprints
@@ -70,7 +72,11 @@ def ensure_fingerprints(
     if cached is not None:
         return cached
     clock = clock or StageClock()
-    with store.writing():
+    with store.writing(), ExitStack() as within:
+        if config.memory_limit_bytes is not None:
+            # the reads before the units' (texts, counts, coverage) keep to it as well: a million pages'
+            # blocks they scan would stay cached up to DuckDB's own limit
+            within.enter_context(store.duckdb_memory_at_most(duckdb_memory(config.memory_limit_bytes)))
         stored = store.fingerprint_set(config.fingerprint_key)
         since = added_since(store, stored) if stored is not None else None
         with clock.stage("texts"):

@@ -35,6 +35,11 @@ DEFAULT_MACHINE_SHARE = 0.5
 # shingle sets of the units in pairs): 3.5 GB at 1M pages of the 16 KB bench crawl (bench/RESULTS.md,
 # "out of core"), rounded up.
 IN_MEMORY_BYTES_PER_UNIT = 4096
+# DuckDB's share of an out-of-core step's limit (its sorts, joins and inserts spill what passes it; left at
+# its own 1 GB, its sort of the units and its join for their texts held 1 GB beside the step's pieces), and
+# the least it is given: the units' query, a range of keys at a time, fails at 80 MB and passes at 96 MB.
+DUCKDB_SHARE = 4
+DUCKDB_MIN_MEMORY = 128 << 20
 
 
 def machine_memory() -> int:
@@ -67,13 +72,21 @@ def out_of_core_limit(n_units: int, memory_limit: int | None, machine: int | Non
     return None if n_units * IN_MEMORY_BYTES_PER_UNIT <= limit else limit
 
 
+def duckdb_memory(memory_limit: int) -> int:
+    """DuckDB's memory limit within a fingerprint step kept to `memory_limit` bytes: its share of it,
+    `DUCKDB_MIN_MEMORY` at least."""
+    return max(memory_limit // DUCKDB_SHARE, DUCKDB_MIN_MEMORY)
+
+
 @dataclass(frozen=True, slots=True)
 class SpillPlan:
     """How large each piece of the out-of-core fingerprint step is, from the memory limit (bytes): the rows
     of sketches read from the store at once, the rows of signatures copied into a band at once, the
-    candidate pairs of a band made at once, the pairs whose shingle sets are intersected at once (the
-    pages their sets lie in are released after each piece), the bucket entries of a band (a unit, or one of
-    its size-class entries) grouped at once, and the candidate pairs deduplicated at once."""
+    candidate pairs of a band made at once, the pairs whose shingle sets are intersected at once (their
+    sets read into memory for the piece, `DiskArray.gather`), the bucket entries of a band (a unit, or one of
+    its size-class entries) grouped at once, and the candidate pairs deduplicated at once; and DuckDB's
+    memory limit meanwhile (a quarter of the limit, `DUCKDB_MIN_MEMORY` at least) and the units it sorts
+    at once."""
 
     memory_limit: int
     read_rows: int
@@ -82,6 +95,8 @@ class SpillPlan:
     candidates: int
     bucket_entries: int
     pair_rows: int
+    duckdb_memory: int
+    sort_rows: int
 
     @classmethod
     def for_limit(cls, memory_limit: int, num_perm: int) -> SpillPlan:
@@ -102,6 +117,11 @@ class SpillPlan:
             bucket_entries=max(1, piece // 128),
             # a pair found is 24 bytes (code, two estimates), ~64 while its range is deduplicated
             pair_rows=max(1, piece // 64),
+            duckdb_memory=duckdb_memory(memory_limit),
+            # DuckDB's sort of the units' sketches in exact-key order holds a unit's row and more (it
+            # needs more than 128 MB for 1M units at 128 permutations): a range of keys at a time, ~2 KB a
+            # unit of its memory
+            sort_rows=max(1, duckdb_memory(memory_limit) // 2048),
         )
 
 
@@ -125,9 +145,7 @@ class DiskArray:
 
     def read(self) -> np.ndarray:
         """The array (read-only, on the memory map; empty without a map when no row was appended)."""
-        if self._file is not None:
-            self._file.close()
-            self._file = None
+        self._finish()
         shape = (self.rows, *self.row_shape)
         if self.rows == 0 or self.dtype.itemsize * int(np.prod(shape)) == 0:
             return np.empty(shape, dtype=self.dtype)
@@ -135,6 +153,35 @@ class DiskArray:
             with open(self.path, "rb") as f:
                 self._map = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
         return np.frombuffer(self._map, dtype=self.dtype).reshape(shape)
+
+    def _finish(self) -> None:
+        """End the appends: the file is written out and closed."""
+        if self._file is not None:
+            self._file.close()
+            self._file = None
+
+    def gather(self, starts: np.ndarray, counts: np.ndarray) -> np.ndarray:
+        """Rows [starts[i], starts[i] + counts[i]) for each i, back to back in that order, read with pread
+        into memory of their size. Random reads through the map would bring whole page-cache folios (up to
+        megabytes each, of a file written in one sequential pass) into the resident set: a piece of pairs
+        that touches a few thousand scattered rows holds most of the file."""
+        self._finish()
+        starts = np.asarray(starts, dtype=np.int64)
+        counts = np.asarray(counts, dtype=np.int64)
+        out = np.empty((int(counts.sum()), *self.row_shape), dtype=self.dtype)
+        row = self.dtype.itemsize * int(np.prod(self.row_shape))
+        view = out.reshape(-1).view(np.uint8).data
+        places = np.concatenate(([0], np.cumsum(counts)[:-1])).astype(np.int64) if len(counts) else counts
+        fd = os.open(self.path, os.O_RDONLY)
+        try:
+            # in file order: the reads of a piece go forward through the file
+            for i in np.argsort(starts, kind="stable").tolist():
+                size, at = int(counts[i]) * row, int(places[i]) * row
+                if size and os.preadv(fd, [view[at : at + size]], int(starts[i]) * row) != size:
+                    raise RuntimeError(f"{self.path}: rows past the end of the file read")
+        finally:
+            os.close(fd)
+        return out
 
     def release(self) -> None:
         """Drop the pages of the map read so far from the process's resident set (the next read of them

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -411,6 +412,25 @@ def test_fingerprints_precomputes_the_shingle_sizes_and_methods_an_analyst_tries
     assert len([line for line in out.splitlines() if "ready" in line]) == 4
     # the report at one of them reads what is stored, as the app does
     assert _report_json(capsys, db, "--shingle-size", "3", "--method", "simhash")["numbers"]["total_pages"]
+
+
+def test_fingerprints_under_a_memory_limit_store_the_pairs_computed_in_memory(
+    db: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`--memory-limit` small enough for the step to go out of core (DuckDB opened at its share of it) stores
+    the units and pairs of the in-memory step."""
+    copy = str(tmp_path / "copy.duckdb")
+    shutil.copyfile(db, copy)
+    key = Config().fingerprint_key
+    stored = []
+    for path, limit in ((db, []), (copy, ["--memory-limit", "1KB"])):  # out of core at any size
+        code, _, err = _run(capsys, "fingerprints", "--db", path, *limit)
+        assert code == 0, err
+        with Store(path) as store:
+            stored.append((store.units(key, with_signatures=True), store.pairs(key).sort_values(["a", "b"])))
+    pd.testing.assert_frame_equal(stored[0][0], stored[1][0])
+    pd.testing.assert_frame_equal(stored[0][1].reset_index(drop=True), stored[1][1].reset_index(drop=True))
+    assert len(stored[0][1])
 
 
 @pytest.mark.parametrize("sizes", ["8-3", "0-2", "x", "3-"])

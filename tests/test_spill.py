@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 import pytest
 from conftest import words_text, write_jsonl
 from hypothesis import HealthCheck, given, settings
@@ -22,6 +23,7 @@ from neardup.candidates import MappedSignatures, intersection_sizes
 from neardup.config import Config
 from neardup.errors import ConfigError
 from neardup.spill import (
+    DUCKDB_MIN_MEMORY,
     IN_MEMORY_BYTES_PER_UNIT,
     DiskPairs,
     SpillDir,
@@ -31,6 +33,7 @@ from neardup.spill import (
 )
 from neardup.stages.fingerprints import compute_fingerprints
 from neardup.stages.pairs import unit_ids
+from neardup.stages.sketches import ensure_sketches
 from neardup.store import Store
 
 CONFIGS = {
@@ -171,6 +174,98 @@ def test_disk_array_reads_what_was_appended(tmp_path: Path) -> None:
         assert empty.shape == (0,)
         folder = spill.path
     assert not folder.exists()
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    sizes=st.lists(st.integers(0, 9), min_size=1, max_size=12),
+    picks=st.lists(st.integers(0, 11), max_size=20),
+)
+def test_gathered_rows_are_the_rows_read(tmp_path: Path, sizes: list[int], picks: list[int]) -> None:
+    """`DiskArray.gather` reads rows [start, start + count) of the file back to back, in the order asked
+    (not the file's), empty runs and repeats included: the values a map would give."""
+    rng = np.random.default_rng(len(sizes))
+    with SpillDir(tmp_path) as spill:
+        array = spill.array("sets", np.uint32, (3,))
+        for size in sizes:
+            array.append(rng.integers(0, 2**32, size=(size, 3), dtype=np.uint32))
+        starts = np.concatenate(([0], np.cumsum(sizes)[:-1])).astype(np.int64)
+        wanted = [p % len(sizes) for p in picks]
+        got = array.gather(starts[wanted], np.asarray(sizes, dtype=np.int64)[wanted])
+        whole = array.read()
+        expected = [whole[starts[w] : starts[w] + sizes[w]] for w in wanted]
+        assert np.array_equal(got, np.concatenate(expected) if expected else np.empty((0, 3), np.uint32))
+        with pytest.raises(RuntimeError, match="past the end"):
+            array.gather(np.array([sum(sizes)]), np.array([1]))
+
+
+def test_duckdb_keeps_to_its_share_of_the_limit_out_of_core(tmp_path: Path) -> None:
+    """While the fingerprint step runs under a memory limit, DuckDB's memory limit is the step's share of it
+    (its scans, sorts and joins spill or evict what passes it), from the texts to the save; before and
+    after, the store's own."""
+    with Store(tmp_path / "sample.duckdb") as store:
+        engine.ingest_file(store, engine.SAMPLE_CRAWL, Config(), jobs=1)
+        config = Config(memory_limit="4MB")  # out of core: the sample's ~3,000 units take ~12 MB in memory
+        plan = SpillPlan.for_limit(parse_memory_limit("4MB"), config.num_perm)
+        seen: dict[str, set[str]] = {}
+
+        def setting() -> str:
+            return str(store.cursor().execute("SELECT current_setting('memory_limit')").fetchone()[0])
+
+        def progress(stage: str, done: int, total: int) -> None:
+            seen.setdefault(stage, set()).add(setting())
+
+        with store.writing():
+            before = setting()
+        engine.ensure_fingerprints(store, config.replace(shingle_size=4), jobs=1, progress=progress)
+        with store.writing():
+            after = setting()
+    assert plan.duckdb_memory == DUCKDB_MIN_MEMORY == 128 << 20
+    assert {"fingerprint", "candidates", "verify", "save"} <= set(seen)  # its sketches too
+    assert set().union(*seen.values()) == {"128.0 MiB"}
+    assert before == after != "128.0 MiB"
+
+
+@pytest.mark.parametrize("key_ranges", [2, 7, 300])
+def test_units_sorted_a_range_of_keys_at_a_time_are_the_units_sorted_at_once(
+    tmp_path: Path, key_ranges: int
+) -> None:
+    """The out-of-core step's read of the units' sketches, a range of exact keys at a time: the same rows in
+    the same (exact-key) order, whatever the number of ranges (more than there are units too)."""
+    with Store(tmp_path / "sample.duckdb") as store:
+        engine.ingest_file(store, engine.SAMPLE_CRAWL, Config(), jobs=1)
+        config = Config()
+        with store.writing():
+            engine.ensure_texts(store, config, jobs=1)
+            ensure_sketches(store, config, jobs=1)
+            read = {
+                ranges: pa.Table.from_batches(
+                    list(
+                        store.unit_sketch_batches(
+                            config.norm_key,
+                            config.sketch_key,
+                            97,
+                            with_minhash=True,
+                            min_words=config.min_words,
+                            key_ranges=ranges,
+                        )
+                    )
+                )
+                for ranges in (1, key_ranges)
+            }
+    assert read[1].num_rows > 1000
+    assert read[key_ranges].equals(read[1])
+
+
+def test_duckdb_limit_is_never_raised(tmp_path: Path) -> None:
+    with Store(tmp_path / "small.duckdb", memory_limit="64MB") as store, store.writing():
+        cur = store.cursor()
+        before = cur.execute("SELECT current_setting('memory_limit')").fetchone()
+        with store.duckdb_memory_at_most(1 << 30):
+            assert cur.execute("SELECT current_setting('memory_limit')").fetchone() == before
+        with store.duckdb_memory_at_most(32 << 20):
+            assert cur.execute("SELECT current_setting('memory_limit')").fetchone() == ("32.0 MiB",)
+        assert cur.execute("SELECT current_setting('memory_limit')").fetchone() == before
 
 
 @pytest.mark.parametrize(

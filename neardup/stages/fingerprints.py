@@ -18,7 +18,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from ..batches import signatures
+from ..batches import signature_matrix
 from ..config import Config
 from ..fingerprint_set import FingerprintSet, stored_stats
 from ..spill import SpillDir, SpillPlan, out_of_core_limit
@@ -74,9 +74,8 @@ def compute_fingerprints(
     coverage = store.page_coverage()
     with clock.stage("sketches"):
         ensure_sketches(store, config, progress=progress, jobs=jobs)
-    limit = out_of_core_limit(
-        store.count_units(config.norm_key, min_words=config.min_words), config.memory_limit_bytes
-    )
+    n_units = store.count_units(config.norm_key, min_words=config.min_words)
+    limit = out_of_core_limit(n_units, config.memory_limit_bytes)
     with ExitStack() as spilling:
         with clock.stage("candidates"):
             progress("candidates", 0, 1)
@@ -92,10 +91,10 @@ def compute_fingerprints(
                 pairs = find_pairs(store, config, units, progress=progress, jobs=jobs)
                 units["minhash" if config.method == "simhash" else "simhash"] = None
             else:
+                plan = SpillPlan.for_limit(limit, config.num_perm)
+                spilling.enter_context(store.duckdb_memory_at_most(plan.duckdb_memory))
                 spill = spilling.enter_context(SpillDir(spill_folder(store)))
-                spilled, units = spill_units(
-                    store, config, spill, SpillPlan.for_limit(limit, config.num_perm)
-                )
+                spilled, units = spill_units(store, config, spill, plan, n_units=n_units)
                 pairs = find_pairs(store, config, spilled, progress=progress, jobs=jobs)
                 clock.say(f"out of core: {spill.bytes_used() / 2**20:,.0f} MB on disk in {spill.path}")
             progress("candidates", 1, 1)
@@ -124,12 +123,13 @@ def spill_folder(store: Store) -> Path | None:
 
 
 def spill_units(
-    store: Store, config: Config, spill: SpillDir, plan: SpillPlan
+    store: Store, config: Config, spill: SpillDir, plan: SpillPlan, *, n_units: int = 0
 ) -> tuple[SpilledUnits, UnitsFile]:
     """The units of `config` read from the store a batch at a time (`unit_sketch_batches`, exact-key order):
     unit id i is row i of the stream, of every array of the `SpilledUnits` (signatures and exact keys
     written to `spill`) and of the `UnitsFile` the store saves (the rows `unit_sketches` gives a full
-    computation, signatures kept for MinHash, fingerprints for SimHash)."""
+    computation, signatures kept for MinHash, fingerprints for SimHash). The store sorts them a range of
+    exact keys at a time (`SpillPlan.sort_rows` of the `n_units` expected in each)."""
     minhash = config.method == "minhash"
     keys = spill.array("exact-keys", "S64")
     sigs = spill.array("signatures", np.uint32, (config.num_perm,)) if minhash else None
@@ -143,28 +143,30 @@ def spill_units(
             plan.read_rows,
             with_minhash=minhash,
             min_words=config.min_words,
+            key_ranges=max(1, -(-n_units // plan.sort_rows)),
         ):
-            first, m = keys.rows, len(batch)
-            batch_keys = np.array(batch["exact_key"].tolist(), dtype="S")
+            first, m = keys.rows, batch.num_rows
+            exact_keys = batch.column("exact_key")
+            batch_keys = np.array(exact_keys.to_pylist(), dtype="S")
             if batch_keys.itemsize > 64:  # an S64 array would cut it short
                 raise ValueError(
                     f"an exact key of {batch_keys.itemsize} characters: SHA-256 hex keys have 64"
                 )
             keys.append(batch_keys)
-            counts = batch["n_shingles"].to_numpy(np.int32)
+            counts = batch.column("n_shingles").to_numpy().astype(np.int32)
             n_shingles.append(counts)
             if sigs is not None:
-                sigs.append(signatures(batch["minhash"], config.num_perm))
+                sigs.append(signature_matrix(config.num_perm, batch.column("minhash")))
             else:
-                simhash.append(batch["simhash"].to_numpy(np.uint64))
+                simhash.append(batch.column("simhash").to_numpy().astype(np.uint64))
             rows.write_table(
                 pa.table(
                     [
                         pa.array(np.arange(first, first + m, dtype=np.int64), pa.int32()),
-                        pa.array(batch["exact_key"], pa.string()),
+                        exact_keys.cast(pa.string()),
                         pa.array(counts, pa.int32()),
                         pa.nulls(m, pa.uint64()) if minhash else pa.array(simhash[-1], pa.uint64()),
-                        pa.array(batch["minhash"], pa.binary()) if minhash else pa.nulls(m, pa.binary()),
+                        batch.column("minhash").cast(pa.binary()) if minhash else pa.nulls(m, pa.binary()),
                     ],
                     schema=UNIT_ROWS,
                 )

@@ -287,8 +287,9 @@ def verify_spilled(
     same scores, with what is held bounded by the units' count at a few ints a unit (a flag, set sizes
     and offsets by unit id), not by the pairs or their keys. The pairs are read a piece at a time; the keys
     of the units in them go to a Parquet file the store's query joins; a text's unit is found by its key
-    in the sorted `exact_keys`; the sets are appended to a file and intersected a piece of pairs at a
-    time. Only the pairs kept are in memory at the end."""
+    in the sorted `exact_keys`; the sets are appended to a file, and for each piece of pairs the sets of its
+    units are read back into memory (`DiskArray.gather`) and intersected. Only the pairs kept are in memory
+    at the end."""
     spill, plan, n = units.spill, units.plan, len(units)
     step = plan.verify_pairs
     needed = np.zeros(n, dtype=bool)
@@ -327,18 +328,20 @@ def verify_spilled(
     if not np.array_equal(arrived, needed):
         raise RuntimeError("exact verification: a unit's text is missing from the store")
     del arrived, needed
-    values = on_disk.read()
     kept: list[tuple[np.ndarray, ...]] = []
     for lo in range(0, len(a), step):
         pa_, pb = np.array(a[lo : lo + step]), np.array(b[lo : lo + step])
-        inter = intersection_sizes(values, lens, pa_, pb, offsets=offsets)
+        spill.release()
+        # the piece's sets, read into memory of their size (`DiskArray.gather`), back to back
+        ids, at = np.unique(np.concatenate((pa_, pb)), return_inverse=True)
+        values = on_disk.gather(offsets[ids], lens[ids])
+        inter = intersection_sizes(values, lens[ids], at[: len(pa_)], at[len(pa_) :])
+        del values
         pjac, pcont = exact_scores(
             inter, lens[pa_], lens[pb], config.min_size_ratio, config.min_contained_shingles
         )
         keep = above_floor(pjac, pcont, config.similarity, config.minhash_floor)
         kept.append((pa_[keep], pb[keep], pjac[keep], pcont[keep]))
-        spill.release()
-    del values
     a_kept, b_kept, jac, cont = (np.concatenate(column) for column in zip(*kept, strict=True))
     stats.rejected_exact = int(len(a) - len(a_kept))
     return a_kept, b_kept, jac, cont

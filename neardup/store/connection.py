@@ -176,6 +176,16 @@ def one_row(row: tuple[Any, ...] | None) -> tuple[Any, ...]:
     return row
 
 
+_SIZE_UNITS = {"bytes": 1, "B": 1, "KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30, "TiB": 1 << 40}
+
+
+def duckdb_size_bytes(text: str) -> int:
+    """Bytes of a size as DuckDB shows a setting ("953.6 MiB", "256 bytes"): cut to a tenth of its unit, so
+    the middle of that tenth (set again, it shows the same)."""
+    value, unit = text.split()
+    return int(float(value) * _SIZE_UNITS[unit] + (0.05 * _SIZE_UNITS[unit] if unit.endswith("iB") else 0))
+
+
 def one_value(row: tuple[Any, ...] | None) -> Any:
     """The value of the one-row, one-column answer an aggregate always gives."""
     return one_row(row)[0]
@@ -434,6 +444,24 @@ class StoreCore:
         """Keep the file open (read-only, unless it is open for writing already) for a block of reads."""
         with self._lease(write=False):
             yield
+
+    @contextmanager
+    def duckdb_memory_at_most(self, limit_bytes: int) -> Iterator[None]:
+        """DuckDB's memory limit at most `limit_bytes` while the block runs (its sorts, joins and inserts
+        spill what passes it; blocks it cached beyond it are evicted), then as it was. The setting is the
+        open connection's: call it inside `writing` or `reading`."""
+        cur = self.cursor()
+        before = duckdb_size_bytes(
+            one_value(cur.execute("SELECT current_setting('memory_limit')").fetchone())
+        )
+        if before <= limit_bytes:
+            yield
+            return
+        cur.execute("SET memory_limit = ?", [f"{int(limit_bytes)}B"])
+        try:
+            yield
+        finally:
+            cur.execute("SET memory_limit = ?", [f"{before}B"])
 
     def cursor(self) -> duckdb.DuckDBPyConnection:
         con = self._file.con

@@ -207,12 +207,24 @@ class FingerprintsMixin(ContentRules):
         *,
         with_minhash: bool,
         min_words: int | None = None,
-    ) -> Iterator[pd.DataFrame]:
-        """`unit_sketches` in batches of at most `batch_rows`, in the same (exact_key) order."""
-        sql, params = self._unit_sketches_query(
-            norm_key, sketch_key, with_minhash=with_minhash, min_words=min_words
-        )
-        yield from self._batches(sql, params, batch_rows)
+        key_ranges: int = 1,
+    ) -> Iterator[pa.RecordBatch]:
+        """`unit_sketches` in Arrow record batches of at most `batch_rows`, in the same (exact_key) order: a
+        batch's signatures in one buffer, with no bytes object or frame per unit. `key_ranges` > 1: sorted
+        a range of exact keys at a time (SHA-256 hex keys split evenly by their first four digits; any key
+        falls in one range), each query a share of the units: DuckDB's sort of the signatures does not spill
+        (at 1M units it needs more than 128 MB)."""
+        bounds = [f"{i * 65536 // key_ranges:04x}" for i in range(1, max(1, key_ranges))]
+        for keys_from, keys_below in zip([None, *bounds], [*bounds, None], strict=True):
+            sql, params = self._unit_sketches_query(
+                norm_key,
+                sketch_key,
+                with_minhash=with_minhash,
+                min_words=min_words,
+                keys_from=keys_from,
+                keys_below=keys_below,
+            )
+            yield from self.cursor().sql(sql, params=params).to_arrow_reader(batch_rows)
 
     def _frame(self, query: tuple[str, list[Any]]) -> pd.DataFrame:
         return self.cursor().execute(*query).df()
@@ -226,17 +238,28 @@ class FingerprintsMixin(ContentRules):
         min_words: int | None,
         not_in_set: str | None = None,
         since: int = -1,
+        keys_from: str | None = None,
+        keys_below: str | None = None,
     ) -> tuple[str, list[Any]]:
+        """The query of `unit_sketches` (and its parameters); of the exact keys in [keys_from, keys_below)
+        where given."""
         cols = "s.exact_key, any_value(s.n_shingles) AS n_shingles, any_value(s.simhash) AS simhash" + (
             ", any_value(s.minhash) AS minhash" if with_minhash else ""
         )
         content, params = is_content(min_words, self._short_fetch_keys(norm_key, min_words))
         where, more = ("", []) if not_in_set is None else (_NOT_A_UNIT, [not_in_set])
+        # the range on both sides of the join: the texts' keys it hashes are the range's too
+        within = ("AND {0}.exact_key >= ? " if keys_from is not None else "") + (
+            "AND {0}.exact_key < ? " if keys_below is not None else ""
+        )
+        bounds = [k for k in (keys_from, keys_below) if k is not None]
         return (
             f"SELECT {cols} FROM sketches s SEMI JOIN "
-            f"(SELECT exact_key FROM texts t WHERE norm_key = ? AND {content} AND t.page_id > ? {where}) u "
-            "ON u.exact_key = s.exact_key WHERE s.sketch_key = ? GROUP BY s.exact_key ORDER BY s.exact_key",
-            [norm_key, *params, since, *more, sketch_key],
+            f"(SELECT exact_key FROM texts t WHERE norm_key = ? AND {content} AND t.page_id > ? {where} "
+            f"{within.format('t')}) u "
+            f"ON u.exact_key = s.exact_key WHERE s.sketch_key = ? {within.format('s')}"
+            "GROUP BY s.exact_key ORDER BY s.exact_key",
+            [norm_key, *params, since, *more, *bounds, sketch_key, *bounds],
         )
 
     @reads
