@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import os
 import shutil
 import sys
 import threading
@@ -34,7 +35,7 @@ from typing import Any
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from harness import commit, ensure_crawl, machine, run_monitored  # noqa: E402
+from harness import anon_kb, commit, ensure_crawl, machine, process_tree, run_monitored  # noqa: E402
 
 
 def watched(cmd: list[str], max_rss_mb: float, folder: Path) -> dict[str, Any]:
@@ -42,10 +43,19 @@ def watched(cmd: list[str], max_rss_mb: float, folder: Path) -> dict[str, Any]:
     `folder` (the out-of-core files and DuckDB's)."""
     t0 = time.monotonic()
     spilled = [0]
+    anon = [0]
     done = threading.Event()
 
     def watch_disk() -> None:
-        while not done.wait(1.0):
+        polls = 0
+        while not done.wait(0.2):
+            # the tree's anonymous memory (RSS less the file pages it maps: a memory-mapped spill file's
+            # pages count in RSS while read, and are the kernel's to reclaim)
+            children = [pid for pid in process_tree(os.getpid()) if pid != os.getpid()]
+            anon[0] = max(anon[0], sum(anon_kb(pid) for pid in children))
+            polls += 1
+            if polls % 5:
+                continue
             total = 0
             for p in [*folder.glob("neardup-spill-*/*"), *folder.glob("*.tmp/*")]:
                 with contextlib.suppress(OSError):
@@ -64,6 +74,7 @@ def watched(cmd: list[str], max_rss_mb: float, folder: Path) -> dict[str, Any]:
         "cpu_s": round(samples[-1][3], 1),
         "peak_rss_mb": round(max(s[1] for s in samples)),
         "peak_single_mb": round(max(s[5] for s in samples)),
+        "peak_anon_mb": round(anon[0] / 1024),
         "peak_temp_files_mb": round(spilled[0] / 2**20),
         "machine_busy_s": round(run_monitored.machine_busy, 1),  # type: ignore[attr-defined]
         # (seconds, tree RSS MB) every ~2 s, to see which step holds the peak

@@ -164,6 +164,19 @@ def rss_kb(pid: int) -> int:
         return 0
 
 
+def anon_kb(pid: int) -> int:
+    """The process's anonymous resident memory (RssAnon: its heap and private maps, not the file pages it
+    maps, which the kernel can reclaim), kB."""
+    try:
+        with open(f"/proc/{pid}/status", "rb") as f:
+            for line in f:
+                if line.startswith(b"RssAnon:"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return 0
+
+
 def pss_kb(pid: int) -> int:
     try:
         with open(f"/proc/{pid}/smaps_rollup", "rb") as f:
