@@ -126,7 +126,7 @@ def drop_fingerprint_sets(db: Path) -> None:
             con.execute(f"DELETE FROM {table}")
 
 
-def main() -> None:
+def parse_args() -> argparse.Namespace:
     ap = argparse.ArgumentParser()
     src = ap.add_mutually_exclusive_group(required=True)
     src.add_argument("--pages", type=int, help="the bench crawl of this many pages (seed 42)")
@@ -144,47 +144,60 @@ def main() -> None:
     args = ap.parse_args()
     if args.in_place and len(args.limits) != 1:
         ap.error("--in-place works on base.duckdb itself: give one limit")
+    if args.ingest_only:
+        args.limits = []
+    return args
+
+
+def measure_limit(
+    args: argparse.Namespace, base: Path, limit: str
+) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+    """The fingerprint step at `limit` on a copy of `base` (or `base` itself, `--in-place`), then the report
+    that reads its result: their measurements, and the pairs stored."""
+    work = base.parent
+    folder = work if args.in_place else work / f"report-{limit.replace('%', 'pct')}"
+    if not args.in_place:
+        shutil.rmtree(folder, ignore_errors=True)
+        folder.mkdir()
+    db = base if args.in_place else folder / "nd.duckdb"
+    if not args.in_place:
+        shutil.copyfile(base, db)
+    drop_fingerprint_sets(db)
+    neardup = [sys.executable, "-m", "neardup.cli"]
+    step = [*neardup, "fingerprints", "--db", str(db), "--memory-limit", limit]
+    report: dict[str, Any] = {"fingerprints": watched(step, args.max_rss_mb, folder)}
+    pairs = stored_pairs(db)
+    report["pairs"] = len(pairs["a"])
+    if args.pairs_out:
+        Path(args.pairs_out).mkdir(parents=True, exist_ok=True)
+        np.savez(Path(args.pairs_out) / f"{limit.replace('%', 'pct')}.npz", **pairs)
+    print(json.dumps({limit: {**report, "fingerprints": {**report["fingerprints"], "rss_timeline": "..."}}}))
+    report["report"] = watched([*neardup, "report", "--db", str(db)], args.max_rss_mb, folder)
+    report["db_mb_after_report"] = file_mb(db)
+    if not args.in_place:
+        shutil.rmtree(folder, ignore_errors=True)
+    return report, pairs
+
+
+def main() -> None:
+    args = parse_args()
     crawl = Path(args.input) if args.input else ensure_crawl(args.pages)[0]
     work = Path(args.workdir)
     work.mkdir(parents=True, exist_ok=True)
     base = work / "base.duckdb"
-    neardup = [sys.executable, "-m", "neardup.cli"]
     out: dict[str, Any] = {"commit": commit(), "machine": machine(), "input": str(crawl), "reports": {}}
     if not args.skip_ingest:
-        out["ingest"] = watched([*neardup, "ingest", str(crawl), "--db", str(base)], args.max_rss_mb, work)
+        ingest = [sys.executable, "-m", "neardup.cli", "ingest", str(crawl), "--db", str(base)]
+        out["ingest"] = watched(ingest, args.max_rss_mb, work)
     out["db_mb_after_ingest"] = file_mb(base)
-    if args.ingest_only:
-        args.limits = []
     first: dict[str, np.ndarray] | None = None
     for limit in args.limits:
-        folder = work if args.in_place else work / f"report-{limit.replace('%', 'pct')}"
-        if not args.in_place:
-            shutil.rmtree(folder, ignore_errors=True)
-            folder.mkdir()
-        db = base if args.in_place else folder / "nd.duckdb"
-        if not args.in_place:
-            shutil.copyfile(base, db)
-        drop_fingerprint_sets(db)
-        # the fingerprint step on its own, then the report that reads its result (clusters, numbers)
-        step = [*neardup, "fingerprints", "--db", str(db), "--memory-limit", limit]
-        report = {"fingerprints": watched(step, args.max_rss_mb, folder)}
-        pairs = stored_pairs(db)
-        report["pairs"] = len(pairs["a"])
-        if args.pairs_out:
-            Path(args.pairs_out).mkdir(parents=True, exist_ok=True)
-            np.savez(Path(args.pairs_out) / f"{limit.replace('%', 'pct')}.npz", **pairs)
+        report, pairs = measure_limit(args, base, limit)
         if first is None:
             first = pairs
         else:
             report["same_pairs_as_first"] = all(np.array_equal(first[k], pairs[k]) for k in first)
-        print(
-            json.dumps({limit: {**report, "fingerprints": {**report["fingerprints"], "rss_timeline": "..."}}})
-        )
-        report["report"] = watched([*neardup, "report", "--db", str(db)], args.max_rss_mb, folder)
-        report["db_mb_after_report"] = file_mb(db)
         out["reports"][limit] = report
-        if not args.in_place:
-            shutil.rmtree(folder, ignore_errors=True)
         shown = {k: {**v, "rss_timeline": "..."} if isinstance(v, dict) else v for k, v in report.items()}
         print(json.dumps({limit: shown}), flush=True)
     print(json.dumps(out, indent=1))
