@@ -57,6 +57,17 @@ class PageRow(TypedDict):
     text_in: NotRequired[str | None]
 
 
+def _matched_rows(page_ids: np.ndarray, text_ids: np.ndarray) -> tuple[pa.Array, pa.Array] | None:
+    """Where the pages (`page_ids`, ascending) and their texts (`text_ids`, ascending) differ (pages without a
+    text, or texts of removed pages): (which pages have a text, the rows of their texts); None where they
+    are the same ids."""
+    if np.array_equal(page_ids, text_ids):
+        return None
+    at = np.minimum(np.searchsorted(text_ids, page_ids), max(len(text_ids) - 1, 0))
+    both = text_ids[at] == page_ids if len(text_ids) else np.zeros(len(page_ids), dtype=bool)
+    return pa.array(both), pa.array(at[both])
+
+
 class PagesOutOfOrder(NeardupError):
     """A scan of the pages did not give them in page id order."""
 
@@ -462,11 +473,9 @@ class PagesMixin(ContentRules):
             params=[*(params if "degenerate" in text_cols else []), norm_key],
         ).to_arrow_table()
         pages, texts = _by_page_id(pages), _by_page_id(texts)
-        page_ids, text_ids = pages.column("page_id").to_numpy(), texts.column("page_id").to_numpy()
-        if not np.array_equal(page_ids, text_ids):  # pages without a text, or texts of removed pages
-            at = np.minimum(np.searchsorted(text_ids, page_ids), max(len(text_ids) - 1, 0))
-            both = text_ids[at] == page_ids if len(text_ids) else np.zeros(len(page_ids), dtype=bool)
-            pages, texts = pages.filter(pa.array(both)), texts.take(pa.array(at[both]))
+        matched = _matched_rows(pages.column("page_id").to_numpy(), texts.column("page_id").to_numpy())
+        if matched is not None:
+            pages, texts = pages.filter(matched[0]), texts.take(matched[1])
         for name in text_cols:
             pages = pages.append_column(name, texts.column(name))
         return pages
@@ -493,13 +502,10 @@ class PagesMixin(ContentRules):
             ).to_arrow_table()
         )
         page_ids = _by_page_id(cur.sql("SELECT page_id FROM pages").to_arrow_table()).column("page_id")
-        text_ids = first.column("page_id").to_numpy()
+        matched = _matched_rows(page_ids.to_numpy(), first.column("page_id").to_numpy())
         keep: pa.Array | None = None
-        if not np.array_equal(page_ids.to_numpy(), text_ids):  # pages without a text, or removed pages' texts
-            ids = page_ids.to_numpy()
-            at = np.minimum(np.searchsorted(text_ids, ids), max(len(text_ids) - 1, 0))
-            both = text_ids[at] == ids if len(text_ids) else np.zeros(len(ids), dtype=bool)
-            keep, first = pa.array(both), first.take(pa.array(at[both]))
+        if matched is not None:
+            keep, first = matched[0], first.take(matched[1])
         if fingerprint_key is not None:
             first = first.append_column("unit_id", self._page_units(norm_key, fingerprint_key, first))
         rows = first.column("page_id")
