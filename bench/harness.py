@@ -164,28 +164,26 @@ def rss_kb(pid: int) -> int:
         return 0
 
 
+def _proc_kb(path: str, field: bytes) -> int:
+    """The kB of the line `field` ("Pss:") of a /proc file of a process (0: gone, or no such line)."""
+    try:
+        with open(path, "rb") as f:
+            for line in f:
+                if line.startswith(field):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return 0
+
+
 def anon_kb(pid: int) -> int:
     """The process's anonymous resident memory (RssAnon: its heap and private maps, not the file pages it
     maps, which the kernel can reclaim), kB."""
-    try:
-        with open(f"/proc/{pid}/status", "rb") as f:
-            for line in f:
-                if line.startswith(b"RssAnon:"):
-                    return int(line.split()[1])
-    except OSError:
-        pass
-    return 0
+    return _proc_kb(f"/proc/{pid}/status", b"RssAnon:")
 
 
 def pss_kb(pid: int) -> int:
-    try:
-        with open(f"/proc/{pid}/smaps_rollup", "rb") as f:
-            for line in f:
-                if line.startswith(b"Pss:"):
-                    return int(line.split()[1])
-    except OSError:
-        pass
-    return 0
+    return _proc_kb(f"/proc/{pid}/smaps_rollup", b"Pss:")
 
 
 def machine_busy_s() -> float:
