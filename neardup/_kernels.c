@@ -16,7 +16,9 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <stdint.h>
+#include <errno.h>
 #include <string.h>
+#include <unistd.h>
 
 #define XXH_INLINE_ALL
 #include "vendor/xxhash.h"
@@ -1091,6 +1093,72 @@ done:
     return res;
 }
 
+/* --- reads of a spilled file ------------------------------------------------------------- */
+
+PyDoc_STRVAR(pread_ranges_doc,
+"pread_ranges(fd, starts, sizes, places, out) -> None\n\n"
+"For each i, sizes[i] bytes of the file `fd` from byte starts[i] into out at byte places[i] (starts,\n"
+"sizes, places int64), with pread in the order given: a system call a range (ranges that follow each\n"
+"other in the file and in out are read as one), without the GIL. The file's pages are copied, not\n"
+"mapped: they stay in the kernel's page cache, out of the caller's resident set.");
+
+static PyObject *pread_ranges(PyObject *self, PyObject *args) {
+    int fd;
+    PyObject *st_obj, *sz_obj, *pl_obj, *out_obj;
+    if (!PyArg_ParseTuple(args, "iOOOO", &fd, &st_obj, &sz_obj, &pl_obj, &out_obj)) return NULL;
+    const BufferSpec specs[] = {
+        {st_obj, 8, 0, "starts"}, {sz_obj, 8, 0, "sizes"}, {pl_obj, 8, 0, "places"}, {out_obj, 1, 1, "out"},
+    };
+    Py_buffer views[4];
+    if (get_buffers(specs, views, 4) < 0) return NULL;
+    PyObject *res = NULL;
+    size_t n = (size_t)views[0].len / 8;
+    if ((size_t)views[1].len / 8 != n || (size_t)views[2].len / 8 != n) {
+        PyErr_SetString(PyExc_ValueError, "pread_ranges: starts, sizes and places differ in length");
+        goto done;
+    }
+    const int64_t *starts = views[0].buf, *sizes = views[1].buf, *places = views[2].buf;
+    char *out = views[3].buf;
+    int64_t out_len = (int64_t)views[3].len;
+    for (size_t i = 0; i < n; i++) {
+        if (starts[i] < 0 || sizes[i] < 0 || places[i] < 0 || places[i] > out_len - sizes[i]) {
+            PyErr_SetString(PyExc_ValueError, "pread_ranges: a range is negative or outside out");
+            goto done;
+        }
+    }
+    int err = 0, short_read = 0;
+    Py_BEGIN_ALLOW_THREADS
+    size_t i = 0;
+    while (i < n && !err && !short_read) {
+        int64_t start = starts[i], size = sizes[i], place = places[i];
+        size_t j = i + 1;  /* ranges that follow each other in the file and in out: one read */
+        while (j < n && starts[j] == start + size && places[j] == place + size) size += sizes[j++];
+        while (size > 0) {
+            ssize_t got = pread(fd, out + place, (size_t)size, (off_t)start);
+            if (got < 0 && errno == EINTR) continue;
+            if (got < 0) { err = errno; break; }
+            if (got == 0) { short_read = 1; break; }
+            start += got, place += got, size -= got;
+        }
+        i = j;
+    }
+    Py_END_ALLOW_THREADS
+    if (err) {
+        errno = err;
+        PyErr_SetFromErrno(PyExc_OSError);
+        goto done;
+    }
+    if (short_read) {
+        PyErr_SetString(PyExc_EOFError, "pread_ranges: a range reaches past the end of the file");
+        goto done;
+    }
+    Py_INCREF(Py_None);
+    res = Py_None;
+done:
+    release_buffers(views, 4);
+    return res;
+}
+
 static PyMethodDef methods[] = {
     {"tokenize", tokenize, METH_O, tokenize_doc},
     {"sketch", sketch, METH_VARARGS, sketch_doc},
@@ -1104,12 +1172,13 @@ static PyMethodDef methods[] = {
     {"utf8_size", utf8_size, METH_O, utf8_size_doc},
     {"word_blocks", word_blocks, METH_VARARGS, word_blocks_doc},
     {"text_hashes", text_hashes, METH_VARARGS, text_hashes_doc},
+    {"pread_ranges", pread_ranges, METH_VARARGS, pread_ranges_doc},
     {NULL, NULL, 0, NULL},
 };
 
 static struct PyModuleDef module = {
     PyModuleDef_HEAD_INIT, "neardup._kernels",
-    "Compiled kernels (tokenize, sketch, shingle_set32, count_equal, intersect_counts, band_keys, size_class_keys, members_in, md5_many, utf8_size, word_blocks, text_hashes); see neardup/_kernels.c.", -1, methods,
+    "Compiled kernels (tokenize, sketch, shingle_set32, count_equal, intersect_counts, band_keys, size_class_keys, members_in, md5_many, utf8_size, word_blocks, text_hashes, pread_ranges); see neardup/_kernels.c.", -1, methods,
 };
 
 PyMODINIT_FUNC PyInit__kernels(void) {

@@ -330,7 +330,10 @@ def _band_groups(block: np.ndarray, key: np.ndarray | None = None) -> tuple[np.n
 class MappedSignatures:
     """How the candidate search reads signatures that lie in a memory map (`neardup.spill`): a band's
     columns are copied into memory `copy_rows` rows at a time, and `release` drops the map's pages read so
-    far from the resident set after each such piece and after each chunk of pairs scored; a band's buckets
+    far from the resident set after each such piece; the rows a chunk of candidate pairs compares are read
+    with pread (`rows`: the rows of sorted distinct ids), not through the map (scattered reads of a map
+    would bring most of the file into the resident set: the kernel maps a whole page-cache folio, up to
+    megabytes, at each read fault); a band's buckets
     are sorted a group of whole buckets at a time (`bucket_groups`, about `bucket_entries` entries), their
     candidate pairs made a group of buckets at a time (`run_groups`, about `candidates` at once), and the
     pairs kept go to `pairs` (on disk) instead of memory."""
@@ -341,6 +344,7 @@ class MappedSignatures:
     bands: int  # bands in hand at once (each holds ~20 bytes a signature row while it is)
     bucket_entries: int
     pairs: DiskPairs
+    rows: Callable[[np.ndarray], np.ndarray]
 
     def band(self, sigs: np.ndarray, columns: slice) -> np.ndarray:
         """The columns of every row, copied (n x columns, C order) a piece at a time."""
@@ -411,14 +415,14 @@ def verified_band_pairs(
     min_shingles: int = 0,
     bucket_cap: int = BUCKET_CAP,
     groups: Iterable[tuple[np.ndarray, np.ndarray]] | None = None,
-    release: Callable[[], None] | None = None,
+    rows: Callable[[np.ndarray], np.ndarray] | None = None,
     sink: Callable[[np.ndarray, np.ndarray, np.ndarray], None] | None = None,
 ) -> tuple[CandidateStats, list[tuple[np.ndarray, ...]]]:
     """The candidates of one LSH band (`table`: `lsh_band_table`), verified with `verify_pairs`: the
     band's counts, and chunks of (a * n + b with a < b, jaccard estimate, containment estimate) of the
     pairs at or above `floor`, n the number of signatures. `groups`: the band's runs in groups in place of
-    `table` (out of core), `release` called after each chunk of pairs is verified, `sink` given each chunk
-    kept in place of the list."""
+    `table` (out of core), `rows` reads the signatures a chunk compares (`verify_read_pairs`), `sink`
+    given each chunk kept in place of the list."""
     # In chunks: memory follows the pairs kept, not the (much larger) candidate count. A pair found
     # in several bands is verified each time (measured: 88% of candidates are distinct pairs).
     n = len(signatures)
@@ -429,11 +433,12 @@ def verified_band_pairs(
         band_stats.candidates += len(codes)
         for lo in range(0, len(codes), VERIFY_CHUNK):
             chunk = codes[lo : lo + VERIFY_CHUNK]
-            keep, jac, cont = verify_pairs(
+            keep, jac, cont = verify_read_pairs(
                 signatures,
                 n_shingles,
                 chunk // n,
                 chunk % n,
+                rows,
                 similarity=similarity,
                 floor=floor,
                 min_size_ratio=min_size_ratio,
@@ -443,8 +448,6 @@ def verified_band_pairs(
                 kept.append((chunk[keep], jac[keep], cont[keep]))
             else:
                 sink(chunk[keep], jac[keep], cont[keep])
-            if release is not None:
-                release()
     return band_stats, kept
 
 
@@ -566,6 +569,45 @@ def verify_pairs(
     )
 
 
+def verify_read_pairs(
+    signatures: np.ndarray,
+    n_shingles: np.ndarray,
+    a: np.ndarray,
+    b: np.ndarray,
+    rows: Callable[[np.ndarray], np.ndarray] | None,
+    *,
+    similarity: str,
+    floor: float,
+    min_size_ratio: float,
+    min_shingles: int = 0,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """`verify_pairs` of the pairs (a[i], b[i]); with `rows` (out of core), the signature rows they compare
+    read first, once each, in row order (`rows(ids)`, ids sorted and distinct), instead of through
+    `signatures` (then a memory map)."""
+    if rows is None:
+        return verify_pairs(
+            signatures,
+            n_shingles,
+            a,
+            b,
+            similarity=similarity,
+            floor=floor,
+            min_size_ratio=min_size_ratio,
+            min_shingles=min_shingles,
+        )
+    ids, at = np.unique(np.concatenate((a, b)), return_inverse=True)
+    return verify_pairs(
+        rows(ids),
+        np.asarray(n_shingles)[ids],
+        at[: len(a)],
+        at[len(a) :],
+        similarity=similarity,
+        floor=floor,
+        min_size_ratio=min_size_ratio,
+        min_shingles=min_shingles,
+    )
+
+
 def minhash_pairs(
     signatures: np.ndarray,
     n_shingles: np.ndarray,
@@ -616,7 +658,7 @@ def minhash_pairs(
             min_shingles=min_shingles,
             bucket_cap=bucket_cap,
             groups=groups,
-            release=None if mapped is None else mapped.release,
+            rows=None if mapped is None else mapped.rows,
             sink=None if mapped is None else mapped.pairs.append,
         )
 
@@ -907,31 +949,30 @@ def verified_size_class_pairs(
     min_shingles: int = 0,
     bucket_cap: int = BUCKET_CAP,
     pairs_of: PairFinder = cross_pairs,
-    release: Callable[[], None] | None = None,
+    rows: Callable[[np.ndarray], np.ndarray] | None = None,
 ) -> list[tuple[np.ndarray, ...]]:
     """The candidates of one size-class band, or of a piece of it (`keys`: its `size_class_keys`, entry k
     being set `ids[k]`), counted into `stats` (the caller counts the band's table) and verified for containment with `verify_pairs`: chunks of
     (a * n + b with a < b, jaccard estimate, containment estimate) of the pairs at or above `floor`, n the
-    number of signatures. `release` is called after each chunk of pairs is verified."""
+    number of signatures. `rows` reads the signatures a chunk compares (`verify_read_pairs`)."""
     n = len(signatures)
     i, j = pairs_of(keys, ids, bucket_cap, stats)
     stats.candidates += len(i)
     kept = list[tuple[np.ndarray, ...]]()
     for lo in range(0, len(i), VERIFY_CHUNK):
         a, b = i[lo : lo + VERIFY_CHUNK], j[lo : lo + VERIFY_CHUNK]
-        keep, jac, cont = verify_pairs(
+        keep, jac, cont = verify_read_pairs(
             signatures,
             n_shingles,
             a,
             b,
+            rows,
             similarity="containment",
             floor=floor,
             min_size_ratio=min_size_ratio,
             min_shingles=min_shingles,
         )
         kept.append((np.minimum(a, b)[keep] * n + np.maximum(a, b)[keep], jac[keep], cont[keep]))
-        if release is not None:
-            release()
     return kept
 
 
@@ -987,7 +1028,7 @@ def containment_lsh_pairs(
                     min_shingles=min_shingles,
                     bucket_cap=bucket_cap,
                     pairs_of=pairs_of,
-                    release=None if mapped is None else mapped.release,
+                    rows=None if mapped is None else mapped.rows,
                 )
                 if mapped is None:
                     found += kept

@@ -28,6 +28,11 @@ import numpy.typing as npt
 
 from .errors import ConfigError
 
+try:
+    from . import _kernels as kernels
+except ImportError:  # pragma: no cover - the extension is built on install
+    kernels = None  # type: ignore[assignment]
+
 _UNITS = {"": 1, "B": 1, "KB": 1 << 10, "MB": 1 << 20, "GB": 1 << 30, "TB": 1 << 40}
 # The share of the machine's memory the fingerprint step keeps within when no limit is given.
 DEFAULT_MACHINE_SHARE = 0.5
@@ -162,26 +167,27 @@ class DiskArray:
 
     def gather(self, starts: np.ndarray, counts: np.ndarray) -> np.ndarray:
         """Rows [starts[i], starts[i] + counts[i]) for each i, back to back in that order, read with pread
-        into memory of their size. Random reads through the map would bring whole page-cache folios (up to
-        megabytes each, of a file written in one sequential pass) into the resident set: a piece of pairs
-        that touches a few thousand scattered rows holds most of the file."""
+        into memory of their size, in file order. Random reads through the map would bring whole
+        page-cache folios (up to megabytes each, of a file written in one sequential pass) into the
+        resident set: a piece of work that touches a few thousand scattered rows holds most of the file."""
         self._finish()
         starts = np.asarray(starts, dtype=np.int64)
         counts = np.asarray(counts, dtype=np.int64)
         out = np.empty((int(counts.sum()), *self.row_shape), dtype=self.dtype)
         row = self.dtype.itemsize * int(np.prod(self.row_shape))
-        view = out.reshape(-1).view(np.uint8).data
         places = np.concatenate(([0], np.cumsum(counts)[:-1])).astype(np.int64) if len(counts) else counts
+        order = np.argsort(starts, kind="stable")  # the reads of a piece go forward through the file
         fd = os.open(self.path, os.O_RDONLY)
         try:
-            # in file order: the reads of a piece go forward through the file
-            for i in np.argsort(starts, kind="stable").tolist():
-                size, at = int(counts[i]) * row, int(places[i]) * row
-                if size and os.preadv(fd, [view[at : at + size]], int(starts[i]) * row) != size:
-                    raise RuntimeError(f"{self.path}: rows past the end of the file read")
+            _pread_ranges(fd, starts[order] * row, counts[order] * row, places[order] * row, out, self.path)
         finally:
             os.close(fd)
         return out
+
+    def read_rows(self, ids: np.ndarray) -> np.ndarray:
+        """The rows `ids` (int64), in that order, read with pread (`gather`)."""
+        ids = np.asarray(ids, dtype=np.int64)
+        return self.gather(ids, np.ones(len(ids), dtype=np.int64))
 
     def release(self) -> None:
         """Drop the pages of the map read so far from the process's resident set (the next read of them
@@ -198,6 +204,23 @@ class DiskArray:
             with contextlib.suppress(BufferError):
                 self._map.close()
             self._map = None
+
+
+def _pread_ranges(
+    fd: int, starts: np.ndarray, sizes: np.ndarray, places: np.ndarray, out: np.ndarray, path: Path
+) -> None:
+    """`sizes[i]` bytes of `fd` from byte `starts[i]` into `out` at byte `places[i]`, for each i in order
+    (`kernels.pread_ranges`, a system call a range without the GIL; a Python loop without the kernels)."""
+    view = out.reshape(-1).view(np.uint8)
+    try:
+        if kernels is not None:
+            kernels.pread_ranges(fd, starts, sizes, places, view)
+            return
+        for start, size, place in zip(starts.tolist(), sizes.tolist(), places.tolist(), strict=True):
+            if size and os.preadv(fd, [view.data[place : place + size]], start) != size:
+                raise EOFError
+    except EOFError:
+        raise RuntimeError(f"{path}: rows past the end of the file read") from None
 
 
 class DiskPairs:

@@ -19,7 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from neardup import engine
-from neardup.candidates import MappedSignatures, intersection_sizes
+from neardup.candidates import MappedSignatures, intersection_sizes, lsh_band_table, verified_band_pairs
 from neardup.config import Config
 from neardup.errors import ConfigError
 from neardup.spill import (
@@ -310,6 +310,57 @@ def test_disk_pairs_are_each_pair_once_with_its_first_estimates(codes: list[int]
     assert np.array_equal(got_jac, jac[first]) and np.array_equal(got_cont, cont[first])
 
 
+def _resident_kb_of_map(path: Path) -> int:
+    """The process's resident kB of its memory maps of the file `path` (/proc/self/smaps)."""
+    total, inside = 0, False
+    for line in Path("/proc/self/smaps").read_text().splitlines():
+        if not line[:1].isupper():  # a mapping's first line: "start-end perms offset dev inode path"
+            inside = line.rstrip().endswith(str(path))
+        elif inside and line.startswith("Rss:"):
+            total += int(line.split()[1])
+    return total
+
+
+def test_scattered_signature_rows_are_read_with_pread_not_through_the_map(tmp_path: Path) -> None:
+    """Out of core, the rows a chunk of candidate pairs compares are read with pread: the signatures'
+    map gains no resident page while a band's pairs are verified (through the map, a read fault maps a
+    whole page-cache folio, and a chunk's scattered rows held most of the file), and the pairs and their
+    estimates are those of the signatures in memory."""
+    n, perm, rows = 40_000, 128, 8
+    rng = np.random.default_rng(5)
+    sigs = rng.integers(0, 2**32, size=(n, perm), dtype=np.uint32)
+    twins = rng.permutation(n)[: n // 2].reshape(-1, 2)  # scattered pairs of near copies
+    sigs[twins[:, 1]] = sigs[twins[:, 0]]
+    sigs[twins[:, 1], rows : rows + 10] += 1  # one band apart, same first band
+    sizes = np.full(n, 500, dtype=np.float64)
+    table = lsh_band_table(sigs, 0, rows)
+    score = {"similarity": "jaccard", "floor": 0.5, "min_size_ratio": 0.0}
+    _, expected = verified_band_pairs(sigs, sizes, table, **score)  # type: ignore[arg-type]
+    with SpillDir(tmp_path) as spill:
+        array = spill.array("signatures", np.uint32, (perm,))
+        array.append(sigs)
+        on_map = array.read()
+        for read_rows, resident_while in ((array.read_rows, "none"), (None, "some")):
+            seen: list[int] = []
+            found: list[tuple[np.ndarray, ...]] = []
+
+            def sink(codes: np.ndarray, jac: np.ndarray, cont: np.ndarray) -> None:
+                seen.append(_resident_kb_of_map(array.path))  # noqa: B023 (called within the loop)
+                found.append((codes, jac, cont))  # noqa: B023
+
+            verified_band_pairs(on_map, sizes, table, rows=read_rows, sink=sink, **score)  # type: ignore[arg-type]
+            got = [np.concatenate(part) for part in zip(*found, strict=True)]
+            want = [np.concatenate(part) for part in zip(*expected, strict=True)]
+            assert len(got[0]) == len(twins) and all(
+                np.array_equal(g, w) for g, w in zip(got, want, strict=True)
+            )
+            # through the map (the in-memory path's reads, given a map), the same chunk leaves pages
+            # resident: the measure sees what it is meant to
+            assert (max(seen) == 0) == (resident_while == "none"), seen
+            array.release()
+        assert np.array_equal(array.read_rows(np.array([7, 3, 7])), sigs[[7, 3, 7]])
+
+
 @settings(max_examples=40, deadline=None)
 @given(
     keys=st.lists(st.integers(0, 40), min_size=1, max_size=90),
@@ -325,7 +376,7 @@ def test_bucket_groups_hold_whole_buckets(keys: list[int], entries_per_row: int,
     def keys_of(rows: slice | np.ndarray) -> np.ndarray:
         return entry_keys[:, rows].reshape(-1)
 
-    mapped = MappedSignatures(2, lambda: None, 10, 1, bucket_entries, pairs=None)  # type: ignore[arg-type]
+    mapped = MappedSignatures(2, lambda: None, 10, 1, bucket_entries, pairs=None, rows=None)  # type: ignore[arg-type]
     groups = list(mapped.bucket_groups(n, keys_of, entries_per_row))
     positions = np.concatenate([p for p, _ in groups])
     assert np.array_equal(np.sort(positions), np.arange(n * entries_per_row))

@@ -29,7 +29,7 @@ from ..candidates import (
 )
 from ..config import Config
 from ..parallel import parallel_map
-from ..spill import DiskPairs, SpillDir, SpillPlan
+from ..spill import DiskArray, DiskPairs, SpillDir, SpillPlan
 from ..store import Store
 from .base import BATCH, PARALLEL_MIN, Progress, no_progress
 
@@ -82,12 +82,14 @@ BAND_BYTES_PER_UNIT = 20
 class SpilledUnits:
     """The units of a setting with their sketches in files of a `SpillDir` (`stages.fingerprints`, out of
     core): unit id = row of each array, exact-key order as `Store.unit_sketches`. `signatures` (n x num_perm)
-    and `exact_keys` (64-byte SHA-256 hex) lie in memory maps, `n_shingles` and `simhash` in memory."""
+    and `exact_keys` (64-byte SHA-256 hex) lie in memory maps, `n_shingles` and `simhash` in memory;
+    `signature_file` is the signatures' file, for reads of scattered rows with pread."""
 
     exact_keys: np.ndarray
     n_shingles: np.ndarray
     simhash: np.ndarray | None
     signatures: np.ndarray | None
+    signature_file: DiskArray | None
     spill: SpillDir
     plan: SpillPlan
 
@@ -97,7 +99,8 @@ class SpilledUnits:
     def mapped(self) -> MappedSignatures:
         """How the candidate search reads the signatures, in pieces of the plan's sizes, its pairs kept in
         the spill folder."""
-        plan = self.plan
+        plan, signature_file = self.plan, self.signature_file
+        assert signature_file is not None, "the signatures of a MinHash setting"
         return MappedSignatures(
             plan.copy_rows,
             self.spill.release,
@@ -105,6 +108,7 @@ class SpilledUnits:
             max(1, plan.memory_limit // 4 // (BAND_BYTES_PER_UNIT * max(len(self), 1))),
             plan.bucket_entries,
             DiskPairs(self.spill, plan.pair_rows),
+            signature_file.read_rows,
         )
 
 
