@@ -331,9 +331,9 @@ class MappedSignatures:
     """How the candidate search reads signatures that lie in a memory map (`neardup.spill`): a band's
     columns are copied into memory `copy_rows` rows at a time, and `release` drops the map's pages read so
     far from the resident set after each such piece; the rows a chunk of candidate pairs compares are read
-    with pread (`rows`: the rows of sorted distinct ids), not through the map (scattered reads of a map
-    would bring most of the file into the resident set: the kernel maps a whole page-cache folio, up to
-    megabytes, at each read fault); a band's buckets
+    with pread where `rows` is given (the rows of sorted distinct ids), not through the map (scattered
+    reads of a map bring most of the file into the resident set: the kernel maps a whole page-cache
+    folio, up to megabytes, at each read fault); a band's buckets
     are sorted a group of whole buckets at a time (`bucket_groups`, about `bucket_entries` entries), their
     candidate pairs made a group of buckets at a time (`run_groups`, about `candidates` at once), and the
     pairs kept go to `pairs` (on disk) instead of memory."""
@@ -344,7 +344,7 @@ class MappedSignatures:
     bands: int  # bands in hand at once (each holds ~20 bytes a signature row while it is)
     bucket_entries: int
     pairs: DiskPairs
-    rows: Callable[[np.ndarray], np.ndarray]
+    rows: Callable[[np.ndarray], np.ndarray] | None
 
     def band(self, sigs: np.ndarray, columns: slice) -> np.ndarray:
         """The columns of every row, copied (n x columns, C order) a piece at a time."""

@@ -140,6 +140,11 @@ class DiskArray:
         self._file: BinaryIO | None = open(path, "wb")  # noqa: SIM115 (closed by read)
         self._map: mmap.mmap | None = None
 
+    @property
+    def nbytes(self) -> int:
+        """Bytes of the rows appended."""
+        return self.rows * self.dtype.itemsize * int(np.prod(self.row_shape))
+
     def append(self, chunk: np.ndarray) -> None:
         chunk = np.ascontiguousarray(chunk, dtype=self.dtype)
         if chunk.shape[1:] != self.row_shape:

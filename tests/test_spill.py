@@ -32,7 +32,7 @@ from neardup.spill import (
     parse_memory_limit,
 )
 from neardup.stages.fingerprints import compute_fingerprints
-from neardup.stages.pairs import unit_ids
+from neardup.stages.pairs import SpilledUnits, unit_ids
 from neardup.stages.sketches import ensure_sketches
 from neardup.store import Store
 
@@ -359,6 +359,29 @@ def test_scattered_signature_rows_are_read_with_pread_not_through_the_map(tmp_pa
             assert (max(seen) == 0) == (resident_while == "none"), seen
             array.release()
         assert np.array_equal(array.read_rows(np.array([7, 3, 7])), sigs[[7, 3, 7]])
+
+
+def test_signature_rows_are_read_through_the_map_within_its_share_of_the_limit(tmp_path: Path) -> None:
+    """The search reads the rows a chunk of pairs compares through the signatures' map while the whole file
+    is within a quarter of the limit (its resident pages bounded by it), with pread past it."""
+    perm = Config().num_perm
+    with SpillDir(tmp_path) as spill:
+        array = spill.array("signatures", np.uint32, (perm,))
+        array.append(np.zeros((1000, perm), dtype=np.uint32))  # 500 KB
+        for limit, read in (("2MB", "map"), ("1MB", "pread")):
+            units = SpilledUnits(
+                exact_keys=np.empty(0, "S64"),
+                n_shingles=np.zeros(1000, np.int32),
+                simhash=None,
+                signatures=array.read(),
+                signature_file=array,
+                spill=spill,
+                plan=SpillPlan.for_limit(parse_memory_limit(limit), perm),
+            )
+            rows = units.mapped().rows
+            assert (rows is None) == (read == "map"), limit
+            if rows is not None:
+                assert np.array_equal(rows(np.array([3, 999])), np.zeros((2, perm), np.uint32))
 
 
 @settings(max_examples=40, deadline=None)
