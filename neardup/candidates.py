@@ -330,13 +330,12 @@ def _band_groups(block: np.ndarray, key: np.ndarray | None = None) -> tuple[np.n
 class MappedSignatures:
     """How the candidate search reads signatures that lie in a memory map (`neardup.spill`): a band's
     columns are copied into memory `copy_rows` rows at a time, and `release` drops the map's pages read so
-    far from the resident set after each such piece; the rows a chunk of candidate pairs compares are read
-    with pread where `rows` is given (the rows of sorted distinct ids), not through the map (scattered
-    reads of a map bring most of the file into the resident set: the kernel maps a whole page-cache
-    folio, up to megabytes, at each read fault); a band's buckets
-    are sorted a group of whole buckets at a time (`bucket_groups`, about `bucket_entries` entries), their
-    candidate pairs made a group of buckets at a time (`run_groups`, about `candidates` at once), and the
-    pairs kept go to `pairs` (on disk) instead of memory."""
+    far from the resident set after each such piece; a band's buckets are sorted a group of whole buckets
+    at a time (`bucket_groups`, about `bucket_entries` entries), their candidate pairs made a group of
+    buckets at a time (`run_groups`, about `candidates` at once), and the pairs kept go to `pairs` (on
+    disk) instead of memory. Where `rows` is given, the rows a chunk of pairs compares are read with it
+    (pread of sorted distinct ids: `verify_read_pairs`) instead of through the map, whose scattered read
+    faults each map a whole page-cache folio (up to megabytes) and hold most of the file resident."""
 
     copy_rows: int
     release: Callable[[], None]

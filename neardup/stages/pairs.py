@@ -76,7 +76,7 @@ class UnitPairs:
 # What a band in hand holds a unit out of core: its columns (4 rows of uint32 at the default setting) and
 # its bucket group's number; the group being sorted is sized apart (`SpillPlan.bucket_entries`).
 BAND_BYTES_PER_UNIT = 20
-# The share of an out-of-core step's limit the signatures' file may take resident through its map.
+# The signatures' file may lie resident through its map up to 1 / this of an out-of-core step's limit.
 SIGNATURE_MAP_SHARE = 4
 
 
@@ -101,12 +101,12 @@ class SpilledUnits:
     def mapped(self) -> MappedSignatures:
         """How the candidate search reads the signatures, in pieces of the plan's sizes, its pairs kept in
         the spill folder. The rows a chunk of pairs compares are read through the map while the whole file
-        is within `SIGNATURE_MAP_SHARE` of the limit (scattered reads of a map can hold the whole file
+        is within 1 / `SIGNATURE_MAP_SHARE` of the limit (scattered reads of a map can hold the whole file
         resident, a read fault mapping a page-cache folio of up to megabytes), with pread past it (a
         system call a row, slower)."""
         plan, signature_file = self.plan, self.signature_file
         assert signature_file is not None, "the signatures of a MinHash setting"
-        read_rows = signature_file.read_rows
+        within_share = signature_file.nbytes <= plan.memory_limit // SIGNATURE_MAP_SHARE
         return MappedSignatures(
             plan.copy_rows,
             self.spill.release,
@@ -114,7 +114,7 @@ class SpilledUnits:
             max(1, plan.memory_limit // 4 // (BAND_BYTES_PER_UNIT * max(len(self), 1))),
             plan.bucket_entries,
             DiskPairs(self.spill, plan.pair_rows),
-            None if signature_file.nbytes <= plan.memory_limit // SIGNATURE_MAP_SHARE else read_rows,
+            None if within_share else signature_file.read_rows,
         )
 
 
