@@ -583,23 +583,14 @@ def verify_read_pairs(
     """`verify_pairs` of the pairs (a[i], b[i]); with `rows` (out of core), the signature rows they compare
     read first, once each, in row order (`rows(ids)`, ids sorted and distinct), instead of through
     `signatures` (then a memory map)."""
-    if rows is None:
-        return verify_pairs(
-            signatures,
-            n_shingles,
-            a,
-            b,
-            similarity=similarity,
-            floor=floor,
-            min_size_ratio=min_size_ratio,
-            min_shingles=min_shingles,
-        )
-    ids, at = np.unique(np.concatenate((a, b)), return_inverse=True)
+    if rows is not None:
+        ids, at = np.unique(np.concatenate((a, b)), return_inverse=True)
+        signatures, n_shingles, a, b = rows(ids), np.asarray(n_shingles)[ids], at[: len(a)], at[len(a) :]
     return verify_pairs(
-        rows(ids),
-        np.asarray(n_shingles)[ids],
-        at[: len(a)],
-        at[len(a) :],
+        signatures,
+        n_shingles,
+        a,
+        b,
         similarity=similarity,
         floor=floor,
         min_size_ratio=min_size_ratio,

@@ -141,9 +141,14 @@ class DiskArray:
         self._map: mmap.mmap | None = None
 
     @property
+    def row_bytes(self) -> int:
+        """Bytes of a row."""
+        return self.dtype.itemsize * int(np.prod(self.row_shape))
+
+    @property
     def nbytes(self) -> int:
         """Bytes of the rows appended."""
-        return self.rows * self.dtype.itemsize * int(np.prod(self.row_shape))
+        return self.rows * self.row_bytes
 
     def append(self, chunk: np.ndarray) -> None:
         chunk = np.ascontiguousarray(chunk, dtype=self.dtype)
@@ -157,7 +162,7 @@ class DiskArray:
         """The array (read-only, on the memory map; empty without a map when no row was appended)."""
         self._finish()
         shape = (self.rows, *self.row_shape)
-        if self.rows == 0 or self.dtype.itemsize * int(np.prod(shape)) == 0:
+        if self.nbytes == 0:
             return np.empty(shape, dtype=self.dtype)
         if self._map is None:
             with open(self.path, "rb") as f:
@@ -179,7 +184,7 @@ class DiskArray:
         starts = np.asarray(starts, dtype=np.int64)
         counts = np.asarray(counts, dtype=np.int64)
         out = np.empty((int(counts.sum()), *self.row_shape), dtype=self.dtype)
-        row = self.dtype.itemsize * int(np.prod(self.row_shape))
+        row = self.row_bytes
         places = np.concatenate(([0], np.cumsum(counts)[:-1])).astype(np.int64) if len(counts) else counts
         order = np.argsort(starts, kind="stable")  # the reads of a piece go forward through the file
         fd = os.open(self.path, os.O_RDONLY)

@@ -373,7 +373,6 @@ def test_signature_rows_are_read_through_the_map_within_its_share_of_the_limit(t
                 exact_keys=np.empty(0, "S64"),
                 n_shingles=np.zeros(1000, np.int32),
                 simhash=None,
-                signatures=array.read(),
                 signature_file=array,
                 spill=spill,
                 plan=SpillPlan.for_limit(parse_memory_limit(limit), perm),

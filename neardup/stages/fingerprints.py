@@ -175,7 +175,6 @@ def spill_units(
         exact_keys=keys.read(),
         n_shingles=np.concatenate(n_shingles) if n_shingles else np.empty(0, np.int32),
         simhash=None if minhash else (np.concatenate(simhash) if simhash else np.empty(0, np.uint64)),
-        signatures=None if sigs is None else sigs.read(),
         signature_file=sigs,
         spill=spill,
         plan=plan,

@@ -83,17 +83,22 @@ SIGNATURE_MAP_SHARE = 4
 @dataclass(frozen=True, slots=True)
 class SpilledUnits:
     """The units of a setting with their sketches in files of a `SpillDir` (`stages.fingerprints`, out of
-    core): unit id = row of each array, exact-key order as `Store.unit_sketches`. `signatures` (n x num_perm)
-    and `exact_keys` (64-byte SHA-256 hex) lie in memory maps, `n_shingles` and `simhash` in memory;
-    `signature_file` is the signatures' file, for reads of scattered rows with pread."""
+    core): unit id = row of each array, exact-key order as `Store.unit_sketches`. `exact_keys` (64-byte
+    SHA-256 hex) lie in a memory map, `n_shingles` and `simhash` in memory; `signature_file` holds the
+    MinHash signatures (n x num_perm; None for SimHash), read through its map (`signatures`) or, scattered
+    rows, with pread."""
 
     exact_keys: np.ndarray
     n_shingles: np.ndarray
     simhash: np.ndarray | None
-    signatures: np.ndarray | None
     signature_file: DiskArray | None
     spill: SpillDir
     plan: SpillPlan
+
+    @property
+    def signatures(self) -> np.ndarray | None:
+        """The signatures on the memory map of their file (None for a SimHash setting)."""
+        return None if self.signature_file is None else self.signature_file.read()
 
     def __len__(self) -> int:
         return len(self.n_shingles)
