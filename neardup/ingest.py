@@ -53,12 +53,15 @@ def read_batches(
 ) -> Iterable[Iterable[RawLine]]:
     """The records of a file in batches for the workers: `LineBlock`s of about `block_bytes` for JSON lines
     (`readers.jsonl.read_jsonl_blocks`), lists of `batch_records` otherwise (for WARC, ARC and WACZ a
-    reader of `ARCHIVE_READERS`, which counts the records it skips). `stored_pages` finds the stored page
+    reader of `ARCHIVE_READERS`, which counts the records it skips, and also cuts a batch at about
+    `block_bytes` of record blocks). `stored_pages` finds the stored page
     a WARC revisit stands for when its record is not in the file."""
     if fmt == "warc":
-        return WarcBatches(path, batch_records=batch_records, stored_pages=stored_pages)
+        return WarcBatches(
+            path, batch_records=batch_records, batch_bytes=block_bytes, stored_pages=stored_pages
+        )
     if fmt in ARCHIVE_READERS:
-        return ARCHIVE_READERS[fmt](path, batch_records=batch_records)
+        return ARCHIVE_READERS[fmt](path, batch_records=batch_records, batch_bytes=block_bytes)
     if fmt == "jsonl":
         return read_jsonl_blocks(path, block_bytes=block_bytes, max_line_bytes=max_line_bytes)
     return _batched(read_raw(path, fmt, max_line_bytes=max_line_bytes), batch_records)

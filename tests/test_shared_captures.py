@@ -107,3 +107,52 @@ def test_workers_load_what_one_process_loads(tmp_path: Path, monkeypatch: pytest
     pages, errors, loaded, revisits, _ = loads[2]
     assert loaded == 6 and revisits == 1 and len(errors) == 3
     assert pages[-1]["html"] == pages[0]["html"] and pages[-1]["extra"]["warc_type"] == "revisit"
+
+
+def _real_size_archives(tmp_path: Path) -> list[Path]:
+    """40 pages of ~100 KB each as a WARC.gz, an ARC and a WACZ (the size of real pages, not the sample's)."""
+    import gzip
+    import zipfile
+
+    bodies = [(f"http://site.test/{i}", (_doc(i) * 40).encode()) for i in range(40)]
+    a = Archive(tmp_path / "big.warc.gz")
+    for url, body in bodies:
+        a.response(url, body)
+    warc = a.close()
+    desc = b"1 0 InternetArchive\nURL IP-address Archive-date Content-type Archive-length\n"
+    arc = tmp_path / "big.arc.gz"
+    with open(arc, "wb") as f:
+        f.write(
+            gzip.compress(
+                f"filedesc://big.arc 0.0.0.0 20240305101500 text/plain {len(desc)}\n".encode() + desc + b"\n"
+            )
+        )
+        for url, body in bodies:
+            block = b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\n\r\n" + body
+            f.write(
+                gzip.compress(
+                    f"{url} 192.0.2.1 20240305101500 text/html {len(block)}\n".encode() + block + b"\n"
+                )
+            )
+    wacz = tmp_path / "big.wacz"
+    with zipfile.ZipFile(wacz, "w") as z:
+        z.writestr("archive/data.warc.gz", warc.read_bytes())
+        z.writestr("pages/pages.jsonl", b'{"format": "json-pages-1.0", "id": "pages"}\n')
+    return [warc, arc, wacz]
+
+
+def test_an_archive_batch_is_cut_by_its_blocks_bytes_as_a_json_lines_block_is(tmp_path: Path) -> None:
+    """256 records of real-size pages are 25 MB, which the main process would hold several times over (read
+    ahead, in shared memory, in flight): a batch ends at about a JSON-lines block's bytes."""
+    from neardup.readers.capture import block_bytes
+    from neardup.readers.jsonl import BLOCK_BYTES
+
+    for path in _real_size_archives(tmp_path):
+        batches = [list(b) for b in read_batches(path, detect_format(path))]
+        sizes = [sum(block_bytes(r.payload) for r in b) for b in batches]
+        largest = max(block_bytes(r.payload) for b in batches for r in b)
+        assert sum(len(b) for b in batches) == 40, path.name
+        assert len(batches) > 1, path.name
+        # each batch stops at the record that reaches the bound
+        assert all(BLOCK_BYTES <= s < BLOCK_BYTES + largest for s in sizes[:-1]), (path.name, sizes)
+        assert sizes[-1] < BLOCK_BYTES + largest

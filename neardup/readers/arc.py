@@ -39,7 +39,7 @@ from typing import BinaryIO
 
 from ..records import PageRecord
 from ..rejects import Reject, RejectKind
-from .capture import ArchiveBatches, ArchiveCapture, WarcCapture
+from .capture import BATCH_BYTES, ArchiveBatches, ArchiveCapture, WarcCapture
 from .inflate import open_gzip
 
 ARC_MAGIC = b"filedesc://"
@@ -133,10 +133,10 @@ class ArcBatches(ArchiveBatches):
     `warc.WarcBatches` gives a WARC file's. After iteration, `skipped` counts the file header records;
     `revisits` is 0 (ARC has none)."""
 
-    def __init__(self, path: Path, *, batch_records: int = 256) -> None:
+    def __init__(self, path: Path, *, batch_records: int = 256, batch_bytes: int = BATCH_BYTES) -> None:
         self.path = Path(path)
         self.name = self.path.name
-        self.batch_records = batch_records
+        self.batch_records, self.batch_bytes = batch_records, batch_bytes
         self.skipped: Counter[str] = Counter()
         self.revisits = 0
         self.version = 1

@@ -22,6 +22,7 @@ from resiliparse.parse.encoding import bytes_to_str
 
 from ..records import MAX_PAGE_BYTES, CapturedPage, PageRecord, RawLine
 from ..rejects import Reject, RejectKind
+from .jsonl import BLOCK_BYTES
 from .payload import HTML_TYPES, STATUS_LINE, BodyTooLarge, decode_body, decode_html, parse_http, sniff_mime
 
 
@@ -303,22 +304,40 @@ class ArchiveCapture:
         return self.capture.page(record_id="warc_record_id" not in self.drop, fields=self.fields)
 
 
+# A batch of an archive's records holds about as many bytes of blocks as a JSON-lines block holds of lines
+# (and at most `batch_records` records): 256 pages of 100 KB are 25 MB, and the main process holds a few
+# batches at a time (read ahead, in shared memory, in flight).
+BATCH_BYTES = BLOCK_BYTES
+
+
+def block_bytes(item: object) -> int:
+    """The bytes of the record blocks `item` brings to a batch (a revisit's record's as well)."""
+    if isinstance(item, ArchiveCapture):
+        item = item.capture
+    if not isinstance(item, WarcCapture):
+        return 0
+    return len(item.block) + (len(item.original.block) if item.original is not None else 0)
+
+
 class ArchiveBatches:
     """An archive's records in batches for the workers: `_items()` in file order, numbered from 1 (a page or
-    a named error each), `batch_records` to a list."""
+    a named error each), to a list of at most `batch_records` records and about `batch_bytes` of blocks."""
 
     batch_records: int
+    batch_bytes: int = BATCH_BYTES
 
     def _items(self) -> Iterator[ArchiveCapture | Reject]:
         raise NotImplementedError
 
     def __iter__(self) -> Iterator[list[RawLine]]:
         batch: list[RawLine] = []
+        size = 0
         for number, item in enumerate(self._items(), start=1):
             batch.append(RawLine(number, item))
-            if len(batch) >= self.batch_records:
+            size += block_bytes(item)
+            if len(batch) >= self.batch_records or size >= self.batch_bytes:
                 yield batch
-                batch = []
+                batch, size = [], 0
         if batch:
             yield batch
 

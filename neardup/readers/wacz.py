@@ -37,7 +37,7 @@ from pathlib import Path, PurePosixPath
 from ..records import PageRecord
 from ..rejects import Reject, RejectKind
 from ..urls import canonicalize_url
-from .capture import ArchiveBatches, ArchiveCapture, WarcCapture
+from .capture import BATCH_BYTES, ArchiveBatches, ArchiveCapture, WarcCapture
 from .warc import FRAMED_MAGIC, RecordIndex, WarcBatches, is_warc_head
 
 ZIP_MAGIC = b"PK\x03\x04"
@@ -85,10 +85,10 @@ class WaczBatches(ArchiveBatches):
     as `warc.WarcBatches` gives a WARC file's. After iteration, `skipped` and `revisits` add up the
     members'."""
 
-    def __init__(self, path: Path, *, batch_records: int = 256) -> None:
+    def __init__(self, path: Path, *, batch_records: int = 256, batch_bytes: int = BATCH_BYTES) -> None:
         self.path = Path(path)
         self.name = self.path.name
-        self.batch_records = batch_records
+        self.batch_records, self.batch_bytes = batch_records, batch_bytes
         self.skipped: Counter[str] = Counter()
         self.revisits = 0
 

@@ -42,7 +42,7 @@ from fastwarc.warc import ArchiveIterator, WarcRecordType
 
 from ..records import RawLine
 from ..rejects import Reject, RejectKind
-from .capture import StoredPageLookup, WarcCapture
+from .capture import BATCH_BYTES, StoredPageLookup, WarcCapture, block_bytes
 from .inflate import GzipBreak, GzipStream
 from .jsonl import LineBlock
 
@@ -107,7 +107,8 @@ class RecordIndex:
 
 class WarcBatches:
     """The page-like records of a WARC file as batches of `RawLine(record number, WarcCapture)`, with
-    bad records (malformed, cut off) as `RawLine(record number, Reject)`, which `validate` returns as is.
+    bad records (malformed, cut off) as `RawLine(record number, Reject)`, which `validate` returns as is;
+    a batch holds at most `batch_records` records and about `batch_bytes` of their blocks.
 
     A file gzipped per record is read by FastWARC's own inflate, so offsets are those of the records'
     gzip members; one gzipped as a single stream is inflated by ISA-L (`inflate.GzipStream`) and offsets are
@@ -115,11 +116,16 @@ class WarcBatches:
     records that are not pages by WARC-Type, and `revisits` the revisit records linked to their record."""
 
     def __init__(
-        self, path: Path, *, batch_records: int = 256, stored_pages: StoredPageLookup | None = None
+        self,
+        path: Path,
+        *,
+        batch_records: int = 256,
+        batch_bytes: int = BATCH_BYTES,
+        stored_pages: StoredPageLookup | None = None,
     ) -> None:
         self.path = Path(path)
         self.name = self.path.name
-        self.batch_records = batch_records
+        self.batch_records, self.batch_bytes = batch_records, batch_bytes
         self.skipped: Counter[str] = Counter()
         self.revisits = 0
         members, one_stream = _compression(self.path)
@@ -168,17 +174,19 @@ class WarcBatches:
         """Batches of records; a one-stream file failing its CRC ends in a `LineBlock` holding the reject,
         with `discard_from` 1: the records sent before came from a stream that failed its check."""
         batch: list[RawLine] = []
+        size = 0
         for number, item in self._records():
             if isinstance(item, Reject) and item.kind == RejectKind.CORRUPT_FILE:
                 if batch:
                     yield batch
-                    batch = []
+                    batch, size = [], 0
                 yield LineBlock(number, b"", item, discard_from=1)
                 continue
             batch.append(RawLine(number, item))
-            if len(batch) >= self.batch_records:
+            size += block_bytes(item)
+            if len(batch) >= self.batch_records or size >= self.batch_bytes:
                 yield batch
-                batch = []
+                batch, size = [], 0
         if batch:
             yield batch
 
