@@ -25,6 +25,7 @@ from .clusters import WHY, RepresentativeRanks, cluster_representatives, compone
 from .config import Config
 from .engine import ensure_fingerprints
 from .errors import NeardupError
+from .factorized import first_rows
 from .minhash import estimate_jaccard
 from .simhash import hamming_many
 from .stages.base import Progress, no_progress
@@ -112,9 +113,7 @@ def string_codes(strings: pa.Array | pa.ChunkedArray) -> np.ndarray:
             mixed *= np.uint64(0x9E3779B97F4A7C15)
             mixed ^= words[:, k]
         codes = pd.factorize(mixed)[0].astype(np.int64)
-        seen = np.maximum.accumulate(codes)
-        first = np.flatnonzero(codes > np.concatenate(([-1], seen[:-1])))  # each code's first row
-        if bool((words == words[first[codes]]).all()):
+        if bool((words == words[first_rows(codes)[codes]]).all()):
             return codes
     encoded = pc.dictionary_encode(_arrow_strings(strings))
     return np.asarray(encoded.indices.fill_null(-1).to_numpy(zero_copy_only=False), dtype=np.int64)

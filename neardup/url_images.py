@@ -20,6 +20,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from .factorized import first_rows
 from .parsed_urls import ParsedUrls
 from .urls import UrlKey, UrlRule, bare_host, rewrite_path, rewrite_query
 
@@ -237,8 +238,7 @@ class BaseParts:
             sets = np.unique(touching.T, axis=0, return_inverse=True)[1].reshape(-1)
         set_codes, set_values = pd.factorize(sets)
         n_sets = len(set_values)
-        # Codes are numbered by first appearance: each set's first key, in code order.
-        first_of_set = np.flatnonzero(~pd.Series(set_codes).duplicated().to_numpy())
+        first_of_set = first_rows(set_codes)  # each set's first key, in code order
         set_rules = [
             tuple(r for r, on in zip(rules, touching[:, first].tolist(), strict=True) if on)
             for first in first_of_set.tolist()

@@ -14,6 +14,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from . import factorized
 from .parsed_urls import ParsedUrls, Query
 from .url_keys import key_texts, trap_patterns, url_keys_many
 from .urls import UrlKey, bare_host
@@ -62,7 +63,7 @@ def parse_urls(
     )[0]
     if len(raw_codes) != len(ids):
         raise ValueError(f"{len(raw_codes)} URLs read for {len(ids)} pages")
-    first_rows = _first_rows(raw_codes)
+    first_rows = factorized.first_rows(raw_codes)
     n_raw = len(first_rows)
     text_digests: list[pa.Array] = []
     paths_of_raw: list[pa.Array] = []
@@ -158,14 +159,6 @@ def _slices(column: pa.Array | pa.ChunkedArray, rows: int) -> Iterator[pa.Array 
     """`column` `rows` at a time."""
     for at in range(0, len(column), rows):
         yield column.slice(at, rows)
-
-
-def _first_rows(codes: np.ndarray) -> np.ndarray:
-    """The first row of each code 0..n-1 of codes numbered in order of first appearance (ascending)."""
-    if not len(codes):
-        return np.empty(0, dtype=np.int64)
-    seen = np.maximum.accumulate(codes)
-    return np.flatnonzero(codes > np.concatenate(([-1], seen[:-1])))
 
 
 def _distinct_urls(batches: UrlBatches, first_rows: np.ndarray) -> Iterator[list[str]]:
