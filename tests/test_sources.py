@@ -32,6 +32,7 @@ def big_gz_dump(path: Path, n: int = 1500) -> Path:
                 json.dumps(
                     {
                         "url": f"https://big.example/{i}",
+                        "fetched_at": "2026-03-01T00:00:00Z",
                         "status": 200,
                         "html": page_html(f"Page {i}", words_text(rng, 900)),
                     }
@@ -57,6 +58,57 @@ def test_ingest_reports_bytes_read_of_the_file_size(tmp_path: Path) -> None:
     assert {total for _, total in seen} == {size}
     done = [d for d, _ in seen]
     assert done == sorted(done) and 0 < done[0] < size and done[-1] == size
+
+
+def _archive_forms(tmp_path: Path) -> dict[str, Path]:
+    """The pages of `big_gz_dump` as a web archive of each form ingest reads: a WARC.gz of a gzip member per
+    record (scripts/jsonl_to_warc.py), one gzipped as one stream, a plain WARC, an ARC.gz of a member per
+    record, and a WACZ holding the WARC.gz."""
+    import subprocess
+    import sys
+    import zipfile
+
+    dump = big_gz_dump(tmp_path / "big.jsonl.gz")
+    forms = {"warc.gz": tmp_path / "big.warc.gz", "warc.gz one stream": tmp_path / "big-one.warc.gz"}
+    for form, flags in (("warc.gz", []), ("warc.gz one stream", ["--one-stream"])):
+        script = ROOT / "scripts" / "jsonl_to_warc.py"
+        subprocess.run([sys.executable, str(script), *flags, str(dump), str(forms[form])], check=True)
+    forms["warc"] = tmp_path / "big.warc"
+    forms["warc"].write_bytes(gzip.decompress(forms["warc.gz one stream"].read_bytes()))
+    desc = b"1 0 InternetArchive\nURL IP-address Archive-date Content-type Archive-length\n"
+    head = f"filedesc://big.arc 0.0.0.0 20240305101500 text/plain {len(desc)}\n".encode() + desc + b"\n"
+    forms["arc.gz"] = tmp_path / "big.arc.gz"
+    with open(forms["arc.gz"], "wb") as arc, gzip.open(dump, "rb") as lines:
+        arc.write(gzip.compress(head))
+        for line in lines:
+            rec = json.loads(line)
+            block = b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\n\r\n" + rec["html"].encode()
+            line_head = f"{rec['url']} 192.0.2.1 20240305101500 text/html {len(block)}\n".encode()
+            arc.write(gzip.compress(line_head + block + b"\n"))
+    forms["wacz"] = tmp_path / "big.wacz"
+    with zipfile.ZipFile(forms["wacz"], "w") as z:
+        z.writestr("archive/data.warc.gz", forms["warc.gz"].read_bytes())
+        z.writestr("pages/pages.jsonl", b'{"format": "json-pages-1.0", "id": "pages"}\n')
+    return forms
+
+
+def test_an_archive_ingest_reports_bytes_read_of_the_file_size(tmp_path: Path) -> None:
+    """A web archive's load says how far into the file it is, as a JSON-lines load does: a percentage and
+    an ETA on the Load page and the CLI, not a running count of records alone."""
+    for form, path in _archive_forms(tmp_path).items():
+        size = path.stat().st_size
+        seen: list[tuple[int, int]] = []
+
+        def progress(stage: str, done: int, total: int) -> None:
+            if stage == "read":
+                seen.append((done, total))  # noqa: B023  (called within this iteration)
+
+        with Store(tmp_path / f"{form}.duckdb") as store:
+            assert engine.ingest_file(store, path, Config(), progress=progress, jobs=1).loaded == 1500, form
+        assert len(seen) >= 3, form
+        assert {total for _, total in seen} == {size}, form
+        done = [d for d, _ in seen]
+        assert done == sorted(done) and 0 < done[0] < size and done[-1] == size, (form, done, size)
 
 
 def test_progress_text_gives_a_percentage_and_an_eta() -> None:

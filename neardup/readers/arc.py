@@ -152,6 +152,7 @@ class ArcBatches(ArchiveBatches):
             yield from self._member_items()
             return
         with open_gzip(self.path) if self._one_stream else open(self.path, "rb") as f:
+            self._reading = getattr(f, "fileobj", f)  # a gzip file's raw file: bytes as stored
             try:
                 yield from self._parse(f, lambda pos: pos)
             except EOFError as exc:  # ISA-L: a file gzipped whole and cut short
@@ -164,6 +165,7 @@ class ArcBatches(ArchiveBatches):
         that does not inflate or is a bomb) keeps the complete records read from it; the one it cut is
         named once, by the member's reject."""
         with open(self.path, "rb") as f:
+            self._reading = f
             for member in _gzip_members(f):
                 items = list(
                     self._parse(

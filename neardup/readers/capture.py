@@ -16,7 +16,8 @@ import json
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from json.encoder import encode_basestring as _encode_str
-from typing import Any, Literal, cast
+from pathlib import Path
+from typing import Any, BinaryIO, Literal, cast
 
 from resiliparse.parse.encoding import bytes_to_str
 
@@ -319,26 +320,51 @@ def block_bytes(item: object) -> int:
     return len(item.block) + (len(item.original.block) if item.original is not None else 0)
 
 
+class RecordBatch(list[RawLine]):
+    """A batch of an archive's records and `end_byte`, how far into the file (its bytes as stored) the
+    reader was when the batch was cut: the load's progress, as a JSON-lines `LineBlock`'s `end_byte` is."""
+
+    end_byte = 0
+
+
+def stream_position(f: BinaryIO | None) -> int:
+    """Bytes read so far from the file as stored that `f` reads (a raw file, or `GzipStream` over one)."""
+    if f is None or f.closed:
+        return 0
+    raw = getattr(f, "raw_position", None)
+    return raw() if raw is not None else f.tell()
+
+
 class ArchiveBatches:
     """An archive's records in batches for the workers: `_items()` in file order, numbered from 1 (a page or
-    a named error each), to a list of at most `batch_records` records and about `batch_bytes` of blocks."""
+    a named error each), to a `RecordBatch` of at most `batch_records` records and about `batch_bytes` of
+    blocks."""
 
+    path: Path
     batch_records: int
     batch_bytes: int = BATCH_BYTES
+    _reading: BinaryIO | None = None  # the file as `_items` reads it, while it does
 
     def _items(self) -> Iterator[ArchiveCapture | Reject]:
         raise NotImplementedError
 
-    def __iter__(self) -> Iterator[list[RawLine]]:
-        batch: list[RawLine] = []
+    @property
+    def read_position(self) -> int:
+        """How far into the file (bytes as stored) the records read so far reach."""
+        return stream_position(self._reading)
+
+    def __iter__(self) -> Iterator[RecordBatch]:
+        batch = RecordBatch()
         size = 0
         for number, item in enumerate(self._items(), start=1):
             batch.append(RawLine(number, item))
             size += block_bytes(item)
             if len(batch) >= self.batch_records or size >= self.batch_bytes:
+                batch.end_byte = self.read_position
                 yield batch
-                batch, size = [], 0
+                batch, size = RecordBatch(), 0
         if batch:
+            batch.end_byte = self.path.stat().st_size  # read to its end
             yield batch
 
     def records(self) -> Iterator[RawLine]:

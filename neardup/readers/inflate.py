@@ -86,6 +86,10 @@ class GzipStream(io.RawIOBase):
         self._history_bytes = 0
         self._pos = 0  # decompressed bytes read
 
+    def raw_position(self) -> int:
+        """Bytes of the gzip file read so far (inflated or waiting to be)."""
+        return self._read_total
+
     def readable(self) -> bool:
         return True
 

@@ -91,6 +91,16 @@ class WaczBatches(ArchiveBatches):
         self.batch_records, self.batch_bytes = batch_records, batch_bytes
         self.skipped: Counter[str] = Counter()
         self.revisits = 0
+        self._member: tuple[zipfile.ZipInfo, WarcBatches] | None = None  # the WARC member being read
+
+    @property
+    def read_position(self) -> int:
+        """How far into the WACZ the records read so far reach: the member being read, its bytes in the ZIP
+        in the share of its WARC read."""
+        if self._member is None:
+            return 0
+        info, reader = self._member
+        return info.header_offset + info.compress_size * reader.read_position // max(info.file_size, 1)
 
     def _items(self) -> Iterator[ArchiveCapture | Reject]:
         try:
@@ -155,6 +165,7 @@ class WaczBatches(ArchiveBatches):
         name = info.filename
         reader = WarcBatches(copy)
         reader.name = PurePosixPath(name).name
+        self._member = (info, reader)
         for raw in reader.records():
             item = raw.payload
             if isinstance(item, WarcCapture):

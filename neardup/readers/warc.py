@@ -42,7 +42,7 @@ from fastwarc.warc import ArchiveIterator, WarcRecordType
 
 from ..records import RawLine
 from ..rejects import Reject, RejectKind
-from .capture import BATCH_BYTES, StoredPageLookup, WarcCapture, block_bytes
+from .capture import BATCH_BYTES, RecordBatch, StoredPageLookup, WarcCapture, block_bytes, stream_position
 from .inflate import GzipBreak, GzipStream
 from .jsonl import LineBlock
 
@@ -143,6 +143,7 @@ class WarcBatches:
         self._by_digest: dict[str, int] = {}  # payload digest -> offset of the first with it
         self._cut: dict[str, int] = {}  # record id or payload digest -> offset of a record cut off
         self._aux_streams: dict[str, BinaryIO] = {}
+        self._reading: BinaryIO | None = None  # the first pass's stream, while it reads
         # Looks up a page stored by an earlier ingest for a revisit whose record is not in this file.
         self.stored_pages = stored_pages
         # Where a file gzipped as one stream stops early (cut short, or failing its CRC), by any read of it.
@@ -170,24 +171,32 @@ class WarcBatches:
         if self._break is None or brk.at < self._break.at:
             self._break = brk
 
-    def __iter__(self) -> Iterator[list[RawLine] | LineBlock]:
-        """Batches of records; a one-stream file failing its CRC ends in a `LineBlock` holding the reject,
-        with `discard_from` 1: the records sent before came from a stream that failed its check."""
-        batch: list[RawLine] = []
+    @property
+    def read_position(self) -> int:
+        """How far into the file (bytes as stored) the records read so far reach; 0 outside the first pass."""
+        return stream_position(self._reading)
+
+    def __iter__(self) -> Iterator[RecordBatch | LineBlock]:
+        """Batches of records, each with how far into the file it reaches (`RecordBatch.end_byte`); a
+        one-stream file failing its CRC ends in a `LineBlock` holding the reject, with `discard_from` 1: the
+        records sent before came from a stream that failed its check."""
+        batch = RecordBatch()
         size = 0
         for number, item in self._records():
             if isinstance(item, Reject) and item.kind == RejectKind.CORRUPT_FILE:
                 if batch:
                     yield batch
-                    batch, size = [], 0
+                    batch, size = RecordBatch(), 0
                 yield LineBlock(number, b"", item, discard_from=1)
                 continue
             batch.append(RawLine(number, item))
             size += block_bytes(item)
             if len(batch) >= self.batch_records or size >= self.batch_bytes:
+                batch.end_byte = self.read_position
                 yield batch
-                batch, size = [], 0
+                batch, size = RecordBatch(), 0
         if batch:
+            batch.end_byte = self.path.stat().st_size  # read to its end
             yield batch
 
     def record_lists(self) -> Iterator[list[RawLine]]:
@@ -333,6 +342,7 @@ class WarcBatches:
             )
             return
         with self._open() as f:
+            self._reading = f
             while True:
                 f.seek(start)
                 last_pos = -1

@@ -77,11 +77,13 @@ class _Chunks:
 
     def __init__(self, reader: Iterable[Any], config: Config, slots: SharedSlots | None) -> None:
         self.reader, self.config, self.slots = reader, config, slots
-        self.read_bytes = 0  # JSON lines only: 0 for the other formats
+        # bytes of the file the batches taken so far reach (`end_byte` of a JSON-lines block or an
+        # archive's batch; 0 for CSV and Parquet)
+        self.read_bytes = 0
 
     def __iter__(self) -> Iterator[tuple[Any, Config]]:
         for chunk in prefetch(self.reader):
-            self.read_bytes = getattr(chunk, "end_byte", 0) or self.read_bytes
+            self.read_bytes = max(getattr(chunk, "end_byte", 0), self.read_bytes)
             yield (chunk if self.slots is None else _shared(chunk, self.slots)), self.config
 
 
@@ -275,10 +277,10 @@ def ingest_file(
                     slots.done()
                 load.add(good, sketches, bad, discard_from)
                 progress("ingest", load.done_records, 0)
-                if (
-                    chunks.read_bytes
-                ):  # JSON lines: how far the reader is in the file, for a percentage and an ETA
+                if chunks.read_bytes:  # how far the reader is in the file, for a percentage and an ETA
                     progress("read", min(chunks.read_bytes, size), size)
+            if chunks.read_bytes:
+                progress("read", size, size)  # the whole file read (its last batch may end before its end)
             summary = load.finish(path, reader)
         except BaseException:
             load.close(failed=True)
