@@ -17,13 +17,13 @@ from pathlib import Path
 from .errors import NotACrawlDump
 from .readers.arc import ArcBatches
 from .readers.capture import StoredPageLookup
-from .readers.csvfile import read_csv
+from .readers.csvfile import CsvRecords, read_csv
 from .readers.jsonl import BLOCK_BYTES, MAX_LINE_BYTES, read_jsonl, read_jsonl_blocks
-from .readers.parquet import read_parquet
+from .readers.parquet import ParquetRows, read_parquet
 from .readers.sniff import detect_format
 from .readers.wacz import WaczBatches
 from .readers.warc import WarcBatches
-from .records import RawLine
+from .records import RawLine, RecordBatch
 
 __all__ = [
     "ARCHIVE_READERS",
@@ -52,9 +52,9 @@ def read_batches(
     stored_pages: StoredPageLookup | None = None,
 ) -> Iterable[Iterable[RawLine]]:
     """The records of a file in batches for the workers: `LineBlock`s of about `block_bytes` for JSON lines
-    (`readers.jsonl.read_jsonl_blocks`), lists of `batch_records` otherwise (for WARC, ARC and WACZ a
-    reader of `ARCHIVE_READERS`, which counts the records it skips, and also cuts a batch at about
-    `block_bytes` of record blocks). `stored_pages` finds the stored page
+    (`readers.jsonl.read_jsonl_blocks`), `RecordBatch`es of `batch_records` otherwise (for WARC, ARC and
+    WACZ a reader of `ARCHIVE_READERS`, which counts the records it skips, and also cuts a batch at about
+    `block_bytes` of record blocks). Each batch says how far into the file it reaches (`end_byte`). `stored_pages` finds the stored page
     a WARC revisit stands for when its record is not in the file."""
     if fmt == "warc":
         return WarcBatches(
@@ -64,11 +64,18 @@ def read_batches(
         return ARCHIVE_READERS[fmt](path, batch_records=batch_records, batch_bytes=block_bytes)
     if fmt == "jsonl":
         return read_jsonl_blocks(path, block_bytes=block_bytes, max_line_bytes=max_line_bytes)
-    return _batched(read_raw(path, fmt, max_line_bytes=max_line_bytes), batch_records)
+    if fmt == "csv":
+        return _batched(CsvRecords(path, max_line_bytes=max_line_bytes), batch_records)
+    if fmt == "parquet":
+        return _batched(ParquetRows(path), batch_records)
+    raise NotACrawlDump(f"{path}: unknown format {fmt!r}")
 
 
-def _batched(records: Iterator[RawLine], size: int) -> Iterator[list[RawLine]]:
-    while chunk := list(islice(records, size)):
+def _batched(reader: CsvRecords | ParquetRows, size: int) -> Iterator[RecordBatch]:
+    """`reader`'s records in batches of `size`, each with how far into the file the reader was."""
+    records = iter(reader)
+    while chunk := RecordBatch(islice(records, size)):
+        chunk.end_byte = reader.read_position
         yield chunk
 
 

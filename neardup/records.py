@@ -149,6 +149,13 @@ class RawLine:
     payload: bytes | memoryview | dict[str, Any] | Capture | Reject
 
 
+class RecordBatch(list[RawLine]):
+    """A batch of records for the workers and `end_byte`, how far into the file (its bytes as stored) the
+    reader was when it cut the batch: the load's progress, as a JSON-lines `LineBlock`'s `end_byte` is."""
+
+    end_byte = 0
+
+
 def rel_canonical_href(html: str) -> str | None:
     """The href of the page's first `<link rel=canonical>` in its first 64 KB, as written; None without one."""
     head = html[:65536].encode("utf-8", "surrogatepass")

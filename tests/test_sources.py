@@ -7,6 +7,7 @@ import json
 import random
 from pathlib import Path
 
+import pandas as pd
 import pytest
 from conftest import make_crawl, page_html, words_text, write_jsonl
 from streamlit.testing.v1 import AppTest
@@ -60,10 +61,10 @@ def test_ingest_reports_bytes_read_of_the_file_size(tmp_path: Path) -> None:
     assert done == sorted(done) and 0 < done[0] < size and done[-1] == size
 
 
-def _archive_forms(tmp_path: Path) -> dict[str, Path]:
+def _dump_forms(tmp_path: Path) -> dict[str, Path]:
     """The pages of `big_gz_dump` as a web archive of each form ingest reads: a WARC.gz of a gzip member per
     record (scripts/jsonl_to_warc.py), one gzipped as one stream, a plain WARC, an ARC.gz of a member per
-    record, and a WACZ holding the WARC.gz."""
+    record, a WACZ holding the WARC.gz; and as CSV, CSV.gz and Parquet."""
     import subprocess
     import sys
     import zipfile
@@ -89,13 +90,20 @@ def _archive_forms(tmp_path: Path) -> dict[str, Path]:
     with zipfile.ZipFile(forms["wacz"], "w") as z:
         z.writestr("archive/data.warc.gz", forms["warc.gz"].read_bytes())
         z.writestr("pages/pages.jsonl", b'{"format": "json-pages-1.0", "id": "pages"}\n')
+    table = pd.read_json(dump, lines=True)
+    forms["csv"] = tmp_path / "big.csv"
+    table.to_csv(forms["csv"], index=False)
+    forms["csv.gz"] = tmp_path / "big.csv.gz"
+    forms["csv.gz"].write_bytes(gzip.compress(forms["csv"].read_bytes()))
+    forms["parquet"] = tmp_path / "big.parquet"
+    table.to_parquet(forms["parquet"], index=False, row_group_size=600)  # three row groups
     return forms
 
 
-def test_an_archive_ingest_reports_bytes_read_of_the_file_size(tmp_path: Path) -> None:
-    """A web archive's load says how far into the file it is, as a JSON-lines load does: a percentage and
-    an ETA on the Load page and the CLI, not a running count of records alone."""
-    for form, path in _archive_forms(tmp_path).items():
+def test_a_load_of_any_other_form_reports_bytes_read_of_the_file_size(tmp_path: Path) -> None:
+    """A web archive's, a CSV's or a Parquet file's load says how far into the file it is, as a JSON-lines
+    load does: a percentage and an ETA on the Load page and the CLI, not a running count of records alone."""
+    for form, path in _dump_forms(tmp_path).items():
         size = path.stat().st_size
         seen: list[tuple[int, int]] = []
 

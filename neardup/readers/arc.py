@@ -152,7 +152,7 @@ class ArcBatches(ArchiveBatches):
             yield from self._member_items()
             return
         with open_gzip(self.path) if self._one_stream else open(self.path, "rb") as f:
-            self._reading = getattr(f, "fileobj", f)  # a gzip file's raw file: bytes as stored
+            self._reading = f
             try:
                 yield from self._parse(f, lambda pos: pos)
             except EOFError as exc:  # ISA-L: a file gzipped whole and cut short

@@ -21,8 +21,9 @@ from typing import Any, BinaryIO, Literal, cast
 
 from resiliparse.parse.encoding import bytes_to_str
 
-from ..records import MAX_PAGE_BYTES, CapturedPage, PageRecord, RawLine
+from ..records import MAX_PAGE_BYTES, CapturedPage, PageRecord, RawLine, RecordBatch
 from ..rejects import Reject, RejectKind
+from .inflate import raw_position
 from .jsonl import BLOCK_BYTES
 from .payload import HTML_TYPES, STATUS_LINE, BodyTooLarge, decode_body, decode_html, parse_http, sniff_mime
 
@@ -320,21 +321,6 @@ def block_bytes(item: object) -> int:
     return len(item.block) + (len(item.original.block) if item.original is not None else 0)
 
 
-class RecordBatch(list[RawLine]):
-    """A batch of an archive's records and `end_byte`, how far into the file (its bytes as stored) the
-    reader was when the batch was cut: the load's progress, as a JSON-lines `LineBlock`'s `end_byte` is."""
-
-    end_byte = 0
-
-
-def stream_position(f: BinaryIO | None) -> int:
-    """Bytes read so far from the file as stored that `f` reads (a raw file, or `GzipStream` over one)."""
-    if f is None or f.closed:
-        return 0
-    raw = getattr(f, "raw_position", None)
-    return raw() if raw is not None else f.tell()
-
-
 class ArchiveBatches:
     """An archive's records in batches for the workers: `_items()` in file order, numbered from 1 (a page or
     a named error each), to a `RecordBatch` of at most `batch_records` records and about `batch_bytes` of
@@ -351,7 +337,7 @@ class ArchiveBatches:
     @property
     def read_position(self) -> int:
         """How far into the file (bytes as stored) the records read so far reach."""
-        return stream_position(self._reading)
+        return raw_position(self._reading)
 
     def __iter__(self) -> Iterator[RecordBatch]:
         batch = RecordBatch()

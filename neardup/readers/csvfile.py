@@ -14,7 +14,7 @@ from typing import Any, BinaryIO
 from ..errors import NotACrawlDump
 from ..records import MAX_PAGE_BYTES, RawLine
 from ..rejects import RejectKind
-from .inflate import open_binary
+from .inflate import open_binary, raw_position
 from .jsonl import MAX_LINE_BYTES, UTF8_BOM
 
 
@@ -22,8 +22,24 @@ def read_csv(path: Path, *, max_line_bytes: int = MAX_LINE_BYTES) -> Iterator[Ra
     """The records of a CSV file, each named by its first line; one with a line over `max_line_bytes`, or
     longer than it in all, is a `Reject` (see `_csv_records`). `NotACrawlDump` for a file without a `url`
     column."""
-    with open_binary(path) as f:
-        yield from _csv_records(path, f, max_line_bytes)
+    yield from CsvRecords(path, max_line_bytes=max_line_bytes)
+
+
+class CsvRecords:
+    """`read_csv`'s records, and how far into the file (bytes as stored) those read so far reach."""
+
+    def __init__(self, path: Path, *, max_line_bytes: int = MAX_LINE_BYTES) -> None:
+        self.path, self.max_line_bytes = Path(path), max_line_bytes
+        self._reading: BinaryIO | None = None
+
+    def __iter__(self) -> Iterator[RawLine]:
+        with open_binary(self.path) as f:
+            self._reading = f
+            yield from _csv_records(self.path, f, self.max_line_bytes)
+
+    @property
+    def read_position(self) -> int:
+        return raw_position(self._reading)
 
 
 class _CsvTooLong(Exception):

@@ -38,6 +38,17 @@ def open_binary(path: Path) -> BinaryIO:
     return open_gzip(path) if magic == GZIP_MAGIC else open(path, "rb")
 
 
+def raw_position(f: BinaryIO | None) -> int:
+    """Bytes read so far of the file as stored under `f`: a raw file's position, a gzip file's (`open_gzip`)
+    or a `GzipStream`'s compressed bytes; 0 for none or a closed one."""
+    if f is None or f.closed:
+        return 0
+    if isinstance(f, GzipStream):
+        return f.raw_position()
+    raw = getattr(f, "fileobj", None)  # a gzip file: its compressed file
+    return raw.tell() if raw is not None and not raw.closed else f.tell()
+
+
 _READ_BYTES = 1 << 18
 _HISTORY_BYTES = 4 << 20
 

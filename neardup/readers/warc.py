@@ -40,10 +40,10 @@ from typing import Any, BinaryIO, cast
 
 from fastwarc.warc import ArchiveIterator, WarcRecordType
 
-from ..records import RawLine
+from ..records import RawLine, RecordBatch
 from ..rejects import Reject, RejectKind
-from .capture import BATCH_BYTES, RecordBatch, StoredPageLookup, WarcCapture, block_bytes, stream_position
-from .inflate import GzipBreak, GzipStream
+from .capture import BATCH_BYTES, StoredPageLookup, WarcCapture, block_bytes
+from .inflate import GzipBreak, GzipStream, raw_position
 from .jsonl import LineBlock
 
 WARC_MAGIC = b"WARC/"
@@ -174,7 +174,7 @@ class WarcBatches:
     @property
     def read_position(self) -> int:
         """How far into the file (bytes as stored) the records read so far reach; 0 outside the first pass."""
-        return stream_position(self._reading)
+        return raw_position(self._reading)
 
     def __iter__(self) -> Iterator[RecordBatch | LineBlock]:
         """Batches of records, each with how far into the file it reaches (`RecordBatch.end_byte`); a

@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
-# (stage, done, total): pages, except stage "read": bytes of the file read so far (JSON lines and web archives)
+# (stage, done, total): pages, except stage "read": bytes of the file read so far
 Progress = Callable[[str, int, int], None]
 Log = Callable[[str], None]
 BATCH = 256

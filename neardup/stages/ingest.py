@@ -77,13 +77,12 @@ class _Chunks:
 
     def __init__(self, reader: Iterable[Any], config: Config, slots: SharedSlots | None) -> None:
         self.reader, self.config, self.slots = reader, config, slots
-        # bytes of the file the batches taken so far reach (`end_byte` of a JSON-lines block or an
-        # archive's batch; 0 for CSV and Parquet)
+        # bytes of the file the batches taken so far reach (their `end_byte`: a `LineBlock`'s, a `RecordBatch`'s)
         self.read_bytes = 0
 
     def __iter__(self) -> Iterator[tuple[Any, Config]]:
         for chunk in prefetch(self.reader):
-            self.read_bytes = max(getattr(chunk, "end_byte", 0), self.read_bytes)
+            self.read_bytes = max(chunk.end_byte, self.read_bytes)
             yield (chunk if self.slots is None else _shared(chunk, self.slots)), self.config
 
 
