@@ -228,3 +228,11 @@ def test_spark_reads_arc_and_wacz_files_as_the_local_engine(tmp_path: Path) -> N
     ]
     errors = pd.read_parquet(out / "errors")
     assert sorted(errors["reason"]) == sorted(store.ingest_errors()["reason"])
+
+
+def test_an_arc_file_s_skipped_records_are_not_called_warc_records(tmp_path: Path, capsys) -> None:
+    path = CORPUS / "heritrix-layout-v1.arc"
+    assert cli.main(["ingest", str(path), "--db", str(tmp_path / "db.duckdb"), "--jobs", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "1 records skipped, not pages (1 ARC file header)" in out
+    assert "WARC" not in out

@@ -51,13 +51,14 @@ class FileSummary:
     reasons: dict[str, int] = field(default_factory=dict)  # rejected records by `Reject.label`
     # Why part of the file was not read (a truncated or corrupt compressed file), as in `ingest_errors`.
     broken: str | None = None
-    # WARC: records that are not pages, by WARC-Type (request, metadata, warcinfo), and how many revisit
-    # records were loaded as byte-identical copies of the record they refer to.
+    # Web archives: records that are not pages, by WARC-Type (request, metadata, warcinfo) or as the ARC
+    # file header, and how many WARC revisit records were loaded as byte-identical copies of the record
+    # they refer to.
     skipped: dict[str, int] = field(default_factory=dict)
     revisits: int = 0
 
     def notes(self) -> list[str]:
-        """What the counts of pages and rejects leave out: WARC revisits and skipped records."""
+        """What the counts of pages and rejects leave out: WARC revisits and an archive's skipped records."""
         out = []
         if self.revisits:
             out.append(
@@ -66,7 +67,8 @@ class FileSummary:
             )
         if self.skipped:
             kinds = ", ".join(f"{n:,} {t}" for t, n in sorted(self.skipped.items(), key=lambda kv: -kv[1]))
-            out.append(f"{sum(self.skipped.values()):,} WARC records skipped, not pages ({kinds})")
+            # no format named: the kinds say it (request, warcinfo of a WARC; an ARC's file header)
+            out.append(f"{sum(self.skipped.values()):,} records skipped, not pages ({kinds})")
         return out
 
 
