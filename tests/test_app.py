@@ -373,8 +373,8 @@ def test_audit_labels_skips_and_undo_until_the_quota_is_met(db: str, store: Stor
     assert sorted(shown) == [last["url_a"], last["url_b"]]
 
 
-def test_audit_k_goes_back_to_the_last_label_once_the_queue_is_done(db: str, store: Store) -> None:
-    """The last pair of the queue labeled, k still goes back through the pairs this tab labeled."""
+def audit_done_at_one_per_bucket() -> AppTest:
+    """The Audit page with one pair per bucket labeled duplicate: the queue done."""
     at = run_app("pages/3_Audit.py")
     at.sidebar.slider(key=W_PER_BUCKET).set_value(1).run()
     for _ in range(40):
@@ -382,6 +382,12 @@ def test_audit_k_goes_back_to_the_last_label_once_the_queue_is_done(db: str, sto
             break
         button(at, "Duplicate").click().run()
     assert any("Every bucket has 1 decided label" in s.value for s in at.success)
+    return at
+
+
+def test_audit_k_goes_back_to_the_last_label_once_the_queue_is_done(db: str, store: Store) -> None:
+    """The last pair of the queue labeled, k still goes back through the pairs this tab labeled."""
+    at = audit_done_at_one_per_bucket()
     last = store.labels().sort_values("labeled_at").iloc[-1]
     back = button(at, "Previous")
     assert back.proto.shortcut == "k"
@@ -397,13 +403,7 @@ def test_audit_k_goes_back_to_the_last_label_once_the_queue_is_done(db: str, sto
 def test_audit_more_pairs_key_raises_the_quota_once_the_queue_is_done(db: str, store: Store) -> None:
     """Once every bucket has its labels, a key raises the quota to 5 more than the least labeled bucket with
     pairs left has: more pairs without the sidebar's slider (which, focused, takes the label keys)."""
-    at = run_app("pages/3_Audit.py")
-    at.sidebar.slider(key=W_PER_BUCKET).set_value(1).run()
-    for _ in range(40):
-        if not any(c.value.startswith("Pair ") for c in at.caption):
-            break
-        button(at, "Duplicate").click().run()
-    assert any("Every bucket has 1 decided label" in s.value for s in at.success)
+    at = audit_done_at_one_per_bucket()
     more = button(at, "More pairs: 6 per bucket")
     assert more.proto.shortcut == "m"
     more.click().run()
