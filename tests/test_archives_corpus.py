@@ -236,3 +236,15 @@ def test_an_arc_file_s_skipped_records_are_not_called_warc_records(tmp_path: Pat
     out = capsys.readouterr().out
     assert "1 records skipped, not pages (1 ARC file header)" in out
     assert "WARC" not in out
+
+
+def test_a_wacz_reject_names_the_member_its_offset_is_in(tmp_path: Path) -> None:
+    # both WARCs of the WACZ start with a dns: record at one offset: the offset alone names neither
+    store = ingested(CORPUS / "webrecorder-layout.wacz", tmp_path / "db.duckdb")
+    reasons = sorted(store.ingest_errors()["reason"])
+    assert reasons == [
+        "not HTML image/png (offset 4712, https://site.example/logo.png) "
+        "(in archive/rec-20240305101501-corpus.warc.gz)",
+        "not HTML text/dns (offset 262, dns:example.org) (in archive/rec-20240305101500-corpus.warc.gz)",
+        "not HTML text/dns (offset 262, dns:example.org) (in archive/rec-20240305101501-corpus.warc.gz)",
+    ]

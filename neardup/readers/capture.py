@@ -301,7 +301,13 @@ class ArchiveCapture:
         return page_record(self.page())
 
     def page(self) -> CapturedPage | Reject:
-        return self.capture.page(record_id="warc_record_id" not in self.drop, fields=self.fields)
+        page = self.capture.page(record_id="warc_record_id" not in self.drop, fields=self.fields)
+        member = self.fields.get("wacz_member")
+        if isinstance(page, Reject) and member:
+            # its offset is into the member, as the WACZ reader's own rejects say: the WARCs of one WACZ
+            # have records at the same offsets
+            return page._replace(detail=f"{page.detail} (in {member})")
+        return page
 
 
 # A batch of an archive's records holds about as many bytes of blocks as a JSON-lines block holds of lines
