@@ -274,6 +274,10 @@ def number_pages(
                 ),
                 F.lit(""),
             ),
+            F.coalesce(
+                F.concat(F.lit(" (in "), F.get_json_object("extra", "$.wacz_member"), F.lit(")")),
+                F.lit(""),
+            ),
         ).alias("reason"),
     )
     dup_counts = dups.groupBy("source_id").count().collect()

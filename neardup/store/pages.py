@@ -208,8 +208,9 @@ class PagesMixin(ContentRules):
             "? || ': same url, fetched_at and content as line ' || first_line "
             # the first in another file: its line number there, which is another record's here
             "|| CASE WHEN first_source <> ? THEN ' of source ' || first_source ELSE '' END "
-            # a WARC record: where it is, as its other rejects say
-            "|| coalesce(' (offset ' || (extra->>'warc_offset') || ', ' || url || ')', '') FROM duplicate_rows",
+            # a web archive record: where it is (and its WACZ member), as its other rejects say
+            "|| coalesce(' (offset ' || (extra->>'warc_offset') || ', ' || url || ')', '') "
+            "|| coalesce(' (in ' || (extra->>'wacz_member') || ')', '') FROM duplicate_rows",
             [source_id, source, RejectKind.DUPLICATE, RejectKind.DUPLICATE, source_id],
         )
         cur.execute("DELETE FROM texts WHERE page_id IN (SELECT page_id FROM duplicate_rows)")
