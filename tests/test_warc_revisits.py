@@ -12,6 +12,7 @@ from archive_records import PNG, Archive, _doc, _errors, _heritrix_revisit, _htt
 
 from neardup import engine
 from neardup.config import Config
+from neardup.readers.capture import describe_record
 from neardup.store import Store
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -57,6 +58,11 @@ def test_revisits_of_a_deduplicating_crawl_link_to_the_pages_of_its_earlier_file
         assert revisit["extra"]["refers_to_offset"] == original["extra"]["warc_offset"]
         # the page at the URL WARC-Refers-To-Target-URI names, not the first with its digest (b-copy)
         assert revisit["extra"]["refers_to_record_id"] == original["extra"]["warc_record_id"]
+        # the Audit page's line says which file the record is in, and where
+        assert (
+            f"revisit of {original['extra']['warc_record_id']} in {first.path.name} at byte offset "
+            f"{original['extra']['warc_offset']:,}"
+        ) in describe_record(revisit["extra"])
     # the image was never a page: its revisit has no page to copy
     image_errors = sorted(reason for _, reason in _errors(store))
     assert len(image_errors) == 2 and all("http://h.test/logo.png" in r for r in image_errors)
