@@ -236,7 +236,8 @@ def test_an_arc_file_s_skipped_records_are_not_called_warc_records(tmp_path: Pat
     path = CORPUS / "heritrix-layout-v1.arc"
     assert cli.main(["ingest", str(path), "--db", str(tmp_path / "db.duckdb"), "--jobs", "1"]) == 0
     out = capsys.readouterr().out
-    assert "1 records skipped, not pages (1 ARC file header)" in out
+    assert "heritrix-layout-v1.arc: 9 pages loaded, 3 records rejected" in out
+    assert "  1 record skipped, not a page (1 ARC file header)" in out
     assert "WARC" not in out
 
 
