@@ -31,6 +31,7 @@ from .errors import ConfigError, NeardupError, NotACrawlDump
 from .escapes import escape_controls
 from .gate import Limit, evaluate, merge, parse_option
 from .ingest import check_dump
+from .markdown import counted
 from .paths import ALLOW_ANY_PATH_ENV
 from .rejects import RejectKind
 from .spill import duckdb_memory, parse_memory_limit
@@ -248,7 +249,7 @@ def _ingest_summary(path: str, s: engine.FileSummary) -> None:
         _say(f"{path}: no new page (its {dup:,} records are loaded already{other})")
     else:
         _say(
-            f"{path}: {s.loaded:,} pages loaded, {s.errors:,} records rejected"
+            f"{path}: {counted(s.loaded, 'page')} loaded, {counted(s.errors, 'record')} rejected"
             f"{' (' + detail + ')' if detail else ''} in {s.seconds:.1f} s"
         )
     if s.broken is not None:

@@ -70,7 +70,7 @@ def shown_error(exc: NeardupError, *, path: Path, shown: str, detail: bool) -> s
     if isinstance(exc, NotACrawlDump) and not detail:
         return (
             f"{shown} is not a crawl dump neardup can read: JSON lines, CSV or Parquet with a url and an "
-            "html (or text) field"
+            "html (or text) field, or a WARC, ARC or WACZ web archive"
         )
     return str(exc).replace(str(path), shown)
 

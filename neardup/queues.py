@@ -126,11 +126,14 @@ class QuotaQueue(PairQueue):
 
     def done_message(self, basis: QueueBasis) -> str:
         n_decided = int(basis.matched["label"].isin(["duplicate", "not"]).sum())
+        tally = f"{counted(n_decided, 'decided label')} at this setting, {counted(len(basis.skipped), 'pair')} skipped"
+        stop = "whether you can stop: *Progress per bucket and the stop rule* below, or the **Tune** page."
+        if self.more_quota(basis) is None:  # the page draws no "more pairs" key: none would bring a pair
+            return f"Every pair at this setting is labeled or skipped ({tally}); {stop}"
         return (
             f"Every bucket has {counted(basis.per_bucket, 'decided label')}, or no unlabeled pair left "
-            f"({counted(n_decided, 'decided label')} at this setting, {counted(len(basis.skipped), 'pair')} "
-            "skipped). For more, press **m** (or raise *Pairs per bucket* in the sidebar, under *Labeling*); "
-            "whether you can stop: *Progress per bucket and the stop rule* below, or the **Tune** page."
+            f"({tally}). For more, press **m** (or raise *Pairs per bucket* in the sidebar, under *Labeling*); "
+            + stop
         )
 
     def more_quota(self, basis: QueueBasis) -> int | None:

@@ -373,9 +373,8 @@ def test_audit_labels_skips_and_undo_until_the_quota_is_met(db: str, store: Stor
     assert sorted(shown) == [last["url_a"], last["url_b"]]
 
 
-def test_audit_more_pairs_key_raises_the_quota_once_the_queue_is_done(db: str, store: Store) -> None:
-    """Once every bucket has its labels, a key raises the quota to 5 more than the least labeled bucket with
-    pairs left has: more pairs without the sidebar's slider (which, focused, takes the label keys)."""
+def audit_done_at_one_per_bucket() -> AppTest:
+    """The Audit page with one pair per bucket labeled duplicate: the queue done."""
     at = run_app("pages/3_Audit.py")
     at.sidebar.slider(key=W_PER_BUCKET).set_value(1).run()
     for _ in range(40):
@@ -383,6 +382,28 @@ def test_audit_more_pairs_key_raises_the_quota_once_the_queue_is_done(db: str, s
             break
         button(at, "Duplicate").click().run()
     assert any("Every bucket has 1 decided label" in s.value for s in at.success)
+    return at
+
+
+def test_audit_k_goes_back_to_the_last_label_once_the_queue_is_done(db: str, store: Store) -> None:
+    """The last pair of the queue labeled, k still goes back through the pairs this tab labeled."""
+    at = audit_done_at_one_per_bucket()
+    last = store.labels().sort_values("labeled_at").iloc[-1]
+    back = button(at, "Previous")
+    assert back.proto.shortcut == "k"
+    back.click().run()
+    assert not at.exception, at.exception
+    assert any(
+        c.value.startswith("A pair you labeled") and "your label: duplicate" in c.value for c in at.caption
+    )
+    shown = [canonicalize_url(c.value) for c in at.code][:2]
+    assert sorted(shown) == sorted([last["url_a"], last["url_b"]])
+
+
+def test_audit_more_pairs_key_raises_the_quota_once_the_queue_is_done(db: str, store: Store) -> None:
+    """Once every bucket has its labels, a key raises the quota to 5 more than the least labeled bucket with
+    pairs left has: more pairs without the sidebar's slider (which, focused, takes the label keys)."""
+    at = audit_done_at_one_per_bucket()
     more = button(at, "More pairs: 6 per bucket")
     assert more.proto.shortcut == "m"
     more.click().run()

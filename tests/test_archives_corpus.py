@@ -205,13 +205,14 @@ def test_a_zip_that_is_not_a_wacz_is_refused(tmp_path: Path) -> None:
 
 @pytest.mark.spark
 def test_spark_reads_arc_and_wacz_files_as_the_local_engine(tmp_path: Path) -> None:
-    """`neardup spark` over a directory of an ARC, a WACZ and a WARC file: the same pages (URL, line,
+    """`neardup spark` over a directory of an ARC, two WACZ and a WARC file: the same pages (URL, line,
     archive offset and WACZ mark) and errors as `neardup ingest` of the same files."""
     import pandas as pd
 
     inputs = tmp_path / "inputs"
     inputs.mkdir()
-    for name in ("alexa-layout-v2.arc", "webrecorder-layout.wacz", "wget-1.21.warc.gz"):  # no page twice
+    # the early WACZ's three pages are in the other WACZ too: duplicate records, named by WACZ member
+    for name in ("alexa-layout-v2.arc", "early-layout.wacz", "webrecorder-layout.wacz", "wget-1.21.warc.gz"):
         (inputs / name).write_bytes((CORPUS / name).read_bytes())
     out = tmp_path / "out"
     conf = ["--master", "local[2]", "--conf", "spark.sql.shuffle.partitions=4"]
@@ -228,3 +229,36 @@ def test_spark_reads_arc_and_wacz_files_as_the_local_engine(tmp_path: Path) -> N
     ]
     errors = pd.read_parquet(out / "errors")
     assert sorted(errors["reason"]) == sorted(store.ingest_errors()["reason"])
+    assert [r for r in errors["reason"] if r.startswith("duplicate record") and r.endswith(".warc.gz)")]
+
+
+def test_an_arc_file_s_skipped_records_are_not_called_warc_records(tmp_path: Path, capsys) -> None:
+    path = CORPUS / "heritrix-layout-v1.arc"
+    assert cli.main(["ingest", str(path), "--db", str(tmp_path / "db.duckdb"), "--jobs", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "heritrix-layout-v1.arc: 9 pages loaded, 3 records rejected" in out
+    assert "  1 record skipped, not a page (1 ARC file header)" in out
+    assert "WARC" not in out
+
+
+def test_a_wacz_reject_names_the_member_its_offset_is_in(tmp_path: Path) -> None:
+    # both WARCs of the WACZ start with a dns: record at one offset: the offset alone names neither
+    store = ingested(CORPUS / "webrecorder-layout.wacz", tmp_path / "db.duckdb")
+    reasons = sorted(store.ingest_errors()["reason"])
+    assert reasons == [
+        "not HTML image/png (offset 4712, https://site.example/logo.png) "
+        "(in archive/rec-20240305101501-corpus.warc.gz)",
+        "not HTML text/dns (offset 262, dns:example.org) (in archive/rec-20240305101500-corpus.warc.gz)",
+        "not HTML text/dns (offset 262, dns:example.org) (in archive/rec-20240305101501-corpus.warc.gz)",
+    ]
+
+
+def test_a_wacz_duplicate_record_names_its_member(tmp_path: Path) -> None:
+    db = tmp_path / "db.duckdb"
+    assert cli.main(["ingest", str(CORPUS / "early-layout.wacz"), "--db", str(db), "--jobs", "1"]) == 0
+    store = ingested(CORPUS / "webrecorder-layout.wacz", db)
+    errors = store.ingest_errors()
+    assert (
+        "duplicate record: same url, fetched_at and content as line 2 of source 1 "
+        "(offset 859, https://site.example/index.html) (in archive/rec-20240305101500-corpus.warc.gz)"
+    ) in set(errors["reason"])

@@ -156,6 +156,23 @@ def test_messy_dump_loads_good_records_and_records_bad_ones(
     assert (int(src.loc[0, "n_loaded"]), int(src.loc[0, "n_errors"])) == (summary.loaded, summary.errors)
 
 
+def test_a_record_repeating_one_of_another_file_names_that_file_s_source(
+    store: Store, tmp_path: Path
+) -> None:
+    """A duplicate's reason points at the first record: its line, and its source when it is in another
+    file (the line of the rejected record's own file would be another record)."""
+    first = write_jsonl(tmp_path / "first.jsonl", [_good(0), _good(1)])
+    second = write_jsonl(tmp_path / "second.jsonl", [_good(2), _good(1), _good(2)])
+    engine.ingest_file(store, first, CONFIG, jobs=1)
+    engine.ingest_file(store, second, CONFIG, jobs=1)
+    errors = store.ingest_errors()
+    got = dict(zip(errors["line"].astype(int), errors["reason"], strict=True))
+    assert got == {
+        2: "duplicate record: same url, fetched_at and content as line 2 of source 1",
+        3: "duplicate record: same url, fetched_at and content as line 1",
+    }
+
+
 def test_record_fields(store: Store, messy_dump: tuple[Path, dict[str, int], dict[int, str]]) -> None:
     path, _, _ = messy_dump
     engine.ingest_file(store, path, CONFIG, jobs=1)

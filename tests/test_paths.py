@@ -96,6 +96,7 @@ def test_errors_about_a_server_file_do_not_quote_it(tmp_path: Path) -> None:
     exc = NotACrawlDump(f"{path}: a CSV without a 'url' column (columns: ['user', 'password'])")
     hidden = shown_error(exc, path=path, shown="secret.csv", detail=False)
     assert "password" not in hidden and str(tmp_path) not in hidden and hidden.startswith("secret.csv is not")
+    assert hidden.endswith("field, or a WARC, ARC or WACZ web archive")  # every format the Load page reads
     shown = shown_error(exc, path=path, shown="secret.csv", detail=True)
     assert shown == "secret.csv: a CSV without a 'url' column (columns: ['user', 'password'])"
 

@@ -154,10 +154,25 @@ def test_quota_queue_offers_more_pairs_only_while_a_bucket_has_pairs_left() -> N
     assert queue.more_quota(basis(pairs, per_bucket=PER_BUCKET_MAX)) is None
     all_labeled = labels_frame([(key(r), "not", "ana") for _, r in pairs.iterrows()])
     assert queue.more_quota(basis(pairs, all_labeled, per_bucket=2)) is None
-    assert "Every bucket has 2 decided labels" in queue.done_message(basis(pairs, all_labeled))
+    assert "Every pair at this setting is labeled or skipped" in queue.done_message(basis(pairs, all_labeled))
     assert "200 decided labels at this setting, 0 pairs skipped" in queue.done_message(
         basis(pairs, all_labeled)
     )
+
+
+def test_quota_queue_done_offers_the_more_key_only_when_it_brings_pairs() -> None:
+    pairs = minhash_pairs()
+    queue = QuotaQueue()
+    full = labels_frame(
+        [(key(r), "not", "ana") for _, r in queue.pairs(basis(pairs, per_bucket=2)).iterrows()]
+    )
+    assert queue.more_quota(basis(pairs, full, per_bucket=2)) is not None
+    assert "For more, press **m**" in queue.done_message(basis(pairs, full, per_bucket=2))
+    # every pair labeled: no key brings more, and the page draws none
+    all_labeled = labels_frame([(key(r), "not", "ana") for _, r in pairs.iterrows()])
+    said = queue.done_message(basis(pairs, all_labeled, per_bucket=2))
+    assert "**m**" not in said and "Pairs per bucket" not in said
+    assert said.startswith("Every pair at this setting is labeled or skipped (200 decided labels")
 
 
 def test_active_queue_serves_the_decisive_buckets_until_the_stop_rule_holds() -> None:

@@ -287,3 +287,19 @@ def test_the_sample_shows_a_banner_until_it_is_removed(
     run(at)
     assert "40 pages" in at.caption[0].value  # and the sample is not loaded again into the emptied space
     assert ui_data.sample_source(Store(empty_db)) is None
+
+
+def test_removing_a_source_names_it_as_its_file_is_named(empty_db: str, tmp_path: Path) -> None:
+    """A file name is shown as it is (no Markdown of its own: `**`, `_`), its pages counted in words."""
+    dump = write_jsonl(tmp_path / "crawl_**one**.jsonl", make_crawl().records[:1])
+    with Store(empty_db) as store:
+        engine.ingest_file(store, dump, Config(), jobs=1)
+    at = run(AppTest.from_file(str(ROOT / "pages" / "1_Load.py"), default_timeout=120))
+    remove = at.selectbox(key="neardup.load.remove_source")
+    assert remove.options == [f"1: {dump} (1 page)"]
+    at.checkbox(key="neardup.load.remove_confirm").check()
+    next(b for b in at.button if b.label == "Remove this source").click()
+    run(at)
+    [toast] = [t.value for t in at.toast]
+    assert "1 page out, labels kept" in toast
+    assert "\\*\\*one\\*\\*" in toast and "**one**" not in toast

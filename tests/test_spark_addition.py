@@ -84,6 +84,9 @@ def test_adding_a_crawl_equals_a_full_run(
     assert added["sources"] == full["sources"]
     assert added["inputs"] == full["inputs"]
     assert full["counts"]["pairs"] > 0 and full["counts"]["errors"] >= 2
+    # the repeated record points at its first, in the other file
+    reasons = set(_sorted(tmp_path / "added", "errors")["reason"])
+    assert "duplicate record: same url, fetched_at and content as line 11 of source 1" in reasons
     # only the new file's records went through ingest and fingerprinting
     assert added["previous"]["pages"] == 200
     assert added["previous"]["new_units"] < full["counts"]["units"] - 150

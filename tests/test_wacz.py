@@ -21,6 +21,7 @@ from neardup.config import Config
 from neardup.errors import NotACrawlDump
 from neardup.ingest import detect_format
 from neardup.readers import wacz
+from neardup.readers.capture import describe_archive_record
 from neardup.records import validate
 from neardup.rejects import Reject, RejectKind
 from neardup.store import Store
@@ -213,6 +214,10 @@ def test_a_revisit_links_to_its_record_in_another_warc_of_the_wacz(
     assert copy["extra"]["refers_to_record_id"] == record["extra"]["warc_record_id"]
     assert copy["extra"]["refers_to_offset"] == record["extra"]["warc_offset"]
     assert copy["extra"]["refers_to_wacz_member"] == f"archive/{first.path.name}"
+    assert (
+        f"revisit of {record['extra']['warc_record_id']} in archive/{first.path.name} at byte offset "
+        f"{record['extra']['warc_offset']:,}"
+    ) in describe_archive_record(copy["extra"])
     assert copy["extra"]["wacz_page"] is True
     assert summary.revisits == 1
     store.close()

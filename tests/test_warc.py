@@ -642,3 +642,19 @@ def test_lz4_and_zstandard_warcs_are_read(tmp_path, writer):
     assert [p["url"] for p in pages] == [f"http://z.test/{i}" for i in range(3)]
     assert all("warc_offset" not in p["extra"] for p in pages) and summary.skipped == {"warcinfo": 1}
     store.close()
+
+
+def test_a_target_uri_keeps_its_angle_brackets_unless_it_is_wrapped_in_a_pair(tmp_path):
+    # WARC 1.0 wrote WARC-Target-URI as `<uri>`; a URL of WARC 1.1 may itself end in `>` (a crawled href
+    # with a stray bracket), which is part of it.
+    a = Archive(tmp_path / "brackets.warc.gz")
+    a.response("http://b.test/q?x=a>", _doc(1).encode())
+    a.response("<http://b.test/wrapped>", _doc(2).encode())
+    a.response("http://b.test/<i>x</i>", _doc(3).encode())
+    store, _ = _ingest(tmp_path, a.close())
+    assert [p["url"] for p in _pages(store)] == [
+        "http://b.test/q?x=a>",
+        "http://b.test/wrapped",
+        "http://b.test/<i>x</i>",
+    ]
+    store.close()

@@ -12,6 +12,7 @@ from archive_records import PNG, Archive, _doc, _errors, _heritrix_revisit, _htt
 
 from neardup import engine
 from neardup.config import Config
+from neardup.readers.capture import describe_record
 from neardup.store import Store
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -45,7 +46,7 @@ def test_revisits_of_a_deduplicating_crawl_link_to_the_pages_of_its_earlier_file
     one = _neardup("ingest", str(first.path), "--db", str(db), "--jobs", "1")
     two = _neardup("ingest", str(second.path), "--db", str(db), "--jobs", "1")
     assert one.returncode == 0 and two.returncode == 0, (one.stderr, two.stderr)
-    assert "3 pages loaded, 1 records rejected" in two.stdout, two.stdout
+    assert "3 pages loaded, 1 record rejected" in two.stdout, two.stdout
     assert "2 WARC revisit records loaded as byte-identical copies" in two.stdout, two.stdout
     store = Store(db)
     pages = {(p["url"], p["extra"]["warc_file"]): p for p in _pages(store)}
@@ -57,6 +58,11 @@ def test_revisits_of_a_deduplicating_crawl_link_to_the_pages_of_its_earlier_file
         assert revisit["extra"]["refers_to_offset"] == original["extra"]["warc_offset"]
         # the page at the URL WARC-Refers-To-Target-URI names, not the first with its digest (b-copy)
         assert revisit["extra"]["refers_to_record_id"] == original["extra"]["warc_record_id"]
+        # the Audit page's line says which file the record is in, and where
+        assert (
+            f"revisit of {original['extra']['warc_record_id']} in {first.path.name} at byte offset "
+            f"{original['extra']['warc_offset']:,}"
+        ) in describe_record(revisit["extra"])
     # the image was never a page: its revisit has no page to copy
     image_errors = sorted(reason for _, reason in _errors(store))
     assert len(image_errors) == 2 and all("http://h.test/logo.png" in r for r in image_errors)
@@ -156,5 +162,8 @@ def test_the_summary_counts_the_revisits_loaded_not_those_set_aside(tmp_path):
         a.w.write_record(r)
     store, summary = _ingest(tmp_path, a.close())
     assert summary.loaded == 2 and summary.revisits == 1
-    assert summary.notes()[0].startswith("1 WARC revisit records loaded")
+    assert (
+        summary.notes()[0]
+        == "1 WARC revisit record loaded as a byte-identical copy of the record it refers to"
+    )
     store.close()

@@ -264,7 +264,8 @@ StoredPageLookup = Callable[[str, str | None, str | None], StoredPage | None]
 
 def describe_record(extra: str | dict[str, Any] | None) -> str | None:
     """Where a page's record is in its archive, for a person ("crawl.warc.gz · record <urn:...> · byte
-    offset 1,234 · revisit of <urn:...>"); None for a page that did not come from a WARC file."""
+    offset 1,234 · revisit of <urn:...> at byte offset 56"); None for a page that did not come from a WARC
+    file."""
     if isinstance(extra, str):
         try:
             extra = json.loads(extra)
@@ -277,12 +278,22 @@ def describe_record(extra: str | dict[str, Any] | None) -> str | None:
         where = "" if extra.get("warc_offset_in", "file") == "file" else f" in the {extra['warc_offset_in']}"
         parts.append(f"byte offset {extra['warc_offset']:,}{where}")
     if extra.get("warc_type") == "revisit":
-        parts.append(f"revisit of {extra.get('refers_to_record_id')}")
+        parts.append(f"revisit of {extra.get('refers_to_record_id')}{_referred_record(extra)}")
     if extra.get("warc_truncated"):
         parts.append(f"truncated by the crawler ({extra['warc_truncated']}): the text may be partial")
     if extra.get("charset"):
         parts.append(f"charset {extra['charset']} ({extra.get('charset_source')})")
     return " · ".join(parts)
+
+
+def _referred_record(extra: dict[str, Any]) -> str:
+    """Where a revisit's record is: its WACZ member or file when another than the revisit's own (a crawler's
+    rolled-over WARC, an earlier ingest's file), and its byte offset there."""
+    other = extra.get("refers_to_wacz_member") or extra.get("refers_to_file")
+    where = f" in {other}" if other and other != extra.get("warc_file") else ""
+    if isinstance(extra.get("refers_to_offset"), int):
+        where += f" at byte offset {extra['refers_to_offset']:,}"
+    return where
 
 
 def _no_fields() -> PageRecord:
@@ -303,7 +314,13 @@ class ArchiveCapture:
         return page_record(self.page())
 
     def page(self) -> CapturedPage | Reject:
-        return self.capture.page(record_id="warc_record_id" not in self.drop, fields=self.fields)
+        page = self.capture.page(record_id="warc_record_id" not in self.drop, fields=self.fields)
+        member = self.fields.get("wacz_member")
+        if isinstance(page, Reject) and member:
+            # its offset is into the member, as the WACZ reader's own rejects say: the WARCs of one WACZ
+            # have records at the same offsets
+            return page._replace(detail=f"{page.detail} (in {member})")
+        return page
 
 
 # A batch of an archive's records holds about as many bytes of blocks as a JSON-lines block holds of lines

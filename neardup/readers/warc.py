@@ -86,6 +86,13 @@ def _type_name(rtype: WarcRecordType) -> str:
     return str(rtype)  # FastWARC names its types: 'response', 'revisit', ...
 
 
+def _uri(value: str | None) -> str:
+    """A WARC header's URI: WARC 1.0 wraps it in `<>`, which is taken off as a pair; a bracket at one end only
+    is part of the URL (a crawled href with a stray `>`)."""
+    uri = (value or "").strip()
+    return uri[1:-1].strip() if uri.startswith("<") and uri.endswith(">") else uri
+
+
 _PAGE_SOURCES = WarcRecordType.response | WarcRecordType.resource
 
 
@@ -218,7 +225,7 @@ class WarcBatches:
         # positional, in `WarcCapture`'s field order: a third less time than by keyword, once per record
         return WarcCapture(
             _type_name(rec.record_type),
-            (get("warc-target-uri") or "").strip("<> "),  # url
+            _uri(get("warc-target-uri")),  # url
             get("warc-date"),
             get("warc-record-id"),
             pos,  # offset
@@ -232,7 +239,7 @@ class WarcBatches:
             self.offset_in,
             None,  # pending
             False,  # forward
-            (get("warc-refers-to-target-uri") or "").strip("<> ") or None,  # refers_to_url
+            _uri(get("warc-refers-to-target-uri")) or None,  # refers_to_url
             get("warc-refers-to-date"),
         )
 

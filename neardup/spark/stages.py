@@ -227,6 +227,7 @@ def number_pages(
             F.count("*").alias("n"),
             F.min("page_id").alias("first_id"),
             F.min_by("line", "page_id").alias("first_line"),
+            F.min_by("source_id", "page_id").alias("first_source"),
         )
         .filter(F.col("n") > 1)
     )
@@ -244,6 +245,7 @@ def number_pages(
             F.col("p.source_id").alias("source_id"),
             F.col("p.line").alias("line"),
             F.col("f.first_line").alias("first_line"),
+            F.col("f.first_source").alias("first_source"),
             F.col("p.url").alias("url"),
             F.col("p.extra").alias("extra"),
         )
@@ -256,6 +258,11 @@ def number_pages(
         F.concat(
             F.lit(f"{RejectKind.DUPLICATE}: same url, fetched_at and content as line "),
             F.col("first_line").cast("string"),
+            # the first in another file, as the local store names it
+            F.when(
+                F.col("first_source") != F.col("source_id"),
+                F.concat(F.lit(" of source "), F.col("first_source").cast("string")),
+            ).otherwise(F.lit("")),
             # a web archive record: where it is, as the local store names it
             F.coalesce(
                 F.concat(
@@ -265,6 +272,10 @@ def number_pages(
                     F.col("url"),
                     F.lit(")"),
                 ),
+                F.lit(""),
+            ),
+            F.coalesce(
+                F.concat(F.lit(" (in "), F.get_json_object("extra", "$.wacz_member"), F.lit(")")),
                 F.lit(""),
             ),
         ).alias("reason"),

@@ -19,6 +19,7 @@ from ..batches import ingest_arrow
 from ..config import Config
 from ..errors import NotACrawlDump
 from ..ingest import detect_format, file_sha256, read_batches
+from ..markdown import counted
 from ..parallel import SharedSlots, default_jobs, parallel_map, prefetch
 from ..readers.arc import ArcBatches
 from ..readers.jsonl import shared_lines
@@ -51,22 +52,29 @@ class FileSummary:
     reasons: dict[str, int] = field(default_factory=dict)  # rejected records by `Reject.label`
     # Why part of the file was not read (a truncated or corrupt compressed file), as in `ingest_errors`.
     broken: str | None = None
-    # WARC: records that are not pages, by WARC-Type (request, metadata, warcinfo), and how many revisit
-    # records were loaded as byte-identical copies of the record they refer to.
+    # Web archives: records that are not pages, by WARC-Type (request, metadata, warcinfo) or as the ARC
+    # file header, and how many WARC revisit records were loaded as byte-identical copies of the record
+    # they refer to.
     skipped: dict[str, int] = field(default_factory=dict)
     revisits: int = 0
 
     def notes(self) -> list[str]:
-        """What the counts of pages and rejects leave out: WARC revisits and skipped records."""
+        """What the counts of pages and rejects leave out: WARC revisits and an archive's skipped records."""
         out = []
-        if self.revisits:
+        if self.revisits == 1:
+            out.append("1 WARC revisit record loaded as a byte-identical copy of the record it refers to")
+        elif self.revisits:
             out.append(
                 f"{self.revisits:,} WARC revisit records loaded as byte-identical copies of the record "
                 "they refer to"
             )
         if self.skipped:
             kinds = ", ".join(f"{n:,} {t}" for t, n in sorted(self.skipped.items(), key=lambda kv: -kv[1]))
-            out.append(f"{sum(self.skipped.values()):,} WARC records skipped, not pages ({kinds})")
+            n_skipped = sum(self.skipped.values())
+            # no format named: the kinds say it (request, warcinfo of a WARC; an ARC's file header)
+            out.append(
+                f"{counted(n_skipped, 'record')} skipped, not {'a page' if n_skipped == 1 else 'pages'} ({kinds})"
+            )
         return out
 
 

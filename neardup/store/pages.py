@@ -192,8 +192,10 @@ class PagesMixin(ContentRules):
         to `ingest_errors`. A re-fetch (another time) is kept: it is what the audit is about."""
         cur = self.cursor()
         dup = (
-            "SELECT p.page_id, p.line, first.line AS first_line, p.url, p.extra FROM pages p JOIN ("
-            "  SELECT url, fetched_at, md5, min(page_id) AS first_id, arg_min(line, page_id) AS line FROM pages "
+            "SELECT p.page_id, p.line, first.line AS first_line, first.source_id AS first_source, p.url, p.extra "
+            "FROM pages p JOIN ("
+            "  SELECT url, fetched_at, md5, min(page_id) AS first_id, arg_min(line, page_id) AS line, "
+            "  arg_min(source_id, page_id) AS source_id FROM pages "
             "  GROUP BY url, fetched_at, md5 HAVING count(*) > 1) first "
             "ON p.url = first.url AND p.fetched_at IS NOT DISTINCT FROM first.fetched_at AND p.md5 = first.md5 "
             "WHERE p.source_id = ? AND p.page_id <> first.first_id"
@@ -204,9 +206,12 @@ class PagesMixin(ContentRules):
         cur.execute(
             "INSERT INTO ingest_errors SELECT ?, ?, line, ?, "
             "? || ': same url, fetched_at and content as line ' || first_line "
-            # a WARC record: where it is, as its other rejects say
-            "|| coalesce(' (offset ' || (extra->>'warc_offset') || ', ' || url || ')', '') FROM duplicate_rows",
-            [source_id, source, RejectKind.DUPLICATE, RejectKind.DUPLICATE],
+            # the first in another file: its line number there, which is another record's here
+            "|| CASE WHEN first_source <> ? THEN ' of source ' || first_source ELSE '' END "
+            # a web archive record: where it is (and its WACZ member), as its other rejects say
+            "|| coalesce(' (offset ' || (extra->>'warc_offset') || ', ' || url || ')', '') "
+            "|| coalesce(' (in ' || (extra->>'wacz_member') || ')', '') FROM duplicate_rows",
+            [source_id, source, RejectKind.DUPLICATE, RejectKind.DUPLICATE, source_id],
         )
         cur.execute("DELETE FROM texts WHERE page_id IN (SELECT page_id FROM duplicate_rows)")
         cur.execute("DELETE FROM pages WHERE page_id IN (SELECT page_id FROM duplicate_rows)")

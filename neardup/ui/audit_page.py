@@ -154,6 +154,15 @@ def can_undo(labels: LabelSession) -> bool:
     return bool(labels.saved or labels.waiting)
 
 
+def done_bar(audit: AuditSession) -> None:
+    """The keys with no pair on screen: undo the last label, and k back through the pairs this tab labeled
+    (the last pair of the queue labeled, it is the way to look at it again)."""
+    row = st.container(horizontal=True)
+    row.button("Undo the last label", shortcut="z", on_click=audit.undo, disabled=not can_undo(audit.labels))
+    name, shortcut, step = MOVE_KEYS[0]
+    row.button(name, shortcut=shortcut, on_click=audit.step, args=(step,), disabled=not audit.can_step(step))
+
+
 def show_pair(run: AuditRun, detail: PairDetail) -> None:
     """The two pages side by side (earlier fetch left), their scores, and the word diff or the one text."""
     L, R = detail.left, detail.right

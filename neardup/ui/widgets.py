@@ -23,7 +23,7 @@ from .data import (
     sample_source,
 )
 from .drilldown import open_host
-from .render import md_escape
+from .render import counted, md_escape
 from .state import (
     KEY_CONFIG,
     KEY_CONFIG_SYNC,
@@ -227,7 +227,8 @@ def escaped_text(label: str, value: object) -> None:
 def remove_source_form(store: Store, sources: pd.DataFrame) -> None:
     """Take one loaded source out of the database (its pages and everything derived from them; labels stay)."""
     names = {
-        int(r.source_id): f"{r.source_id}: {r.path} ({r.n_loaded:,} pages)" for r in sources.itertuples()
+        int(r.source_id): f"{r.source_id}: {r.path} ({counted(int(r.n_loaded), 'page')})"
+        for r in sources.itertuples()
     }
     sample = sample_source(store)
     ids = list(names)
@@ -253,7 +254,8 @@ def remove_source_form(store: Store, sources: pd.DataFrame) -> None:
             st.error(md_escape(str(exc)))
             return
         clear_caches()
-        flash(f"Removed source {names[int(chosen)]}: {n_pages:,} pages out, labels kept.")
+        # a toast is Markdown: the file's name is escaped (the select box shows it as text)
+        flash(f"Removed source {md_escape(names[int(chosen)])}: {counted(n_pages, 'page')} out, labels kept.")
         st.rerun()
 
 

@@ -11,7 +11,7 @@ from neardup import engine
 from neardup.errors import NeardupError
 from neardup.paths import PathRefused, allow_any_path, save_upload, server_path, shown_error
 from neardup.ui.data import clear_caches, progress_bar
-from neardup.ui.render import md_escape
+from neardup.ui.render import counted, md_escape
 from neardup.ui.state import KEY_LAST_UPLOAD, current_config
 from neardup.ui.widgets import open_database, remove_source_form
 
@@ -70,7 +70,8 @@ def run_ingest(file_path: Path, shown_name: str, *, detail: bool, upload: bool =
         st.info(f"{md_escape(shown_name)} is already loaded (same bytes): nothing to do.")
     else:
         st.success(
-            f"{md_escape(shown_name)}: {summary.loaded:,} pages loaded, {summary.errors:,} records rejected "
+            f"{md_escape(shown_name)}: {counted(summary.loaded, 'page')} loaded, "
+            f"{counted(summary.errors, 'record')} rejected "
             f"in {summary.seconds:.1f} s."
         )
         for note in summary.notes():

@@ -24,7 +24,7 @@ from neardup.queues import PER_BUCKET_MAX, AuditQueue, pair_queue, queue_help
 from neardup.ui.audit_page import (
     KEY_HINT,
     AuditRun,
-    can_undo,
+    done_bar,
     label_bar,
     labeled_list,
     progress,
@@ -201,9 +201,7 @@ def draw_labeling(
         with bar:
             label_bar(audit, detail, audit.category(key, detail.category), current, len(queued))
     else:
-        st.button(
-            "Undo the last label", shortcut="z", on_click=audit.undo, disabled=not can_undo(audit.labels)
-        )
+        done_bar(audit)
 
     progress(view, run.config)
     if st.toggle("Labeled pairs", key=W_AUDIT_SHOW_LABELED, help="Filter, reopen a pair, change its label."):
