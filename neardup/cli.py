@@ -209,6 +209,7 @@ def cmd_ingest(args: argparse.Namespace) -> int:
     # file a user gave), nor one another process made at the same time.
     kept = not (new and store.created)
     path = paths[0]
+    rejected = False  # by this run's files (one loaded before is not read again)
     try:
         progress = _tqdm_progress()
         for path in paths:
@@ -218,8 +219,8 @@ def cmd_ingest(args: argparse.Namespace) -> int:
                 refuse(exc)
                 continue
             kept = True
+            rejected = rejected or s.errors > 0
             _ingest_summary(path, s)
-        rejected = len(store.ingest_errors(limit=1)) > 0
         if kept:
             store.close()
         else:

@@ -923,7 +923,7 @@ def test_load_a_server_side_path(
         "malformed JSON:"
     )
     shown = [c.value.replace("\\", "") for c in at.caption]  # Markdown escapes taken out
-    assert "1 malformed JSON, 1 missing url" in shown, shown
+    assert "1 × malformed JSON, 1 × missing url" in shown, shown
     # the same bytes again: nothing to do
     button(at, "Load this path").click().run()
     assert any("already loaded" in i.value for i in at.info)

@@ -192,6 +192,7 @@ def test_wacz_pages_list_marks_the_pages_the_crawler_was_asked_for(tmp_path: Pat
         assert gzip.GzipFile(fileobj=io.BytesIO(member[extra["warc_offset"] :])).read(5) == b"WARC/"
         said = describe_archive_record(extra)
         assert said is not None and said.startswith(f"{path.name} · {extra['wacz_member']} · ")
+        assert said.count(extra["warc_file"]) == 1, said  # the member names its WARC: once
         assert ("a page the crawler was asked for" in said) == (url in listed)
 
 

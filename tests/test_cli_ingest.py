@@ -140,3 +140,20 @@ def test_a_refused_ingest_keeps_an_empty_database_file_it_was_given(
     code, _, err = _run(capsys, "ingest", _only_bad_records(tmp_path), "--db", str(db), "--jobs", "1")
     assert code == 2 and "no usable record" in err
     assert db.exists()
+
+
+def test_the_rejects_line_is_said_after_a_run_that_rejected_records_only(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], crawl: Crawl
+) -> None:
+    """ "rejected records are listed in the ingest_errors table" follows a run whose files had bad records,
+    not one that found its file loaded already (nothing was read, nothing rejected)."""
+    mixed = tmp_path / "mixed.jsonl"
+    mixed.write_bytes(write_jsonl(tmp_path / "good.jsonl", crawl.records[:5]).read_bytes() + b"{not json\n")
+    clean = write_jsonl(tmp_path / "clean.jsonl", crawl.records[5:10])
+    db = str(tmp_path / "d.duckdb")
+    code, out, _ = _run(capsys, "ingest", str(mixed), "--db", db, "--jobs", "1")
+    assert code == 0 and "1 record rejected" in out and "ingest_errors table" in out
+    code, out, _ = _run(capsys, "ingest", str(mixed), "--db", db, "--jobs", "1")
+    assert code == 0 and "already loaded" in out and "ingest_errors table" not in out
+    code, out, _ = _run(capsys, "ingest", str(clean), "--db", db, "--jobs", "1")
+    assert code == 0 and "5 pages loaded" in out and "ingest_errors table" not in out

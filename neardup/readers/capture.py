@@ -407,4 +407,6 @@ def describe_archive_record(extra: str | dict[str, Any] | None) -> str | None:
         listed = "in the WACZ's extra pages list (found by the crawler)"
     else:
         listed = "not in the WACZ's pages lists"
+    # the member's path names its WARC file: the record's line goes on from the record id
+    inner = inner.removeprefix(f"{extra['warc_file']} · ")
     return f"{extra.get('wacz_file')} · {extra.get('wacz_member')} · {listed} · {inner}"

@@ -119,7 +119,7 @@ if errors.empty:
     st.success("No record was rejected.")
 else:
     by_kind = store.rejects_by_kind()
-    st.caption(md_escape(", ".join(f"{n:,} {kind}" for kind, n in by_kind.items())))
+    st.caption(md_escape(", ".join(f"{n:,} × {kind}" for kind, n in by_kind.items())))
     st.dataframe(
         errors,
         hide_index=True,
