@@ -125,8 +125,13 @@ else:
         hide_index=True,
         placeholder="–",
         width="stretch",
+        # the reason (where in the file, which record, why) gets the width; a source's path is cut first
         column_config={
-            "line": st.column_config.NumberColumn(format="%d"),
-            "kind": st.column_config.TextColumn("kind", help="What is wrong; the reason says where and why."),
+            "source": st.column_config.TextColumn("source", width="small"),
+            "line": st.column_config.NumberColumn(format="%d", width="small"),
+            "kind": st.column_config.TextColumn(
+                "kind", help="What is wrong; the reason says where and why.", width="small"
+            ),
+            "reason": st.column_config.TextColumn("reason", width="large"),
         },
     )
