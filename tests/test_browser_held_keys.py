@@ -229,3 +229,50 @@ def test_a_label_key_pressed_before_the_components_script_waits_and_keeps_its_pr
         assert labels["label"].tolist() == ["duplicate"]
         assert labels["labeled_at"].iloc[0] == pd.Timestamp(pressed_ms[0], unit="ms")
         assert_clean(browser, "/Audit after a label key held for the component's script")
+
+
+def _one_pair_per_bucket(page: object) -> None:
+    """The Audit page's *Pairs per bucket* set to 1 from the keyboard (a tab's own setting), the keys let go."""
+    thumb = page.locator('[data-testid="stSlider"]', has_text="Pairs per bucket").get_by_role("slider")
+    thumb.focus()
+    page.keyboard.press("Home")
+    wait_idle(page)
+    page.evaluate("() => document.activeElement.blur()")
+
+
+def test_a_key_whose_button_is_disabled_says_so_not_that_no_pair_was_on_screen(
+    small_db: Path, tmp_path: Path
+) -> None:
+    """With the queue done, a second tab has nothing of its own to undo: z there names its disabled button
+    ("Undo the last label is not available here"), not a pair that was never to be on screen."""
+    done_text = re.compile(r"^Every bucket has 1 decided label")
+    with serving_copy(small_db, tmp_path) as server, launch_browser() as browser:
+        page = browser.page
+        page.goto(server.url + "/Audit")
+        page.wait_for_function("() => !!window.neardupKeyboard")
+        page.get_by_text(re.compile(r"^Pair 1 of \d+")).first.wait_for()
+        wait_idle(page)
+        _one_pair_per_bucket(page)
+        for _ in range(60):
+            # the next pair's label bar, or the queue's end (drawn in a run of its own, maybe a moment later)
+            page.wait_for_function(
+                f"() => ({BAR_JS})() || document.body.innerText.includes('Every bucket has 1 decided label')"
+            )
+            if page.get_by_text(done_text).count():
+                break
+            page.keyboard.press("d")
+            page.wait_for_function(KEYS_SETTLED_JS)
+            wait_idle(page)
+        page.get_by_text(done_text).first.wait_for()
+        assert not live_labels(server).empty
+        other = page.context.new_page()
+        other.goto(server.url + "/Audit")
+        other.wait_for_function("() => !!window.neardupKeyboard")
+        other.get_by_text(re.compile(r"^Pair \d+ of \d+|^Every bucket")).first.wait_for()
+        wait_idle(other)
+        _one_pair_per_bucket(other)
+        other.get_by_text(done_text).first.wait_for()
+        other.keyboard.press("z")
+        other.get_by_text("Key z ignored: Undo the last label is not available here").wait_for()
+        assert other.get_by_text(re.compile("no pair was on screen")).count() == 0
+        assert_clean(browser, "/Audit, z with nothing to undo in a second tab")

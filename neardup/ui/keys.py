@@ -121,8 +121,12 @@ KEYBOARD_SCRIPT = (
     // none on screen it is dropped at once
     const hold = (key, pressedAt) => {
         const pair = shownPair();
-        if (pair === null) notice(`Key ${key} ignored: no pair was on screen when it was pressed`);
-        else state.early.push({key, pressedAt, at: performance.now(), pair});
+        if (pair !== null) state.early.push({key, pressedAt, at: performance.now(), pair});
+        else if (drawn(key) && !shortcut(key)) {  // its button is drawn disabled (Undo, nothing to undo)
+            const kbd = keyButtons(key)[0];
+            const name = kbd.closest('button').textContent.replace(kbd.textContent, '').trim();
+            notice(`Key ${key} ignored: ${name} is not available here`);
+        } else notice(`Key ${key} ignored: no pair was on screen when it was pressed`);
     };
     // a key that nothing took waits again (first in line), on the pair it was pressed on
     const retry = held => {
