@@ -54,8 +54,8 @@ def read_batches(
     """The records of a file in batches for the workers: `LineBlock`s of about `block_bytes` for JSON lines
     (`readers.jsonl.read_jsonl_blocks`), `RecordBatch`es of `batch_records` otherwise (for WARC, ARC and
     WACZ a reader of `ARCHIVE_READERS`, which counts the records it skips, and also cuts a batch at about
-    `block_bytes` of record blocks). Each batch says how far into the file it reaches (`end_byte`). `stored_pages` finds the stored page
-    a WARC revisit stands for when its record is not in the file."""
+    `block_bytes` of record blocks). Each batch says how far into the file it reaches (`end_byte`).
+    `stored_pages` finds the stored page a WARC revisit stands for when its record is not in the file."""
     if fmt == "warc":
         return WarcBatches(
             path, batch_records=batch_records, batch_bytes=block_bytes, stored_pages=stored_pages

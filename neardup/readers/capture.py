@@ -13,11 +13,10 @@ a bad record saying so.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from json.encoder import encode_basestring as _encode_str
-from pathlib import Path
-from typing import Any, BinaryIO, Literal, cast
+from typing import Any, BinaryIO, Literal, Protocol, cast
 
 from resiliparse.parse.encoding import bytes_to_str
 
@@ -338,12 +337,37 @@ def block_bytes(item: object) -> int:
     return len(item.block) + (len(item.original.block) if item.original is not None else 0)
 
 
+class BatchedReader(Protocol):
+    """An archive reader's bounds on a batch, and how far into its file it has read."""
+
+    batch_records: int
+    batch_bytes: int
+
+    @property
+    def read_position(self) -> int: ...
+
+
+def record_batches(lines: Iterable[RawLine], reader: BatchedReader) -> Iterator[RecordBatch]:
+    """`lines` in `RecordBatch`es of at most `reader.batch_records` records and about `reader.batch_bytes` of
+    record blocks, each with `reader.read_position` when it was cut (0 once the file is closed: the load
+    reports the whole file read at its end)."""
+    batch, size = RecordBatch(), 0
+    for raw in lines:
+        batch.append(raw)
+        size += block_bytes(raw.payload)
+        if len(batch) >= reader.batch_records or size >= reader.batch_bytes:
+            batch.end_byte = reader.read_position
+            yield batch
+            batch, size = RecordBatch(), 0
+    if batch:
+        batch.end_byte = reader.read_position
+        yield batch
+
+
 class ArchiveBatches:
     """An archive's records in batches for the workers: `_items()` in file order, numbered from 1 (a page or
-    a named error each), to a `RecordBatch` of at most `batch_records` records and about `batch_bytes` of
-    blocks."""
+    a named error each), as `record_batches` cuts them."""
 
-    path: Path
     batch_records: int
     batch_bytes: int = BATCH_BYTES
     _reading: BinaryIO | None = None  # the file as `_items` reads it, while it does
@@ -357,18 +381,9 @@ class ArchiveBatches:
         return raw_position(self._reading)
 
     def __iter__(self) -> Iterator[RecordBatch]:
-        batch = RecordBatch()
-        size = 0
-        for number, item in enumerate(self._items(), start=1):
-            batch.append(RawLine(number, item))
-            size += block_bytes(item)
-            if len(batch) >= self.batch_records or size >= self.batch_bytes:
-                batch.end_byte = self.read_position
-                yield batch
-                batch, size = RecordBatch(), 0
-        if batch:
-            batch.end_byte = self.path.stat().st_size  # read to its end
-            yield batch
+        yield from record_batches(
+            (RawLine(number, item) for number, item in enumerate(self._items(), start=1)), self
+        )
 
     def records(self) -> Iterator[RawLine]:
         for batch in self:

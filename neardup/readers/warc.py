@@ -42,7 +42,7 @@ from fastwarc.warc import ArchiveIterator, WarcRecordType
 
 from ..records import RawLine, RecordBatch
 from ..rejects import Reject, RejectKind
-from .capture import BATCH_BYTES, StoredPageLookup, WarcCapture, block_bytes
+from .capture import BATCH_BYTES, StoredPageLookup, WarcCapture, record_batches
 from .inflate import GzipBreak, GzipStream, raw_position
 from .jsonl import LineBlock
 
@@ -187,24 +187,17 @@ class WarcBatches:
         """Batches of records, each with how far into the file it reaches (`RecordBatch.end_byte`); a
         one-stream file failing its CRC ends in a `LineBlock` holding the reject, with `discard_from` 1: the
         records sent before came from a stream that failed its check."""
-        batch = RecordBatch()
-        size = 0
-        for number, item in self._records():
-            if isinstance(item, Reject) and item.kind == RejectKind.CORRUPT_FILE:
-                if batch:
-                    yield batch
-                    batch, size = RecordBatch(), 0
-                yield LineBlock(number, b"", item, discard_from=1)
-                continue
-            batch.append(RawLine(number, item))
-            size += block_bytes(item)
-            if len(batch) >= self.batch_records or size >= self.batch_bytes:
-                batch.end_byte = self.read_position
-                yield batch
-                batch, size = RecordBatch(), 0
-        if batch:
-            batch.end_byte = self.path.stat().st_size  # read to its end
-            yield batch
+        corrupt: list[LineBlock] = []
+
+        def lines() -> Iterator[RawLine]:
+            for number, item in self._records():
+                if isinstance(item, Reject) and item.kind == RejectKind.CORRUPT_FILE:  # the last item
+                    corrupt.append(LineBlock(number, b"", item, discard_from=1))
+                else:
+                    yield RawLine(number, item)
+
+        yield from record_batches(lines(), self)
+        yield from corrupt
 
     def record_lists(self) -> Iterator[list[RawLine]]:
         """The batches as lists, a failed stream's `LineBlock` as its one reject (for a reader that
