@@ -4,6 +4,8 @@
 - `neardup._html`: main-content extraction and tag stripping over lexbor, vendored in neardup/vendor/lexbor
   (its HTML parser: the core, dom, html, ns and tag modules, Apache-2.0; one change, marked "neardup:" in
   core/hash.c: its name tables grow with their entries).
+- `neardup._warc_members`: the records of a WARC.gz written a gzip member per record, inflated by libdeflate's
+  decompressor, vendored in neardup/vendor/libdeflate (MIT; its decompression and CRC-32 sources, as released).
 gcc and the Python headers build them at install; the lexbor sources compile on all cores.
 """
 
@@ -15,6 +17,12 @@ from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
 
 LEXBOR = Path("neardup/vendor/lexbor")
+LIBDEFLATE = Path("neardup/vendor/libdeflate/lib")
+LIBDEFLATE_SOURCES = [  # its decompressors and CRC-32, and the CPU feature checks that pick their code
+    str(LIBDEFLATE / name)
+    for name in ("deflate_decompress.c", "gzip_decompress.c", "crc32.c", "utils.c")
+    + ("x86/cpu_features.c", "arm/cpu_features.c")
+]
 LEXBOR_SOURCES = sorted(
     str(p) for m in ("core", "dom", "html", "ns", "tag", "ports/posix") for p in (LEXBOR / m).rglob("*.c")
 )
@@ -66,6 +74,14 @@ setup(
             depends=["neardup/vendor/xxhash.h"],
             define_macros=[("LEXBOR_STATIC", None)],
             extra_compile_args=["-O2", "-fvisibility=hidden", "-Wno-unused-parameter"],
+        ),
+        Extension(
+            "neardup._warc_members",
+            sources=["neardup/_warc_members.c", *LIBDEFLATE_SOURCES],
+            include_dirs=["neardup/vendor"],
+            extra_compile_args=["-O2", "-fvisibility=hidden", "-Wno-sign-compare"],
+            # libdeflate marks its functions for export: bound to its own copy, whatever else is loaded
+            extra_link_args=["-Wl,-Bsymbolic"],
         ),
     ],
     cmdclass={"build_ext": ParallelBuildExt},

@@ -1,10 +1,12 @@
-"""WARC, WARC.gz and WET archives -> the records the rest of ingest reads (FastWARC).
+"""WARC, WARC.gz and WET archives -> the records the rest of ingest reads (FastWARC, and a compiled loop for
+the common case).
 
-The main process only splits the archive into records (`WarcBatches`, FastWARC's reader, its own
-inflate so that offsets are offsets into the compressed file); each record's bytes cross to a worker
-as a `WarcCapture` (`capture.py`; its block through shared memory, `shared_captures.py`), and
-`WarcCapture.record()` does the per-page work there: HTTP header, chunked and Content-Encoding decoding,
-the HTML test, the charset (`payload.py`).
+The main process only splits the archive into records (`WarcBatches`): a WARC.gz written a gzip member
+per record by the compiled member loop (`warc_members`, libdeflate) up to any member it does not read
+cleanly, everything else by FastWARC's reader (its own inflate, so that offsets are offsets into the
+compressed file); each record's bytes cross to a worker as a `WarcCapture` (`capture.py`; its block
+through shared memory, `shared_captures.py`), and `WarcCapture.record()` does the per-page work there:
+HTTP header, chunked and Content-Encoding decoding, the HTML test, the charset (`payload.py`).
 
 Records:
 - `response` (an HTTP response): a page; status from the status line, `fetched_at` from WARC-Date, url
@@ -45,6 +47,7 @@ from ..rejects import Reject, RejectKind
 from .capture import BATCH_BYTES, StoredPageLookup, WarcCapture, record_batches
 from .inflate import GzipBreak, GzipStream, raw_position
 from .jsonl import LineBlock
+from .warc_members import MemberRecords
 
 WARC_MAGIC = b"WARC/"
 FRAMED_MAGIC = (b"\x04\x22\x4d\x18", b"\x28\xb5\x2f\xfd")  # LZ4 frame, Zstandard frame
@@ -93,7 +96,7 @@ def _uri(value: str | None) -> str:
     return uri[1:-1].strip() if uri.startswith("<") and uri.endswith(">") else uri
 
 
-_PAGE_SOURCES = WarcRecordType.response | WarcRecordType.resource
+_PAGE_SOURCE_NAMES = ("response", "resource")  # the records a revisit refers to
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,13 +115,38 @@ class RecordIndex:
         return pos
 
 
+@dataclass(slots=True)
+class _Scan:
+    """Where `WarcBatches._scan` is: the records read so far (a record's number), and the last capture read,
+    held back one record: a read error right after it can still flag its length."""
+
+    number: int = 0
+    held: WarcCapture | None = None
+    held_number: int = 0
+    prev_pos: int = -1  # the offset of the last page-like record (frames holding several records)
+    last_pos: int = -1  # the offset of the last record read since reading began or resumed (after an error)
+
+    def hold(self, cap: WarcCapture) -> Iterator[tuple[int, WarcCapture]]:
+        """Hold `cap` (record `number`), giving up the one held before."""
+        if self.held is not None:
+            yield self.held_number, self.held
+        self.held, self.held_number = cap, self.number
+
+    def release(self) -> Iterator[tuple[int, WarcCapture]]:
+        """The capture held, if any, now."""
+        if self.held is not None:
+            yield self.held_number, self.held
+            self.held = None
+
+
 class WarcBatches:
     """The page-like records of a WARC file as batches of `RawLine(record number, WarcCapture)`, with
     bad records (malformed, cut off) as `RawLine(record number, Reject)`, which `validate` returns as is;
     a batch holds at most `batch_records` records and about `batch_bytes` of their blocks.
 
-    A file gzipped per record is read by FastWARC's own inflate, so offsets are those of the records'
-    gzip members; one gzipped as a single stream is inflated by ISA-L (`inflate.GzipStream`) and offsets are
+    A file gzipped per record is read by the compiled member loop (`MemberRecords`), FastWARC taking over
+    from a member the loop does not read; offsets are those of the records' gzip members. One gzipped as a
+    single stream is inflated by ISA-L (`inflate.GzipStream`) and offsets are
     into the decompressed stream (`warc_offset_in` says which). After iteration, `skipped` counts the
     records that are not pages by WARC-Type, and `revisits` the revisit records linked to their record."""
 
@@ -129,6 +157,7 @@ class WarcBatches:
         batch_records: int = 256,
         batch_bytes: int = BATCH_BYTES,
         stored_pages: StoredPageLookup | None = None,
+        compiled: bool = True,
     ) -> None:
         self.path = Path(path)
         self.name = self.path.name
@@ -142,6 +171,9 @@ class WarcBatches:
             # FastWARC reads LZ4 and Zstandard too; a record's offset is its frame's while frames and
             # records are one to one, none after two records share a frame
             self._framed = f.read(4) in FRAMED_MAGIC
+        # The compiled member loop reads what it can of a file gzipped per record (`compiled=False`: FastWARC
+        # reads all of it, the path the loop is held to in the tests)
+        self._compiled = compiled and self._members
         self._no_offsets = False
         self._recent: OrderedDict[int, WarcCapture] = OrderedDict()
         self._recent_bytes = 0
@@ -324,13 +356,11 @@ class WarcBatches:
 
     def _scan(self) -> Iterator[tuple[int, WarcCapture | Reject]]:
         """`_records` in file order, a revisit whose record must be read again marked `pending`, one whose
-        record is not among those before it marked `forward`."""
-        by_id, by_digest = self._by_id, self._by_digest
-        # The last capture is held back one record: a read error right after it can still flag its length.
-        held: WarcCapture | None = None
-        held_number = 0
-        number = 0
-        prev_pos = -1
+        record is not among those before it marked `forward`.
+
+        A file gzipped per record is read by the compiled member loop (`MemberRecords`) up to a member it does
+        not read, then by FastWARC, and by the loop again from where reading resumes after a malformed record."""
+        s = _Scan()
         start = 0
         last_start = (0, "")  # offset and URL of the last record begun: where a cut falls
         if (bad_line := self._lf_only_header()) is not None:
@@ -344,13 +374,28 @@ class WarcBatches:
         with self._open() as f:
             self._reading = f
             while True:
+                again = -1  # the offset of a record the member loop read, which FastWARC reads again unused
+                if self._compiled:
+                    members = MemberRecords(f, start, self.name, self.offset_in)
+                    yield from self._read_members(members, s)
+                    if members.stopped_at is None:
+                        break
+                    # FastWARC reads on from the last member the loop read (from a member, not from the bytes
+                    # the loop stopped at, as a read from the start of the file would: the same errors)
+                    if members.last_offset is not None:
+                        start = again = members.last_offset
+                    else:
+                        start = members.stopped_at
                 f.seek(start)
-                last_pos = -1
                 error: str | None = None
                 try:
                     for rec in ArchiveIterator(f, parse_http=False):
-                        number += 1
-                        pos = last_pos = rec.stream_pos
+                        pos = rec.stream_pos
+                        if pos == again:
+                            again = -1
+                            continue
+                        s.number += 1
+                        s.last_pos = pos
                         rtype = rec.record_type
                         if not rtype & _PAGE_TYPES:
                             got = rec.reader.consume()
@@ -358,11 +403,9 @@ class WarcBatches:
                                 last_start = (pos, f"a {_type_name(rtype)} record")
                                 if self._break is not None:
                                     break
-                                if held is not None:
-                                    yield held_number, held
-                                    held = None
+                                yield from s.release()
                                 yield (
-                                    number,
+                                    s.number,
                                     RejectKind.RECORD_CUT_OFF.reject(
                                         f": {_type_name(rtype)} record, {got:,} of {rec.content_length:,} "
                                         f"bytes (offset {pos})"
@@ -385,65 +428,82 @@ class WarcBatches:
                                 if declared is not None
                                 else "in its WARC header"
                             )
-                            if held is not None:
-                                yield held_number, held
-                                held = None
-                            yield number, RejectKind.RECORD_CUT_OFF.reject(f": {shown} (offset {pos}, {url})")
+                            yield from s.release()
+                            yield (
+                                s.number,
+                                RejectKind.RECORD_CUT_OFF.reject(f": {shown} (offset {pos}, {url})"),
+                            )
                             continue
-                        if self._framed and pos == prev_pos:  # lz4 / zstd frames holding several records
+                        if self._framed and pos == s.prev_pos:  # lz4 / zstd frames holding several records
                             self._framed, self._no_offsets = False, True
-                            if held is not None:
-                                held = replace(held, offset=None)
-                        prev_pos = pos
+                            if s.held is not None:
+                                s.held = replace(s.held, offset=None)
+                        s.prev_pos = pos
                         cap = self._capture(rec, pos, block, h)
                         if self._no_offsets:
                             cap = replace(cap, offset=None)
-                        if rtype == WarcRecordType.revisit:
-                            cap = self._link(cap, by_id, by_digest)
-                        elif rtype & _PAGE_SOURCES:
-                            if cap.record_id:
-                                by_id.setdefault(cap.record_id, pos)
-                            if cap.payload_digest:
-                                by_digest.setdefault(cap.payload_digest, pos)
-                            self._remember(cap)
-                        if held is not None:
-                            yield held_number, held
-                        held, held_number = cap, number
+                        yield from s.hold(self._page(cap, pos))
                 except OSError as exc:  # FastWARC: "Invalid WARC header", a broken gzip member
                     error = str(exc) or type(exc).__name__
                 if error is None or self._break is not None:
                     break
-                number += 1
-                after = last_pos if last_pos >= 0 else start
+                s.number += 1
+                after = s.last_pos if s.last_pos >= 0 else start
                 resume = self._next_record(after + 1)
-                if held is not None:
+                if s.held is not None:
+                    held = s.held
                     end = None if self._members else self._record_end(held.offset or 0, len(held.block))
                     if end is not None and resume is not None and end != resume:
                         yield (
-                            held_number,
+                            s.held_number,
                             RejectKind.BAD_CONTENT_LENGTH.reject(
                                 f" (offset {held.offset}, {held.url}): "
                                 f"{len(held.block):,} bytes end the record at byte {end:,}, "
                                 f"the next record starts at {resume:,}",
                             ),
                         )
+                        s.held = None
                     else:
-                        yield held_number, held
-                    held = None
-                where = f"after offset {after}" if number > 1 else "at offset 0"
+                        yield from s.release()
+                where = f"after offset {after}" if s.number > 1 else "at offset 0"
                 tail = (
                     f"reading resumed at offset {resume}"
                     if resume is not None
                     else "the rest of the file is lost"
                 )
-                yield number, RejectKind.MALFORMED_RECORD.reject(f" ({where}: {error}); {tail}")
+                yield s.number, RejectKind.MALFORMED_RECORD.reject(f" ({where}: {error}); {tail}")
                 if resume is None:
                     break
-                start = resume
-        if held is not None:
-            yield held_number, held
+                start, s.last_pos = resume, -1
+        yield from s.release()
         if self._break is not None:
-            yield number + 1, self._break_reject(last_start)
+            yield s.number + 1, self._break_reject(last_start)
+
+    def _read_members(self, members: MemberRecords, s: _Scan) -> Iterator[tuple[int, WarcCapture]]:
+        """The records the compiled member loop reads, numbered, indexed and linked as `_scan`'s own."""
+        skipped = self.skipped
+        for item in members:
+            s.number += 1
+            if type(item) is str:
+                skipped[item] += 1
+                continue
+            cap = cast(WarcCapture, item)
+            yield from s.hold(self._page(cap, cast(int, cap.offset)))
+        if members.last_offset is not None:
+            s.last_pos = members.last_offset
+
+    def _page(self, cap: WarcCapture, pos: int) -> WarcCapture:
+        """A page-like record as read at `pos`: a revisit linked to its record; a response or resource indexed
+        by its id and payload digest and kept for the revisits after it."""
+        if cap.warc_type == "revisit":
+            return self._link(cap, self._by_id, self._by_digest)
+        if cap.warc_type in _PAGE_SOURCE_NAMES:
+            if cap.record_id:
+                self._by_id.setdefault(cap.record_id, pos)
+            if cap.payload_digest:
+                self._by_digest.setdefault(cap.payload_digest, pos)
+            self._remember(cap)
+        return cap
 
     def _break_reject(self, last_start: tuple[int, str]) -> Reject:
         """The one reject that stands for the part of a one-stream gzip file that cannot be read."""

@@ -1,0 +1,250 @@
+"""The compiled member loop (`readers.warc_members`, libdeflate) reads a WARC.gz written a gzip member per
+record as FastWARC's path does: the same records, captures, rejects, counts and links, on real crawlers'
+files and on random hostile ones, and it is the loop that reads the common case (not FastWARC every time)."""
+
+from __future__ import annotations
+
+import gzip
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from neardup.readers.capture import WarcCapture
+from neardup.readers.warc import WarcBatches, _compression
+from neardup.readers.warc_members import MemberRecords
+from neardup.rejects import RejectKind
+
+ROOT = Path(__file__).resolve().parent.parent
+ARCHIVES = ROOT / "tests" / "data" / "archives"
+
+
+def _per_record(path: Path) -> bool:
+    """A WARC.gz gzipped a member per record (not as one stream, nor several records to a member)."""
+    members, one_stream = _compression(path)
+    return members and not one_stream
+
+
+def _files() -> list[Path]:
+    files = sorted(ARCHIVES.glob("*.warc.gz"))
+    if extra := os.environ.get("NEARDUP_ARCHIVE_CORPUS"):  # real crawlers' files kept outside (PROVENANCE.md)
+        files += sorted(p for p in Path(extra).rglob("*.warc.gz") if p.is_file())
+    return [p for p in files if _per_record(p)]
+
+
+def _read(path: Path, *, compiled: bool) -> tuple[list[Any], dict[str, int], int]:
+    batches = WarcBatches(path, compiled=compiled)
+    records = list(batches.records())
+    return records, dict(batches.skipped), batches.revisits
+
+
+@pytest.mark.parametrize("path", _files(), ids=lambda p: p.name)
+def test_a_real_crawlers_warc_gz_reads_the_same_by_the_member_loop_as_by_fastwarc(path: Path) -> None:
+    compiled = _read(path, compiled=True)
+    assert compiled == _read(path, compiled=False)
+    assert compiled[0] or compiled[1], "no record read"
+
+
+@pytest.mark.parametrize("name", ["wget-1.21.warc.gz", "warcio-per-record.warc.gz"])
+def test_the_member_loop_alone_reads_a_real_crawlers_file_to_its_end(name: str) -> None:
+    path = ARCHIVES / name
+    with open(path, "rb") as f:
+        members = MemberRecords(f, 0, path.name, "file")
+        read = list(members)
+        assert members.stopped_at is None
+        assert f.tell() == path.stat().st_size  # the load's progress reaches the file's end
+    assert len(read) == 22  # warcinfo, request / response pairs, a revisit, metadata: every record
+    captures = [r for r in read if isinstance(r, WarcCapture)]
+    assert captures and all(c.offset is not None and c.warc_file == name for c in captures)
+
+
+def test_fastwarc_reads_from_a_member_the_loop_does_not_read_and_the_loop_again_after_a_resync(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    clean = [gzip.compress(_warc(f"http://a.example/{i}", _HTML)) for i in range(6)]
+    folded = gzip.compress(
+        _warc("http://a.example/folded", _HTML).replace(b"\r\nWARC-Date:", b"\r\n  folded\r\nWARC-Date:", 1)
+    )
+    garbage = b"\x00 not a gzip member \x00" * 4
+    path = tmp_path / "odd.warc.gz"
+    path.write_bytes(b"".join([clean[0], clean[1], folded, clean[2], garbage, clean[3], clean[4], clean[5]]))
+    starts: list[tuple[int, int]] = []  # (offset, records read) of each run of the member loop
+
+    class Watched(MemberRecords):
+        def __iter__(self) -> Any:
+            read = 0
+            for item in super().__iter__():
+                read += 1
+                yield item
+            starts.append((self._start, read))
+
+    monkeypatch.setattr("neardup.readers.warc.MemberRecords", Watched)
+    records, _, _ = _read(path, compiled=True)
+    pages = [r.payload.url for r in records if isinstance(r.payload, WarcCapture)]
+    assert pages == [f"http://a.example/{i}" for i in (0, 1)] + [
+        "http://a.example/folded folded"
+    ] + [  # a folded line goes on its field
+        f"http://a.example/{i}" for i in (2, 3, 4, 5)
+    ]
+    resumed = sum(len(m) for m in (clean[0], clean[1], folded, clean[2], garbage))
+    assert starts == [(0, 2), (resumed, 3)]  # up to the folded record; again after the garbage
+    monkeypatch.undo()
+    assert records == _read(path, compiled=False)[0]
+
+
+def test_a_complete_record_before_bytes_that_are_not_a_member_is_kept(tmp_path: Path) -> None:
+    members = [gzip.compress(_warc(f"http://a.example/{i}", _HTML)) for i in range(3)]
+    path = tmp_path / "junk.warc.gz"
+    path.write_bytes(members[0] + members[1] + b"\x1f" + members[2])
+    records, _, _ = _read(path, compiled=True)
+    shown = [r.payload.url if isinstance(r.payload, WarcCapture) else r.payload.detail for r in records]
+    assert shown == [
+        "http://a.example/0",
+        "http://a.example/1",
+        f"malformed record (after offset {len(members[0])}: Gzip decompression error: data error); "
+        f"reading resumed at offset {len(members[0]) + len(members[1]) + 1}",
+        "http://a.example/2",
+    ]
+
+
+def _warc(uri: str, html: bytes) -> bytes:
+    block = b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\n\r\n" + html
+    head = (
+        f"WARC/1.0\r\nWARC-Type: response\r\nWARC-Target-URI: {uri}\r\nWARC-Date: 2026-01-01T00:00:00Z\r\n"
+        f"WARC-Record-ID: <urn:uuid:{uri}>\r\nContent-Type: application/http; msgtype=response\r\n"
+        f"Content-Length: {len(block)}\r\n\r\n"
+    )
+    return head.encode() + block + b"\r\n\r\n"
+
+
+# --- random hostile files: every kind of member the loop must leave to FastWARC, mixed with clean ones ----
+_HTML = b"<html><head><title>t</title></head><body><p>words of a page</p></body></html>"
+_DIGESTS = ["sha1:AAAA", "sha1:BBBB", "sha1:CCCC"]
+_IDS = ["<urn:uuid:1>", "<urn:uuid:2>", "<urn:uuid:3>"]
+
+
+def _lower_names(lines: list[bytes]) -> list[bytes]:
+    return [ln.lower() if ln.startswith((b"Content-", b"WARC-Type")) else ln for ln in lines]
+
+
+# A header's flaws (a record's header lines -> them flawed); "lf only" is in the line ends
+_FLAWS: dict[str | None, Any] = {
+    "lower name": _lower_names,
+    "twice": lambda ls: [*ls, ls[0]],
+    "folded": lambda ls: [ls[0], b"  continued", *ls[1:]],
+    "no colon": lambda ls: [b"no colon here", *ls],
+    "non-ascii": lambda ls: [*ls, "WARC-Warcinfo-ID: <urn:\u00fc>".encode()],
+    "no length": lambda ls: [ln for ln in ls if not ln.startswith(b"Content-Length")],
+    "tab": lambda ls: [*ls, b"X-Note:\tvalue\t"],
+    "empty": lambda ls: [*ls, b"WARC-Truncated:"],
+}
+
+
+@st.composite
+def _record(draw: st.DrawFn) -> bytes:
+    """One WARC record's bytes, well formed or broken in one of the ways real and hostile files are."""
+    rtype = draw(
+        st.sampled_from(["response", "resource", "revisit", "request", "metadata", "warcinfo", "conversion"])
+    )
+    rtype = draw(st.sampled_from([rtype, rtype, rtype.capitalize(), "bogus"]))
+    if rtype in ("response", "revisit"):
+        http = b"HTTP/1.1 200 OK\r\nContent-Type: text/html; charset=utf-8\r\n\r\n"
+        block = http + draw(st.sampled_from([_HTML, b"", b"\xff\xfe bytes", _HTML * 3]))
+        ctype = "application/http; msgtype=response"
+    else:
+        block = draw(st.sampled_from([_HTML, b"plain words", b""]))
+        ctype = draw(st.sampled_from(["text/html", "text/plain", "application/warc-fields"]))
+    uri = draw(
+        st.sampled_from(
+            ["http://a.example/x", "<http://a.example/y>", " http://b.example/ ", "", "<>", "http://c/\u00e9"]
+        )
+    )
+    fields: list[tuple[str, str]] = [("WARC-Type", rtype), ("WARC-Target-URI", uri)]
+    fields += [("WARC-Date", "2026-01-01T00:00:00Z"), ("WARC-Record-ID", draw(st.sampled_from(_IDS)))]
+    fields += [("Content-Type", ctype), ("WARC-Payload-Digest", draw(st.sampled_from(_DIGESTS)))]
+    if rtype == "revisit":
+        fields += [
+            ("WARC-Refers-To", draw(st.sampled_from(_IDS))),
+            ("WARC-Profile", "identical-payload-digest"),
+        ]
+        fields += [("WARC-Refers-To-Target-URI", "<http://a.example/x>")]
+    if draw(st.booleans()):
+        fields.append(("WARC-Truncated", "length"))
+    length = str(len(block) + draw(st.sampled_from([0, 0, 0, 0, -1, 1, 7])))
+    fields.append(
+        ("Content-Length", draw(st.sampled_from([length, length, " " + length, "x1", "+" + length])))
+    )
+    draw(st.randoms()).shuffle(fields)
+    flaw = draw(
+        st.sampled_from(
+            [None] * 6
+            + [
+                "lower name",
+                "twice",
+                "folded",
+                "no colon",
+                "lf only",
+                "non-ascii",
+                "no length",
+                "tab",
+                "empty",
+            ]
+        )
+    )
+    lines = _FLAWS.get(flaw, lambda ls: ls)([f"{k}: {v}".encode() for k, v in fields])
+    eol = b"\n" if flaw == "lf only" else b"\r\n"
+    version = draw(st.sampled_from([b"WARC/1.0", b"WARC/1.1", b"WARC/0.17", b"WARC/2.0"]))
+    tail = draw(st.sampled_from([b"\r\n\r\n"] * 4 + [b"\r\n", b"", b"\r\n\r\n\r\n"]))
+    return version + eol + eol.join(lines) + eol + eol + block + tail
+
+
+@st.composite
+def _archive(draw: st.DrawFn) -> bytes:
+    """Records gzipped a member each, some two to a member, with a member cut, corrupt or garbage between."""
+    records = draw(st.lists(_record(), min_size=1, max_size=8))
+    out = bytearray()
+    i = 0
+    while i < len(records):
+        together = 2 if i + 1 < len(records) and draw(st.integers(0, 7)) == 0 else 1
+        member = gzip.compress(
+            b"".join(records[i : i + together]), compresslevel=draw(st.sampled_from([1, 6, 9]))
+        )
+        damage = draw(st.sampled_from([None] * 8 + ["cut", "crc", "garbage"]))
+        if damage == "cut":
+            member = member[: draw(st.integers(1, len(member) - 1))]
+        elif damage == "crc":
+            member = member[:-8] + bytes([member[-8] ^ 0xFF]) + member[-7:]
+        elif damage == "garbage":
+            member += b"\x00junk\x1f\x8b"
+        out += member
+        i += together
+    return bytes(out)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=_archive())
+def test_a_hostile_warc_gz_reads_the_same_by_the_member_loop_as_by_fastwarc(
+    tmp_path: Path, data: bytes
+) -> None:
+    path = tmp_path / "hostile.warc.gz"
+    path.write_bytes(data)
+    _same_or_more(_read(path, compiled=True), _read(path, compiled=False))
+
+
+def _same_or_more(
+    compiled: tuple[list[Any], dict[str, int], int], fastwarc: tuple[list[Any], dict[str, int], int]
+) -> None:
+    """The member loop's records are FastWARC's, number for number, but for a complete record FastWARC loses
+    when the bytes after its member are not another member (its read-ahead fails inside the record): the
+    loop keeps it, and the malformed-record reject after it is the same."""
+    ours, theirs = ({r.line: r.payload for r in out[0]} for out in (compiled, fastwarc))
+    for line, payload in theirs.items():
+        assert ours.get(line) == payload, line
+    for line in ours.keys() - theirs.keys():
+        assert isinstance(ours[line], WarcCapture), ours[line]
+        after = theirs.get(line + 1)
+        assert after is not None and after.kind == RejectKind.MALFORMED_RECORD, after
+    assert all(compiled[1].get(k, 0) >= n for k, n in fastwarc[1].items()) and compiled[2] >= fastwarc[2]
