@@ -11,7 +11,7 @@ SAMPLE := sample_data/crawl.jsonl.gz
 
 # What running needs (neardup and its dependencies); the dev extra (pytest, Playwright, Spark, mypy, ...)
 # only for the targets that test, lint or take screenshots.
-$(VENV)/.installed: pyproject.toml setup.py neardup/_kernels.c neardup/_html.c neardup/_warc_members.c neardup/vendor/lexbor/core/hash.c
+$(VENV)/.installed: pyproject.toml setup.py neardup/_kernels.c neardup/_html.c neardup/_archives.c neardup/_payload.c neardup/_warc_members.c neardup/vendor/lexbor/core/hash.c
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e .

@@ -4,8 +4,10 @@
 - `neardup._html`: main-content extraction and tag stripping over lexbor, vendored in neardup/vendor/lexbor
   (its HTML parser: the core, dom, html, ns and tag modules, Apache-2.0; one change, marked "neardup:" in
   core/hash.c: its name tables grow with their entries).
-- `neardup._warc_members`: the records of a WARC.gz written a gzip member per record, inflated by libdeflate's
-  decompressor, vendored in neardup/vendor/libdeflate (MIT; its decompression and CRC-32 sources, as released).
+- `neardup._archives`: the compiled parts of the web archive readers: the records of a WARC.gz written a gzip
+  member per record (_warc_members.c) and the page of an HTTP response block in one pass (_payload.c), over
+  libdeflate's decompressor, vendored in neardup/vendor/libdeflate (MIT; its decompression and CRC-32
+  sources, as released).
 gcc and the Python headers build them at install; the lexbor sources compile on all cores.
 """
 
@@ -76,9 +78,15 @@ setup(
             extra_compile_args=["-O2", "-fvisibility=hidden", "-Wno-unused-parameter"],
         ),
         Extension(
-            "neardup._warc_members",
-            sources=["neardup/_warc_members.c", *LIBDEFLATE_SOURCES],
+            "neardup._archives",
+            sources=[
+                "neardup/_archives.c",
+                "neardup/_warc_members.c",
+                "neardup/_payload.c",
+                *LIBDEFLATE_SOURCES,
+            ],
             include_dirs=["neardup/vendor"],
+            depends=["neardup/_archives.h"],
             extra_compile_args=["-O2", "-fvisibility=hidden", "-Wno-sign-compare"],
             # libdeflate marks its functions for export: bound to its own copy, whatever else is loaded
             extra_link_args=["-Wl,-Bsymbolic"],

@@ -1,4 +1,4 @@
-/* neardup._warc_members: the records of a WARC.gz written a gzip member per record, read in one loop.
+/* neardup._archives.MemberReader: the records of a WARC.gz written a gzip member per record, in one loop.
 
 A `MemberReader` inflates member after member of a buffer (the file, memory-mapped) with libdeflate
 (vendor/libdeflate, MIT), checks each member's CRC and length, splits its record into the WARC header and
@@ -14,6 +14,7 @@ case, not a second WARC parser with its own answers.
 #include <Python.h>
 #include <string.h>
 
+#include "_archives.h"
 #include "libdeflate/libdeflate.h"
 
 #define FIRST_OUT (1u << 20)   /* the inflate buffer's first size; it grows to the largest record read */
@@ -292,7 +293,7 @@ static PyMethodDef reader_methods[] = {
 
 static PyTypeObject MemberReaderType = {
     PyVarObject_HEAD_INIT(NULL, 0)
-    .tp_name = "neardup._warc_members.MemberReader",
+    .tp_name = "neardup._archives.MemberReader",
     .tp_doc = PyDoc_STR("Reads the records of a WARC.gz written a gzip member per record (libdeflate)."),
     .tp_basicsize = sizeof(MemberReader),
     .tp_flags = Py_TPFLAGS_DEFAULT,
@@ -302,22 +303,12 @@ static PyTypeObject MemberReaderType = {
     .tp_methods = reader_methods,
 };
 
-static struct PyModuleDef module = {
-    PyModuleDef_HEAD_INIT, "_warc_members",
-    "The records of a WARC.gz written a gzip member per record, inflated by libdeflate.", -1, NULL,
-};
-
-PyMODINIT_FUNC PyInit__warc_members(void) {
+/* Adds `MemberReader` to the module (`_archives.c`). */
+int warc_members_add(PyObject *m) {
     for (int t = 0; t < N_TYPES; t++) {
         type_strings[t] = PyUnicode_InternFromString(TYPE_NAMES[t]);
-        if (type_strings[t] == NULL) return NULL;
+        if (type_strings[t] == NULL) return -1;
     }
-    if (PyType_Ready(&MemberReaderType) < 0) return NULL;
-    PyObject *m = PyModule_Create(&module);
-    if (m == NULL) return NULL;
-    if (PyModule_AddObjectRef(m, "MemberReader", (PyObject *)&MemberReaderType) < 0) {
-        Py_DECREF(m);
-        return NULL;
-    }
-    return m;
+    if (PyType_Ready(&MemberReaderType) < 0) return -1;
+    return PyModule_AddObjectRef(m, "MemberReader", (PyObject *)&MemberReaderType);
 }

@@ -107,12 +107,14 @@ class CapturedPage:
     fetched_at: str | None
     status: int | None
     extra: str  # a JSON object, as `json.dumps(fields, ensure_ascii=False)` writes it
+    # `html` decoded from bytes checked as UTF-8: it holds no lone surrogate (no second check, ~4 us a 15 KB page)
+    html_from_utf8: bool = False
 
     def unencodable_field(self) -> str | None:
         """The first field, in `record()`'s order, that cannot be written as UTF-8 (a lone surrogate)."""
         for key, value in (
             ("url", self.url),
-            ("html", self.html),
+            ("html", None if self.html_from_utf8 else self.html),
             ("text", self.text),
             ("fetched_at", self.fetched_at),
         ):

@@ -20,11 +20,16 @@ from typing import Any, BinaryIO, Literal, Protocol, cast
 
 from resiliparse.parse.encoding import bytes_to_str
 
+from .._archives import utf8_html
 from ..records import MAX_PAGE_BYTES, CapturedPage, PageRecord, RawLine, RecordBatch
 from ..rejects import Reject, RejectKind
 from .inflate import raw_position
 from .jsonl import BLOCK_BYTES
 from .payload import HTML_TYPES, STATUS_LINE, BodyTooLarge, decode_body, decode_html, parse_http, sniff_mime
+
+# A payload inflates to at most this: a page's bytes may be twice its UTF-8 (UTF-16 of ASCII), and `validate`
+# judges the decoded page.
+BODY_LIMIT = 2 * MAX_PAGE_BYTES
 
 
 # Not frozen: a frozen dataclass's `__init__` sets each of the 19 fields through `object.__setattr__`, ~3 us
@@ -141,6 +146,8 @@ class WarcCapture:
             or self.content_type.lower().startswith(("application/http", "message/http"))
             or STATUS_LINE.match(self.block, 0, 64) is not None
         )
+        if http_block and self.original is None and (page := self._utf8_page(where, extra, fields)):
+            return page
         body: bytes | memoryview
         # a revisit's block may be empty (the standard allows it): the record it refers to has the header
         own = (
@@ -162,13 +169,11 @@ class WarcCapture:
             status, headers, body = 200, {"content-type": self.content_type or ""}, self.block
         else:
             status, headers, body = own
-        # A page's bytes may be twice its UTF-8 (UTF-16 of ASCII): `validate` judges the decoded page.
-        limit = 2 * MAX_PAGE_BYTES
         try:
-            body, failed = decode_body(body, headers, limit=limit)
+            body, failed = decode_body(body, headers, limit=BODY_LIMIT)
         except BodyTooLarge as exc:
             return RejectKind.PAGE_TOO_LARGE.reject(
-                f": Content-Encoding {exc.args[0]} inflates past {limit / 1e6:.0f} MB, "
+                f": Content-Encoding {exc.args[0]} inflates past {BODY_LIMIT / 1e6:.0f} MB, "
                 f"inflating stopped there ({where}, {self.url})",
             )
         if failed:
@@ -183,6 +188,21 @@ class WarcCapture:
         extra.append(f'"charset": {_json_str(charset)}')
         extra.append(f'"charset_source": {_json_str(charset_source)}')
         return CapturedPage(self.url, html, None, self.date, status, _json_object(extra, fields))
+
+    def _utf8_page(
+        self, where: str, extra: list[str], fields: PageRecord | None
+    ) -> CapturedPage | Reject | None:
+        """The page of the common response, HTML whose charset resolves to UTF-8, read in one compiled pass
+        (`_archives.utf8_html`, _payload.c: what the Python path makes of it); None for any other response."""
+        compiled = utf8_html(self.block, BODY_LIMIT)
+        if compiled is None:
+            return None
+        status, html, charset_source = compiled
+        if not html or html.isspace():
+            return RejectKind.EMPTY_PAGE.reject(f" (html is blank; {where}, {self.url})")
+        extra.append('"charset": "utf-8"')
+        extra.append(f'"charset_source": {_json_str(charset_source)}')
+        return CapturedPage(self.url, html, None, self.date, status, _json_object(extra, fields), True)
 
     def _stored_page(
         self, stored: StoredPage, where: str, record_id: bool, fields: PageRecord | None

@@ -1,12 +1,13 @@
 """The records of a WARC.gz written a gzip member per record (as Heritrix, wget, warcio and Common Crawl write
-them), read by the compiled loop of `neardup._warc_members`: each member inflated by libdeflate, its record
-split and its capture made in C, in place of FastWARC's reader and the Python around each of its records.
+them), read by the compiled loop of `neardup._archives` (_warc_members.c): each member inflated by
+libdeflate, its record split and its capture made in C, in place of FastWARC's reader and the Python around
+each of its records.
 
 The loop reads only the members it is sure of (one whole, well-formed record each, a plain ASCII header)
-and stops at any other: `MemberRecords.stopped_at` says where, and `WarcBatches` reads on from there with
-FastWARC, which names what is wrong, then hands the members after it back to this loop. A record read here
-is the capture FastWARC's path makes of it (tests/test_warc_members.py holds the two to each other over
-real crawlers' archives and hostile records).
+and stops at any other: `MemberRecords.stopped_at` says where, and `WarcBatches` has FastWARC read the rest
+of the file from the last member the loop read (the loop reads again where reading resumes after a
+malformed record). A record read here is the capture FastWARC's path makes of it (tests/test_warc_members.py
+holds the two to each other over real crawlers' archives and hostile records).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import mmap
 from collections.abc import Iterator
 from typing import BinaryIO
 
-from .._warc_members import MemberReader
+from .._archives import MemberReader
 from .capture import WarcCapture
 
 CHUNK_RECORDS = 64  # records per call into the loop: the reader's position moves on between calls

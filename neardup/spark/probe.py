@@ -26,13 +26,13 @@ if TYPE_CHECKING:
 # longer to start containers (--conf neardup.probeTimeout=SECONDS).
 PROBE_TIMEOUT_S = 60.0
 MASTER_CONNECT_TIMEOUT_S = 5.0
-# What `neardup spark` runs on the executors: the package, its compiled kernels and WARC.gz reader, and the
-# worker-side code.
+# What `neardup spark` runs on the executors: the package, its compiled kernels and web archive readers, and
+# the worker-side code.
 PROBED_MODULES = (
     "neardup",
     "neardup._html",
     "neardup._kernels",
-    "neardup._warc_members",
+    "neardup._archives",
     "neardup.spark.arrow",
 )
 JAVA_HINT = "`neardup spark` needs a Java 17+ runtime (e.g. apt-get install default-jre-headless)"

@@ -1,4 +1,4 @@
-# Types of the compiled WARC.gz member reader (neardup/_warc_members.c; its docstrings say what it does).
+# Types of the compiled web archive readers (neardup/_archives.c and its parts; their docstrings say what they do).
 from collections.abc import Callable
 from typing import Any
 
@@ -15,3 +15,5 @@ class MemberReader:
         offset_in: str,
         /,
     ) -> tuple[list[Any], int, int, int]: ...
+
+def utf8_html(block: Any, limit: int, /) -> tuple[int, str, str] | None: ...
