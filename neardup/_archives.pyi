@@ -15,5 +15,18 @@ class MemberReader:
         offset_in: str,
         /,
     ) -> tuple[list[Any], int, int, int]: ...
+    def read_stream(
+        self,
+        buffer: Any,
+        start: int,
+        final: bool,
+        max_records: int,
+        max_bytes: int,
+        make: Callable[..., Any],
+        warc_file: str,
+        offset_in: str,
+        base: int,
+        /,
+    ) -> tuple[list[Any], int, int, int]: ...
 
 def utf8_html(block: Any, limit: int, /) -> tuple[int, str, str] | None: ...

@@ -229,6 +229,25 @@ done:
     return result;
 }
 
+/* Append a record's item to `items`: a page-like record's capture, another's type name; -1 on an error. */
+static int append_record(PyObject *items, PyObject *make, int type, const Field *fields, size_t offset,
+                         PyObject *warc_file, const unsigned char *block, size_t length, PyObject *offset_in) {
+    PyObject *item = type < N_PAGE_TYPES
+        ? capture(make, type, fields, offset, warc_file, block, length, offset_in)
+        : Py_NewRef(type_strings[type]);
+    if (item == NULL) return -1;
+    int err = PyList_Append(items, item);
+    Py_DECREF(item);
+    return err;
+}
+
+/* A read's answer, (items, next, status, last), with the buffer released; NULL (the error set) without items. */
+static PyObject *answer(PyObject *items, Py_buffer *buf, size_t pos, int status, Py_ssize_t last) {
+    PyBuffer_Release(buf);
+    if (items == NULL) return NULL;
+    return Py_BuildValue("(Nnin)", items, (Py_ssize_t)pos, status, last);
+}
+
 PyDoc_STRVAR(read_doc,
 "read(buffer, start, max_records, max_bytes, make, warc_file, offset_in) -> (items, next, status, last)\n\n"
 "The records of the gzip members of `buffer` from offset `start`: a page-like record as\n"
@@ -267,27 +286,103 @@ static PyObject *reader_read(MemberReader *self, PyObject *args) {
             status = STOPPED;
             break;
         }
-        PyObject *item = type < N_PAGE_TYPES
-            ? capture(make, type, fields, pos, warc_file, self->out + block_at, length, offset_in)
-            : Py_NewRef(type_strings[type]);
-        if (item == NULL) goto fail;
-        int err = PyList_Append(items, item);
-        Py_DECREF(item);
-        if (err < 0) goto fail;
+        if (append_record(items, make, type, fields, pos, warc_file, self->out + block_at, length, offset_in) < 0)
+            goto fail;
         last = (Py_ssize_t)pos;
         pos += in_n;
         inflated += out_n;
     }
-    PyBuffer_Release(&buf);
-    return Py_BuildValue("(Nnin)", items, (Py_ssize_t)pos, status, last);
+    return answer(items, &buf, pos, status, last);
 fail:
     Py_XDECREF(items);
-    PyBuffer_Release(&buf);
-    return NULL;
+    return answer(NULL, &buf, pos, status, last);
+}
+
+#define MAX_HEADER (1u << 20)  /* a WARC header longer than this is left to FastWARC */
+enum { NEED_MORE = 3 };
+
+/* Whether the record whose block ends at `at` is followed, after blank lines, by another record's version
+   line or by the stream's end: 1 yes, 0 no, -1 when the bytes at hand do not tell (`*next` the next record). */
+static int followed_well(const unsigned char *data, size_t at, size_t n, int final, size_t *next) {
+    while (at < n && (data[at] == '\r' || data[at] == '\n')) at++;
+    *next = at;
+    if (at == n) return final ? 1 : -1;
+    if (n - at < 5) return final ? 0 : (memcmp(data + at, "WARC/", n - at) == 0 ? -1 : 0);
+    return memcmp(data + at, "WARC/", 5) == 0;
+}
+
+PyDoc_STRVAR(read_stream_doc,
+"read_stream(buffer, start, final, max_records, max_bytes, make, warc_file, offset_in, base)\n"
+"-> (items, next, status, last)\n\n"
+"The records of `buffer`, a piece of an uncompressed WARC stream starting at stream offset `base`, from\n"
+"offset `start`; `final` when the stream ends with the buffer. Items as `read` gives them, offsets\n"
+"`base` + their place in the buffer. A record is read when it is whole and followed by blank lines and\n"
+"the next record's version line (or the end). Status: 0 after `max_records` records or `max_bytes`,\n"
+"1 at the end, 2 at a record it does not read, 3 when the next record runs past the buffer (read more,\n"
+"from `next`); `last` is the buffer offset of the last record read (-1 for none).");
+
+static PyObject *reader_read_stream(MemberReader *self, PyObject *args) {
+    Py_buffer buf;
+    Py_ssize_t start, max_records, max_bytes, base;
+    int final;
+    PyObject *make, *warc_file, *offset_in;
+    if (!PyArg_ParseTuple(args, "y*npnnOUUn", &buf, &start, &final, &max_records, &max_bytes, &make,
+                          &warc_file, &offset_in, &base))
+        return NULL;
+    PyObject *items = PyList_New(0);
+    if (items == NULL) goto fail;
+    const unsigned char *data = buf.buf;
+    size_t n = (size_t)buf.len, pos = start < 0 ? 0 : (size_t)start, taken = 0;
+    Py_ssize_t last = -1;
+    int status = MORE;
+    for (;;) {
+        if (pos >= n) {
+            status = final ? END : NEED_MORE;
+            break;
+        }
+        if (PyList_GET_SIZE(items) >= max_records || taken >= (size_t)max_bytes) break;
+        const unsigned char *rec = data + pos;
+        size_t avail = n - pos, window = avail < MAX_HEADER ? avail : MAX_HEADER;
+        const unsigned char *end = memmem(rec, window, "\r\n\r\n", 4);
+        if (end == NULL) {
+            status = (final || avail >= MAX_HEADER || (avail >= 5 && memcmp(rec, "WARC/", 5) != 0)) ? STOPPED
+                                                                                                    : NEED_MORE;
+            break;
+        }
+        size_t block_at, length, next;
+        Field fields[N_FIELDS] = {{0}};
+        int type, well = 0;
+        if (!parse_header(rec, (size_t)(end - rec) + 4, fields, &block_at)
+            || (type = record_type(&fields[F_TYPE])) < 0
+            || !content_length(&fields[F_LENGTH], &length) || length > MAX_OUT) {
+            status = STOPPED;
+            break;
+        }
+        if (block_at + length > avail
+            || (well = followed_well(rec, block_at + length, avail, final, &next)) < 0) {
+            status = final ? STOPPED : NEED_MORE;
+            break;
+        }
+        if (!well) {
+            status = STOPPED;
+            break;
+        }
+        if (append_record(items, make, type, fields, (size_t)base + pos, warc_file, rec + block_at, length,
+                          offset_in) < 0)
+            goto fail;
+        last = (Py_ssize_t)pos;
+        pos += next;
+        taken += next;
+    }
+    return answer(items, &buf, pos, status, last);
+fail:
+    Py_XDECREF(items);
+    return answer(NULL, &buf, pos, status, last);
 }
 
 static PyMethodDef reader_methods[] = {
     {"read", (PyCFunction)reader_read, METH_VARARGS, read_doc},
+    {"read_stream", (PyCFunction)reader_read_stream, METH_VARARGS, read_stream_doc},
     {NULL, NULL, 0, NULL},
 };
 

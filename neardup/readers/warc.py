@@ -1,10 +1,10 @@
 """WARC, WARC.gz and WET archives -> the records the rest of ingest reads (FastWARC, and a compiled loop for
 the common case).
 
-The main process only splits the archive into records (`WarcBatches`): a WARC.gz written a gzip member
-per record by the compiled member loop (`warc_members`, libdeflate) up to any member it does not read
-cleanly, everything else by FastWARC's reader (its own inflate, so that offsets are offsets into the
-compressed file); each record's bytes cross to a worker as a `WarcCapture` (`capture.py`; its block
+The main process only splits the archive into records (`WarcBatches`): a WARC.gz by a compiled loop
+(`warc_compiled`: a gzip member per record inflated by libdeflate, or one stream by ISA-L) up to any record
+it does not read cleanly, everything else by FastWARC's reader (its own inflate, so that offsets are
+offsets into the compressed file); each record's bytes cross to a worker as a `WarcCapture` (`capture.py`; its block
 through shared memory, `shared_captures.py`), and `WarcCapture.record()` does the per-page work there:
 HTTP header, chunked and Content-Encoding decoding, the HTML test, the charset (`payload.py`).
 
@@ -34,7 +34,7 @@ from __future__ import annotations
 import re
 import zlib
 from collections import Counter, OrderedDict
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -47,7 +47,7 @@ from ..rejects import Reject, RejectKind
 from .capture import BATCH_BYTES, StoredPageLookup, WarcCapture, record_batches
 from .inflate import GzipBreak, GzipStream, raw_position
 from .jsonl import LineBlock
-from .warc_members import MemberRecords
+from .warc_compiled import MemberRecords, StreamRecords
 
 WARC_MAGIC = b"WARC/"
 FRAMED_MAGIC = (b"\x04\x22\x4d\x18", b"\x28\xb5\x2f\xfd")  # LZ4 frame, Zstandard frame
@@ -115,6 +115,12 @@ class RecordIndex:
         return pos
 
 
+# `_deferred`'s revisits waiting for their records (by the offsets of those), what it yields, and how it links
+_Waiting = dict[int, list[tuple[int, WarcCapture]]]
+_Linked = Iterator[tuple[int, WarcCapture]]
+_Link = Callable[[int, WarcCapture | None], _Linked]
+
+
 @dataclass(slots=True)
 class _Scan:
     """Where `WarcBatches._scan` is: the records read so far (a record's number), and the last capture read,
@@ -146,8 +152,9 @@ class WarcBatches:
 
     A file gzipped per record is read by the compiled member loop (`MemberRecords`), FastWARC taking over
     from a member the loop does not read; offsets are those of the records' gzip members. One gzipped as a
-    single stream is inflated by ISA-L (`inflate.GzipStream`) and offsets are
-    into the decompressed stream (`warc_offset_in` says which). After iteration, `skipped` counts the
+    single stream is inflated by ISA-L (`inflate.GzipStream`), its records split by the compiled stream loop
+    (`StreamRecords`) as far as it reads them, and offsets are into the decompressed stream
+    (`warc_offset_in` says which). After iteration, `skipped` counts the
     records that are not pages by WARC-Type, and `revisits` the revisit records linked to their record."""
 
     def __init__(
@@ -171,9 +178,9 @@ class WarcBatches:
             # FastWARC reads LZ4 and Zstandard too; a record's offset is its frame's while frames and
             # records are one to one, none after two records share a frame
             self._framed = f.read(4) in FRAMED_MAGIC
-        # The compiled member loop reads what it can of a file gzipped per record (`compiled=False`: FastWARC
-        # reads all of it, the path the loop is held to in the tests)
-        self._compiled = compiled and self._members
+        # The compiled loops read what they can of a gzipped file (`compiled=False`: FastWARC reads all of it,
+        # the path the loops are held to in the tests)
+        self._compiled = compiled and (self._members or one_stream)
         self._no_offsets = False
         self._recent: OrderedDict[int, WarcCapture] = OrderedDict()
         self._recent_bytes = 0
@@ -326,7 +333,7 @@ class WarcBatches:
     def _deferred(self, waiting: list[tuple[int, WarcCapture]]) -> Iterator[tuple[int, WarcCapture]]:
         """The waiting revisits linked to their records, read in one pass over the stream (one seek each
         for a record the pass does not reach: after a malformed record)."""
-        by_pos: dict[int, list[tuple[int, WarcCapture]]] = {}
+        by_pos: _Waiting = {}
         for number, cap in waiting:
             by_pos.setdefault(cap.pending, []).append((number, cap))  # type: ignore[arg-type]
         last = max(by_pos)
@@ -338,28 +345,46 @@ class WarcBatches:
                 yield number, replace(cap, original=original, pending=None)
 
         with self._open() as f:
-            try:
-                for rec in ArchiveIterator(f, parse_http=False):
-                    pos = rec.stream_pos
-                    if pos in by_pos:
-                        block = rec.reader.read()
-                        whole = len(block) >= rec.content_length
-                        yield from linked(
-                            pos, self._capture(rec, pos, block, _headers(rec)) if whole else None
-                        )
-                    if pos >= last:
-                        break
-            except OSError:  # a malformed record: the rest are sought one by one
-                pass
+            if self._compiled:  # the stream loop finds them, as far as it reads the stream
+                yield from self._deferred_compiled(f, by_pos, last, linked)
+            if by_pos:
+                yield from self._deferred_fastwarc(f, by_pos, last, linked)
         for pos in sorted(by_pos):
             yield from linked(pos, self._read_at(pos))
+
+    def _deferred_fastwarc(self, f: BinaryIO, by_pos: _Waiting, last: int, linked: _Link) -> _Linked:
+        """`_deferred`'s pass by FastWARC, from the stream's start up to the last record waited for."""
+        f.seek(0)
+        try:
+            for rec in ArchiveIterator(f, parse_http=False):
+                pos = rec.stream_pos
+                if pos in by_pos:
+                    block = rec.reader.read()
+                    whole = len(block) >= rec.content_length
+                    yield from linked(pos, self._capture(rec, pos, block, _headers(rec)) if whole else None)
+                if pos >= last:
+                    break
+        except OSError:  # a malformed record: the rest are sought one by one
+            pass
+
+    def _deferred_compiled(self, f: BinaryIO, by_pos: _Waiting, last: int, linked: _Link) -> _Linked:
+        """`_deferred`'s pass by the compiled stream loop: the records it reads up to the last one waited for
+        (FastWARC reads on from the start for any left)."""
+        for item in StreamRecords(f, 0, self.name, self.offset_in):
+            if type(item) is str:
+                continue
+            pos = cast(int, cast(WarcCapture, item).offset)
+            if pos in by_pos:
+                yield from linked(pos, cast(WarcCapture, item))
+            if pos >= last:
+                return
 
     def _scan(self) -> Iterator[tuple[int, WarcCapture | Reject]]:
         """`_records` in file order, a revisit whose record must be read again marked `pending`, one whose
         record is not among those before it marked `forward`.
 
-        A file gzipped per record is read by the compiled member loop (`MemberRecords`) up to a member it does
-        not read, then by FastWARC, and by the loop again from where reading resumes after a malformed record."""
+        A gzipped file is read by a compiled loop (`MemberRecords`, `StreamRecords`) up to a record it does not
+        read, then by FastWARC, and by the loop again from where reading resumes after a malformed record."""
         s = _Scan()
         start = 0
         last_start = (0, "")  # offset and URL of the last record begun: where a cut falls
@@ -376,7 +401,8 @@ class WarcBatches:
             while True:
                 again = -1  # the offset of a record the member loop read, which FastWARC reads again unused
                 if self._compiled:
-                    members = MemberRecords(f, start, self.name, self.offset_in)
+                    loop = StreamRecords if self._one_stream else MemberRecords
+                    members = loop(f, start, self.name, self.offset_in)
                     yield from self._read_members(members, s)
                     if members.stopped_at is None:
                         break
@@ -479,8 +505,10 @@ class WarcBatches:
         if self._break is not None:
             yield s.number + 1, self._break_reject(last_start)
 
-    def _read_members(self, members: MemberRecords, s: _Scan) -> Iterator[tuple[int, WarcCapture]]:
-        """The records the compiled member loop reads, numbered, indexed and linked as `_scan`'s own."""
+    def _read_members(
+        self, members: MemberRecords | StreamRecords, s: _Scan
+    ) -> Iterator[tuple[int, WarcCapture]]:
+        """The records a compiled loop reads, numbered, indexed and linked as `_scan`'s own."""
         skipped = self.skipped
         for item in members:
             s.number += 1

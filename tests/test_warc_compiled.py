@@ -1,6 +1,7 @@
-"""The compiled member loop (`readers.warc_members`, libdeflate) reads a WARC.gz written a gzip member per
-record as FastWARC's path does: the same records, captures, rejects, counts and links, on real crawlers'
-files and on random hostile ones, and it is the loop that reads the common case (not FastWARC every time)."""
+"""The compiled loops (`readers.warc_compiled`) read a WARC.gz, written a gzip member per record or gzipped as
+one stream, as FastWARC's path does: the same records, captures, rejects, counts and links, on real
+crawlers' files and on random hostile ones, and it is a loop that reads the common case (not FastWARC every
+time)."""
 
 from __future__ import annotations
 
@@ -14,25 +15,25 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from neardup.readers.capture import WarcCapture
+from neardup.readers.inflate import GzipStream
 from neardup.readers.warc import WarcBatches, _compression
-from neardup.readers.warc_members import MemberRecords
+from neardup.readers.warc_compiled import MemberRecords, StreamRecords
 from neardup.rejects import RejectKind
 
 ROOT = Path(__file__).resolve().parent.parent
 ARCHIVES = ROOT / "tests" / "data" / "archives"
 
 
-def _per_record(path: Path) -> bool:
-    """A WARC.gz gzipped a member per record (not as one stream, nor several records to a member)."""
-    members, one_stream = _compression(path)
-    return members and not one_stream
+def _gzipped(path: Path) -> bool:
+    """A WARC.gz: a member per record, or one stream (several records to a member)."""
+    return _compression(path)[0]
 
 
 def _files() -> list[Path]:
-    files = sorted(ARCHIVES.glob("*.warc.gz"))
+    files = [ROOT / "sample_data" / "crawl.warc.gz", *sorted(ARCHIVES.glob("*.warc.gz"))]
     if extra := os.environ.get("NEARDUP_ARCHIVE_CORPUS"):  # real crawlers' files kept outside (PROVENANCE.md)
         files += sorted(p for p in Path(extra).rglob("*.warc.gz") if p.is_file())
-    return [p for p in files if _per_record(p)]
+    return [p for p in files if _gzipped(p)]
 
 
 def _read(path: Path, *, compiled: bool) -> tuple[list[Any], dict[str, int], int]:
@@ -42,10 +43,29 @@ def _read(path: Path, *, compiled: bool) -> tuple[list[Any], dict[str, int], int
 
 
 @pytest.mark.parametrize("path", _files(), ids=lambda p: p.name)
-def test_a_real_crawlers_warc_gz_reads_the_same_by_the_member_loop_as_by_fastwarc(path: Path) -> None:
+def test_a_real_crawlers_warc_gz_reads_the_same_by_the_compiled_loops_as_by_fastwarc(
+    path: Path, tmp_path: Path
+) -> None:
     compiled = _read(path, compiled=True)
     assert compiled == _read(path, compiled=False)
     assert compiled[0] or compiled[1], "no record read"
+    # and its records gzipped as one stream, as a person gzips a .warc, through the stream loop
+    try:
+        whole = gzip.decompress(path.read_bytes())
+    except (OSError, EOFError):  # a damaged test file: its own read above is the test
+        return
+    one_stream = tmp_path / f"one-stream-{path.name}"
+    one_stream.write_bytes(gzip.compress(whole))
+    assert _read(one_stream, compiled=True) == _read(one_stream, compiled=False)
+
+
+def test_the_stream_loop_alone_reads_a_clean_one_stream_file_to_its_end() -> None:
+    path = ROOT / "sample_data" / "crawl.warc.gz"  # several records to a gzip member: read as one stream
+    with GzipStream(path) as f:
+        loop = StreamRecords(f, 0, path.name, "gunzipped stream")
+        read = [r for r in loop if isinstance(r, WarcCapture)]
+        assert loop.stopped_at is None and f.raw_position() == path.stat().st_size
+    assert len(read) == 3000 and all(c.offset_in == "gunzipped stream" for c in read)
 
 
 @pytest.mark.parametrize("name", ["wget-1.21.warc.gz", "warcio-per-record.warc.gz"])
@@ -221,6 +241,11 @@ def _archive(draw: st.DrawFn) -> bytes:
             member += b"\x00junk\x1f\x8b"
         out += member
         i += together
+    if draw(st.booleans()):  # gzipped as one stream instead, perhaps cut short
+        whole = gzip.compress(b"".join(records))
+        out = bytearray(
+            whole[: draw(st.sampled_from([len(whole), len(whole), len(whole) // 2, len(whole) - 3]))]
+        )
     return bytes(out)
 
 
