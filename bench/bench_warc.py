@@ -6,7 +6,8 @@
     .venv/bin/python bench/bench_warc.py --pages 2000 --profile realsize   # real pages' weight (~100 KB)
 
 The forms: the JSON lines (`.jsonl.gz`), the WARC.gz a crawler writes (one gzip member per record,
-inflated by FastWARC) and the WARC.gz gzipped as one stream (inflated by ISA-L), both written by
+inflated by libdeflate in the compiled member loop) and the WARC.gz gzipped as one stream (inflated by
+ISA-L, its records split by the compiled stream loop), both written by
 `scripts/jsonl_to_warc.py` from the same lines (windows-1252 pages, gzip Content-Encoding, chunked,
 revisits). Each round ingests every form once, in a fresh database, each in its own process (peak RSS
 of that process is the main process's memory: the reader lives there); rounds interleave the forms so

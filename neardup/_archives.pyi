@@ -15,17 +15,15 @@ class MemberReader:
         offset_in: str,
         /,
     ) -> tuple[list[Any], int, int, int]: ...
+    def feed(self, data: Any, base: int, /) -> None: ...
     def read_stream(
         self,
-        buffer: Any,
-        start: int,
         final: bool,
         max_records: int,
         max_bytes: int,
         make: Callable[..., Any],
         warc_file: str,
         offset_in: str,
-        base: int,
         /,
     ) -> tuple[list[Any], int, int, int]: ...
 

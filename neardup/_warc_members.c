@@ -54,11 +54,17 @@ typedef struct {
     struct libdeflate_decompressor *inflater;
     unsigned char *out;
     size_t out_size;
+    /* a one-stream file's inflated bytes at hand (`feed`), read from `stream_at`; `stream_base` is the stream
+       offset of the buffer's first byte */
+    unsigned char *stream;
+    size_t stream_size, stream_len, stream_at;
+    Py_ssize_t stream_base;
 } MemberReader;
 
 static void reader_dealloc(MemberReader *self) {
     if (self->inflater) libdeflate_free_decompressor(self->inflater);
     PyMem_RawFree(self->out);
+    PyMem_RawFree(self->stream);
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
@@ -311,28 +317,62 @@ static int followed_well(const unsigned char *data, size_t at, size_t n, int fin
     return memcmp(data + at, "WARC/", 5) == 0;
 }
 
+PyDoc_STRVAR(feed_doc,
+"feed(data, base)\n\n"
+"Add `data`, the next inflated bytes of a one-stream WARC, to those `read_stream` reads; with `base`\n"
+"not -1, start over at stream offset `base` (the bytes at hand dropped).");
+
+static PyObject *reader_feed(MemberReader *self, PyObject *args) {
+    Py_buffer data;
+    Py_ssize_t base;
+    if (!PyArg_ParseTuple(args, "y*n", &data, &base)) return NULL;
+    if (base >= 0) {
+        self->stream_len = self->stream_at = 0;
+        self->stream_base = base;
+    } else if (self->stream_at > 0) {  /* the bytes read go: the rest to the front */
+        memmove(self->stream, self->stream + self->stream_at, self->stream_len - self->stream_at);
+        self->stream_len -= self->stream_at;
+        self->stream_base += (Py_ssize_t)self->stream_at;
+        self->stream_at = 0;
+    }
+    size_t need = self->stream_len + (size_t)data.len;
+    if (need > self->stream_size) {
+        size_t size = self->stream_size ? self->stream_size : FIRST_OUT;
+        while (size < need) size *= 2;
+        unsigned char *grown = PyMem_RawRealloc(self->stream, size);
+        if (grown == NULL) {
+            PyBuffer_Release(&data);
+            return PyErr_NoMemory();
+        }
+        self->stream = grown;
+        self->stream_size = size;
+    }
+    memcpy(self->stream + self->stream_len, data.buf, (size_t)data.len);
+    self->stream_len = need;
+    PyBuffer_Release(&data);
+    Py_RETURN_NONE;
+}
+
 PyDoc_STRVAR(read_stream_doc,
-"read_stream(buffer, start, final, max_records, max_bytes, make, warc_file, offset_in, base)\n"
-"-> (items, next, status, last)\n\n"
-"The records of `buffer`, a piece of an uncompressed WARC stream starting at stream offset `base`, from\n"
-"offset `start`; `final` when the stream ends with the buffer. Items as `read` gives them, offsets\n"
-"`base` + their place in the buffer. A record is read when it is whole and followed by blank lines and\n"
-"the next record's version line (or the end). Status: 0 after `max_records` records or `max_bytes`,\n"
-"1 at the end, 2 at a record it does not read, 3 when the next record runs past the buffer (read more,\n"
-"from `next`); `last` is the buffer offset of the last record read (-1 for none).");
+"read_stream(final, max_records, max_bytes, make, warc_file, offset_in) -> (items, next, status, last)\n\n"
+"The records of the one-stream WARC bytes fed so far (`feed`); `final` when the stream ends with them.\n"
+"Items as `read` gives them, offsets in the inflated stream. A record is read when it is whole and\n"
+"followed by blank lines and the next record's version line (or the end). Status: 0 after\n"
+"`max_records` records or `max_bytes`, 1 at the end, 2 at a record it does not read, 3 when the next\n"
+"record runs past the bytes fed (feed more); `next` is the stream offset to read on from, `last` that of\n"
+"the last record read (-1 for none).");
 
 static PyObject *reader_read_stream(MemberReader *self, PyObject *args) {
-    Py_buffer buf;
-    Py_ssize_t start, max_records, max_bytes, base;
+    Py_ssize_t max_records, max_bytes;
     int final;
     PyObject *make, *warc_file, *offset_in;
-    if (!PyArg_ParseTuple(args, "y*npnnOUUn", &buf, &start, &final, &max_records, &max_bytes, &make,
-                          &warc_file, &offset_in, &base))
+    if (!PyArg_ParseTuple(args, "pnnOUU", &final, &max_records, &max_bytes, &make, &warc_file, &offset_in))
         return NULL;
     PyObject *items = PyList_New(0);
-    if (items == NULL) goto fail;
-    const unsigned char *data = buf.buf;
-    size_t n = (size_t)buf.len, pos = start < 0 ? 0 : (size_t)start, taken = 0;
+    if (items == NULL) return NULL;
+    const unsigned char *data = self->stream;
+    size_t n = self->stream_len, pos = self->stream_at, taken = 0;
+    size_t base = (size_t)self->stream_base;
     Py_ssize_t last = -1;
     int status = MORE;
     for (;;) {
@@ -367,21 +407,22 @@ static PyObject *reader_read_stream(MemberReader *self, PyObject *args) {
             status = STOPPED;
             break;
         }
-        if (append_record(items, make, type, fields, (size_t)base + pos, warc_file, rec + block_at, length,
-                          offset_in) < 0)
-            goto fail;
-        last = (Py_ssize_t)pos;
+        if (append_record(items, make, type, fields, base + pos, warc_file, rec + block_at, length, offset_in)
+            < 0) {
+            Py_DECREF(items);
+            return NULL;
+        }
+        last = (Py_ssize_t)(base + pos);
         pos += next;
         taken += next;
     }
-    return answer(items, &buf, pos, status, last);
-fail:
-    Py_XDECREF(items);
-    return answer(NULL, &buf, pos, status, last);
+    self->stream_at = pos;
+    return Py_BuildValue("(Nnin)", items, (Py_ssize_t)(base + pos), status, last);
 }
 
 static PyMethodDef reader_methods[] = {
     {"read", (PyCFunction)reader_read, METH_VARARGS, read_doc},
+    {"feed", (PyCFunction)reader_feed, METH_VARARGS, feed_doc},
     {"read_stream", (PyCFunction)reader_read_stream, METH_VARARGS, read_stream_doc},
     {NULL, NULL, 0, NULL},
 };

@@ -50,6 +50,8 @@ def raw_position(f: BinaryIO | None) -> int:
 
 
 _READ_BYTES = 1 << 18
+# A read of this size takes one inflated piece as it is (no join of several, no copy)
+PIECE_BYTES = _READ_BYTES
 _HISTORY_BYTES = 4 << 20
 
 

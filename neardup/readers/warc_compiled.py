@@ -19,10 +19,10 @@ from typing import BinaryIO
 
 from .._archives import MemberReader
 from .capture import WarcCapture
+from .inflate import PIECE_BYTES
 
 CHUNK_RECORDS = 64  # records per call into the loop: the reader's position moves on between calls
 CHUNK_BYTES = 1 << 21
-STREAM_READ = 1 << 20  # inflated bytes read at a time from a one-stream file
 _MORE, _END, _STOPPED, _NEED_MORE = 0, 1, 2, 3
 
 
@@ -68,34 +68,25 @@ class StreamRecords(_CompiledRecords):
     are in the inflated stream."""
 
     def __iter__(self) -> Iterator[WarcCapture | str]:
-        read = MemberReader().read_stream
+        reader = MemberReader()
+        read = reader.read_stream
         f = self._f
         f.seek(self._start)
-        data, base, pos, final = b"", self._start, 0, False
+        reader.feed(b"", self._start)
+        final = False
         while True:
             items, pos, status, last = read(
-                data,
-                pos,
-                final,
-                CHUNK_RECORDS,
-                CHUNK_BYTES,
-                WarcCapture,
-                self._warc_file,
-                self._offset_in,
-                base,
+                final, CHUNK_RECORDS, CHUNK_BYTES, WarcCapture, self._warc_file, self._offset_in
             )
             if last >= 0:
-                self.last_offset = base + last
+                self.last_offset = last
             yield from items
             if status == _STOPPED:
-                self.stopped_at = base + pos
+                self.stopped_at = pos
                 return
             if status == _END:
                 return
-            if (
-                status == _NEED_MORE
-            ):  # a record runs past the bytes at hand: read on (as much again for a long one)
-                rest = data[pos:]
-                more = f.read(max(STREAM_READ, len(rest)))
-                final = not more
-                data, base, pos = rest + more, base + pos, 0
+            if status == _NEED_MORE:  # the next record runs past the bytes at hand: a piece more
+                piece = f.read(PIECE_BYTES)
+                final = not piece
+                reader.feed(piece, -1)
