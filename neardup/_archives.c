@@ -1,7 +1,7 @@
 /* neardup._archives: the compiled parts of the web archive readers, over the vendored libdeflate.
 
 - `MemberReader` (_warc_members.c): the records of a WARC.gz written a gzip member per record, in one loop
-  (readers/warc_members.py), in the main process.
+  (readers/warc_compiled.py), and the records of one gzipped as one stream, in the main process.
 - `utf8_html` (_payload.c): the page of an HTTP response block in one pass, for the common case
   (readers/capture.py), in the workers.
 Each reads only what it is sure to read as the Python and FastWARC path does, and leaves the rest to it.

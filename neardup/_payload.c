@@ -31,16 +31,7 @@ static Span strip(Span s) {
     return s;
 }
 
-static int lower_is(Span s, const char *word) {
-    size_t n = strlen(word);
-    if (s.n != n) return 0;
-    for (size_t i = 0; i < n; i++) {
-        unsigned char c = s.p[i];
-        if (c >= 'A' && c <= 'Z') c += 32;
-        if (c != (unsigned char)word[i]) return 0;
-    }
-    return 1;
-}
+static int lower_is(Span s, const char *word) { return lower_equal(s.p, s.n, word); }
 
 static int lower_starts(const unsigned char *p, size_t n, const char *word) {
     size_t k = strlen(word);
@@ -49,10 +40,6 @@ static int lower_starts(const unsigned char *p, size_t n, const char *word) {
 
 static int is_hex(unsigned char c) {
     return (c >= '0' && c <= '9') || ((c | 32) >= 'a' && (c | 32) <= 'f');
-}
-
-static const unsigned char *find(const unsigned char *p, size_t n, const char *needle, size_t k) {
-    return (const unsigned char *)memmem(p, n, needle, k);
 }
 
 /* The status code of `\s*HTTP/\d(?:\.\d)?[ \t]+(\d{3})(?:\s|$)` over the header, without its leading
@@ -244,14 +231,14 @@ static int binary_start(Span body) {
     return 0;
 }
 
-/* The page of a decoded body: (html, charset source) when its charset resolves to UTF-8 and it decodes. */
-static PyObject *utf8_page(Span body, Span ctype, int status) {
+/* The page of a decoded body: (status, html, charset source) when its charset resolves to UTF-8 and it
+   decodes; `http_utf8` when the Content-Type names UTF-8 (one naming another charset is not read here). */
+static PyObject *utf8_page(Span body, int http_utf8, int status) {
     Span label;
     const char *source;
     int bom = body.n >= 3 && memcmp(body.p, "\xef\xbb\xbf", 3) == 0;
     int utf16_bom = body.n >= 2 && (memcmp(body.p, "\xff\xfe", 2) == 0 || memcmp(body.p, "\xfe\xff", 2) == 0);
-    if (charset_param(ctype, &label)) {
-        if (!is_utf8_label(label)) return Py_NewRef(Py_None);  /* another charset, or one to look up */
+    if (http_utf8) {
         source = "http";
     } else if (bom) {
         source = "bom";
@@ -294,34 +281,35 @@ PyObject *utf8_html(PyObject *module, PyObject *args) {
     PyObject *result = NULL;
     unsigned char *owned = NULL, *inflated = NULL;
     Span block = {buf.buf, (size_t)buf.len};
-    const unsigned char *sep = find(block.p, block.n, "\r\n\r\n", 4);
+    const unsigned char *sep = memmem(block.p, block.n, "\r\n\r\n", 4);
     if (sep == NULL) goto none;
     Span head = {block.p, (size_t)(sep - block.p)}, body = {sep + 4, block.n - head.n - 4};
     Span h[N_HEADERS] = {{0}};
     int seen[N_HEADERS] = {0};
     int status = status_code(head);
     if (status == 0 || !headers(head, h, seen)) goto none;
+    /* the type and a charset the header names: known before the body is undone */
+    Span ctype = seen[H_TYPE] ? h[H_TYPE] : (Span){(const unsigned char *)"", 0}, label;
+    const unsigned char *semi = memchr(ctype.p, ';', ctype.n);
+    Span declared = strip((Span){ctype.p, semi ? (size_t)(semi - ctype.p) : ctype.n});
+    int http_charset = charset_param(ctype, &label);
+    if (!(lower_is(declared, "text/html") || lower_is(declared, "application/xhtml+xml"))
+        || (http_charset && !is_utf8_label(label)))  /* another charset, or one to look up */
+        goto none;
     if (seen[H_TRANSFER] && contains_lower(h[H_TRANSFER], "chunked")) {
         size_t n;
         if (!dechunk(body, &owned, &n)) goto none;
         body = (Span){owned, n};
     }
-    if (seen[H_ENCODING] && h[H_ENCODING].n) {
+    if (seen[H_ENCODING] && h[H_ENCODING].n && !lower_is(h[H_ENCODING], "identity")) {
         size_t n;
-        if (lower_is(h[H_ENCODING], "identity")) {
-        } else if (!(lower_is(h[H_ENCODING], "gzip") || lower_is(h[H_ENCODING], "x-gzip"))
-                   || !gunzip(body, (size_t)limit, &inflated, &n)) {
+        if (!(lower_is(h[H_ENCODING], "gzip") || lower_is(h[H_ENCODING], "x-gzip"))
+            || !gunzip(body, (size_t)limit, &inflated, &n))
             goto none;
-        } else {
-            body = (Span){inflated, n};
-        }
+        body = (Span){inflated, n};
     }
-    Span ctype = seen[H_TYPE] ? h[H_TYPE] : (Span){(const unsigned char *)"", 0};
-    const unsigned char *semi = memchr(ctype.p, ';', ctype.n);
-    Span declared = strip((Span){ctype.p, semi ? (size_t)(semi - ctype.p) : ctype.n});
-    if (!(lower_is(declared, "text/html") || lower_is(declared, "application/xhtml+xml")) || binary_start(body))
-        goto none;
-    result = utf8_page(body, ctype, status);
+    if (binary_start(body)) goto none;
+    result = utf8_page(body, http_charset, status);
     goto done;
 none:
     result = Py_NewRef(Py_None);

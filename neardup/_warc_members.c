@@ -106,16 +106,6 @@ static int inflate_member(MemberReader *self, const unsigned char *in, size_t av
 
 static int is_blank(unsigned char c) { return c == ' ' || c == '\t'; }
 
-static int same_lower(const unsigned char *p, size_t n, const char *name) {
-    if (strlen(name) != n) return 0;
-    for (size_t i = 0; i < n; i++) {
-        unsigned char c = p[i];
-        if (c >= 'A' && c <= 'Z') c += 32;
-        if (c != (unsigned char)name[i]) return 0;
-    }
-    return 1;
-}
-
 /* The version line: as FastWARC takes it (WARC/1.0, WARC/1.1, or WARC/0.x of at most 9 characters). */
 static int version_line(const unsigned char *p, size_t n) {
     if (n == 8 && (memcmp(p, "WARC/1.0", 8) == 0 || memcmp(p, "WARC/1.1", 8) == 0)) return 1;
@@ -148,7 +138,7 @@ static int parse_header(const unsigned char *rec, size_t n, Field *fields, size_
         while (v0 < v1 && is_blank(rec[v0])) v0++;
         while (v1 > v0 && is_blank(rec[v1 - 1])) v1--;
         for (int f = 0; f < N_FIELDS; f++) {
-            if (!same_lower(rec + k0, k1 - k0, FIELD_NAMES[f])) continue;
+            if (!lower_equal(rec + k0, k1 - k0, FIELD_NAMES[f])) continue;
             if (fields[f].seen || (EXACT_NAMES[f] && memcmp(rec + k0, EXACT_NAMES[f], k1 - k0) != 0)) return 0;
             fields[f].p = rec + v0;
             fields[f].n = v1 - v0;
@@ -190,7 +180,7 @@ static int blank_lines(const unsigned char *rec, size_t at, size_t n) {
 static int record_type(const Field *f) {
     if (!f->seen) return -1;
     for (int t = 0; t < N_TYPES; t++)
-        if (same_lower(f->p, f->n, TYPE_NAMES[t])) return t;
+        if (lower_equal(f->p, f->n, TYPE_NAMES[t])) return t;
     return -1;
 }
 
@@ -203,6 +193,14 @@ static int content_length(const Field *f, size_t *length) {
     }
     *length = v;
     return 1;
+}
+
+/* A record's header (`parse_header` over its first `n` bytes), its type and its Content-Length; 0 when one of
+   them is not read here. */
+static int record_head(const unsigned char *rec, size_t n, Field *fields, size_t *block_at, int *type,
+                       size_t *length) {
+    return parse_header(rec, n, fields, block_at) && (*type = record_type(&fields[F_TYPE])) >= 0
+           && content_length(&fields[F_LENGTH], length);
 }
 
 /* The capture of a page-like record: `make(*fields)` in `WarcCapture`'s field order. */
@@ -285,9 +283,7 @@ static PyObject *reader_read(MemberReader *self, PyObject *args) {
         Field fields[N_FIELDS] = {{0}};
         int type;
         if (!inflate_member(self, data + pos, size - pos, &in_n, &out_n)
-            || !parse_header(self->out, out_n, fields, &block_at)
-            || (type = record_type(&fields[F_TYPE])) < 0
-            || !content_length(&fields[F_LENGTH], &length)
+            || !record_head(self->out, out_n, fields, &block_at, &type, &length)
             || !blank_lines(self->out, block_at + length, out_n)) {
             status = STOPPED;
             break;
@@ -392,9 +388,7 @@ static PyObject *reader_read_stream(MemberReader *self, PyObject *args) {
         size_t block_at, length, next;
         Field fields[N_FIELDS] = {{0}};
         int type, well = 0;
-        if (!parse_header(rec, (size_t)(end - rec) + 4, fields, &block_at)
-            || (type = record_type(&fields[F_TYPE])) < 0
-            || !content_length(&fields[F_LENGTH], &length) || length > MAX_OUT) {
+        if (!record_head(rec, (size_t)(end - rec) + 4, fields, &block_at, &type, &length) || length > MAX_OUT) {
             status = STOPPED;
             break;
         }

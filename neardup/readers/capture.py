@@ -202,7 +202,9 @@ class WarcCapture:
             return RejectKind.EMPTY_PAGE.reject(f" (html is blank; {where}, {self.url})")
         extra.append('"charset": "utf-8"')
         extra.append(f'"charset_source": {_json_str(charset_source)}')
-        return CapturedPage(self.url, html, None, self.date, status, _json_object(extra, fields), True)
+        return CapturedPage(
+            self.url, html, None, self.date, status, _json_object(extra, fields), html_from_utf8=True
+        )
 
     def _stored_page(
         self, stored: StoredPage, where: str, record_id: bool, fields: PageRecord | None

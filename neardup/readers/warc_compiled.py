@@ -38,6 +38,14 @@ class _CompiledRecords:
         self.stopped_at: int | None = None
         self.last_offset: int | None = None
 
+    def _note(self, pos: int, status: int, last: int) -> bool:
+        """Note a call's last record read and where the loop stopped (at `pos`); whether the loop is done."""
+        if last >= 0:
+            self.last_offset = last
+        if status == _STOPPED:
+            self.stopped_at = pos
+        return status in (_STOPPED, _END)
+
 
 class MemberRecords(_CompiledRecords):
     """The records of a file gzipped a member per record (offsets are its members'); `f`'s position follows
@@ -53,13 +61,9 @@ class MemberRecords(_CompiledRecords):
                     data, pos, CHUNK_RECORDS, CHUNK_BYTES, WarcCapture, self._warc_file, self._offset_in
                 )
                 f.seek(pos)
-                if last >= 0:
-                    self.last_offset = last
+                done = self._note(pos, status, last)
                 yield from items
-                if status == _STOPPED:
-                    self.stopped_at = pos
-                    return
-                if status == _END:
+                if done:
                     return
 
 
@@ -78,13 +82,9 @@ class StreamRecords(_CompiledRecords):
             items, pos, status, last = read(
                 final, CHUNK_RECORDS, CHUNK_BYTES, WarcCapture, self._warc_file, self._offset_in
             )
-            if last >= 0:
-                self.last_offset = last
+            done = self._note(pos, status, last)
             yield from items
-            if status == _STOPPED:
-                self.stopped_at = pos
-                return
-            if status == _END:
+            if done:
                 return
             if status == _NEED_MORE:  # the next record runs past the bytes at hand: a piece more
                 piece = f.read(PIECE_BYTES)
