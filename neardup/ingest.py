@@ -16,7 +16,7 @@ from pathlib import Path
 
 from .errors import NotACrawlDump
 from .readers.arc import ArcBatches
-from .readers.capture import StoredPageLookup
+from .readers.capture import SourcePages, StoredPageLookup
 from .readers.csvfile import CsvRecords, read_csv
 from .readers.jsonl import BLOCK_BYTES, MAX_LINE_BYTES, read_jsonl, read_jsonl_blocks
 from .readers.parquet import ParquetRows, read_parquet
@@ -50,15 +50,21 @@ def read_batches(
     block_bytes: int = BLOCK_BYTES,
     max_line_bytes: int = MAX_LINE_BYTES,
     stored_pages: StoredPageLookup | None = None,
+    source_pages: SourcePages | None = None,
 ) -> Iterable[Iterable[RawLine]]:
     """The records of a file in batches for the workers: `LineBlock`s of about `block_bytes` for JSON lines
     (`readers.jsonl.read_jsonl_blocks`), `RecordBatch`es of `batch_records` otherwise (for WARC, ARC and
     WACZ a reader of `ARCHIVE_READERS`, which counts the records it skips, and also cuts a batch at about
     `block_bytes` of record blocks). Each batch says how far into the file it reaches (`end_byte`).
-    `stored_pages` finds the stored page a WARC revisit stands for when its record is not in the file."""
+    `stored_pages` finds the stored page a WARC revisit stands for when its record is not in the file;
+    `source_pages` the pages the file's own records made (`WarcBatches.held_revisits`)."""
     if fmt == "warc":
         return WarcBatches(
-            path, batch_records=batch_records, batch_bytes=block_bytes, stored_pages=stored_pages
+            path,
+            batch_records=batch_records,
+            batch_bytes=block_bytes,
+            stored_pages=stored_pages,
+            source_pages=source_pages,
         )
     if fmt in ARCHIVE_READERS:
         return ARCHIVE_READERS[fmt](path, batch_records=batch_records, batch_bytes=block_bytes)

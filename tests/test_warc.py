@@ -504,13 +504,17 @@ def test_a_warc_gzipped_as_one_stream_has_offsets_into_the_stream(tmp_path):
     store.close()
 
 
-def test_one_stream_revisits_of_records_read_long_before_are_their_copies(tmp_path, monkeypatch):
-    # In a file gzipped as one stream a record read long before cannot be sought: the revisits that refer
-    # to records no longer kept are linked in one more pass over the stream, each with its own number.
-    monkeypatch.setattr(warc, "RECENT_BYTES", 1)  # keep only the latest record
+def _one_stream_with_far_revisits(tmp_path: Path, image: bool = False) -> Path:
+    """A WARC gzipped as one stream: four responses (the third an image when `image`), then revisits of the
+    third (twice), the fourth and the first, and a response between them."""
     plain = tmp_path / "old.warc"
     a = Archive(plain, gz=False)
-    firsts = [a.response(f"http://r.test/{i}", _doc(i).encode()) for i in range(4)]
+    firsts = [
+        a.response(f"http://r.test/{i}", _PNG, headers=[("Content-Type", "image/png")])
+        if image and i == 2
+        else a.response(f"http://r.test/{i}", _doc(i).encode())
+        for i in range(4)
+    ]
 
     def revisit(rec: Any, date: str) -> None:
         url = rec.rec_headers.get_header("WARC-Target-URI")
@@ -525,22 +529,101 @@ def test_one_stream_revisits_of_records_read_long_before_are_their_copies(tmp_pa
         r.rec_headers.replace_header("WARC-Date", date)
         a.w.write_record(r)
 
-    revisit(firsts[2], "2030-01-01T00:00:00Z")  # record 6: long gone from the kept records
-    revisit(firsts[3], "2030-01-02T00:00:00Z")  # record 7: the latest page record, still kept
+    revisit(firsts[2], "2030-01-01T00:00:00Z")  # record 6
+    revisit(firsts[3], "2030-01-02T00:00:00Z")  # record 7: of the record just before it
     a.response("http://r.test/late", _doc(9).encode())  # record 8
     revisit(firsts[0], "2030-01-03T00:00:00Z")  # record 9
     revisit(firsts[2], "2030-01-04T00:00:00Z")  # record 10: a second revisit of the same record
     a.close()
     whole = tmp_path / "old.warc.gz"
     whole.write_bytes(gzip.compress(plain.read_bytes()))
-    store, summary = _ingest(tmp_path, whole)
+    return whole
+
+
+_PNG = b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 4
+
+
+def _second_passes(monkeypatch: pytest.MonkeyPatch) -> list[list[int]]:
+    """The record numbers each second pass over a one-stream file is made for, as they happen."""
+    passes: list[list[int]] = []
+    deferred = warc.WarcBatches._deferred
+
+    def counted(self: warc.WarcBatches, waiting: list[tuple[int, Any]]) -> Any:
+        passes.append([number for number, _ in waiting])
+        return deferred(self, waiting)
+
+    monkeypatch.setattr(warc.WarcBatches, "_deferred", counted)
+    return passes
+
+
+def test_one_stream_revisits_of_records_read_long_before_are_copies_of_their_pages(tmp_path, monkeypatch):
+    # In a file gzipped as one stream a record read long before cannot be sought: the ingest links the
+    # revisits of records no longer kept to the pages those records made, once they are stored, each revisit
+    # with its own number, and the stream is inflated once.
+    monkeypatch.setattr(warc, "RECENT_BYTES", 1)  # no record is kept for the revisits
+    passes = _second_passes(monkeypatch)
+    store, summary = _ingest(tmp_path, _one_stream_with_far_revisits(tmp_path))
     pages = {p["line"]: p for p in _pages(store)}
+    page_id = dict(store.cursor().execute("SELECT line, page_id FROM pages").fetchall())
     assert sorted(pages) == [2, 3, 4, 5, 6, 7, 8, 9, 10]
     for line, original in ((6, 4), (7, 5), (9, 2), (10, 4)):
-        assert pages[line]["extra"]["warc_type"] == "revisit"
+        extra = pages[line]["extra"]
+        assert extra["warc_type"] == "revisit"
         assert pages[line]["html"] == pages[original]["html"] and pages[line]["md5"] == pages[original]["md5"]
-        assert pages[line]["extra"]["refers_to_offset"] == pages[original]["extra"]["warc_offset"]
+        assert extra["refers_to_offset"] == pages[original]["extra"]["warc_offset"]
+        assert extra["refers_to_record_id"] == pages[original]["extra"]["warc_record_id"]
+        assert extra["refers_to_page_id"] == page_id[original] and extra["refers_to_file"] == "old.warc.gz"
     assert summary.revisits == 4 and summary.loaded == 9 and summary.errors == 0
+    assert passes == []
+    store.close()
+
+
+def test_held_revisits_load_alike_in_workers_and_in_this_process(tmp_path, monkeypatch):
+    # Many held revisits go to the workers (through shared memory), a few are read in the ingest's process:
+    # the same pages either way.
+    from neardup import engine
+    from neardup.config import Config
+    from neardup.stages import ingest as ingest_stage
+    from neardup.store import Store
+
+    monkeypatch.setattr(warc, "RECENT_BYTES", 1)
+    monkeypatch.setattr(ingest_stage, "PARALLEL_BYTES", 0)  # a small file goes to the workers too
+    path = _one_stream_with_far_revisits(tmp_path)
+    loads = []
+    for parallel_min in (1, 1 << 20):
+        monkeypatch.setattr(ingest_stage, "PARALLEL_MIN", parallel_min)
+        with Store(tmp_path / f"p{parallel_min}.duckdb") as store:
+            summary = engine.ingest_file(store, path, Config(), jobs=2)
+            loads.append((_pages(store), _errors(store), summary.loaded, summary.revisits))
+    assert loads[0] == loads[1] and loads[0][2:] == (9, 4)
+
+
+def test_one_stream_revisits_read_without_a_store_are_linked_by_a_second_pass(tmp_path, monkeypatch):
+    # The reader alone (Spark's executors read files so) links them by inflating the stream again, to the
+    # same HTML as the ingest's copies of the stored pages.
+    monkeypatch.setattr(warc, "RECENT_BYTES", 1)
+    passes = _second_passes(monkeypatch)
+    path = _one_stream_with_far_revisits(tmp_path)
+    pages = {raw.line: raw.payload.record() for raw in warc.WarcBatches(path).records()}
+    assert passes == [[6, 7, 9, 10]]
+    store, _ = _ingest(tmp_path, path)
+    stored = {p["line"]: p for p in _pages(store)}
+    for line in (6, 7, 9, 10):
+        assert pages[line]["html"] == stored[line]["html"]
+    store.close()
+
+
+def test_a_far_revisit_of_a_record_that_is_not_html_is_rejected_as_the_record_is(tmp_path, monkeypatch):
+    # The image made no page: its two revisits are read again from the stream (that pass made for them
+    # alone) and rejected as it is; the first response's revisit is a copy of its page.
+    monkeypatch.setattr(warc, "RECENT_BYTES", 1)
+    passes = _second_passes(monkeypatch)
+    store, summary = _ingest(tmp_path, _one_stream_with_far_revisits(tmp_path, image=True))
+    errors = dict(_errors(store))
+    assert sorted(errors) == [4, 6, 10]
+    assert all(errors[n].startswith("not HTML image/png") for n in (4, 6, 10)), errors
+    assert sorted(p["line"] for p in _pages(store)) == [2, 3, 5, 7, 8, 9]
+    assert passes == [[6, 10]] and summary.revisits == 2  # the revisits loaded
     store.close()
 
 

@@ -282,6 +282,9 @@ STORED_WARC_FIELDS = {"warc_file": "file", "warc_record_id": "record_id", "warc_
 # (payload digest, WARC-Refers-To-Target-URI, WARC-Refers-To-Date) -> the stored page, or None
 StoredPageLookup = Callable[[str, str | None, str | None], StoredPage | None]
 
+# record numbers of the file being read -> the pages stored for those of them that made one
+SourcePages = Callable[[list[int]], dict[int, StoredPage]]
+
 
 def describe_record(extra: str | dict[str, Any] | None) -> str | None:
     """Where a page's record is in its archive, for a person ("crawl.warc.gz · record <urn:...> · byte

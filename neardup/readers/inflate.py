@@ -214,6 +214,11 @@ class GzipStream(io.RawIOBase):
         self._pos += len(out)
         return out
 
+    def read1(self, size: int = -1) -> bytes:
+        """Up to `size` bytes from one inflated piece (the rest of the one at hand, else the next), as they
+        are: a whole piece is not copied, nor joined with the next; b"" at the end."""
+        return self._piece(_READ_BYTES if size is None or size < 0 else size)
+
     def readinto(self, buffer: Any) -> int:
         data = self.read(len(buffer))
         buffer[: len(data)] = data

@@ -44,7 +44,7 @@ from fastwarc.warc import ArchiveIterator, WarcRecordType
 
 from ..records import RawLine, RecordBatch
 from ..rejects import Reject, RejectKind
-from .capture import BATCH_BYTES, StoredPageLookup, WarcCapture, record_batches
+from .capture import BATCH_BYTES, SourcePages, StoredPageLookup, WarcCapture, record_batches
 from .inflate import GzipBreak, GzipStream, raw_position
 from .jsonl import LineBlock
 from .warc_compiled import MemberRecords, StreamRecords
@@ -155,7 +155,11 @@ class WarcBatches:
     single stream is inflated by ISA-L (`inflate.GzipStream`), its records split by the compiled stream loop
     (`StreamRecords`) as far as it reads them, and offsets are into the decompressed stream
     (`warc_offset_in` says which). After iteration, `skipped` counts the
-    records that are not pages by WARC-Type, and `revisits` the revisit records linked to their record."""
+    records that are not pages by WARC-Type, and `revisits` the revisit records linked to their record.
+
+    A stream cannot be sought: a revisit of a record read long before (no longer among those kept,
+    `_remember`) is linked by one more pass over the stream, or, when the caller stores the pages as it reads
+    them (`source_pages`), held back and linked to the page its record made (`held_revisits`)."""
 
     def __init__(
         self,
@@ -164,6 +168,7 @@ class WarcBatches:
         batch_records: int = 256,
         batch_bytes: int = BATCH_BYTES,
         stored_pages: StoredPageLookup | None = None,
+        source_pages: SourcePages | None = None,
         compiled: bool = True,
     ) -> None:
         self.path = Path(path)
@@ -192,6 +197,10 @@ class WarcBatches:
         self._reading: BinaryIO | None = None  # the first pass's stream, while it reads
         # Looks up a page stored by an earlier ingest for a revisit whose record is not in this file.
         self.stored_pages = stored_pages
+        # Finds the pages this file's records made, once the caller has stored `__iter__`'s batches.
+        self.source_pages = source_pages if one_stream else None
+        self._numbers: dict[int, int] = {}  # offset -> number of each page record (with source_pages)
+        self._held: list[tuple[int, WarcCapture]] = []  # revisits waiting for `held_revisits`
         # Where a file gzipped as one stream stops early (cut short, or failing its CRC), by any read of it.
         self._break: GzipBreak | None = None
 
@@ -282,7 +291,8 @@ class WarcBatches:
         record may come later in the file (a file holding two sessions), else it may be a page stored by
         an earlier ingest (`stored_pages`). In a file gzipped as one stream a record is found again only by
         inflating the stream up to it, so a revisit of a record no longer kept (`_remember`) waits for one
-        more pass that reads all of them. The waiting revisits come last, each with its own record number."""
+        more pass that reads all of them, or, given `source_pages`, for `held_revisits`. The waiting revisits
+        come last, each with its own record number."""
         waiting: list[tuple[int, WarcCapture]] = []
         try:
             for number, item in self._scan():
@@ -317,8 +327,41 @@ class WarcBatches:
                 if original is not None:
                     self.revisits += 1
                 yield number, replace(cap, original=original, pending=None)
-        if reread:
+        if reread and self.source_pages is not None:
+            self._held = reread
+        elif reread:
             yield from self._deferred(reread)
+
+    @property
+    def n_held(self) -> int:
+        """How many revisits `__iter__` held back for `held_revisits`."""
+        return len(self._held)
+
+    def held_revisits(self) -> Iterator[RecordBatch]:
+        """The revisits `__iter__` held back (given `source_pages`), in batches, once the caller has stored
+        the pages of its batches: each linked to the page its record made, all found by one `source_pages`
+        call. A revisit whose record made no page (a payload that is not HTML, say) is linked by one more pass
+        over the stream, as without `source_pages`, and rejected as that record is."""
+        held, self._held = self._held, []
+        if not held or self.source_pages is None:
+            return
+        numbers = self._numbers  # offset -> record number
+        made = self.source_pages(
+            sorted({numbers[pos] for _, cap in held if (pos := cast(int, cap.pending)) in numbers})
+        )
+        linked: list[RawLine] = []
+        rest: list[tuple[int, WarcCapture]] = []
+        for number, cap in held:
+            record = numbers.get(cast(int, cap.pending))
+            page = made.get(record) if record is not None else None
+            if page is None:
+                rest.append((number, cap))
+                continue
+            self.revisits += 1
+            linked.append(RawLine(number, replace(cap, pending=None, stored=page)))
+        if rest:
+            linked.extend(RawLine(number, cap) for number, cap in self._deferred(rest))
+        yield from record_batches(linked, self)
 
     def _stored_copy(self, cap: WarcCapture) -> WarcCapture:
         """A revisit whose record is not in this file, linked to a stored page of the same payload (one
@@ -468,7 +511,7 @@ class WarcBatches:
                         cap = self._capture(rec, pos, block, h)
                         if self._no_offsets:
                             cap = replace(cap, offset=None)
-                        yield from s.hold(self._page(cap, pos))
+                        yield from s.hold(self._page(cap, pos, s.number))
                 except OSError as exc:  # FastWARC: "Invalid WARC header", a broken gzip member
                     error = str(exc) or type(exc).__name__
                 if error is None or self._break is not None:
@@ -516,13 +559,13 @@ class WarcBatches:
                 skipped[item] += 1
                 continue
             cap = cast(WarcCapture, item)
-            yield from s.hold(self._page(cap, cast(int, cap.offset)))
+            yield from s.hold(self._page(cap, cast(int, cap.offset), s.number))
         if members.last_offset is not None:
             s.last_pos = members.last_offset
 
-    def _page(self, cap: WarcCapture, pos: int) -> WarcCapture:
-        """A page-like record as read at `pos`: a revisit linked to its record; a response or resource indexed
-        by its id and payload digest and kept for the revisits after it."""
+    def _page(self, cap: WarcCapture, pos: int, number: int) -> WarcCapture:
+        """A page-like record as read at `pos` (record `number`): a revisit linked to its record; a response
+        or resource indexed by its id and payload digest and kept for the revisits after it."""
         if cap.warc_type == "revisit":
             return self._link(cap, self._by_id, self._by_digest)
         if cap.warc_type in _PAGE_SOURCE_NAMES:
@@ -530,7 +573,7 @@ class WarcBatches:
                 self._by_id.setdefault(cap.record_id, pos)
             if cap.payload_digest:
                 self._by_digest.setdefault(cap.payload_digest, pos)
-            self._remember(cap)
+            self._remember(cap, number)
         return cap
 
     def _break_reject(self, last_start: tuple[int, str]) -> Reject:
@@ -593,13 +636,16 @@ class WarcBatches:
             self.revisits += 1
         return replace(cap, original=original)
 
-    def _remember(self, cap: WarcCapture) -> None:
+    def _remember(self, cap: WarcCapture, number: int) -> None:
         """Keep the latest page records, up to `RECENT_BYTES`: a revisit mostly points at one of them,
-        and re-reading a file gzipped as one stream means inflating it from its start."""
+        and re-reading a file gzipped as one stream means inflating it from its start. With `source_pages`,
+        every page record's number is kept: the page of one no longer kept is found by it (`held_revisits`)."""
         if cap.offset is None:
             return
         self._recent[cap.offset] = cap
         self._recent_bytes += len(cap.block)
+        if self.source_pages is not None:
+            self._numbers[cap.offset] = number
         while self._recent_bytes > RECENT_BYTES and self._recent:
             self._recent_bytes -= len(self._recent.popitem(last=False)[1].block)
 

@@ -15,11 +15,11 @@ from __future__ import annotations
 
 import mmap
 from collections.abc import Iterator
-from typing import BinaryIO
+from typing import BinaryIO, cast
 
 from .._archives import MemberReader
 from .capture import WarcCapture
-from .inflate import PIECE_BYTES
+from .inflate import PIECE_BYTES, GzipStream
 
 CHUNK_RECORDS = 64  # records per call into the loop: the reader's position moves on between calls
 CHUNK_BYTES = 1 << 21
@@ -68,13 +68,13 @@ class MemberRecords(_CompiledRecords):
 
 
 class StreamRecords(_CompiledRecords):
-    """The records of a WARC gzipped as one stream, `f` its inflated stream (`inflate.GzipStream`); offsets
-    are in the inflated stream."""
+    """The records of a WARC gzipped as one stream, `f` its inflated stream (`inflate.GzipStream`: its pieces
+    are fed as inflated, `read1`); offsets are in the inflated stream."""
 
     def __iter__(self) -> Iterator[WarcCapture | str]:
         reader = MemberReader()
         read = reader.read_stream
-        f = self._f
+        f = cast(GzipStream, self._f)
         f.seek(self._start)
         reader.feed(b"", self._start)
         final = False
@@ -87,6 +87,6 @@ class StreamRecords(_CompiledRecords):
             if done:
                 return
             if status == _NEED_MORE:  # the next record runs past the bytes at hand: a piece more
-                piece = f.read(PIECE_BYTES)
+                piece = f.read1(PIECE_BYTES)
                 final = not piece
                 reader.feed(piece, -1)

@@ -27,9 +27,9 @@ from ..readers.shared_captures import shared_captures
 from ..readers.wacz import WaczBatches
 from ..readers.warc import WarcBatches
 from ..rejects import BROKEN_FILE, Reject, RejectKind
-from ..revisits import stored_page_lookup
+from ..revisits import source_page_lookup, stored_page_lookup
 from ..store import ROW_GROUP_ROWS, Store
-from .base import BATCH, INSERT_ROWS, Progress, no_progress
+from .base import BATCH, INSERT_ROWS, PARALLEL_MIN, Progress, no_progress
 
 # ... or fewer rows once they hold this many bytes (HTML mostly): 2,048 real pages of 150 KB to 1 MB would
 # hold 0.3-2 GB in this process, twice over while the previous insert is written.
@@ -126,6 +126,27 @@ class SourceLoad:
         self.first_reject: str | None = None
         self.broken: str | None = None
 
+    def load(self, chunks: _Chunks, jobs: int, progress: Progress, size: int) -> None:
+        """`add` the workers' results for `chunks` (`jobs` of them), saying how far the reader is in the file
+        (of `size` bytes)."""
+        for good, sketches, bad, discard_from in parallel_map(ingest_arrow, chunks, jobs=jobs):
+            if chunks.slots is not None:
+                chunks.slots.done()
+            self.add(good, sketches, bad, discard_from)
+            progress("ingest", self.done_records, 0)
+            if chunks.read_bytes:  # how far the reader is in the file, for a percentage and an ETA
+                progress("read", min(chunks.read_bytes, size), size)
+
+    def load_held_revisits(
+        self, reader: WarcBatches, slots: SharedSlots | None, jobs: int, progress: Progress
+    ) -> None:
+        """Load the revisits `reader` held back, linked to the pages of the file they refer to: after those
+        are written (`WarcBatches.held_revisits`). A few are read in this process: a pool's start costs more."""
+        self.write_all()
+        if reader.n_held < PARALLEL_MIN:
+            slots, jobs = None, 1
+        self.load(_Chunks(reader.held_revisits(), self.config, slots), jobs, progress, 0)
+
     def add(
         self, good: pa.Table, sketches: pa.Table, bad: list[tuple[int, Reject]], discard_from: int | None
     ) -> None:
@@ -156,8 +177,7 @@ class SourceLoad:
 
     def discard(self, line: int) -> None:
         """Drop the source's pages and rejects from `line` on, written or gathered."""
-        self.flush()
-        self._wait()
+        self.write_all()
         n_pages, dropped = self.store.discard_lines(self.source_id, line)
         self.loaded -= n_pages
         self.errors -= len(dropped)
@@ -197,6 +217,11 @@ class SourceLoad:
                 batch, self.source_id, self.config.norm_key, sketches, self.config.sketch_key, checkpoint=full
             )
 
+    def write_all(self) -> None:
+        """Write what is gathered, and wait for it to be written."""
+        self.flush()
+        self._wait()
+
     def _wait(self) -> None:
         if self.writing is not None:
             self.writing.result()
@@ -204,8 +229,7 @@ class SourceLoad:
     def finish(self, path: Path, reader: object) -> FileSummary:
         """Write the rest, reject records that repeat others, and close the source with its counts;
         `NotACrawlDump` if the file held no usable record (the caller drops the source)."""
-        self.flush()
-        self._wait()
+        self.write_all()
         summary = FileSummary(self.name, "loaded", loaded=self.loaded, errors=self.errors, broken=self.broken)
         reasons = +self.reasons  # drop the kinds a discard took to zero
         summary.records = summary.loaded + summary.errors
@@ -268,26 +292,24 @@ def ingest_file(
     with store.bulk_load():  # checkpoints where row groups fill up, and once at the end
         try:
             n_jobs = 1 if size < PARALLEL_BYTES else jobs or default_jobs()
+            warc = fmt == "warc"
             reader = read_batches(
                 path,
                 fmt,
                 batch_records=BATCH,
-                stored_pages=stored_page_lookup(store) if fmt == "warc" else None,
+                stored_pages=stored_page_lookup(store) if warc else None,
+                source_pages=source_page_lookup(store, source_id) if warc else None,
             )
             # Workers read the lines of a JSON-lines dump, the record blocks of an archive, from shared
             # memory (see `SharedSlots`).
             if n_jobs > 1 and fmt in SHARED_FORMATS and SharedSlots.available():
                 slots = SharedSlots()
             chunks = _Chunks(reader, config, slots)
-            for good, sketches, bad, discard_from in parallel_map(ingest_arrow, chunks, jobs=n_jobs):
-                if slots is not None:
-                    slots.done()
-                load.add(good, sketches, bad, discard_from)
-                progress("ingest", load.done_records, 0)
-                if chunks.read_bytes:  # how far the reader is in the file, for a percentage and an ETA
-                    progress("read", min(chunks.read_bytes, size), size)
+            load.load(chunks, n_jobs, progress, size)
             if chunks.read_bytes:
                 progress("read", size, size)  # the whole file read (its last batch may end before its end)
+            if isinstance(reader, WarcBatches) and reader.n_held:
+                load.load_held_revisits(reader, slots, n_jobs, progress)
             summary = load.finish(path, reader)
         except BaseException:
             load.close(failed=True)

@@ -723,6 +723,22 @@ class PagesMixin(ContentRules):
         return int(best[0]), html, best[3], best[4]
 
     @reads
+    def pages_at_lines(self, source_id: int, lines: list[int]) -> dict[int, int]:
+        """line -> page_id of the source's pages at those lines (a WARC file's record numbers): one scan of
+        the source's (line, page_id) columns, narrowed to its row groups by their min/max source_id."""
+        if not lines:
+            return {}
+        return dict(
+            self.cursor()
+            .execute(
+                "SELECT line, page_id FROM pages WHERE source_id = ? AND line BETWEEN ? AND ? "
+                "AND line IN (SELECT unnest(?::BIGINT[]))",
+                [source_id, min(lines), max(lines), lines],
+            )
+            .fetchall()
+        )
+
+    @reads
     def page_source(self, page_id: int) -> str:
         """A page as loaded: its raw HTML, or the text it came as when the dump had no HTML ("" if neither)."""
         html, text_in = self._source(self.cursor(), page_id)
