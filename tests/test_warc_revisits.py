@@ -3,16 +3,24 @@ ingest stored (a de-duplicating crawl written as Heritrix writes it), counted wh
 
 from __future__ import annotations
 
+import gzip
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
 from archive_records import PNG, Archive, _doc, _errors, _heritrix_revisit, _http, _ingest, _numbers, _pages
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from test_warc_compiled import _record
 
 from neardup import engine
 from neardup.config import Config
+from neardup.errors import NotACrawlDump
+from neardup.readers import warc
 from neardup.readers.capture import describe_record
+from neardup.stages import ingest as ingest_stage
 from neardup.store import Store
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -167,3 +175,65 @@ def test_the_summary_counts_the_revisits_loaded_not_those_set_aside(tmp_path):
         == "1 WARC revisit record loaded as a byte-identical copy of the record it refers to"
     )
     store.close()
+
+
+@st.composite
+def _one_stream(draw: st.DrawFn) -> bytes:
+    """Hostile records (`test_warc_compiled._record`) and clean responses and revisits of them, gzipped as
+    one stream, perhaps cut short."""
+    clean = st.sampled_from(_CLEAN)
+    records = draw(st.lists(st.one_of(_record(), clean, clean, clean), min_size=1, max_size=12))
+    for response in _CLEAN[:2]:  # the responses the clean revisits refer to, somewhere in the file
+        records.insert(draw(st.integers(0, len(records))), response)
+    whole = gzip.compress(b"".join(records))
+    return whole[: draw(st.sampled_from([len(whole), len(whole), len(whole) // 2, len(whole) - 3]))]
+
+
+def _clean(rtype: str, rid: str, digest: str, body: bytes, refers_to: str = "") -> bytes:
+    block = b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\n\r\n" + body
+    head = (
+        f"WARC/1.0\r\nWARC-Type: {rtype}\r\nWARC-Target-URI: http://o.test/{rid}\r\n"
+        f"WARC-Date: 2026-01-01T00:00:00Z\r\nWARC-Record-ID: <urn:uuid:{rid}>\r\n"
+        f"WARC-Payload-Digest: {digest}\r\nContent-Type: application/http; msgtype=response\r\n"
+        + (f"WARC-Refers-To: <urn:uuid:{refers_to}>\r\n" if refers_to else "")
+        + f"Content-Length: {len(block)}\r\n\r\n"
+    )
+    return head.encode() + block + b"\r\n\r\n"
+
+
+_CLEAN = [
+    _clean("response", "p1", "sha1:P1", _doc(1).encode()),
+    _clean("response", "p2", "sha1:P2", b"\x89PNG\r\n\x1a\n not a page"),
+    _clean("revisit", "v1", "sha1:P1", b"", refers_to="p1"),
+    _clean("revisit", "v2", "sha1:P2", b"", refers_to="p2"),
+    _clean("revisit", "v3", "sha1:P1", b""),  # by its payload digest alone
+]
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=_one_stream())
+def test_a_one_stream_file_loads_the_same_with_its_revisits_held_as_with_a_second_pass(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, data: bytes
+) -> None:
+    # Every record a revisit refers to is gone from those kept: each is linked to the page its record made
+    # (or read again, when it made none), or, without the store's pages, by a second pass over the stream.
+    monkeypatch.setattr(warc, "RECENT_BYTES", 1)
+    path = tmp_path / "hostile.warc.gz"
+    path.write_bytes(data)
+    loads = []
+    for held in (True, False):
+        if not held:
+            monkeypatch.setattr(ingest_stage, "source_page_lookup", lambda store, source_id: None)
+        with Store(tmp_path / f"held-{held}.duckdb") as store:
+            try:
+                summary = engine.ingest_file(store, path, Config(), jobs=1)
+            except NotACrawlDump as exc:
+                loads.append(str(exc))
+                continue
+            pages = [
+                (p["line"], p["url"], p["status"], p["md5"], p["html"], p["extra"].get("warc_type"))
+                for p in _pages(store)
+            ]
+            loads.append((pages, _errors(store), summary.loaded, summary.errors, summary.revisits))
+    monkeypatch.undo()
+    assert loads[0] == loads[1]
