@@ -573,6 +573,10 @@ def test_one_stream_revisits_of_records_read_long_before_are_copies_of_their_pag
         assert extra["refers_to_offset"] == pages[original]["extra"]["warc_offset"]
         assert extra["refers_to_record_id"] == pages[original]["extra"]["warc_record_id"]
         assert extra["refers_to_page_id"] == page_id[original] and extra["refers_to_file"] == "old.warc.gz"
+        assert (extra["charset"], extra["charset_source"]) == (
+            pages[original]["extra"]["charset"],
+            pages[original]["extra"]["charset_source"],
+        )
     assert summary.revisits == 4 and summary.loaded == 9 and summary.errors == 0
     assert passes == []
     store.close()

@@ -223,6 +223,9 @@ class WarcCapture:
             if key in stored.warc:
                 extra.append(f'"refers_to_{key}": {_json_value(stored.warc[key])}')
         extra.extend(self._location())
+        for key in ("charset", "charset_source"):  # how the stored page's HTML was decoded
+            if key in stored.warc:
+                extra.append(f'"{key}": {_json_value(stored.warc[key])}')
         return CapturedPage(self.url, stored.html, None, self.date, status, _json_object(extra, fields))
 
 
@@ -268,7 +271,8 @@ def page_record(page: CapturedPage | Reject) -> PageRecord | Reject:
 @dataclass(frozen=True, slots=True)
 class StoredPage:
     """A page an earlier ingest stored, standing for a revisit's record: its id, raw HTML, status, and
-    where its record is (`warc`: file, record_id, offset, as its `extra` names them)."""
+    where its record is and how it was decoded (`warc`: file, record_id, offset, charset, charset_source, as
+    its `extra` names them, `STORED_WARC_FIELDS`)."""
 
     page_id: int
     html: str
@@ -276,8 +280,15 @@ class StoredPage:
     warc: dict[str, Any]
 
 
-# A stored page's extra field -> its key in `StoredPage.warc` (the revisit's extra names it "refers_to_<key>").
-STORED_WARC_FIELDS = {"warc_file": "file", "warc_record_id": "record_id", "warc_offset": "offset"}
+# A stored page's extra field -> its key in `StoredPage.warc` (the revisit's extra names its record's
+# "refers_to_<key>", and keeps the charset its HTML was decoded with as it is).
+STORED_WARC_FIELDS = {
+    "warc_file": "file",
+    "warc_record_id": "record_id",
+    "warc_offset": "offset",
+    "charset": "charset",
+    "charset_source": "charset_source",
+}
 
 # (payload digest, WARC-Refers-To-Target-URI, WARC-Refers-To-Date) -> the stored page, or None
 StoredPageLookup = Callable[[str, str | None, str | None], StoredPage | None]
