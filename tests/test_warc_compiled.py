@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hostile_warc import HTML, hostile_record
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -84,9 +85,9 @@ def test_the_member_loop_alone_reads_a_real_crawlers_file_to_its_end(name: str) 
 def test_fastwarc_reads_from_a_member_the_loop_does_not_read_and_the_loop_again_after_a_resync(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    clean = [gzip.compress(_warc(f"http://a.example/{i}", _HTML)) for i in range(6)]
+    clean = [gzip.compress(_warc(f"http://a.example/{i}", HTML)) for i in range(6)]
     folded = gzip.compress(
-        _warc("http://a.example/folded", _HTML).replace(b"\r\nWARC-Date:", b"\r\n  folded\r\nWARC-Date:", 1)
+        _warc("http://a.example/folded", HTML).replace(b"\r\nWARC-Date:", b"\r\n  folded\r\nWARC-Date:", 1)
     )
     garbage = b"\x00 not a gzip member \x00" * 4
     path = tmp_path / "odd.warc.gz"
@@ -116,7 +117,7 @@ def test_fastwarc_reads_from_a_member_the_loop_does_not_read_and_the_loop_again_
 
 
 def test_a_complete_record_before_bytes_that_are_not_a_member_is_kept(tmp_path: Path) -> None:
-    members = [gzip.compress(_warc(f"http://a.example/{i}", _HTML)) for i in range(3)]
+    members = [gzip.compress(_warc(f"http://a.example/{i}", HTML)) for i in range(3)]
     path = tmp_path / "junk.warc.gz"
     path.write_bytes(members[0] + members[1] + b"\x1f" + members[2])
     records, _, _ = _read(path, compiled=True)
@@ -141,90 +142,10 @@ def _warc(uri: str, html: bytes) -> bytes:
 
 
 # --- random hostile files: every kind of member the loop must leave to FastWARC, mixed with clean ones ----
-_HTML = b"<html><head><title>t</title></head><body><p>words of a page</p></body></html>"
-_DIGESTS = ["sha1:AAAA", "sha1:BBBB", "sha1:CCCC"]
-_IDS = ["<urn:uuid:1>", "<urn:uuid:2>", "<urn:uuid:3>"]
-
-
-def _lower_names(lines: list[bytes]) -> list[bytes]:
-    return [ln.lower() if ln.startswith((b"Content-", b"WARC-Type")) else ln for ln in lines]
-
-
-# A header's flaws (a record's header lines -> them flawed); "lf only" is in the line ends
-_FLAWS: dict[str | None, Any] = {
-    "lower name": _lower_names,
-    "twice": lambda ls: [*ls, ls[0]],
-    "folded": lambda ls: [ls[0], b"  continued", *ls[1:]],
-    "no colon": lambda ls: [b"no colon here", *ls],
-    "non-ascii": lambda ls: [*ls, "WARC-Warcinfo-ID: <urn:\u00fc>".encode()],
-    "no length": lambda ls: [ln for ln in ls if not ln.startswith(b"Content-Length")],
-    "tab": lambda ls: [*ls, b"X-Note:\tvalue\t"],
-    "empty": lambda ls: [*ls, b"WARC-Truncated:"],
-}
-
-
-@st.composite
-def _record(draw: st.DrawFn) -> bytes:
-    """One WARC record's bytes, well formed or broken in one of the ways real and hostile files are."""
-    rtype = draw(
-        st.sampled_from(["response", "resource", "revisit", "request", "metadata", "warcinfo", "conversion"])
-    )
-    rtype = draw(st.sampled_from([rtype, rtype, rtype.capitalize(), "bogus"]))
-    if rtype in ("response", "revisit"):
-        http = b"HTTP/1.1 200 OK\r\nContent-Type: text/html; charset=utf-8\r\n\r\n"
-        block = http + draw(st.sampled_from([_HTML, b"", b"\xff\xfe bytes", _HTML * 3]))
-        ctype = "application/http; msgtype=response"
-    else:
-        block = draw(st.sampled_from([_HTML, b"plain words", b""]))
-        ctype = draw(st.sampled_from(["text/html", "text/plain", "application/warc-fields"]))
-    uri = draw(
-        st.sampled_from(
-            ["http://a.example/x", "<http://a.example/y>", " http://b.example/ ", "", "<>", "http://c/\u00e9"]
-        )
-    )
-    fields: list[tuple[str, str]] = [("WARC-Type", rtype), ("WARC-Target-URI", uri)]
-    fields += [("WARC-Date", "2026-01-01T00:00:00Z"), ("WARC-Record-ID", draw(st.sampled_from(_IDS)))]
-    fields += [("Content-Type", ctype), ("WARC-Payload-Digest", draw(st.sampled_from(_DIGESTS)))]
-    if rtype == "revisit":
-        fields += [
-            ("WARC-Refers-To", draw(st.sampled_from(_IDS))),
-            ("WARC-Profile", "identical-payload-digest"),
-        ]
-        fields += [("WARC-Refers-To-Target-URI", "<http://a.example/x>")]
-    if draw(st.booleans()):
-        fields.append(("WARC-Truncated", "length"))
-    length = str(len(block) + draw(st.sampled_from([0, 0, 0, 0, -1, 1, 7])))
-    fields.append(
-        ("Content-Length", draw(st.sampled_from([length, length, " " + length, "x1", "+" + length])))
-    )
-    draw(st.randoms()).shuffle(fields)
-    flaw = draw(
-        st.sampled_from(
-            [None] * 6
-            + [
-                "lower name",
-                "twice",
-                "folded",
-                "no colon",
-                "lf only",
-                "non-ascii",
-                "no length",
-                "tab",
-                "empty",
-            ]
-        )
-    )
-    lines = _FLAWS.get(flaw, lambda ls: ls)([f"{k}: {v}".encode() for k, v in fields])
-    eol = b"\n" if flaw == "lf only" else b"\r\n"
-    version = draw(st.sampled_from([b"WARC/1.0", b"WARC/1.1", b"WARC/0.17", b"WARC/2.0"]))
-    tail = draw(st.sampled_from([b"\r\n\r\n"] * 4 + [b"\r\n", b"", b"\r\n\r\n\r\n"]))
-    return version + eol + eol.join(lines) + eol + eol + block + tail
-
-
 @st.composite
 def _archive(draw: st.DrawFn) -> bytes:
     """Records gzipped a member each, some two to a member, with a member cut, corrupt or garbage between."""
-    records = draw(st.lists(_record(), min_size=1, max_size=8))
+    records = draw(st.lists(hostile_record(), min_size=1, max_size=8))
     out = bytearray()
     i = 0
     while i < len(records):

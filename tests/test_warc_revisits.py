@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 from archive_records import PNG, Archive, _doc, _errors, _heritrix_revisit, _http, _ingest, _numbers, _pages
+from hostile_warc import hostile_record
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from test_warc_compiled import _record
 
 from neardup import engine
 from neardup.config import Config
@@ -179,10 +179,10 @@ def test_the_summary_counts_the_revisits_loaded_not_those_set_aside(tmp_path):
 
 @st.composite
 def _one_stream(draw: st.DrawFn) -> bytes:
-    """Hostile records (`test_warc_compiled._record`) and clean responses and revisits of them, gzipped as
+    """Hostile records (`hostile_warc.hostile_record`) and clean responses and revisits of them, gzipped as
     one stream, perhaps cut short."""
     clean = st.sampled_from(_CLEAN)
-    records = draw(st.lists(st.one_of(_record(), clean, clean, clean), min_size=1, max_size=12))
+    records = draw(st.lists(st.one_of(hostile_record(), clean, clean, clean), min_size=1, max_size=12))
     for response in _CLEAN[:2]:  # the responses the clean revisits refer to, somewhere in the file
         records.insert(draw(st.integers(0, len(records))), response)
     whole = gzip.compress(b"".join(records))

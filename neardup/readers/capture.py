@@ -54,7 +54,8 @@ class WarcCapture:
     original: WarcCapture | None = None
     refers_to: str | None = None  # WARC-Refers-To: the record id of the record a revisit stands for
     offset_in: str = "file"  # or "gunzipped stream": a file gzipped whole has no per-record offsets
-    # A revisit whose record (at this offset) is read in the pass after the first (`WarcBatches._deferred`).
+    # A revisit whose record (at this offset) is read in the pass after the first (`WarcBatches._deferred`),
+    # or whose page is found once the file's pages are stored (`WarcBatches.held_revisits`).
     pending: int | None = None
     # A revisit whose record is not among the records before it: looked for at the end of the file.
     forward: bool = False
