@@ -9,8 +9,8 @@ WARC-Refers-To-Target-URI / WARC-Refers-To-Date name.
 
 Within a file gzipped as one stream: a revisit of a record read long before stands for the page that record
 made, stored by then. `source_page_lookup(store, source_id)` is the `warc.SourcePages` the reader calls
-once for all such revisits of the file (`WarcBatches.held_revisits`): the pages at those records' numbers,
-instead of inflating the stream a second time to read the records again."""
+once for each batch of such revisits of the file (`WarcBatches.held_revisits`): the pages at those records'
+numbers, instead of inflating the stream a second time to read the records again."""
 
 from __future__ import annotations
 

@@ -602,6 +602,28 @@ def test_held_revisits_load_alike_in_workers_and_in_this_process(tmp_path, monke
     assert loads[0] == loads[1] and loads[0][2:] == (9, 4)
 
 
+def test_held_revisits_read_their_pages_a_batch_at_a_time(tmp_path, monkeypatch):
+    # Held revisits may be many (a de-duplicating crawl gzipped whole): the pages they copy are read a batch
+    # of revisits at a time, not all into memory at once.
+    from neardup.readers.capture import StoredPage
+
+    monkeypatch.setattr(warc, "RECENT_BYTES", 1)
+    calls: list[list[int]] = []
+
+    def source_pages(numbers: list[int]) -> dict[int, StoredPage]:
+        calls.append(numbers)
+        return {n: StoredPage(100 + n, f"<html><p>page {n}</p></html>", 200, {}) for n in numbers}
+
+    reader = warc.WarcBatches(
+        _one_stream_with_far_revisits(tmp_path), batch_records=2, source_pages=source_pages
+    )
+    assert sum(len(batch) for batch in reader) == 5 and reader.n_held == 4
+    linked = [raw for batch in reader.held_revisits() for raw in batch]
+    assert [raw.line for raw in linked] == [6, 7, 9, 10]
+    assert [raw.payload.stored.page_id for raw in linked] == [104, 105, 102, 104]
+    assert calls == [[4, 5], [2, 4]] and reader.revisits == 4
+
+
 def test_one_stream_revisits_read_without_a_store_are_linked_by_a_second_pass(tmp_path, monkeypatch):
     # The reader alone (Spark's executors read files so) links them by inflating the stream again, to the
     # same HTML as the ingest's copies of the stored pages.

@@ -339,29 +339,36 @@ class WarcBatches:
 
     def held_revisits(self) -> Iterator[RecordBatch]:
         """The revisits `__iter__` held back (given `source_pages`), in batches, once the caller has stored
-        the pages of its batches: each linked to the page its record made, all found by one `source_pages`
-        call. A revisit whose record made no page (a payload that is not HTML, say) is linked by one more pass
-        over the stream, as without `source_pages`, and rejected as that record is."""
+        the pages of its batches: each linked to the page its record made, found by one `source_pages` call a
+        batch (the pages' HTML is in memory a batch at a time). A revisit whose record made no page (a payload
+        that is not HTML, say) is linked by one more pass over the stream, as without `source_pages`, and
+        rejected as that record is."""
         held, self._held = self._held, []
-        if not held or self.source_pages is None:
-            return
+        if held and self.source_pages is not None:
+            yield from record_batches(self._linked_to_pages(held, self.source_pages), self)
+
+    def _linked_to_pages(
+        self, held: list[tuple[int, WarcCapture]], source_pages: SourcePages
+    ) -> Iterator[RawLine]:
+        """`held_revisits`' records: the revisits linked to their pages, a batch of them a lookup, then those
+        whose record made no page, read again from the stream."""
         numbers = self._numbers  # offset -> record number
-        made = self.source_pages(
-            sorted({numbers[pos] for _, cap in held if (pos := cast(int, cap.pending)) in numbers})
-        )
-        linked: list[RawLine] = []
         rest: list[tuple[int, WarcCapture]] = []
-        for number, cap in held:
-            record = numbers.get(cast(int, cap.pending))
-            page = made.get(record) if record is not None else None
-            if page is None:
-                rest.append((number, cap))
-                continue
-            self.revisits += 1
-            linked.append(RawLine(number, replace(cap, pending=None, stored=page)))
+        for start in range(0, len(held), self.batch_records):
+            batch = [
+                (number, cap, numbers.get(cast(int, cap.pending)))
+                for number, cap in held[start : start + self.batch_records]
+            ]
+            made = source_pages(sorted({record for _, _, record in batch if record is not None}))
+            for number, cap, record in batch:
+                page = made.get(record) if record is not None else None
+                if page is None:
+                    rest.append((number, cap))
+                    continue
+                self.revisits += 1
+                yield RawLine(number, replace(cap, pending=None, stored=page))
         if rest:
-            linked.extend(RawLine(number, cap) for number, cap in self._deferred(rest))
-        yield from record_batches(linked, self)
+            yield from (RawLine(number, cap) for number, cap in self._deferred(rest))
 
     def _stored_copy(self, cap: WarcCapture) -> WarcCapture:
         """A revisit whose record is not in this file, linked to a stored page of the same payload (one
