@@ -50,8 +50,6 @@ def raw_position(f: BinaryIO | None) -> int:
 
 
 _READ_BYTES = 1 << 18
-# A read of this size takes one inflated piece as it is (no join of several, no copy)
-PIECE_BYTES = _READ_BYTES
 _HISTORY_BYTES = 4 << 20
 
 
@@ -215,8 +213,8 @@ class GzipStream(io.RawIOBase):
         return out
 
     def read1(self, size: int = -1) -> bytes:
-        """Up to `size` bytes from one inflated piece (the rest of the one at hand, else the next), as they
-        are: a whole piece is not copied, nor joined with the next; b"" at the end."""
+        """Up to `size` bytes (all, when negative) of one inflated piece: the rest of the one at hand, else the
+        next, as they are: a whole piece is not copied, nor joined with the next; b"" at the end."""
         return self._piece(_READ_BYTES if size is None or size < 0 else size)
 
     def readinto(self, buffer: Any) -> int:

@@ -19,7 +19,7 @@ from typing import BinaryIO, cast
 
 from .._archives import MemberReader
 from .capture import WarcCapture
-from .inflate import PIECE_BYTES, GzipStream
+from .inflate import GzipStream
 
 CHUNK_RECORDS = 64  # records per call into the loop: the reader's position moves on between calls
 CHUNK_BYTES = 1 << 21
@@ -87,6 +87,6 @@ class StreamRecords(_CompiledRecords):
             if done:
                 return
             if status == _NEED_MORE:  # the next record runs past the bytes at hand: a piece more
-                piece = f.read1(PIECE_BYTES)
+                piece = f.read1()
                 final = not piece
                 reader.feed(piece, -1)
